@@ -1,0 +1,127 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Widget kinds, as a lesson's model block and /widgets/{kind} name them.
+const (
+	KindLittlesLaw     = "littles-law"
+	KindAdmissionLimit = "admission-limit"
+	KindTwoCeilings    = "two-ceilings"
+	KindQueueCurve     = "queue-curve"
+)
+
+// Param describes one input of a widget: its query-string name, the label a
+// learner reads, its unit and the range a control may take.
+type Param struct {
+	Name    string  `json:"name"`
+	Label   string  `json:"label"`
+	Unit    string  `json:"unit"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	Step    float64 `json:"step"`
+	Default float64 `json:"default"`
+}
+
+// Spec describes one widget kind: its inputs in display order.
+type Spec struct {
+	Kind   string  `json:"kind"`
+	Title  string  `json:"title"`
+	Params []Param `json:"params"`
+}
+
+// Specs returns every widget kind's spec, keyed by kind. It is built fresh on
+// each call so no caller can change another's copy.
+func Specs() map[string]Spec {
+	return map[string]Spec{
+		KindLittlesLaw: {Kind: KindLittlesLaw, Title: "Little's law", Params: []Param{
+			{Name: "arrivals", Label: "Arrival rate", Unit: "per second", Min: 0, Max: 5000, Step: 1, Default: 48},
+			{Name: "latency_ms", Label: "Time in system", Unit: "ms", Min: 0, Max: 10000, Step: 1, Default: 230},
+			{Name: "inflight", Label: "Requests in flight", Unit: "requests", Min: 0, Max: 1000, Step: 0.01, Default: 11.04},
+		}},
+		KindAdmissionLimit: {Kind: KindAdmissionLimit, Title: "Admission limit", Params: []Param{
+			{Name: "workers", Label: "Workers", Unit: "workers", Min: 1, Max: 1024, Step: 1, Default: 1},
+			{Name: "budget_ms", Label: "Latency budget", Unit: "ms", Min: 1, Max: 60000, Step: 1, Default: 230},
+			{Name: "service_ms", Label: "Service time", Unit: "ms", Min: 0.1, Max: 10000, Step: 0.1, Default: 21},
+		}},
+		KindTwoCeilings: {Kind: KindTwoCeilings, Title: "Two ceilings", Params: []Param{
+			{Name: "workers", Label: "Workers", Unit: "workers", Min: 1, Max: 1024, Step: 1, Default: 1},
+			{Name: "cpus", Label: "CPUS", Unit: "cores", Min: 1, Max: 64, Step: 1, Default: 1},
+			{Name: "spin_ms", Label: "SPIN_MS", Unit: "ms", Min: 0, Max: 1000, Step: 0.1, Default: 2},
+			{Name: "wait_ms", Label: "WAIT_MS", Unit: "ms", Min: 0, Max: 10000, Step: 1, Default: 18},
+		}},
+		KindQueueCurve: {Kind: KindQueueCurve, Title: "Queue curve", Params: []Param{
+			{Name: "servers", Label: "Servers (c)", Unit: "workers", Min: 1, Max: 256, Step: 1, Default: 1},
+			{Name: "service_ms", Label: "Mean service time", Unit: "ms", Min: 0.1, Max: 10000, Step: 0.1, Default: 20},
+			{Name: "arrivals", Label: "Offered load", Unit: "per second", Min: 0, Max: 100000, Step: 1, Default: 40},
+		}},
+	}
+}
+
+// Kinds returns the widget kinds in a stable order.
+func Kinds() []string {
+	specs := Specs()
+	kinds := make([]string, 0, len(specs))
+	for k := range specs {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	return kinds
+}
+
+// ParamError names one bad parameter and says what is allowed.
+type ParamError struct {
+	Param   string `json:"param"`
+	Message string `json:"message"`
+}
+
+func (e ParamError) Error() string { return e.Param + ": " + e.Message }
+
+// ParamErrors is every problem found in one set of values.
+type ParamErrors []ParamError
+
+func (es ParamErrors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Validate checks values for a widget kind: the kind must exist, every name
+// must be one of its parameters and every value within its range. Missing
+// parameters are allowed (the widget takes its default). It returns nil or
+// ParamErrors.
+func Validate(kind string, values map[string]float64) error {
+	spec, ok := Specs()[kind]
+	if !ok {
+		return ParamErrors{{Param: "kind", Message: fmt.Sprintf("unknown widget %q: want one of %s", kind, strings.Join(Kinds(), ", "))}}
+	}
+	byName := make(map[string]Param, len(spec.Params))
+	for _, p := range spec.Params {
+		byName[p.Name] = p
+	}
+	names := make([]string, 0, len(values))
+	for n := range values {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var errs ParamErrors
+	for _, n := range names {
+		p, ok := byName[n]
+		if !ok {
+			errs = append(errs, ParamError{Param: n, Message: fmt.Sprintf("not a parameter of %s", kind)})
+			continue
+		}
+		if v := values[n]; !(v >= p.Min && v <= p.Max) {
+			errs = append(errs, ParamError{Param: n, Message: fmt.Sprintf("%g is out of range: want %g to %g %s", v, p.Min, p.Max, p.Unit)})
+		}
+	}
+	if errs == nil {
+		return nil
+	}
+	return errs
+}
