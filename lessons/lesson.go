@@ -1,0 +1,137 @@
+package lessons
+
+import "html/template"
+
+// Course is every lesson, validated, in reading order (part, chapter, number).
+type Course struct {
+	Lessons []*Lesson
+}
+
+// Lesson is one parsed and validated lesson file.
+type Lesson struct {
+	File     string   // path inside the content FS, for messages
+	Slug     string   // front matter: URL name, unique in the course
+	Part     string   // front matter: e.g. "Capacity"
+	Chapter  string   // front matter: e.g. "Concurrency and saturation"
+	Number   int      // front matter: order within the chapter
+	Title    string   // front matter
+	Minutes  int      // front matter: reading and doing time
+	BuildsOn []string // front matter: slugs of earlier lessons
+	AsOf     string   // front matter: YYYY-MM-DD the content was last checked
+	Body     []Part   // prose and blocks in document order
+}
+
+// Part is one piece of a lesson body: either rendered prose (HTML is set)
+// or an interactive block (Block is set).
+type Part struct {
+	HTML  template.HTML
+	Block Block
+}
+
+// Block is an interactive block: *Question, *Model, *Lab, *Table or *Callout.
+type Block interface {
+	Kind() string // "predict", "check", "model", "lab", "table", "callout"
+	BlockID() string
+}
+
+// Option is one answer to a Predict or Check question.
+type Option struct {
+	ID      string        // "a", "b", ... unique within its question
+	Text    string        // the option as shown
+	Correct bool          // exactly one option per question is correct
+	Explain template.HTML // why this option is right or wrong (rendered Markdown)
+}
+
+// Question is a Predict or a Check block.
+type Question struct {
+	ID        string // unique across the course
+	Type      string // "predict" or "check"
+	Line      int    // line of the block in its file
+	Prompt    template.HTML
+	Options   []Option
+	SettledBy string // predict only: which measurement in the lesson settles it
+}
+
+func (q *Question) Kind() string    { return q.Type }
+func (q *Question) BlockID() string { return q.ID }
+
+// Target is one condition of a model goal: Param within Tol of Value.
+type Target struct {
+	Param string
+	Value float64
+	Tol   float64
+}
+
+// Goal is what a model block asks the learner to reach.
+type Goal struct {
+	Text  string   // the instruction, e.g. "Hold arrivals at 48/s ..."
+	Want  []Target // all must hold for the goal to be reached
+	Found string   // what the learner found, shown when the goal is reached
+}
+
+// Model is a widget block (kinds and parameters are specified by package model).
+type Model struct {
+	ID      string
+	Line    int
+	Widget  string             // a model kind, e.g. "littles-law"
+	Solve   string             // littles-law only: which quantity is implied
+	Values  map[string]float64 // initial values by parameter name
+	Goal    Goal
+	Assumes []string
+	Ignores []string
+}
+
+func (m *Model) Kind() string    { return "model" }
+func (m *Model) BlockID() string { return m.ID }
+
+// Lab is a sweep preset a learner can run.
+type Lab struct {
+	ID        string
+	Line      int
+	Workers   int
+	SpinMS    int
+	WaitMS    int
+	Limit     int
+	CPUs      int
+	Rates     []float64 // offered rates, per second, one window each
+	Seconds   float64   // window length
+	Seed      int64
+	Closed    int // clients for a closed-loop run; 0 = open loop
+	TimeoutMS int // caller timeout; 0 = the load runner's default
+}
+
+func (l *Lab) Kind() string    { return "lab" }
+func (l *Lab) BlockID() string { return l.ID }
+
+// Table is a recorded result table; Preset names the lab block it came from.
+type Table struct {
+	ID      string
+	Line    int
+	Preset  string
+	Caption string
+	Columns []string
+	Rows    [][]string
+	Source  string // how it was recorded: command, seed, machine, date
+}
+
+func (t *Table) Kind() string    { return "table" }
+func (t *Table) BlockID() string { return t.ID }
+
+// Callout kinds.
+const (
+	CalloutRemember = "remember" // worth remembering
+	CalloutLimits   = "limits"   // where this stops holding
+	CalloutAsOf     = "asof"     // a dated fact that can expire
+)
+
+// Callout is a highlighted aside.
+type Callout struct {
+	ID   string
+	Line int
+	Type string // CalloutRemember, CalloutLimits or CalloutAsOf
+	Date string // CalloutAsOf only: YYYY-MM-DD
+	Body template.HTML
+}
+
+func (c *Callout) Kind() string    { return "callout" }
+func (c *Callout) BlockID() string { return c.ID }
