@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -24,6 +25,9 @@ type Param struct {
 	Max     float64 `json:"max"`
 	Step    float64 `json:"step"`
 	Default float64 `json:"default"`
+	// Whole is set when only whole numbers make sense (workers, CPUs,
+	// servers); Validate rejects fractions for such a parameter.
+	Whole bool `json:"whole,omitempty"`
 }
 
 // Spec describes one widget kind: its inputs in display order.
@@ -31,6 +35,9 @@ type Spec struct {
 	Kind   string  `json:"kind"`
 	Title  string  `json:"title"`
 	Params []Param `json:"params"`
+	// Solves lists the quantities a learner may choose to have implied,
+	// first one the default (littles-law only; empty for the others).
+	Solves []string `json:"solves,omitempty"`
 }
 
 // Specs returns every widget kind's spec, keyed by kind. It is built fresh on
@@ -41,20 +48,20 @@ func Specs() map[string]Spec {
 			{Name: "arrivals", Label: "Arrival rate", Unit: "per second", Min: 0, Max: 5000, Step: 1, Default: 48},
 			{Name: "latency_ms", Label: "Time in system", Unit: "ms", Min: 0, Max: 10000, Step: 1, Default: 230},
 			{Name: "inflight", Label: "Requests in flight", Unit: "requests", Min: 0, Max: 1000, Step: 0.01, Default: 11.04},
-		}},
+		}, Solves: []string{"inflight", "arrivals", "latency_ms"}},
 		KindAdmissionLimit: {Kind: KindAdmissionLimit, Title: "Admission limit", Params: []Param{
-			{Name: "workers", Label: "Workers", Unit: "workers", Min: 1, Max: 1024, Step: 1, Default: 1},
+			{Name: "workers", Label: "Workers", Unit: "workers", Min: 1, Max: 1024, Step: 1, Default: 1, Whole: true},
 			{Name: "budget_ms", Label: "Latency budget", Unit: "ms", Min: 1, Max: 60000, Step: 1, Default: 230},
 			{Name: "service_ms", Label: "Service time", Unit: "ms", Min: 0.1, Max: 10000, Step: 0.1, Default: 21},
 		}},
 		KindTwoCeilings: {Kind: KindTwoCeilings, Title: "Two ceilings", Params: []Param{
-			{Name: "workers", Label: "Workers", Unit: "workers", Min: 1, Max: 1024, Step: 1, Default: 1},
-			{Name: "cpus", Label: "CPUS", Unit: "cores", Min: 1, Max: 64, Step: 1, Default: 1},
+			{Name: "workers", Label: "Workers", Unit: "workers", Min: 1, Max: 1024, Step: 1, Default: 1, Whole: true},
+			{Name: "cpus", Label: "CPUS", Unit: "cores", Min: 1, Max: 64, Step: 1, Default: 1, Whole: true},
 			{Name: "spin_ms", Label: "SPIN_MS", Unit: "ms", Min: 0, Max: 1000, Step: 0.1, Default: 2},
 			{Name: "wait_ms", Label: "WAIT_MS", Unit: "ms", Min: 0, Max: 10000, Step: 1, Default: 18},
 		}},
 		KindQueueCurve: {Kind: KindQueueCurve, Title: "Queue curve", Params: []Param{
-			{Name: "servers", Label: "Servers (c)", Unit: "workers", Min: 1, Max: 256, Step: 1, Default: 1},
+			{Name: "servers", Label: "Servers (c)", Unit: "workers", Min: 1, Max: 256, Step: 1, Default: 1, Whole: true},
 			{Name: "service_ms", Label: "Mean service time", Unit: "ms", Min: 0.1, Max: 10000, Step: 0.1, Default: 20},
 			{Name: "arrivals", Label: "Offered load", Unit: "per second", Min: 0, Max: 100000, Step: 1, Default: 40},
 		}},
@@ -78,11 +85,13 @@ type ParamError struct {
 	Message string `json:"message"`
 }
 
+// Error returns "param: message".
 func (e ParamError) Error() string { return e.Param + ": " + e.Message }
 
 // ParamErrors is every problem found in one set of values.
 type ParamErrors []ParamError
 
+// Error joins every problem with "; ".
 func (es ParamErrors) Error() string {
 	msgs := make([]string, len(es))
 	for i, e := range es {
@@ -118,10 +127,37 @@ func Validate(kind string, values map[string]float64) error {
 		}
 		if v := values[n]; !(v >= p.Min && v <= p.Max) {
 			errs = append(errs, ParamError{Param: n, Message: fmt.Sprintf("%g is out of range: want %g to %g %s", v, p.Min, p.Max, p.Unit)})
+		} else if p.Whole && v != math.Trunc(v) {
+			errs = append(errs, ParamError{Param: n, Message: fmt.Sprintf("%g is not a whole number: want a whole number from %g to %g %s", v, p.Min, p.Max, p.Unit)})
 		}
 	}
 	if errs == nil {
 		return nil
 	}
 	return errs
+}
+
+// ResolveSolve returns the quantity a widget of this kind implies: solve
+// itself when it is one of the kind's Solves, the first of them when solve is
+// empty. Kinds without a choice take "" and reject anything else.
+func ResolveSolve(kind, solve string) (string, error) {
+	spec, ok := Specs()[kind]
+	if !ok {
+		return "", ParamErrors{{Param: "kind", Message: fmt.Sprintf("unknown widget %q: want one of %s", kind, strings.Join(Kinds(), ", "))}}
+	}
+	if len(spec.Solves) == 0 {
+		if solve == "" {
+			return "", nil
+		}
+		return "", ParamErrors{{Param: "solve", Message: fmt.Sprintf("%s implies nothing to choose: leave solve out", kind)}}
+	}
+	if solve == "" {
+		return spec.Solves[0], nil
+	}
+	for _, s := range spec.Solves {
+		if s == solve {
+			return s, nil
+		}
+	}
+	return "", ParamErrors{{Param: "solve", Message: fmt.Sprintf("%q is not a quantity %s can imply: want one of %s", solve, kind, strings.Join(spec.Solves, ", "))}}
 }

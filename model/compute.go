@@ -1,0 +1,176 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Result is one widget's answer, ready for JSON: the inputs it used, every
+// finite quantity by name (what goals are checked against), the read-back
+// sentence and the kind's own detail (exactly one of the four is set).
+type Result struct {
+	Kind     string             `json:"kind"`
+	Solve    string             `json:"solve,omitempty"`
+	Values   map[string]float64 `json:"values"` // inputs after defaults
+	Sentence string             `json:"sentence"`
+	// Quantities holds every finite input and output by name: the
+	// parameters (for littles-law the implied one replaced by its computed
+	// value) and the outputs listed in the package doc. A quantity with no
+	// finite value is left out.
+	Quantities map[string]float64 `json:"quantities"`
+	LittlesLaw *LittlesLaw        `json:"littles_law,omitempty"`
+	Admission  *Admission         `json:"admission_limit,omitempty"`
+	Ceilings   *Ceilings          `json:"two_ceilings,omitempty"`
+	Queue      *Queue             `json:"queue_curve,omitempty"`
+}
+
+// Compute validates values for a widget kind (missing ones take the spec's
+// default), works out the model and returns its Result. solve names the
+// implied quantity for littles-law ("" means inflight) and must be "" for
+// the other kinds. Bad input returns ParamErrors naming each parameter.
+func Compute(kind string, values map[string]float64, solve string) (Result, error) {
+	solve, err := ResolveSolve(kind, solve)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := Validate(kind, values); err != nil {
+		return Result{}, err
+	}
+	v := make(map[string]float64)
+	for _, p := range Specs()[kind].Params {
+		v[p.Name] = p.Default
+		if x, ok := values[p.Name]; ok {
+			v[p.Name] = x
+		}
+	}
+	res := Result{Kind: kind, Solve: solve, Values: v, Quantities: map[string]float64{}}
+	put := func(name string, n Num) {
+		if n.Finite() {
+			res.Quantities[name] = float64(n)
+		}
+	}
+	switch kind {
+	case KindLittlesLaw:
+		r := SolveLittlesLaw(v[QArrivals], v[QLatencyMS], v[QInflight], solve)
+		res.LittlesLaw, res.Sentence = &r, r.Sentence
+		put(QArrivals, r.Arrivals)
+		put(QLatencyMS, r.LatencyMS)
+		put(QInflight, r.Inflight)
+	case KindAdmissionLimit:
+		r := AdmissionLimit(v["workers"], v["budget_ms"], v["service_ms"])
+		res.Admission, res.Sentence = &r, r.Sentence
+		put("workers", r.Workers)
+		put("budget_ms", r.BudgetMS)
+		put("service_ms", r.ServiceMS)
+		put("limit", r.Exact)
+		put("rounded_limit", r.Rounded)
+		put("worst_ms", r.WorstMS)
+	case KindTwoCeilings:
+		r := TwoCeilings(v["workers"], v["cpus"], v["spin_ms"], v["wait_ms"])
+		res.Ceilings, res.Sentence = &r, r.Sentence
+		put("workers", r.Workers)
+		put("cpus", r.CPUs)
+		put("spin_ms", r.SpinMS)
+		put("wait_ms", r.WaitMS)
+		put("worker_ceiling", r.WorkerCeiling)
+		put("processor_ceiling", r.ProcessorCeiling)
+		put("ceiling", r.Ceiling)
+		put("speedup_cap", r.SpeedupCap)
+	case KindQueueCurve:
+		r := QueueCurve(v["servers"], v["service_ms"], v["arrivals"])
+		res.Queue, res.Sentence = &r, r.Sentence
+		put("servers", r.Servers)
+		put("service_ms", r.ServiceMS)
+		put("arrivals", r.Arrivals)
+		put("capacity", r.Capacity)
+		put("utilisation", r.At.Utilisation)
+		put("prob_wait", r.At.ProbWait)
+		put("mean_in_system", r.At.MeanInSystem)
+		put("mean_queue", r.At.MeanQueue)
+		put("mean_wait_ms", r.At.MeanWaitMS)
+		put("mean_response_ms", r.At.MeanResponseMS)
+		put("p50_response_ms", r.At.P50ResponseMS)
+		put("p99_response_ms", r.At.P99ResponseMS)
+		put("knee_arrivals", r.Knee.Arrivals)
+	default:
+		return Result{}, fmt.Errorf("model: kind %q is in Specs but has no formula", kind)
+	}
+	return res, nil
+}
+
+// Target is one condition of a goal: the quantity Param within Tol of Value.
+// lessons.Target has the same fields; a lesson converts its own.
+type Target struct {
+	Param string  `json:"param"`
+	Value float64 `json:"value"`
+	Tol   float64 `json:"tol"`
+}
+
+// Miss is one target a goal has not reached yet.
+type Miss struct {
+	Param   string `json:"param"`
+	Want    Num    `json:"want"`
+	Tol     Num    `json:"tol"`
+	Got     Num    `json:"got"` // NaN (null) when the quantity has no value
+	Message string `json:"message"`
+}
+
+// GoalStatus says whether every target holds, and which do not.
+type GoalStatus struct {
+	Reached bool   `json:"reached"`
+	Misses  []Miss `json:"misses"` // never nil, so JSON has [] not null
+}
+
+// GoalReached checks quantities (a Result's Quantities) against every
+// target: a target holds when |got − value| ≤ tol + 1e-9 × max(1, |value|);
+// the small slack absorbs floating-point noise such as 48 × 0.23 =
+// 11.040000000000001. A target whose quantity is missing does not hold.
+func GoalReached(quantities map[string]float64, want []Target) GoalStatus {
+	st := GoalStatus{Reached: true, Misses: []Miss{}}
+	for _, t := range want {
+		got, ok := quantities[t.Param]
+		if ok && math.Abs(got-t.Value) <= t.Tol+1e-9*math.Max(1, math.Abs(t.Value)) {
+			continue
+		}
+		st.Reached = false
+		m := Miss{Param: t.Param, Want: Num(t.Value), Tol: Num(t.Tol), Got: Num(math.NaN())}
+		if ok {
+			m.Got = Num(got)
+			m.Message = t.Param + " is " + Format(got) + "; the goal wants " + Format(t.Value) + " ± " + Format(t.Tol) + "."
+		} else {
+			m.Message = t.Param + " has no value here; the goal wants " + Format(t.Value) + " ± " + Format(t.Tol) + "."
+		}
+		st.Misses = append(st.Misses, m)
+	}
+	return st
+}
+
+// outputs lists each kind's computed quantities, as the package doc names
+// them (littles-law has none beyond its parameters).
+func outputs(kind string) []string {
+	switch kind {
+	case KindAdmissionLimit:
+		return []string{"limit", "rounded_limit", "worst_ms"}
+	case KindTwoCeilings:
+		return []string{"worker_ceiling", "processor_ceiling", "ceiling", "speedup_cap"}
+	case KindQueueCurve:
+		return []string{"capacity", "utilisation", "prob_wait", "mean_in_system", "mean_queue", "mean_wait_ms",
+			"mean_response_ms", "p50_response_ms", "p99_response_ms", "knee_arrivals"}
+	}
+	return nil
+}
+
+// QuantityNames returns every name Result.Quantities may hold for a kind:
+// its parameters, then its outputs. A goal's Target.Param must be one of
+// them. It returns nil for an unknown kind.
+func QuantityNames(kind string) []string {
+	spec, ok := Specs()[kind]
+	if !ok {
+		return nil
+	}
+	var names []string
+	for _, p := range spec.Params {
+		names = append(names, p.Name)
+	}
+	return append(names, outputs(kind)...)
+}

@@ -1,0 +1,135 @@
+// Package model holds the capacity formulas behind the lessons' model
+// widgets, once: Little's law, the admission limit, the two ceilings and the
+// M/M/c queue curve, with goal checking and SVG plots. The web server calls
+// Compute for pages and for GET /api/models/{kind}; static/js/model.js is
+// the same formulas for the page to run as the controls move, and both are
+// held to the shared vectors in testdata/vectors.json.
+//
+// Every model is a hypothetical, not a forecast: it says what follows from
+// its assumptions. The assumptions and omissions below are the generic ones;
+// a lesson's model block lists its own (lessons.Model.Assumes, Ignores) and
+// may add to these.
+//
+// # Units
+//
+// Rates are requests per second; times are milliseconds; counts are plain.
+// Parameters, labels, units, ranges and defaults are in Specs (spec.go);
+// Validate and ResolveSolve check input, and Compute fills missing values
+// with defaults.
+//
+// # Little's law (littles-law)
+//
+//	L = λ·W / 1000      (λ per second, W in ms, L requests)
+//
+// solve names the implied quantity: inflight (default), arrivals
+// (λ = 1000·L / W) or latency_ms (W = 1000·L / λ). Dividing by a zero W or λ
+// leaves the implied value undefined: Defined is false, the value is null in
+// JSON and Message says why (0 ms with 0 in flight: any rate fits; 0 ms with
+// some in flight: no rate does). Assumes: a long-run average over a stable
+// system, where what arrives also leaves. Ignores: distribution and order
+// (it says nothing about percentiles), what happens inside.
+//
+// # Admission limit (admission-limit)
+//
+//	limit = workers × (budget − service) ÷ service
+//
+// A request admitted behind `limit` others waits limit × service ÷ workers,
+// then is served; the formula is the largest queue whose last request still
+// finishes within the budget. Rounding rule (RoundLimit): the nearest whole
+// number, a half going up, and at least 1, because LIMIT=0 means "no limit"
+// to the lab (labsvc.Config). Rounding up can pass the budget by less than
+// service ÷ workers; WorstMS and OverMS say by how much (1 worker, 230 ms,
+// 21 ms: 9.952 → 10, the last one finishes at 231 ms). A budget ≤ service
+// leaves nothing to wait in: Feasible is false, the limit is null and
+// Message says so. Assumes: every service takes exactly the mean, workers
+// take the queue in order. Ignores: variation in service time (real p99s
+// are longer), time spent before the queue, retries.
+//
+// # Two ceilings (two-ceilings)
+//
+//	worker ceiling    = workers × 1000 ÷ (spin + wait)   per second
+//	processor ceiling = cpus × 1000 ÷ spin                per second
+//	speedup cap       = cpus × (spin + wait) ÷ spin       times one worker
+//
+// Each request holds a worker for spin + wait ms and a processor for spin
+// ms; throughput can pass neither ceiling, and the lower binds ("both" when
+// they are equal within 1e-9). The serial share spin ÷ (spin + wait) caps
+// what adding workers buys: with one CPU, 2 ms of 20 → at most 10 times one
+// worker. spin = 0 gives no processor ceiling (+Inf in Go, null in JSON, with
+// a message); spin = wait = 0 gives no ceiling at all. Assumes: the lab's
+// request shape (spin, then wait), perfect sharing of processors. Ignores:
+// scheduling and context-switch overhead, the load generator's own use of
+// the machine, queueing delay below the ceiling.
+//
+// # Queue curve (queue-curve)
+//
+// M/M/c (M/M/1 when c = 1): Poisson arrivals λ, exponential service with
+// mean S ms, c servers, first come first served, unlimited queue.
+//
+//	a = λ·S / 1000 (offered Erlangs), ρ = a / c, capacity = c × 1000 ÷ S
+//	C = Erlang C(c, a), by the Erlang B recursion B_k = a·B_{k−1} ÷ (k + a·B_{k−1}),
+//	    then C = B_c ÷ (1 − ρ(1 − B_c))  (finite for c up to 256)
+//	θ = c·(1 − ρ) ÷ S per ms,  Wq = C ÷ θ,  W = Wq + S,  Lq = λ·Wq,  L = λ·W
+//
+// Percentiles are exact for FCFS M/M/c, not approximations: the response
+// time is service alone with probability 1 − C, else an Exp(θ) wait plus
+// service, so
+//
+//	P(T > t) = (1 − C)·e^{−t/S} + C·(θ·e^{−t/S} − (1/S)·e^{−θt}) ÷ (θ − 1/S)
+//
+// (with the θ = 1/S limit, (1 + t/S)·e^{−t/S}, taken through expm1 when
+// θ ≈ 1/S). p50 and p99 solve P(T > t) = 0.5 and 0.01 by bisection. For
+// M/M/1 this is e^{−(μ−λ)t}, so p99 = ln(100) ÷ (μ − λ).
+//
+// ρ ≥ 1 has no steady state: Stable is false, every figure but load and
+// utilisation is null, Message says so, and the plot draws no point. The
+// curve has 96 points at ρ = 0, 0.01, … 0.95 (CurveSteps, CurveLast); At70
+// and At90 mark where ρ passes 0.7 and 0.9; the knee is where throughput ÷
+// mean response (Kleinrock's power) peaks, found by golden-section search:
+// ρ = 0.5 for M/M/1, higher with more servers. Assumes: exponential service
+// and Poisson arrivals, identical servers, nobody gives up. Ignores:
+// timeouts and retries, admission limits, service time that varies less
+// (the lab's spin is fixed, so the lab queues less than this predicts).
+//
+// # Numbers, sentences and goals
+//
+// Result.Quantities holds every finite input and output by name (for
+// littles-law the implied one replaces its input); goals are checked
+// against it. Output names: littles-law arrivals, latency_ms, inflight;
+// admission-limit limit, rounded_limit, worst_ms; two-ceilings
+// worker_ceiling, processor_ceiling, ceiling, speedup_cap; queue-curve
+// capacity, utilisation, prob_wait, mean_in_system, mean_queue,
+// mean_wait_ms, mean_response_ms, p50_response_ms, p99_response_ms,
+// knee_arrivals. GoalReached says a Target holds when
+// |got − value| ≤ tol + 1e-9 × max(1, |value|); a missing quantity does not
+// hold. model.Target mirrors lessons.Target (model cannot import lessons).
+//
+// Non-finite values are Num, which writes null in JSON. Sentences and steps
+// print numbers with Format: whole from 100 up, at most 2 decimals from 1,
+// 3 significant digits below 1, trailing zeros dropped, halves rounded up;
+// "about" is added when the shown number is not the exact one.
+//
+// # Test vectors
+//
+// testdata/vectors.json is read by TestVectors and by
+// static/js/model.test.mjs:
+//
+//	{"format": "...", "tolerance": {"relative": r, "absolute": a},
+//	 "vectors": [{"name", "why", "kind", "solve", "values",
+//	              "expect": {...}, "targets": [...], "expect_goal": {...}}]}
+//
+// Each vector computes (kind, values, solve) and matches the JSON result
+// against expect: objects as subsets, numbers within a + r·|want|, strings,
+// booleans and null exactly, arrays element by element; an object against an
+// array checks "$len" and numeric indexes. With targets, goalReached on the
+// result's quantities must match expect_goal. The queue figures come from
+// testdata/oracle.py (50-digit mpmath by a different route), not from this
+// code.
+//
+// # Plots
+//
+// QueueCurveSVG and CeilingsSVG return self-contained SVG (role="img",
+// <title> and <desc> by id, currentColor, one-decimal coordinates), the same
+// bytes for the same input; golden files in testdata are refreshed with
+// go test ./model/ -run Golden -update.
+package model
