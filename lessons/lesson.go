@@ -52,7 +52,10 @@ type Question struct {
 	SettledBy string // predict only: which measurement in the lesson settles it
 }
 
-func (q *Question) Kind() string    { return q.Type }
+// Kind returns "predict" or "check".
+func (q *Question) Kind() string { return q.Type }
+
+// BlockID returns the question's id.
 func (q *Question) BlockID() string { return q.ID }
 
 // Target is one condition of a model goal: Param within Tol of Value.
@@ -81,7 +84,10 @@ type Model struct {
 	Ignores []string
 }
 
-func (m *Model) Kind() string    { return "model" }
+// Kind returns "model".
+func (m *Model) Kind() string { return "model" }
+
+// BlockID returns the model block's id.
 func (m *Model) BlockID() string { return m.ID }
 
 // Lab is a sweep preset a learner can run.
@@ -100,7 +106,10 @@ type Lab struct {
 	TimeoutMS int // caller timeout; 0 = the load runner's default
 }
 
-func (l *Lab) Kind() string    { return "lab" }
+// Kind returns "lab".
+func (l *Lab) Kind() string { return "lab" }
+
+// BlockID returns the lab block's id.
 func (l *Lab) BlockID() string { return l.ID }
 
 // Table is a recorded result table; Preset names the lab block it came from.
@@ -114,7 +123,10 @@ type Table struct {
 	Source  string // how it was recorded: command, seed, machine, date
 }
 
-func (t *Table) Kind() string    { return "table" }
+// Kind returns "table".
+func (t *Table) Kind() string { return "table" }
+
+// BlockID returns the table block's id.
 func (t *Table) BlockID() string { return t.ID }
 
 // Callout kinds.
@@ -133,5 +145,8 @@ type Callout struct {
 	Body template.HTML
 }
 
-func (c *Callout) Kind() string    { return "callout" }
+// Kind returns "callout".
+func (c *Callout) Kind() string { return "callout" }
+
+// BlockID returns the callout's id, callout-1, callout-2, ... within its lesson.
 func (c *Callout) BlockID() string { return c.ID }

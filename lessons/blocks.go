@@ -1,0 +1,509 @@
+package lessons
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"math"
+	"slices"
+	"strings"
+
+	"capacitylab/labsvc"
+	"capacitylab/model"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// Limits on block contents.
+const (
+	minOptions   = 2
+	maxOptions   = 8
+	maxRates     = 8
+	maxRate      = 2000 // requests a second
+	maxSeconds   = 30   // window length
+	maxClosed    = 1024 // closed-loop clients
+	maxTimeoutMS = 60000
+)
+
+// blockRef is a block found in the body, known from its fence line even
+// when its YAML could not be read, so references to it do not cascade.
+type blockRef struct {
+	kind string
+	id   string
+	line int
+}
+
+// ref is a reference from one block to another in the same lesson.
+type ref struct {
+	what   string   // `predict "q1": settled_by`
+	line   int      // where the reference is written
+	target string   // the id referred to
+	kinds  []string // kinds the target may have
+	from   int      // index of the referring block in blocks; target must come after it when after is set
+	after  bool
+}
+
+type optionFields struct {
+	Text    string `yaml:"text"`
+	Correct bool   `yaml:"correct"`
+	Explain string `yaml:"explain"`
+}
+
+type predictFields struct {
+	Prompt    string         `yaml:"prompt"`
+	Options   []optionFields `yaml:"options"`
+	SettledBy string         `yaml:"settled_by"`
+}
+
+type checkFields struct {
+	Prompt  string         `yaml:"prompt"`
+	Options []optionFields `yaml:"options"`
+}
+
+type targetFields struct {
+	Param string  `yaml:"param"`
+	Value float64 `yaml:"value"`
+	Tol   float64 `yaml:"tol"`
+}
+
+type goalFields struct {
+	Text  string         `yaml:"text"`
+	Want  []targetFields `yaml:"want"`
+	Found string         `yaml:"found"`
+}
+
+type modelFields struct {
+	Widget  string             `yaml:"widget"`
+	Solve   string             `yaml:"solve"`
+	Values  map[string]float64 `yaml:"values"`
+	Goal    goalFields         `yaml:"goal"`
+	Assumes []string           `yaml:"assumes"`
+	Ignores []string           `yaml:"ignores"`
+}
+
+type labFields struct {
+	Workers   int       `yaml:"workers"`
+	SpinMS    int       `yaml:"spin_ms"`
+	WaitMS    int       `yaml:"wait_ms"`
+	Limit     int       `yaml:"limit"`
+	CPUs      int       `yaml:"cpus"`
+	Rates     []float64 `yaml:"rates"`
+	Seconds   float64   `yaml:"seconds"`
+	Seed      int64     `yaml:"seed"`
+	Closed    int       `yaml:"closed"`
+	TimeoutMS int       `yaml:"timeout_ms"`
+}
+
+type tableFields struct {
+	Caption string     `yaml:"caption"`
+	Columns []string   `yaml:"columns"`
+	Rows    [][]string `yaml:"rows"`
+	Source  string     `yaml:"source"`
+}
+
+// fenced parses one interactive fenced block. It returns nil when the block
+// has problems that keep it from being shown.
+func (fp *fileParser) fenced(out *parsed, fc *ast.FencedCodeBlock, body []byte, blocks *[]blockRef, refs *[]ref) Block {
+	line := fp.bodyLine(fc.Info.Segment.Start)
+	info := infoOf(fc, body)
+	fp.checkClosed(fc, body, line, firstWord(info))
+	kind, attrs, ok := fp.parseInfo(info, line)
+	if !ok {
+		return nil
+	}
+	id := attrs["id"]
+	out.ids = append(out.ids, idRef{id: id, line: line})
+	*blocks = append(*blocks, blockRef{kind: kind, id: id, line: line})
+	self := len(*blocks) - 1
+	var src bytes.Buffer
+	for i := 0; i < fc.Lines().Len(); i++ {
+		seg := fc.Lines().At(i)
+		src.Write(seg.Value(body))
+	}
+	what := fmt.Sprintf("%s %q", kind, id)
+	switch kind {
+	case "predict":
+		var f predictFields
+		d, ok := decodeYAML(fp.p, line+1, line, what, src.Bytes(), &f)
+		if !ok {
+			return nil
+		}
+		q := fp.question(d, what, kind, id, line, f.Prompt, f.Options)
+		if !d.has("settled_by") || strings.TrimSpace(f.SettledBy) == "" {
+			fp.p.add(d.line("settled_by"), "%s: settled_by is missing: want the id of the lab or table block later in this lesson whose measurement settles it", what)
+		} else {
+			q.SettledBy = strings.TrimSpace(f.SettledBy)
+			*refs = append(*refs, ref{what: what + ": settled_by", line: d.line("settled_by"), target: q.SettledBy,
+				kinds: []string{"lab", "table"}, from: self, after: true})
+		}
+		return q
+	case "check":
+		var f checkFields
+		d, ok := decodeYAML(fp.p, line+1, line, what, src.Bytes(), &f)
+		if !ok {
+			return nil
+		}
+		return fp.question(d, what, kind, id, line, f.Prompt, f.Options)
+	case "model":
+		var f modelFields
+		d, ok := decodeYAML(fp.p, line+1, line, what, src.Bytes(), &f)
+		if !ok {
+			return nil
+		}
+		return fp.model(d, what, id, line, f)
+	case "lab":
+		var f labFields
+		d, ok := decodeYAML(fp.p, line+1, line, what, src.Bytes(), &f)
+		if !ok {
+			return nil
+		}
+		return fp.lab(d, what, id, line, f)
+	case "table":
+		var f tableFields
+		d, ok := decodeYAML(fp.p, line+1, line, what, src.Bytes(), &f)
+		t := &Table{ID: id, Line: line, Preset: attrs["preset"]}
+		if t.Preset != "" {
+			*refs = append(*refs, ref{what: what + ": preset", line: line, target: t.Preset, kinds: []string{"lab"}, from: self})
+		}
+		if !ok {
+			return nil
+		}
+		return fp.table(d, what, t, f)
+	}
+	return nil
+}
+
+// checkClosed reports a fence that runs to the end of the file because its
+// closing fence is missing.
+func (fp *fileParser) checkClosed(fc *ast.FencedCodeBlock, body []byte, line int, kind string) {
+	open, _ := fp.lineText(line)
+	open = strings.TrimLeft(open, " ")
+	if open == "" {
+		return
+	}
+	ch := open[0]
+	n := len(open) - len(strings.TrimLeft(open, string(ch)))
+	next := line + 1
+	if k := fc.Lines().Len(); k > 0 {
+		next = fp.bodyLine(fc.Lines().At(k-1).Start) + 1
+	}
+	t, ok := fp.lineText(next)
+	t = strings.TrimSpace(t)
+	if !ok || len(t) < n || strings.Trim(t, string(ch)) != "" {
+		fp.p.add(line, "the %s block opened here is never closed: add a line %s after its YAML", kind, strings.Repeat(string(ch), n))
+	}
+}
+
+// parseInfo splits a fence info string such as "table id=t1 preset=lab1".
+func (fp *fileParser) parseInfo(info string, line int) (kind string, attrs map[string]string, ok bool) {
+	f := strings.Fields(info)
+	kind = f[0]
+	if !isFenceKind(kind) {
+		fp.p.add(line, "unknown block kind %q: want predict, check, model, lab or table (callouts are quotes: > [!REMEMBER], > [!LIMITS], > [!ASOF YYYY-MM-DD])", kind)
+		return "", nil, false
+	}
+	allowed := "id=NAME"
+	if kind == "table" {
+		allowed = "id=NAME and preset=LAB-ID"
+	}
+	attrs = map[string]string{}
+	ok = true
+	for _, t := range f[1:] {
+		k, v, found := strings.Cut(t, "=")
+		switch {
+		case !found || (k != "id" && !(k == "preset" && kind == "table")):
+			fp.p.add(line, "%s block: unknown attribute %q: want %s", kind, t, allowed)
+			ok = false
+		case attrs[k] != "" || (found && v == ""):
+			fp.p.add(line, "%s block: %s must be given once, with a value", kind, k)
+			ok = false
+		default:
+			attrs[k] = v
+		}
+	}
+	id, hasID := attrs["id"]
+	switch {
+	case !hasID:
+		fp.p.add(line, "%s block has no id: write ```%s id=some-name", kind, kind)
+		ok = false
+	case !validName(id):
+		fp.p.add(line, "%s block: id %q is not allowed: want lowercase letters, digits and single hyphens, at most %d characters", kind, id, maxSlugLen)
+		ok = false
+	case strings.HasPrefix(id, "callout-"):
+		fp.p.add(line, "%s block: id %q is reserved: ids starting with callout- name callouts", kind, id)
+		ok = false
+	}
+	if kind == "table" && attrs["preset"] == "" && ok {
+		fp.p.add(line, "table block has no preset: write ```table id=%s preset=LAB-ID naming the lab block it was recorded from", id)
+	}
+	return kind, attrs, ok
+}
+
+// question validates and builds a predict or check block.
+func (fp *fileParser) question(d *ydoc, what, kind, id string, line int, prompt string, opts []optionFields) *Question {
+	p := fp.p
+	q := &Question{ID: id, Type: kind, Line: line}
+	if strings.TrimSpace(prompt) == "" {
+		p.add(d.line("prompt"), "%s: prompt is missing: want the question to ask", what)
+	} else {
+		q.Prompt = fp.snippet(prompt, d.line("prompt"), what+": prompt")
+	}
+	if len(opts) < minOptions || len(opts) > maxOptions {
+		p.add(d.line("options"), "%s: has %d options: want %d to %d", what, len(opts), minOptions, maxOptions)
+	}
+	correct := 0
+	texts := map[string]string{}
+	for i, o := range opts {
+		oid := string(rune('a' + i))
+		ol := d.line("options", i)
+		text := strings.TrimSpace(o.Text)
+		if text == "" {
+			p.add(ol, "%s: option %s has no text", what, oid)
+		} else if prev, dup := texts[text]; dup {
+			p.add(ol, "%s: option %s has the same text as option %s", what, oid, prev)
+		} else {
+			texts[text] = oid
+		}
+		opt := Option{ID: oid, Text: text, Correct: o.Correct}
+		if strings.TrimSpace(o.Explain) == "" {
+			p.add(ol, "%s: option %s has no explanation: add explain: saying why it is right or wrong", what, oid)
+		} else {
+			opt.Explain = fp.snippet(o.Explain, d.line("options", i, "explain"), fmt.Sprintf("%s: option %s", what, oid))
+		}
+		if o.Correct {
+			correct++
+		}
+		q.Options = append(q.Options, opt)
+	}
+	if len(opts) > 0 && correct != 1 {
+		p.add(d.line("options"), "%s: has %d correct options: want exactly one option with correct: true", what, correct)
+	}
+	return q
+}
+
+// model validates and builds a model block against package model's specs.
+func (fp *fileParser) model(d *ydoc, what, id string, line int, f modelFields) *Model {
+	p := fp.p
+	m := &Model{ID: id, Line: line, Widget: f.Widget, Solve: f.Solve, Values: f.Values,
+		Goal: Goal{Text: strings.TrimSpace(f.Goal.Text), Found: strings.TrimSpace(f.Goal.Found)}}
+	spec, known := model.Specs()[f.Widget]
+	if !d.has("widget") {
+		p.add(line, "%s: widget is missing: want one of %s", what, strings.Join(model.Kinds(), ", "))
+		return m
+	}
+	if !known {
+		p.add(d.line("widget"), "%s: unknown widget %q: want one of %s", what, f.Widget, strings.Join(model.Kinds(), ", "))
+		return m
+	}
+	var names []string
+	for _, prm := range spec.Params {
+		names = append(names, prm.Name)
+	}
+	allowed := strings.Join(names, ", ")
+	if f.Widget == model.KindLittlesLaw {
+		switch {
+		case f.Solve == "":
+			p.add(d.line("solve"), "%s: solve is missing: want the quantity the widget works out, one of %s", what, allowed)
+		case !slices.Contains(names, f.Solve):
+			p.add(d.line("solve"), "%s: solve %q is not a parameter of %s: want one of %s", what, f.Solve, f.Widget, allowed)
+		default:
+			if _, given := f.Values[f.Solve]; given {
+				p.add(d.line("values", f.Solve), "%s: values.%s is worked out by the widget (solve: %s): leave it out", what, f.Solve, f.Solve)
+			}
+		}
+	} else if d.has("solve") {
+		p.add(d.line("solve"), "%s: solve applies to the %s widget only: remove it", what, model.KindLittlesLaw)
+	}
+	if err := model.Validate(f.Widget, f.Values); err != nil {
+		var pes model.ParamErrors
+		if errors.As(err, &pes) {
+			for _, pe := range pes {
+				msg := pe.Message
+				if !slices.Contains(names, pe.Param) {
+					msg += ": want one of " + allowed
+				}
+				p.add(d.line("values", pe.Param), "%s: values.%s: %s", what, pe.Param, msg)
+			}
+		} else {
+			p.add(d.line("values"), "%s: values: %v", what, err)
+		}
+	}
+	if !d.has("goal") {
+		p.add(line, "%s: goal is missing: want text, want (a list of param, value, tol) and found", what)
+	} else {
+		if m.Goal.Text == "" {
+			p.add(d.line("goal", "text"), "%s: goal.text is missing: want the instruction to the learner", what)
+		}
+		if m.Goal.Found == "" {
+			p.add(d.line("goal", "found"), "%s: goal.found is missing: want what the learner has found when the goal is reached", what)
+		}
+		if len(f.Goal.Want) == 0 {
+			p.add(d.line("goal", "want"), "%s: goal.want is empty: want at least one {param, value, tol}", what)
+		}
+		for i, t := range f.Goal.Want {
+			tl := d.line("goal", "want", i)
+			switch {
+			case !slices.Contains(names, t.Param):
+				p.add(tl, "%s: goal.want[%d]: param %q is not a parameter of %s: want one of %s", what, i, t.Param, f.Widget, allowed)
+			case !(t.Tol > 0) || math.IsInf(t.Tol, 0):
+				p.add(tl, "%s: goal.want[%d]: tol %g is not allowed: want a tolerance above 0", what, i, t.Tol)
+			default:
+				if err := model.Validate(f.Widget, map[string]float64{t.Param: t.Value}); err != nil {
+					p.add(tl, "%s: goal.want[%d]: %v", what, i, err)
+				}
+			}
+			m.Goal.Want = append(m.Goal.Want, Target{Param: t.Param, Value: t.Value, Tol: t.Tol})
+		}
+	}
+	m.Assumes = fp.list(d, what, "assumes", f.Assumes, "what the model takes for granted")
+	m.Ignores = fp.list(d, what, "ignores", f.Ignores, "what the model leaves out")
+	return m
+}
+
+// list checks a non-empty list of non-empty strings.
+func (fp *fileParser) list(d *ydoc, what, key string, items []string, want string) []string {
+	if len(items) == 0 {
+		fp.p.add(d.line(key), "%s: %s is empty: want a list of %s", what, key, want)
+	}
+	out := make([]string, 0, len(items))
+	for i, s := range items {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			fp.p.add(d.line(key, i), "%s: %s[%d] is empty", what, key, i)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// lab validates and builds a lab block against labsvc's sandbox caps.
+func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab {
+	p := fp.p
+	missing := false
+	for _, k := range []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "rates", "seconds"} {
+		if !d.has(k) {
+			p.add(line, "%s: %s is missing: a lab preset gives workers, spin_ms, wait_ms, limit, cpus, rates and seconds", what, k)
+			missing = true
+		}
+	}
+	l := &Lab{ID: id, Line: line, Workers: f.Workers, SpinMS: f.SpinMS, WaitMS: f.WaitMS, Limit: f.Limit, CPUs: f.CPUs,
+		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS}
+	if missing {
+		return l
+	}
+	if err := l.Config().Validate(); err != nil {
+		var fes labsvc.FieldErrors
+		if errors.As(err, &fes) {
+			for _, fe := range fes {
+				key := strings.ToLower(fe.Field)
+				p.add(d.line(key), "%s: %s %s is not allowed: want %s", what, key, fe.Value, fe.Allowed)
+			}
+		} else {
+			p.add(line, "%s: %v", what, err)
+		}
+	}
+	if len(f.Rates) < 1 || len(f.Rates) > maxRates {
+		p.add(d.line("rates"), "%s: rates has %d entries: want 1 to %d", what, len(f.Rates), maxRates)
+	}
+	for i, r := range f.Rates {
+		if !(r > 0 && r <= maxRate) {
+			p.add(d.line("rates", i), "%s: rates[%d] %g is not allowed: want above 0 and at most %d requests a second", what, i, r, maxRate)
+		}
+	}
+	if !(f.Seconds > 0 && f.Seconds <= maxSeconds) {
+		p.add(d.line("seconds"), "%s: seconds %g is not allowed: want above 0 and at most %d", what, f.Seconds, maxSeconds)
+	}
+	if f.Closed < 0 || f.Closed > maxClosed {
+		p.add(d.line("closed"), "%s: closed %d is not allowed: want 0 (open loop) to %d clients", what, f.Closed, maxClosed)
+	}
+	if f.TimeoutMS < 0 || f.TimeoutMS > maxTimeoutMS {
+		p.add(d.line("timeout_ms"), "%s: timeout_ms %d is not allowed: want 0 (the runner's default) to %d", what, f.TimeoutMS, maxTimeoutMS)
+	}
+	return l
+}
+
+// table validates a recorded result table.
+func (fp *fileParser) table(d *ydoc, what string, t *Table, f tableFields) *Table {
+	p := fp.p
+	t.Caption, t.Source = strings.TrimSpace(f.Caption), strings.TrimSpace(f.Source)
+	t.Columns, t.Rows = f.Columns, f.Rows
+	if t.Caption == "" {
+		p.add(d.line("caption"), "%s: caption is missing: want a sentence saying what the table shows", what)
+	}
+	if t.Source == "" {
+		p.add(d.line("source"), "%s: source is missing: want how it was recorded (command, seed, machine, date)", what)
+	}
+	if len(f.Columns) == 0 {
+		p.add(d.line("columns"), "%s: columns is empty: want the column headings", what)
+	}
+	for i, c := range f.Columns {
+		if strings.TrimSpace(c) == "" {
+			p.add(d.line("columns", i), "%s: columns[%d] is empty", what, i)
+		}
+	}
+	if len(f.Rows) == 0 {
+		p.add(d.line("rows"), "%s: rows is empty: want at least one row", what)
+	}
+	for i, r := range f.Rows {
+		if len(f.Columns) > 0 && len(r) != len(f.Columns) {
+			p.add(d.line("rows", i), "%s: rows[%d] has %d cells: want %d, one per column", what, i, len(r), len(f.Columns))
+		}
+	}
+	return t
+}
+
+// snippet renders a Markdown field (a prompt or an explanation) to HTML,
+// reporting raw HTML and nested blocks at line.
+func (fp *fileParser) snippet(src string, line int, what string) template.HTML {
+	b := []byte(src)
+	doc := fp.md.Parser().Parse(text.NewReader(b), parser.WithContext(parser.NewContext()))
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.HTMLBlock, *ast.RawHTML:
+			fp.p.add(line, "%s: raw HTML is not allowed in lessons: write Markdown instead", what)
+			return ast.WalkStop, nil
+		case *ast.Heading:
+			fp.p.add(line, "%s: headings are not allowed here", what)
+			return ast.WalkStop, nil
+		case *ast.FencedCodeBlock:
+			if isInteractive(infoOf(n, b)) {
+				fp.p.add(line, "%s: a %s block cannot be nested here", what, firstWord(infoOf(n, b)))
+				return ast.WalkStop, nil
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	var buf bytes.Buffer
+	if err := fp.md.Renderer().Render(&buf, b, doc); err != nil {
+		fp.p.add(line, "%s: the Markdown could not be rendered: %v", what, err)
+	}
+	return template.HTML(buf.String())
+}
+
+// checkRefs checks references between blocks of one lesson, and that no
+// block id is also a heading id (both become HTML ids on the page).
+func (fp *fileParser) checkRefs(blocks []blockRef, refs []ref, headings map[string]int) {
+	for _, r := range refs {
+		idx := slices.IndexFunc(blocks, func(b blockRef) bool { return b.id == r.target })
+		want := strings.Join(r.kinds, " or ")
+		switch {
+		case idx < 0:
+			fp.p.add(r.line, "%s: no block %q in this lesson: want the id of a %s block in this lesson", r.what, r.target, want)
+		case !slices.Contains(r.kinds, blocks[idx].kind):
+			fp.p.add(r.line, "%s: %q is a %s block (line %d): want a %s block", r.what, r.target, blocks[idx].kind, blocks[idx].line, want)
+		case r.after && idx < r.from:
+			fp.p.add(r.line, "%s: %q comes before this block (line %d): a prediction is settled by a measurement after it", r.what, r.target, blocks[idx].line)
+		}
+	}
+	for _, b := range blocks {
+		if hl, ok := headings[b.id]; ok {
+			fp.p.add(b.line, "%s block: id %q is also the id of the heading on line %d: rename the block", b.kind, b.id, hl)
+		}
+	}
+}

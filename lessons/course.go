@@ -1,0 +1,304 @@
+package lessons
+
+import (
+	"cmp"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"capacitylab/labsvc"
+)
+
+//go:embed content
+var content embed.FS
+
+// Content returns the course content embedded in the binary: the files of
+// lessons/content, at the root of the returned FS.
+func Content() fs.FS {
+	sub, err := fs.Sub(content, "content")
+	if err != nil {
+		// fs.Sub fails only for an invalid directory name; "content" is valid.
+		panic(err)
+	}
+	return sub
+}
+
+// Load parses and validates every lesson file at the root of fsys: each
+// *.md file except README.md and names starting with "." or "_".
+// Subdirectories are not read. On any problem it returns nil and an Errors
+// listing every problem found, each with file and line; otherwise the
+// course in reading order (part, chapter, number).
+func Load(fsys fs.FS) (*Course, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, Errors{{File: ".", Msg: fmt.Sprintf("cannot read the content directory: %v", err)}}
+	}
+	md := newMarkdown()
+	var errs Errors
+	var files []*parsed
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !isLessonFile(name) {
+			continue
+		}
+		src, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			errs = append(errs, Error{File: name, Msg: fmt.Sprintf("cannot read the file: %v", err)})
+			continue
+		}
+		pf, perrs := parseFile(md, name, src)
+		errs = append(errs, perrs...)
+		files = append(files, pf)
+	}
+	if len(files) == 0 && len(errs) == 0 {
+		return nil, Errors{{File: ".", Msg: "no lessons found: want at least one *.md file (other than README.md) at the top of the content directory"}}
+	}
+	errs = append(errs, checkCourse(files)...)
+	if len(errs) > 0 {
+		return nil, errs.sorted()
+	}
+	c := &Course{}
+	for _, f := range files {
+		c.Lessons = append(c.Lessons, f.lesson)
+	}
+	sortLessons(c.Lessons)
+	return c, nil
+}
+
+// Check runs the same parsing and validation as Load, for authors
+// (`server lessons check [DIR]`). It returns nil or an Errors; it prints
+// nothing.
+func Check(fsys fs.FS) error {
+	_, err := Load(fsys)
+	return err
+}
+
+// isLessonFile reports whether a file name at the content root is a lesson.
+func isLessonFile(name string) bool {
+	return path.Ext(name) == ".md" && name != "README.md" &&
+		!strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "_")
+}
+
+func sortLessons(ls []*Lesson) {
+	slices.SortStableFunc(ls, func(a, b *Lesson) int {
+		return cmp.Or(cmp.Compare(a.Part, b.Part), cmp.Compare(a.Chapter, b.Chapter),
+			cmp.Compare(a.Number, b.Number), cmp.Compare(a.Slug, b.Slug))
+	})
+}
+
+// checkCourse runs the checks that span files: unique slugs, unique block
+// ids, unique positions, and builds_on naming earlier lessons.
+func checkCourse(files []*parsed) Errors {
+	var errs Errors
+	add := func(file string, line int, format string, args ...any) {
+		errs = append(errs, Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
+	}
+	type at struct {
+		file string
+		line int
+	}
+	slugs := map[string]at{}
+	ids := map[string]at{}
+	places := map[string]at{}
+	bySlug := map[string]*Lesson{}
+	for _, f := range files {
+		l := f.lesson
+		if l.Slug != "" {
+			if prev, dup := slugs[l.Slug]; dup {
+				add(l.File, f.slugLine, "front matter: slug %q is already used by %s:%d: want a slug unique in the course", l.Slug, prev.file, prev.line)
+			} else {
+				slugs[l.Slug] = at{l.File, f.slugLine}
+				bySlug[l.Slug] = l
+			}
+		}
+		if l.Part != "" && l.Chapter != "" && l.Number > 0 {
+			key := fmt.Sprintf("%s\x00%s\x00%d", l.Part, l.Chapter, l.Number)
+			if prev, dup := places[key]; dup {
+				add(l.File, f.numberLine, "front matter: number %d is already used in chapter %q by %s:%d: want each lesson's number unique in its chapter", l.Number, l.Chapter, prev.file, prev.line)
+			} else {
+				places[key] = at{l.File, f.numberLine}
+			}
+		}
+		for _, r := range f.ids {
+			if prev, dup := ids[r.id]; dup {
+				add(l.File, r.line, "block id %q is already used at %s:%d: want ids unique in the course", r.id, prev.file, prev.line)
+			} else {
+				ids[r.id] = at{l.File, r.line}
+			}
+		}
+	}
+	sorted := make([]*Lesson, 0, len(files))
+	for _, f := range files {
+		sorted = append(sorted, f.lesson)
+	}
+	sortLessons(sorted)
+	pos := map[*Lesson]int{}
+	for i, l := range sorted {
+		pos[l] = i
+	}
+	for _, f := range files {
+		l := f.lesson
+		for i, s := range l.BuildsOn {
+			line := 1
+			if i < len(f.buildsOnLines) {
+				line = f.buildsOnLines[i]
+			}
+			dep, ok := bySlug[s]
+			switch {
+			case s == l.Slug || !validName(s):
+				// Reported with the front matter.
+			case !ok:
+				add(l.File, line, "front matter: builds_on names %q, but no lesson has that slug", s)
+			case pos[dep] > pos[l]:
+				add(l.File, line, "front matter: builds_on names %q, which comes later in the course (%s, chapter %q, number %d): list earlier lessons only", s, dep.Part, dep.Chapter, dep.Number)
+			}
+		}
+	}
+	return errs
+}
+
+// Lesson returns the lesson with the given slug.
+func (c *Course) Lesson(slug string) (*Lesson, bool) {
+	i := c.index(slug)
+	if i < 0 {
+		return nil, false
+	}
+	return c.Lessons[i], true
+}
+
+// Prev returns the lesson before slug in reading order, if any.
+func (c *Course) Prev(slug string) (*Lesson, bool) {
+	i := c.index(slug)
+	if i <= 0 {
+		return nil, false
+	}
+	return c.Lessons[i-1], true
+}
+
+// Next returns the lesson after slug in reading order, if any.
+func (c *Course) Next(slug string) (*Lesson, bool) {
+	i := c.index(slug)
+	if i < 0 || i+1 >= len(c.Lessons) {
+		return nil, false
+	}
+	return c.Lessons[i+1], true
+}
+
+func (c *Course) index(slug string) int {
+	return slices.IndexFunc(c.Lessons, func(l *Lesson) bool { return l.Slug == slug })
+}
+
+// Block returns the block with the given id (a question, model, lab or
+// table; ids are unique in the course) and the lesson that holds it.
+// Callout ids are unique only within a lesson and are not found here.
+func (c *Course) Block(id string) (Block, *Lesson, bool) {
+	for _, l := range c.Lessons {
+		if b, ok := l.Block(id); ok {
+			if _, isCallout := b.(*Callout); !isCallout {
+				return b, l, true
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+// Question returns the predict or check block with the given id and the
+// lesson that holds it.
+func (c *Course) Question(id string) (*Question, *Lesson, bool) {
+	b, l, ok := c.Block(id)
+	q, isQ := b.(*Question)
+	if !ok || !isQ {
+		return nil, nil, false
+	}
+	return q, l, true
+}
+
+// Model returns the model block with the given id and the lesson that
+// holds it.
+func (c *Course) Model(id string) (*Model, *Lesson, bool) {
+	b, l, ok := c.Block(id)
+	m, isM := b.(*Model)
+	if !ok || !isM {
+		return nil, nil, false
+	}
+	return m, l, true
+}
+
+// Lab returns the lab block with the given id and the lesson that holds it.
+func (c *Course) Lab(id string) (*Lab, *Lesson, bool) {
+	b, l, ok := c.Block(id)
+	lb, isL := b.(*Lab)
+	if !ok || !isL {
+		return nil, nil, false
+	}
+	return lb, l, true
+}
+
+// Block returns the block of this lesson with the given id.
+func (l *Lesson) Block(id string) (Block, bool) {
+	for _, p := range l.Body {
+		if p.Block != nil && p.Block.BlockID() == id {
+			return p.Block, true
+		}
+	}
+	return nil, false
+}
+
+// Blocks returns the lesson's blocks in document order.
+func (l *Lesson) Blocks() []Block {
+	var bs []Block
+	for _, p := range l.Body {
+		if p.Block != nil {
+			bs = append(bs, p.Block)
+		}
+	}
+	return bs
+}
+
+// BlockKinds lists every block kind, in the order pages and JSON show them.
+func BlockKinds() []string {
+	return []string{"predict", "check", "model", "lab", "table", "callout"}
+}
+
+// Counts returns how many blocks of each kind the lesson has; every kind in
+// BlockKinds is present, with 0 when the lesson has none.
+func (l *Lesson) Counts() map[string]int {
+	counts := make(map[string]int, 6)
+	for _, k := range BlockKinds() {
+		counts[k] = 0
+	}
+	for _, p := range l.Body {
+		if p.Block != nil {
+			counts[p.Block.Kind()]++
+		}
+	}
+	return counts
+}
+
+// Config returns the lab knobs of the preset as a labsvc.Config.
+func (l *Lab) Config() labsvc.Config {
+	return labsvc.Config{Workers: l.Workers, SpinMS: l.SpinMS, WaitMS: l.WaitMS, Limit: l.Limit, CPUs: l.CPUs}
+}
+
+// Correct returns the correct option of the question.
+func (q *Question) Correct() (Option, bool) {
+	for _, o := range q.Options {
+		if o.Correct {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// Option returns the option with the given id ("a", "b", ...).
+func (q *Question) Option(id string) (Option, bool) {
+	for _, o := range q.Options {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return Option{}, false
+}

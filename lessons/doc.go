@@ -1,0 +1,158 @@
+// Package lessons loads and validates the course: lesson files written in
+// Markdown with interactive blocks, parsed once at start-up and served from
+// memory.
+//
+// # Files
+//
+// [Load] reads every file named *.md at the root of a content directory
+// (an [fs.FS]); README.md and names starting with "." or "_" are skipped so
+// a directory can carry notes and editor files, and subdirectories are not
+// read. The embedded course is [Content]; the server's --content flag
+// passes os.DirFS instead. Lessons are ordered by part, then chapter (both
+// compared as text), then number.
+//
+// A lesson file is UTF-8 Markdown that reads well as plain text. It has
+// three kinds of content: front matter, prose, and blocks.
+//
+// # Front matter
+//
+// The file starts with a line "---", YAML fields, and a line "---":
+//
+//	---
+//	slug: littles-law              # required: a-z, 0-9 and single hyphens, at most 64 characters, unique in the course
+//	part: Capacity                 # required text
+//	chapter: Concurrency and saturation  # required text
+//	number: 1                      # required: 1 to 999, unique within part and chapter
+//	title: How many requests are inside your service  # required text
+//	minutes: 20                    # required: 1 to 240
+//	builds_on: [some-earlier-slug] # optional: slugs of lessons that come earlier in the course
+//	as_of: 2026-11-30              # required: YYYY-MM-DD, when the content was last checked
+//	---
+//
+// Unknown fields are errors. The title is shown as the page's only level-1
+// heading, so the body starts its sections at "##"; "#" in the body is an
+// error.
+//
+// # Prose
+//
+// Prose is CommonMark with the GitHub extensions (tables, strikethrough,
+// autolinks, task lists), rendered with goldmark. Headings get ids made
+// from their text. Raw HTML is not allowed: it is an error, and goldmark's
+// safe mode would drop it anyway.
+//
+// # Blocks
+//
+// An interactive block is a fenced code block at the left margin (not in a
+// list or quote) whose info string gives the kind and an id, with YAML
+// inside. A fence whose first word is one of the kinds below, or which
+// carries an id=, is a block; any other fence is ordinary code.
+//
+//	```predict id=littles-double
+//	prompt: Markdown text of the question
+//	options:
+//	  - text: plain text of the option
+//	    explain: Markdown, why this option is right or wrong
+//	  - text: another option
+//	    correct: true
+//	    explain: ...
+//	settled_by: littles-sweep
+//	```
+//
+// Ids use the slug alphabet, are unique across the whole course, may not
+// start with "callout-", and may not equal a heading id in the same lesson
+// (both become HTML ids). Unknown YAML fields, unknown kinds and unknown
+// info-string attributes are errors. A block's YAML starts on the line
+// after its fence, and every message names the file line.
+//
+// predict and check: prompt (Markdown, required); options, 2 to 8, each
+// with text (plain, required, distinct), explain (Markdown, required) and
+// correct (true on exactly one option). Options get the ids a, b, c... in
+// order. A predict also needs settled_by: the id of the lab or table block,
+// later in the same lesson, whose measurement settles it; pages link to it.
+//
+// model: widget (a kind from package model: littles-law, admission-limit,
+// two-ceilings, queue-curve); solve (littles-law only and required there:
+// the parameter the widget works out, which must then be left out of
+// values); values (initial parameter values, checked by model.Validate;
+// missing ones take the widget's defaults); goal with text (the
+// instruction), want (a list of {param, value, tol}: every param a
+// parameter of the widget, value in its range, tol above 0; all must hold
+// at once) and found (what the learner has found, shown on reaching the
+// goal); assumes and ignores (non-empty lists of sentences).
+//
+//	```model id=littles-model
+//	widget: littles-law
+//	solve: inflight
+//	values: {arrivals: 48, latency_ms: 230}
+//	goal:
+//	  text: Hold arrivals at 48/s and bring the time in system to 100 ms.
+//	  want:
+//	    - {param: arrivals, value: 48, tol: 0.5}
+//	    - {param: latency_ms, value: 100, tol: 2}
+//	  found: 4.8 requests are inside on average.
+//	assumes: [the service is stable over the window]
+//	ignores: [how the time splits into waiting and service]
+//	```
+//
+// lab: a sweep preset. Required: workers, spin_ms, wait_ms, limit, cpus (the
+// lab's knobs, checked by labsvc.Config.Validate), rates (1 to 8 offered
+// rates, each above 0 and at most 2000 a second) and seconds (window
+// length, above 0 and at most 30). Optional: seed (default 0, a seed like
+// any other), closed (clients for a closed-loop run, 0 to 1024; 0 = open
+// loop) and timeout_ms (caller timeout, 0 to 60000; 0 = the runner's
+// default).
+//
+//	```lab id=littles-sweep
+//	workers: 1
+//	spin_ms: 2
+//	wait_ms: 18
+//	limit: 0
+//	cpus: 1
+//	rates: [10, 20, 30, 40]
+//	seconds: 5
+//	seed: 1
+//	```
+//
+// table: a recorded result table. The fence names the lab block it was
+// recorded from with preset=, which must be a lab block in the same lesson.
+// Required: caption (text), columns (non-empty headings), rows (at least
+// one, each with one cell per column; cells are text) and source (how it
+// was recorded: command, seed, machine, date). Tables hold measurements;
+// never type numbers that no run produced.
+//
+//	```table id=littles-table preset=littles-sweep
+//	caption: One worker, 20 ms per request
+//	columns: [offered/s, done/s, mean ms]
+//	rows:
+//	  - ["10", "...", "..."]
+//	source: recorded with ... on ...
+//	```
+//
+// # Callouts
+//
+// A callout is a GitHub-style alert: a quote at the left margin whose first
+// line is a marker alone, followed by Markdown.
+//
+//	> [!REMEMBER]
+//	> Something worth remembering.
+//
+//	> [!LIMITS]
+//	> Where this stops holding.
+//
+//	> [!ASOF 2026-11-30]
+//	> A fact that was true on that date and may expire.
+//
+// Markers are case-insensitive; other kinds (such as GitHub's NOTE) are
+// errors, as are a missing or malformed ASOF date and a callout with no
+// text. Callouts get the ids callout-1, callout-2, ... in order within
+// their lesson.
+//
+// # Errors
+//
+// Load and [Check] report every problem they find, not just the first, as
+// an [Errors] value: one [Error] per problem, each "file:line: what is
+// wrong: what is allowed", sorted by file and line. Course-wide checks
+// (unique slugs and ids, builds_on naming an existing, earlier lesson,
+// unique numbers within a chapter) report at the second occurrence and
+// name the first.
+package lessons

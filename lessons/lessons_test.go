@@ -1,0 +1,344 @@
+package lessons
+
+import (
+	"errors"
+	"html/template"
+	"io/fs"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"capacitylab/labsvc"
+	"capacitylab/model"
+)
+
+// loadOne loads a course made of the given files and fails the test on error.
+func loadOne(t *testing.T, files map[string]string) *Course {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	for name, body := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(body)}
+	}
+	c, err := Load(fsys)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return c
+}
+
+func TestEmbeddedContentLoads(t *testing.T) {
+	c, err := Load(Content())
+	if err != nil {
+		t.Fatalf("embedded content does not load:\n%v", err)
+	}
+	if err := Check(Content()); err != nil {
+		t.Fatalf("Check disagrees with Load: %v", err)
+	}
+	var slugs []string
+	for _, l := range c.Lessons {
+		slugs = append(slugs, l.Slug)
+	}
+	// littles-law is in part "Capacity", the fixture in "Fixtures".
+	if want := []string{"littles-law", "sample"}; !reflect.DeepEqual(slugs, want) {
+		t.Errorf("lessons in order = %v, want %v", slugs, want)
+	}
+	// The fixture must exercise every block kind, or the web tests miss one.
+	sample, ok := c.Lesson("sample")
+	if !ok {
+		t.Fatal("no sample lesson")
+	}
+	for kind, n := range sample.Counts() {
+		if n == 0 {
+			t.Errorf("sample lesson has no %s block", kind)
+		}
+	}
+	// The first real lesson has the parts its issue asks for, and no table
+	// of numbers nobody measured.
+	ll, _ := c.Lesson("littles-law")
+	counts := ll.Counts()
+	if counts["predict"] < 1 || counts["check"] < 1 || counts["model"] != 1 || counts["lab"] != 1 || counts["table"] != 0 {
+		t.Errorf("littles-law counts = %v", counts)
+	}
+	types := map[string]bool{}
+	for _, b := range ll.Blocks() {
+		if co, ok := b.(*Callout); ok {
+			types[co.Type] = true
+		}
+	}
+	for _, k := range []string{CalloutRemember, CalloutLimits, CalloutAsOf} {
+		if !types[k] {
+			t.Errorf("littles-law has no %s callout", k)
+		}
+	}
+	m, _, ok := c.Model("littles-model")
+	if !ok {
+		t.Fatal("no littles-model")
+	}
+	if m.Widget != model.KindLittlesLaw || m.Solve != "inflight" {
+		t.Errorf("littles-model = %s solving %s", m.Widget, m.Solve)
+	}
+	lab, _, ok := c.Lab("littles-sweep")
+	if !ok {
+		t.Fatal("no littles-sweep")
+	}
+	if got, want := lab.Config(), (labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 0, CPUs: 1}); got != want {
+		t.Errorf("littles-sweep config = %+v, want %+v", got, want)
+	}
+}
+
+func TestParsePredict(t *testing.T) {
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + goodBody("a")})
+	q, l, ok := c.Question("a-p")
+	if !ok || l.Slug != "a" {
+		t.Fatalf("Question(a-p) = %v, %v, %v", q, l, ok)
+	}
+	if q.Kind() != "predict" || q.Line != 10 || q.SettledBy != "a-lab" {
+		t.Errorf("predict = kind %s line %d settled_by %q", q.Kind(), q.Line, q.SettledBy)
+	}
+	if q.Prompt != template.HTML("<p>Q?</p>\n") {
+		t.Errorf("prompt = %q", q.Prompt)
+	}
+	want := []Option{
+		{ID: "a", Text: "A", Correct: true, Explain: "<p>Yes.</p>\n"},
+		{ID: "b", Text: "B", Explain: "<p>No.</p>\n"},
+	}
+	if !reflect.DeepEqual(q.Options, want) {
+		t.Errorf("options = %+v, want %+v", q.Options, want)
+	}
+	if o, ok := q.Correct(); !ok || o.ID != "a" {
+		t.Errorf("Correct() = %+v, %v", o, ok)
+	}
+	if o, ok := q.Option("b"); !ok || o.Text != "B" {
+		t.Errorf("Option(b) = %+v, %v", o, ok)
+	}
+	if _, ok := q.Option("z"); ok {
+		t.Error("Option(z) found an option")
+	}
+}
+
+func TestParseCheck(t *testing.T) {
+	body := "```check id=c1\nprompt: \"Which is *right*?\"\noptions:\n  - {text: One, explain: \"Because `1`.\"}\n  - {text: Two, correct: true, explain: Yes.}\n  - {text: Three, explain: No.}\n```\n"
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
+	q, _, ok := c.Question("c1")
+	if !ok {
+		t.Fatal("no check c1")
+	}
+	if q.Kind() != "check" || q.SettledBy != "" || len(q.Options) != 3 {
+		t.Fatalf("check = %+v", q)
+	}
+	if q.Prompt != "<p>Which is <em>right</em>?</p>\n" || q.Options[0].Explain != "<p>Because <code>1</code>.</p>\n" {
+		t.Errorf("Markdown not rendered: prompt %q, explain %q", q.Prompt, q.Options[0].Explain)
+	}
+	if ids := q.Options[0].ID + q.Options[1].ID + q.Options[2].ID; ids != "abc" {
+		t.Errorf("option ids = %s, want abc", ids)
+	}
+	if o, _ := q.Correct(); o.ID != "b" {
+		t.Errorf("correct option = %s, want b", o.ID)
+	}
+}
+
+func TestParseModel(t *testing.T) {
+	body := "```model id=m1\nwidget: two-ceilings\nvalues: {workers: 4, cpus: 1}\ngoal:\n  text: Reach it.\n  want:\n    - {param: workers, value: 8, tol: 0.5}\n  found: Found it.\nassumes: [x]\nignores: [y, z]\n```\n"
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
+	m, _, ok := c.Model("m1")
+	if !ok {
+		t.Fatal("no model m1")
+	}
+	want := &Model{ID: "m1", Line: 10, Widget: model.KindTwoCeilings, Values: map[string]float64{"workers": 4, "cpus": 1},
+		Goal:    Goal{Text: "Reach it.", Want: []Target{{Param: "workers", Value: 8, Tol: 0.5}}, Found: "Found it."},
+		Assumes: []string{"x"}, Ignores: []string{"y", "z"}}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("model =\n %+v\nwant\n %+v", m, want)
+	}
+	if _, _, ok := c.Question("m1"); ok {
+		t.Error("Question(m1) found a model")
+	}
+}
+
+func TestParseLab(t *testing.T) {
+	body := "```lab id=l1\nworkers: 4\nspin_ms: 1\nwait_ms: 0\nlimit: 16\ncpus: 2\nrates: [100, 250.5]\nseconds: 2.5\nseed: 42\nclosed: 8\ntimeout_ms: 500\n```\n"
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
+	lab, _, ok := c.Lab("l1")
+	if !ok {
+		t.Fatal("no lab l1")
+	}
+	want := &Lab{ID: "l1", Line: 10, Workers: 4, SpinMS: 1, WaitMS: 0, Limit: 16, CPUs: 2, Rates: []float64{100, 250.5},
+		Seconds: 2.5, Seed: 42, Closed: 8, TimeoutMS: 500}
+	if !reflect.DeepEqual(lab, want) {
+		t.Errorf("lab =\n %+v\nwant\n %+v", lab, want)
+	}
+}
+
+func TestParseTable(t *testing.T) {
+	body := goodBody("a") + "```table id=t1 preset=a-lab\ncaption: Made up for a test.\ncolumns: [rate, ok]\nrows:\n  - [10, 9.5]\n  - [\"20\", yes]\nsource: typed in a test\n```\n"
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
+	b, _, ok := c.Block("t1")
+	if !ok {
+		t.Fatal("no table t1")
+	}
+	want := &Table{ID: "t1", Line: 29, Preset: "a-lab", Caption: "Made up for a test.", Columns: []string{"rate", "ok"},
+		Rows: [][]string{{"10", "9.5"}, {"20", "yes"}}, Source: "typed in a test"}
+	if !reflect.DeepEqual(b, want) {
+		t.Errorf("table =\n %+v\nwant\n %+v", b, want)
+	}
+}
+
+func TestParseCallouts(t *testing.T) {
+	body := "Intro.\n\n> [!remember]\n> Keep *this*.\n>\n> And this.\n\n> [!LIMITS]\n> Stops here.\n\n> [!ASOF 2026-01-31]\n> Dated.\n\n> An ordinary quote.\n"
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
+	l, _ := c.Lesson("a")
+	var got []*Callout
+	var prose []string
+	for _, p := range l.Body {
+		if co, ok := p.Block.(*Callout); ok {
+			got = append(got, co)
+		} else if p.Block == nil {
+			prose = append(prose, string(p.HTML))
+		}
+	}
+	want := []*Callout{
+		{ID: "callout-1", Line: 12, Type: CalloutRemember, Body: "<p>Keep <em>this</em>.</p>\n<p>And this.</p>\n"},
+		{ID: "callout-2", Line: 17, Type: CalloutLimits, Body: "<p>Stops here.</p>\n"},
+		{ID: "callout-3", Line: 20, Type: CalloutAsOf, Date: "2026-01-31", Body: "<p>Dated.</p>\n"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		for _, g := range got {
+			t.Logf("got %+v", g)
+		}
+		t.Errorf("callouts differ from want")
+	}
+	if wantProse := []string{"<p>Intro.</p>\n", "<blockquote>\n<p>An ordinary quote.</p>\n</blockquote>\n"}; !reflect.DeepEqual(prose, wantProse) {
+		t.Errorf("prose = %q, want %q", prose, wantProse)
+	}
+}
+
+func TestProse(t *testing.T) {
+	body := "## Why it *matters*\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfmt.Println(\"ordinary code\")\n```\n\n[evil](javascript:alert(1))\n"
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
+	l, _ := c.Lesson("a")
+	if len(l.Body) != 1 || l.Body[0].Block != nil {
+		t.Fatalf("body = %+v, want one prose part", l.Body)
+	}
+	html := string(l.Body[0].HTML)
+	for _, want := range []string{`<h2 id="why-it-matters">`, "<table>", `<code class="language-go">`, `<a href="">evil</a>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("prose HTML lacks %q:\n%s", want, html)
+		}
+	}
+}
+
+func TestCourseNavigation(t *testing.T) {
+	// Files are read in name order but sorted by part, chapter and number.
+	c := loadOne(t, map[string]string{
+		"z.md":        head("first", 1),
+		"a.md":        head("third", 3),
+		"m.md":        head("second", 2),
+		"README.md":   "# Not a lesson\n",
+		".draft.md":   "not even front matter",
+		"_partial.md": "not even front matter",
+		"notes.txt":   "ignored",
+	})
+	var slugs []string
+	for _, l := range c.Lessons {
+		slugs = append(slugs, l.Slug)
+	}
+	if want := []string{"first", "second", "third"}; !reflect.DeepEqual(slugs, want) {
+		t.Fatalf("order = %v, want %v", slugs, want)
+	}
+	tests := []struct {
+		slug       string
+		prev, next string // "" = none
+	}{
+		{"first", "", "second"},      // the first lesson has no previous
+		{"second", "first", "third"}, // a middle lesson has both
+		{"third", "second", ""},      // the last lesson has no next
+		{"missing", "", ""},          // an unknown slug has neither
+	}
+	for _, tt := range tests {
+		p, okp := c.Prev(tt.slug)
+		n, okn := c.Next(tt.slug)
+		if okp != (tt.prev != "") || (okp && p.Slug != tt.prev) {
+			t.Errorf("Prev(%s) = %v, %v; want %q", tt.slug, p, okp, tt.prev)
+		}
+		if okn != (tt.next != "") || (okn && n.Slug != tt.next) {
+			t.Errorf("Next(%s) = %v, %v; want %q", tt.slug, n, okn, tt.next)
+		}
+	}
+	if _, ok := c.Lesson("missing"); ok {
+		t.Error("Lesson(missing) found a lesson")
+	}
+	if l, ok := c.Lesson("second"); !ok || l.File != "m.md" {
+		t.Errorf("Lesson(second) = %v, %v", l, ok)
+	}
+}
+
+func TestCountsListsEveryKind(t *testing.T) {
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + goodBody("a") + "> [!REMEMBER]\n> x\n"})
+	l, _ := c.Lesson("a")
+	want := map[string]int{"predict": 1, "check": 0, "model": 0, "lab": 1, "table": 0, "callout": 1}
+	if got := l.Counts(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Counts() = %v, want %v", got, want)
+	}
+}
+
+func TestCalloutIDsAreNotCourseIDs(t *testing.T) {
+	// Callouts are numbered per lesson, so two lessons both have callout-1,
+	// and Course.Block does not return either.
+	c := loadOne(t, map[string]string{
+		"a.md": head("a", 1) + "> [!REMEMBER]\n> x\n",
+		"b.md": head("b", 2) + "> [!REMEMBER]\n> y\n",
+	})
+	if _, _, ok := c.Block("callout-1"); ok {
+		t.Error("Course.Block found a callout")
+	}
+	a, _ := c.Lesson("a")
+	if b, ok := a.Block("callout-1"); !ok || b.Kind() != "callout" {
+		t.Errorf("Lesson.Block(callout-1) = %v, %v", b, ok)
+	}
+}
+
+func TestErrorsFormat(t *testing.T) {
+	errs := Errors{{File: "a.md", Line: 3, Msg: "bad"}, {File: "b.md", Msg: "worse"}}
+	if got, want := errs.Error(), "a.md:3: bad\nb.md: worse"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	var e Error
+	if !errors.As(error(errs[0]), &e) || e.Line != 3 {
+		t.Errorf("errors.As(Error) = %+v", e)
+	}
+}
+
+func TestCRLFAndBOM(t *testing.T) {
+	// Files saved on Windows still load, with the same line numbers.
+	src := "\xef\xbb\xbf" + strings.ReplaceAll(head("a", 1)+"```check id=c\nprompt: x\n```\n", "\n", "\r\n")
+	_, err := Load(fstest.MapFS{"a.md": {Data: []byte(src)}})
+	if err == nil || !strings.HasPrefix(err.Error(), "a.md:10: check \"c\": has 0 options") {
+		t.Errorf("CRLF lesson: err = %v, want a.md:10: check \"c\": has 0 options...", err)
+	}
+}
+
+func TestContentIsFlat(t *testing.T) {
+	// Load reads only the top level; the embedded FS holds only lessons.
+	entries, err := fs.ReadDir(Content(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !isLessonFile(e.Name()) {
+			t.Errorf("content holds %s, which Load skips", e.Name())
+		}
+	}
+}
+
+// BenchmarkLoad measures parsing and validating the embedded course, the
+// work the server does once at start-up (and on each change with --content).
+func BenchmarkLoad(b *testing.B) {
+	fsys := Content()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(fsys); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
