@@ -1,0 +1,205 @@
+package labsvc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// maxControlBody bounds a POST /config body.
+const maxControlBody = 64 << 10
+
+// metrics are the Prometheus instruments of one Server. Counters are
+// cumulative since start (a reset of the stats window does not touch them).
+type metrics struct {
+	accepted, refused, done prometheus.Counter
+	bads                    *prometheus.CounterVec
+	queueWait, service      prometheus.Histogram
+	spinCPU                 prometheus.Counter
+}
+
+func newMetrics(reg *prometheus.Registry, s *Server) metrics {
+	buckets := []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2, 5, 10}
+	m := metrics{
+		accepted: prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_accepted_total", Help: "Connections admitted by the door into the queue."}),
+		refused:  prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_refused_total", Help: "Connections answered 503 by the door because LIMIT was reached."}),
+		done:     prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_done_total", Help: "Requests served to completion."}),
+		bads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lab_bad_total", Help: "Accepted connections that never sent a complete request, by reason."},
+			[]string{"reason"}),
+		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "lab_queue_wait_seconds", Help: "Time from accept to a worker taking the connection.", Buckets: buckets}),
+		service:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "lab_service_seconds", Help: "Time from a worker taking the connection to the answer.", Buckets: buckets}),
+		spinCPU:   prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_spin_cpu_seconds_total", Help: "Processor time spent spinning."}),
+	}
+	queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lab_queued", Help: "Connections waiting in the queue now."}, func() float64 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return float64(s.queue.n)
+	})
+	inService := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lab_in_service", Help: "Connections held by a worker now."}, func() float64 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return float64(s.inService)
+	})
+	workers := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lab_workers", Help: "WORKERS in force."}, func() float64 { return float64(s.workers) })
+	for _, r := range []string{"timeout", "gone", "garbage"} {
+		m.bads.WithLabelValues(r)
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.accepted, m.refused, m.done, m.bads, m.queueWait, m.service, m.spinCPU, queued, inService, workers)
+	return m
+}
+
+func (m metrics) observe(wait, service, cpu time.Duration) {
+	m.done.Inc()
+	m.queueWait.Observe(wait.Seconds())
+	m.service.Observe(service.Seconds())
+	m.spinCPU.Add(cpu.Seconds())
+}
+
+func (m metrics) bad(res outcome) {
+	switch res {
+	case reqTimeout:
+		m.bads.WithLabelValues("timeout").Inc()
+	case reqGone:
+		m.bads.WithLabelValues("gone").Inc()
+	default:
+		m.bads.WithLabelValues("garbage").Inc()
+	}
+}
+
+// controlHandler routes the control API (see the package doc).
+func (s *Server) controlHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.Config())
+	})
+	mux.HandleFunc("POST /config", s.handleSetConfig)
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.Stats())
+	})
+	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.Reset())
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// ControlError is the JSON body of a 400 from the control API.
+type ControlError struct {
+	Error  string           `json:"error"`            // one line saying what is wrong and what is allowed
+	Fields []FieldErrorJSON `json:"fields,omitempty"` // one entry per bad knob
+}
+
+// FieldErrorJSON is a FieldError as JSON.
+type FieldErrorJSON struct {
+	Field   string `json:"field"`
+	Value   string `json:"value"`
+	Allowed string `json:"allowed"`
+}
+
+// patchKnobs are the knobs POST /config may change, by JSON name.
+const patchKnobs = "spin_ms, wait_ms, limit"
+
+func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxControlBody))
+	if err := dec.Decode(&raw); err != nil {
+		writeJSON(w, http.StatusBadRequest, ControlError{Error: "body is not a JSON object such as {\"spin_ms\": 2, \"wait_ms\": 18, \"limit\": 0}"})
+		return
+	}
+	var p ConfigPatch
+	var errs FieldErrors
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		var dst **int
+		var env string
+		switch k {
+		case "spin_ms":
+			dst, env = &p.SpinMS, "SPIN_MS"
+		case "wait_ms":
+			dst, env = &p.WaitMS, "WAIT_MS"
+		case "limit":
+			dst, env = &p.Limit, "LIMIT"
+		case "workers", "cpus":
+			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("%s cannot change while the lab runs: want only %s", strings.ToUpper(k), patchKnobs)})
+			return
+		default:
+			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("unknown knob %q: want only %s", k, patchKnobs)})
+			return
+		}
+		text := strings.Trim(string(raw[k]), `" `)
+		v, err := strconv.Atoi(text)
+		if err != nil {
+			lo, hi := knobRange(env)
+			errs = append(errs, FieldError{Field: env, Value: text, Allowed: fmt.Sprintf("%d to %d", lo, hi)})
+			continue
+		}
+		*dst = &v
+	}
+	if errs == nil {
+		cfg, err := s.SetConfig(p)
+		if err == nil {
+			writeJSON(w, http.StatusOK, cfg)
+			return
+		}
+		if !errors.As(err, &errs) {
+			writeJSON(w, http.StatusBadRequest, ControlError{Error: err.Error()})
+			return
+		}
+	} else {
+		// Report the knobs that parsed but are out of range too.
+		var more FieldErrors
+		if errors.As(p.apply(s.Config()).Validate(), &more) {
+			errs = append(errs, more...)
+		}
+		slices.SortStableFunc(errs, func(a, b FieldError) int { return knobIndex(a.Field) - knobIndex(b.Field) })
+	}
+	ce := ControlError{Error: errs.Error()}
+	for _, e := range errs {
+		ce.Fields = append(ce.Fields, FieldErrorJSON(e))
+	}
+	writeJSON(w, http.StatusBadRequest, ce)
+}
+
+func knobIndex(env string) int {
+	for i, k := range knobs() {
+		if k.env == env {
+			return i
+		}
+	}
+	return -1
+}
+
+func knobRange(env string) (int, int) {
+	for _, k := range knobs() {
+		if k.env == env {
+			return k.lo, k.hi
+		}
+	}
+	return 0, 0
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

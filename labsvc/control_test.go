@@ -1,0 +1,130 @@
+package labsvc_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"capacitylab/labsvc"
+)
+
+func TestControlConfig(t *testing.T) {
+	l := startLab(t, labsvc.DefaultConfig())
+	var got labsvc.Config
+	if code := doJSON(t, "GET", l.control+"/config", "", &got); code != 200 || got != labsvc.DefaultConfig() {
+		t.Fatalf("GET /config = %d %+v, want the defaults", code, got)
+	}
+	tests := []struct {
+		name      string
+		body      string
+		status    int
+		want      labsvc.Config // config in force afterwards
+		errSubstr string        // for 400s, in the one-line error
+	}{
+		// a partial change touches only the knobs it names
+		{"change spin", `{"spin_ms": 5}`, 200, labsvc.Config{Workers: 1, SpinMS: 5, WaitMS: 18, CPUs: 1}, ""},
+		// several knobs at once, including a simulated bad release
+		{"change all three", `{"spin_ms": 2, "wait_ms": 40, "limit": 10}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},
+		// out of range, validated like start-up: nothing changes
+		{"negative spin", `{"spin_ms": -1}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "SPIN_MS=-1 is not allowed: want 0 to 1000"},
+		// every bad knob is named, in knob order, on one line
+		{"two bad", `{"limit": "many", "wait_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1},
+			"WAIT_MS=10001 is not allowed: want 0 to 10000; LIMIT=many is not allowed: want 0 to 100000"},
+		// a fraction is not a whole number of milliseconds
+		{"fraction", `{"wait_ms": 2.5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WAIT_MS=2.5 is not allowed"},
+		// WORKERS and CPUS are fixed for the life of the lab
+		{"workers", `{"workers": 4}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WORKERS cannot change while the lab runs"},
+		// a misspelt knob is named
+		{"unknown", `{"spin": 4}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, `unknown knob "spin"`},
+		// not JSON at all
+		{"not json", `spin_ms=4`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "not a JSON object"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.status == 200 {
+				var c labsvc.Config
+				if code := doJSON(t, "POST", l.control+"/config", tc.body, &c); code != 200 || c != tc.want {
+					t.Errorf("POST /config %s = %d %+v, want 200 %+v", tc.body, code, c, tc.want)
+				}
+			} else {
+				var ce labsvc.ControlError
+				code := doJSON(t, "POST", l.control+"/config", tc.body, &ce)
+				if code != tc.status || !strings.Contains(ce.Error, tc.errSubstr) || strings.Contains(ce.Error, "\n") {
+					t.Errorf("POST /config %s = %d %q, want %d with %q on one line", tc.body, code, ce.Error, tc.status, tc.errSubstr)
+				}
+			}
+			if got := l.srv.Config(); got != tc.want {
+				t.Errorf("config in force %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	// The change takes effect on the next request.
+	doJSON(t, "POST", l.control+"/config", `{"wait_ms": 0, "spin_ms": 0}`, nil)
+	r, err := call(l.addr, 5*time.Second)
+	if err != nil || r.status != 200 || r.serviceMS > 10 {
+		t.Errorf("after WAIT_MS=0: %+v %v, want a fast 200", r, err)
+	}
+}
+
+func TestControlStatsResetMetrics(t *testing.T) {
+	l := startLab(t, cfg(1, 0, 0, 0))
+	for range 3 {
+		if _, err := call(l.addr, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := stats(t, l.control); st.Done != 3 || st.ServiceMS.N != 3 || st.QueueWaitMS.N != 3 {
+		t.Errorf("stats after 3 requests: %+v", st)
+	}
+	var closed, fresh labsvc.Stats
+	doJSON(t, "POST", l.control+"/reset", "", &closed)
+	fresh = stats(t, l.control)
+	if closed.Done != 3 || fresh.Done != 0 || fresh.Accepted != 0 || fresh.ServiceMS.N != 0 || !fresh.Since.After(closed.Since) {
+		t.Errorf("reset returned %+v and left %+v, want the closed window of 3 and an empty new one", closed, fresh)
+	}
+	resp, err := controlClient.Get(l.control + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// Prometheus counters are cumulative: the reset does not touch them.
+	for _, want := range []string{"lab_done_total 3", "lab_accepted_total 3", "lab_service_seconds_count 3", `lab_bad_total{reason="timeout"} 0`, "lab_workers 1"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("GET /metrics lacks %q", want)
+		}
+	}
+	// The control API is never queued behind the workers.
+	slow := startLab(t, cfg(1, 0, 2000, 0))
+	go func() { _, _ = call(slow.addr, 5*time.Second) }()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	st := stats(t, slow.control)
+	if el := time.Since(start); el > time.Second || st.InService != 1 {
+		t.Errorf("GET /stats took %v with a worker busy (in_service=%d), want an immediate answer", el, st.InService)
+	}
+	// Wrong method: the mux says which are allowed.
+	resp, err = controlClient.Post(l.control+"/stats", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /stats = %d, want 405", resp.StatusCode)
+	}
+}
+
+func TestServeRejectsBadConfig(t *testing.T) {
+	// Serve reports an invalid config (NewServer cannot fail).
+	srv := labsvc.NewServer(labsvc.Config{Workers: 0, CPUs: 1}, nil)
+	a, _ := netListen(t)
+	b, _ := netListen(t)
+	err := srv.Serve(t.Context(), a, b)
+	var fe labsvc.FieldErrors
+	if !errors.As(err, &fe) || fe[0].Field != "WORKERS" {
+		t.Errorf("Serve with WORKERS=0 = %v, want FieldErrors naming WORKERS", err)
+	}
+}

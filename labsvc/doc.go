@@ -1,0 +1,138 @@
+// Package labsvc is the lab service the lessons measure, and the supervisor
+// that runs it as a sandboxed child process.
+//
+// # Knobs
+//
+// Config holds five knobs, read by ParseSettings from flags with environment
+// fallbacks (a flag wins), then defaults:
+//
+//	env      flag        default  range        meaning
+//	WORKERS  --workers   1        1..1024      requests served at once
+//	SPIN_MS  --spin-ms   2        0..1000      processor time per request
+//	WAIT_MS  --wait-ms   18       0..10000     waiting (sleep) per request
+//	LIMIT    --limit     0        0..100000    admission queue depth, 0 = unbounded
+//	CPUS     --cpus      1        1..64        processors the lab may use
+//	ADDR     --addr      127.0.0.1:8000        requests (cmd/lab only)
+//	CONTROL_ADDR --control 127.0.0.1:8001      control API (cmd/lab only)
+//
+// (CONTROL_ADDR, not CONTROL: cmd/load reads CONTROL as the lab's control
+// URL, and the two are often run from one shell.)
+//
+// A bad value (not a whole number, or out of range) is reported as
+// FieldErrors, one "VAR=value is not allowed: want lo to hi" per knob, all on
+// one line; cmd/lab prints it and exits with status 2.
+//
+// # Requests
+//
+// A request is a fresh TCP connection carrying one HTTP/1.x request (any
+// method and path; a body is allowed with Content-Length, at most
+// MaxBodyBytes, and is discarded; chunked bodies are refused as garbage).
+//
+// The door accepts each connection. If LIMIT > 0 and LIMIT connections
+// already wait in the queue, the door refuses it: it reads the request once
+// (waiting at most RefuseReadTimeout), writes
+//
+//	HTTP/1.1 503 Service Unavailable
+//	Connection: close
+//	Retry-After: 1
+//	Content-Length: 11
+//
+//	queue full
+//
+// then half-closes and drains the connection (at most LingerTimeout) before
+// closing it, so the caller reads the 503 instead of a connection reset. A
+// refused connection never reaches a worker. Otherwise the connection joins
+// the FIFO queue.
+//
+// Each of WORKERS workers takes the oldest queued connection, reads its
+// request (at most ReadTimeout from taking it), spends SPIN_MS of processor
+// time, sleeps WAIT_MS, and answers
+//
+//	HTTP/1.1 200 OK
+//	Connection: close
+//	X-Queue-Wait-Ms: 0.042
+//	X-Service-Ms: 20.117
+//	Content-Length: 3
+//
+//	ok
+//
+// and closes. X-Queue-Wait-Ms is the time from accept to a worker taking the
+// connection; X-Service-Ms is the time from taking it to the answer. Both are
+// decimal milliseconds with three decimals.
+//
+// SPIN_MS is processor time, not wall time: the worker computes while locked
+// to its OS thread and reads the thread's CPU clock
+// (CLOCK_THREAD_CPUTIME_ID), so a spin costs SPIN_MS of processor however
+// many workers compete for it. With CPUS=1 and SPIN_MS=2 the processor
+// ceiling is 1000/2 = 500 requests a second whatever WORKERS is, and the
+// service time each caller sees grows with the competition instead. The
+// lab's own work per request (accepting, reading, answering and closing a
+// TCP connection, mostly in the kernel) adds about 0.07 to 0.2 ms of
+// processor, so the plateau measured on one processor is nearer 450 to
+// 480 a second; process_cpu_ms in the stats shows it (see
+// docs/BENCHMARKS.md).
+//
+// The lab does not notice callers that gave up: once a request has been read
+// it is served and counted in done even if nobody reads the answer. A caller
+// that sends nothing or too little within ReadTimeout, closes before sending
+// a complete request, or sends something that is not an HTTP/1.x request
+// (answered 400) is counted in bad and bad_by (timeout, gone, garbage).
+//
+// # Control API
+//
+// JSON over HTTP on the control listener, served apart from the queue:
+//
+//	GET  /healthz   "ok"
+//	GET  /config    the knobs in force: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1}
+//	POST /config    change some of spin_ms, wait_ms, limit, e.g. {"limit": 10};
+//	                200 with the new config, or 400 with
+//	                {"error": "...one line...", "fields": [{"field","value","allowed"}]}
+//	                (workers and cpus cannot change while the lab runs)
+//	GET  /stats     the current window (Stats)
+//	POST /reset     close the window, returning it (Stats), and begin a new one
+//	GET  /metrics   Prometheus text format, cumulative since start (lab_* plus
+//	                the Go runtime and process collectors)
+//
+// Stats (GET /stats) has these fields, counted since the last reset:
+//
+//	since         when the window began (RFC 3339)
+//	accepted      connections the door admitted to the queue (including carried)
+//	refused       connections answered 503 by the door
+//	done          requests served to completion, whether or not the caller listened
+//	queued        connections waiting now
+//	queued_max    most waiting at once
+//	in_service    connections held by a worker now
+//	bad           accepted connections that never sent a complete request
+//	bad_by        {"timeout","gone","garbage"} breakdown of bad
+//	carried       connections queued or in service when the window began
+//	busy_ms       worker-time spent holding connections (ms)
+//	spin_cpu_ms   processor time the spins measured (ms)
+//	process_cpu_ms processor time (user+system) of the whole lab process (ms)
+//	queue_wait_ms Summary of queue waits of served requests
+//	service_ms    Summary of service times of served requests
+//
+// A Summary is {"n","mean","p50","p99","max"} in milliseconds, percentiles
+// nearest-rank over the n retained samples (at most MaxSamples). At every
+// instant accepted = done + queued + in_service + bad (Stats.Unaccounted is
+// 0); connections still queued or in service at a reset are carried into the
+// new window's accepted so this holds within every window.
+//
+// # Supervisor
+//
+// StartChild runs a lab as a child process: the parent opens both listeners
+// on 127.0.0.1 with kernel-chosen ports and passes them as file descriptors 3
+// (requests) and 4 (control), so there is no port race and no request is lost
+// before the child is up. The child (any program calling RunChild, such as
+// "lab lab-child" or the server's own binary with that subcommand) applies
+// ApplySandbox (GOMAXPROCS=CPUS, CPU affinity, MemoryLimit), prints one line
+// beginning "lab: child ready" on stdout and serves. It runs in its own
+// process group with Pdeathsig SIGKILL, is killed when the context ends, and
+// is always waited for; an unexpected exit is reported by Child.Err with the
+// child's last stderr lines.
+//
+// A program can be its own lab child: call ChildMain(envVar) first in main
+// (or in TestMain, so tests start real children without building a binary)
+// and start children with SelfCommand(envVar). cmd/lab and cmd/server
+// instead take a hidden "lab-child" subcommand: ChildCommand{Path:
+// os.Executable(), Args: []string{"lab-child"}}.
+package labsvc

@@ -1,0 +1,142 @@
+package labsvc
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Default addresses of the terminal lab (cmd/lab). Both are loopback: the lab
+// listens on other interfaces only when told to.
+const (
+	DefaultAddr    = "127.0.0.1:8000"
+	DefaultControl = "127.0.0.1:8001"
+)
+
+// Settings is a Config plus the addresses the terminal lab listens on.
+type Settings struct {
+	Config
+	Addr    string // --addr / ADDR: where requests are taken
+	Control string // --control / CONTROL_ADDR: where the control API is served
+}
+
+// knob describes one numeric knob: its environment variable, its flag, its
+// range and where it lives in a Config.
+type knob struct {
+	env, flag, usage string
+	lo, hi           int
+	field            func(*Config) *int
+}
+
+func knobs() []knob {
+	return []knob{
+		{"WORKERS", "workers", "requests served at once", 1, MaxWorkers, func(c *Config) *int { return &c.Workers }},
+		{"SPIN_MS", "spin-ms", "processor time per request, ms", 0, MaxSpinMS, func(c *Config) *int { return &c.SpinMS }},
+		{"WAIT_MS", "wait-ms", "waiting (sleep) per request, ms", 0, MaxWaitMS, func(c *Config) *int { return &c.WaitMS }},
+		{"LIMIT", "limit", "admission queue depth, 0 = unbounded", 0, MaxLimit, func(c *Config) *int { return &c.Limit }},
+		{"CPUS", "cpus", "processors the lab may use", 1, MaxCPUs, func(c *Config) *int { return &c.CPUs }},
+	}
+}
+
+// ErrUsage is wrapped by ParseSettings errors that come from the command line
+// itself (unknown flag, stray argument, -h). Such errors, like FieldErrors,
+// should end the program with exit status 2, except flag.ErrHelp (also
+// wrapped, for -h), after which the usage has been written and the program
+// may exit 0.
+var ErrUsage = errors.New("usage")
+
+// ParseSettings reads the knobs and addresses from args (flags such as
+// --workers=4) with the environment (WORKERS=4, read through getenv) as
+// fallback, then defaults. A value that is not a whole number or is out of
+// range yields FieldErrors with one "VAR=value is not allowed: want lo to hi"
+// per bad knob, whether it came from a flag or the environment. The usage
+// text for -h is written to usage (which may be nil).
+func ParseSettings(name string, args []string, getenv func(string) string, usage io.Writer) (Settings, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	ks := knobs()
+	raw := make([]*string, len(ks))
+	def := DefaultConfig()
+	for i, k := range ks {
+		raw[i] = fs.String(k.flag, "", fmt.Sprintf("%s (env %s, default %d, %d to %d)", k.usage, k.env, *k.field(&def), k.lo, k.hi))
+	}
+	addr := fs.String("addr", "", "address for requests (env ADDR, default "+DefaultAddr+")")
+	control := fs.String("control", "", "address for the control API (env CONTROL_ADDR, default "+DefaultControl+")")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) && usage != nil {
+			fmt.Fprintf(usage, "usage: %s [flags]\n", name)
+			fs.SetOutput(usage)
+			fs.PrintDefaults()
+		}
+		return Settings{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return Settings{}, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	}
+	s := Settings{Config: def, Addr: DefaultAddr, Control: DefaultControl}
+	var errs FieldErrors
+	for i, k := range ks {
+		v := *raw[i]
+		if v == "" {
+			v = strings.TrimSpace(getenv(k.env))
+		}
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < k.lo || n > k.hi {
+			errs = append(errs, FieldError{Field: k.env, Value: v, Allowed: fmt.Sprintf("%d to %d", k.lo, k.hi)})
+			continue
+		}
+		*k.field(&s.Config) = n
+	}
+	if errs != nil {
+		return Settings{}, errs
+	}
+	if err := s.Config.Validate(); err != nil {
+		return Settings{}, err
+	}
+	s.Addr = pick(*addr, getenv("ADDR"), DefaultAddr)
+	s.Control = pick(*control, getenv("CONTROL_ADDR"), DefaultControl)
+	return s, nil
+}
+
+// ParseConfig is ParseSettings for callers that only want the knobs; the
+// address flags are accepted and ignored.
+func ParseConfig(args []string, getenv func(string) string) (Config, error) {
+	s, err := ParseSettings("lab", args, getenv, nil)
+	return s.Config, err
+}
+
+// Args renders c as the flags ParseSettings reads, e.g. for a child process.
+func (c Config) Args() []string {
+	var out []string
+	for _, k := range knobs() {
+		out = append(out, fmt.Sprintf("--%s=%d", k.flag, *k.field(&c)))
+	}
+	return out
+}
+
+// String renders c the way the lessons write it: "WORKERS=1 SPIN_MS=2 ...".
+func (c Config) String() string {
+	var b strings.Builder
+	for i, k := range knobs() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", k.env, *k.field(&c))
+	}
+	return b.String()
+}
+
+func pick(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,91 @@
+package labsvc_test
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"testing"
+
+	"capacitylab/labsvc"
+)
+
+func netListen(t *testing.T) (net.Listener, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln, ln.Addr().String()
+}
+
+func TestParseSettings(t *testing.T) {
+	def := labsvc.DefaultConfig()
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    labsvc.Settings
+		wantErr string // exact one-line message, or "" for success
+		usage   bool   // the error is a usage error (ErrUsage)
+	}{
+		// nothing given: the lessons' defaults on loopback
+		{"defaults", nil, nil, labsvc.Settings{Config: def, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// the environment sets knobs and addresses
+		{"env", nil, map[string]string{"WORKERS": "16", "SPIN_MS": "0", "LIMIT": "5", "CPUS": "2", "ADDR": "0.0.0.0:9000"},
+			labsvc.Settings{Config: labsvc.Config{Workers: 16, SpinMS: 0, WaitMS: 18, Limit: 5, CPUs: 2}, Addr: "0.0.0.0:9000", Control: "127.0.0.1:8001"}, "", false},
+		// the lab's control address is CONTROL_ADDR; CONTROL (cmd/load's URL of it) is not read
+		{"control addr", nil, map[string]string{"CONTROL_ADDR": "127.0.0.1:9001", "CONTROL": "http://127.0.0.1:8001"},
+			labsvc.Settings{Config: def, Addr: "127.0.0.1:8000", Control: "127.0.0.1:9001"}, "", false},
+		// a flag wins over its environment variable
+		{"flag wins", []string{"--workers=3", "-wait-ms", "0", "--control", "127.0.0.1:0"}, map[string]string{"WORKERS": "16"},
+			labsvc.Settings{Config: labsvc.Config{Workers: 3, SpinMS: 2, WaitMS: 0, CPUs: 1}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:0"}, "", false},
+		// not a number
+		{"non-numeric env", nil, map[string]string{"SPIN_MS": "two"}, labsvc.Settings{}, "SPIN_MS=two is not allowed: want 0 to 1000", false},
+		// a flag's bad value is named by its variable too
+		{"non-numeric flag", []string{"--limit=lots"}, nil, labsvc.Settings{}, "LIMIT=lots is not allowed: want 0 to 100000", false},
+		// no workers at all
+		{"zero workers", nil, map[string]string{"WORKERS": "0"}, labsvc.Settings{}, "WORKERS=0 is not allowed: want 1 to 1024", false},
+		// negative
+		{"negative wait", []string{"--wait-ms=-5"}, nil, labsvc.Settings{}, "WAIT_MS=-5 is not allowed: want 0 to 10000", false},
+		// beyond the sandbox caps
+		{"too many workers", nil, map[string]string{"WORKERS": "5000"}, labsvc.Settings{}, "WORKERS=5000 is not allowed: want 1 to 1024", false},
+		// every bad knob on one line, in knob order
+		{"two bad", nil, map[string]string{"CPUS": "0", "WORKERS": "x"}, labsvc.Settings{},
+			"WORKERS=x is not allowed: want 1 to 1024; CPUS=0 is not allowed: want 1 to 64", false},
+		// a misspelt flag
+		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker", true},
+		// a stray argument
+		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) string { return tc.env[k] }
+			got, err := labsvc.ParseSettings("lab", tc.args, getenv, nil)
+			if tc.wantErr == "" {
+				if err != nil || got != tc.want {
+					t.Errorf("got %+v, %v; want %+v", got, err, tc.want)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.wantErr {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+			var fe labsvc.FieldErrors
+			if tc.usage != errors.Is(err, labsvc.ErrUsage) || tc.usage == errors.As(err, &fe) {
+				t.Errorf("error %v: usage=%v, want usage=%v (and FieldErrors otherwise)", err, errors.Is(err, labsvc.ErrUsage), tc.usage)
+			}
+		})
+	}
+}
+
+func TestConfigArgsRoundTrip(t *testing.T) {
+	// What StartChild passes a child is read back as the same knobs.
+	c := labsvc.Config{Workers: 7, SpinMS: 3, WaitMS: 0, Limit: 12, CPUs: 2}
+	got, err := labsvc.ParseConfig(c.Args(), func(string) string { return "999" })
+	if err != nil || got != c {
+		t.Errorf("ParseConfig(%q) = %+v, %v; want %+v", c.Args(), got, err, c)
+	}
+	if s := c.String(); s != "WORKERS=7 SPIN_MS=3 WAIT_MS=0 LIMIT=12 CPUS=2" || strings.Contains(s, "\n") {
+		t.Errorf("String() = %q", s)
+	}
+}

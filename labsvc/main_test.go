@@ -1,0 +1,231 @@
+package labsvc_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"capacitylab/labsvc"
+)
+
+// The supervisor tests re-execute this test binary as the lab child:
+// labsvc.ChildMain serves (the same RunChild that cmd/lab and cmd/server use)
+// when LABSVC_TEST_CHILD=1; the other values are test-only behaviours.
+const childEnv = "LABSVC_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	labsvc.ChildMain(childEnv)
+	switch os.Getenv(childEnv) {
+	case "":
+		goleak.VerifyTestMain(m)
+	case "parent":
+		// Start a lab child, say its pid, and wait to be killed.
+		cc, err := labsvc.SelfCommand(childEnv)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		c, err := labsvc.StartChild(context.Background(), cc, labsvc.DefaultConfig())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(c.Pid())
+		<-c.Done()
+		os.Exit(1)
+	case "die":
+		// Serve, then fail on its own after a moment, leaving last words.
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			fmt.Fprintln(os.Stderr, "simulated failure: the lab ran out of cheese")
+			os.Exit(3)
+		}()
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		_ = labsvc.RunChild(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+		os.Exit(0)
+	default:
+		fmt.Fprintf(os.Stderr, "%s=%q: want 1, parent or die\n", childEnv, os.Getenv(childEnv))
+		os.Exit(2)
+	}
+}
+
+// testChild is the ChildCommand that re-executes this test binary: mode
+// "serve" is a normal lab child, "die" one that fails on its own.
+func testChild(t testing.TB, mode string) labsvc.ChildCommand {
+	if mode == "serve" {
+		cc, err := labsvc.SelfCommand(childEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cc
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return labsvc.ChildCommand{Path: exe, Env: []string{childEnv + "=" + mode}}
+}
+
+// lab is an in-process lab on real loopback listeners.
+type lab struct {
+	srv     *labsvc.Server
+	addr    string // requests, host:port
+	control string // control base URL
+}
+
+// startLab serves cfg in process until the test ends, and checks that Serve
+// then returns nil.
+func startLab(t testing.TB, cfg labsvc.Config) lab {
+	t.Helper()
+	req, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := labsvc.NewServer(cfg, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ctx, req, ctl) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("Serve did not return within 5s of cancel")
+		}
+	})
+	return lab{srv: srv, addr: req.Addr().String(), control: "http://" + ctl.Addr().String()}
+}
+
+// reply is one answer read off the wire.
+type reply struct {
+	status     int
+	header     http.Header
+	body       string
+	queueWait  float64 // X-Queue-Wait-Ms
+	serviceMS  float64 // X-Service-Ms
+	retryAfter string
+	close      bool // the answer said Connection: close
+}
+
+// call makes one request on a fresh connection and reads the whole answer.
+// Any connection error (such as a reset) is returned.
+func call(addr string, timeout time.Duration) (reply, error) {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return reply{}, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := io.WriteString(c, "GET /work HTTP/1.1\r\nHost: lab\r\nUser-Agent: labsvc-test\r\n\r\n"); err != nil {
+		return reply{}, err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return reply{}, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return reply{}, err
+	}
+	r := reply{status: resp.StatusCode, header: resp.Header, body: string(body), retryAfter: resp.Header.Get("Retry-After"), close: resp.Close}
+	if resp.StatusCode == http.StatusOK {
+		if r.queueWait, err = strconv.ParseFloat(resp.Header.Get("X-Queue-Wait-Ms"), 64); err != nil {
+			return r, fmt.Errorf("X-Queue-Wait-Ms: %w", err)
+		}
+		if r.serviceMS, err = strconv.ParseFloat(resp.Header.Get("X-Service-Ms"), 64); err != nil {
+			return r, fmt.Errorf("X-Service-Ms: %w", err)
+		}
+	}
+	return r, nil
+}
+
+var controlClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// getJSON GETs or POSTs (when body != "") url and decodes the JSON answer
+// into v, returning the status.
+func doJSON(t testing.TB, method, url, body string, v any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := controlClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	if v != nil {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("%s %s: decoding: %v", method, url, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func stats(t testing.TB, control string) labsvc.Stats {
+	t.Helper()
+	var st labsvc.Stats
+	if code := doJSON(t, "GET", control+"/stats", "", &st); code != 200 {
+		t.Fatalf("GET /stats: status %d", code)
+	}
+	return st
+}
+
+// quiet polls the stats until nothing is queued or in service, or fails
+// after timeout.
+func quiet(t testing.TB, control string, timeout time.Duration) labsvc.Stats {
+	t.Helper()
+	end := time.Now().Add(timeout)
+	for {
+		st := stats(t, control)
+		if st.Queued == 0 && st.InService == 0 {
+			return st
+		}
+		if time.Now().After(end) {
+			t.Fatalf("lab not quiet after %v: %+v", timeout, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func cfg(workers, spin, wait, limit int) labsvc.Config {
+	return labsvc.Config{Workers: workers, SpinMS: spin, WaitMS: wait, Limit: limit, CPUs: 1}
+}
+
+// processGone reports whether the process with the pid has ended: it no
+// longer exists, or it is a zombie (dead, waiting for whoever inherited it
+// to reap it).
+func processGone(pid int) bool {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}

@@ -1,0 +1,411 @@
+package labsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Server is one lab: a door, a FIFO queue, WORKERS workers and a control
+// API. Build it with NewServer and run it once with Serve.
+type Server struct {
+	logger  *slog.Logger
+	workers int
+	reg     *prometheus.Registry
+	m       metrics
+
+	mu        sync.Mutex
+	cond      *sync.Cond // signalled when the queue gains a connection or the server closes
+	cfg       Config
+	queue     ring
+	inService int
+	closed    bool
+	started   bool
+	w         window
+	wg        sync.WaitGroup // every goroutine Serve starts, including lingering closes
+	refusing  chan struct{}  // semaphore: refusals and 400s being answered
+	fellBack  atomic.Bool    // the thread CPU clock failed once (logged once)
+}
+
+// pending is an accepted connection waiting for a worker.
+type pending struct {
+	conn net.Conn
+	at   time.Time // when the door accepted it
+}
+
+// ring is a FIFO of pending connections that reuses its storage.
+type ring struct {
+	buf  []pending
+	head int
+	n    int
+}
+
+func (r *ring) push(p pending) {
+	if r.n == len(r.buf) {
+		nb := make([]pending, max(16, 2*len(r.buf)))
+		for i := range r.n {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = p
+	r.n++
+}
+
+func (r *ring) pop() pending {
+	p := r.buf[r.head]
+	r.buf[r.head] = pending{}
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return p
+}
+
+// NewServer returns a lab with the given knobs that logs to logger (nil
+// discards). Its Prometheus registry is its own. An invalid cfg is reported
+// by Serve.
+func NewServer(cfg Config, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{logger: logger, workers: cfg.Workers, cfg: cfg, reg: prometheus.NewRegistry()}
+	s.cond = sync.NewCond(&s.mu)
+	s.refusing = make(chan struct{}, MaxRefusing)
+	s.w.reset(time.Now(), 0, 0)
+	s.m = newMetrics(s.reg, s)
+	return s
+}
+
+// Serve takes requests on the requests listener and serves the control API
+// on the control listener until ctx ends or a listener fails. It then closes
+// both listeners, closes the connections still queued, interrupts the
+// workers, waits for every goroutine it started, and returns (nil when ctx
+// ended). Serve may be called only once.
+func (s *Server) Serve(ctx context.Context, requests, control net.Listener) error {
+	defer requests.Close()
+	defer control.Close()
+	if err := s.cfg.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("labsvc: Serve called twice")
+	}
+	s.started = true
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg := &s.wg
+	errc := make(chan error, 2)
+
+	hs := &http.Server{
+		Handler:           s.controlHandler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	wg.Go(func() {
+		if err := hs.Serve(control); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("labsvc: control listener: %w", err)
+		}
+	})
+	for range s.workers {
+		wg.Go(func() { s.work(ctx) })
+	}
+	wg.Go(func() {
+		if err := s.door(ctx, requests); err != nil {
+			errc <- err
+		}
+	})
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	cancel()
+	_ = requests.Close()
+	sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+	if hs.Shutdown(sctx) != nil {
+		_ = hs.Close()
+	}
+	scancel()
+	s.mu.Lock()
+	s.closed = true
+	for s.queue.n > 0 {
+		_ = s.queue.pop().conn.Close()
+	}
+	s.mu.Unlock()
+	s.cond.Broadcast()
+	wg.Wait()
+	return err
+}
+
+// door accepts connections, admits them to the queue or refuses them, and
+// returns when the listener is closed.
+func (s *Server) door(ctx context.Context, ln net.Listener) error {
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("labsvc: request listener closed: %w", err)
+			}
+			// Out of file descriptors or an aborted handshake: wait and go on.
+			s.logger.Warn("accept failed", "err", err, "retry_in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return nil
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		now := time.Now()
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = c.Close()
+			return nil
+		}
+		if s.cfg.Limit > 0 && s.queue.n >= s.cfg.Limit {
+			s.w.refused++
+			s.mu.Unlock()
+			s.m.refused.Inc()
+			// At most MaxRefusing refusals at once; beyond that the door
+			// waits, and callers wait in the kernel's accept backlog.
+			select {
+			case s.refusing <- struct{}{}:
+			case <-ctx.Done():
+				_ = c.Close()
+				return nil
+			}
+			s.wg.Go(func() {
+				refuse(c)
+				<-s.refusing
+			})
+			continue
+		}
+		s.queue.push(pending{conn: c, at: now})
+		s.w.accepted++
+		s.w.queuedMax = max(s.w.queuedMax, s.queue.n)
+		s.mu.Unlock()
+		s.cond.Signal()
+		s.m.accepted.Inc()
+	}
+}
+
+// refuse reads a refused caller's request once, answers 503 and closes
+// gracefully.
+func refuse(c net.Conn) {
+	var buf [2048]byte
+	_ = c.SetReadDeadline(time.Now().Add(RefuseReadTimeout))
+	_, _ = c.Read(buf[:])
+	closeGracefully(c, refusedResponse)
+}
+
+// work is one worker: take the oldest connection, serve it, repeat.
+func (s *Server) work(ctx context.Context) {
+	buf := make([]byte, MaxHeaderBytes)
+	out := make([]byte, 0, 256)
+	var sp spinner
+	for {
+		s.mu.Lock()
+		for s.queue.n == 0 && !s.closed {
+			s.cond.Wait()
+		}
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		p := s.queue.pop()
+		spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
+		s.inService++
+		s.mu.Unlock()
+		out = s.serve(ctx, p, spin, wait, buf, out, &sp)
+	}
+}
+
+// serve handles one connection taken from the queue.
+func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner) []byte {
+	take := time.Now()
+	queueWait := take.Sub(p.at)
+	res, why := readRequest(p.conn, buf, take.Add(ReadTimeout))
+	if res != reqOK {
+		s.finishBad(res, time.Since(take))
+		if res != reqGarbage {
+			_ = p.conn.Close()
+			return out
+		}
+		// Answer 400 and linger off the worker, so a caller that sends
+		// garbage and never closes does not hold the worker.
+		select {
+		case s.refusing <- struct{}{}:
+			s.wg.Go(func() {
+				closeGracefully(p.conn, badRequest(why))
+				<-s.refusing
+			})
+		default:
+			_ = p.conn.Close()
+		}
+		return out
+	}
+	cpu, fellBack := sp.spin(ctx, time.Duration(spinMS)*time.Millisecond)
+	if fellBack && !s.fellBack.Swap(true) {
+		s.logger.Warn("thread CPU clock unavailable; SPIN_MS spent as wall time")
+	}
+	if waitMS > 0 {
+		t := time.NewTimer(time.Duration(waitMS) * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	if ctx.Err() != nil {
+		// Shutting down: the request was not served.
+		s.mu.Lock()
+		s.inService--
+		s.mu.Unlock()
+		_ = p.conn.Close()
+		return out
+	}
+	service := time.Since(take)
+	// Count it before answering, so a caller that has its answer finds it in
+	// the stats.
+	s.mu.Lock()
+	s.inService--
+	s.w.done++
+	s.w.busy += service
+	s.w.spinCPU += cpu
+	s.w.sample(queueWait, service)
+	s.mu.Unlock()
+	s.m.observe(queueWait, service, cpu)
+
+	// The answer is far smaller than a fresh connection's send buffer, so
+	// the write cannot block and needs no deadline.
+	out = appendOK(out[:0], queueWait, service)
+	_, _ = p.conn.Write(out)
+	_ = p.conn.Close()
+	return out
+}
+
+func (s *Server) finishBad(res outcome, busy time.Duration) {
+	s.mu.Lock()
+	s.inService--
+	s.w.busy += busy
+	switch res {
+	case reqTimeout:
+		s.w.bad.Timeout++
+	case reqGone:
+		s.w.bad.Gone++
+	default:
+		s.w.bad.Garbage++
+	}
+	s.mu.Unlock()
+	s.m.bad(res)
+}
+
+// Config returns the knobs in force.
+func (s *Server) Config() Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+// ConfigPatch is a change to the knobs that may change while the lab runs;
+// nil fields are left as they are.
+type ConfigPatch struct {
+	SpinMS *int
+	WaitMS *int
+	Limit  *int
+}
+
+// apply returns c changed by p.
+func (p ConfigPatch) apply(c Config) Config {
+	if p.SpinMS != nil {
+		c.SpinMS = *p.SpinMS
+	}
+	if p.WaitMS != nil {
+		c.WaitMS = *p.WaitMS
+	}
+	if p.Limit != nil {
+		c.Limit = *p.Limit
+	}
+	return c
+}
+
+// SetConfig applies p if the result is valid and returns the knobs now in
+// force; otherwise it changes nothing and returns FieldErrors. A lower LIMIT
+// refuses new callers while the queue is longer; it evicts nobody.
+func (s *Server) SetConfig(p ConfigPatch) (Config, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := p.apply(s.cfg)
+	if err := c.Validate(); err != nil {
+		return s.cfg, err
+	}
+	s.cfg = c
+	return c, nil
+}
+
+// Stats returns the current window.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	st, waits, svcs := s.snapshotLocked()
+	s.mu.Unlock()
+	st.QueueWaitMS = summarize(waits)
+	st.ServiceMS = summarize(svcs)
+	return st
+}
+
+// Reset closes the current window, returning it, and begins a new one.
+// Connections queued or in service at that moment are carried into the new
+// window (see Stats.Carried).
+func (s *Server) Reset() Stats {
+	s.mu.Lock()
+	st, waits, svcs := s.snapshotLocked()
+	s.w.reset(time.Now(), s.queue.n, s.inService)
+	s.mu.Unlock()
+	st.QueueWaitMS = summarize(waits)
+	st.ServiceMS = summarize(svcs)
+	return st
+}
+
+func (s *Server) snapshotLocked() (Stats, []float64, []float64) {
+	w := &s.w
+	st := Stats{
+		Since:     w.since,
+		Accepted:  w.accepted,
+		Refused:   w.refused,
+		Done:      w.done,
+		Queued:    s.queue.n,
+		QueuedMax: w.queuedMax,
+		InService: s.inService,
+		Bad:       w.bad.Timeout + w.bad.Gone + w.bad.Garbage,
+		BadBy:     w.bad,
+		Carried:   w.carried,
+		BusyMS:    ms(w.busy),
+		SpinCPUMS: ms(w.spinCPU),
+	}
+	if cpu, ok := processCPU(); ok {
+		st.ProcessCPUMS = ms(cpu - w.processCPU)
+	}
+	return st, append([]float64(nil), w.waitSamples...), append([]float64(nil), w.svcSamples...)
+}
+
+// Registry returns the server's own Prometheus registry (served on
+// GET /metrics), for callers that want to gather it in process.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }

@@ -1,0 +1,144 @@
+package labsvc
+
+import (
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// processCPU returns the user + system time the process has used.
+func processCPU() (time.Duration, bool) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
+
+// MaxSamples is how many queue-wait and service-time samples a window keeps
+// for its summaries; later requests are still counted but not sampled, and
+// the summaries say how many samples they are over (n).
+const MaxSamples = 1 << 20
+
+// Summary describes a set of samples in milliseconds. Percentiles are
+// nearest-rank over the N retained samples; all fields are 0 when N is 0.
+type Summary struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// BadCounts breaks down the callers that were accepted but never sent a
+// complete request.
+type BadCounts struct {
+	Timeout int64 `json:"timeout"` // sent nothing, or not enough, within ReadTimeout
+	Gone    int64 `json:"gone"`    // closed the connection before a complete request
+	Garbage int64 `json:"garbage"` // sent something that is not an HTTP/1.x request (answered 400)
+}
+
+// Stats is the lab's window of counters since the last reset, as served by
+// GET /stats. At every instant
+//
+//	accepted = done + queued + in_service + bad
+//
+// holds (see Unaccounted).
+type Stats struct {
+	Since     time.Time `json:"since"`      // when the window began (start or last reset)
+	Accepted  int64     `json:"accepted"`   // admitted by the door into the queue (plus Carried)
+	Refused   int64     `json:"refused"`    // answered 503 by the door (never queued)
+	Done      int64     `json:"done"`       // served to completion, whether or not the caller still listened
+	Queued    int       `json:"queued"`     // waiting in the queue now
+	QueuedMax int       `json:"queued_max"` // most that waited at once in this window
+	InService int       `json:"in_service"` // held by a worker now
+	Bad       int64     `json:"bad"`        // accepted but no complete request (sum of BadBy)
+	BadBy     BadCounts `json:"bad_by"`
+	// Carried is how many were queued or in service when the window began;
+	// they are included in Accepted so the identity holds within a window.
+	Carried int64 `json:"carried"`
+	// BusyMS is worker-time spent holding connections (served or bad), ms.
+	BusyMS float64 `json:"busy_ms"`
+	// SpinCPUMS is the processor time the spins measured on their threads,
+	// ms. With SPIN_MS=s it is about s × done however long the spins took in
+	// wall time.
+	SpinCPUMS float64 `json:"spin_cpu_ms"`
+	// ProcessCPUMS is the processor time (user + system) the whole process
+	// used since the window began, ms: spins, the door, the workers' I/O,
+	// the runtime. In a lab child it is the lab's; in process it includes
+	// the caller's. ProcessCPUMS / (elapsed × CPUS) is the lab's utilisation.
+	ProcessCPUMS float64 `json:"process_cpu_ms"`
+	// QueueWaitMS summarises, over served requests, the time from accept to a
+	// worker taking the connection (the X-Queue-Wait-Ms header).
+	QueueWaitMS Summary `json:"queue_wait_ms"`
+	// ServiceMS summarises, over served requests, the time from a worker
+	// taking the connection to the answer (the X-Service-Ms header).
+	ServiceMS Summary `json:"service_ms"`
+}
+
+// Unaccounted returns accepted − done − queued − in_service − bad, which is
+// always 0 unless the lab has a bug.
+func (s Stats) Unaccounted() int64 {
+	return s.Accepted - s.Done - int64(s.Queued) - int64(s.InService) - s.Bad
+}
+
+// window holds the counters of one stats window; the Server guards it.
+type window struct {
+	since                   time.Time
+	accepted, refused, done int64
+	carried                 int64
+	bad                     BadCounts
+	queuedMax               int
+	busy, spinCPU           time.Duration
+	processCPU              time.Duration // process CPU time at the start
+	waitSamples, svcSamples []float64
+}
+
+func (w *window) reset(now time.Time, queued, inService int) {
+	w.since = now
+	w.carried = int64(queued + inService)
+	w.accepted = w.carried
+	w.refused, w.done = 0, 0
+	w.bad = BadCounts{}
+	w.queuedMax = queued
+	w.busy, w.spinCPU = 0, 0
+	w.processCPU, _ = processCPU()
+	w.waitSamples = w.waitSamples[:0]
+	w.svcSamples = w.svcSamples[:0]
+}
+
+func (w *window) sample(wait, svc time.Duration) {
+	if len(w.waitSamples) < MaxSamples {
+		w.waitSamples = append(w.waitSamples, ms(wait))
+		w.svcSamples = append(w.svcSamples, ms(svc))
+	}
+}
+
+// summarize sorts xs in place and summarises it.
+func summarize(xs []float64) Summary {
+	if len(xs) == 0 {
+		return Summary{}
+	}
+	slices.Sort(xs)
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return Summary{
+		N:    len(xs),
+		Mean: sum / float64(len(xs)),
+		P50:  nearestRank(xs, 50),
+		P99:  nearestRank(xs, 99),
+		Max:  xs[len(xs)-1],
+	}
+}
+
+// nearestRank returns the p-th percentile of sorted xs: the smallest value
+// with at least p% of the samples at or below it.
+func nearestRank(sorted []float64, p int) float64 {
+	n := len(sorted)
+	rank := (n*p + 99) / 100
+	rank = max(1, min(rank, n))
+	return sorted[rank-1]
+}
