@@ -1,0 +1,56 @@
+// Command load is the terminal twin of the server's load runner: it sweeps a
+// lab service with open-loop Poisson (or uniform) arrivals, or a closed loop
+// of clients, and prints one row per window as it ends. See package loadrun
+// for the columns, the records and the accounting rules.
+//
+// Usage:
+//
+//	load [--target URL] [--control URL] [--rate 40,48,60,100] [--seconds 20]
+//	     [--seed N] [--timeout 2s] [--schedule poisson|uniform] [--closed N]
+//	     [--records FILE] [--json] [--check]
+//
+// Flags:
+//
+//	--target URL      where requests go (env TARGET, default http://127.0.0.1:8000)
+//	--control URL     the lab's control API (env CONTROL, default http://127.0.0.1:8001);
+//	                  "none" runs without one (done and queued print as -)
+//	--rate LIST       offered rates, arrivals a second, one window each (default 40,48,60,100)
+//	--seconds S       length of each window (default 20)
+//	--seed N          seed of the arrival schedules; the same seed replays the same sweep (default 1)
+//	--timeout D       how long a caller waits for an answer (default 2s)
+//	--schedule KIND   poisson (default) or uniform
+//	--closed LIST     closed loop instead: one window per client count, e.g. 4 or 1,4,16
+//	--records FILE    write every request's raw record as CSV to FILE
+//	--json            one JSON object per row on stdout instead of the table
+//	--check           check the service and print what to expect, then exit
+//
+// Without --json, the table's columns are aligned and a row is printed as
+// each window ends; progress goes to stderr when stderr is a terminal.
+//
+// --check prints four lines: whether the service is up (exit 1 if not); its
+// knobs; its service time at rest from a few sequential requests; and the two
+// ceilings those imply (workers ÷ service time and cpus ÷ spin) and which
+// one binds.
+//
+// Bad input (unparsable rates, seconds ≤ 0, a rate above the cap, an
+// unreachable target or control API) prints one line and exits with
+// status 2 before anything is sent.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(exitStatus(err))
+	}
+}

@@ -1,0 +1,434 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+)
+
+// Defaults, as the lessons show them.
+const (
+	defaultTarget  = "http://127.0.0.1:8000"
+	defaultControl = "http://127.0.0.1:8001"
+	defaultRates   = "40,48,60,100"
+	defaultSeconds = 20
+	// checkRequests is how many sequential requests --check times, after
+	// one warm-up request.
+	checkRequests = 10
+)
+
+// usageError is bad input: exit status 2, nothing sent.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// exitStatus is 2 for bad input, 1 for anything else.
+func exitStatus(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// options are the parsed command line.
+type options struct {
+	target, control string
+	rates           []float64
+	clients         []int
+	seconds         float64
+	seed            uint64
+	timeout         time.Duration
+	kind            loadrun.Kind
+	records         string
+	json, check     bool
+}
+
+func parse(args []string, getenv func(string) string) (options, error) {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	target := fs.String("target", "", "where requests go (env TARGET, default "+defaultTarget+")")
+	control := fs.String("control", "", `the lab's control API (env CONTROL, default `+defaultControl+`; "none" for no lab)`)
+	rates := fs.String("rate", defaultRates, "offered rates, arrivals a second, one window each")
+	seconds := fs.Float64("seconds", defaultSeconds, "length of each window, seconds")
+	seed := fs.Uint64("seed", 1, "seed of the arrival schedules")
+	timeout := fs.Duration("timeout", loadrun.DefaultTimeout, "how long a caller waits for an answer")
+	schedule := fs.String("schedule", string(loadrun.Poisson), "arrival process: poisson or uniform")
+	closed := fs.String("closed", "", "closed loop with N clients (or a list, one window each)")
+	records := fs.String("records", "", "write raw records as CSV to this file")
+	asJSON := fs.Bool("json", false, "one JSON object per row instead of the table")
+	check := fs.Bool("check", false, "check the service and print what to expect")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			var b strings.Builder
+			fs.SetOutput(&b)
+			fs.PrintDefaults()
+			return options{}, usagef("usage: load [flags]\n%s", strings.TrimRight(b.String(), "\n"))
+		}
+		return options{}, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return options{}, usagef("unexpected argument %q: every setting is a flag, e.g. --rate 40,60", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	o := options{
+		target:  pick(*target, getenv("TARGET"), defaultTarget),
+		control: pick(*control, getenv("CONTROL"), defaultControl),
+		seconds: *seconds,
+		seed:    *seed,
+		timeout: *timeout,
+		records: *records,
+		json:    *asJSON,
+		check:   *check,
+	}
+	if o.control == "none" {
+		o.control = ""
+	}
+	var err error
+	if o.kind, err = loadrun.ParseKind(*schedule); err != nil {
+		return o, usageError{err.Error()}
+	}
+	if *closed != "" {
+		if set["rate"] {
+			return o, usagef("--rate and --closed exclude each other: open loop sends at rates, closed loop with clients")
+		}
+		if o.clients, err = parseClients(*closed); err != nil {
+			return o, err
+		}
+	} else if o.rates, err = parseRates(*rates); err != nil {
+		return o, err
+	}
+	if math.IsNaN(o.seconds) || o.seconds <= 0 || o.seconds > loadrun.MaxSeconds {
+		return o, usagef("--seconds %v is not allowed: want more than 0 and at most %d", o.seconds, loadrun.MaxSeconds)
+	}
+	return o, nil
+}
+
+func pick(vals ...string) string {
+	for _, v := range vals {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func parseRates(s string) ([]float64, error) {
+	var out []float64
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		r, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
+			return nil, usagef("--rate %q: %q is not a number; want rates a second separated by commas, e.g. 40,48,60,100", s, f)
+		}
+		if r <= 0 || r > loadrun.MaxRate {
+			return nil, usagef("--rate %q: %v is not allowed; want more than 0 and at most %d a second", s, r, loadrun.MaxRate)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func parseClients(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > loadrun.MaxClients {
+			return nil, usagef("--closed %q: %q is not allowed; want client counts from 1 to %d separated by commas", s, f, loadrun.MaxClients)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	o, err := parse(args, getenv)
+	if err != nil {
+		return err
+	}
+	target, err := loadrun.NewTarget(o.target, o.timeout)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	var ctl *loadrun.Control
+	if o.control != "" {
+		c, err := loadrun.NewControl(o.control, nil)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		ctl = &c
+	}
+	if o.check {
+		return check(ctx, target, ctl, stdout)
+	}
+
+	s := loadrun.Sweep{Target: target, Control: ctl, Rates: o.rates, Clients: o.clients, Seconds: o.seconds, Seed: o.seed, Kind: o.kind}
+	if err := s.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	var recFile *os.File
+	if o.records != "" {
+		if recFile, err = os.Create(o.records); err != nil {
+			return usagef("--records %q cannot be written: %v", o.records, rootCause(err))
+		}
+		defer recFile.Close()
+	}
+	// Reachability, before anything is sent: the control API answers and
+	// the target accepts a connection (opened and closed, no request).
+	if err := reachable(ctx, o.target, target, ctl); err != nil {
+		if recFile != nil {
+			recFile.Close()
+			os.Remove(o.records)
+		}
+		return err
+	}
+
+	events := make(chan loadrun.Event, 64)
+	type result struct {
+		rep loadrun.Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := s.Run(ctx, events)
+		done <- result{rep, err}
+	}()
+	closedLoop := len(o.clients) > 0
+	tbl := newTable(stdout, closedLoop)
+	live := isTerminal(stderr)
+	var werr error
+	for e := range events {
+		switch e.Kind {
+		case loadrun.EventProgress:
+			if live {
+				fmt.Fprintf(stderr, "\r\033[K%s", progressLine(e))
+			}
+		case loadrun.EventRow:
+			if live {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+			if werr != nil {
+				continue
+			}
+			if o.json {
+				werr = json.NewEncoder(stdout).Encode(e.Row)
+			} else {
+				werr = tbl.row(*e.Row)
+			}
+		}
+	}
+	res := <-done
+	if recFile != nil {
+		bw := bufio.NewWriter(recFile)
+		if err := loadrun.WriteCSV(bw, res.rep.Records()); err != nil {
+			return fmt.Errorf("writing records to %s: %w", o.records, err)
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("writing records to %s: %w", o.records, err)
+		}
+		if err := recFile.Close(); err != nil {
+			return fmt.Errorf("writing records to %s: %w", o.records, err)
+		}
+	}
+	if res.err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted after %d of %d windows; every request sent was accounted for", len(res.rep.Windows), max(len(o.rates), len(o.clients)))
+		}
+		return res.err
+	}
+	return werr
+}
+
+// reachable checks that the control API answers and that the target
+// accepts a connection, which it closes at once without a request.
+func reachable(ctx context.Context, rawTarget string, t loadrun.Target, ctl *loadrun.Control) error {
+	if ctl != nil {
+		if _, err := ctl.Stats(ctx); err != nil {
+			return usagef("the lab's control API at %s is not reachable (%v); start the lab, or pass --control none", ctl.URL(), rootCause(err))
+		}
+	}
+	d := net.Dialer{Timeout: 2 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", t.Addr())
+	if err != nil {
+		return usagef("target %s is not reachable: %v", rawTarget, rootCause(err))
+	}
+	return c.Close()
+}
+
+// rootCause strips Go's operation prefixes down to the system's words.
+func rootCause(err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func progressLine(e loadrun.Event) string {
+	what := fmt.Sprintf("%g/s", e.Rate)
+	if e.Clients > 0 {
+		what = fmt.Sprintf("%d clients", e.Clients)
+	}
+	return fmt.Sprintf("window %d/%d  %s  %.1f/%g s  sent %d  ended %d  in flight %d  not sent %d",
+		e.Window+1, e.Windows, what, e.ElapsedMS/1000, e.Seconds, e.Sent, e.Ended, e.Sent-e.Ended, e.NotSent)
+}
+
+// table prints rows with aligned columns, one row at a time.
+type table struct {
+	w      io.Writer
+	closed bool
+	header bool
+}
+
+func newTable(w io.Writer, closedLoop bool) *table { return &table{w: w, closed: closedLoop} }
+
+// columns are the lessons' columns, then the generator's honesty columns.
+func columns(closedLoop bool) []string {
+	cols := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued",
+		"not_sent", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n"}
+	if closedLoop {
+		cols = append([]string{"clients"}, cols...)
+	}
+	return cols
+}
+
+func (t *table) row(r loadrun.Row) error {
+	cols := columns(t.closed)
+	width := func(c string) int { return max(len(c), 7) }
+	var b strings.Builder
+	if !t.header {
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%*s", width(c), c)
+		}
+		b.WriteByte('\n')
+		t.header = true
+	}
+	opt := func(v int) string {
+		if v < 0 {
+			return "-"
+		}
+		return strconv.Itoa(v)
+	}
+	vals := []string{
+		strconv.FormatFloat(r.Offered, 'f', -1, 64),
+		strconv.Itoa(r.Sent), strconv.Itoa(r.OK), strconv.Itoa(r.Refused), strconv.Itoa(r.Gaveup), strconv.Itoa(r.Error),
+		fmt.Sprintf("%.2f", r.OKPerSec), fmt.Sprintf("%.1f", r.P50MS), fmt.Sprintf("%.1f", r.P99MS),
+		opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued),
+		strconv.Itoa(r.NotSent), strconv.Itoa(r.Late), fmt.Sprintf("%.3f", r.SendLagP99MS),
+		fmt.Sprintf("%.1f", r.MeanMS), fmt.Sprintf("%.1f", r.P95MS), fmt.Sprintf("%.1f", r.MaxMS), strconv.Itoa(r.N),
+	}
+	if t.closed {
+		vals = append([]string{strconv.Itoa(r.Clients)}, vals...)
+	}
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%*s", width(cols[i]), v)
+	}
+	if r.Note != "" {
+		b.WriteString("  # " + r.Note)
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(t.w, b.String())
+	return err
+}
+
+// check prints the four acceptance lines. A service that is down is exit 1.
+func check(ctx context.Context, target loadrun.Target, ctl *loadrun.Control, w io.Writer) error {
+	if ctl == nil {
+		return usagef("--check reads the lab's knobs from its control API: give --control")
+	}
+	var cfg labsvc.Config
+	if err := ctl.Config(ctx, &cfg); err != nil {
+		fmt.Fprintf(w, "service NOT up: its control API at %s does not answer (%v)\n", ctl.URL(), rootCause(err))
+		return errors.New("the service is not up")
+	}
+	first := target.Do(ctx)
+	if first.Outcome != loadrun.OK {
+		why := first.Reason
+		if first.Outcome == loadrun.Refused {
+			why = "it refused (503): its queue is full"
+		}
+		fmt.Fprintf(w, "service NOT up: a request to http://%s ended %s %s\n", target.Addr(), first.Outcome, why)
+		return errors.New("the service is not up")
+	}
+	fmt.Fprintf(w, "service up at http://%s (control %s)\n", target.Addr(), ctl.URL())
+
+	limit := "off"
+	if cfg.Limit > 0 {
+		limit = strconv.Itoa(cfg.Limit)
+	}
+	fmt.Fprintf(w, "%d %s, spin %d ms, wait %d ms, limit %s, cpus %d\n", cfg.Workers, plural(cfg.Workers, "worker", "workers"), cfg.SpinMS, cfg.WaitMS, limit, cfg.CPUs)
+
+	var lat, lab []float64
+	for range checkRequests {
+		r := target.Do(ctx)
+		if r.Outcome != loadrun.OK {
+			return fmt.Errorf("a request at rest ended %s %s: the service is not at rest", r.Outcome, r.Reason)
+		}
+		lat = append(lat, float64(r.Latency())/float64(time.Millisecond))
+		if r.ServiceMS >= 0 {
+			lab = append(lab, r.ServiceMS)
+		}
+	}
+	svc := median(lat)
+	labNote := ""
+	if len(lab) > 0 {
+		labNote = fmt.Sprintf("; the lab measured %.1f ms", median(lab))
+	}
+	fmt.Fprintf(w, "service time at rest %.1f ms (median of n=%d sequential requests%s)\n", svc, len(lat), labNote)
+
+	workersCeiling := float64(cfg.Workers) / (svc / 1000)
+	wline := fmt.Sprintf("workers ÷ service time = %d ÷ %.1f ms = %.0f/s", cfg.Workers, svc, workersCeiling)
+	if cfg.SpinMS == 0 {
+		fmt.Fprintf(w, "ceilings: %s; cpus ÷ spin: no processor ceiling (spin 0 ms); the workers bind at %.0f/s\n", wline, workersCeiling)
+		return nil
+	}
+	cpuCeiling := float64(cfg.CPUs) / (float64(cfg.SpinMS) / 1000)
+	binds := fmt.Sprintf("the workers bind at %.0f/s", workersCeiling)
+	if cpuCeiling < workersCeiling {
+		binds = fmt.Sprintf("the processors bind at %.0f/s", cpuCeiling)
+	}
+	fmt.Fprintf(w, "ceilings: %s; cpus ÷ spin = %d ÷ %d ms = %.0f/s; %s\n", wline, cfg.CPUs, cfg.SpinMS, cpuCeiling, binds)
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}

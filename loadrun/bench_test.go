@@ -1,0 +1,127 @@
+package loadrun_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+)
+
+// benchRates is the list of offered rates the fidelity benchmarks try;
+// LOADRUN_BENCH_RATES=1000,2000 overrides it.
+func benchRates(b *testing.B) []float64 {
+	spec := os.Getenv("LOADRUN_BENCH_RATES")
+	if spec == "" {
+		spec = "500,1000,2000,3000,4000,5000"
+	}
+	var rates []float64
+	for f := range strings.SplitSeq(spec, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			b.Fatalf("LOADRUN_BENCH_RATES: %v", err)
+		}
+		rates = append(rates, r)
+	}
+	return rates
+}
+
+// fidelity runs b.N Poisson windows of 2 s at rate against target and
+// reports how faithfully the generator kept the schedule:
+//
+//	achieved/offered  ok_per_sec ÷ (arrivals ÷ window), worst window
+//	lag_p99_ms        send lag p99, worst window
+//	late_%            sends more than 1 ms late, worst window
+//
+// The goal is achieved/offered ≥ 0.99 with lag_p99_ms < 1.
+func fidelity(b *testing.B, url string, rate float64) {
+	target, err := loadrun.NewTarget(url, loadrun.DefaultTimeout)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const seconds = 2
+	worstRatio, worstLag, worstLate := 2.0, 0.0, 0.0
+	for i := 0; b.Loop(); i++ {
+		sched, err := loadrun.Schedule(loadrun.Poisson, rate, seconds, uint64(i+1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		res := loadrun.Open{Target: target, Schedule: sched}.Run(context.Background(), nil)
+		row := res.Metrics.Row(rate, seconds*time.Second)
+		if row.Lost != 0 {
+			b.Fatalf("lost %d", row.Lost)
+		}
+		worstRatio = min(worstRatio, row.OKPerSec/(float64(row.Arrivals)/seconds))
+		worstLag = max(worstLag, row.SendLagP99MS)
+		worstLate = max(worstLate, 100*float64(row.Late)/float64(max(1, row.Sent)))
+	}
+	b.ReportMetric(worstRatio, "achieved/offered")
+	b.ReportMetric(worstLag, "lag_p99_ms")
+	b.ReportMetric(worstLate, "late_%")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkOpenLoopInstant measures the generator against an instant target
+// (answers at once) in this process. Run with -benchtime=3x.
+func BenchmarkOpenLoopInstant(b *testing.B) {
+	url := startFake(b, instant).URL
+	for _, rate := range benchRates(b) {
+		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, url, rate) })
+	}
+}
+
+// BenchmarkOpenLoopLabOneCore measures the generator against a lab child
+// pinned to one core that does no work per request (WORKERS=64, SPIN_MS=0,
+// WAIT_MS=0, CPUS=1). Run with -benchtime=3x.
+func BenchmarkOpenLoopLabOneCore(b *testing.B) {
+	l := startChildLab(b, labsvc.Config{Workers: 64, SpinMS: 0, WaitMS: 0, CPUs: 1})
+	for _, rate := range benchRates(b) {
+		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, l.target, rate) })
+	}
+}
+
+// BenchmarkRetainedRecord measures the heap a finished window keeps per
+// arrival (its Record plus the Metrics samples): runtime.MemStats.HeapAlloc
+// after a full GC with the window's Result held, minus the same after it is
+// released. It also reports the allocations of the whole window per request
+// (generator and in-process target together).
+func BenchmarkRetainedRecord(b *testing.B) {
+	target, err := loadrun.NewTarget(startFake(b, instant).URL, loadrun.DefaultTimeout)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sched, err := loadrun.Schedule(loadrun.Uniform, 2000, 1, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	var perRecord, allocs float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := loadrun.Open{Target: target, Schedule: sched}.Run(context.Background(), nil)
+		runtime.ReadMemStats(&after)
+		allocs = float64(after.Mallocs-before.Mallocs) / float64(len(sched))
+		time.Sleep(100 * time.Millisecond) // let the target's handlers finish
+		held := heap()
+		runtime.KeepAlive(res)
+		res = loadrun.Result{}
+		perRecord = (float64(held) - float64(heap())) / float64(len(sched))
+	}
+	b.ReportMetric(perRecord, "retained_B/record")
+	b.ReportMetric(float64(unsafe.Sizeof(loadrun.Record{})), "sizeof_Record_B")
+	b.ReportMetric(allocs, "allocs/request")
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,55 @@
+package loadrun
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+)
+
+func TestClassify(t *testing.T) {
+	op := func(errno syscall.Errno) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)}
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	cases := []struct {
+		name    string
+		ctx     context.Context
+		err     error
+		outcome Outcome
+		reason  string
+	}{
+		// The deadline passed: the caller gave up, in the phase given.
+		{"deadline", context.Background(), &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}, Gaveup, ReasonReadTimeout},
+		// Nothing listening.
+		{"refused", context.Background(), op(syscall.ECONNREFUSED), Error, ReasonConnRefused},
+		// The peer aborted.
+		{"reset", context.Background(), op(syscall.ECONNRESET), Error, ReasonReset},
+		// Writing to a closed peer.
+		{"broken pipe", context.Background(), op(syscall.EPIPE), Error, ReasonReset},
+		// This process is out of file descriptors.
+		{"emfile", context.Background(), op(syscall.EMFILE), Error, ReasonEMFILE},
+		// The system is out of file descriptors.
+		{"enfile", context.Background(), op(syscall.ENFILE), Error, ReasonEMFILE},
+		// Out of ephemeral ports.
+		{"eaddrnotavail", context.Background(), op(syscall.EADDRNOTAVAIL), Error, ReasonEADDRNOTAVAIL},
+		// The reply stopped short.
+		{"unexpected eof", context.Background(), io.ErrUnexpectedEOF, Error, ReasonEOF},
+		// Anything unrecognised takes the phase's fallback reason.
+		{"unknown", context.Background(), errors.New("malformed HTTP response"), Error, ReasonMalformed},
+		// Cancellation wins over whatever the cancelled call returned.
+		{"cancelled", cancelled, op(syscall.ECONNRESET), Error, ReasonCanceled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, r := classify(c.ctx, c.err, ReasonReadTimeout, ReasonMalformed)
+			if o != c.outcome || r != c.reason {
+				t.Errorf("classify(%v) = %v/%q, want %v/%q", c.err, o, r, c.outcome, c.reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,132 @@
+package loadrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// LabStats is the part of the lab's GET /stats reply the runner reads.
+type LabStats struct {
+	Accepted  int64 `json:"accepted"`
+	Refused   int64 `json:"refused"`
+	Done      int64 `json:"done"`
+	Queued    int   `json:"queued"`
+	QueuedMax int   `json:"queued_max"`
+	InService int   `json:"in_service"`
+	Bad       int64 `json:"bad"`
+	// ProcessCPUMS is the processor time the whole lab process used in the
+	// window, ms; SpinCPUMS the part its spins used.
+	ProcessCPUMS float64 `json:"process_cpu_ms"`
+	SpinCPUMS    float64 `json:"spin_cpu_ms"`
+	// ServiceMS summarises the service times the lab measured (the
+	// X-Service-Ms header of every answer it served).
+	ServiceMS LabSummary `json:"service_ms"`
+}
+
+// LabSummary is the lab's summary of a set of times, ms.
+type LabSummary struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// Control talks to the lab's control API (GET /stats, POST /reset,
+// GET /config). Build one with NewControl.
+type Control struct {
+	base string
+	hc   *http.Client
+}
+
+// NewControl returns a Control for the API at rawURL (http://host:port).
+// hc may be nil, in which case a client of its own is used: 5 s timeout, no
+// keep-alive (control calls are few, and no idle connection outlives a
+// sweep).
+func NewControl(rawURL string, hc *http.Client) (Control, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return Control{}, fmt.Errorf("control %q is not allowed: want http://host:port", rawURL)
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	}
+	return Control{base: strings.TrimRight(u.String(), "/"), hc: hc}, nil
+}
+
+// URL is the control API's base URL.
+func (c Control) URL() string { return c.base }
+
+// Stats reads GET /stats.
+func (c Control) Stats(ctx context.Context) (LabStats, error) {
+	var s LabStats
+	err := c.call(ctx, http.MethodGet, "/stats", &s)
+	return s, err
+}
+
+// Reset calls POST /reset, zeroing the lab's window counters.
+func (c Control) Reset(ctx context.Context) error {
+	return c.call(ctx, http.MethodPost, "/reset", nil)
+}
+
+// Config decodes GET /config into v.
+func (c Control) Config(ctx context.Context, v any) error {
+	return c.call(ctx, http.MethodGet, "/config", v)
+}
+
+func (c Control) call(ctx context.Context, method, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("lab control %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("lab control %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("lab control %s %s: status %d", method, path, resp.StatusCode)
+	}
+	if v == nil {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("lab control %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+// Drain polls Stats until nothing is queued or in service, or until wait has
+// passed. It reports whether the lab drained and the last stats read.
+func (c Control) Drain(ctx context.Context, wait time.Duration) (bool, LabStats, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		s, err := c.Stats(ctx)
+		if err != nil {
+			return false, s, err
+		}
+		if s.Queued+s.InService == 0 {
+			return true, s, nil
+		}
+		if time.Now().After(deadline) {
+			return false, s, nil
+		}
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, s, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

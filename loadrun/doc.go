@@ -1,0 +1,133 @@
+// Package loadrun drives load at a service and tells the truth about what
+// happened: arrival schedules, open- and closed-loop drivers, one raw record
+// per request, window statistics folded incrementally, and sweeps that
+// stream events. The library never prints; cmd/load and the web server
+// format what it streams.
+//
+// # Schedules
+//
+// Schedule(kind, rate, seconds, seed) returns the intended send offsets of
+// one window. Poisson draws independent exponential gaps with mean 1/rate
+// (math/rand/v2 PCG seeded with seed); Uniform spaces arrivals 1/rate apart
+// from a random phase in the first gap. The same arguments always give the
+// same schedule. A sweep's window i uses WindowSeed(seed, i), so a whole sweep
+// replays from one seed.
+//
+// # Requests
+//
+// Every request is a fresh TCP connection carrying one hand-written
+//
+//	GET <path> HTTP/1.1\r\nHost: <host>\r\nUser-Agent: capacitylab-load\r\nConnection: close\r\n\r\n
+//
+// and the reply is parsed with net/http.ReadResponse, the body read to its
+// end. net/http's Transport is not used on purpose: it pools and may retry,
+// hides which phase failed, and its errors cannot be told apart reliably; the
+// lab's door counts connections, so one connection per request must be
+// exactly what happens. The caller's timeout (DefaultTimeout, 2 s) runs from
+// the actual send and covers connect, write and read together.
+//
+// # Records
+//
+// Every scheduled arrival gets exactly one Record. Times are offsets from the
+// window's start. Outcomes:
+//
+//	ok        the reply was 200
+//	refused   the reply was 503
+//	gaveup    no complete reply within the timeout; reason dial_timeout,
+//	          write_timeout or read_timeout says in which phase
+//	error     anything else; reason conn_refused, reset, eof (closed before a
+//	          complete reply), malformed (not HTTP/1.x), status_NNN (another
+//	          status), emfile (out of file descriptors), eaddrnotavail (out of
+//	          ephemeral ports), canceled (the run was cancelled mid-request)
+//	          or other
+//	not_sent  due but not sent: reason inflight_cap (MaxInFlight requests were
+//	          outstanding) or canceled (the run was cancelled before it was due)
+//
+// WriteCSV writes records with a header line and these columns:
+//
+//	window         window index in the sweep, from 0
+//	seq            arrival number within the window, from 0
+//	intended_ms    when the schedule said to send, ms after the window start
+//	sent_ms        when the generator started connecting (empty for not_sent)
+//	end_ms         when the reply was complete or the caller stopped (empty for not_sent)
+//	latency_ms     end_ms − intended_ms (open loop); end_ms − sent_ms (closed loop,
+//	               where intended = sent)
+//	outcome        ok, refused, gaveup, error or not_sent
+//	status         HTTP status, empty when there was no reply
+//	reason         see above; empty for ok and refused
+//	queue_wait_ms  the lab's X-Queue-Wait-Ms header, empty when absent
+//	service_ms     the lab's X-Service-Ms header, empty when absent
+//
+// Times are milliseconds with three decimals (microseconds).
+//
+// # Rows
+//
+// A window's Row has the lessons' columns, then the generator's honesty
+// columns, then extras. JSON field names are these names.
+//
+//	offered          offered rate, arrivals a second (closed loop: sent ÷ seconds)
+//	sent             requests that left (arrivals − not_sent)
+//	ok refused gaveup error   outcome counts of sent requests
+//	ok_per_sec       ok ÷ max(window seconds, end of the last ok answer): the
+//	                 rate answers were delivered. The usual ok ÷ window seconds
+//	                 credits a saturated service with answers delivered up to a
+//	                 timeout after the window closed and so overstates its
+//	                 ceiling; below saturation the two differ by one service time.
+//	p50_ms p99_ms    nearest-rank percentiles of ok latencies, over n
+//	done             the lab's done counter after every request ended (served to
+//	                 completion, whether or not the caller still listened); -1
+//	                 without a lab control API
+//	lost             sent − ok − refused − gaveup − error; always 0 unless the
+//	                 generator has a bug (a sent record that never got an outcome)
+//	queued           the lab's queued_max for the window; -1 without control
+//	not_sent         arrivals that were due but not sent
+//	late             sends that left more than 1 ms (LateAfter) after intended
+//	send_lag_p99_ms  nearest-rank p99 of sent − intended over sent requests
+//	mean_ms p95_ms max_ms   of ok latencies
+//	n                how many ok latencies the percentiles are over (= ok)
+//	window arrivals seconds send_lag_max_ms clients lab_service_ms lab_cpu_ms note
+//	                 extras: index, scheduled arrivals (= sent + not_sent),
+//	                 window length, the worst send lag, closed-loop clients,
+//	                 the lab's mean service time and the processor time its
+//	                 process used in the window (both ms, -1 without control;
+//	                 they show whether the lab itself was slowed, e.g. by
+//	                 neighbours on its core), and notes such as a lab that had
+//	                 not drained or a cancelled window
+//
+// Latency is measured from the intended send time in open loop (so the
+// generator's own lateness is charged to the service, as a real caller would
+// feel it) and from the actual send in closed loop.
+//
+// # Accounting
+//
+// arrivals = sent + not_sent, and sent = ok + refused + gaveup + error + lost
+// with lost = 0. A window ends only when every sent request has ended, which
+// is at most one timeout after its last arrival. Cancelling the context stops
+// sending at once: arrivals not yet due become not_sent/canceled and requests
+// in flight end as error/canceled, so the books still balance.
+//
+// # Events
+//
+// Sweep.Run sends Events on a channel and closes it when it returns. In JSON:
+//
+//	{"kind":"progress","window":0,"windows":4,"rate":40,"seconds":20,
+//	 "elapsed_ms":1200.5,"sent":47,"ended":46,"not_sent":0}
+//	{"kind":"row","window":0,"windows":4,"rate":40,"seconds":20,"row":{...}}
+//	{"kind":"done","window":4,"windows":4,"seconds":20,"error":"..."}
+//
+// progress comes every ProgressEvery (200 ms, so at least four a second)
+// while a window runs, and once when it ends; closed-loop windows carry
+// clients instead of rate. row comes once per window, after the lab's
+// counters were read. done comes last; window is then how many windows
+// finished, and error is set when the sweep failed or was cancelled.
+// Progress is dropped rather than blocked on once the context is cancelled;
+// row and done are always delivered, so the receiver must read until the
+// channel is closed.
+//
+// # The lab's control API
+//
+// Control reads GET /stats (accepted, refused, done, queued, queued_max,
+// in_service, bad), calls POST /reset and reads GET /config. Before each
+// window a sweep polls /stats until queued + in_service = 0 (at most
+// DrainWait, default 30 s), then resets.
+package loadrun

@@ -1,0 +1,216 @@
+package loadrun
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ProgressEvery is how often a running window reports progress.
+const ProgressEvery = 200 * time.Millisecond
+
+// Progress is a running window's counts so far.
+type Progress struct {
+	Elapsed  time.Duration // since the window started
+	Sent     int           // requests that have left
+	Ended    int           // sent requests that have finished, whatever the outcome
+	NotSent  int           // arrivals that were due but not sent
+	InFlight int           // Sent − Ended
+}
+
+// Result is one finished window: every record, in Seq order, and the
+// statistics folded from them.
+type Result struct {
+	Records []Record
+	Metrics *Metrics
+	Elapsed time.Duration // from the window's start until its last request ended
+}
+
+// Open is one open-loop window: each arrival is sent at its scheduled time
+// whether or not earlier ones were answered.
+type Open struct {
+	Target      Target
+	Schedule    []time.Duration // intended send offsets, increasing (see Schedule)
+	MaxInFlight int             // 0 means DefaultMaxInFlight
+	Window      int             // copied into every record
+}
+
+// Run sends the schedule and returns when every request has ended. Each
+// request runs on its own goroutine, so a slow one never delays the next
+// send. An arrival that finds MaxInFlight requests outstanding is recorded
+// as NotSent with ReasonInFlightCap. Cancelling ctx stops sending (the rest
+// of the schedule is recorded as NotSent with ReasonCanceled) and ends
+// outstanding requests with Error/ReasonCanceled; every arrival still has
+// exactly one record. progress, when not nil, is called every ProgressEvery
+// from a goroutine of its own, and once more at the end.
+func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
+	limit := int64(o.MaxInFlight)
+	if limit <= 0 {
+		limit = DefaultMaxInFlight
+	}
+	records := make([]Record, len(o.Schedule))
+	w := newLive()
+	stopTicker := w.tick(progress)
+
+	var wg sync.WaitGroup
+	var inFlight atomic.Int64
+	for i, off := range o.Schedule {
+		r := &records[i]
+		*r = Record{Window: o.Window, Seq: i, Intended: off, QueueWaitMS: -1, ServiceMS: -1}
+		if ctx.Err() == nil {
+			sleepUntil(ctx, w.start.Add(off))
+		}
+		switch {
+		case ctx.Err() != nil:
+			r.Outcome, r.Reason = NotSent, ReasonCanceled
+		case inFlight.Load() >= limit:
+			r.Outcome, r.Reason = NotSent, ReasonInFlightCap
+		}
+		if r.Outcome == NotSent {
+			r.Sent, r.End = off, off
+			w.finish(*r)
+			continue
+		}
+		inFlight.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.Target.do(ctx, r, w.start, w.markSent)
+			inFlight.Add(-1)
+			w.finish(*r)
+		}()
+	}
+	wg.Wait()
+	return w.result(records, stopTicker, progress)
+}
+
+// Closed is one closed-loop window: Clients callers, each sending its next
+// request when its previous one ended plus Think, until Length has passed
+// since the start. Latency is counted from the actual send (Intended =
+// Sent), which is what a closed-loop generator measures.
+type Closed struct {
+	Target  Target
+	Clients int
+	Think   time.Duration
+	Length  time.Duration
+	Window  int
+}
+
+// Run runs the clients and returns when every request has ended. Records
+// are numbered in the order they were sent. Cancelling ctx stops the
+// clients and ends outstanding requests with Error/ReasonCanceled.
+func (c Closed) Run(ctx context.Context, progress func(Progress)) Result {
+	w := newLive()
+	stopTicker := w.tick(progress)
+	var seq atomic.Int64
+	perClient := make([][]Record, c.Clients)
+	var wg sync.WaitGroup
+	for ci := range c.Clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				now := time.Since(w.start)
+				if now >= c.Length {
+					return
+				}
+				r := Record{Window: c.Window, Seq: int(seq.Add(1) - 1), Intended: now}
+				c.Target.do(ctx, &r, w.start, w.markSent)
+				r.Intended = r.Sent
+				w.finish(r)
+				perClient[ci] = append(perClient[ci], r)
+				if c.Think > 0 {
+					sleepUntil(ctx, time.Now().Add(c.Think))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	records := slices.Concat(perClient...)
+	slices.SortFunc(records, func(a, b Record) int { return a.Seq - b.Seq })
+	return w.result(records, stopTicker, progress)
+}
+
+// live is a window's shared state while it runs.
+type live struct {
+	start time.Time
+	sent  atomic.Int64
+	ended atomic.Int64
+	not   atomic.Int64
+	mu    sync.Mutex
+	m     Metrics
+}
+
+func newLive() *live { return &live{start: time.Now()} }
+
+func (w *live) markSent() { w.sent.Add(1) }
+
+func (w *live) finish(r Record) {
+	w.mu.Lock()
+	w.m.Add(r)
+	w.mu.Unlock()
+	if r.Outcome == NotSent {
+		w.not.Add(1)
+	} else {
+		w.ended.Add(1)
+	}
+}
+
+func (w *live) progress() Progress {
+	s, e := int(w.sent.Load()), int(w.ended.Load())
+	return Progress{Elapsed: time.Since(w.start), Sent: s, Ended: e, NotSent: int(w.not.Load()), InFlight: s - e}
+}
+
+// tick calls progress every ProgressEvery until the returned stop is called.
+func (w *live) tick(progress func(Progress)) (stop func()) {
+	if progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				progress(w.progress())
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func (w *live) result(records []Record, stopTicker func(), progress func(Progress)) Result {
+	elapsed := time.Since(w.start)
+	stopTicker()
+	if progress != nil {
+		progress(w.progress())
+	}
+	m := w.m
+	return Result{Records: records, Metrics: &m, Elapsed: elapsed}
+}
+
+// sleepChunk bounds one precise sleep, so that a cancelled context is
+// noticed within this long.
+const sleepChunk = 20 * time.Millisecond
+
+// sleepUntil waits until t, or until ctx is done (noticed within
+// sleepChunk). It sleeps with preciseSleep: Go's timers wake up to a
+// millisecond late on Linux (the runtime's poller waits in whole
+// milliseconds), which alone would make most sends "late".
+func sleepUntil(ctx context.Context, t time.Time) {
+	for ctx.Err() == nil {
+		d := time.Until(t)
+		if d <= 0 {
+			return
+		}
+		preciseSleep(min(d, sleepChunk))
+	}
+}

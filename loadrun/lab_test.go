@@ -1,0 +1,125 @@
+package loadrun_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+)
+
+// The acceptance tests run the lab as a child process, as the server does,
+// so that its CPUS knob is real: with LOADRUN_TEST_LAB_CHILD set, this test
+// binary is that child and runs labsvc.RunChild instead of the tests.
+const labChildEnv = "LOADRUN_TEST_LAB_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(labChildEnv) != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		err := labsvc.RunChild(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lab child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// lab is a running lab: where its door and control API are.
+type lab struct {
+	target  string // http://host:port/
+	control string // http://host:port
+}
+
+// startLab serves cfg in this process until the test ends.
+func startLab(t testing.TB, cfg labsvc.Config) lab {
+	t.Helper()
+	req, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- labsvc.NewServer(cfg, nil).Serve(ctx, req, ctl) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("lab Serve: %v", err)
+		}
+	})
+	return lab{target: "http://" + req.Addr().String() + "/", control: "http://" + ctl.Addr().String()}
+}
+
+// startChildLab starts cfg as a lab child process (GOMAXPROCS and affinity
+// = cfg.CPUs) until the test ends.
+func startChildLab(t testing.TB, cfg labsvc.Config) lab {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	child, err := labsvc.StartChild(ctx, labsvc.ChildCommand{Path: exe, Env: []string{labChildEnv + "=1"}}, cfg)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = child.Stop()
+		cancel()
+		select {
+		case <-child.Done():
+		case <-time.After(5 * time.Second):
+			t.Errorf("lab child %d did not exit", child.Pid())
+		}
+	})
+	return lab{target: child.Target(), control: child.Control()}
+}
+
+// sweepOf builds a sweep against l.
+func sweepOf(t testing.TB, l lab, timeout time.Duration) loadrun.Sweep {
+	t.Helper()
+	target, err := loadrun.NewTarget(l.target, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := loadrun.NewControl(l.control, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loadrun.Sweep{Target: target, Control: &ctl, Seed: 1}
+}
+
+// collect runs s, gathering every event, and returns them with the report.
+func collect(ctx context.Context, s loadrun.Sweep) (loadrun.Report, []loadrun.Event, error) {
+	events := make(chan loadrun.Event, 16)
+	type out struct {
+		rep loadrun.Report
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		rep, err := s.Run(ctx, events)
+		done <- out{rep, err}
+	}()
+	var evs []loadrun.Event
+	for e := range events {
+		evs = append(evs, e)
+	}
+	o := <-done
+	return o.rep, evs, o.err
+}

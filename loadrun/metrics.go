@@ -1,0 +1,160 @@
+package loadrun
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// LateAfter is how far behind its intended time a send may leave before it
+// is counted as late.
+const LateAfter = time.Millisecond
+
+// Row is the summary of one window, with the lessons' columns. JSON field
+// names are the column names. The package doc defines every field.
+type Row struct {
+	Offered      float64 `json:"offered"`
+	Sent         int     `json:"sent"`
+	OK           int     `json:"ok"`
+	Refused      int     `json:"refused"`
+	Gaveup       int     `json:"gaveup"`
+	Error        int     `json:"error"`
+	OKPerSec     float64 `json:"ok_per_sec"`
+	P50MS        float64 `json:"p50_ms"`
+	P99MS        float64 `json:"p99_ms"`
+	Done         int     `json:"done"`
+	Lost         int     `json:"lost"`
+	Queued       int     `json:"queued"`
+	NotSent      int     `json:"not_sent"`
+	Late         int     `json:"late"`
+	SendLagP99MS float64 `json:"send_lag_p99_ms"`
+	MeanMS       float64 `json:"mean_ms"`
+	P95MS        float64 `json:"p95_ms"`
+	MaxMS        float64 `json:"max_ms"`
+	N            int     `json:"n"`
+
+	// Beyond the lessons' columns.
+	Window       int     `json:"window"`
+	Arrivals     int     `json:"arrivals"`
+	Seconds      float64 `json:"seconds"`
+	SendLagMaxMS float64 `json:"send_lag_max_ms"`
+	Clients      int     `json:"clients,omitempty"`
+	LabServiceMS float64 `json:"lab_service_ms"`
+	LabCPUMS     float64 `json:"lab_cpu_ms"`
+	Note         string  `json:"note,omitempty"`
+}
+
+// Metrics folds records into a window's statistics one at a time, so a
+// summary can be taken at any moment. The zero value is ready to use. It is
+// not safe for concurrent use; callers that add from several goroutines
+// hold a lock.
+type Metrics struct {
+	arrivals, sent                     int
+	ok, refused, gaveup, errs, notSent int
+	late                               int
+	lagMax                             time.Duration
+	okSum                              time.Duration
+	okLastEnd                          time.Duration
+	okLat                              []time.Duration
+	lags                               []time.Duration
+}
+
+// Add folds one finished record in.
+func (m *Metrics) Add(r Record) {
+	m.arrivals++
+	switch r.Outcome {
+	case NotSent:
+		m.notSent++
+		return
+	case OK:
+		m.ok++
+		lat := r.Latency()
+		m.okSum += lat
+		m.okLat = append(m.okLat, lat)
+		m.okLastEnd = max(m.okLastEnd, r.End)
+	case Refused:
+		m.refused++
+	case Gaveup:
+		m.gaveup++
+	case Error:
+		m.errs++
+	}
+	// Every other record was sent, including an Unfinished one, which
+	// therefore shows up in lost.
+	m.sent++
+	lag := r.Lag()
+	m.lags = append(m.lags, lag)
+	if lag > LateAfter {
+		m.late++
+	}
+	m.lagMax = max(m.lagMax, lag)
+}
+
+// Arrivals is how many records have been added.
+func (m *Metrics) Arrivals() int { return m.arrivals }
+
+// Row summarises what has been added so far. offered is the window's
+// offered rate (arrivals a second) and window its scheduled length. Done and
+// Queued are -1 here: they come from the lab (see Sweep).
+//
+// OKPerSec is ok ÷ max(window, end of the last ok answer), in seconds: the
+// rate at which answers were actually delivered. Dividing by the window alone
+// would credit a saturated service with answers it delivered after the window
+// closed (up to one timeout later), and overstate its capacity.
+func (m *Metrics) Row(offered float64, window time.Duration) Row {
+	r := Row{
+		Offered:      offered,
+		Arrivals:     m.arrivals,
+		Sent:         m.sent,
+		OK:           m.ok,
+		Refused:      m.refused,
+		Gaveup:       m.gaveup,
+		Error:        m.errs,
+		NotSent:      m.notSent,
+		Late:         m.late,
+		N:            len(m.okLat),
+		Done:         -1,
+		Queued:       -1,
+		LabServiceMS: -1,
+		LabCPUMS:     -1,
+		Seconds:      window.Seconds(),
+	}
+	r.Lost = r.Sent - r.OK - r.Refused - r.Gaveup - r.Error
+	if span := max(window, m.okLastEnd); span > 0 {
+		r.OKPerSec = round(float64(m.ok)/span.Seconds(), 100)
+	}
+	if n := len(m.okLat); n > 0 {
+		lat := slices.Clone(m.okLat)
+		slices.Sort(lat)
+		r.P50MS = ms(NearestRank(lat, 50))
+		r.P95MS = ms(NearestRank(lat, 95))
+		r.P99MS = ms(NearestRank(lat, 99))
+		r.MaxMS = ms(lat[n-1])
+		r.MeanMS = ms(m.okSum / time.Duration(n))
+	}
+	if len(m.lags) > 0 {
+		lags := slices.Clone(m.lags)
+		slices.Sort(lags)
+		r.SendLagP99MS = ms(max(0, NearestRank(lags, 99)))
+		r.SendLagMaxMS = ms(max(0, m.lagMax))
+	}
+	return r
+}
+
+// NearestRank returns the p-th percentile (0 < p ≤ 100) of sorted by the
+// nearest-rank rule: the value at rank ⌈p/100 × n⌉, counting from 1. It
+// returns 0 for an empty slice.
+func NearestRank(sorted []time.Duration, p float64) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p * float64(n) / 100))
+	rank = min(max(rank, 1), n)
+	return sorted[rank-1]
+}
+
+// ms converts to milliseconds, rounded to the microsecond.
+func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 1000) }
+
+func round(v, scale float64) float64 { return math.Round(v*scale) / scale }

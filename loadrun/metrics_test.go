@@ -1,0 +1,124 @@
+package loadrun_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"slices"
+	"testing"
+	"time"
+
+	"capacitylab/loadrun"
+)
+
+func TestNearestRank(t *testing.T) {
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(i+1) * time.Millisecond
+	}
+	cases := []struct {
+		name   string
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		// Nothing to rank: zero, and the row says n=0.
+		{"empty", nil, 99, 0},
+		// One sample is every percentile.
+		{"single", []time.Duration{7}, 50, 7},
+		// 1..100 ms: the 99th percentile is the 99th value, not an interpolation.
+		{"p99 of 100", hundred, 99, 99 * time.Millisecond},
+		// 1..100 ms: the median by nearest rank is the 50th value.
+		{"p50 of 100", hundred, 50, 50 * time.Millisecond},
+		// Ten samples: rank ⌈9.9⌉ = 10, the maximum.
+		{"p99 of 10", hundred[:10], 99, 10 * time.Millisecond},
+		// p100 is the maximum.
+		{"p100", hundred, 100, 100 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := loadrun.NearestRank(c.sorted, c.p); got != c.want {
+				t.Errorf("NearestRank(p=%v) = %v, want %v", c.p, got, c.want)
+			}
+		})
+	}
+}
+
+func TestMetricsRow(t *testing.T) {
+	var m loadrun.Metrics
+	// 100 ok answers with latencies 1..100 ms, sent on time, the last
+	// answer 2 s after the window start.
+	for i := 1; i <= 100; i++ {
+		intended := time.Duration(i) * 10 * time.Millisecond
+		end := intended + time.Duration(i)*time.Millisecond
+		if i == 100 {
+			intended = 2*time.Second - 100*time.Millisecond
+			end = 2 * time.Second
+		}
+		m.Add(loadrun.Record{Seq: i, Intended: intended, Sent: intended + 100*time.Microsecond, End: end, Outcome: loadrun.OK, Status: 200})
+	}
+	// One each of the other outcomes, one of them 5 ms late.
+	m.Add(loadrun.Record{Intended: 0, Sent: 5 * time.Millisecond, End: 2 * time.Second, Outcome: loadrun.Gaveup, Reason: loadrun.ReasonReadTimeout})
+	m.Add(loadrun.Record{Intended: 0, Sent: 0, End: time.Millisecond, Outcome: loadrun.Refused, Status: 503})
+	m.Add(loadrun.Record{Intended: 0, Sent: 0, End: time.Millisecond, Outcome: loadrun.Error, Reason: loadrun.ReasonReset})
+	m.Add(loadrun.Record{Intended: 0, Outcome: loadrun.NotSent, Reason: loadrun.ReasonInFlightCap})
+	// A sent record that never got an outcome: a generator bug, shown as lost.
+	m.Add(loadrun.Record{Intended: 0, Sent: 0})
+
+	r := m.Row(100, time.Second)
+	want := loadrun.Row{
+		Offered: 100, Arrivals: 105, Sent: 104, OK: 100, Refused: 1, Gaveup: 1, Error: 1, NotSent: 1, Lost: 1,
+		OKPerSec: 50, // 100 ok ÷ max(1 s window, 2 s last answer)
+		P50MS:    50, P95MS: 95, P99MS: 99, MaxMS: 100, MeanMS: 50.5, N: 100,
+		Late: 1, SendLagP99MS: 0.1, SendLagMaxMS: 5,
+		Done: -1, Queued: -1, Seconds: 1, LabServiceMS: -1, LabCPUMS: -1,
+	}
+	if r != want {
+		t.Errorf("row\n got %+v\nwant %+v", r, want)
+	}
+	if m.Arrivals() != 105 {
+		t.Errorf("Arrivals = %d, want 105", m.Arrivals())
+	}
+}
+
+// Below saturation every answer arrives within the window plus a service
+// time, so ok_per_sec is ok ÷ window.
+func TestOKPerSecUsesWindowWhenAnswersAreInside(t *testing.T) {
+	var m loadrun.Metrics
+	for i := range 40 {
+		at := time.Duration(i) * 25 * time.Millisecond
+		m.Add(loadrun.Record{Intended: at, Sent: at, End: at + 20*time.Millisecond, Outcome: loadrun.OK})
+	}
+	if got := m.Row(40, time.Second).OKPerSec; got != 40 {
+		t.Errorf("ok_per_sec = %v, want 40", got)
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	recs := []loadrun.Record{
+		{Window: 1, Seq: 0, Intended: 1500 * time.Microsecond, Sent: 1600 * time.Microsecond, End: 22 * time.Millisecond, Outcome: loadrun.OK, Status: 200, QueueWaitMS: 0.25, ServiceMS: 20.1},
+		{Window: 1, Seq: 1, Intended: 3 * time.Millisecond, Sent: 3 * time.Millisecond, End: 2003 * time.Millisecond, Outcome: loadrun.Gaveup, Reason: loadrun.ReasonReadTimeout, QueueWaitMS: -1, ServiceMS: -1},
+		{Window: 1, Seq: 2, Intended: 4 * time.Millisecond, Sent: 4 * time.Millisecond, End: 4 * time.Millisecond, Outcome: loadrun.NotSent, Reason: loadrun.ReasonInFlightCap, QueueWaitMS: -1, ServiceMS: -1},
+	}
+	var buf bytes.Buffer
+	if err := loadrun.WriteCSV(&buf, recs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		loadrun.CSVHeader(),
+		{"1", "0", "1.500", "1.600", "22.000", "20.500", "ok", "200", "", "0.25", "20.1"},
+		{"1", "1", "3.000", "3.000", "2003.000", "2000.000", "gaveup", "", "read_timeout", "", ""},
+		{"1", "2", "4.000", "", "", "", "not_sent", "", "inflight_cap", "", ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d lines, want %d:\n%s", len(got), len(want), buf.String())
+	}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("line %d\n got %q\nwant %q", i, got[i], want[i])
+		}
+	}
+}

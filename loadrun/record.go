@@ -1,0 +1,166 @@
+package loadrun
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Outcome is how one request ended.
+type Outcome uint8
+
+// The outcomes of a request. Every scheduled arrival ends in exactly one.
+const (
+	// Unfinished is the zero value: the request was sent but never
+	// classified. A row counts such records in lost; it is always a bug.
+	Unfinished Outcome = iota
+	// OK: the service answered 200.
+	OK
+	// Refused: the service answered 503.
+	Refused
+	// Gaveup: no complete answer within the caller's timeout.
+	Gaveup
+	// Error: anything else (reset, connection refused, malformed reply,
+	// other status, local resource exhaustion); Record.Reason says which.
+	Error
+	// NotSent: the arrival was due but the generator did not send it (the
+	// in-flight cap was full, or the run was cancelled first).
+	NotSent
+)
+
+// String returns the outcome's name as used in CSV and JSON.
+func (o Outcome) String() string {
+	switch o {
+	case Unfinished:
+		return "unfinished"
+	case OK:
+		return "ok"
+	case Refused:
+		return "refused"
+	case Gaveup:
+		return "gaveup"
+	case Error:
+		return "error"
+	case NotSent:
+		return "not_sent"
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// MarshalText encodes the outcome as its name.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// Reasons recorded with Error and NotSent outcomes (and Gaveup, to say in
+// which phase the caller gave up).
+const (
+	ReasonConnRefused   = "conn_refused"  // nothing listening: ECONNREFUSED
+	ReasonReset         = "reset"         // ECONNRESET or EPIPE
+	ReasonEOF           = "eof"           // closed before a complete reply
+	ReasonMalformed     = "malformed"     // the reply is not HTTP/1.x
+	ReasonEMFILE        = "emfile"        // out of file descriptors (EMFILE/ENFILE)
+	ReasonEADDRNOTAVAIL = "eaddrnotavail" // out of ephemeral ports
+	ReasonOther         = "other"         // any other local or network error
+	ReasonCanceled      = "canceled"      // the run was cancelled
+	ReasonInFlightCap   = "inflight_cap"  // not sent: the in-flight cap was full
+	ReasonDialTimeout   = "dial_timeout"  // gave up while connecting
+	ReasonWriteTimeout  = "write_timeout" // gave up while sending
+	ReasonReadTimeout   = "read_timeout"  // gave up waiting for the reply
+	ReasonStatusPrefix  = "status_"       // followed by the code, e.g. status_500
+)
+
+// Record is what happened to one scheduled arrival. Times are offsets from
+// the start of the window. For NotSent records Sent and End equal Intended.
+// QueueWaitMS and ServiceMS are the lab's own X-Queue-Wait-Ms and
+// X-Service-Ms headers, or -1 when the reply did not carry them.
+type Record struct {
+	Window      int
+	Seq         int
+	Intended    time.Duration // when the schedule said to send
+	Sent        time.Duration // when the generator started connecting
+	End         time.Duration // when the reply was complete, or the caller stopped
+	Outcome     Outcome
+	Status      int    // HTTP status, 0 when there was none
+	Reason      string // see the Reason constants; empty for ok and refused
+	QueueWaitMS float64
+	ServiceMS   float64
+}
+
+// Latency is the time from the intended send to the end: what a caller who
+// wanted to send at Intended experienced. It is zero for NotSent.
+func (r Record) Latency() time.Duration {
+	if r.Outcome == NotSent {
+		return 0
+	}
+	return r.End - r.Intended
+}
+
+// Lag is how late the generator was in sending: Sent − Intended.
+func (r Record) Lag() time.Duration {
+	if r.Outcome == NotSent {
+		return 0
+	}
+	return r.Sent - r.Intended
+}
+
+// CSVHeader returns the column names WriteCSV writes on its first line; the
+// package doc defines each.
+func CSVHeader() []string {
+	return []string{"window", "seq", "intended_ms", "sent_ms", "end_ms", "latency_ms", "outcome", "status", "reason", "queue_wait_ms", "service_ms"}
+}
+
+// WriteCSV writes records as CSV with a header line; the columns are listed
+// in the package doc. It writes the header even when records is empty.
+func WriteCSV(w io.Writer, records []Record) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader()); err != nil {
+		return err
+	}
+	if err := AppendCSV(cw, records); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// AppendCSV writes records as CSV rows without a header, for callers that
+// stream windows into one file.
+func AppendCSV(cw *csv.Writer, records []Record) error {
+	row := make([]string, len(CSVHeader()))
+	for _, r := range records {
+		row[0] = strconv.Itoa(r.Window)
+		row[1] = strconv.Itoa(r.Seq)
+		row[2] = fmtMS(r.Intended)
+		if r.Outcome == NotSent {
+			row[3], row[4], row[5] = "", "", ""
+		} else {
+			row[3] = fmtMS(r.Sent)
+			row[4] = fmtMS(r.End)
+			row[5] = fmtMS(r.Latency())
+		}
+		row[6] = r.Outcome.String()
+		row[7] = ""
+		if r.Status != 0 {
+			row[7] = strconv.Itoa(r.Status)
+		}
+		row[8] = r.Reason
+		row[9] = fmtOptMS(r.QueueWaitMS)
+		row[10] = fmtOptMS(r.ServiceMS)
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fmtMS formats a duration as milliseconds with microsecond precision.
+func fmtMS(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64)
+}
+
+func fmtOptMS(v float64) string {
+	if v < 0 {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}

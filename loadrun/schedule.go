@@ -1,0 +1,108 @@
+package loadrun
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Kind names an arrival process.
+type Kind string
+
+// The arrival processes a schedule can follow.
+const (
+	// Poisson arrivals: independent exponential gaps with mean 1/rate.
+	Poisson Kind = "poisson"
+	// Uniform arrivals: evenly spaced, one every 1/rate, starting at a
+	// random phase in the first gap (the phase comes from the seed).
+	Uniform Kind = "uniform"
+)
+
+// Sandbox caps on what one window may ask for. They protect the machine the
+// generator runs on; arrivals beyond MaxInFlight are recorded as not_sent.
+const (
+	MaxRate            = 5000  // arrivals per second in one window
+	MaxSeconds         = 600   // length of one window
+	MaxArrivals        = 1e6   // arrivals in one window (rate × seconds)
+	MaxClients         = 1024  // closed-loop clients
+	DefaultMaxInFlight = 2048  // requests in flight at once, open loop
+	MaxMaxInFlight     = 16384 // upper bound for MaxInFlight
+)
+
+// ParseKind turns "poisson" or "uniform" into a Kind.
+func ParseKind(s string) (Kind, error) {
+	switch Kind(s) {
+	case Poisson, Uniform:
+		return Kind(s), nil
+	}
+	return "", fmt.Errorf("schedule %q is not known: want poisson or uniform", s)
+}
+
+// CheckRate says what is wrong with a rate and a window length, or nil.
+func CheckRate(rate, seconds float64) error {
+	switch {
+	case math.IsNaN(rate) || rate <= 0:
+		return fmt.Errorf("rate %v is not allowed: want more than 0 and at most %d a second", rate, MaxRate)
+	case rate > MaxRate:
+		return fmt.Errorf("rate %v is above the cap: want at most %d a second", rate, MaxRate)
+	case math.IsNaN(seconds) || seconds <= 0:
+		return fmt.Errorf("seconds %v is not allowed: want more than 0 and at most %d", seconds, MaxSeconds)
+	case seconds > MaxSeconds:
+		return fmt.Errorf("seconds %v is above the cap: want at most %d", seconds, MaxSeconds)
+	case rate*seconds > MaxArrivals:
+		return fmt.Errorf("rate %v for %v s is %v arrivals, above the cap of %d in one window", rate, seconds, rate*seconds, int(MaxArrivals))
+	}
+	return nil
+}
+
+// Schedule returns the intended send times of one window, as offsets from the
+// window's start, in increasing order, all before seconds. The same
+// arguments always give the same schedule, so a window can be computed up
+// front and replayed. It returns an error for a rate or length outside the
+// caps (see CheckRate) or an unknown kind.
+func Schedule(kind Kind, rate, seconds float64, seed uint64) ([]time.Duration, error) {
+	if err := CheckRate(rate, seconds); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6c6f616472756e)) // stream constant: "loadrun"
+	end := seconds
+	out := make([]time.Duration, 0, int(rate*seconds*1.1)+16)
+	switch kind {
+	case Poisson:
+		t := 0.0
+		for {
+			t += rng.ExpFloat64() / rate
+			if t >= end {
+				return out, nil
+			}
+			out = append(out, secondsToDuration(t))
+		}
+	case Uniform:
+		gap := 1 / rate
+		phase := rng.Float64() * gap
+		for k := 0; ; k++ {
+			t := phase + float64(k)*gap
+			if t >= end {
+				return out, nil
+			}
+			out = append(out, secondsToDuration(t))
+		}
+	}
+	_, err := ParseKind(string(kind))
+	return nil, err
+}
+
+// WindowSeed derives the seed of window i of a sweep from the sweep's seed,
+// so that every window has its own schedule and the sweep replays exactly.
+func WindowSeed(seed uint64, i int) uint64 {
+	// splitmix64 finaliser over seed and window index.
+	z := seed + uint64(i+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func secondsToDuration(s float64) time.Duration {
+	return time.Duration(math.Round(s * float64(time.Second)))
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package loadrun
+
+import "time"
+
+// preciseSleep is time.Sleep where nanosleep(2) is not used.
+func preciseSleep(d time.Duration) { time.Sleep(d) }
