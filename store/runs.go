@@ -1,0 +1,270 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"capacitylab/loadrun"
+)
+
+// ErrNoRun is returned when no run has the id asked for.
+var ErrNoRun = errors.New("no such run")
+
+// Run statuses as stored.
+const (
+	RunQueued      = "queued"
+	RunRunning     = "running"
+	RunDone        = "done"
+	RunFailed      = "failed"
+	RunCancelled   = "cancelled"
+	RunInterrupted = "interrupted"
+)
+
+// Run is one sweep run from the web: who asked for what, what became of it,
+// and (from Run, not Runs) its rows. Zero times were not reached.
+type Run struct {
+	ID        string          `json:"id"`
+	Learner   string          `json:"-"`
+	Lesson    string          `json:"lesson,omitempty"`
+	Block     string          `json:"block,omitempty"`
+	Request   json.RawMessage `json:"request"`
+	Status    string          `json:"status"`
+	Reason    string          `json:"reason,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	StartedAt time.Time       `json:"started_at,omitzero"`
+	EndedAt   time.Time       `json:"ended_at,omitzero"`
+	Rows      []loadrun.Row   `json:"rows"`
+}
+
+// SaveRun inserts a run or updates its status, reason and times (the
+// request, learner and creation time are written once). Rows are added
+// with AddRow.
+func (s *Store) SaveRun(ctx context.Context, r Run) error {
+	if r.ID == "" || r.Learner == "" {
+		return errors.New("store: SaveRun needs an id and a learner")
+	}
+	req := string(r.Request)
+	if req == "" {
+		req = "{}"
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, learner, lesson, block, request, status, reason, created_at, started_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET status = excluded.status, reason = excluded.reason,
+			started_at = excluded.started_at, ended_at = excluded.ended_at`,
+		r.ID, r.Learner, r.Lesson, r.Block, req, r.Status, r.Reason,
+		stampOf(r.CreatedAt), stampOf(r.StartedAt), stampOf(r.EndedAt))
+	if err != nil {
+		return fmt.Errorf("store: saving run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// AddRow stores one finished window's row of a run (again for the same
+// window replaces it).
+func (s *Store) AddRow(ctx context.Context, id string, row loadrun.Row) error {
+	js, err := json.Marshal(row)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO run_rows (run_id, win, row) VALUES (?, ?, ?)
+		ON CONFLICT (run_id, win) DO UPDATE SET row = excluded.row`, id, row.Window, string(js))
+	if err != nil {
+		return fmt.Errorf("store: saving row %d of run %s: %w", row.Window, id, err)
+	}
+	return nil
+}
+
+// recordsPerInsert is how many records one INSERT statement carries
+// (11 columns each, under SQLite's limit of 32766 parameters).
+const recordsPerInsert = 500
+
+// AddRecords stores raw request records of a run in one transaction, in
+// multi-row inserts. Records already stored (same window and seq) are
+// replaced.
+func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	const cols = `INSERT OR REPLACE INTO run_records (run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms) VALUES `
+	var full *sql.Stmt
+	args := make([]any, 0, recordsPerInsert*11)
+	for start := 0; start < len(recs); start += recordsPerInsert {
+		batch := recs[start:min(start+recordsPerInsert, len(recs))]
+		args = args[:0]
+		for _, r := range batch {
+			args = append(args, id, r.Window, r.Seq, r.Intended.Microseconds(), r.Sent.Microseconds(), r.End.Microseconds(),
+				int(r.Outcome), r.Status, r.Reason, r.QueueWaitMS, r.ServiceMS)
+		}
+		stmt := full
+		if len(batch) != recordsPerInsert || stmt == nil {
+			q := cols + placeholders(len(batch))
+			p, err := tx.PrepareContext(ctx, q)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			stmt = p
+			if len(batch) == recordsPerInsert {
+				full = p
+			}
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("store: saving records of run %s: %w", id, err)
+		}
+	}
+	return tx.Commit()
+}
+
+func placeholders(n int) string {
+	const one = "(?,?,?,?,?,?,?,?,?,?,?)"
+	b := make([]byte, 0, n*(len(one)+1))
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, one...)
+	}
+	return string(b)
+}
+
+const runColumns = `id, learner, lesson, block, request, status, reason, created_at, started_at, ended_at`
+
+func scanRun(row scanner) (Run, error) {
+	var r Run
+	var req, created, started, ended string
+	if err := row.Scan(&r.ID, &r.Learner, &r.Lesson, &r.Block, &req, &r.Status, &r.Reason, &created, &started, &ended); err != nil {
+		return Run{}, err
+	}
+	r.Request = json.RawMessage(req)
+	r.CreatedAt = parseTime(created)
+	r.StartedAt = parseTime(started)
+	r.EndedAt = parseTime(ended)
+	return r, nil
+}
+
+// Run returns one run with its rows in window order, or ErrNoRun.
+func (s *Store) Run(ctx context.Context, id string) (Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, fmt.Errorf("run %s: %w", id, ErrNoRun)
+	}
+	if err != nil {
+		return Run{}, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT row FROM run_rows WHERE run_id = ? ORDER BY win`, id)
+	if err != nil {
+		return Run{}, err
+	}
+	r.Rows = []loadrun.Row{}
+	for rows.Next() {
+		var js string
+		var row loadrun.Row
+		if err := rows.Scan(&js); err != nil {
+			rows.Close()
+			return Run{}, err
+		}
+		if err := json.Unmarshal([]byte(js), &row); err != nil {
+			rows.Close()
+			return Run{}, fmt.Errorf("run %s: row: %w", id, err)
+		}
+		r.Rows = append(r.Rows, row)
+	}
+	return r, closeRows(rows)
+}
+
+// Runs lists up to limit runs without their rows: the learner's own first
+// (newest first), then everyone else's (newest first).
+func (s *Store) Runs(ctx context.Context, learner string, limit int) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs
+		ORDER BY (learner = ?) DESC, created_at DESC, id LIMIT ?`, learner, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := []Run{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, closeRows(rows)
+}
+
+// LatestRun returns the most recent run of a lesson's lab block that
+// finished with every window measured (status done), with its rows, or
+// ErrNoRun when there is none.
+func (s *Store) LatestRun(ctx context.Context, block string) (Run, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM runs WHERE block = ? AND status = ? ORDER BY created_at DESC, id LIMIT 1`, block, RunDone).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, fmt.Errorf("block %s: %w", block, ErrNoRun)
+	}
+	if err != nil {
+		return Run{}, err
+	}
+	return s.Run(ctx, id)
+}
+
+// EachRecord calls fn with every stored record of a run, in window and seq
+// order, stopping at the first error.
+func (s *Store) EachRecord(ctx context.Context, id string, fn func(loadrun.Record) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms
+		FROM run_records WHERE run_id = ? ORDER BY win, seq`, id)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var r loadrun.Record
+		var intended, sent, end int64
+		var outcome int
+		if err := rows.Scan(&r.Window, &r.Seq, &intended, &sent, &end, &outcome, &r.Status, &r.Reason, &r.QueueWaitMS, &r.ServiceMS); err != nil {
+			rows.Close()
+			return err
+		}
+		r.Intended, r.Sent, r.End = time.Duration(intended)*time.Microsecond, time.Duration(sent)*time.Microsecond, time.Duration(end)*time.Microsecond
+		r.Outcome = loadrun.Outcome(outcome)
+		if err := fn(r); err != nil {
+			rows.Close()
+			return err
+		}
+	}
+	return closeRows(rows)
+}
+
+// CountRecords returns how many records a run has stored.
+func (s *Store) CountRecords(ctx context.Context, id string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM run_records WHERE run_id = ?`, id).Scan(&n)
+	return n, err
+}
+
+// InterruptRuns marks every run still queued or running as interrupted
+// with reason, as the server does at start-up for runs a crash left
+// behind. It returns how many it marked.
+func (s *Store) InterruptRuns(ctx context.Context, reason string) (int, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, reason = ?, ended_at = ?
+		WHERE status IN (?, ?)`, RunInterrupted, reason, s.stamp(), RunQueued, RunRunning)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+func stampOf(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

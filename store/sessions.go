@@ -1,0 +1,265 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Errors of the class-session methods.
+var (
+	// ErrNoSession: there is no class session with that code.
+	ErrNoSession = errors.New("no such class session")
+	// ErrCodeTaken: CreateClassSession was given a code already in use.
+	ErrCodeTaken = errors.New("class session code already in use")
+	// ErrRoundNotOpen: a vote was saved for a round that is not open.
+	ErrRoundNotOpen = errors.New("round is not open")
+)
+
+// Round statuses of a class question.
+const (
+	RoundOpen     = "open"
+	RoundClosed   = "closed"
+	RoundRevealed = "revealed"
+)
+
+// ClassSession is an instructor-run session as stored: the session row and,
+// when read with ClassSession, its participants, rounds and votes.
+type ClassSession struct {
+	Code      string
+	Lesson    string
+	HostHash  string // SHA-256 of the host token, hex
+	Focus     string // the question the class is on
+	RunID     string // the last run started for the class
+	CreatedAt time.Time
+	ActiveAt  time.Time
+	EndedAt   time.Time // zero while live
+
+	Participants []ClassParticipant // by id
+	Rounds       []ClassRound       // by question, round
+	Votes        []ClassVote        // by question, round, participant
+}
+
+// Ended reports whether the session has ended.
+func (c ClassSession) Ended() bool { return !c.EndedAt.IsZero() }
+
+// ClassParticipant is one learner who joined a session.
+type ClassParticipant struct {
+	ID        int
+	TokenHash string // SHA-256 of the participant's token, hex
+	Name      string
+	JoinedAt  time.Time
+}
+
+// ClassRound is one round of voting on one question.
+type ClassRound struct {
+	Question   string
+	Round      int
+	Status     string // RoundOpen, RoundClosed or RoundRevealed
+	OpenedAt   time.Time
+	ClosedAt   time.Time
+	RevealedAt time.Time
+}
+
+// ClassVote is a participant's vote in one round.
+type ClassVote struct {
+	Question    string
+	Round       int
+	Participant int
+	Option      string
+	At          time.Time
+}
+
+// classStamp is the fixed-width time format of the class tables, so that
+// comparing two stored times as text compares them in time.
+const classStamp = "2006-01-02T15:04:05.000000Z07:00"
+
+func classStampOf(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(classStamp)
+}
+
+func classTimeOf(v string) time.Time {
+	if v == "" {
+		return time.Time{}
+	}
+	return parseTime(v)
+}
+
+// CreateClassSession stores a new session (its row only). A code already
+// in use returns ErrCodeTaken.
+func (s *Store) CreateClassSession(ctx context.Context, c ClassSession) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO class_sessions (code, lesson, host_hash, focus, run_id, created_at, active_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.Code, c.Lesson, c.HostHash, c.Focus, c.RunID, classStampOf(c.CreatedAt), classStampOf(c.ActiveAt))
+	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		return fmt.Errorf("session %s: %w", c.Code, ErrCodeTaken)
+	}
+	return err
+}
+
+// ClassSession reads a session with its participants, rounds and votes.
+func (s *Store) ClassSession(ctx context.Context, code string) (ClassSession, error) {
+	var c ClassSession
+	var created, active, ended string
+	err := s.db.QueryRowContext(ctx, `SELECT code, lesson, host_hash, focus, run_id, created_at, active_at, ended_at
+		FROM class_sessions WHERE code = ?`, code).Scan(&c.Code, &c.Lesson, &c.HostHash, &c.Focus, &c.RunID, &created, &active, &ended)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("session %s: %w", code, ErrNoSession)
+	}
+	if err != nil {
+		return c, err
+	}
+	c.CreatedAt, c.ActiveAt, c.EndedAt = classTimeOf(created), classTimeOf(active), classTimeOf(ended)
+
+	rows, err := s.db.QueryContext(ctx, `SELECT id, token_hash, name, joined_at FROM class_participants
+		WHERE session = ? ORDER BY id`, code)
+	if err != nil {
+		return c, err
+	}
+	for rows.Next() {
+		var p ClassParticipant
+		var at string
+		if err := rows.Scan(&p.ID, &p.TokenHash, &p.Name, &at); err != nil {
+			rows.Close()
+			return c, err
+		}
+		p.JoinedAt = classTimeOf(at)
+		c.Participants = append(c.Participants, p)
+	}
+	if err := closeRows(rows); err != nil {
+		return c, err
+	}
+
+	rows, err = s.db.QueryContext(ctx, `SELECT question, round, status, opened_at, closed_at, revealed_at FROM class_rounds
+		WHERE session = ? ORDER BY question, round`, code)
+	if err != nil {
+		return c, err
+	}
+	for rows.Next() {
+		var r ClassRound
+		var o, cl, rv string
+		if err := rows.Scan(&r.Question, &r.Round, &r.Status, &o, &cl, &rv); err != nil {
+			rows.Close()
+			return c, err
+		}
+		r.OpenedAt, r.ClosedAt, r.RevealedAt = classTimeOf(o), classTimeOf(cl), classTimeOf(rv)
+		c.Rounds = append(c.Rounds, r)
+	}
+	if err := closeRows(rows); err != nil {
+		return c, err
+	}
+
+	rows, err = s.db.QueryContext(ctx, `SELECT question, round, participant, option, at FROM class_votes
+		WHERE session = ? ORDER BY question, round, participant`, code)
+	if err != nil {
+		return c, err
+	}
+	for rows.Next() {
+		var v ClassVote
+		var at string
+		if err := rows.Scan(&v.Question, &v.Round, &v.Participant, &v.Option, &at); err != nil {
+			rows.Close()
+			return c, err
+		}
+		v.At = classTimeOf(at)
+		c.Votes = append(c.Votes, v)
+	}
+	return c, closeRows(rows)
+}
+
+// AddClassParticipant stores a participant of session code.
+func (s *Store) AddClassParticipant(ctx context.Context, code string, p ClassParticipant) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO class_participants (session, id, token_hash, name, joined_at)
+		VALUES (?, ?, ?, ?, ?)`, code, p.ID, p.TokenHash, p.Name, classStampOf(p.JoinedAt))
+	return err
+}
+
+// SaveClassRound stores a round or updates its status and times.
+func (s *Store) SaveClassRound(ctx context.Context, code string, r ClassRound) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO class_rounds (session, question, round, status, opened_at, closed_at, revealed_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session, question, round) DO UPDATE SET
+			status = excluded.status, closed_at = excluded.closed_at, revealed_at = excluded.revealed_at`,
+		code, r.Question, r.Round, r.Status, classStampOf(r.OpenedAt), classStampOf(r.ClosedAt), classStampOf(r.RevealedAt))
+	return err
+}
+
+// SaveClassVote stores a vote, replacing the participant's earlier vote in
+// the same round. The database refuses it with ErrRoundNotOpen unless the
+// round is stored as open, so a closed round's votes cannot change.
+func (s *Store) SaveClassVote(ctx context.Context, code string, v ClassVote) error {
+	return s.SaveClassVotes(ctx, code, []ClassVote{v})
+}
+
+// SaveClassVotes stores votes as SaveClassVote does, all in one
+// transaction (group commit): if any is refused, none is stored.
+func (s *Store) SaveClassVotes(ctx context.Context, code string, votes []ClassVote) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO class_votes (session, question, round, participant, option, at)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM class_rounds
+			WHERE session = ?1 AND question = ?2 AND round = ?3 AND status = 'open')
+		ON CONFLICT (session, question, round, participant) DO UPDATE SET option = excluded.option, at = excluded.at`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, v := range votes {
+		res, err := stmt.ExecContext(ctx, code, v.Question, v.Round, v.Participant, v.Option, classStampOf(v.At))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("session %s question %s round %d: %w", code, v.Question, v.Round, ErrRoundNotOpen)
+		}
+	}
+	return tx.Commit()
+}
+
+// UpdateClassSession stores the session's focus, run and last activity.
+func (s *Store) UpdateClassSession(ctx context.Context, code, focus, runID string, activeAt time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE class_sessions SET focus = ?, run_id = ?, active_at = ? WHERE code = ?`,
+		focus, runID, classStampOf(activeAt), code)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("session %s: %w", code, ErrNoSession)
+	}
+	return nil
+}
+
+// EndClassSession marks a session ended at the given time (once; a later
+// call keeps the first time). Its results stay stored.
+func (s *Store) EndClassSession(ctx context.Context, code string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE class_sessions SET ended_at = ? WHERE code = ? AND ended_at = ''`, classStampOf(at), code)
+	return err
+}
+
+// EndIdleClassSessions ends every live session whose last activity is
+// before idleBefore, and returns their codes.
+func (s *Store) EndIdleClassSessions(ctx context.Context, idleBefore, at time.Time) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `UPDATE class_sessions SET ended_at = ?
+		WHERE ended_at = '' AND active_at < ? RETURNING code`, classStampOf(at), classStampOf(idleBefore))
+	if err != nil {
+		return nil, err
+	}
+	var codes []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		codes = append(codes, c)
+	}
+	return codes, closeRows(rows)
+}

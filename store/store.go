@@ -1,0 +1,473 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// ErrLocked is returned (wrapped with the stored Prediction) when a learner
+// tries to change a prediction that is already locked in or skipped.
+var ErrLocked = errors.New("prediction already locked")
+
+// ErrNotLocked is returned by Reveal when the learner has neither locked in
+// nor skipped the prediction yet.
+var ErrNotLocked = errors.New("prediction not locked yet")
+
+// maxConns bounds the SQLite connections: readers run in parallel under
+// WAL, and writers queue on SQLite's lock (busy timeout) anyway.
+const maxConns = 8
+
+// Store is a learner-progress database. It is safe for concurrent use.
+type Store struct {
+	db  *sql.DB
+	now func() time.Time
+
+	// Prepared once: reading a learner's state is on every page view.
+	loadAll, loadLesson *sql.Stmt
+}
+
+// Prediction is a learner's answer to one predict block.
+type Prediction struct {
+	Lesson     string    `json:"lesson"`
+	Block      string    `json:"block"`
+	Option     string    `json:"option"`
+	Skipped    bool      `json:"skipped"`
+	LockedAt   time.Time `json:"locked_at"`
+	RevealedAt time.Time `json:"revealed_at,omitzero"`
+}
+
+// Revealed reports whether the learner has revealed the answer.
+func (p Prediction) Revealed() bool { return !p.RevealedAt.IsZero() }
+
+// Attempt is one answer to a check block.
+type Attempt struct {
+	Lesson  string    `json:"lesson"`
+	Block   string    `json:"block"`
+	Option  string    `json:"option"`
+	Correct bool      `json:"correct"`
+	First   bool      `json:"first"`
+	At      time.Time `json:"at"`
+}
+
+// CheckState sums up a learner's attempts at one check block.
+type CheckState struct {
+	First Attempt // the attempt that counts for progress
+	Last  Attempt // the most recent attempt (the one the page shows)
+	Count int     // number of attempts
+}
+
+// Goal records that a learner reached a model block's goal.
+type Goal struct {
+	Lesson    string             `json:"lesson"`
+	Block     string             `json:"block"`
+	Values    map[string]float64 `json:"values"`
+	ReachedAt time.Time          `json:"reached_at"`
+}
+
+// LessonState is a learner's progress in one lesson, keyed by block id.
+type LessonState struct {
+	Predictions map[string]Prediction
+	Checks      map[string]CheckState
+	Goals       map[string]Goal
+}
+
+// Export is everything stored about one learner; its JSON form is the
+// progress export described in the package doc.
+type Export struct {
+	Learner     string       `json:"learner"`
+	ExportedAt  time.Time    `json:"exported_at"`
+	Predictions []Prediction `json:"predictions"`
+	Attempts    []Attempt    `json:"check_attempts"`
+	Goals       []Goal       `json:"model_goals"`
+}
+
+// Open opens (creating if needed) the SQLite file at path, sets WAL mode,
+// a busy timeout and foreign keys, and applies any pending migrations.
+func Open(path string) (*Store, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// Keep connections open: opening one re-runs the pragmas, and with
+	// database/sql's default of two idle connections a busy server would
+	// open and close connections on every request.
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	s := &Store{db: db, now: time.Now}
+	if err := s.migrate(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	if s.loadAll, err = db.Prepare(loadQuery(false)); err == nil {
+		s.loadLesson, err = db.Prepare(loadQuery(true))
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	s.loadAll.Close()
+	s.loadLesson.Close()
+	return s.db.Close()
+}
+
+// SchemaVersion returns the number of the last migration applied.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	return v, err
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	current := 0
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&current); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	latest := 0
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		num, _, _ := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", base)
+		}
+		latest = v
+		if v <= current {
+			continue
+		}
+		text, err := fs.ReadFile(migrations, name)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(text)); err != nil {
+			return fmt.Errorf("migration %s: %w", base, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v); err != nil {
+			return err
+		}
+	}
+	if current > latest {
+		return fmt.Errorf("schema version %d is newer than this program knows (%d)", current, latest)
+	}
+	return tx.Commit()
+}
+
+func (s *Store) stamp() string { return s.now().UTC().Format(time.RFC3339Nano) }
+
+func parseTime(v string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, v)
+	return t
+}
+
+func (s *Store) ensureLearner(ctx context.Context, learner string) error {
+	if learner == "" {
+		return errors.New("store: empty learner id")
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO learners (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`, learner, s.stamp())
+	return err
+}
+
+// Lock locks in option as the learner's prediction for a predict block. A
+// repeated Lock with the same option returns the stored prediction. Any
+// other change (another option, or a Lock after a Skip) returns the stored
+// prediction and an error wrapping ErrLocked.
+func (s *Store) Lock(ctx context.Context, learner, lesson, block, option string) (Prediction, error) {
+	if option == "" {
+		return Prediction{}, errors.New("store: Lock needs an option")
+	}
+	p, err := s.writePrediction(ctx, learner, lesson, block, option, false)
+	if err != nil {
+		return p, err
+	}
+	if p.Skipped || p.Option != option {
+		return p, fmt.Errorf("block %s: %w", block, ErrLocked)
+	}
+	return p, nil
+}
+
+// Skip records that the learner skipped a predict block. Skipping an
+// already skipped block returns the stored row; skipping a locked one
+// returns it with an error wrapping ErrLocked.
+func (s *Store) Skip(ctx context.Context, learner, lesson, block string) (Prediction, error) {
+	p, err := s.writePrediction(ctx, learner, lesson, block, "", true)
+	if err != nil {
+		return p, err
+	}
+	if !p.Skipped {
+		return p, fmt.Errorf("block %s: %w", block, ErrLocked)
+	}
+	return p, nil
+}
+
+func (s *Store) writePrediction(ctx context.Context, learner, lesson, block, option string, skipped bool) (Prediction, error) {
+	if err := s.ensureLearner(ctx, learner); err != nil {
+		return Prediction{}, err
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO predictions (learner, lesson, block, option, skipped, locked_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (learner, block) DO NOTHING`,
+		learner, lesson, block, option, skipped, s.stamp())
+	if err != nil {
+		return Prediction{}, err
+	}
+	return s.prediction(ctx, learner, block)
+}
+
+func (s *Store) prediction(ctx context.Context, learner, block string) (Prediction, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT lesson, block, option, skipped, locked_at, COALESCE(revealed_at, '')
+		FROM predictions WHERE learner = ? AND block = ?`, learner, block)
+	return scanPrediction(row)
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanPrediction(row scanner) (Prediction, error) {
+	var p Prediction
+	var locked, revealed string
+	if err := row.Scan(&p.Lesson, &p.Block, &p.Option, &p.Skipped, &locked, &revealed); err != nil {
+		return Prediction{}, err
+	}
+	p.LockedAt = parseTime(locked)
+	if revealed != "" {
+		p.RevealedAt = parseTime(revealed)
+	}
+	return p, nil
+}
+
+// Reveal marks a locked or skipped prediction as revealed (the first time
+// only) and returns it. It returns ErrNotLocked if there is nothing locked.
+func (s *Store) Reveal(ctx context.Context, learner, block string) (Prediction, error) {
+	_, err := s.db.ExecContext(ctx, `UPDATE predictions SET revealed_at = ?
+		WHERE learner = ? AND block = ? AND revealed_at IS NULL`, s.stamp(), learner, block)
+	if err != nil {
+		return Prediction{}, err
+	}
+	p, err := s.prediction(ctx, learner, block)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Prediction{}, fmt.Errorf("block %s: %w", block, ErrNotLocked)
+	}
+	return p, err
+}
+
+// RecordAttempt stores one answer to a check block and returns the block's
+// state including it.
+func (s *Store) RecordAttempt(ctx context.Context, learner, lesson, block, option string, correct bool) (CheckState, error) {
+	if err := s.ensureLearner(ctx, learner); err != nil {
+		return CheckState{}, err
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO check_attempts (learner, lesson, block, option, correct, at)
+		VALUES (?, ?, ?, ?, ?, ?)`, learner, lesson, block, option, correct, s.stamp())
+	if err != nil {
+		return CheckState{}, err
+	}
+	st, err := s.LessonState(ctx, learner, lesson)
+	if err != nil {
+		return CheckState{}, err
+	}
+	return st.Checks[block], nil
+}
+
+// RecordGoal records that the learner reached a model block's goal with the
+// given widget values. Only the first time is kept; later calls return it.
+func (s *Store) RecordGoal(ctx context.Context, learner, lesson, block string, values map[string]float64) (Goal, error) {
+	if err := s.ensureLearner(ctx, learner); err != nil {
+		return Goal{}, err
+	}
+	if values == nil {
+		values = map[string]float64{}
+	}
+	js, err := json.Marshal(values)
+	if err != nil {
+		return Goal{}, err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO model_goals (learner, lesson, block, values_json, reached_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (learner, block) DO NOTHING`, learner, lesson, block, string(js), s.stamp())
+	if err != nil {
+		return Goal{}, err
+	}
+	st, err := s.LessonState(ctx, learner, lesson)
+	if err != nil {
+		return Goal{}, err
+	}
+	return st.Goals[block], nil
+}
+
+// LessonState returns the learner's progress in one lesson. An unknown
+// learner has empty (non-nil) maps.
+func (s *Store) LessonState(ctx context.Context, learner, lesson string) (LessonState, error) {
+	e, err := s.load(ctx, learner, lesson)
+	if err != nil {
+		return LessonState{}, err
+	}
+	return e.State(), nil
+}
+
+// State folds an export (or part of one) into per-block maps.
+func (e *Export) State() LessonState {
+	st := LessonState{
+		Predictions: make(map[string]Prediction, len(e.Predictions)),
+		Checks:      make(map[string]CheckState),
+		Goals:       make(map[string]Goal, len(e.Goals)),
+	}
+	for _, p := range e.Predictions {
+		st.Predictions[p.Block] = p
+	}
+	for _, a := range e.Attempts {
+		c, ok := st.Checks[a.Block]
+		if !ok {
+			c.First = a
+		}
+		c.Last = a
+		c.Count++
+		st.Checks[a.Block] = c
+	}
+	for _, g := range e.Goals {
+		st.Goals[g.Block] = g
+	}
+	return st
+}
+
+// Export returns everything stored about the learner.
+func (s *Store) Export(ctx context.Context, learner string) (*Export, error) {
+	return s.load(ctx, learner, "")
+}
+
+// loadQuery reads a learner's rows (?1) of every kind, optionally for one
+// lesson (?2), in one query. Columns: kind, lesson, block, option, flag,
+// time, extra, ord.
+func loadQuery(oneLesson bool) string {
+	filter := `learner = ?1`
+	if oneLesson {
+		filter += ` AND lesson = ?2`
+	}
+	return `SELECT 'p', lesson, block, option, skipped, locked_at, COALESCE(revealed_at, ''), 0
+			FROM predictions WHERE ` + filter + `
+		UNION ALL
+		SELECT 'c', lesson, block, option, correct, at, '', id
+			FROM check_attempts WHERE ` + filter + `
+		UNION ALL
+		SELECT 'g', lesson, block, '', 0, reached_at, values_json, 0
+			FROM model_goals WHERE ` + filter + `
+		ORDER BY 1, 6, 8, 3`
+}
+
+// load reads a learner's rows, for one lesson or (lesson == "") all, in
+// one query: a page view costs one round trip to SQLite.
+func (s *Store) load(ctx context.Context, learner, lesson string) (*Export, error) {
+	e := &Export{Learner: learner, ExportedAt: s.now().UTC(),
+		Predictions: []Prediction{}, Attempts: []Attempt{}, Goals: []Goal{}}
+	stmt, args := s.loadAll, []any{learner}
+	if lesson != "" {
+		stmt, args = s.loadLesson, []any{learner, lesson}
+	}
+	rows, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for rows.Next() {
+		var kind, les, block, option, at, extra string
+		var flag bool
+		var ord int64
+		if err := rows.Scan(&kind, &les, &block, &option, &flag, &at, &extra, &ord); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		switch kind {
+		case "p":
+			p := Prediction{Lesson: les, Block: block, Option: option, Skipped: flag, LockedAt: parseTime(at)}
+			if extra != "" {
+				p.RevealedAt = parseTime(extra)
+			}
+			e.Predictions = append(e.Predictions, p)
+		case "c":
+			e.Attempts = append(e.Attempts, Attempt{Lesson: les, Block: block, Option: option, Correct: flag,
+				First: !seen[block], At: parseTime(at)})
+			seen[block] = true
+		case "g":
+			g := Goal{Lesson: les, Block: block, ReachedAt: parseTime(at)}
+			if err := json.Unmarshal([]byte(extra), &g.Values); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("model goal %s: %w", block, err)
+			}
+			e.Goals = append(e.Goals, g)
+		}
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func closeRows(rows *sql.Rows) error {
+	err := rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Reset deletes the learner and everything stored about them.
+func (s *Store) Reset(ctx context.Context, learner string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{
+		`DELETE FROM predictions WHERE learner = ?`,
+		`DELETE FROM check_attempts WHERE learner = ?`,
+		`DELETE FROM model_goals WHERE learner = ?`,
+		`DELETE FROM learners WHERE id = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, learner); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
