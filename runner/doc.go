@@ -1,0 +1,99 @@
+// Package runner is the queue of sweep runs the web server starts for
+// learners, and each run's event log.
+//
+// # Queue
+//
+// A Runner holds at most Config.QueueCapacity runs (default 8), counting
+// the running ones, so however the burst of requests and the start of the
+// first run interleave, exactly QueueCapacity are accepted. It runs
+// Config.Concurrent at once (default 1: two sweeps on one machine would
+// measure each other). A learner may have one run waiting or running
+// at a time; Submit refuses a second with *AlreadyQueuedError, a full queue
+// with *QueueFullError (carrying RetryAfter: when the running run is
+// expected to end), and a bad request with FieldErrors, one message per
+// field, naming what is wrong and what is allowed. Nothing is queued on
+// error.
+//
+// Each run starts its own lab child (labsvc.StartChild with
+// Config.Child: the server re-executes itself with "lab-child"), runs the
+// loadrun sweep against it and stops it, so every run starts from a fresh
+// lab with exactly the knobs asked for.
+//
+// A run's expected length (Estimate) is StartOverhead plus, per window, its
+// seconds and WindowOverhead. A queued run's estimated start is now plus the
+// running runs' remaining expected time plus the expected lengths of the
+// runs ahead of it, divided among the Concurrent slots.
+//
+// # Sandbox caps
+//
+// Limits (defaults DefaultMax*): at most 8 windows (rates or client
+// counts), at most 30 s a window, at most 2,000 arrivals a second offered
+// in a window, at most 5 minutes of windows in a run, at most 256
+// closed-loop clients, a caller timeout of at most 10 s, and CPUS at most
+// the host's cores minus one (one on a single-core host), so the load
+// generator keeps a core. The lab's other knobs are checked by
+// labsvc.Config.Validate. FieldErrors keys are the JSON names of Request:
+// workers, spin_ms, wait_ms, limit, cpus, rates, clients, seconds, mode,
+// timeout_ms.
+//
+// # Statuses
+//
+// queued → running → done | failed | cancelled | interrupted; a queued run
+// may also go straight to cancelled or interrupted. failed carries a
+// reason a learner can act on: the lab did not start, the lab child died
+// mid-window (with its last words), or the lab had not drained an earlier
+// window's backlog before the next one. interrupted means the server
+// stopped (Close); whatever was measured is kept. A learner may cancel
+// their own queued or running run; the rows so far are kept.
+//
+// With Config.Store set, every run is saved: created (queued) before
+// Submit returns, its status and times at every change, each row as its
+// window ends, and every raw request record when the sweep ends.
+//
+// # Events
+//
+// Every run has a log of events, numbered from 1 in the order they
+// happened. In JSON (zero-valued fields are left out, except seq, kind, at
+// and window):
+//
+//	{"seq":1,"kind":"queued","at":"2026-11-30T11:00:00Z","position":2,
+//	 "estimated_start":"2026-11-30T11:00:42Z","windows":2,"window":0,"seconds":2}
+//	{"seq":2,"kind":"started","at":...,"estimated_end":...,"windows":2,"window":0,"seconds":2}
+//	{"seq":3,"kind":"progress","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
+//	 "elapsed_ms":200.4,"sent":8,"ended":7,"not_sent":0}
+//	{"seq":12,"kind":"row","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
+//	 "elapsed_ms":2010.3,"row":{...loadrun.Row...}}
+//	{"seq":25,"kind":"done","at":...,"windows":2,"window":2}
+//	{"seq":9,"kind":"failed","at":...,"windows":2,"window":1,"reason":"The lab service stopped during window 2 of 2, ..."}
+//
+// queued comes when the run joins the queue and again whenever its position
+// or estimated start changes; started when its lab child is up; progress
+// at least four times a second while a window runs; row once per window,
+// carrying the whole loadrun.Row; and last exactly one terminal event:
+// done, failed, cancelled or interrupted (window is then how many windows
+// finished, reason says why in words for the learner).
+//
+// Subscribe(id, since) returns every event with seq > since, then a
+// Subscription whose channel carries every later event, each exactly once
+// and in order, and is closed after the terminal event. Appending never
+// waits for a watcher: each subscription buffers Config.SubscriberBuffer
+// live events, and one whose buffer is full is dropped (its channel closed,
+// Dropped true); it may subscribe again from the last seq it saw. The
+// runner keeps the logs of queued, running and the last Config.Retain
+// finished runs in memory; older runs are read from the store.
+//
+// Each event carries its JSON encoding (Event.JSON), made once when it is
+// logged, so a server fanning one event out to many watchers encodes it
+// once.
+//
+// # Metrics
+//
+// With Config.Registerer set:
+//
+//	capacitylab_runs_queued                 gauge: runs waiting
+//	capacitylab_runs_running                gauge: runs running
+//	capacitylab_runs_total{outcome}         counter: runs ended: done, failed, cancelled, interrupted
+//	capacitylab_run_watchers                gauge: live event subscriptions (websocket watchers)
+//	capacitylab_run_watchers_dropped_total  counter: subscriptions dropped for falling behind
+//	capacitylab_run_queue_wait_seconds      histogram: from queued to started
+package runner

@@ -1,0 +1,214 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+	"capacitylab/store"
+)
+
+// Causes that end a sweep early, besides errCancelled and errShutdown.
+var (
+	errChildDied  = errors.New("the lab child exited")
+	errNotDrained = errors.New("the lab did not drain")
+)
+
+// notDrainedNote is how loadrun's row note begins when the lab still had
+// requests queued or in service before a window.
+const notDrainedNote = "lab had not drained"
+
+// childDeathGrace is how long a failed sweep waits to see whether the lab
+// child died, so the learner is told the cause rather than the symptom.
+const childDeathGrace = time.Second
+
+// execute runs one run from start to finish and records how it ended.
+func (r *Runner) execute(ru *run) {
+	status, reason, kind, finished := r.measure(ru)
+	ru.cancel(nil)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.finishLocked(ru, status, reason, Event{Kind: kind, Window: finished, Windows: ru.req.Windows()})
+}
+
+// measure starts the lab child, runs the sweep, stops the child and saves
+// the raw records. It returns the run's status, the reason to show, the
+// terminal event's kind and how many windows finished.
+func (r *Runner) measure(ru *run) (Status, string, Kind, int) {
+	ctx, q := ru.ctx, ru.req
+	n := q.Windows()
+	ended := func(cause error, finished int) (Status, string, Kind, int) {
+		if errors.Is(cause, errCancelled) {
+			return store.RunCancelled, fmt.Sprintf("You cancelled it after %d of %d windows; the rows measured so far are kept.", finished, n), KindCancelled, finished
+		}
+		return store.RunInterrupted, fmt.Sprintf("The server stopped after %d of %d windows; the rows measured so far are kept. Run it again for the rest.", finished, n), KindInterrupted, finished
+	}
+
+	child, err := labsvc.StartChild(ctx, r.cfg.Child, q.Config)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ended(context.Cause(ctx), 0)
+		}
+		r.log.Error("lab child did not start", "run", ru.id, "err", err)
+		return store.RunFailed, "The lab service did not start, so nothing was measured. " + err.Error(), KindFailed, 0
+	}
+	defer child.Stop()
+
+	target, err := loadrun.NewTarget(child.Target(), q.Timeout())
+	if err != nil {
+		return store.RunFailed, "The run could not be set up: " + err.Error(), KindFailed, 0
+	}
+	control, err := loadrun.NewControl(child.Control(), r.hc)
+	if err != nil {
+		return store.RunFailed, "The run could not be set up: " + err.Error(), KindFailed, 0
+	}
+	sw := loadrun.Sweep{Target: target, Control: &control, Seconds: q.Seconds, Seed: q.Seed, DrainWait: r.cfg.DrainWait}
+	if q.mode() == ModeClosed {
+		sw.Clients = q.Clients
+	} else {
+		sw.Rates = q.Rates
+	}
+
+	sctx, scancel := context.WithCancelCause(ctx)
+	defer scancel(nil)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-child.Done():
+			scancel(errChildDied)
+		case <-sctx.Done():
+		}
+	}()
+
+	r.mu.Lock()
+	ru.labPID = child.Pid()
+	ru.log.append(Event{Kind: KindStarted, Windows: n, Seconds: q.Seconds, EstimatedEnd: ru.started.Add(ru.estimate)})
+	r.mu.Unlock()
+
+	type result struct {
+		rep loadrun.Report
+		err error
+	}
+	events := make(chan loadrun.Event, 16)
+	resc := make(chan result, 1)
+	go func() {
+		rep, err := sw.Run(sctx, events)
+		resc <- result{rep, err}
+	}()
+	var drainNote string
+	rows := 0
+	for e := range events {
+		switch e.Kind {
+		case loadrun.EventProgress:
+			ru.log.append(Event{Kind: KindProgress, Window: e.Window, Windows: e.Windows, Rate: e.Rate, Clients: e.Clients,
+				Seconds: e.Seconds, ElapsedMS: e.ElapsedMS, Sent: e.Sent, Ended: e.Ended, NotSent: e.NotSent})
+		case loadrun.EventRow:
+			row := *e.Row
+			if sctx.Err() == nil {
+				rows++
+			} else {
+				row.Note = cutNote(row.Note, context.Cause(sctx))
+			}
+			r.addRow(ru, row)
+			ru.log.append(Event{Kind: KindRow, Window: e.Window, Windows: e.Windows, Rate: e.Rate, Clients: e.Clients,
+				Seconds: e.Seconds, ElapsedMS: e.ElapsedMS, Row: &row})
+			if drainNote == "" && strings.Contains(row.Note, notDrainedNote) {
+				drainNote = row.Note
+				scancel(errNotDrained)
+			}
+		}
+	}
+	res := <-resc
+	scancel(nil)
+	<-watched
+
+	// A control call failing is usually the symptom of the child dying:
+	// give the death a moment to be seen, so the learner gets the cause.
+	if res.err != nil && ctx.Err() == nil && child.Err() == nil {
+		select {
+		case <-child.Done():
+		case <-time.After(childDeathGrace):
+		}
+	}
+	childErr := child.Err()
+	if err := child.Stop(); err != nil && childErr == nil {
+		childErr = err
+	}
+	r.mu.Lock()
+	ru.labPID = 0
+	r.mu.Unlock()
+	r.saveRecords(ru, res.rep)
+
+	finished := rows
+	switch {
+	case childErr != nil:
+		return store.RunFailed, fmt.Sprintf("The lab service stopped during window %d of %d, so the run stopped there (the rows before it are kept). "+
+			"If your knobs ask for a lot of memory or processor, try smaller ones; otherwise run it again. What the lab said: %v",
+			min(finished+1, n), n, childErr), KindFailed, finished
+	case errors.Is(context.Cause(sctx), errNotDrained):
+		return store.RunFailed, fmt.Sprintf("The lab was still busy with an earlier window's backlog when window %d began (%s), so later windows would measure "+
+			"the backlog, not their own rate. Lower the highest rates, add WORKERS, or set LIMIT so the lab refuses what it cannot serve.",
+			finished, drainNote), KindFailed, finished
+	case ctx.Err() != nil:
+		return ended(context.Cause(ctx), finished)
+	case res.err != nil:
+		r.log.Error("sweep failed", "run", ru.id, "err", res.err)
+		return store.RunFailed, fmt.Sprintf("The sweep stopped after %d of %d windows: %v. Run it again; if it keeps failing, tell the instructor.", finished, n, res.err), KindFailed, finished
+	}
+	return store.RunDone, "", KindDone, finished
+}
+
+// addRow keeps a finished window's row and saves it.
+func (r *Runner) addRow(ru *run, row loadrun.Row) {
+	r.mu.Lock()
+	ru.rows = append(ru.rows, row)
+	r.mu.Unlock()
+	if r.cfg.Store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+	defer cancel()
+	if err := r.cfg.Store.AddRow(ctx, ru.id, row); err != nil {
+		r.log.Error("saving row", "run", ru.id, "window", row.Window, "err", err)
+	}
+}
+
+// saveRecords saves every raw record the sweep produced.
+func (r *Runner) saveRecords(ru *run, rep loadrun.Report) {
+	if r.cfg.Store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+	defer cancel()
+	if err := r.cfg.Store.AddRecords(ctx, ru.id, rep.Records()); err != nil {
+		r.log.Error("saving records", "run", ru.id, "err", err)
+	}
+}
+
+// cancelledNote is loadrun's row note for a window cut short.
+const cancelledNote = "cancelled before the window ended"
+
+// cutNote rewrites loadrun's note on a window cut short to say why.
+func cutNote(note string, cause error) string {
+	why := "the server stopped during this window"
+	switch {
+	case errors.Is(cause, errChildDied):
+		why = "the lab process died during this window"
+	case errors.Is(cause, errCancelled):
+		why = "you cancelled the run during this window"
+	case errors.Is(cause, errNotDrained):
+		return note
+	}
+	if strings.Contains(note, cancelledNote) {
+		return strings.Replace(note, cancelledNote, why, 1)
+	}
+	if note == "" {
+		return why
+	}
+	return note + "; " + why
+}

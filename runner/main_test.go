@@ -1,0 +1,136 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"capacitylab/labsvc"
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// The runner's lab children are this test binary re-executed: with
+// RUNNER_TEST_CHILD=serve, TestMain runs labsvc.RunChild (the entry point
+// cmd/lab and cmd/server use for "lab-child") instead of the tests.
+const childEnv = "RUNNER_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "serve" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		err := labsvc.RunChild(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lab child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// testChild is the ChildCommand that re-executes this test binary.
+func testChild(t testing.TB) labsvc.ChildCommand {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return labsvc.ChildCommand{Path: exe, Env: []string{childEnv + "=serve"}}
+}
+
+// newRunner starts a runner with a real SQLite store in a temp dir and
+// closes both when the test ends.
+func newRunner(t *testing.T, cfg runner.Config) (*runner.Runner, *store.Store) {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Child = testChild(t)
+	cfg.Store = st
+	r, err := runner.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.Close()
+		st.Close()
+	})
+	return r, st
+}
+
+// small is a short open-loop sweep a lab with the default knobs (ceiling
+// 50/s with one worker of 20 ms) serves easily.
+func small(rates ...float64) runner.Request {
+	return runner.Request{Config: labsvc.Config{Workers: 4, SpinMS: 1, WaitMS: 4, CPUs: 1}, Rates: rates, Seconds: 1, Seed: 7}
+}
+
+// collect reads a run's events from seq since until its terminal event,
+// failing after timeout.
+func collect(t *testing.T, r *runner.Runner, id string, since int, timeout time.Duration) []runner.Event {
+	t.Helper()
+	replay, sub, err := r.Subscribe(id, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	out := replay
+	if len(out) > 0 && out[len(out)-1].Kind.Terminal() {
+		return out
+	}
+	deadline := time.After(timeout)
+	for {
+		select {
+		case e, ok := <-sub.C():
+			if !ok {
+				if sub.Dropped() {
+					t.Fatalf("subscription to %s dropped", id)
+				}
+				return out
+			}
+			out = append(out, e)
+		case <-deadline:
+			t.Fatalf("run %s: no terminal event after %v; got %d events, last %+v", id, timeout, len(out), last(out))
+		}
+	}
+}
+
+func last(es []runner.Event) runner.Event {
+	if len(es) == 0 {
+		return runner.Event{}
+	}
+	return es[len(es)-1]
+}
+
+// waitStatus polls until run id has status, failing after timeout.
+func waitStatus(t *testing.T, r *runner.Runner, id, status string, timeout time.Duration) runner.Snapshot {
+	t.Helper()
+	end := time.Now().Add(timeout)
+	for {
+		s, ok := r.Get(id)
+		if ok && s.Status == status {
+			return s
+		}
+		if time.Now().After(end) {
+			t.Fatalf("run %s: status %q after %v, want %q", id, s.Status, timeout, status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkSeqs fails unless events are numbered from first, one by one.
+func checkSeqs(t *testing.T, es []runner.Event, first int) {
+	t.Helper()
+	for i, e := range es {
+		if e.Seq != first+i {
+			t.Fatalf("event %d has seq %d, want %d (%+v)", i, e.Seq, first+i, e)
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+)
+
+// Sandbox caps on one run, the defaults of Limits. A sweep from the browser
+// runs on the server's own machine, so these bound what any learner can ask
+// of it.
+const (
+	DefaultMaxRates         = 8    // windows in one run (rates, or client counts)
+	DefaultMaxWindowSeconds = 30   // length of one window, seconds
+	DefaultMaxOffered       = 2000 // offered rate of one window, arrivals a second
+	DefaultMaxRunSeconds    = 300  // windows × seconds of one run (5 minutes)
+	DefaultMaxClients       = 256  // closed-loop clients in one window
+	DefaultMaxTimeoutMS     = 10000
+)
+
+// Modes of a run.
+const (
+	ModeOpen   = "open"   // open loop: arrivals at the offered rates, whatever the answers
+	ModeClosed = "closed" // closed loop: N clients, each sending its next request after an answer
+)
+
+// Request is what a learner asks to run: the lab's knobs, then the sweep.
+// Its JSON form is flat: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,
+// "cpus":1,"rates":[40,80],"seconds":2,"seed":1,"mode":"open","clients":[],
+// "timeout_ms":2000,"lesson":"...","block":"..."}.
+type Request struct {
+	labsvc.Config
+	Rates     []float64 `json:"rates,omitempty"`   // open loop: one window per rate
+	Clients   []int     `json:"clients,omitempty"` // closed loop: one window per client count
+	Seconds   float64   `json:"seconds"`           // length of every window
+	Seed      uint64    `json:"seed"`              // the arrival schedule's seed
+	Mode      string    `json:"mode"`              // ModeOpen (default) or ModeClosed
+	TimeoutMS int       `json:"timeout_ms"`        // the caller's timeout; 0 = loadrun.DefaultTimeout
+	Lesson    string    `json:"lesson,omitempty"`  // where the run was started, if from a lesson
+	Block     string    `json:"block,omitempty"`
+}
+
+// Windows is how many windows the run has.
+func (q Request) Windows() int {
+	if q.mode() == ModeClosed {
+		return len(q.Clients)
+	}
+	return len(q.Rates)
+}
+
+func (q Request) mode() string {
+	if q.Mode == "" {
+		return ModeOpen
+	}
+	return q.Mode
+}
+
+// Timeout is the caller's timeout the run uses.
+func (q Request) Timeout() time.Duration {
+	if q.TimeoutMS <= 0 {
+		return loadrun.DefaultTimeout
+	}
+	return time.Duration(q.TimeoutMS) * time.Millisecond
+}
+
+// Limits are the sandbox caps a Request is validated against.
+type Limits struct {
+	MaxRates         int     // windows in one run
+	MaxWindowSeconds float64 // seconds in one window
+	MaxOffered       float64 // arrivals a second in one window
+	MaxRunSeconds    float64 // windows × seconds
+	MaxClients       int     // closed-loop clients in one window
+	MaxTimeoutMS     int     // the caller's timeout
+	MaxCPUs          int     // the lab's CPUS knob
+}
+
+// DefaultLimits returns the default caps for a host with hostCPUs cores:
+// the lab may use every core but one (the load generator needs one), and
+// one on a single-core host.
+func DefaultLimits(hostCPUs int) Limits {
+	return Limits{
+		MaxRates:         DefaultMaxRates,
+		MaxWindowSeconds: DefaultMaxWindowSeconds,
+		MaxOffered:       DefaultMaxOffered,
+		MaxRunSeconds:    DefaultMaxRunSeconds,
+		MaxClients:       DefaultMaxClients,
+		MaxTimeoutMS:     DefaultMaxTimeoutMS,
+		MaxCPUs:          max(1, hostCPUs-1),
+	}
+}
+
+// HostLimits is DefaultLimits for this machine (runtime.NumCPU).
+func HostLimits() Limits { return DefaultLimits(runtime.NumCPU()) }
+
+// FieldErrors maps a field of Request (its JSON name) to what is wrong with
+// it and what is allowed. It is the error Validate and Runner.Submit return
+// for a learner's mistakes.
+type FieldErrors map[string]string
+
+// Error lists every problem, sorted by field.
+func (fe FieldErrors) Error() string {
+	keys := make([]string, 0, len(fe))
+	for k := range fe {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	msgs := make([]string, len(keys))
+	for i, k := range keys {
+		msgs[i] = k + ": " + fe[k]
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Validate checks a request against the limits and returns nil or
+// FieldErrors with one message per bad field.
+func (l Limits) Validate(q Request) error {
+	fe := FieldErrors{}
+	var cerrs labsvc.FieldErrors
+	if err := q.Config.Validate(); err != nil {
+		cerrs, _ = err.(labsvc.FieldErrors)
+	}
+	for _, e := range cerrs {
+		fe[strings.ToLower(e.Field)] = e.Error()
+	}
+	if _, bad := fe["cpus"]; !bad && q.CPUs > l.MaxCPUs {
+		fe["cpus"] = fmt.Sprintf("CPUS=%d is not allowed here: want 1 to %d (this machine has %d cores and keeps one for the load generator)", q.CPUs, l.MaxCPUs, l.MaxCPUs+1)
+		if l.MaxCPUs == 1 {
+			fe["cpus"] = fmt.Sprintf("CPUS=%d is not allowed here: want 1 (the lab gets one core; the load generator needs the other)", q.CPUs)
+		}
+	}
+
+	mode := q.mode()
+	switch mode {
+	case ModeOpen:
+		switch {
+		case len(q.Rates) == 0:
+			fe["rates"] = fmt.Sprintf("give at least one offered rate: want 1 to %d rates, each more than 0 and at most %s a second", l.MaxRates, num(l.MaxOffered))
+		case len(q.Rates) > l.MaxRates:
+			fe["rates"] = fmt.Sprintf("%d rates is too many: want 1 to %d", len(q.Rates), l.MaxRates)
+		default:
+			for _, r := range q.Rates {
+				if math.IsNaN(r) || r <= 0 || r > l.MaxOffered {
+					fe["rates"] = fmt.Sprintf("rate %s is not allowed: want more than 0 and at most %s a second", num(r), num(l.MaxOffered))
+					break
+				}
+			}
+		}
+		if len(q.Clients) > 0 {
+			fe["clients"] = "client counts are for closed mode: leave them empty in open mode, or set mode to closed"
+		}
+	case ModeClosed:
+		switch {
+		case len(q.Clients) == 0:
+			fe["clients"] = fmt.Sprintf("give at least one client count: want 1 to %d counts, each 1 to %d", l.MaxRates, l.MaxClients)
+		case len(q.Clients) > l.MaxRates:
+			fe["clients"] = fmt.Sprintf("%d client counts is too many: want 1 to %d", len(q.Clients), l.MaxRates)
+		default:
+			for _, c := range q.Clients {
+				if c < 1 || c > l.MaxClients {
+					fe["clients"] = fmt.Sprintf("%d clients is not allowed: want 1 to %d", c, l.MaxClients)
+					break
+				}
+			}
+		}
+		if len(q.Rates) > 0 {
+			fe["rates"] = "rates are for open mode: leave them empty in closed mode, or set mode to open"
+		}
+	default:
+		fe["mode"] = fmt.Sprintf("mode %q is not known: want open or closed", q.Mode)
+	}
+
+	secondsOK := false
+	switch {
+	case math.IsNaN(q.Seconds) || q.Seconds <= 0 || q.Seconds > l.MaxWindowSeconds:
+		fe["seconds"] = fmt.Sprintf("%s seconds a window is not allowed: want more than 0 and at most %s", num(q.Seconds), num(l.MaxWindowSeconds))
+	default:
+		secondsOK = true
+	}
+	if secondsOK && q.Windows() > 0 && float64(q.Windows())*q.Seconds > l.MaxRunSeconds {
+		fe["seconds"] = fmt.Sprintf("%d windows of %s s is %s s, longer than a run may be: want at most %s s in all (fewer windows or shorter ones)",
+			q.Windows(), num(q.Seconds), num(float64(q.Windows())*q.Seconds), num(l.MaxRunSeconds))
+	}
+	if q.TimeoutMS < 0 || q.TimeoutMS > l.MaxTimeoutMS {
+		fe["timeout_ms"] = fmt.Sprintf("timeout %d ms is not allowed: want 0 (the default, %v) to %d", q.TimeoutMS, loadrun.DefaultTimeout, l.MaxTimeoutMS)
+	}
+	if len(fe) == 0 {
+		return nil
+	}
+	return fe
+}
+
+// num formats a number without trailing zeros.
+func num(v float64) string {
+	if math.IsNaN(v) {
+		return "NaN"
+	}
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+}

@@ -1,0 +1,96 @@
+package runner_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"capacitylab/labsvc"
+	"capacitylab/runner"
+)
+
+// Validate returns one message per bad field, naming what is wrong and what
+// is allowed, against the caps of the host and of the limits given.
+func TestValidate(t *testing.T) {
+	ok := runner.Request{Config: labsvc.DefaultConfig(), Rates: []float64{40, 80}, Seconds: 2}
+	with := func(f func(*runner.Request)) runner.Request {
+		q := ok
+		q.Rates = append([]float64(nil), ok.Rates...)
+		f(&q)
+		return q
+	}
+	eightCores := runner.DefaultLimits(8)
+	tight := runner.DefaultLimits(8)
+	tight.MaxRunSeconds = 10
+	tests := []struct {
+		name   string
+		limits runner.Limits
+		q      runner.Request
+		want   map[string]string // field → a piece of its message; nil = valid
+	}{
+		// The preset a lesson starts from is fine.
+		{"valid", eightCores, ok, nil},
+		// Closed loop with client counts is fine.
+		{"valid closed", eightCores, with(func(q *runner.Request) { q.Mode, q.Rates, q.Clients = "closed", nil, []int{1, 4} }), nil},
+		// One core: the lab may have it (the generator shares).
+		{"one core host", runner.DefaultLimits(1), with(func(q *runner.Request) { q.CPUs = 1 }), nil},
+		// Two cores: one for the lab, one for the generator.
+		{"two core host", runner.DefaultLimits(2), with(func(q *runner.Request) { q.CPUs = 2 }), map[string]string{"cpus": "want 1 ("}},
+		// Eight cores: seven for the lab.
+		{"eight core host", eightCores, with(func(q *runner.Request) { q.CPUs = 8 }), map[string]string{"cpus": "want 1 to 7"}},
+		// The lab's own caps come through labsvc.Config.Validate, one per knob.
+		{"lab knobs", eightCores, with(func(q *runner.Request) { q.Workers, q.SpinMS, q.WaitMS, q.Limit = 0, -1, 10001, -3 }),
+			map[string]string{"workers": "WORKERS=0 is not allowed: want 1 to 1024", "spin_ms": "SPIN_MS=-1", "wait_ms": "WAIT_MS=10001", "limit": "LIMIT=-3"}},
+		// NaN is not a rate.
+		{"rate NaN", eightCores, with(func(q *runner.Request) { q.Rates[0] = math.NaN() }), map[string]string{"rates": "rate NaN is not allowed"}},
+		// 2,000 a second is the cap; 2,000.5 is over it.
+		{"rate over cap", eightCores, with(func(q *runner.Request) { q.Rates[1] = 2000.5 }), map[string]string{"rates": "at most 2000 a second"}},
+		// Exactly the caps is allowed: 8 windows of 30 s at 2,000/s.
+		{"at the caps", eightCores, with(func(q *runner.Request) {
+			q.Rates, q.Seconds = []float64{2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000}, 30
+		}), nil},
+		// A run longer than its limit, with windows each allowed.
+		{"run too long", tight, with(func(q *runner.Request) { q.Seconds = 6 }), map[string]string{"seconds": "2 windows of 6 s is 12 s"}},
+		// Mode must be open or closed.
+		{"mode", eightCores, with(func(q *runner.Request) { q.Mode = "ajar" }), map[string]string{"mode": `mode "ajar" is not known`}},
+		// Rates in closed mode are a mistake, and clients are missing.
+		{"closed with rates", eightCores, with(func(q *runner.Request) { q.Mode = "closed" }),
+			map[string]string{"rates": "rates are for open mode", "clients": "give at least one client count"}},
+		// Every problem at once: each field has its own message.
+		{"several", eightCores, with(func(q *runner.Request) { q.Rates, q.Seconds, q.TimeoutMS = nil, -1, 99999 }),
+			map[string]string{"rates": "give at least one", "seconds": "-1 seconds a window is not allowed", "timeout_ms": "timeout 99999 ms is not allowed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.limits.Validate(tt.q)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Validate = %v, want nil", err)
+				}
+				return
+			}
+			var fe runner.FieldErrors
+			if !errors.As(err, &fe) {
+				t.Fatalf("Validate = %v, want FieldErrors", err)
+			}
+			if len(fe) != len(tt.want) {
+				t.Errorf("fields %v, want exactly %v", fe, tt.want)
+			}
+			for field, piece := range tt.want {
+				if !strings.Contains(fe[field], piece) {
+					t.Errorf("%s: %q, want it to contain %q", field, fe[field], piece)
+				}
+			}
+		})
+	}
+}
+
+// A run's estimate counts its windows, their seconds and the overheads.
+func TestEstimate(t *testing.T) {
+	q := runner.Request{Rates: []float64{1, 2, 3}, Seconds: 2}
+	want := runner.StartOverhead + 3*(2e9+runner.WindowOverhead)
+	if got := runner.Estimate(q); got != want {
+		t.Errorf("Estimate = %v, want %v", got, want)
+	}
+}

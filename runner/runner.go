@@ -1,0 +1,563 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+	"capacitylab/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultQueueCapacity    = 8                // runs in the queue, the running ones included
+	DefaultConcurrent       = 1                // runs at once: more would measure each other
+	DefaultSubscriberBuffer = 256              // live events a watcher may fall behind before it is dropped
+	DefaultRetain           = 16               // finished runs whose event logs stay in memory (about 1 MB each at most)
+	DefaultDrainWait        = 10 * time.Second // how long the lab may take to drain between windows
+	// WindowOverhead is what a window costs beyond its seconds, for
+	// estimates: draining, resetting, the last requests' tail.
+	WindowOverhead = 500 * time.Millisecond
+	// StartOverhead is what starting and stopping a lab child costs, for
+	// estimates.
+	StartOverhead = time.Second
+	// saveTimeout bounds each write to the store.
+	saveTimeout = 30 * time.Second
+)
+
+// Errors Submit and Cancel return for requests that cannot be served. The
+// learner's own mistakes in a request come back as FieldErrors.
+var (
+	ErrQueueFull     = errors.New("the queue of runs is full")
+	ErrAlreadyQueued = errors.New("you already have a run waiting or running")
+	ErrClosed        = errors.New("the runner is shutting down")
+	ErrNoRun         = errors.New("no such run")
+	ErrNotYours      = errors.New("the run belongs to someone else")
+	ErrFinished      = errors.New("the run has already finished")
+)
+
+// QueueFullError is ErrQueueFull with when to try again.
+type QueueFullError struct {
+	RetryAfter time.Duration // estimated time until a place frees up
+}
+
+func (e *QueueFullError) Error() string {
+	return fmt.Sprintf("%v: try again in about %v", ErrQueueFull, e.RetryAfter.Round(time.Second))
+}
+
+// Unwrap makes errors.Is(err, ErrQueueFull) true.
+func (e *QueueFullError) Unwrap() error { return ErrQueueFull }
+
+// AlreadyQueuedError is ErrAlreadyQueued with the run in the way.
+type AlreadyQueuedError struct {
+	ID string // the learner's run that is waiting or running
+}
+
+func (e *AlreadyQueuedError) Error() string {
+	return fmt.Sprintf("%v (run %s): cancel it or wait for it to finish", ErrAlreadyQueued, e.ID)
+}
+
+// Unwrap makes errors.Is(err, ErrAlreadyQueued) true.
+func (e *AlreadyQueuedError) Unwrap() error { return ErrAlreadyQueued }
+
+// Saver is the storage a Runner writes every run to. *store.Store
+// implements it.
+type Saver interface {
+	SaveRun(ctx context.Context, r store.Run) error
+	AddRow(ctx context.Context, id string, row loadrun.Row) error
+	AddRecords(ctx context.Context, id string, recs []loadrun.Record) error
+}
+
+// Config configures a Runner. Child is required; zero values elsewhere
+// take the defaults.
+type Config struct {
+	Child            labsvc.ChildCommand   // how to start a lab child (the server re-executes itself with "lab-child")
+	QueueCapacity    int                   // runs in the queue, running ones included; DefaultQueueCapacity
+	Concurrent       int                   // runs at once; DefaultConcurrent
+	Limits           Limits                // sandbox caps; HostLimits() when MaxRates is 0
+	SubscriberBuffer int                   // DefaultSubscriberBuffer
+	Retain           int                   // DefaultRetain
+	DrainWait        time.Duration         // DefaultDrainWait
+	Store            Saver                 // nil: runs are kept in memory only
+	Logger           *slog.Logger          // nil: discard
+	Registerer       prometheus.Registerer // where the runner's metrics go; nil: none
+	Now              func() time.Time      // nil: time.Now
+}
+
+// Status is where a run stands; the values are the store's.
+type Status = string
+
+// Ticket is what Submit returns: the new run's id and place in the queue.
+type Ticket struct {
+	ID             string    `json:"id"`
+	Position       int       `json:"position"` // 1 = next to start
+	EstimatedStart time.Time `json:"estimated_start"`
+}
+
+// Snapshot is a run as the runner holds it now.
+type Snapshot struct {
+	ID             string        `json:"id"`
+	Learner        string        `json:"-"`
+	Request        Request       `json:"request"`
+	Status         Status        `json:"status"`
+	Reason         string        `json:"reason,omitempty"`
+	Position       int           `json:"position,omitempty"` // queued only
+	EstimatedStart time.Time     `json:"estimated_start,omitzero"`
+	CreatedAt      time.Time     `json:"created_at"`
+	StartedAt      time.Time     `json:"started_at,omitzero"`
+	EndedAt        time.Time     `json:"ended_at,omitzero"`
+	Rows           []loadrun.Row `json:"rows"`
+	LastSeq        int           `json:"last_seq"`
+	LabPID         int           `json:"-"` // the running lab child's process id, 0 when none
+}
+
+// run is one run's state; fields other than id, learner, req and log are
+// guarded by Runner.mu.
+type run struct {
+	id       string
+	learner  string
+	req      Request
+	estimate time.Duration
+	log      *eventLog
+
+	status    Status
+	reason    string
+	created   time.Time
+	started   time.Time
+	ended     time.Time
+	rows      []loadrun.Row
+	ctx       context.Context         // set while running
+	cancel    context.CancelCauseFunc // set while running
+	cancelled bool                    // the learner asked to cancel
+	labPID    int                     // the lab child's pid while it runs
+}
+
+// Runner is the queue of sweep runs: bounded, one run at a time by
+// default, one waiting or running run per learner. Each run starts its own
+// lab child, runs its sweep and stops the child. Every run has an event
+// log that watchers subscribe to from any sequence number.
+type Runner struct {
+	cfg    Config
+	limits Limits
+	log    *slog.Logger
+	now    func() time.Time
+	hc     *http.Client // for the lab's control API; no keep-alives, so nothing idles after a run
+	met    *metrics     // nil without Config.Registerer
+
+	ctx    context.Context
+	stop   context.CancelCauseFunc
+	wake   chan struct{}
+	wg     sync.WaitGroup
+	closed chan struct{}
+
+	mu       sync.Mutex
+	queue    []*run          // waiting, oldest first
+	running  map[string]*run // by id
+	byID     map[string]*run // queued, running and the last Retain finished
+	finished []string        // ids of finished runs in byID, oldest first
+	shut     bool
+}
+
+// errShutdown is the cause a running run's context ends with at Close.
+var errShutdown = errors.New("the server is shutting down")
+
+// errCancelled is the cause when the learner cancels.
+var errCancelled = errors.New("cancelled by its owner")
+
+// New starts a Runner; Close stops it.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Child.Path == "" {
+		return nil, errors.New("runner: Config.Child.Path is empty: want the program that runs a lab child")
+	}
+	if cfg.QueueCapacity <= 0 {
+		cfg.QueueCapacity = DefaultQueueCapacity
+	}
+	if cfg.Concurrent <= 0 {
+		cfg.Concurrent = DefaultConcurrent
+	}
+	if cfg.SubscriberBuffer <= 0 {
+		cfg.SubscriberBuffer = DefaultSubscriberBuffer
+	}
+	if cfg.Retain <= 0 {
+		cfg.Retain = DefaultRetain
+	}
+	if cfg.DrainWait <= 0 {
+		cfg.DrainWait = DefaultDrainWait
+	}
+	limits := cfg.Limits
+	if limits.MaxRates == 0 {
+		limits = HostLimits()
+	}
+	r := &Runner{
+		cfg:     cfg,
+		limits:  limits,
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		hc:      &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
+		wake:    make(chan struct{}, cfg.Concurrent),
+		closed:  make(chan struct{}),
+		running: map[string]*run{},
+		byID:    map[string]*run{},
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if cfg.Registerer != nil {
+		r.met = newMetrics(cfg.Registerer, r)
+	}
+	r.ctx, r.stop = context.WithCancelCause(context.Background())
+	for range cfg.Concurrent {
+		r.wg.Add(1)
+		go r.work()
+	}
+	return r, nil
+}
+
+// Limits returns the caps requests are validated against.
+func (r *Runner) Limits() Limits { return r.limits }
+
+// Capacity returns how many runs the queue holds, running ones included.
+func (r *Runner) Capacity() int { return r.cfg.QueueCapacity }
+
+// Validate checks a request against the runner's limits without queueing
+// it: nil or FieldErrors.
+func (r *Runner) Validate(q Request) error { return r.limits.Validate(q) }
+
+// Estimate is how long a run of q is expected to take, start to end.
+func Estimate(q Request) time.Duration {
+	n := time.Duration(q.Windows())
+	return StartOverhead + n*(time.Duration(q.Seconds*float64(time.Second))+WindowOverhead)
+}
+
+// Submit validates q and queues it for learner. It returns FieldErrors for
+// a bad request, a *QueueFullError when the queue is full, an
+// *AlreadyQueuedError when the learner already has a run waiting or
+// running, and ErrClosed after Close. Nothing is queued on error.
+func (r *Runner) Submit(ctx context.Context, learner string, q Request) (Ticket, error) {
+	if learner == "" {
+		return Ticket{}, errors.New("runner: Submit needs a learner id")
+	}
+	if err := r.limits.Validate(q); err != nil {
+		return Ticket{}, err
+	}
+	if q.Mode == "" {
+		q.Mode = ModeOpen
+	}
+	id, err := newID()
+	if err != nil {
+		return Ticket{}, err
+	}
+	reqJSON, err := json.Marshal(q)
+	if err != nil {
+		return Ticket{}, err
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shut {
+		return Ticket{}, ErrClosed
+	}
+	for _, other := range r.queue {
+		if other.learner == learner {
+			return Ticket{}, &AlreadyQueuedError{ID: other.id}
+		}
+	}
+	for _, other := range r.running {
+		if other.learner == learner {
+			return Ticket{}, &AlreadyQueuedError{ID: other.id}
+		}
+	}
+	if len(r.queue)+len(r.running) >= r.cfg.QueueCapacity {
+		return Ticket{}, &QueueFullError{RetryAfter: r.untilFreeLocked()}
+	}
+	now := r.now()
+	var dropped func()
+	if r.met != nil {
+		dropped = r.met.dropped.Inc
+	}
+	ru := &run{id: id, learner: learner, req: q, estimate: Estimate(q), log: newEventLog(r.cfg.SubscriberBuffer, r.now, dropped),
+		status: store.RunQueued, created: now}
+	// Saved before it is queued, under the lock, so the stored status
+	// never goes backwards and a 202 always names a stored run.
+	if r.cfg.Store != nil {
+		sr := store.Run{ID: id, Learner: learner, Lesson: q.Lesson, Block: q.Block, Request: reqJSON, Status: store.RunQueued, CreatedAt: now}
+		if err := r.cfg.Store.SaveRun(ctx, sr); err != nil {
+			return Ticket{}, err
+		}
+	}
+	r.queue = append(r.queue, ru)
+	r.byID[id] = ru
+	pos := len(r.queue)
+	start := r.startEstimateLocked(pos - 1)
+	ru.log.append(Event{Kind: KindQueued, Position: pos, EstimatedStart: start, Windows: q.Windows(), Seconds: q.Seconds})
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+	return Ticket{ID: id, Position: pos, EstimatedStart: start}, nil
+}
+
+// runningRemainingLocked is how long each running run is still expected
+// to take.
+func (r *Runner) runningRemainingLocked() []time.Duration {
+	now := r.now()
+	var out []time.Duration
+	for _, ru := range r.running {
+		out = append(out, max(0, ru.estimate-now.Sub(ru.started)))
+	}
+	return out
+}
+
+// startEstimateLocked estimates when the queued run at index i starts: the
+// running runs' remaining time plus the estimates of the runs ahead of it,
+// shared among the Concurrent slots.
+func (r *Runner) startEstimateLocked(i int) time.Time {
+	var total time.Duration
+	for _, d := range r.runningRemainingLocked() {
+		total += d
+	}
+	for _, ru := range r.queue[:i] {
+		total += ru.estimate
+	}
+	idle := r.cfg.Concurrent - len(r.running)
+	if idle > i {
+		return r.now()
+	}
+	return r.now().Add(total / time.Duration(r.cfg.Concurrent))
+}
+
+// untilFreeLocked estimates when a place in a full queue frees up: when the
+// first running run ends, at least a second.
+func (r *Runner) untilFreeLocked() time.Duration {
+	rem := r.runningRemainingLocked()
+	if len(rem) == 0 {
+		return time.Second
+	}
+	return max(time.Second, slices.Min(rem))
+}
+
+// RetryAfter is how long a learner turned away by a full queue should wait.
+func (r *Runner) RetryAfter() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.untilFreeLocked()
+}
+
+// Cancel cancels learner's run id, queued or running. It returns ErrNoRun,
+// ErrNotYours or ErrFinished when it cannot.
+func (r *Runner) Cancel(id, learner string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ru, ok := r.byID[id]
+	if !ok {
+		return ErrNoRun
+	}
+	if ru.learner != learner {
+		return ErrNotYours
+	}
+	switch ru.status {
+	case store.RunQueued:
+		i := slices.Index(r.queue, ru)
+		r.queue = slices.Delete(r.queue, i, i+1)
+		r.finishLocked(ru, store.RunCancelled, "You cancelled it before it started.", Event{Kind: KindCancelled})
+		r.requeueEventsLocked(i)
+		return nil
+	case store.RunRunning:
+		if !ru.cancelled {
+			ru.cancelled = true
+			ru.cancel(errCancelled)
+		}
+		return nil
+	}
+	return ErrFinished
+}
+
+// requeueEventsLocked tells every queued run from index i on its new
+// position and estimated start.
+func (r *Runner) requeueEventsLocked(from int) {
+	for j := from; j < len(r.queue); j++ {
+		ru := r.queue[j]
+		ru.log.append(Event{Kind: KindQueued, Position: j + 1, EstimatedStart: r.startEstimateLocked(j), Windows: ru.req.Windows(), Seconds: ru.req.Seconds})
+	}
+}
+
+// finishLocked ends a run: status, reason, end time, store, terminal event.
+// It saves synchronously; the lock is held, which keeps the stored status
+// in step with the queue.
+func (r *Runner) finishLocked(ru *run, status Status, reason string, e Event) {
+	ru.status, ru.reason, ru.ended = status, reason, r.now()
+	if r.met != nil {
+		r.met.runs.WithLabelValues(string(e.Kind)).Inc()
+	}
+	// Saved before the terminal event goes out, so whoever sees the
+	// event finds the run's final state in the store.
+	r.saveLocked(ru)
+	e.Reason = reason
+	ru.log.append(e)
+	delete(r.running, ru.id)
+	r.finished = append(r.finished, ru.id)
+	for len(r.finished) > r.cfg.Retain {
+		delete(r.byID, r.finished[0])
+		r.finished = r.finished[1:]
+	}
+}
+
+func (r *Runner) saveLocked(ru *run) {
+	if r.cfg.Store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+	defer cancel()
+	sr := store.Run{ID: ru.id, Learner: ru.learner, Lesson: ru.req.Lesson, Block: ru.req.Block, Status: ru.status, Reason: ru.reason,
+		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended}
+	sr.Request, _ = json.Marshal(ru.req)
+	if err := r.cfg.Store.SaveRun(ctx, sr); err != nil {
+		r.log.Error("saving run", "run", ru.id, "status", ru.status, "err", err)
+	}
+}
+
+// Get returns a run the runner still holds in memory (queued, running, or
+// among the last Retain finished).
+func (r *Runner) Get(id string) (Snapshot, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ru, ok := r.byID[id]
+	if !ok {
+		return Snapshot{}, false
+	}
+	s := Snapshot{ID: ru.id, Learner: ru.learner, Request: ru.req, Status: ru.status, Reason: ru.reason,
+		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended, Rows: slices.Clone(ru.rows), LabPID: ru.labPID}
+	if s.Rows == nil {
+		s.Rows = []loadrun.Row{}
+	}
+	if i := slices.Index(r.queue, ru); i >= 0 {
+		s.Position = i + 1
+		s.EstimatedStart = r.startEstimateLocked(i)
+	}
+	if e, ok := ru.log.last(); ok {
+		s.LastSeq = e.Seq
+	}
+	return s, true
+}
+
+// Active returns the running runs then the queued ones, in order.
+func (r *Runner) Active() []Snapshot {
+	r.mu.Lock()
+	ids := make([]string, 0, len(r.running)+len(r.queue))
+	for id := range r.running {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, ru := range r.queue {
+		ids = append(ids, ru.id)
+	}
+	r.mu.Unlock()
+	out := make([]Snapshot, 0, len(ids))
+	for _, id := range ids {
+		if s, ok := r.Get(id); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Subscribe returns run id's events after seq since (every event for 0)
+// and a subscription to the ones that follow. Events come exactly once and
+// in order: the replay, then the subscription's channel. The caller must
+// Close the subscription when it stops reading. It returns ErrNoRun for a
+// run the runner does not hold in memory.
+func (r *Runner) Subscribe(id string, since int) ([]Event, *Subscription, error) {
+	r.mu.Lock()
+	ru, ok := r.byID[id]
+	r.mu.Unlock()
+	if !ok {
+		return nil, nil, ErrNoRun
+	}
+	replay, sub := ru.log.subscribe(since)
+	return replay, sub, nil
+}
+
+// Close stops the runner: queued runs and the running ones are marked
+// interrupted (what was measured so far is kept), their lab children are
+// stopped, and Close returns when every goroutine of the runner has ended.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	if r.shut {
+		r.mu.Unlock()
+		<-r.closed
+		return nil
+	}
+	r.shut = true
+	for _, ru := range r.queue {
+		r.finishLocked(ru, store.RunInterrupted, "The server stopped before this run started. Nothing was measured; run it again.", Event{Kind: KindInterrupted})
+	}
+	r.queue = nil
+	r.mu.Unlock()
+	r.stop(errShutdown)
+	r.wg.Wait()
+	close(r.closed)
+	return nil
+}
+
+// work runs queued runs one after another until the runner stops.
+func (r *Runner) work() {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-r.wake:
+		}
+		for {
+			ru := r.next()
+			if ru == nil {
+				break
+			}
+			r.execute(ru)
+		}
+	}
+}
+
+// next takes the oldest queued run and marks it running, or returns nil.
+func (r *Runner) next() *run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.queue) == 0 || r.shut {
+		return nil
+	}
+	ru := r.queue[0]
+	r.queue = r.queue[1:]
+	ru.ctx, ru.cancel = context.WithCancelCause(r.ctx)
+	ru.status, ru.started = store.RunRunning, r.now()
+	if r.met != nil {
+		r.met.wait.Observe(ru.started.Sub(ru.created).Seconds())
+	}
+	r.running[ru.id] = ru
+	r.saveLocked(ru)
+	r.requeueEventsLocked(0)
+	return ru
+}
+
+// newID returns a random run id: 16 lower-case hex digits.
+func newID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}

@@ -1,0 +1,474 @@
+package runner_test
+
+import (
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"capacitylab/labsvc"
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// A run goes queued → started → progress… → row per window → done, every
+// event numbered in order; its rows and every raw record are saved.
+func TestRunToCompletion(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r, st := newRunner(t, runner.Config{Registerer: reg})
+	tk, err := r.Submit(t.Context(), "alice", small(40, 80))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Position != 1 || tk.ID == "" {
+		t.Errorf("ticket %+v, want position 1 and an id", tk)
+	}
+	es := collect(t, r, tk.ID, 0, 30*time.Second)
+	checkSeqs(t, es, 1)
+	if es[0].Kind != runner.KindQueued || es[0].Position != 1 {
+		t.Errorf("first event %+v, want queued at position 1", es[0])
+	}
+	kinds := map[runner.Kind]int{}
+	var rows []runner.Event
+	progressPerWindow := map[int]int{}
+	for _, e := range es {
+		kinds[e.Kind]++
+		switch e.Kind {
+		case runner.KindRow:
+			rows = append(rows, e)
+		case runner.KindProgress:
+			progressPerWindow[e.Window]++
+		}
+	}
+	if kinds[runner.KindStarted] != 1 || len(rows) != 2 || last(es).Kind != runner.KindDone {
+		t.Fatalf("event kinds %v, last %+v: want one started, two rows, done last", kinds, last(es))
+	}
+	for w := range 2 {
+		// One-second windows with progress every 200 ms: at least four.
+		if progressPerWindow[w] < 4 {
+			t.Errorf("window %d had %d progress events, want at least 4", w, progressPerWindow[w])
+		}
+	}
+	arrivals := 0
+	for i, e := range rows {
+		row := e.Row
+		if row.Window != i || row.Offered != []float64{40, 80}[i] {
+			t.Errorf("row %d: window %d offered %v", i, row.Window, row.Offered)
+		}
+		if row.Lost != 0 || row.OK == 0 || row.OK+row.Refused+row.Gaveup+row.Error != row.Sent {
+			t.Errorf("row %d does not balance or served nothing: %+v", i, row)
+		}
+		arrivals += row.Arrivals
+	}
+	snap := waitStatus(t, r, tk.ID, store.RunDone, 5*time.Second)
+	if len(snap.Rows) != 2 || snap.LabPID != 0 {
+		t.Errorf("snapshot has %d rows, lab pid %d; want 2 rows and no lab", len(snap.Rows), snap.LabPID)
+	}
+
+	saved, err := st.Run(t.Context(), tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Status != store.RunDone || saved.Learner != "alice" || len(saved.Rows) != 2 || saved.StartedAt.IsZero() || saved.EndedAt.IsZero() {
+		t.Errorf("saved run %+v", saved)
+	}
+	if saved.Rows[1] != *rows[1].Row {
+		t.Errorf("saved row %+v, streamed %+v", saved.Rows[1], *rows[1].Row)
+	}
+	n, err := st.CountRecords(t.Context(), tk.ID)
+	if err != nil || n != arrivals {
+		t.Errorf("saved %d records (%v), want one per arrival: %d", n, err, arrivals)
+	}
+
+	// The metrics saw one run end done, and nothing waiting, running or watching now.
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			name := f.GetName()
+			for _, l := range m.GetLabel() {
+				name += "{" + l.GetValue() + "}"
+			}
+			switch {
+			case m.GetCounter() != nil:
+				got[name] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				got[name] = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				got[name] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	want := map[string]float64{"capacitylab_runs_total{done}": 1, "capacitylab_runs_total{failed}": 0, "capacitylab_runs_queued": 0,
+		"capacitylab_runs_running": 0, "capacitylab_run_watchers": 0, "capacitylab_run_queue_wait_seconds": 1, "capacitylab_run_watchers_dropped_total": 0}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("metric %s = %v, want %v", k, got[k], v)
+		}
+	}
+}
+
+// The queue holds QueueCapacity runs, the running one included; one more is refused with a retry
+// time; a learner with a run waiting or running cannot queue another; a
+// learner cancels their own queued and running runs but not others'.
+func TestQueueLimitsAndCancel(t *testing.T) {
+	r, st := newRunner(t, runner.Config{QueueCapacity: 3})
+	long := small(20, 20, 20, 20, 20, 20, 20, 20) // 8 s: still running when the test is done with it
+	a, err := r.Submit(t.Context(), "a", long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, r, a.ID, store.RunRunning, 15*time.Second)
+
+	b, err := r.Submit(t.Context(), "b", small(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Submit(t.Context(), "c", small(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Position != 1 || c.Position != 2 || !c.EstimatedStart.After(b.EstimatedStart) || !b.EstimatedStart.After(time.Now()) {
+		t.Errorf("tickets b %+v c %+v: want positions 1, 2 and later starts further back", b, c)
+	}
+
+	tests := []struct {
+		name    string
+		learner string
+		want    error
+	}{
+		// A fourth run does not fit in a queue of three.
+		{"queue full", "d", runner.ErrQueueFull},
+		// a's run is running: a may not queue another.
+		{"running learner", "a", runner.ErrAlreadyQueued},
+		// b's run is waiting: b may not queue another (the queue is full too; b is told about their own run).
+		{"queued learner", "b", runner.ErrAlreadyQueued},
+	}
+	for _, tt := range tests {
+		_, err := r.Submit(t.Context(), tt.learner, small(20))
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: Submit = %v, want %v", tt.name, err, tt.want)
+		}
+		var full *runner.QueueFullError
+		if errors.As(err, &full) && full.RetryAfter < time.Second {
+			t.Errorf("%s: retry after %v, want at least a second", tt.name, full.RetryAfter)
+		}
+	}
+
+	if err := r.Cancel(b.ID, "c"); !errors.Is(err, runner.ErrNotYours) {
+		t.Errorf("c cancelling b's run: %v, want ErrNotYours", err)
+	}
+	if err := r.Cancel("nope", "c"); !errors.Is(err, runner.ErrNoRun) {
+		t.Errorf("cancelling an unknown run: %v, want ErrNoRun", err)
+	}
+	// b cancels while waiting: c moves up and is told so.
+	if err := r.Cancel(b.ID, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if es := collect(t, r, b.ID, 0, time.Second); last(es).Kind != runner.KindCancelled {
+		t.Errorf("b's last event %+v, want cancelled", last(es))
+	}
+	if s, _ := r.Get(c.ID); s.Position != 1 {
+		t.Errorf("c at position %d after b cancelled, want 1", s.Position)
+	}
+	// b may queue again now that its run is gone... and the queue has room.
+	if _, err := r.Submit(t.Context(), "b", small(20)); err != nil {
+		t.Errorf("b resubmitting after cancelling: %v", err)
+	}
+
+	// a cancels while running: the run ends cancelled, its rows kept, c starts.
+	if err := r.Cancel(a.ID, "a"); err != nil {
+		t.Fatal(err)
+	}
+	aes := collect(t, r, a.ID, 0, 15*time.Second)
+	if k := last(aes).Kind; k != runner.KindCancelled {
+		t.Errorf("a's last event %+v, want cancelled", last(aes))
+	}
+	if err := r.Cancel(a.ID, "a"); !errors.Is(err, runner.ErrFinished) {
+		t.Errorf("cancelling a finished run: %v, want ErrFinished", err)
+	}
+	ces := collect(t, r, c.ID, 0, 30*time.Second)
+	if last(ces).Kind != runner.KindDone {
+		t.Errorf("c after a was cancelled: last event %+v, want done", last(ces))
+	}
+	saved, err := st.Run(t.Context(), a.ID)
+	if err != nil || saved.Status != store.RunCancelled {
+		t.Errorf("a saved as %q (%v), want cancelled", saved.Status, err)
+	}
+}
+
+// Killing the lab child in the middle of a window fails that run with the
+// child's fate in the reason; the next queued run starts and finishes.
+func TestChildKilledMidRun(t *testing.T) {
+	r, st := newRunner(t, runner.Config{})
+	a, err := r.Submit(t.Context(), "a", small(20, 20, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Submit(t.Context(), "b", small(30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, sub, err := r.Subscribe(a.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := replay
+	killed := false
+	timeout := time.After(30 * time.Second)
+	for !killed {
+		select {
+		case e, ok := <-sub.C():
+			if !ok {
+				t.Fatalf("run ended before a progress event: %+v", last(events))
+			}
+			events = append(events, e)
+			if e.Kind == runner.KindProgress && e.Window == 1 && e.ElapsedMS > 200 {
+				s, _ := r.Get(a.ID)
+				if s.LabPID == 0 {
+					t.Fatal("running run has no lab pid")
+				}
+				if err := syscall.Kill(s.LabPID, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				killed = true
+			}
+		case <-timeout:
+			t.Fatal("no progress in window 1 within 30 s")
+		}
+	}
+	sub.Close()
+	es := collect(t, r, a.ID, 0, 15*time.Second)
+	end := last(es)
+	if end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "lab service stopped during window 2 of 3") || !strings.Contains(end.Reason, "killed") {
+		t.Errorf("a ended with %+v, want failed in window 2 naming the kill", end)
+	}
+	if end.Window != 1 {
+		t.Errorf("a's terminal event says %d windows finished, want 1", end.Window)
+	}
+	saved, err := st.Run(t.Context(), a.ID)
+	if err != nil || saved.Status != store.RunFailed || len(saved.Rows) < 1 || saved.Reason != end.Reason {
+		t.Errorf("a saved as %+v (%v): want failed, with its first row and the reason", saved, err)
+	}
+	for _, e := range es {
+		if e.Kind == runner.KindRow && e.Window == 1 && !strings.Contains(e.Row.Note, "lab process died") {
+			t.Errorf("the cut window's row has note %q, want it to say the lab died", e.Row.Note)
+		}
+	}
+	bes := collect(t, r, b.ID, 0, 30*time.Second)
+	if k := last(bes).Kind; k != runner.KindDone {
+		t.Errorf("b after a's lab was killed: %+v, want done", last(bes))
+	}
+	if row := last(bes[:len(bes)-1]).Row; row == nil || row.OK == 0 || row.Lost != 0 {
+		t.Errorf("b's row %+v: want ok answers, nothing lost", row)
+	}
+}
+
+// A watcher that reconnects with the last seq it saw gets the rest, each
+// event exactly once and in order, and the whole matches the log.
+func TestReplayFromSeqExactlyOnce(t *testing.T) {
+	r, _ := newRunner(t, runner.Config{})
+	tk, err := r.Submit(t.Context(), "a", small(40, 40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// First connection: read until the first row, then go away.
+	replay, sub, err := r.Subscribe(tk.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := replay
+	for e := range sub.C() {
+		seen = append(seen, e)
+		if e.Kind == runner.KindRow {
+			break
+		}
+	}
+	sub.Close()
+	lastSeq := last(seen).Seq
+	// Second connection, mid-run: the rest.
+	rest := collect(t, r, tk.ID, lastSeq, 30*time.Second)
+	all := append(append([]runner.Event(nil), seen...), rest...)
+	checkSeqs(t, all, 1)
+	if last(all).Kind != runner.KindDone {
+		t.Fatalf("last event %+v, want done", last(all))
+	}
+	// A late watcher after the end gets the same log.
+	late := collect(t, r, tk.ID, 0, time.Second)
+	if len(late) != len(all) {
+		t.Fatalf("late watcher got %d events, reconnecting one %d", len(late), len(all))
+	}
+	for i := range late {
+		if late[i].Seq != all[i].Seq || late[i].Kind != all[i].Kind || !late[i].At.Equal(all[i].At) {
+			t.Fatalf("event %d differs: late %+v, reconnecting %+v", i, late[i], all[i])
+		}
+	}
+	// Reconnecting after the end with the last seq gets nothing more.
+	if more := collect(t, r, tk.ID, last(all).Seq, time.Second); len(more) != 0 {
+		t.Errorf("after the last seq: %d more events", len(more))
+	}
+}
+
+// Close marks the running run and the queued ones interrupted, keeps the
+// rows measured so far, and stops every lab child.
+func TestCloseInterrupts(t *testing.T) {
+	r, st := newRunner(t, runner.Config{})
+	a, err := r.Submit(t.Context(), "a", small(20, 20, 20, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Submit(t.Context(), "b", small(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait for a's first row.
+	replay, sub, err := r.Subscribe(a.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range replay {
+		if e.Kind == runner.KindRow {
+			t.Fatal("row before subscribing")
+		}
+	}
+	var pid int
+	for e := range sub.C() {
+		if e.Kind == runner.KindStarted {
+			s, _ := r.Get(a.ID)
+			pid = s.LabPID
+		}
+		if e.Kind == runner.KindRow {
+			break
+		}
+	}
+	sub.Close()
+	r.Close()
+	if _, err := r.Submit(t.Context(), "c", small(20)); !errors.Is(err, runner.ErrClosed) {
+		t.Errorf("Submit after Close: %v, want ErrClosed", err)
+	}
+	for _, id := range []string{a.ID, b.ID} {
+		saved, err := st.Run(t.Context(), id)
+		if err != nil || saved.Status != store.RunInterrupted || saved.Reason == "" {
+			t.Errorf("run %s saved as %q %q (%v), want interrupted with a reason", id, saved.Status, saved.Reason, err)
+		}
+	}
+	if saved, _ := st.Run(t.Context(), a.ID); len(saved.Rows) < 1 {
+		t.Errorf("a kept %d rows, want at least the one measured", len(saved.Rows))
+	}
+	if pid == 0 || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		t.Errorf("lab child %d still exists after Close", pid)
+	}
+}
+
+// Runs that fail validation come back as FieldErrors and queue nothing.
+func TestSubmitInvalidQueuesNothing(t *testing.T) {
+	r, _ := newRunner(t, runner.Config{QueueCapacity: 1})
+	bad := small(0)
+	bad.Workers = 0
+	_, err := r.Submit(t.Context(), "a", bad)
+	var fe runner.FieldErrors
+	if !errors.As(err, &fe) || fe["rates"] == "" || fe["workers"] == "" {
+		t.Fatalf("Submit = %v, want FieldErrors for rates and workers", err)
+	}
+	if len(r.Active()) != 0 {
+		t.Errorf("an invalid request was queued: %+v", r.Active())
+	}
+}
+
+// The two other faults a learner is told about: a lab that does not start
+// (nothing measured) and a lab still busy with an earlier window's backlog
+// when the next window is due. Each run fails with a reason saying what
+// to do, and the runner goes on to the next run.
+func TestFailureReasons(t *testing.T) {
+	t.Run("lab does not start", func(t *testing.T) {
+		st, err := store.Open(t.TempDir() + "/runs.db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		// /bin/false exits at once instead of saying it is ready.
+		r, err := runner.New(runner.Config{Child: labsvc.ChildCommand{Path: "/bin/false"}, Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		tk, err := r.Submit(t.Context(), "a", small(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := last(collect(t, r, tk.ID, 0, 15*time.Second))
+		if end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "The lab service did not start, so nothing was measured") {
+			t.Errorf("ended with %+v", end)
+		}
+	})
+	t.Run("lab did not drain", func(t *testing.T) {
+		// DrainWait 1 s: the lab serves 10 a second (one worker, 100 ms
+		// each) and is offered 100 a second for a second, so about 90
+		// requests are still queued when window 1 is due.
+		r, _ := newRunner(t, runner.Config{DrainWait: time.Second})
+		q := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 100, CPUs: 1}, Rates: []float64{100, 10, 10}, Seconds: 1, TimeoutMS: 500}
+		tk, err := r.Submit(t.Context(), "a", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := collect(t, r, tk.ID, 0, 30*time.Second)
+		end := last(es)
+		if end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "still busy with an earlier window's backlog when window 2 began") ||
+			!strings.Contains(end.Reason, "set LIMIT") {
+			t.Errorf("ended with %+v", end)
+		}
+		rows := 0
+		for _, e := range es {
+			if e.Kind == runner.KindRow {
+				rows++
+			}
+		}
+		if rows != 2 || end.Window != 2 {
+			t.Errorf("%d rows, terminal says %d windows: want the overloaded window and the polluted one, then a stop", rows, end.Window)
+		}
+		// The next run is unaffected: a fresh lab.
+		tk2, err := r.Submit(t.Context(), "b", small(20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := last(collect(t, r, tk2.ID, 0, 30*time.Second)).Kind; k != runner.KindDone {
+			t.Errorf("next run ended %s", k)
+		}
+	})
+}
+
+// A closed-loop run: one window per client count, the offered rate is what
+// the clients managed to send, and the row says how many clients there were.
+func TestClosedLoopRun(t *testing.T) {
+	r, _ := newRunner(t, runner.Config{})
+	q := runner.Request{Config: labsvc.Config{Workers: 2, SpinMS: 1, WaitMS: 9, CPUs: 1}, Mode: runner.ModeClosed, Clients: []int{1, 4}, Seconds: 1}
+	tk, err := r.Submit(t.Context(), "a", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := collect(t, r, tk.ID, 0, 30*time.Second)
+	if last(es).Kind != runner.KindDone {
+		t.Fatalf("ended %+v", last(es))
+	}
+	var rows []runner.Event
+	for _, e := range es {
+		if e.Kind == runner.KindRow {
+			rows = append(rows, e)
+		}
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(rows))
+	}
+	for i, e := range rows {
+		row := e.Row
+		if row.Clients != q.Clients[i] || e.Clients != q.Clients[i] || row.OK == 0 || row.Lost != 0 || row.Offered != float64(row.Sent)/q.Seconds {
+			t.Errorf("row %d: clients %d (event %d), ok %d, lost %d, offered %v for %d sent", i, row.Clients, e.Clients, row.OK, row.Lost, row.Offered, row.Sent)
+		}
+	}
+}
