@@ -1,0 +1,119 @@
+// Package classroom runs instructor-led class sessions on one lesson,
+// following Peer Instruction: everyone votes alone, the instructor reveals
+// the spread, the class discusses and votes again, then one sweep is run
+// for everyone.
+//
+// # Sessions
+//
+// Manager.Create starts a session for a lesson and returns it with its
+// host token. A session has:
+//
+//   - a join code of CodeLength (6) characters drawn uniformly with
+//     crypto/rand from CodeAlphabet, which has no 0, O, 1, I or L.
+//     NormalizeCode accepts lower case, spaces and dashes.
+//   - a host token of 256 random bits (URL-safe base64). Whoever holds it
+//     is the host; it travels only in the host link. The store keeps its
+//     SHA-256, never the token.
+//   - participants, numbered from 1, each with an optional display name
+//     (at most MaxNameRunes characters, no control characters) and a
+//     token of 128 random bits that the web layer keeps in a cookie; the
+//     store keeps its SHA-256.
+//   - for each Predict or Check block of the lesson, up to MaxRounds
+//     rounds of voting, each open → closed → revealed. At most one
+//     question is open at a time. A round 2 may start once round 1 is
+//     closed or revealed. Revealing an open round closes it first.
+//   - one vote per participant per round, which the participant may change
+//     while the round is open and which is locked once it closes. The
+//     session checks this in memory and the store checks it again (a vote
+//     is only written for a round stored as open).
+//
+// Every change is written to the store before anyone is told, so a server
+// restart loses nothing: Get loads a session the Manager does not hold.
+// Votes, which a whole class sends at once, go through one writer
+// goroutine that stores all the votes waiting in one transaction (group
+// commit); the voter is told "voted" only after the commit, and closing a
+// round first waits for the votes accepted before it.
+// A session with no activity (a join, a connection, an accepted message)
+// for Config.Idle ends; an ended session takes no votes or joins, but its
+// results stay readable by the host. Lookup counts codes that are malformed
+// or do not exist per client address: after MissLimit misses within MissWindow it returns
+// *TooManyMissesError (HTTP 429) until the oldest miss is MissWindow old.
+//
+// # Protocol
+//
+// Each browser opens one websocket per session (the web layer serves it at
+// GET /ws/sessions/{code}; it checks the Origin, the host token or the
+// participant cookie, then calls Session.Serve). Messages are JSON text
+// frames, one object each, in the same style as the run stream:
+//
+//	{"seq": 12, "kind": "...", ...}
+//
+// Server to client. Broadcast messages are numbered 1, 2, 3, ... per
+// session (seq); each client gets those meant for it, so a participant
+// sees gaps where host-only messages went. Replies to one client (state,
+// voted, error) carry the seq of the last broadcast before them.
+//
+//	state     reply on connect: {"state": {code, epoch, role, you, lesson,
+//	          focus, run_id, ended, connected, questions: [{id, type,
+//	          options, correct (host only), rounds: [{round, status, yours,
+//	          counts, total, movement}]}], participants (host only)}}.
+//	          Participants get counts and movement only for revealed rounds.
+//	voted     reply: {question, round, option, ref}: your vote is recorded.
+//	error     reply: {code, message, ref}: your message was refused and
+//	          nobody else was told. code is invalid, forbidden, conflict or
+//	          internal.
+//	presence  hosts: {participant: {id, name, connected}, connected}.
+//	tally     hosts: {question, round, option, participant, counts, total}
+//	          after every vote or change of vote.
+//	round     all: {question, round, status: "open"|"closed", total}.
+//	revealed  all: {question, round, status, counts: [{option, count}],
+//	          total, movement: [{from, to, count}] (round 2)}.
+//	run       all: {run_id, lab}: a run for the class started; watch it on
+//	          the run stream /ws/runs/{run_id} (package runner's events).
+//	ended     all: the session ended; the server then closes with 1000.
+//
+// Client to server (unknown fields and kinds are refused):
+//
+//	{"kind": "vote", "question": "p1", "option": "b", "ref": 7}   participant
+//	{"kind": "open" | "close" | "reveal" | "next_round", "question": "p1"}  host
+//	{"kind": "run", "lab": "lab-1"}                               host
+//	{"kind": "run", "lab": "lab-1", "knobs": {"workers": 4, "rates": [40, 80]}}  host
+//	{"kind": "end"}                                               host
+//
+// knobs is optional: workers, spin_ms, wait_ms, limit, cpus, rates (at
+// most 16) and seconds replace the preset's values for this run; the
+// runner's sandbox limits still apply and a refusal names the knob.
+// ref is optional and echoed in the reply. A host-only kind from a
+// participant gets an error with code forbidden, to that participant only.
+// A message over MaxMessageBytes ends only the sender's connection (close
+// 1009); any other malformed message gets an error reply and changes
+// nothing.
+//
+// Resuming: a client that reconnects may send ?since=N&epoch=E (its last
+// seq and the epoch from its state). If E is this session's epoch (a new
+// one is drawn whenever the session is loaded, e.g. after a restart) and
+// the messages after N are still in the session's log of the last 512,
+// it gets exactly those (the ones meant for it); otherwise it gets a fresh
+// state. Either way its votes are kept, since they are the server's.
+//
+// A participant may have up to four sockets open at once (tabs); a fifth is
+// closed with 1008.
+//
+// Per connection there is one read pump (with SetReadLimit, a read
+// deadline renewed by pongs) and one write pump (a write deadline on
+// every frame and a ping every 54 s). Broadcasting never waits: each
+// connection has a buffer of Config.SendBuffer messages (four times that
+// for hosts, who get a tally per vote), and a client that
+// lets it fill is dropped with close code CloseTooSlow (4000); it may
+// reconnect with since. Manager.Close closes every connection with 1001.
+//
+// # Results
+//
+// Session.Results returns counts per question, round and option, the
+// movement between rounds, and each participant's answers.
+// Results.WriteCountsCSV writes question,type,round,status,option,correct,count;
+// Results.WriteAnswersCSV writes participant,name,question,round,option,correct.
+//
+// QRSVG draws a QR code (github.com/skip2/go-qrcode's bitmap) as an SVG
+// path, for the join link.
+package classroom
