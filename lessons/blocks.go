@@ -102,6 +102,9 @@ type tableFields struct {
 	Columns []string   `yaml:"columns"`
 	Rows    [][]string `yaml:"rows"`
 	Source  string     `yaml:"source"`
+
+	Fingerprint string `yaml:"fingerprint"`
+	Fixture     bool   `yaml:"fixture"`
 }
 
 // fenced parses one interactive fenced block. It returns nil when the block
@@ -383,11 +386,19 @@ func (fp *fileParser) list(d *ydoc, what, key string, items []string, want strin
 func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab {
 	p := fp.p
 	missing := false
-	for _, k := range []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "rates", "seconds"} {
+	for _, k := range []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "seconds"} {
 		if !d.has(k) {
-			p.add(line, "%s: %s is missing: a lab preset gives workers, spin_ms, wait_ms, limit, cpus, rates and seconds", what, k)
+			p.add(line, "%s: %s is missing: a lab preset gives workers, spin_ms, wait_ms, limit, cpus, seconds, and rates (open loop) or closed (closed loop)", what, k)
 			missing = true
 		}
+	}
+	closedLoop := f.Closed > 0
+	switch {
+	case closedLoop && d.has("rates"):
+		p.add(d.line("rates"), "%s: rates is not allowed with closed: %d: a closed loop has no offered rate (each client sends its next request when an answer comes back): remove rates, or remove closed for an open-loop sweep", what, f.Closed)
+	case !closedLoop && !d.has("rates"):
+		p.add(line, "%s: rates is missing: an open-loop preset gives 1 to %d offered rates; a closed-loop preset gives closed: N clients instead", what, maxRates)
+		missing = true
 	}
 	l := &Lab{ID: id, Line: line, Workers: f.Workers, SpinMS: f.SpinMS, WaitMS: f.WaitMS, Limit: f.Limit, CPUs: f.CPUs,
 		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS}
@@ -405,7 +416,7 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 			p.add(line, "%s: %v", what, err)
 		}
 	}
-	if len(f.Rates) < 1 || len(f.Rates) > maxRates {
+	if !closedLoop && (len(f.Rates) < 1 || len(f.Rates) > maxRates) {
 		p.add(d.line("rates"), "%s: rates has %d entries: want 1 to %d", what, len(f.Rates), maxRates)
 	}
 	for i, r := range f.Rates {
@@ -430,6 +441,8 @@ func (fp *fileParser) table(d *ydoc, what string, t *Table, f tableFields) *Tabl
 	p := fp.p
 	t.Caption, t.Source = strings.TrimSpace(f.Caption), strings.TrimSpace(f.Source)
 	t.Columns, t.Rows = f.Columns, f.Rows
+	t.Fingerprint, t.Fixture = strings.TrimSpace(f.Fingerprint), f.Fixture
+	fp.tables = append(fp.tables, &tableAt{table: t, fingerprintLine: d.line("fingerprint"), fixtureLine: d.line("fixture")})
 	if t.Caption == "" {
 		p.add(d.line("caption"), "%s: caption is missing: want a sentence saying what the table shows", what)
 	}

@@ -35,6 +35,29 @@ func goodBody(slug string) string {
 	return strings.ReplaceAll(good, "%s", slug)
 }
 
+// fixtureHead is head for a lesson in the fixtures part, where tables may
+// be marked fixture: true.
+func fixtureHead(slug string, number int) string {
+	return strings.Replace(head(slug, number), "part: P", "part: "+FixturePart, 1)
+}
+
+// goodLab is the lab block of goodBody as parsed.
+var goodLab = Lab{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Rates: []float64{10}, Seconds: 1}
+
+// recordedTable is a table block for goodBody's lab, as the recorder would
+// write it (fence on line 29 after head and goodBody), with the fingerprint
+// computed for preset and the given row; edit changes the text afterwards.
+func recordedTable(preset Lab, row []string, edit func(string) string) string {
+	cols := []string{"offered", "ok"}
+	src := "recorded in a test"
+	fpr := Fingerprint(&preset, cols, [][]string{row}, src)
+	tb := "```table id=t preset=a-lab\ncaption: c\ncolumns: [offered, ok]\nrows:\n  - [\"" + strings.Join(row, "\", \"") + "\"]\n" +
+		"source: " + src + "\nfingerprint: " + fpr + "\n```\n"
+	return edit(tb)
+}
+
+func same(s string) string { return s }
+
 func TestBrokenLessons(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -176,17 +199,64 @@ func TestBrokenLessons(t *testing.T) {
 		}},
 		// A lab preset spells out every knob.
 		{"lab missing knob", map[string]string{"a.md": head("a", 1) + "```lab id=l\nworkers: 1\nspin_ms: 2\nwait_ms: 18\ncpus: 1\nrates: [10]\nseconds: 1\n```\n"}, []string{
-			`a.md:10: lab "l": limit is missing: a lab preset gives workers, spin_ms, wait_ms, limit, cpus, rates and seconds`,
+			`a.md:10: lab "l": limit is missing: a lab preset gives workers, spin_ms, wait_ms, limit, cpus, seconds, and rates (open loop) or closed (closed loop)`,
 		}},
 		// A table's preset must be a lab block in the same lesson.
 		{"table preset not a lab", map[string]string{"a.md": head("a", 1) + goodBody("a") +
 			"```table id=t preset=a-p\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\n```\n"}, []string{
 			`a.md:29: table "t": preset: "a-p" is a predict block (line 10): want a lab block`,
 		}},
-		// Every row has one cell per column.
-		{"table row too short", map[string]string{"a.md": head("a", 1) + goodBody("a") +
-			"```table id=t preset=a-lab\ncaption: c\ncolumns: [x, y]\nrows:\n  - [\"1\", \"2\"]\n  - [\"3\"]\nsource: s\n```\n"}, []string{
+		// Every row has one cell per column (checked in a fixtures lesson,
+		// so no fingerprint is needed).
+		{"table row too short", map[string]string{"a.md": fixtureHead("a", 1) + goodBody("a") +
+			"```table id=t preset=a-lab\ncaption: c\ncolumns: [x, y]\nrows:\n  - [\"1\", \"2\"]\n  - [\"3\"]\nsource: s\nfixture: true\n```\n"}, []string{
 			`a.md:34: table "t": rows[1] has 1 cells: want 2, one per column`,
+		}},
+		// A table whose preset is not in the lesson was not recorded from it.
+		{"table preset missing", map[string]string{"a.md": head("a", 1) + goodBody("a") +
+			strings.Replace(recordedTable(goodLab, []string{"10", "10"}, same), "preset=a-lab", "preset=a-gone", 1)}, []string{
+			`a.md:29: table "t": preset: no block "a-gone" in this lesson: want the id of a lab block in this lesson`,
+		}},
+		// A course table without a fingerprint was typed, not recorded.
+		{"table without fingerprint", map[string]string{"a.md": head("a", 1) + goodBody("a") +
+			"```table id=t preset=a-lab\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\n```\n"}, []string{
+			"a.md:29: table \"t\": fingerprint is missing: tables hold recorded numbers only; record it with `server lessons record --lab a-lab` instead of typing it",
+		}},
+		// One number changed by hand after recording breaks the fingerprint.
+		{"table number edited", map[string]string{"a.md": head("a", 1) + goodBody("a") +
+			recordedTable(goodLab, []string{"10", "10"}, func(s string) string { return strings.Replace(s, `["10", "10"]`, `["10", "9"]`, 1) })}, []string{
+			"a.md:29: table \"t\": fingerprint does not match: the rows, columns or source were edited by hand, the preset \"a-lab\" (line 20) changed after recording, or it was a --seconds-scale trial; record it again with `server lessons record --lab a-lab`",
+		}},
+		// A preset changed after its table was recorded (here: the window
+		// was 2 s when the table was recorded, 1 s now) is stale.
+		{"preset changed after recording", map[string]string{"a.md": head("a", 1) + goodBody("a") +
+			recordedTable(Lab{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Rates: []float64{10}, Seconds: 2}, []string{"10", "10"}, same)}, []string{
+			"a.md:29: table \"t\": fingerprint does not match: the rows, columns or source were edited by hand, the preset \"a-lab\" (line 20) changed after recording, or it was a --seconds-scale trial; record it again with `server lessons record --lab a-lab`",
+		}},
+		// A fingerprint is 64 hex digits, nothing else.
+		{"malformed fingerprint", map[string]string{"a.md": head("a", 1) + goodBody("a") +
+			"```table id=t preset=a-lab\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\nfingerprint: abc\n```\n"}, []string{
+			"a.md:34: table \"t\": fingerprint \"abc\" is not allowed: want the 64 hex digits `server lessons record` writes",
+		}},
+		// Made-up data is allowed only in the fixtures part, never in the course.
+		{"fixture table in a course lesson", map[string]string{"a.md": head("a", 1) + goodBody("a") +
+			"```table id=t preset=a-lab\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\nfixture: true\n```\n"}, []string{
+			"a.md:34: table \"t\": fixture: true is allowed only in lessons whose part is \"Fixtures\": a course table is recorded with `server lessons record`",
+		}},
+		// A fixture has no fingerprint to check: it must not claim one.
+		{"fixture with fingerprint", map[string]string{"a.md": fixtureHead("a", 1) + goodBody("a") +
+			strings.Replace(recordedTable(goodLab, []string{"10", "10"}, same), "source: ", "fixture: true\nsource: ", 1)}, []string{
+			"a.md:36: table \"t\": a fixture table has no fingerprint: remove one of fixture and fingerprint",
+		}},
+		// A closed loop has no offered rate; rates next to closed is a contradiction.
+		{"closed preset with rates", map[string]string{"a.md": head("a", 1) + "```lab id=l\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\n" +
+			"rates: [50]\nseconds: 1\nclosed: 10\n```\n"}, []string{
+			`a.md:16: lab "l": rates is not allowed with closed: 10: a closed loop has no offered rate (each client sends its next request when an answer comes back): remove rates, or remove closed for an open-loop sweep`,
+		}},
+		// An open-loop preset needs its rates.
+		{"open preset without rates", map[string]string{"a.md": head("a", 1) + "```lab id=l\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\n" +
+			"seconds: 1\n```\n"}, []string{
+			`a.md:10: lab "l": rates is missing: an open-loop preset gives 1 to 8 offered rates; a closed-loop preset gives closed: N clients instead`,
 		}},
 		// GitHub's NOTE is not one of our callouts.
 		{"unknown callout", map[string]string{"a.md": head("a", 1) + "> [!NOTE]\n> Hi.\n"}, []string{

@@ -95,12 +95,14 @@
 //	```
 //
 // lab: a sweep preset. Required: workers, spin_ms, wait_ms, limit, cpus (the
-// lab's knobs, checked by labsvc.Config.Validate), rates (1 to 8 offered
-// rates, each above 0 and at most 2000 a second) and seconds (window
-// length, above 0 and at most 30). Optional: seed (default 0, a seed like
-// any other), closed (clients for a closed-loop run, 0 to 1024; 0 = open
-// loop) and timeout_ms (caller timeout, 0 to 60000; 0 = the runner's
-// default).
+// lab's knobs, checked by labsvc.Config.Validate) and seconds (window
+// length, above 0 and at most 30). An open-loop preset gives rates (1 to 8
+// offered rates, each above 0 and at most 2000 a second, one window each);
+// a closed-loop preset gives closed (1 to 1024 clients, one window) and no
+// rates, since a closed loop has no offered rate: rates next to closed is
+// an error. Optional: seed (default 0, a seed like any other; it shapes the
+// open loop's arrivals), closed (0 = open loop) and timeout_ms (caller
+// timeout, 0 to 60000; 0 = the runner's default, 2 s).
 //
 //	```lab id=littles-sweep
 //	workers: 1
@@ -116,17 +118,51 @@
 // table: a recorded result table. The fence names the lab block it was
 // recorded from with preset=, which must be a lab block in the same lesson.
 // Required: caption (text), columns (non-empty headings), rows (at least
-// one, each with one cell per column; cells are text) and source (how it
-// was recorded: command, seed, machine, date). Tables hold measurements;
-// never type numbers that no run produced.
+// one, each with one cell per column; cells are text), source (how it was
+// recorded: command, seed, machine, date) and fingerprint. Tables hold
+// measurements and are written by `server lessons record` (below), never
+// typed:
 //
-//	```table id=littles-table preset=littles-sweep
-//	caption: One worker, 20 ms per request
-//	columns: [offered/s, done/s, mean ms]
+//	```table id=littles-sweep-result preset=littles-sweep
+//	caption: "Recorded: 1 worker, 2 ms spin + 18 ms wait, ..."
+//	columns: [offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, mean_ms]
 //	rows:
-//	  - ["10", "...", "..."]
-//	source: recorded with ... on ...
+//	  - ["10", "...", ...]     one row per window, one cell per column
+//	source: "server lessons record --lab littles-sweep; seed 1; linux/amd64, 2 cores, go1.26.8; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41"
+//	fingerprint: 64 hex digits
 //	```
+//
+// fingerprint is the SHA-256 (see [Fingerprint]) of "capacitylab table v1",
+// the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
+// cpus, rates, seconds, seed, closed, timeout_ms; not its id), the columns,
+// every cell and the source. The loader recomputes it from the lab block
+// and the table, and reports a table without one, one that does not match
+// (a number edited by hand, a row added or dropped, an edited source, a
+// preset changed after recording, a --seconds-scale trial), and one whose
+// preset is not a lab block of the lesson. The caption is not covered: an
+// author may reword it, and recording again keeps it while the preset is
+// unchanged. The fingerprint catches honest mistakes; it is not a
+// signature.
+//
+// A table of made-up data for tests says fixture: true instead of carrying
+// a fingerprint; that is allowed only in lessons whose part is "Fixtures"
+// ([FixturePart], such as sample.md), never in the course.
+//
+// # Recording
+//
+// `server lessons record [--content DIR] [--lesson SLUG] [--lab ID]
+// [--seconds-scale F]` (see [Record]) runs each lab preset of the course
+// (default: every lesson except the fixtures) against a fresh lab child with
+// the preset's knobs, with the load runner: open loop over its rates, or a
+// closed loop of its clients. It writes the result as the table with
+// preset=ID, replacing it where it stands, or inserting a table with id
+// ID-result after the lab block; nothing else in the file changes. Columns
+// are [RecordColumns]: counts as whole numbers, rates and milliseconds to
+// one decimal, "-" for a lab counter that could not be read. It prints
+// progress on standard error and refuses to write a table when a window
+// lost a request (lost ≠ 0), when the lab had not drained before a window,
+// or when the preset changed while it ran. The source records the load
+// average at the start, so a recording made on a busy machine shows it.
 //
 // # Callouts
 //

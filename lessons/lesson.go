@@ -121,6 +121,15 @@ type Table struct {
 	Columns []string
 	Rows    [][]string
 	Source  string // how it was recorded: command, seed, machine, date
+
+	// Fingerprint is the SHA-256 (hex) that `server lessons record` wrote
+	// over the preset, the columns, the rows and the source (see
+	// [Fingerprint]); the loader checks it, so a number typed by hand or a
+	// preset changed after recording is an error.
+	Fingerprint string
+	// Fixture marks a table of made-up data for tests; allowed only in
+	// lessons whose part is "Fixtures", and then instead of a Fingerprint.
+	Fixture bool
 }
 
 // Kind returns "table".

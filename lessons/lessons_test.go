@@ -56,11 +56,12 @@ func TestEmbeddedContentLoads(t *testing.T) {
 			t.Errorf("sample lesson has no %s block", kind)
 		}
 	}
-	// The first real lesson has the parts its issue asks for, and no table
-	// of numbers nobody measured.
+	// The first real lesson has the parts its issue asks for, and at most
+	// one table, recorded from its one preset (Load checked the table's
+	// fingerprint against that preset).
 	ll, _ := c.Lesson("littles-law")
 	counts := ll.Counts()
-	if counts["predict"] < 1 || counts["check"] < 1 || counts["model"] != 1 || counts["lab"] != 1 || counts["table"] != 0 {
+	if counts["predict"] < 1 || counts["check"] < 1 || counts["model"] != 1 || counts["lab"] != 1 || counts["table"] > 1 {
 		t.Errorf("littles-law counts = %v", counts)
 	}
 	types := map[string]bool{}
@@ -160,28 +161,39 @@ func TestParseModel(t *testing.T) {
 }
 
 func TestParseLab(t *testing.T) {
-	body := "```lab id=l1\nworkers: 4\nspin_ms: 1\nwait_ms: 0\nlimit: 16\ncpus: 2\nrates: [100, 250.5]\nseconds: 2.5\nseed: 42\nclosed: 8\ntimeout_ms: 500\n```\n"
+	// An open-loop preset with every field, and a closed-loop one (clients,
+	// no rates).
+	body := "```lab id=l1\nworkers: 4\nspin_ms: 1\nwait_ms: 0\nlimit: 16\ncpus: 2\nrates: [100, 250.5]\nseconds: 2.5\nseed: 42\ntimeout_ms: 500\n```\n" +
+		"```lab id=l2\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nseconds: 3\nclosed: 8\n```\n"
 	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
-	lab, _, ok := c.Lab("l1")
-	if !ok {
-		t.Fatal("no lab l1")
-	}
-	want := &Lab{ID: "l1", Line: 10, Workers: 4, SpinMS: 1, WaitMS: 0, Limit: 16, CPUs: 2, Rates: []float64{100, 250.5},
-		Seconds: 2.5, Seed: 42, Closed: 8, TimeoutMS: 500}
-	if !reflect.DeepEqual(lab, want) {
-		t.Errorf("lab =\n %+v\nwant\n %+v", lab, want)
+	for _, want := range []*Lab{
+		{ID: "l1", Line: 10, Workers: 4, SpinMS: 1, WaitMS: 0, Limit: 16, CPUs: 2, Rates: []float64{100, 250.5},
+			Seconds: 2.5, Seed: 42, TimeoutMS: 500},
+		{ID: "l2", Line: 21, Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 0, CPUs: 1, Seconds: 3, Closed: 8},
+	} {
+		lab, _, ok := c.Lab(want.ID)
+		if !ok {
+			t.Fatalf("no lab %s", want.ID)
+		}
+		if !reflect.DeepEqual(lab, want) {
+			t.Errorf("lab =\n %+v\nwant\n %+v", lab, want)
+		}
 	}
 }
 
 func TestParseTable(t *testing.T) {
-	body := goodBody("a") + "```table id=t1 preset=a-lab\ncaption: Made up for a test.\ncolumns: [rate, ok]\nrows:\n  - [10, 9.5]\n  - [\"20\", yes]\nsource: typed in a test\n```\n"
+	// Cells written as YAML numbers are read as their text; the
+	// fingerprint is over that text.
+	rows := [][]string{{"10", "9.5"}, {"20", "yes"}}
+	fpr := Fingerprint(&goodLab, []string{"rate", "ok"}, rows, "typed in a test")
+	body := goodBody("a") + "```table id=t1 preset=a-lab\ncaption: Made up for a test.\ncolumns: [rate, ok]\nrows:\n  - [10, 9.5]\n  - [\"20\", yes]\nsource: typed in a test\nfingerprint: " + fpr + "\n```\n"
 	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
 	b, _, ok := c.Block("t1")
 	if !ok {
 		t.Fatal("no table t1")
 	}
 	want := &Table{ID: "t1", Line: 29, Preset: "a-lab", Caption: "Made up for a test.", Columns: []string{"rate", "ok"},
-		Rows: [][]string{{"10", "9.5"}, {"20", "yes"}}, Source: "typed in a test"}
+		Rows: rows, Source: "typed in a test", Fingerprint: fpr}
 	if !reflect.DeepEqual(b, want) {
 		t.Errorf("table =\n %+v\nwant\n %+v", b, want)
 	}

@@ -62,6 +62,9 @@ type fileParser struct {
 	src       []byte // whole file, LF line ends
 	lineStart []int  // byte offset of each line's start
 	bodyStart int    // offset of the body within src
+
+	tables   []*tableAt // tables parsed so far, for checkTables
+	noPrints bool       // skip checkTables (the recorder reads presets whose tables are stale)
 }
 
 // lineOf returns the file line of byte offset off within src.
@@ -93,10 +96,15 @@ func (fp *fileParser) lineText(n int) (string, bool) {
 // parseFile parses and validates one lesson file. It always returns a
 // lesson (possibly incomplete) so course-wide checks can still run.
 func parseFile(md goldmark.Markdown, name string, src []byte) (*parsed, Errors) {
+	return parseFileWith(md, name, src, false)
+}
+
+// parseFileWith is parseFile; noPrints skips the table fingerprint checks.
+func parseFileWith(md goldmark.Markdown, name string, src []byte, noPrints bool) (*parsed, Errors) {
 	p := &problems{file: name}
 	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
-	fp := &fileParser{md: md, p: p, src: src, lineStart: []int{0}}
+	fp := &fileParser{md: md, p: p, src: src, lineStart: []int{0}, noPrints: noPrints}
 	for i, b := range src {
 		if b == '\n' && i+1 < len(src) {
 			fp.lineStart = append(fp.lineStart, i+1)
@@ -281,6 +289,9 @@ func (fp *fileParser) body(out *parsed, body []byte) {
 		}
 	}
 	fp.checkRefs(blocks, refs, headings)
+	if !fp.noPrints {
+		fp.checkTables(l, fp.tables)
+	}
 }
 
 // render renders one top-level node as HTML into w.

@@ -1,0 +1,477 @@
+package lessons
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+)
+
+// labChildEnv makes this test binary serve as its own lab child, so the
+// recorder's tests start real lab processes without building a binary.
+const labChildEnv = "LESSONS_TEST_LAB_CHILD"
+
+func TestMain(m *testing.M) {
+	labsvc.ChildMain(labChildEnv)
+	os.Exit(m.Run())
+}
+
+// recordDir writes files into a fresh directory and returns it.
+func recordDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// testRecordConfig records into dir with real lab children (this binary),
+// a fixed clock and a fixed load average.
+func testRecordConfig(t *testing.T, dir string, log *bytes.Buffer) RecordConfig {
+	t.Helper()
+	cc, err := labsvc.SelfCommand(labChildEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return RecordConfig{
+		Dir:     dir,
+		Child:   cc,
+		Log:     log,
+		Now:     func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
+		LoadAvg: func() string { return "0.10 0.20 0.30" },
+	}
+}
+
+// tinyLesson is a lesson with an open-loop preset (one worker, one rate of
+// 10 a second, 1 s) and a closed-loop preset (2 clients, 1 s), with prose
+// after each.
+func tinyLesson() string {
+	return head("a", 1) + goodBody("a") + "\nProse after the open lab.\n\n" +
+		"```lab id=a-closed\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nseconds: 1\nclosed: 2\n```\n\nProse after the closed lab.\n"
+}
+
+// tableBlocks returns the table fences in src.
+func tableBlocks(src string) []string {
+	return regexp.MustCompile("(?m)^```table .*$").FindAllString(src, -1)
+}
+
+// TestRecordEndToEnd records a tiny lesson against real lab children, then
+// checks that the tables validate, that nothing else changed, that
+// recording again replaces instead of duplicating (keeping an author's
+// caption), and that a number edited by hand is caught with file and line.
+func TestRecordEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real lab children for about 5 s")
+	}
+	orig := tinyLesson()
+	dir := recordDir(t, map[string]string{"a.md": orig})
+	var log bytes.Buffer
+	cfg := testRecordConfig(t, dir, &log)
+	recs, err := Record(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Record: %v\nlog:\n%s", err, log.String())
+	}
+	if len(recs) != 2 || recs[0].Table != "a-lab-result" || recs[1].Table != "a-closed-result" {
+		t.Fatalf("recorded %+v, want tables a-lab-result and a-closed-result", recs)
+	}
+	for _, r := range recs {
+		if len(r.Rows) != 1 || r.Rows[0].Sent == 0 || r.Rows[0].Lost != 0 || r.Rows[0].OK+r.Rows[0].Refused+r.Rows[0].Gaveup+r.Rows[0].Error != r.Rows[0].Sent {
+			t.Errorf("%s: rows %+v: want one window that sent requests and accounted for each", r.Lab, r.Rows)
+		}
+	}
+	if !strings.Contains(log.String(), "[2/2] a.md a-closed") || !strings.Contains(log.String(), "wrote table a-closed-result") {
+		t.Errorf("progress log lacks the preset lines:\n%s", log.String())
+	}
+	c, err := Load(os.DirFS(dir))
+	if err != nil {
+		t.Fatalf("recorded content does not validate: %v", err)
+	}
+	b, _, _ := c.Block("a-lab-result")
+	tb := b.(*Table)
+	if tb.Preset != "a-lab" || len(tb.Rows) != 1 || strings.Join(tb.Columns, " ") != strings.Join(RecordColumns(), " ") {
+		t.Errorf("table = %+v", tb)
+	}
+	for _, want := range []string{"server lessons record --lab a-lab", "seed 0", "cores", "2026-11-30 12:00 UTC", "load average at start 0.10 0.20 0.30"} {
+		if !strings.Contains(tb.Source, want) {
+			t.Errorf("source %q lacks %q", tb.Source, want)
+		}
+	}
+	if got := tb.Rows[0][0]; got != "10" {
+		t.Errorf("offered cell = %q, want the preset's rate 10", got)
+	}
+	cb, _, _ := c.Block("a-closed-result")
+	if ct := cb.(*Table); !strings.Contains(ct.Caption, "closed loop, 2 clients") {
+		t.Errorf("closed caption = %q", ct.Caption)
+	}
+
+	// Nothing but the two inserted blocks (each with its blank line) changed.
+	src := readFile(t, dir, "a.md")
+	stripped := regexp.MustCompile("(?s)\n```table [^\n]*\n.*?\n```\n").ReplaceAllString(src, "")
+	if stripped != orig {
+		t.Errorf("outside the tables the file changed:\n got: %q\nwant: %q", stripped, orig)
+	}
+	if n := len(tableBlocks(src)); n != 2 {
+		t.Fatalf("%d table blocks after the first recording, want 2", n)
+	}
+
+	// An author rewords a caption; recording the open preset again replaces
+	// its table in place and keeps the caption.
+	src = strings.Replace(src, "caption: \"Recorded: 1 worker", "caption: \"An author's caption: 1 worker", 1)
+	writeFile(t, dir, "a.md", src)
+	log.Reset()
+	cfg.Lab = "a-lab"
+	if _, err := Record(context.Background(), cfg); err != nil {
+		t.Fatalf("second Record: %v\nlog:\n%s", err, log.String())
+	}
+	src2 := readFile(t, dir, "a.md")
+	if got := tableBlocks(src2); len(got) != 2 || got[0] != "```table id=a-lab-result preset=a-lab" {
+		t.Errorf("table fences after recording again = %q, want the same two", got)
+	}
+	if !strings.Contains(src2, "caption: \"An author's caption: 1 worker") {
+		t.Error("recording again lost the author's caption")
+	}
+	if _, err := Load(os.DirFS(dir)); err != nil {
+		t.Fatalf("content recorded twice does not validate: %v", err)
+	}
+
+	// A hand-edited number: the loader names the file and the table's line.
+	line := 0
+	for i, l := range strings.Split(src2, "\n") {
+		if strings.HasPrefix(l, "```table id=a-lab-result") {
+			line = i + 1
+		}
+	}
+	edited := regexp.MustCompile(`(?m)^(  - \["10", ")(\d+)`).ReplaceAllString(src2, "${1}99999")
+	if edited == src2 {
+		t.Fatal("test could not find the row to edit")
+	}
+	writeFile(t, dir, "a.md", edited)
+	_, err = Load(os.DirFS(dir))
+	want := "a.md:" + strconv.Itoa(line) + `: table "a-lab-result": fingerprint does not match`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Load after a hand edit = %v, want an error containing %q", err, want)
+	}
+}
+
+// TestRecordTrialIsMarked records with a shortened window: the table says
+// TRIAL and does not validate until recorded at full length.
+func TestRecordTrialIsMarked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real lab child")
+	}
+	dir := recordDir(t, map[string]string{"a.md": head("a", 1) + goodBody("a")})
+	var log bytes.Buffer
+	cfg := testRecordConfig(t, dir, &log)
+	cfg.SecondsScale = 0.5
+	if _, err := Record(context.Background(), cfg); err != nil {
+		t.Fatalf("Record: %v\nlog:\n%s", err, log.String())
+	}
+	src := readFile(t, dir, "a.md")
+	if !strings.Contains(src, "TRIAL: windows scaled by 0.5 (0.5 s instead of 1 s)") {
+		t.Errorf("trial table does not say so:\n%s", src)
+	}
+	if _, err := Load(os.DirFS(dir)); err == nil || !strings.Contains(err.Error(), "--seconds-scale trial") {
+		t.Errorf("Load of a trial table = %v, want a fingerprint mismatch naming trials", err)
+	}
+}
+
+// TestRecordOneOfMany records one preset (--lab) in a course where another
+// lesson's table is stale: the recording succeeds, the other file is left
+// alone, and the log says it still does not validate.
+func TestRecordOneOfMany(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real lab child")
+	}
+	stale := head("b", 2) + goodBody("b") + "```table id=b-t preset=b-lab\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: typed\n```\n"
+	dir := recordDir(t, map[string]string{"a.md": head("a", 1) + goodBody("a"), "b.md": stale})
+	var log bytes.Buffer
+	cfg := testRecordConfig(t, dir, &log)
+	cfg.Lab = "a-lab"
+	recs, err := Record(context.Background(), cfg)
+	if err != nil || len(recs) != 1 || recs[0].File != "a.md" {
+		t.Fatalf("Record = %+v, %v; want one table in a.md\nlog:\n%s", recs, err, log.String())
+	}
+	if got := readFile(t, dir, "b.md"); got != stale {
+		t.Error("b.md changed although only a-lab was recorded")
+	}
+	if !strings.Contains(log.String(), "files not recorded this time do not validate yet") || !strings.Contains(log.String(), `b.md:29: table "b-t": fingerprint is missing`) {
+		t.Errorf("log does not report the stale table in b.md:\n%s", log.String())
+	}
+}
+
+func TestRecordRefusesBadRequests(t *testing.T) {
+	good := head("a", 1) + goodBody("a")
+	tests := []struct {
+		name  string
+		files map[string]string
+		cfg   func(*RecordConfig)
+		want  string
+	}{
+		// An unknown lesson lists the slugs there are.
+		{"unknown lesson", map[string]string{"a.md": good}, func(c *RecordConfig) { c.Lesson = "nope" }, `no lesson with slug "nope"`},
+		// An unknown preset is named.
+		{"unknown lab", map[string]string{"a.md": good}, func(c *RecordConfig) { c.Lab = "nope" }, `no lab preset "nope" in the course`},
+		// A scale above 1 would record longer windows than the preset says.
+		{"scale above 1", map[string]string{"a.md": good}, func(c *RecordConfig) { c.SecondsScale = 2 }, "seconds scale 2 is not allowed"},
+		// Content that does not validate (other than fingerprints) is not run.
+		{"broken content", map[string]string{"a.md": strings.Replace(good, "workers: 1", "workers: 0", 1)}, func(*RecordConfig) {},
+			`does not validate, so its presets cannot be trusted; fix these first:` + "\n" + `a.md:21: lab "a-lab": workers 0 is not allowed`},
+		// Two tables for one preset: the recorder will not guess which to keep.
+		{"two tables for a preset", map[string]string{"a.md": good +
+			"```table id=t1 preset=a-lab\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\n```\n" +
+			"```table id=t2 preset=a-lab\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\n```\n"},
+			func(*RecordConfig) {}, `tables "t1" (line 29) and "t2" (line 35) both name preset a-lab: keep one`},
+		// A fixtures-only directory has nothing to record by default.
+		{"fixtures only", map[string]string{"a.md": fixtureHead("a", 1) + goodBody("a")}, func(*RecordConfig) {}, `has no lab presets to record (lessons in part "Fixtures"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := recordDir(t, tt.files)
+			var log bytes.Buffer
+			cfg := testRecordConfig(t, dir, &log)
+			tt.cfg(&cfg)
+			recs, err := Record(context.Background(), cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Record = %v, want an error containing %q", err, tt.want)
+			}
+			if len(recs) != 0 {
+				t.Errorf("recorded %d tables despite the error", len(recs))
+			}
+			for name, body := range tt.files {
+				if got := readFile(t, dir, name); got != body {
+					t.Errorf("%s changed although nothing was recorded", name)
+				}
+			}
+		})
+	}
+}
+
+// TestWriteTablePlacement checks where writeTable puts a table, with rows
+// given (no lab is run): after the lab block, in place of an old table
+// wherever it stands, and with the file's own line ends.
+func TestWriteTablePlacement(t *testing.T) {
+	lab := goodLab
+	lab.ID = "a-lab"
+	cells := [][]string{{"10", "10", "10", "0", "0", "0", "10.0", "20.1", "21.0", "10", "0", "1", "20.2"}}
+	oldTable := "```table id=old preset=a-lab\ncaption: Old.\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\n```\n"
+	tests := []struct {
+		name    string
+		src     string
+		wantRe  string // the whole file after writing, as a regexp over the rewritten file
+		wantID  string
+		wantErr string
+	}{
+		// No table yet: inserted after the lab block, with a blank line before it.
+		{"insert after lab", head("a", 1) + goodBody("a") + "\nAfter.\n",
+			"(?s)^" + regexp.QuoteMeta(head("a", 1)+goodBody("a")) + "\n```table id=a-lab-result preset=a-lab\n.*\n```\n\nAfter.\n$", "a-lab-result", ""},
+		// The lab block ends the file without a line end.
+		{"lab at end without newline", head("a", 1) + strings.TrimSuffix(goodBody("a"), "\n"),
+			"(?s)^" + regexp.QuoteMeta(head("a", 1)+goodBody("a")) + "\n```table id=a-lab-result preset=a-lab\n.*\n```\n$", "a-lab-result", ""},
+		// An old table further down is replaced where it stands, keeping its id.
+		{"replace in place", head("a", 1) + goodBody("a") + "\nMiddle.\n\n" + oldTable + "\nEnd.\n",
+			"(?s)^" + regexp.QuoteMeta(head("a", 1)+goodBody("a")+"\nMiddle.\n\n") + "```table id=old preset=a-lab\n[^`]*\n```\n\nEnd.\n$", "old", ""},
+		// CRLF files get CRLF table lines.
+		{"crlf", strings.ReplaceAll(head("a", 1)+goodBody("a"), "\n", "\r\n"),
+			"(?s)^" + regexp.QuoteMeta(strings.ReplaceAll(head("a", 1)+goodBody("a"), "\n", "\r\n")) + "\r\n```table id=a-lab-result preset=a-lab\r\n(.*\r\n)+```\r\n$", "a-lab-result", ""},
+		// The preset on disk differs from the one that ran: nothing is written.
+		{"preset changed", head("a", 1) + strings.Replace(goodBody("a"), "seconds: 1", "seconds: 2", 1), "", "", "the preset changed"},
+		// The id the new table would take is used by another block.
+		{"id taken", head("a", 1) + goodBody("a") + "```check id=a-lab-result\nprompt: Q?\noptions:\n  - text: A\n    correct: true\n    explain: x\n  - text: B\n    explain: y\n```\n", "", "", `a block with id "a-lab-result" already exists`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := recordDir(t, map[string]string{"a.md": tt.src})
+			rec, err := writeTable(dir, "a.md", &lab, &lab, cells, "src line")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("writeTable = %v, want an error containing %q", err, tt.wantErr)
+				}
+				if readFile(t, dir, "a.md") != tt.src {
+					t.Error("the file changed although writeTable failed")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("writeTable: %v", err)
+			}
+			got := readFile(t, dir, "a.md")
+			if !regexp.MustCompile(tt.wantRe).MatchString(got) {
+				t.Errorf("file after writing:\n%s\nwant it to match %s", got, tt.wantRe)
+			}
+			if rec.Table != tt.wantID {
+				t.Errorf("table id = %q, want %q", rec.Table, tt.wantID)
+			}
+			if l := strings.Split(strings.ReplaceAll(got, "\r\n", "\n"), "\n")[rec.Line-1]; !strings.HasPrefix(l, "```table id="+tt.wantID) {
+				t.Errorf("reported line %d holds %q, want the table fence", rec.Line, l)
+			}
+			if _, err := Load(os.DirFS(dir)); err != nil {
+				t.Errorf("written file does not validate: %v", err)
+			}
+		})
+	}
+}
+
+// TestContentTablesAreRecorded is the rule "no hand-typed numbers" over
+// the embedded course: every table outside the fixtures names a lab preset
+// of its own lesson and carries a fingerprint that matches that preset and
+// its rows (Load checks the match; this test checks that nothing slipped
+// through as a fixture).
+func TestContentTablesAreRecorded(t *testing.T) {
+	c, err := Load(Content())
+	if err != nil {
+		t.Fatalf("embedded content does not load: %v", err)
+	}
+	for _, l := range c.Lessons {
+		for _, b := range l.Blocks() {
+			tb, ok := b.(*Table)
+			if !ok {
+				continue
+			}
+			if l.Part == FixturePart {
+				if !tb.Fixture {
+					t.Errorf("%s:%d: fixture lesson table %s is not marked fixture: true", l.File, tb.Line, tb.ID)
+				}
+				continue
+			}
+			lab, ok := l.Block(tb.Preset)
+			if _, isLab := lab.(*Lab); !ok || !isLab {
+				t.Errorf("%s:%d: table %s names preset %q, which is not a lab block of %s", l.File, tb.Line, tb.ID, tb.Preset, l.Slug)
+				continue
+			}
+			if tb.Fixture || Fingerprint(lab.(*Lab), tb.Columns, tb.Rows, tb.Source) != tb.Fingerprint {
+				t.Errorf("%s:%d: table %s was not recorded from its preset: run server lessons record --lab %s", l.File, tb.Line, tb.ID, tb.Preset)
+			}
+		}
+	}
+}
+
+// TestFingerprintCovers checks what the fingerprint depends on: each
+// change of a preset setting, a column, a cell or the source changes it.
+func TestFingerprintCovers(t *testing.T) {
+	base := goodLab
+	cols := []string{"offered", "ok"}
+	rows := [][]string{{"10", "10"}}
+	want := Fingerprint(&base, cols, rows, "s")
+	if !validFingerprint(want) {
+		t.Fatalf("fingerprint %q is not 64 hex digits", want)
+	}
+	tests := []struct {
+		name string
+		lab  func(*Lab)
+		cols []string
+		rows [][]string
+		src  string
+	}{
+		// Each knob of the lab.
+		{"workers", func(l *Lab) { l.Workers = 2 }, cols, rows, "s"},
+		{"spin", func(l *Lab) { l.SpinMS = 3 }, cols, rows, "s"},
+		{"wait", func(l *Lab) { l.WaitMS = 19 }, cols, rows, "s"},
+		{"limit", func(l *Lab) { l.Limit = 5 }, cols, rows, "s"},
+		{"cpus", func(l *Lab) { l.CPUs = 2 }, cols, rows, "s"},
+		// Each setting of the sweep.
+		{"rates", func(l *Lab) { l.Rates = []float64{10.5} }, cols, rows, "s"},
+		{"seconds", func(l *Lab) { l.Seconds = 2 }, cols, rows, "s"},
+		{"seed", func(l *Lab) { l.Seed = 1 }, cols, rows, "s"},
+		{"closed", func(l *Lab) { l.Closed = 1 }, cols, rows, "s"},
+		{"timeout", func(l *Lab) { l.TimeoutMS = 500 }, cols, rows, "s"},
+		// The table itself.
+		{"column renamed", func(*Lab) {}, []string{"offered", "done"}, rows, "s"},
+		{"cell edited", func(*Lab) {}, cols, [][]string{{"10", "11"}}, "s"},
+		{"row added", func(*Lab) {}, cols, [][]string{{"10", "10"}, {"20", "20"}}, "s"},
+		{"cells moved between rows", func(*Lab) {}, cols, [][]string{{"10"}, {"10"}}, "s"},
+		{"source edited", func(*Lab) {}, cols, rows, "s2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := base
+			l.Rates = append([]float64(nil), base.Rates...)
+			tt.lab(&l)
+			if got := Fingerprint(&l, tt.cols, tt.rows, tt.src); got == want {
+				t.Errorf("fingerprint unchanged by %s", tt.name)
+			}
+		})
+	}
+	// The id is not covered: renaming a preset does not change a measurement.
+	renamed := base
+	renamed.ID = "other"
+	if Fingerprint(&renamed, cols, rows, "s") != want {
+		t.Error("renaming the preset changed the fingerprint")
+	}
+}
+
+func TestYAMLQuoteRoundTrips(t *testing.T) {
+	for _, s := range []string{`plain`, `with "quotes" and \ backslash`, "tab\tand\nnewline", "ünïcode × 2", "ctrl\x01"} {
+		var out struct {
+			V string `yaml:"v"`
+		}
+		p := &problems{file: "x"}
+		if _, ok := decodeYAML(p, 1, 1, "test", []byte("v: "+yamlQuote(s)+"\n"), &out); !ok || out.V != s {
+			t.Errorf("yamlQuote(%q) read back as %q (problems %v)", s, out.V, p.errs)
+		}
+	}
+}
+
+func TestCheckRows(t *testing.T) {
+	ok := loadrun.Row{Window: 0, Offered: 10, Sent: 10, OK: 10}
+	tests := []struct {
+		name string
+		rows []loadrun.Row
+		want string // "" = accepted
+		warn string // expected on the log
+	}{
+		// Every request accounted for: accepted.
+		{"balanced", []loadrun.Row{ok}, "", ""},
+		// A lost request is a generator bug: refused, naming the window.
+		{"lost", []loadrun.Row{ok, {Window: 1, Sent: 10, OK: 8, Gaveup: 1, Lost: 1}},
+			"window 2 lost 1 request(s) (sent 10, but ok 8 + refused 0 + gaveup 1 + error 0 account for fewer): a load generator bug; the table was not written", ""},
+		// A window that began on a lab still busy with the last one is not clean.
+		{"not drained", []loadrun.Row{{Window: 0, Sent: 5, OK: 5, Note: "lab had not drained after 30s (queued 3, in service 1)"}},
+			"window 1: lab had not drained after 30s (queued 3, in service 1), so it started with old requests in the lab", ""},
+		// Arrivals the generator could not send are counted and warned about.
+		{"not sent", []loadrun.Row{{Window: 0, Sent: 9, OK: 9, NotSent: 1}}, "", "window 1: 1 arrival(s) not sent"},
+		// No rows at all is not a table.
+		{"no rows", nil, "the sweep produced no rows", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var log bytes.Buffer
+			err := checkRows(tt.rows, &log)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("checkRows = %v, want accepted", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("checkRows = %v, want an error containing %q", err, tt.want)
+			}
+			if !strings.Contains(log.String(), tt.warn) {
+				t.Errorf("log %q lacks %q", log.String(), tt.warn)
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func writeFile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
