@@ -1,0 +1,111 @@
+// lesson.js: progressive enhancement of the lesson page.
+//
+// Without this module every block works through plain POST forms that
+// redirect back to the block. With it, a form marked data-enhance is sent
+// with fetch to the same URL with "Accept: application/json"; the server
+// answers with the block's new HTML (the same template the page uses),
+// which replaces the block in place. Focus moves to the block's new status
+// (the element marked data-focus) so keyboard and screen reader users hear
+// the result. Errors come back as {"error": {"code", "message"}} and are
+// shown in the block's live region.
+
+const busy = (form, on) => {
+	for (const b of form.querySelectorAll('button')) {
+		b.disabled = on;
+		if (on) b.setAttribute('aria-busy', 'true');
+		else b.removeAttribute('aria-busy');
+	}
+};
+
+const showError = (section, message) => {
+	const box = section && section.querySelector('[data-error]');
+	if (box) box.textContent = message;
+	else window.alert(message);
+};
+
+async function onSubmit(event) {
+	const form = event.currentTarget;
+	const section = form.closest('[data-block]');
+	event.preventDefault();
+	const body = new URLSearchParams(new FormData(form));
+	const submitter = event.submitter;
+	if (submitter && submitter.name) body.append(submitter.name, submitter.value);
+	busy(form, true);
+	showError(section, '');
+	let res;
+	try {
+		// getAttribute, not form.action: a button named "action" shadows it.
+		res = await fetch(form.getAttribute('action'), {
+			method: 'POST',
+			body,
+			headers: { Accept: 'application/json' },
+			credentials: 'same-origin',
+		});
+	} catch (err) {
+		busy(form, false);
+		showError(section, 'Could not reach the server. Check your connection and try again.');
+		return;
+	}
+	let data = null;
+	try {
+		data = await res.json();
+	} catch (err) {
+		data = null;
+	}
+	busy(form, false);
+	if (!res.ok || !data || typeof data.html !== 'string') {
+		const message = data && data.error ? data.error.message : `The server answered ${res.status}.`;
+		if (res.status === 409 && section) {
+			// The page is stale (answered in another tab): show the block as
+			// the server has it, then say why nothing changed.
+			const current = await currentBlock(section.id);
+			if (current) {
+				swap(section, current, null);
+				showError(current, message);
+				return;
+			}
+		}
+		showError(section, message);
+		return;
+	}
+	const tpl = document.createElement('template');
+	tpl.innerHTML = data.html.trim();
+	const fresh = tpl.content.firstElementChild;
+	if (!section || !fresh) {
+		window.location.reload();
+		return;
+	}
+	swap(section, fresh, data);
+}
+
+// swap puts a block's new HTML in place of the old, wires its forms and
+// moves focus to its status.
+function swap(section, fresh, data) {
+	section.replaceWith(fresh);
+	enhance(fresh);
+	const focus = fresh.querySelector('[data-focus]');
+	if (focus) focus.focus();
+	if (data) document.dispatchEvent(new CustomEvent('lesson:block', { detail: data }));
+}
+
+// currentBlock fetches this page again and returns its block with id, or
+// null.
+async function currentBlock(id) {
+	try {
+		const res = await fetch(window.location.pathname, { credentials: 'same-origin' });
+		if (!res.ok) return null;
+		const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+		const block = doc.getElementById(id);
+		return block ? document.importNode(block, true) : null;
+	} catch (err) {
+		return null;
+	}
+}
+
+function enhance(root) {
+	for (const form of root.querySelectorAll('form[data-enhance]')) {
+		form.addEventListener('submit', onSubmit);
+	}
+}
+
+enhance(document);

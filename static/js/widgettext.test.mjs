@@ -1,0 +1,23 @@
+// Checks static/js/widgettext.js against the cases go test also reads:
+// node --test static/js/
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { missText, sliderMax } from "./widgettext.js";
+
+const file = fileURLToPath(new URL("../../web/testdata/widget-vectors.json", import.meta.url));
+const { slider, misses } = JSON.parse(readFileSync(file, "utf8"));
+
+for (const c of slider) {
+	test("sliderMax: " + c.why, () => {
+		assert.equal(sliderMax(c.param, c.value), c.want);
+	});
+}
+
+for (const c of misses) {
+	test("missText: " + c.why, () => {
+		const m = { ...c.miss, got: c.miss.got === null ? NaN : c.miss.got };
+		assert.equal(missText(c.labels, m), c.want);
+	});
+}
