@@ -1,0 +1,123 @@
+//go:build browser
+
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The browser tests drive Debian's chromium through chromedp against a real
+// server started by run on 127.0.0.1:0. They are behind the "browser" build
+// tag; .ci/run installs chromium, runs them and fails if they were skipped.
+// Screenshots go to ../../screenshots (git ignores that folder).
+
+// browserTimeout bounds one whole browser test.
+const browserTimeout = 60 * time.Second
+
+// chromiumPath finds the browser: $CHROMIUM, else chromium on PATH.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium is not installed (apt-get install -y chromium); .ci/run fails on this skip")
+	return ""
+}
+
+// newBrowser starts a headless chromium with a fresh profile and returns a
+// context for one tab. Extra options (for example disabling JavaScript) are
+// applied per tab by the caller. Closing happens at cleanup.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1024, 900),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// newTab opens another tab in the same browser (same cookies).
+func newTab(t *testing.T, browser context.Context) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// screenshot saves a full-page PNG under screenshots/NAME.png at the
+// repository root, for people to look at; it is not compared.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	dir := filepath.Join("..", "..", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// textOf returns the trimmed visible text of the first node matching sel.
+func textOf(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+// stepTimeout bounds one browser step, so a failing step leaves time to
+// take a screenshot of what the page showed.
+const stepTimeout = 10 * time.Second
+
+// doSteps runs steps one at a time; on the first failure it saves a
+// screenshot named after what and fails the test naming the step.
+func doSteps(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	for i, step := range steps {
+		sctx, cancel := context.WithTimeout(ctx, stepTimeout)
+		err := chromedp.Do(sctx, step)
+		cancel()
+		if err != nil {
+			screenshot(t, ctx, strings.ReplaceAll(what, " ", "-")+"-failed")
+			t.Fatalf("%s, step %d: %v", what, i, err)
+		}
+	}
+}

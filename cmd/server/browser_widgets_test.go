@@ -1,0 +1,254 @@
+//go:build browser
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// The Little's law widget on the littles-law lesson: its goal is 48
+// arrivals a second (±0.5) with 100 ms in the system (±2); it starts at
+// 48/s and 230 ms.
+const (
+	widgetLesson = "/lessons/littles-law"
+	widgetSel    = "#littles-model"
+)
+
+// pollTrue waits until the JavaScript expression is true.
+func pollTrue(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+// widgetShot saves a PNG of the widget alone under screenshots/NAME.png.
+func widgetShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(widgetSel)))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	dir := filepath.Join("..", "..", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// keys presses each key in turn on the focused element.
+func keys(t *testing.T, ctx context.Context, ks ...string) {
+	t.Helper()
+	for _, k := range ks {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(k)); err != nil {
+			t.Fatalf("key %q: %v", k, err)
+		}
+	}
+}
+
+// TestBrowserWidgetKeyboardGoal: a learner reaches the goal of the Little's
+// law widget with the keyboard alone, sees it reached and recorded, and
+// after a reload finds it in the lesson and in the course index.
+func TestBrowserWidgetKeyboardGoal(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	ctx := newBrowser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+widgetLesson)); err != nil {
+		t.Fatal(err)
+	}
+	pollTrue(t, ctx, "widgets.js to take over", `document.querySelector("`+widgetSel+`").dataset.live === "true"`)
+	if got := textOf(t, ctx, widgetSel+` [data-goal-state]`); !strings.Contains(got, "Not there yet") {
+		t.Fatalf("goal state at the start = %q", got)
+	}
+
+	// The time-in-system slider, moved with the arrow keys, carries the
+	// number input and the implied value with it.
+	rangeSel := widgetSel + "-latency_ms-r"
+	numSel := widgetSel + "-latency_ms-n"
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(rangeSel))); err != nil {
+		t.Fatal(err)
+	}
+	keys(t, ctx, kb.ArrowLeft, kb.ArrowLeft, kb.ArrowLeft, kb.ArrowLeft, kb.ArrowLeft)
+	if v, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(numSel))); err != nil || v != "225" {
+		t.Errorf("number input after five left arrows = %q (%v), want 225", v, err)
+	}
+	if got := textOf(t, ctx, widgetSel+"-inflight-o"); got != "10.8" {
+		t.Errorf("in flight at 48/s and 225 ms = %q, want 10.8", got)
+	}
+
+	// Shift+Tab goes back to the number input, which selects its text;
+	// typing 100 replaces it.
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift))); err != nil {
+		t.Fatal(err)
+	}
+	pollTrue(t, ctx, "focus on the number input", `document.activeElement && document.activeElement.id === "`+strings.TrimPrefix(numSel, "#")+`"`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)), chromedp.KeyEvent("100")); err != nil {
+		t.Fatal(err)
+	}
+	pollTrue(t, ctx, "the goal to be reached", `document.querySelector("`+widgetSel+` [data-goal-state]").textContent.trim() === "Goal reached."`)
+	pollTrue(t, ctx, "the goal to be saved", `!document.querySelector("`+widgetSel+` [data-goal-recorded]").hidden`)
+	if got := textOf(t, ctx, widgetSel+" [data-sentence]"); !strings.Contains(got, "4.8 requests are inside") {
+		t.Errorf("sentence = %q, want 4.8 inside", got)
+	}
+	if got := textOf(t, ctx, widgetSel+" [data-goal-found]"); !strings.Contains(got, "4.8 requests are inside") {
+		t.Errorf("found = %q", got)
+	}
+	if v, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(rangeSel))); err != nil || v != "100" {
+		t.Errorf("slider after typing = %q (%v), want 100", v, err)
+	}
+	screenshot(t, ctx, "widget-keyboard-goal")
+	widgetShot(t, ctx, "widget-keyboard-goal-widget")
+
+	// After a reload the lesson shows the goal as in the learner's progress.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+widgetLesson)); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, ctx, widgetSel+" [data-goal-recorded]"); !strings.Contains(got, "In your progress") {
+		t.Errorf("after reload the goal is not shown as recorded: %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/")); err != nil {
+		t.Fatal(err)
+	}
+	done, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`[data-testid="progress-littles-law"]`), "data-done"))
+	if err != nil || !done.Exists || done.Value == "0" {
+		t.Errorf("index progress for littles-law: done=%+v (%v), want at least 1", done, err)
+	}
+	screenshot(t, ctx, "widget-keyboard-goal-index")
+	// The progress page counts it among the learner's goals.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/progress")); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, ctx, "main"); !strings.Contains(got, "1 goals") {
+		t.Errorf("progress page does not count the goal:\n%.600s", got)
+	}
+}
+
+// TestBrowserWidgetWithoutJavaScript: with scripts off, the same widget
+// is a GET form; typing the goal's values and pressing Enter reloads the
+// lesson with the server's answer, and the goal is recorded.
+func TestBrowserWidgetWithoutJavaScript(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	ctx := newBrowser(t)
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+widgetLesson)); err != nil {
+		t.Fatal(err)
+	}
+	// No script ran: the Recompute button is still there.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(widgetSel+` [data-recompute]`))); err != nil {
+		t.Fatal(err)
+	}
+	live, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(widgetSel), "data-live"))
+	if err != nil || live.Exists {
+		t.Fatalf("widgets.js ran with scripts disabled (data-live %+v, %v)", live, err)
+	}
+	numSel := widgetSel + "-latency_ms-n"
+	if err := chromedp.Do(ctx,
+		chromedp.Focus(chromedp.CSS(numSel)),
+		chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.KeyEvent("100"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	// Typing changes nothing until the form is sent.
+	if got := textOf(t, ctx, widgetSel+"-inflight-o"); got != "11.04" {
+		t.Errorf("in flight before sending = %q, want the server's 11.04", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(widgetSel+` .w-goal.reached`))); err != nil {
+		t.Fatalf("the reloaded page does not show the goal reached: %v", err)
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil || !strings.Contains(loc, "widget=littles-model") || !strings.Contains(loc, "latency_ms=100") {
+		t.Errorf("location %q (%v): want the GET form's query", loc, err)
+	}
+	if got := textOf(t, ctx, widgetSel+"-inflight-o"); got != "4.8" {
+		t.Errorf("in flight after sending = %q, want 4.8", got)
+	}
+	if got := textOf(t, ctx, widgetSel+" [data-goal-recorded]"); !strings.Contains(got, "In your progress") {
+		t.Errorf("recorded = %q", got)
+	}
+	screenshot(t, ctx, "widget-no-javascript")
+	widgetShot(t, ctx, "widget-no-javascript-widget")
+}
+
+// typeInto selects the number input's text and types v over it.
+func typeInto(t *testing.T, ctx context.Context, sel, v string) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Focus(chromedp.CSS(sel)),
+		chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.KeyEvent(v),
+	); err != nil {
+		t.Fatalf("typing %q into %s: %v", v, sel, err)
+	}
+}
+
+// TestBrowserWidgetStandalone drives the standalone pages' scripts: the
+// queue curve says "no steady state" past capacity and its plot is fetched
+// again; the binding ceiling moves when workers are added; Little's law
+// can imply another quantity.
+func TestBrowserWidgetStandalone(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	ctx := newBrowser(t)
+
+	// Queue curve: M/M/1 of 20 ms (capacity 50/s) at 40/s, then 60/s.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/widgets/queue-curve?servers=1&service_ms=20&arrivals=40")); err != nil {
+		t.Fatal(err)
+	}
+	pollTrue(t, ctx, "widgets.js", `document.querySelector("[data-widget-root]").dataset.live === "true"`)
+	if got := textOf(t, ctx, `[data-testid="q-utilisation"]`); got != "80" {
+		t.Errorf("utilisation at 40/s = %q%%, want 80", got)
+	}
+	typeInto(t, ctx, "#w-queue-curve-arrivals-n", "60")
+	pollTrue(t, ctx, "the no-steady-state note", `!document.querySelector('[data-testid="widget-unstable"]').hidden`)
+	if got := textOf(t, ctx, "[data-sentence]"); !strings.Contains(got, "no steady state") {
+		t.Errorf("sentence at 60/s = %q", got)
+	}
+	pollTrue(t, ctx, "the plot to be redrawn for 60/s", `document.querySelector("[data-plot] svg").textContent.includes("60/s is beyond capacity")`)
+	screenshot(t, ctx, "widget-queue-curve-overloaded")
+
+	// Two ceilings: 1 worker of 2 + 18 ms binds at 50/s; 16 workers make
+	// the processor (500/s) bind instead.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/widgets/two-ceilings?workers=1&cpus=1&spin_ms=2&wait_ms=18")); err != nil {
+		t.Fatal(err)
+	}
+	pollTrue(t, ctx, "widgets.js", `document.querySelector("[data-widget-root]").dataset.live === "true"`)
+	typeInto(t, ctx, "#w-two-ceilings-workers-n", "16")
+	pollTrue(t, ctx, "the processor ceiling to bind", `document.querySelector('[data-testid="ceiling-processor"]').classList.contains("binds") && !document.querySelector('[data-testid="ceiling-workers"]').classList.contains("binds")`)
+	pollTrue(t, ctx, "the plot to be redrawn", `document.querySelector("[data-plot] svg .tc-processor").classList.contains("binds")`)
+	screenshot(t, ctx, "widget-two-ceilings")
+
+	// Little's law: choose "Arrival rate" as the implied quantity by
+	// keyboard (arrow keys move between radios), then 4 in flight at 21 ms
+	// sustain about 190 a second.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/widgets/littles-law?arrivals=48&latency_ms=21")); err != nil {
+		t.Fatal(err)
+	}
+	pollTrue(t, ctx, "widgets.js", `document.querySelector("[data-widget-root]").dataset.live === "true"`)
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`[data-testid="solve-inflight"]`))); err != nil {
+		t.Fatal(err)
+	}
+	keys(t, ctx, kb.ArrowRight)
+	pollTrue(t, ctx, "arrivals to be implied", `document.querySelector('[data-testid="solve-arrivals"]').checked && document.querySelector("#w-littles-law-arrivals-n").disabled && !document.querySelector("#w-littles-law-inflight-n").disabled`)
+	typeInto(t, ctx, "#w-littles-law-inflight-n", "4")
+	pollTrue(t, ctx, "about 190 a second", `document.querySelector("[data-sentence]").textContent.includes("sustain about 190 requests a second")`)
+	share, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("[data-share]"), "href"))
+	if err != nil || !strings.Contains(share.Value, "solve=arrivals") || !strings.Contains(share.Value, "inflight=4") {
+		t.Errorf("share link %q (%v) does not follow the controls", share.Value, err)
+	}
+	screenshot(t, ctx, "widget-littles-law-standalone")
+}

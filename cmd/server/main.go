@@ -1,0 +1,39 @@
+// Command server serves the Capacity Lab course: lesson pages, predictions
+// and checks, and each learner's progress.
+//
+// Usage:
+//
+//	server [flags]                 serve the course
+//	server lessons check [DIR]     validate lesson files (default: the embedded course)
+//	server lessons record [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F]
+//	                               run lab presets and write their result tables (see record.go)
+//
+// Flags, each with an environment fallback (the flag wins):
+//
+//	--addr ADDR               ADDR             listen address (default :8080)
+//	--content DIR             CONTENT          serve lessons from DIR, re-read when they change
+//	--data DIR                DATA             directory for the SQLite file (default ./data)
+//	--frame-ancestors LIST    FRAME_ANCESTORS  CSP frame-ancestors sources (default 'self')
+//
+// The server prints the URL it serves on, logs requests with log/slog to
+// standard error, answers /healthz and /metrics, and shuts down gracefully
+// on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		stop()
+		os.Exit(exitCode(err))
+	}
+}

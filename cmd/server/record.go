@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"capacitylab/labsvc"
+	"capacitylab/lessons"
+)
+
+// defaultContentDir is where `server lessons record` finds the lessons when
+// run from the repository root.
+const defaultContentDir = "lessons/content"
+
+// runRecord is "server lessons record": it runs each lab preset of the
+// lessons in --content (default lessons/content) against a lab child (this
+// binary with "lab-child"), and writes each preset's result table into its
+// lesson file. Progress goes to stderr. Run it on a quiet machine: the
+// tables are what the lessons' prose reads.
+//
+//	--content DIR       lesson directory to record into (default lessons/content)
+//	--lesson SLUG       only this lesson
+//	--lab ID            only this preset
+//	--seconds-scale F   shorten every window by F (0 < F ≤ 1) for a trial; the
+//	                    tables then say TRIAL and fail validation until recorded at 1
+func runRecord(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("server lessons record", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("content", defaultContentDir, "lesson directory to record into")
+	slug := fs.String("lesson", "", "record only this lesson (slug)")
+	lab := fs.String("lab", "", "record only this lab preset (id)")
+	scaleText := fs.String("seconds-scale", "1", "multiply every window's length by this, more than 0 and at most 1, for quick trials")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("lessons record: unexpected argument %q: want flags only: [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F]", fs.Arg(0))}
+	}
+	scale, err := strconv.ParseFloat(*scaleText, 64)
+	if err != nil || !(scale > 0 && scale <= 1) {
+		return usageError{fmt.Sprintf("lessons record: --seconds-scale %q is not allowed: want a number more than 0 and at most 1", *scaleText)}
+	}
+	if info, err := os.Stat(*dir); err != nil || !info.IsDir() {
+		return usageError{fmt.Sprintf("lessons record: --content %q is not a directory: want the directory holding the lesson *.md files (run from the repository root for the default, lessons/content)", *dir)}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this binary to run lab children: %w", err)
+	}
+	recs, err := lessons.Record(ctx, lessons.RecordConfig{
+		Dir:          *dir,
+		Lesson:       *slug,
+		Lab:          *lab,
+		SecondsScale: scale,
+		Child:        labsvc.ChildCommand{Path: exe, Args: []string{"lab-child"}},
+		Log:          stderr,
+	})
+	fmt.Fprintf(stderr, "record: wrote %d table(s) into %s\n", len(recs), *dir)
+	return err
+}

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"capacitylab/classroom"
+	"capacitylab/labsvc"
+	"capacitylab/lessons"
+	"capacitylab/runner"
+	"capacitylab/static"
+	"capacitylab/store"
+	"capacitylab/web"
+)
+
+// Server timeouts and limits.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+	shutdownTimeout   = 10 * time.Second
+	dbFile            = "capacitylab.db"
+)
+
+// usageError is a mistake in the command line; main exits 2 for it.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	var u usageError
+	if errors.As(err, &u) || errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	return 1
+}
+
+// config is the server's configuration after flags and environment.
+type config struct {
+	addr           string
+	content        string
+	data           string
+	frameAncestors string
+	labCommand     string // program run as a lab child with "lab-child"; "" = this binary
+	queue          int    // runs the queue holds, the running one included
+
+	instructorKey string        // needed to start a class session; "" = anyone may
+	sessionIdle   time.Duration // class sessions end after this long without activity
+}
+
+// run is the whole program: args are the command-line arguments without
+// the program name, getenv reads the environment. It returns when ctx is
+// cancelled (after a graceful shutdown) or on a fatal error.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 1 && args[0] == "lessons" && args[1] == "record" {
+		return runRecord(ctx, args[2:], stderr)
+	}
+	if len(args) > 0 && args[0] == "lessons" {
+		return runLessons(args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "lab-child" {
+		// Hidden: the runner starts each sweep's lab as this binary with
+		// "lab-child" (labsvc.StartChild passes its listeners).
+		return labsvc.RunChild(ctx, args[1:], getenv, stdout, stderr)
+	}
+	cfg, err := parseFlags(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // -h: the usage is printed, nothing else to do
+	}
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+
+	var course web.CourseFunc
+	if cfg.content != "" {
+		dc, err := newDiskCourse(cfg.content, log)
+		if err != nil {
+			return err
+		}
+		course = dc.get
+	} else {
+		c, err := lessons.Load(lessons.Content())
+		if err != nil {
+			return fmt.Errorf("embedded lessons do not validate:\n%w", err)
+		}
+		course = func() (*lessons.Course, error) { return c, nil }
+	}
+
+	assets, err := web.NewAssets(static.FS())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	st, err := store.Open(filepath.Join(cfg.data, dbFile))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if n, err := st.InterruptRuns(ctx, "The server stopped while this run was waiting or running; the rows measured before are kept. Run it again."); err != nil {
+		return fmt.Errorf("marking interrupted runs: %w", err)
+	} else if n > 0 {
+		log.Warn("runs left unfinished by the last server marked interrupted", "runs", n)
+	}
+	labCmd := cfg.labCommand
+	if labCmd == "" {
+		if labCmd, err = os.Executable(); err != nil {
+			return fmt.Errorf("finding this binary to run lab children: %w", err)
+		}
+	}
+	// One registry for every part's metrics, served by web at /metrics.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	rn, err := runner.New(runner.Config{
+		Child:         labsvc.ChildCommand{Path: labCmd, Args: []string{"lab-child"}},
+		QueueCapacity: cfg.queue,
+		Store:         st,
+		Logger:        log,
+		Registerer:    reg,
+	})
+	if err != nil {
+		return err
+	}
+	defer rn.Close()
+
+	classes, err := classroom.New(classroom.Config{
+		Store:    st,
+		Lessons:  web.ClassLessons(course),
+		StartRun: web.ClassRuns(course, rn),
+		Idle:     cfg.sessionIdle,
+		Logger:   log,
+	})
+	if err != nil {
+		return err
+	}
+	defer classes.Close()
+
+	handler := web.NewServer(web.Deps{
+		Registry:       reg,
+		Course:         course,
+		Store:          st,
+		Assets:         assets,
+		Logger:         log,
+		FrameAncestors: cfg.frameAncestors,
+		Runner:         rn,
+		Classes:        classes,
+		InstructorKey:  cfg.instructorKey,
+	})
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	fmt.Fprintf(stdout, "serving on %s\n", serveURL(ln.Addr()))
+	log.Info("server started", "addr", ln.Addr().String(), "content", cmpOr(cfg.content, "embedded"), "data", cfg.data)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	<-errc
+	return nil
+}
+
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg config
+	fs.StringVar(&cfg.addr, "addr", cmpOr(getenv("ADDR"), ":8080"), "listen address (env ADDR)")
+	fs.StringVar(&cfg.content, "content", getenv("CONTENT"), "serve lessons from this directory, re-read on change (env CONTENT; default: embedded)")
+	fs.StringVar(&cfg.data, "data", cmpOr(getenv("DATA"), "./data"), "directory for the SQLite file (env DATA)")
+	fs.StringVar(&cfg.frameAncestors, "frame-ancestors", cmpOr(getenv("FRAME_ANCESTORS"), "'self'"), "CSP frame-ancestors sources, space-separated (env FRAME_ANCESTORS)")
+	fs.StringVar(&cfg.labCommand, "lab-command", getenv("LAB_COMMAND"), "program run with \"lab-child\" as each sweep's lab (env LAB_COMMAND; default: this binary)")
+	queue := cmpOr(getenv("QUEUE"), strconv.Itoa(runner.DefaultQueueCapacity))
+	fs.Func("queue", "runs the queue holds, the running one included, 1 to 100 (env QUEUE; default "+strconv.Itoa(runner.DefaultQueueCapacity)+")", func(v string) error { queue = v; return nil })
+	fs.StringVar(&cfg.instructorKey, "instructor-key", getenv("INSTRUCTOR_KEY"), "key needed to start a class session (env INSTRUCTOR_KEY; default: none, anyone may)")
+	idle := cmpOr(getenv("SESSION_IDLE"), classroom.DefaultIdle.String())
+	fs.Func("session-idle", "class sessions end after this long without activity, 1m to 168h (env SESSION_IDLE; default "+classroom.DefaultIdle.String()+")", func(v string) error { idle = v; return nil })
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if n, err := strconv.Atoi(queue); err != nil || n < 1 || n > 100 {
+		return cfg, usageError{fmt.Sprintf("--queue %q is not allowed: want a whole number from 1 to 100", queue)}
+	} else {
+		cfg.queue = n
+	}
+	if d, err := time.ParseDuration(idle); err != nil || d < time.Minute || d > 168*time.Hour {
+		return cfg, usageError{fmt.Sprintf("--session-idle %q is not allowed: want a duration from 1m to 168h, such as 90m or 3h", idle)}
+	} else {
+		cfg.sessionIdle = d
+	}
+	if fs.NArg() > 0 {
+		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or the subcommand \"lessons check [DIR]\"", fs.Arg(0))}
+	}
+	if err := checkFrameAncestors(cfg.frameAncestors); err != nil {
+		return cfg, err
+	}
+	if cfg.data == "" {
+		return cfg, usageError{"--data is empty: want a directory for the SQLite file"}
+	}
+	return cfg, nil
+}
+
+// checkFrameAncestors accepts a space-separated CSP source list: 'self',
+// 'none', schemes such as https:, or hosts such as https://*.example.org.
+func checkFrameAncestors(v string) error {
+	fields := strings.Fields(v)
+	if len(fields) == 0 {
+		return usageError{"--frame-ancestors is empty: want 'self', 'none' or space-separated origins such as https://course.example.org"}
+	}
+	for _, f := range fields {
+		switch {
+		case f == "'self'" || f == "'none'":
+		case strings.ContainsAny(f, ";,'\"") || strings.ContainsFunc(f, func(r rune) bool { return r < 0x21 || r > 0x7e }):
+			return usageError{fmt.Sprintf("--frame-ancestors: %q is not a CSP source: want 'self', 'none', a scheme (https:) or an origin (https://course.example.org)", f)}
+		case f == "'none'" && len(fields) > 1:
+			return usageError{"--frame-ancestors: 'none' must be the only source"}
+		}
+	}
+	return nil
+}
+
+func serveURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// runLessons is "server lessons check [DIR]": it validates the lesson files
+// in DIR (default: the embedded course) and prints each problem, or
+// "ok: N lessons".
+func runLessons(args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "check" || len(args) > 2 {
+		return usageError{"usage: server lessons check [DIR] | server lessons record [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F]"}
+	}
+	var fsys fs.FS = lessons.Content()
+	where := "embedded course"
+	if len(args) == 2 {
+		info, err := os.Stat(args[1])
+		if err != nil || !info.IsDir() {
+			return usageError{fmt.Sprintf("lessons check: %q is not a directory: want the directory holding the lesson *.md files", args[1])}
+		}
+		fsys = os.DirFS(args[1])
+		where = args[1]
+	}
+	c, err := lessons.Load(fsys)
+	if err != nil {
+		var errs lessons.Errors
+		if errors.As(err, &errs) {
+			for _, e := range errs {
+				fmt.Fprintln(stdout, e.Error())
+			}
+			return fmt.Errorf("%s: %d problem(s)", where, len(errs))
+		}
+		fmt.Fprintln(stdout, err)
+		return fmt.Errorf("%s: lessons do not validate", where)
+	}
+	fmt.Fprintf(stdout, "ok: %d lessons\n", len(c.Lessons))
+	return nil
+}

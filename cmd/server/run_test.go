@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"capacitylab/lessons"
+)
+
+// syncBuffer collects a writer's output safely across goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// running is a server started by run in the test's process.
+type running struct {
+	url    string
+	stderr *syncBuffer
+	stop   func() error
+}
+
+// start calls run on 127.0.0.1:0 with args, reads the URL it prints and
+// polls /healthz until it answers.
+func start(t *testing.T, env map[string]string, args ...string) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	getenv := func(k string) string { return env[k] }
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), getenv, stdout, stderr) }()
+	var base string
+	deadline := time.Now().Add(10 * time.Second)
+	for base == "" {
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("run returned early: %v\nstderr:\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no URL printed; stdout %q", stdout.String())
+		}
+		if line, ok := strings.CutPrefix(stdout.String(), "serving on "); ok {
+			base = strings.TrimSpace(line)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for {
+		res, err := http.Get(base + "healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("/healthz never answered 200: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var once sync.Once
+	var stopErr error
+	r := &running{url: strings.TrimSuffix(base, "/"), stderr: stderr}
+	r.stop = func() error {
+		once.Do(func() {
+			defer http.DefaultClient.CloseIdleConnections()
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(15 * time.Second):
+				stopErr = errors.New("run did not return after cancel")
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+func get(t *testing.T, c *http.Client, u string) (int, string) {
+	t.Helper()
+	res, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+func TestRunServesAndShutsDown(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	r := start(t, nil, "--data", data)
+	for _, p := range []string{"/", "/lessons/littles-law", "/lessons/sample", "/api/lessons", "/metrics"} {
+		if code, body := get(t, http.DefaultClient, r.url+p); code != 200 {
+			t.Errorf("GET %s = %d\n%.300s", p, code, body)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, dbFile)); err != nil {
+		t.Errorf("no database file under --data: %v", err)
+	}
+	if err := r.stop(); err != nil {
+		t.Fatalf("graceful shutdown: %v", err)
+	}
+	if !strings.Contains(r.stderr.String(), "shutting down") {
+		t.Errorf("no shutdown log:\n%s", r.stderr.String())
+	}
+	if _, err := http.Get(r.url + "/healthz"); err == nil {
+		t.Error("server still answers after shutdown")
+	}
+}
+
+func TestEnvironmentFallbacks(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "envdata")
+	r := start(t, map[string]string{"DATA": data, "FRAME_ANCESTORS": "https://course.example.org"})
+	res, err := http.Get(r.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors https://course.example.org;") {
+		t.Errorf("FRAME_ANCESTORS not applied: %q", csp)
+	}
+	if _, err := os.Stat(filepath.Join(data, dbFile)); err != nil {
+		t.Errorf("DATA not applied: %v", err)
+	}
+}
+
+func TestProgressSurvivesRestart(t *testing.T) {
+	data := t.TempDir()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	r := start(t, nil, "--data", data)
+	res, err := c.PostForm(r.url+"/lessons/sample/predict/sample-predict", url.Values{"action": {"lock"}, "option": {"c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	r2 := start(t, nil, "--data", data)
+	u1, _ := url.Parse(r.url)
+	u2, _ := url.Parse(r2.url)
+	jar.SetCookies(u2, jar.Cookies(u1))
+	_, body := get(t, c, r2.url+"/lessons/sample")
+	if !strings.Contains(body, "You predicted <strong>As many as are sent</strong>") {
+		t.Errorf("prediction lost across restart:\n%s", body)
+	}
+}
+
+func copyContent(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	err := fs.WalkDir(lessons.Content(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(lessons.Content(), p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, p), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// writeLater rewrites a file with a modification time in the future, so
+// the change is seen even on file systems with coarse timestamps.
+func writeLater(t *testing.T, path, text string, n int) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	when := time.Now().Add(time.Duration(n) * time.Second)
+	if err := os.Chtimes(path, when, when); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestContentDirReloadsAndShowsErrors(t *testing.T) {
+	dir := copyContent(t)
+	r := start(t, nil, "--data", t.TempDir(), "--content", dir)
+	sample := filepath.Join(dir, "sample.md")
+	orig, _ := os.ReadFile(sample)
+
+	// An edit appears on the next request.
+	writeLater(t, sample, strings.Replace(string(orig), "title: Sample lesson with every block kind", "title: Edited sample title", 1), 1)
+	if _, body := get(t, http.DefaultClient, r.url+"/lessons/sample"); !strings.Contains(body, "Edited sample title") {
+		t.Errorf("edit not picked up:\n%.500s", body)
+	}
+
+	// A broken edit shows the author what is wrong, with file and line.
+	writeLater(t, sample, strings.Replace(string(orig), "    correct: true\n", "", -1), 2)
+	code, body := get(t, http.DefaultClient, r.url+"/lessons/sample")
+	if code != 500 || !strings.Contains(body, "sample.md:") || !strings.Contains(body, "did not validate") {
+		t.Errorf("broken edit: %d\n%.1500s", code, body)
+	}
+
+	// Fixing it brings the lesson back.
+	writeLater(t, sample, string(orig), 3)
+	if code, _ := get(t, http.DefaultClient, r.url+"/lessons/sample"); code != 200 {
+		t.Errorf("after the fix: %d", code)
+	}
+	if !strings.Contains(r.stderr.String(), "lessons do not validate") {
+		t.Error("the broken edit was not logged")
+	}
+}
+
+func TestBrokenContentStopsStartUp(t *testing.T) {
+	dir := copyContent(t)
+	sample := filepath.Join(dir, "sample.md")
+	orig, _ := os.ReadFile(sample)
+	os.WriteFile(sample, []byte(strings.Replace(string(orig), "    correct: true\n", "", -1)), 0o644)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"--addr", "127.0.0.1:0", "--data", t.TempDir(), "--content", dir}, func(string) string { return "" }, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "sample.md:") {
+		t.Errorf("err = %v, want the validation errors naming sample.md", err)
+	}
+}
+
+func TestLessonsCheck(t *testing.T) {
+	broken := copyContent(t)
+	sample := filepath.Join(broken, "sample.md")
+	orig, _ := os.ReadFile(sample)
+	os.WriteFile(sample, []byte(strings.Replace(string(orig), "    correct: true\n", "", -1)), 0o644)
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr bool
+		out     string
+	}{
+		// The embedded course validates.
+		{"embedded", []string{"lessons", "check"}, false, "ok: "},
+		// A good directory validates.
+		{"good dir", []string{"lessons", "check", copyContent(t)}, false, "ok: "},
+		// A broken directory lists each problem with file and line.
+		{"broken dir", []string{"lessons", "check", broken}, true, "sample.md:"},
+		// A missing directory says so.
+		{"missing dir", []string{"lessons", "check", filepath.Join(broken, "nope")}, true, ""},
+		// A wrong subcommand shows the usage.
+		{"usage", []string{"lessons", "lint"}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout bytes.Buffer
+			err := run(context.Background(), tt.args, func(string) string { return "" }, &stdout, io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if !strings.Contains(stdout.String(), tt.out) {
+				t.Errorf("output %q lacks %q", stdout.String(), tt.out)
+			}
+		})
+	}
+}
+
+func TestHelpPrintsUsage(t *testing.T) {
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"-h"}, func(string) string { return "" }, io.Discard, &stderr)
+	if err != nil {
+		t.Errorf("-h: err = %v, want nil", err)
+	}
+	for _, flag := range []string{"-addr", "-content", "-data", "-frame-ancestors"} {
+		if !strings.Contains(stderr.String(), flag) {
+			t.Errorf("usage lacks %s:\n%s", flag, stderr.String())
+		}
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		// A frame-ancestors value that would inject another CSP directive.
+		{"csp injection", []string{"--frame-ancestors", "'self'; script-src *"}, "is not a CSP source"},
+		// An empty frame-ancestors.
+		{"empty frame-ancestors", []string{"--frame-ancestors", " "}, "is empty"},
+		// A stray argument.
+		{"stray argument", []string{"serve"}, "unexpected argument"},
+		// An address that cannot be listened on.
+		{"bad addr", []string{"--addr", "127.0.0.1:99999", "--data", "DATA"}, "listen on"},
+		// A content directory that does not exist.
+		{"missing content", []string{"--content", "/nonexistent/lessons"}, "is not a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := tt.args
+			for i, a := range args {
+				if a == "DATA" {
+					args[i] = t.TempDir()
+				}
+			}
+			err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to say %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,166 @@
+// Package web is the Capacity Lab site: lesson pages, Predict and Check,
+// each learner's progress, and the JSON twins of all of these.
+//
+// NewServer builds the handler from Deps (the course, the progress store,
+// the static assets, a logger). Every URL is listed in routes.go.
+//
+// # URLs
+//
+//	GET  /                                  course index: parts, chapters, lessons, minutes, progress marks
+//	GET  /lessons/{slug}                    a lesson page
+//	POST /lessons/{slug}/predict/{id}       action=lock&option=b | action=skip | action=reveal
+//	POST /lessons/{slug}/check/{id}         option=a
+//	POST /lessons/{slug}/model/{id}         a model block's values: records its goal if they reach it
+//	GET  /widgets/{kind}                    one model widget alone (no site chrome, framable), values in the query
+//	GET  /widgets/{kind}/plot.svg           the widget's plot for the query's values (two-ceilings, queue-curve)
+//	GET  /api/models                        every widget kind's parameters (model.Spec) as JSON
+//	GET  /api/models/{kind}                 model.Compute's Result for the query's values as JSON
+//	GET  /progress                          the learner's progress, export link, reset form
+//	POST /progress/reset                    confirm=yes; deletes the learner's progress
+//	GET  /api/lessons                       the course as JSON
+//	GET  /api/progress                      the learner's progress as JSON (?download=1 adds Content-Disposition)
+//	POST /api/progress/reset                confirm=yes or {"confirm": true}
+//	GET  /static/{path}                     assets: hashed names are immutable, plain names revalidate;
+//	                                        text assets are served gzipped to clients that accept it
+//	GET  /favicon.ico                       302 to the site icon
+//	GET  /healthz                           "ok" when the store answers, else 503
+//	GET  /metrics                           Prometheus text format
+//
+// # Forms and JSON: one implementation
+//
+// The lesson actions work without JavaScript: the page's forms POST and
+// the server answers 303 See Other to /lessons/{slug}#{id} (post, redirect,
+// get), and the page shows the new state of that block. static/js/lesson.js
+// sends the same form to the same URL with "Accept: application/json"; the
+// same handler then answers 200 with
+//
+//	{
+//	  "block": "littles-double",
+//	  "kind": "predict",                 // or "check"
+//	  "prediction": {...},               // predict: as in the progress export
+//	  "check": {"correct": true, "attempts": 2, "first": {...}},  // check
+//	  "html": "<section id=\"littles-double\" ...>"                // the block, re-rendered
+//	}
+//
+// and the script swaps the block's HTML in place. Rules the server
+// enforces: a prediction is locked (or skipped) once and never changed (409
+// conflict afterwards); Reveal needs a lock or skip first; every check
+// answer is stored and the first one counts for progress.
+//
+// # Errors
+//
+// Handlers return errors; one function (server.fail) maps an *Error's code
+// to a status and renders an HTML page or, for /api/ URLs and requests
+// that prefer application/json, the body
+//
+//	{"error": {"code": "conflict", "message": "Your prediction was locked in ..."}}
+//
+// Codes: invalid (400), forbidden (403), not_found (404), method (405),
+// conflict (409), too_large (413), content and internal
+// (500). Any other error is logged with log/slog and shown only as a
+// generic message. "content" carries lesson validation errors, which only
+// happen in author mode (--content) and are meant for the author to read.
+// A 404 page lists lessons whose slug is close to the URL asked for.
+//
+// # Learners
+//
+// A learner is anonymous: the cookie cl_learner holds 32 hex digits (128
+// random bits), HttpOnly, SameSite=Lax, Path=/, a year long, Secure when
+// the request came over TLS. It is only issued when the learner first
+// answers something, so reading pages stores nothing. Cross-origin POSTs
+// are refused (net/http.CrossOriginProtection: Sec-Fetch-Site and Origin).
+//
+// # Headers and limits
+//
+// Every response carries a Content-Security-Policy with no inline script
+// or style ("default-src 'self'; script-src 'self'; style-src 'self';
+// img-src 'self' data:; connect-src 'self'; frame-ancestors <configured>;
+// base-uri 'none'; form-action 'self'; object-src 'none'"),
+// X-Content-Type-Options: nosniff, Referrer-Policy and
+// Cross-Origin-Opener-Policy. Request bodies are capped at MaxBodyBytes.
+//
+// # Caching
+//
+// HTML pages carry Cache-Control: no-cache and Vary: Cookie (they show the
+// learner's own answers). A lesson page as a newcomer sees it (no learner
+// cookie, no query string) depends only on the course, so the server keeps
+// it rendered and gzipped per course value and serves it from memory;
+// anything that varies per request must not be added to that page for
+// newcomers. Static assets are immutable under their hashed names.
+//
+// # Metrics
+//
+//	capacitylab_http_requests_total{route, method, code}      counter
+//	capacitylab_http_request_duration_seconds{route}          histogram
+//
+// route is the chi route pattern ("/lessons/{slug}"), or "unmatched", so
+// the label set stays small whatever URLs clients send. Go runtime and
+// process collectors are registered on the server's own registry.
+//
+// # Model widgets
+//
+// A lesson's model block renders as a widget (widgets.templ; kinds and
+// parameters from package model): a number and a range input per
+// parameter, for Little's law a radio group "solve" choosing the implied
+// quantity (shown as an output, not editable), the read-back sentence in an
+// aria-live="polite" region, the kind's figures (admission steps, the
+// binding ceiling and speedup cap, the queue curve with its ρ 0.7 and 0.9
+// marks or "no steady state"), the goal, and what the model assumes and
+// ignores (the block's own, else generic ones per kind). Every widget says
+// it is a hypothetical model, not a forecast.
+//
+// Query encoding, shared by the lesson page's form, /widgets/{kind},
+// plot.svg and /api/models/{kind}:
+//
+//	{param}=number        each parameter by its model name (arrivals, latency_ms, ...); missing ones take
+//	                      the block's value, else the kind's default; out of range, not a number or unknown: 400
+//	solve=inflight        littles-law only: inflight (default), arrivals or latency_ms
+//	goal=p:v[:tol],...    targets on any quantity of the kind (model.QuantityNames), at most 8,
+//	                      e.g. goal=arrivals:48:0.5,latency_ms:100:2
+//	goal_text, found, title, assumes (repeated), ignores (repeated)
+//	                      /widgets/{kind} only: the preset's texts (at most 400 characters, 8 items each)
+//	widget=ID             lesson pages only: the model block the form belongs to
+//	was=p:v,...           the range inputs' rendered positions (the form sends each parameter twice,
+//	                      number then range: the range wins only if it moved from was)
+//	id=ELEMENT-ID         plot.svg only: the element id prefix of the SVG's title and description
+//
+// Without JavaScript the widget's GET form goes to the lesson page
+// (/lessons/{slug}?widget=ID&...#ID) or to /widgets/{kind}; the server
+// renders the computed result, shows bad values beside their field, and on
+// a lesson page records the goal when the values reach it (only for
+// requests from this site: Sec-Fetch-Site same-origin or absent). With
+// JavaScript, static/js/widgets.js recomputes in the page with
+// static/js/model.js as the controls move and POSTs the values once to
+// /lessons/{slug}/model/{id} when the goal is reached; the server computes
+// again and records the goal only if it holds (409 otherwise), answering
+//
+//	{"block": "littles-model", "reached": true, "goal": {"lesson": ..., "block": ..., "values": {...}, "reached_at": ...}}
+//
+// (or 303 to /lessons/{slug}#{id} for a form post). Bad parameters give 400
+// with every problem listed:
+//
+//	{"error": {"code": "invalid", "message": "Some values are not allowed. ...",
+//	           "params": [{"param": "arrivals", "message": "-5 is out of range: want 0 to 5000 per second"}]}}
+//
+// /widgets/{kind} is framable by the configured frame-ancestors (the CSP;
+// no X-Frame-Options), so a course page can embed a preset in an iframe;
+// each lesson widget links to its preset ("open on its own / share this
+// preset").
+//
+// # Test hooks for browser tests
+//
+// Elements carry data-testid attributes: predict-{id}, check-{id},
+// model-{id}, lab-{id}, table-{id}, callout-{id} on blocks; option-{a,b,...}
+// on radios; predict-lock, predict-skip, predict-locked, predict-settled,
+// predict-reveal, predict-answer; check-submit, check-result (with
+// data-correct and data-first-correct); lesson-{slug} and progress-{slug}
+// (with data-done and data-total) on the index; progress-export,
+// progress-reset-confirm, progress-reset, progress-was-reset; prev-lesson,
+// next-lesson; error, error-message, error-near; lab-env, lab-load.
+// Widgets: num-{param}, range-{param}, implied-{param}, solve-{quantity},
+// widget-sentence, widget-goal, widget-goal-state, widget-goal-misses,
+// widget-goal-found, widget-goal-recorded, widget-hypothetical,
+// widget-assumes, widget-ignores, widget-share, widget-recompute,
+// widget-steps, widget-unstable, q-{quantity}, ceiling-workers,
+// ceiling-processor.
+package web

@@ -1,0 +1,151 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"capacitylab/model"
+)
+
+// Error codes. Each maps to one HTTP status in statusOf.
+const (
+	CodeInvalid   = "invalid"   // the request is malformed or a value is not allowed
+	CodeNotFound  = "not_found" // no such page, lesson or block
+	CodeConflict  = "conflict"  // the change is not allowed in the current state (a locked prediction)
+	CodeTooLarge  = "too_large" // the request body is over the limit
+	CodeForbidden = "forbidden" // a cross-origin write was refused
+	CodeMethod    = "method"    // the method is not allowed on this URL
+	CodeContent   = "content"   // the lesson files do not validate (author mode)
+	CodeInternal  = "internal"  // something failed on our side; details are only logged
+)
+
+// Error is the one error type handlers return to a learner: a code from the
+// list above and a message that is safe to show. Any other error reaching
+// the error path is logged and shown as CodeInternal with a generic message.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Params lists each bad widget parameter (CodeInvalid from the model
+	// widgets and /api/models); empty otherwise.
+	Params model.ParamErrors `json:"params,omitempty"`
+}
+
+// Error returns the code and message.
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func errorf(code, msg string) *Error { return &Error{Code: code, Message: msg} }
+
+// statusOf maps an error code to its HTTP status.
+func statusOf(code string) int {
+	switch code {
+	case CodeInvalid:
+		return http.StatusBadRequest
+	case CodeNotFound:
+		return http.StatusNotFound
+	case CodeConflict:
+		return http.StatusConflict
+	case CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case CodeForbidden:
+		return http.StatusForbidden
+	case CodeMethod:
+		return http.StatusMethodNotAllowed
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// errorBody is the JSON form of an error response.
+type errorBody struct {
+	Error *Error `json:"error"`
+}
+
+// wantsJSON reports whether the response should be JSON: API URLs always,
+// other URLs when the client asks for JSON before HTML (lesson.js does).
+func wantsJSON(r *http.Request) bool {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		return true
+	}
+	accept := r.Header.Get("Accept")
+	j := strings.Index(accept, "application/json")
+	if j < 0 {
+		return false
+	}
+	h := strings.Index(accept, "text/html")
+	return h < 0 || j < h
+}
+
+// fail is the one error path: it turns err into a status and renders it as
+// JSON or as an HTML page. Only *Error messages reach the client; anything
+// else is logged with the request and replaced by a generic message.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var e *Error
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &e):
+	case errors.As(err, &tooBig):
+		e = errorf(CodeTooLarge, "The request is too large: the limit is "+byteSize(tooBig.Limit)+".")
+	default:
+		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		e = errorf(CodeInternal, "Something went wrong on our side. It has been logged; please try again.")
+	}
+	status := statusOf(e.Code)
+	if status >= 500 && e.Code != CodeInternal {
+		s.log.WarnContext(r.Context(), "request error", "method", r.Method, "path", r.URL.Path, "code", e.Code)
+	}
+	if wantsJSON(r) {
+		writeJSON(w, status, errorBody{Error: e})
+		return
+	}
+	var near []lessonLink
+	if e.Code == CodeNotFound {
+		near = s.closeLessons(r)
+	}
+	back := backLink(r)
+	s.render(w, r, status, errorPage(s.page(r, titleFor(status)), status, e, back, near))
+}
+
+// backLink returns the lesson a failed lesson action came from, or "".
+func backLink(r *http.Request) string {
+	slug := chi.URLParam(r, "slug")
+	id := chi.URLParam(r, "id")
+	if slug == "" || r.Method == http.MethodGet {
+		return ""
+	}
+	u := "/lessons/" + slug
+	if id != "" {
+		u += "#" + id
+	}
+	return u
+}
+
+func titleFor(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "Page not found"
+	case http.StatusInternalServerError:
+		return "Something went wrong"
+	default:
+		return http.StatusText(status)
+	}
+}
+
+func byteSize(n int64) string {
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return itoa(int(n>>10)) + " KiB"
+	}
+	return itoa(int(n)) + " bytes"
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}

@@ -1,0 +1,172 @@
+package web
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// LearnerCookie is the name of the anonymous learner id cookie.
+const LearnerCookie = "cl_learner"
+
+// learnerCookieAge is how long the learner cookie lives.
+const learnerCookieAge = 365 * 24 * time.Hour
+
+// httpMetrics are the server's Prometheus series.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "capacitylab_http_requests_total",
+			Help: "HTTP requests served, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "capacitylab_http_request_duration_seconds",
+			Help:    "Time to serve an HTTP request, by route pattern.",
+			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
+		}, []string{"route"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush sends buffered data to the client (for streamed responses).
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack hands the connection over (websocket upgrades); the request is
+// then counted with status 101.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.status == 0 {
+		w.status = http.StatusSwitchingProtocols
+	}
+	return c, rw, err
+}
+
+// observe records metrics and a log line for every request.
+func (s *server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		d := time.Since(start)
+		route := "unmatched"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+		}
+		s.metrics.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.status)).Inc()
+		s.metrics.latency.WithLabelValues(route).Observe(d.Seconds())
+		s.log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "route", route,
+			"status", sw.status, "bytes", sw.bytes, "ms", float64(d.Microseconds())/1000)
+	})
+}
+
+// secure sets the security headers on every response and caps the body.
+func (s *server) secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", s.csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// learnerID returns the learner id from the request's cookie, or "" when
+// there is none or it is not one we issue.
+func learnerID(r *http.Request) string {
+	c, err := r.Cookie(LearnerCookie)
+	if err != nil || !validLearnerID(c.Value) {
+		return ""
+	}
+	return c.Value
+}
+
+func validLearnerID(v string) bool {
+	if len(v) != 32 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ensureLearner returns the request's learner id, issuing a new random
+// 128-bit one in a cookie when there is none. Only writes call it, so
+// reading pages never creates learners.
+func ensureLearner(w http.ResponseWriter, r *http.Request) string {
+	if id := learnerID(r); id != "" {
+		return id
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	http.SetCookie(w, learnerCookie(r, id, int(learnerCookieAge/time.Second)))
+	return id
+}
+
+func learnerCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{
+		Name:     LearnerCookie,
+		Value:    value,
+		Path:     "/",
+		MaxAge:   maxAge,
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteLaxMode,
+	}
+}

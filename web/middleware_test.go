@@ -1,0 +1,91 @@
+package web
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// TestObserveKeepsHijackAndFlush checks that the metrics middleware does
+// not hide the connection from handlers that stream or upgrade it, and
+// counts an upgraded request as 101.
+func TestObserveKeepsHijackAndFlush(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := &server{log: slog.New(slog.DiscardHandler), metrics: newHTTPMetrics(reg)}
+	h := s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/flush":
+			io.WriteString(w, "part")
+			w.(http.Flusher).Flush()
+		case "/hijack":
+			conn, rw, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n")
+			rw.Flush()
+			conn.Close()
+		}
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/flush")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(b) != "part" {
+		t.Errorf("flush body = %q", b)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\n")
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 101") {
+		t.Fatalf("hijacked reply %q, %v", line, err)
+	}
+	// The middleware records after the handler returns, which for a
+	// hijacked connection can be a moment after the client read the reply.
+	var counts map[string]float64
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		counts = codeCounts(t, reg)
+		if counts["101"] == 1 && counts["200"] == 1 {
+			return
+		}
+	}
+	t.Errorf("requests by code = %v, want one 101 and one 200", counts)
+}
+
+func codeCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	counts := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "capacitylab_http_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "code" {
+					counts[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return counts
+}

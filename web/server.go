@@ -1,0 +1,219 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"capacitylab/classroom"
+	"capacitylab/lessons"
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// Limits on requests.
+const (
+	// MaxBodyBytes caps every request body; forms here are a few hundred bytes.
+	MaxBodyBytes = 64 << 10
+)
+
+// CourseFunc returns the course to serve. With embedded content it returns
+// the same validated course every time; in author mode (--content DIR) it
+// re-reads changed files and returns their validation errors, which the
+// server shows to the author instead of crashing.
+type CourseFunc func() (*lessons.Course, error)
+
+// Deps is everything the web server needs. Course, Store and Assets are
+// required; Logger defaults to a discarding logger and Registry to a new
+// registry owned by this server.
+type Deps struct {
+	Course         CourseFunc
+	Store          *store.Store
+	Assets         *Assets
+	Logger         *slog.Logger
+	FrameAncestors string               // CSP frame-ancestors sources; default "'self'"
+	Registry       *prometheus.Registry // where the HTTP metrics are registered, served at /metrics
+	Runner         *runner.Runner       // the queue of live sweeps; nil: POST /api/sweeps answers 503
+	Classes        *classroom.Manager   // class sessions; nil: the session pages answer 404
+	InstructorKey  string               // if set, starting a class session needs it
+}
+
+// server holds the dependencies of the handlers. Its own mutable state is
+// its metrics, a pool of render buffers and the newcomer page cache.
+type server struct {
+	course  CourseFunc
+	store   *store.Store
+	runner  *runner.Runner
+	charts  chartCache // predictions and charts of recent runs (sweeps.go)
+	assets  *Assets
+	log     *slog.Logger
+	csp     string
+	reg     *prometheus.Registry
+	metrics *httpMetrics
+	bufs    sync.Pool // *bytes.Buffer for rendering pages
+	pages   pageCache // lesson pages as a newcomer sees them (handlers.go)
+
+	classes       *classroom.Manager // class sessions (sessions.go); may be nil
+	instructorKey string             // if set, starting a class session needs it
+}
+
+// NewServer builds the site's handler: its router, middleware and metrics.
+func NewServer(d Deps) http.Handler {
+	s := &server{course: d.Course, store: d.Store, assets: d.Assets, log: d.Logger, reg: d.Registry, runner: d.Runner,
+		classes: d.Classes, instructorKey: d.InstructorKey}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.reg == nil {
+		s.reg = prometheus.NewRegistry()
+		s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	fa := d.FrameAncestors
+	if fa == "" {
+		fa = "'self'"
+	}
+	s.csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+		"frame-ancestors " + fa + "; base-uri 'none'; form-action 'self'; object-src 'none'"
+	s.metrics = newHTTPMetrics(s.reg)
+	return s.routes()
+}
+
+// page is what the layout needs besides the page body.
+type pageInfo struct {
+	Title  string
+	Icon   string
+	CSS    string
+	JS     string
+	Path   string
+	HasJS  bool
+	Course *lessons.Course
+}
+
+func (s *server) page(r *http.Request, title string) pageInfo {
+	return pageInfo{Title: title, Icon: s.assets.URL("img/icon.svg"), CSS: s.assets.URL("css/app.css"), JS: s.assets.URL("js/lesson.js"), Path: r.URL.Path}
+}
+
+// render writes a component as a complete HTML response. It renders into
+// a buffer first so a failure can still become a proper error page.
+func (s *server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	s.renderThen(w, r, status, c, nil)
+}
+
+// renderThen is render that also hands the finished page to keep (which
+// must copy it) before writing it.
+func (s *server) renderThen(w http.ResponseWriter, r *http.Request, status int, c templ.Component, keep func([]byte)) {
+	buf, _ := s.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = bytes.NewBuffer(make([]byte, 0, 64<<10))
+	}
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			buf.Reset()
+			s.bufs.Put(buf)
+		}
+	}()
+	if err := c.Render(r.Context(), buf); err != nil {
+		s.log.ErrorContext(r.Context(), "render failed", "path", r.URL.Path, "err", err)
+		http.Error(w, "Something went wrong on our side. It has been logged.", http.StatusInternalServerError)
+		return
+	}
+	if keep != nil {
+		keep(buf.Bytes())
+	}
+	writeHTML(w, status, buf.Bytes())
+}
+
+// writeHTML writes a rendered page.
+func writeHTML(w http.ResponseWriter, status int, page []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(page)))
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "no-cache")
+	}
+	h.Add("Vary", "Cookie") // a page shows the learner's own answers
+	w.WriteHeader(status)
+	w.Write(page)
+}
+
+// pageCache keeps the lesson pages a newcomer sees (no learner cookie, no
+// query string): those depend only on the course, so they are rendered
+// (and gzipped) once per course value. A new course value (author mode
+// reloads) empties it. It holds at most one page per lesson.
+type pageCache struct {
+	mu     sync.RWMutex
+	course *lessons.Course
+	pages  map[string]cachedPage
+}
+
+// cachedPage is a rendered page and, when it is smaller, its gzip form.
+type cachedPage struct {
+	plain, gz []byte
+}
+
+// write sends the page, gzipped if the client accepts it.
+func (p cachedPage) write(w http.ResponseWriter, r *http.Request) {
+	if p.gz == nil {
+		writeHTML(w, http.StatusOK, p.plain)
+		return
+	}
+	w.Header().Add("Vary", "Accept-Encoding")
+	if !acceptsGzip(r) {
+		writeHTML(w, http.StatusOK, p.plain)
+		return
+	}
+	w.Header().Set("Content-Encoding", "gzip")
+	writeHTML(w, http.StatusOK, p.gz)
+}
+
+func (pc *pageCache) get(c *lessons.Course, slug string) (cachedPage, bool) {
+	pc.mu.RLock()
+	defer pc.mu.RUnlock()
+	if pc.course != c {
+		return cachedPage{}, false
+	}
+	p, ok := pc.pages[slug]
+	return p, ok
+}
+
+func (pc *pageCache) put(c *lessons.Course, slug string, page []byte) {
+	cp := cachedPage{plain: bytes.Clone(page), gz: gzipped(page)} // compressed outside the lock
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.course != c {
+		pc.course, pc.pages = c, map[string]cachedPage{}
+	}
+	pc.pages[slug] = cp
+}
+
+// renderString renders a component to a string (for JSON fragments).
+func renderString(ctx context.Context, c templ.Component) (string, error) {
+	var buf bytes.Buffer
+	err := c.Render(ctx, &buf)
+	return buf.String(), err
+}
+
+// handlerFunc is a handler that returns its error to the one error path.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (s *server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func fmtTime(t time.Time) string { return t.UTC().Format("15:04 UTC, 2 Jan 2006") }
+
+func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

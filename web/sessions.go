@@ -1,0 +1,556 @@
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/gorilla/websocket"
+
+	"capacitylab/classroom"
+	"capacitylab/lessons"
+	"capacitylab/runner"
+)
+
+// participantCookiePrefix + join code names the cookie holding a
+// participant's token for one class session.
+const participantCookiePrefix = "cl_class_"
+
+// participantCookieAge is how long a participant cookie lives: a class
+// day.
+const participantCookieAge = 24 * time.Hour
+
+// ClassLessons adapts the course to what class sessions need to know
+// about a lesson: its Predict and Check questions and its lab blocks.
+func ClassLessons(course CourseFunc) classroom.LessonFunc {
+	return func(slug string) (classroom.Lesson, error) {
+		c, err := course()
+		if err != nil {
+			return classroom.Lesson{}, err
+		}
+		l, ok := c.Lesson(slug)
+		if !ok {
+			return classroom.Lesson{}, fmt.Errorf("there is no lesson called %q", slug)
+		}
+		return classLesson(l), nil
+	}
+}
+
+func classLesson(l *lessons.Lesson) classroom.Lesson {
+	out := classroom.Lesson{Slug: l.Slug, Title: l.Title}
+	for _, p := range l.Body {
+		switch b := p.Block.(type) {
+		case *lessons.Question:
+			q := classroom.Question{ID: b.ID, Type: b.Type}
+			for _, o := range b.Options {
+				q.Options = append(q.Options, o.ID)
+				if o.Correct {
+					q.Correct = o.ID
+				}
+			}
+			out.Questions = append(out.Questions, q)
+		case *lessons.Lab:
+			out.Labs = append(out.Labs, b.ID)
+		}
+	}
+	return out
+}
+
+// ClassRuns starts a class's run of a lesson's lab preset on the runner,
+// the same queue and event stream every learner's run uses. The class is
+// the run's learner ("class-" + code), so a class has one run at a time.
+// Its errors are sentences for the instructor.
+func ClassRuns(course CourseFunc, rn *runner.Runner) classroom.RunFunc {
+	return func(ctx context.Context, code, lesson, lab string, k *classroom.Knobs) (string, error) {
+		if rn == nil {
+			return "", errors.New("This server runs no live sweeps; run the lab on your own machine with the commands shown.")
+		}
+		c, err := course()
+		if err != nil {
+			return "", errors.New("The lesson files do not validate right now, so the lab cannot be read.")
+		}
+		l, les, ok := c.Lab(lab)
+		if !ok || les.Slug != lesson {
+			return "", fmt.Errorf("This lesson has no lab %q.", lab)
+		}
+		q := withKnobs(labPreset(l), k)
+		q.Lesson = lesson
+		tk, err := rn.Submit(ctx, "class-"+code, q)
+		var full *runner.QueueFullError
+		var mine *runner.AlreadyQueuedError
+		var fe runner.FieldErrors
+		switch {
+		case errors.As(err, &full):
+			return "", fmt.Errorf("The queue of runs is full; try again in about %d s.", int(math.Ceil(full.RetryAfter.Seconds())))
+		case errors.As(err, &mine):
+			return "", errors.New("The class's last run is still waiting or running; it must finish before another starts.")
+		case errors.As(err, &fe):
+			return "", fmt.Errorf("This server does not allow these settings: %s.", fe.Error())
+		case errors.Is(err, runner.ErrClosed):
+			return "", errors.New("The server is restarting; try again in a minute.")
+		case err != nil:
+			return "", errors.New("The run could not be queued; the error has been logged.")
+		}
+		return tk.ID, nil
+	}
+}
+
+// withKnobs applies a host's changes to a lab preset.
+func withKnobs(q runner.Request, k *classroom.Knobs) runner.Request {
+	if k == nil {
+		return q
+	}
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&q.Workers, k.Workers)
+	set(&q.SpinMS, k.SpinMS)
+	set(&q.WaitMS, k.WaitMS)
+	set(&q.Limit, k.Limit)
+	set(&q.CPUs, k.CPUs)
+	if k.Seconds != nil {
+		q.Seconds = *k.Seconds
+	}
+	if len(k.Rates) > 0 && q.Mode != runner.ModeClosed {
+		q.Rates = k.Rates
+	}
+	return q
+}
+
+// classView is what the session pages show.
+type classView struct {
+	Role         string // "participant", "host" or "projector"
+	Code         string
+	Token        string // host and projector: the host token, for the websocket
+	Lesson       *lessons.Lesson
+	Name         string // participant: display name
+	PID          int    // participant: id
+	Ended        bool
+	JoinURL      string // absolute, for the QR code and to read out
+	HostURL      string
+	ProjectorURL string
+	Labs         map[string]string // lab id → summary of its preset
+}
+
+// sessionCreated is the JSON answer to POST /api/sessions.
+type sessionCreated struct {
+	Code         string `json:"code"`
+	Lesson       string `json:"lesson"`
+	JoinURL      string `json:"join_url"`
+	HostURL      string `json:"host_url"`
+	ProjectorURL string `json:"projector_url"`
+	QRURL        string `json:"qr_url"`
+	ResultsURL   string `json:"results_url"`
+	AnswersURL   string `json:"answers_url"`
+	Stream       string `json:"stream"`
+}
+
+func sessionURL(code string) string { return "/sessions/" + code }
+
+func hostURL(code, token string) string {
+	return sessionURL(code) + "/host?token=" + url.QueryEscape(token)
+}
+
+// absURL makes a path absolute on the host the request came to.
+func absURL(r *http.Request, path string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + path
+}
+
+// classesOn returns the session manager or the answer for a server
+// without one.
+func (s *server) classesOn() error {
+	if s.classes == nil {
+		return errorf(CodeNotFound, "This server does not run class sessions.")
+	}
+	return nil
+}
+
+// createSession is POST /api/sessions (JSON {"lesson","key"} or a form)
+// and POST /sessions (the "Teach this lesson" form): it starts a session
+// and answers 201 with its links, or 303 to the host view for a form.
+func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
+	if err := s.classesOn(); err != nil {
+		return err
+	}
+	var in struct {
+		Lesson string `json:"lesson"`
+		Key    string `json:"key"`
+	}
+	ct := r.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, "application/json") {
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				return err
+			}
+			return errorf(CodeInvalid, `The body is not the JSON this takes: {"lesson": "a lesson slug", "key": "the instructor key, if the server has one"}.`)
+		}
+	} else {
+		if err := parseForm(r); err != nil {
+			return err
+		}
+		in.Lesson, in.Key = r.PostFormValue("lesson"), r.PostFormValue("key")
+	}
+	if s.instructorKey != "" && subtle.ConstantTimeCompare([]byte(in.Key), []byte(s.instructorKey)) != 1 {
+		msg := "Starting a class session needs the instructor key this server was configured with."
+		if in.Key != "" {
+			msg = "That instructor key is not this server's; check it and try again."
+		}
+		return errorf(CodeForbidden, msg)
+	}
+	if in.Lesson == "" {
+		return errorf(CodeInvalid, "Say which lesson to teach: the field \"lesson\" takes a lesson's slug, as in /lessons/{slug}.")
+	}
+	c, err := s.loadCourse()
+	if err != nil {
+		return err
+	}
+	if _, ok := c.Lesson(in.Lesson); !ok {
+		return errorf(CodeNotFound, fmt.Sprintf("There is no lesson called %q to teach.", in.Lesson))
+	}
+	sess, token, err := s.classes.Create(r.Context(), in.Lesson)
+	if err != nil {
+		return err
+	}
+	code := sess.Code()
+	s.log.InfoContext(r.Context(), "class session started", "session", code, "lesson", in.Lesson)
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		http.Redirect(w, r, hostURL(code, token), http.StatusSeeOther)
+		return nil
+	}
+	tq := "?token=" + url.QueryEscape(token)
+	writeJSON(w, http.StatusCreated, sessionCreated{
+		Code: code, Lesson: in.Lesson,
+		JoinURL:      absURL(r, "/join/"+code),
+		HostURL:      absURL(r, hostURL(code, token)),
+		ProjectorURL: absURL(r, sessionURL(code)+"/projector"+tq),
+		QRURL:        absURL(r, sessionURL(code)+"/qr.svg"),
+		ResultsURL:   absURL(r, sessionURL(code)+"/results.csv"+tq),
+		AnswersURL:   absURL(r, sessionURL(code)+"/answers.csv"+tq),
+		Stream:       "/ws/sessions/" + code + tq,
+	})
+	return nil
+}
+
+// clientAddr is the address join-code misses are counted against: the
+// connection's IP (forwarding headers are not trusted).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// lookupSession finds the session a request names, with the join-code
+// rate limit. The *Error it returns is ready for the error path, except
+// for the 429, which it answers itself (ok false, err nil).
+func (s *server) lookupSession(w http.ResponseWriter, r *http.Request, typed string) (*classroom.Session, bool, error) {
+	if err := s.classesOn(); err != nil {
+		return nil, false, err
+	}
+	sess, err := s.classes.Lookup(r.Context(), clientAddr(r), typed)
+	var tm *classroom.TooManyMissesError
+	switch {
+	case errors.As(err, &tm):
+		s.tooManyMisses(w, r, tm.RetryAfter)
+		return nil, false, nil
+	case errors.Is(err, classroom.ErrBadCode):
+		return nil, false, errorf(CodeInvalid, fmt.Sprintf("%q is not a join code: %s.", typed, classroom.ErrBadCode.Error()))
+	case errors.Is(err, classroom.ErrNoSession):
+		return nil, false, errorf(CodeNotFound, fmt.Sprintf("There is no class session with the code %q. Check the code on the screen at the front.", typed))
+	case err != nil:
+		return nil, false, err
+	}
+	return sess, true, nil
+}
+
+// tooManyMisses answers 429 with Retry-After to an address that guessed
+// too many join codes.
+func (s *server) tooManyMisses(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	secs := int(math.Ceil(wait.Seconds()))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	e := errorf(CodeBusy, fmt.Sprintf("Too many wrong join codes came from your address. Wait %d minutes, then type the code on the screen carefully.", (secs+59)/60))
+	if wantsJSON(r) || websocket.IsWebSocketUpgrade(r) {
+		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: e})
+		return
+	}
+	s.render(w, r, http.StatusTooManyRequests, errorPage(s.page(r, "Too many wrong codes"), http.StatusTooManyRequests, e, "", nil))
+}
+
+// joinPage is GET /join: a form for the code and a display name.
+func (s *server) joinPage(w http.ResponseWriter, r *http.Request) error {
+	if err := s.classesOn(); err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, classJoinPage(s.classPage(r, "Join a class"), "", "", ""))
+	return nil
+}
+
+// joinCode is GET /join/{code}, the join link: back to the session for a
+// participant who joined already, else the name form.
+func (s *server) joinCode(w http.ResponseWriter, r *http.Request) error {
+	typed := chi.URLParam(r, "code")
+	sess, ok, err := s.lookupSession(w, r, typed)
+	if !ok {
+		return err
+	}
+	if _, _, ok := sess.Participant(participantToken(r, sess.Code())); ok {
+		http.Redirect(w, r, sessionURL(sess.Code()), http.StatusSeeOther)
+		return nil
+	}
+	if sess.Ended() {
+		return errorf(CodeConflict, "This class session has ended. Ask your instructor for the new code.")
+	}
+	s.render(w, r, http.StatusOK, classJoinPage(s.classPage(r, "Join the class"), sess.Code(), sess.Info().Title, ""))
+	return nil
+}
+
+// join is POST /join (code, name): it adds the participant, sets their
+// cookie and sends them to the session (303).
+func (s *server) join(w http.ResponseWriter, r *http.Request) error {
+	if err := parseForm(r); err != nil {
+		return err
+	}
+	typed := r.PostFormValue("code")
+	if strings.TrimSpace(typed) == "" {
+		s.render(w, r, http.StatusBadRequest, classJoinPage(s.classPage(r, "Join a class"), "", "", "Type the code shown at the front of the room."))
+		return nil
+	}
+	sess, ok, err := s.lookupSession(w, r, typed)
+	if !ok {
+		return err
+	}
+	code := sess.Code()
+	if _, _, ok := sess.Participant(participantToken(r, code)); ok {
+		http.Redirect(w, r, sessionURL(code), http.StatusSeeOther)
+		return nil
+	}
+	_, token, err := sess.Join(r.Context(), r.PostFormValue("name"))
+	var ne *classroom.NameError
+	switch {
+	case errors.As(err, &ne):
+		s.render(w, r, http.StatusBadRequest, classJoinPage(s.classPage(r, "Join the class"), code, sess.Info().Title, "Your "+ne.Error()+"."))
+		return nil
+	case errors.Is(err, classroom.ErrEnded):
+		return errorf(CodeConflict, "This class session has ended. Ask your instructor for the new code.")
+	case errors.Is(err, classroom.ErrFull):
+		return errorf(CodeConflict, fmt.Sprintf("This class session is full (%d participants).", classroom.MaxParticipants))
+	case err != nil:
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: participantCookiePrefix + code, Value: token, Path: "/",
+		MaxAge: int(participantCookieAge / time.Second), HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, sessionURL(code), http.StatusSeeOther)
+	return nil
+}
+
+func participantToken(r *http.Request, code string) string {
+	c, err := r.Cookie(participantCookiePrefix + code)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// classPage is the page frame for session pages: session.js instead of
+// lesson.js.
+func (s *server) classPage(r *http.Request, title string) pageInfo {
+	p := s.page(r, title)
+	p.JS = s.assets.URL("js/session.js")
+	return p
+}
+
+// view builds what a session page needs.
+func (s *server) view(r *http.Request, sess *classroom.Session, role, token string) (classView, error) {
+	c, err := s.loadCourse()
+	if err != nil {
+		return classView{}, err
+	}
+	l, ok := c.Lesson(sess.Lesson())
+	if !ok {
+		return classView{}, errorf(CodeNotFound, fmt.Sprintf("The lesson %q of this session is no longer in the course.", sess.Lesson()))
+	}
+	code := sess.Code()
+	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, "/join/"+code),
+		Labs: map[string]string{}}
+	if token != "" {
+		v.HostURL = hostURL(code, token)
+		v.ProjectorURL = sessionURL(code) + "/projector?token=" + url.QueryEscape(token)
+	}
+	for _, p := range l.Body {
+		if lab, ok := p.Block.(*lessons.Lab); ok {
+			v.Labs[lab.ID] = requestSummary(labPreset(lab))
+		}
+	}
+	return v, nil
+}
+
+// sessionPage is GET /sessions/{code}: the participant's view.
+func (s *server) sessionPage(w http.ResponseWriter, r *http.Request) error {
+	sess, ok, err := s.lookupSession(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return err
+	}
+	id, name, ok := sess.Participant(participantToken(r, sess.Code()))
+	if !ok {
+		http.Redirect(w, r, "/join/"+sess.Code(), http.StatusSeeOther)
+		return nil
+	}
+	v, err := s.view(r, sess, "participant", "")
+	if err != nil {
+		return err
+	}
+	v.PID, v.Name = id, classroom.ParticipantName(id, name)
+	w.Header().Set("Cache-Control", "no-store")
+	s.render(w, r, http.StatusOK, classSessionPage(s.classPage(r, v.Lesson.Title+" · class "+v.Code), v))
+	return nil
+}
+
+// hostSession finds the session and checks the host token in ?token=.
+func (s *server) hostSession(w http.ResponseWriter, r *http.Request) (*classroom.Session, string, bool, error) {
+	sess, ok, err := s.lookupSession(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return nil, "", false, err
+	}
+	token := r.URL.Query().Get("token")
+	if !sess.IsHost(token) {
+		return nil, "", false, errorf(CodeForbidden, "This page needs the host link the session was started with (it carries the host token).")
+	}
+	return sess, token, true, nil
+}
+
+// hostPage is GET /sessions/{code}/host?token=: the instructor's view.
+func (s *server) hostPage(w http.ResponseWriter, r *http.Request) error {
+	return s.hostView(w, r, "host")
+}
+
+// projectorPage is GET /sessions/{code}/projector?token=: what the class
+// sees on the big screen.
+func (s *server) projectorPage(w http.ResponseWriter, r *http.Request) error {
+	return s.hostView(w, r, "projector")
+}
+
+func (s *server) hostView(w http.ResponseWriter, r *http.Request, role string) error {
+	sess, token, ok, err := s.hostSession(w, r)
+	if !ok {
+		return err
+	}
+	v, err := s.view(r, sess, role, token)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	title := "Host · " + v.Lesson.Title
+	if role == "projector" {
+		title = v.Lesson.Title + " · join with " + v.Code
+	}
+	s.render(w, r, http.StatusOK, classSessionPage(s.classPage(r, title), v))
+	return nil
+}
+
+// sessionQR is GET /sessions/{code}/qr.svg: the join link as a QR code.
+func (s *server) sessionQR(w http.ResponseWriter, r *http.Request) error {
+	sess, ok, err := s.lookupSession(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return err
+	}
+	svg, err := classroom.QRSVG(absURL(r, "/join/"+sess.Code()))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "private, max-age=3600")
+	w.Write([]byte(svg))
+	return nil
+}
+
+// sessionCSV is GET /sessions/{code}/results.csv and answers.csv?token=.
+func (s *server) sessionCSV(w http.ResponseWriter, r *http.Request) error {
+	sess, _, ok, err := s.hostSession(w, r)
+	if !ok {
+		return err
+	}
+	res := sess.Results()
+	file := chi.URLParam(r, "file")
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="class-%s-%s-%s.csv"`, res.Lesson, res.Code, file))
+	if file == "answers" {
+		return res.WriteAnswersCSV(w)
+	}
+	return res.WriteCountsCSV(w)
+}
+
+// sessionStream is GET /ws/sessions/{code}?token=|cookie&since=&epoch=:
+// the session's websocket (protocol in package classroom).
+func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) error {
+	if !sameHost(r) {
+		return errorf(CodeForbidden, "Class sessions may only be opened from pages of this site.")
+	}
+	sess, ok, err := s.lookupSession(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return err
+	}
+	q := r.URL.Query()
+	var who classroom.Who
+	if tok := q.Get("token"); tok != "" {
+		if !sess.IsHost(tok) {
+			return errorf(CodeForbidden, "That host token is not this session's.")
+		}
+		who.Host = true
+	} else {
+		id, _, ok := sess.Participant(participantToken(r, sess.Code()))
+		if !ok {
+			return errorf(CodeForbidden, "Join the session first at /join/"+sess.Code()+".")
+		}
+		who.Participant = id
+	}
+	since := 0
+	if v := q.Get("since"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return errorf(CodeInvalid, "since="+v+" is not allowed: want the last sequence number you saw, a whole number of 0 or more.")
+		}
+		since = n
+	}
+	up := websocket.Upgrader{CheckOrigin: sameHost, HandshakeTimeout: wsWriteWait}
+	conn, err := up.Upgrade(hijacker{w}, r, nil)
+	if err != nil {
+		s.log.InfoContext(r.Context(), "websocket upgrade failed", "session", sess.Code(), "err", err)
+		return nil
+	}
+	sess.Serve(conn, who, since, q.Get("epoch"))
+	return nil
+}
+
+// teachPage is GET /teach: every lesson with a "Teach this lesson" button.
+func (s *server) teachPage(w http.ResponseWriter, r *http.Request) error {
+	if err := s.classesOn(); err != nil {
+		return err
+	}
+	c, err := s.loadCourse()
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, classTeachPage(s.classPage(r, "Teach a class"), c.Lessons, s.instructorKey != ""))
+	return nil
+}

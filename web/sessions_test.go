@@ -1,0 +1,519 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"capacitylab/classroom"
+	"capacitylab/labsvc"
+	"capacitylab/runner"
+)
+
+// classSite is a real server with class sessions (and, with a lab binary,
+// a runner) on a SQLite file.
+type classSite struct {
+	*testSite
+	m *classroom.Manager
+}
+
+func newClassSite(t *testing.T, dbPath, key, labBin string) *classSite {
+	t.Helper()
+	var m *classroom.Manager
+	var rn *runner.Runner
+	site := newSiteAt(t, dbPath, func(d *Deps) {
+		if labBin != "" {
+			var err error
+			rn, err = runner.New(runner.Config{Child: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, Store: d.Store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Runner = rn
+		}
+		var err error
+		m, err = classroom.New(classroom.Config{Store: d.Store, Lessons: ClassLessons(d.Course), StartRun: ClassRuns(d.Course, rn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Classes = m
+		d.InstructorKey = key
+	})
+	// Cleanups run last-in first-out: connections and the runner stop
+	// before the server and its store close.
+	t.Cleanup(func() {
+		m.Close()
+		if rn != nil {
+			rn.Close()
+		}
+	})
+	return &classSite{testSite: site, m: m}
+}
+
+// created is the JSON answer to POST /api/sessions.
+func (s *classSite) create(lesson, key string) (int, sessionCreated, string) {
+	s.t.Helper()
+	body, _ := json.Marshal(map[string]string{"lesson": lesson, "key": key})
+	req, _ := http.NewRequest("POST", s.srv.URL+"/api/sessions", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out sessionCreated
+	var raw json.RawMessage
+	json.NewDecoder(res.Body).Decode(&raw)
+	json.Unmarshal(raw, &out)
+	return res.StatusCode, out, string(raw)
+}
+
+func hostToken(t *testing.T, c sessionCreated) string {
+	t.Helper()
+	u, err := url.Parse(c.HostURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query().Get("token")
+}
+
+// joinAs joins the session through the join form and returns a client
+// holding the participant's cookie.
+func (s *classSite) joinAs(code, name string) *http.Client {
+	s.t.Helper()
+	c := s.client()
+	res := s.post(c, "/join", url.Values{"code": {strings.ToLower(code)}, "name": {name}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/sessions/"+code {
+		s.t.Fatalf("join as %q: %d %s %s", name, res.StatusCode, res.Header.Get("Location"), res.body)
+	}
+	return c
+}
+
+// wsClient is a real websocket client of the site.
+type wsClient struct {
+	t    *testing.T
+	name string
+	ws   *websocket.Conn
+	last int
+}
+
+func (s *classSite) dialWS(name, path string, jar http.CookieJar, origin string) (*wsClient, *http.Response, error) {
+	d := websocket.Dialer{Jar: jar, HandshakeTimeout: 5 * time.Second}
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	ws, res, err := d.Dial("ws"+strings.TrimPrefix(s.srv.URL, "http")+path, h)
+	if err != nil {
+		return nil, res, err
+	}
+	s.t.Cleanup(func() { ws.Close() })
+	return &wsClient{t: s.t, name: name, ws: ws}, res, nil
+}
+
+func (s *classSite) host(code, token string) *wsClient {
+	s.t.Helper()
+	c, _, err := s.dialWS("host", "/ws/sessions/"+code+"?token="+url.QueryEscape(token), nil, s.srv.URL)
+	if err != nil {
+		s.t.Fatalf("host websocket: %v", err)
+	}
+	return c
+}
+
+func (s *classSite) participant(name, code string, hc *http.Client) *wsClient {
+	s.t.Helper()
+	c, _, err := s.dialWS(name, "/ws/sessions/"+code, hc.Jar, s.srv.URL)
+	if err != nil {
+		s.t.Fatalf("%s websocket: %v", name, err)
+	}
+	return c
+}
+
+func (c *wsClient) send(m classroom.In) {
+	c.t.Helper()
+	if err := c.ws.WriteJSON(m); err != nil {
+		c.t.Fatalf("%s: %v", c.name, err)
+	}
+}
+
+// expect returns the next message of kind, skipping the kinds in skip.
+func (c *wsClient) expect(kind string, skip ...string) classroom.Out {
+	c.t.Helper()
+	for {
+		c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var o classroom.Out
+		if err := c.ws.ReadJSON(&o); err != nil {
+			c.t.Fatalf("%s: waiting for %s: %v", c.name, kind, err)
+		}
+		c.last = max(c.last, o.Seq)
+		if o.Kind == kind {
+			return o
+		}
+		skipped := false
+		for _, k := range skip {
+			skipped = skipped || k == o.Kind
+		}
+		if !skipped {
+			c.t.Fatalf("%s: got %+v, want %s", c.name, o, kind)
+		}
+	}
+}
+
+func countsText(cs []classroom.OptionCount) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.Option + "=" + itoa(c.Count)
+	}
+	return strings.Join(parts, " ")
+}
+
+// TestClassSessionWeb runs a whole class over HTTP and real websockets:
+// the instructor key, joining by form, both rounds of a predict question
+// with a changed and a locked vote, a participant's refused host action,
+// the pages, and both CSV downloads.
+func TestClassSessionWeb(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "sesame", "")
+	for _, c := range []struct {
+		what, lesson, key string // plain-English description, lesson, key
+		status            int
+	}{
+		{"no key when the server has one", "sample", "", http.StatusForbidden},
+		{"a wrong key", "sample", "open", http.StatusForbidden},
+		{"no lesson", "", "sesame", http.StatusBadRequest},
+		{"a lesson that does not exist", "nope", "sesame", http.StatusNotFound},
+	} {
+		if st, _, body := s.create(c.lesson, c.key); st != c.status || !strings.Contains(body, `"message"`) {
+			t.Errorf("%s: %d %s, want %d with a message", c.what, st, body, c.status)
+		}
+	}
+	st, created, body := s.create("sample", "sesame")
+	if st != http.StatusCreated {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	code, tok := created.Code, hostToken(t, created)
+	if !strings.HasSuffix(created.JoinURL, "/join/"+code) || len(tok) < 43 {
+		t.Fatalf("created = %+v", created)
+	}
+
+	// Pages: the host view needs the token; the QR code is an SVG.
+	if res := s.get(nil, "/sessions/"+code+"/host?token="+url.QueryEscape(tok)); res.StatusCode != 200 || !hasTestID(t, res.body, "open-sample-predict") {
+		t.Fatalf("host page: %d", res.StatusCode)
+	}
+	if res := s.get(nil, "/sessions/"+code+"/host?token=wrong"); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("host page with a wrong token: %d", res.StatusCode)
+	}
+	if res := s.get(nil, "/sessions/"+code+"/projector?token="+url.QueryEscape(tok)); res.StatusCode != 200 || strings.Contains(res.body, "open-sample-predict") {
+		t.Fatalf("projector page: %d (it must have no host controls)", res.StatusCode)
+	}
+	if res := s.get(nil, "/sessions/"+code+"/qr.svg"); res.StatusCode != 200 || !strings.HasPrefix(res.body, "<svg") {
+		t.Fatalf("qr: %d %.40s", res.StatusCode, res.body)
+	}
+	if res := s.get(nil, "/join/"+code); res.StatusCode != 200 || testIDText(t, res.body, "join-code-shown") != code {
+		t.Fatalf("join link page: %d", res.StatusCode)
+	}
+	if res := s.get(nil, "/sessions/"+code); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/join/"+code {
+		t.Fatalf("session page without joining: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	host := s.host(code, tok)
+	host.expect(classroom.KindState)
+	ada := s.joinAs(code, "Ada")
+	bob := s.joinAs(code, "")
+	if res := s.get(ada, "/sessions/"+code); res.StatusCode != 200 || testIDText(t, res.body, "class-you") != "Ada" {
+		t.Fatalf("participant page: %d", res.StatusCode)
+	}
+	if res := s.get(bob, "/join/"+code); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("join link for someone who joined: %d, want 303 back to the session", res.StatusCode)
+	}
+	pa := s.participant("Ada", code, ada)
+	pb := s.participant("Bob", code, bob)
+	if st := pa.expect(classroom.KindState).State; st.You == nil || st.You.Name != "Ada" || st.Questions[0].Correct != "" {
+		t.Fatalf("Ada's state = %+v", st)
+	}
+	pb.expect(classroom.KindState)
+
+	host.send(classroom.In{Kind: classroom.KindOpen, Question: "sample-predict"})
+	host.expect(classroom.KindRound, classroom.KindPresence)
+	pa.expect(classroom.KindRound)
+	pb.expect(classroom.KindRound)
+	pa.send(classroom.In{Kind: classroom.KindVote, Question: "sample-predict", Option: "a"})
+	pa.expect(classroom.KindVoted)
+	pa.send(classroom.In{Kind: classroom.KindVote, Question: "sample-predict", Option: "b"})
+	pa.expect(classroom.KindVoted)
+	pb.send(classroom.In{Kind: classroom.KindVote, Question: "sample-predict", Option: "a"})
+	pb.expect(classroom.KindVoted)
+	host.expect(classroom.KindTally)
+	host.expect(classroom.KindTally)
+	if o := host.expect(classroom.KindTally); o.Total != 2 {
+		t.Fatalf("tally = %+v, want 2 votes", o)
+	}
+	// Bob tries to close the vote: refused, to Bob only.
+	pb.send(classroom.In{Kind: classroom.KindClose, Question: "sample-predict"})
+	if o := pb.expect(classroom.KindError); o.Code != classroom.ErrCodeForbidden {
+		t.Fatalf("Bob's close: %+v", o)
+	}
+	host.send(classroom.In{Kind: classroom.KindClose, Question: "sample-predict"})
+	for _, c := range []*wsClient{host, pa, pb} {
+		if o := c.expect(classroom.KindRound); o.Status != "closed" {
+			t.Fatalf("%s: %+v", c.name, o)
+		}
+	}
+	pb.send(classroom.In{Kind: classroom.KindVote, Question: "sample-predict", Option: "b"})
+	if o := pb.expect(classroom.KindError); o.Code != classroom.ErrCodeConflict {
+		t.Fatalf("vote after close: %+v", o)
+	}
+	host.send(classroom.In{Kind: classroom.KindReveal, Question: "sample-predict"})
+	for _, c := range []*wsClient{host, pa, pb} {
+		if o := c.expect(classroom.KindRevealed); o.Total != 2 {
+			t.Fatalf("%s: revealed %+v", c.name, o)
+		}
+	}
+	host.send(classroom.In{Kind: classroom.KindNextRound, Question: "sample-predict"})
+	pa.expect(classroom.KindRound)
+	pb.expect(classroom.KindRound)
+	pa.send(classroom.In{Kind: classroom.KindVote, Question: "sample-predict", Option: "b"})
+	pa.expect(classroom.KindVoted)
+	pb.send(classroom.In{Kind: classroom.KindVote, Question: "sample-predict", Option: "b"})
+	pb.expect(classroom.KindVoted)
+	host.send(classroom.In{Kind: classroom.KindReveal, Question: "sample-predict"})
+	o := pb.expect(classroom.KindRevealed, classroom.KindRound)
+	if len(o.Movement) != 2 || o.Movement[0] != (classroom.Move{From: "a", To: "b", Count: 1}) {
+		t.Fatalf("movement = %+v, want Bob a→b and Ada b→b", o.Movement)
+	}
+
+	// The CSVs need the host token.
+	if res := s.get(nil, "/sessions/"+code+"/results.csv"); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("results without the token: %d", res.StatusCode)
+	}
+	res := s.get(nil, "/sessions/"+code+"/results.csv?token="+url.QueryEscape(tok))
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") {
+		t.Fatalf("results.csv: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	lines := strings.Split(strings.TrimSpace(res.body), "\n")
+	if lines[0] != "question,type,round,status,option,correct,count" || len(lines) != 1+2*countOptions(t, s, "sample-predict") {
+		t.Fatalf("results.csv:\n%s", res.body)
+	}
+	if !strings.Contains(res.body, "sample-predict,predict,2,revealed,b,") || !strings.Contains(res.body, "sample-predict,predict,1,revealed,a,yes,1") {
+		t.Fatalf("results.csv is missing a count:\n%s", res.body)
+	}
+	res = s.get(nil, "/sessions/"+code+"/answers.csv?token="+url.QueryEscape(tok))
+	if !strings.Contains(res.body, "1,Ada,sample-predict,1,b,") || !strings.Contains(res.body, "2,Participant 2,sample-predict,1,a,") {
+		t.Fatalf("answers.csv:\n%s", res.body)
+	}
+}
+
+func countOptions(t *testing.T, s *classSite, id string) int {
+	q, _, ok := s.course.Question(id)
+	if !ok {
+		t.Fatalf("no question %s", id)
+	}
+	return len(q.Options)
+}
+
+// TestClassSessionSurvivesRestart stops the server mid-round and starts a
+// new one on the same SQLite file: the participant's cookie still works
+// and their vote is there.
+func TestClassSessionSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "class.db")
+	s := newClassSite(t, path, "", "")
+	_, created, _ := s.create("sample", "")
+	code, tok := created.Code, hostToken(t, created)
+	host := s.host(code, tok)
+	host.expect(classroom.KindState)
+	mo := s.joinAs(code, "Mo")
+	p := s.participant("Mo", code, mo)
+	p.expect(classroom.KindState)
+	host.send(classroom.In{Kind: classroom.KindOpen, Question: "sample-check"})
+	p.expect(classroom.KindRound)
+	p.send(classroom.In{Kind: classroom.KindVote, Question: "sample-check", Option: "a"})
+	p.expect(classroom.KindVoted)
+	s.m.Close()
+	s.srv.Close()
+	s.store.Close()
+
+	s2 := newClassSite(t, path, "", "")
+	if res := s2.get(mo, "/sessions/"+code); res.StatusCode != 200 {
+		t.Fatalf("participant page after restart: %d", res.StatusCode)
+	}
+	p2 := s2.participant("Mo after restart", code, mo)
+	st := p2.expect(classroom.KindState).State
+	var check classroom.QuestionState
+	for _, q := range st.Questions {
+		if q.ID == "sample-check" {
+			check = q
+		}
+	}
+	if st.Focus != "sample-check" || len(check.Rounds) != 1 || check.Rounds[0].Yours != "a" || check.Rounds[0].Status != "open" {
+		t.Fatalf("after restart: focus %q, %+v", st.Focus, check)
+	}
+	if res := s2.get(nil, "/sessions/"+code+"/host?token="+url.QueryEscape(tok)); res.StatusCode != 200 {
+		t.Fatalf("host page after restart: %d", res.StatusCode)
+	}
+}
+
+// TestJoinCodeGuessingLimited checks 429 and Retry-After after repeated
+// wrong codes from one address, on the join link and the join form, and
+// that a malformed code gets a message naming the alphabet.
+func TestJoinCodeGuessingLimited(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
+	_, created, _ := s.create("sample", "")
+	if res := s.post(nil, "/join", url.Values{"code": {"AB0"}}); res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, "without I, L and O") {
+		t.Fatalf("malformed code: %d", res.StatusCode)
+	}
+	wrong := "ZZZZZZ"
+	if wrong == created.Code {
+		wrong = "YYYYYY"
+	}
+	for i := 1; i < classroom.MissLimit; i++ { // the malformed code was the first miss
+		if res := s.get(nil, "/join/"+wrong); res.StatusCode != http.StatusNotFound {
+			t.Fatalf("miss %d: %d", i+1, res.StatusCode)
+		}
+	}
+	res := s.get(nil, "/join/"+created.Code)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("after %d misses even the right code: %d (Retry-After %q), want 429", classroom.MissLimit, res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if res := s.post(nil, "/join", url.Values{"code": {created.Code}}); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("join form while limited: %d", res.StatusCode)
+	}
+}
+
+// TestClassSocketChecks refuses session sockets from other sites, without
+// a token or cookie, or with a wrong token.
+func TestClassSocketChecks(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
+	_, created, _ := s.create("sample", "")
+	code, tok := created.Code, hostToken(t, created)
+	jar, _ := cookiejar.New(nil)
+	cases := []struct {
+		what, path, origin string // plain-English description, path, Origin
+		status             int
+	}{
+		{"another site's page", "/ws/sessions/" + code + "?token=" + url.QueryEscape(tok), "http://evil.example", http.StatusForbidden},
+		{"no token and no cookie", "/ws/sessions/" + code, "", http.StatusForbidden},
+		{"a wrong host token", "/ws/sessions/" + code + "?token=nope", "", http.StatusForbidden},
+		{"a bad since", "/ws/sessions/" + code + "?token=" + url.QueryEscape(tok) + "&since=-1", "", http.StatusBadRequest},
+	}
+	for _, c := range cases {
+		_, res, err := s.dialWS(c.what, c.path, jar, c.origin)
+		if err == nil || res == nil || res.StatusCode != c.status {
+			got := 0
+			if res != nil {
+				got = res.StatusCode
+			}
+			t.Errorf("%s: status %d (%v), want %d", c.what, got, err, c.status)
+		}
+	}
+}
+
+// TestClassRunForEveryone has the host run the lesson's lab preset: every
+// participant is told the run's id at once and follows it on the run
+// stream to its last row.
+func TestClassRunForEveryone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real lab and runs a two-second sweep")
+	}
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", buildLab(t))
+	_, created, _ := s.create("sample", "")
+	code, tok := created.Code, hostToken(t, created)
+	host := s.host(code, tok)
+	host.expect(classroom.KindState)
+	var ps []*wsClient
+	for _, name := range []string{"Ada", "Bob"} {
+		p := s.participant(name, code, s.joinAs(code, name))
+		p.expect(classroom.KindState)
+		ps = append(ps, p)
+	}
+	// Knobs beyond the sandbox are refused, naming the knob; no run starts.
+	tooMany := 100000
+	host.send(classroom.In{Kind: classroom.KindRun, Lab: "sample-lab", Knobs: &classroom.Knobs{Workers: &tooMany}})
+	if o := host.expect(classroom.KindError, classroom.KindPresence); !strings.Contains(o.Message, "workers") {
+		t.Fatalf("run with 100000 workers: %+v, want a refusal naming workers", o)
+	}
+	// The host changes the preset's rates (10, 20) to 15 and 25.
+	host.send(classroom.In{Kind: classroom.KindRun, Lab: "sample-lab", Knobs: &classroom.Knobs{Rates: []float64{15, 25}}})
+	run := host.expect(classroom.KindRunStart, classroom.KindPresence)
+	if run.RunID == "" || run.Lab != "sample-lab" {
+		t.Fatalf("run message = %+v", run)
+	}
+	// A second run while the first is going is refused, to the host.
+	host.send(classroom.In{Kind: classroom.KindRun, Lab: "sample-lab"})
+	if o := host.expect(classroom.KindError); !strings.Contains(o.Message, "still waiting or running") {
+		t.Fatalf("second run: %+v", o)
+	}
+	for _, p := range ps {
+		if o := p.expect(classroom.KindRunStart); o.RunID != run.RunID {
+			t.Fatalf("%s: run %+v", p.name, o)
+		}
+		rs, _, err := s.dialWS(p.name+" run", "/ws/runs/"+run.RunID+"?since=0", nil, s.srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for {
+			rs.ws.SetReadDeadline(time.Now().Add(60 * time.Second))
+			var e runner.Event
+			if err := rs.ws.ReadJSON(&e); err != nil {
+				t.Fatalf("%s: run stream: %v", p.name, err)
+			}
+			if e.Kind == runner.KindRow {
+				if want := float64(15 + 10*rows); e.Row.Offered != want {
+					t.Fatalf("%s: row %d offered %v a second, want %v (the host's knobs)", p.name, rows, e.Row.Offered, want)
+				}
+				rows++
+			}
+			if e.Kind.Terminal() {
+				if e.Kind != runner.KindDone || rows != 2 {
+					t.Fatalf("%s: run ended %s (%s) after %d rows, want done after 2", p.name, e.Kind, e.Reason, rows)
+				}
+				break
+			}
+		}
+	}
+	// A participant who joins late learns of the run from the state.
+	late := s.participant("late", code, s.joinAs(code, "late"))
+	if st := late.expect(classroom.KindState).State; st.RunID != run.RunID {
+		t.Fatalf("late joiner's state has run %q, want %q", st.RunID, run.RunID)
+	}
+}
+
+// TestTeachAndJoinForms covers the HTML paths: /teach and its form's 303
+// to the host view, and the join form's answers to bad input.
+func TestTeachAndJoinForms(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
+	if res := s.get(nil, "/teach"); res.StatusCode != 200 || !hasTestID(t, res.body, "teach-sample") {
+		t.Fatalf("/teach: %d", res.StatusCode)
+	}
+	res := s.post(nil, "/sessions", url.Values{"lesson": {"sample"}})
+	loc := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/sessions/") || !strings.Contains(loc, "/host?token=") {
+		t.Fatalf("teach form: %d %q, want 303 to the host view", res.StatusCode, loc)
+	}
+	code := strings.Split(loc, "/")[2]
+	if res := s.get(nil, "/join"); res.StatusCode != 200 || !hasTestID(t, res.body, "join-code") {
+		t.Fatalf("/join: %d", res.StatusCode)
+	}
+	cases := []struct {
+		what   string // plain-English description
+		form   url.Values
+		status int
+		says   string // the page says this
+	}{
+		{"no code", url.Values{"code": {" "}}, http.StatusBadRequest, "Type the code"},
+		{"a name that is too long", url.Values{"code": {code}, "name": {strings.Repeat("n", 41)}}, http.StatusBadRequest, "at most 40"},
+		{"a name with a control character", url.Values{"code": {code}, "name": {"a\x07b"}}, http.StatusBadRequest, "control characters"},
+		{"a good name", url.Values{"code": {code}, "name": {"Zoë"}}, http.StatusSeeOther, ""},
+	}
+	for _, c := range cases {
+		res := s.post(nil, "/join", c.form)
+		if res.StatusCode != c.status || !strings.Contains(res.body, c.says) {
+			t.Errorf("%s: %d, want %d saying %q\n%.300s", c.what, res.StatusCode, c.status, c.says, res.body)
+		}
+	}
+}

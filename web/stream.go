@@ -1,0 +1,329 @@
+package web
+
+import (
+	"bufio"
+	"errors"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/gorilla/websocket"
+
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// Websocket limits for GET /ws/runs/{id}.
+const (
+	// wsWriteWait bounds every write: a watcher that cannot take a message
+	// in this time is dropped.
+	wsWriteWait = 10 * time.Second
+	// wsPongWait is how long the server waits for any frame (a pong at
+	// least) before it drops the connection.
+	wsPongWait = 60 * time.Second
+	// wsPingPeriod is how often the server pings; under wsPongWait.
+	wsPingPeriod = wsPongWait * 9 / 10
+	// wsReadLimit caps a frame from the browser, which sends only control
+	// frames.
+	wsReadLimit = 512
+	// wsCloseTooSlow is the close code sent to a watcher dropped because
+	// it fell too far behind; it may reconnect with since = its last seq.
+	wsCloseTooSlow = 4000
+)
+
+// sameHost is the websocket Origin check: a browser's Origin must name the
+// host the request was sent to. Clients that send no Origin (not browsers)
+// are allowed.
+func sameHost(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// hijacker lets gorilla/websocket reach the connection through the
+// middleware's response writer wrappers (http.ResponseController follows
+// their Unwrap methods).
+type hijacker struct {
+	http.ResponseWriter
+}
+
+func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(h.ResponseWriter).Hijack()
+}
+
+// streamRun is GET /ws/runs/{id}?since=N: the run's events after seq N as
+// JSON text messages, then the live ones, then a close frame (1000 after
+// the run's last event; wsCloseTooSlow for a watcher that fell behind;
+// 1001 when the server stops). One goroutine reads (and discards) what the
+// client sends, so pongs and close frames are seen; this one writes.
+//
+// With pace=real a finished run is replayed at the pace it ran (see
+// pacedEvents), for learners who would rather not wait in the queue.
+func (s *server) streamRun(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	since := 0
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return errorf(CodeInvalid, "since="+v+" is not allowed: want the last sequence number you saw, a whole number of 0 or more.")
+		}
+		since = n
+	}
+	if !sameHost(r) {
+		return errorf(CodeForbidden, "Run streams may only be opened from pages of this site.")
+	}
+	var replay []runner.Event
+	var sub *runner.Subscription
+	var paced []pacedEvent
+	switch pace := r.URL.Query().Get("pace"); pace {
+	case "":
+	case "real":
+		if s.runner != nil {
+			if snap, ok := s.runner.Get(id); ok && (snap.Status == store.RunQueued || snap.Status == store.RunRunning) {
+				return errorf(CodeConflict, "The run is still live: watch it live rather than replayed.")
+			}
+		}
+		stored, err := s.store.Run(r.Context(), id)
+		if errors.Is(err, store.ErrNoRun) {
+			return errorf(CodeNotFound, "There is no run "+id+".")
+		}
+		if err != nil {
+			return err
+		}
+		paced = pacedEvents(stored)
+		if since < len(paced) {
+			paced = paced[since:]
+		} else {
+			paced = nil
+		}
+	default:
+		return errorf(CodeInvalid, "pace="+pace+" is not allowed: want real (a recorded run replayed at the pace it ran), or leave it out.")
+	}
+	if paced != nil {
+		// Replayed below, after the upgrade.
+	} else if s.runner != nil {
+		var err error
+		replay, sub, err = s.runner.Subscribe(id, since)
+		if err != nil && !errors.Is(err, runner.ErrNoRun) {
+			return err
+		}
+	}
+	if sub == nil && paced == nil {
+		stored, err := s.store.Run(r.Context(), id)
+		if errors.Is(err, store.ErrNoRun) {
+			return errorf(CodeNotFound, "There is no run "+id+".")
+		}
+		if err != nil {
+			return err
+		}
+		replay = storedEvents(stored)
+		if since < len(replay) {
+			replay = replay[since:]
+		} else {
+			replay = nil
+		}
+	} else if sub != nil {
+		defer sub.Close()
+	}
+
+	up := websocket.Upgrader{CheckOrigin: sameHost, HandshakeTimeout: wsWriteWait}
+	conn, err := up.Upgrade(hijacker{w}, r, nil)
+	if err != nil {
+		// Upgrade has answered the client already.
+		s.log.InfoContext(r.Context(), "websocket upgrade failed", "run", id, "err", err)
+		return nil
+	}
+	defer conn.Close()
+
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		conn.SetReadLimit(wsReadLimit)
+		conn.SetReadDeadline(time.Now().Add(wsPongWait))
+		conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(wsPongWait)) })
+		for {
+			if _, _, err := conn.NextReader(); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		conn.Close()
+		<-readerDone
+	}()
+
+	send := func(e runner.Event) bool {
+		conn.SetWriteDeadline(time.Now().Add(wsWriteWait))
+		if e.JSON != nil {
+			return conn.WriteMessage(websocket.TextMessage, e.JSON) == nil
+		}
+		return conn.WriteJSON(e) == nil
+	}
+	closeWith := func(code int, text string) {
+		msg := websocket.FormatCloseMessage(code, text)
+		conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(wsWriteWait))
+	}
+	if paced != nil {
+		s.streamPaced(r, conn, paced, readerDone, send, closeWith)
+		return nil
+	}
+	last := since
+	for _, e := range replay {
+		if !send(e) {
+			return nil
+		}
+		last = e.Seq
+	}
+	if sub == nil {
+		closeWith(websocket.CloseNormalClosure, "end of run")
+		return nil
+	}
+	ping := time.NewTicker(wsPingPeriod)
+	defer ping.Stop()
+	for {
+		select {
+		case e, ok := <-sub.C():
+			if !ok {
+				if sub.Dropped() {
+					closeWith(wsCloseTooSlow, "too slow: reconnect with since="+strconv.Itoa(last))
+				} else {
+					closeWith(websocket.CloseNormalClosure, "end of run")
+				}
+				return nil
+			}
+			if !send(e) {
+				return nil
+			}
+			last = e.Seq
+		case <-ping.C:
+			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWriteWait)); err != nil {
+				return nil
+			}
+		case <-readerDone:
+			return nil
+		case <-r.Context().Done():
+			closeWith(websocket.CloseGoingAway, "server stopping")
+			return nil
+		}
+	}
+}
+
+// storedEvents rebuilds the events of a run the runner no longer holds in
+// memory from what the store kept: a row event per window, then the
+// terminal event. Sequence numbers count these events, from 1.
+func storedEvents(r store.Run) []runner.Event {
+	n := len(r.Rows)
+	out := make([]runner.Event, 0, n+1)
+	for i := range r.Rows {
+		row := r.Rows[i]
+		out = append(out, runner.Event{Seq: i + 1, Kind: runner.KindRow, At: r.EndedAt, Window: row.Window, Windows: n,
+			Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds, Row: &row})
+	}
+	kind := runner.Kind(r.Status)
+	if !kind.Terminal() {
+		kind = runner.KindInterrupted
+	}
+	out = append(out, runner.Event{Seq: n + 1, Kind: kind, At: r.EndedAt, Window: n, Windows: n, Reason: r.Reason})
+	return out
+}
+
+// pacedEvent is an event of a replay and when to send it, from the
+// replay's start.
+type pacedEvent struct {
+	at time.Duration
+	e  runner.Event
+}
+
+// replayProgressEvery is how often a replay sends progress.
+const replayProgressEvery = 250 * time.Millisecond
+
+// pacedEvents rebuilds a finished run as it unfolded: started, then for
+// each window progress every replayProgressEvery (its counts interpolated
+// evenly from the row: a replay shows pace, not the original arrivals)
+// and its row when the window's seconds have passed, then the terminal
+// event. Windows follow each other with runner.WindowOverhead between.
+func pacedEvents(r store.Run) []pacedEvent {
+	n := len(r.Rows)
+	var out []pacedEvent
+	add := func(at time.Duration, e runner.Event) {
+		e.Seq = len(out) + 1
+		e.At = r.StartedAt.Add(at)
+		e.Windows = n
+		out = append(out, pacedEvent{at: at, e: e})
+	}
+	seconds := 0.0
+	if n > 0 {
+		seconds = r.Rows[0].Seconds
+	}
+	add(0, runner.Event{Kind: runner.KindStarted, Seconds: seconds})
+	var t time.Duration
+	for i := range r.Rows {
+		row := r.Rows[i]
+		length := time.Duration(row.Seconds * float64(time.Second))
+		for el := replayProgressEvery; el < length; el += replayProgressEvery {
+			frac := float64(el) / float64(length)
+			sent := int(math.Round(frac * float64(row.Sent)))
+			add(t+el, runner.Event{Kind: runner.KindProgress, Window: row.Window, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds,
+				ElapsedMS: float64(el.Milliseconds()), Sent: sent, Ended: sent})
+		}
+		t += length
+		add(t, runner.Event{Kind: runner.KindRow, Window: row.Window, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds, Row: &row})
+		t += runner.WindowOverhead
+	}
+	kind := runner.Kind(r.Status)
+	if !kind.Terminal() {
+		kind = runner.KindInterrupted
+	}
+	add(t, runner.Event{Kind: kind, Window: n, Reason: r.Reason})
+	return out
+}
+
+// streamPaced sends a replay's events at their times, pinging meanwhile,
+// and ends with a normal close; it stops early when the client goes away
+// or the server stops.
+func (s *server) streamPaced(r *http.Request, conn *websocket.Conn, events []pacedEvent, readerDone <-chan struct{},
+	send func(runner.Event) bool, closeWith func(int, string)) {
+	if len(events) == 0 {
+		closeWith(websocket.CloseNormalClosure, "end of run")
+		return
+	}
+	ping := time.NewTicker(wsPingPeriod)
+	defer ping.Stop()
+	start := time.Now().Add(-events[0].at)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for _, pe := range events {
+		timer.Reset(time.Until(start.Add(pe.at)))
+	wait:
+		for {
+			select {
+			case <-timer.C:
+				break wait
+			case <-ping.C:
+				if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWriteWait)); err != nil {
+					return
+				}
+			case <-readerDone:
+				return
+			case <-r.Context().Done():
+				closeWith(websocket.CloseGoingAway, "server stopping")
+				return
+			}
+		}
+		if !send(pe.e) {
+			return
+		}
+	}
+	closeWith(websocket.CloseNormalClosure, "end of run")
+}

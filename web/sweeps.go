@@ -1,0 +1,869 @@
+package web
+
+import (
+	"cmp"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"capacitylab/labsvc"
+	"capacitylab/lessons"
+	"capacitylab/loadrun"
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// runsListLimit caps how many runs /runs lists.
+const runsListLimit = 200
+
+// sweepAccepted is the 202 answer to POST /api/sweeps.
+type sweepAccepted struct {
+	ID             string    `json:"id"`
+	Position       int       `json:"position"`
+	EstimatedStart time.Time `json:"estimated_start"`
+	URL            string    `json:"url"`    // the run's page
+	Stream         string    `json:"stream"` // its websocket
+}
+
+// sweepRefused is the body of a 400, 409, 429 or 503 answer to POST
+// /api/sweeps: the usual error, plus one message per bad field (400), the
+// learner's run in the way (409) or when to try again (429).
+type sweepRefused struct {
+	Error      *Error            `json:"error"`
+	Errors     map[string]string `json:"errors,omitempty"`
+	Run        string            `json:"run,omitempty"`
+	RetryAfter int               `json:"retry_after,omitempty"` // seconds
+}
+
+// CodeBusy is the code of a 429 answer: the queue of runs is full.
+const CodeBusy = "busy"
+
+// CodeUnavailable is the code of a 503 answer: this server runs no sweeps.
+const CodeUnavailable = "unavailable"
+
+// sweepFields are the form and JSON field names of a sweep request, in the
+// order the form shows them.
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "mode", "rates", "clients", "seconds", "seed", "timeout_ms", "block"}
+
+// isForm reports whether the request body is a form rather than JSON.
+func isForm(r *http.Request) bool {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data"
+}
+
+// prefersHTML reports whether the client is a plain browser form (no
+// script): it posted a form and did not ask for JSON first.
+func prefersHTML(r *http.Request) bool {
+	if !isForm(r) {
+		return false
+	}
+	accept := r.Header.Get("Accept")
+	j := strings.Index(accept, "application/json")
+	return j < 0 || (strings.Contains(accept, "text/html") && strings.Index(accept, "text/html") < j)
+}
+
+// parseSweep reads a sweep request from a JSON body or a form. Fields left
+// out take the lab's defaults (labsvc.DefaultConfig) and open mode. A field
+// that cannot be read at all is reported like any other bad field.
+func parseSweep(r *http.Request) (runner.Request, runner.FieldErrors, error) {
+	q := runner.Request{Config: labsvc.DefaultConfig(), Mode: runner.ModeOpen}
+	fe := runner.FieldErrors{}
+	if !isForm(r) {
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&q); err != nil {
+			var tooBig *http.MaxBytesError
+			var typeErr *json.UnmarshalTypeError
+			switch {
+			case errors.As(err, &tooBig):
+				return q, nil, err
+			case errors.As(err, &typeErr) && typeErr.Field != "":
+				fe[typeErr.Field] = fmt.Sprintf("%s is not allowed here: want %s", typeErr.Value, jsonKindOf(typeErr.Field))
+			case strings.HasPrefix(err.Error(), "json: unknown field "):
+				name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+				fe[name] = "is not a field of a sweep: want " + strings.Join(sweepFields, ", ")
+			default:
+				fe["body"] = "the body is not a JSON sweep request: send an object such as {\"rates\": [40, 80], \"seconds\": 2}"
+			}
+			return q, fe, nil
+		}
+		if dec.More() {
+			fe["body"] = "the body has more than one JSON value: send one object"
+		}
+		return q, fe, nil
+	}
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return q, nil, err
+		}
+		fe["body"] = "the form could not be read: " + err.Error()
+		return q, fe, nil
+	}
+	f := r.PostForm
+	intField := func(name string, dst *int) {
+		v := strings.TrimSpace(f.Get(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			fe[name] = fmt.Sprintf("%q is not a whole number", v)
+			return
+		}
+		*dst = n
+	}
+	intField("workers", &q.Workers)
+	intField("spin_ms", &q.SpinMS)
+	intField("wait_ms", &q.WaitMS)
+	intField("limit", &q.Limit)
+	intField("cpus", &q.CPUs)
+	intField("timeout_ms", &q.TimeoutMS)
+	if v := strings.TrimSpace(f.Get("seconds")); v != "" {
+		sec, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			fe["seconds"] = fmt.Sprintf("%q is not a number of seconds", v)
+		} else {
+			q.Seconds = sec
+		}
+	}
+	if v := strings.TrimSpace(f.Get("seed")); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			fe["seed"] = fmt.Sprintf("%q is not allowed: want a whole number from 0 to %d", v, uint64(math.MaxUint64))
+		} else {
+			q.Seed = seed
+		}
+	}
+	if v := strings.TrimSpace(f.Get("mode")); v != "" {
+		q.Mode = v
+	}
+	for _, part := range splitList(f.Get("rates")) {
+		rate, err := strconv.ParseFloat(part, 64)
+		if err != nil {
+			fe["rates"] = fmt.Sprintf("%q is not a number: want rates a second separated by commas, e.g. 40, 80, 120", part)
+			break
+		}
+		q.Rates = append(q.Rates, rate)
+	}
+	for _, part := range splitList(f.Get("clients")) {
+		c, err := strconv.Atoi(part)
+		if err != nil {
+			fe["clients"] = fmt.Sprintf("%q is not a whole number: want client counts separated by commas, e.g. 1, 4, 16", part)
+			break
+		}
+		q.Clients = append(q.Clients, c)
+	}
+	// A form carries both lists; the one its mode does not use is ignored.
+	if q.Mode == runner.ModeClosed {
+		q.Rates = nil
+		delete(fe, "rates")
+	} else if q.Mode == runner.ModeOpen {
+		q.Clients = nil
+		delete(fe, "clients")
+	}
+	q.Block = strings.TrimSpace(f.Get("block"))
+	return q, fe, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func jsonKindOf(field string) string {
+	switch field {
+	case "rates":
+		return "a list of numbers, e.g. [40, 80]"
+	case "clients":
+		return "a list of whole numbers, e.g. [1, 4]"
+	case "mode", "block", "lesson":
+		return "a string"
+	case "seconds":
+		return "a number"
+	case "seed":
+		return "a whole number of 0 or more"
+	}
+	return "a whole number"
+}
+
+// submitSweep is POST /api/sweeps: validate, queue, and answer 202 with the
+// run's id and place (or 303 to the run's page for a plain form).
+func (s *server) submitSweep(w http.ResponseWriter, r *http.Request) error {
+	q, fe, err := parseSweep(r)
+	if err != nil {
+		return err
+	}
+	if s.runner == nil {
+		writeJSON(w, http.StatusServiceUnavailable, sweepRefused{Error: errorf(CodeUnavailable, "This server does not run live sweeps. Run the lab on your own machine with the commands shown.")})
+		return nil
+	}
+	q.Lesson = "" // derived from the block, never taken from the request
+	if q.Block != "" {
+		c, err := s.loadCourse()
+		if err != nil {
+			return err
+		}
+		if _, l, ok := c.Lab(q.Block); ok {
+			q.Lesson = l.Slug
+		} else {
+			fe["block"] = fmt.Sprintf("%q is not a lab block of this course: leave it empty or name a lab block", q.Block)
+		}
+	}
+	if len(fe) == 0 {
+		if verr := s.runner.Validate(q); verr != nil {
+			errors.As(verr, &fe)
+		}
+	}
+	if len(fe) > 0 {
+		return s.refuseSweep(w, r, fe)
+	}
+	learner := ensureLearner(w, r)
+	tk, err := s.runner.Submit(r.Context(), learner, q)
+	var full *runner.QueueFullError
+	var mine *runner.AlreadyQueuedError
+	switch {
+	case errors.As(err, &fe):
+		return s.refuseSweep(w, r, fe)
+	case errors.As(err, &full):
+		secs := int(math.Ceil(full.RetryAfter.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		msg := fmt.Sprintf("The queue is full (%d runs queued or running). Try again in about %d s, or look at the runs others have recorded.", s.runner.Capacity(), secs)
+		if prefersHTML(r) {
+			s.render(w, r, http.StatusTooManyRequests, sweepRefusedPage(s.page(r, "The queue is full"), msg, nil, ""))
+			return nil
+		}
+		writeJSON(w, http.StatusTooManyRequests, sweepRefused{Error: errorf(CodeBusy, msg), RetryAfter: secs})
+		return nil
+	case errors.As(err, &mine):
+		msg := "You already have a run waiting or running. Watch it, or cancel it before starting another."
+		if prefersHTML(r) {
+			s.render(w, r, http.StatusConflict, sweepRefusedPage(s.page(r, "You already have a run"), msg, nil, mine.ID))
+			return nil
+		}
+		writeJSON(w, http.StatusConflict, sweepRefused{Error: errorf(CodeConflict, msg), Run: mine.ID})
+		return nil
+	case errors.Is(err, runner.ErrClosed):
+		writeJSON(w, http.StatusServiceUnavailable, sweepRefused{Error: errorf(CodeUnavailable, "The server is restarting. Try again in a minute.")})
+		return nil
+	case err != nil:
+		return err
+	}
+	if prefersHTML(r) {
+		http.Redirect(w, r, runURL(tk.ID), http.StatusSeeOther)
+		return nil
+	}
+	writeJSON(w, http.StatusAccepted, sweepAccepted{ID: tk.ID, Position: tk.Position, EstimatedStart: tk.EstimatedStart.UTC(),
+		URL: runURL(tk.ID), Stream: "/ws/runs/" + tk.ID})
+	return nil
+}
+
+// refuseSweep answers 400 with one message per bad field.
+func (s *server) refuseSweep(w http.ResponseWriter, r *http.Request, fe runner.FieldErrors) error {
+	n := len(fe)
+	msg := "The run was not queued: 1 field needs fixing."
+	if n != 1 {
+		msg = fmt.Sprintf("The run was not queued: %d fields need fixing.", n)
+	}
+	if prefersHTML(r) {
+		s.render(w, r, http.StatusBadRequest, sweepRefusedPage(s.page(r, "The run was not queued"), msg, fieldList(fe), ""))
+		return nil
+	}
+	writeJSON(w, http.StatusBadRequest, sweepRefused{Error: errorf(CodeInvalid, msg), Errors: fe})
+	return nil
+}
+
+// fieldMessage is one bad field, for pages.
+type fieldMessage struct{ Field, Message string }
+
+func fieldList(fe runner.FieldErrors) []fieldMessage {
+	var out []fieldMessage
+	known := map[string]bool{"body": true}
+	for _, name := range append(append([]string(nil), sweepFields...), "body") {
+		known[name] = true
+		if m, ok := fe[name]; ok {
+			out = append(out, fieldMessage{name, m})
+		}
+	}
+	for name, m := range fe {
+		if !known[name] {
+			out = append(out, fieldMessage{name, m})
+		}
+	}
+	return out
+}
+
+func runURL(id string) string { return "/runs/" + id }
+
+// cancelRun is POST /api/runs/{id}/cancel (JSON) and POST
+// /runs/{id}/cancel (a form: 303 back to the run's page).
+func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if s.runner == nil {
+		return errorf(CodeNotFound, "There is no live run "+id+" to cancel.")
+	}
+	err := s.runner.Cancel(id, learnerID(r))
+	switch {
+	case errors.Is(err, runner.ErrNoRun):
+		return errorf(CodeNotFound, "There is no live run "+id+": it may have finished long ago.")
+	case errors.Is(err, runner.ErrNotYours):
+		return errorf(CodeForbidden, "Only the learner who started a run can cancel it.")
+	case errors.Is(err, runner.ErrFinished):
+		return errorf(CodeConflict, "The run has already finished; there is nothing to cancel.")
+	case err != nil:
+		return err
+	}
+	if !strings.HasPrefix(r.URL.Path, "/api/") && !wantsJSON(r) {
+		http.Redirect(w, r, runURL(id), http.StatusSeeOther)
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": id, "status": "cancelling"})
+	return nil
+}
+
+// runView is one run as the pages and GET /api/runs/{id} show it: the
+// stored run, overlaid with the runner's live state when it holds the run.
+type runView struct {
+	ID             string         `json:"id"`
+	Status         string         `json:"status"`
+	Reason         string         `json:"reason,omitempty"`
+	Request        runner.Request `json:"request"`
+	Lesson         string         `json:"lesson,omitempty"`
+	Block          string         `json:"block,omitempty"`
+	Mine           bool           `json:"mine"`
+	Position       int            `json:"position,omitempty"`
+	EstimatedStart time.Time      `json:"estimated_start,omitzero"`
+	CreatedAt      time.Time      `json:"created_at"`
+	StartedAt      time.Time      `json:"started_at,omitzero"`
+	EndedAt        time.Time      `json:"ended_at,omitzero"`
+	Rows           []loadrun.Row  `json:"rows"`
+	Records        int            `json:"records"`
+	LastSeq        int            `json:"last_seq"`
+	Prediction     []prediction   `json:"prediction"`
+	chart          string         // the SVG chart of Rows with Prediction
+}
+
+// Live reports whether the run is still queued or running.
+func (v runView) Live() bool { return v.Status == store.RunQueued || v.Status == store.RunRunning }
+
+// loadRun builds a run's view, or a not_found error. A run the runner
+// holds (queued, running or recently finished) is read from memory, so
+// the many watchers of a class refreshing after each row cost no database
+// reads; others come from the store. withRecords also counts the stored
+// records (a database read) for finished runs.
+func (s *server) loadRun(r *http.Request, id string, withRecords bool) (runView, error) {
+	var v runView
+	learner := learnerID(r)
+	var snap runner.Snapshot
+	live := false
+	if s.runner != nil {
+		snap, live = s.runner.Get(id)
+	}
+	if live {
+		v = runView{ID: id, Status: snap.Status, Reason: snap.Reason, Request: snap.Request, Lesson: snap.Request.Lesson, Block: snap.Request.Block,
+			Mine: learner != "" && snap.Learner == learner, Position: snap.Position, EstimatedStart: snap.EstimatedStart,
+			CreatedAt: snap.CreatedAt, StartedAt: snap.StartedAt, EndedAt: snap.EndedAt, Rows: snap.Rows, LastSeq: snap.LastSeq}
+	} else {
+		stored, err := s.store.Run(r.Context(), id)
+		if errors.Is(err, store.ErrNoRun) {
+			return v, errorf(CodeNotFound, "There is no run "+id+". Runs are listed at /runs.")
+		} else if err != nil {
+			return v, err
+		}
+		v = runView{ID: id, Status: stored.Status, Reason: stored.Reason, Lesson: stored.Lesson, Block: stored.Block,
+			Mine: learner != "" && stored.Learner == learner, CreatedAt: stored.CreatedAt, StartedAt: stored.StartedAt, EndedAt: stored.EndedAt, Rows: stored.Rows}
+		if err := json.Unmarshal(stored.Request, &v.Request); err != nil {
+			return v, fmt.Errorf("run %s: stored request: %w", id, err)
+		}
+	}
+	if v.Rows == nil {
+		v.Rows = []loadrun.Row{}
+	}
+	if withRecords && !v.Live() {
+		var err error
+		if v.Records, err = s.store.CountRecords(r.Context(), id); err != nil {
+			return v, err
+		}
+	}
+	c := s.charts.get(v)
+	v.Prediction, v.chart = c.preds, c.svg
+	return v, nil
+}
+
+// chartCache keeps the model's prediction and the chart of recent runs,
+// keyed by run and number of rows, so they are computed once per row
+// rather than once per watcher (model.QueueCurve takes a millisecond or
+// two). The zero value is ready to use.
+type chartCache struct {
+	mu sync.Mutex
+	m  map[string]chartEntry
+}
+
+// chartCacheSize bounds the cache; it is emptied when full.
+const chartCacheSize = 256
+
+type chartEntry struct {
+	preds []prediction
+	svg   string
+}
+
+func (c *chartCache) get(v runView) chartEntry {
+	key := v.ID + "/" + strconv.Itoa(len(v.Rows))
+	if v.ID == "" {
+		key = "preset/" + v.Request.Block
+	}
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return e
+	}
+	e.preds = predict(v.Request, v.Rows)
+	e.svg = runChartSVG(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= chartCacheSize {
+		c.m = map[string]chartEntry{}
+	}
+	c.m[key] = e
+	c.mu.Unlock()
+	return e
+}
+
+// apiRun is GET /api/runs/{id}.
+func (s *server) apiRun(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.loadRun(r, chi.URLParam(r, "id"), true)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// runPage is GET /runs/{id} and, for ids ending in .csv, the rows as CSV.
+func (s *server) runPage(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if base, ok := strings.CutSuffix(id, ".csv"); ok {
+		return s.rowsCSV(w, r, base)
+	}
+	v, err := s.loadRun(r, id, true)
+	if err != nil {
+		return err
+	}
+	p := s.page(r, "Run "+id)
+	s.render(w, r, http.StatusOK, runPageView(p, v, s.assets.URL("js/runs.js")))
+	return nil
+}
+
+// runChart is GET /runs/{id}/chart.svg: the chart of the rows so far, which
+// runs.js fetches again after every row.
+func (s *server) runChart(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.loadRun(r, chi.URLParam(r, "id"), false)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "no-store")
+	io.WriteString(w, v.chart)
+	return nil
+}
+
+// rowColumns are the columns of a run's table and rows CSV: JSON names of
+// loadrun.Row, then their headings.
+var rowColumns = []struct{ Key, Heading string }{
+	{"window", "window"}, {"offered", "offered /s"}, {"sent", "sent"}, {"ok", "ok"}, {"refused", "refused"},
+	{"gaveup", "gave up"}, {"error", "error"}, {"ok_per_sec", "ok /s"}, {"p50_ms", "p50 ms"}, {"p99_ms", "p99 ms"},
+	{"done", "done"}, {"lost", "lost"}, {"queued", "queued max"}, {"not_sent", "not sent"}, {"late", "late"},
+	{"send_lag_p99_ms", "send lag p99 ms"}, {"note", "note"},
+}
+
+// rowCells formats a row's cells in rowColumns order.
+func rowCells(row loadrun.Row) []string {
+	m := map[string]any{}
+	b, _ := json.Marshal(row)
+	json.Unmarshal(b, &m)
+	out := make([]string, len(rowColumns))
+	for i, c := range rowColumns {
+		switch v := m[c.Key].(type) {
+		case float64:
+			out[i] = fmtNum(math.Round(v*100) / 100)
+		case string:
+			out[i] = v
+		}
+	}
+	return out
+}
+
+// rowsCSV is GET /runs/{id}.csv: every column of every row.
+func (s *server) rowsCSV(w http.ResponseWriter, r *http.Request, id string) error {
+	v, err := s.loadRun(r, id, false)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="run-`+id+`.csv"`)
+	cw := csv.NewWriter(w)
+	head := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued",
+		"not_sent", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n", "window", "arrivals", "seconds", "send_lag_max_ms", "clients", "note"}
+	cw.Write(head)
+	for _, row := range v.Rows {
+		f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+		i := strconv.Itoa
+		cw.Write([]string{f(row.Offered), i(row.Sent), i(row.OK), i(row.Refused), i(row.Gaveup), i(row.Error), f(row.OKPerSec), f(row.P50MS), f(row.P99MS),
+			i(row.Done), i(row.Lost), i(row.Queued), i(row.NotSent), i(row.Late), f(row.SendLagP99MS), f(row.MeanMS), f(row.P95MS), f(row.MaxMS), i(row.N),
+			i(row.Window), i(row.Arrivals), f(row.Seconds), f(row.SendLagMaxMS), i(row.Clients), row.Note})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// recordsCSV is GET /runs/{id}/records.csv: every raw request record, in
+// loadrun's CSV format, streamed from the store.
+func (s *server) recordsCSV(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if _, err := s.store.Run(r.Context(), id); errors.Is(err, store.ErrNoRun) {
+		return errorf(CodeNotFound, "There is no run "+id+".")
+	} else if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="run-`+id+`-records.csv"`)
+	cw := csv.NewWriter(w)
+	if err := cw.Write(loadrun.CSVHeader()); err != nil {
+		return nil
+	}
+	batch := make([]loadrun.Record, 0, 1024)
+	err := s.store.EachRecord(r.Context(), id, func(rec loadrun.Record) error {
+		batch = append(batch, rec)
+		if len(batch) == cap(batch) {
+			err := loadrun.AppendCSV(cw, batch)
+			batch = batch[:0]
+			return err
+		}
+		return nil
+	})
+	if err == nil {
+		err = loadrun.AppendCSV(cw, batch)
+	}
+	cw.Flush()
+	if err != nil {
+		// The header is out: all we can do is log and cut the download short.
+		s.log.ErrorContext(r.Context(), "records download failed", "run", id, "err", err)
+	}
+	return nil
+}
+
+// runListItem is one line of /runs.
+type runListItem struct {
+	ID       string
+	Status   string
+	Reason   string
+	Summary  string
+	Lesson   string
+	Created  time.Time
+	Rows     int
+	Position int
+}
+
+// runsPage is GET /runs: the learner's own runs first, then everyone's.
+func (s *server) runsPage(w http.ResponseWriter, r *http.Request) error {
+	learner := learnerID(r)
+	runs, err := s.store.Runs(r.Context(), learner, runsListLimit)
+	if err != nil {
+		return err
+	}
+	var mine, others []runListItem
+	for _, sr := range runs {
+		var q runner.Request
+		json.Unmarshal(sr.Request, &q)
+		it := runListItem{ID: sr.ID, Status: sr.Status, Reason: sr.Reason, Summary: requestSummary(q), Lesson: sr.Lesson, Created: sr.CreatedAt}
+		if s.runner != nil {
+			if snap, ok := s.runner.Get(sr.ID); ok {
+				it.Status, it.Position = snap.Status, snap.Position
+			}
+		}
+		if learner != "" && sr.Learner == learner {
+			mine = append(mine, it)
+		} else {
+			others = append(others, it)
+		}
+	}
+	s.render(w, r, http.StatusOK, runsListPage(s.page(r, "Runs"), mine, others))
+	return nil
+}
+
+// requestSummary says in words what a run measures.
+func requestSummary(q runner.Request) string {
+	knobs := fmt.Sprintf("WORKERS=%d SPIN_MS=%d WAIT_MS=%d LIMIT=%d CPUS=%d", q.Workers, q.SpinMS, q.WaitMS, q.Limit, q.CPUs)
+	if q.Mode == runner.ModeClosed {
+		return fmt.Sprintf("%s · closed loop, %s clients · %s s a window", knobs, joinInts(q.Clients), fmtNum(q.Seconds))
+	}
+	return fmt.Sprintf("%s · %s a second · %s s a window · seed %d", knobs, joinFloats(q.Rates), fmtNum(q.Seconds), q.Seed)
+}
+
+func joinFloats(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = fmtNum(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+func joinInts(vs []int) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+// labPreset turns a lesson's lab block into the form's starting values.
+func labPreset(l *lessons.Lab) runner.Request {
+	q := runner.Request{Config: labsvc.Config{Workers: l.Workers, SpinMS: l.SpinMS, WaitMS: l.WaitMS, Limit: l.Limit, CPUs: l.CPUs},
+		Rates: l.Rates, Seconds: l.Seconds, Seed: uint64(l.Seed), Mode: runner.ModeOpen, TimeoutMS: l.TimeoutMS, Block: l.ID}
+	if l.Closed > 0 {
+		q.Mode, q.Clients = runner.ModeClosed, []int{l.Closed}
+	}
+	return q
+}
+
+func boolText(b bool) string { return strconv.FormatBool(b) }
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// panelID is the prefix of element ids inside a run's panel.
+func panelID(v runView) string {
+	if v.ID == "" {
+		return "preview-" + v.Request.Block
+	}
+	return v.ID
+}
+
+// statusReplaying is the status a panel shows while a recorded run is
+// replayed (never stored).
+const statusReplaying = "replaying"
+
+// statusLine says where a run stands, in words.
+func statusLine(v runView) string {
+	n := v.Request.Windows()
+	switch v.Status {
+	case "":
+		return "Not run yet. The dashed lines are what the model predicts for these knobs."
+	case store.RunQueued:
+		return fmt.Sprintf("Waiting: number %d in the queue, expected to start about %s.", v.Position, v.EstimatedStart.UTC().Format("15:04:05 UTC"))
+	case store.RunRunning:
+		return fmt.Sprintf("Running: window %d of %d.", min(len(v.Rows)+1, n), n)
+	case store.RunDone:
+		return fmt.Sprintf("Done: %d of %d windows measured.", len(v.Rows), n)
+	case store.RunFailed:
+		return "Failed. " + v.Reason
+	case store.RunCancelled:
+		return "Cancelled. " + v.Reason
+	case store.RunInterrupted:
+		return "Interrupted. " + v.Reason
+	case statusReplaying:
+		return fmt.Sprintf("Replaying a recorded run at its real pace: %d of %d windows so far.", len(v.Rows), n)
+	}
+	return v.Status
+}
+
+// statusWord is a run's status for lists.
+func statusWord(status string, position int) string {
+	if status == store.RunQueued && position > 0 {
+		return fmt.Sprintf("queued (number %d)", position)
+	}
+	return status
+}
+
+func windowFraction(v runView) string {
+	if v.Status == store.RunRunning {
+		return "0"
+	}
+	if len(v.Rows) > 0 {
+		return "1"
+	}
+	return "0"
+}
+
+func runFraction(v runView) string {
+	n := v.Request.Windows()
+	if n == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(float64(len(v.Rows))/float64(n), 'f', 3, 64)
+}
+
+// modelCell is the model's ok/s (or p99 when p99 is set) for row i.
+func modelCell(v runView, i int, p99 bool) string {
+	if i >= len(v.Prediction) {
+		return ""
+	}
+	p := v.Prediction[i]
+	if !p99 {
+		return fmtNum(math.Round(p.OKPerSec*100) / 100)
+	}
+	if p.P99MS == nil {
+		return "no steady state"
+	}
+	return fmtNum(math.Round(*p.P99MS*100) / 100)
+}
+
+// runPanelFragment is GET /runs/{id}/panel: the run's panel alone, which
+// runs.js puts into a lesson's lab block after pressing Run.
+//
+// With ?rows=N (a replay) it shows the finished run as it stood after N
+// windows: the first N rows, their chart, and a replaying status.
+func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.loadRun(r, chi.URLParam(r, "id"), false)
+	if err != nil {
+		return err
+	}
+	if q := r.URL.Query().Get("rows"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 0 {
+			return errorf(CodeInvalid, "rows="+q+" is not allowed: want how many windows of the replay to show, 0 or more.")
+		}
+		if v.Live() {
+			return errorf(CodeConflict, "The run is still live: watch it live rather than replayed.")
+		}
+		if n < len(v.Rows) {
+			v.Rows = v.Rows[:n]
+			v.Status, v.Reason = statusReplaying, ""
+			c := s.charts.get(v)
+			v.Prediction, v.chart = c.preds, c.svg
+		}
+	}
+	out, err := renderString(r.Context(), runPanel(v))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	io.WriteString(w, out)
+	return nil
+}
+
+// compareRow is one line of the comparison table: the windows of runs A
+// and B at the same offered rate (either may be missing).
+type compareRow struct {
+	Offered float64
+	A, B    *loadrun.Row
+}
+
+// compareRows pairs the rows of two runs by offered rate, in rate order.
+func compareRows(a, b []loadrun.Row) []compareRow {
+	var out []compareRow
+	find := func(rate float64) int {
+		for i := range out {
+			if math.Abs(out[i].Offered-rate) < 1e-9 {
+				return i
+			}
+		}
+		out = append(out, compareRow{Offered: rate})
+		return len(out) - 1
+	}
+	for i := range a {
+		j := find(a[i].Offered)
+		if out[j].A == nil {
+			out[j].A = &a[i]
+		}
+	}
+	for i := range b {
+		j := find(b[i].Offered)
+		if out[j].B == nil {
+			out[j].B = &b[i]
+		}
+	}
+	slices.SortStableFunc(out, func(x, y compareRow) int { return cmp.Compare(x.Offered, y.Offered) })
+	return out
+}
+
+// compareRuns is GET /runs/compare?a=ID&b=ID: two runs side by side, on
+// one chart and in one table paired by offered rate.
+func (s *server) compareRuns(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	aID, bID := q.Get("a"), q.Get("b")
+	if aID == "" || bID == "" {
+		return errorf(CodeInvalid, "Pick two runs to compare: /runs/compare?a=RUN&b=RUN (the list at /runs has a Compare button).")
+	}
+	a, err := s.loadRun(r, aID, false)
+	if err != nil {
+		return err
+	}
+	b, err := s.loadRun(r, bID, false)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, comparePage(s.page(r, "Compare runs"), a, b, compareRows(a.Rows, b.Rows), compareChartSVG(a, b, "compare")))
+	return nil
+}
+
+// cellOf formats one field of a possibly missing row.
+func cellOf(row *loadrun.Row, field string) string {
+	if row == nil {
+		return "—"
+	}
+	var v float64
+	switch field {
+	case "ok_per_sec":
+		v = row.OKPerSec
+	case "p50_ms":
+		v = row.P50MS
+	case "p99_ms":
+		v = row.P99MS
+	case "refused":
+		v = float64(row.Refused)
+	case "gaveup":
+		v = float64(row.Gaveup)
+	}
+	return fmtNum(math.Round(v*100) / 100)
+}
+
+// labReference is the answer of GET /api/labs/{block}/reference.
+type labReference struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	Summary   string    `json:"summary"`
+	URL       string    `json:"url"`
+	Replay    string    `json:"replay"`  // websocket URL that replays it at its real pace
+	Seconds   float64   `json:"seconds"` // how long the replay takes
+}
+
+// labReferenceRun is GET /api/labs/{block}/reference: the latest run of a
+// lesson's lab block that measured every window, for the block to show at
+// once (and to replay when the queue is long), or 404.
+func (s *server) labReferenceRun(w http.ResponseWriter, r *http.Request) error {
+	block := chi.URLParam(r, "block")
+	ref, err := s.store.LatestRun(r.Context(), block)
+	if errors.Is(err, store.ErrNoRun) {
+		return errorf(CodeNotFound, "No run of the lab block "+block+" has been recorded yet.")
+	}
+	if err != nil {
+		return err
+	}
+	var q runner.Request
+	json.Unmarshal(ref.Request, &q)
+	secs := 0.0
+	for _, row := range ref.Rows {
+		secs += row.Seconds
+	}
+	writeJSON(w, http.StatusOK, labReference{ID: ref.ID, CreatedAt: ref.CreatedAt, Summary: requestSummary(q), URL: runURL(ref.ID),
+		Replay: "/ws/runs/" + ref.ID + "?pace=real", Seconds: secs})
+	return nil
+}

@@ -1,0 +1,590 @@
+package web
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+	"golang.org/x/net/html"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// buildLab builds cmd/lab, whose hidden "lab-child" mode is what the runner
+// starts for each run, and returns its path.
+func buildLab(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lab")
+	out, err := exec.Command("go", "build", "-o", bin, "capacitylab/cmd/lab").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building cmd/lab: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// newRunSite starts a real server with a runner whose runs start real lab
+// children from labBin (any path when no run will start).
+func newRunSite(t *testing.T, dbPath, labBin string, capacity int) (*testSite, *runner.Runner) {
+	t.Helper()
+	var rn *runner.Runner
+	site := newSiteAt(t, dbPath, func(d *Deps) {
+		var err error
+		rn, err = runner.New(runner.Config{Child: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, QueueCapacity: capacity, Store: d.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Runner = rn
+	})
+	// Cleanups run last-in first-out: the runner stops before the site
+	// and its store close.
+	t.Cleanup(func() { rn.Close() })
+	return site, rn
+}
+
+// postSweep posts a JSON body to /api/sweeps and decodes the answer.
+func postSweep(t testing.TB, c *http.Client, base, body string) (int, http.Header, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest("POST", base+"/api/sweeps", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
+		t.Fatalf("POST /api/sweeps %s: answer is not JSON: %v", body, err)
+	}
+	return res.StatusCode, res.Header, m
+}
+
+// Every bad field is refused with 400 and a message naming it, and
+// nothing is queued.
+func TestSweepValidation(t *testing.T) {
+	site, rn := newRunSite(t, filepath.Join(t.TempDir(), "db"), "/nonexistent/lab", 4)
+	tests := []struct {
+		name, body, field string
+	}{
+		// No worker at all.
+		{"workers zero", `{"workers":0,"rates":[10],"seconds":1}`, "workers"},
+		// Negative processor time.
+		{"spin negative", `{"spin_ms":-1,"rates":[10],"seconds":1}`, "spin_ms"},
+		// Waiting beyond the lab's cap.
+		{"wait too long", `{"wait_ms":20000,"rates":[10],"seconds":1}`, "wait_ms"},
+		// A negative admission limit.
+		{"limit negative", `{"limit":-1,"rates":[10],"seconds":1}`, "limit"},
+		// More CPUs than the sandbox allows on any host.
+		{"cpus too many", `{"cpus":99,"rates":[10],"seconds":1}`, "cpus"},
+		// Open loop with no rates.
+		{"no rates", `{"rates":[],"seconds":1}`, "rates"},
+		// A rate of zero.
+		{"rate zero", `{"rates":[10,0],"seconds":1}`, "rates"},
+		// A rate above 2,000 a second.
+		{"rate too high", `{"rates":[2001],"seconds":1}`, "rates"},
+		// Nine windows.
+		{"too many rates", `{"rates":[1,2,3,4,5,6,7,8,9],"seconds":1}`, "rates"},
+		// A window of no time.
+		{"seconds zero", `{"rates":[10],"seconds":0}`, "seconds"},
+		// A window over 30 s.
+		{"seconds too long", `{"rates":[10],"seconds":31}`, "seconds"},
+		// An unknown mode.
+		{"mode unknown", `{"mode":"sideways","rates":[10],"seconds":1}`, "mode"},
+		// Client counts in open mode.
+		{"clients in open mode", `{"rates":[10],"clients":[4],"seconds":1}`, "clients"},
+		// Closed mode without clients.
+		{"closed without clients", `{"mode":"closed","seconds":1}`, "clients"},
+		// Closed mode with too many clients.
+		{"closed too many clients", `{"mode":"closed","clients":[1000],"seconds":1}`, "clients"},
+		// A negative timeout.
+		{"timeout negative", `{"rates":[10],"seconds":1,"timeout_ms":-5}`, "timeout_ms"},
+		// A timeout over 10 s.
+		{"timeout too long", `{"rates":[10],"seconds":1,"timeout_ms":60000}`, "timeout_ms"},
+		// A field the API does not have.
+		{"unknown field", `{"rates":[10],"seconds":1,"colour":"red"}`, "colour"},
+		// Rates as a string.
+		{"rates wrong type", `{"rates":"fast","seconds":1}`, "rates"},
+		// A block that is not a lab of the course.
+		{"unknown block", `{"rates":[10],"seconds":1,"block":"no-such-block"}`, "block"},
+		// Not JSON at all.
+		{"not json", `rates=10`, "body"},
+	}
+	c := site.client()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, m := postSweep(t, c, site.srv.URL, tt.body)
+			if code != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %v", code, m)
+			}
+			errs, _ := m["errors"].(map[string]any)
+			msg, _ := errs[tt.field].(string)
+			if msg == "" {
+				t.Fatalf("no message for %q: %v", tt.field, m)
+			}
+			if len(rn.Active()) != 0 {
+				t.Errorf("a refused request was queued: %+v", rn.Active())
+			}
+		})
+	}
+	// A plain form (no script) with a bad rate gets an HTML page naming the field.
+	res := site.post(nil, "/api/sweeps", url.Values{"rates": {"40, fast"}, "seconds": {"1"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="rates"`) || !strings.Contains(res.body, `&#34;fast&#34; is not a number`) {
+		t.Errorf("form with a bad rate: %d\n%s", res.StatusCode, res.body)
+	}
+	// A good plain form from a lesson's lab block is queued and redirected
+	// to the run's page; the run remembers the lesson it came from. (The
+	// lab program does not exist here, so the run itself then fails.)
+	form := url.Values{"workers": {"2"}, "spin_ms": {"1"}, "wait_ms": {"4"}, "limit": {"0"}, "cpus": {"1"}, "mode": {"open"},
+		"rates": {"20, 40"}, "clients": {""}, "seconds": {"1"}, "seed": {"5"}, "timeout_ms": {"0"}, "block": {"sat-sweep"}}
+	res = site.post(nil, "/api/sweeps", form)
+	loc := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/runs/") {
+		t.Fatalf("good form: %d, Location %q\n%s", res.StatusCode, loc, res.body)
+	}
+	snap, ok := rn.Get(strings.TrimPrefix(loc, "/runs/"))
+	if !ok || snap.Request.Lesson != "saturation" || snap.Request.Workers != 2 || len(snap.Request.Rates) != 2 || snap.Request.Seed != 5 {
+		t.Errorf("queued from the form: %+v", snap.Request)
+	}
+}
+
+// wsURL turns the test server's URL into the websocket URL of a run.
+func wsURL(base, id string, since int) string {
+	return "ws" + strings.TrimPrefix(base, "http") + fmt.Sprintf("/ws/runs/%s?since=%d", id, since)
+}
+
+// readEvents reads events from a run's stream until the server closes it
+// or stop returns true; it returns the events and the close code (0 when
+// stop ended it).
+func readEvents(t *testing.T, conn *websocket.Conn, stop func(runner.Event) bool) ([]runner.Event, int) {
+	t.Helper()
+	var out []runner.Event
+	for {
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			if errors.As(err, &ce) {
+				return out, ce.Code
+			}
+			t.Fatalf("reading the stream: %v (after %d events)", err, len(out))
+		}
+		var e runner.Event
+		if err := json.Unmarshal(data, &e); err != nil {
+			t.Fatalf("event %s: %v", data, err)
+		}
+		out = append(out, e)
+		if stop != nil && stop(e) {
+			return out, 0
+		}
+	}
+}
+
+func dial(t *testing.T, base, id string, since int) *websocket.Conn {
+	t.Helper()
+	h := http.Header{"Origin": {base}}
+	conn, res, err := websocket.DefaultDialer.Dial(wsURL(base, id, since), h)
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, res)
+	}
+	return conn
+}
+
+// A run posted as JSON streams every event in order to a watcher from the
+// start; a second watcher that drops after the first row and reconnects
+// with its last seq gets the rest exactly once; then the saved run is
+// served as a page, JSON and two CSV files, and survives a restart.
+func TestSweepStreamAndSavedRun(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, leaks) }) // registered first, so it runs after every other cleanup
+	lab := buildLab(t)
+	dbPath := filepath.Join(t.TempDir(), "runs.db")
+	site, _ := newRunSite(t, dbPath, lab, 4)
+	c := site.client()
+	code, _, m := postSweep(t, c, site.srv.URL, `{"workers":4,"spin_ms":1,"wait_ms":4,"cpus":1,"rates":[40,80],"seconds":1,"seed":3}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("POST: %d %v", code, m)
+	}
+	id := m["id"].(string)
+	if m["position"].(float64) != 1 || m["stream"] != "/ws/runs/"+id {
+		t.Errorf("202 body %v", m)
+	}
+
+	// A watcher from the start, and one that leaves after the first row.
+	full := dial(t, site.srv.URL, id, 0)
+	defer full.Close()
+	part := dial(t, site.srv.URL, id, 0)
+	first, _ := readEvents(t, part, func(e runner.Event) bool { return e.Kind == runner.KindRow })
+	part.Close()
+	lastSeq := first[len(first)-1].Seq
+	again := dial(t, site.srv.URL, id, lastSeq)
+	rest, restCode := readEvents(t, again, nil)
+	again.Close()
+
+	all, code1 := readEvents(t, full, nil)
+	if code1 != websocket.CloseNormalClosure || restCode != websocket.CloseNormalClosure {
+		t.Errorf("close codes %d and %d, want %d", code1, restCode, websocket.CloseNormalClosure)
+	}
+	for i, e := range all {
+		if e.Seq != i+1 {
+			t.Fatalf("event %d has seq %d: the stream is out of order or has gaps", i, e.Seq)
+		}
+	}
+	kinds := map[runner.Kind]int{}
+	for _, e := range all {
+		kinds[e.Kind]++
+	}
+	if all[0].Kind != runner.KindQueued || kinds[runner.KindStarted] != 1 || kinds[runner.KindRow] != 2 || kinds[runner.KindProgress] < 8 || all[len(all)-1].Kind != runner.KindDone {
+		t.Errorf("kinds %v, last %+v", kinds, all[len(all)-1])
+	}
+	joined := append(append([]runner.Event(nil), first...), rest...)
+	if len(joined) != len(all) {
+		t.Fatalf("reconnecting watcher got %d events, the full one %d", len(joined), len(all))
+	}
+	for i := range joined {
+		if joined[i].Seq != all[i].Seq || joined[i].Kind != all[i].Kind {
+			t.Fatalf("event %d: reconnecting %+v, full %+v", i, joined[i], all[i])
+		}
+	}
+
+	// The saved run.
+	arrivals := 0
+	for _, e := range all {
+		if e.Kind == runner.KindRow {
+			arrivals += e.Row.Arrivals
+		}
+	}
+	api := site.get(c, "/api/runs/"+id)
+	var v runView
+	if err := json.Unmarshal([]byte(api.body), &v); err != nil || api.StatusCode != 200 {
+		t.Fatalf("GET /api/runs/%s: %d %v", id, api.StatusCode, err)
+	}
+	if v.Status != "done" || len(v.Rows) != 2 || !v.Mine || v.Records != arrivals || len(v.Prediction) != 2 {
+		t.Errorf("api run: status %s, %d rows, mine %v, %d records (want %d), %d predictions", v.Status, len(v.Rows), v.Mine, v.Records, arrivals, len(v.Prediction))
+	}
+	csvRows := site.get(c, "/runs/"+id+".csv")
+	if lines := strings.Split(strings.TrimSpace(csvRows.body), "\n"); csvRows.StatusCode != 200 || len(lines) != 3 || !strings.HasPrefix(lines[0], "offered,sent,ok,") {
+		t.Errorf("rows CSV: %d\n%s", csvRows.StatusCode, csvRows.body)
+	}
+	recs := site.get(c, "/runs/"+id+"/records.csv")
+	sc := bufio.NewScanner(strings.NewReader(recs.body))
+	n := 0
+	for sc.Scan() {
+		n++
+	}
+	if recs.StatusCode != 200 || n != arrivals+1 || !strings.HasPrefix(recs.body, "window,seq,intended_ms,") {
+		t.Errorf("records CSV: status %d, %d lines, want a header and %d records", recs.StatusCode, n, arrivals)
+	}
+	page := site.get(c, "/runs/"+id)
+	doc := parse(t, page.body)
+	if got := len(find(doc, func(n nodeT) bool { v, ok := attr(n, "data-window"); return ok && v != "" })); got != 2 {
+		t.Errorf("run page has %d table rows, want 2", got)
+	}
+	if st := find(doc, byTestID("run-status")); len(st) != 1 || !strings.HasPrefix(text(st[0]), "Done: 2 of 2") {
+		t.Errorf("run page status: %v", testIDText(t, page.body, "run-status"))
+	}
+	if !strings.Contains(page.body, `class="chart-ok-point"`) || !strings.Contains(page.body, `class="chart-model-ok"`) {
+		t.Error("run page chart lacks the measured points or the model line")
+	}
+	list := site.get(c, "/runs")
+	if mine := find(parse(t, list.body), byTestID("runs-mine")); len(mine) != 1 || !strings.Contains(renderNode(mine[0]), id) {
+		t.Errorf("/runs does not list the run under the learner's own")
+	}
+
+	// Origin from another site is refused.
+	_, res, err := websocket.DefaultDialer.Dial(wsURL(site.srv.URL, id, 0), http.Header{"Origin": {"http://evil.example"}})
+	if err == nil || res == nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-origin websocket: err %v, response %v; want 403", err, res)
+	}
+
+	// After a restart (a new server on the same file, no runner memory) the
+	// run is still there and its stream replays from the store.
+	site.srv.Close()
+	site.store.Close()
+	site2 := newSiteAt(t, dbPath, nil)
+	api2 := site2.get(nil, "/api/runs/"+id)
+	var v2 runView
+	json.Unmarshal([]byte(api2.body), &v2)
+	if api2.StatusCode != 200 || v2.Status != "done" || len(v2.Rows) != 2 || v2.Records != arrivals {
+		t.Errorf("after restart: %d %+v", api2.StatusCode, v2)
+	}
+	replayed := dial(t, site2.srv.URL, id, 0)
+	es, code2 := readEvents(t, replayed, nil)
+	replayed.Close()
+	if code2 != websocket.CloseNormalClosure || len(es) != 3 || es[2].Kind != runner.KindDone || es[0].Row == nil {
+		t.Errorf("stored stream: close %d, %d events %+v", code2, len(es), es)
+	}
+}
+
+// 500 learners posting at once: exactly the queue's capacity is accepted,
+// every other answer is 429 with Retry-After, and no goroutine is left.
+func TestSweepBurstExactlyCapacity(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, leaks) }) // registered first, so it runs after every other cleanup
+	lab := buildLab(t)
+	const capacity, posts = 5, 500
+	site, rn := newRunSite(t, filepath.Join(t.TempDir(), "db"), lab, capacity)
+	tr := &http.Transport{MaxIdleConnsPerHost: 100}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	// Long runs, so none ends while the burst lasts.
+	body := `{"workers":1,"spin_ms":0,"wait_ms":1,"rates":[5],"seconds":30}`
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var badRetry []string
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range posts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			req, _ := http.NewRequest("POST", site.srv.URL+"/api/sweeps", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			res, err := client.Do(req)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				codes[-1]++
+				return
+			}
+			res.Body.Close()
+			codes[res.StatusCode]++
+			if res.StatusCode == http.StatusTooManyRequests {
+				if ra := res.Header.Get("Retry-After"); ra == "" || ra == "0" {
+					badRetry = append(badRetry, ra)
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if codes[http.StatusAccepted] != capacity || codes[http.StatusTooManyRequests] != posts-capacity {
+		t.Errorf("answers %v: want %d × 202 and %d × 429", codes, capacity, posts-capacity)
+	}
+	if len(badRetry) > 0 {
+		t.Errorf("%d answers 429 without a useful Retry-After: %q", len(badRetry), badRetry[:min(3, len(badRetry))])
+	}
+	if got := len(rn.Active()); got != capacity {
+		t.Errorf("%d runs queued or running, want %d", got, capacity)
+	}
+	// Stop everything now so goleak sees the end of it.
+	rn.Close()
+	tr.CloseIdleConnections()
+	site.srv.Close()
+}
+
+// A learner with a run in the queue is told so (409, naming the run); only
+// they can cancel it (403 for others); a cancelled run's stream ends with a
+// cancelled event; a full queue answers a plain form with a 429 page.
+func TestSweepConflictCancelAndFull(t *testing.T) {
+	lab := buildLab(t)
+	site, rn := newRunSite(t, filepath.Join(t.TempDir(), "db"), lab, 2)
+	long := `{"workers":1,"spin_ms":0,"wait_ms":1,"rates":[5],"seconds":30}`
+	alice, bob := site.client(), site.client()
+	code, _, m := postSweep(t, alice, site.srv.URL, long)
+	if code != http.StatusAccepted {
+		t.Fatalf("alice's POST: %d %v", code, m)
+	}
+	id := m["id"].(string)
+	code, _, m = postSweep(t, alice, site.srv.URL, long)
+	if code != http.StatusConflict || m["run"] != id {
+		t.Errorf("alice's second POST: %d %v, want 409 naming %s", code, m, id)
+	}
+	// Bob fills the queue; a third learner's plain form gets the 429 page.
+	if code, _, m := postSweep(t, bob, site.srv.URL, long); code != http.StatusAccepted {
+		t.Fatalf("bob's POST: %d %v", code, m)
+	}
+	full := site.post(nil, "/api/sweeps", url.Values{"rates": {"5"}, "seconds": {"1"}})
+	if full.StatusCode != http.StatusTooManyRequests || full.Header.Get("Retry-After") == "" || !strings.Contains(full.body, "The queue is full") {
+		t.Errorf("plain form to a full queue: %d, Retry-After %q", full.StatusCode, full.Header.Get("Retry-After"))
+	}
+
+	conn := dial(t, site.srv.URL, id, 0)
+	defer conn.Close()
+	if res := site.do(bob, "POST", "/api/runs/"+id+"/cancel", nil, nil); res.StatusCode != http.StatusForbidden {
+		t.Errorf("bob cancelling alice's run: %d %s", res.StatusCode, res.body)
+	}
+	if res := site.do(alice, "POST", "/api/runs/"+id+"/cancel", nil, nil); res.StatusCode != http.StatusOK {
+		t.Errorf("alice cancelling her run: %d %s", res.StatusCode, res.body)
+	}
+	es, closeCode := readEvents(t, conn, nil)
+	if last := es[len(es)-1]; last.Kind != runner.KindCancelled || closeCode != websocket.CloseNormalClosure {
+		t.Errorf("stream after cancelling ends with %+v, close %d", last, closeCode)
+	}
+	if res := site.do(alice, "POST", "/api/runs/"+id+"/cancel", nil, nil); res.StatusCode != http.StatusConflict {
+		t.Errorf("cancelling a finished run: %d, want 409", res.StatusCode)
+	}
+	if s, _ := rn.Get(id); s.Status != "cancelled" {
+		t.Errorf("run status %q, want cancelled", s.Status)
+	}
+}
+
+// Two saved runs compare side by side: one table paired by offered rate
+// (a dash where a run has no window at that rate) and one chart with both.
+func TestCompareRuns(t *testing.T) {
+	site := newSite(t)
+	ctx := t.Context()
+	saveRun := func(id string, limit int, rows ...loadrun.Row) {
+		req, _ := json.Marshal(runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: limit, CPUs: 1}, Rates: []float64{40, 80}, Seconds: 2})
+		if err := site.store.SaveRun(ctx, store.Run{ID: id, Learner: "someone", Request: req, Status: "done", CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if err := site.store.AddRow(ctx, id, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	saveRun("limitoff", 0, loadrun.Row{Window: 0, Offered: 40, OKPerSec: 40, P50MS: 30, P99MS: 90}, loadrun.Row{Window: 1, Offered: 80, OKPerSec: 44, P50MS: 900, P99MS: 2000, Gaveup: 30})
+	saveRun("limiton", 10, loadrun.Row{Window: 0, Offered: 80, OKPerSec: 49, P50MS: 150, P99MS: 240, Refused: 60}, loadrun.Row{Window: 1, Offered: 120, OKPerSec: 49, P50MS: 160, P99MS: 250, Refused: 140})
+
+	list := site.get(nil, "/runs")
+	if !strings.Contains(list.body, `data-testid="runs-compare"`) || strings.Count(list.body, `type="radio"`) != 4 {
+		t.Errorf("/runs lacks the compare form")
+	}
+	page := site.get(nil, "/runs/compare?a=limitoff&b=limiton")
+	if page.StatusCode != 200 {
+		t.Fatalf("compare: %d %s", page.StatusCode, page.body)
+	}
+	doc := parse(t, page.body)
+	rows := find(doc, func(n nodeT) bool { _, ok := attr(n, "data-offered"); return ok })
+	var got []string
+	for _, r := range rows {
+		var cells []string
+		for c := r.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode {
+				cells = append(cells, text(c))
+			}
+		}
+		got = append(got, strings.Join(cells, " "))
+	}
+	want := []string{
+		"40 40 — 30 — 90 — 0 — 0 —",           // only A ran 40/s
+		"80 44 49 900 150 2000 240 0 60 30 0", // both ran 80/s: the limit trades waiting for refusals
+		"120 — 49 — 160 — 250 — 140 — 0",      // only B ran 120/s
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("compare table:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	chart := renderNode(find(doc, byTestID("compare-chart"))[0])
+	if strings.Count(chart, `class="compare-a-ok-point"`) != 2 || strings.Count(chart, `class="compare-b-ok-point"`) != 2 {
+		t.Errorf("compare chart lacks two points per run")
+	}
+	tests := []struct {
+		name, query string
+		status      int
+	}{
+		// B missing.
+		{"one run", "?a=limitoff", http.StatusBadRequest},
+		// B does not exist.
+		{"unknown run", "?a=limitoff&b=nope", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		if res := site.get(nil, "/runs/compare"+tt.query); res.StatusCode != tt.status {
+			t.Errorf("%s: %d, want %d", tt.name, res.StatusCode, tt.status)
+		}
+	}
+}
+
+// A lab block's reference run is its latest done run; replayed with
+// pace=real it streams started, progress, each row no sooner than its
+// window's seconds after the one before, and done; its panel can show the
+// first N rows.
+func TestReferenceRunReplay(t *testing.T) {
+	site := newSite(t)
+	ctx := t.Context()
+	req, _ := json.Marshal(runner.Request{Config: labsvc.DefaultConfig(), Rates: []float64{20, 40}, Seconds: 0.5, Block: "sat-sweep"})
+	t0 := time.Now().Add(-time.Hour)
+	for i, status := range []string{"done", "failed"} {
+		id := []string{"good", "broken"}[i]
+		if err := site.store.SaveRun(ctx, store.Run{ID: id, Learner: "x", Block: "sat-sweep", Lesson: "saturation", Request: req, Status: status,
+			CreatedAt: t0.Add(time.Duration(i) * time.Minute), StartedAt: t0, EndedAt: t0.Add(2 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		for w, rate := range []float64{20, 40} {
+			if err := site.store.AddRow(ctx, id, loadrun.Row{Window: w, Offered: rate, Sent: int(rate / 2), OK: int(rate / 2), OKPerSec: rate, Seconds: 0.5}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	res := site.get(nil, "/api/labs/sat-sweep/reference")
+	var ref labReference
+	if err := json.Unmarshal([]byte(res.body), &ref); err != nil || res.StatusCode != 200 || ref.ID != "good" || ref.Seconds != 1 || ref.Replay != "/ws/runs/good?pace=real" {
+		t.Fatalf("reference: %d %s (%v)", res.StatusCode, res.body, err)
+	}
+	if res := site.get(nil, "/api/labs/never-run/reference"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("reference of a block never run: %d, want 404", res.StatusCode)
+	}
+	panel := site.get(nil, "/runs/good/panel?rows=1")
+	if n := len(find(parse(t, panel.body), func(n nodeT) bool { _, ok := attr(n, "data-window"); return ok })); n != 1 || !strings.Contains(panel.body, "Replaying a recorded run") {
+		t.Errorf("panel of the first row: %d rows\n%s", n, panel.body)
+	}
+
+	conn := dial(t, site.srv.URL, "good", 0)
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var es []runner.Event
+	for {
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			break
+		}
+		var e runner.Event
+		json.Unmarshal(data, &e)
+		es = append(es, e)
+	}
+	// That was the stored run without pace: rows and done at once.
+	if len(es) != 3 {
+		t.Fatalf("unpaced stored stream: %d events", len(es))
+	}
+	paced, _, err := websocket.DefaultDialer.Dial(wsURL(site.srv.URL, "good", 0)+"&pace=real", http.Header{"Origin": {site.srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer paced.Close()
+	start := time.Now()
+	es, code := readEvents(t, paced, nil)
+	kinds := map[runner.Kind]int{}
+	for i, e := range es {
+		kinds[e.Kind]++
+		if e.Seq != i+1 {
+			t.Fatalf("replay event %d has seq %d", i, e.Seq)
+		}
+	}
+	if code != websocket.CloseNormalClosure || es[0].Kind != runner.KindStarted || kinds[runner.KindRow] != 2 || kinds[runner.KindProgress] < 2 || es[len(es)-1].Kind != runner.KindDone {
+		t.Errorf("replay: close %d, kinds %v", code, kinds)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("two windows of 0.5 s replayed in %v, want at least their 1 s", d)
+	}
+	tests := []struct {
+		name, url string
+		status    int
+	}{
+		// Only real pace exists.
+		{"unknown pace", "/ws/runs/good?pace=fast", http.StatusBadRequest},
+		// Rows must be a count.
+		{"bad rows", "/runs/good/panel?rows=-1", http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		if res := site.get(nil, tt.url); res.StatusCode != tt.status {
+			t.Errorf("%s: %d, want %d", tt.name, res.StatusCode, tt.status)
+		}
+	}
+}

@@ -1,0 +1,345 @@
+package web
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"capacitylab/lessons"
+	"capacitylab/model"
+	"capacitylab/store"
+)
+
+// lessonLink is a lesson as a link.
+type lessonLink struct {
+	Slug  string
+	Title string
+}
+
+func (l lessonLink) URL() string { return "/lessons/" + l.Slug }
+
+func lessonURL(slug string) string { return "/lessons/" + slug }
+
+func actionURL(slug, kind, id string) string { return "/lessons/" + slug + "/" + kind + "/" + id }
+
+// progress counts a learner's interactive blocks done in one lesson.
+type progress struct {
+	Total      int // predict, check and model blocks
+	Done       int // predictions locked or skipped, checks answered, goals reached
+	Checks     int // check blocks
+	RightFirst int // checks answered right at the first attempt
+}
+
+// Complete reports whether every interactive block is done.
+func (p progress) Complete() bool { return p.Total > 0 && p.Done == p.Total }
+
+// Label is the progress mark shown beside a lesson.
+func (p progress) Label() string {
+	switch {
+	case p.Total == 0:
+		return ""
+	case p.Complete():
+		return "Done"
+	case p.Done == 0:
+		return "Not started"
+	default:
+		return fmt.Sprintf("%d of %d done", p.Done, p.Total)
+	}
+}
+
+// lessonProgress folds a learner's state into the lesson's progress.
+func lessonProgress(l *lessons.Lesson, st store.LessonState) progress {
+	var p progress
+	for _, part := range l.Body {
+		switch b := part.Block.(type) {
+		case *lessons.Question:
+			p.Total++
+			if b.Type == "check" {
+				p.Checks++
+				if c, ok := st.Checks[b.ID]; ok {
+					p.Done++
+					if c.First.Correct {
+						p.RightFirst++
+					}
+				}
+			} else if _, ok := st.Predictions[b.ID]; ok {
+				p.Done++
+			}
+		case *lessons.Model:
+			p.Total++
+			if _, ok := st.Goals[b.ID]; ok {
+				p.Done++
+			}
+		}
+	}
+	return p
+}
+
+// indexPart is one part of the course index.
+type indexPart struct {
+	Name     string
+	Chapters []indexChapter
+}
+
+type indexChapter struct {
+	Name    string
+	Lessons []indexLesson
+}
+
+type indexLesson struct {
+	L        *lessons.Lesson
+	Progress progress
+}
+
+// groupCourse groups the course's lessons by part and chapter, keeping
+// the course order.
+func groupCourse(c *lessons.Course, st store.LessonState) []indexPart {
+	var parts []indexPart
+	for _, l := range c.Lessons {
+		if len(parts) == 0 || parts[len(parts)-1].Name != l.Part {
+			parts = append(parts, indexPart{Name: l.Part})
+		}
+		p := &parts[len(parts)-1]
+		if len(p.Chapters) == 0 || p.Chapters[len(p.Chapters)-1].Name != l.Chapter {
+			p.Chapters = append(p.Chapters, indexChapter{Name: l.Chapter})
+		}
+		ch := &p.Chapters[len(p.Chapters)-1]
+		ch.Lessons = append(ch.Lessons, indexLesson{L: l, Progress: lessonProgress(l, st)})
+	}
+	return parts
+}
+
+// findLesson returns the index of the lesson with slug, or -1.
+func findLesson(c *lessons.Course, slug string) int {
+	for i, l := range c.Lessons {
+		if l.Slug == slug {
+			return i
+		}
+	}
+	return -1
+}
+
+// findQuestion returns the question block with id and type in l, or nil.
+func findQuestion(l *lessons.Lesson, id, typ string) *lessons.Question {
+	for _, part := range l.Body {
+		if q, ok := part.Block.(*lessons.Question); ok && q.ID == id && q.Type == typ {
+			return q
+		}
+	}
+	return nil
+}
+
+func findOption(q *lessons.Question, id string) *lessons.Option {
+	for i := range q.Options {
+		if q.Options[i].ID == id {
+			return &q.Options[i]
+		}
+	}
+	return nil
+}
+
+func correctOption(q *lessons.Question) *lessons.Option {
+	for i := range q.Options {
+		if q.Options[i].Correct {
+			return &q.Options[i]
+		}
+	}
+	return nil
+}
+
+func optionIDs(q *lessons.Question) string {
+	ids := make([]string, len(q.Options))
+	for i, o := range q.Options {
+		ids[i] = o.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// specOf returns the widget spec of a model block; an unknown kind (which
+// the loader refuses) gets a spec with only its name.
+func specOf(m *lessons.Model) model.Spec {
+	if spec, ok := model.Specs()[m.Widget]; ok {
+		return spec
+	}
+	return model.Spec{Kind: m.Widget, Title: m.Widget}
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// labEnv is the environment line that starts the lab with a preset's knobs.
+func labEnv(l *lessons.Lab) string {
+	return fmt.Sprintf("WORKERS=%d SPIN_MS=%d WAIT_MS=%d LIMIT=%d CPUS=%d go run ./cmd/lab",
+		l.Workers, l.SpinMS, l.WaitMS, l.Limit, l.CPUs)
+}
+
+// labLoad is the load command that runs a preset's sweep.
+func labLoad(l *lessons.Lab) string {
+	cmd := "go run ./cmd/load"
+	if l.Closed > 0 {
+		// A closed loop has no offered rate: cmd/load rejects --rate with --closed.
+		cmd += " --closed " + strconv.Itoa(l.Closed) + " --seconds " + fmtNum(l.Seconds)
+	} else {
+		cmd += " --rate " + strings.ReplaceAll(labRates(l), ", ", ",") + " --seconds " + fmtNum(l.Seconds)
+		cmd += " --seed " + strconv.FormatInt(l.Seed, 10)
+	}
+	if l.TimeoutMS > 0 {
+		cmd += " --timeout " + strconv.Itoa(l.TimeoutMS) + "ms"
+	}
+	return cmd
+}
+
+func calloutTitle(c *lessons.Callout) string {
+	switch c.Type {
+	case lessons.CalloutRemember:
+		return "Worth remembering"
+	case lessons.CalloutLimits:
+		return "Where this stops holding"
+	case lessons.CalloutAsOf:
+		if c.Date != "" {
+			return "As of " + c.Date
+		}
+		return "As of"
+	}
+	return "Note"
+}
+
+// closeSlugs returns up to five lesson links whose slug is near want: it
+// contains or is contained in want, or is within a small edit distance.
+func closeSlugs(c *lessons.Course, want string) []lessonLink {
+	want = strings.ToLower(strings.Trim(want, "/"))
+	if want == "" || c == nil {
+		return nil
+	}
+	type cand struct {
+		l    lessonLink
+		dist int
+	}
+	var cs []cand
+	for _, l := range c.Lessons {
+		d := editDistance(want, l.Slug)
+		limit := max(2, len(l.Slug)/3)
+		if len(want) >= 4 && (strings.Contains(l.Slug, want) || strings.Contains(want, l.Slug)) {
+			d = min(d, 1)
+		}
+		if d <= limit {
+			cs = append(cs, cand{lessonLink{l.Slug, l.Title}, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].dist < cs[j].dist })
+	var out []lessonLink
+	for i := 0; i < len(cs) && i < 5; i++ {
+		out = append(out, cs[i].l)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func predictionOf(st store.LessonState, id string) *store.Prediction {
+	if p, ok := st.Predictions[id]; ok {
+		return &p
+	}
+	return nil
+}
+
+func checkOf(st store.LessonState, id string) *store.CheckState {
+	if c, ok := st.Checks[id]; ok {
+		return &c
+	}
+	return nil
+}
+
+func optionText(q *lessons.Question, id string) string {
+	if o := findOption(q, id); o != nil {
+		return o.Text
+	}
+	return id
+}
+
+func boolAttr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// slugify turns a heading into an id: lower case letters and digits
+// joined by hyphens.
+func slugify(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	return b.String()
+}
+
+// settledBy describes the block that settles a prediction, as link text.
+func settledBy(l *lessons.Lesson, q *lessons.Question) string {
+	b, ok := l.Block(q.SettledBy)
+	if !ok {
+		return "the measurement below"
+	}
+	switch b := b.(type) {
+	case *lessons.Lab:
+		if b.Closed > 0 {
+			return "the lab run below (" + strconv.Itoa(b.Closed) + " clients)"
+		}
+		return "the lab sweep below (" + labRates(b) + " a second)"
+	case *lessons.Table:
+		if b.Caption != "" {
+			return "the table below: " + b.Caption
+		}
+		return "the recorded table below"
+	}
+	return "the measurement below"
+}
+
+func labRates(l *lessons.Lab) string {
+	rates := make([]string, len(l.Rates))
+	for i, r := range l.Rates {
+		rates[i] = fmtNum(r)
+	}
+	return strings.Join(rates, ", ")
+}
+
+// labSummary says in words what a preset runs.
+func labSummary(l *lessons.Lab) string {
+	if l.Closed > 0 {
+		return fmt.Sprintf("1 window of %s s with %d clients, closed loop (each client sends its next request when the last is answered).", fmtNum(l.Seconds), l.Closed)
+	}
+	windows := "windows"
+	if len(l.Rates) == 1 {
+		windows = "window"
+	}
+	s := fmt.Sprintf("%d %s of %s s at %s requests a second", len(l.Rates), windows, fmtNum(l.Seconds), labRates(l))
+	return s + ", open loop (Poisson arrivals, seed " + strconv.FormatInt(l.Seed, 10) + ")."
+}

@@ -1,0 +1,710 @@
+package web
+
+import (
+	"encoding/json"
+	"math"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"capacitylab/model"
+)
+
+const (
+	littlesLesson = "/lessons/littles-law"
+	littlesBlock  = "littles-model"
+	littlesRecord = "/lessons/littles-law/model/littles-model"
+)
+
+// attrOf returns attribute key of the one element with data-testid testid.
+func attrOf(t *testing.T, body, testid, key string) string {
+	t.Helper()
+	ns := find(parse(t, body), byTestID(testid))
+	if len(ns) != 1 {
+		t.Fatalf("want one element with data-testid=%q, found %d", testid, len(ns))
+	}
+	v, _ := attr(ns[0], key)
+	return v
+}
+
+func hasAttr(t *testing.T, body, testid, key string) bool {
+	t.Helper()
+	ns := find(parse(t, body), byTestID(testid))
+	if len(ns) != 1 {
+		t.Fatalf("want one element with data-testid=%q, found %d", testid, len(ns))
+	}
+	_, ok := attr(ns[0], key)
+	return ok
+}
+
+func closeTo(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want)) }
+
+func TestWidgetPageRendersEachKind(t *testing.T) {
+	s := newSite(t)
+	tests := []struct {
+		name  string
+		query string
+		check func(t *testing.T, body string)
+	}{
+		// Little's law from the issue: 48/s for 230 ms is 11.04 in flight,
+		// the inputs show the query's values and in flight is the output.
+		{"littles-law", "/widgets/littles-law?arrivals=48&latency_ms=230", func(t *testing.T, body string) {
+			if got := attrOf(t, body, "num-arrivals", "value"); got != "48" {
+				t.Errorf("arrivals input = %q, want 48", got)
+			}
+			if got := attrOf(t, body, "range-latency_ms", "value"); got != "230" {
+				t.Errorf("latency range = %q, want 230", got)
+			}
+			if got := testIDText(t, body, "implied-inflight"); got != "11.04" {
+				t.Errorf("implied in flight = %q, want 11.04 (48 × 0.23)", got)
+			}
+			if !hasAttr(t, body, "num-inflight", "disabled") {
+				t.Error("the implied quantity's input is editable")
+			}
+			if !hasAttr(t, body, "solve-inflight", "checked") {
+				t.Error("in flight is not the chosen implied quantity")
+			}
+		}},
+		// Choosing arrivals as the implied one: 4 in flight at 21 ms
+		// sustain about 190 a second (4000 ÷ 21 = 190.476…).
+		{"littles-law solve arrivals", "/widgets/littles-law?inflight=4&latency_ms=21&solve=arrivals", func(t *testing.T, body string) {
+			if got := testIDText(t, body, "implied-arrivals"); got != "190" {
+				t.Errorf("implied arrivals = %q, want 190 (whole from 100 up)", got)
+			}
+			if got := testIDText(t, body, "widget-sentence"); !strings.Contains(got, "sustain about 190 requests a second") {
+				t.Errorf("sentence = %q", got)
+			}
+		}},
+		// Admission limit from the issue: 4 × (230 − 12) ÷ 12 = 72.67 → 73,
+		// with its steps.
+		{"admission-limit", "/widgets/admission-limit?workers=4&budget_ms=230&service_ms=12", func(t *testing.T, body string) {
+			if got := testIDText(t, body, "q-rounded_limit"); got != "73" {
+				t.Errorf("limit = %q, want 73", got)
+			}
+			if got := testIDText(t, body, "q-limit"); got != "72.67" {
+				t.Errorf("exact = %q, want 72.67", got)
+			}
+			steps := find(parse(t, body), func(n nodeT) bool {
+				return n.Data == "li" && n.Parent != nil && must(attr(n.Parent, "data-testid")) == "widget-steps"
+			})
+			if len(steps) < 3 {
+				t.Errorf("%d steps shown, want the working", len(steps))
+			}
+		}},
+		// Two ceilings: 1 worker, 2 ms spin + 18 ms wait: the worker ceiling
+		// (50/s) binds below the processor's 500/s; the cap is 10 times.
+		{"two-ceilings", "/widgets/two-ceilings?workers=1&cpus=1&spin_ms=2&wait_ms=18", func(t *testing.T, body string) {
+			if c := attrOf(t, body, "ceiling-workers", "class"); !strings.Contains(c, "binds") {
+				t.Errorf("worker ceiling class = %q, want binds", c)
+			}
+			if c := attrOf(t, body, "ceiling-processor", "class"); strings.Contains(c, "binds") {
+				t.Errorf("processor ceiling class = %q, should not bind", c)
+			}
+			if got := testIDText(t, body, "q-speedup_cap"); got != "10" {
+				t.Errorf("speedup cap = %q, want 10", got)
+			}
+			if !strings.Contains(body, "<svg") {
+				t.Error("no plot")
+			}
+		}},
+		// With 16 workers the processor ceiling (500/s) binds instead.
+		{"two-ceilings processor binds", "/widgets/two-ceilings?workers=16&cpus=1&spin_ms=2&wait_ms=18", func(t *testing.T, body string) {
+			if c := attrOf(t, body, "ceiling-processor", "class"); !strings.Contains(c, "binds") {
+				t.Errorf("processor ceiling class = %q, want binds", c)
+			}
+		}},
+		// Queue curve below capacity: M/M/1 at 25/s with 20 ms service is
+		// 50% busy, steady, with a plot marking 0.7 and 0.9.
+		{"queue-curve", "/widgets/queue-curve?servers=1&service_ms=20&arrivals=25", func(t *testing.T, body string) {
+			if got := testIDText(t, body, "q-utilisation"); got != "50" {
+				t.Errorf("utilisation = %q%%, want 50", got)
+			}
+			if !hasAttr(t, body, "widget-unstable", "hidden") {
+				t.Error("a steady queue says it has no steady state")
+			}
+			if !strings.Contains(body, "<svg") || !strings.Contains(body, "qc-mark") {
+				t.Error("no plot with the 0.7 and 0.9 marks")
+			}
+		}},
+		// At or above capacity (60/s against 50/s) there is no steady state,
+		// and the page says so instead of drawing a point.
+		{"queue-curve overloaded", "/widgets/queue-curve?servers=1&service_ms=20&arrivals=60", func(t *testing.T, body string) {
+			if hasAttr(t, body, "widget-unstable", "hidden") {
+				t.Error("the overloaded queue does not say it has no steady state")
+			}
+			if got := testIDText(t, body, "widget-unstable"); !strings.Contains(got, "No steady state") {
+				t.Errorf("unstable note = %q", got)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.get(nil, tt.query)
+			if res.StatusCode != 200 {
+				t.Fatalf("status %d: %.500s", res.StatusCode, res.body)
+			}
+			body := res.body
+			// Every widget says it is a model, not a forecast, lists its
+			// caveats, offers a preset link and a GET form.
+			if got := testIDText(t, body, "widget-hypothetical"); !strings.Contains(got, "not a forecast") {
+				t.Errorf("hypothetical note = %q", got)
+			}
+			if testIDText(t, body, "widget-assumes") == "" || testIDText(t, body, "widget-ignores") == "" {
+				t.Error("no assumptions or omissions listed")
+			}
+			forms := find(parse(t, body), func(n nodeT) bool { return n.Data == "form" })
+			if len(forms) != 1 || must(attr(forms[0], "method")) != "get" {
+				t.Errorf("want one GET form, found %d", len(forms))
+			}
+			if strings.Contains(body, "site-header") {
+				t.Error("the standalone page has the site chrome")
+			}
+			tt.check(t, body)
+		})
+	}
+}
+
+func TestWidgetPageGoalAndCaveatsFromQuery(t *testing.T) {
+	s := newSite(t)
+	q := url.Values{
+		"arrivals": {"48"}, "latency_ms": {"230"},
+		"goal":      {"arrivals:48:0.5,latency_ms:100:2"},
+		"goal_text": {"Bring the time in system to 100 ms."},
+		"found":     {"4.8 are inside."},
+		"assumes":   {"A stable window."},
+		"ignores":   {"Percentiles.", "Retries."},
+	}
+	body := s.get(nil, "/widgets/littles-law?"+q.Encode()).body
+	// Not reached at 230 ms: the page says what is still off, by name.
+	if got := testIDText(t, body, "widget-goal-state"); !strings.Contains(got, "Not there yet") {
+		t.Errorf("goal state = %q", got)
+	}
+	if got := testIDText(t, body, "widget-goal-misses"); got != "Time in system is 230 ms: bring it down to 100 ms (within ±2)." {
+		t.Errorf("misses = %q", got)
+	}
+	if got := testIDText(t, body, "widget-assumes"); got != "A stable window." {
+		t.Errorf("assumes = %q", got)
+	}
+	items := find(parse(t, body), func(n nodeT) bool { return n.Data == "li" && must(attr(n.Parent, "data-testid")) == "widget-ignores" })
+	if len(items) != 2 || text(items[0]) != "Percentiles." || text(items[1]) != "Retries." {
+		t.Errorf("ignores = %d items", len(items))
+	}
+	// The share link carries the preset.
+	share, _ := url.Parse(attrOf(t, body, "widget-share", "href"))
+	if share.Path != "/widgets/littles-law" || share.Query().Get("goal") != "arrivals:48:0.5,latency_ms:100:2" || share.Query().Get("found") != "4.8 are inside." {
+		t.Errorf("share link = %q", share)
+	}
+	// At 100 ms it is reached and shows what was found.
+	q.Set("latency_ms", "100")
+	body = s.get(nil, "/widgets/littles-law?"+q.Encode()).body
+	if got := testIDText(t, body, "widget-goal-state"); got != "Goal reached." {
+		t.Errorf("goal state = %q", got)
+	}
+	if hasAttr(t, body, "widget-goal-found", "hidden") || testIDText(t, body, "widget-goal-found") != "4.8 are inside." {
+		t.Errorf("found = %q", testIDText(t, body, "widget-goal-found"))
+	}
+}
+
+func TestWidgetPageBadParams(t *testing.T) {
+	s := newSite(t)
+	tests := []struct {
+		name   string
+		path   string
+		status int
+		names  []string // text the page must contain
+	}{
+		// A negative rate is out of range; the page names it and the range.
+		{"out of range", "/widgets/littles-law?arrivals=-1", 400, []string{"arrivals", "want 0 to 5000"}},
+		// A word is not a number.
+		{"not a number", "/widgets/littles-law?latency_ms=slow", 400, []string{"latency_ms", "is not a number"}},
+		// Two bad parameters are both named.
+		{"two bad", "/widgets/admission-limit?workers=1.5&service_ms=0", 400, []string{"workers", "whole number", "service_ms"}},
+		// An unknown parameter is named.
+		{"unknown param", "/widgets/two-ceilings?threads=4", 400, []string{"threads", "not a parameter"}},
+		// solve must be a quantity the kind can imply.
+		{"bad solve", "/widgets/littles-law?solve=workers", 400, []string{"solve", "inflight, arrivals, latency_ms"}},
+		// A goal on a quantity the kind does not have.
+		{"bad goal", "/widgets/littles-law?goal=limit:3", 400, []string{"goal", "not a quantity"}},
+		// Infinity is not a value a control can take.
+		{"infinite", "/widgets/queue-curve?arrivals=Inf", 400, []string{"arrivals", "not a number"}},
+		// An unknown widget is a 404 listing the kinds.
+		{"unknown kind", "/widgets/erlang", 404, []string{"admission-limit, littles-law, queue-curve, two-ceilings"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.get(nil, tt.path)
+			if res.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", res.StatusCode, tt.status)
+			}
+			if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+				t.Errorf("content type %q, want an HTML page", res.Header.Get("Content-Type"))
+			}
+			for _, n := range tt.names {
+				if !strings.Contains(res.body, n) {
+					t.Errorf("page does not say %q:\n%.600s", n, res.body)
+				}
+			}
+		})
+	}
+}
+
+// apiResult is the part of GET /api/models/{kind} the tests read.
+type apiResult struct {
+	Kind       string             `json:"kind"`
+	Solve      string             `json:"solve"`
+	Sentence   string             `json:"sentence"`
+	Quantities map[string]float64 `json:"quantities"`
+	Admission  *struct {
+		Exact   float64 `json:"exact"`
+		Rounded float64 `json:"rounded"`
+	} `json:"admission_limit"`
+	Queue *struct {
+		Stable bool `json:"stable"`
+		At     struct {
+			MeanInSystem *float64 `json:"mean_in_system"`
+		} `json:"at"`
+	} `json:"queue_curve"`
+	Goal *model.GoalStatus `json:"goal"`
+}
+
+func TestAPIModels(t *testing.T) {
+	s := newSite(t)
+	tests := []struct {
+		name  string
+		path  string
+		check func(t *testing.T, r apiResult)
+	}{
+		// The issue's example: 48/s × 0.230 s = 11.04 in flight.
+		{"littles-law", "/api/models/littles-law?arrivals=48&latency_ms=230", func(t *testing.T, r apiResult) {
+			if !closeTo(r.Quantities["inflight"], 48*0.230) || r.Solve != "inflight" {
+				t.Errorf("inflight = %v (solve %q), want 11.04", r.Quantities["inflight"], r.Solve)
+			}
+		}},
+		// 16 in flight at 21 ms sustain 16000 ÷ 21 ≈ 762 a second.
+		{"littles-law arrivals", "/api/models/littles-law?inflight=16&latency_ms=21&solve=arrivals", func(t *testing.T, r apiResult) {
+			if !closeTo(r.Quantities["arrivals"], 16000.0/21) {
+				t.Errorf("arrivals = %v, want 761.9", r.Quantities["arrivals"])
+			}
+		}},
+		// The issue's example: 4 × (230 − 12) ÷ 12 = 72.67, rounded 73.
+		{"admission-limit", "/api/models/admission-limit?workers=4&budget_ms=230&service_ms=12", func(t *testing.T, r apiResult) {
+			if r.Admission == nil || !closeTo(r.Admission.Exact, 4*(230.0-12)/12) || r.Admission.Rounded != 73 {
+				t.Errorf("admission = %+v, want exact 72.67 and 73", r.Admission)
+			}
+			if r.Quantities["rounded_limit"] != 73 {
+				t.Errorf("rounded_limit = %v", r.Quantities["rounded_limit"])
+			}
+		}},
+		// 1 worker, 230 ms, 21 ms: 209 ÷ 21 = 9.95, limit 10.
+		{"admission-limit one worker", "/api/models/admission-limit?workers=1&budget_ms=230&service_ms=21", func(t *testing.T, r apiResult) {
+			if r.Admission == nil || !closeTo(r.Admission.Exact, 209.0/21) || r.Admission.Rounded != 10 {
+				t.Errorf("admission = %+v, want 9.95 and 10", r.Admission)
+			}
+		}},
+		// Overloaded M/M/1: no steady state, figures are null.
+		{"queue-curve overloaded", "/api/models/queue-curve?servers=1&service_ms=20&arrivals=50", func(t *testing.T, r apiResult) {
+			if r.Queue == nil || r.Queue.Stable || r.Queue.At.MeanInSystem != nil {
+				t.Errorf("queue = %+v, want unstable with null figures", r.Queue)
+			}
+		}},
+		// goal= adds the goal's status.
+		{"goal", "/api/models/littles-law?arrivals=48&latency_ms=100&goal=arrivals:48:0.5,latency_ms:100:2,inflight:4.8:0.01", func(t *testing.T, r apiResult) {
+			if r.Goal == nil || !r.Goal.Reached {
+				t.Errorf("goal = %+v, want reached", r.Goal)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.get(nil, tt.path)
+			if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+				t.Fatalf("status %d, type %q: %s", res.StatusCode, res.Header.Get("Content-Type"), res.body)
+			}
+			var r apiResult
+			if err := json.Unmarshal([]byte(res.body), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Sentence == "" {
+				t.Error("no sentence")
+			}
+			tt.check(t, r)
+		})
+	}
+	// GET /api/models lists every kind's spec.
+	var specs struct {
+		Models []model.Spec `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(s.get(nil, "/api/models").body), &specs); err != nil || len(specs.Models) != len(model.Kinds()) {
+		t.Errorf("specs: %v, %d kinds", err, len(specs.Models))
+	}
+}
+
+func TestAPIModelsBadParams(t *testing.T) {
+	s := newSite(t)
+	tests := []struct {
+		name   string
+		path   string
+		status int
+		params []string // every parameter the error must list, in order
+	}{
+		// Each bad parameter gets its own message.
+		{"two out of range", "/api/models/littles-law?arrivals=-5&latency_ms=20000", 400, []string{"arrivals", "latency_ms"}},
+		// Not a number, and an unknown name.
+		{"word and unknown", "/api/models/admission-limit?budget_ms=abc&queue=3", 400, []string{"budget_ms", "queue"}},
+		// A goal with no value.
+		{"bad goal", "/api/models/littles-law?goal=arrivals", 400, []string{"goal"}},
+		// Texts belong to the standalone page only.
+		{"text on api", "/api/models/littles-law?goal_text=hi", 400, []string{"goal_text"}},
+		// An unknown kind is 404 with no params.
+		{"unknown kind", "/api/models/erlang-b", 404, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.get(nil, tt.path)
+			if res.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", res.StatusCode, tt.status, res.body)
+			}
+			var body errorBody
+			if err := json.Unmarshal([]byte(res.body), &body); err != nil || body.Error == nil {
+				t.Fatalf("body %q: %v", res.body, err)
+			}
+			var got []string
+			for _, p := range body.Error.Params {
+				got = append(got, p.Param)
+				if p.Message == "" {
+					t.Errorf("%s has no message", p.Param)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.params, ",") {
+				t.Errorf("params %v, want %v", got, tt.params)
+			}
+			for _, p := range tt.params {
+				if !strings.Contains(body.Error.Message, p) {
+					t.Errorf("message %q does not name %s", body.Error.Message, p)
+				}
+			}
+		})
+	}
+}
+
+func TestWidgetRangeOrNumberWins(t *testing.T) {
+	tests := []struct {
+		name string
+		q    url.Values
+		want float64
+	}{
+		// The range moved from where it was rendered: its value wins.
+		{"range moved", url.Values{"arrivals": {"48", "60"}, "was": {"arrivals:48"}}, 60},
+		// The number was typed and the range did not move: the number wins.
+		{"number typed", url.Values{"arrivals": {"52.5", "48"}, "was": {"arrivals:48"}}, 52.5},
+		// Only one value (a hand-written link): it is taken.
+		{"one value", url.Values{"arrivals": {"30"}}, 30},
+		// A value off the range's grid (48.5 with step 1): the page renders
+		// the range at 49 and was=49, so an untouched range leaves 48.5.
+		{"off grid", url.Values{"arrivals": {"48.5", "49"}, "was": {"arrivals:49"}}, 48.5},
+		// Both the same: either.
+		{"same", url.Values{"arrivals": {"48", "48"}, "was": {"arrivals:48"}}, 48},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wq, errs := parseWidgetQuery(model.KindLittlesLaw, tt.q, false)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if wq.Values["arrivals"] != tt.want {
+				t.Errorf("arrivals = %v, want %v", wq.Values["arrivals"], tt.want)
+			}
+		})
+	}
+}
+
+// exportGoals lists lesson/block of every goal in a progress export.
+func exportGoals(t *testing.T, res response) []string {
+	t.Helper()
+	var e struct {
+		Goals []struct {
+			Lesson string             `json:"lesson"`
+			Block  string             `json:"block"`
+			Values map[string]float64 `json:"values"`
+		} `json:"model_goals"`
+	}
+	if err := json.Unmarshal([]byte(res.body), &e); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, g := range e.Goals {
+		out = append(out, g.Lesson+"/"+g.Block)
+	}
+	return out
+}
+
+func TestLessonWidgetGoalWithoutJavaScript(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	// The lesson renders the widget with its own values and goal, and a
+	// GET form back to the lesson that names the block.
+	page := s.get(c, littlesLesson).body
+	if got := testIDText(t, page, "implied-inflight"); got != "11.04" {
+		t.Errorf("starting in flight = %q, want 11.04", got)
+	}
+	if got := testIDText(t, page, "widget-goal-state"); !strings.Contains(got, "Not there yet") {
+		t.Errorf("goal state = %q", got)
+	}
+	forms := find(parse(t, page), func(n nodeT) bool {
+		return n.Data == "form" && must(attr(n, "action")) == littlesLesson+"#"+littlesBlock && must(attr(n, "method")) == "get"
+	})
+	if len(forms) != 1 {
+		t.Fatalf("found %d widget forms to the lesson", len(forms))
+	}
+	// Values that do not reach the goal record nothing and set no cookie.
+	res := s.get(c, littlesLesson+"?widget="+littlesBlock+"&arrivals=48&latency_ms=150")
+	if got := testIDText(t, res.body, "widget-goal-state"); !strings.Contains(got, "Not there yet") {
+		t.Errorf("at 150 ms: %q", got)
+	}
+	if got := attrOf(t, res.body, "num-latency_ms", "value"); got != "150" {
+		t.Errorf("latency input shows %q, want the sent 150", got)
+	}
+	if len(res.Header.Values("Set-Cookie")) != 0 {
+		t.Error("a goal not reached created a learner")
+	}
+	// A link from another site with reaching values does not record.
+	res = s.do(c, "GET", littlesLesson+"?widget="+littlesBlock+"&arrivals=48&latency_ms=100", nil, map[string]string{"Sec-Fetch-Site": "cross-site"})
+	if len(res.Header.Values("Set-Cookie")) != 0 {
+		t.Error("a cross-site link recorded a goal")
+	}
+	// The form sent from the page with reaching values (the range moved
+	// to 100) records the goal, and the page says so.
+	res = s.get(c, littlesLesson+"?widget="+littlesBlock+"&was=arrivals:48,latency_ms:230&arrivals=48&arrivals=48&latency_ms=230&latency_ms=100&solve=inflight")
+	if got := testIDText(t, res.body, "widget-goal-state"); got != "Goal reached." {
+		t.Errorf("goal state = %q", got)
+	}
+	if got := testIDText(t, res.body, "implied-inflight"); got != "4.8" {
+		t.Errorf("in flight = %q, want 4.8", got)
+	}
+	if got := testIDText(t, res.body, "widget-goal-recorded"); !strings.Contains(got, "In your progress") {
+		t.Errorf("recorded note = %q", got)
+	}
+	if got := exportGoals(t, s.get(c, "/api/progress")); strings.Join(got, ",") != "littles-law/"+littlesBlock {
+		t.Errorf("export goals = %v", got)
+	}
+	// After a reload without the form values the goal is still shown as
+	// recorded, and the index counts it.
+	if got := testIDText(t, s.get(c, littlesLesson).body, "widget-goal-recorded"); !strings.Contains(got, "In your progress") {
+		t.Errorf("after reload: %q", got)
+	}
+	if got := attrOf(t, s.get(c, "/").body, "progress-littles-law", "data-done"); got == "0" || got == "" {
+		t.Errorf("index counts %q done in littles-law", got)
+	}
+	// Bad values on the lesson page are shown beside the field, not
+	// recorded, and the page still renders.
+	res = s.get(c, littlesLesson+"?widget="+littlesBlock+"&arrivals=-3&latency_ms=100")
+	if res.StatusCode != 200 || !strings.Contains(res.body, "-3 is out of range") {
+		t.Errorf("bad value: status %d, message shown %v", res.StatusCode, strings.Contains(res.body, "-3 is out of range"))
+	}
+	if got := attrOf(t, res.body, "num-arrivals", "aria-invalid"); got != "true" {
+		t.Errorf("aria-invalid = %q", got)
+	}
+	// A problem that belongs to no field (here solve) is listed above them.
+	res = s.get(c, littlesLesson+"?widget="+littlesBlock+"&solve=workers")
+	if got := testIDText(t, res.body, "widget-errors"); !strings.Contains(got, "solve:") {
+		t.Errorf("widget errors = %q", got)
+	}
+}
+
+func TestLessonWidgetGoalWithJSON(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	tests := []struct {
+		name   string
+		path   string
+		form   url.Values
+		status int
+		saved  bool // whether the goal is in progress afterwards
+	}{
+		// Values short of the goal are refused with what is still off.
+		{"not reached", littlesRecord, url.Values{"arrivals": {"48"}, "latency_ms": {"150"}}, 409, false},
+		// A bad value is a 400 naming it.
+		{"bad value", littlesRecord, url.Values{"arrivals": {"x"}, "latency_ms": {"100"}}, 400, false},
+		// No such block.
+		{"unknown block", "/lessons/littles-law/model/nope", url.Values{"arrivals": {"48"}}, 404, false},
+		// The goal's values record it.
+		{"reached", littlesRecord, url.Values{"arrivals": {"48"}, "latency_ms": {"100"}, "solve": {"inflight"}}, 200, true},
+		// Sending it again keeps the first record and still answers 200.
+		{"again", littlesRecord, url.Values{"arrivals": {"48.2"}, "latency_ms": {"99"}}, 200, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.postJSON(c, tt.path, tt.form)
+			if res.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", res.StatusCode, tt.status, res.body)
+			}
+			if tt.status == 200 {
+				var g goalResponse
+				if err := json.Unmarshal([]byte(res.body), &g); err != nil || !g.Reached || g.Goal.Block != littlesBlock {
+					t.Errorf("answer %s: %v", res.body, err)
+				}
+				if g.Goal.Values["latency_ms"] != 100 || !closeTo(g.Goal.Values["inflight"], 4.8) {
+					t.Errorf("recorded values %v, want the first reaching ones (100 ms, 4.8 in flight)", g.Goal.Values)
+				}
+			}
+			var saved []string
+			if u, _ := url.Parse(s.srv.URL); len(c.Jar.Cookies(u)) > 0 {
+				saved = exportGoals(t, s.get(c, "/api/progress"))
+			}
+			if (len(saved) == 1) != tt.saved {
+				t.Errorf("saved goals %v, want saved=%v", saved, tt.saved)
+			}
+		})
+	}
+	// A form post (no JavaScript fetch) is redirected back to the block.
+	res := s.post(s.client(), littlesRecord, url.Values{"arrivals": {"48"}, "latency_ms": {"100"}})
+	if res.StatusCode != 303 || res.Header.Get("Location") != littlesLesson+"#"+littlesBlock {
+		t.Errorf("form post: %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+func TestWidgetPlotAndFraming(t *testing.T) {
+	s := newSiteAt(t, t.TempDir()+"/p.db", func(d *Deps) { d.FrameAncestors = "'self' https://course.example.org" })
+	// The plot endpoint draws the same SVG the page embeds.
+	res := s.get(nil, "/widgets/queue-curve/plot.svg?servers=2&service_ms=20&arrivals=70&id=abc")
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(res.body, "<svg") || !strings.Contains(res.body, `id="abc-title"`) {
+		t.Errorf("plot: %d %q %.200s", res.StatusCode, res.Header.Get("Content-Type"), res.body)
+	}
+	// Little's law has no plot; a bad id is refused.
+	if res := s.get(nil, "/widgets/littles-law/plot.svg"); res.StatusCode != 404 {
+		t.Errorf("littles-law plot: %d", res.StatusCode)
+	}
+	if res := s.get(nil, "/widgets/two-ceilings/plot.svg?id=%22%3E"); res.StatusCode != 400 {
+		t.Errorf("bad id: %d", res.StatusCode)
+	}
+	// The standalone page may be framed by the configured course site, and
+	// by nobody else.
+	res = s.get(nil, "/widgets/littles-law")
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'self' https://course.example.org;") {
+		t.Errorf("CSP = %q", csp)
+	}
+	if xfo := res.Header.Get("X-Frame-Options"); xfo != "" {
+		t.Errorf("X-Frame-Options %q would forbid the framing the CSP allows", xfo)
+	}
+}
+
+func TestRangePos(t *testing.T) {
+	tests := []struct {
+		name   string
+		p      model.Param
+		top, v float64
+		want   float64
+	}{
+		// On the grid: unchanged.
+		{"on grid", model.Param{Min: 0, Step: 1}, 100, 48, 48},
+		// Half way between steps goes up, as browsers do.
+		{"half up", model.Param{Min: 0, Step: 1}, 100, 48.5, 49},
+		// A step of 0.1 from 0.1: 2 comes out as 2, not 2.0000000000000004.
+		{"float noise", model.Param{Min: 0.1, Step: 0.1}, 50, 2, 2},
+		// Above the slider's top: pinned to the top.
+		{"above top", model.Param{Min: 0, Step: 1}, 100, 150, 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := rangePos(tt.p, tt.top, tt.v); got != tt.want {
+				t.Errorf("rangePos = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestWidgetTextVectors holds sliderMax and missText to the cases
+// static/js/widgettext.js is tested against (node --test static/js/).
+func TestWidgetTextVectors(t *testing.T) {
+	b, err := os.ReadFile("testdata/widget-vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Slider []struct {
+			Why   string `json:"why"`
+			Param struct {
+				Min     float64 `json:"min"`
+				Max     float64 `json:"max"`
+				Step    float64 `json:"step"`
+				Default float64 `json:"default"`
+			} `json:"param"`
+			Value float64 `json:"value"`
+			Want  float64 `json:"want"`
+		} `json:"slider"`
+		Misses []struct {
+			Why    string                   `json:"why"`
+			Labels map[string]quantityLabel `json:"labels"`
+			Miss   model.Miss               `json:"miss"`
+			Want   string                   `json:"want"`
+		} `json:"misses"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Slider) == 0 || len(v.Misses) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range v.Slider {
+		p := model.Param{Min: c.Param.Min, Max: c.Param.Max, Step: c.Param.Step, Default: c.Param.Default}
+		if got := sliderMax(p, c.Value); got != c.Want {
+			t.Errorf("sliderMax (%s) = %v, want %v", c.Why, got, c.Want)
+		}
+	}
+	for _, c := range v.Misses {
+		if got := missText(c.Labels, c.Miss); got != c.Want {
+			t.Errorf("missText (%s) =\n %q, want\n %q", c.Why, got, c.Want)
+		}
+	}
+}
+
+// BenchmarkWidgetPage renders each standalone widget page through the
+// whole handler: parse and validate the query, compute, draw the plot,
+// render templ.
+func BenchmarkWidgetPage(b *testing.B) {
+	h, _, _ := benchSite(b)
+	for _, path := range []string{
+		"/widgets/littles-law?arrivals=48&latency_ms=230",
+		"/widgets/admission-limit?workers=4&budget_ms=230&service_ms=12",
+		"/widgets/two-ceilings?workers=16&cpus=1&spin_ms=2&wait_ms=18",
+		"/widgets/queue-curve?servers=4&service_ms=20&arrivals=150",
+	} {
+		u, _ := url.Parse(path)
+		b.Run(strings.TrimPrefix(u.Path, "/widgets/"), func(b *testing.B) {
+			req := httptest.NewRequest("GET", path, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatal(rec.Code)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAPIModel is GET /api/models/{kind} for Little's law and the
+// queue curve, the cheapest and the dearest model.
+func BenchmarkAPIModel(b *testing.B) {
+	h, _, _ := benchSite(b)
+	for _, path := range []string{
+		"/api/models/littles-law?arrivals=48&latency_ms=230",
+		"/api/models/queue-curve?servers=4&service_ms=20&arrivals=150",
+	} {
+		u, _ := url.Parse(path)
+		b.Run(strings.TrimPrefix(u.Path, "/api/models/"), func(b *testing.B) {
+			req := httptest.NewRequest("GET", path, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatal(rec.Code)
+				}
+			}
+		})
+	}
+}
