@@ -78,18 +78,22 @@ func shape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64, ch
 }
 
 // disturbed says how the machine, rather than the lab's knobs, shaped a
-// sweep: the generator starved (send lag p99 over 20 ms), the lab's service
-// time stretched beyond spin + wait where its workers do not compete for
-// the processor, or a processor-bound lab that did not get its processor.
+// sweep: the generator starved (send lag p99 over 5 ms, which latency from
+// the intended time charges to the lab), the lab's mean service time
+// stretched more than 1.5 ms beyond spin + wait (on an idle machine it is
+// spin + wait + 0.5 to 1 ms: the lab's sleep is a Go timer) where its
+// workers do not compete for the processor, or a processor-bound lab did not
+// get its processor. LIMIT=10's p99 < 250 ms, for one, holds only while 11
+// service times fit in 250 ms, i.e. service ≤ 22.7 ms.
 func disturbed(cfg labsvc.Config, rows []loadrun.Row) []string {
 	var d []string
 	nominal := float64(cfg.SpinMS + cfg.WaitMS)
 	cpuBound := cfg.SpinMS > 0 && float64(cfg.CPUs)/float64(cfg.SpinMS) < float64(cfg.Workers)/nominal
 	for _, r := range rows {
-		if r.SendLagP99MS > 20 {
+		if r.SendLagP99MS > 5 {
 			d = append(d, fmt.Sprintf("offered %v: the generator sent late (lag p99 %.1f ms)", r.Offered, r.SendLagP99MS))
 		}
-		if !cpuBound && r.LabServiceMS > 1.1*nominal+0.5 {
+		if !cpuBound && r.LabServiceMS > nominal+1.5 {
 			d = append(d, fmt.Sprintf("offered %v: the lab's service time was %.1f ms for %v ms of work", r.Offered, r.LabServiceMS, nominal))
 		}
 		if cpuBound && r.LabCPUMS > 0 && r.OKPerSec > 0 {
