@@ -26,6 +26,9 @@ const (
 	maxSeconds   = 30   // window length
 	maxClosed    = 1024 // closed-loop clients
 	maxTimeoutMS = 60000
+
+	maxRecordLabel = 80  // characters in a record field's label
+	maxRecordHint  = 300 // characters in a record field's hint
 )
 
 // blockRef is a block found in the body, known from its fence line even
@@ -107,6 +110,20 @@ type tableFields struct {
 	Fixture     bool   `yaml:"fixture"`
 }
 
+type recordFieldFields struct {
+	Label string `yaml:"label"`
+	Hint  string `yaml:"hint"`
+}
+
+type recordFields struct {
+	Prompt      string             `yaml:"prompt"`
+	Setting     *recordFieldFields `yaml:"setting"`
+	Criterion   *recordFieldFields `yaml:"criterion"`
+	Measurement *recordFieldFields `yaml:"measurement"`
+	Number      *recordFieldFields `yaml:"number"`
+	Reverse     *recordFieldFields `yaml:"reverse"`
+}
+
 // fenced parses one interactive fenced block. It returns nil when the block
 // has problems that keep it from being shown.
 func (fp *fileParser) fenced(out *parsed, fc *ast.FencedCodeBlock, body []byte, blocks *[]blockRef, refs *[]ref) Block {
@@ -175,8 +192,48 @@ func (fp *fileParser) fenced(out *parsed, fc *ast.FencedCodeBlock, body []byte, 
 			return nil
 		}
 		return fp.table(d, what, t, f)
+	case "record":
+		var f recordFields
+		d, ok := decodeYAML(fp.p, line+1, line, what, src.Bytes(), &f)
+		if !ok {
+			return nil
+		}
+		return fp.record(d, what, id, line, f)
 	}
 	return nil
+}
+
+// record validates a record block: a prompt and the five fields, each
+// with a label and an optional hint.
+func (fp *fileParser) record(d *ydoc, what, id string, line int, f recordFields) *RecordBlock {
+	p := fp.p
+	rb := &RecordBlock{ID: id, Line: line}
+	if strings.TrimSpace(f.Prompt) == "" {
+		p.add(d.line("prompt"), "%s: prompt is missing: want the instruction shown above the form", what)
+	} else {
+		rb.Prompt = fp.snippet(f.Prompt, d.line("prompt"), what+": prompt")
+	}
+	given := map[string]*recordFieldFields{FieldSetting: f.Setting, FieldCriterion: f.Criterion,
+		FieldMeasurement: f.Measurement, FieldNumber: f.Number, FieldReverse: f.Reverse}
+	for _, name := range RecordFieldNames() {
+		g := given[name]
+		if g == nil {
+			p.add(line, "%s: %s is missing: a record block gives all five fields (%s), each with label: and optionally hint:", what, name, strings.Join(RecordFieldNames(), ", "))
+			continue
+		}
+		label, hint := strings.TrimSpace(g.Label), strings.TrimSpace(g.Hint)
+		switch {
+		case label == "":
+			p.add(d.line(name), "%s: %s has no label: want label: the text shown next to the field", what, name)
+		case len(label) > maxRecordLabel:
+			p.add(d.line(name, "label"), "%s: %s label is %d characters: want at most %d", what, name, len(label), maxRecordLabel)
+		}
+		if len(hint) > maxRecordHint {
+			p.add(d.line(name, "hint"), "%s: %s hint is %d characters: want at most %d", what, name, len(hint), maxRecordHint)
+		}
+		rb.Fields = append(rb.Fields, RecordField{Name: name, Label: label, Hint: hint})
+	}
+	return rb
 }
 
 // checkClosed reports a fence that runs to the end of the file because its
@@ -205,7 +262,7 @@ func (fp *fileParser) parseInfo(info string, line int) (kind string, attrs map[s
 	f := strings.Fields(info)
 	kind = f[0]
 	if !isFenceKind(kind) {
-		fp.p.add(line, "unknown block kind %q: want predict, check, model, lab or table (callouts are quotes: > [!REMEMBER], > [!LIMITS], > [!ASOF YYYY-MM-DD])", kind)
+		fp.p.add(line, "unknown block kind %q: want predict, check, model, lab, table or record (callouts are quotes: > [!REMEMBER], > [!LIMITS], > [!ASOF YYYY-MM-DD])", kind)
 		return "", nil, false
 	}
 	allowed := "id=NAME"

@@ -144,7 +144,22 @@ func TestBrokenLessons(t *testing.T) {
 		}},
 		// Fences with an id but an unknown kind are mistakes, not code.
 		{"unknown block kind", map[string]string{"a.md": head("a", 1) + "```quiz id=q1\nprompt: x\n```\n"}, []string{
-			`a.md:10: unknown block kind "quiz": want predict, check, model, lab or table (callouts are quotes: > [!REMEMBER], > [!LIMITS], > [!ASOF YYYY-MM-DD])`,
+			`a.md:10: unknown block kind "quiz": want predict, check, model, lab, table or record (callouts are quotes: > [!REMEMBER], > [!LIMITS], > [!ASOF YYYY-MM-DD])`,
+		}},
+		// A record block needs its prompt and all five fields, each labelled.
+		{"record missing fields", map[string]string{"a.md": head("a", 1) + "```record id=r\n" + // 10
+			"setting: {label: Setting}\n" + // 11
+			"criterion: {hint: no label}\n" + // 12
+			"measurement: {label: Measurement}\n" + // 13
+			"number: {label: Number}\n" + // 14
+			"```\n"}, []string{
+			`a.md:10: record "r": prompt is missing: want the instruction shown above the form`,
+			`a.md:10: record "r": reverse is missing: a record block gives all five fields (setting, criterion, measurement, number, reverse), each with label: and optionally hint:`,
+			`a.md:12: record "r": criterion has no label: want label: the text shown next to the field`,
+		}},
+		// A record block's fields are the five names; anything else is a typo.
+		{"record unknown field", map[string]string{"a.md": head("a", 1) + "```record id=r\nprompt: Write it.\nsettings: {label: S}\n```\n"}, []string{
+			`a.md:12: record "r": unknown field "settings": allowed fields are prompt, setting, criterion, measurement, number, reverse`,
 		}},
 		// Every block needs an id.
 		{"block without id", map[string]string{"a.md": head("a", 1) + "```check\nprompt: x\n```\n"}, []string{

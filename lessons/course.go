@@ -266,13 +266,13 @@ func (l *Lesson) Blocks() []Block {
 
 // BlockKinds lists every block kind, in the order pages and JSON show them.
 func BlockKinds() []string {
-	return []string{"predict", "check", "model", "lab", "table", "callout"}
+	return []string{"predict", "check", "model", "lab", "table", "record", "callout"}
 }
 
 // Counts returns how many blocks of each kind the lesson has; every kind in
 // BlockKinds is present, with 0 when the lesson has none.
 func (l *Lesson) Counts() map[string]int {
-	counts := make(map[string]int, 6)
+	counts := make(map[string]int, len(BlockKinds()))
 	for _, k := range BlockKinds() {
 		counts[k] = 0
 	}

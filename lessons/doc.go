@@ -148,6 +148,25 @@
 // a fingerprint; that is allowed only in lessons whose part is "Fixtures"
 // ([FixturePart], such as sample.md), never in the course.
 //
+// record: a form in which the learner writes their own record of a
+// decision, with one of their saved runs attached (the web package stores
+// it with their progress and exports it as Markdown). Required: prompt
+// (Markdown, shown above the form) and the five fields setting, criterion,
+// measurement, number and reverse (what would reverse the decision), each
+// a mapping with label (plain text, at most 80 characters) and optionally
+// hint (plain text, at most 300 characters). A missing field, a field
+// without a label and an unknown field are errors. The block takes no
+// attributes other than id=.
+//
+//	```record id=limit-record
+//	prompt: Write your own record for the limit you would ship.
+//	setting: {label: Setting, hint: The value you ship, e.g. LIMIT=10.}
+//	criterion: {label: Criterion, hint: What the number must satisfy.}
+//	measurement: {label: Measurement, hint: Which sweep, seed, machine, date.}
+//	number: {label: Number, hint: The number and its arithmetic.}
+//	reverse: {label: What would reverse it, hint: What would change your mind.}
+//	```
+//
 // # Recording
 //
 // `server lessons record [--content DIR] [--lesson SLUG] [--lab ID]

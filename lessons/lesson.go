@@ -28,9 +28,10 @@ type Part struct {
 	Block Block
 }
 
-// Block is an interactive block: *Question, *Model, *Lab, *Table or *Callout.
+// Block is an interactive block: *Question, *Model, *Lab, *Table,
+// *RecordBlock or *Callout.
 type Block interface {
-	Kind() string // "predict", "check", "model", "lab", "table", "callout"
+	Kind() string // "predict", "check", "model", "lab", "table", "record", "callout"
 	BlockID() string
 }
 
@@ -159,3 +160,51 @@ func (c *Callout) Kind() string { return "callout" }
 
 // BlockID returns the callout's id, callout-1, callout-2, ... within its lesson.
 func (c *Callout) BlockID() string { return c.ID }
+
+// Record field names, in the order a record block shows them.
+const (
+	FieldSetting     = "setting"     // the setting shipped, e.g. LIMIT=10
+	FieldCriterion   = "criterion"   // what the number must satisfy
+	FieldMeasurement = "measurement" // what was measured, and how
+	FieldNumber      = "number"      // the number and the arithmetic behind it
+	FieldReverse     = "reverse"     // what would make the author change it
+)
+
+// RecordFieldNames returns the five fields of a record block in order.
+func RecordFieldNames() []string {
+	return []string{FieldSetting, FieldCriterion, FieldMeasurement, FieldNumber, FieldReverse}
+}
+
+// RecordField is one field of a record block as the lesson labels it.
+type RecordField struct {
+	Name  string // one of RecordFieldNames
+	Label string // the field's label (plain text)
+	Hint  string // a sentence of guidance shown under the label (plain text, may be empty)
+}
+
+// RecordBlock is a form in which the learner writes their own record of a
+// decision (setting, criterion, measurement, number, what would reverse
+// it) with one of their saved runs attached. (The name Record is taken by
+// the table recorder.)
+type RecordBlock struct {
+	ID     string
+	Line   int
+	Prompt template.HTML
+	Fields []RecordField // always the five of RecordFieldNames, in that order
+}
+
+// Kind returns "record".
+func (r *RecordBlock) Kind() string { return "record" }
+
+// BlockID returns the record block's id.
+func (r *RecordBlock) BlockID() string { return r.ID }
+
+// Field returns the field with the given name.
+func (r *RecordBlock) Field(name string) (RecordField, bool) {
+	for _, f := range r.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return RecordField{}, false
+}

@@ -291,7 +291,7 @@ func TestCourseNavigation(t *testing.T) {
 func TestCountsListsEveryKind(t *testing.T) {
 	c := loadOne(t, map[string]string{"a.md": head("a", 1) + goodBody("a") + "> [!REMEMBER]\n> x\n"})
 	l, _ := c.Lesson("a")
-	want := map[string]int{"predict": 1, "check": 0, "model": 0, "lab": 1, "table": 0, "callout": 1}
+	want := map[string]int{"predict": 1, "check": 0, "model": 0, "lab": 1, "table": 0, "record": 0, "callout": 1}
 	if got := l.Counts(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Counts() = %v, want %v", got, want)
 	}

@@ -382,7 +382,7 @@ func firstWord(s string) string {
 // isFenceKind reports whether kind is written as a fenced block.
 func isFenceKind(kind string) bool {
 	switch kind {
-	case "predict", "check", "model", "lab", "table":
+	case "predict", "check", "model", "lab", "table", "record":
 		return true
 	}
 	return false

@@ -2,14 +2,26 @@
 // embedded so the server binary needs no files beside it. There is no build
 // step and nothing is fetched from a CDN.
 //
-// Layout (paths inside FS):
+// Layout (paths inside FS; every file is listed, TestDocListsEveryFile
+// keeps this true):
 //
-//	css/app.css      the one stylesheet: light and dark by prefers-color-scheme
-//	js/lesson.js     progressive enhancement of the lesson page's forms
-//	js/model*.js     model widgets (owned by the widget work)
-//	js/widgets.js    the widgets' page behaviour: controls, live results, goal, plot refresh
-//	css/widgets.css  the widgets' styles, linked by each widget and the standalone page
-//	img/icon.svg     the site icon
+//	css/app.css              the site's stylesheet: light and dark by prefers-color-scheme,
+//	                         usable at 320 px (wide tables scroll inside .table-wrap regions)
+//	css/widgets.css          the model widgets' styles, linked once by a lesson page with a
+//	                         model block and by the standalone /widgets/{kind} page
+//	js/lesson.js             progressive enhancement of the lesson page's forms (Predict,
+//	                         Check, record blocks): same form, same URL, JSON answer, block swapped in
+//	js/model.js              the capacity formulas in JavaScript, the twin of package model
+//	js/model.test.mjs        node --test of model.js against model's shared test vectors
+//	js/widgets.js            the widgets' page behaviour: controls, live results, goal, plot refresh
+//	js/widgettext.js         widget helpers that must match web/widgets.go word for word (number
+//	                         formats, sentences), apart from widgets.js so node --test can check them
+//	js/widgettext.test.mjs   node --test of widgettext.js against web/testdata/widget-vectors.json
+//	js/runs.js               live sweeps: the lab block's Run form, the run panel's websocket
+//	                         stream (progress, rows, chart), cancel and replay
+//	js/session.js            class sessions: the host, projector and participant views over
+//	                         their websocket
+//	img/icon.svg             the site icon
 //
 // The web package serves each file under a content-hashed URL
 // (/static/css/app.<hash>.css) with a year-long immutable Cache-Control,

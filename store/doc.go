@@ -1,4 +1,5 @@
-// Package store keeps each learner's progress in one SQLite file.
+// Package store keeps each learner's progress, the saved runs of live
+// sweeps and the class sessions in one SQLite file.
 //
 // The file is opened through modernc.org/sqlite (pure Go, no cgo) in WAL
 // mode with a busy timeout of 5 s and foreign keys on. Its schema is built by
@@ -23,8 +24,47 @@
 //	model_goals(learner, lesson, block, values_json, reached_at)
 //	    the first time a learner reached a model block's goal, with the
 //	    widget values at that moment.
+//	records(learner, lesson, block, fields_json, run_id, created_at, updated_at)
+//	    the record a learner wrote in a record block (SaveRecord): the
+//	    fields as a JSON object of strings, the saved run attached ('' =
+//	    none). One row per learner and block; saving again replaces the
+//	    fields and run and sets updated_at, keeping created_at.
 //
-// Deleting a learner (Reset) removes every row of theirs.
+// Saved runs (050_runs.sql; SaveRun, AddRow, AddRecords, Run, Runs). They
+// are not tied to the learners table: a learner resetting their progress
+// does not erase measurements others may have watched.
+//
+//	runs(id, learner, lesson, block, request, status, reason, created_at, started_at, ended_at)
+//	    one row per sweep: request is the runner's request as JSON; status
+//	    is queued, running, done, failed, cancelled or interrupted (runs
+//	    left running by a crash are marked interrupted at start-up);
+//	    started_at and ended_at are '' until they happen.
+//	run_rows(run_id, win, row)
+//	    one row per finished window, row being loadrun.Row as JSON.
+//	run_records(run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms)
+//	    every raw request record: times in microseconds from the window's
+//	    start, outcome a loadrun.Outcome, queue_wait_ms and service_ms -1
+//	    when absent. Rows and records go with their run (ON DELETE CASCADE).
+//
+// Class sessions (060_sessions.sql; package classroom). Tokens are stored
+// only as SHA-256 hashes (hex).
+//
+//	class_sessions(code, lesson, host_hash, focus, run_id, created_at, active_at, ended_at)
+//	    one row per session: the six-character join code, the lesson, the
+//	    host token's hash, the question the class is on, the last run
+//	    started for the class, the last activity (idle expiry counts from
+//	    it) and ended_at ('' while live).
+//	class_participants(session, id, token_hash, name, joined_at)
+//	    participants numbered 1, 2, ... within a session, with their token's
+//	    hash (unique per session) and display name.
+//	class_rounds(session, question, round, status, opened_at, closed_at, revealed_at)
+//	    each voting round (1, 2) of a question: open, closed or revealed.
+//	class_votes(session, question, round, participant, option, at)
+//	    one vote per participant per round, changed in place until the
+//	    round closes.
+//
+// Deleting a learner (Reset) removes every row of theirs in the progress
+// tables above (learners to records).
 //
 // Export, the learner's progress as JSON (GET /api/progress), is:
 //
@@ -36,8 +76,12 @@
 //	  "check_attempts": [{"lesson": "...", "block": "...", "option": "a",
 //	                      "correct": true, "first": true, "at": "..."}],
 //	  "model_goals": [{"lesson": "...", "block": "...",
-//	                   "values": {"arrivals": 48}, "reached_at": "..."}]
+//	                   "values": {"arrivals": 48}, "reached_at": "..."}],
+//	  "records": [{"lesson": "...", "block": "...",
+//	               "fields": {"setting": "...", "criterion": "...", ...},
+//	               "run": "r-...", "created_at": "...", "updated_at": "..."}]
 //	}
 //
-// revealed_at is left out until the learner reveals; lists are [] when empty.
+// revealed_at is left out until the learner reveals, run when no run is
+// attached; lists are [] when empty.
 package store

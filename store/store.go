@@ -39,6 +39,8 @@ type Store struct {
 
 	// Prepared once: reading a learner's state is on every page view.
 	loadAll, loadLesson *sql.Stmt
+	// The same for records (records.go).
+	recordsAll, recordsLesson *sql.Stmt
 }
 
 // Prediction is a learner's answer to one predict block.
@@ -84,6 +86,7 @@ type LessonState struct {
 	Predictions map[string]Prediction
 	Checks      map[string]CheckState
 	Goals       map[string]Goal
+	Records     map[string]Record
 }
 
 // Export is everything stored about one learner; its JSON form is the
@@ -94,6 +97,7 @@ type Export struct {
 	Predictions []Prediction `json:"predictions"`
 	Attempts    []Attempt    `json:"check_attempts"`
 	Goals       []Goal       `json:"model_goals"`
+	Records     []Record     `json:"records"`
 }
 
 // Open opens (creating if needed) the SQLite file at path, sets WAL mode,
@@ -122,6 +126,12 @@ func Open(path string) (*Store, error) {
 	if s.loadAll, err = db.Prepare(loadQuery(false)); err == nil {
 		s.loadLesson, err = db.Prepare(loadQuery(true))
 	}
+	if err == nil {
+		s.recordsAll, err = db.Prepare(recordsQuery(false))
+	}
+	if err == nil {
+		s.recordsLesson, err = db.Prepare(recordsQuery(true))
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
@@ -131,8 +141,11 @@ func Open(path string) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	s.loadAll.Close()
-	s.loadLesson.Close()
+	for _, st := range []*sql.Stmt{s.loadAll, s.loadLesson, s.recordsAll, s.recordsLesson} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	return s.db.Close()
 }
 
@@ -350,6 +363,7 @@ func (e *Export) State() LessonState {
 		Predictions: make(map[string]Prediction, len(e.Predictions)),
 		Checks:      make(map[string]CheckState),
 		Goals:       make(map[string]Goal, len(e.Goals)),
+		Records:     make(map[string]Record, len(e.Records)),
 	}
 	for _, p := range e.Predictions {
 		st.Predictions[p.Block] = p
@@ -365,6 +379,9 @@ func (e *Export) State() LessonState {
 	}
 	for _, g := range e.Goals {
 		st.Goals[g.Block] = g
+	}
+	for _, r := range e.Records {
+		st.Records[r.Block] = r
 	}
 	return st
 }
@@ -393,11 +410,11 @@ func loadQuery(oneLesson bool) string {
 		ORDER BY 1, 6, 8, 3`
 }
 
-// load reads a learner's rows, for one lesson or (lesson == "") all, in
-// one query: a page view costs one round trip to SQLite.
+// load reads a learner's rows, for one lesson or (lesson == "") all: one
+// query for answers and goals, one for records.
 func (s *Store) load(ctx context.Context, learner, lesson string) (*Export, error) {
 	e := &Export{Learner: learner, ExportedAt: s.now().UTC(),
-		Predictions: []Prediction{}, Attempts: []Attempt{}, Goals: []Goal{}}
+		Predictions: []Prediction{}, Attempts: []Attempt{}, Goals: []Goal{}, Records: []Record{}}
 	stmt, args := s.loadAll, []any{learner}
 	if lesson != "" {
 		stmt, args = s.loadLesson, []any{learner, lesson}
@@ -438,6 +455,9 @@ func (s *Store) load(ctx context.Context, learner, lesson string) (*Export, erro
 	if err := closeRows(rows); err != nil {
 		return nil, err
 	}
+	if e.Records, err = s.records(ctx, learner, lesson); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -460,6 +480,7 @@ func (s *Store) Reset(ctx context.Context, learner string) error {
 		`DELETE FROM predictions WHERE learner = ?`,
 		`DELETE FROM check_attempts WHERE learner = ?`,
 		`DELETE FROM model_goals WHERE learner = ?`,
+		`DELETE FROM records WHERE learner = ?`,
 		`DELETE FROM learners WHERE id = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, learner); err != nil {

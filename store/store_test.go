@@ -299,7 +299,7 @@ func TestExportJSONShape(t *testing.T) {
 	b, _ := json.Marshal(e)
 	var m map[string]json.RawMessage
 	json.Unmarshal(b, &m)
-	for _, k := range []string{"predictions", "check_attempts", "model_goals"} {
+	for _, k := range []string{"predictions", "check_attempts", "model_goals", "records"} {
 		if string(m[k]) != "[]" {
 			t.Errorf("%s = %s, want []", k, m[k])
 		}

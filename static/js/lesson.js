@@ -7,7 +7,9 @@
 // which replaces the block in place. Focus moves to the block's new status
 // (the element marked data-focus) so keyboard and screen reader users hear
 // the result. Errors come back as {"error": {"code", "message"}} and are
-// shown in the block's live region.
+// shown in the block's live region; when an error answer also carries
+// "html" (a refused record, with what was typed and a message per field),
+// that block replaces the old one first.
 
 const busy = (form, on) => {
 	for (const b of form.querySelectorAll('button')) {
@@ -53,6 +55,18 @@ async function onSubmit(event) {
 		data = null;
 	}
 	busy(form, false);
+	if (!res.ok && data && data.error && typeof data.html === 'string' && section) {
+		// A refused form that comes back as the block's HTML (a record with
+		// what was typed and a message per field): show it in place.
+		const tpl = document.createElement('template');
+		tpl.innerHTML = data.html.trim();
+		const fresh = tpl.content.firstElementChild;
+		if (fresh) {
+			swap(section, fresh, null);
+			showError(fresh, data.error.message);
+			return;
+		}
+	}
 	if (!res.ok || !data || typeof data.html !== 'string') {
 		const message = data && data.error ? data.error.message : `The server answered ${res.status}.`;
 		if (res.status === 409 && section) {
@@ -108,4 +122,40 @@ function enhance(root) {
 	}
 }
 
+// The record form lists the learner's saved runs as the page was
+// rendered. When a run on this page changes status (queued, running,
+// done), fetch the page again and refresh each list's options, keeping
+// the learner's choice, so a sweep just run can be attached at once.
+function watchRuns() {
+	if (!document.querySelector('select[data-record-runs]')) return;
+	let timer = null;
+	const isRun = (n) => n.nodeType === 1 && (n.matches('[data-status]') || n.querySelector('[data-status]'));
+	const observer = new MutationObserver((changes) => {
+		if (!changes.some((c) => c.type === 'attributes' || [...c.addedNodes].some(isRun))) return;
+		clearTimeout(timer);
+		timer = setTimeout(refreshRunChoices, 300);
+	});
+	observer.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
+}
+
+async function refreshRunChoices() {
+	let doc;
+	try {
+		const res = await fetch(window.location.pathname, { credentials: 'same-origin' });
+		if (!res.ok) return;
+		doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+	} catch (err) {
+		return;
+	}
+	for (const select of document.querySelectorAll('select[data-record-runs]')) {
+		const fresh = doc.getElementById(select.id);
+		if (!fresh) continue;
+		const chosen = select.value;
+		select.replaceChildren(...[...fresh.options].map((o) => document.importNode(o, true)));
+		select.value = chosen;
+		if (select.value !== chosen) select.value = '';
+	}
+}
+
 enhance(document);
+watchRuns();
