@@ -61,7 +61,7 @@ func renderLesson(b *testing.B, c *lessons.Course, slug string, buf *bytes.Buffe
 	}
 	srv := &server{assets: newAssets(b)}
 	r := httptest.NewRequest("GET", "/lessons/"+slug, nil)
-	page := lessonPage(srv.page(r, l.Title), l, prev, next, builds, (&store.Export{}).State())
+	page := lessonPage(srv.page(r, l.Title), l, prev, next, builds, (&store.Export{}).State(), srv.teach())
 	b.ReportAllocs()
 	for b.Loop() {
 		buf.Reset()
@@ -109,12 +109,31 @@ func BenchmarkLessonPageHandler(b *testing.B) {
 }
 
 // BenchmarkLessonPageLearner is the same page for a learner with answers,
-// so each request also reads their state from SQLite.
+// so each request also reads their state from SQLite and renders the page
+// (widgets from the server's model cache). "largest" is the largest page;
+// criterion and saturation have queue-curve widgets, whose Compute the
+// cache saves (compare BenchmarkLessonPageEach, which renders without it).
 func BenchmarkLessonPageLearner(b *testing.B) {
+	for _, slug := range []string{"", "criterion", "saturation", "littles-law"} {
+		name := slug
+		if name == "" {
+			name = "largest"
+		}
+		b.Run(name, func(b *testing.B) { learnerPage(b, slug) })
+	}
+}
+
+func learnerPage(b *testing.B, slug string) {
 	h, c, st := benchSite(b)
-	slug, size := largestLesson(b, h, c)
+	var size int
+	if slug == "" {
+		slug, size = largestLesson(b, h, c)
+	}
 	learner := "0123456789abcdef0123456789abcdef"
-	l, _ := c.Lesson(slug)
+	l, ok := c.Lesson(slug)
+	if !ok {
+		b.Skipf("no lesson %q in the course", slug)
+	}
 	for _, blk := range l.Blocks() {
 		if q, ok := blk.(*lessons.Question); ok {
 			if q.Type == "predict" {
@@ -126,6 +145,11 @@ func BenchmarkLessonPageLearner(b *testing.B) {
 	}
 	req := httptest.NewRequest("GET", "/lessons/"+slug, nil)
 	req.AddCookie(&http.Cookie{Name: LearnerCookie, Value: learner})
+	if size == 0 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		size = rec.Body.Len()
+	}
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -8,7 +8,8 @@ import (
 )
 
 // TestCrawlEveryInternalLink follows every internal link, stylesheet and
-// script from the index, as a newcomer and as a learner who has answered
+// script from the index and from the sample fixture lesson (which the
+// index does not list), as a newcomer and as a learner who has answered
 // things (so the locked, revealed and answered views are crawled too), and
 // fails on any 404 or 5xx or on a #fragment that is not on its page.
 func TestCrawlEveryInternalLink(t *testing.T) {
@@ -32,7 +33,7 @@ func TestCrawlEveryInternalLink(t *testing.T) {
 			ids := map[string]map[string]bool{} // page -> ids on it
 			type link struct{ from, to string }
 			var fragments []link
-			queue := []link{{"(start)", "/"}}
+			queue := []link{{"(start)", "/"}, {"(start)", "/lessons/sample"}}
 			for len(queue) > 0 {
 				cur := queue[0]
 				queue = queue[1:]
@@ -90,6 +91,11 @@ func TestCrawlEveryInternalLink(t *testing.T) {
 				u, _ := url.Parse(f.to)
 				if on, ok := ids[u.Path]; ok && !on[u.Fragment] {
 					t.Errorf("%s links to %s, but %s has no id %q", f.from, f.to, u.Path, u.Fragment)
+				}
+			}
+			for _, les := range s.course.Lessons {
+				if !seen["/lessons/"+les.Slug] {
+					t.Errorf("the crawl never reached /lessons/%s", les.Slug)
 				}
 			}
 			if len(seen) < len(s.course.Lessons)+3 {

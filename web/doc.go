@@ -6,10 +6,22 @@
 //
 // # URLs
 //
+// Every route in routes.go, in its order (TestDocListsEveryRoute keeps this
+// list and the router in step). HEAD is answered wherever GET is.
+//
 //	GET  /                                  course index: parts, chapters, lessons, minutes, progress marks
-//	GET  /lessons/{slug}                    a lesson page
+//	                                        (fixture lessons, part lessons.FixturePart, are not listed)
+//	GET  /healthz                           "ok" when the store answers, else 503
+//	GET  /metrics                           Prometheus text format
+//	GET  /static/*                          assets: hashed names are immutable, plain names revalidate;
+//	                                        text assets are served gzipped to clients that accept it
+//	GET  /favicon.ico                       302 to the site icon
+//	GET  /lessons                           301 to /
+//	GET  /lessons/{slug}                    a lesson page (fixtures too: reachable, only not listed)
 //	POST /lessons/{slug}/predict/{id}       action=lock&option=b | action=skip | action=reveal
 //	POST /lessons/{slug}/check/{id}         option=a
+//	POST /lessons/{slug}/record/{id}        a record block: setting, criterion, measurement, number, reverse, run
+//	GET  /lessons/{slug}/record/{id}.md     the learner's saved record as a Markdown download
 //	POST /lessons/{slug}/model/{id}         a model block's values: records its goal if they reach it
 //	GET  /widgets/{kind}                    one model widget alone (no site chrome, framable), values in the query
 //	GET  /widgets/{kind}/plot.svg           the widget's plot for the query's values (two-ceilings, queue-curve)
@@ -17,14 +29,39 @@
 //	GET  /api/models/{kind}                 model.Compute's Result for the query's values as JSON
 //	GET  /progress                          the learner's progress, export link, reset form
 //	POST /progress/reset                    confirm=yes; deletes the learner's progress
-//	GET  /api/lessons                       the course as JSON
+//	GET  /api/lessons                       the course as JSON (without fixture lessons)
 //	GET  /api/progress                      the learner's progress as JSON (?download=1 adds Content-Disposition)
 //	POST /api/progress/reset                confirm=yes or {"confirm": true}
-//	GET  /static/{path}                     assets: hashed names are immutable, plain names revalidate;
-//	                                        text assets are served gzipped to clients that accept it
-//	GET  /favicon.ico                       302 to the site icon
-//	GET  /healthz                           "ok" when the store answers, else 503
-//	GET  /metrics                           Prometheus text format
+//	POST /api/sweeps                        queue a live sweep (JSON or the lab block's form): 202 {id, position,
+//	                                        estimated_start, url, stream}; a plain form gets 303 to the run's page
+//	GET  /api/runs/{id}                     a run (config, rows, status, live state) as JSON
+//	POST /api/runs/{id}/cancel              cancel the learner's own queued or running run: {"id", "status": "cancelling"}
+//	GET  /runs                              saved runs, the learner's own first
+//	GET  /runs/compare                      ?a=ID&b=ID: two runs side by side, one chart, one table by offered rate
+//	GET  /runs/{id}                         a run's page; /runs/{id}.csv is its rows as CSV
+//	GET  /runs/{id}/chart.svg               the run's chart (rows so far, the model beside them)
+//	GET  /runs/{id}/panel                   the run's panel alone, for runs.js to put in a lab block (?rows=N: a replay)
+//	GET  /runs/{id}/records.csv             every raw request record of the run (loadrun's CSV format)
+//	POST /runs/{id}/cancel                  the cancel form: 303 back to the run's page
+//	GET  /ws/runs/{id}                      websocket: the run's events after ?since=N, then live ones (stream.go)
+//	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404
+//	GET  /teach                             every course lesson with a "Teach this lesson" button
+//	POST /sessions                          the "Teach this lesson" form (lesson, key): 303 to the host view
+//	POST /api/sessions                      {"lesson", "key"}: 201 with the join code, links and host token
+//	GET  /join                              the join form: code and display name
+//	POST /join                              code, name: joins and 303 to the session
+//	GET  /join/{code}                       the join link: the name form, or the session if already joined
+//	GET  /sessions/{code}                   a participant's view of the class session
+//	GET  /sessions/{code}/host              ?token=: the instructor's view
+//	GET  /sessions/{code}/projector         ?token=: what the class sees on the big screen
+//	GET  /sessions/{code}/qr.svg            the join link as a QR code
+//	GET  /sessions/{code}/{file:results|answers}.csv
+//	                                        ?token=: votes per question, round and option; each participant's answers
+//	GET  /ws/sessions/{code}                websocket: the session (protocol in package classroom)
+//
+// A lesson page's header carries the "Teach this lesson" form (POST
+// /sessions) when the server runs class sessions, with a key field when an
+// instructor key is configured.
 //
 // # Forms and JSON: one implementation
 //
@@ -47,20 +84,48 @@
 // conflict afterwards); Reveal needs a lock or skip first; every check
 // answer is stored and the first one counts for progress.
 //
+// A record block (records.go) posts its five fields (each at most 2,000
+// characters; number and criterion required) and run, the id of one of
+// the learner's own saved runs or empty for none. Saved, it answers like
+// the other actions, with "record" (as in the progress export) in place of
+// "prediction". Refused, the form comes back with what was typed and one
+// message per field: without JavaScript as the lesson page again (400);
+// with it as
+//
+//	{"error": {"code": "invalid", "message": "..."},
+//	 "errors": {"number": "Number is empty: ...", "run": "..."},
+//	 "html": "<section id=\"limit-record\" ...>"}
+//
+// and lesson.js swaps that HTML in. Saving again keeps only the latest
+// version. The Markdown download has the five fields under their labels
+// as headings, then the attached run's settings, its rows as a table (the
+// columns of the lessons' recorded tables) and a link to /runs/{id}.
+//
 // # Errors
 //
 // Handlers return errors; one function (server.fail) maps an *Error's code
-// to a status and renders an HTML page or, for /api/ URLs and requests
-// that prefer application/json, the body
+// to a status and renders an HTML page or JSON. JSON is the answer for
+// /api/ and /ws/ URLs (except a plain browser form posting to /api/sweeps,
+// which gets the page) and for requests that prefer application/json:
 //
 //	{"error": {"code": "conflict", "message": "Your prediction was locked in ..."}}
 //
-// Codes: invalid (400), forbidden (403), not_found (404), method (405),
-// conflict (409), too_large (413), content and internal
-// (500). Any other error is logged with log/slog and shown only as a
-// generic message. "content" carries lesson validation errors, which only
-// happen in author mode (--content) and are meant for the author to read.
-// A 404 page lists lessons whose slug is close to the URL asked for.
+// with, when the *Error carries them, these at the top level beside "error":
+//
+//	"errors": {"seconds": "..."}   one message per bad form field (POST /api/sweeps, 400)
+//	"run": "ID"                    the learner's own run in the way (POST /api/sweeps, 409)
+//	"retry_after": 30              seconds until a retry may succeed; also the Retry-After header
+//
+// The HTML page shows the same: the message, the fields as a list, a link
+// to the run, when to try again. Codes: invalid (400), forbidden (403),
+// not_found (404), method (405), conflict (409), too_large (413), busy
+// (429: a full run queue, too many wrong join codes; always with
+// Retry-After), content and internal (500), unavailable (503: no live
+// sweeps on this server, or it is shutting down). Any other error is
+// logged with log/slog and shown only as a generic message. "content"
+// carries lesson validation errors, which only happen in author mode
+// (--content) and are meant for the author to read. A 404 page lists
+// lessons whose slug is close to the URL asked for.
 //
 // # Learners
 //
@@ -86,7 +151,15 @@
 // cookie, no query string) depends only on the course, so the server keeps
 // it rendered and gzipped per course value and serves it from memory;
 // anything that varies per request must not be added to that page for
-// newcomers. Static assets are immutable under their hashed names.
+// newcomers. Static assets are immutable under their hashed names; every
+// page links them by those names, each once, in the head (the widgets'
+// stylesheet and script and runs.js only on lessons with model or lab
+// blocks).
+//
+// The server also memoises model.Compute (and the widget plots drawn from
+// its Result) by kind, solve and values in a bounded cache (modelcache.go),
+// so a learner's lesson page does not recompute each widget's initial
+// queue curve.
 //
 // # Metrics
 //

@@ -3,24 +3,30 @@ package web
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/gorilla/websocket"
 
 	"capacitylab/model"
 )
 
 // Error codes. Each maps to one HTTP status in statusOf.
 const (
-	CodeInvalid   = "invalid"   // the request is malformed or a value is not allowed
-	CodeNotFound  = "not_found" // no such page, lesson or block
-	CodeConflict  = "conflict"  // the change is not allowed in the current state (a locked prediction)
-	CodeTooLarge  = "too_large" // the request body is over the limit
-	CodeForbidden = "forbidden" // a cross-origin write was refused
-	CodeMethod    = "method"    // the method is not allowed on this URL
-	CodeContent   = "content"   // the lesson files do not validate (author mode)
-	CodeInternal  = "internal"  // something failed on our side; details are only logged
+	CodeInvalid     = "invalid"     // the request is malformed or a value is not allowed
+	CodeNotFound    = "not_found"   // no such page, lesson or block
+	CodeConflict    = "conflict"    // the change is not allowed in the current state (a locked prediction)
+	CodeTooLarge    = "too_large"   // the request body is over the limit
+	CodeForbidden   = "forbidden"   // a cross-origin write was refused
+	CodeMethod      = "method"      // the method is not allowed on this URL
+	CodeBusy        = "busy"        // too many requests for now (a full run queue, join-code guessing); see RetryAfter
+	CodeContent     = "content"     // the lesson files do not validate (author mode)
+	CodeUnavailable = "unavailable" // this server does not offer the service now (no runner, shutting down)
+	CodeInternal    = "internal"    // something failed on our side; details are only logged
 )
 
 // Error is the one error type handlers return to a learner: a code from the
@@ -32,6 +38,19 @@ type Error struct {
 	// Params lists each bad widget parameter (CodeInvalid from the model
 	// widgets and /api/models); empty otherwise.
 	Params model.ParamErrors `json:"params,omitempty"`
+
+	// Title, if set, heads the HTML error page instead of the status's name.
+	Title string `json:"-"`
+	// Fields holds one message per bad form field (POST /api/sweeps); the
+	// JSON body carries it at the top level as "errors", the HTML page as a list.
+	Fields map[string]string `json:"-"`
+	// Run is the learner's own run that stands in the way (409 from POST
+	// /api/sweeps); the JSON body carries it at the top level as "run".
+	Run string `json:"-"`
+	// RetryAfter, if positive, says when to try again: the response gets a
+	// Retry-After header and "retry_after" in the JSON body, both in whole
+	// seconds rounded up.
+	RetryAfter time.Duration `json:"-"`
 }
 
 // Error returns the code and message.
@@ -54,21 +73,43 @@ func statusOf(code string) int {
 		return http.StatusForbidden
 	case CodeMethod:
 		return http.StatusMethodNotAllowed
+	case CodeBusy:
+		return http.StatusTooManyRequests
+	case CodeUnavailable:
+		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
 	}
 }
 
-// errorBody is the JSON form of an error response.
+// errorBody is the JSON form of an error response. Errors, Run and
+// RetryAfter come from the *Error's fields of the same names and are left
+// out when empty.
 type errorBody struct {
-	Error *Error `json:"error"`
+	Error      *Error            `json:"error"`
+	Errors     map[string]string `json:"errors,omitempty"`
+	Run        string            `json:"run,omitempty"`
+	RetryAfter int               `json:"retry_after,omitempty"` // seconds
 }
 
-// wantsJSON reports whether the response should be JSON: API URLs always,
-// other URLs when the client asks for JSON before HTML (lesson.js does).
+// retrySeconds is d in whole seconds, rounded up; 0 when d is not positive.
+func retrySeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(math.Ceil(d.Seconds()))
+}
+
+// wantsJSON reports whether the response should be JSON: websocket URLs
+// and API URLs always, except POST /api/sweeps from a plain browser form
+// (the lab block's Run form works without script, prefersHTML); other
+// URLs when the client asks for JSON before HTML (lesson.js does).
 func wantsJSON(r *http.Request) bool {
-	if strings.HasPrefix(r.URL.Path, "/api/") {
+	if strings.HasPrefix(r.URL.Path, "/ws/") || websocket.IsWebSocketUpgrade(r) {
 		return true
+	}
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		return r.URL.Path != "/api/sweeps" || !prefersHTML(r)
 	}
 	accept := r.Header.Get("Accept")
 	j := strings.Index(accept, "application/json")
@@ -97,8 +138,15 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 && e.Code != CodeInternal {
 		s.log.WarnContext(r.Context(), "request error", "method", r.Method, "path", r.URL.Path, "code", e.Code)
 	}
+	secs := retrySeconds(e.RetryAfter)
+	if secs == 0 && e.Code == CodeBusy {
+		secs = 1 // a busy answer always says when to try again
+	}
+	if secs > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
 	if wantsJSON(r) {
-		writeJSON(w, status, errorBody{Error: e})
+		writeJSON(w, status, errorBody{Error: e, Errors: e.Fields, Run: e.Run, RetryAfter: secs})
 		return
 	}
 	var near []lessonLink
@@ -106,7 +154,11 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		near = s.closeLessons(r)
 	}
 	back := backLink(r)
-	s.render(w, r, status, errorPage(s.page(r, titleFor(status)), status, e, back, near))
+	title := e.Title
+	if title == "" {
+		title = titleFor(status)
+	}
+	s.render(w, r, status, errorPage(s.page(r, title), status, e, back, near))
 }
 
 // backLink returns the lesson a failed lesson action came from, or "".
@@ -129,6 +181,10 @@ func titleFor(status int) string {
 		return "Page not found"
 	case http.StatusInternalServerError:
 		return "Something went wrong"
+	case http.StatusTooManyRequests:
+		return "Please wait a little"
+	case http.StatusServiceUnavailable:
+		return "Not available here"
 	default:
 		return http.StatusText(status)
 	}
@@ -148,4 +204,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
+}
+
+// retryText says a wait in words for the error page ("about 40 s", "about 3 min").
+func retryText(d time.Duration) string {
+	secs := retrySeconds(d)
+	if secs < 120 {
+		return "about " + itoa(secs) + " s"
+	}
+	return "about " + itoa((secs+59)/60) + " min"
 }

@@ -86,7 +86,7 @@ func (s *server) index(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, indexPage(s.page(r, "Lessons"), groupCourse(c, st)))
+	s.render(w, r, http.StatusOK, indexPage(s.page(r, "Lessons"), groupCourse(c, st, false)))
 	return nil
 }
 
@@ -108,20 +108,14 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 	l := c.Lessons[i]
 	// A newcomer's page depends only on the course: serve it from the
 	// cache. Anything that varies per request must keep this false.
-	newcomer := learnerID(r) == "" && r.URL.RawQuery == ""
+	newcomer := learnerID(r) == "" && r.URL.RawQuery == "" && recordDraftOf(r.Context()) == nil
 	if newcomer {
 		if page, ok := s.pages.get(c, l.Slug); ok {
 			page.write(w, r)
 			return nil
 		}
 	}
-	var prev, next *lessons.Lesson
-	if i > 0 {
-		prev = c.Lessons[i-1]
-	}
-	if i+1 < len(c.Lessons) {
-		next = c.Lessons[i+1]
-	}
+	prev, next := neighbours(c, i)
 	var builds []lessonLink
 	for _, b := range l.BuildsOn {
 		if j := findLesson(c, b); j >= 0 {
@@ -129,6 +123,9 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if r, err = s.lessonWidgets(w, r, l); err != nil {
+		return err
+	}
+	if r, err = s.withRecords(r, l, recordDraftOf(r.Context())); err != nil {
 		return err
 	}
 	st, err := s.state(r, l.Slug)
@@ -139,7 +136,7 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 	if newcomer {
 		keep = func(page []byte) { s.pages.put(c, l.Slug, page) }
 	}
-	s.renderThen(w, r, http.StatusOK, lessonPage(s.page(r, l.Title), l, prev, next, builds, st), keep)
+	s.renderThen(w, r, lessonStatus(r.Context()), lessonPage(s.lessonPageInfo(r, l), l, prev, next, builds, st, s.teach()), keep)
 	return nil
 }
 
@@ -322,7 +319,7 @@ func (s *server) progressPage(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	s.render(w, r, http.StatusOK, progressPage(s.page(r, "Your progress"), groupCourse(c, e.State()), e, r.URL.Query().Get("reset") == "done"))
+	s.render(w, r, http.StatusOK, progressPage(s.page(r, "Your progress"), groupCourse(c, e.State(), true), e, r.URL.Query().Get("reset") == "done"))
 	return nil
 }
 
@@ -387,7 +384,7 @@ func (s *server) apiLessons(w http.ResponseWriter, r *http.Request) error {
 	out := struct {
 		Lessons []lessonJSON `json:"lessons"`
 	}{Lessons: make([]lessonJSON, 0, len(c.Lessons))}
-	for _, l := range c.Lessons {
+	for _, l := range courseLessons(c) {
 		builds := l.BuildsOn
 		if builds == nil {
 			builds = []string{}
@@ -402,7 +399,7 @@ func (s *server) apiLessons(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) apiProgress(w http.ResponseWriter, r *http.Request) error {
-	e := &store.Export{Predictions: []store.Prediction{}, Attempts: []store.Attempt{}, Goals: []store.Goal{}}
+	e := &store.Export{Predictions: []store.Prediction{}, Attempts: []store.Attempt{}, Goals: []store.Goal{}, Records: []store.Record{}}
 	if id := learnerID(r); id != "" {
 		var err error
 		if e, err = s.store.Export(r.Context(), id); err != nil {

@@ -26,6 +26,8 @@ func (s *server) routes() http.Handler {
 	r.Get("/lessons/{slug}", s.handle(s.lesson))
 	r.Post("/lessons/{slug}/predict/{id}", s.handle(s.predict))
 	r.Post("/lessons/{slug}/check/{id}", s.handle(s.check))
+	r.Post("/lessons/{slug}/record/{id}", s.handle(s.saveRecord))    // records.go
+	r.Get("/lessons/{slug}/record/{id}", s.handle(s.recordMarkdown)) // {id}.md: the saved record as Markdown
 
 	r.Post("/lessons/{slug}/model/{id}", s.handle(s.modelGoal))
 

@@ -47,12 +47,14 @@ type Deps struct {
 }
 
 // server holds the dependencies of the handlers. Its own mutable state is
-// its metrics, a pool of render buffers and the newcomer page cache.
+// its metrics, a pool of render buffers, the newcomer page cache and the
+// bounded caches of run charts and widget results.
 type server struct {
 	course  CourseFunc
 	store   *store.Store
 	runner  *runner.Runner
 	charts  chartCache // predictions and charts of recent runs (sweeps.go)
+	models  modelCache // widget results and plots by kind, solve and values (modelcache.go)
 	assets  *Assets
 	log     *slog.Logger
 	csp     string
@@ -88,13 +90,18 @@ func NewServer(d Deps) http.Handler {
 
 // page is what the layout needs besides the page body.
 type pageInfo struct {
-	Title  string
-	Icon   string
-	CSS    string
-	JS     string
-	Path   string
-	HasJS  bool
-	Course *lessons.Course
+	Title string
+	Icon  string
+	CSS   string
+	JS    string
+	Path  string
+	HasJS bool
+	// Styles and Scripts are further stylesheets and module scripts the
+	// page's blocks need (the widgets', runs.js), linked once each in the
+	// head by their content-hashed URLs.
+	Styles  []string
+	Scripts []string
+	Course  *lessons.Course
 }
 
 func (s *server) page(r *http.Request, title string) pageInfo {

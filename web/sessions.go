@@ -172,6 +172,15 @@ func absURL(r *http.Request, path string) string {
 	return scheme + "://" + r.Host + path
 }
 
+// teachOffer is what a lesson page needs for its "Teach this lesson"
+// button: whether this server runs class sessions, and whether starting
+// one asks for the instructor key.
+type teachOffer struct{ On, NeedKey bool }
+
+func (s *server) teach() teachOffer {
+	return teachOffer{On: s.classes != nil, NeedKey: s.instructorKey != ""}
+}
+
 // classesOn returns the session manager or the answer for a server
 // without one.
 func (s *server) classesOn() error {
@@ -261,8 +270,8 @@ func clientAddr(r *http.Request) string {
 }
 
 // lookupSession finds the session a request names, with the join-code
-// rate limit. The *Error it returns is ready for the error path, except
-// for the 429, which it answers itself (ok false, err nil).
+// rate limit. The *Error it returns is ready for the error path (a 429
+// with RetryAfter after too many wrong codes).
 func (s *server) lookupSession(w http.ResponseWriter, r *http.Request, typed string) (*classroom.Session, bool, error) {
 	if err := s.classesOn(); err != nil {
 		return nil, false, err
@@ -271,8 +280,7 @@ func (s *server) lookupSession(w http.ResponseWriter, r *http.Request, typed str
 	var tm *classroom.TooManyMissesError
 	switch {
 	case errors.As(err, &tm):
-		s.tooManyMisses(w, r, tm.RetryAfter)
-		return nil, false, nil
+		return nil, false, tooManyMisses(tm.RetryAfter)
 	case errors.Is(err, classroom.ErrBadCode):
 		return nil, false, errorf(CodeInvalid, fmt.Sprintf("%q is not a join code: %s.", typed, classroom.ErrBadCode.Error()))
 	case errors.Is(err, classroom.ErrNoSession):
@@ -283,17 +291,12 @@ func (s *server) lookupSession(w http.ResponseWriter, r *http.Request, typed str
 	return sess, true, nil
 }
 
-// tooManyMisses answers 429 with Retry-After to an address that guessed
-// too many join codes.
-func (s *server) tooManyMisses(w http.ResponseWriter, r *http.Request, wait time.Duration) {
-	secs := int(math.Ceil(wait.Seconds()))
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	e := errorf(CodeBusy, fmt.Sprintf("Too many wrong join codes came from your address. Wait %d minutes, then type the code on the screen carefully.", (secs+59)/60))
-	if wantsJSON(r) || websocket.IsWebSocketUpgrade(r) {
-		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: e})
-		return
-	}
-	s.render(w, r, http.StatusTooManyRequests, errorPage(s.page(r, "Too many wrong codes"), http.StatusTooManyRequests, e, "", nil))
+// tooManyMisses is the 429 for an address that guessed too many join
+// codes; the error path adds Retry-After.
+func tooManyMisses(wait time.Duration) *Error {
+	mins := (retrySeconds(wait) + 59) / 60
+	return &Error{Code: CodeBusy, Title: "Too many wrong codes", RetryAfter: wait,
+		Message: fmt.Sprintf("Too many wrong join codes came from your address. Wait %d minutes, then type the code on the screen carefully.", mins)}
 }
 
 // joinPage is GET /join: a form for the code and a display name.
@@ -551,6 +554,6 @@ func (s *server) teachPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, classTeachPage(s.classPage(r, "Teach a class"), c.Lessons, s.instructorKey != ""))
+	s.render(w, r, http.StatusOK, classTeachPage(s.classPage(r, "Teach a class"), courseLessons(c), s.instructorKey != ""))
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -379,8 +380,18 @@ func TestJoinCodeGuessingLimited(t *testing.T) {
 	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
 		t.Fatalf("after %d misses even the right code: %d (Retry-After %q), want 429", classroom.MissLimit, res.StatusCode, res.Header.Get("Retry-After"))
 	}
-	if res := s.post(nil, "/join", url.Values{"code": {created.Code}}); res.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("join form while limited: %d", res.StatusCode)
+	if res := s.post(nil, "/join", url.Values{"code": {created.Code}}); res.StatusCode != http.StatusTooManyRequests || !hasTestID(t, res.body, "error-retry") {
+		t.Fatalf("join form while limited: %d, want 429 saying when to retry", res.StatusCode)
+	}
+	// As JSON the same error carries retry_after, equal to the header.
+	res = s.do(nil, "GET", "/join/"+created.Code, nil, map[string]string{"Accept": "application/json"})
+	var body struct {
+		Error      Error `json:"error"`
+		RetryAfter int   `json:"retry_after"`
+	}
+	if err := json.Unmarshal([]byte(res.body), &body); err != nil || res.StatusCode != http.StatusTooManyRequests ||
+		body.Error.Code != CodeBusy || body.RetryAfter < 1 || res.Header.Get("Retry-After") != strconv.Itoa(body.RetryAfter) {
+		t.Fatalf("JSON while limited: %d %s (Retry-After %q, err %v)", res.StatusCode, res.body, res.Header.Get("Retry-After"), err)
 	}
 }
 
@@ -487,8 +498,8 @@ func TestClassRunForEveryone(t *testing.T) {
 // to the host view, and the join form's answers to bad input.
 func TestTeachAndJoinForms(t *testing.T) {
 	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
-	if res := s.get(nil, "/teach"); res.StatusCode != 200 || !hasTestID(t, res.body, "teach-sample") {
-		t.Fatalf("/teach: %d", res.StatusCode)
+	if res := s.get(nil, "/teach"); res.StatusCode != 200 || !hasTestID(t, res.body, "teach-littles-law") || hasTestID(t, res.body, "teach-sample") {
+		t.Fatalf("/teach: %d, want the course's lessons without the sample fixture", res.StatusCode)
 	}
 	res := s.post(nil, "/sessions", url.Values{"lesson": {"sample"}})
 	loc := res.Header.Get("Location")
@@ -515,5 +526,66 @@ func TestTeachAndJoinForms(t *testing.T) {
 		if res.StatusCode != c.status || !strings.Contains(res.body, c.says) {
 			t.Errorf("%s: %d, want %d saying %q\n%.300s", c.what, res.StatusCode, c.status, c.says, res.body)
 		}
+	}
+}
+
+// TestLessonPageTeachButton checks the "Teach this lesson" form in a lesson
+// page's header: present only when the server runs class sessions, asking
+// for the key only when one is configured, and posting to /sessions with
+// the lesson, which answers 303 to the host view.
+func TestLessonPageTeachButton(t *testing.T) {
+	tests := []struct {
+		name    string
+		classes bool   // the server runs class sessions
+		key     string // the configured instructor key
+	}{
+		// No class sessions: no button.
+		{"no classes", false, ""},
+		// Class sessions without a key: the button alone.
+		{"open", true, ""},
+		// Class sessions with a key: the button asks for it.
+		{"with key", true, "sesame"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var site *testSite
+			if tt.classes {
+				site = newClassSite(t, filepath.Join(t.TempDir(), "class.db"), tt.key, "").testSite
+			} else {
+				site = newSite(t)
+			}
+			res := site.get(nil, "/lessons/littles-law")
+			doc := parse(t, res.body)
+			forms := find(doc, byTestID("teach-littles-law"))
+			if !tt.classes {
+				if len(forms) != 0 {
+					t.Fatal("a server without class sessions offers Teach this lesson")
+				}
+				return
+			}
+			if len(forms) != 1 {
+				t.Fatalf("%d teach forms on the lesson page, want 1", len(forms))
+			}
+			f := forms[0]
+			if must(attr(f, "action")) != "/sessions" || must(attr(f, "method")) != "post" {
+				t.Errorf("teach form posts to %q by %q, want post /sessions", must(attr(f, "action")), must(attr(f, "method")))
+			}
+			if len(find(f, func(n nodeT) bool {
+				return must(attr(n, "name")) == "lesson" && must(attr(n, "value")) == "littles-law"
+			})) != 1 {
+				t.Error("teach form does not name the lesson")
+			}
+			if hasKey := len(find(f, byTestID("teach-key"))) == 1; hasKey != (tt.key != "") {
+				t.Errorf("key field shown %v, want %v", hasKey, tt.key != "")
+			}
+			form := url.Values{"lesson": {"littles-law"}}
+			if tt.key != "" {
+				form.Set("key", tt.key)
+			}
+			post := site.post(nil, "/sessions", form)
+			if loc := post.Header.Get("Location"); post.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "/host?token=") {
+				t.Errorf("posting the form: %d %q, want 303 to the host view", post.StatusCode, loc)
+			}
+		})
 	}
 }

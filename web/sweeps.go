@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"mime"
 	"net/http"
@@ -36,22 +37,6 @@ type sweepAccepted struct {
 	URL            string    `json:"url"`    // the run's page
 	Stream         string    `json:"stream"` // its websocket
 }
-
-// sweepRefused is the body of a 400, 409, 429 or 503 answer to POST
-// /api/sweeps: the usual error, plus one message per bad field (400), the
-// learner's run in the way (409) or when to try again (429).
-type sweepRefused struct {
-	Error      *Error            `json:"error"`
-	Errors     map[string]string `json:"errors,omitempty"`
-	Run        string            `json:"run,omitempty"`
-	RetryAfter int               `json:"retry_after,omitempty"` // seconds
-}
-
-// CodeBusy is the code of a 429 answer: the queue of runs is full.
-const CodeBusy = "busy"
-
-// CodeUnavailable is the code of a 503 answer: this server runs no sweeps.
-const CodeUnavailable = "unavailable"
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
@@ -212,8 +197,7 @@ func (s *server) submitSweep(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if s.runner == nil {
-		writeJSON(w, http.StatusServiceUnavailable, sweepRefused{Error: errorf(CodeUnavailable, "This server does not run live sweeps. Run the lab on your own machine with the commands shown.")})
-		return nil
+		return errorf(CodeUnavailable, "This server does not run live sweeps. Run the lab on your own machine with the commands shown.")
 	}
 	q.Lesson = "" // derived from the block, never taken from the request
 	if q.Block != "" {
@@ -243,26 +227,14 @@ func (s *server) submitSweep(w http.ResponseWriter, r *http.Request) error {
 	case errors.As(err, &fe):
 		return s.refuseSweep(w, r, fe)
 	case errors.As(err, &full):
-		secs := int(math.Ceil(full.RetryAfter.Seconds()))
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		secs := retrySeconds(full.RetryAfter)
 		msg := fmt.Sprintf("The queue is full (%d runs queued or running). Try again in about %d s, or look at the runs others have recorded.", s.runner.Capacity(), secs)
-		if prefersHTML(r) {
-			s.render(w, r, http.StatusTooManyRequests, sweepRefusedPage(s.page(r, "The queue is full"), msg, nil, ""))
-			return nil
-		}
-		writeJSON(w, http.StatusTooManyRequests, sweepRefused{Error: errorf(CodeBusy, msg), RetryAfter: secs})
-		return nil
+		return &Error{Code: CodeBusy, Message: msg, Title: "The queue is full", RetryAfter: full.RetryAfter}
 	case errors.As(err, &mine):
 		msg := "You already have a run waiting or running. Watch it, or cancel it before starting another."
-		if prefersHTML(r) {
-			s.render(w, r, http.StatusConflict, sweepRefusedPage(s.page(r, "You already have a run"), msg, nil, mine.ID))
-			return nil
-		}
-		writeJSON(w, http.StatusConflict, sweepRefused{Error: errorf(CodeConflict, msg), Run: mine.ID})
-		return nil
+		return &Error{Code: CodeConflict, Message: msg, Title: "You already have a run", Run: mine.ID}
 	case errors.Is(err, runner.ErrClosed):
-		writeJSON(w, http.StatusServiceUnavailable, sweepRefused{Error: errorf(CodeUnavailable, "The server is restarting. Try again in a minute.")})
-		return nil
+		return &Error{Code: CodeUnavailable, Message: "The server is restarting. Try again in a minute.", RetryAfter: time.Minute}
 	case err != nil:
 		return err
 	}
@@ -275,25 +247,23 @@ func (s *server) submitSweep(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// refuseSweep answers 400 with one message per bad field.
+// refuseSweep is the 400 for bad fields: one message per field, rendered
+// by the error path as "errors" in JSON or a list on the page.
 func (s *server) refuseSweep(w http.ResponseWriter, r *http.Request, fe runner.FieldErrors) error {
 	n := len(fe)
 	msg := "The run was not queued: 1 field needs fixing."
 	if n != 1 {
 		msg = fmt.Sprintf("The run was not queued: %d fields need fixing.", n)
 	}
-	if prefersHTML(r) {
-		s.render(w, r, http.StatusBadRequest, sweepRefusedPage(s.page(r, "The run was not queued"), msg, fieldList(fe), ""))
-		return nil
-	}
-	writeJSON(w, http.StatusBadRequest, sweepRefused{Error: errorf(CodeInvalid, msg), Errors: fe})
-	return nil
+	return &Error{Code: CodeInvalid, Message: msg, Title: "The run was not queued", Fields: fe}
 }
 
 // fieldMessage is one bad field, for pages.
 type fieldMessage struct{ Field, Message string }
 
-func fieldList(fe runner.FieldErrors) []fieldMessage {
+// fieldList orders bad fields as the Run form shows them, then any others
+// by name.
+func fieldList(fe map[string]string) []fieldMessage {
 	var out []fieldMessage
 	known := map[string]bool{"body": true}
 	for _, name := range append(append([]string(nil), sweepFields...), "body") {
@@ -302,9 +272,9 @@ func fieldList(fe runner.FieldErrors) []fieldMessage {
 			out = append(out, fieldMessage{name, m})
 		}
 	}
-	for name, m := range fe {
+	for _, name := range slices.Sorted(maps.Keys(fe)) {
 		if !known[name] {
-			out = append(out, fieldMessage{name, m})
+			out = append(out, fieldMessage{name, fe[name]})
 		}
 	}
 	return out

@@ -103,8 +103,9 @@ func runAndWatch(b *testing.B, site *testSite, watchers int) ([]loadrun.Row, []t
 // BenchmarkWatchers runs the same sweep without watchers and with 1,000
 // websocket watchers on loopback, and reports the p99 and max time from a
 // row being logged to a watcher reading it, and the run's ok/s and p99 in
-// windows 1 and 2 both times, so the watchers' cost to the measurement can
-// be seen. Run it with -benchtime=1x.
+// windows 1 and 2 both times, with the generator's send lag p99 and the
+// lab's own mean service time in those windows, so the watchers' cost to
+// the measurement can be seen and placed. Run it with -benchtime=1x.
 func BenchmarkWatchers(b *testing.B) {
 	lab := buildLab(b)
 	for b.Loop() {
@@ -127,6 +128,10 @@ func BenchmarkWatchers(b *testing.B) {
 			b.ReportMetric(watched[w].OKPerSec, fmt.Sprintf("w%d-ok/s-watched", w))
 			b.ReportMetric(alone[w].P99MS, fmt.Sprintf("w%d-p99ms-alone", w))
 			b.ReportMetric(watched[w].P99MS, fmt.Sprintf("w%d-p99ms-watched", w))
+			b.ReportMetric(alone[w].SendLagP99MS, fmt.Sprintf("w%d-lagp99-alone", w))
+			b.ReportMetric(watched[w].SendLagP99MS, fmt.Sprintf("w%d-lagp99-watched", w))
+			b.ReportMetric(alone[w].LabServiceMS, fmt.Sprintf("w%d-labsvc-alone", w))
+			b.ReportMetric(watched[w].LabServiceMS, fmt.Sprintf("w%d-labsvc-watched", w))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -413,6 +414,18 @@ func TestSweepConflictCancelAndFull(t *testing.T) {
 	full := site.post(nil, "/api/sweeps", url.Values{"rates": {"5"}, "seconds": {"1"}})
 	if full.StatusCode != http.StatusTooManyRequests || full.Header.Get("Retry-After") == "" || !strings.Contains(full.body, "The queue is full") {
 		t.Errorf("plain form to a full queue: %d, Retry-After %q", full.StatusCode, full.Header.Get("Retry-After"))
+	}
+	// The same refusal as JSON: code busy, and retry_after equal to the header.
+	code, hdr, m := postSweep(t, site.client(), site.srv.URL, long)
+	errObj, _ := m["error"].(map[string]any)
+	if ra, _ := m["retry_after"].(float64); code != http.StatusTooManyRequests || errObj["code"] != CodeBusy ||
+		ra < 1 || hdr.Get("Retry-After") != strconv.Itoa(int(ra)) {
+		t.Errorf("JSON POST to a full queue: %d %v, Retry-After %q", code, m, hdr.Get("Retry-After"))
+	}
+	// A plain form with a bad field gets the error page listing that field.
+	bad := site.post(nil, "/api/sweeps", url.Values{"rates": {"5"}, "seconds": {"-1"}})
+	if bad.StatusCode != http.StatusBadRequest || !strings.Contains(testIDText(t, bad.body, "error-fields"), "seconds") {
+		t.Errorf("plain form with seconds=-1: %d, want 400 listing seconds:\n%s", bad.StatusCode, bad.body)
 	}
 
 	conn := dial(t, site.srv.URL, id, 0)

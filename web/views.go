@@ -2,6 +2,8 @@ package web
 
 import (
 	"fmt"
+	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,11 +94,53 @@ type indexLesson struct {
 	Progress progress
 }
 
-// groupCourse groups the course's lessons by part and chapter, keeping
-// the course order.
-func groupCourse(c *lessons.Course, st store.LessonState) []indexPart {
-	var parts []indexPart
+// isFixture reports whether l is a test fixture (part lessons.FixturePart):
+// reachable by its URL, but not listed for learners.
+func isFixture(l *lessons.Lesson) bool { return l.Part == lessons.FixturePart }
+
+// courseLessons returns the lessons learners see listed (the index,
+// /teach, /api/lessons): every lesson but the fixtures, in course order.
+func courseLessons(c *lessons.Course) []*lessons.Lesson {
+	out := make([]*lessons.Lesson, 0, len(c.Lessons))
 	for _, l := range c.Lessons {
+		if !isFixture(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// neighbours returns the lessons before and after c.Lessons[i] among the
+// lessons of its own kind: course lessons link only to course lessons,
+// fixtures only to fixtures.
+func neighbours(c *lessons.Course, i int) (prev, next *lessons.Lesson) {
+	fixture := isFixture(c.Lessons[i])
+	for j := i - 1; j >= 0 && prev == nil; j-- {
+		if isFixture(c.Lessons[j]) == fixture {
+			prev = c.Lessons[j]
+		}
+	}
+	for j := i + 1; j < len(c.Lessons) && next == nil; j++ {
+		if isFixture(c.Lessons[j]) == fixture {
+			next = c.Lessons[j]
+		}
+	}
+	return prev, next
+}
+
+// groupCourse groups the course's listed lessons (courseLessons) by part
+// and chapter, keeping the course order. With withFixtures (the progress
+// page) a fixture lesson the learner has progress in is listed too, so
+// every answer in the export shows somewhere.
+func groupCourse(c *lessons.Course, st store.LessonState, withFixtures bool) []indexPart {
+	ls := courseLessons(c)
+	if withFixtures {
+		ls = slices.DeleteFunc(slices.Clone(c.Lessons), func(l *lessons.Lesson) bool {
+			return isFixture(l) && lessonProgress(l, st).Done == 0
+		})
+	}
+	var parts []indexPart
+	for _, l := range ls {
 		if len(parts) == 0 || parts[len(parts)-1].Name != l.Part {
 			parts = append(parts, indexPart{Name: l.Part})
 		}
@@ -342,4 +386,38 @@ func labSummary(l *lessons.Lab) string {
 	}
 	s := fmt.Sprintf("%d %s of %s s at %s requests a second", len(l.Rates), windows, fmtNum(l.Seconds), labRates(l))
 	return s + ", open loop (Poisson arrivals, seed " + strconv.FormatInt(l.Seed, 10) + ")."
+}
+
+// lessonPageInfo is the page frame of a lesson: besides the site's own
+// stylesheet and lesson.js, the model widgets' stylesheet and script when
+// the lesson has a model block, and runs.js when it has a lab block, each
+// linked once however many blocks use it.
+func (s *server) lessonPageInfo(r *http.Request, l *lessons.Lesson) pageInfo {
+	p := s.page(r, l.Title)
+	var hasModel, hasLab bool
+	for _, b := range l.Blocks() {
+		switch b.(type) {
+		case *lessons.Model:
+			hasModel = true
+		case *lessons.Lab:
+			hasLab = true
+		}
+	}
+	if hasModel {
+		p.Styles = append(p.Styles, s.assets.URL("css/widgets.css"))
+		p.Scripts = append(p.Scripts, s.assets.URL("js/widgets.js"))
+	}
+	if hasLab {
+		p.Scripts = append(p.Scripts, s.assets.URL("js/runs.js"))
+	}
+	return p
+}
+
+// tableLabel names a lesson table's scrollable region for screen readers:
+// its caption, else its id.
+func tableLabel(t *lessons.Table) string {
+	if t.Caption != "" {
+		return t.Caption
+	}
+	return "Table " + t.ID
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -332,19 +333,24 @@ func TestCheckFirstAttemptCounts(t *testing.T) {
 func TestIndexShowsProgress(t *testing.T) {
 	s := newSite(t)
 	c := s.client()
-	if got := testIDText(t, s.get(c, "/").body, "progress-sample"); got != "Not started" {
+	l, _ := s.course.Lesson("littles-law")
+	total := lessonProgress(l, (&store.Export{}).State()).Total
+	home := s.get(c, "/").body
+	if got := testIDText(t, home, "progress-littles-law"); got != "Not started" {
 		t.Errorf("fresh progress = %q", got)
 	}
+	if hasTestID(t, home, "progress-sample") || hasTestID(t, home, "lesson-sample") {
+		t.Error("the index lists the sample fixture lesson")
+	}
+	s.post(c, "/lessons/littles-law/predict/littles-double", url.Values{"action": {"skip"}})
+	s.post(c, "/lessons/littles-law/check/littles-size", url.Values{"option": {"a"}})
+	if got, want := testIDText(t, s.get(c, "/").body, "progress-littles-law"), fmt.Sprintf("2 of %d done", total); got != want {
+		t.Errorf("progress = %q, want %q (a skipped prediction and one check)", got, want)
+	}
+	// The fixture's own progress is kept, only not listed.
 	s.post(c, samplePredict, url.Values{"action": {"skip"}})
-	s.post(c, sampleCheck, url.Values{"option": {"a"}})
-	if got := testIDText(t, s.get(c, "/").body, "progress-sample"); got != "2 of 3 done" {
-		t.Errorf("progress = %q, want 2 of 3 done (predict and check; model goal not reached)", got)
-	}
-	if _, err := s.store.RecordGoal(t.Context(), learnerOf(t, s, c), "sample", "sample-model", map[string]float64{"arrivals": 40}); err != nil {
-		t.Fatal(err)
-	}
-	if got := testIDText(t, s.get(c, "/").body, "progress-sample"); got != "Done ✓" {
-		t.Errorf("progress = %q, want Done ✓", got)
+	if res := s.get(c, "/"); hasTestID(t, res.body, "progress-sample") {
+		t.Error("the index lists the sample fixture once it has progress")
 	}
 }
 
@@ -522,22 +528,25 @@ func TestAPILessons(t *testing.T) {
 	if err := json.Unmarshal([]byte(s.get(nil, "/api/lessons").body), &out); err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Lessons) != len(s.course.Lessons) {
-		t.Fatalf("%d lessons, want %d", len(out.Lessons), len(s.course.Lessons))
+	// The course without its fixtures (part lessons.FixturePart), in order.
+	var listed []*lessons.Lesson
+	for _, l := range s.course.Lessons {
+		if l.Part != lessons.FixturePart {
+			listed = append(listed, l)
+		}
+	}
+	if len(out.Lessons) != len(listed) || len(listed) == len(s.course.Lessons) {
+		t.Fatalf("%d lessons, want %d (of %d, fixtures left out)", len(out.Lessons), len(listed), len(s.course.Lessons))
 	}
 	for i, l := range out.Lessons {
-		want := s.course.Lessons[i]
+		want := listed[i]
 		if l.Slug != want.Slug || l.Title != want.Title || l.Part != want.Part || l.Chapter != want.Chapter ||
 			l.Number != want.Number || l.Minutes != want.Minutes || l.URL != "/lessons/"+want.Slug {
 			t.Errorf("lesson %d = %+v", i, l)
 		}
-		if l.Slug == "sample" {
-			// The fixture has each block kind once and three callouts.
-			wantCounts := map[string]int{"predict": 1, "check": 1, "model": 1, "lab": 1, "table": 1, "callout": 3}
-			for k, n := range wantCounts {
-				if l.Blocks[k] != n {
-					t.Errorf("sample %s count = %d, want %d", k, l.Blocks[k], n)
-				}
+		for kind, n := range l.Blocks {
+			if n != want.Counts()[kind] {
+				t.Errorf("%s: %d %s blocks, want %d", l.Slug, n, kind, want.Counts()[kind])
 			}
 		}
 	}

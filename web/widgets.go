@@ -424,12 +424,14 @@ func rangePos(p model.Param, top, v float64) float64 {
 
 // buildWidget computes a widget and lays out its controls. values are
 // merged over the kind's defaults by model.Compute; bad ones have already
-// been removed and are listed in errs.
-func buildWidget(id string, spec model.Spec, values map[string]float64, solve string, errs model.ParamErrors) (widgetView, error) {
-	res, err := model.Compute(spec.Kind, values, solve)
+// been removed and are listed in errs. The result and plot come from mc
+// when it has them (nil: computed every time).
+func buildWidget(mc *modelCache, id string, spec model.Spec, values map[string]float64, solve string, errs model.ParamErrors) (widgetView, error) {
+	e, err := mc.entry(spec.Kind, values, solve)
 	if err != nil {
 		return widgetView{}, err
 	}
+	res := e.res
 	v := widgetView{ID: id, Spec: spec, Solve: res.Solve, Result: res, Labels: quantityLabels(spec), Errors: errs}
 	for _, p := range spec.Params {
 		in := widgetInput{P: p, Value: res.Values[p.Name], Implied: p.Name == res.Solve && res.Solve != ""}
@@ -454,9 +456,9 @@ func buildWidget(id string, spec model.Spec, values map[string]float64, solve st
 	}
 	switch spec.Kind {
 	case model.KindQueueCurve:
-		v.PlotSVG = model.QueueCurveSVG(*res.Queue, id)
+		v.PlotSVG = mc.plotSVG(e, id, func(id string) string { return model.QueueCurveSVG(*res.Queue, id) })
 	case model.KindTwoCeilings:
-		v.PlotSVG = model.CeilingsSVG(*res.Ceilings, id)
+		v.PlotSVG = mc.plotSVG(e, id, func(id string) string { return model.CeilingsSVG(*res.Ceilings, id) })
 	}
 	if v.PlotSVG != "" {
 		v.PlotURL = "/widgets/" + spec.Kind + "/plot.svg"
@@ -590,8 +592,8 @@ type widgetCtxKey struct{}
 // widgetCtx is what a lesson page's model blocks need from the request:
 // the values the no-JavaScript form sent for one block, if any.
 type widgetCtx struct {
-	Assets widgetAssetURLs
-	Block  string // "" when the form sent nothing
+	Models *modelCache // the server's memo of widget results
+	Block  string      // "" when the form sent nothing
 	Query  widgetQuery
 	Errors model.ParamErrors
 }
@@ -604,7 +606,7 @@ type widgetCtx struct {
 // progress, as the JavaScript path does with POST; a new learner gets a
 // cookie, and the returned request carries it so the page shows it.
 func (s *server) lessonWidgets(w http.ResponseWriter, r *http.Request, l *lessons.Lesson) (*http.Request, error) {
-	wc := &widgetCtx{Assets: s.widgetAssets()}
+	wc := &widgetCtx{Models: &s.models}
 	r = r.WithContext(context.WithValue(r.Context(), widgetCtxKey{}, wc))
 	q := r.URL.Query()
 	id := q.Get("widget")
@@ -674,11 +676,7 @@ func lessonWidgetView(ctx context.Context, l *lessons.Lesson, m *lessons.Model, 
 	}
 	solve := m.Solve
 	var errs model.ParamErrors
-	assets := widgetAssetURLs{AppCSS: "/static/css/app.css", WidgetCSS: "/static/css/widgets.css", WidgetJS: "/static/js/widgets.js"}
 	wc, _ := ctx.Value(widgetCtxKey{}).(*widgetCtx)
-	if wc != nil {
-		assets = wc.Assets
-	}
 	if wc != nil && wc.Block == m.ID {
 		for k, x := range wc.Query.Values {
 			values[k] = x
@@ -688,7 +686,11 @@ func lessonWidgetView(ctx context.Context, l *lessons.Lesson, m *lessons.Model, 
 		}
 		errs = wc.Errors
 	}
-	v, err := buildWidget(m.ID, spec, values, solve, errs)
+	var mc *modelCache
+	if wc != nil {
+		mc = wc.Models
+	}
+	v, err := buildWidget(mc, m.ID, spec, values, solve, errs)
 	if err != nil {
 		return widgetView{}, err
 	}
@@ -701,7 +703,6 @@ func lessonWidgetView(ctx context.Context, l *lessons.Lesson, m *lessons.Model, 
 	if len(v.Assumes) == 0 && len(v.Ignores) == 0 {
 		v.Assumes, v.Ignores = defaultCaveats(m.Widget)
 	}
-	v.Assets = assets
 	v.Action = lessonURL(l.Slug) + "#" + m.ID
 	v.Hidden = [][2]string{{"widget", m.ID}}
 	v.RecordURL = actionURL(l.Slug, "model", m.ID)
@@ -730,7 +731,7 @@ func (s *server) widgetPage(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return paramErrorsError(errs)
 	}
-	v, err := buildWidget("w-"+spec.Kind, spec, wq.Values, wq.Solve, nil)
+	v, err := buildWidget(&s.models, "w-"+spec.Kind, spec, wq.Values, wq.Solve, nil)
 	if err != nil {
 		return err
 	}
@@ -799,7 +800,7 @@ func (s *server) widgetPlot(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return paramErrorsError(errs)
 	}
-	v, err := buildWidget(id, spec, wq.Values, "", nil)
+	v, err := buildWidget(&s.models, id, spec, wq.Values, "", nil)
 	if err != nil {
 		return err
 	}
@@ -838,7 +839,7 @@ func (s *server) apiModel(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return paramErrorsError(errs)
 	}
-	res, err := model.Compute(spec.Kind, wq.Values, wq.Solve)
+	res, err := s.models.compute(spec.Kind, wq.Values, wq.Solve)
 	if err != nil {
 		return err
 	}
@@ -912,7 +913,7 @@ func (s *server) modelGoal(w http.ResponseWriter, r *http.Request) error {
 	for k, x := range wq.Values {
 		values[k] = x
 	}
-	v, err := buildWidget(m.ID, specOf(m), values, solve, nil)
+	v, err := buildWidget(&s.models, m.ID, specOf(m), values, solve, nil)
 	if err != nil {
 		return err
 	}

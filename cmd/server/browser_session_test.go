@@ -11,8 +11,9 @@ import (
 )
 
 // TestBrowserClassSession runs a class with two browsers (separate
-// profiles, so separate cookies): the instructor starts a session from
-// /teach, a learner joins with the code, the instructor opens a predict
+// profiles, so separate cookies): the instructor starts a session with the
+// lesson page's "Teach this lesson" button (the sample fixture is not
+// listed on /teach), a learner joins with the code, the instructor opens a predict
 // question, the learner votes and reloads (the vote stays), the
 // instructor closes and reveals (the learner sees the distribution), then
 // runs the lesson's lab for the class and the learner watches the rows
@@ -29,7 +30,7 @@ func TestBrowserClassSession(t *testing.T) {
 	connected := poll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("Connected")`)
 
 	doSteps(t, host, "host starts a session",
-		chromedp.Navigate(srv.url+"/teach"),
+		chromedp.Navigate(srv.url+"/lessons/sample"), // the lesson page's own "Teach this lesson" button
 		chromedp.Click(chromedp.CSS(`[data-testid="teach-sample"] [data-testid="teach-start"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-code"]`)),
 		connected,
