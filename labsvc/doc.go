@@ -130,6 +130,27 @@
 // is always waited for; an unexpected exit is reported by Child.Err with the
 // child's last stderr lines.
 //
+// # Keeping the generator off the lab
+//
+// A lab child pins itself to the first CPUS processors it may use, but
+// that alone does not stop the parent (the load generator, the web server
+// and its websocket watchers) from running on them too, which would charge
+// the generator's work to the lab. LabCPUs(cfg) says which processors a
+// child started now with cfg takes; PinAway(cfg), or PinAwayFrom with a
+// running child's own processors (ProcessCPUs of its pid, which is right
+// however it was started), pins every thread of the calling process to the
+// processors it may use minus the lab's and returns a Pinning whose Restore
+// puts each thread's previous mask back. Affinity is per thread on Linux
+// (sched_setaffinity), so both walk /proc/self/task until a pass finds no
+// new thread; threads the Go runtime starts later inherit the mask of the
+// thread that creates them (the tests check this by locking goroutines to
+// new threads and reading every thread's Cpus_allowed_list). Pin after
+// starting the child and restore before starting the next: a child started
+// while its parent is pinned away inherits the generator's processors. When
+// the lab has every processor (a 1-core host) nothing changes and
+// Pinning.String says so for the log. ThreadCPUs(pid) reads a process's
+// per-thread Cpus_allowed_list, so anyone can check where each side runs.
+//
 // A program can be its own lab child: call ChildMain(envVar) first in main
 // (or in TestMain, so tests start real children without building a binary)
 // and start children with SelfCommand(envVar). cmd/lab and cmd/server

@@ -294,6 +294,20 @@ func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writ
 		return nil, fmt.Errorf("starting the lab: %w", err)
 	}
 	defer child.Stop()
+	// Keep this process (the generator) off the lab's processors while it
+	// runs; Restore (deferred after Stop, so it runs first) puts it back
+	// before the next preset's child starts.
+	cpus, err := labsvc.ProcessCPUs(child.Pid())
+	var pin *labsvc.Pinning
+	if err == nil {
+		pin, err = labsvc.PinAwayFrom(cpus)
+	}
+	if err != nil {
+		fmt.Fprintf(logw, "  warning: the generator shares the lab's processors: %v\n", err)
+	} else {
+		fmt.Fprintf(logw, "  %s\n", pin)
+		defer pin.Restore()
+	}
 	target, err := loadrun.NewTarget(child.Target(), timeoutOf(l))
 	if err != nil {
 		return nil, err

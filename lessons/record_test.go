@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,9 +79,22 @@ func TestRecordEndToEnd(t *testing.T) {
 	dir := recordDir(t, map[string]string{"a.md": orig})
 	var log bytes.Buffer
 	cfg := testRecordConfig(t, dir, &log)
+	cpusBefore, err := labsvc.ProcessCPUs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	recs, err := Record(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Record: %v\nlog:\n%s", err, log.String())
+	}
+	// Each preset kept this process (the generator) off the lab's
+	// processors, said so, and put the affinity back afterwards.
+	lg := log.String()
+	if n := strings.Count(lg, "  generator pinned") + strings.Count(lg, "  generator not pinned") + strings.Count(lg, "generator shares the lab's"); n != 2 {
+		t.Errorf("the log says where the generator ran %d times, want once per preset (2):\n%s", n, log.String())
+	}
+	if now, err := labsvc.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, cpusBefore) {
+		t.Errorf("after Record this process may use %v (%v), want %v as before", now, err, cpusBefore)
 	}
 	if len(recs) != 2 || recs[0].Table != "a-lab-result" || recs[1].Table != "a-closed-result" {
 		t.Fatalf("recorded %+v, want tables a-lab-result and a-closed-result", recs)

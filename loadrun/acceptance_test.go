@@ -110,6 +110,7 @@ func disturbed(cfg labsvc.Config, rows []loadrun.Row) []string {
 func sweepShape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64) []loadrun.Row {
 	t.Helper()
 	l := startChildLab(t, cfg)
+	defer l.stop()
 	s := sweepOf(t, l, loadrun.DefaultTimeout)
 	s.Rates, s.Seconds = rates, seconds
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -124,6 +124,14 @@
 // row and done are always delivered, so the receiver must read until the
 // channel is closed.
 //
+// Rows and raw records are also handed over window by window: Sweep.WindowDone
+// is called with each window's WindowReport (its row and every record) as
+// soon as the window ends, before its row event, from the sweep's own
+// goroutine. The next window waits for it to return, so a caller that saves
+// the records there (the runner does) neither loses a finished window's
+// records if the sweep never ends nor competes with a measurement while it
+// saves them. Run's Report still holds every window at the end.
+//
 // # The lab's control API
 //
 // Control reads GET /stats (accepted, refused, done, queued, queued_max,

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 type lab struct {
 	target  string // http://host:port/
 	control string // http://host:port
+	stop    func() // ends a lab child early (nil for an in-process lab)
 }
 
 // startLab serves cfg in this process until the test ends.
@@ -65,7 +67,13 @@ func startLab(t testing.TB, cfg labsvc.Config) lab {
 }
 
 // startChildLab starts cfg as a lab child process (GOMAXPROCS and affinity
-// = cfg.CPUs) until the test ends.
+// = cfg.CPUs) and pins this process to the other processors meanwhile
+// (labsvc.PinAwayFrom; nothing changes on a host with no other processor,
+// and the log says so). Both end when the test ends or when the returned
+// lab's stop is called, whichever is first: a test starting several
+// children one after another stops each before the next, since a child
+// started while this process is pinned away would inherit the generator's
+// processors.
 func startChildLab(t testing.TB, cfg labsvc.Config) lab {
 	t.Helper()
 	exe, err := os.Executable()
@@ -78,7 +86,11 @@ func startChildLab(t testing.TB, cfg labsvc.Config) lab {
 		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	var p *labsvc.Pinning
+	stop := sync.OnceFunc(func() {
+		if err := p.Restore(); err != nil {
+			t.Errorf("restoring affinity: %v", err)
+		}
 		_ = child.Stop()
 		cancel()
 		select {
@@ -87,7 +99,16 @@ func startChildLab(t testing.TB, cfg labsvc.Config) lab {
 			t.Errorf("lab child %d did not exit", child.Pid())
 		}
 	})
-	return lab{target: child.Target(), control: child.Control()}
+	t.Cleanup(stop)
+	cpus, err := labsvc.ProcessCPUs(child.Pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = labsvc.PinAwayFrom(cpus); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(p)
+	return lab{target: child.Target(), control: child.Control(), stop: stop}
 }
 
 // sweepOf builds a sweep against l.

@@ -27,6 +27,14 @@ type Sweep struct {
 	Kind        Kind    // arrival process; "" means Poisson
 	MaxInFlight int     // 0 means DefaultMaxInFlight
 	DrainWait   time.Duration
+
+	// WindowDone, when not nil, is called with each window's row and raw
+	// records as soon as the window ends (before its row event is sent),
+	// in window order, from the goroutine running the sweep. The next
+	// window does not begin until it returns, so slow work here (saving
+	// the records) never overlaps a measurement. It is how a caller keeps
+	// what was measured even if the sweep never finishes.
+	WindowDone func(WindowReport)
 }
 
 // Validate says what is wrong with the sweep, or nil. Nothing is sent.
@@ -244,7 +252,11 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			notes = append(notes, fmt.Sprintf("%d requests lost: a generator bug", row.Lost))
 		}
 		row.Note = strings.Join(notes, "; ")
-		rep.Windows = append(rep.Windows, WindowReport{Row: row, Records: res.Records})
+		wr := WindowReport{Row: row, Records: res.Records}
+		rep.Windows = append(rep.Windows, wr)
+		if s.WindowDone != nil {
+			s.WindowDone(wr)
+		}
 		r := row
 		emit(Event{Kind: EventRow, Window: i, Rate: base.Rate, Clients: clients, Seconds: s.Seconds, ElapsedMS: ms(res.Elapsed), Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent, Row: &r})
 		if ctx.Err() != nil {

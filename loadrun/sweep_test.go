@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,12 +127,61 @@ func TestSweepCancel(t *testing.T) {
 	s := sweepOf(t, l, time.Second)
 	s.Rates = []float64{100, 100, 100}
 	s.Seconds = 1
+	// WindowDone sees every window, the cancelled one too, before its row
+	// event goes out: rowsSeen is how many row events the receiver had at
+	// each call.
+	var mu sync.Mutex
+	var handed []loadrun.WindowReport
+	var rowsAtCall []int
+	rowsSeen := 0
+	s.WindowDone = func(w loadrun.WindowReport) {
+		mu.Lock()
+		defer mu.Unlock()
+		handed = append(handed, w)
+		rowsAtCall = append(rowsAtCall, rowsSeen)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	rep, evs, err := collect(ctx, s)
+	events := make(chan loadrun.Event, 16)
+	type out struct {
+		rep loadrun.Report
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		rep, err := s.Run(ctx, events)
+		done <- out{rep, err}
+	}()
+	var evs []loadrun.Event
+	for e := range events {
+		if e.Kind == loadrun.EventRow {
+			mu.Lock()
+			if len(handed) <= e.Window {
+				t.Errorf("row event of window %d came before WindowDone was called for it", e.Window)
+			}
+			rowsSeen++
+			mu.Unlock()
+		}
+		evs = append(evs, e)
+	}
+	o := <-done
+	rep, err := o.rep, o.err
 	if err == nil {
 		t.Fatal("cancelled sweep returned no error")
 	}
+	mu.Lock()
+	if len(handed) != len(rep.Windows) {
+		t.Errorf("WindowDone called %d times for %d windows", len(handed), len(rep.Windows))
+	}
+	for i := range min(len(handed), len(rep.Windows)) {
+		if handed[i].Row != rep.Windows[i].Row || len(handed[i].Records) != len(rep.Windows[i].Records) || len(handed[i].Records) == 0 {
+			t.Errorf("WindowDone %d got row %+v with %d records; the report has %+v with %d", i, handed[i].Row, len(handed[i].Records), rep.Windows[i].Row, len(rep.Windows[i].Records))
+		}
+		if rowsAtCall[i] > i {
+			t.Errorf("WindowDone %d was called after %d row events, want at most %d (its own row event comes after it)", i, rowsAtCall[i], i)
+		}
+	}
+	mu.Unlock()
 	rows := rep.Rows()
 	if len(rows) != 2 || !strings.Contains(rows[1].Note, "cancelled") {
 		t.Fatalf("rows %+v: want the finished window and the cancelled one, noted", rows)

@@ -19,6 +19,15 @@
 // loadrun sweep against it and stops it, so every run starts from a fresh
 // lab with exactly the knobs asked for.
 //
+// While a run's lab child runs, the runner pins its own process (the load
+// generator, the web server and every websocket watcher) to the processors
+// the child does not use (labsvc.PinAwayFrom with the child's processors)
+// and restores the previous affinity when the child stops, so the lab's
+// CPUS processors do the lab's work only. It does not when the lab has
+// every processor the server may use (a 1-core host) or when
+// Config.Concurrent > 1 (runs then share the machine anyway); a log line
+// says which.
+//
 // A run's expected length (Estimate) is StartOverhead plus, per window, its
 // seconds and WindowOverhead. A queued run's estimated start is now plus the
 // running runs' remaining expected time plus the expected lengths of the
@@ -47,8 +56,11 @@
 // their own queued or running run; the rows so far are kept.
 //
 // With Config.Store set, every run is saved: created (queued) before
-// Submit returns, its status and times at every change, each row as its
-// window ends, and every raw request record when the sweep ends.
+// Submit returns, its status and times at every change, and each window's
+// row and raw request records as the window ends (the records through
+// loadrun.Sweep.WindowDone, before the next window begins, so saving them
+// never overlaps a measurement and a crash loses at most the window in
+// progress).
 //
 // # Events
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"capacitylab/labsvc"
@@ -57,6 +58,8 @@ func (r *Runner) measure(ru *run) (Status, string, Kind, int) {
 		return store.RunFailed, "The lab service did not start, so nothing was measured. " + err.Error(), KindFailed, 0
 	}
 	defer child.Stop()
+	unpin := r.keepOffLab(ru, child)
+	defer unpin()
 
 	target, err := loadrun.NewTarget(child.Target(), q.Timeout())
 	if err != nil {
@@ -66,7 +69,11 @@ func (r *Runner) measure(ru *run) (Status, string, Kind, int) {
 	if err != nil {
 		return store.RunFailed, "The run could not be set up: " + err.Error(), KindFailed, 0
 	}
-	sw := loadrun.Sweep{Target: target, Control: &control, Seconds: q.Seconds, Seed: q.Seed, DrainWait: r.cfg.DrainWait}
+	sw := loadrun.Sweep{Target: target, Control: &control, Seconds: q.Seconds, Seed: q.Seed, DrainWait: r.cfg.DrainWait,
+		// Each window's raw records are saved as it ends, before the next
+		// window begins, so a crash keeps them and saving never overlaps a
+		// measurement.
+		WindowDone: func(w loadrun.WindowReport) { r.saveRecords(ru, w.Row.Window, w.Records) }}
 	if q.mode() == ModeClosed {
 		sw.Clients = q.Clients
 	} else {
@@ -139,10 +146,10 @@ func (r *Runner) measure(ru *run) (Status, string, Kind, int) {
 	if err := child.Stop(); err != nil && childErr == nil {
 		childErr = err
 	}
+	unpin()
 	r.mu.Lock()
 	ru.labPID = 0
 	r.mu.Unlock()
-	r.saveRecords(ru, res.rep)
 
 	finished := rows
 	switch {
@@ -178,16 +185,42 @@ func (r *Runner) addRow(ru *run, row loadrun.Row) {
 	}
 }
 
-// saveRecords saves every raw record the sweep produced.
-func (r *Runner) saveRecords(ru *run, rep loadrun.Report) {
+// saveRecords saves the raw records of one finished window.
+func (r *Runner) saveRecords(ru *run, window int, recs []loadrun.Record) {
 	if r.cfg.Store == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
-	if err := r.cfg.Store.AddRecords(ctx, ru.id, rep.Records()); err != nil {
-		r.log.Error("saving records", "run", ru.id, "err", err)
+	if err := r.cfg.Store.AddRecords(ctx, ru.id, recs); err != nil {
+		r.log.Error("saving records", "run", ru.id, "window", window, "err", err)
 	}
+}
+
+// keepOffLab pins this process (the load generator, the web server and its
+// websocket watchers) to the processors the run's lab child does not use,
+// and returns what puts the affinity back; calling it more than once is
+// harmless. With more than one run at a time, or when the lab has every
+// processor, nothing changes and a log line says why.
+func (r *Runner) keepOffLab(ru *run, child *labsvc.Child) func() {
+	if r.cfg.Concurrent > 1 {
+		r.log.Info("generator not pinned away from the lab: runs share the machine", "run", ru.id, "concurrent", r.cfg.Concurrent)
+		return func() {}
+	}
+	cpus, err := labsvc.ProcessCPUs(child.Pid())
+	if err == nil {
+		var p *labsvc.Pinning
+		if p, err = labsvc.PinAwayFrom(cpus); err == nil {
+			r.log.Info(p.String(), "run", ru.id)
+			return sync.OnceFunc(func() {
+				if err := p.Restore(); err != nil {
+					r.log.Error("restoring processor affinity", "run", ru.id, "err", err)
+				}
+			})
+		}
+	}
+	r.log.Warn("generator not pinned away from the lab", "run", ru.id, "err", err)
+	return func() {}
 }
 
 // cancelledNote is loadrun's row note for a window cut short.

@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"errors"
+	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -205,7 +207,15 @@ func TestQueueLimitsAndCancel(t *testing.T) {
 
 // Killing the lab child in the middle of a window fails that run with the
 // child's fate in the reason; the next queued run starts and finishes.
+// While a window runs, the finished windows' rows and raw records are
+// already in the store (a crash now would keep them), and this process (the
+// generator) runs on processors the lab child does not; its affinity is
+// back as it was once the runs end.
 func TestChildKilledMidRun(t *testing.T) {
+	selfBefore, err := labsvc.ProcessCPUs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, st := newRunner(t, runner.Config{})
 	a, err := r.Submit(t.Context(), "a", small(20, 20, 20))
 	if err != nil {
@@ -234,6 +244,8 @@ func TestChildKilledMidRun(t *testing.T) {
 				if s.LabPID == 0 {
 					t.Fatal("running run has no lab pid")
 				}
+				checkSavedSoFar(t, st, a.ID, 1)
+				checkApart(t, s.LabPID, selfBefore)
 				if err := syscall.Kill(s.LabPID, syscall.SIGKILL); err != nil {
 					t.Fatal(err)
 				}
@@ -256,6 +268,8 @@ func TestChildKilledMidRun(t *testing.T) {
 	if err != nil || saved.Status != store.RunFailed || len(saved.Rows) < 1 || saved.Reason != end.Reason {
 		t.Errorf("a saved as %+v (%v): want failed, with its first row and the reason", saved, err)
 	}
+	// Both the finished window and the cut one are kept, with their records.
+	checkSavedSoFar(t, st, a.ID, 2)
 	for _, e := range es {
 		if e.Kind == runner.KindRow && e.Window == 1 && !strings.Contains(e.Row.Note, "lab process died") {
 			t.Errorf("the cut window's row has note %q, want it to say the lab died", e.Row.Note)
@@ -267,6 +281,60 @@ func TestChildKilledMidRun(t *testing.T) {
 	}
 	if row := last(bes[:len(bes)-1]).Row; row == nil || row.OK == 0 || row.Lost != 0 {
 		t.Errorf("b's row %+v: want ok answers, nothing lost", row)
+	}
+	waitStatus(t, r, b.ID, store.RunDone, 5*time.Second)
+	if now, err := labsvc.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, selfBefore) {
+		t.Errorf("after the runs this process may use %v (%v), want %v as before", now, err, selfBefore)
+	}
+}
+
+// checkSavedSoFar fails unless the store holds run id's first rows rows and,
+// for each, one raw record per arrival.
+func checkSavedSoFar(t *testing.T, st *store.Store, id string, rows int) {
+	t.Helper()
+	saved, err := st.Run(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Rows) != rows {
+		t.Fatalf("the store has %d rows of run %s, want %d", len(saved.Rows), id, rows)
+	}
+	arrivals := 0
+	for _, row := range saved.Rows {
+		arrivals += row.Arrivals
+	}
+	n, err := st.CountRecords(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != arrivals || n == 0 {
+		t.Errorf("the store has %d raw records of run %s, want one per arrival of its %d row(s): %d", n, id, rows, arrivals)
+	}
+}
+
+// checkApart fails unless this process and the lab child share no
+// processor. On a host where this process may use only one processor there
+// is nowhere to go, so nothing is checked.
+func checkApart(t *testing.T, labPID int, selfBefore []int) {
+	t.Helper()
+	if len(selfBefore) < 2 {
+		t.Logf("only processor(s) %v: the generator cannot be kept off the lab's", selfBefore)
+		return
+	}
+	lab, err := labsvc.ProcessCPUs(labPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := labsvc.ThreadCPUs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tid, cpus := range self {
+		for _, c := range cpus {
+			if slices.Contains(lab, c) {
+				t.Errorf("thread %d of the runner's process may use processor %d, which the lab child (%v) uses", tid, c, lab)
+			}
+		}
 	}
 }
 

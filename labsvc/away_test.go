@@ -1,0 +1,174 @@
+package labsvc_test
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"capacitylab/labsvc"
+)
+
+func TestParseCPUList(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []int
+		bad  bool
+	}{
+		// One processor.
+		{in: "0", want: []int{0}},
+		// A range.
+		{in: "0-3", want: []int{0, 1, 2, 3}},
+		// Numbers and ranges mixed, as a cpuset cgroup writes them.
+		{in: "0,2-3,8", want: []int{0, 2, 3, 8}},
+		// A range backwards is not a CPU list.
+		{in: "3-1", bad: true},
+		// Nor is a word.
+		{in: "all", bad: true},
+		// Nor an empty list.
+		{in: "", bad: true},
+	}
+	for _, c := range cases {
+		got, err := labsvc.ParseCPUList(c.in)
+		if c.bad {
+			if err == nil {
+				t.Errorf("ParseCPUList(%q) = %v, want an error", c.in, got)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("ParseCPUList(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+}
+
+// union is every processor any thread of a process may use.
+func union(t *testing.T, pid int) (map[int][]int, []int) {
+	t.Helper()
+	threads, err := labsvc.ThreadCPUs(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []int
+	for _, cpus := range threads {
+		for _, c := range cpus {
+			if !slices.Contains(all, c) {
+				all = append(all, c)
+			}
+		}
+	}
+	slices.Sort(all)
+	return threads, all
+}
+
+// A lab child with CPUS=1 and this process pinned away share no processor,
+// threads the Go runtime starts afterwards stay away too, and Restore puts
+// every thread's affinity back.
+func TestPinAwayKeepsGeneratorOffTheLab(t *testing.T) {
+	cfg := labsvc.DefaultConfig()
+	cfg.CPUs = 1
+	before, beforeAll := union(t, os.Getpid())
+	if len(beforeAll) < 2 {
+		t.Skipf("this process may use only processor(s) %v: there is no other processor to keep the generator on", beforeAll)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	child, err := labsvc.StartChild(ctx, testChild(t, "serve"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer child.Stop()
+
+	p, err := labsvc.PinAway(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Pinned() {
+		t.Fatalf("PinAway did nothing with %d processors allowed: %s", len(beforeAll), p)
+	}
+	t.Log(p)
+	if len(p.Lab) != 1 || slices.Contains(p.Generator, p.Lab[0]) {
+		t.Fatalf("lab %v, generator %v: want one lab processor outside the generator's", p.Lab, p.Generator)
+	}
+
+	// Force the runtime to start new threads: each goroutine locked to its
+	// thread and blocked keeps that thread, so the others need new ones.
+	release := make(chan struct{})
+	started := make(chan struct{})
+	const extra = 6
+	for range extra {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			started <- struct{}{}
+			<-release
+		}()
+	}
+	for range extra {
+		<-started
+	}
+	defer close(release)
+
+	self, selfAll := union(t, os.Getpid())
+	if len(self) < len(before)+extra/2 {
+		t.Errorf("%d threads before, %d after locking %d goroutines to threads: the test did not make new threads", len(before), len(self), extra)
+	}
+	t.Logf("threads: %d before, %d after locking %d goroutines to threads", len(before), len(self), extra)
+	for tid, cpus := range self {
+		if !slices.Equal(cpus, p.Generator) {
+			t.Errorf("thread %d of this process may use %v, want the generator's %v", tid, cpus, p.Generator)
+		}
+	}
+	// The child pins itself at start; wait until its threads say so.
+	var labAll []int
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, labAll = union(t, child.Pid())
+		if slices.Equal(labAll, p.Lab) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !slices.Equal(labAll, p.Lab) {
+		t.Errorf("the lab child's threads may use %v, want %v", labAll, p.Lab)
+	}
+	for _, c := range selfAll {
+		if slices.Contains(labAll, c) {
+			t.Errorf("processor %d is used by both the lab (%v) and this process (%v)", c, labAll, selfAll)
+		}
+	}
+
+	if err := p.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := union(t, os.Getpid())
+	for tid, cpus := range after {
+		if !slices.Equal(cpus, beforeAll) {
+			t.Errorf("after Restore thread %d may use %v, want %v as before", tid, cpus, beforeAll)
+		}
+	}
+}
+
+// On a process limited to the lab's processors PinAway changes nothing and
+// says why.
+func TestPinAwayNothingLeft(t *testing.T) {
+	_, all := union(t, os.Getpid())
+	cfg := labsvc.DefaultConfig()
+	cfg.CPUs = len(all) // the lab would take every processor
+	p, err := labsvc.PinAway(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Pinned() || p.Generator != nil {
+		t.Fatalf("PinAway pinned to %v with the lab taking all of %v", p.Generator, all)
+	}
+	if err := p.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if _, now := union(t, os.Getpid()); !slices.Equal(now, all) {
+		t.Errorf("affinity changed from %v to %v", all, now)
+	}
+	t.Log(p)
+}
