@@ -116,6 +116,9 @@ func doSteps(t *testing.T, ctx context.Context, what string, steps ...chromedp.A
 		err := chromedp.Do(sctx, step)
 		cancel()
 		if err != nil {
+			if msgs, derr := chromedp.Run(ctx, chromedp.Evaluate[string](`[location.pathname].concat(Array.from(document.querySelectorAll('[data-testid$="message"], [data-error], .form-error')).map(e => e.textContent.trim()).filter(Boolean)).join(" | ")`)); derr == nil && msgs != "" {
+				t.Logf("page and its messages: %s", msgs)
+			}
 			screenshot(t, ctx, strings.ReplaceAll(what, " ", "-")+"-failed")
 			t.Fatalf("%s, step %d: %v", what, i, err)
 		}

@@ -49,7 +49,10 @@ func TestBrowserLesson7(t *testing.T) {
 	doSteps(t, ctx, "lesson 7 run limit-on",
 		chromedp.SetValue(chromedp.CSS(labOn+` [data-testid="run-field-rates"]`), "60, 100"),
 		chromedp.SetValue(chromedp.CSS(labOn+` [data-testid="run-field-seconds"]`), "1"),
-		chromedp.Click(chromedp.CSS(labOn+` [data-testid="lab-run"]`)),
+		// Press Run from the keyboard: a mouse click at the button's
+		// coordinates can miss while the page above it is still settling.
+		chromedp.Focus(chromedp.CSS(labOn+` [data-testid="lab-run"]`)),
+		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(chromedp.CSS(slot+` [data-testid="run-status"]`)),
 	)
 	// Waiting for the run may take longer than one step on a busy machine.
