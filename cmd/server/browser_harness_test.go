@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -52,6 +53,11 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		// Smooth scrolling (app.css, for people who have not asked for
+		// reduced motion) moves an element while chromedp computes where to
+		// click it, and the click lands beside it; a real user who prefers
+		// reduced motion gets instant scrolls, and so do the tests.
+		chromedp.Flag("force-prefers-reduced-motion", true),
 		chromedp.WindowSize(1024, 900),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -101,6 +107,17 @@ func textOf(t *testing.T, ctx context.Context, sel string) string {
 		t.Fatalf("text of %s: %v", sel, err)
 	}
 	return strings.TrimSpace(s)
+}
+
+// clickToPage clicks what sel finds (a link or a submit button that leaves
+// the page) and waits for the next page's load event. Without the wait, a
+// query that follows can find a node of the page still loading, whose id
+// chromium then discards ("Could not find node with given id").
+func clickToPage(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(sel)))(ctx, t)
+		return chromedp.Void{}, err
+	}
 }
 
 // stepTimeout bounds one browser step, so a failing step leaves time to

@@ -22,7 +22,7 @@ func TestBrowserLessonFlow(t *testing.T) {
 	steps := []chromedp.Action[chromedp.Void]{
 		chromedp.Navigate(srv.url + "/"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lesson-littles-law"] a`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="lesson-littles-law"] a`)),
+		clickToPage(`[data-testid="lesson-littles-law"] a`),
 		chromedp.WaitVisible(chromedp.CSS(predict)),
 		// Lock in the second option ("It more than doubles").
 		chromedp.Click(chromedp.CSS(predict + ` [data-testid="option-b"]`)),

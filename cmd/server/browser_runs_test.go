@@ -65,7 +65,7 @@ func TestBrowserRunSweep(t *testing.T) {
 
 	// The saved run, on its own page, from the link the block shows.
 	doSteps(t, ctx, "open the saved run",
-		chromedp.Click(chromedp.CSS(`[data-testid="lab-run-message"] a`)),
+		clickToPage(`[data-testid="lab-run-message"] a`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-page"]`)),
 	)
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="run-rows"] tbody tr').length`))

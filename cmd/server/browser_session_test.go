@@ -31,7 +31,7 @@ func TestBrowserClassSession(t *testing.T) {
 
 	doSteps(t, host, "host starts a session",
 		chromedp.Navigate(srv.url+"/lessons/sample"), // the lesson page's own "Teach this lesson" button
-		chromedp.Click(chromedp.CSS(`[data-testid="teach-sample"] [data-testid="teach-start"]`)),
+		clickToPage(`[data-testid="teach-sample"] [data-testid="teach-start"]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-code"]`)),
 		connected,
 	)
@@ -44,7 +44,7 @@ func TestBrowserClassSession(t *testing.T) {
 		chromedp.Navigate(srv.url+"/join"),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid="join-code"]`), strings.ToLower(code)),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid="join-name"]`), "Ada"),
-		chromedp.Click(chromedp.CSS(`[data-testid="join-submit"]`)),
+		clickToPage(`[data-testid="join-submit"]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-you"]`)),
 		connected,
 	)

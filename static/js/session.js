@@ -339,11 +339,13 @@ function start(root) {
     }
   }
 
-  // A participant's page scrolls to the question the class is voting on.
+  // A participant's page scrolls to the question the class is voting on:
+  // smoothly, unless they asked for reduced motion, when it jumps.
   function bringIntoView(qid) {
     if (role !== "participant") return;
     const section = root.querySelector(`[data-class-question="${CSS.escape(qid)}"]`);
-    if (section) section.scrollIntoView({ behavior: "smooth", block: "start" });
+    const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    if (section) section.scrollIntoView({ behavior: still ? "auto" : "smooth", block: "start" });
   }
 
   // The projector shows only the question the class is on.
