@@ -28,8 +28,12 @@
 // method and path; a body is allowed with Content-Length, at most
 // MaxBodyBytes, and is discarded; chunked bodies are refused as garbage).
 //
-// The door accepts each connection. If LIMIT > 0 and LIMIT connections
-// already wait in the queue, the door refuses it: it reads the request once
+// The door accepts each connection. If a worker is free, the door hands the
+// connection to it at once, the way a kernel hands an accepted connection
+// to a thread blocked in accept: it is in service from that moment, even
+// if the worker has not yet had the processor to start on it. Otherwise,
+// if LIMIT > 0 and LIMIT connections already wait in the queue, the door
+// refuses it: it reads the request once
 // (waiting at most RefuseReadTimeout), writes
 //
 //	HTTP/1.1 503 Service Unavailable
@@ -42,11 +46,12 @@
 // then half-closes and drains the connection (at most LingerTimeout) before
 // closing it, so the caller reads the 503 instead of a connection reset. A
 // refused connection never reaches a worker. Otherwise the connection joins
-// the FIFO queue.
+// the FIFO queue, where it waits only because every worker is taken.
 //
-// Each of WORKERS workers takes the oldest queued connection, reads its
-// request (at most ReadTimeout from taking it), spends SPIN_MS of processor
-// time, sleeps WAIT_MS, and answers
+// A worker that finishes takes the oldest queued connection itself, or, if
+// none waits, becomes free for the door to hand it the next one. It reads
+// the request (at most ReadTimeout from starting on it), spends SPIN_MS of
+// processor time, sleeps WAIT_MS, and answers
 //
 //	HTTP/1.1 200 OK
 //	Connection: close
@@ -56,8 +61,10 @@
 //
 //	ok
 //
-// and closes. X-Queue-Wait-Ms is the time from accept to a worker taking the
-// connection; X-Service-Ms is the time from taking it to the answer. Both are
+// and closes. X-Queue-Wait-Ms is the time from accept to a worker being
+// assigned the connection (0 when the door handed it to a free worker);
+// X-Service-Ms is the time from then to the answer, including any wait for
+// the processor before the worker got to it. Both are
 // decimal milliseconds with three decimals.
 //
 // SPIN_MS is processor time, not wall time: the worker computes while locked
@@ -96,12 +103,12 @@
 // Stats (GET /stats) has these fields, counted since the last reset:
 //
 //	since         when the window began (RFC 3339)
-//	accepted      connections the door admitted to the queue (including carried)
+//	accepted      connections the door admitted, handed or queued (including carried)
 //	refused       connections answered 503 by the door
 //	done          requests served to completion, whether or not the caller listened
-//	queued        connections waiting now
+//	queued        connections waiting now for a worker (every worker taken)
 //	queued_max    most waiting at once
-//	in_service    connections held by a worker now
+//	in_service    connections assigned to a worker now (started on or not)
 //	bad           accepted connections that never sent a complete request
 //	bad_by        {"timeout","gone","garbage"} breakdown of bad
 //	carried       connections queued or in service when the window began

@@ -16,6 +16,15 @@ import (
 
 // Server is one lab: a door, a FIFO queue, WORKERS workers and a control
 // API. Build it with NewServer and run it once with Serve.
+//
+// The door hands a connection straight to a worker when one is free, the
+// way a kernel hands an accepted connection to a thread blocked in
+// accept: the connection counts as in service from that moment, even if
+// the worker has not yet had the processor to start on it. Only
+// connections that find every worker taken wait in the queue, and only
+// they count towards LIMIT and queued. So when the workers outnumber what
+// the processor can run, the waiting for the processor shows up as longer
+// service times, not as queue depth.
 type Server struct {
 	logger  *slog.Logger
 	workers int
@@ -25,8 +34,10 @@ type Server struct {
 	mu        sync.Mutex
 	cond      *sync.Cond // signalled when the queue gains a connection or the server closes
 	cfg       Config
-	queue     ring
-	inService int
+	queue     ring // waiting for a worker: every worker was taken
+	handed    ring // handed to a free worker that has not picked it up yet
+	idle      int  // free workers not yet handed a connection
+	inService int  // handed to a worker (picked up or not) and not finished
 	closed    bool
 	started   bool
 	w         window
@@ -35,10 +46,11 @@ type Server struct {
 	fellBack  atomic.Bool    // the thread CPU clock failed once (logged once)
 }
 
-// pending is an accepted connection waiting for a worker.
+// pending is an accepted connection on its way to a worker.
 type pending struct {
 	conn net.Conn
 	at   time.Time // when the door accepted it
+	took time.Time // when a worker was assigned to it: the end of its queue wait
 }
 
 // ring is a FIFO of pending connections that reuses its storage.
@@ -143,6 +155,10 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	for s.queue.n > 0 {
 		_ = s.queue.pop().conn.Close()
 	}
+	for s.handed.n > 0 {
+		_ = s.handed.pop().conn.Close()
+		s.inService--
+	}
 	s.mu.Unlock()
 	s.cond.Broadcast()
 	wg.Wait()
@@ -180,7 +196,7 @@ func (s *Server) door(ctx context.Context, ln net.Listener) error {
 			_ = c.Close()
 			return nil
 		}
-		if s.cfg.Limit > 0 && s.queue.n >= s.cfg.Limit {
+		if s.cfg.Limit > 0 && s.idle == 0 && s.queue.n >= s.cfg.Limit {
 			s.w.refused++
 			s.mu.Unlock()
 			s.m.refused.Inc()
@@ -198,11 +214,19 @@ func (s *Server) door(ctx context.Context, ln net.Listener) error {
 			})
 			continue
 		}
-		s.queue.push(pending{conn: c, at: now})
 		s.w.accepted++
-		s.w.queuedMax = max(s.w.queuedMax, s.queue.n)
-		s.mu.Unlock()
-		s.cond.Signal()
+		if s.idle > 0 {
+			// A worker is free: it is this connection's now.
+			s.idle--
+			s.inService++
+			s.handed.push(pending{conn: c, at: now, took: now})
+			s.mu.Unlock()
+			s.cond.Signal()
+		} else {
+			s.queue.push(pending{conn: c, at: now})
+			s.w.queuedMax = max(s.w.queuedMax, s.queue.n)
+			s.mu.Unlock()
+		}
 		s.m.accepted.Inc()
 	}
 }
@@ -216,23 +240,34 @@ func refuse(c net.Conn) {
 	closeGracefully(c, refusedResponse)
 }
 
-// work is one worker: take the oldest connection, serve it, repeat.
+// work is one worker: take the oldest waiting connection, or wait to be
+// handed one by the door; serve it; repeat.
 func (s *Server) work(ctx context.Context) {
 	buf := make([]byte, MaxHeaderBytes)
 	out := make([]byte, 0, 256)
 	var sp spinner
 	for {
 		s.mu.Lock()
-		for s.queue.n == 0 && !s.closed {
-			s.cond.Wait()
+		var p pending
+		if s.queue.n > 0 && !s.closed {
+			p = s.queue.pop()
+			p.took = time.Now()
+			s.inService++
+		} else {
+			// Free: the door hands the next connection to a free worker.
+			// Any waiting worker may pick up any handed connection; there
+			// are never more handed than there are workers waiting.
+			s.idle++
+			for s.handed.n == 0 && !s.closed {
+				s.cond.Wait()
+			}
+			if s.closed {
+				s.mu.Unlock()
+				return
+			}
+			p = s.handed.pop()
 		}
-		if s.closed {
-			s.mu.Unlock()
-			return
-		}
-		p := s.queue.pop()
 		spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
-		s.inService++
 		s.mu.Unlock()
 		out = s.serve(ctx, p, spin, wait, buf, out, &sp)
 	}
@@ -240,9 +275,9 @@ func (s *Server) work(ctx context.Context) {
 
 // serve handles one connection taken from the queue.
 func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner) []byte {
-	take := time.Now()
+	take := p.took
 	queueWait := take.Sub(p.at)
-	res, why := readRequest(p.conn, buf, take.Add(ReadTimeout))
+	res, why := readRequest(p.conn, buf, time.Now().Add(ReadTimeout))
 	if res != reqOK {
 		s.finishBad(res, time.Since(take))
 		if res != reqGarbage {
