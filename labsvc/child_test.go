@@ -237,3 +237,50 @@ func TestProcessorCeiling(t *testing.T) {
 		t.Errorf("service mean %.2f ms, want far above the 2 ms spin (16 workers share one processor)", st.ServiceMS.Mean)
 	}
 }
+
+// On one processor with more workers than it can run at once, callers who
+// find a free worker do not queue: the wait for the processor shows up in
+// their service time, not in the queue. Eight callers at once, eight
+// workers, 50 ms of processor each on CPUS=1: none queues, and the last to
+// finish took about 8 × 50 ms, because the eight spins shared one processor.
+func TestProcessorWaitIsServiceNotQueue(t *testing.T) {
+	c, err := labsvc.StartChild(t.Context(), testChild(t, "serve"), labsvc.Config{Workers: 8, SpinMS: 50, WaitMS: 0, CPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	addr := hostport(c.Target())
+	replies := make([]reply, 8)
+	var wg sync.WaitGroup
+	for i := range replies {
+		wg.Go(func() {
+			r, err := call(addr, 10*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			replies[i] = r
+		})
+	}
+	wg.Wait()
+	st := quiet(t, c.Control(), 5*time.Second)
+	slowest := 0.0
+	for _, r := range replies {
+		if r.status != 200 || r.queueWait != 0 {
+			t.Errorf("status %d, queue wait %.3f ms; want 200 handed to a free worker at once (0)", r.status, r.queueWait)
+		}
+		slowest = max(slowest, r.serviceMS)
+	}
+	t.Logf("queued_max %d, service max %.1f ms (8 spins of 50 ms on one processor)", st.QueuedMax, slowest)
+	if st.QueuedMax != 0 {
+		t.Errorf("queued_max %d with a free worker for every caller, want 0", st.QueuedMax)
+	}
+	// Alone, each would take 50 ms; sharing one processor the last ends
+	// after about 400 ms. 250 leaves room for a spin that started early.
+	if slowest < 250 {
+		t.Errorf("slowest service %.1f ms, want about 8 × 50 ms: the spins share one processor", slowest)
+	}
+}

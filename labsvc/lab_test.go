@@ -292,3 +292,63 @@ func TestFIFO(t *testing.T) {
 		t.Errorf("queue waits in arrival order %v, want increasing (FIFO)", waits)
 	}
 }
+
+// The door hands a connection to a free worker at once: while workers are
+// free nothing queues and every queue wait is exactly zero; only callers who
+// find every worker taken wait in the queue, and only they count towards
+// LIMIT.
+func TestHandOffToFreeWorkers(t *testing.T) {
+	cases := []struct {
+		name                   string
+		workers, limit, calls  int
+		wantQueued, wantRefuse int
+	}{
+		// Eight workers, eight callers at once: each is handed a worker.
+		{"as many callers as workers", 8, 0, 8, 0, 0},
+		// Two more than workers: those two, and only they, queue.
+		{"two more callers than workers", 8, 0, 10, 2, 0},
+		// LIMIT=1 counts only the queue: eight served at once, one queued,
+		// one refused, although nine are inside.
+		{"limit counts only the queue", 8, 1, 10, 1, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// WAIT_MS=600 holds each worker long enough for every caller to
+			// arrive while the first ones are still being served.
+			l := startLab(t, cfg(tc.workers, 0, 600, tc.limit))
+			replies := make([]reply, tc.calls)
+			var wg sync.WaitGroup
+			for i := range replies {
+				wg.Go(func() {
+					r, err := call(l.addr, 10*time.Second)
+					if err != nil {
+						t.Error(err)
+					}
+					replies[i] = r
+				})
+			}
+			wg.Wait()
+			st := quiet(t, l.control, 5*time.Second)
+			zero, waited, refused := 0, 0, 0
+			for _, r := range replies {
+				switch {
+				case r.status == 503:
+					refused++
+				case r.status == 200 && r.queueWait == 0:
+					zero++
+				case r.status == 200 && r.queueWait >= 300:
+					waited++ // waited for a worker to finish its 600 ms
+				default:
+					t.Errorf("reply %d with queue wait %.3f ms: neither handed at once nor queued behind a whole service", r.status, r.queueWait)
+				}
+			}
+			t.Logf("handed at once %d, queued %d, refused %d; stats queued_max %d refused %d", zero, waited, refused, st.QueuedMax, st.Refused)
+			if zero != tc.workers || waited != tc.wantQueued || refused != tc.wantRefuse {
+				t.Errorf("handed at once %d, queued %d, refused %d; want %d, %d, %d", zero, waited, refused, tc.workers, tc.wantQueued, tc.wantRefuse)
+			}
+			if st.QueuedMax != tc.wantQueued || st.Refused != int64(tc.wantRefuse) {
+				t.Errorf("stats queued_max %d, refused %d; want %d, %d", st.QueuedMax, st.Refused, tc.wantQueued, tc.wantRefuse)
+			}
+		})
+	}
+}

@@ -129,6 +129,11 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 			errc <- fmt.Errorf("labsvc: control listener: %w", err)
 		}
 	})
+	// Every worker starts free, before the door opens, so the first
+	// callers are handed a worker even if its goroutine has not run yet.
+	s.mu.Lock()
+	s.idle = s.workers
+	s.mu.Unlock()
 	for range s.workers {
 		wg.Go(func() { s.work(ctx) })
 	}
@@ -240,36 +245,38 @@ func refuse(c net.Conn) {
 	closeGracefully(c, refusedResponse)
 }
 
-// work is one worker: take the oldest waiting connection, or wait to be
-// handed one by the door; serve it; repeat.
+// work is one worker. It starts free (counted in s.idle by Serve), waits
+// for the door to hand it a connection, serves it, then takes the oldest
+// queued connection itself while any wait, and becomes free again when none
+// does. Any free worker may pick up any handed connection: there are never
+// more handed than there are free workers waiting.
 func (s *Server) work(ctx context.Context) {
 	buf := make([]byte, MaxHeaderBytes)
 	out := make([]byte, 0, 256)
 	var sp spinner
+	s.mu.Lock()
 	for {
-		s.mu.Lock()
-		var p pending
-		if s.queue.n > 0 && !s.closed {
+		for s.handed.n == 0 && !s.closed {
+			s.cond.Wait()
+		}
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		p := s.handed.pop()
+		for {
+			spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
+			s.mu.Unlock()
+			out = s.serve(ctx, p, spin, wait, buf, out, &sp)
+			s.mu.Lock()
+			if s.queue.n == 0 || s.closed {
+				break
+			}
 			p = s.queue.pop()
 			p.took = time.Now()
 			s.inService++
-		} else {
-			// Free: the door hands the next connection to a free worker.
-			// Any waiting worker may pick up any handed connection; there
-			// are never more handed than there are workers waiting.
-			s.idle++
-			for s.handed.n == 0 && !s.closed {
-				s.cond.Wait()
-			}
-			if s.closed {
-				s.mu.Unlock()
-				return
-			}
-			p = s.handed.pop()
 		}
-		spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
-		s.mu.Unlock()
-		out = s.serve(ctx, p, spin, wait, buf, out, &sp)
+		s.idle++
 	}
 }
 
