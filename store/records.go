@@ -50,6 +50,7 @@ func (s *Store) SaveRecord(ctx context.Context, learner string, r Record) (Recor
 		ON CONFLICT (learner, block) DO UPDATE SET lesson = excluded.lesson, fields_json = excluded.fields_json,
 			run_id = excluded.run_id, updated_at = excluded.updated_at`,
 		learner, r.Lesson, r.Block, string(js), r.Run, now, now)
+	s.states.forget(learner)
 	if err != nil {
 		return Record{}, err
 	}

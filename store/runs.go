@@ -57,6 +57,7 @@ func (s *Store) SaveRun(ctx context.Context, r Run) error {
 			started_at = excluded.started_at, ended_at = excluded.ended_at`,
 		r.ID, r.Learner, r.Lesson, r.Block, req, r.Status, r.Reason,
 		stampOf(r.CreatedAt), stampOf(r.StartedAt), stampOf(r.EndedAt))
+	s.runLists.forget(r.Learner)
 	if err != nil {
 		return fmt.Errorf("store: saving run %s: %w", r.ID, err)
 	}
@@ -255,6 +256,7 @@ func (s *Store) CountRecords(ctx context.Context, id string) (int, error) {
 func (s *Store) InterruptRuns(ctx context.Context, reason string) (int, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, reason = ?, ended_at = ?
 		WHERE status IN (?, ?)`, RunInterrupted, reason, s.stamp(), RunQueued, RunRunning)
+	s.runLists.forgetAll()
 	if err != nil {
 		return 0, err
 	}

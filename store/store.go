@@ -41,6 +41,12 @@ type Store struct {
 	loadAll, loadLesson *sql.Stmt
 	// The same for records (records.go).
 	recordsAll, recordsLesson *sql.Stmt
+	// A learner's own runs, for the record form on a lesson page (learner.go).
+	learnerRuns *sql.Stmt
+	// Learners' lesson states as last read (statecache.go).
+	states stateCache
+	// Learners' own run lists as last read (learner.go).
+	runLists runListCache
 }
 
 // Prediction is a learner's answer to one predict block.
@@ -132,6 +138,9 @@ func Open(path string) (*Store, error) {
 	if err == nil {
 		s.recordsLesson, err = db.Prepare(recordsQuery(true))
 	}
+	if err == nil {
+		s.learnerRuns, err = db.Prepare(learnerRunsQuery)
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
@@ -141,7 +150,7 @@ func Open(path string) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	for _, st := range []*sql.Stmt{s.loadAll, s.loadLesson, s.recordsAll, s.recordsLesson} {
+	for _, st := range []*sql.Stmt{s.loadAll, s.loadLesson, s.recordsAll, s.recordsLesson, s.learnerRuns} {
 		if st != nil {
 			st.Close()
 		}
@@ -262,6 +271,7 @@ func (s *Store) writePrediction(ctx context.Context, learner, lesson, block, opt
 	_, err := s.db.ExecContext(ctx, `INSERT INTO predictions (learner, lesson, block, option, skipped, locked_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (learner, block) DO NOTHING`,
 		learner, lesson, block, option, skipped, s.stamp())
+	s.states.forget(learner)
 	if err != nil {
 		return Prediction{}, err
 	}
@@ -294,6 +304,7 @@ func scanPrediction(row scanner) (Prediction, error) {
 func (s *Store) Reveal(ctx context.Context, learner, block string) (Prediction, error) {
 	_, err := s.db.ExecContext(ctx, `UPDATE predictions SET revealed_at = ?
 		WHERE learner = ? AND block = ? AND revealed_at IS NULL`, s.stamp(), learner, block)
+	s.states.forget(learner)
 	if err != nil {
 		return Prediction{}, err
 	}
@@ -312,6 +323,7 @@ func (s *Store) RecordAttempt(ctx context.Context, learner, lesson, block, optio
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO check_attempts (learner, lesson, block, option, correct, at)
 		VALUES (?, ?, ?, ?, ?, ?)`, learner, lesson, block, option, correct, s.stamp())
+	s.states.forget(learner)
 	if err != nil {
 		return CheckState{}, err
 	}
@@ -337,6 +349,7 @@ func (s *Store) RecordGoal(ctx context.Context, learner, lesson, block string, v
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO model_goals (learner, lesson, block, values_json, reached_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (learner, block) DO NOTHING`, learner, lesson, block, string(js), s.stamp())
+	s.states.forget(learner)
 	if err != nil {
 		return Goal{}, err
 	}
@@ -349,12 +362,22 @@ func (s *Store) RecordGoal(ctx context.Context, learner, lesson, block string, v
 
 // LessonState returns the learner's progress in one lesson. An unknown
 // learner has empty (non-nil) maps.
+//
+// States are kept in memory between writes (see stateCache): the maps of
+// the returned state may be shared with other callers and must not be
+// changed.
 func (s *Store) LessonState(ctx context.Context, learner, lesson string) (LessonState, error) {
+	st, gen, ok := s.states.get(learner, lesson)
+	if ok {
+		return st, nil
+	}
 	e, err := s.load(ctx, learner, lesson)
 	if err != nil {
 		return LessonState{}, err
 	}
-	return e.State(), nil
+	st = e.State()
+	s.states.put(learner, lesson, gen, st)
+	return st, nil
 }
 
 // State folds an export (or part of one) into per-block maps.
@@ -392,26 +415,31 @@ func (s *Store) Export(ctx context.Context, learner string) (*Export, error) {
 }
 
 // loadQuery reads a learner's rows (?1) of every kind, optionally for one
-// lesson (?2), in one query. Columns: kind, lesson, block, option, flag,
-// time, extra, ord.
+// lesson (?2), in one query: predictions, check attempts, model goals and
+// records. Columns: kind, lesson, block, option (a record's run), flag,
+// time (a record's creation), extra (goal values or record fields as
+// JSON), ord, updated (a record's last update).
 func loadQuery(oneLesson bool) string {
 	filter := `learner = ?1`
 	if oneLesson {
 		filter += ` AND lesson = ?2`
 	}
-	return `SELECT 'p', lesson, block, option, skipped, locked_at, COALESCE(revealed_at, ''), 0
+	return `SELECT 'p', lesson, block, option, skipped, locked_at, COALESCE(revealed_at, ''), 0, ''
 			FROM predictions WHERE ` + filter + `
 		UNION ALL
-		SELECT 'c', lesson, block, option, correct, at, '', id
+		SELECT 'c', lesson, block, option, correct, at, '', id, ''
 			FROM check_attempts WHERE ` + filter + `
 		UNION ALL
-		SELECT 'g', lesson, block, '', 0, reached_at, values_json, 0
+		SELECT 'g', lesson, block, '', 0, reached_at, values_json, 0, ''
 			FROM model_goals WHERE ` + filter + `
+		UNION ALL
+		SELECT 'r', lesson, block, run_id, 0, created_at, fields_json, 0, updated_at
+			FROM records WHERE ` + filter + `
 		ORDER BY 1, 6, 8, 3`
 }
 
-// load reads a learner's rows, for one lesson or (lesson == "") all: one
-// query for answers and goals, one for records.
+// load reads a learner's rows, for one lesson or (lesson == "") all, in
+// one prepared query: a lesson page view costs one round trip to SQLite.
 func (s *Store) load(ctx context.Context, learner, lesson string) (*Export, error) {
 	e := &Export{Learner: learner, ExportedAt: s.now().UTC(),
 		Predictions: []Prediction{}, Attempts: []Attempt{}, Goals: []Goal{}, Records: []Record{}}
@@ -425,10 +453,10 @@ func (s *Store) load(ctx context.Context, learner, lesson string) (*Export, erro
 	}
 	seen := map[string]bool{}
 	for rows.Next() {
-		var kind, les, block, option, at, extra string
+		var kind, les, block, option, at, extra, updated string
 		var flag bool
 		var ord int64
-		if err := rows.Scan(&kind, &les, &block, &option, &flag, &at, &extra, &ord); err != nil {
+		if err := rows.Scan(&kind, &les, &block, &option, &flag, &at, &extra, &ord, &updated); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -450,14 +478,24 @@ func (s *Store) load(ctx context.Context, learner, lesson string) (*Export, erro
 				return nil, fmt.Errorf("model goal %s: %w", block, err)
 			}
 			e.Goals = append(e.Goals, g)
+		case "r":
+			r := Record{Lesson: les, Block: block, Run: option, CreatedAt: parseTime(at), UpdatedAt: parseTime(updated)}
+			if err := json.Unmarshal([]byte(extra), &r.Fields); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("record %s: %w", block, err)
+			}
+			e.Records = append(e.Records, r)
 		}
 	}
 	if err := closeRows(rows); err != nil {
 		return nil, err
 	}
-	if e.Records, err = s.records(ctx, learner, lesson); err != nil {
-		return nil, err
-	}
+	// Records are listed in lesson and block order (the query orders them
+	// by time, with the other kinds).
+	sort.SliceStable(e.Records, func(i, j int) bool {
+		a, b := e.Records[i], e.Records[j]
+		return a.Lesson < b.Lesson || a.Lesson == b.Lesson && a.Block < b.Block
+	})
 	return e, nil
 }
 
@@ -487,7 +525,9 @@ func (s *Store) Reset(ctx context.Context, learner string) error {
 			return err
 		}
 	}
-	return tx.Commit()
+	err = tx.Commit()
+	s.states.forget(learner)
+	return err
 }
 
 // Ping checks that the database answers.

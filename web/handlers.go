@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,12 +116,9 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	prev, next := neighbours(c, i)
-	var builds []lessonLink
-	for _, b := range l.BuildsOn {
-		if j := findLesson(c, b); j >= 0 {
-			builds = append(builds, lessonLink{b, c.Lessons[j].Title})
-		}
+	plan, err := s.lessonPlan(c, i)
+	if err != nil {
+		return err
 	}
 	if r, err = s.lessonWidgets(w, r, l); err != nil {
 		return err
@@ -132,12 +130,42 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var keep func([]byte)
-	if newcomer {
-		keep = func(page []byte) { s.pages.put(c, l.Slug, page) }
+	buf := s.buffer()
+	defer s.release(buf)
+	if err := plan.write(r.Context(), buf, l, st); err != nil {
+		s.renderFailed(w, r, err)
+		return nil
 	}
-	s.renderThen(w, r, lessonStatus(r.Context()), lessonPage(s.lessonPageInfo(r, l), l, prev, next, builds, st, s.teach()), keep)
+	if newcomer {
+		s.pages.put(c, l.Slug, buf.Bytes())
+	}
+	writeHTML(w, lessonStatus(r.Context()), buf.Bytes())
 	return nil
+}
+
+// lessonPlan returns the plan of c.Lessons[i]'s page (lessonplan.go),
+// building it on the first view of the lesson in this course value.
+func (s *server) lessonPlan(c *lessons.Course, i int) (*lessonPlan, error) {
+	l := c.Lessons[i]
+	if p := s.plans.get(c, l.Slug); p != nil {
+		return p, nil
+	}
+	prev, next := neighbours(c, i)
+	var builds []lessonLink
+	for _, b := range l.BuildsOn {
+		if j := findLesson(c, b); j >= 0 {
+			builds = append(builds, lessonLink{b, c.Lessons[j].Title})
+		}
+	}
+	page := lessonPage(s.lessonPageInfo(l), l, prev, next, builds, (&store.Export{}).State(), s.teach())
+	// The background context: a plan must not depend on the request that
+	// happened to build it.
+	p, err := buildPlan(context.Background(), page, l, &s.models)
+	if err != nil {
+		return nil, err
+	}
+	s.plans.put(c, l.Slug, p)
+	return p, nil
 }
 
 // question finds the lesson and question block a lesson action names.

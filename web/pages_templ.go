@@ -516,7 +516,7 @@ func lessonPage(p pageInfo, l *lessons.Lesson, prev, next *lessons.Lesson, build
 						return templ_7745c5c3_Err
 					}
 				} else {
-					templ_7745c5c3_Err = blockView(l, part.Block, st).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = lessonBlock(l, part.Block, st).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

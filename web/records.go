@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
@@ -125,18 +126,52 @@ func hasRecord(l *lessons.Lesson) bool {
 // learnerRuns lists the learner's own saved runs, newest first, labelled
 // with their status, knobs and rates.
 func (s *server) learnerRuns(ctx context.Context, learner string) ([]recordRun, error) {
-	runs, err := s.store.Runs(ctx, learner, recordRunsMax)
+	runs, err := s.store.LearnerRuns(ctx, learner, recordRunsMax)
 	if err != nil {
 		return nil, err
 	}
 	var out []recordRun
 	for _, sr := range runs {
-		if sr.Learner != learner {
-			continue // Runs lists the learner's own first, then everyone's
-		}
-		out = append(out, recordRun{ID: sr.ID, Label: runLabel(sr)})
+		out = append(out, recordRun{ID: sr.ID, Label: s.runLabels.label(sr)})
 	}
 	return out, nil
+}
+
+// runLabelCacheSize bounds the run labels the server keeps.
+const runLabelCacheSize = 4096
+
+// runLabelCache keeps runLabel's answers by run id and status (the only
+// field of a saved run that changes), so a lesson page with a record
+// block does not decode up to recordRunsMax requests per view. When full,
+// one entry (whichever the map yields first) makes room. The zero value
+// is ready to use.
+type runLabelCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *runLabelCache) label(sr store.Run) string {
+	key := sr.ID + "\x00" + sr.Status
+	c.mu.Lock()
+	l, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return l
+	}
+	l = runLabel(sr)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]string{}
+	}
+	if len(c.m) >= runLabelCacheSize {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = l
+	return l
 }
 
 // runLabel names a run in the record form and its Markdown.

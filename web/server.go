@@ -47,7 +47,8 @@ type Deps struct {
 }
 
 // server holds the dependencies of the handlers. Its own mutable state is
-// its metrics, a pool of render buffers, the newcomer page cache and the
+// its metrics, a pool of render buffers, the newcomer page cache, the
+// lesson page plans and the
 // bounded caches of run charts and widget results.
 type server struct {
 	course  CourseFunc
@@ -62,6 +63,9 @@ type server struct {
 	metrics *httpMetrics
 	bufs    sync.Pool // *bytes.Buffer for rendering pages
 	pages   pageCache // lesson pages as a newcomer sees them (handlers.go)
+	plans   planCache // lesson pages with the learner's blocks cut out (lessonplan.go)
+	// runLabels names learners' runs in record forms (records.go).
+	runLabels runLabelCache
 
 	classes       *classroom.Manager // class sessions (sessions.go); may be nil
 	instructorKey string             // if set, starting a class session needs it
@@ -105,7 +109,12 @@ type pageInfo struct {
 }
 
 func (s *server) page(r *http.Request, title string) pageInfo {
-	return pageInfo{Title: title, Icon: s.assets.URL("img/icon.svg"), CSS: s.assets.URL("css/app.css"), JS: s.assets.URL("js/lesson.js"), Path: r.URL.Path}
+	return s.pageAt(r.URL.Path, title)
+}
+
+// pageAt is the page frame of the page at path.
+func (s *server) pageAt(path, title string) pageInfo {
+	return pageInfo{Title: title, Icon: s.assets.URL("img/icon.svg"), CSS: s.assets.URL("css/app.css"), JS: s.assets.URL("js/lesson.js"), Path: path}
 }
 
 // render writes a component as a complete HTML response. It renders into
@@ -117,25 +126,39 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, c te
 // renderThen is render that also hands the finished page to keep (which
 // must copy it) before writing it.
 func (s *server) renderThen(w http.ResponseWriter, r *http.Request, status int, c templ.Component, keep func([]byte)) {
-	buf, _ := s.bufs.Get().(*bytes.Buffer)
-	if buf == nil {
-		buf = bytes.NewBuffer(make([]byte, 0, 64<<10))
-	}
-	defer func() {
-		if buf.Cap() <= 1<<20 {
-			buf.Reset()
-			s.bufs.Put(buf)
-		}
-	}()
+	buf := s.buffer()
+	defer s.release(buf)
 	if err := c.Render(r.Context(), buf); err != nil {
-		s.log.ErrorContext(r.Context(), "render failed", "path", r.URL.Path, "err", err)
-		http.Error(w, "Something went wrong on our side. It has been logged.", http.StatusInternalServerError)
+		s.renderFailed(w, r, err)
 		return
 	}
 	if keep != nil {
 		keep(buf.Bytes())
 	}
 	writeHTML(w, status, buf.Bytes())
+}
+
+// buffer takes a render buffer from the pool; release gives it back.
+func (s *server) buffer() *bytes.Buffer {
+	buf, _ := s.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = bytes.NewBuffer(make([]byte, 0, 64<<10))
+	}
+	return buf
+}
+
+func (s *server) release(buf *bytes.Buffer) {
+	if buf.Cap() <= 1<<20 {
+		buf.Reset()
+		s.bufs.Put(buf)
+	}
+}
+
+// renderFailed logs a page that failed to render and answers 500 without
+// showing why.
+func (s *server) renderFailed(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.ErrorContext(r.Context(), "render failed", "path", r.URL.Path, "err", err)
+	http.Error(w, "Something went wrong on our side. It has been logged.", http.StatusInternalServerError)
 }
 
 // writeHTML writes a rendered page.

@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"sort"
 	"strconv"
@@ -392,8 +391,9 @@ func labSummary(l *lessons.Lab) string {
 // stylesheet and lesson.js, the model widgets' stylesheet and script when
 // the lesson has a model block, and runs.js when it has a lab block, each
 // linked once however many blocks use it.
-func (s *server) lessonPageInfo(r *http.Request, l *lessons.Lesson) pageInfo {
-	p := s.page(r, l.Title)
+// Its path is the lesson's own URL, so it does not depend on the request.
+func (s *server) lessonPageInfo(l *lessons.Lesson) pageInfo {
+	p := s.pageAt(lessonURL(l.Slug), l.Title)
 	var hasModel, hasLab bool
 	for _, b := range l.Blocks() {
 		switch b.(type) {
@@ -420,4 +420,43 @@ func tableLabel(t *lessons.Table) string {
 		return t.Caption
 	}
 	return "Table " + t.ID
+}
+
+// blockLabel names a block's region for screen readers: the heading its
+// kind shows (Predict, Check, Lab, Your record), numbered among the
+// lesson's blocks of that kind when there are several ("Check 2 of 3"),
+// so that no two regions of a page share a name.
+func blockLabel(l *lessons.Lesson, b lessons.Block) string {
+	heading := blockHeading(b)
+	n, at := 0, 0
+	for _, part := range l.Body {
+		o := part.Block
+		if o == nil || blockHeading(o) != heading {
+			continue
+		}
+		n++
+		if o == b {
+			at = n
+		}
+	}
+	if n <= 1 || at == 0 {
+		return heading
+	}
+	return fmt.Sprintf("%s %d of %d", heading, at, n)
+}
+
+// blockHeading is the heading a block shows ("" for kinds without one).
+func blockHeading(b lessons.Block) string {
+	switch b := b.(type) {
+	case *lessons.Question:
+		if b.Type == "predict" {
+			return "Predict"
+		}
+		return "Check"
+	case *lessons.Lab:
+		return "Lab"
+	case *lessons.RecordBlock:
+		return "Your record"
+	}
+	return ""
 }

@@ -1,0 +1,350 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"capacitylab/lessons"
+	"capacitylab/store"
+)
+
+// A lesson page is mostly the same for everyone: the frame, the prose,
+// the lab, table and callout blocks, the pager. Only the predict, check,
+// model and record blocks show the learner's own state. A lessonPlan is a
+// page rendered once per course value with those blocks cut out, so a
+// request writes the stored HTML between them and renders only the blocks
+// (see lessonPlan.write). The plan is built by rendering the very same
+// lessonPage component, so the two cannot drift apart; TestLessonPlanMatchesRender
+// compares them for every lesson and several learner states.
+
+// planMark stands where a learner-dependent block goes while a plan is
+// being rendered. It holds NUL bytes, which neither templ's escaping nor
+// goldmark's output (it replaces NUL) can produce, and the plan checks
+// that it found exactly one mark per such block.
+const planMark = "\x00cl-block\x00"
+
+// planCtxKey marks a context in which lessonBlock writes planMark instead
+// of a learner-dependent block.
+type planCtxKey struct{}
+
+// perLearner reports whether a block shows the learner's state (or a
+// request's form values) and so is rendered per request.
+func perLearner(b lessons.Block) bool {
+	switch b.(type) {
+	case *lessons.Question, *lessons.Model, *lessons.RecordBlock:
+		return true
+	}
+	return false
+}
+
+// lessonBlock renders one block of a lesson page: blockView, or, while a
+// plan is being built, planMark for a learner-dependent block.
+func lessonBlock(l *lessons.Lesson, b lessons.Block, st store.LessonState) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		if ctx.Value(planCtxKey{}) != nil && perLearner(b) {
+			_, err := io.WriteString(w, planMark)
+			return err
+		}
+		return blockView(l, b, st).Render(ctx, w)
+	})
+}
+
+// lessonPlan is one lesson's page as parts: stored HTML and the
+// learner-dependent blocks between them.
+type lessonPlan struct {
+	parts []planPart
+	size  int // bytes of stored HTML, to size the buffer
+}
+
+// planPart is stored HTML (block == nil) or a learner-dependent block,
+// with its HTML for the common cases kept too.
+type planPart struct {
+	html  []byte
+	block lessons.Block
+	// blank is the block's HTML for a learner with nothing stored for it
+	// and no form values for it in the request (nil: not kept).
+	blank []byte
+	// reached is a model block's HTML with a recorded goal, with holes
+	// where the time it was reached shows (nil: not kept).
+	reached holed
+	// answered keeps a predict or check block's HTML for each answer
+	// seen so far (see answeredKey), built on first use.
+	answered *variants
+}
+
+// planSentinel is the time rendered into a block to find where a
+// learner's own time goes. No learner answered anything in 1901.
+var planSentinel = time.Date(1901, 2, 3, 4, 5, 6, 0, time.UTC)
+
+// countSentinel is the attempt count rendered into a check block to find
+// where a learner's own count goes.
+const countSentinel = 987654321
+
+// timeHoles are the two forms in which a block shows a time: the
+// datetime attribute and the text.
+func timeHoles(t time.Time) []string { return []string{isoTime(t), fmtTime(t)} }
+
+// holed is HTML with holes: piece 0, hole 0, piece 1, … , the last piece.
+type holed [][]byte
+
+// cutHoles cuts html at marks, which must each occur exactly once and in
+// this order; otherwise it returns nil (the block is then rendered per
+// request instead).
+func cutHoles(html []byte, marks ...string) holed {
+	out := holed{}
+	rest := html
+	for _, m := range marks {
+		if bytes.Count(html, []byte(m)) != 1 {
+			return nil
+		}
+		i := bytes.Index(rest, []byte(m))
+		if i < 0 {
+			return nil
+		}
+		out = append(out, rest[:i])
+		rest = rest[i+len(m):]
+	}
+	return append(out, rest)
+}
+
+// write writes h with fills in its holes. Fills are times and numbers
+// formatted by fmtTime, isoTime and itoa, which need no escaping.
+func (h holed) write(buf *bytes.Buffer, fills ...string) {
+	for i, piece := range h {
+		buf.Write(piece)
+		if i < len(fills) {
+			buf.WriteString(fills[i])
+		}
+	}
+}
+
+// variants keeps one block's HTML per key, built on first use; a nil
+// holed means the block could not be cut and is rendered per request.
+// A block has a few options, so a few dozen keys at most.
+type variants struct {
+	mu sync.Mutex
+	m  map[string]holed
+}
+
+func (v *variants) get(key string, build func() (holed, error)) holed {
+	v.mu.Lock()
+	h, ok := v.m[key]
+	v.mu.Unlock()
+	if ok {
+		return h
+	}
+	h, err := build()
+	if err != nil {
+		h = nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.m == nil {
+		v.m = map[string]holed{}
+	}
+	v.m[key] = h
+	return h
+}
+
+// buildPlan renders the lesson page with the learner-dependent blocks
+// cut out, and each such block's HTML for the common states.
+func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, models *modelCache) (*lessonPlan, error) {
+	ctx = context.WithValue(ctx, widgetCtxKey{}, &widgetCtx{Models: models})
+	var buf bytes.Buffer
+	if err := page.Render(context.WithValue(ctx, planCtxKey{}, true), &buf); err != nil {
+		return nil, err
+	}
+	var blocks []lessons.Block
+	for _, part := range l.Body {
+		if part.Block != nil && perLearner(part.Block) {
+			blocks = append(blocks, part.Block)
+		}
+	}
+	pieces := bytes.Split(buf.Bytes(), []byte(planMark))
+	if len(pieces) != len(blocks)+1 {
+		return nil, fmt.Errorf("lesson %s: plan found %d block marks, want %d", l.Slug, len(pieces)-1, len(blocks))
+	}
+	p := &lessonPlan{}
+	for i, html := range pieces {
+		p.parts = append(p.parts, planPart{html: html})
+		p.size += len(html)
+		if i == len(blocks) {
+			break
+		}
+		b := blocks[i]
+		part := planPart{block: b}
+		blank, err := renderBytes(ctx, blockView(l, b, (&store.Export{}).State()))
+		if err != nil {
+			return nil, err
+		}
+		part.blank = blank
+		switch b := b.(type) {
+		case *lessons.Model:
+			st := (&store.Export{}).State()
+			st.Goals[b.ID] = store.Goal{Lesson: l.Slug, Block: b.ID, ReachedAt: planSentinel}
+			html, err := renderBytes(ctx, blockView(l, b, st))
+			if err != nil {
+				return nil, err
+			}
+			part.reached = cutHoles(html, timeHoles(planSentinel)...)
+		case *lessons.Question:
+			part.answered = &variants{}
+		}
+		p.size += len(blank)
+		p.parts = append(p.parts, part)
+	}
+	return p, nil
+}
+
+func renderBytes(ctx context.Context, c templ.Component) ([]byte, error) {
+	var buf bytes.Buffer
+	err := c.Render(ctx, &buf)
+	return buf.Bytes(), err
+}
+
+// write renders the page for the request's learner into buf: the stored
+// HTML, each learner-dependent block from its kept HTML when the
+// learner's state and the request allow, else rendered. ctx carries the
+// request's widget and record values (lessonWidgets, withRecords).
+func (p *lessonPlan) write(ctx context.Context, buf *bytes.Buffer, l *lessons.Lesson, st store.LessonState) error {
+	buf.Grow(p.size + 8<<10)
+	wc, _ := ctx.Value(widgetCtxKey{}).(*widgetCtx)
+	for i := range p.parts {
+		part := &p.parts[i]
+		if part.block == nil {
+			buf.Write(part.html)
+			continue
+		}
+		if part.writeKept(ctx, buf, l, wc, st) {
+			continue
+		}
+		if err := blockView(l, part.block, st).Render(ctx, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeKept writes the block's kept HTML when it is what the block shows
+// for this state and request, and reports whether it did.
+//
+// A kept variant is keyed by every field of the learner's state that the
+// block's template shows, except the ones cut out as holes (times, the
+// attempt count): a template that starts showing another field must add
+// it to the key. TestLessonPlanMatchesRender compares the kept HTML with
+// a whole render for several learners.
+func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lessons.Lesson, wc *widgetCtx, st store.LessonState) bool {
+	if part.blank == nil {
+		return false
+	}
+	switch b := part.block.(type) {
+	case *lessons.Question:
+		if b.Type == "predict" {
+			pr, ok := st.Predictions[b.ID]
+			if !ok {
+				buf.Write(part.blank)
+				return true
+			}
+			key := pr.Option + "|" + strconv.FormatBool(pr.Skipped) + "|" + strconv.FormatBool(pr.Revealed())
+			h := part.answered.get(key, func() (holed, error) {
+				as := pr
+				as.LockedAt = planSentinel
+				if as.Revealed() {
+					// Were the reveal time shown, the sentinel would show twice
+					// and the block would be rendered per request.
+					as.RevealedAt = planSentinel
+				}
+				st := (&store.Export{}).State()
+				st.Predictions[b.ID] = as
+				html, err := renderBytes(context.Background(), blockView(l, b, st))
+				return cutHoles(html, timeHoles(planSentinel)...), err
+			})
+			if h == nil {
+				return false
+			}
+			h.write(buf, timeHoles(pr.LockedAt)...)
+			return true
+		}
+		c, ok := st.Checks[b.ID]
+		if !ok {
+			buf.Write(part.blank)
+			return true
+		}
+		once := c.Count == 1
+		key := c.Last.Option + "|" + strconv.FormatBool(c.Last.Correct) + "|" + strconv.FormatBool(c.First.Correct) + "|" + strconv.FormatBool(once)
+		h := part.answered.get(key, func() (holed, error) {
+			as := c
+			var marks []string
+			if !once {
+				as.Count = countSentinel
+				marks = []string{itoa(countSentinel)}
+			}
+			st := (&store.Export{}).State()
+			st.Checks[b.ID] = as
+			html, err := renderBytes(context.Background(), blockView(l, b, st))
+			return cutHoles(html, marks...), err
+		})
+		if h == nil {
+			return false
+		}
+		if once {
+			h.write(buf)
+		} else {
+			h.write(buf, itoa(c.Count))
+		}
+		return true
+	case *lessons.Model:
+		if wc != nil && wc.Block == b.ID {
+			return false // the request's form values for this widget
+		}
+		g, ok := st.Goals[b.ID]
+		if !ok {
+			buf.Write(part.blank)
+			return true
+		}
+		if part.reached == nil {
+			return false
+		}
+		part.reached.write(buf, timeHoles(g.ReachedAt)...)
+		return true
+	case *lessons.RecordBlock:
+		if d := recordDataOf(ctx, b, st); d.Saved == nil && d.Errors == nil && len(d.Runs) == 0 {
+			buf.Write(part.blank)
+			return true
+		}
+	}
+	return false
+}
+
+// planCache keeps the plans of one course value, one per lesson; a new
+// course value (author mode reloads) empties it.
+type planCache struct {
+	mu     sync.Mutex
+	course *lessons.Course
+	plans  map[string]*lessonPlan
+}
+
+func (pc *planCache) get(c *lessons.Course, slug string) *lessonPlan {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.course != c {
+		return nil
+	}
+	return pc.plans[slug]
+}
+
+func (pc *planCache) put(c *lessons.Course, slug string, p *lessonPlan) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.course != c {
+		pc.course, pc.plans = c, map[string]*lessonPlan{}
+	}
+	pc.plans[slug] = p
+}
