@@ -1,11 +1,13 @@
 package classroom
 
 import (
-	"sync"
+	"context"
 	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"capacitylab/wsconn"
 )
 
 // Connection timing.
@@ -20,7 +22,7 @@ const (
 	pingPeriod = pongWait * 9 / 10
 	// CloseTooSlow is the close code for a client dropped because it fell
 	// too far behind; it may reconnect with since = the last seq it saw.
-	CloseTooSlow = 4000
+	CloseTooSlow = wsconn.CloseTooSlow
 	// hostBufferFactor is how many times Config.SendBuffer a host
 	// connection buffers.
 	hostBufferFactor = 4
@@ -36,39 +38,36 @@ type Who struct {
 	Participant int
 }
 
-// conn is one websocket: a read pump (Serve's goroutine) and a write pump.
+// conn is one websocket: a read pump (Serve's goroutine) and a write pump
+// (wsconn.Pump) writing what waits in out.
 type conn struct {
-	ws   *websocket.Conn
-	role string
-	p    *participant
-	send chan []byte
-
-	quit      chan struct{}
-	once      sync.Once
-	closing   atomic.Bool // the close frame is sent; reads may go on for closeGrace
-	closeCode int
-	closeText string
+	ws      *websocket.Conn
+	role    string
+	p       *participant
+	out     *wsconn.Queue
+	limit   int         // how many messages out lets wait
+	closing atomic.Bool // the close frame is sent; reads may go on for closeGrace
 }
 
-// enqueue hands a message to the write pump, or drops a client whose
-// buffer is full. The session lock is held, so this never blocks.
+// tooSlow is the reason given to a client dropped for falling behind.
+const tooSlow = "too slow: reconnect with since=your last seq"
+
+// enqueue hands a message to the write pump, or drops a client that lets
+// more than its limit wait (CloseTooSlow). The session lock is held, so
+// this never blocks.
 func (c *conn) enqueue(data []byte) {
-	if c.send == nil {
+	if c.out == nil {
 		return
 	}
-	select {
-	case c.send <- data:
-	default:
-		c.kick(CloseTooSlow, "too slow: reconnect with since=your last seq")
-	}
+	c.out.Send(data, tooSlow)
 }
 
-// kick asks the write pump to send a close frame and end the connection.
+// kick asks the write pump to write what is queued, then a close frame,
+// and end the connection.
 func (c *conn) kick(code int, text string) {
-	c.once.Do(func() {
-		c.closeCode, c.closeText = code, text
-		close(c.quit)
-	})
+	if c.out != nil {
+		c.out.End(code, text)
+	}
 }
 
 // Serve runs one websocket for who until it closes: it sends the session's
@@ -77,11 +76,12 @@ func (c *conn) kick(code int, text string) {
 // and applies what the client sends. The caller has upgraded the
 // connection (checking its Origin) and checked who's token.
 func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
-	c := &conn{ws: ws, role: RoleParticipant, send: make(chan []byte, s.m.cfg.SendBuffer), quit: make(chan struct{})}
+	c := &conn{ws: ws, role: RoleParticipant, limit: s.m.cfg.SendBuffer}
 	if who.Host {
 		// A host gets a tally per vote: a burst as big as the class.
-		c.role, c.send = RoleHost, make(chan []byte, hostBufferFactor*s.m.cfg.SendBuffer)
+		c.role, c.limit = RoleHost, hostBufferFactor*s.m.cfg.SendBuffer
 	}
+	c.out = wsconn.NewQueue(c.limit)
 	m := s.m
 	m.mu.Lock()
 	if m.closed {
@@ -165,7 +165,7 @@ func (s *Session) resume(c *conn, since int, epoch string) bool {
 			todo = append(todo, e.data)
 		}
 	}
-	if len(todo) > cap(c.send)/2 {
+	if len(todo) > c.limit/2 {
 		return false
 	}
 	for _, d := range todo {
@@ -212,47 +212,17 @@ func (c *conn) readPump(s *Session) {
 	}
 }
 
-// writePump writes queued messages and pings until kicked; then it writes
-// what is still queued (unless the client was too slow) and a close frame.
+// writePump writes queued messages and pings until the queue ends; then
+// it writes a close frame (after what is still queued, unless the client
+// was too slow) and gives the client closeGrace to answer it, or closes
+// the socket when a write failed.
 func (c *conn) writePump() {
-	ping := time.NewTicker(pingPeriod)
-	defer ping.Stop()
-	write := func(data []byte) bool {
-		c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-		return c.ws.WriteMessage(websocket.TextMessage, data) == nil
+	if !wsconn.Pump(context.Background(), c.ws, c.out, wsconn.Config{WriteWait: writeWait, PingPeriod: pingPeriod}, nil) {
+		c.ws.Close()
+		return
 	}
-	for {
-		select {
-		case data := <-c.send:
-			if !write(data) {
-				c.ws.Close()
-				return
-			}
-		case <-ping.C:
-			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
-				c.ws.Close()
-				return
-			}
-		case <-c.quit:
-			if c.closeCode != CloseTooSlow {
-			drain:
-				for {
-					select {
-					case data := <-c.send:
-						if !write(data) {
-							break drain
-						}
-					default:
-						break drain
-					}
-				}
-			}
-			c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(c.closeCode, c.closeText), time.Now().Add(writeWait))
-			// Give the client a moment to answer the close; then the
-			// read pump's read fails and Serve closes the socket.
-			c.closing.Store(true)
-			c.ws.SetReadDeadline(time.Now().Add(closeGrace))
-			return
-		}
-	}
+	// Give the client a moment to answer the close; then the read pump's
+	// read fails and Serve closes the socket.
+	c.closing.Store(true)
+	c.ws.SetReadDeadline(time.Now().Add(closeGrace))
 }

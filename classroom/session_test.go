@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"capacitylab/wsconn"
 )
 
 // TestWholeSession drives a class through both rounds of a question with
@@ -477,22 +479,16 @@ func TestJoinCodeRateLimit(t *testing.T) {
 // and the message is not queued. (A real socket drains into the kernel's
 // buffers, megabytes on loopback, so the rule is tested on the queue.)
 func TestSlowClientDropped(t *testing.T) {
-	c := &conn{send: make(chan []byte, 2), quit: make(chan struct{})}
+	c := &conn{out: wsconn.NewQueue(2), limit: 2}
 	c.enqueue([]byte("1"))
 	c.enqueue([]byte("2"))
-	select {
-	case <-c.quit:
+	if c.out.Ended() {
 		t.Fatal("kicked with room left in the buffer")
-	default:
 	}
 	c.enqueue([]byte("3"))
-	select {
-	case <-c.quit:
-	default:
-		t.Fatal("not kicked when the buffer was full")
+	msgs, ended, end := c.out.Take()
+	if !ended || end.Code != CloseTooSlow || len(msgs) != 0 {
+		t.Fatalf("ended %v with close code %d and %d queued, want ended with %d and none (a dropped client is sent nothing more)", ended, end.Code, len(msgs), CloseTooSlow)
 	}
-	if c.closeCode != CloseTooSlow || len(c.send) != 2 {
-		t.Fatalf("close code %d with %d queued, want %d with 2", c.closeCode, len(c.send), CloseTooSlow)
-	}
-	c.enqueue([]byte("4")) // a second overflow must not panic on the closed quit channel
+	c.enqueue([]byte("4")) // a second overflow must be harmless
 }

@@ -23,7 +23,12 @@
 // generator, the web server and every websocket watcher) to the processors
 // the child does not use (labsvc.PinAwayFrom with the child's processors)
 // and restores the previous affinity when the child stops, so the lab's
-// CPUS processors do the lab's work only. It does not when the lab has
+// CPUS processors do the lab's work only. For as long, it lowers
+// GOMAXPROCS to the number of processors left to it (and puts the previous
+// value back after; a GOMAXPROCS the runtime chose itself is then fixed at
+// that value): with more Go processors than operating system processors
+// the kernel time-slices the threads holding them, and a load generator
+// goroutine queued behind a descheduled thread sends late. It does not when the lab has
 // every processor the server may use (a 1-core host) or when
 // Config.Concurrent > 1 (runs then share the machine anyway); a log line
 // says which.
@@ -80,23 +85,38 @@
 //
 // queued comes when the run joins the queue and again whenever its position
 // or estimated start changes; started when its lab child is up; progress
-// at least four times a second while a window runs; row once per window,
-// carrying the whole loadrun.Row; and last exactly one terminal event:
-// done, failed, cancelled or interrupted (window is then how many windows
-// finished, reason says why in words for the learner).
+// four times a second while a window runs (ProgressEvery: loadrun reports
+// every 200 ms; the first report of a window is logged at once, then the
+// newest report every 250 ms, so a progress event's counts are at most
+// 200 ms old, and its elapsed_ms says when they were read); row once per
+// window, carrying the whole loadrun.Row (the window's final counts: the
+// progress reports after the last logged one are not logged); and last
+// exactly one terminal event: done, failed, cancelled or interrupted
+// (window is then how many windows finished, reason says why in words for
+// the learner). The log itself has no gaps: seq counts every logged event.
 //
-// Subscribe(id, since) returns every event with seq > since, then a
-// Subscription whose channel carries every later event, each exactly once
-// and in order, and is closed after the terminal event. Appending never
-// waits for a watcher: each subscription buffers Config.SubscriberBuffer
-// live events, and one whose buffer is full is dropped (its channel closed,
-// Dropped true); it may subscribe again from the last seq it saw. The
-// runner keeps the logs of queued, running and the last Config.Retain
-// finished runs in memory; older runs are read from the store.
+// Subscribe(id, since) returns every logged event with seq > since (all of
+// them, progress included), then a Subscription that receives every later
+// event in order: when Ready fires, Take returns the events waiting and
+// whether more may come. Each is received exactly once, with one
+// exception: a progress event still waiting when a newer progress is
+// logged is replaced by it, so a watcher that fell behind gets the newest
+// progress, not every one, and sees seq jump over the replaced ones. Only
+// progress is ever skipped; a row never waits behind more than one
+// progress. Appending never waits for a watcher: at most
+// Config.SubscriberBuffer events other than that one progress may wait,
+// and a subscription with more is dropped (its waiting events discarded,
+// Take reports no more, Dropped true); it may subscribe again from the
+// last seq it saw, and then gets every logged event after it. The runner
+// keeps the logs of queued, running and the last Config.Retain finished
+// runs in memory; older runs are read from the store.
 //
 // Each event carries its JSON encoding (Event.JSON), made once when it is
 // logged, so a server fanning one event out to many watchers encodes it
-// once.
+// once. The hand-out to subscribers wakes their readers 32 at a time,
+// letting the woken ones run in between (runtime.Gosched): a thousand
+// websocket writers made runnable at once would queue ahead of the load
+// generator's goroutines (it shares this process) and make its sends late.
 //
 // # Metrics
 //

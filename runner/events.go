@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"runtime"
 	"sync"
 	"time"
 
@@ -59,16 +60,25 @@ type Event struct {
 	JSON []byte `json:"-"`
 }
 
+// fanoutChunk is how many subscribers append wakes before it lets the
+// goroutines it woke run (runtime.Gosched). Waking a thousand watchers'
+// writers at once would queue them all ahead of the load generator's
+// goroutines, whose sends would then be late; in chunks, a generator
+// goroutine waits behind at most about this many writes.
+const fanoutChunk = 32
+
 // eventLog is a run's events in order. Appending never blocks: each
-// subscriber has a bounded buffer and is dropped when it is full.
+// subscriber has a bounded queue and is dropped when it is full.
 type eventLog struct {
-	mu     sync.Mutex
-	events []Event
-	subs   map[*Subscription]struct{}
-	closed bool // a terminal event was appended
-	buffer int
-	now    func() time.Time
-	drop   func() // called (under mu) when a subscriber is dropped; may be nil
+	mu      sync.Mutex
+	events  []Event
+	subs    map[*Subscription]struct{}
+	closed  bool // a terminal event was appended
+	buffer  int
+	now     func() time.Time
+	drop    func() // called when a subscriber is dropped; may be nil
+	fanout  sync.Mutex
+	targets []*Subscription // reused by append, under fanout
 }
 
 func newEventLog(buffer int, now func() time.Time, drop func()) *eventLog {
@@ -83,37 +93,49 @@ func (l *eventLog) subscribers() int {
 }
 
 // append numbers e (seq from 1), stamps it and hands it to every
-// subscriber. After a terminal event the subscribers' channels are closed
-// and further appends are ignored.
+// subscriber, in chunks of fanoutChunk (see there). After a terminal event
+// every subscription ends once its queue is taken, and further appends are
+// ignored. Subscribers are handed events in seq order: the log's lock is
+// held until the hand-out lock is taken, and the hand-out happens outside
+// the log's lock so subscribing and closing never wait for it.
 func (l *eventLog) append(e Event) Event {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return Event{}
 	}
 	e.Seq = len(l.events) + 1
 	e.At = l.now().UTC()
 	e.JSON, _ = json.Marshal(e) // cannot fail: no channels, funcs or cycles
 	l.events = append(l.events, e)
-	for s := range l.subs {
-		select {
-		case s.c <- e:
-		default:
-			s.dropped = true
-			delete(l.subs, s)
-			close(s.c)
-			if l.drop != nil {
-				l.drop()
-			}
-		}
-	}
-	if e.Kind.Terminal() {
+	terminal := e.Kind.Terminal()
+	if terminal {
 		l.closed = true
-		for s := range l.subs {
+	}
+	l.fanout.Lock()
+	targets := l.targets[:0]
+	for s := range l.subs {
+		// A subscription dropped by an earlier hand-out leaves here:
+		// the hand-out itself may not take l.mu (lock order: l.mu, then
+		// fanout).
+		if terminal || s.hasEnded() {
 			delete(l.subs, s)
-			close(s.c)
+		}
+		targets = append(targets, s)
+	}
+	l.mu.Unlock()
+	defer l.fanout.Unlock()
+
+	for i, s := range targets {
+		if i > 0 && i%fanoutChunk == 0 {
+			runtime.Gosched()
+		}
+		if s.push(e, l.buffer, terminal) == pushDropped && l.drop != nil {
+			l.drop()
 		}
 	}
+	clear(targets)
+	l.targets = targets
 	return e
 }
 
@@ -137,42 +159,111 @@ func (l *eventLog) subscribe(since int) ([]Event, *Subscription) {
 	if since < len(l.events) {
 		replay = append(replay, l.events[since:]...)
 	}
-	s := &Subscription{c: make(chan Event, l.buffer), log: l}
+	s := &Subscription{ready: make(chan struct{}, 1), log: l}
 	if l.closed {
-		close(s.c)
+		s.ended = true
+		s.ready <- struct{}{}
 	} else {
 		l.subs[s] = struct{}{}
 	}
 	return replay, s
 }
 
-// Subscription receives a run's live events. Its channel is closed after
-// the run's terminal event, when Close is called, or when the subscriber
-// fell so far behind that its buffer filled (Dropped then reports true).
+// Subscription receives a run's live events, in order. The events wait in
+// a queue until taken (Take); a progress event still waiting when a newer
+// progress arrives is replaced by it, so a subscriber that is behind gets
+// the newest progress rather than every one, and its seq then jumps: only
+// progress is ever skipped. The subscription ends after the run's terminal
+// event, when Close is called, or when more than the buffer's worth of
+// other events wait untaken (Dropped then reports true).
 type Subscription struct {
-	c       chan Event
-	log     *eventLog
-	dropped bool // guarded by log.mu
+	log   *eventLog
+	ready chan struct{} // holds a value when events wait or the subscription ended
+
+	mu      sync.Mutex
+	queue   []Event
+	ended   bool
+	dropped bool
 }
 
-// C returns the channel of live events.
-func (s *Subscription) C() <-chan Event { return s.c }
+// What push did.
+const (
+	pushQueued  = iota // queued, or replaced a waiting progress
+	pushDropped        // the subscription is dropped: too much waited
+	pushEnded          // the subscription had ended already
+)
+
+// push queues e (replacing a waiting progress with a newer one), and ends
+// the subscription after a terminal event or when more than limit events
+// would wait.
+func (s *Subscription) push(e Event, limit int, terminal bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return pushEnded
+	}
+	result := pushQueued
+	n := len(s.queue)
+	switch {
+	case n > 0 && e.Kind == KindProgress && s.queue[n-1].Kind == KindProgress:
+		s.queue[n-1] = e
+	case n >= limit:
+		s.dropped, s.ended, s.queue = true, true, nil
+		result = pushDropped
+	default:
+		s.queue = append(s.queue, e)
+		s.ended = terminal
+	}
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+	return result
+}
+
+// hasEnded reports whether the subscription ended (dropped, closed, or
+// after the terminal event).
+func (s *Subscription) hasEnded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended
+}
+
+// Ready returns a channel that receives when events wait to be taken or
+// the subscription ended: then call Take.
+func (s *Subscription) Ready() <-chan struct{} { return s.ready }
+
+// Take returns the events waiting, in order, and whether more may come:
+// false means these are the last (the subscription ended).
+func (s *Subscription) Take() ([]Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	es := s.queue
+	s.queue = nil
+	return es, !s.ended
+}
 
 // Dropped reports whether the subscription was ended because its reader
-// was too slow. Call it after C is closed.
+// was too slow; a dropped subscription's waiting events are discarded.
 func (s *Subscription) Dropped() bool {
-	s.log.mu.Lock()
-	defer s.log.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.dropped
 }
 
 // Close ends the subscription. It is safe to call more than once and after
-// the channel was closed.
+// the subscription ended.
 func (s *Subscription) Close() {
 	s.log.mu.Lock()
-	defer s.log.mu.Unlock()
-	if _, ok := s.log.subs[s]; ok {
-		delete(s.log.subs, s)
-		close(s.c)
+	delete(s.log.subs, s)
+	s.log.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.ended, s.queue = true, nil
+		select {
+		case s.ready <- struct{}{}:
+		default:
+		}
 	}
 }

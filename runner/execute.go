@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -109,12 +110,48 @@ func (r *Runner) measure(ru *run) (Status, string, Kind, int) {
 	}()
 	var drainNote string
 	rows := 0
-	for e := range events {
+	// Progress: the first report of a window is logged at once, then the
+	// newest report every ProgressEvery (see the package doc).
+	tick := time.NewTicker(ProgressEvery)
+	tick.Stop()
+	defer tick.Stop()
+	var tickC <-chan time.Time
+	var pending *loadrun.Event
+	logProgress := func(e loadrun.Event) {
+		ru.log.append(Event{Kind: KindProgress, Window: e.Window, Windows: e.Windows, Rate: e.Rate, Clients: e.Clients,
+			Seconds: e.Seconds, ElapsedMS: e.ElapsedMS, Sent: e.Sent, Ended: e.Ended, NotSent: e.NotSent})
+	}
+	progressWindow := -1
+loop:
+	for {
+		var e loadrun.Event
+		select {
+		case <-tickC:
+			if pending != nil {
+				logProgress(*pending)
+				pending = nil
+			}
+			continue
+		case ev, ok := <-events:
+			if !ok {
+				break loop
+			}
+			e = ev
+		}
 		switch e.Kind {
 		case loadrun.EventProgress:
-			ru.log.append(Event{Kind: KindProgress, Window: e.Window, Windows: e.Windows, Rate: e.Rate, Clients: e.Clients,
-				Seconds: e.Seconds, ElapsedMS: e.ElapsedMS, Sent: e.Sent, Ended: e.Ended, NotSent: e.NotSent})
+			if e.Window != progressWindow {
+				progressWindow = e.Window
+				logProgress(e)
+				tick.Reset(ProgressEvery)
+				tickC = tick.C
+				continue
+			}
+			pending = &e
 		case loadrun.EventRow:
+			// The row carries the window's final counts.
+			pending, tickC = nil, nil
+			tick.Stop()
 			row := *e.Row
 			if sctx.Err() == nil {
 				rows++
@@ -199,8 +236,8 @@ func (r *Runner) saveRecords(ru *run, window int, recs []loadrun.Record) {
 
 // keepOffLab pins this process (the load generator, the web server and its
 // websocket watchers) to the processors the run's lab child does not use,
-// and returns what puts the affinity back; calling it more than once is
-// harmless. With more than one run at a time, or when the lab has every
+// with GOMAXPROCS lowered to their number, and returns what puts both
+// back; calling it more than once is harmless. With more than one run at a time, or when the lab has every
 // processor, nothing changes and a log line says why.
 func (r *Runner) keepOffLab(ru *run, child *labsvc.Child) func() {
 	if r.cfg.Concurrent > 1 {
@@ -212,7 +249,19 @@ func (r *Runner) keepOffLab(ru *run, child *labsvc.Child) func() {
 		var p *labsvc.Pinning
 		if p, err = labsvc.PinAwayFrom(cpus); err == nil {
 			r.log.Info(p.String(), "run", ru.id)
+			// As many Go processors as operating system processors are
+			// left: with more, the kernel deschedules threads that hold
+			// one, and goroutines queued on them (the generator's) wait
+			// for the kernel's time slices rather than for Go's
+			// scheduler, which runs them within fanoutChunk writes.
+			prev := -1
+			if n := len(p.Generator); n > 0 && n < runtime.GOMAXPROCS(0) {
+				prev = runtime.GOMAXPROCS(n)
+			}
 			return sync.OnceFunc(func() {
+				if prev > 0 {
+					runtime.GOMAXPROCS(prev)
+				}
 				if err := p.Restore(); err != nil {
 					r.log.Error("restoring processor affinity", "run", ru.id, "err", err)
 				}

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -88,16 +89,34 @@ func collect(t *testing.T, r *runner.Runner, id string, since int, timeout time.
 	deadline := time.After(timeout)
 	for {
 		select {
-		case e, ok := <-sub.C():
-			if !ok {
+		case <-sub.Ready():
+			es, more := sub.Take()
+			out = append(out, es...)
+			if !more {
 				if sub.Dropped() {
 					t.Fatalf("subscription to %s dropped", id)
 				}
 				return out
 			}
-			out = append(out, e)
 		case <-deadline:
 			t.Fatalf("run %s: no terminal event after %v; got %d events, last %+v", id, timeout, len(out), last(out))
+		}
+	}
+}
+
+// each yields a subscription's live events until it ends.
+func each(sub *runner.Subscription) iter.Seq[runner.Event] {
+	return func(yield func(runner.Event) bool) {
+		for range sub.Ready() {
+			es, more := sub.Take()
+			for _, e := range es {
+				if !yield(e) {
+					return
+				}
+			}
+			if !more {
+				return
+			}
 		}
 	}
 }

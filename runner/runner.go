@@ -27,6 +27,11 @@ const (
 	DefaultSubscriberBuffer = 256              // live events a watcher may fall behind before it is dropped
 	DefaultRetain           = 16               // finished runs whose event logs stay in memory (about 1 MB each at most)
 	DefaultDrainWait        = 10 * time.Second // how long the lab may take to drain between windows
+	// ProgressEvery is how often a running window's progress is logged
+	// (and so sent to watchers): four times a second. loadrun reports
+	// every loadrun.ProgressEvery; the first report of a window is logged
+	// at once, then the newest one every ProgressEvery.
+	ProgressEvery = 250 * time.Millisecond
 	// WindowOverhead is what a window costs beyond its seconds, for
 	// estimates: draining, resetting, the last requests' tail.
 	WindowOverhead = 500 * time.Millisecond

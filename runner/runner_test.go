@@ -234,11 +234,13 @@ func TestChildKilledMidRun(t *testing.T) {
 	timeout := time.After(30 * time.Second)
 	for !killed {
 		select {
-		case e, ok := <-sub.C():
-			if !ok {
-				t.Fatalf("run ended before a progress event: %+v", last(events))
+		case <-sub.Ready():
+			es, more := sub.Take()
+			events = append(events, es...)
+			e := last(events)
+			if !more {
+				t.Fatalf("run ended before a progress event: %+v", e)
 			}
-			events = append(events, e)
 			if e.Kind == runner.KindProgress && e.Window == 1 && e.ElapsedMS > 200 {
 				s, _ := r.Get(a.ID)
 				if s.LabPID == 0 {
@@ -352,7 +354,7 @@ func TestReplayFromSeqExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := replay
-	for e := range sub.C() {
+	for e := range each(sub) {
 		seen = append(seen, e)
 		if e.Kind == runner.KindRow {
 			break
@@ -406,7 +408,7 @@ func TestCloseInterrupts(t *testing.T) {
 		}
 	}
 	var pid int
-	for e := range sub.C() {
+	for e := range each(sub) {
 		if e.Kind == runner.KindStarted {
 			s, _ := r.Get(a.ID)
 			pid = s.LabPID

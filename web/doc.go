@@ -101,6 +101,25 @@
 // as headings, then the attached run's settings, its rows as a table (the
 // columns of the lessons' recorded tables) and a link to /runs/{id}.
 //
+// # Run streams
+//
+// GET /ws/runs/{id}?since=N (stream.go) sends the run's events as JSON
+// text messages, one event each, in the format package runner specifies:
+// first every logged event with seq > N, then the live ones, then a close
+// frame: 1000 "end of run" after the terminal event, 4000 "too slow:
+// reconnect with since=S" for a watcher that let too much wait (S is the
+// last seq it was sent), 1001 when the server stops. What a client sees of
+// seq: replayed events are numbered without gaps; live ones may jump, and
+// only over progress events, replaced by a newer progress while this
+// client was behind (runner's Subscription). A client that reconnects
+// with since = the last seq it saw gets every logged event after it once,
+// in order, progress included. The server pings every 54 s and drops a
+// client that sends nothing (not even a pong) for 60 s; a write that takes
+// over 10 s drops the client without a close frame. With pace=real a
+// finished run is replayed at the pace it ran, progress every 250 ms. The
+// writing side (one writer goroutine per connection, pings, close frames)
+// is package wsconn's, shared with class sessions.
+//
 // # Errors
 //
 // Handlers return errors; one function (server.fail) maps an *Error's code
@@ -160,6 +179,18 @@
 // its Result) by kind, solve and values in a bounded cache (modelcache.go),
 // so a learner's lesson page does not recompute each widget's initial
 // queue curve.
+//
+// A returning learner's lesson page is assembled, not rendered whole
+// (lessonplan.go): once per course value, each lesson's page is rendered
+// with its predict, check, model and record blocks cut out, and those
+// blocks' HTML is kept for a learner with nothing stored in them, for a
+// reached goal, and per answer (a prediction's option, skipped and
+// revealed; a check's last option and correctness), with holes where the
+// learner's own times and attempt count go. A request writes the stored
+// HTML between the blocks and each block from its kept HTML, rendering it
+// only when the request carries form values for it (a widget's GET form,
+// a refused record) or a record block has saved data or runs to offer.
+// A new course value (author mode after a file changed) builds new plans.
 //
 // # Metrics
 //

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"math"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	"capacitylab/runner"
 	"capacitylab/store"
+	"capacitylab/wsconn"
 )
 
 // Websocket limits for GET /ws/runs/{id}.
@@ -33,7 +35,7 @@ const (
 	wsReadLimit = 512
 	// wsCloseTooSlow is the close code sent to a watcher dropped because
 	// it fell too far behind; it may reconnect with since = its last seq.
-	wsCloseTooSlow = 4000
+	wsCloseTooSlow = wsconn.CloseTooSlow
 )
 
 // sameHost is the websocket Origin check: a browser's Origin must name the
@@ -66,7 +68,8 @@ func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // JSON text messages, then the live ones, then a close frame (1000 after
 // the run's last event; wsCloseTooSlow for a watcher that fell behind;
 // 1001 when the server stops). One goroutine reads (and discards) what the
-// client sends, so pongs and close frames are seen; this one writes.
+// client sends, so pongs and close frames are seen; this one writes
+// (wsconn.Pump, with the run's subscription as its source).
 //
 // With pace=real a finished run is replayed at the pace it ran (see
 // pacedEvents), for learners who would rather not wait in the queue.
@@ -163,60 +166,76 @@ func (s *server) streamRun(w http.ResponseWriter, r *http.Request) error {
 		<-readerDone
 	}()
 
-	send := func(e runner.Event) bool {
-		conn.SetWriteDeadline(time.Now().Add(wsWriteWait))
-		if e.JSON != nil {
-			return conn.WriteMessage(websocket.TextMessage, e.JSON) == nil
-		}
-		return conn.WriteJSON(e) == nil
-	}
-	closeWith := func(code int, text string) {
-		msg := websocket.FormatCloseMessage(code, text)
-		conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(wsWriteWait))
-	}
+	var src wsconn.Source
 	if paced != nil {
-		s.streamPaced(r, conn, paced, readerDone, send, closeWith)
-		return nil
+		q, stop := pace(paced)
+		defer stop()
+		src = q
+	} else {
+		src = newRunSource(replay, sub, since)
 	}
-	last := since
+	wsconn.Pump(r.Context(), conn, src, wsconn.Config{WriteWait: wsWriteWait, PingPeriod: wsPingPeriod}, readerDone)
+	return nil
+}
+
+// runSource is a run stream's wsconn.Source: the replayed events, then the
+// subscription's live ones (nil: replay only), each event's JSON as it
+// was logged. Its close frame is 1000 after the run's last event, or
+// wsCloseTooSlow naming the last seq sent when the subscription was
+// dropped.
+type runSource struct {
+	replay [][]byte
+	sub    *runner.Subscription
+	last   int           // the seq of the last event taken
+	now    chan struct{} // closed: ready while replay waits or there is no subscription
+}
+
+func newRunSource(replay []runner.Event, sub *runner.Subscription, since int) *runSource {
+	s := &runSource{sub: sub, last: since, now: make(chan struct{})}
+	close(s.now)
 	for _, e := range replay {
-		if !send(e) {
-			return nil
-		}
-		last = e.Seq
+		s.replay = append(s.replay, eventJSON(e))
+		s.last = e.Seq
 	}
-	if sub == nil {
-		closeWith(websocket.CloseNormalClosure, "end of run")
-		return nil
+	return s
+}
+
+// eventJSON is e's JSON: as logged, or encoded now for events rebuilt from
+// the store.
+func eventJSON(e runner.Event) []byte {
+	if e.JSON != nil {
+		return e.JSON
 	}
-	ping := time.NewTicker(wsPingPeriod)
-	defer ping.Stop()
-	for {
-		select {
-		case e, ok := <-sub.C():
-			if !ok {
-				if sub.Dropped() {
-					closeWith(wsCloseTooSlow, "too slow: reconnect with since="+strconv.Itoa(last))
-				} else {
-					closeWith(websocket.CloseNormalClosure, "end of run")
-				}
-				return nil
-			}
-			if !send(e) {
-				return nil
-			}
-			last = e.Seq
-		case <-ping.C:
-			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWriteWait)); err != nil {
-				return nil
-			}
-		case <-readerDone:
-			return nil
-		case <-r.Context().Done():
-			closeWith(websocket.CloseGoingAway, "server stopping")
-			return nil
-		}
+	b, _ := json.Marshal(e) // cannot fail: no channels, funcs or cycles
+	return b
+}
+
+// Ready implements wsconn.Source.
+func (s *runSource) Ready() <-chan struct{} {
+	if s.replay != nil || s.sub == nil {
+		return s.now
 	}
+	return s.sub.Ready()
+}
+
+// Take implements wsconn.Source.
+func (s *runSource) Take() ([][]byte, bool, wsconn.End) {
+	endOfRun := wsconn.End{Code: websocket.CloseNormalClosure, Text: "end of run"}
+	if s.replay != nil || s.sub == nil {
+		msgs := s.replay
+		s.replay = nil
+		return msgs, s.sub == nil, endOfRun
+	}
+	es, more := s.sub.Take()
+	msgs := make([][]byte, len(es))
+	for i, e := range es {
+		msgs[i] = eventJSON(e)
+		s.last = e.Seq
+	}
+	if !more && s.sub.Dropped() {
+		return msgs, true, wsconn.End{Code: wsCloseTooSlow, Text: "too slow: reconnect with since=" + strconv.Itoa(s.last)}
+	}
+	return msgs, !more, endOfRun
 }
 
 // storedEvents rebuilds the events of a run the runner no longer holds in
@@ -289,41 +308,34 @@ func pacedEvents(r store.Run) []pacedEvent {
 	return out
 }
 
-// streamPaced sends a replay's events at their times, pinging meanwhile,
-// and ends with a normal close; it stops early when the client goes away
-// or the server stops.
-func (s *server) streamPaced(r *http.Request, conn *websocket.Conn, events []pacedEvent, readerDone <-chan struct{},
-	send func(runner.Event) bool, closeWith func(int, string)) {
-	if len(events) == 0 {
-		closeWith(websocket.CloseNormalClosure, "end of run")
-		return
-	}
-	ping := time.NewTicker(wsPingPeriod)
-	defer ping.Stop()
-	start := time.Now().Add(-events[0].at)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for _, pe := range events {
-		timer.Reset(time.Until(start.Add(pe.at)))
-	wait:
-		for {
+// pace hands a replay's events to a queue at their times, from a
+// goroutine of its own, and ends the queue after the last; stop ends the
+// goroutine early (the client went away or the server stops).
+func pace(events []pacedEvent) (q *wsconn.Queue, stop func()) {
+	q = wsconn.NewQueue(len(events) + 1)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		timer := time.NewTimer(0)
+		defer timer.Stop()
+		var start time.Time
+		if len(events) > 0 {
+			start = time.Now().Add(-events[0].at)
+		}
+		for _, pe := range events {
+			timer.Reset(time.Until(start.Add(pe.at)))
 			select {
 			case <-timer.C:
-				break wait
-			case <-ping.C:
-				if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWriteWait)); err != nil {
-					return
-				}
-			case <-readerDone:
-				return
-			case <-r.Context().Done():
-				closeWith(websocket.CloseGoingAway, "server stopping")
+			case <-done:
 				return
 			}
+			q.Send(eventJSON(pe.e), "")
 		}
-		if !send(pe.e) {
-			return
-		}
+		q.End(websocket.CloseNormalClosure, "end of run")
+	}()
+	return q, func() {
+		close(done)
+		<-finished
 	}
-	closeWith(websocket.CloseNormalClosure, "end of run")
 }

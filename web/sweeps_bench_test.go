@@ -1,14 +1,22 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,100 +37,300 @@ const benchWatchers = 1000
 // compare with and without them.
 const benchSweep = `{"workers":4,"spin_ms":1,"wait_ms":9,"cpus":1,"rates":[100,200,300],"seconds":2,"seed":11}`
 
-// runAndWatch posts benchSweep and, with watchers > 0, connects that many
-// websocket watchers from the start. It returns the rows and, for every
-// row event a watcher received live (not replayed), the time from the
-// event being logged to the watcher reading it.
-func runAndWatch(b *testing.B, site *testSite, watchers int) ([]loadrun.Row, []time.Duration) {
+// watcherRoleEnv selects the watcher role: when it is set (to the number of
+// websocket clients to open), the test binary is not a test run but a class
+// of watchers in a process of its own (see watcherMain), as browsers would
+// be.
+const watcherRoleEnv = "CAPACITYLAB_BENCH_WATCHERS"
+
+// TestMain runs the tests, or, with watcherRoleEnv set, the watcher role.
+func TestMain(m *testing.M) {
+	if n := os.Getenv(watcherRoleEnv); n != "" {
+		os.Exit(watcherMain(n, os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// watchReport is what a watcher process prints when every stream ended.
+type watchReport struct {
+	RowDelaysUS []int64  `json:"row_delays_us"` // per row event received live: wall clock at reading minus the event's at
+	Rows        int      `json:"rows"`          // row events received, live or replayed
+	Progress    int      `json:"progress"`      // progress events received, every watcher together
+	Gaps        int      `json:"gaps"`          // seq jumps seen (each one a superseded progress)
+	Errors      []string `json:"errors"`
+}
+
+// watcherMain is the watcher role: it reads one line "wsURL origin" from
+// in, opens n websocket clients of that URL, reads every stream to its
+// end, and prints a watchReport as JSON on out. Delivery times are wall
+// clock readings of this process against the event's at, stamped by the
+// server: one clock, as both processes run on one machine.
+func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
+	var n int
+	if _, err := fmt.Sscan(nText, &n); err != nil || n < 1 {
+		fmt.Fprintf(errOut, "%s=%q: want a number of watchers, 1 or more\n", watcherRoleEnv, nText)
+		return 2
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	var url, origin string
+	if _, serr := fmt.Sscan(line, &url, &origin); err != nil || serr != nil {
+		fmt.Fprintf(errOut, "watcher: want a line \"wsURL origin\" on stdin, got %q (%v %v)\n", line, err, serr)
+		return 2
+	}
+	var mu sync.Mutex
+	var rep watchReport
+	var wg sync.WaitGroup
+	dialer := websocket.Dialer{HandshakeTimeout: 30 * time.Second}
+	dials := make(chan struct{}, 32) // dial 32 at a time, as a class arrives
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dials <- struct{}{}
+			conn, _, err := dialer.Dial(url, http.Header{"Origin": {origin}})
+			<-dials
+			if err != nil {
+				mu.Lock()
+				rep.Errors = append(rep.Errors, err.Error())
+				mu.Unlock()
+				return
+			}
+			defer conn.Close()
+			connected := time.Now()
+			var delays []int64
+			rows, progress, gaps, last := 0, 0, 0, 0
+			var failure string
+			for {
+				conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+				_, data, err := conn.ReadMessage()
+				if err != nil {
+					if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+						failure = err.Error()
+					}
+					break
+				}
+				now := time.Now()
+				// Only what the measure needs: a browser parses its
+				// own messages on its own machine, so the thousand
+				// watchers here should spend little on it. seq, kind
+				// and at lead every event (runner.Event's field
+				// order), so the head up to at is decoded alone.
+				var e struct {
+					Seq  int         `json:"seq"`
+					Kind runner.Kind `json:"kind"`
+					At   time.Time   `json:"at"`
+				}
+				head := data
+				if i := bytes.Index(data, []byte(`"at":"`)); i >= 0 {
+					if j := bytes.IndexByte(data[i+6:], '"'); j >= 0 {
+						end := i + 6 + j + 1
+						head = append(data[:end:end], '}')
+					}
+				}
+				if json.Unmarshal(head, &e) != nil {
+					if err := json.Unmarshal(data, &e); err != nil {
+						failure = err.Error()
+						break
+					}
+				}
+				if e.Seq != last+1 {
+					gaps++
+				}
+				last = e.Seq
+				switch e.Kind {
+				case runner.KindProgress:
+					progress++
+				case runner.KindRow:
+					rows++
+					if e.At.After(connected) {
+						delays = append(delays, now.Sub(e.At).Microseconds())
+					}
+				}
+			}
+			mu.Lock()
+			rep.RowDelaysUS = append(rep.RowDelaysUS, delays...)
+			rep.Rows += rows
+			rep.Progress += progress
+			rep.Gaps += gaps
+			if failure != "" {
+				rep.Errors = append(rep.Errors, failure)
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := json.NewEncoder(out).Encode(rep); err != nil {
+		fmt.Fprintln(errOut, err)
+		return 1
+	}
+	return 0
+}
+
+// watcherNiceEnv sets the niceness of the watcher process's scheduling
+// group (default defaultWatcherNice; 0 runs it as the server runs).
+const watcherNiceEnv = "CAPACITYLAB_BENCH_WATCHER_NICE"
+
+// defaultWatcherNice is the watcher process's niceness. Not lowered by
+// default: at 19 the watchers, starved whenever the machine is busy, read
+// rows late and so measure their own waiting rather than the server's
+// delivery.
+const defaultWatcherNice = 0
+
+// watcherCPUsEnv, when set (a list as taskset -c takes it, e.g. "1"),
+// confines the watcher process to those processors, to see which of the
+// machine's processors its own work is taken from.
+const watcherCPUsEnv = "CAPACITYLAB_BENCH_WATCHER_CPUS"
+
+// startWatchers starts a watcher process of n clients; it waits for the
+// line naming the run (see watcherMain). It is started before the run, so
+// it keeps every processor when the runner pins the server away from the
+// lab's.
+func startWatchers(b *testing.B, n int) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *strings.Builder) {
 	b.Helper()
+	nice := defaultWatcherNice
+	if v := os.Getenv(watcherNiceEnv); v != "" {
+		if _, err := fmt.Sscan(v, &nice); err != nil || nice < 0 || nice > 19 {
+			b.Fatalf("%s=%q: want a niceness from 0 to 19", watcherNiceEnv, v)
+		}
+	}
+	args := []string{"nice", "-n", fmt.Sprint(nice), os.Args[0], "-test.run=^$"}
+	if cpus := os.Getenv(watcherCPUsEnv); cpus != "" {
+		args = append([]string{"taskset", "-c", cpus}, args...)
+	}
+	cmd = exec.Command(args[0], args[1:]...)
+	// A session of its own: with the kernel's autogroup scheduling (on by
+	// default) a session's processes share one group's processor time,
+	// so the watchers, started from the server's session, would take it
+	// from the server and its load generator, and a process's niceness
+	// would only rank it within that group. Browsers are nobody's
+	// group-mates; the new group's niceness is set below.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", watcherRoleEnv, n))
+	stdout = &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = stdout, os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	// Where autogroups exist, rank the watchers' group as the process
+	// would be ranked (a missing file means no autogroups: nothing to do).
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/autogroup", cmd.Process.Pid), []byte(fmt.Sprint(nice)), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		b.Logf("watcher group niceness not set: %v", err)
+	}
+	return cmd, stdin, stdout
+}
+
+// runAndWatch posts benchSweep and, with watchers > 0, has a watcher
+// process connect that many websocket clients at once. It waits for the
+// run to end and returns its rows and the watchers' report.
+func runAndWatch(b *testing.B, site *testSite, rn *runner.Runner, watchers int) ([]loadrun.Row, watchReport, cpuTimes) {
+	b.Helper()
+	var cpu cpuTimes
+	startCPU := processCPU(b)
+	var cmd *exec.Cmd
+	var stdin io.WriteCloser
+	var stdout *strings.Builder
+	if watchers > 0 {
+		cmd, stdin, stdout = startWatchers(b, watchers)
+	}
 	code, _, m := postSweep(b, site.client(), site.srv.URL, benchSweep)
 	if code != http.StatusAccepted {
 		b.Fatalf("POST: %d %v", code, m)
 	}
 	id := m["id"].(string)
-	var mu sync.Mutex
-	var delays []time.Duration
-	var rows []loadrun.Row
-	var wg sync.WaitGroup
-	dialer := websocket.Dialer{HandshakeTimeout: 30 * time.Second}
-	errs := make(chan error, watchers+1)
-	watch := func(keepRows bool) {
-		defer wg.Done()
-		conn, _, err := dialer.Dial(wsURL(site.srv.URL, id, 0), http.Header{"Origin": {site.srv.URL}})
-		if err != nil {
-			errs <- err
-			return
+	var rep watchReport
+	if watchers > 0 {
+		fmt.Fprintf(stdin, "%s %s\n", wsURL(site.srv.URL, id, 0), site.srv.URL)
+		stdin.Close()
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		snap, ok := rn.Get(id)
+		if !ok {
+			b.Fatalf("run %s is gone", id)
 		}
-		defer conn.Close()
-		connected := time.Now()
-		for {
-			conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-			_, data, err := conn.ReadMessage()
-			if err != nil {
-				if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
-					errs <- err
+		if snap.Status != store.RunQueued && snap.Status != store.RunRunning {
+			if snap.Status != store.RunDone {
+				b.Fatalf("run %s: %s (%s)", id, snap.Status, snap.Reason)
+			}
+			if watchers > 0 {
+				if err := cmd.Wait(); err != nil {
+					b.Fatalf("watcher process: %v", err)
 				}
-				return
+				cpu.watchers = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+					b.Fatalf("watcher report %q: %v", stdout.String(), err)
+				}
+				if len(rep.Errors) > 0 {
+					b.Fatalf("%d watchers failed, the first: %s", len(rep.Errors), rep.Errors[0])
+				}
 			}
-			now := time.Now()
-			if !bytes.Contains(data, []byte(`"kind":"row"`)) {
-				continue // progress and the rest: a browser would only move a bar
-			}
-			var e runner.Event
-			if err := json.Unmarshal(data, &e); err != nil {
-				errs <- err
-				return
-			}
-			if e.Kind != runner.KindRow {
-				continue
-			}
-			mu.Lock()
-			if e.At.After(connected) {
-				delays = append(delays, now.Sub(e.At))
-			}
-			if keepRows {
-				rows = append(rows, *e.Row)
-			}
-			mu.Unlock()
+			cpu.server = processCPU(b) - startCPU
+			return snap.Rows, rep, cpu
 		}
+		if time.Now().After(deadline) {
+			b.Fatalf("run %s still %s after 2 minutes", id, snap.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	wg.Add(1)
-	go watch(true)
-	for range watchers {
-		wg.Add(1)
-		go watch(false)
+}
+
+// cpuTimes is the processor time a run cost the server process (the web
+// server, the runner, the load generator and the websocket fan-out) and
+// the watcher process.
+type cpuTimes struct {
+	server, watchers time.Duration
+}
+
+// processCPU is this process's user and system time so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatalf("watcher: %v", err)
-	}
-	return rows, delays
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkWatchers runs the same sweep without watchers and with 1,000
-// websocket watchers on loopback, and reports the p99 and max time from a
-// row being logged to a watcher reading it, and the run's ok/s and p99 in
-// windows 1 and 2 both times, with the generator's send lag p99 and the
-// lab's own mean service time in those windows, so the watchers' cost to
-// the measurement can be seen and placed. Run it with -benchtime=1x.
+// websocket watchers on loopback (in a process of their own, as a class's
+// browsers would be), and reports the p99 and max time from a row being
+// logged to a watcher reading it, and the run's ok/s and p99 in windows 1
+// and 2 both times, with the generator's send lag p99 and the lab's own
+// mean service time in those windows, so the watchers' cost to the
+// measurement can be seen and placed, and the processor time the run cost
+// the server process and the watcher process. Run it with -benchtime=1x.
 func BenchmarkWatchers(b *testing.B) {
 	lab := buildLab(b)
 	for b.Loop() {
-		site := newBenchSite(b, lab)
-		alone, _ := runAndWatch(b, site, 0)
-		watched, delays := runAndWatch(b, site, benchWatchers)
+		site, rn := newBenchSite(b, lab)
+		alone, _, cpuAlone := runAndWatch(b, site, rn, 0)
+		watched, rep, cpuWatched := runAndWatch(b, site, rn, benchWatchers)
+		b.ReportMetric(cpuAlone.server.Seconds(), "server-cpu-s-alone")
+		b.ReportMetric(cpuWatched.server.Seconds(), "server-cpu-s-watched")
+		b.ReportMetric(cpuWatched.watchers.Seconds(), "watchers-cpu-s")
 		if len(alone) != 3 || len(watched) != 3 {
 			b.Fatalf("rows: %d alone, %d watched; want 3 each", len(alone), len(watched))
 		}
-		slices.Sort(delays)
+		if rep.Rows != 3*benchWatchers {
+			b.Fatalf("watchers read %d row events, want %d (3 rows × %d watchers)", rep.Rows, 3*benchWatchers, benchWatchers)
+		}
+		delays := make([]time.Duration, len(rep.RowDelaysUS))
+		for i, us := range rep.RowDelaysUS {
+			delays[i] = time.Duration(us) * time.Microsecond
+		}
 		if len(delays) == 0 {
 			b.Fatal("no row reached a watcher live")
 		}
+		slices.Sort(delays)
 		p99 := loadrun.NearestRank(delays, 99)
 		b.ReportMetric(float64(p99.Microseconds())/1000, "row-p99-ms")
 		b.ReportMetric(float64(delays[len(delays)-1].Microseconds())/1000, "row-max-ms")
-		b.ReportMetric(float64(len(delays)), "rows-delivered")
+		b.ReportMetric(float64(len(delays)), "rows-live")
+		b.ReportMetric(float64(rep.Progress)/benchWatchers, "progress/watcher")
+		b.ReportMetric(float64(rep.Gaps)/benchWatchers, "gaps/watcher")
 		for _, w := range []int{1, 2} {
 			b.ReportMetric(alone[w].OKPerSec, fmt.Sprintf("w%d-ok/s-alone", w))
 			b.ReportMetric(watched[w].OKPerSec, fmt.Sprintf("w%d-ok/s-watched", w))
@@ -138,7 +346,7 @@ func BenchmarkWatchers(b *testing.B) {
 
 // newBenchSite starts a real server with a runner for a benchmark (the
 // test helpers take a *testing.T); only its srv, store and client are set.
-func newBenchSite(b *testing.B, lab string) *testSite {
+func newBenchSite(b *testing.B, lab string) (*testSite, *runner.Runner) {
 	b.Helper()
 	st, err := store.Open(filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
@@ -160,5 +368,5 @@ func newBenchSite(b *testing.B, lab string) *testSite {
 		srv.Close()
 		st.Close()
 	})
-	return &testSite{srv: srv, store: st, course: c}
+	return &testSite{srv: srv, store: st, course: c}, rn
 }

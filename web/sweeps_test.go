@@ -165,6 +165,29 @@ func TestSweepValidation(t *testing.T) {
 }
 
 // wsURL turns the test server's URL into the websocket URL of a run.
+// checkStream fails unless a watcher's events are the run's log in order,
+// each exactly once, but for progress events a newer progress replaced
+// (the only events a stream may skip).
+func checkStream(t *testing.T, name string, got, log []runner.Event) {
+	t.Helper()
+	next := 0
+	for i, e := range got {
+		for next < len(log) && log[next].Seq < e.Seq {
+			if log[next].Kind != runner.KindProgress {
+				t.Fatalf("%s: event %d is seq %d; it skipped seq %d, a %s", name, i, e.Seq, log[next].Seq, log[next].Kind)
+			}
+			next++
+		}
+		if next == len(log) || log[next].Seq != e.Seq || log[next].Kind != e.Kind {
+			t.Fatalf("%s: event %d (seq %d, %s) is not the log's next", name, i, e.Seq, e.Kind)
+		}
+		next++
+	}
+	if next != len(log) {
+		t.Fatalf("%s: got %d events, stopping at seq %d of %d", name, len(got), next, len(log))
+	}
+}
+
 func wsURL(base, id string, since int) string {
 	return "ws" + strings.TrimPrefix(base, "http") + fmt.Sprintf("/ws/runs/%s?since=%d", id, since)
 }
@@ -241,27 +264,28 @@ func TestSweepStreamAndSavedRun(t *testing.T) {
 	if code1 != websocket.CloseNormalClosure || restCode != websocket.CloseNormalClosure {
 		t.Errorf("close codes %d and %d, want %d", code1, restCode, websocket.CloseNormalClosure)
 	}
-	for i, e := range all {
+	// The run's whole log, replayed to a watcher after the end: every
+	// event numbered from 1 without gaps. The live watchers got the same
+	// events, in order, except that one behind may have had a progress
+	// replaced by a newer one.
+	after := dial(t, site.srv.URL, id, 0)
+	log, _ := readEvents(t, after, nil)
+	after.Close()
+	for i, e := range log {
 		if e.Seq != i+1 {
-			t.Fatalf("event %d has seq %d: the stream is out of order or has gaps", i, e.Seq)
+			t.Fatalf("replayed event %d has seq %d: the log is out of order or has gaps", i, e.Seq)
 		}
 	}
 	kinds := map[runner.Kind]int{}
-	for _, e := range all {
+	for _, e := range log {
 		kinds[e.Kind]++
 	}
-	if all[0].Kind != runner.KindQueued || kinds[runner.KindStarted] != 1 || kinds[runner.KindRow] != 2 || kinds[runner.KindProgress] < 8 || all[len(all)-1].Kind != runner.KindDone {
-		t.Errorf("kinds %v, last %+v", kinds, all[len(all)-1])
+	if log[0].Kind != runner.KindQueued || kinds[runner.KindStarted] != 1 || kinds[runner.KindRow] != 2 || kinds[runner.KindProgress] < 8 || log[len(log)-1].Kind != runner.KindDone {
+		t.Errorf("kinds %v, last %+v", kinds, log[len(log)-1])
 	}
 	joined := append(append([]runner.Event(nil), first...), rest...)
-	if len(joined) != len(all) {
-		t.Fatalf("reconnecting watcher got %d events, the full one %d", len(joined), len(all))
-	}
-	for i := range joined {
-		if joined[i].Seq != all[i].Seq || joined[i].Kind != all[i].Kind {
-			t.Fatalf("event %d: reconnecting %+v, full %+v", i, joined[i], all[i])
-		}
-	}
+	checkStream(t, "full watcher", all, log)
+	checkStream(t, "reconnecting watcher", joined, log)
 
 	// The saved run.
 	arrivals := 0
