@@ -34,16 +34,7 @@ func (s *Store) queryLearnerRuns(ctx context.Context, learner string, limit int)
 	if err != nil {
 		return nil, err
 	}
-	out := []Run{}
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, closeRows(rows)
+	return scanRuns(rows)
 }
 
 // runListCache keeps LearnerRuns' answers by learner, on the same terms

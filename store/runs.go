@@ -83,6 +83,20 @@ func (s *Store) AddRow(ctx context.Context, id string, row loadrun.Row) error {
 // (11 columns each, under SQLite's limit of 32766 parameters).
 const recordsPerInsert = 500
 
+// scanRuns reads every row of a query of runColumns and closes rows.
+func scanRuns(rows *sql.Rows) ([]Run, error) {
+	out := []Run{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, closeRows(rows)
+}
+
 // AddRecords stores raw request records of a run in one transaction, in
 // multi-row inserts. Records already stored (same window and seq) are
 // replaced.
@@ -190,16 +204,7 @@ func (s *Store) Runs(ctx context.Context, learner string, limit int) ([]Run, err
 	if err != nil {
 		return nil, err
 	}
-	out := []Run{}
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, closeRows(rows)
+	return scanRuns(rows)
 }
 
 // LatestRun returns the most recent run of a lesson's lab block that
