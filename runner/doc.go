@@ -24,9 +24,9 @@
 // the child does not use (labsvc.PinAwayFrom with the child's processors)
 // and restores the previous affinity when the child stops, so the lab's
 // CPUS processors do the lab's work only. For as long, it lowers
-// GOMAXPROCS to the number of processors left to it (and puts the previous
-// value back after; a GOMAXPROCS the runtime chose itself is then fixed at
-// that value): with more Go processors than operating system processors
+// GOMAXPROCS to the number of processors left to it (and afterwards puts
+// back the value set by the GOMAXPROCS environment variable, or hands the
+// choice back to the runtime when none was set): with more Go processors than operating system processors
 // the kernel time-slices the threads holding them, and a load generator
 // goroutine queued behind a descheduled thread sends late. It does not when the lab has
 // every processor the server may use (a 1-core host) or when

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -259,7 +260,13 @@ func (r *Runner) keepOffLab(ru *run, child *labsvc.Child) func() {
 				prev = runtime.GOMAXPROCS(n)
 			}
 			return sync.OnceFunc(func() {
-				if prev > 0 {
+				switch {
+				case prev <= 0:
+				case os.Getenv("GOMAXPROCS") == "":
+					// The runtime chose it: let it choose again, and go
+					// on following the container's processor limit.
+					runtime.SetDefaultGOMAXPROCS()
+				default:
 					runtime.GOMAXPROCS(prev)
 				}
 				if err := p.Restore(); err != nil {
