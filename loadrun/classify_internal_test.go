@@ -41,6 +41,13 @@ func TestClassify(t *testing.T) {
 		{"unexpected eof", context.Background(), io.ErrUnexpectedEOF, Error, ReasonEOF},
 		// Anything unrecognised takes the phase's fallback reason.
 		{"unknown", context.Background(), errors.New("malformed HTTP response"), Error, ReasonMalformed},
+		// The errors of a socket Target.begin connected itself (an *os.File):
+		// a refused connect reported by connect(2) or SO_ERROR,
+		{"direct refused", context.Background(), os.NewSyscallError("connect", syscall.ECONNREFUSED), Error, ReasonConnRefused},
+		// a reset while reading,
+		{"direct reset", context.Background(), &os.PathError{Op: "read", Path: "tcp", Err: syscall.ECONNRESET}, Error, ReasonReset},
+		// and the file's deadline passing.
+		{"direct deadline", context.Background(), &os.PathError{Op: "read", Path: "tcp", Err: os.ErrDeadlineExceeded}, Gaveup, ReasonReadTimeout},
 		// Cancellation wins over whatever the cancelled call returned.
 		{"cancelled", cancelled, op(syscall.ECONNRESET), Error, ReasonCanceled},
 	}

@@ -19,12 +19,33 @@
 //
 //	GET <path> HTTP/1.1\r\nHost: <host>\r\nUser-Agent: capacitylab-load\r\nConnection: close\r\n\r\n
 //
-// and the reply is parsed with net/http.ReadResponse, the body read to its
-// end. net/http's Transport is not used on purpose: it pools and may retry,
+// net/http's Transport is not used on purpose: it pools and may retry,
 // hides which phase failed, and its errors cannot be told apart reliably; the
 // lab's door counts connections, so one connection per request must be
 // exactly what happens. The caller's timeout (DefaultTimeout, 2 s) runs from
 // the actual send and covers connect, write and read together.
+//
+// Sending. At each arrival, when the target is an IP address (on Linux), the
+// open-loop dispatcher itself takes the send time (Record.Sent), creates the
+// socket and issues a non-blocking connect(2), then hands the request to a
+// goroutine of its own that waits for the connection, writes the
+// request and reads the reply. So Sent is when the connection attempt really
+// left, and a goroutine that is slow to be scheduled delays the answer (and
+// is counted in its latency), not the send. A target given by host name is
+// resolved and dialled with net.Dialer on that goroutine, and Sent is then
+// taken there, just before the lookup.
+//
+// Replies. The reply is read by a small HTTP/1.x reader of its own, through
+// a pooled 8 KiB buffer, allocation-free: the status line ("HTTP/1.x NNN"
+// and an optional reason), the headers ("Name: value"; a head longer than
+// 8 KiB, a header line without a colon or with a blank in its name, a folded
+// line, a bad or conflicting Content-Length or a transfer coding other than
+// chunked make the reply malformed), then the body to its end, never more
+// than 1 MiB of it: Content-Length bytes, chunked, or until the connection
+// closes; 1xx, 204 and 304 replies have none. It keeps the status and the
+// first X-Queue-Wait-Ms and X-Service-Ms headers (a value that is not a
+// finite number ≥ 0 counts as absent). A reply that stops short is reason
+// eof; anything else that is not HTTP/1.x is malformed.
 //
 // # Records
 //

@@ -37,9 +37,10 @@ type Open struct {
 	Window      int             // copied into every record
 }
 
-// Run sends the schedule and returns when every request has ended. Each
-// request runs on its own goroutine, so a slow one never delays the next
-// send. An arrival that finds MaxInFlight requests outstanding is recorded
+// Run sends the schedule and returns when every request has ended. At each
+// arrival the dispatcher takes the send time and starts the connection
+// when the target is an IP address (see Target.begin); the rest of the request runs on a goroutine of its
+// own, so a slow one never delays the next send. An arrival that finds MaxInFlight requests outstanding is recorded
 // as NotSent with ReasonInFlightCap. Cancelling ctx stops sending (the rest
 // of the schedule is recorded as NotSent with ReasonCanceled) and ends
 // outstanding requests with Error/ReasonCanceled; every arrival still has
@@ -75,9 +76,13 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 		}
 		inFlight.Add(1)
 		wg.Add(1)
+		// For an IP target the dispatcher itself takes Sent and starts the
+		// connection (Target.begin), so neither waits for the new goroutine
+		// to be scheduled; the goroutine completes the request.
+		s := o.Target.begin(r, w.start, w.markSent)
 		go func() {
 			defer wg.Done()
-			o.Target.do(ctx, r, w.start, w.markSent)
+			o.Target.complete(ctx, r, w.start, s, w.markSent)
 			inFlight.Add(-1)
 			w.finish(*r)
 		}()

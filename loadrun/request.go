@@ -1,16 +1,17 @@
 package loadrun
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -29,9 +30,11 @@ const maxBody = 1 << 20
 // carrying one hand-written HTTP/1.1 GET with Connection: close. Build one
 // with NewTarget.
 type Target struct {
-	addr    string
-	request []byte
-	timeout time.Duration
+	addr     string
+	addrPort netip.AddrPort // addr when it is an IP literal; dialled without a lookup
+	request  []byte
+	timeout  time.Duration
+	bufs     *sync.Pool // of *[maxHead]byte, the reply readers' scratch buffers
 }
 
 // NewTarget parses an http:// URL (host:port and optional path) and returns
@@ -53,7 +56,9 @@ func NewTarget(rawURL string, timeout time.Duration) (Target, error) {
 	}
 	path := u.RequestURI()
 	req := "GET " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: capacitylab-load\r\nConnection: close\r\n\r\n"
-	return Target{addr: host, request: []byte(req), timeout: timeout}, nil
+	ap, _ := netip.ParseAddrPort(host) // not an IP literal: resolved at each dial
+	bufs := &sync.Pool{New: func() any { return new([maxHead]byte) }}
+	return Target{addr: host, addrPort: ap, request: []byte(req), timeout: timeout, bufs: bufs}, nil
 }
 
 // Addr is the host:port requests connect to.
@@ -66,63 +71,135 @@ func (t Target) Timeout() time.Duration { return t.timeout }
 // Reason and the lab's headers. start is the window's start; onSent is
 // called at the actual send, before connecting.
 func (t Target) do(ctx context.Context, r *Record, start time.Time, onSent func()) {
-	r.QueueWaitMS, r.ServiceMS = -1, -1
-	sentAt := time.Now()
-	r.Sent = sentAt.Sub(start)
+	t.complete(ctx, r, start, t.begin(r, start, onSent), onSent)
+}
+
+// send is a request begin started.
+type send struct {
+	taken bool      // begin took the send time and connected: at, fd and err are set
+	at    time.Time // the actual send: Record.Sent
+	fd    int       // the socket begin is connecting, or -1
+	err   error     // begin's connect failed at once
+}
+
+// begin starts a request. For a target given as an IP address (on Linux)
+// it takes the actual send time and issues a non-blocking connect(2) at
+// once on a new socket, so that Sent is when the connection attempt really
+// left even if the goroutine that completes the request runs later. For
+// other targets it does nothing: complete takes the send time as it starts
+// dialling.
+func (t Target) begin(r *Record, start time.Time, onSent func()) send {
+	if !directConnect || !t.addrPort.IsValid() {
+		return send{fd: -1}
+	}
+	s := send{taken: true, at: time.Now(), fd: -1}
+	r.Sent = s.at.Sub(start)
 	if onSent != nil {
 		onSent()
 	}
-	deadline := sentAt.Add(t.timeout)
+	s.fd, s.err = connectStart(t.addrPort)
+	return s
+}
+
+// stream is a connection as complete uses it: *net.TCPConn and, for a
+// socket begin connected, *os.File.
+type stream interface {
+	io.ReadWriteCloser
+	SetDeadline(time.Time) error
+}
+
+// complete finishes a request begin started: it takes the send time (when
+// begin did not) and connects, or waits for begin's connect, then writes
+// the request, reads the reply and fills in r. onSent is called when it
+// takes the send time.
+func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send, onSent func()) {
+	r.QueueWaitMS, r.ServiceMS = -1, -1
+	if !s.taken {
+		s.at = time.Now()
+		r.Sent = s.at.Sub(start)
+		if onSent != nil {
+			onSent()
+		}
+	}
+	deadline := s.at.Add(t.timeout)
 	finish := func(o Outcome, reason string) {
 		r.End = time.Since(start)
 		r.Outcome, r.Reason = o, reason
 	}
-
-	d := net.Dialer{Deadline: deadline}
-	conn, err := d.DialContext(ctx, "tcp", t.addr)
-	if err != nil {
-		finish(classify(ctx, err, ReasonDialTimeout, ReasonOther))
+	if s.err != nil {
+		finish(classify(ctx, s.err, ReasonDialTimeout, ReasonOther))
 		return
+	}
+
+	var conn stream
+	if s.fd >= 0 {
+		conn = os.NewFile(uintptr(s.fd), "tcp") // registers it with Go's poller: deadlines work
+	} else {
+		c, err := t.dial(ctx, deadline)
+		if err != nil {
+			finish(classify(ctx, err, ReasonDialTimeout, ReasonOther))
+			return
+		}
+		conn = c
 	}
 	defer conn.Close()
 	// Cancelling the run unblocks this request at once; the record says so.
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if err := conn.SetDeadline(deadline); err != nil {
-		finish(classify(ctx, err, ReasonWriteTimeout, ReasonOther))
+		finish(classify(ctx, err, ReasonDialTimeout, ReasonOther))
 		return
+	}
+	if f, ok := conn.(*os.File); ok {
+		if err := connectWait(f); err != nil {
+			finish(classify(ctx, err, ReasonDialTimeout, ReasonOther))
+			return
+		}
 	}
 	if _, err := conn.Write(t.request); err != nil {
 		finish(classify(ctx, err, ReasonWriteTimeout, ReasonOther))
 		return
 	}
-	br := bufio.NewReaderSize(conn, 1024)
-	resp, err := http.ReadResponse(br, nil)
+	buf := t.buffer()
+	rep, err := readReply(conn, buf[:])
+	if t.bufs != nil {
+		t.bufs.Put(buf)
+	}
+	r.Status = rep.status
 	if err != nil {
 		finish(classify(ctx, err, ReasonReadTimeout, ReasonMalformed))
 		return
 	}
-	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody+1))
-	resp.Body.Close()
-	if err == nil && n > maxBody {
-		err = fmt.Errorf("body longer than %d bytes", maxBody)
-	}
-	if err != nil {
-		finish(classify(ctx, err, ReasonReadTimeout, ReasonMalformed))
-		r.Status = resp.StatusCode
-		return
-	}
-	r.Status = resp.StatusCode
-	r.QueueWaitMS = headerMS(resp.Header, "X-Queue-Wait-Ms")
-	r.ServiceMS = headerMS(resp.Header, "X-Service-Ms")
-	switch resp.StatusCode {
+	r.QueueWaitMS, r.ServiceMS = rep.queueWaitMS, rep.serviceMS
+	switch rep.status {
 	case http.StatusOK:
 		finish(OK, "")
 	case http.StatusServiceUnavailable:
 		finish(Refused, "")
 	default:
-		finish(Error, ReasonStatusPrefix+strconv.Itoa(resp.StatusCode))
+		finish(Error, ReasonStatusPrefix+strconv.Itoa(rep.status))
 	}
+}
+
+// dial connects to the target, giving up at deadline.
+func (t Target) dial(ctx context.Context, deadline time.Time) (net.Conn, error) {
+	d := net.Dialer{Deadline: deadline}
+	if t.addrPort.IsValid() {
+		c, err := d.DialTCP(ctx, "tcp", netip.AddrPort{}, t.addrPort)
+		if err != nil {
+			return nil, err // not a nil *TCPConn in a non-nil net.Conn
+		}
+		return c, nil
+	}
+	return d.DialContext(ctx, "tcp", t.addr)
+}
+
+// buffer returns a scratch buffer for reading one reply.
+func (t Target) buffer() *[maxHead]byte {
+	if t.bufs == nil {
+		return new([maxHead]byte)
+	}
+	return t.bufs.Get().(*[maxHead]byte)
 }
 
 // classify maps a failed connect, write or read to an outcome and reason.
@@ -148,19 +225,6 @@ func classify(ctx context.Context, err error, timeoutReason, otherReason string)
 		return Error, ReasonEOF
 	}
 	return Error, otherReason
-}
-
-// headerMS reads a decimal-milliseconds header, or -1 when absent or bad.
-func headerMS(h http.Header, name string) float64 {
-	v := h.Get(name)
-	if v == "" {
-		return -1
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 {
-		return -1
-	}
-	return f
 }
 
 // Do sends one request now and returns its record, with times measured from
