@@ -73,3 +73,23 @@ func connectWait(f *os.File) error {
 	}
 	return connErr
 }
+
+// writeEarly tries to write p on the socket connectStart returned, without
+// waiting: on loopback the handshake has finished by the time connect
+// returns, and the request can then leave with the connection attempt. It
+// returns how many bytes went out: 0 when the socket is not connected yet
+// or cannot take them now (complete writes the rest). An error is the
+// connect's own failure (ECONNREFUSED...), which the write collected from
+// the socket, so the caller must report it: connectWait would no longer
+// find it; the socket is then closed.
+func writeEarly(fd int, p []byte) (int, error) {
+	n, err := syscall.SendmsgN(fd, p, nil, nil, syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL)
+	switch err {
+	case nil:
+		return max(n, 0), nil
+	case syscall.EAGAIN, syscall.ENOTCONN, syscall.EINTR:
+		return 0, nil
+	}
+	_ = syscall.Close(fd)
+	return 0, os.NewSyscallError("connect", err)
+}

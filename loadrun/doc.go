@@ -27,11 +27,15 @@
 //
 // Sending. At each arrival, when the target is an IP address (on Linux), the
 // open-loop dispatcher itself takes the send time (Record.Sent), creates the
-// socket and issues a non-blocking connect(2), then hands the request to a
-// goroutine of its own that waits for the connection, writes the
-// request and reads the reply. So Sent is when the connection attempt really
-// left, and a goroutine that is slow to be scheduled delays the answer (and
-// is counted in its latency), not the send. A target given by host name is
+// socket and issues a non-blocking connect(2), and tries at once to write
+// the request without waiting (on loopback the handshake is done by the
+// time connect returns, so the request leaves with the connection attempt);
+// then it hands the request to a goroutine of its own that waits for the
+// connection, writes whatever is left and reads the reply. So Sent is when
+// the request really left, and a goroutine that is slow to be scheduled
+// delays reading the answer (and is counted in its latency), not the send,
+// and does not hold a worker of the service waiting for the request's
+// bytes. A target given by host name is
 // resolved and dialled with net.Dialer on that goroutine, and Sent is then
 // taken there, just before the lookup.
 //

@@ -80,6 +80,7 @@ type send struct {
 	at    time.Time // the actual send: Record.Sent
 	fd    int       // the socket begin is connecting, or -1
 	err   error     // begin's connect failed at once
+	wrote int       // bytes of the request begin already wrote
 }
 
 // begin starts a request. For a target given as an IP address (on Linux)
@@ -98,6 +99,11 @@ func (t Target) begin(r *Record, start time.Time, onSent func()) send {
 		onSent()
 	}
 	s.fd, s.err = connectStart(t.addrPort)
+	if s.err == nil {
+		if s.wrote, s.err = writeEarly(s.fd, t.request); s.err != nil {
+			s.fd = -1 // writeEarly closed it
+		}
+	}
 	return s
 }
 
@@ -156,7 +162,7 @@ func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send
 			return
 		}
 	}
-	if _, err := conn.Write(t.request); err != nil {
+	if _, err := conn.Write(t.request[s.wrote:]); err != nil {
 		finish(classify(ctx, err, ReasonWriteTimeout, ReasonOther))
 		return
 	}
