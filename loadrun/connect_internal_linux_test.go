@@ -52,3 +52,51 @@ func TestBeginWritesRequest(t *testing.T) {
 		t.Errorf("record %v/%q/%d, want ok/200", r.Outcome, r.Reason, r.Status)
 	}
 }
+
+// A reply's end is when it reached the socket (the kernel's receive stamp),
+// not when the request's goroutine got to read it: a reply that arrives at
+// once but is read 150 ms later still ends near its send.
+func TestReplyEndIsArrival(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	tg, err := NewTarget("http://"+ln.Addr().String()+"/work", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var r Record
+	s := tg.begin(&r, start, nil)
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := io.ReadFull(c, make([]byte, len(tg.request))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	answered := time.Since(start)
+	time.Sleep(150 * time.Millisecond) // the goroutine is late to read
+	tg.complete(t.Context(), &r, start, s, nil)
+	read := time.Since(start)
+	t.Logf("sent %v, answered by %v, end %v, read at %v", r.Sent, answered, r.End, read)
+	if r.Outcome != OK {
+		t.Fatalf("outcome %v/%q, want ok", r.Outcome, r.Reason)
+	}
+	if r.End > answered+20*time.Millisecond {
+		t.Errorf("end %v, want the reply's arrival (by %v), not when it was read (%v)", r.End, answered, read)
+	}
+	if r.End < r.Sent {
+		t.Errorf("end %v before sent %v", r.End, r.Sent)
+	}
+}

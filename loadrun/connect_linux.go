@@ -1,9 +1,14 @@
 package loadrun
 
 import (
+	"io"
 	"net/netip"
 	"os"
 	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // directConnect says whether begin connects sockets itself (connectStart)
@@ -28,6 +33,9 @@ func connectStart(ap netip.AddrPort) (int, error) {
 	if err != nil {
 		return -1, os.NewSyscallError("socket", err)
 	}
+	// Receive timestamps from the start, so that the reply's bytes are
+	// stamped when they arrive (arrivalReader), however late they are read.
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	switch err := syscall.Connect(fd, sa); err {
 	case nil, syscall.EINPROGRESS, syscall.EALREADY, syscall.EINTR:
 		return fd, nil
@@ -93,3 +101,69 @@ func writeEarly(fd int, p []byte) (int, error) {
 	_ = syscall.Close(fd)
 	return 0, os.NewSyscallError("connect", err)
 }
+
+// arrivalReader reads a direct socket with recvmsg(2) and keeps the
+// kernel's receive time (SO_TIMESTAMPNS) of the last bytes it read. A
+// reply's end is then when its last bytes reached this machine's socket,
+// not when the request's goroutine got a processor to read them: a busy
+// generator process (a class's watchers fanned out on the same processor)
+// no longer stretches the latencies it measures.
+type arrivalReader struct {
+	rc   syscall.RawConn
+	oob  [64]byte
+	last time.Time // kernel receive time of the last bytes read; zero if none carried one
+}
+
+// newArrivalReader reads f, a socket connectStart made (with receive
+// timestamps on); ok is false if f cannot be read that way (then read f as
+// it is). A read that carries no stamp leaves the end to the caller.
+func newArrivalReader(f *os.File) (*arrivalReader, bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, false
+	}
+	return &arrivalReader{rc: rc}, true
+}
+
+func (a *arrivalReader) Read(p []byte) (int, error) {
+	var n int
+	var rerr error
+	err := a.rc.Read(func(fd uintptr) bool {
+		var oobn int
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), p, a.oob[:], unix.MSG_DONTWAIT)
+		if rerr == unix.EAGAIN || rerr == unix.EINTR {
+			return false // wait until readable (or the deadline)
+		}
+		if rerr == nil && n > 0 {
+			a.stamp(a.oob[:oobn])
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return 0, err // the deadline, or the file closed
+	case rerr != nil:
+		return 0, os.NewSyscallError("recvmsg", rerr)
+	case n == 0 && len(p) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// stamp keeps the receive time carried in the control messages b.
+func (a *arrivalReader) stamp(b []byte) {
+	for len(b) > 0 {
+		h, data, rest, err := unix.ParseOneSocketControlMessage(b)
+		if err != nil {
+			return
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&data[0]))
+			a.last = time.Unix(ts.Unix())
+		}
+		b = rest
+	}
+}
+
+// arrival is when the last bytes read arrived, or the zero time.
+func (a *arrivalReader) arrival() time.Time { return a.last }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/netip"
 	"os"
+	"time"
 )
 
 // directConnect is false here: complete dials with net.Dialer.
@@ -18,3 +19,12 @@ func connectStart(netip.AddrPort) (int, error) {
 func connectWait(*os.File) error { return errors.New("direct connect is only used on Linux") }
 
 func writeEarly(int, []byte) (int, error) { return 0, nil }
+
+// arrivalReader is Linux's; here newArrivalReader always says no.
+type arrivalReader struct{}
+
+func newArrivalReader(*os.File) (*arrivalReader, bool) { return nil, false }
+
+func (*arrivalReader) Read([]byte) (int, error) { return 0, errors.New("not used") }
+
+func (*arrivalReader) arrival() time.Time { return time.Time{} }

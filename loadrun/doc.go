@@ -121,7 +121,15 @@
 //
 // Latency is measured from the intended send time in open loop (so the
 // generator's own lateness is charged to the service, as a real caller would
-// feel it) and from the actual send in closed loop.
+// feel it) and from the actual send in closed loop. It ends when the reply's
+// last bytes reached the generator's socket: on Linux, for an IP target, the
+// socket is opened with SO_TIMESTAMPNS and read with recvmsg(2), and a
+// complete reply's Record.End is the kernel's receive stamp of its last
+// bytes (wall-clock time, used only if it falls within the request's own
+// span), so a generator goroutine that is slow to get a processor (the
+// server's other work on the same core, a class's watchers) does not
+// lengthen the latencies it reports. Elsewhere, and for replies that did not
+// complete, End is when the reader saw the end.
 //
 // # Accounting
 //

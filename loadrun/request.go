@@ -167,7 +167,14 @@ func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send
 		return
 	}
 	buf := t.buffer()
-	rep, err := readReply(conn, buf[:])
+	var src io.Reader = conn
+	var arrived *arrivalReader
+	if f, ok := conn.(*os.File); ok {
+		if a, ok := newArrivalReader(f); ok {
+			arrived, src = a, a
+		}
+	}
+	rep, err := readReply(src, buf[:])
 	if t.bufs != nil {
 		t.bufs.Put(buf)
 	}
@@ -184,6 +191,17 @@ func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send
 		finish(Refused, "")
 	default:
 		finish(Error, ReasonStatusPrefix+strconv.Itoa(rep.status))
+	}
+	// A whole reply came: it ended when its last bytes reached the socket,
+	// which the kernel stamped, not when this goroutine got to read them.
+	// (The kernel's stamp is wall-clock time; one that falls outside the
+	// request's own span, after a clock step, is not used.)
+	if arrived != nil {
+		if at := arrived.arrival(); !at.IsZero() {
+			if end := at.Sub(start.Round(0)); end >= r.Sent && end <= r.End {
+				r.End = end
+			}
+		}
 	}
 }
 
