@@ -1,40 +1,11 @@
 package labsvc
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
-
-// LabCPUs returns the processors a lab child started now with cfg would pin
-// itself to: the first cfg.CPUs processors the calling thread may use (a
-// child inherits its parent's affinity and ApplySandbox keeps the first
-// CPUS of it). It returns fewer when fewer are allowed.
-func LabCPUs(cfg Config) ([]int, error) {
-	var allowed unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
-		return nil, fmt.Errorf("reading affinity: %w", err)
-	}
-	cpus := cpuList(allowed)
-	return cpus[:min(len(cpus), max(cfg.CPUs, 0))], nil
-}
-
-func cpuList(set unix.CPUSet) []int {
-	var cpus []int
-	for cpu := 0; cpu < len(set)*64; cpu++ {
-		if set.IsSet(cpu) {
-			cpus = append(cpus, cpu)
-		}
-	}
-	return cpus
-}
 
 // Pinning is what PinAway did to the calling process. Call Restore when the
 // lab child it keeps away from has stopped.
@@ -42,8 +13,7 @@ type Pinning struct {
 	Lab       []int // processors a lab child with the config pins itself to
 	Generator []int // processors the calling process is now limited to; nil when nothing changed
 
-	prev   unix.CPUSet         // the calling thread's mask before; for threads started since
-	before map[int]unix.CPUSet // each thread's mask before
+	saved affinity // what Restore puts back (away_linux.go)
 }
 
 // Pinned reports whether PinAway changed the process's affinity.
@@ -81,37 +51,6 @@ func PinAway(cfg Config) (*Pinning, error) {
 	return PinAwayFrom(lab)
 }
 
-// PinAwayFrom is PinAway from the given processors, such as a running lab
-// child's own (ProcessCPUs of its pid), which is right however the child
-// was started.
-func PinAwayFrom(lab []int) (*Pinning, error) {
-	var allowed unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
-		return nil, fmt.Errorf("reading affinity: %w", err)
-	}
-	rest := allowed
-	for _, c := range lab {
-		rest.Clear(c)
-	}
-	p := &Pinning{Lab: slices.Clone(lab), prev: allowed, before: map[int]unix.CPUSet{}}
-	if rest.Count() == 0 {
-		return p, nil
-	}
-	if err := p.setAll(func(tid int) (unix.CPUSet, error) {
-		var old unix.CPUSet
-		if err := unix.SchedGetaffinity(tid, &old); err != nil {
-			return rest, err
-		}
-		p.before[tid] = old
-		return rest, nil
-	}); err != nil {
-		rerr := p.restore()
-		return nil, errors.Join(err, rerr)
-	}
-	p.Generator = cpuList(rest)
-	return p, nil
-}
-
 // ProcessCPUs returns every processor some thread of process pid may run
 // on, ascending (the union of ThreadCPUs).
 func ProcessCPUs(pid int) ([]int, error) {
@@ -139,95 +78,6 @@ func (p *Pinning) Restore() error {
 		return nil
 	}
 	return p.restore()
-}
-
-func (p *Pinning) restore() error {
-	return p.setAll(func(tid int) (unix.CPUSet, error) {
-		if old, ok := p.before[tid]; ok {
-			return old, nil
-		}
-		return p.prev, nil
-	})
-}
-
-// setAll sets the affinity of every thread of the process to what mask
-// says for it, passing over /proc/self/task until a pass finds no thread it
-// has not set (threads may be created while it goes round; a new thread
-// takes its creator's mask, so once every thread is set no new one escapes).
-// Threads that exit meanwhile (ESRCH) are skipped.
-func (p *Pinning) setAll(mask func(tid int) (unix.CPUSet, error)) error {
-	done := map[int]bool{}
-	for pass := 0; pass < 10; pass++ {
-		tids, err := threadIDs()
-		if err != nil {
-			return err
-		}
-		fresh := 0
-		for _, tid := range tids {
-			if done[tid] {
-				continue
-			}
-			fresh++
-			done[tid] = true
-			set, err := mask(tid)
-			if err == unix.ESRCH {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("reading affinity of thread %d: %w", tid, err)
-			}
-			if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-				return fmt.Errorf("setting affinity of thread %d: %w", tid, err)
-			}
-		}
-		if fresh == 0 {
-			return nil
-		}
-	}
-	return errors.New("setting affinity: threads kept appearing after 10 passes")
-}
-
-// ThreadCPUs reads the processors each thread of process pid may run on,
-// from /proc/<pid>/task/<tid>/status (Cpus_allowed_list), keyed by thread
-// id. Threads that exit while it reads are left out. It is how tests and
-// operators check where a lab and its generator run.
-func ThreadCPUs(pid int) (map[int][]int, error) {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("listing threads of %d: %w", pid, err)
-	}
-	out := make(map[int][]int, len(ents))
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "status"))
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
-				continue
-			}
-			return nil, err
-		}
-		found := false
-		for _, line := range strings.Split(string(b), "\n") {
-			v, ok := strings.CutPrefix(line, "Cpus_allowed_list:")
-			if !ok {
-				continue
-			}
-			cpus, err := ParseCPUList(strings.TrimSpace(v))
-			if err != nil {
-				return nil, fmt.Errorf("thread %d of %d: %w", tid, pid, err)
-			}
-			out[tid], found = cpus, true
-			break
-		}
-		if !found {
-			return nil, fmt.Errorf("thread %d of %d: no Cpus_allowed_list in its status", tid, pid)
-		}
-	}
-	return out, nil
 }
 
 // ParseCPUList parses a Linux CPU list such as "0", "0-3" or "0,2-3,8"

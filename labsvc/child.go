@@ -95,7 +95,7 @@ func StartChild(ctx context.Context, cc ChildCommand, cfg Config) (*Child, error
 	cmd := exec.Command(cc.Path, args...)
 	cmd.Env = append(append(os.Environ(), cc.Env...), fmt.Sprintf("GOMAXPROCS=%d", cfg.CPUs))
 	cmd.ExtraFiles = []*os.File{reqFile, ctlFile}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	cmd.WaitDelay = time.Second // do not wait forever for output pipes after the exit
 	c := &Child{
 		cmd:     cmd,

@@ -147,7 +147,10 @@
 // running child's own processors (ProcessCPUs of its pid, which is right
 // however it was started), pins every thread of the calling process to the
 // processors it may use minus the lab's and returns a Pinning whose Restore
-// puts each thread's previous mask back. Affinity is per thread on Linux
+// puts each thread's previous mask back. On other systems nothing is
+// pinned: LabCPUs, PinAwayFrom and ThreadCPUs return an error saying so,
+// ApplySandbox records it in the sandbox line, and CPUS bounds GOMAXPROCS
+// only. Affinity is per thread on Linux
 // (sched_setaffinity), so both walk /proc/self/task until a pass finds no
 // new thread; threads the Go runtime starts later inherit the mask of the
 // thread that creates them (the tests check this by locking goroutines to

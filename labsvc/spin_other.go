@@ -1,0 +1,19 @@
+//go:build unix && !linux
+
+package labsvc
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadCPU returns the processor time the calling OS thread has used, from
+// clock_gettime(CLOCK_THREAD_CPUTIME_ID).
+func threadCPU() (time.Duration, bool) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, false
+	}
+	return time.Duration(ts.Nano()), true
+}
