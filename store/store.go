@@ -43,10 +43,10 @@ type Store struct {
 	recordsAll, recordsLesson *sql.Stmt
 	// A learner's own runs, for the record form on a lesson page (learner.go).
 	learnerRuns *sql.Stmt
-	// Learners' lesson states as last read (statecache.go).
-	states stateCache
-	// Learners' own run lists as last read (learner.go).
-	runLists runListCache
+	// Learners' lesson states as last read, by lesson (learnercache.go).
+	states learnerCache[string, LessonState]
+	// Learners' own run lists as last read, by limit (learner.go).
+	runLists learnerCache[int, []Run]
 }
 
 // Prediction is a learner's answer to one predict block.
@@ -363,7 +363,7 @@ func (s *Store) RecordGoal(ctx context.Context, learner, lesson, block string, v
 // LessonState returns the learner's progress in one lesson. An unknown
 // learner has empty (non-nil) maps.
 //
-// States are kept in memory between writes (see stateCache): the maps of
+// States are kept in memory between writes (see learnerCache): the maps of
 // the returned state may be shared with other callers and must not be
 // changed.
 func (s *Store) LessonState(ctx context.Context, learner, lesson string) (LessonState, error) {
