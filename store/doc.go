@@ -69,7 +69,7 @@
 // Reading a learner's state in one lesson (LessonState, on every lesson
 // page view) is one prepared UNION ALL query over predictions,
 // check_attempts, model_goals and records, and its result is kept in
-// memory until any write of progress through this Store (statecache.go).
+// memory until any write of progress through this Store (learnercache.go).
 // That is sound only while this Store is the one process writing the
 // file, as cmd/server is. The record form's list of the learner's own
 // runs (LearnerRuns) is a prepared query on the runs_learner index.
