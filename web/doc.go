@@ -53,11 +53,18 @@
 //	GET  /join/{code}                       the join link: the name form, or the session if already joined
 //	GET  /sessions/{code}                   a participant's view of the class session
 //	GET  /sessions/{code}/host              ?token=: the instructor's view
-//	GET  /sessions/{code}/projector         ?token=: what the class sees on the big screen
+//	GET  /sessions/{code}/projector         ?token=: what the class sees on the big screen (the projector
+//	                                        token, never the host's: a host token is redirected to it)
 //	GET  /sessions/{code}/qr.svg            the join link as a QR code
 //	GET  /sessions/{code}/{file:results|answers}.csv
 //	                                        ?token=: votes per question, round and option; each participant's answers
 //	GET  /ws/sessions/{code}                websocket: the session (protocol in package classroom)
+//
+// Wrong join codes are counted per client address (package classroom):
+// after too many, the session routes answer 429 with Retry-After, except
+// to a request that carries a token of the session it names (the host's or
+// the projector's in ?token=, or the participant cookie), so a class behind
+// one address is not locked out by a few mistyped codes.
 //
 // A lesson page's header carries the "Teach this lesson" form (POST
 // /sessions) when the server runs class sessions, with a key field when an
@@ -159,7 +166,9 @@
 // Every response carries a Content-Security-Policy with no inline script
 // or style ("default-src 'self'; script-src 'self'; style-src 'self';
 // img-src 'self' data:; connect-src 'self'; frame-ancestors <configured>;
-// base-uri 'none'; form-action 'self'; object-src 'none'"),
+// base-uri 'none'; form-action 'self'; object-src 'none'"), with the
+// standalone widgets' own frame-ancestors (Deps.WidgetFrameAncestors,
+// default *) on /widgets/{kind},
 // X-Content-Type-Options: nosniff, Referrer-Policy and
 // Cross-Origin-Opener-Policy. Request bodies are capped at MaxBodyBytes.
 //
@@ -246,8 +255,9 @@
 //	{"error": {"code": "invalid", "message": "Some values are not allowed. ...",
 //	           "params": [{"param": "arrivals", "message": "-5 is out of range: want 0 to 5000 per second"}]}}
 //
-// /widgets/{kind} is framable by the configured frame-ancestors (the CSP;
-// no X-Frame-Options), so a course page can embed a preset in an iframe;
+// /widgets/{kind} is framable by Deps.WidgetFrameAncestors (default *: the
+// page changes nothing, so any course page may embed a preset in an
+// iframe; no X-Frame-Options), while lessons keep Deps.FrameAncestors;
 // each lesson widget links to its preset ("open on its own / share this
 // preset").
 //

@@ -122,6 +122,16 @@ func (s *server) secure(next http.Handler) http.Handler {
 	})
 }
 
+// framable replaces the security policy set by secure with the widgets'
+// (s.widgetCSP), whose frame-ancestors let course pages on other sites
+// frame them.
+func (s *server) framable(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", s.widgetCSP)
+		next.ServeHTTP(w, r)
+	})
+}
+
 // learnerID returns the learner id from the request's cookie, or "" when
 // there is none or it is not one we issue.
 func learnerID(r *http.Request) string {

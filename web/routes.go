@@ -31,8 +31,12 @@ func (s *server) routes() http.Handler {
 
 	r.Post("/lessons/{slug}/model/{id}", s.handle(s.modelGoal))
 
-	r.Get("/widgets/{kind}", s.handle(s.widgetPage))
-	r.Get("/widgets/{kind}/plot.svg", s.handle(s.widgetPlot))
+	r.Group(func(r chi.Router) {
+		// Standalone widgets change nothing: other sites may frame them.
+		r.Use(s.framable)
+		r.Get("/widgets/{kind}", s.handle(s.widgetPage))
+		r.Get("/widgets/{kind}/plot.svg", s.handle(s.widgetPlot))
+	})
 	r.Get("/api/models", s.handle(s.apiModels))
 	r.Get("/api/models/{kind}", s.handle(s.apiModel))
 

@@ -39,11 +39,15 @@ type Deps struct {
 	Store          *store.Store
 	Assets         *Assets
 	Logger         *slog.Logger
-	FrameAncestors string               // CSP frame-ancestors sources; default "'self'"
-	Registry       *prometheus.Registry // where the HTTP metrics are registered, served at /metrics
-	Runner         *runner.Runner       // the queue of live sweeps; nil: POST /api/sweeps answers 503
-	Classes        *classroom.Manager   // class sessions; nil: the session pages answer 404
-	InstructorKey  string               // if set, starting a class session needs it
+	FrameAncestors string // CSP frame-ancestors sources; default "'self'"
+	// WidgetFrameAncestors is the CSP frame-ancestors sources of the
+	// standalone widgets (/widgets/{kind}), which change nothing and so
+	// may be framed by any course page; default "*".
+	WidgetFrameAncestors string
+	Registry             *prometheus.Registry // where the HTTP metrics are registered, served at /metrics
+	Runner               *runner.Runner       // the queue of live sweeps; nil: POST /api/sweeps answers 503
+	Classes              *classroom.Manager   // class sessions; nil: the session pages answer 404
+	InstructorKey        string               // if set, starting a class session needs it
 }
 
 // server holds the dependencies of the handlers. Its own mutable state is
@@ -51,19 +55,20 @@ type Deps struct {
 // lesson page plans and the
 // bounded caches of run charts and widget results.
 type server struct {
-	course  CourseFunc
-	store   *store.Store
-	runner  *runner.Runner
-	charts  chartCache // predictions and charts of recent runs (sweeps.go)
-	models  modelCache // widget results and plots by kind, solve and values (modelcache.go)
-	assets  *Assets
-	log     *slog.Logger
-	csp     string
-	reg     *prometheus.Registry
-	metrics *httpMetrics
-	bufs    sync.Pool // *bytes.Buffer for rendering pages
-	pages   pageCache // lesson pages as a newcomer sees them (handlers.go)
-	plans   planCache // lesson pages with the learner's blocks cut out (lessonplan.go)
+	course    CourseFunc
+	store     *store.Store
+	runner    *runner.Runner
+	charts    chartCache // predictions and charts of recent runs (sweeps.go)
+	models    modelCache // widget results and plots by kind, solve and values (modelcache.go)
+	assets    *Assets
+	log       *slog.Logger
+	csp       string // Content-Security-Policy of every page
+	widgetCSP string // the standalone widgets' (frame-ancestors differs)
+	reg       *prometheus.Registry
+	metrics   *httpMetrics
+	bufs      sync.Pool // *bytes.Buffer for rendering pages
+	pages     pageCache // lesson pages as a newcomer sees them (handlers.go)
+	plans     planCache // lesson pages with the learner's blocks cut out (lessonplan.go)
 	// runLabels names learners' runs in record forms (records.go).
 	runLabels runLabelCache
 
@@ -86,10 +91,20 @@ func NewServer(d Deps) http.Handler {
 	if fa == "" {
 		fa = "'self'"
 	}
-	s.csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-		"frame-ancestors " + fa + "; base-uri 'none'; form-action 'self'; object-src 'none'"
+	wfa := d.WidgetFrameAncestors
+	if wfa == "" {
+		wfa = "*"
+	}
+	s.csp, s.widgetCSP = contentPolicy(fa), contentPolicy(wfa)
 	s.metrics = newHTTPMetrics(s.reg)
 	return s.routes()
+}
+
+// contentPolicy is the site's Content-Security-Policy with the given
+// frame-ancestors sources.
+func contentPolicy(frameAncestors string) string {
+	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+		"frame-ancestors " + frameAncestors + "; base-uri 'none'; form-action 'self'; object-src 'none'"
 }
 
 // page is what the layout needs besides the page body.
@@ -243,6 +258,14 @@ func (s *server) handle(h handlerFunc) http.HandlerFunc {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// counted is n with the noun that agrees with it: "1 goal", "2 goals".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
 
 func fmtTime(t time.Time) string { return t.UTC().Format("15:04 UTC, 2 Jan 2006") }
 

@@ -579,14 +579,25 @@ func TestWidgetPlotAndFraming(t *testing.T) {
 	if res := s.get(nil, "/widgets/two-ceilings/plot.svg?id=%22%3E"); res.StatusCode != 400 {
 		t.Errorf("bad id: %d", res.StatusCode)
 	}
-	// The standalone page may be framed by the configured course site, and
-	// by nobody else.
-	res = s.get(nil, "/widgets/littles-law")
-	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'self' https://course.example.org;") {
-		t.Errorf("CSP = %q", csp)
+	// The standalone widgets, which change nothing, may be framed by any
+	// course page by default; the lessons only by the configured site.
+	for _, path := range []string{"/widgets/littles-law", "/widgets/queue-curve/plot.svg"} {
+		res = s.get(nil, path)
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors *;") {
+			t.Errorf("%s: CSP = %q, want frame-ancestors *", path, csp)
+		}
+		if xfo := res.Header.Get("X-Frame-Options"); xfo != "" {
+			t.Errorf("%s: X-Frame-Options %q would forbid the framing the CSP allows", path, xfo)
+		}
 	}
-	if xfo := res.Header.Get("X-Frame-Options"); xfo != "" {
-		t.Errorf("X-Frame-Options %q would forbid the framing the CSP allows", xfo)
+	res = s.get(nil, littlesLesson)
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'self' https://course.example.org;") {
+		t.Errorf("lesson CSP = %q", csp)
+	}
+	// An operator may narrow the widgets' list too.
+	narrow := newSiteAt(t, t.TempDir()+"/p.db", func(d *Deps) { d.WidgetFrameAncestors = "https://course.example.org" })
+	if csp := narrow.get(nil, "/widgets/littles-law").Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors https://course.example.org;") {
+		t.Errorf("narrowed widget CSP = %q", csp)
 	}
 }
 

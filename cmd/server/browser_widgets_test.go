@@ -128,7 +128,7 @@ func TestBrowserWidgetKeyboardGoal(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/progress")); err != nil {
 		t.Fatal(err)
 	}
-	if got := textOf(t, ctx, "main"); !strings.Contains(got, "1 goals") {
+	if got := textOf(t, ctx, "main"); !strings.Contains(got, "1 goal,") {
 		t.Errorf("progress page does not count the goal:\n%.600s", got)
 	}
 }

@@ -10,10 +10,15 @@
 //
 // Flags, each with an environment fallback (the flag wins):
 //
-//	--addr ADDR               ADDR             listen address (default :8080)
-//	--content DIR             CONTENT          serve lessons from DIR, re-read when they change
-//	--data DIR                DATA             directory for the SQLite file (default ./data)
-//	--frame-ancestors LIST    FRAME_ANCESTORS  CSP frame-ancestors sources (default 'self')
+//	--addr ADDR                    ADDR                    listen address (default :8080)
+//	--content DIR                  CONTENT                 serve lessons from DIR, re-read when they change
+//	--data DIR                     DATA                    directory for the SQLite file (default ./data)
+//	--frame-ancestors LIST         FRAME_ANCESTORS         CSP frame-ancestors of pages (default 'self')
+//	--widget-frame-ancestors LIST  WIDGET_FRAME_ANCESTORS  the same for /widgets/{kind} (default *)
+//	--queue N                      QUEUE                   sweeps the queue holds (default 8)
+//	--lab-command PATH             LAB_COMMAND             program run as each sweep's lab (default: this binary)
+//	--instructor-key KEY           INSTRUCTOR_KEY          key needed to start a class session
+//	--session-idle DURATION        SESSION_IDLE            class sessions end after this idle time (default 3h)
 //
 // The server prints the URL it serves on, logs requests with log/slog to
 // standard error, answers /healthz and /metrics, and shuts down gracefully

@@ -54,12 +54,13 @@ func exitCode(err error) int {
 
 // config is the server's configuration after flags and environment.
 type config struct {
-	addr           string
-	content        string
-	data           string
-	frameAncestors string
-	labCommand     string // program run as a lab child with "lab-child"; "" = this binary
-	queue          int    // runs the queue holds, the running one included
+	addr            string
+	content         string
+	data            string
+	frameAncestors  string
+	widgetAncestors string // frame-ancestors of the standalone widgets
+	labCommand      string // program run as a lab child with "lab-child"; "" = this binary
+	queue           int    // runs the queue holds, the running one included
 
 	instructorKey string        // needed to start a class session; "" = anyone may
 	sessionIdle   time.Duration // class sessions end after this long without activity
@@ -155,15 +156,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer classes.Close()
 
 	handler := web.NewServer(web.Deps{
-		Registry:       reg,
-		Course:         course,
-		Store:          st,
-		Assets:         assets,
-		Logger:         log,
-		FrameAncestors: cfg.frameAncestors,
-		Runner:         rn,
-		Classes:        classes,
-		InstructorKey:  cfg.instructorKey,
+		Registry:             reg,
+		Course:               course,
+		Store:                st,
+		Assets:               assets,
+		Logger:               log,
+		FrameAncestors:       cfg.frameAncestors,
+		WidgetFrameAncestors: cfg.widgetAncestors,
+		Runner:               rn,
+		Classes:              classes,
+		InstructorKey:        cfg.instructorKey,
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -206,7 +208,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&cfg.addr, "addr", cmpOr(getenv("ADDR"), ":8080"), "listen address (env ADDR)")
 	fs.StringVar(&cfg.content, "content", getenv("CONTENT"), "serve lessons from this directory, re-read on change (env CONTENT; default: embedded)")
 	fs.StringVar(&cfg.data, "data", cmpOr(getenv("DATA"), "./data"), "directory for the SQLite file (env DATA)")
-	fs.StringVar(&cfg.frameAncestors, "frame-ancestors", cmpOr(getenv("FRAME_ANCESTORS"), "'self'"), "CSP frame-ancestors sources, space-separated (env FRAME_ANCESTORS)")
+	fs.StringVar(&cfg.frameAncestors, "frame-ancestors", cmpOr(getenv("FRAME_ANCESTORS"), "'self'"), "CSP frame-ancestors sources, space-separated: who may frame lessons and other pages (env FRAME_ANCESTORS)")
+	fs.StringVar(&cfg.widgetAncestors, "widget-frame-ancestors", cmpOr(getenv("WIDGET_FRAME_ANCESTORS"), "*"), "CSP frame-ancestors sources of the standalone widgets (/widgets/...), which change nothing: by default any course page may frame them (env WIDGET_FRAME_ANCESTORS)")
 	fs.StringVar(&cfg.labCommand, "lab-command", getenv("LAB_COMMAND"), "program run with \"lab-child\" as each sweep's lab (env LAB_COMMAND; default: this binary)")
 	queue := cmpOr(getenv("QUEUE"), strconv.Itoa(runner.DefaultQueueCapacity))
 	fs.Func("queue", "runs the queue holds, the running one included, 1 to 100 (env QUEUE; default "+strconv.Itoa(runner.DefaultQueueCapacity)+")", func(v string) error { queue = v; return nil })
@@ -229,7 +232,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if fs.NArg() > 0 {
 		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or the subcommand \"lessons check [DIR]\"", fs.Arg(0))}
 	}
-	if err := checkFrameAncestors(cfg.frameAncestors); err != nil {
+	if err := checkFrameAncestors("--frame-ancestors", cfg.frameAncestors); err != nil {
+		return cfg, err
+	}
+	if err := checkFrameAncestors("--widget-frame-ancestors", cfg.widgetAncestors); err != nil {
 		return cfg, err
 	}
 	if cfg.data == "" {
@@ -238,20 +244,21 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	return cfg, nil
 }
 
-// checkFrameAncestors accepts a space-separated CSP source list: 'self',
-// 'none', schemes such as https:, or hosts such as https://*.example.org.
-func checkFrameAncestors(v string) error {
+// checkFrameAncestors accepts, for the flag named, a space-separated CSP
+// source list: 'self', 'none' (alone), * , schemes such as https:, or hosts
+// such as https://*.example.org.
+func checkFrameAncestors(flag, v string) error {
 	fields := strings.Fields(v)
 	if len(fields) == 0 {
-		return usageError{"--frame-ancestors is empty: want 'self', 'none' or space-separated origins such as https://course.example.org"}
+		return usageError{flag + " is empty: want 'self', 'none', * or space-separated origins such as https://course.example.org"}
 	}
 	for _, f := range fields {
 		switch {
+		case f == "'none'" && len(fields) > 1:
+			return usageError{flag + ": 'none' must be the only source"}
 		case f == "'self'" || f == "'none'":
 		case strings.ContainsAny(f, ";,'\"") || strings.ContainsFunc(f, func(r rune) bool { return r < 0x21 || r > 0x7e }):
-			return usageError{fmt.Sprintf("--frame-ancestors: %q is not a CSP source: want 'self', 'none', a scheme (https:) or an origin (https://course.example.org)", f)}
-		case f == "'none'" && len(fields) > 1:
-			return usageError{"--frame-ancestors: 'none' must be the only source"}
+			return usageError{fmt.Sprintf("%s: %q is not a CSP source: want 'self', 'none', *, a scheme (https:) or an origin (https://course.example.org)", flag, f)}
 		}
 	}
 	return nil

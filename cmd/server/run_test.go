@@ -149,6 +149,15 @@ func TestEnvironmentFallbacks(t *testing.T) {
 	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors https://course.example.org;") {
 		t.Errorf("FRAME_ANCESTORS not applied: %q", csp)
 	}
+	// The widgets keep their own list: any course page by default.
+	res, err = http.Get(r.url + "/widgets/littles-law")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors *;") {
+		t.Errorf("widget page CSP = %q, want frame-ancestors *", csp)
+	}
 	if _, err := os.Stat(filepath.Join(data, dbFile)); err != nil {
 		t.Errorf("DATA not applied: %v", err)
 	}
@@ -292,7 +301,7 @@ func TestHelpPrintsUsage(t *testing.T) {
 	if err != nil {
 		t.Errorf("-h: err = %v, want nil", err)
 	}
-	for _, flag := range []string{"-addr", "-content", "-data", "-frame-ancestors"} {
+	for _, flag := range []string{"-addr", "-content", "-data", "-frame-ancestors", "-widget-frame-ancestors"} {
 		if !strings.Contains(stderr.String(), flag) {
 			t.Errorf("usage lacks %s:\n%s", flag, stderr.String())
 		}
@@ -309,6 +318,10 @@ func TestBadFlags(t *testing.T) {
 		{"csp injection", []string{"--frame-ancestors", "'self'; script-src *"}, "is not a CSP source"},
 		// An empty frame-ancestors.
 		{"empty frame-ancestors", []string{"--frame-ancestors", " "}, "is empty"},
+		// 'none' beside another source, which browsers would read as 'none' ignored.
+		{"none with others", []string{"--frame-ancestors", "'none' https://course.example.org"}, "'none' must be the only source"},
+		// The widgets' own list is checked the same way and named.
+		{"widget csp injection", []string{"--widget-frame-ancestors", "* ; script-src *"}, "--widget-frame-ancestors: \";\" is not a CSP source"},
 		// A stray argument.
 		{"stray argument", []string{"serve"}, "unexpected argument"},
 		// An address that cannot be listened on.
