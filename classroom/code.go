@@ -80,6 +80,16 @@ func hashToken(t string) string {
 	return hex.EncodeToString(h[:])
 }
 
+// projectorToken derives the projector view's token from the stored hash
+// of the host token: 256 bits (URL-safe base64) that only whoever holds
+// the host token (or the store) can compute, and from which the host token
+// cannot be recovered. The projector's address is on the class's screen,
+// so it must not carry the host token.
+func projectorToken(hostHash string) string {
+	h := sha256.Sum256([]byte("capacitylab projector\x00" + hostHash))
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
 // sameHash compares a token with a stored hash in constant time.
 func sameHash(token, hash string) bool {
 	if token == "" || hash == "" {

@@ -32,9 +32,11 @@ const (
 	maxConnsPerParticipant = 4
 )
 
-// Who is who a connection speaks for: the host, or participant id.
+// Who is who a connection speaks for: the host, the projector, or
+// participant id.
 type Who struct {
 	Host        bool
+	Projector   bool
 	Participant int
 }
 
@@ -77,9 +79,13 @@ func (c *conn) kick(code int, text string) {
 // connection (checking its Origin) and checked who's token.
 func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 	c := &conn{ws: ws, role: RoleParticipant, limit: s.m.cfg.SendBuffer}
-	if who.Host {
+	switch {
+	case who.Host:
 		// A host gets a tally per vote: a burst as big as the class.
 		c.role, c.limit = RoleHost, hostBufferFactor*s.m.cfg.SendBuffer
+	case who.Projector:
+		// So does the projector (the count of votes, without the counts).
+		c.role, c.limit = RoleProjector, hostBufferFactor*s.m.cfg.SendBuffer
 	}
 	c.out = wsconn.NewQueue(c.limit)
 	m := s.m
@@ -95,7 +101,7 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 	defer m.conns.Done()
 
 	s.mu.Lock()
-	if !who.Host {
+	if c.role == RoleParticipant {
 		if who.Participant < 1 || who.Participant > len(s.participants) {
 			s.mu.Unlock()
 			ws.Close()
@@ -112,14 +118,16 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 	}
 	s.conns[c] = struct{}{}
 	s.touch()
+	if c.p != nil {
+		// Counted before the state is built, so it shows this participant
+		// connected.
+		c.p.conns++
+	}
 	if !s.resume(c, since, epoch) {
 		s.reply(c, Out{Kind: KindState, State: s.stateFor(c)})
 	}
-	if c.p != nil {
-		c.p.conns++
-		if c.p.conns == 1 {
-			s.broadcast(Out{Kind: KindPresence, Participant: c.p.view(), Connected: s.connected()}, true)
-		}
+	if c.p != nil && c.p.conns == 1 {
+		s.broadcast(Out{Kind: KindPresence, Participant: c.p.view(), Connected: s.connected()}, true)
 	}
 	if s.ended {
 		c.kick(1000, "session ended")
@@ -161,8 +169,8 @@ func (s *Session) resume(c *conn, since int, epoch string) bool {
 	}
 	var todo [][]byte
 	for _, e := range s.log {
-		if e.seq > since && (!e.hostsOnly || c.role == RoleHost) {
-			todo = append(todo, e.data)
+		if d := e.dataFor(c.role); e.seq > since && d != nil {
+			todo = append(todo, d)
 		}
 	}
 	if len(todo) > c.limit/2 {

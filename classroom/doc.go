@@ -14,6 +14,11 @@
 //   - a host token of 256 random bits (URL-safe base64). Whoever holds it
 //     is the host; it travels only in the host link. The store keeps its
 //     SHA-256, never the token.
+//   - a projector token (Session.ProjectorToken): SHA-256 of a fixed
+//     prefix and the host token's hash, URL-safe base64. The projector
+//     view's address, which the class sees on the big screen, carries it
+//     instead of the host token; it lets a screen watch (RoleProjector)
+//     and do nothing else, and the host token cannot be worked out from it.
 //   - participants, numbered from 1, each with an optional display name
 //     (at most MaxNameRunes characters, no control characters) and a
 //     token of 128 random bits that the web layer keeps in a cookie; the
@@ -50,21 +55,28 @@
 //
 // Server to client. Broadcast messages are numbered 1, 2, 3, ... per
 // session (seq); each client gets those meant for it, so a participant
-// sees gaps where host-only messages went. Replies to one client (state,
+// sees gaps where host-only messages went. A connection is a host's (host
+// token), a projector's (projector token: it gets what participants get
+// plus the projector's part of presence and tally, and every message it
+// sends that is not refused as malformed is refused as forbidden) or a
+// participant's (cookie). Replies to one client (state,
 // voted, error) carry the seq of the last broadcast before them.
 //
 //	state     reply on connect: {"state": {code, epoch, role, you, lesson,
 //	          focus, run_id, ended, connected, questions: [{id, type,
 //	          options, correct (host only), rounds: [{round, status, yours,
 //	          counts, total, movement}]}], participants (host only)}}.
-//	          Participants get counts and movement only for revealed rounds.
+//	          Participants and projectors get counts and movement only for
+//	          revealed rounds.
 //	voted     reply: {question, round, option, ref}: your vote is recorded.
 //	error     reply: {code, message, ref}: your message was refused and
 //	          nobody else was told. code is invalid, forbidden, conflict or
 //	          internal.
-//	presence  hosts: {participant: {id, name, connected}, connected}.
+//	presence  hosts: {participant: {id, name, connected}, connected};
+//	          projectors: {connected} only.
 //	tally     hosts: {question, round, option, participant, counts, total}
-//	          after every vote or change of vote.
+//	          after every vote or change of vote; projectors: {question,
+//	          round, total} only.
 //	round     all: {question, round, status: "open"|"closed", total}.
 //	revealed  all: {question, round, status, counts: [{option, count}],
 //	          total, movement: [{from, to, count}] (round 2)}.

@@ -95,11 +95,15 @@ func (e *env) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	var who Who
 	if tok := q.Get("token"); tok != "" {
-		if !s.IsHost(tok) {
+		switch {
+		case s.IsHost(tok):
+			who.Host = true
+		case s.IsProjector(tok):
+			who.Projector = true
+		default:
 			http.Error(w, "bad token", http.StatusForbidden)
 			return
 		}
-		who.Host = true
 	} else {
 		id, _, ok := s.Participant(q.Get("p"))
 		if !ok {

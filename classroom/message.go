@@ -158,6 +158,10 @@ type RoundState struct {
 const (
 	RoleHost        = "host"
 	RoleParticipant = "participant"
+	// RoleProjector is the big screen: it sees what the class sees (no
+	// correct answer, no names, a distribution only once revealed) plus
+	// how many are connected and how many have voted, and may do nothing.
+	RoleProjector = "projector"
 )
 
 // hostKind reports whether only a host may send messages of kind k.

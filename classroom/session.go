@@ -2,6 +2,7 @@ package classroom
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -398,6 +399,32 @@ type logEntry struct {
 	seq       int
 	hostsOnly bool
 	data      []byte
+	screen    []byte // what projectors get of a hosts-only message; nil: nothing
+}
+
+// dataFor is what a connection of role gets of the message: all of it,
+// the projector's part of a hosts-only one, or nil.
+func (e logEntry) dataFor(role string) []byte {
+	switch {
+	case !e.hostsOnly || role == RoleHost:
+		return e.data
+	case role == RoleProjector:
+		return e.screen
+	}
+	return nil
+}
+
+// screenView is what a projector may see of a hosts-only message: how many
+// are connected, how many have voted; never who, nor the counts before
+// the reveal.
+func screenView(o Out) (Out, bool) {
+	switch o.Kind {
+	case KindPresence:
+		return Out{Seq: o.Seq, Kind: o.Kind, Connected: o.Connected}, true
+	case KindTally:
+		return Out{Seq: o.Seq, Kind: o.Kind, Question: o.Question, Round: o.Round, Total: o.Total}, true
+	}
+	return Out{}, false
 }
 
 // Code returns the session's join code.
@@ -421,6 +448,17 @@ func (s *Session) Ended() bool {
 
 // IsHost reports whether token is the session's host token.
 func (s *Session) IsHost(token string) bool { return sameHash(token, s.hostHash) }
+
+// ProjectorToken returns the token of the session's projector view, which
+// may watch but do nothing (see RoleProjector). It is derived from the
+// host token's stored hash, so it survives a restart and never reveals
+// the host token.
+func (s *Session) ProjectorToken() string { return projectorToken(s.hostHash) }
+
+// IsProjector reports whether token is the session's projector token.
+func (s *Session) IsProjector(token string) bool {
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.ProjectorToken())) == 1
+}
 
 // Participant returns the id and name of the participant holding token.
 func (s *Session) Participant(token string) (id int, name string, ok bool) {
@@ -508,24 +546,31 @@ func (s *Session) connected() int {
 }
 
 // broadcast numbers a message and sends it to every connection (or only
-// the hosts'), keeping it for clients that resume. s.mu is held.
+// the hosts', projectors getting their screenView of it), keeping it for
+// clients that resume. s.mu is held.
 func (s *Session) broadcast(o Out, hostsOnly bool) {
 	s.seq++
 	o.Seq = s.seq
-	data, err := json.Marshal(o)
-	if err != nil {
+	e := logEntry{seq: s.seq, hostsOnly: hostsOnly}
+	var err error
+	if e.data, err = json.Marshal(o); err != nil {
 		s.m.log.Error("encoding class message", "err", err)
 		return
 	}
-	s.log = append(s.log, logEntry{seq: s.seq, hostsOnly: hostsOnly, data: data})
+	if lite, ok := screenView(o); ok && hostsOnly {
+		if e.screen, err = json.Marshal(lite); err != nil {
+			s.m.log.Error("encoding class message", "err", err)
+			return
+		}
+	}
+	s.log = append(s.log, e)
 	if len(s.log) > logSize {
 		s.log = slices.Delete(s.log, 0, len(s.log)-logSize)
 	}
 	for c := range s.conns {
-		if hostsOnly && c.role != RoleHost {
-			continue
+		if d := e.dataFor(c.role); d != nil {
+			c.enqueue(d)
 		}
-		c.enqueue(data)
 	}
 }
 
@@ -668,7 +713,7 @@ func (s *Session) handle(c *conn, in In) {
 		return
 	}
 	if in.Kind == KindVote && c.role != RoleParticipant {
-		s.refuse(c, in.Ref, ErrCodeForbidden, "The host does not vote; join with the code in another browser to vote.")
+		s.refuse(c, in.Ref, ErrCodeForbidden, "The "+c.role+" view does not vote; join with the code in another browser to vote.")
 		return
 	}
 	if s.ended {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,13 +46,20 @@ func TestWholeSession(t *testing.T) {
 			t.Fatalf("participant state = %+v; it must not show the answer or the other participants", pst)
 		}
 	}
-	// The host saw each join and each connection.
-	for range 3 {
-		if o := host.expect(KindPresence); !o.Participant.Connected && o.Connected != 0 {
-			continue
+	// The host saw each join (not yet connected) and then each connection,
+	// with the count of participants connected.
+	for i, name := range []string{"Ada", "", "Grace"} {
+		for _, want := range []ParticipantView{{ID: ids[name], Name: name}, {ID: ids[name], Name: name, Connected: true}} {
+			o := host.expect(KindPresence)
+			wantConnected := i
+			if want.Connected {
+				wantConnected++
+			}
+			if o.Participant == nil || *o.Participant != want || o.Connected != wantConnected {
+				t.Fatalf("presence %+v (participant %+v), want %+v with %d connected", o, o.Participant, want, wantConnected)
+			}
 		}
 	}
-	host.expect(KindPresence, KindPresence)
 
 	host.send(In{Kind: KindOpen, Question: "p1"})
 	for _, c := range append([]*client{host}, ps...) {
@@ -491,4 +499,84 @@ func TestSlowClientDropped(t *testing.T) {
 		t.Fatalf("ended %v with close code %d and %d queued, want ended with %d and none (a dropped client is sent nothing more)", ended, end.Code, len(msgs), CloseTooSlow)
 	}
 	c.enqueue([]byte("4")) // a second overflow must be harmless
+}
+
+// TestProjectorSeesWhatTheClassSees connects the projector view with its
+// own token: it sees how many are connected and how many voted, but no
+// names, no correct answer and no distribution before the reveal; every
+// action it tries is refused; and its token is not the host's.
+func TestProjectorSeesWhatTheClassSees(t *testing.T) {
+	e := newEnv(t, Config{})
+	s, hostTok, err := e.m.Create(context.Background(), "queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	projTok := s.ProjectorToken()
+	if len(projTok) < 43 || projTok == hostTok || strings.Contains(projTok, hostTok) {
+		t.Fatalf("projector token %q: want 256 bits that are not the host token", projTok)
+	}
+	if s.IsHost(projTok) || !s.IsProjector(projTok) || s.IsProjector(hostTok) || s.IsProjector("") {
+		t.Fatal("the projector token must be recognised as the projector's, and only it")
+	}
+	host := e.host(s.Code(), hostTok)
+	host.expect(KindState)
+	_, adaTok := mustJoin(t, s, "Ada")
+	ada := e.participant("Ada", s.Code(), adaTok)
+	if st := ada.expect(KindState).State; st.You == nil || !st.You.Connected || st.Connected != 1 {
+		t.Fatalf("Ada's own state: you %+v, %d connected; want herself connected, 1 connected", st.You, st.Connected)
+	}
+	proj := e.dial("projector", s.Code(), url.Values{"token": {projTok}})
+	st := proj.expect(KindState).State
+	if st.Role != RoleProjector || st.You != nil || st.Participants != nil || st.Questions[0].Correct != "" || st.Connected != 1 {
+		t.Fatalf("projector state = %+v; want role projector, 1 connected, no names, no correct answer", st)
+	}
+
+	host.send(In{Kind: KindOpen, Question: "p1"})
+	if o := proj.expect(KindRound); o.Status != "open" {
+		t.Fatalf("projector: %+v", o)
+	}
+	ada.expect(KindRound)
+	ada.send(In{Kind: KindVote, Question: "p1", Option: "c"})
+	ada.expect(KindVoted)
+	o := proj.expect(KindTally)
+	if o.Total != 1 || o.Counts != nil || o.Participant != nil || o.Option != "" {
+		t.Fatalf("projector tally = %+v; want the total only", o)
+	}
+
+	// The projector may do nothing; each refusal goes to it alone.
+	for _, in := range []In{
+		{Kind: KindClose, Question: "p1"},
+		{Kind: KindReveal, Question: "p1"},
+		{Kind: KindNextRound, Question: "p1"},
+		{Kind: KindRun, Lab: "lab-1"},
+		{Kind: KindEnd},
+		{Kind: KindVote, Question: "p1", Option: "a"},
+	} {
+		proj.send(in)
+		if o := proj.expect(KindError); o.Code != ErrCodeForbidden {
+			t.Fatalf("projector's %s: %+v, want forbidden", in.Kind, o)
+		}
+	}
+
+	// A projector that drops and resumes gets the totals it missed, still
+	// without the counts.
+	since, epoch := proj.last, st.Epoch
+	proj.ws.Close()
+	ada.send(In{Kind: KindVote, Question: "p1", Option: "a"})
+	ada.expect(KindVoted)
+	host.expect(KindTally, KindPresence, KindRound, KindTally)
+	proj2 := e.dial("projector resumed", s.Code(), url.Values{"token": {projTok}, "since": {strconv.Itoa(since)}, "epoch": {epoch}})
+	if o := proj2.next(); o.Kind != KindTally || o.Total != 1 || o.Counts != nil || o.Participant != nil {
+		t.Fatalf("resumed projector: %+v, want the missed tally without counts or names", o)
+	}
+
+	host.send(In{Kind: KindReveal, Question: "p1"})
+	proj2.expect(KindRound)
+	if o := proj2.expect(KindRevealed); counts(o.Counts) != "a=1 b=0 c=0" {
+		t.Fatalf("projector's reveal = %+v", o)
+	}
+	ada.ws.Close()
+	if o := proj2.expect(KindPresence); o.Participant != nil || o.Connected != 0 {
+		t.Fatalf("projector presence = %+v; want the count only", o)
+	}
 }

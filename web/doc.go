@@ -60,7 +60,8 @@
 //	                                        ?token=: votes per question, round and option; each participant's answers
 //	GET  /ws/sessions/{code}                websocket: the session (protocol in package classroom)
 //
-// Wrong join codes are counted per client address (package classroom):
+// Wrong join codes are counted per client address (package classroom;
+// the connection's IPv4 address, or its IPv6 /64, never a forwarding header):
 // after too many, the session routes answer 429 with Retry-After, except
 // to a request that carries a token of the session it names (the host's or
 // the projector's in ?token=, or the participant cookie), so a class behind

@@ -133,7 +133,7 @@ func withKnobs(q runner.Request, k *classroom.Knobs) runner.Request {
 type classView struct {
 	Role         string // "participant", "host" or "projector"
 	Code         string
-	Token        string // host and projector: the host token, for the websocket
+	Token        string // host: the host token; projector: the projector token; for the websocket
 	Lesson       *lessons.Lesson
 	Name         string // participant: display name
 	PID          int    // participant: id
@@ -141,6 +141,7 @@ type classView struct {
 	JoinURL      string // absolute, for the QR code and to read out
 	HostURL      string
 	ProjectorURL string
+	QRURL        string            // host and projector: the QR code, with the projector token (see memberSession)
 	Labs         map[string]string // lab id → summary of its preset
 }
 
@@ -161,6 +162,19 @@ func sessionURL(code string) string { return "/sessions/" + code }
 
 func hostURL(code, token string) string {
 	return sessionURL(code) + "/host?token=" + url.QueryEscape(token)
+}
+
+// qrURL is the QR code's address for the host and projector views: with
+// the projector token, so that it loads even while their address is held
+// by the join-code limit.
+func qrURL(sess *classroom.Session) string {
+	return sessionURL(sess.Code()) + "/qr.svg?token=" + url.QueryEscape(sess.ProjectorToken())
+}
+
+// projectorURL is the projector view's address. It is shown to the class,
+// so it carries the projector token, never the host token.
+func projectorURL(sess *classroom.Session) string {
+	return sessionURL(sess.Code()) + "/projector?token=" + url.QueryEscape(sess.ProjectorToken())
 }
 
 // absURL makes a path absolute on the host the request came to.
@@ -210,7 +224,11 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 			if errors.As(err, &tooBig) {
 				return err
 			}
-			return errorf(CodeInvalid, `The body is not the JSON this takes: {"lesson": "a lesson slug", "key": "the instructor key, if the server has one"}.`)
+			what := "The body is not the JSON this takes"
+			if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+				what = "The body has a field " + name + " that this does not take"
+			}
+			return errorf(CodeInvalid, what+`: send {"lesson": "a lesson slug", "key": "the instructor key, if the server has one"}.`)
 		}
 	} else {
 		if err := parseForm(r); err != nil {
@@ -250,8 +268,8 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		Code: code, Lesson: in.Lesson,
 		JoinURL:      absURL(r, "/join/"+code),
 		HostURL:      absURL(r, hostURL(code, token)),
-		ProjectorURL: absURL(r, sessionURL(code)+"/projector"+tq),
-		QRURL:        absURL(r, sessionURL(code)+"/qr.svg"),
+		ProjectorURL: absURL(r, projectorURL(sess)),
+		QRURL:        absURL(r, qrURL(sess)),
 		ResultsURL:   absURL(r, sessionURL(code)+"/results.csv"+tq),
 		AnswersURL:   absURL(r, sessionURL(code)+"/answers.csv"+tq),
 		Stream:       "/ws/sessions/" + code + tq,
@@ -260,21 +278,35 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 // clientAddr is the address join-code misses are counted against: the
-// connection's IP (forwarding headers are not trusted).
+// connection's IP (forwarding headers are not trusted). An IPv6 client is
+// counted by its /64, the block one network (and so one guesser) is
+// usually given, so that stepping through its own addresses does not buy
+// fresh guesses.
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return host
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String()
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // lookupSession finds the session a request names, with the join-code
 // rate limit. The *Error it returns is ready for the error path (a 429
-// with RetryAfter after too many wrong codes).
+// with RetryAfter after too many wrong codes). A request that proves it
+// belongs to the session is not held by the limit (see memberSession).
 func (s *server) lookupSession(w http.ResponseWriter, r *http.Request, typed string) (*classroom.Session, bool, error) {
 	if err := s.classesOn(); err != nil {
 		return nil, false, err
+	}
+	if sess := s.memberSession(r, typed); sess != nil {
+		return sess, true, nil
 	}
 	sess, err := s.classes.Lookup(r.Context(), clientAddr(r), typed)
 	var tm *classroom.TooManyMissesError
@@ -289,6 +321,37 @@ func (s *server) lookupSession(w http.ResponseWriter, r *http.Request, typed str
 		return nil, false, err
 	}
 	return sess, true, nil
+}
+
+// memberSession returns the session named by typed if the request proves
+// it belongs there: the host or projector token in ?token=, or the
+// participant cookie for that code. The join-code limit counts misses per
+// address, and a class behind one address (a school's NAT) shares it: a
+// few learners mistyping the code must not lock out the instructor's
+// pages and downloads, or the sockets of those who have joined when they
+// reconnect. Proof needs the code and a token of that session, so it is
+// no way round the limit for a guesser; without it this returns nil and
+// the caller looks the code up under the limit.
+func (s *server) memberSession(r *http.Request, typed string) *classroom.Session {
+	code, ok := classroom.NormalizeCode(typed)
+	if !ok {
+		return nil
+	}
+	tok, cookie := r.URL.Query().Get("token"), participantToken(r, code)
+	if tok == "" && cookie == "" {
+		return nil
+	}
+	sess, err := s.classes.Get(r.Context(), code)
+	if err != nil {
+		return nil
+	}
+	if sess.IsHost(tok) || sess.IsProjector(tok) {
+		return sess
+	}
+	if _, _, ok := sess.Participant(cookie); ok {
+		return sess
+	}
+	return nil
 }
 
 // tooManyMisses is the 429 for an address that guessed too many join
@@ -395,9 +458,12 @@ func (s *server) view(r *http.Request, sess *classroom.Session, role, token stri
 	code := sess.Code()
 	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, "/join/"+code),
 		Labs: map[string]string{}}
-	if token != "" {
+	if role == "host" {
 		v.HostURL = hostURL(code, token)
-		v.ProjectorURL = sessionURL(code) + "/projector?token=" + url.QueryEscape(token)
+		v.ProjectorURL = projectorURL(sess)
+	}
+	if role != "participant" {
+		v.QRURL = qrURL(sess)
 	}
 	for _, p := range l.Body {
 		if lab, ok := p.Block.(*lessons.Lab); ok {
@@ -443,26 +509,42 @@ func (s *server) hostSession(w http.ResponseWriter, r *http.Request) (*classroom
 
 // hostPage is GET /sessions/{code}/host?token=: the instructor's view.
 func (s *server) hostPage(w http.ResponseWriter, r *http.Request) error {
-	return s.hostView(w, r, "host")
-}
-
-// projectorPage is GET /sessions/{code}/projector?token=: what the class
-// sees on the big screen.
-func (s *server) projectorPage(w http.ResponseWriter, r *http.Request) error {
-	return s.hostView(w, r, "projector")
-}
-
-func (s *server) hostView(w http.ResponseWriter, r *http.Request, role string) error {
 	sess, token, ok, err := s.hostSession(w, r)
 	if !ok {
 		return err
 	}
+	return s.renderClass(w, r, sess, "host", token, "Host · ")
+}
+
+// projectorPage is GET /sessions/{code}/projector?token=: what the class
+// sees on the big screen. Its token is the projector token; the host
+// token (in an older link) is answered with a redirect to the projector
+// token's address, so the screen's address bar never shows the host
+// token.
+func (s *server) projectorPage(w http.ResponseWriter, r *http.Request) error {
+	sess, ok, err := s.lookupSession(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return err
+	}
+	token := r.URL.Query().Get("token")
+	switch {
+	case sess.IsHost(token):
+		http.Redirect(w, r, projectorURL(sess), http.StatusSeeOther)
+		return nil
+	case !sess.IsProjector(token):
+		return errorf(CodeForbidden, "This page needs the projector link shown on the host view (it carries the projector token).")
+	}
+	return s.renderClass(w, r, sess, "projector", token, "")
+}
+
+// renderClass renders the host or projector view.
+func (s *server) renderClass(w http.ResponseWriter, r *http.Request, sess *classroom.Session, role, token, titlePrefix string) error {
 	v, err := s.view(r, sess, role, token)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	title := "Host · " + v.Lesson.Title
+	title := titlePrefix + v.Lesson.Title
 	if role == "projector" {
 		title = v.Lesson.Title + " · join with " + v.Code
 	}
@@ -470,7 +552,8 @@ func (s *server) hostView(w http.ResponseWriter, r *http.Request, role string) e
 	return nil
 }
 
-// sessionQR is GET /sessions/{code}/qr.svg: the join link as a QR code.
+// sessionQR is GET /sessions/{code}/qr.svg: the join link as a QR code
+// (?token=, optional, lets it through the join-code limit).
 func (s *server) sessionQR(w http.ResponseWriter, r *http.Request) error {
 	sess, ok, err := s.lookupSession(w, r, chi.URLParam(r, "code"))
 	if !ok {
@@ -503,7 +586,8 @@ func (s *server) sessionCSV(w http.ResponseWriter, r *http.Request) error {
 	return res.WriteCountsCSV(w)
 }
 
-// sessionStream is GET /ws/sessions/{code}?token=|cookie&since=&epoch=:
+// sessionStream is GET /ws/sessions/{code}?token=|cookie&since=&epoch=
+// (token: the host's or the projector's; else the participant cookie):
 // the session's websocket (protocol in package classroom).
 func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) error {
 	if !sameHost(r) {
@@ -516,10 +600,14 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var who classroom.Who
 	if tok := q.Get("token"); tok != "" {
-		if !sess.IsHost(tok) {
-			return errorf(CodeForbidden, "That host token is not this session's.")
+		switch {
+		case sess.IsHost(tok):
+			who.Host = true
+		case sess.IsProjector(tok):
+			who.Projector = true
+		default:
+			return errorf(CodeForbidden, "That token is neither this session's host token nor its projector token.")
 		}
-		who.Host = true
 	} else {
 		id, _, ok := sess.Participant(participantToken(r, sess.Code()))
 		if !ok {

@@ -193,6 +193,17 @@ func TestClassSessionWeb(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d with a message", c.what, st, body, c.status)
 		}
 	}
+	// A misspelt field is named in the answer, beside the fields allowed.
+	if res, err := http.Post(s.srv.URL+"/api/sessions", "application/json", strings.NewReader(`{"lessn":"sample","key":"sesame"}`)); err != nil {
+		t.Fatal(err)
+	} else {
+		var body struct{ Error Error }
+		json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body.Error.Message, `"lessn"`) || !strings.Contains(body.Error.Message, `"lesson"`) {
+			t.Errorf("a misspelt field: %d %q, want 400 naming lessn and the allowed fields", res.StatusCode, body.Error.Message)
+		}
+	}
 	st, created, body := s.create("sample", "sesame")
 	if st != http.StatusCreated {
 		t.Fatalf("create: %d %s", st, body)
@@ -209,8 +220,26 @@ func TestClassSessionWeb(t *testing.T) {
 	if res := s.get(nil, "/sessions/"+code+"/host?token=wrong"); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("host page with a wrong token: %d", res.StatusCode)
 	}
-	if res := s.get(nil, "/sessions/"+code+"/projector?token="+url.QueryEscape(tok)); res.StatusCode != 200 || strings.Contains(res.body, "open-sample-predict") {
-		t.Fatalf("projector page: %d (it must have no host controls)", res.StatusCode)
+	// The projector's address is on the class's screen: it carries the
+	// projector token, and the page holds nothing of the host token.
+	projPath := strings.TrimPrefix(created.ProjectorURL, s.srv.URL)
+	projTok := strings.TrimPrefix(projPath, "/sessions/"+code+"/projector?token=")
+	if projTok == projPath || projTok == "" || strings.Contains(created.ProjectorURL, tok) {
+		t.Fatalf("projector_url %q: want /sessions/%s/projector?token= with a token that is not the host's", created.ProjectorURL, code)
+	}
+	if res := s.get(nil, projPath); res.StatusCode != 200 || strings.Contains(res.body, "open-sample-predict") || strings.Contains(res.body, tok) {
+		t.Fatalf("projector page: %d (it must have no host controls and not the host token)", res.StatusCode)
+	}
+	if res := s.get(nil, "/sessions/"+code+"/projector?token="+url.QueryEscape(tok)); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != projPath {
+		t.Fatalf("projector page with the host token: %d %q, want 303 to %s", res.StatusCode, res.Header.Get("Location"), projPath)
+	}
+	if res := s.get(nil, "/sessions/"+code+"/projector?token=wrong"); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("projector page with a wrong token: %d", res.StatusCode)
+	}
+	for _, path := range []string{"/host", "/results.csv", "/answers.csv"} {
+		if res := s.get(nil, "/sessions/"+code+path+"?token="+projTok); res.StatusCode != http.StatusForbidden {
+			t.Errorf("%s with the projector token: %d, want 403", path, res.StatusCode)
+		}
 	}
 	if res := s.get(nil, "/sessions/"+code+"/qr.svg"); res.StatusCode != 200 || !strings.HasPrefix(res.body, "<svg") {
 		t.Fatalf("qr: %d %.40s", res.StatusCode, res.body)
@@ -238,6 +267,18 @@ func TestClassSessionWeb(t *testing.T) {
 		t.Fatalf("Ada's state = %+v", st)
 	}
 	pb.expect(classroom.KindState)
+	// The projector's socket watches with its own token and may do nothing.
+	proj, _, err := s.dialWS("projector", "/ws/sessions/"+code+"?token="+projTok, nil, s.srv.URL)
+	if err != nil {
+		t.Fatalf("projector websocket: %v", err)
+	}
+	if st := proj.expect(classroom.KindState).State; st.Role != classroom.RoleProjector || st.Participants != nil || st.Connected != 2 {
+		t.Fatalf("projector state = %+v, want role projector, 2 connected, no names", st)
+	}
+	proj.send(classroom.In{Kind: classroom.KindOpen, Question: "sample-predict"})
+	if o := proj.expect(classroom.KindError); o.Code != classroom.ErrCodeForbidden {
+		t.Fatalf("projector's open: %+v, want forbidden", o)
+	}
 
 	host.send(classroom.In{Kind: classroom.KindOpen, Question: "sample-predict"})
 	host.expect(classroom.KindRound, classroom.KindPresence)
@@ -392,6 +433,96 @@ func TestJoinCodeGuessingLimited(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.body), &body); err != nil || res.StatusCode != http.StatusTooManyRequests ||
 		body.Error.Code != CodeBusy || body.RetryAfter < 1 || res.Header.Get("Retry-After") != strconv.Itoa(body.RetryAfter) {
 		t.Fatalf("JSON while limited: %d %s (Retry-After %q, err %v)", res.StatusCode, res.body, res.Header.Get("Retry-After"), err)
+	}
+}
+
+// TestClientAddr checks which address join-code misses are counted against.
+func TestClientAddr(t *testing.T) {
+	cases := []struct {
+		what, remote, want string // plain-English description, RemoteAddr, counted as
+	}{
+		// An IPv4 client is its address.
+		{"IPv4", "203.0.113.7:51234", "203.0.113.7"},
+		// An IPv4-mapped IPv6 address is the IPv4 address.
+		{"IPv4-mapped", "[::ffff:203.0.113.7]:51234", "203.0.113.7"},
+		// Two addresses in one IPv6 /64 are one client.
+		{"IPv6", "[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:443", "2001:db8:1:2::/64"},
+		{"IPv6, same /64", "[2001:db8:1:2::1]:443", "2001:db8:1:2::/64"},
+		// Another /64 is another client.
+		{"IPv6, next /64", "[2001:db8:1:3::1]:443", "2001:db8:1:3::/64"},
+		// Loopback IPv6 is its /64 too.
+		{"IPv6 loopback", "[::1]:8080", "::/64"},
+		// Something that is not host:port is kept as it is.
+		{"no port", "pipe", "pipe"},
+	}
+	for _, c := range cases {
+		r := &http.Request{RemoteAddr: c.remote}
+		if got := clientAddr(r); got != c.want {
+			t.Errorf("%s: clientAddr(%q) = %q, want %q", c.what, c.remote, got, c.want)
+		}
+	}
+}
+
+// TestJoinCodeLimitSparesMembers checks that once an address is refused
+// for guessing codes (as a whole class behind one school NAT can be, after
+// a few typos), the requests that carry a token of the session still work:
+// the host's and projector's pages, the CSVs, and a joined participant's
+// page and socket. Anyone without such a token, or with a made-up one,
+// is still refused.
+func TestJoinCodeLimitSparesMembers(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
+	_, created, _ := s.create("sample", "")
+	code, tok := created.Code, hostToken(t, created)
+	projPath := strings.TrimPrefix(created.ProjectorURL, s.srv.URL)
+	ada := s.joinAs(code, "Ada")
+	wrong := "ZZZZZZ"
+	if wrong == code {
+		wrong = "YYYYYY"
+	}
+	for range classroom.MissLimit {
+		s.get(nil, "/join/"+wrong)
+	}
+	if res := s.get(nil, "/join/"+code); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("after %d misses a newcomer gets %d, want 429", classroom.MissLimit, res.StatusCode)
+	}
+	fake := s.client()
+	u, _ := url.Parse(s.srv.URL)
+	fake.Jar.SetCookies(u, []*http.Cookie{{Name: participantCookiePrefix + code, Value: "made-up"}})
+	cases := []struct {
+		what   string // plain-English description
+		client *http.Client
+		path   string
+		status int
+	}{
+		{"the host view", nil, "/sessions/" + code + "/host?token=" + url.QueryEscape(tok), http.StatusOK},
+		{"the projector view", nil, projPath, http.StatusOK},
+		{"the results CSV", nil, "/sessions/" + code + "/results.csv?token=" + url.QueryEscape(tok), http.StatusOK},
+		{"the answers CSV", nil, "/sessions/" + code + "/answers.csv?token=" + url.QueryEscape(tok), http.StatusOK},
+		{"a joined participant's page", ada, "/sessions/" + code, http.StatusOK},
+		{"a joined participant's join link", ada, "/join/" + code, http.StatusSeeOther},
+		{"the QR code as the host and projector views load it", nil, strings.TrimPrefix(created.QRURL, s.srv.URL), http.StatusOK},
+		{"the QR code without a token", nil, "/sessions/" + code + "/qr.svg", http.StatusTooManyRequests},
+		{"a made-up host token", nil, "/sessions/" + code + "/host?token=nope", http.StatusTooManyRequests},
+		{"a made-up participant cookie", fake, "/sessions/" + code, http.StatusTooManyRequests},
+		{"a made-up cookie for a code that does not exist", fake, "/join/" + wrong, http.StatusTooManyRequests},
+	}
+	for _, c := range cases {
+		if res := s.get(c.client, c.path); res.StatusCode != c.status {
+			t.Errorf("%s while the address is limited: %d, want %d", c.what, res.StatusCode, c.status)
+		}
+	}
+	for _, path := range []string{"/sessions/" + code + "/host?token=" + url.QueryEscape(tok), projPath} {
+		res := s.get(nil, path)
+		imgs := find(parse(t, res.body), func(n nodeT) bool { return must(attr(n, "class")) == "class-qr" })
+		if len(imgs) != 1 || must(attr(imgs[0], "src")) != strings.TrimPrefix(created.QRURL, s.srv.URL) {
+			t.Errorf("%s: the QR image must load from %s", path, created.QRURL)
+		}
+	}
+	host := s.host(code, tok)
+	host.expect(classroom.KindState)
+	p := s.participant("Ada", code, ada)
+	if st := p.expect(classroom.KindState).State; st.You == nil || st.You.Name != "Ada" {
+		t.Fatalf("Ada's socket while the address is limited: state %+v", st)
 	}
 }
 
