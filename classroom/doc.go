@@ -74,9 +74,10 @@
 //	          internal.
 //	presence  hosts: {participant: {id, name, connected}, connected};
 //	          projectors: {connected} only.
-//	tally     hosts: {question, round, option, participant, counts, total}
-//	          after every vote or change of vote; projectors: {question,
-//	          round, total} only.
+//	tally     hosts: {question, round, option, participant, counts, total,
+//	          movement (round 2 on)} after every vote or change of vote, so
+//	          a host sees answers move as they do (as the state on connect
+//	          shows hosts); projectors: {question, round, total} only.
 //	round     all: {question, round, status: "open"|"closed", total}.
 //	revealed  all: {question, round, status, counts: [{option, count}],
 //	          total, movement: [{from, to, count}] (round 2)}.

@@ -112,7 +112,7 @@ type Out struct {
 	Connected   int              `json:"connected,omitempty"`   // presence: participants connected now
 	Counts      []OptionCount    `json:"counts,omitempty"`      // tally, revealed
 	Total       int              `json:"total,omitempty"`       // tally, revealed
-	Movement    []Move           `json:"movement,omitempty"`    // revealed, round 2 on
+	Movement    []Move           `json:"movement,omitempty"`    // tally (hosts), revealed: round 2 on
 	RunID       string           `json:"run_id,omitempty"`      // run
 	Lab         string           `json:"lab,omitempty"`         // run
 

@@ -837,7 +837,7 @@ func (s *Session) handleVote(c *conn, in In) {
 	}
 	s.reply(c, Out{Kind: KindVoted, Ref: in.Ref, Question: q.ID, Round: r.Round, Option: in.Option})
 	s.broadcast(Out{Kind: KindTally, Question: q.ID, Round: r.Round, Option: in.Option, Participant: c.p.view(),
-		Counts: s.counts(q, r), Total: len(r.votes)}, true)
+		Counts: s.counts(q, r), Total: len(r.votes), Movement: s.movement(q, r)}, true)
 }
 
 // checkVote finds the question and open round a vote is for, or says why

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -131,6 +132,15 @@ func TestWholeSession(t *testing.T) {
 		if o := p.expect(KindVoted); o.Round != 2 {
 			t.Fatalf("%s: voted %+v, want round 2", p.name, o)
 		}
+	}
+	// The host sees the answers move as the votes come in, before any
+	// reveal, as a reload's state would show it.
+	var tally Out
+	for range ps {
+		tally = host.expect(KindTally)
+	}
+	if got, want := fmt.Sprint(tally.Movement), fmt.Sprint([]Move{{"a", "b", 1}, {"b", "b", 1}, {"c", "b", 1}}); tally.Round != 2 || got != want {
+		t.Fatalf("host's last round-2 tally: round %d, movement %s, want %s", tally.Round, got, want)
 	}
 	host.send(In{Kind: KindReveal, Question: "p1"}) // closes and reveals
 	if o := host.expect(KindRound, KindTally); o.Status != "closed" {

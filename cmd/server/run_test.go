@@ -312,32 +312,54 @@ func TestBadFlags(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
+		env  map[string]string
 		want string
 	}{
 		// A frame-ancestors value that would inject another CSP directive.
-		{"csp injection", []string{"--frame-ancestors", "'self'; script-src *"}, "is not a CSP source"},
+		{"csp injection", []string{"--frame-ancestors", "'self'; script-src *"}, nil, "is not a CSP source"},
 		// An empty frame-ancestors.
-		{"empty frame-ancestors", []string{"--frame-ancestors", " "}, "is empty"},
+		{"empty frame-ancestors", []string{"--frame-ancestors", " "}, nil, "is empty"},
 		// 'none' beside another source, which browsers would read as 'none' ignored.
-		{"none with others", []string{"--frame-ancestors", "'none' https://course.example.org"}, "'none' must be the only source"},
+		{"none with others", []string{"--frame-ancestors", "'none' https://course.example.org"}, nil, "'none' must be the only source"},
 		// The widgets' own list is checked the same way and named.
-		{"widget csp injection", []string{"--widget-frame-ancestors", "* ; script-src *"}, "--widget-frame-ancestors: \";\" is not a CSP source"},
+		{"widget csp injection", []string{"--widget-frame-ancestors", "* ; script-src *"}, nil, "--widget-frame-ancestors: \";\" is not a CSP source"},
 		// A stray argument.
-		{"stray argument", []string{"serve"}, "unexpected argument"},
+		{"stray argument", []string{"serve"}, nil, "unexpected argument"},
 		// An address that cannot be listened on.
-		{"bad addr", []string{"--addr", "127.0.0.1:99999", "--data", "DATA"}, "listen on"},
+		{"bad addr", []string{"--addr", "127.0.0.1:99999", "--data", "DATA"}, nil, "listen on"},
 		// A content directory that does not exist.
-		{"missing content", []string{"--content", "/nonexistent/lessons"}, "is not a directory"},
+		{"missing content", []string{"--content", "/nonexistent/lessons"}, nil, "is not a directory"},
+		// An idle time under the one-minute floor: sessions would end mid-discussion.
+		{"session-idle too short", []string{"--session-idle", "10s"}, nil, `--session-idle "10s" is not allowed: want a duration from 1m to 168h`},
+		// Just under the floor is still refused.
+		{"session-idle just under a minute", []string{"--session-idle", "59s"}, nil, `--session-idle "59s" is not allowed: want a duration from 1m to 168h`},
+		// An idle time over the one-week ceiling.
+		{"session-idle too long", []string{"--session-idle", "2000h"}, nil, `--session-idle "2000h" is not allowed: want a duration from 1m to 168h`},
+		// Something that is not a duration at all.
+		{"session-idle not a duration", []string{"--session-idle", "soon"}, nil, `--session-idle "soon" is not allowed: want a duration from 1m to 168h`},
+		// A bare number has no unit, so it is not a duration.
+		{"session-idle without unit", []string{"--session-idle", "90"}, nil, `--session-idle "90" is not allowed: want a duration from 1m to 168h`},
+		// The environment's SESSION_IDLE is checked the same way, under the flag's name.
+		{"SESSION_IDLE too short", nil, map[string]string{"SESSION_IDLE": "10s"}, `--session-idle "10s" is not allowed: want a duration from 1m to 168h`},
+		// A bad SESSION_IDLE that is not a duration.
+		{"SESSION_IDLE not a duration", nil, map[string]string{"SESSION_IDLE": "soon"}, `--session-idle "soon" is not allowed: want a duration from 1m to 168h`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := tt.args
-			for i, a := range args {
+			// A case that wrongly passes the checks starts a server: on
+			// loopback, with a temporary data directory (the case's own
+			// flags, given later, win), and stopped after a while, so the
+			// test fails instead of serving forever.
+			args := []string{"--addr", "127.0.0.1:0", "--data", t.TempDir()}
+			for _, a := range tt.args {
 				if a == "DATA" {
-					args[i] = t.TempDir()
+					a = t.TempDir()
 				}
+				args = append(args, a)
 			}
-			err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err := run(ctx, args, func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want it to say %q", err, tt.want)
 			}

@@ -104,6 +104,7 @@ function start(root) {
         if (r) {
           r.counts = m.counts;
           r.total = m.total || 0;
+          r.movement = m.movement || [];
         }
         renderQuestion(m.question);
         break;
