@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -118,23 +116,7 @@ func BenchmarkDoorChild(b *testing.B) {
 // includes the allocations of serving /metrics itself, a few hundred per
 // call, so it is meaningful over thousands of requests).
 func labMallocs(b *testing.B, control string) float64 {
-	resp, err := controlClient.Get(control + "/metrics")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	text, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(text), "\n") {
-		if v, ok := strings.CutPrefix(line, "go_memstats_mallocs_total "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return f
-		}
-	}
-	b.Fatal("no go_memstats_mallocs_total in /metrics")
-	return 0
+	return metric(b, control, "go_memstats_mallocs_total")
 }
 
 // BenchmarkChildStart measures starting a lab child and getting its first

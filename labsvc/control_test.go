@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,11 +62,71 @@ func TestControlConfig(t *testing.T) {
 			}
 		})
 	}
-	// The change takes effect on the next request.
-	doJSON(t, "POST", l.control+"/config", `{"wait_ms": 0, "spin_ms": 0}`, nil)
-	r, err := call(l.addr, 5*time.Second)
-	if err != nil || r.status != 200 || r.serviceMS > 10 {
-		t.Errorf("after WAIT_MS=0: %+v %v, want a fast 200", r, err)
+	// Each change takes effect on the next request (one worker throughout).
+	effects := []struct {
+		name  string
+		patch string
+		calls int // callers at once
+		check func(t *testing.T, replies []reply, st labsvc.Stats)
+	}{
+		// WAIT_MS and SPIN_MS to 0: a fast answer
+		{"no work", `{"wait_ms": 0, "spin_ms": 0, "limit": 0}`, 1, func(t *testing.T, rs []reply, st labsvc.Stats) {
+			if rs[0].status != 200 || rs[0].serviceMS > 10 || st.SpinCPUMS != 0 {
+				t.Errorf("reply %+v, spin_cpu_ms %.3f; want a fast 200 with no spin", rs[0], st.SpinCPUMS)
+			}
+		}},
+		// a bad release: SPIN_MS=30 costs 30 ms of processor per request
+		{"slow release", `{"spin_ms": 30}`, 1, func(t *testing.T, rs []reply, st labsvc.Stats) {
+			if rs[0].status != 200 || rs[0].serviceMS < 30 || st.SpinCPUMS < 30 || st.SpinCPUMS > 35 {
+				t.Errorf("reply %+v, spin_cpu_ms %.3f; want a 200 after 30 ms of processor", rs[0], st.SpinCPUMS)
+			}
+		}},
+		// LIMIT=1 while running: of three callers at once one is served at
+		// once, one queues and one is refused. (If the worker has not yet
+		// come back from the previous case's answer, which the stats no
+		// longer count as in service, the first queues and two are refused:
+		// the limit has taken effect either way.)
+		{"limit", `{"spin_ms": 0, "wait_ms": 300, "limit": 1}`, 3, func(t *testing.T, rs []reply, st labsvc.Stats) {
+			codes := map[int]int{}
+			for _, r := range rs {
+				codes[r.status]++
+			}
+			if codes[503] < 1 || codes[200] < 1 || codes[200]+codes[503] != 3 || st.Refused != int64(codes[503]) || st.QueuedMax != 1 {
+				t.Errorf("statuses %v, stats refused %d queued_max %d; want 200s and 503s, one queued at most", codes, st.Refused, st.QueuedMax)
+			}
+		}},
+		// LIMIT back to 0: nobody is refused, two or three queue
+		{"no limit", `{"wait_ms": 200, "limit": 0}`, 3, func(t *testing.T, rs []reply, st labsvc.Stats) {
+			for _, r := range rs {
+				if r.status != 200 {
+					t.Errorf("status %d with LIMIT=0, want every caller served", r.status)
+				}
+			}
+			if st.QueuedMax < 2 || st.Refused != 0 {
+				t.Errorf("queued_max %d refused %d, want at least 2 queued behind the one worker and none refused", st.QueuedMax, st.Refused)
+			}
+		}},
+	}
+	for _, tc := range effects {
+		t.Run("effect/"+tc.name, func(t *testing.T) {
+			if code := doJSON(t, "POST", l.control+"/config", tc.patch, nil); code != 200 {
+				t.Fatalf("POST /config %s = %d", tc.patch, code)
+			}
+			doJSON(t, "POST", l.control+"/reset", "", nil)
+			replies := make([]reply, tc.calls)
+			var wg sync.WaitGroup
+			for i := range replies {
+				wg.Go(func() {
+					r, err := call(l.addr, 5*time.Second)
+					if err != nil {
+						t.Error(err)
+					}
+					replies[i] = r
+				})
+			}
+			wg.Wait()
+			tc.check(t, replies, quiet(t, l.control, 2*time.Second))
+		})
 	}
 }
 

@@ -18,9 +18,12 @@
 // (CONTROL_ADDR, not CONTROL: cmd/load reads CONTROL as the lab's control
 // URL, and the two are often run from one shell.)
 //
-// A bad value (not a whole number, or out of range) is reported as
-// FieldErrors, one "VAR=value is not allowed: want lo to hi" per knob, all on
-// one line; cmd/lab prints it and exits with status 2.
+// A bad value (not a whole number, out of range, or a flag given empty such
+// as --workers=; an empty environment variable counts as unset) is reported
+// as FieldErrors, one "VAR=value is not allowed: want lo to hi" per knob, all
+// on one line; cmd/lab prints it and exits with status 2. An unknown flag or
+// a stray argument is an ErrUsage error listing the flags there are (also
+// status 2).
 //
 // # Requests
 //

@@ -33,11 +33,11 @@ type knob struct {
 
 func knobs() []knob {
 	return []knob{
-		{"WORKERS", "workers", "requests served at once", 1, MaxWorkers, func(c *Config) *int { return &c.Workers }},
-		{"SPIN_MS", "spin-ms", "processor time per request, ms", 0, MaxSpinMS, func(c *Config) *int { return &c.SpinMS }},
-		{"WAIT_MS", "wait-ms", "waiting (sleep) per request, ms", 0, MaxWaitMS, func(c *Config) *int { return &c.WaitMS }},
-		{"LIMIT", "limit", "admission queue depth, 0 = unbounded", 0, MaxLimit, func(c *Config) *int { return &c.Limit }},
-		{"CPUS", "cpus", "processors the lab may use", 1, MaxCPUs, func(c *Config) *int { return &c.CPUs }},
+		{"WORKERS", "workers", "`number` of requests served at once", 1, MaxWorkers, func(c *Config) *int { return &c.Workers }},
+		{"SPIN_MS", "spin-ms", "processor time per request in `ms`", 0, MaxSpinMS, func(c *Config) *int { return &c.SpinMS }},
+		{"WAIT_MS", "wait-ms", "waiting (sleep) per request in `ms`", 0, MaxWaitMS, func(c *Config) *int { return &c.WaitMS }},
+		{"LIMIT", "limit", "admission queue `depth`, 0 = unbounded", 0, MaxLimit, func(c *Config) *int { return &c.Limit }},
+		{"CPUS", "cpus", "`number` of processors the lab may use", 1, MaxCPUs, func(c *Config) *int { return &c.CPUs }},
 	}
 }
 
@@ -52,8 +52,11 @@ var ErrUsage = errors.New("usage")
 // --workers=4) with the environment (WORKERS=4, read through getenv) as
 // fallback, then defaults. A value that is not a whole number or is out of
 // range yields FieldErrors with one "VAR=value is not allowed: want lo to hi"
-// per bad knob, whether it came from a flag or the environment. The usage
-// text for -h is written to usage (which may be nil).
+// per bad knob, whether it came from a flag or the environment; a flag given
+// with an empty value (--workers=) is such a bad value, while an empty
+// environment variable counts as unset. An unknown flag or a stray argument
+// yields an ErrUsage error that lists the flags there are. The usage text for
+// -h is written to usage (which may be nil).
 func ParseSettings(name string, args []string, getenv func(string) string, usage io.Writer) (Settings, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -63,28 +66,38 @@ func ParseSettings(name string, args []string, getenv func(string) string, usage
 	for i, k := range ks {
 		raw[i] = fs.String(k.flag, "", fmt.Sprintf("%s (env %s, default %d, %d to %d)", k.usage, k.env, *k.field(&def), k.lo, k.hi))
 	}
-	addr := fs.String("addr", "", "address for requests (env ADDR, default "+DefaultAddr+")")
-	control := fs.String("control", "", "address for the control API (env CONTROL_ADDR, default "+DefaultControl+")")
+	addr := fs.String("addr", "", "`host:port` for requests (env ADDR, default "+DefaultAddr+")")
+	control := fs.String("control", "", "`host:port` for the control API (env CONTROL_ADDR, default "+DefaultControl+")")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+	allowed := fmt.Sprintf("want only the flags %s (-h explains them)", strings.Join(names, ", "))
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) && usage != nil {
-			fmt.Fprintf(usage, "usage: %s [flags]\n", name)
-			fs.SetOutput(usage)
-			fs.PrintDefaults()
+		if errors.Is(err, flag.ErrHelp) {
+			if usage != nil {
+				fmt.Fprintf(usage, "usage: %s [flags]\n", name)
+				fs.SetOutput(usage)
+				fs.PrintDefaults()
+			}
+			return Settings{}, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
-		return Settings{}, fmt.Errorf("%w: %w", ErrUsage, err)
+		return Settings{}, fmt.Errorf("%w: %w; %s", ErrUsage, err, allowed)
 	}
 	if fs.NArg() > 0 {
-		return Settings{}, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+		return Settings{}, fmt.Errorf("%w: unexpected argument %q; %s", ErrUsage, fs.Arg(0), allowed)
 	}
+	// A flag given with an empty value (--workers=$UNSET) is a mistake, not
+	// "use the default": only an empty or absent environment variable is.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	s := Settings{Config: def, Addr: DefaultAddr, Control: DefaultControl}
 	var errs FieldErrors
 	for i, k := range ks {
-		v := *raw[i]
-		if v == "" {
+		v := strings.TrimSpace(*raw[i])
+		if !given[k.flag] {
 			v = strings.TrimSpace(getenv(k.env))
-		}
-		if v == "" {
-			continue
+			if v == "" {
+				continue
+			}
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < k.lo || n > k.hi {

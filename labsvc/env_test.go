@@ -52,10 +52,14 @@ func TestParseSettings(t *testing.T) {
 		// every bad knob on one line, in knob order
 		{"two bad", nil, map[string]string{"CPUS": "0", "WORKERS": "x"}, labsvc.Settings{},
 			"WORKERS=x is not allowed: want 1 to 1024; CPUS=0 is not allowed: want 1 to 64", false},
-		// a misspelt flag
-		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker", true},
+		// a flag given empty (--workers=$UNSET) is a mistake, not the default
+		{"empty flag", []string{"--workers="}, map[string]string{"WORKERS": "4"}, labsvc.Settings{}, "WORKERS= is not allowed: want 1 to 1024", false},
+		// an empty environment variable is unset
+		{"empty env", nil, map[string]string{"WORKERS": " "}, labsvc.Settings{Config: def, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// a misspelt flag: the message lists the flags there are
+		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)", true},
 		// a stray argument
-		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"`, true},
+		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -229,3 +229,29 @@ func processGone(pid int) bool {
 	i := strings.LastIndexByte(string(stat), ')')
 	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
+
+// metric reads the value of the unlabelled sample name from a lab's
+// GET /metrics (Prometheus text format).
+func metric(t testing.TB, control, name string) float64 {
+	t.Helper()
+	resp, err := controlClient.Get(control + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	text, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(text), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", name, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in %s/metrics", name, control)
+	return 0
+}

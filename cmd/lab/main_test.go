@@ -102,6 +102,20 @@ func TestStartLineAndSignals(t *testing.T) {
 			if !strings.Contains(string(body), `"done": 1`) {
 				t.Errorf("GET /stats = %s, want done 1", body)
 			}
+			// The sandbox is applied to the terminal lab too: the Go
+			// runtime reports GOMAXPROCS=CPUS=1 (its default here would be
+			// every processor) and the memory cap.
+			resp, err = http.Get("http://" + m[2] + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			for _, want := range []string{"\ngo_sched_gomaxprocs_threads 1\n", fmt.Sprintf("\ngo_gc_gomemlimit_bytes %g\n", float64(labsvc.MemoryLimit))} {
+				if !strings.Contains(string(body), want) {
+					t.Errorf("GET /metrics lacks %q", strings.TrimSpace(want))
+				}
+			}
 			http.DefaultClient.CloseIdleConnections()
 
 			if err := cmd.Process.Signal(tc.sig); err != nil {
@@ -136,7 +150,9 @@ func TestBadConfigExits2(t *testing.T) {
 		// two mistakes, still one line
 		{"two", []string{"--cpus=-1"}, []string{"LIMIT=-3"}, "lab: LIMIT=-3 is not allowed: want 0 to 100000; CPUS=-1 is not allowed: want 1 to 64\n"},
 		// a misspelt flag
-		{"unknown flag", []string{"--spin=2"}, nil, "lab: usage: flag provided but not defined: -spin\n"},
+		{"unknown flag", []string{"--spin=2"}, nil, "lab: usage: flag provided but not defined: -spin; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)\n"},
+		// a flag left empty by an unset shell variable
+		{"empty flag", []string{"--limit="}, nil, "lab: LIMIT= is not allowed: want 0 to 100000\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
