@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -176,10 +177,50 @@ const watcherNiceEnv = "CAPACITYLAB_BENCH_WATCHER_NICE"
 // delivery.
 const defaultWatcherNice = 0
 
-// watcherCPUsEnv, when set (a list as taskset -c takes it, e.g. "1"),
-// confines the watcher process to those processors, to see which of the
-// machine's processors its own work is taken from.
+// watcherCPUsEnv sets the processors the watcher process may use: "any"
+// (the default: wherever the kernel puts it), "lab" (the processors the
+// run's lab child will be pinned to, labsvc.LabCPUs of benchSweep's
+// config), or a list as taskset -c takes it (e.g. "1").
+//
+// Why "lab" exists: the watchers stand in for a class's browsers, whose
+// reading happens on their own machines. On this one machine their reading
+// must land somewhere. Left free, the kernel wakes a reader on the
+// processor of the thread that woke it (a loopback write is a synchronous
+// wake-up), which is the server's: the server's fan-out then pays for the
+// browsers' reading too, and a row's delivery measures both. Confined to the
+// lab's processors, the server pays only for its own writes (and the lab
+// pays for the reading, which shows in its service time and the rows).
 const watcherCPUsEnv = "CAPACITYLAB_BENCH_WATCHER_CPUS"
+
+// watcherCPUs is the taskset -c list for the watcher process, or "" for no
+// confinement (see watcherCPUsEnv).
+func watcherCPUs(b *testing.B) string {
+	b.Helper()
+	switch v := os.Getenv(watcherCPUsEnv); v {
+	case "", "any":
+		return ""
+	case "lab":
+	default:
+		if _, err := labsvc.ParseCPUList(v); err != nil {
+			b.Fatalf("%s=%q: want any, lab, or a processor list such as 0 or 0-1: %v", watcherCPUsEnv, v, err)
+		}
+		return v
+	}
+	var q runner.Request
+	if err := json.Unmarshal([]byte(benchSweep), &q); err != nil {
+		b.Fatal(err)
+	}
+	cpus, err := labsvc.LabCPUs(q.Config)
+	if err != nil || len(cpus) == 0 {
+		b.Logf("watchers not confined: the lab's processors are unknown (%v)", err)
+		return ""
+	}
+	list := make([]string, len(cpus))
+	for i, c := range cpus {
+		list[i] = strconv.Itoa(c)
+	}
+	return strings.Join(list, ",")
+}
 
 // startWatchers starts a watcher process of n clients; it waits for the
 // line naming the run (see watcherMain). It is started before the run, so
@@ -194,9 +235,11 @@ func startWatchers(b *testing.B, n int) (cmd *exec.Cmd, stdin io.WriteCloser, st
 		}
 	}
 	args := []string{"nice", "-n", fmt.Sprint(nice), os.Args[0], "-test.run=^$"}
-	if cpus := os.Getenv(watcherCPUsEnv); cpus != "" {
+	cpus := watcherCPUs(b)
+	if cpus != "" {
 		args = append([]string{"taskset", "-c", cpus}, args...)
 	}
+	b.Logf("watcher process on processors %q (empty: any), niceness %d", cpus, nice)
 	cmd = exec.Command(args[0], args[1:]...)
 	// A session of its own: with the kernel's autogroup scheduling (on by
 	// default) a session's processes share one group's processor time,
