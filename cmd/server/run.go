@@ -219,13 +219,23 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
+	// A bad value is named as it was given: by its flag, or by its
+	// environment variable when the flag was not set.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	source := func(flagName, env string) string {
+		if given[flagName] {
+			return "--" + flagName
+		}
+		return env
+	}
 	if n, err := strconv.Atoi(queue); err != nil || n < 1 || n > 100 {
-		return cfg, usageError{fmt.Sprintf("--queue %q is not allowed: want a whole number from 1 to 100", queue)}
+		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a whole number from 1 to 100", source("queue", "QUEUE"), queue)}
 	} else {
 		cfg.queue = n
 	}
 	if d, err := time.ParseDuration(idle); err != nil || d < time.Minute || d > 168*time.Hour {
-		return cfg, usageError{fmt.Sprintf("--session-idle %q is not allowed: want a duration from 1m to 168h, such as 90m or 3h", idle)}
+		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a duration from 1m to 168h, such as 90m or 3h", source("session-idle", "SESSION_IDLE"), idle)}
 	} else {
 		cfg.sessionIdle = d
 	}

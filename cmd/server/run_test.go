@@ -339,10 +339,14 @@ func TestBadFlags(t *testing.T) {
 		{"session-idle not a duration", []string{"--session-idle", "soon"}, nil, `--session-idle "soon" is not allowed: want a duration from 1m to 168h`},
 		// A bare number has no unit, so it is not a duration.
 		{"session-idle without unit", []string{"--session-idle", "90"}, nil, `--session-idle "90" is not allowed: want a duration from 1m to 168h`},
-		// The environment's SESSION_IDLE is checked the same way, under the flag's name.
-		{"SESSION_IDLE too short", nil, map[string]string{"SESSION_IDLE": "10s"}, `--session-idle "10s" is not allowed: want a duration from 1m to 168h`},
+		// The environment's SESSION_IDLE is checked the same way, and named.
+		{"SESSION_IDLE too short", nil, map[string]string{"SESSION_IDLE": "10s"}, `SESSION_IDLE "10s" is not allowed: want a duration from 1m to 168h`},
 		// A bad SESSION_IDLE that is not a duration.
-		{"SESSION_IDLE not a duration", nil, map[string]string{"SESSION_IDLE": "soon"}, `--session-idle "soon" is not allowed: want a duration from 1m to 168h`},
+		{"SESSION_IDLE not a duration", nil, map[string]string{"SESSION_IDLE": "soon"}, `SESSION_IDLE "soon" is not allowed: want a duration from 1m to 168h`},
+		// A queue that holds nothing.
+		{"queue zero", []string{"--queue", "0"}, nil, `--queue "0" is not allowed: want a whole number from 1 to 100`},
+		// A QUEUE from the environment beyond the cap, named as the variable.
+		{"QUEUE too big", nil, map[string]string{"QUEUE": "500"}, `QUEUE "500" is not allowed: want a whole number from 1 to 100`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
