@@ -93,24 +93,10 @@ func (e *env) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
-	var who Who
-	if tok := q.Get("token"); tok != "" {
-		switch {
-		case s.IsHost(tok):
-			who.Host = true
-		case s.IsProjector(tok):
-			who.Projector = true
-		default:
-			http.Error(w, "bad token", http.StatusForbidden)
-			return
-		}
-	} else {
-		id, _, ok := s.Participant(q.Get("p"))
-		if !ok {
-			http.Error(w, "not a participant", http.StatusForbidden)
-			return
-		}
-		who.Participant = id
+	who, err := s.Holder(q.Get("token"), q.Get("p"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
 	}
 	since, _ := strconv.Atoi(q.Get("since"))
 	up := websocket.Upgrader{}

@@ -49,6 +49,11 @@ var (
 	ErrEnded = errors.New("this class session has ended")
 	// ErrFull: the session has MaxParticipants participants.
 	ErrFull = errors.New("this class session is full")
+	// ErrBadToken: a token is neither the session's host token nor its
+	// projector token.
+	ErrBadToken = errors.New("that token is neither this session's host token nor its projector token")
+	// ErrNotParticipant: a participant token is not one of the session's.
+	ErrNotParticipant = errors.New("not a participant of this session")
 )
 
 // TooManyMissesError is returned by Lookup when the client address asked
@@ -458,6 +463,25 @@ func (s *Session) ProjectorToken() string { return projectorToken(s.hostHash) }
 // IsProjector reports whether token is the session's projector token.
 func (s *Session) IsProjector(token string) bool {
 	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.ProjectorToken())) == 1
+}
+
+// Holder returns who a connection's credentials make it: the host or the
+// projector when token (from ?token=) is set, else the participant whose
+// token participant is. It fails with ErrBadToken or ErrNotParticipant.
+func (s *Session) Holder(token, participant string) (Who, error) {
+	switch {
+	case token == "":
+		id, _, ok := s.Participant(participant)
+		if !ok {
+			return Who{}, ErrNotParticipant
+		}
+		return Who{Participant: id}, nil
+	case s.IsHost(token):
+		return Who{Host: true}, nil
+	case s.IsProjector(token):
+		return Who{Projector: true}, nil
+	}
+	return Who{}, ErrBadToken
 }
 
 // Participant returns the id and name of the participant holding token.

@@ -598,22 +598,12 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	var who classroom.Who
-	if tok := q.Get("token"); tok != "" {
-		switch {
-		case sess.IsHost(tok):
-			who.Host = true
-		case sess.IsProjector(tok):
-			who.Projector = true
-		default:
-			return errorf(CodeForbidden, "That token is neither this session's host token nor its projector token.")
-		}
-	} else {
-		id, _, ok := sess.Participant(participantToken(r, sess.Code()))
-		if !ok {
-			return errorf(CodeForbidden, "Join the session first at /join/"+sess.Code()+".")
-		}
-		who.Participant = id
+	who, err := sess.Holder(q.Get("token"), participantToken(r, sess.Code()))
+	switch {
+	case errors.Is(err, classroom.ErrBadToken):
+		return errorf(CodeForbidden, "That token is neither this session's host token nor its projector token.")
+	case err != nil:
+		return errorf(CodeForbidden, "Join the session first at /join/"+sess.Code()+".")
 	}
 	since := 0
 	if v := q.Get("since"); v != "" {
