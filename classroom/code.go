@@ -90,6 +90,16 @@ func projectorToken(hostHash string) string {
 	return base64.RawURLEncoding.EncodeToString(h[:])
 }
 
+// joinKey derives the key a session's join link and QR code carry from the
+// stored hash of the host token: 72 bits (12 URL-safe base64 characters,
+// short enough for a small QR code). It proves a joiner got the link from
+// the room, so the join-code limit of an address does not hold them (see
+// Manager.Lookup); it grants nothing a participant could not do.
+func joinKey(hostHash string) string {
+	h := sha256.Sum256([]byte("capacitylab join\x00" + hostHash))
+	return base64.RawURLEncoding.EncodeToString(h[:9])
+}
+
 // sameHash compares a token with a stored hash in constant time.
 func sameHash(token, hash string) bool {
 	if token == "" || hash == "" {

@@ -40,9 +40,13 @@
 // round first waits for the votes accepted before it.
 // A session with no activity (a join, a connection, an accepted message)
 // for Config.Idle ends; an ended session takes no votes or joins, but its
-// results stay readable by the host. Lookup counts codes that are malformed
-// or do not exist per client address: after MissLimit misses within MissWindow it returns
-// *TooManyMissesError (HTTP 429) until the oldest miss is MissWindow old.
+// results stay readable by the host. Lookup counts well-formed codes that
+// do not exist per client address (a malformed one is refused, not
+// counted: it can match nothing): after MissLimit misses within MissWindow
+// it returns *TooManyMissesError (HTTP 429) until the oldest miss is
+// MissWindow old. A session's join link carries Session.JoinKey, which the
+// web layer lets past the limit, so a class behind one address can still
+// join by the link or its QR code.
 //
 // # Protocol
 //

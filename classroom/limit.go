@@ -6,10 +6,17 @@ import (
 )
 
 // Join-code guessing limits: a client address that asked for MissLimit
-// codes that do not exist within MissWindow is refused until the oldest of
-// those misses is MissWindow old.
+// well-formed codes that do not exist within MissWindow is refused until
+// the oldest of those misses is MissWindow old.
+//
+// Sized for a lecture hall behind one address (a school's NAT): a few
+// dozen learners mistyping a character must not lock out the rest, and
+// those who join by the link or QR code are never held (Session.JoinKey).
+// A guesser gets MissLimit tries per MissWindow from an address: 4,320 a
+// day, each with a chance of (sessions live) in 31^6 ≈ 887 million, so
+// with 50 classes live about one in 4,000 of finding one in a day.
 const (
-	MissLimit  = 10
+	MissLimit  = 30
 	MissWindow = 10 * time.Minute
 	// maxTracked bounds the addresses remembered; beyond it the expired
 	// ones are pruned first.

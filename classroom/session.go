@@ -240,7 +240,8 @@ func (m *Manager) Lookup(ctx context.Context, addr, typed string) (*Session, err
 	}
 	code, ok := NormalizeCode(typed)
 	if !ok {
-		m.misses.miss(addr, now)
+		// Not a miss: what cannot be a code tells a guesser nothing, and
+		// counting typos would lock a class out sooner.
 		return nil, ErrBadCode
 	}
 	s, err := m.Get(ctx, code)
@@ -459,6 +460,14 @@ func (s *Session) IsHost(token string) bool { return sameHash(token, s.hostHash)
 // host token's stored hash, so it survives a restart and never reveals
 // the host token.
 func (s *Session) ProjectorToken() string { return projectorToken(s.hostHash) }
+
+// JoinKey returns the key the session's join link carries (see joinKey).
+func (s *Session) JoinKey() string { return joinKey(s.hostHash) }
+
+// IsJoinKey reports whether key is the session's join key.
+func (s *Session) IsJoinKey(key string) bool {
+	return key != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.JoinKey())) == 1
+}
 
 // IsProjector reports whether token is the session's projector token.
 func (s *Session) IsProjector(token string) bool {

@@ -470,6 +470,16 @@ func TestJoinCodeRateLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What cannot be a code is refused but not counted: it tells a
+	// guesser nothing, and typos must not lock a class out.
+	for range MissLimit + 1 {
+		if _, err := e.m.Lookup(ctx, "10.0.0.1", "AB0"); !errors.Is(err, ErrBadCode) {
+			t.Fatalf("malformed code: %v, want ErrBadCode", err)
+		}
+	}
+	if got, err := e.m.Lookup(ctx, "10.0.0.1", s.Code()); err != nil || got != s {
+		t.Fatalf("after malformed codes only: %v, want the session", err)
+	}
 	wrong := "ABCDEF"
 	if wrong == s.Code() {
 		wrong = "ABCDEG"
@@ -489,6 +499,38 @@ func TestJoinCodeRateLimit(t *testing.T) {
 	now = now.Add(MissWindow)
 	if got, err := e.m.Lookup(ctx, "10.0.0.1", " "+s.Code()[:3]+"-"+s.Code()[3:]+" "); err != nil || got != s {
 		t.Fatalf("after the window, typed with a dash: %v", err)
+	}
+}
+
+// TestJoinKey checks the join link's key: short enough for a small QR
+// code, the same after a restart (derived from what the store keeps), and
+// one session's key is not another's.
+func TestJoinKey(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	a, _, err := e.m.Create(ctx, "queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := e.m.Create(ctx, "queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := a.JoinKey()
+	if len(k) != 12 || !a.IsJoinKey(k) {
+		t.Fatalf("join key %q (%d characters), IsJoinKey %v", k, len(k), a.IsJoinKey(k))
+	}
+	if a.IsJoinKey("") || b.IsJoinKey(k) || a.IsJoinKey(b.JoinKey()) || a.IsJoinKey(a.ProjectorToken()) {
+		t.Error("a join key was accepted where it is not the session's")
+	}
+	e.stop()
+	e.start(Config{})
+	a2, err := e.m.Get(ctx, a.Code())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a2.JoinKey() != k {
+		t.Errorf("after a restart the join key is %q, was %q: printed QR codes would stop working", a2.JoinKey(), k)
 	}
 }
 

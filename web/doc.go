@@ -49,8 +49,8 @@
 //	POST /sessions                          the "Teach this lesson" form (lesson, key): 303 to the host view
 //	POST /api/sessions                      {"lesson", "key"}: 201 with the join code, links and host token
 //	GET  /join                              the join form: code and display name
-//	POST /join                              code, name: joins and 303 to the session
-//	GET  /join/{code}                       the join link: the name form, or the session if already joined
+//	POST /join                              code, name, key (optional): joins and 303 to the session
+//	GET  /join/{code}                       the join link (?key=: its join key): the name form, or the session if already joined
 //	GET  /sessions/{code}                   a participant's view of the class session
 //	GET  /sessions/{code}/host              ?token=: the instructor's view
 //	GET  /sessions/{code}/projector         ?token=: what the class sees on the big screen (the projector
@@ -64,7 +64,8 @@
 // the connection's IPv4 address, or its IPv6 /64, never a forwarding header):
 // after too many, the session routes answer 429 with Retry-After, except
 // to a request that carries a token of the session it names (the host's or
-// the projector's in ?token=, or the participant cookie), so a class behind
+// the projector's in ?token=, the participant cookie, or the join link's
+// key=, which the QR code and the join form carry on), so a class behind
 // one address is not locked out by a few mistyped codes.
 //
 // A lesson page's header carries the "Teach this lesson" form (POST

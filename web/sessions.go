@@ -138,7 +138,8 @@ type classView struct {
 	Name         string // participant: display name
 	PID          int    // participant: id
 	Ended        bool
-	JoinURL      string // absolute, for the QR code and to read out
+	JoinURL      string // absolute, with the join key: for the QR code and to share
+	JoinPage     string // absolute /join, to read out with the code
 	HostURL      string
 	ProjectorURL string
 	QRURL        string            // host and projector: the QR code, with the projector token (see memberSession)
@@ -169,6 +170,13 @@ func hostURL(code, token string) string {
 // by the join-code limit.
 func qrURL(sess *classroom.Session) string {
 	return sessionURL(sess.Code()) + "/qr.svg?token=" + url.QueryEscape(sess.ProjectorToken())
+}
+
+// joinLink is the session's join link, with its join key, so whoever
+// follows it (or scans its QR code) is not held by the join-code limit of
+// an address a class shares (see memberSession).
+func joinLink(sess *classroom.Session) string {
+	return "/join/" + sess.Code() + "?key=" + url.QueryEscape(sess.JoinKey())
 }
 
 // projectorURL is the projector view's address. It is shown to the class,
@@ -266,7 +274,7 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 	tq := "?token=" + url.QueryEscape(token)
 	writeJSON(w, http.StatusCreated, sessionCreated{
 		Code: code, Lesson: in.Lesson,
-		JoinURL:      absURL(r, "/join/"+code),
+		JoinURL:      absURL(r, joinLink(sess)),
 		HostURL:      absURL(r, hostURL(code, token)),
 		ProjectorURL: absURL(r, projectorURL(sess)),
 		QRURL:        absURL(r, qrURL(sess)),
@@ -324,8 +332,9 @@ func (s *server) lookupSession(w http.ResponseWriter, r *http.Request, typed str
 }
 
 // memberSession returns the session named by typed if the request proves
-// it belongs there: the host or projector token in ?token=, or the
-// participant cookie for that code. The join-code limit counts misses per
+// it belongs there: the host or projector token in ?token=, the participant
+// cookie for that code, or the join key of the session's link (key=, in
+// the query or the join form). The join-code limit counts misses per
 // address, and a class behind one address (a school's NAT) shares it: a
 // few learners mistyping the code must not lock out the instructor's
 // pages and downloads, or the sockets of those who have joined when they
@@ -337,15 +346,15 @@ func (s *server) memberSession(r *http.Request, typed string) *classroom.Session
 	if !ok {
 		return nil
 	}
-	tok, cookie := r.URL.Query().Get("token"), participantToken(r, code)
-	if tok == "" && cookie == "" {
+	tok, cookie, key := r.URL.Query().Get("token"), participantToken(r, code), r.FormValue("key")
+	if tok == "" && cookie == "" && key == "" {
 		return nil
 	}
 	sess, err := s.classes.Get(r.Context(), code)
 	if err != nil {
 		return nil
 	}
-	if sess.IsHost(tok) || sess.IsProjector(tok) {
+	if sess.IsHost(tok) || sess.IsProjector(tok) || sess.IsJoinKey(key) {
 		return sess
 	}
 	if _, _, ok := sess.Participant(cookie); ok {
@@ -359,7 +368,7 @@ func (s *server) memberSession(r *http.Request, typed string) *classroom.Session
 func tooManyMisses(wait time.Duration) *Error {
 	mins := (retrySeconds(wait) + 59) / 60
 	return &Error{Code: CodeBusy, Title: "Too many wrong codes", RetryAfter: wait,
-		Message: fmt.Sprintf("Too many wrong join codes came from your address. Wait %d minutes, then type the code on the screen carefully.", mins)}
+		Message: fmt.Sprintf("Too many wrong join codes came from your address (a whole building can share one). Scan the QR code on the screen, or use the join link your instructor shares: those always work. Or wait %d minutes, then type the code carefully.", mins)}
 }
 
 // joinPage is GET /join: a form for the code and a display name.
@@ -367,7 +376,7 @@ func (s *server) joinPage(w http.ResponseWriter, r *http.Request) error {
 	if err := s.classesOn(); err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, classJoinPage(s.classPage(r, "Join a class"), "", "", ""))
+	s.render(w, r, http.StatusOK, classJoinPage(s.classPage(r, "Join a class"), "", "", "", ""))
 	return nil
 }
 
@@ -386,7 +395,7 @@ func (s *server) joinCode(w http.ResponseWriter, r *http.Request) error {
 	if sess.Ended() {
 		return errorf(CodeConflict, "This class session has ended. Ask your instructor for the new code.")
 	}
-	s.render(w, r, http.StatusOK, classJoinPage(s.classPage(r, "Join the class"), sess.Code(), sess.Info().Title, ""))
+	s.render(w, r, http.StatusOK, classJoinPage(s.classPage(r, "Join the class"), sess.Code(), validKey(sess, r.FormValue("key")), sess.Info().Title, ""))
 	return nil
 }
 
@@ -398,7 +407,7 @@ func (s *server) join(w http.ResponseWriter, r *http.Request) error {
 	}
 	typed := r.PostFormValue("code")
 	if strings.TrimSpace(typed) == "" {
-		s.render(w, r, http.StatusBadRequest, classJoinPage(s.classPage(r, "Join a class"), "", "", "Type the code shown at the front of the room."))
+		s.render(w, r, http.StatusBadRequest, classJoinPage(s.classPage(r, "Join a class"), "", "", "", "Type the code shown at the front of the room."))
 		return nil
 	}
 	sess, ok, err := s.lookupSession(w, r, typed)
@@ -414,7 +423,7 @@ func (s *server) join(w http.ResponseWriter, r *http.Request) error {
 	var ne *classroom.NameError
 	switch {
 	case errors.As(err, &ne):
-		s.render(w, r, http.StatusBadRequest, classJoinPage(s.classPage(r, "Join the class"), code, sess.Info().Title, "Your "+ne.Error()+"."))
+		s.render(w, r, http.StatusBadRequest, classJoinPage(s.classPage(r, "Join the class"), code, validKey(sess, r.FormValue("key")), sess.Info().Title, "Your "+ne.Error()+"."))
 		return nil
 	case errors.Is(err, classroom.ErrEnded):
 		return errorf(CodeConflict, "This class session has ended. Ask your instructor for the new code.")
@@ -427,6 +436,15 @@ func (s *server) join(w http.ResponseWriter, r *http.Request) error {
 		MaxAge: int(participantCookieAge / time.Second), HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, sessionURL(code), http.StatusSeeOther)
 	return nil
+}
+
+// validKey is key if it is the session's join key, else "": the join form
+// carries it on only when it would let the post past the limit.
+func validKey(sess *classroom.Session, key string) string {
+	if sess.IsJoinKey(key) {
+		return key
+	}
+	return ""
 }
 
 func participantToken(r *http.Request, code string) string {
@@ -456,7 +474,7 @@ func (s *server) view(r *http.Request, sess *classroom.Session, role, token stri
 		return classView{}, errorf(CodeNotFound, fmt.Sprintf("The lesson %q of this session is no longer in the course.", sess.Lesson()))
 	}
 	code := sess.Code()
-	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, "/join/"+code),
+	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinPage: absURL(r, "/join"),
 		Labs: map[string]string{}}
 	if role == "host" {
 		v.HostURL = hostURL(code, token)
@@ -559,7 +577,7 @@ func (s *server) sessionQR(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return err
 	}
-	svg, err := classroom.QRSVG(absURL(r, "/join/"+sess.Code()))
+	svg, err := classroom.QRSVG(absURL(r, joinLink(sess)))
 	if err != nil {
 		return err
 	}

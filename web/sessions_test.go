@@ -209,7 +209,7 @@ func TestClassSessionWeb(t *testing.T) {
 		t.Fatalf("create: %d %s", st, body)
 	}
 	code, tok := created.Code, hostToken(t, created)
-	if !strings.HasSuffix(created.JoinURL, "/join/"+code) || len(tok) < 43 {
+	if !strings.Contains(created.JoinURL, "/join/"+code+"?key=") || len(tok) < 43 {
 		t.Fatalf("created = %+v", created)
 	}
 
@@ -400,29 +400,54 @@ func TestClassSessionSurvivesRestart(t *testing.T) {
 }
 
 // TestJoinCodeGuessingLimited checks 429 and Retry-After after repeated
-// wrong codes from one address, on the join link and the join form, and
-// that a malformed code gets a message naming the alphabet.
+// wrong codes from one address, on the join link and the join form; that a
+// malformed code gets a message naming the alphabet and is not counted (it
+// can match nothing, so it tells a guesser nothing); and that the join
+// link's key still lets a learner in from the limited address, through
+// its page and its form, while a made-up key does not.
 func TestJoinCodeGuessingLimited(t *testing.T) {
 	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
 	_, created, _ := s.create("sample", "")
-	if res := s.post(nil, "/join", url.Values{"code": {"AB0"}}); res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, "without I, L and O") {
-		t.Fatalf("malformed code: %d", res.StatusCode)
+	for range classroom.MissLimit + 5 {
+		if res := s.post(nil, "/join", url.Values{"code": {"AB0"}}); res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, "without I, L and O") {
+			t.Fatalf("malformed code: %d", res.StatusCode)
+		}
 	}
 	wrong := "ZZZZZZ"
 	if wrong == created.Code {
 		wrong = "YYYYYY"
 	}
-	for i := 1; i < classroom.MissLimit; i++ { // the malformed code was the first miss
+	for i := range classroom.MissLimit {
 		if res := s.get(nil, "/join/"+wrong); res.StatusCode != http.StatusNotFound {
-			t.Fatalf("miss %d: %d", i+1, res.StatusCode)
+			t.Fatalf("miss %d: %d, want 404 (malformed codes must not have counted)", i+1, res.StatusCode)
 		}
 	}
 	res := s.get(nil, "/join/"+created.Code)
-	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
-		t.Fatalf("after %d misses even the right code: %d (Retry-After %q), want 429", classroom.MissLimit, res.StatusCode, res.Header.Get("Retry-After"))
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || !strings.Contains(res.body, "Scan the QR code") {
+		t.Fatalf("after %d misses even the right code: %d (Retry-After %q), want 429 pointing to the QR code", classroom.MissLimit, res.StatusCode, res.Header.Get("Retry-After"))
 	}
 	if res := s.post(nil, "/join", url.Values{"code": {created.Code}}); res.StatusCode != http.StatusTooManyRequests || !hasTestID(t, res.body, "error-retry") {
 		t.Fatalf("join form while limited: %d, want 429 saying when to retry", res.StatusCode)
+	}
+	// A made-up key is no way round the limit.
+	if res := s.get(nil, "/join/"+created.Code+"?key=made-up-key1"); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a made-up key: %d, want 429", res.StatusCode)
+	}
+	// The join link (as its QR code carries it) still works: its page
+	// keeps the key in the form, and the form joins.
+	link, err := url.Parse(created.JoinURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := link.Query().Get("key")
+	res = s.get(nil, link.RequestURI())
+	if res.StatusCode != http.StatusOK || !strings.Contains(res.body, `name="key" value="`+key+`"`) {
+		t.Fatalf("join link while limited: %d, want the join page carrying the key", res.StatusCode)
+	}
+	c := s.client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if res := s.post(c, "/join", url.Values{"code": {created.Code}, "key": {key}, "name": {"Ada"}}); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/sessions/"+created.Code {
+		t.Fatalf("join form with the link's key while limited: %d to %q, want 303 to the session", res.StatusCode, res.Header.Get("Location"))
 	}
 	// As JSON the same error carries retry_after, equal to the header.
 	res = s.do(nil, "GET", "/join/"+created.Code, nil, map[string]string{"Accept": "application/json"})
