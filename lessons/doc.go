@@ -128,7 +128,7 @@
 //	columns: [offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, mean_ms]
 //	rows:
 //	  - ["10", "...", ...]     one row per window, one cell per column
-//	source: "server lessons record --lab littles-sweep; seed 1; linux/amd64, 2 cores, go1.26.8; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41"
+//	source: "server lessons record --lab littles-sweep; seed 1; linux/amd64, 2 cores, go1.26.8; build 085f71a2c3d4; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41"
 //	fingerprint: 64 hex digits
 //	```
 //

@@ -41,6 +41,11 @@ type RecordConfig struct {
 	Child labsvc.ChildCommand // how to start a lab child (the server: its own binary with "lab-child")
 	Log   io.Writer           // progress and warnings; nil = discarded
 
+	// Build names the code that recorded (its version control revision,
+	// such as "085f71a2c3d4" or "085f71a2c3d4+dirty"), so a reader can tell
+	// which lab and generator measured a table; "" leaves it out.
+	Build string
+
 	Now     func() time.Time // nil = time.Now
 	LoadAvg func() string    // the load average line for the source; nil = read /proc/loadavg
 }
@@ -254,7 +259,7 @@ func recordOne(ctx context.Context, cfg RecordConfig, j recordJob, scale float64
 	for i, r := range rows {
 		cells[i] = rowCells(r)
 	}
-	source := recordSource(j.lab, scale, when, la)
+	source := recordSource(j.lab, scale, when, la, cfg.Build)
 	rec, err := writeTable(cfg.Dir, j.file, j.lab, &ran, cells, source)
 	if err != nil {
 		return Recorded{}, err
@@ -380,10 +385,15 @@ func fmtSecs(s float64) string { return strconv.FormatFloat(s, 'f', 0, 64) }
 
 // recordSource is the source line of a recorded table, e.g.
 //
-//	server lessons record --lab littles-sweep; seed 1; linux/amd64, 2 cores, go1.26.0; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41
-func recordSource(l *Lab, scale float64, when time.Time, loadAvg string) string {
-	s := fmt.Sprintf("server lessons record --lab %s; seed %d; %s/%s, %d cores, %s; %s; load average at start %s",
-		l.ID, l.Seed, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), when.Format("2006-01-02 15:04 MST"), cmpOr(loadAvg, "unknown"))
+//	server lessons record --lab littles-sweep; seed 1; linux/amd64, 2 cores, go1.26.0; build 085f71a2c3d4; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41
+//
+// (without "build ..." when build is "").
+func recordSource(l *Lab, scale float64, when time.Time, loadAvg, build string) string {
+	if build != "" {
+		build = "; build " + build
+	}
+	s := fmt.Sprintf("server lessons record --lab %s; seed %d; %s/%s, %d cores, %s%s; %s; load average at start %s",
+		l.ID, l.Seed, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), build, when.Format("2006-01-02 15:04 MST"), cmpOr(loadAvg, "unknown"))
 	if scale != 1 {
 		s += fmt.Sprintf("; TRIAL: windows scaled by %g (%g s instead of %g s), not the preset as written", scale, l.Seconds*scale, l.Seconds)
 	}

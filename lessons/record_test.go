@@ -51,6 +51,7 @@ func testRecordConfig(t *testing.T, dir string, log *bytes.Buffer) RecordConfig 
 		Log:     log,
 		Now:     func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
 		LoadAvg: func() string { return "0.10 0.20 0.30" },
+		Build:   "0123456789ab+dirty",
 	}
 }
 
@@ -116,7 +117,7 @@ func TestRecordEndToEnd(t *testing.T) {
 	if tb.Preset != "a-lab" || len(tb.Rows) != 1 || strings.Join(tb.Columns, " ") != strings.Join(RecordColumns(), " ") {
 		t.Errorf("table = %+v", tb)
 	}
-	for _, want := range []string{"server lessons record --lab a-lab", "seed 0", "cores", "2026-11-30 12:00 UTC", "load average at start 0.10 0.20 0.30"} {
+	for _, want := range []string{"server lessons record --lab a-lab", "seed 0", "cores", "; build 0123456789ab+dirty; 2026-11-30 12:00 UTC", "load average at start 0.10 0.20 0.30"} {
 		if !strings.Contains(tb.Source, want) {
 			t.Errorf("source %q lacks %q", tb.Source, want)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 
 	"capacitylab/labsvc"
@@ -58,7 +59,33 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) error {
 		SecondsScale: scale,
 		Child:        labsvc.ChildCommand{Path: exe, Args: []string{"lab-child"}},
 		Log:          stderr,
+		Build:        buildRevision(),
 	})
 	fmt.Fprintf(stderr, "record: wrote %d table(s) into %s\n", len(recs), *dir)
 	return err
+}
+
+// buildRevision is the version control revision this binary was built
+// from (12 characters, "+dirty" when the tree had changes), or "" when the
+// build carries none (go run, go test, or a build outside a checkout).
+func buildRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev[:min(len(rev), 12)] + dirty
 }
