@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -258,6 +259,19 @@ func (s *server) handle(h handlerFunc) http.HandlerFunc {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// plainNumber parses a number as people type it: an optional sign, digits
+// with at most one decimal point, and an optional exponent (2.5, -1, 1e3).
+// Go's other spellings (0x1p4, 1_000, Inf, NaN) are refused, so a value
+// that is not what it looks like gets an error instead of a surprise.
+func plainNumber(s string) (float64, error) {
+	for _, r := range s {
+		if (r < '0' || r > '9') && r != '.' && r != '-' && r != '+' && r != 'e' && r != 'E' {
+			return 0, fmt.Errorf("%q is not a plain decimal number", s)
+		}
+	}
+	return strconv.ParseFloat(s, 64)
+}
 
 // counted is n with the noun that agrees with it: "1 goal", "2 goals".
 func counted(n int, one, many string) string {

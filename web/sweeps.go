@@ -117,7 +117,7 @@ func parseSweep(r *http.Request) (runner.Request, runner.FieldErrors, error) {
 	intField("cpus", &q.CPUs)
 	intField("timeout_ms", &q.TimeoutMS)
 	if v := strings.TrimSpace(f.Get("seconds")); v != "" {
-		sec, err := strconv.ParseFloat(v, 64)
+		sec, err := plainNumber(v)
 		if err != nil {
 			fe["seconds"] = fmt.Sprintf("%q is not a number of seconds", v)
 		} else {
@@ -136,7 +136,7 @@ func parseSweep(r *http.Request) (runner.Request, runner.FieldErrors, error) {
 		q.Mode = v
 	}
 	for _, part := range splitList(f.Get("rates")) {
-		rate, err := strconv.ParseFloat(part, 64)
+		rate, err := plainNumber(part)
 		if err != nil {
 			fe["rates"] = fmt.Sprintf("%q is not a number: want rates a second separated by commas, e.g. 40, 80, 120", part)
 			break

@@ -148,6 +148,11 @@ func TestSweepValidation(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="rates"`) || !strings.Contains(res.body, `&#34;fast&#34; is not a number`) {
 		t.Errorf("form with a bad rate: %d\n%s", res.StatusCode, res.body)
 	}
+	// A rate in Go's hex spelling is not a plain number either.
+	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"0x1p4"}, "seconds": {"1e0"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `&#34;0x1p4&#34; is not a number`) || strings.Contains(res.body, `data-field="seconds"`) {
+		t.Errorf("form with a hex rate and seconds 1e0: %d\n%s", res.StatusCode, res.body)
+	}
 	// A good plain form from a lesson's lab block is queued and redirected
 	// to the run's page; the run remembers the lesson it came from. (The
 	// lab program does not exist here, so the run itself then fails.)

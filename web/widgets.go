@@ -80,7 +80,7 @@ func parseWidgetQuery(kind string, q url.Values, preset bool) (widgetQuery, mode
 		raw := strings.TrimSpace(vals[0])
 		if len(vals) >= 2 {
 			if r := strings.TrimSpace(vals[1]); r != "" {
-				if rv, err := strconv.ParseFloat(r, 64); err == nil {
+				if rv, err := plainNumber(r); err == nil {
 					if w, ok := was[k]; !ok || math.Abs(rv-w) > 1e-9*math.Max(1, math.Abs(w)) {
 						raw = r
 					}
@@ -90,7 +90,7 @@ func parseWidgetQuery(kind string, q url.Values, preset bool) (widgetQuery, mode
 		if raw == "" {
 			continue // an empty field (an undefined implied value) means "not given"
 		}
-		v, err := strconv.ParseFloat(raw, 64)
+		v, err := plainNumber(raw)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			errs = append(errs, model.ParamError{Param: k, Message: fmt.Sprintf("%q is not a number: %s", raw, allowedText(kind, k))})
 			continue
@@ -189,7 +189,7 @@ func parseWas(s string) map[string]float64 {
 		if !ok {
 			continue
 		}
-		if v, err := strconv.ParseFloat(val, 64); err == nil {
+		if v, err := plainNumber(val); err == nil {
 			out[name] = v
 		}
 	}
@@ -219,13 +219,13 @@ func parseGoal(kind, s string) ([]model.Target, error) {
 			return nil, fmt.Errorf("%q is not a quantity of %s: want one of %s", f[0], kind, strings.Join(names, ", "))
 		}
 		t := model.Target{Param: f[0]}
-		v, err := strconv.ParseFloat(f[1], 64)
+		v, err := plainNumber(f[1])
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("the value %q of %s is not a number", f[1], f[0])
 		}
 		t.Value = v
 		if len(f) == 3 {
-			tol, err := strconv.ParseFloat(f[2], 64)
+			tol, err := plainNumber(f[2])
 			if err != nil || !(tol >= 0) || math.IsInf(tol, 0) {
 				return nil, fmt.Errorf("the tolerance %q of %s is not a number of 0 or more", f[2], f[0])
 			}

@@ -353,8 +353,13 @@ func TestAPIModelsBadParams(t *testing.T) {
 		{"two out of range", "/api/models/littles-law?arrivals=-5&latency_ms=20000", 400, []string{"arrivals", "latency_ms"}},
 		// Not a number, and an unknown name.
 		{"word and unknown", "/api/models/admission-limit?budget_ms=abc&queue=3", 400, []string{"budget_ms", "queue"}},
+		// Go's other number spellings are not plain numbers: hex, digit
+		// separators, infinity.
+		{"hex, underscore and Inf", "/api/models/littles-law?arrivals=0x1p4&latency_ms=1_000&inflight=Inf", 400, []string{"arrivals", "inflight", "latency_ms"}},
 		// A goal with no value.
 		{"bad goal", "/api/models/littles-law?goal=arrivals", 400, []string{"goal"}},
+		// A goal value spelt in hex.
+		{"hex goal", "/api/models/littles-law?goal=arrivals:0x1p5", 400, []string{"goal"}},
 		// Texts belong to the standalone page only.
 		{"text on api", "/api/models/littles-law?goal_text=hi", 400, []string{"goal_text"}},
 		// An unknown kind is 404 with no params.
