@@ -97,10 +97,10 @@ type a11yView struct {
 	width  int64  // viewport width in CSS pixels
 }
 
-// seedRun saves a finished run with two rows in the server's database
-// before it starts, so the audit can open a saved run's page without
-// running a sweep.
-func seedRun(t *testing.T, dataDir string) string {
+// seedRun saves a finished run with one row per rate (each window seconds
+// long) in the server's database before it starts, so an audit can open a
+// saved run's page without running a sweep.
+func seedRun(t *testing.T, dataDir, id string, rates []float64, seconds float64) {
 	t.Helper()
 	st, err := store.Open(filepath.Join(dataDir, dbFile))
 	if err != nil {
@@ -109,21 +109,76 @@ func seedRun(t *testing.T, dataDir string) string {
 	defer st.Close()
 	ctx := context.Background()
 	now := time.Now().UTC().Add(-time.Minute)
-	req := `{"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,"rates":[20,40],"seconds":2,"seed":2,"mode":"open","timeout_ms":0,"lesson":"saturation","block":"sat-sweep"}`
-	id := "a11yrun0001"
+	rj, _ := json.Marshal(rates)
+	req := fmt.Sprintf(`{"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,"rates":%s,"seconds":%g,"seed":2,"mode":"open","timeout_ms":0,"lesson":"saturation","block":"sat-sweep"}`, rj, seconds)
 	if err := st.SaveRun(ctx, store.Run{ID: id, Learner: "a11ya11ya11ya11ya11ya11ya11ya11y", Lesson: "saturation", Block: "sat-sweep",
-		Request: json.RawMessage(req), Status: store.RunDone, CreatedAt: now, StartedAt: now, EndedAt: now.Add(5 * time.Second)}); err != nil {
+		Request: json.RawMessage(req), Status: store.RunDone, CreatedAt: now, StartedAt: now, EndedAt: now.Add(time.Duration(float64(len(rates))*seconds+1) * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	for i, rate := range []float64{20, 40} {
-		row := loadrun.Row{Offered: rate, Sent: int(2 * rate), OK: int(2 * rate), OKPerSec: rate, P50MS: 20.4 + float64(i), P99MS: 24.9 + 3*float64(i),
-			Done: int(2 * rate), N: int(2 * rate), MeanMS: 21 + float64(i), P95MS: 23 + float64(i), MaxMS: 30 + float64(i), Window: i, Arrivals: int(2 * rate), Seconds: 2,
+	for i, rate := range rates {
+		n := int(seconds * rate)
+		row := loadrun.Row{Offered: rate, Sent: n, OK: n, OKPerSec: rate, P50MS: 20.4 + float64(i), P99MS: 24.9 + 3*float64(i),
+			Done: n, N: n, MeanMS: 21 + float64(i), P95MS: 23 + float64(i), MaxMS: 30 + float64(i), Window: i, Arrivals: n, Seconds: seconds,
 			LabServiceMS: 20.1, LabCPUMS: 2.1}
 		if err := st.AddRow(ctx, id, row); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return id
+}
+
+// a11yViews are the views every audited page is checked in: light and
+// dark, 1024 and 320 pixels wide.
+func a11yViews() []a11yView {
+	return []a11yView{
+		{"light, 1024 px", "light", 1024},
+		{"dark, 1024 px", "dark", 1024},
+		{"light, 320 px", "light", 320},
+		{"dark, 320 px", "dark", 320},
+	}
+}
+
+// setView puts the tab ctx in view v, its colour scheme and its width,
+// and checks the page sees them. It takes effect on the page shown,
+// without a reload.
+func setView(t *testing.T, ctx context.Context, v a11yView) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v.scheme}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(v.width, 800)); err != nil {
+		t.Fatal(err)
+	}
+	inForce, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`matchMedia("(prefers-color-scheme: dark)").matches === %v && innerWidth === %d`, v.scheme == "dark", v.width)))
+	if err != nil || !inForce {
+		t.Fatalf("view %s is not in force (%v)", v.name, err)
+	}
+}
+
+// auditPage runs axe on the page ctx shows (named page, seen in view) and
+// fails the test with every violation, saving a screenshot of it under
+// screenshots/a11y-VIEW-PAGE.png; it logs what axe could not decide, and
+// fails if axe passed nothing (an audit that did not really run).
+func auditPage(t *testing.T, ctx context.Context, src, page, view string) axeResult {
+	t.Helper()
+	problems, res := axeAudit(t, ctx, src)
+	if len(res.Passes) == 0 {
+		t.Errorf("%s, %s: axe ran no passing check: the audit did not really run", page, view)
+	}
+	if len(res.Incomplete) > 0 {
+		t.Logf("%s, %s: axe could not decide %v on %d nodes (a person should look), for example:\n\t%s",
+			page, view, res.Incomplete, len(res.Undecided), strings.Join(res.Undecided[:min(3, len(res.Undecided))], "\n\t"))
+	}
+	if len(problems) > 0 {
+		shot := "a11y-" + strings.NewReplacer(" ", "-", ",", "", "(", "", ")", "", "/", "-").Replace(view+"-"+page)
+		if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil { // 100: PNG (less is JPEG)
+			os.MkdirAll(filepath.Join("..", "..", "screenshots"), 0o755)
+			os.WriteFile(filepath.Join("..", "..", "screenshots", shot+".png"), png, 0o644)
+		}
+		t.Errorf("%s, %s: %d accessibility violations:\n%s", page, view, len(problems), strings.Join(problems, "\n"))
+	}
+	return res
 }
 
 // TestBrowserAccessibility audits the site's pages with axe-core in
@@ -135,7 +190,8 @@ func seedRun(t *testing.T, dataDir string) string {
 func TestBrowserAccessibility(t *testing.T) {
 	src := axeSource(t)
 	dataDir := t.TempDir()
-	runID := seedRun(t, dataDir)
+	runID := "a11yrun0001"
+	seedRun(t, dataDir, runID, []float64{20, 40}, 2)
 	srv := start(t, nil, "--data", dataDir)
 	pages := []struct {
 		name string // what the page is
@@ -162,24 +218,12 @@ func TestBrowserAccessibility(t *testing.T) {
 		await post("/lessons/sample/predict/sample-predict", {action: "reveal"});
 		await post("/lessons/sample/check/sample-check", {option: "a"});
 	})()`, chromedp.EvalAwaitPromise)
-	views := []a11yView{
-		{"light, 1024 px", "light", 1024},
-		{"dark, 1024 px", "dark", 1024},
-		{"light, 320 px", "light", 320},
-		{"dark, 320 px", "dark", 320},
-	}
+	views := a11yViews()
 	total := 0
 	for _, v := range views {
 		t.Run(strings.NewReplacer(", ", "-", " ", "").Replace(v.name), func(t *testing.T) {
 			ctx := newBrowser(t)
-			if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v.scheme}},
-			}); err != nil {
-				t.Fatal(err)
-			}
-			if err := chromedp.Do(ctx, chromedp.EmulateViewport(v.width, 800)); err != nil {
-				t.Fatal(err)
-			}
+			setView(t, ctx, v)
 			for _, p := range pages {
 				if p.name == "answered lesson" {
 					if err := chromedp.Do(ctx, answer); err != nil {
@@ -200,26 +244,11 @@ func TestBrowserAccessibility(t *testing.T) {
 						t.Fatalf("prefers-color-scheme emulation not in force: dark=%v, %v", dark, err)
 					}
 				}
-				problems, res := axeAudit(t, ctx, src)
-				if len(res.Passes) == 0 {
-					t.Errorf("%s (%s): axe ran no passing check: the audit did not really run", p.name, p.path)
-				}
+				res := auditPage(t, ctx, src, p.name+" ("+p.path+")", v.name)
 				if p.name == "lesson with every block kind" && !slices.Contains(res.Passes, "color-contrast") {
 					t.Errorf("%s, %s: axe's color-contrast rule did not pass anything (incomplete: %v)", p.name, v.name, res.Incomplete)
 				}
-				if len(res.Incomplete) > 0 {
-					t.Logf("%s, %s: axe could not decide %v on %d nodes (a person should look), for example:\n\t%s",
-						p.name, v.name, res.Incomplete, len(res.Undecided), strings.Join(res.Undecided[:min(3, len(res.Undecided))], "\n\t"))
-				}
 				total += len(res.Passes)
-				if len(problems) > 0 {
-					shot := "a11y-" + strings.NewReplacer(" ", "-", ",", "", "(", "", ")", "").Replace(v.name+"-"+p.name)
-					if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(80)); err == nil {
-						os.MkdirAll(filepath.Join("..", "..", "screenshots"), 0o755)
-						os.WriteFile(filepath.Join("..", "..", "screenshots", shot+".png"), png, 0o644)
-					}
-					t.Errorf("%s (%s), %s: %d accessibility violations:\n%s", p.name, p.path, v.name, len(problems), strings.Join(problems, "\n"))
-				}
 			}
 		})
 	}

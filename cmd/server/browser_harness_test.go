@@ -43,6 +43,14 @@ func chromiumPath(t *testing.T) string {
 // applied per tab by the caller. Closing happens at cleanup.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
+	return newBrowserFor(t, browserTimeout)
+}
+
+// newBrowserFor is newBrowser bounded by d instead of browserTimeout, for
+// a test that keeps one browser through many steps (a class session
+// audited in every view).
+func newBrowserFor(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.NoSandbox, // CI runs as root
@@ -62,7 +70,7 @@ func newBrowser(t *testing.T) context.Context {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
+	ctx, cancelTimeout := context.WithTimeout(ctx, d)
 	t.Cleanup(func() {
 		cancelTimeout()
 		cancelCtx()

@@ -1,0 +1,220 @@
+//go:build browser
+
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// classAuditTimeout bounds each browser of TestBrowserAccessibilityClass,
+// which audits two dozen pages and states (most of them of one class
+// session) in four views each.
+const classAuditTimeout = 3 * time.Minute
+
+// TestBrowserAccessibilityClass audits, with axe-core in light and dark
+// at 1024 and 320 pixels wide (as TestBrowserAccessibility does), the
+// pages instructors and learners use live: /teach (also with the
+// instructor key fields, and a lesson page's), the comparison of two
+// saved runs, and a class on the fixture lesson driven through the pages'
+// own buttons by two browsers. The class states: the join link's page
+// (/join/{code}?key=); then the participant, host and projector views
+// before the first question; while a question's voting is open with a
+// vote in; once round 1 is revealed (the bar chart); once round 2 is
+// revealed with one answer moved (each round's chart and the movement);
+// once the lesson's lab has run for the class (the host with the knobs
+// open, also with a refused rate); and once the session has ended.
+func TestBrowserAccessibilityClass(t *testing.T) {
+	src := axeSource(t)
+	dataDir := t.TempDir()
+	seedRun(t, dataDir, "a11ycmpA001", []float64{20, 40}, 2)
+	seedRun(t, dataDir, "a11ycmpB001", []float64{40, 80}, 1) // the second run: two rates, one second each
+	lab := buildLabBinary(t)
+	srv := start(t, nil, "--data", dataDir, "--lab-command", lab)
+	views := a11yViews()
+	audits := 0
+	// audit checks what the tab ctx shows in every view, then puts it
+	// back in the first view for the steps that follow.
+	audit := func(ctx context.Context, page string) {
+		t.Helper()
+		for _, v := range views {
+			setView(t, ctx, v)
+			auditPage(t, ctx, src, page, v.name)
+			audits++
+		}
+		setView(t, ctx, views[0])
+	}
+	host := newBrowserFor(t, classAuditTimeout)
+	learner := newBrowserFor(t, classAuditTimeout)
+	const (
+		q      = `[data-testid="class-q-sample-predict"]`
+		status = `document.querySelector('[data-testid="q-status-sample-predict"]').textContent`
+		moved  = `Array.from(document.querySelectorAll('[data-testid="q-results-sample-predict"] [data-testid="movement"]')).map(e => e.textContent).join(" | ")`
+	)
+	connected := classPoll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("Connected")`)
+	pressed := func(opt string) string {
+		return `(document.querySelector('[data-testid="vote-sample-predict-` + opt + `"]').getAttribute("aria-pressed") === "true")`
+	}
+
+	doSteps(t, host, "open /teach", chromedp.Navigate(srv.url+"/teach"),
+		classPoll(`document.querySelectorAll('[data-testid^="teach-"] [data-testid="teach-start"]').length > 1`))
+	audit(host, "teach (/teach)")
+	// A server that asks for an instructor key shows a key field in each
+	// "Teach this lesson" form, on /teach and on a lesson's page.
+	keyed := start(t, nil, "--data", t.TempDir(), "--instructor-key", "a11y-instructor-key")
+	doSteps(t, host, "open /teach with an instructor key", chromedp.Navigate(keyed.url+"/teach"),
+		classPoll(`document.querySelectorAll('[data-testid="teach-key"]').length > 1`))
+	audit(host, "teach with instructor key fields (/teach)")
+	doSteps(t, host, "open a lesson with an instructor key", chromedp.Navigate(keyed.url+"/lessons/sample"),
+		classPoll(`document.querySelectorAll('[data-testid="teach-sample"] [data-testid="teach-key"]').length === 1`))
+	audit(host, "lesson with the instructor key field (/lessons/sample)")
+	doSteps(t, host, "open the comparison", chromedp.Navigate(srv.url+"/runs/compare?a=a11ycmpA001&b=a11ycmpB001"),
+		// Rates 20, 40 against 40, 80: three rows, two with a missing side.
+		classPoll(`document.querySelectorAll('[data-testid="compare-rows"] tbody tr').length === 3`))
+	audit(host, "compare two runs (/runs/compare)")
+
+	doSteps(t, host, "host starts a session",
+		chromedp.Navigate(srv.url+"/lessons/sample"),
+		clickToPage(`[data-testid="teach-sample"] [data-testid="teach-start"]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-code"]`)),
+		connected,
+	)
+	joinURL, err := chromedp.Run(host, chromedp.Evaluate[string](`document.querySelector('[data-testid="join-link"]').href`))
+	if err != nil || !strings.Contains(joinURL, "/join/") || !strings.Contains(joinURL, "key=") {
+		t.Fatalf("join link %q (%v), want /join/{code}?key=...", joinURL, err)
+	}
+	doSteps(t, learner, "learner opens the join link", chromedp.Navigate(joinURL),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="join-code-shown"]`)))
+	audit(learner, "join link (/join/{code}?key=)")
+	doSteps(t, learner, "learner joins by the link",
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="join-name"]`), "Ada"),
+		clickToPage(`[data-testid="join-submit"]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-you"]`)),
+		connected,
+	)
+
+	projector := newTab(t, host)
+	if err := chromedp.Do(projector); err != nil { // open the tab on its own context, not under a step's timeout
+		t.Fatal(err)
+	}
+	projURL, err := chromedp.Run(host, chromedp.Evaluate[string](`document.querySelector('[data-testid="projector-link"]').href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doSteps(t, projector, "projector connects", chromedp.Navigate(projURL), connected)
+
+	// Before the first question: the learner waits with the options
+	// shown but not yet votable.
+	doSteps(t, host, "host sees the learner",
+		classPoll(`document.querySelector('[data-testid="participants"]').textContent.includes("Ada")`))
+	audit(host, "host view, waiting to open a question (/sessions/{code}/host)")
+	audit(learner, "participant view, waiting (/sessions/{code})")
+	audit(projector, "projector view, waiting (/sessions/{code}/projector)")
+
+	// Round 1, voting open, one vote in.
+	doSteps(t, host, "host opens round 1",
+		chromedp.Click(chromedp.CSS(`[data-testid="open-sample-predict"]`)),
+	)
+	doSteps(t, learner, "learner votes About 50",
+		chromedp.WaitEnabled(chromedp.CSS(q+` [data-testid="vote-sample-predict-a"]`)),
+		chromedp.Click(chromedp.CSS(q+` [data-testid="vote-sample-predict-a"]`)),
+		classPoll(pressed("a")+` && `+status+`.startsWith("Round 1 is open. Your vote: About 50.")`),
+	)
+	doSteps(t, host, "host sees the vote",
+		classPoll(status+`.includes("Round 1: voting is open, 1 vote so far")`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="chart-sample-predict-1"]`)),
+	)
+	doSteps(t, projector, "projector shows the open question",
+		classPoll(`!document.querySelector('[data-testid="class-q-sample-predict"]').hidden && `+status+`.includes("1 vote so far")`))
+	audit(host, "host view, voting open")
+	audit(learner, "participant view, voting open")
+	audit(projector, "projector view, voting open")
+
+	// Round 1 revealed: everyone sees the bar chart.
+	doSteps(t, host, "host reveals round 1",
+		chromedp.Click(chromedp.CSS(`[data-testid="reveal-sample-predict"]`)),
+		classPoll(status+`.includes("Round 1: revealed, 1 vote")`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="next-sample-predict"]`)),
+	)
+	for _, tab := range []context.Context{learner, projector} {
+		doSteps(t, tab, "the class sees the distribution",
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="chart-sample-predict-1"]`)),
+			classPoll(`document.querySelector('[data-testid="chart-sample-predict-1"] rect[data-option="a"]').dataset.count === "1"`))
+	}
+	audit(host, "host view, round 1 revealed")
+	audit(learner, "participant view, round 1 revealed")
+	audit(projector, "projector view, round 1 revealed")
+
+	// Round 2: the learner moves to About 500; once revealed, everyone
+	// sees both charts and the movement.
+	doSteps(t, host, "host starts round 2",
+		chromedp.Click(chromedp.CSS(`[data-testid="next-sample-predict"]`)),
+		classPoll(status+`.includes("Round 2: voting is open, 0 votes so far")`),
+	)
+	doSteps(t, learner, "learner changes to About 500",
+		classPoll(status+`.startsWith("Round 2 is open: choose your answer")`),
+		chromedp.WaitEnabled(chromedp.CSS(q+` [data-testid="vote-sample-predict-b"]`)),
+		chromedp.Click(chromedp.CSS(q+` [data-testid="vote-sample-predict-b"]`)),
+		classPoll(pressed("b")+` && `+status+`.includes("Your vote: About 500.")`),
+	)
+	const want = "1 moved from About 50 to About 500"
+	doSteps(t, host, "host reveals round 2",
+		classPoll(status+`.includes("Round 2: voting is open, 1 vote so far")`),
+		chromedp.Click(chromedp.CSS(`[data-testid="reveal-sample-predict"]`)),
+		classPoll(status+`.includes("Round 2: revealed, 1 vote")`),
+		classPoll(moved+`.includes("`+want+`")`),
+	)
+	for _, tab := range []context.Context{learner, projector} {
+		doSteps(t, tab, "the class sees round 2 and the movement",
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="chart-sample-predict-2"]`)),
+			classPoll(moved+`.includes("`+want+`")`))
+	}
+	audit(host, "host view, round 2 revealed with movement")
+	audit(learner, "participant view, round 2 revealed with movement")
+	audit(projector, "projector view, round 2 revealed with movement")
+
+	// The class run: the host opens the knobs and runs the lesson's preset
+	// (two rates, one second each); everyone watches the rows arrive.
+	runDone := chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run-table"] tbody tr').length === 2 &&
+		document.querySelector('[data-testid="class-run"]').dataset.kind === "done"`,
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second))
+	// First a rate that is not a number: the host's status says so.
+	const rates = `[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`
+	doSteps(t, host, "host opens the knobs and mistypes a rate",
+		chromedp.Click(chromedp.CSS(`[data-testid="knobs-sample-lab"] summary`)),
+		chromedp.WaitVisible(chromedp.CSS(rates)),
+		chromedp.SetValue(chromedp.CSS(rates), "10, twenty"),
+		chromedp.Click(chromedp.CSS(`[data-testid="run-sample-lab"]`)),
+		classPoll(`document.querySelector('[data-testid="class-status"]').textContent.includes("Rates must be numbers")`),
+	)
+	audit(host, "host view, knobs open, a rate refused")
+	doSteps(t, host, "host corrects the rates and runs the lab",
+		chromedp.SetValue(chromedp.CSS(rates), "10, 20"),
+		chromedp.Click(chromedp.CSS(`[data-testid="run-sample-lab"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
+	)
+	for _, tab := range []context.Context{learner, projector, host} {
+		doSteps(t, tab, "the class run ends", chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)), runDone)
+	}
+	audit(host, "host view, knobs open and the class run done")
+	audit(learner, "participant view, the class run done")
+	audit(projector, "projector view, the class run done")
+
+	// The host ends the session (accepting the page's own confirm
+	// dialog); every view says so.
+	doSteps(t, host, "host ends the session",
+		chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`),
+		chromedp.Click(chromedp.CSS(`[data-testid="class-end"]`)),
+	)
+	for _, tab := range []context.Context{host, learner, projector} {
+		doSteps(t, tab, "the session ends", classPoll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("This session has ended")`))
+	}
+	audit(host, "host view, session ended")
+	audit(learner, "participant view, session ended")
+	audit(projector, "projector view, session ended")
+	t.Logf("axe-core: %d audits (%d pages and states in %d views)", audits, audits/len(views), len(views))
+}
