@@ -460,6 +460,7 @@ func participantToken(r *http.Request, code string) string {
 func (s *server) classPage(r *http.Request, title string) pageInfo {
 	p := s.page(r, title)
 	p.JS = s.assets.URL("js/session.js")
+	p.Scripts = append(p.Scripts, s.assets.URL("js/runs.js")) // the class run's panel
 	return p
 }
 

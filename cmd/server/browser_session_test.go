@@ -121,10 +121,20 @@ func TestBrowserClassSession(t *testing.T) {
 	)
 	doSteps(t, learner, "learner watches the run",
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
-		chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run-table"] tbody tr').length === 2 &&
-			document.querySelector('[data-testid="class-run"]').dataset.kind === "done"`,
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
+			document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
 			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second)),
 	)
+	// The class run is the same run panel a lesson shows: the chart with
+	// the model beside the measurement, and the rows and the end announced
+	// to screen readers (progress is shown, not announced).
+	got, err := chromedp.Run(learner, chromedp.Evaluate[string](`[
+		document.querySelectorAll('[data-testid="class-run"] [data-testid="run-chart"] svg').length,
+		document.querySelector('[data-testid="class-run"] [data-testid="run-announce"]').textContent.startsWith("Done:"),
+		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').getAttribute("role")].join(" ")`))
+	if err != nil || got != "1 true " {
+		t.Errorf("learner's class run: chart svgs, announced done, status role = %q (%v), want \"1 true \"", got, err)
+	}
 	screenshot(t, learner, "class-learner-run")
 	screenshot(t, host, "class-host-run")
 }
@@ -254,10 +264,10 @@ func TestBrowserClassSecondRoundAndKnobs(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="run-sample-lab"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 	)
-	rowsDone := chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run-table"] tbody tr').length === 2 &&
-		document.querySelector('[data-testid="class-run"]').dataset.kind === "done"`,
+	rowsDone := chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
+		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second))
-	offered := `Array.from(document.querySelectorAll('[data-testid="class-run-table"] tbody tr')).map(tr => tr.cells[0].textContent).join(",")`
+	offered := `Array.from(document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr')).map(tr => tr.cells[1].textContent).join(",")`
 	doSteps(t, learner, "learner watches the edited run", chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)), rowsDone)
 	for _, b := range []struct {
 		who string

@@ -2,8 +2,10 @@
 // form (posting it to /api/sweeps and showing the run in the block), and
 // streams any run panel marked data-live="true" over the websocket
 // /ws/runs/{id}?since=N: progress bars move, rows and the chart are
-// refreshed from the server's own rendering (/runs/{id}/panel), and each
-// new row is announced in the panel's aria-live region. A dropped stream
+// refreshed from the server's own rendering (/runs/{id}/panel), and the
+// queue place, the start, each new row and the end are announced in the
+// panel's aria-live region (progress, four times a second, is shown but
+// not announced: the status line is not a live region). A dropped stream
 // reconnects with the last sequence number it saw, so no event is lost or
 // repeated.
 
@@ -77,12 +79,18 @@ function watch(panel, replay = false) {
     last = e.seq;
     panel.dataset.since = String(last);
     switch (e.kind) {
-      case "queued":
-        setStatus(panel, `Waiting: number ${e.position} in the queue, expected to start about ${new Date(e.estimated_start).toLocaleTimeString()}.`, "queued");
+      case "queued": {
+        const text = `Waiting: number ${e.position} in the queue, expected to start about ${new Date(e.estimated_start).toLocaleTimeString()}.`;
+        setStatus(panel, text, "queued");
+        announce(panel, text);
         break;
-      case "started":
-        setStatus(panel, replay ? `Replaying a recorded run at its real pace: window 1 of ${e.windows}.` : `Running: window 1 of ${e.windows}. The lab has started.`, replay ? "replaying" : "running");
+      }
+      case "started": {
+        const text = replay ? `Replaying a recorded run at its real pace: window 1 of ${e.windows}.` : `Running: window 1 of ${e.windows}. The lab has started.`;
+        setStatus(panel, text, replay ? "replaying" : "running");
+        announce(panel, text);
         break;
+      }
       case "progress": {
         const frac = e.seconds > 0 ? (e.elapsed_ms || 0) / (e.seconds * 1000) : 0;
         setProgress(panel, "window-progress", frac);
@@ -258,3 +266,6 @@ function init() {
 }
 
 init();
+// Pages that add run panels or forms later (a class session's run) ask
+// for them to be enhanced with this event.
+document.addEventListener("capacitylab:runs", init);

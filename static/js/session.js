@@ -1,8 +1,8 @@
 // session.js: a class session's page (participant, host or projector).
 // It keeps one websocket to /ws/sessions/{code} (protocol: package
 // classroom's doc), resumes with ?since=&epoch= after a drop, and renders
-// the questions, the tally, the revealed distributions and the class run
-// (watched on the same run stream as any run: /ws/runs/{id}).
+// the questions, the tally and the revealed distributions. The class run
+// is shown as any run is: the server's run panel, streamed by runs.js.
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -358,68 +358,33 @@ function start(root) {
     for (const s of root.querySelectorAll("[data-class-lab]")) s.hidden = true;
   }
 
-  // watchRun follows a run on its own stream, resuming after drops.
-  function watchRun(id) {
+  // watchRun shows the class run as any run is shown: the server's own
+  // run panel (/runs/{id}/panel: progress, chart with the model beside the
+  // measurement, rows), which runs.js streams over /ws/runs/{id} and
+  // announces to screen readers. One run client for lessons and classes.
+  async function watchRun(id) {
     if (run && run.id === id) return;
-    if (run && run.ws) run.ws.close();
-    const panel = root.querySelector("[data-class-run]");
-    const rows = panel.querySelector("[data-run-rows]");
-    const st = panel.querySelector("[data-run-status]");
-    panel.querySelector("[data-run-link]").href = "/runs/" + encodeURIComponent(id);
-    panel.hidden = false;
-    rows.replaceChildren();
-    run = { id, since: 0, ws: null, done: false };
-    const me = run;
-    const open = () => {
-      const ws = new WebSocket(wsBase + "/ws/runs/" + encodeURIComponent(id) + "?since=" + me.since);
-      me.ws = ws;
-      ws.onmessage = (ev) => {
-        const e = JSON.parse(ev.data);
-        me.since = e.seq;
-        panel.dataset.kind = e.kind;
-        switch (e.kind) {
-          case "queued":
-            st.textContent = `Waiting for the lab: place ${e.position} in the queue.`;
-            break;
-          case "started":
-            st.textContent = `Running: ${e.windows} window${e.windows === 1 ? "" : "s"} of ${e.seconds} s.`;
-            break;
-          case "progress":
-            st.textContent = `Window ${e.window + 1} of ${e.windows}: ${e.sent || 0} sent, ${e.ended || 0} answered.`;
-            break;
-          case "row":
-            rows.append(runRow(e.row));
-            break;
-          case "done":
-            me.done = true;
-            st.textContent = `Done: ${e.window} window${e.window === 1 ? "" : "s"} measured.`;
-            break;
-          default:
-            me.done = true;
-            st.textContent = `The run ${e.kind}: ${e.reason || ""}`;
-        }
-      };
-      ws.onclose = () => {
-        if (!me.done && run === me) setTimeout(open, 1000);
-      };
-    };
-    open();
-  }
-
-  function runRow(row) {
-    const tr = document.createElement("tr");
-    const cells = [row.offered, row.sent, row.ok, fmt(row.ok_per_sec), row.refused, row.gaveup, fmt(row.p50_ms), fmt(row.p99_ms)];
-    for (const c of cells) {
-      const td = document.createElement("td");
-      td.textContent = String(c ?? "");
-      tr.append(td);
+    const me = { id };
+    run = me;
+    const section = root.querySelector("[data-class-run]");
+    const slot = section.querySelector("[data-class-run-slot]");
+    section.querySelector("[data-run-link]").href = "/runs/" + encodeURIComponent(id);
+    section.hidden = false;
+    try {
+      const res = await fetch("/runs/" + encodeURIComponent(id) + "/panel", { headers: { Accept: "text/html" } });
+      if (!res.ok) throw new Error("the server answered " + res.status);
+      const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+      const panel = doc.querySelector("[data-run-panel]");
+      if (!panel) throw new Error("no run panel in the answer");
+      if (run !== me) return;
+      slot.replaceChildren(document.adoptNode(panel));
+      document.dispatchEvent(new Event("capacitylab:runs"));
+    } catch (err) {
+      // The link to the run's own page stays; the next state tries again.
+      if (run === me) run = null;
+      slot.textContent = "The class run could not be shown here: open the run's own page.";
+      console.error("class run:", err);
     }
-    return tr;
-  }
-
-  function fmt(v) {
-    if (typeof v !== "number") return "";
-    return v >= 100 ? v.toFixed(0) : v.toFixed(1);
   }
 
   root.addEventListener("click", (ev) => {
