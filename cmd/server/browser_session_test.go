@@ -62,6 +62,11 @@ func TestBrowserClassSession(t *testing.T) {
 	doSteps(t, host, "host sees the vote in the tally",
 		poll(`document.querySelector('[data-testid="q-status-sample-predict"]').textContent.includes("1 vote so far")`),
 	)
+	// Only the round's state is announced, not each vote: the count sits
+	// outside the live region.
+	if got, err := chromedp.Run(host, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('[data-testid="q-status-sample-predict"] [aria-live]')).map(e => e.textContent).join(" | ")`)); err != nil || got != "Round 1: voting is open," {
+		t.Errorf("host's announced question status = %q (%v), want only the round's state", got, err)
+	}
 	screenshot(t, host, "class-host-voting")
 
 	// The projector (a tab of the host's browser) shows only the open

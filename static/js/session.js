@@ -202,6 +202,7 @@ function start(root) {
     const open = r && r.status === "open" && !model.ended;
     const statusP = section.querySelector("[data-q-status]");
     let text;
+    let count = ""; // shown after text but not announced: see below
     if (!r) {
       text = "Voting has not opened.";
     } else if (role === "participant") {
@@ -218,11 +219,20 @@ function start(root) {
     } else {
       const n = r.total || 0;
       const votes = `${n} vote${n === 1 ? "" : "s"}`;
-      if (r.status === "open") text = `Round ${r.round}: voting is open, ${votes} so far.`;
-      else if (r.status === "closed") text = `Round ${r.round}: voting closed with ${votes}.`;
-      else text = `Round ${r.round}: revealed, ${votes}.`;
+      if (r.status === "open") {
+        text = `Round ${r.round}: voting is open,`;
+        count = ` ${votes} so far.`;
+      } else if (r.status === "closed") {
+        text = `Round ${r.round}: voting closed with ${votes}.`;
+      } else {
+        text = `Round ${r.round}: revealed, ${votes}.`;
+      }
     }
-    statusP.textContent = text;
+    // Only the state is a live region: a screen reader announces voting
+    // opening, closing and the reveal, not every one of a class's votes.
+    const stateEl = statusP.querySelector("[data-q-state]");
+    if (stateEl.textContent !== text) stateEl.textContent = text;
+    statusP.querySelector("[data-q-count]").textContent = count;
     statusP.dataset.round = r ? String(r.round) : "0";
     statusP.dataset.state = r ? r.status : "none";
 
