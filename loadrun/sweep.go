@@ -28,6 +28,12 @@ type Sweep struct {
 	MaxInFlight int     // 0 means DefaultMaxInFlight
 	DrainWait   time.Duration
 
+	// Pause is how long the sweep waits after a window's row is sent
+	// before the next window begins (then the lab is drained and reset as
+	// always): room for what watchers do with a row (a page redrawing its
+	// chart) to happen between measurements rather than in one.
+	Pause time.Duration
+
 	// WindowDone, when not nil, is called with each window's row and raw
 	// records as soon as the window ends (before its row event is sent),
 	// in window order, from the goroutine running the sweep. The next
@@ -185,6 +191,14 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 	length := secondsToDuration(s.Seconds)
 
 	for i := range n {
+		if i > 0 && s.Pause > 0 {
+			t := time.NewTimer(s.Pause)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			return finish(err)
 		}

@@ -291,3 +291,31 @@ func TestSweepReplays(t *testing.T) {
 		t.Error("windows 0 and 1 share a schedule")
 	}
 }
+
+// A sweep's Pause comes between windows, never before the first: two
+// windows of 0.1 s with a 0.4 s pause take more than the pause (without it
+// they take about 0.2 s), and one window with a 2 s pause ends long
+// before 2 s.
+func TestSweepPause(t *testing.T) {
+	target, err := loadrun.NewTarget(startFake(t, instant).URL, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timed := func(rates []float64, pause time.Duration) time.Duration {
+		start := time.Now()
+		rep, _, err := collect(context.Background(), loadrun.Sweep{Target: target, Rates: rates, Seconds: 0.1, Seed: 1, Pause: pause})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Windows) != len(rates) {
+			t.Fatalf("%d windows, want %d", len(rep.Windows), len(rates))
+		}
+		return time.Since(start)
+	}
+	if d := timed([]float64{50, 50}, 400*time.Millisecond); d < 400*time.Millisecond {
+		t.Errorf("two 0.1 s windows with a 0.4 s pause took %v, want more than the pause", d)
+	}
+	if d := timed([]float64{50}, 2*time.Second); d >= 2*time.Second {
+		t.Errorf("one window with a 2 s pause took %v: the pause came before the first window", d)
+	}
+}

@@ -33,6 +33,11 @@
 // Config.Concurrent > 1 (runs then share the machine anyway); a log line
 // says which.
 //
+// Windows follow each other WindowPause apart (loadrun's Sweep.Pause):
+// what a watching class's pages do with a row (package web sends each
+// watcher the run's panel 150 ms after the row) then happens between
+// measurements, not in the next window.
+//
 // A run's expected length (Estimate) is StartOverhead plus, per window, its
 // seconds and WindowOverhead. A queued run's estimated start is now plus the
 // running runs' remaining expected time plus the expected lengths of the

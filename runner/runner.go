@@ -32,9 +32,13 @@ const (
 	// every loadrun.ProgressEvery; the first report of a window is logged
 	// at once, then the newest one every ProgressEvery.
 	ProgressEvery = 250 * time.Millisecond
+	// WindowPause is the pause between a run's windows (loadrun's
+	// Sweep.Pause): a watching class's pages redraw their charts from the
+	// row's panel (package web) in it, not during the next window.
+	WindowPause = 500 * time.Millisecond
 	// WindowOverhead is what a window costs beyond its seconds, for
-	// estimates: draining, resetting, the last requests' tail.
-	WindowOverhead = 500 * time.Millisecond
+	// estimates: the pause, draining, resetting, the last requests' tail.
+	WindowOverhead = WindowPause + 250*time.Millisecond
 	// StartOverhead is what starting and stopping a lab child costs, for
 	// estimates.
 	StartOverhead = time.Second

@@ -122,7 +122,16 @@
 // only over progress events, replaced by a newer progress while this
 // client was behind (runner's Subscription). A client that reconnects
 // with since = the last seq it saw gets every logged event after it once,
-// in order, progress included. The server pings every 54 s and drops a
+// in order, progress included. A live run's stream also sends panel
+// messages, which are not events of the log: {"kind": "panel", "seq": S,
+// "panel": HTML}, the run's panel (GET /runs/{id}/panel) as the server
+// rendered it after event S. One follows each row 150 ms behind it (the
+// rows go out to every watcher first), one follows the last event at once,
+// and one follows the replayed events if a row was among them. The panel
+// is rendered once for every watcher, so a page redraws its chart and rows
+// without a request of its own (a class's pages would otherwise all ask at
+// once, as the next window starts); without "panel" (it could not be
+// rendered) the page asks. The server pings every 54 s and drops a
 // client that sends nothing (not even a pong) for 60 s; a write that takes
 // over 10 s drops the client without a close frame. With pace=real a
 // finished run is replayed at the pace it ran, progress every 250 ms. The

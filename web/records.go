@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
@@ -142,35 +141,23 @@ const runLabelCacheSize = 4096
 
 // runLabelCache keeps runLabel's answers by run id and status (the only
 // field of a saved run that changes), so a lesson page with a record
-// block does not decode up to recordRunsMax requests per view. When full,
-// one entry (whichever the map yields first) makes room. The zero value
-// is ready to use.
+// block does not decode up to recordRunsMax requests per view. Make it
+// with newRunLabelCache; the zero value keeps nothing.
 type runLabelCache struct {
-	mu sync.Mutex
-	m  map[string]string
+	b *bounded[string]
+}
+
+func newRunLabelCache() runLabelCache {
+	return runLabelCache{b: &bounded[string]{max: runLabelCacheSize}}
 }
 
 func (c *runLabelCache) label(sr store.Run) string {
 	key := sr.ID + "\x00" + sr.Status
-	c.mu.Lock()
-	l, ok := c.m[key]
-	c.mu.Unlock()
-	if ok {
+	if l, ok := c.b.get(key); ok {
 		return l
 	}
-	l = runLabel(sr)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]string{}
-	}
-	if len(c.m) >= runLabelCacheSize {
-		for k := range c.m {
-			delete(c.m, k)
-			break
-		}
-	}
-	c.m[key] = l
+	l := runLabel(sr)
+	c.b.put(key, l)
 	return l
 }
 

@@ -72,6 +72,10 @@ type server struct {
 	plans     planCache // lesson pages with the learner's blocks cut out (lessonplan.go)
 	// runLabels names learners' runs in record forms (records.go).
 	runLabels runLabelCache
+	// panels keeps rendered run panels and the run events that carry them
+	// (sweeps.go: keptPanel); panelMu makes one render at a time.
+	panels  *bounded[[]byte]
+	panelMu sync.Mutex
 
 	classes       *classroom.Manager // class sessions (sessions.go); may be nil
 	instructorKey string             // if set, starting a class session needs it
@@ -80,7 +84,8 @@ type server struct {
 // NewServer builds the site's handler: its router, middleware and metrics.
 func NewServer(d Deps) http.Handler {
 	s := &server{course: d.Course, store: d.Store, assets: d.Assets, log: d.Logger, reg: d.Registry, runner: d.Runner,
-		classes: d.Classes, instructorKey: d.InstructorKey}
+		classes: d.Classes, instructorKey: d.InstructorKey,
+		charts: newChartCache(), runLabels: newRunLabelCache(), panels: &bounded[[]byte]{max: panelCacheSize}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

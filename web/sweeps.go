@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -339,8 +339,13 @@ func (v runView) Live() bool { return v.Status == store.RunQueued || v.Status ==
 // reads; others come from the store. withRecords also counts the stored
 // records (a database read) for finished runs.
 func (s *server) loadRun(r *http.Request, id string, withRecords bool) (runView, error) {
+	return s.runView(r.Context(), id, learnerID(r), withRecords)
+}
+
+// runView is loadRun for a learner ("" for nobody's view, as the run
+// panel is).
+func (s *server) runView(ctx context.Context, id, learner string, withRecords bool) (runView, error) {
 	var v runView
-	learner := learnerID(r)
 	var snap runner.Snapshot
 	live := false
 	if s.runner != nil {
@@ -351,7 +356,7 @@ func (s *server) loadRun(r *http.Request, id string, withRecords bool) (runView,
 			Mine: learner != "" && snap.Learner == learner, Position: snap.Position, EstimatedStart: snap.EstimatedStart,
 			CreatedAt: snap.CreatedAt, StartedAt: snap.StartedAt, EndedAt: snap.EndedAt, Rows: snap.Rows, LastSeq: snap.LastSeq}
 	} else {
-		stored, err := s.store.Run(r.Context(), id)
+		stored, err := s.store.Run(ctx, id)
 		if errors.Is(err, store.ErrNoRun) {
 			return v, errorf(CodeNotFound, "There is no run "+id+". Runs are listed at /runs.")
 		} else if err != nil {
@@ -368,7 +373,7 @@ func (s *server) loadRun(r *http.Request, id string, withRecords bool) (runView,
 	}
 	if withRecords && !v.Live() {
 		var err error
-		if v.Records, err = s.store.CountRecords(r.Context(), id); err != nil {
+		if v.Records, err = s.store.CountRecords(ctx, id); err != nil {
 			return v, err
 		}
 	}
@@ -380,14 +385,17 @@ func (s *server) loadRun(r *http.Request, id string, withRecords bool) (runView,
 // chartCache keeps the model's prediction and the chart of recent runs,
 // keyed by run and number of rows, so they are computed once per row
 // rather than once per watcher (model.QueueCurve takes a millisecond or
-// two). The zero value is ready to use.
+// two). Make it with newChartCache; the zero value keeps nothing.
 type chartCache struct {
-	mu sync.Mutex
-	m  map[string]chartEntry
+	b *bounded[chartEntry]
 }
 
-// chartCacheSize bounds the cache; it is emptied when full.
+// chartCacheSize bounds the cache.
 const chartCacheSize = 256
+
+func newChartCache() chartCache {
+	return chartCache{b: &bounded[chartEntry]{max: chartCacheSize}}
+}
 
 type chartEntry struct {
 	preds []prediction
@@ -399,20 +407,13 @@ func (c *chartCache) get(v runView) chartEntry {
 	if v.ID == "" {
 		key = "preset/" + v.Request.Block
 	}
-	c.mu.Lock()
-	e, ok := c.m[key]
-	c.mu.Unlock()
-	if ok {
+	if e, ok := c.b.get(key); ok {
 		return e
 	}
+	var e chartEntry
 	e.preds = predict(v.Request, v.Rows)
 	e.svg = runChartSVG(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= chartCacheSize {
-		c.m = map[string]chartEntry{}
-	}
-	c.m[key] = e
-	c.mu.Unlock()
+	c.b.put(key, e)
 	return e
 }
 
@@ -700,34 +701,84 @@ func modelCell(v runView, i int, p99 bool) string {
 // With ?rows=N (a replay) it shows the finished run as it stood after N
 // windows: the first N rows, their chart, and a replaying status.
 func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.loadRun(r, chi.URLParam(r, "id"), false)
-	if err != nil {
-		return err
-	}
-	if q := r.URL.Query().Get("rows"); q != "" {
-		n, err := strconv.Atoi(q)
-		if err != nil || n < 0 {
-			return errorf(CodeInvalid, "rows="+q+" is not allowed: want how many windows of the replay to show, 0 or more.")
-		}
-		if v.Live() {
-			return errorf(CodeConflict, "The run is still live: watch it live rather than replayed.")
-		}
-		if n < len(v.Rows) {
-			v.Rows = v.Rows[:n]
-			v.Status, v.Reason = statusReplaying, ""
-			c := s.charts.get(v)
-			v.Prediction, v.chart = c.preds, c.svg
+	id, rowsQ := chi.URLParam(r, "id"), r.URL.Query().Get("rows")
+	// A class's pages fetch a run's panel at once (when its run starts):
+	// the rendering is kept per run state, so they cost one render, not
+	// one each. The panel is the same for every learner. A live run's state
+	// is its last event; a finished one's is final.
+	key := id + "/stored/" + rowsQ
+	if s.runner != nil {
+		if snap, live := s.runner.Get(id); live {
+			key = id + "/" + strconv.Itoa(snap.LastSeq) + "/" + snap.Status + "/" + rowsQ
 		}
 	}
-	out, err := renderString(r.Context(), runPanel(v))
-	if err != nil {
+	out, err := s.keptPanel(key, func() ([]byte, error) {
+		v, err := s.loadRun(r, id, false)
+		if err != nil {
+			return nil, err
+		}
+		if q := r.URL.Query().Get("rows"); q != "" {
+			n, err := strconv.Atoi(q)
+			if err != nil || n < 0 {
+				return nil, errorf(CodeInvalid, "rows="+q+" is not allowed: want how many windows of the replay to show, 0 or more.")
+			}
+			if v.Live() {
+				return nil, errorf(CodeConflict, "The run is still live: watch it live rather than replayed.")
+			}
+			if n < len(v.Rows) {
+				v.Rows = v.Rows[:n]
+				v.Status, v.Reason = statusReplaying, ""
+				c := s.charts.get(v)
+				v.Prediction, v.chart = c.preds, c.svg
+			}
+		}
+		html, err := renderString(r.Context(), runPanel(v))
+		if err != nil {
+			return nil, err
+		}
+		// Kept only when rendered from the state the key names: the
+		// runner's run may have moved on between the key and loadRun.
+		if key != id+"/stored/"+rowsQ && key != id+"/"+strconv.Itoa(v.LastSeq)+"/"+v.Status+"/"+rowsQ {
+			return []byte(html), errNotKept
+		}
+		return []byte(html), nil
+	})
+	if err != nil && !errors.Is(err, errNotKept) {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	io.WriteString(w, out)
+	w.Write(out)
 	return nil
 }
+
+// errNotKept is what a keptPanel render returns with its result when the
+// result must not be kept.
+var errNotKept = errors.New("rendered, not kept")
+
+// keptPanel returns the panel kept under key, or renders it and keeps it
+// (unless render says errNotKept). Renders happen one at a time, so the
+// watchers that all ask for the same new panel at once wait for one
+// render and share it instead of each rendering it.
+func (s *server) keptPanel(key string, render func() ([]byte, error)) ([]byte, error) {
+	if b, ok := s.panels.get(key); ok {
+		return b, nil
+	}
+	s.panelMu.Lock()
+	defer s.panelMu.Unlock()
+	if b, ok := s.panels.get(key); ok {
+		return b, nil
+	}
+	b, err := render()
+	if err == nil {
+		s.panels.put(key, b)
+	}
+	return b, err
+}
+
+// panelCacheSize bounds the rendered run panels kept: a few states of the
+// runs being watched now.
+const panelCacheSize = 64
 
 // compareRow is one line of the comparison table: the windows of runs A
 // and B at the same offered rate (either may be missing).

@@ -58,8 +58,19 @@ type watchReport struct {
 	Rows        int      `json:"rows"`          // row events received, live or replayed
 	Progress    int      `json:"progress"`      // progress events received, every watcher together
 	Gaps        int      `json:"gaps"`          // seq jumps seen (each one a superseded progress)
+	Panels      []int64  `json:"panels_us"`     // each panel fetch's time (see watcherPanelsEnv)
+	Carried     int      `json:"carried"`       // panel messages that brought their panel
+	PanelLagsUS []int64  `json:"panel_lags_us"` // from reading a row to reading the panel after it
 	Errors      []string `json:"errors"`
 }
+
+// watcherPanelsEnv: unless it is "0", each watcher does what runs.js does
+// in a learner's browser to redraw the chart and the rows: it reads the
+// panel messages the stream sends after rows and the last event, and
+// fetches the panel (/runs/{id}/panel) only when a panel message comes
+// without one, so the benchmark charges the server what a class of
+// browsers costs it.
+const watcherPanelsEnv = "CAPACITYLAB_BENCH_WATCHER_PANELS"
 
 // watcherMain is the watcher role: it reads one line "wsURL origin" from
 // in, opens n websocket clients of that URL, reads every stream to its
@@ -82,6 +93,38 @@ func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
 	var rep watchReport
 	var wg sync.WaitGroup
 	dialer := websocket.Dialer{HandshakeTimeout: 30 * time.Second}
+	// Each browser keeps its connection to the site: one idle connection
+	// a watcher.
+	web := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConns: n, MaxIdleConnsPerHost: n}}
+	panelURL := ""
+	if os.Getenv(watcherPanelsEnv) != "0" {
+		id, _, _ := strings.Cut(strings.TrimPrefix(url[strings.Index(url, "/ws/runs/"):], "/ws/runs/"), "?")
+		panelURL = origin + "/runs/" + id + "/panel"
+	}
+	var fetches sync.WaitGroup
+	fetchPanel := func() {
+		if panelURL == "" {
+			return
+		}
+		fetches.Go(func() {
+			start := time.Now()
+			res, err := web.Get(panelURL)
+			if err == nil {
+				_, err = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if err == nil && res.StatusCode != http.StatusOK {
+					err = fmt.Errorf("GET %s: %s", panelURL, res.Status)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				rep.Errors = append(rep.Errors, err.Error())
+				return
+			}
+			rep.Panels = append(rep.Panels, time.Since(start).Microseconds())
+		})
+	}
 	dials := make(chan struct{}, 32) // dial 32 at a time, as a class arrives
 	for range n {
 		wg.Add(1)
@@ -99,7 +142,9 @@ func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
 			defer conn.Close()
 			connected := time.Now()
 			var delays []int64
-			rows, progress, gaps, last := 0, 0, 0, 0
+			rows, progress, gaps, last, carried := 0, 0, 0, 0, 0
+			var rowRead time.Time // when the last row was read, until its panel came
+			var panelLags []int64
 			var failure string
 			for {
 				conn.SetReadDeadline(time.Now().Add(60 * time.Second))
@@ -134,10 +179,12 @@ func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
 						break
 					}
 				}
-				if e.Seq != last+1 {
-					gaps++
+				if e.Kind != "panel" {
+					if e.Seq != last+1 {
+						gaps++
+					}
+					last = e.Seq
 				}
-				last = e.Seq
 				switch e.Kind {
 				case runner.KindProgress:
 					progress++
@@ -146,6 +193,17 @@ func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
 					if e.At.After(connected) {
 						delays = append(delays, now.Sub(e.At).Microseconds())
 					}
+					rowRead = now
+				case "panel":
+					if !bytes.Contains(data, []byte(`"panel":`)) {
+						fetchPanel()
+					} else {
+						carried++
+					}
+					if !rowRead.IsZero() {
+						panelLags = append(panelLags, now.Sub(rowRead).Microseconds())
+						rowRead = time.Time{}
+					}
 				}
 			}
 			mu.Lock()
@@ -153,6 +211,8 @@ func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
 			rep.Rows += rows
 			rep.Progress += progress
 			rep.Gaps += gaps
+			rep.Carried += carried
+			rep.PanelLagsUS = append(rep.PanelLagsUS, panelLags...)
 			if failure != "" {
 				rep.Errors = append(rep.Errors, failure)
 			}
@@ -160,6 +220,7 @@ func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
 		}()
 	}
 	wg.Wait()
+	fetches.Wait()
 	if err := json.NewEncoder(out).Encode(rep); err != nil {
 		fmt.Fprintln(errOut, err)
 		return 1
@@ -372,6 +433,18 @@ func BenchmarkWatchers(b *testing.B) {
 		b.ReportMetric(float64(p99.Microseconds())/1000, "row-p99-ms")
 		b.ReportMetric(float64(delays[len(delays)-1].Microseconds())/1000, "row-max-ms")
 		b.ReportMetric(float64(len(delays)), "rows-live")
+		b.ReportMetric(float64(rep.Carried)/benchWatchers, "panels-carried/watcher")
+		if len(rep.PanelLagsUS) > 0 {
+			lags := slices.Clone(rep.PanelLagsUS)
+			slices.Sort(lags)
+			b.ReportMetric(float64(lags[len(lags)*99/100])/1000, "panel-after-row-p99-ms")
+		}
+		if len(rep.Panels) > 0 {
+			panels := slices.Clone(rep.Panels)
+			slices.Sort(panels)
+			b.ReportMetric(float64(len(panels)), "panels")
+			b.ReportMetric(float64(panels[len(panels)*99/100])/1000, "panel-p99-ms")
+		}
 		b.ReportMetric(float64(rep.Progress)/benchWatchers, "progress/watcher")
 		b.ReportMetric(float64(rep.Gaps)/benchWatchers, "gaps/watcher")
 		for _, w := range []int{1, 2} {

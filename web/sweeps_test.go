@@ -199,7 +199,8 @@ func wsURL(base, id string, since int) string {
 
 // readEvents reads events from a run's stream until the server closes it
 // or stop returns true; it returns the events and the close code (0 when
-// stop ended it).
+// stop ended it). Panel messages, which are not events of the run's log,
+// are checked to follow the event they name and left out.
 func readEvents(t *testing.T, conn *websocket.Conn, stop func(runner.Event) bool) ([]runner.Event, int) {
 	t.Helper()
 	var out []runner.Event
@@ -216,6 +217,12 @@ func readEvents(t *testing.T, conn *websocket.Conn, stop func(runner.Event) bool
 		var e runner.Event
 		if err := json.Unmarshal(data, &e); err != nil {
 			t.Fatalf("event %s: %v", data, err)
+		}
+		if e.Kind == "panel" {
+			if len(out) == 0 || e.Seq > out[len(out)-1].Seq {
+				t.Fatalf("a panel message for seq %d before that event", e.Seq)
+			}
+			continue
 		}
 		out = append(out, e)
 		if stop != nil && stop(e) {
@@ -628,5 +635,82 @@ func TestReferenceRunReplay(t *testing.T) {
 		if res := site.get(nil, tt.url); res.StatusCode != tt.status {
 			t.Errorf("%s: %d, want %d", tt.name, res.StatusCode, tt.status)
 		}
+	}
+}
+
+// TestRunPanelFollowsTheRun checks the run panels a live stream carries
+// and the kept ones: each row event and the last event carry the panel
+// with the rows the run has by then (other events carry none); a panel
+// fetched after an event shows those rows too, never an older state; and a
+// finished run's panel is the same bytes on every fetch.
+func TestRunPanelFollowsTheRun(t *testing.T) {
+	lab := buildLab(t)
+	site, _ := newRunSite(t, filepath.Join(t.TempDir(), "runs.db"), lab, 4)
+	code, _, m := postSweep(t, site.client(), site.srv.URL, `{"workers":2,"spin_ms":1,"wait_ms":4,"cpus":1,"rates":[20,40],"seconds":1,"seed":5}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("POST: %d %v", code, m)
+	}
+	id := m["id"].(string)
+	ws := dial(t, site.srv.URL, id, 0)
+	defer ws.Close()
+	rowsIn := func(body string) int { return strings.Count(body, "<tr data-window=") }
+	rows, panels := 0, 0
+	var drawn runner.Event // the last row or terminal event
+	var rowAt time.Time
+	for {
+		ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+		var e struct {
+			runner.Event
+			Panel string `json:"panel"`
+		}
+		if err := ws.ReadJSON(&e); err != nil {
+			var ce *websocket.CloseError
+			if errors.As(err, &ce) && ce.Code == websocket.CloseNormalClosure {
+				break
+			}
+			t.Fatalf("stream: %v", err)
+		}
+		switch {
+		case e.Kind == "panel":
+			panels++
+			if e.Seq != drawn.Seq || rowsIn(e.Panel) != rows {
+				t.Fatalf("panel message for seq %d with %d rows; want it for seq %d (%s) with %d", e.Seq, rowsIn(e.Panel), drawn.Seq, drawn.Kind, rows)
+			}
+			if drawn.Kind == runner.KindRow && time.Since(rowAt) < panelDelay/2 {
+				t.Errorf("a row's panel came %v after the row, want about %v: the rows go out first", time.Since(rowAt), panelDelay)
+			}
+			if drawn.Kind.Terminal() && !strings.Contains(e.Panel, `data-status="done"`) {
+				t.Errorf("the last event's panel does not say done")
+			}
+		case e.Kind == runner.KindRow || e.Kind.Terminal():
+			// A row's panel comes before the next row (the last event may
+			// overtake it: its own panel then shows every row).
+			if e.Kind == runner.KindRow && drawn.Kind == runner.KindRow && panels == 0 {
+				t.Fatalf("row event (seq %d) before the panel of row seq %d", e.Seq, drawn.Seq)
+			}
+			if e.Kind == runner.KindRow {
+				rows++
+				rowAt = time.Now()
+			}
+			drawn, panels = e.Event, 0
+			// Pages that ask for the panel (a class's pages when the
+			// run starts) get the same rows, never an older state.
+			for i := range 3 {
+				res := site.get(nil, "/runs/"+id+"/panel")
+				if res.StatusCode != http.StatusOK || rowsIn(res.body) != rows {
+					t.Fatalf("after %s event (seq %d), fetch %d: %d with %d rows, want 200 with %d", e.Kind, e.Seq, i+1, res.StatusCode, rowsIn(res.body), rows)
+				}
+			}
+		}
+	}
+	if !drawn.Kind.Terminal() || panels != 1 || rows != 2 {
+		t.Fatalf("stream ended after %s with %d panel messages for it and %d rows; want the last event, its panel, 2 rows", drawn.Kind, panels, rows)
+	}
+	first := site.get(nil, "/runs/"+id+"/panel").body
+	if !strings.Contains(first, `data-status="done"`) {
+		t.Fatalf("finished panel does not say done:\n%.400s", first)
+	}
+	if again := site.get(nil, "/runs/"+id+"/panel").body; again != first {
+		t.Error("a finished run's panel differs between two fetches")
 	}
 }

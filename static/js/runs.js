@@ -2,7 +2,9 @@
 // form (posting it to /api/sweeps and showing the run in the block), and
 // streams any run panel marked data-live="true" over the websocket
 // /ws/runs/{id}?since=N: progress bars move, rows and the chart are
-// refreshed from the server's own rendering (/runs/{id}/panel), and the
+// redrawn from the server's own rendering (the panel messages a live
+// stream sends after rows and the last event; fetched from
+// /runs/{id}/panel in a replay), and the
 // queue place, the start, each new row and the end are announced in the
 // panel's aria-live region (progress, four times a second, is shown but
 // not announced: the status line is not a live region). A dropped stream
@@ -38,12 +40,17 @@ function fmt(v) {
 }
 
 // refresh replaces the panel's chart and table body with the server's
-// current rendering of the run (of its first rows windows, in a replay).
-async function refresh(panel, id, rows) {
-  const q = rows === undefined ? "" : `?rows=${rows}`;
-  const res = await fetch(`/runs/${encodeURIComponent(id)}/panel${q}`, { headers: { Accept: "text/html" } });
-  if (!res.ok) return;
-  const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+// rendering of the run: html when a panel message brought it (a live
+// stream sends one after each row and after the last event), else fetched
+// (of its first rows windows, in a replay).
+async function refresh(panel, id, rows, html) {
+  if (html === undefined) {
+    const q = rows === undefined ? "" : `?rows=${rows}`;
+    const res = await fetch(`/runs/${encodeURIComponent(id)}/panel${q}`, { headers: { Accept: "text/html" } });
+    if (!res.ok) return;
+    html = await res.text();
+  }
+  const doc = new DOMParser().parseFromString(html, "text/html");
   for (const sel of ['[data-testid="run-chart"]', '[data-testid="run-rows"] tbody']) {
     const fresh = doc.querySelector(sel);
     const old = panel.querySelector(sel);
@@ -75,6 +82,12 @@ function watch(panel, replay = false) {
   let finished = false;
 
   const onEvent = (e) => {
+    if (e.kind === "panel") {
+      // Not an event of the run's log: the run's panel after event seq,
+      // which follows rows and the last event on a live stream.
+      refresh(panel, id, undefined, e.panel);
+      return;
+    }
     if (e.seq <= last) return; // already seen (a replay overlapping what the page showed)
     last = e.seq;
     panel.dataset.since = String(last);
@@ -109,7 +122,7 @@ function watch(panel, replay = false) {
         setProgress(panel, "run-progress", (e.window + 1) / e.windows);
         announce(panel, `Window ${e.window + 1} of ${e.windows}: offered ${fmt(r.offered)} a second, ${fmt(r.ok_per_sec)} ok a second, p50 ${fmt(r.p50_ms)} ms, p99 ${fmt(r.p99_ms)} ms.`);
         rowsSeen++;
-        refresh(panel, id, replay ? rowsSeen : undefined);
+        if (replay) refresh(panel, id, rowsSeen); // a live stream sends the panel after the row
         break;
       }
       default:
@@ -118,7 +131,7 @@ function watch(panel, replay = false) {
         if (e.kind === "done") setProgress(panel, "run-progress", 1);
         setStatus(panel, terminalText(e), e.kind === "done" ? "done" : e.kind);
         announce(panel, terminalText(e));
-        refresh(panel, id);
+        if (replay) refresh(panel, id);
     }
   };
 
