@@ -169,6 +169,8 @@
 //
 // Control reads GET /stats (accepted, refused, done, queued, queued_max,
 // in_service, bad), calls POST /reset and reads GET /config. Before each
-// window a sweep polls /stats until queued + in_service = 0 (at most
+// window a sweep waits Pause after the previous window's row (0 by
+// default; the runner pauses so a watching class's page updates fall
+// between windows), polls /stats until queued + in_service = 0 (at most
 // DrainWait, default 30 s), then resets.
 package loadrun
