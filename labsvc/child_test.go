@@ -183,15 +183,7 @@ func TestProcessorCeiling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
 	}
-	c, err := labsvc.StartChild(t.Context(), testChild(t, "serve"), labsvc.Config{Workers: 16, SpinMS: 2, WaitMS: 0, CPUs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	c := serveChild(t, labsvc.Config{Workers: 16, SpinMS: 2, WaitMS: 0, CPUs: 1})
 	addr := hostport(c.Target())
 	const (
 		clients = 48 // closed loop: offered load far above 500/s while the lab is fast
@@ -256,15 +248,7 @@ func TestProcessorCeiling(t *testing.T) {
 // wall-clock spin would have stopped each after 50 ms of wall time, with
 // about 50 ms of processor spent in all).
 func TestProcessorWaitIsServiceNotQueue(t *testing.T) {
-	c, err := labsvc.StartChild(t.Context(), testChild(t, "serve"), labsvc.Config{Workers: 8, SpinMS: 50, WaitMS: 0, CPUs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	c := serveChild(t, labsvc.Config{Workers: 8, SpinMS: 50, WaitMS: 0, CPUs: 1})
 	addr := hostport(c.Target())
 	replies := make([]reply, 8)
 	var wg sync.WaitGroup
@@ -328,16 +312,7 @@ func TestChildSandbox(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := labsvc.StartChild(t.Context(), testChild(t, "serve"), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := c.Stop(); err != nil {
-					t.Error(err)
-				}
-				waitGone(t, c, time.Second)
-			}()
+			c := serveChild(t, cfg)
 			if got := metric(t, c.Control(), "go_sched_gomaxprocs_threads"); got != float64(tc.cpus) {
 				t.Errorf("child's GOMAXPROCS = %v, want CPUS=%d", got, tc.cpus)
 			}
@@ -356,4 +331,25 @@ func TestChildSandbox(t *testing.T) {
 			t.Logf("pid %d: %d threads on %v", c.Pid(), len(threads), want)
 		})
 	}
+}
+
+// serveChild starts a lab child with cfg that is stopped with Stop, and
+// checked gone, when the test ends. Its context outlives the test's
+// (t.Context ends before cleanups run), so Stop, not the context, ends it.
+func serveChild(t *testing.T, cfg labsvc.Config) *labsvc.Child {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := labsvc.StartChild(ctx, testChild(t, "serve"), cfg)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		defer cancel()
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+		waitGone(t, c, time.Second)
+	})
+	return c
 }

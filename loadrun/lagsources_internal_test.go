@@ -158,13 +158,8 @@ func (r lagReport) worse(o lagReport) lagReport {
 }
 
 func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagReport {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	schedstat, err := os.Open("/proc/thread-self/schedstat")
-	if err != nil {
-		b.Fatalf("this benchmark needs Linux's per-thread schedstat: %v", err)
-	}
-	defer schedstat.Close()
+	schedstat, release := lockThreadSchedstat(b)
+	defer release()
 
 	records := make([]Record, len(sched))
 	wake := make([]time.Duration, len(sched))
@@ -237,6 +232,22 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 	return rep
 }
 
+// lockThreadSchedstat locks the calling goroutine to its thread and opens
+// that thread's schedstat (read it with threadSchedstat); release closes
+// it and unlocks the thread.
+func lockThreadSchedstat(b *testing.B) (f *os.File, release func()) {
+	runtime.LockOSThread()
+	f, err := os.Open("/proc/thread-self/schedstat")
+	if err != nil {
+		runtime.UnlockOSThread()
+		b.Fatalf("this benchmark needs Linux's per-thread schedstat: %v", err)
+	}
+	return f, func() {
+		f.Close()
+		runtime.UnlockOSThread()
+	}
+}
+
 // threadSchedstat reads the calling thread's total time on a processor and
 // total wait in the kernel's run queue (the first two fields of
 // /proc/thread-self/schedstat, nanoseconds).
@@ -306,13 +317,8 @@ func BenchmarkSleepFloor(b *testing.B) {
 }
 
 func sleepWindow(b *testing.B, sched []time.Duration) (p99, latePct, queuedPct, asleepPct, stealMS float64) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	schedstat, err := os.Open("/proc/thread-self/schedstat")
-	if err != nil {
-		b.Fatalf("this benchmark needs Linux's per-thread schedstat: %v", err)
-	}
-	defer schedstat.Close()
+	schedstat, release := lockThreadSchedstat(b)
+	defer release()
 	steal0 := stealTicks(b)
 	wakes := make([]time.Duration, len(sched))
 	late, byQueued, byAsleep := 0, 0, 0

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,11 +11,7 @@ import (
 // LearnerRuns lists only the learner's own runs, newest first, up to the
 // limit, whatever other learners ran in between.
 func TestLearnerRuns(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := openTemp(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	for i, r := range []Run{
@@ -64,11 +59,7 @@ func TestLearnerRuns(t *testing.T) {
 // and block order in an export whatever order they were saved in, with
 // their fields, run and times, and only the lesson's own in LessonState.
 func TestRecordsReadWithState(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := openTemp(t)
 	ctx := context.Background()
 	if _, err := s.Lock(ctx, "L", "les-b", "p1", "a"); err != nil {
 		t.Fatal(err)
@@ -109,11 +100,7 @@ func TestRecordsReadWithState(t *testing.T) {
 // status change, and runs interrupted at start-up; another learner's new
 // run leaves it as it was.
 func TestLearnerRunsKeptListFollowsWrites(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := openTemp(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	list := func() string {

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -13,11 +12,7 @@ import (
 // before it was kept in memory, and a write by one learner leaves
 // another's kept state alone.
 func TestLessonStateCacheSeesEveryWrite(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := openTemp(t)
 	ctx := context.Background()
 	state := func() LessonState {
 		t.Helper()
@@ -72,11 +67,7 @@ func TestLessonStateCacheSeesEveryWrite(t *testing.T) {
 // Readers racing writers never leave a stale state kept: once the writes
 // end, the kept state equals what the database holds.
 func TestLessonStateCacheRace(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := openTemp(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	stop := make(chan struct{})

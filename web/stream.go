@@ -238,16 +238,17 @@ func newRunSource(replay []runner.Event, sub *runner.Subscription, since int, pa
 // message without the panel, after which runs.js asks for it.
 func (s *server) withPanel(ctx context.Context, id string) func(runner.Event) []byte {
 	return func(e runner.Event) []byte {
-		b, err := s.keptPanel(id+"/event/"+strconv.Itoa(e.Seq), func() ([]byte, error) {
+		b, err := s.keptPanel(id+"/event/"+strconv.Itoa(e.Seq), func() ([]byte, bool, error) {
 			v, err := s.runView(ctx, id, "", false)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			html, err := renderString(ctx, runPanel(v))
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			return json.Marshal(panelMessage{Kind: "panel", Seq: e.Seq, Panel: html})
+			b, err := json.Marshal(panelMessage{Kind: "panel", Seq: e.Seq, Panel: html})
+			return b, err == nil, err
 		})
 		if err != nil {
 			s.log.WarnContext(ctx, "run panel not sent", "run", id, "seq", e.Seq, "err", err)

@@ -712,18 +712,18 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 			key = id + "/" + strconv.Itoa(snap.LastSeq) + "/" + snap.Status + "/" + rowsQ
 		}
 	}
-	out, err := s.keptPanel(key, func() ([]byte, error) {
+	out, err := s.keptPanel(key, func() ([]byte, bool, error) {
 		v, err := s.loadRun(r, id, false)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if q := r.URL.Query().Get("rows"); q != "" {
 			n, err := strconv.Atoi(q)
 			if err != nil || n < 0 {
-				return nil, errorf(CodeInvalid, "rows="+q+" is not allowed: want how many windows of the replay to show, 0 or more.")
+				return nil, false, errorf(CodeInvalid, "rows="+q+" is not allowed: want how many windows of the replay to show, 0 or more.")
 			}
 			if v.Live() {
-				return nil, errorf(CodeConflict, "The run is still live: watch it live rather than replayed.")
+				return nil, false, errorf(CodeConflict, "The run is still live: watch it live rather than replayed.")
 			}
 			if n < len(v.Rows) {
 				v.Rows = v.Rows[:n]
@@ -734,16 +734,14 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 		}
 		html, err := renderString(r.Context(), runPanel(v))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		// Kept only when rendered from the state the key names: the
 		// runner's run may have moved on between the key and loadRun.
-		if key != id+"/stored/"+rowsQ && key != id+"/"+strconv.Itoa(v.LastSeq)+"/"+v.Status+"/"+rowsQ {
-			return []byte(html), errNotKept
-		}
-		return []byte(html), nil
+		keep := key == id+"/stored/"+rowsQ || key == id+"/"+strconv.Itoa(v.LastSeq)+"/"+v.Status+"/"+rowsQ
+		return []byte(html), keep, nil
 	})
-	if err != nil && !errors.Is(err, errNotKept) {
+	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -752,15 +750,11 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// errNotKept is what a keptPanel render returns with its result when the
-// result must not be kept.
-var errNotKept = errors.New("rendered, not kept")
-
 // keptPanel returns the panel kept under key, or renders it and keeps it
-// (unless render says errNotKept). Renders happen one at a time, so the
+// when render says to. Renders happen one at a time, so the
 // watchers that all ask for the same new panel at once wait for one
 // render and share it instead of each rendering it.
-func (s *server) keptPanel(key string, render func() ([]byte, error)) ([]byte, error) {
+func (s *server) keptPanel(key string, render func() (b []byte, keep bool, err error)) ([]byte, error) {
 	if b, ok := s.panels.get(key); ok {
 		return b, nil
 	}
@@ -769,8 +763,8 @@ func (s *server) keptPanel(key string, render func() ([]byte, error)) ([]byte, e
 	if b, ok := s.panels.get(key); ok {
 		return b, nil
 	}
-	b, err := render()
-	if err == nil {
+	b, keep, err := render()
+	if err == nil && keep {
 		s.panels.put(key, b)
 	}
 	return b, err

@@ -106,6 +106,14 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	doSteps(t, projector, "projector connects", chromedp.Navigate(projURL), connected)
+	// auditViews audits the host, participant and projector views in one
+	// state of the class.
+	auditViews := func(state string) {
+		t.Helper()
+		audit(host, "host view, "+state)
+		audit(learner, "participant view, "+state)
+		audit(projector, "projector view, "+state)
+	}
 
 	// Before the first question: the learner waits with the options
 	// shown but not yet votable.
@@ -130,9 +138,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	)
 	doSteps(t, projector, "projector shows the open question",
 		classPoll(`!document.querySelector('[data-testid="class-q-sample-predict"]').hidden && `+status+`.includes("1 vote so far")`))
-	audit(host, "host view, voting open")
-	audit(learner, "participant view, voting open")
-	audit(projector, "projector view, voting open")
+	auditViews("voting open")
 
 	// Round 1 revealed: everyone sees the bar chart.
 	doSteps(t, host, "host reveals round 1",
@@ -145,9 +151,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="chart-sample-predict-1"]`)),
 			classPoll(`document.querySelector('[data-testid="chart-sample-predict-1"] rect[data-option="a"]').dataset.count === "1"`))
 	}
-	audit(host, "host view, round 1 revealed")
-	audit(learner, "participant view, round 1 revealed")
-	audit(projector, "projector view, round 1 revealed")
+	auditViews("round 1 revealed")
 
 	// Round 2: the learner moves to About 500; once revealed, everyone
 	// sees both charts and the movement.
@@ -173,9 +177,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="chart-sample-predict-2"]`)),
 			classPoll(moved+`.includes("`+want+`")`))
 	}
-	audit(host, "host view, round 2 revealed with movement")
-	audit(learner, "participant view, round 2 revealed with movement")
-	audit(projector, "projector view, round 2 revealed with movement")
+	auditViews("round 2 revealed with movement")
 
 	// The class run: the host opens the knobs and runs the lesson's preset
 	// (two rates, one second each); everyone watches the rows arrive.
@@ -213,8 +215,6 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	for _, tab := range []context.Context{host, learner, projector} {
 		doSteps(t, tab, "the session ends", classPoll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("This session has ended")`))
 	}
-	audit(host, "host view, session ended")
-	audit(learner, "participant view, session ended")
-	audit(projector, "projector view, session ended")
+	auditViews("session ended")
 	t.Logf("axe-core: %d audits (%d pages and states in %d views)", audits, audits/len(views), len(views))
 }
