@@ -102,6 +102,27 @@ func writeEarly(fd int, p []byte) (int, error) {
 	return 0, os.NewSyscallError("connect", err)
 }
 
+// holdArrivalStamps keeps the kernel's receive stamps switched on until
+// release is called. Linux switches them on for the whole machine when the
+// first socket asks, in a deferred step: until that step has run, a
+// socket's bytes are stamped when they are read, not when they arrived,
+// and a reply then ends when it was read (measured: about one run in seven
+// of TestReplyEndIsArrival in a fresh process). When the last stamping
+// socket closes they go off again, so without a holder every moment in
+// which a sweep has no connection open (the pause between windows) would
+// start it over. The holder is an unbound UDP socket asking for stamps.
+func holdArrivalStamps() (release func()) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return func() {}
+	}
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
+		_ = unix.Close(fd)
+		return func() {}
+	}
+	return func() { _ = unix.Close(fd) }
+}
+
 // arrivalReader reads a direct socket with recvmsg(2) and keeps the
 // kernel's receive time (SO_TIMESTAMPNS) of the last bytes it read. A
 // reply's end is then when its last bytes reached this machine's socket,

@@ -20,6 +20,9 @@ func connectWait(*os.File) error { return errors.New("direct connect is only use
 
 func writeEarly(int, []byte) (int, error) { return 0, nil }
 
+// holdArrivalStamps is Linux's; here there are no stamps to hold.
+func holdArrivalStamps() (release func()) { return func() {} }
+
 // arrivalReader is Linux's; here newArrivalReader always says no.
 type arrivalReader struct{}
 

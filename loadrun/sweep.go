@@ -150,6 +150,8 @@ func (r Report) Records() []Record {
 // with an error; the user's own mistakes come back from Validate before
 // anything is sent.
 func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
+	// Replies end when they arrive only while the kernel stamps them.
+	defer holdArrivalStamps()()
 	var rep Report
 	n := max(len(s.Rates), len(s.Clients))
 	emit := func(e Event) {
