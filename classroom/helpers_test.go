@@ -177,22 +177,6 @@ func (c *client) expect(kind string, skip ...string) Out {
 	}
 }
 
-// quiet checks that no message arrives within d.
-func (c *client) quiet(d time.Duration) {
-	c.t.Helper()
-	c.ws.SetReadDeadline(time.Now().Add(d))
-	_, data, err := c.ws.ReadMessage()
-	if err == nil {
-		c.t.Fatalf("%s: got %s, want nothing", c.name, data)
-	}
-	var ne interface{ Timeout() bool }
-	if !errors.As(err, &ne) || !ne.Timeout() {
-		c.t.Fatalf("%s: connection failed instead of staying quiet: %v", c.name, err)
-	}
-	// A timed-out gorilla connection cannot be read again; callers use
-	// quiet only as the last read on c.
-}
-
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {

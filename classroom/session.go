@@ -778,7 +778,7 @@ func (s *Session) handle(c *conn, in In) {
 	case KindEnd:
 		s.endLocked(true)
 	}
-	var re *refusal
+	var re *Refusal
 	switch {
 	case errors.As(err, &re):
 		s.refuse(c, in.Ref, re.code, re.msg)
@@ -788,13 +788,19 @@ func (s *Session) handle(c *conn, in In) {
 	}
 }
 
-// refusal is a message the sender gets back instead of its effect.
-type refusal struct{ code, msg string }
+// Refusal is a message the sender gets back instead of its effect: one of
+// the ErrCode values and a sentence safe to show. A RunFunc returns one to
+// say why a run was not started; any other error it returns is logged and
+// the host is told so.
+type Refusal struct{ code, msg string }
 
-func (r *refusal) Error() string { return r.code + ": " + r.msg }
+// Refuse returns a Refusal with the code and message.
+func Refuse(code, msg string) *Refusal { return &Refusal{code, msg} }
+
+func (r *Refusal) Error() string { return r.code + ": " + r.msg }
 
 func conflict(format string, a ...any) error {
-	return &refusal{ErrCodeConflict, fmt.Sprintf(format, a...)}
+	return &Refusal{ErrCodeConflict, fmt.Sprintf(format, a...)}
 }
 
 func (s *Session) questionList() string {
@@ -841,7 +847,7 @@ func (s *Session) handleVote(c *conn, in In) {
 	s.mu.Lock()
 	q, r, err := s.checkVote(in)
 	if err != nil {
-		re := err.(*refusal)
+		re := err.(*Refusal)
 		s.refuse(c, in.Ref, re.code, re.msg)
 		s.mu.Unlock()
 		return
@@ -881,10 +887,10 @@ func (s *Session) checkVote(in In) (*question, *round, error) {
 	}
 	q := s.questions[in.Question]
 	if q == nil {
-		return nil, nil, &refusal{ErrCodeInvalid, fmt.Sprintf("This lesson has no question %q; its questions are %s.", in.Question, s.questionList())}
+		return nil, nil, &Refusal{ErrCodeInvalid, fmt.Sprintf("This lesson has no question %q; its questions are %s.", in.Question, s.questionList())}
 	}
 	if !slices.Contains(q.Options, in.Option) {
-		return nil, nil, &refusal{ErrCodeInvalid, fmt.Sprintf("Question %s has no option %q; its options are %s.", q.ID, in.Option, strings.Join(q.Options, ", "))}
+		return nil, nil, &Refusal{ErrCodeInvalid, fmt.Sprintf("Question %s has no option %q; its options are %s.", q.ID, in.Option, strings.Join(q.Options, ", "))}
 	}
 	r := q.last()
 	if r == nil {
@@ -972,14 +978,14 @@ func (s *Session) run(ctx context.Context, lab string, knobs *Knobs) error {
 		if labs == "" {
 			labs = "none"
 		}
-		return &refusal{ErrCodeInvalid, fmt.Sprintf("This lesson has no lab %q; its labs are %s.", lab, labs)}
+		return &Refusal{ErrCodeInvalid, fmt.Sprintf("This lesson has no lab %q; its labs are %s.", lab, labs)}
 	}
 	if s.m.cfg.StartRun == nil {
 		return conflict("This server runs no sweeps, so the class run is off.")
 	}
 	id, err := s.m.cfg.StartRun(ctx, s.code, s.lesson, lab, knobs)
 	if err != nil {
-		return conflict("%s", err.Error())
+		return err // a Refusal goes back to the host as it is; anything else is logged
 	}
 	s.runID = id
 	if err := s.m.cfg.Store.UpdateClassSession(ctx, s.code, s.focus, s.runID, s.activeAt); err != nil {

@@ -294,10 +294,10 @@ func TestIdentityAndBadCallers(t *testing.T) {
 	// The silent callers hold a worker for at most ReadTimeout each; wait
 	// for the traffic (not the watcher) to end.
 	time.Sleep(100 * time.Millisecond)
-	st := quiet(t, l.control, labsvc.ReadTimeout+5*time.Second)
+	quiet(t, l.control, labsvc.ReadTimeout+5*time.Second)
 	close(stop)
 	wg.Wait()
-	st = quiet(t, l.control, time.Second)
+	st := quiet(t, l.control, time.Second)
 	for _, err := range callErrs {
 		t.Errorf("caller: %v", err)
 	}

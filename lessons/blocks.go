@@ -415,7 +415,7 @@ func (fp *fileParser) model(d *ydoc, what, id string, line int, f modelFields) *
 					p.add(tl, "%s: goal.want[%d]: %v", what, i, err)
 				}
 			}
-			m.Goal.Want = append(m.Goal.Want, Target{Param: t.Param, Value: t.Value, Tol: t.Tol})
+			m.Goal.Want = append(m.Goal.Want, Target(t))
 		}
 	}
 	m.Assumes = fp.list(d, what, "assumes", f.Assumes, "what the model takes for granted")

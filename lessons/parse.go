@@ -93,13 +93,9 @@ func (fp *fileParser) lineText(n int) (string, bool) {
 	return strings.TrimSuffix(string(fp.src[start:end]), "\n"), true
 }
 
-// parseFile parses and validates one lesson file. It always returns a
-// lesson (possibly incomplete) so course-wide checks can still run.
-func parseFile(md goldmark.Markdown, name string, src []byte) (*parsed, Errors) {
-	return parseFileWith(md, name, src, false)
-}
-
-// parseFileWith is parseFile; noPrints skips the table fingerprint checks.
+// parseFileWith parses and validates one lesson file; noPrints skips the
+// table fingerprint checks. It always returns a lesson (possibly
+// incomplete) so course-wide checks can still run.
 func parseFileWith(md goldmark.Markdown, name string, src []byte, noPrints bool) (*parsed, Errors) {
 	p := &problems{file: name}
 	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))

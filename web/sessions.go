@@ -73,15 +73,15 @@ func classLesson(l *lessons.Lesson) classroom.Lesson {
 func ClassRuns(course CourseFunc, rn *runner.Runner) classroom.RunFunc {
 	return func(ctx context.Context, code, lesson, lab string, k *classroom.Knobs) (string, error) {
 		if rn == nil {
-			return "", errors.New("This server runs no live sweeps; run the lab on your own machine with the commands shown.")
+			return "", classroom.Refuse(classroom.ErrCodeConflict, "This server runs no live sweeps; run the lab on your own machine with the commands shown.")
 		}
 		c, err := course()
 		if err != nil {
-			return "", errors.New("The lesson files do not validate right now, so the lab cannot be read.")
+			return "", classroom.Refuse(classroom.ErrCodeConflict, "The lesson files do not validate right now, so the lab cannot be read.")
 		}
 		l, les, ok := c.Lab(lab)
 		if !ok || les.Slug != lesson {
-			return "", fmt.Errorf("This lesson has no lab %q.", lab)
+			return "", classroom.Refuse(classroom.ErrCodeInvalid, fmt.Sprintf("This lesson has no lab %q.", lab))
 		}
 		q := withKnobs(labPreset(l), k)
 		q.Lesson = lesson
@@ -91,15 +91,15 @@ func ClassRuns(course CourseFunc, rn *runner.Runner) classroom.RunFunc {
 		var fe runner.FieldErrors
 		switch {
 		case errors.As(err, &full):
-			return "", fmt.Errorf("The queue of runs is full; try again in about %d s.", int(math.Ceil(full.RetryAfter.Seconds())))
+			return "", classroom.Refuse(classroom.ErrCodeConflict, fmt.Sprintf("The queue of runs is full; try again in about %d s.", int(math.Ceil(full.RetryAfter.Seconds()))))
 		case errors.As(err, &mine):
-			return "", errors.New("The class's last run is still waiting or running; it must finish before another starts.")
+			return "", classroom.Refuse(classroom.ErrCodeConflict, "The class's last run is still waiting or running; it must finish before another starts.")
 		case errors.As(err, &fe):
-			return "", fmt.Errorf("This server does not allow these settings: %s.", fe.Error())
+			return "", classroom.Refuse(classroom.ErrCodeInvalid, fmt.Sprintf("This server does not allow these settings: %s.", fe.Error()))
 		case errors.Is(err, runner.ErrClosed):
-			return "", errors.New("The server is restarting; try again in a minute.")
+			return "", classroom.Refuse(classroom.ErrCodeConflict, "The server is restarting; try again in a minute.")
 		case err != nil:
-			return "", errors.New("The run could not be queued; the error has been logged.")
+			return "", fmt.Errorf("queueing the class run: %w", err) // logged by the session, which tells the host so
 		}
 		return tk.ID, nil
 	}

@@ -166,14 +166,6 @@ func (c *wsClient) expect(kind string, skip ...string) classroom.Out {
 	}
 }
 
-func countsText(cs []classroom.OptionCount) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = c.Option + "=" + itoa(c.Count)
-	}
-	return strings.Join(parts, " ")
-}
-
 // TestClassSessionWeb runs a whole class over HTTP and real websockets:
 // the instructor key, joining by form, both rounds of a predict question
 // with a changed and a locked vote, a participant's refused host action,
