@@ -63,8 +63,35 @@
 //	    one vote per participant per round, changed in place until the
 //	    round closes.
 //
+// LTI 1.3 (080_lti.sql; package lti). Times are the fixed-width stamps of
+// the class tables, lists JSON arrays of strings; states, session tokens
+// and deep linking ids are kept only as SHA-256 hashes (hex).
+//
+//	lti_platforms(issuer, client_id, name, auth_url, token_url, jwks_url, token_audience, deployments, frame_origins, created_at, updated_at)
+//	    the platforms `server lti add` registered (SaveLTIPlatform).
+//	lti_keys(kid, private_pem, created_at, signs_from)
+//	    the tool's RSA keys (PKCS #8 PEM), at most the newest three
+//	    (AddLTIKey); the newest whose signs_from has come signs.
+//	lti_logins(state_hash, nonce, issuer, client_id, created_at, expires_at, used_at)
+//	    each login initiation; a launch uses it once (UseLTILogin). Rows an
+//	    hour past expiry go when a new login is saved.
+//	lti_users(issuer, subject, learner, name, created_at, seen_at)
+//	    a platform's user as one learner of ours (LTILearner), with the
+//	    name the platform sent at the last launch.
+//	lti_sessions(token_hash, learner, issuer, client_id, deployment_id, context_id, context_title, instructor, created_at, expires_at)
+//	    a launch's session, found by the hash of its cookie's token.
+//	lti_deep_links(id_hash, issuer, client_id, deployment_id, return_url, data, multiple, created_at, expires_at, used_at)
+//	    a deep linking request waiting for the instructor's choice.
+//	lti_grades(issuer, client_id, resource_link, learner, deployment_id, subject, lesson, lineitem, context_id, context_title,
+//	           link_title, status, version, score_given, score_max, sent_version, sent_at, attempts, next_at, last_error, updated_at)
+//	    one row per learner and graded placement: its line item, and the
+//	    posting of their score: status pending (due at next_at), sent or
+//	    failed (gave up); version counts progress changes, and a post only
+//	    marks the row sent if no change came while it was in flight.
+//
 // Deleting a learner (Reset) removes every row of theirs in the progress
-// tables above (learners to records).
+// tables above (learners to records). Their lti_users row stays, so their
+// next launch finds the same (now empty) learner.
 //
 // Reading a learner's state in one lesson (LessonState, on every lesson
 // page view) is one prepared UNION ALL query over predictions,

@@ -275,3 +275,23 @@ func stampOf(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339Nano)
 }
+
+// LabsRun returns the lab blocks of a lesson of which the learner has a
+// finished (done) run, for the score of a graded placement.
+func (s *Store) LabsRun(ctx context.Context, learner, lesson string) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT block FROM runs WHERE learner = ? AND lesson = ? AND status = ?`,
+		learner, lesson, RunDone)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[b] = true
+	}
+	return out, closeRows(rows)
+}
