@@ -34,8 +34,11 @@ func (r *Runner) execute(ru *run) {
 	status, reason, kind, finished := r.measure(ru)
 	ru.cancel(nil)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.finishLocked(ru, status, reason, Event{Kind: kind, Window: finished, Windows: ru.req.Windows()})
+	r.mu.Unlock()
+	if r.cfg.Finished != nil {
+		r.cfg.Finished(ru.learner, ru.req.Lesson, ru.req.Block, status)
+	}
 }
 
 // measure starts the lab child, runs the sweep, stops the child and saves

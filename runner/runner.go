@@ -103,6 +103,10 @@ type Config struct {
 	Logger           *slog.Logger          // nil: discard
 	Registerer       prometheus.Registerer // where the runner's metrics go; nil: none
 	Now              func() time.Time      // nil: time.Now
+	// Finished, if set, is told of each run that started once it has
+	// ended (saved, its terminal event sent), outside the runner's lock:
+	// package lti posts the learner's new score when a lab run is done.
+	Finished func(learner, lesson, block string, status Status)
 }
 
 // Status is where a run stands; the values are the store's.

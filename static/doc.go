@@ -21,6 +21,8 @@
 //	                         stream (progress, rows, chart), cancel and replay
 //	js/session.js            class sessions: the host, projector and participant views over
 //	                         their websocket
+//	js/lti.js                the deep linking answer page: posts the signed answer back to the
+//	                         learning platform at once (its button does without JavaScript)
 //	img/icon.svg             the site icon
 //
 // The web package serves each file under a content-hashed URL

@@ -59,6 +59,15 @@
 //	GET  /sessions/{code}/{file:results|answers}.csv
 //	                                        ?token=: votes per question, round and option; each participant's answers
 //	GET  /ws/sessions/{code}                websocket: the session (protocol in package classroom)
+//	GET  /lti                               the URLs a learning platform's administrator enters to add the tool
+//	GET  /lti/jwks.json                     the tool's public keys (JWKS; Cache-Control max-age 300)
+//	GET  /lti/login                         LTI 1.3 login initiation (OIDC third-party initiated login; POST too):
+//	POST /lti/login                         302 to the platform's authorization endpoint, with the state's cookie
+//	POST /lti/launch                        the platform's id_token: a resource link gets 303 to its page in the
+//	                                        learner's LTI session; a deep linking request gets the picker
+//	POST /lti/deep-link                     the picker's choice: a page that posts the signed answer to the platform
+//	GET  /lti/grades                        an LTI instructor's list of their course's grades and how sending each stands
+//	POST /lti/grades/retry                  send the course's failed grades again: 303 to /lti/grades?retried=N
 //
 // Wrong join codes are counted per client address (package classroom;
 // the connection's IPv4 address, or its IPv6 /64, never a forwarding header):
@@ -170,7 +179,21 @@
 // random bits), HttpOnly, SameSite=Lax, Path=/, a year long, Secure when
 // the request came over TLS. It is only issued when the learner first
 // answers something, so reading pages stores nothing. Cross-origin POSTs
-// are refused (net/http.CrossOriginProtection: Sec-Fetch-Site and Origin).
+// are refused (net/http.CrossOriginProtection: Sec-Fetch-Site and Origin),
+// except the LTI login and launch, which a platform's page posts from its
+// own site and which the launch's signed id_token and state protect.
+//
+// A learner who came from a learning platform (LTI 1.3, lti.go; protocol,
+// claims and cookies in package lti) is the platform's user instead: the
+// launch sets the cookie cl_lti (HttpOnly, Secure, SameSite=None,
+// Partitioned, 8 hours), which names a stored session, and every request
+// that carries it has that session's learner, whatever cl_learner says.
+// Their progress then changes the scores package lti sends to the
+// platform for lessons placed as graded items (grades.go: one point per
+// prediction locked in, check right first time, model goal reached and lab
+// run to the end). A session whose roles make its user an instructor of
+// the course may start class sessions without the instructor key, and
+// sees /lti/grades.
 //
 // # Headers and limits
 //
@@ -179,7 +202,11 @@
 // img-src 'self' data:; connect-src 'self'; frame-ancestors <configured>;
 // base-uri 'none'; form-action 'self'; object-src 'none'"), with the
 // standalone widgets' own frame-ancestors (Deps.WidgetFrameAncestors,
-// default *) on /widgets/{kind},
+// default *) on /widgets/{kind}; both frame-ancestors lists get the
+// origins of the registered LTI platforms added (lti.Tool.FrameAncestors;
+// a configured 'none' or * is left as it is), so a platform can frame what
+// it launches while other sites still cannot; the deep linking answer
+// page's form-action adds the platform's return origin,
 // X-Content-Type-Options: nosniff, Referrer-Policy and
 // Cross-Origin-Opener-Policy. Request bodies are capped at MaxBodyBytes.
 //

@@ -51,6 +51,10 @@ type Error struct {
 	// Retry-After header and "retry_after" in the JSON body, both in whole
 	// seconds rounded up.
 	RetryAfter time.Duration `json:"-"`
+	// Log, if set, is why the request was refused in the operator's terms
+	// (an LTI launch's failed check, with the values compared): the error
+	// path logs it with the request and never shows it.
+	Log string `json:"-"`
 }
 
 // Error returns the code and message.
@@ -137,6 +141,9 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(e.Code)
 	if status >= 500 && e.Code != CodeInternal {
 		s.log.WarnContext(r.Context(), "request error", "method", r.Method, "path", r.URL.Path, "code", e.Code)
+	}
+	if e.Log != "" {
+		s.log.WarnContext(r.Context(), "request refused", "method", r.Method, "path", r.URL.Path, "code", e.Code, "why", e.Log)
 	}
 	secs := retrySeconds(e.RetryAfter)
 	if secs == 0 && e.Code == CodeBusy {

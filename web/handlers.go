@@ -28,6 +28,10 @@ func (s *server) loadCourse() (*lessons.Course, error) {
 // here) using the browser's Sec-Fetch-Site and Origin headers.
 func (s *server) sameOrigin(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
+	// A platform's page posts the LTI login and launch from its own site;
+	// the launch's signed id_token and state protect them instead.
+	cop.AddInsecureBypassPattern("POST " + ltiLoginPath)
+	cop.AddInsecureBypassPattern("POST " + ltiLaunchPath)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := cop.Check(r); err != nil {
 			s.fail(w, r, errorf(CodeForbidden, "Requests from other sites may not change anything here: open the page on this site and submit it from there."))
@@ -266,6 +270,9 @@ func (s *server) predict(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return errorf(CodeInvalid, fmt.Sprintf("action %q is not allowed: want lock, skip or reveal.", action))
 	}
+	if r.PostFormValue("action") != "reveal" { // a reveal changes no score
+		s.progressChanged(r, learner, l.Slug)
+	}
 	return s.blockDone(w, r, l, q, learner)
 }
 
@@ -294,6 +301,7 @@ func (s *server) check(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.store.RecordAttempt(r.Context(), learner, l.Slug, q.ID, o.ID, o.Correct); err != nil {
 		return err
 	}
+	s.progressChanged(r, learner, l.Slug)
 	return s.blockDone(w, r, l, q, learner)
 }
 
@@ -347,7 +355,11 @@ func (s *server) progressPage(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	s.render(w, r, http.StatusOK, progressPage(s.page(r, "Your progress"), groupCourse(c, e.State(), true), e, r.URL.Query().Get("reset") == "done"))
+	grades, err := s.learnerGrades(r)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, progressPage(s.page(r, "Your progress"), groupCourse(c, e.State(), true), e, r.URL.Query().Get("reset") == "done", grades))
 	return nil
 }
 
@@ -380,6 +392,7 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) error {
 		if err := s.store.Reset(r.Context(), id); err != nil {
 			return err
 		}
+		s.progressChanged(r, id, "")
 	}
 	// Forget the id too: the next answer starts a fresh anonymous learner.
 	http.SetCookie(w, learnerCookie(r, "", -1))

@@ -156,7 +156,7 @@ func layout(p pageInfo) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</main><footer class=\"site-footer\"><p>Capacity Lab teaches capacity by measuring it. Your progress is kept on this server under an anonymous id.</p></footer></body></html>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</main><footer class=\"site-footer\"><p>Capacity Lab teaches capacity by measuring it. Your progress is kept on this server under an anonymous id, or under your learning platform's user id when you came from one.</p></footer></body></html>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

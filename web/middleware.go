@@ -110,7 +110,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 func (s *server) secure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", s.csp)
+		h.Set("Content-Security-Policy", s.policy(r.Context(), false))
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
@@ -123,18 +123,22 @@ func (s *server) secure(next http.Handler) http.Handler {
 }
 
 // framable replaces the security policy set by secure with the widgets'
-// (s.widgetCSP), whose frame-ancestors let course pages on other sites
-// frame them.
+// (s.widgetCSP and the LTI platforms' origins), whose frame-ancestors let
+// course pages on other sites frame them.
 func (s *server) framable(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", s.widgetCSP)
+		w.Header().Set("Content-Security-Policy", s.policy(r.Context(), true))
 		next.ServeHTTP(w, r)
 	})
 }
 
-// learnerID returns the learner id from the request's cookie, or "" when
-// there is none or it is not one we issue.
+// learnerID returns the request's learner: the LTI session's (lti.go),
+// else the id in the learner cookie, or "" when there is none or it is not
+// one we issue.
 func learnerID(r *http.Request) string {
+	if sess, ok := ltiSessionOf(r.Context()); ok {
+		return sess.Learner
+	}
 	c, err := r.Cookie(LearnerCookie)
 	if err != nil || !validLearnerID(c.Value) {
 		return ""

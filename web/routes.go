@@ -14,7 +14,7 @@ import (
 // the same handler.
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.observe, s.secure, s.sameOrigin, middleware.GetHead)
+	r.Use(s.observe, s.secure, s.sameOrigin, s.ltiSession, middleware.GetHead)
 
 	r.Get("/", s.handle(s.index))
 	r.Get("/healthz", s.healthz)
@@ -74,6 +74,17 @@ func (s *server) routes() http.Handler {
 	r.Get("/sessions/{code}/qr.svg", s.handle(s.sessionQR))
 	r.Get("/sessions/{code}/{file:results|answers}.csv", s.handle(s.sessionCSV))
 	r.Get("/ws/sessions/{code}", s.handle(s.sessionStream))
+
+	// LTI 1.3: launches from learning platforms, deep linking, grades
+	// (lti.go; protocol in package lti).
+	r.Get("/lti", s.handle(s.ltiConfig))
+	r.Get("/lti/jwks.json", s.handle(s.ltiJWKS))
+	r.Get("/lti/login", s.handle(s.ltiLogin))
+	r.Post("/lti/login", s.handle(s.ltiLogin))
+	r.Post("/lti/launch", s.handle(s.ltiLaunch))
+	r.Post("/lti/deep-link", s.handle(s.ltiDeepLink))
+	r.Get("/lti/grades", s.handle(s.ltiGrades))
+	r.Post("/lti/grades/retry", s.handle(s.ltiRetry))
 
 	r.NotFound(s.handle(s.notFound))
 	r.MethodNotAllowed(s.handle(s.methodNotAllowed))

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"capacitylab/classroom"
 	"capacitylab/lessons"
+	"capacitylab/lti"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -49,6 +51,12 @@ type Deps struct {
 	Runner               *runner.Runner       // the queue of live sweeps; nil: POST /api/sweeps answers 503
 	Classes              *classroom.Manager   // class sessions; nil: the session pages answer 404
 	InstructorKey        string               // if set, starting a class session needs it
+	// LTI is the tool side of LTI 1.3 (launches from learning platforms,
+	// deep linking, grades); nil: the /lti/ URLs answer 404.
+	LTI *lti.Tool
+	// PublicURL is the site's origin as platforms and browsers reach it
+	// (https://lab.example.org), for the LTI URLs; "": the request's.
+	PublicURL string
 }
 
 // server holds the dependencies of the handlers. Its own mutable state is
@@ -79,12 +87,18 @@ type server struct {
 
 	classes       *classroom.Manager // class sessions (sessions.go); may be nil
 	instructorKey string             // if set, starting a class session needs it
+
+	lti             *lti.Tool // LTI launches, deep linking, grades (lti.go); may be nil
+	publicURL       string    // the site's origin for LTI URLs; "": the request's
+	frameAncestors  string    // configured frame-ancestors of pages
+	widgetAncestors string    // and of the standalone widgets
+	frames          frameCSP  // policies with the LTI platforms' origins added
 }
 
 // NewServer builds the site's handler: its router, middleware and metrics.
 func NewServer(d Deps) http.Handler {
 	s := &server{course: d.Course, store: d.Store, assets: d.Assets, log: d.Logger, reg: d.Registry, runner: d.Runner,
-		classes: d.Classes, instructorKey: d.InstructorKey,
+		classes: d.Classes, instructorKey: d.InstructorKey, lti: d.LTI, publicURL: strings.TrimSuffix(d.PublicURL, "/"),
 		charts: newChartCache(), runLabels: newRunLabelCache(), panels: &bounded[[]byte]{max: panelCacheSize}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -102,6 +116,7 @@ func NewServer(d Deps) http.Handler {
 		wfa = "*"
 	}
 	s.csp, s.widgetCSP = contentPolicy(fa), contentPolicy(wfa)
+	s.frameAncestors, s.widgetAncestors = fa, wfa
 	s.metrics = newHTTPMetrics(s.reg)
 	return s.routes()
 }

@@ -638,6 +638,7 @@ func (s *server) lessonWidgets(w http.ResponseWriter, r *http.Request, l *lesson
 	if _, err := s.store.RecordGoal(r.Context(), learner, l.Slug, m.ID, paramValues(v)); err != nil {
 		return nil, err
 	}
+	s.progressChanged(r, learner, l.Slug)
 	if fresh {
 		r = r.Clone(r.Context())
 		r.AddCookie(&http.Cookie{Name: LearnerCookie, Value: learner})
@@ -926,6 +927,7 @@ func (s *server) modelGoal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.progressChanged(r, learner, l.Slug)
 	if !wantsJSON(r) {
 		http.Redirect(w, r, lessonURL(l.Slug)+"#"+m.ID, http.StatusSeeOther)
 		return nil
