@@ -84,7 +84,7 @@ func (g lessonGrade) Percent() int { return 100 * g.Points() / g.Max() }
 func (g lessonGrade) Parts() []string {
 	var out []string
 	for _, p := range []struct {
-		n, of      int
+		n, of     int
 		one, many string
 	}{
 		{g.Predictions, g.PredictionsMax, "prediction locked in", "predictions locked in"},
