@@ -7,6 +7,14 @@
 //	server lessons check [DIR]     validate lesson files (default: the embedded course)
 //	server lessons record [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F]
 //	                               run lab presets and write their result tables (see record.go)
+//	server lti add --issuer URL --client-id ID --deployment ID --auth-url URL --token-url URL --jwks-url URL
+//	               [--name NAME] [--frame-origin ORIGIN] [--token-audience AUD] [--data DIR]
+//	                               register an LTI 1.3 learning platform (see lti.go and docs/LTI.md)
+//	server lti list [--data DIR]   the registered platforms and the tool's keys
+//	server lti remove --issuer URL --client-id ID [--data DIR]
+//	server lti rotate-key [--now] [--data DIR]
+//	                               add a new signing key: published at once, signing after 10 minutes
+//	                               (at once with --now); the one before stays published
 //
 // Flags, each with an environment fallback (the flag wins):
 //
@@ -19,6 +27,8 @@
 //	--lab-command PATH             LAB_COMMAND             program run as each sweep's lab (default: this binary)
 //	--instructor-key KEY           INSTRUCTOR_KEY          key needed to start a class session
 //	--session-idle DURATION        SESSION_IDLE            class sessions end after this idle time (default 3h)
+//	--public-url ORIGIN            PUBLIC_URL              the site's origin as platforms reach it, for the LTI URLs
+//	--lti-platforms FILE           LTI_PLATFORMS           JSON file of LTI platforms, beside the stored ones
 //
 // The server prints the URL it serves on, logs requests with log/slog to
 // standard error, answers /healthz and /metrics, and shuts down gracefully

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,6 +65,9 @@ type config struct {
 
 	instructorKey string        // needed to start a class session; "" = anyone may
 	sessionIdle   time.Duration // class sessions end after this long without activity
+
+	publicURL    string // the site's origin as platforms and browsers reach it; "" = each request's
+	ltiPlatforms string // LTI platforms file; "" = only those `server lti add` stored
 }
 
 // run is the whole program: args are the command-line arguments without
@@ -75,6 +79,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if len(args) > 0 && args[0] == "lessons" {
 		return runLessons(args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "lti" {
+		return runLTI(ctx, args[1:], getenv, stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "lab-child" {
 		// Hidden: the runner starts each sweep's lab as this binary with
@@ -131,12 +138,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// One registry for every part's metrics, served by web at /metrics.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	tool, err := newLTITool(ctx, cfg, st, course, log)
+	if err != nil {
+		return err
+	}
+	defer tool.Close()
 	rn, err := runner.New(runner.Config{
 		Child:         labsvc.ChildCommand{Path: labCmd, Args: []string{"lab-child"}},
 		QueueCapacity: cfg.queue,
 		Store:         st,
 		Logger:        log,
 		Registerer:    reg,
+		// A lab run to the end counts in the learner's LTI grade.
+		Finished: func(learner, lesson, _ string, status runner.Status) {
+			if status == store.RunDone {
+				tool.ProgressChanged(ctx, learner, lesson)
+			}
+		},
 	})
 	if err != nil {
 		return err
@@ -166,6 +184,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Runner:               rn,
 		Classes:              classes,
 		InstructorKey:        cfg.instructorKey,
+		LTI:                  tool,
+		PublicURL:            cfg.publicURL,
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -214,6 +234,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	queue := cmpOr(getenv("QUEUE"), strconv.Itoa(runner.DefaultQueueCapacity))
 	fs.Func("queue", "runs the queue holds, the running one included, 1 to 100 (env QUEUE; default "+strconv.Itoa(runner.DefaultQueueCapacity)+")", func(v string) error { queue = v; return nil })
 	fs.StringVar(&cfg.instructorKey, "instructor-key", getenv("INSTRUCTOR_KEY"), "key needed to start a class session (env INSTRUCTOR_KEY; default: none, anyone may)")
+	fs.StringVar(&cfg.publicURL, "public-url", getenv("PUBLIC_URL"), "the site's origin as learning platforms and browsers reach it, such as https://lab.example.org, for the LTI URLs (env PUBLIC_URL; default: each request's)")
+	fs.StringVar(&cfg.ltiPlatforms, "lti-platforms", getenv("LTI_PLATFORMS"), "JSON file of LTI 1.3 platforms, beside those `server lti add` stored (env LTI_PLATFORMS)")
 	idle := cmpOr(getenv("SESSION_IDLE"), classroom.DefaultIdle.String())
 	fs.Func("session-idle", "class sessions end after this long without activity, 1m to 168h (env SESSION_IDLE; default "+classroom.DefaultIdle.String()+")", func(v string) error { idle = v; return nil })
 	if err := fs.Parse(args); err != nil {
@@ -240,7 +262,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		cfg.sessionIdle = d
 	}
 	if fs.NArg() > 0 {
-		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or the subcommand \"lessons check [DIR]\"", fs.Arg(0))}
+		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or a subcommand: \"lessons check [DIR]\", \"lessons record\", \"lti add|list|remove|rotate-key\"", fs.Arg(0))}
 	}
 	if err := checkFrameAncestors("--frame-ancestors", cfg.frameAncestors); err != nil {
 		return cfg, err
@@ -250,6 +272,13 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if cfg.data == "" {
 		return cfg, usageError{"--data is empty: want a directory for the SQLite file"}
+	}
+	if cfg.publicURL != "" {
+		u, err := url.Parse(cfg.publicURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
+			return cfg, usageError{fmt.Sprintf("%s %q is not an origin: want scheme://host[:port], such as https://lab.example.org", source("public-url", "PUBLIC_URL"), cfg.publicURL)}
+		}
+		cfg.publicURL = strings.TrimSuffix(cfg.publicURL, "/")
 	}
 	return cfg, nil
 }
