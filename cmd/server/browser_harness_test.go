@@ -48,8 +48,8 @@ func newBrowser(t *testing.T) context.Context {
 
 // newBrowserFor is newBrowser bounded by d instead of browserTimeout, for
 // a test that keeps one browser through many steps (a class session
-// audited in every view).
-func newBrowserFor(t *testing.T, d time.Duration) context.Context {
+// audited in every view), with extra command-line options.
+func newBrowserFor(t *testing.T, d time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
@@ -68,6 +68,7 @@ func newBrowserFor(t *testing.T, d time.Duration) context.Context {
 		chromedp.Flag("force-prefers-reduced-motion", true),
 		chromedp.WindowSize(1024, 900),
 	)
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
 	ctx, cancelTimeout := context.WithTimeout(ctx, d)
