@@ -88,7 +88,7 @@ func CheckPlatform(p Platform) error {
 		}
 	}
 	for _, o := range p.FrameOrigins {
-		if _, err := originOf(o); err != nil {
+		if got, err := originOf(o); err != nil || got != strings.ToLower(strings.TrimSuffix(o, "/")) {
 			return fmt.Errorf("frame_origins: %q is not an origin: want scheme://host[:port], such as https://school.instructure.com", o)
 		}
 	}
@@ -100,7 +100,7 @@ func CheckPlatform(p Platform) error {
 func checkEndpoint(name, v string) error {
 	u, err := url.Parse(v)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("%s %q is not an absolute URL: want https://...", name, v)
+		return fmt.Errorf("%s %q is not an absolute URL: want https://host/path", name, v)
 	}
 	if u.Scheme == "http" && !loopback(u.Hostname()) {
 		return fmt.Errorf("%s %q is plain http: want https (http is allowed only for localhost)", name, v)
@@ -130,7 +130,13 @@ func originOf(v string) (string, error) {
 // Canvas's is not, so Canvas needs frame_origins).
 func FrameOriginsOf(p Platform) []string {
 	if len(p.FrameOrigins) > 0 {
-		return p.FrameOrigins
+		out := make([]string, 0, len(p.FrameOrigins))
+		for _, o := range p.FrameOrigins {
+			if n, err := originOf(o); err == nil {
+				out = append(out, n)
+			}
+		}
+		return out
 	}
 	if o, err := originOf(p.Issuer); err == nil {
 		return []string{o}

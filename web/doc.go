@@ -314,5 +314,11 @@
 // widget-goal-found, widget-goal-recorded, widget-hypothetical,
 // widget-assumes, widget-ignores, widget-share, widget-recompute,
 // widget-steps, widget-unstable, q-{quantity}, ceiling-workers,
-// ceiling-processor.
+// ceiling-processor. LTI: lti-urls (and lti-login-url, lti-launch-url,
+// lti-deep-link-url, lti-jwks-url, lti-platforms) on /lti; lti-picker,
+// lti-graded, pick-{lesson:SLUG|model:SLUG:ID|lab:SLUG:ID}, lti-add on the
+// deep linking picker; lti-chosen, lti-return on its answer page;
+// lti-grades, lti-retry, lti-retried, lti-no-grades on /lti/grades;
+// progress-lti, progress-grades (rows with data-lesson, data-points,
+// data-max), lti-grades-link on the progress page.
 package web

@@ -197,7 +197,11 @@ func (s *server) ltiLaunch(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		multiple := l.DeepLinking.Multiple == nil || *l.DeepLinking.Multiple
-		s.render(w, r, http.StatusOK, ltiPickerPage(s.page(r, "Choose what to add"), id, multiple, pickChoices(r.Context(), c), l.Platform.Name))
+		where := "your course"
+		if l.ContextTitle != "" {
+			where = l.ContextTitle
+		}
+		s.render(w, r, http.StatusOK, ltiPickerPage(s.page(r, "Choose what to add"), id, multiple, pickChoices(r.Context(), c), where))
 		return nil
 	}
 	http.Redirect(w, r, target, http.StatusSeeOther)
@@ -235,7 +239,8 @@ func (s *server) lessonAt(path string) string {
 type pickChoice struct {
 	Value  string // the form value: lesson:SLUG, model:SLUG:ID or lab:SLUG:ID
 	Kind   string // "lesson", "model", "lab"
-	Title  string
+	Label  string // in the picker, under its lesson's title
+	Title  string // the content item's title, for the platform
 	Text   string
 	Path   string // the page the link opens
 	Points int    // a lesson's points when graded
@@ -252,7 +257,7 @@ type pickGroup struct {
 func pickChoices(ctx context.Context, c *lessons.Course) []pickGroup {
 	var out []pickGroup
 	for _, l := range courseLessons(c) {
-		g := pickGroup{Lesson: pickChoice{Value: "lesson:" + l.Slug, Kind: "lesson", Title: l.Title, Path: lessonURL(l.Slug),
+		g := pickGroup{Lesson: pickChoice{Value: "lesson:" + l.Slug, Kind: "lesson", Label: "The lesson", Title: l.Title, Path: lessonURL(l.Slug),
 			Text: fmt.Sprintf("%s · %s · about %d minutes", l.Part, l.Chapter, l.Minutes), Points: gradeLesson(l, emptyState(), nil).Max()}}
 		for _, b := range l.Blocks() {
 			switch b := b.(type) {
@@ -261,10 +266,10 @@ func pickChoices(ctx context.Context, c *lessons.Course) []pickGroup {
 				if err != nil {
 					continue
 				}
-				g.Parts = append(g.Parts, pickChoice{Value: "model:" + l.Slug + ":" + b.ID, Kind: "model",
+				g.Parts = append(g.Parts, pickChoice{Value: "model:" + l.Slug + ":" + b.ID, Kind: "model", Label: "The " + v.Spec.Title + " widget",
 					Title: v.Spec.Title + " widget (" + l.Title + ")", Text: b.Goal.Text, Path: v.ShareURL})
 			case *lessons.Lab:
-				g.Parts = append(g.Parts, pickChoice{Value: "lab:" + l.Slug + ":" + b.ID, Kind: "lab",
+				g.Parts = append(g.Parts, pickChoice{Value: "lab:" + l.Slug + ":" + b.ID, Kind: "lab", Label: "The lab " + b.ID,
 					Title: "Lab " + b.ID + " (" + l.Title + ")", Text: labSummary(b), Path: lessonURL(l.Slug) + "#" + b.ID})
 			}
 		}

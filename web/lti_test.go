@@ -119,7 +119,7 @@ func TestLTILaunchProgressScore(t *testing.T) {
 	}
 	// The progress page shows the grade and its weighting.
 	r = s.do(c, "GET", "/progress", nil, nil)
-	for _, want := range []string{`data-testid="progress-lti"`, `data-points="2" data-max="5"`, "2 of 5 points (40%)", "a prediction locked in (right or wrong)"} {
+	for _, want := range []string{`data-testid="progress-lti"`, `data-points="2" data-max="5"`, "2 of 5 (40%)", "a prediction locked in (right or wrong)"} {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("progress page lacks %q", want)
 		}

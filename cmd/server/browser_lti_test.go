@@ -146,3 +146,75 @@ func frameTarget(t *testing.T, ctx context.Context, url, shot string) context.Co
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestBrowserLTIPagesAccessible audits the LTI pages with axe-core in the
+// four views of TestBrowserAccessibility, as a learner and an instructor
+// launched top-level (a new window: first-party cookies) see them: the
+// tool's configuration page, a graded learner's progress page, the deep
+// linking picker and the instructor's grade list. It also checks that
+// lti.js posts the deep linking answer back to the platform at once, and
+// saves screenshots at 1280 and 375 px, light and dark.
+func TestBrowserLTIPagesAccessible(t *testing.T) {
+	src := axeSource(t)
+	sim := ltitest.Start(t)
+	data := t.TempDir()
+	if out, err := runCmd(t, addArgs(sim.Registration(), data)...); err != nil {
+		t.Fatalf("lti add: %v %s", err, out)
+	}
+	srv := start(t, nil, "--data", data)
+	sim.ToolJWKS, sim.ToolLaunch = srv.url+"/lti/jwks.json", srv.url+"/lti/launch"
+
+	learner := newBrowser(t)
+	launch := func(ctx context.Context, l ltitest.Launch, ready string) {
+		t.Helper()
+		doSteps(t, ctx, "launch "+l.User, chromedp.Navigate(sim.LoginURL(srv.url+"/lti/login", l)), chromedp.WaitVisible(chromedp.CSS(ready)))
+	}
+	launch(learner, ltitest.Launch{User: "stu-a11y", Name: "Ada Lovelace", Graded: true, Target: srv.url + "/lessons/littles-law"},
+		`[data-testid="predict-littles-double"]`)
+	doSteps(t, learner, "lock a prediction",
+		chromedp.Click(chromedp.CSS(`[data-testid="predict-littles-double"] [data-testid="option-b"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="predict-littles-double"] [data-testid="predict-lock"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="predict-littles-double"] [data-testid="predict-locked"]`)))
+	sim.WaitScores(2, 10*time.Second)
+
+	teacher := newBrowser(t)
+	launch(teacher, ltitest.Launch{User: "teach-a11y", Name: "Grace Hopper", DeepLink: true, Multiple: true,
+		Roles: []string{ltitest.RoleInstructor}, Target: srv.url + "/lti/launch"}, `[data-testid="lti-picker"]`)
+
+	audit := func(ctx context.Context, name string) {
+		t.Helper()
+		for _, v := range a11yViews() {
+			setView(t, ctx, v)
+			auditPage(t, ctx, src, name, v.name)
+		}
+		for _, v := range []a11yView{{"light, 1280 px", "light", 1280}, {"dark, 1280 px", "dark", 1280}, {"light, 375 px", "light", 375}, {"dark, 375 px", "dark", 375}} {
+			setView(t, ctx, v)
+			screenshot(t, ctx, "lti-"+name+"-"+strings.NewReplacer(", ", "-", " ", "").Replace(v.name))
+		}
+	}
+	audit(teacher, "picker")
+	// The choice, posted to the platform by lti.js without a click.
+	doSteps(t, teacher, "choose and send",
+		chromedp.Click(chromedp.CSS(`[data-testid="pick-lesson:littles-law"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="pick-lab:littles-law:littles-sweep"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="lti-add"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#added")))
+	if items := sim.DeepLinkItems(); len(items) != 1 || len(items[0]) != 2 {
+		t.Fatalf("the platform got %v", items)
+	}
+
+	doSteps(t, learner, "progress page", chromedp.Navigate(srv.url+"/progress"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress-grades"]`)))
+	if got := textOf(t, learner, `[data-testid="progress-grades"] .grade-points`); got != "1 of 5 (20%)" {
+		t.Errorf("the learner's grade reads %q", got)
+	}
+	audit(learner, "progress")
+
+	launch(teacher, ltitest.Launch{User: "teach-a11y", Name: "Grace Hopper", Roles: []string{ltitest.RoleInstructor}, Target: srv.url + "/lti/grades"},
+		`[data-testid="lti-grades"]`)
+	if got := textOf(t, teacher, `[data-testid="lti-grades"] tbody`); !strings.Contains(got, "Ada Lovelace") || !strings.Contains(got, "1 of 5") {
+		t.Errorf("the grade list reads %q", got)
+	}
+	audit(teacher, "grades")
+	doSteps(t, teacher, "configuration page", chromedp.Navigate(srv.url+"/lti"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="lti-urls"]`)))
+	audit(teacher, "config")
+}
