@@ -38,16 +38,11 @@ func TestBrowserLTILaunchInIframe(t *testing.T) {
 		{"third-party-cookies-blocked", []chromedp.ExecAllocatorOption{chromedp.Flag("test-third-party-cookie-phaseout", true)}, true},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			sim := ltitest.Start(t)
-			data := t.TempDir()
-			if out, err := runCmd(t, addArgs(sim.Registration(), data)...); err != nil {
-				t.Fatalf("lti add: %v %s", err, out)
-			}
-			srv := start(t, nil, "--data", data)
+			sim, srv := simAndServer(t)
 			// The browser reaches the tool as localhost: another site than
 			// the platform's 127.0.0.1.
 			tool := strings.Replace(srv.url, "127.0.0.1", "localhost", 1)
-			sim.ToolJWKS, sim.ToolLaunch = srv.url+"/lti/jwks.json", tool+"/lti/launch"
+			sim.ToolLaunch = tool + "/lti/launch"
 			ctx := newBrowserFor(t, browserTimeout, mode.flags...)
 			course := sim.CourseURL(tool+"/lti/login", ltitest.Launch{User: "stu-browser", Name: "Ada", Graded: true, Target: tool + "/lessons/littles-law"})
 			if err := chromedp.Do(ctx, chromedp.Navigate(course)); err != nil {
@@ -156,13 +151,7 @@ func frameTarget(t *testing.T, ctx context.Context, url, shot string) context.Co
 // saves screenshots at 1280 and 375 px, light and dark.
 func TestBrowserLTIPagesAccessible(t *testing.T) {
 	src := axeSource(t)
-	sim := ltitest.Start(t)
-	data := t.TempDir()
-	if out, err := runCmd(t, addArgs(sim.Registration(), data)...); err != nil {
-		t.Fatalf("lti add: %v %s", err, out)
-	}
-	srv := start(t, nil, "--data", data)
-	sim.ToolJWKS, sim.ToolLaunch = srv.url+"/lti/jwks.json", srv.url+"/lti/launch"
+	sim, srv := simAndServer(t)
 
 	learner := newBrowser(t)
 	launch := func(ctx context.Context, l ltitest.Launch, ready string) {

@@ -37,6 +37,21 @@ func addArgs(p lti.Platform, data string) []string {
 	return args
 }
 
+// simAndServer starts a platform simulator, registers it with `server lti
+// add` in a new data directory and starts a server there; the simulator
+// expects launches back at the server's address.
+func simAndServer(t *testing.T) (*ltitest.Platform, *running) {
+	t.Helper()
+	sim := ltitest.Start(t)
+	data := t.TempDir()
+	if out, err := runCmd(t, addArgs(sim.Registration(), data)...); err != nil {
+		t.Fatalf("lti add: %v %s", err, out)
+	}
+	srv := start(t, nil, "--data", data)
+	sim.ToolJWKS, sim.ToolLaunch = srv.url+"/lti/jwks.json", srv.url+"/lti/launch"
+	return sim, srv
+}
+
 func TestLTICommands(t *testing.T) {
 	data := t.TempDir()
 	p := lti.Platform{Issuer: "https://moodle.example.org", ClientID: "abc123", Deployments: []string{"1", "2"},
@@ -101,13 +116,7 @@ func TestLTICommands(t *testing.T) {
 // TestLTIServerEndToEnd: a platform added with `server lti add`, a server
 // on its data directory, a graded launch, progress, and the score posted.
 func TestLTIServerEndToEnd(t *testing.T) {
-	sim := ltitest.Start(t)
-	data := t.TempDir()
-	if out, err := runCmd(t, addArgs(sim.Registration(), data)...); err != nil {
-		t.Fatalf("lti add: %v %s", err, out)
-	}
-	srv := start(t, nil, "--data", data)
-	sim.ToolJWKS, sim.ToolLaunch = srv.url+"/lti/jwks.json", srv.url+"/lti/launch"
+	sim, srv := simAndServer(t)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res := sim.Do(c, srv.url+"/lti/login", ltitest.Launch{User: "learner-7", Graded: true, Target: srv.url + "/lessons/littles-law"})
