@@ -63,7 +63,7 @@
 //	    one vote per participant per round, changed in place until the
 //	    round closes.
 //
-// LTI 1.3 (080_lti.sql; package lti). Times are the fixed-width stamps of
+// LTI 1.3 (090_lti.sql; package lti). Times are the fixed-width stamps of
 // the class tables, lists JSON arrays of strings; states, session tokens
 // and deep linking ids are kept only as SHA-256 hashes (hex).
 //
