@@ -175,6 +175,8 @@ func TestBrowserClassSession(t *testing.T) {
 			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second)),
 	)
 	screenshot(t, projector, "class-projector-run")
+	doSteps(t, projector, "projector reloads and still shows the run", chromedp.Reload(), connected,
+		poll(`document.querySelector('main').dataset.screen === "run" && !document.querySelector('[data-testid="class-run"]').hidden`))
 	doSteps(t, learner, "learner watches the run",
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
@@ -467,4 +469,15 @@ func TestBrowserPresenterKeys(t *testing.T) {
 	)
 	doSteps(t, pres, "the presenter follows to the next question",
 		classPoll(`!document.querySelector('[data-testid="class-q-sample-check"]').hidden && document.querySelector('[data-testid="class-q-sample-predict"]').hidden`))
+	// Keys typed into a field are the field's: no list of keys, no step.
+	doSteps(t, host, "the host types ? and a space into a knob field",
+		chromedp.Click(chromedp.CSS(`[data-testid="knobs-sample-lab"] summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]').value = ""`),
+		chromedp.Focus(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`)),
+		chromedp.KeyEvent("? 2"),
+		classPoll(`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]').value === "? 2" &&
+			!document.querySelector('[data-testid="keys-dialog"]').open &&
+			document.querySelector('[data-testid="class-q-sample-check"]').dataset.state === "open"`),
+	)
 }

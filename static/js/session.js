@@ -90,10 +90,15 @@ function start(root) {
       showError(block, "Not connected right now; try again in a moment.");
       return;
     }
+    flash = "";
     showError(block, "");
     ref += 1;
     msg.ref = ref;
-    if (block) pending.set(ref, block);
+    if (block) {
+      pending.set(ref, block);
+      // Only refusals and votes are answered by ref: forget old ones.
+      if (pending.size > 64) pending.delete(pending.keys().next().value);
+    }
     ws.send(JSON.stringify(msg));
   }
 
@@ -719,10 +724,11 @@ function start(root) {
 
   function keyAction(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return "";
+    const t = ev.target;
+    if (t.closest && t.closest("input, textarea, select, [contenteditable]")) return "";
     if (ev.key === "?") return "help";
     if (dialog && dialog.open) return "";
-    const t = ev.target;
-    if (t.closest && t.closest("input, textarea, select, button, a, summary, [contenteditable]")) return "";
+    if (t.closest && t.closest("button, a, summary")) return "";
     switch (ev.key) {
       case " ":
       case "ArrowRight":
