@@ -106,7 +106,7 @@ func TestTwoStepReveal(t *testing.T) {
 	for _, in := range []In{{Kind: KindAnswer, Question: "p1"}, {Kind: KindNextRound, Question: "p1"}, {Kind: KindReveal, Question: "p1"}} {
 		host.send(in)
 		o := host.expect(KindError, KindPresence)
-		if o.Code != ErrCodeConflict || !strings.Contains(o.Message, "'When the rate doubles, what happens to the…'") {
+		if o.Code != ErrCodeConflict || !strings.Contains(o.Message, "‘When the rate doubles, what happens to the…’") {
 			t.Fatalf("host's %s after the answer: %+v, want a conflict naming the question's words", in.Kind, o)
 		}
 	}
@@ -138,7 +138,7 @@ func TestAnswerFromAnOpenRound(t *testing.T) {
 	p := e.participant("Di", s.Code(), ptok)
 	p.expect(KindState)
 	host.send(In{Kind: KindAnswer, Question: "c1"})
-	if o := host.expect(KindError, KindPresence); o.Code != ErrCodeConflict || !strings.Contains(o.Message, "'Which limit holds the tail?'") {
+	if o := host.expect(KindError, KindPresence); o.Code != ErrCodeConflict || !strings.Contains(o.Message, "‘Which limit holds the tail?’") {
 		t.Fatalf("answering before any vote: %+v, want a conflict naming the question", o)
 	}
 	host.send(In{Kind: KindOpen, Question: "c1"})

@@ -121,7 +121,7 @@
 // runner's sandbox limits still apply and a refusal names the knob.
 // ref is optional and echoed in the reply, so a page can show an error
 // next to the button that sent the message. Errors name a question by
-// the first words of its prompt ("Voting on 'When the rate doubles…' is
+// the first words of its prompt ("Voting on ‘When the rate doubles…’ is
 // still open: close it first."), as the class sees it, not by its id. A
 // host-only kind from a participant gets an error with code forbidden,
 // to that participant only.

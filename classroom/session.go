@@ -87,8 +87,8 @@ type Question struct {
 const labelRunes = 48
 
 // label is how a message names a question: the first words of its
-// prompt in quotes, as the class sees it ("'With one worker and 20 ms
-// per…'"), or its id when the lesson gave no text.
+// prompt in quotes, as the class sees it ("‘With one worker and 20 ms
+// per…’"), or its id when the lesson gave no text.
 func (q *Question) label() string {
 	t := strings.Join(strings.Fields(q.Text), " ")
 	if t == "" {
@@ -101,7 +101,7 @@ func (q *Question) label() string {
 		}
 		t = strings.TrimRight(cut, " ,;:.") + "…"
 	}
-	return "'" + t + "'"
+	return "‘" + t + "’"
 }
 
 // Lesson is what a session needs to know about its lesson.

@@ -280,7 +280,7 @@ func TestClassSessionWeb(t *testing.T) {
 	pb.expect(classroom.KindRound)
 	// A refusal names the open question by its words, as the class reads it.
 	host.send(classroom.In{Kind: classroom.KindOpen, Question: "sample-check"})
-	if o := host.expect(classroom.KindError); o.Message != "Voting on 'With one worker and 20 ms per request, how many…' is still open: close it first." {
+	if o := host.expect(classroom.KindError); o.Message != "Voting on ‘With one worker and 20 ms per request, how many…’ is still open: close it first." {
 		t.Fatalf("opening a second question: %+v, want a conflict naming the open one by its words", o)
 	}
 	pa.send(classroom.In{Kind: classroom.KindVote, Question: "sample-predict", Option: "a"})
