@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,23 +19,37 @@ const benchClassSize = 300
 func benchLessons(slug string) (Lesson, error) {
 	l := Lesson{Slug: slug, Title: "bench"}
 	for i := range 100 {
-		l.Questions = append(l.Questions, Question{ID: "q" + strconv.Itoa(i), Type: "predict", Options: []string{"a", "b", "c", "d"}, Correct: "a"})
+		l.Questions = append(l.Questions, Question{ID: "q" + strconv.Itoa(i), Type: "predict", Text: "Which of these four is right?",
+			Options: []string{"a", "b", "c", "d"}, Correct: "a", Explain: benchExplain})
 	}
 	return l, nil
+}
+
+// benchExplain is an explanation per option about as long as the
+// lessons' (300 to 400 characters of HTML each).
+var benchExplain = map[string]string{
+	"a": "<p>" + strings.Repeat("One worker finishes one request every 20 ms. ", 8) + "</p>",
+	"b": "<p>" + strings.Repeat("That is the processor ceiling, not the worker's. ", 7) + "</p>",
+	"c": "<p>" + strings.Repeat("A worker only finishes what it has time for. ", 8) + "</p>",
+	"d": "<p>" + strings.Repeat("The queue grows without bound above the ceiling. ", 7) + "</p>",
 }
 
 // BenchmarkClass300 simulates a class of 300 participants on loopback,
 // each with its own websocket, against a real SQLite file. One iteration is
 // one question: the host opens it, all 300 vote at the same moment (the
-// worst case: a burst), then the host reveals. It reports, at p50 and p99
-// over every vote and every participant:
+// worst case: a burst), then the host reveals the spread, then the
+// answer. It reports, at p50 and p99 over every vote and every
+// participant:
 //
 //	vote-tally-*   from a participant sending its vote to the host's
 //	               websocket receiving the tally that counts it
 //	reveal-all-*   from the host sending reveal to each participant's
 //	               websocket receiving the distribution
+//	answer-all-*   from the host sending answer to each participant's
+//	               websocket receiving the answer with the four
+//	               explanations
 //
-// The goal is p99 under 200 ms for both. Run with a fixed count:
+// The goal is p99 under 200 ms for all three. Run with a fixed count:
 //
 //	go test ./classroom -run '^$' -bench 'Class300$' -benchtime 10x
 func BenchmarkClass300(b *testing.B) { benchClass(b, 0) }
@@ -56,6 +71,7 @@ func benchClass(b *testing.B, spread time.Duration) {
 	}
 	tallies := make(chan arrival, benchClassSize*2)
 	reveals := make(chan arrival, benchClassSize*2)
+	answers := make(chan arrival, benchClassSize*2)
 	opens := make(chan int, benchClassSize*2)
 	states := make(chan int, benchClassSize*2)
 	var wg sync.WaitGroup
@@ -78,6 +94,8 @@ func benchClass(b *testing.B, spread time.Duration) {
 				tallies <- arrival{o.Participant.ID, now}
 			case KindRevealed:
 				reveals <- arrival{pid, now}
+			case KindAnswered:
+				answers <- arrival{pid, now}
 			case KindRound:
 				if o.Status == "open" {
 					opens <- pid
@@ -120,7 +138,7 @@ func benchClass(b *testing.B, spread time.Duration) {
 			b.Fatal("not every client got its state within 20 s")
 		}
 	}
-	var voteLat, revealLat []time.Duration
+	var voteLat, revealLat, answerLat []time.Duration
 	sent := make([]time.Time, benchClassSize+1)
 
 	b.ResetTimer()
@@ -163,6 +181,14 @@ func benchClass(b *testing.B, spread time.Duration) {
 				revealLat = append(revealLat, a.at.Sub(start))
 			}
 		}
+		start = time.Now()
+		host.send(In{Kind: KindAnswer, Question: q})
+		for range benchClassSize + 1 {
+			a := wait("answer", answers)
+			if a.pid != 0 {
+				answerLat = append(answerLat, a.at.Sub(start))
+			}
+		}
 	}
 	b.StopTimer()
 	report := func(name string, ds []time.Duration) {
@@ -177,6 +203,7 @@ func benchClass(b *testing.B, spread time.Duration) {
 	}
 	report("vote-tally", voteLat)
 	report("reveal-all", revealLat)
+	report("answer-all", answerLat)
 	host.ws.Close()
 	for _, p := range ps {
 		p.ws.Close()

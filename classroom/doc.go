@@ -27,6 +27,18 @@
 //     rounds of voting, each open → closed → revealed. At most one
 //     question is open at a time. A round 2 may start once round 1 is
 //     closed or revealed. Revealing an open round closes it first.
+//   - a reveal in two steps, as Peer Instruction has it: first the spread
+//     (reveal: how the votes of the last round split, with no answer),
+//     then the answer (answer: which option the lesson marks correct,
+//     with every option's explanation from the lesson; for a Predict,
+//     what the measurement showed). Answering a round whose spread is not
+//     showing reveals it first (closing it first if open), so every screen
+//     goes through both steps in order. Once the answer shows, the
+//     question takes no second round. The step is stored (the round's
+//     AnsweredAt), so a restart keeps it.
+//   - a focus: the block the class is on, which the presenter view
+//     shows. It is the question the host last opened, closed, revealed or
+//     answered, or the lab the host last ran for the class.
 //   - one vote per participant per round, which the participant may change
 //     while the round is open and which is locked once it closes. The
 //     session checks this in memory and the store checks it again (a vote
@@ -68,10 +80,11 @@
 //
 //	state     reply on connect: {"state": {code, epoch, role, you, lesson,
 //	          focus, run_id, ended, connected, questions: [{id, type,
-//	          options, correct (host only), rounds: [{round, status, yours,
-//	          counts, total, movement}]}], participants (host only)}}.
+//	          options, correct, answered, explain, rounds: [{round, status,
+//	          yours, counts, total, movement}]}], participants (host only)}}.
 //	          Participants and projectors get counts and movement only for
-//	          revealed rounds.
+//	          revealed rounds, and correct and explain (option id → HTML)
+//	          only once the question is answered; hosts always get correct.
 //	voted     reply: {question, round, option, ref}: your vote is recorded.
 //	error     reply: {code, message, ref}: your message was refused and
 //	          nobody else was told. code is invalid, forbidden, conflict or
@@ -84,15 +97,21 @@
 //	          shows hosts); projectors: {question, round, total} only.
 //	round     all: {question, round, status: "open"|"closed", total}.
 //	revealed  all: {question, round, status, counts: [{option, count}],
-//	          total, movement: [{from, to, count}] (round 2)}.
+//	          total, movement: [{from, to, count}] (round 2)}: the spread,
+//	          the reveal's first step. It never carries the answer.
+//	answer    all: {question, round, correct, explain: {option: HTML}}:
+//	          the reveal's second step, after that question's revealed
+//	          message. explain holds every option's explanation, so a
+//	          participant can read why their own vote was wrong.
 //	run       all: {run_id, lab}: a run for the class started; watch it on
 //	          the run stream /ws/runs/{run_id} (package runner's events).
+//	          The lab is now the focus.
 //	ended     all: the session ended; the server then closes with 1000.
 //
 // Client to server (unknown fields and kinds are refused):
 //
 //	{"kind": "vote", "question": "p1", "option": "b", "ref": 7}   participant
-//	{"kind": "open" | "close" | "reveal" | "next_round", "question": "p1"}  host
+//	{"kind": "open" | "close" | "reveal" | "answer" | "next_round", "question": "p1"}  host
 //	{"kind": "run", "lab": "lab-1"}                               host
 //	{"kind": "run", "lab": "lab-1", "knobs": {"workers": 4, "rates": [40, 80]}}  host
 //	{"kind": "end"}                                               host
@@ -100,8 +119,12 @@
 // knobs is optional: workers, spin_ms, wait_ms, limit, cpus, rates (at
 // most 16) and seconds replace the preset's values for this run; the
 // runner's sandbox limits still apply and a refusal names the knob.
-// ref is optional and echoed in the reply. A host-only kind from a
-// participant gets an error with code forbidden, to that participant only.
+// ref is optional and echoed in the reply, so a page can show an error
+// next to the button that sent the message. Errors name a question by
+// the first words of its prompt ("Voting on ‘When the rate doubles…’ is
+// still open: close it first."), as the class sees it, not by its id. A
+// host-only kind from a participant gets an error with code forbidden,
+// to that participant only.
 // A message over MaxMessageBytes ends only the sender's connection (close
 // 1009); any other malformed message gets an error reply and changes
 // nothing.

@@ -24,8 +24,11 @@ var testLessonInfo = Lesson{
 	Slug:  "queues",
 	Title: "Queues",
 	Questions: []Question{
-		{ID: "p1", Type: "predict", Options: []string{"a", "b", "c"}, Correct: "b"},
-		{ID: "c1", Type: "check", Options: []string{"a", "b"}, Correct: "a"},
+		{ID: "p1", Type: "predict", Text: "When the rate doubles, what happens to the requests in flight?",
+			Options: []string{"a", "b", "c"}, Correct: "b",
+			Explain: map[string]string{"a": "<p>Only if the time stayed put.</p>", "b": "<p>Both the rate and the time grow.</p>", "c": "<p>The queue does not empty.</p>"}},
+		{ID: "c1", Type: "check", Text: "Which limit holds the tail?", Options: []string{"a", "b"}, Correct: "a",
+			Explain: map[string]string{"a": "<p>A short queue.</p>", "b": "<p>More workers do not.</p>"}},
 	},
 	Labs: []string{"lab-1"},
 }

@@ -13,7 +13,8 @@ const (
 	KindVote      = "vote"       // participant: {question, option}
 	KindOpen      = "open"       // host: open round 1 of {question}
 	KindClose     = "close"      // host: close the open round of {question}
-	KindReveal    = "reveal"     // host: reveal the last round of {question} (closing it first if open)
+	KindReveal    = "reveal"     // host: reveal the spread of the last round of {question} (closing it first if open)
+	KindAnswer    = "answer"     // host: show the answer of {question} with its explanation (revealing the spread first)
 	KindNextRound = "next_round" // host: open the next round of {question}
 	KindRun       = "run"        // host: run the lesson's {lab} preset for the class
 	KindEnd       = "end"        // host: end the session
@@ -29,6 +30,7 @@ const (
 	KindTally    = "tally"    // hosts: a vote was cast or changed; counts so far
 	KindRound    = "round"    // all: a round opened or closed
 	KindRevealed = "revealed" // all: a round's distribution (and movement from the previous round)
+	KindAnswered = "answer"   // all: a question's answer and every option's explanation
 	KindRunStart = "run"      // all: a run for the class started; watch /ws/runs/{run_id}
 	KindEnded    = "ended"    // all: the session ended
 )
@@ -104,29 +106,32 @@ type Out struct {
 	Code    string `json:"code,omitempty"`    // error
 	Message string `json:"message,omitempty"` // error
 
-	Question    string           `json:"question,omitempty"`
-	Round       int              `json:"round,omitempty"`
-	Status      string           `json:"status,omitempty"`
-	Option      string           `json:"option,omitempty"`      // voted
-	Participant *ParticipantView `json:"participant,omitempty"` // presence, tally
-	Connected   int              `json:"connected,omitempty"`   // presence: participants connected now
-	Counts      []OptionCount    `json:"counts,omitempty"`      // tally, revealed
-	Total       int              `json:"total,omitempty"`       // tally, revealed
-	Movement    []Move           `json:"movement,omitempty"`    // tally (hosts), revealed: round 2 on
-	RunID       string           `json:"run_id,omitempty"`      // run
-	Lab         string           `json:"lab,omitempty"`         // run
+	Question    string            `json:"question,omitempty"`
+	Round       int               `json:"round,omitempty"`
+	Status      string            `json:"status,omitempty"`
+	Option      string            `json:"option,omitempty"`      // voted
+	Participant *ParticipantView  `json:"participant,omitempty"` // presence, tally
+	Connected   int               `json:"connected,omitempty"`   // presence: participants connected now
+	Counts      []OptionCount     `json:"counts,omitempty"`      // tally, revealed
+	Total       int               `json:"total,omitempty"`       // tally, revealed
+	Movement    []Move            `json:"movement,omitempty"`    // tally (hosts), revealed: round 2 on
+	RunID       string            `json:"run_id,omitempty"`      // run
+	Lab         string            `json:"lab,omitempty"`         // run
+	Correct     string            `json:"correct,omitempty"`     // answer
+	Explain     map[string]string `json:"explain,omitempty"`     // answer: option → its explanation (HTML)
 
 	State *State `json:"state,omitempty"` // state
 }
 
 // State is the whole session as one client may see it.
 type State struct {
-	Code         string            `json:"code"`
-	Epoch        string            `json:"epoch"`
-	Role         string            `json:"role"` // "host" or "participant"
-	You          *ParticipantView  `json:"you,omitempty"`
-	Lesson       string            `json:"lesson"`
-	Focus        string            `json:"focus"`
+	Code   string           `json:"code"`
+	Epoch  string           `json:"epoch"`
+	Role   string           `json:"role"` // "host" or "participant"
+	You    *ParticipantView `json:"you,omitempty"`
+	Lesson string           `json:"lesson"`
+	Focus  string           `json:"focus"` // the block the class is on: the question or lab the host last acted on
+
 	RunID        string            `json:"run_id"`
 	Ended        bool              `json:"ended"`
 	Connected    int               `json:"connected"`
@@ -136,11 +141,13 @@ type State struct {
 
 // QuestionState is one question and its rounds.
 type QuestionState struct {
-	ID      string       `json:"id"`
-	Type    string       `json:"type"`
-	Options []string     `json:"options"`
-	Correct string       `json:"correct,omitempty"` // host only
-	Rounds  []RoundState `json:"rounds"`
+	ID       string            `json:"id"`
+	Type     string            `json:"type"`
+	Options  []string          `json:"options"`
+	Correct  string            `json:"correct,omitempty"`  // hosts always; everyone once answered
+	Answered bool              `json:"answered,omitempty"` // the host has shown the answer
+	Explain  map[string]string `json:"explain,omitempty"`  // once answered: option → its explanation (HTML)
+	Rounds   []RoundState      `json:"rounds"`
 }
 
 // RoundState is one round: its status, the client's own vote, and the
@@ -167,7 +174,7 @@ const (
 // hostKind reports whether only a host may send messages of kind k.
 func hostKind(k string) bool {
 	switch k {
-	case KindOpen, KindClose, KindReveal, KindNextRound, KindRun, KindEnd:
+	case KindOpen, KindClose, KindReveal, KindAnswer, KindNextRound, KindRun, KindEnd:
 		return true
 	}
 	return false
@@ -204,7 +211,7 @@ func parseIn(data []byte) (In, error) {
 		if err = need("question", in.Question); err == nil {
 			err = need("option", in.Option)
 		}
-	case KindOpen, KindClose, KindReveal, KindNextRound:
+	case KindOpen, KindClose, KindReveal, KindAnswer, KindNextRound:
 		err = need("question", in.Question)
 	case KindRun:
 		err = need("lab", in.Lab)
@@ -213,9 +220,9 @@ func parseIn(data []byte) (In, error) {
 		}
 	case KindEnd:
 	case "":
-		err = fmt.Errorf("the message has no \"kind\"; allowed kinds are vote, open, close, reveal, next_round, run and end")
+		err = fmt.Errorf("the message has no \"kind\"; allowed kinds are vote, open, close, reveal, answer, next_round, run and end")
 	default:
-		err = fmt.Errorf("unknown kind %q; allowed kinds are vote, open, close, reveal, next_round, run and end", truncate(in.Kind, maxField))
+		err = fmt.Errorf("unknown kind %q; allowed kinds are vote, open, close, reveal, answer, next_round, run and end", truncate(in.Kind, maxField))
 	}
 	return in, err
 }

@@ -75,8 +75,33 @@ func (e *NameError) Error() string { return "display name " + e.Reason }
 type Question struct {
 	ID      string
 	Type    string   // "predict" or "check"
+	Text    string   // the prompt as plain text: messages name the question by its first words
 	Options []string // option ids in order
-	Correct string   // the correct option id; shown to hosts only
+	Correct string   // the correct option id; shown to hosts, and to everyone once the answer is shown
+	// Explain is each option's explanation from the lesson (HTML, by
+	// option id), sent to everyone with the answer.
+	Explain map[string]string
+}
+
+// labelRunes is how much of a question's text its label keeps.
+const labelRunes = 48
+
+// label is how a message names a question: the first words of its
+// prompt in quotes, as the class sees it ("‘With one worker and 20 ms
+// per…’"), or its id when the lesson gave no text.
+func (q *Question) label() string {
+	t := strings.Join(strings.Fields(q.Text), " ")
+	if t == "" {
+		return q.ID
+	}
+	if r := []rune(t); len(r) > labelRunes {
+		cut := string(r[:labelRunes])
+		if i := strings.LastIndexByte(cut, ' '); i > labelRunes/2 {
+			cut = cut[:i]
+		}
+		t = strings.TrimRight(cut, " ,;:.") + "…"
+	}
+	return "‘" + t + "’"
 }
 
 // Lesson is what a session needs to know about its lesson.
@@ -396,6 +421,12 @@ func (q *question) last() *round {
 	return q.rounds[len(q.rounds)-1]
 }
 
+// answered reports whether the host has shown the question's answer.
+func (q *question) answered() bool {
+	r := q.last()
+	return r != nil && !r.AnsweredAt.IsZero()
+}
+
 type round struct {
 	store.ClassRound
 	votes map[int]string // participant id → option
@@ -689,9 +720,12 @@ func (s *Session) stateFor(c *conn) *State {
 	}
 	for _, iq := range s.info.Questions {
 		q := s.questions[iq.ID]
-		qs := QuestionState{ID: q.ID, Type: q.Type, Options: q.Options, Rounds: []RoundState{}}
-		if host {
+		qs := QuestionState{ID: q.ID, Type: q.Type, Options: q.Options, Answered: q.answered(), Rounds: []RoundState{}}
+		if host || qs.Answered {
 			qs.Correct = q.Correct
+		}
+		if qs.Answered {
+			qs.Explain = q.Explain
 		}
 		for _, r := range q.rounds {
 			rs := RoundState{Round: r.Round, Status: r.Status, Total: len(r.votes)}
@@ -773,6 +807,8 @@ func (s *Session) handle(c *conn, in In) {
 		err = s.close(ctx, q)
 	case KindReveal:
 		err = s.reveal(ctx, q)
+	case KindAnswer:
+		err = s.answer(ctx, q)
 	case KindRun:
 		err = s.run(ctx, in.Lab, in.Knobs)
 	case KindEnd:
@@ -821,7 +857,9 @@ func verb(kind string) string {
 	case KindClose:
 		return "close voting"
 	case KindReveal:
-		return "reveal the answers"
+		return "reveal the votes"
+	case KindAnswer:
+		return "show the answer"
 	case KindNextRound:
 		return "start a second round"
 	case KindRun:
@@ -890,33 +928,49 @@ func (s *Session) checkVote(in In) (*question, *round, error) {
 		return nil, nil, &Refusal{ErrCodeInvalid, fmt.Sprintf("This lesson has no question %q; its questions are %s.", in.Question, s.questionList())}
 	}
 	if !slices.Contains(q.Options, in.Option) {
-		return nil, nil, &Refusal{ErrCodeInvalid, fmt.Sprintf("Question %s has no option %q; its options are %s.", q.ID, in.Option, strings.Join(q.Options, ", "))}
+		return nil, nil, &Refusal{ErrCodeInvalid, fmt.Sprintf("Question %s has no option %q; its options are %s.", q.label(), in.Option, strings.Join(q.Options, ", "))}
 	}
 	r := q.last()
 	if r == nil {
-		return nil, nil, conflict("Voting on question %s has not opened yet.", q.ID)
+		return nil, nil, conflict("Voting on %s has not opened yet.", q.label())
 	}
 	if r.Status != store.RoundOpen {
-		return nil, nil, conflict("Voting on round %d of question %s is closed; your vote is locked.", r.Round, q.ID)
+		return nil, nil, conflict("Voting on %s is closed; your vote is locked.", q.label())
 	}
 	return q, r, nil
+}
+
+// setFocus makes id the block the class is on (the presenter view shows
+// it) and stores it. s.mu is held.
+func (s *Session) setFocus(ctx context.Context, id string) error {
+	if s.focus == id {
+		return nil
+	}
+	s.focus = id
+	if err := s.m.cfg.Store.UpdateClassSession(ctx, s.code, s.focus, s.runID, s.activeAt); err != nil {
+		return err
+	}
+	s.savedActive = s.activeAt
+	return nil
 }
 
 func (s *Session) open(ctx context.Context, q *question, next bool) error {
 	if other := s.openQuestion(); other != nil {
 		if other == q {
-			return conflict("Round %d of question %s is already open.", q.last().Round, q.ID)
+			return conflict("Voting on %s is already open.", q.label())
 		}
-		return conflict("Voting on question %s is still open; close it first.", other.ID)
+		return conflict("Voting on %s is still open: close it first.", other.label())
 	}
 	n := len(q.rounds)
 	switch {
 	case !next && n > 0:
-		return conflict("Question %s already had round %d; start the next round instead.", q.ID, n)
+		return conflict("The class has voted on %s already; start a second round instead.", q.label())
 	case next && n == 0:
-		return conflict("Question %s has not had a first round; open it first.", q.ID)
+		return conflict("The class has not voted on %s yet: open voting first.", q.label())
+	case next && q.answered():
+		return conflict("The answer to %s is showing, so a second round would not tell what the class thinks.", q.label())
 	case next && n >= MaxRounds:
-		return conflict("Question %s has had its %d rounds.", q.ID, MaxRounds)
+		return conflict("The class has voted %d times on %s, the most a question allows.", MaxRounds, q.label())
 	}
 	r := &round{ClassRound: store.ClassRound{Question: q.ID, Round: n + 1, Status: store.RoundOpen, OpenedAt: s.m.cfg.Now().UTC()},
 		votes: map[int]string{}}
@@ -924,11 +978,9 @@ func (s *Session) open(ctx context.Context, q *question, next bool) error {
 		return err
 	}
 	q.rounds = append(q.rounds, r)
-	s.focus = q.ID
-	if err := s.m.cfg.Store.UpdateClassSession(ctx, s.code, s.focus, s.runID, s.activeAt); err != nil {
+	if err := s.setFocus(ctx, q.ID); err != nil {
 		return err
 	}
-	s.savedActive = s.activeAt
 	s.broadcast(Out{Kind: KindRound, Question: q.ID, Round: r.Round, Status: store.RoundOpen}, false)
 	return nil
 }
@@ -936,7 +988,7 @@ func (s *Session) open(ctx context.Context, q *question, next bool) error {
 func (s *Session) close(ctx context.Context, q *question) error {
 	r := q.last()
 	if r == nil || r.Status != store.RoundOpen {
-		return conflict("Voting on question %s is not open.", q.ID)
+		return conflict("Voting on %s is not open.", q.label())
 	}
 	// Votes already accepted for this round are stored before it closes.
 	s.m.flushVotes()
@@ -945,17 +997,22 @@ func (s *Session) close(ctx context.Context, q *question) error {
 		r.Status, r.ClosedAt = store.RoundOpen, time.Time{}
 		return err
 	}
+	if err := s.setFocus(ctx, q.ID); err != nil {
+		return err
+	}
 	s.broadcast(Out{Kind: KindRound, Question: q.ID, Round: r.Round, Status: store.RoundClosed, Total: len(r.votes)}, false)
 	return nil
 }
 
+// reveal is the first step of the reveal: the spread of the last round's
+// votes, to everyone.
 func (s *Session) reveal(ctx context.Context, q *question) error {
 	r := q.last()
 	if r == nil {
-		return conflict("Question %s has had no voting to reveal.", q.ID)
+		return conflict("The class has not voted on %s yet: open voting first.", q.label())
 	}
 	if r.Status == store.RoundRevealed {
-		return conflict("Round %d of question %s is already revealed.", r.Round, q.ID)
+		return conflict("The votes on %s are already showing.", q.label())
 	}
 	if r.Status == store.RoundOpen {
 		if err := s.close(ctx, q); err != nil {
@@ -967,8 +1024,40 @@ func (s *Session) reveal(ctx context.Context, q *question) error {
 		r.Status, r.RevealedAt = store.RoundClosed, time.Time{}
 		return err
 	}
+	if err := s.setFocus(ctx, q.ID); err != nil {
+		return err
+	}
 	s.broadcast(Out{Kind: KindRevealed, Question: q.ID, Round: r.Round, Status: store.RoundRevealed,
 		Counts: s.counts(q, r), Total: len(r.votes), Movement: s.movement(q, r)}, false)
+	return nil
+}
+
+// answer is the second step of the reveal: which option is right, with
+// every option's explanation, to everyone. A round whose spread is not
+// showing yet is revealed first (and closed first if open), so every
+// screen always goes through both steps in order.
+func (s *Session) answer(ctx context.Context, q *question) error {
+	r := q.last()
+	if r == nil {
+		return conflict("The class has not voted on %s yet: open voting first.", q.label())
+	}
+	if q.answered() {
+		return conflict("The answer to %s is already showing.", q.label())
+	}
+	if r.Status != store.RoundRevealed {
+		if err := s.reveal(ctx, q); err != nil {
+			return err
+		}
+	}
+	r.AnsweredAt = s.m.cfg.Now().UTC()
+	if err := s.m.cfg.Store.SaveClassRound(ctx, s.code, r.ClassRound); err != nil {
+		r.AnsweredAt = time.Time{}
+		return err
+	}
+	if err := s.setFocus(ctx, q.ID); err != nil {
+		return err
+	}
+	s.broadcast(Out{Kind: KindAnswered, Question: q.ID, Round: r.Round, Correct: q.Correct, Explain: q.Explain}, false)
 	return nil
 }
 
@@ -987,7 +1076,7 @@ func (s *Session) run(ctx context.Context, lab string, knobs *Knobs) error {
 	if err != nil {
 		return err // a Refusal goes back to the host as it is; anything else is logged
 	}
-	s.runID = id
+	s.runID, s.focus = id, lab
 	if err := s.m.cfg.Store.UpdateClassSession(ctx, s.code, s.focus, s.runID, s.activeAt); err != nil {
 		return err
 	}

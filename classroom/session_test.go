@@ -599,6 +599,7 @@ func TestProjectorSeesWhatTheClassSees(t *testing.T) {
 	for _, in := range []In{
 		{Kind: KindClose, Question: "p1"},
 		{Kind: KindReveal, Question: "p1"},
+		{Kind: KindAnswer, Question: "p1"},
 		{Kind: KindNextRound, Question: "p1"},
 		{Kind: KindRun, Lab: "lab-1"},
 		{Kind: KindEnd},

@@ -9,6 +9,8 @@
 //	                         usable at 320 px (wide tables scroll inside .table-wrap regions)
 //	css/widgets.css          the model widgets' styles, linked once by a lesson page with a
 //	                         model block and by the standalone /widgets/{kind} page
+//	css/class.css            class pages' styles (/teach, /join, the host and participant views,
+//	                         the vote bars and the answer) and the full-screen presenter view
 //	js/lesson.js             progressive enhancement of the lesson page's forms (Predict,
 //	                         Check, record blocks): same form, same URL, JSON answer, block swapped in
 //	js/model.js              the capacity formulas in JavaScript, the twin of package model
@@ -19,8 +21,8 @@
 //	js/widgettext.test.mjs   node --test of widgettext.js against web/testdata/widget-vectors.json
 //	js/runs.js               live sweeps: the lab block's Run form, the run panel's websocket
 //	                         stream (progress, rows, chart), cancel and replay
-//	js/session.js            class sessions: the host, projector and participant views over
-//	                         their websocket
+//	js/session.js            class sessions: the host, presenter and participant views over
+//	                         their websocket, the two-step reveal, the host's keys
 //	js/lti.js                the deep linking answer page: posts the signed answer back to the
 //	                         learning platform at once (its button does without JavaScript)
 //	img/icon.svg             the site icon

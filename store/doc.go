@@ -46,7 +46,8 @@
 //	    start, outcome a loadrun.Outcome, queue_wait_ms and service_ms -1
 //	    when absent. Rows and records go with their run (ON DELETE CASCADE).
 //
-// Class sessions (060_sessions.sql; package classroom). Tokens are stored
+// Class sessions (060_sessions.sql, 080_class_answers.sql; package
+// classroom). Tokens are stored
 // only as SHA-256 hashes (hex).
 //
 //	class_sessions(code, lesson, host_hash, focus, run_id, created_at, active_at, ended_at)
@@ -57,8 +58,11 @@
 //	class_participants(session, id, token_hash, name, joined_at)
 //	    participants numbered 1, 2, ... within a session, with their token's
 //	    hash (unique per session) and display name.
-//	class_rounds(session, question, round, status, opened_at, closed_at, revealed_at)
-//	    each voting round (1, 2) of a question: open, closed or revealed.
+//	class_rounds(session, question, round, status, opened_at, closed_at, revealed_at, answered_at)
+//	    each voting round (1, 2) of a question: open, closed or revealed
+//	    (the spread of its votes shown). answered_at is set on a question's
+//	    last round when the host shows the answer, the reveal's second
+//	    step ('' until then).
 //	class_votes(session, question, round, participant, option, at)
 //	    one vote per participant per round, changed in place until the
 //	    round closes.

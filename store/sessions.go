@@ -62,6 +62,10 @@ type ClassRound struct {
 	OpenedAt   time.Time
 	ClosedAt   time.Time
 	RevealedAt time.Time
+	// AnsweredAt is when the host showed the question's answer (the
+	// second step of the reveal, after the spread); zero until then. Only
+	// a question's last round has it.
+	AnsweredAt time.Time
 }
 
 // ClassVote is a participant's vote in one round.
@@ -135,19 +139,19 @@ func (s *Store) ClassSession(ctx context.Context, code string) (ClassSession, er
 		return c, err
 	}
 
-	rows, err = s.db.QueryContext(ctx, `SELECT question, round, status, opened_at, closed_at, revealed_at FROM class_rounds
+	rows, err = s.db.QueryContext(ctx, `SELECT question, round, status, opened_at, closed_at, revealed_at, answered_at FROM class_rounds
 		WHERE session = ? ORDER BY question, round`, code)
 	if err != nil {
 		return c, err
 	}
 	for rows.Next() {
 		var r ClassRound
-		var o, cl, rv string
-		if err := rows.Scan(&r.Question, &r.Round, &r.Status, &o, &cl, &rv); err != nil {
+		var o, cl, rv, an string
+		if err := rows.Scan(&r.Question, &r.Round, &r.Status, &o, &cl, &rv, &an); err != nil {
 			rows.Close()
 			return c, err
 		}
-		r.OpenedAt, r.ClosedAt, r.RevealedAt = classTimeOf(o), classTimeOf(cl), classTimeOf(rv)
+		r.OpenedAt, r.ClosedAt, r.RevealedAt, r.AnsweredAt = classTimeOf(o), classTimeOf(cl), classTimeOf(rv), classTimeOf(an)
 		c.Rounds = append(c.Rounds, r)
 	}
 	if err := closeRows(rows); err != nil {
@@ -181,11 +185,11 @@ func (s *Store) AddClassParticipant(ctx context.Context, code string, p ClassPar
 
 // SaveClassRound stores a round or updates its status and times.
 func (s *Store) SaveClassRound(ctx context.Context, code string, r ClassRound) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO class_rounds (session, question, round, status, opened_at, closed_at, revealed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO class_rounds (session, question, round, status, opened_at, closed_at, revealed_at, answered_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session, question, round) DO UPDATE SET
-			status = excluded.status, closed_at = excluded.closed_at, revealed_at = excluded.revealed_at`,
-		code, r.Question, r.Round, r.Status, classStampOf(r.OpenedAt), classStampOf(r.ClosedAt), classStampOf(r.RevealedAt))
+			status = excluded.status, closed_at = excluded.closed_at, revealed_at = excluded.revealed_at, answered_at = excluded.answered_at`,
+		code, r.Question, r.Round, r.Status, classStampOf(r.OpenedAt), classStampOf(r.ClosedAt), classStampOf(r.RevealedAt), classStampOf(r.AnsweredAt))
 	return err
 }
 

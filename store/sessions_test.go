@@ -41,6 +41,19 @@ func TestClassSessionRoundTrip(t *testing.T) {
 	if err := s.UpdateClassSession(ctx, c.Code, "p1", "run-1", t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
+	// A second question, closed, revealed, then its answer shown: each
+	// save keeps the times before it.
+	r2 := ClassRound{Question: "c1", Round: 1, Status: RoundClosed, OpenedAt: t0, ClosedAt: t0.Add(time.Second)}
+	for _, step := range []func(){
+		func() {},
+		func() { r2.Status, r2.RevealedAt = RoundRevealed, t0.Add(2*time.Second) },
+		func() { r2.AnsweredAt = t0.Add(3 * time.Second) },
+	} {
+		step()
+		if err := s.SaveClassRound(ctx, c.Code, r2); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.Close()
 
 	s2, err := Open(path)
@@ -59,8 +72,12 @@ func TestClassSessionRoundTrip(t *testing.T) {
 	if len(got.Participants) != 2 || got.Participants[0].Name != "Ada" || got.Participants[1].ID != 2 {
 		t.Fatalf("participants = %+v", got.Participants)
 	}
-	if len(got.Rounds) != 1 || got.Rounds[0].Status != RoundOpen {
-		t.Fatalf("rounds = %+v", got.Rounds)
+	if len(got.Rounds) != 2 || got.Rounds[1].Status != RoundOpen || !got.Rounds[1].AnsweredAt.IsZero() {
+		t.Fatalf("rounds = %+v, want c1's round then p1's open one, not answered", got.Rounds)
+	}
+	if a := got.Rounds[0]; a.Question != "c1" || a.Status != RoundRevealed || !a.ClosedAt.Equal(t0.Add(time.Second)) ||
+		!a.RevealedAt.Equal(t0.Add(2*time.Second)) || !a.AnsweredAt.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("answered round = %+v, want c1 revealed at t0+2s and answered at t0+3s", a)
 	}
 	if len(got.Votes) != 2 || got.Votes[0].Option != "b" || got.Votes[1].Option != "c" {
 		t.Fatalf("votes = %+v, want Ada's changed vote b and c", got.Votes)

@@ -61,7 +61,7 @@ func renderLesson(b *testing.B, c *lessons.Course, slug string, buf *bytes.Buffe
 	}
 	srv := &server{assets: newAssets(b)}
 	r := httptest.NewRequest("GET", "/lessons/"+slug, nil)
-	page := lessonPage(srv.page(r, l.Title), l, prev, next, builds, (&store.Export{}).State(), srv.teach())
+	page := lessonPage(srv.page(r, l.Title), l, prev, next, builds, (&store.Export{}).State())
 	b.ReportAllocs()
 	for b.Loop() {
 		buf.Reset()

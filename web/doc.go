@@ -45,8 +45,11 @@
 //	POST /runs/{id}/cancel                  the cancel form: 303 back to the run's page
 //	GET  /ws/runs/{id}                      websocket: the run's events after ?since=N, then live ones (stream.go)
 //	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404
-//	GET  /teach                             every course lesson with a "Teach this lesson" button
-//	POST /sessions                          the "Teach this lesson" form (lesson, key): 303 to the host view
+//	GET  /teach                             every course lesson with a Teach button, in one form with one
+//	                                        instructor key field (?lesson=: that lesson alone, a fixture too)
+//	POST /teach/forget                      deletes this browser's teach pass: /teach asks for the key again
+//	POST /sessions                          a Teach button (lesson, key): 303 to the host view; a wrong key
+//	                                        comes back on /teach beside its field
 //	POST /api/sessions                      {"lesson", "key"}: 201 with the join code, links and host token
 //	GET  /join                              the join form: code and display name
 //	POST /join                              code, name, key (optional): joins and 303 to the session
@@ -77,9 +80,19 @@
 // key=, which the QR code and the join form carry on), so a class behind
 // one address is not locked out by a few mistyped codes.
 //
-// A lesson page's header carries the "Teach this lesson" form (POST
-// /sessions) when the server runs class sessions, with a key field when an
-// instructor key is configured.
+// Teaching lives on /teach, not on lesson pages, which learners read.
+// When an instructor key is configured, /teach asks for it once: the
+// right key leaves a teach pass in the browser (an HttpOnly, SameSite=Strict
+// cookie holding its end and an HMAC of it keyed with the instructor key,
+// good for 8 hours), with which every Teach button works without the key.
+//
+// The presenter view (/sessions/{code}/projector) is the whole screen
+// without the site's header: the join code and QR code until the class is
+// on something, then one question (its votes, the spread, the answer) or
+// the class run at a time. Its address carries the projector token only
+// and so controls nothing; opened from the host view's button, its keys
+// are posted to that host page, which acts with its own token (see
+// static/js/session.js).
 //
 // # Forms and JSON: one implementation
 //

@@ -161,7 +161,7 @@ func (s *server) lessonPlan(c *lessons.Course, i int) (*lessonPlan, error) {
 			builds = append(builds, lessonLink{b, c.Lessons[j].Title})
 		}
 	}
-	page := lessonPage(s.lessonPageInfo(l), l, prev, next, builds, (&store.Export{}).State(), s.teach())
+	page := lessonPage(s.lessonPageInfo(l), l, prev, next, builds, (&store.Export{}).State())
 	// The background context: a plan must not depend on the request that
 	// happened to build it.
 	p, err := buildPlan(context.Background(), page, l, &s.models)

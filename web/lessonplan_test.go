@@ -47,7 +47,7 @@ func referencePage(t *testing.T, srv *server, c *lessons.Course, slug, learner, 
 		}
 	}
 	var buf bytes.Buffer
-	if err := lessonPage(srv.lessonPageInfo(l), l, prev, next, builds, st, srv.teach()).Render(r.Context(), &buf); err != nil {
+	if err := lessonPage(srv.lessonPageInfo(l), l, prev, next, builds, st).Render(r.Context(), &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

@@ -63,6 +63,7 @@ func (s *server) routes() http.Handler {
 
 	// Class sessions (sessions.go; protocol in package classroom).
 	r.Get("/teach", s.handle(s.teachPage))
+	r.Post("/teach/forget", s.handle(s.forgetTeachPass))
 	r.Post("/sessions", s.handle(s.createSession))
 	r.Post("/api/sessions", s.handle(s.createSession))
 	r.Get("/join", s.handle(s.joinPage))

@@ -2,7 +2,10 @@ package web
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/gorilla/websocket"
+	"golang.org/x/net/html"
 
 	"capacitylab/classroom"
 	"capacitylab/lessons"
@@ -51,9 +55,10 @@ func classLesson(l *lessons.Lesson) classroom.Lesson {
 	for _, p := range l.Body {
 		switch b := p.Block.(type) {
 		case *lessons.Question:
-			q := classroom.Question{ID: b.ID, Type: b.Type}
+			q := classroom.Question{ID: b.ID, Type: b.Type, Text: plainText(string(b.Prompt)), Explain: map[string]string{}}
 			for _, o := range b.Options {
 				q.Options = append(q.Options, o.ID)
+				q.Explain[o.ID] = strings.TrimSpace(string(o.Explain))
 				if o.Correct {
 					q.Correct = o.ID
 				}
@@ -64,6 +69,32 @@ func classLesson(l *lessons.Lesson) classroom.Lesson {
 		}
 	}
 	return out
+}
+
+// plainText is the text of an HTML fragment (a lesson's rendered
+// prompt), with its white space collapsed: how messages name a question.
+func plainText(fragment string) string {
+	z := html.NewTokenizer(strings.NewReader(fragment))
+	var b strings.Builder
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return strings.Join(strings.Fields(b.String()), " ")
+		case html.TextToken:
+			b.Write(z.Text())
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			b.WriteByte(' ')
+		}
+	}
+}
+
+// classOptions returns a question's options in the order a class session
+// shows them: one order for the whole session (code), on every screen,
+// since the class talks about "the second option". Every class page
+// renders options through this, and session.js draws the bars in the
+// page's order. Today it is the lesson's order.
+func classOptions(code string, q *lessons.Question) []lessons.Option {
+	return q.Options
 }
 
 // ClassRuns starts a class's run of a lesson's lab preset on the runner,
@@ -139,7 +170,7 @@ type classView struct {
 	PID          int    // participant: id
 	Ended        bool
 	JoinURL      string // absolute, with the join key: for the QR code and to share
-	JoinPage     string // absolute /join, to read out with the code
+	JoinHost     string // host/join without the scheme: what the presenter view tells the room to type
 	HostURL      string
 	ProjectorURL string
 	QRURL        string            // host and projector: the QR code, with the projector token (see memberSession)
@@ -194,15 +225,6 @@ func absURL(r *http.Request, path string) string {
 	return scheme + "://" + r.Host + path
 }
 
-// teachOffer is what a lesson page needs for its "Teach this lesson"
-// button: whether this server runs class sessions, and whether starting
-// one asks for the instructor key.
-type teachOffer struct{ On, NeedKey bool }
-
-func (s *server) teach() teachOffer {
-	return teachOffer{On: s.classes != nil, NeedKey: s.instructorKey != ""}
-}
-
 // classesOn returns the session manager or the answer for a server
 // without one.
 func (s *server) classesOn() error {
@@ -213,8 +235,11 @@ func (s *server) classesOn() error {
 }
 
 // createSession is POST /api/sessions (JSON {"lesson","key"} or a form)
-// and POST /sessions (the "Teach this lesson" form): it starts a session
-// and answers 201 with its links, or 303 to the host view for a form.
+// and POST /sessions (a Teach button on /teach): it starts a session and
+// answers 201 with its links, or 303 to the host view for a form. A form
+// without a key uses the browser's teach pass (see teachPass); a form
+// with the right key sets one. A wrong key on the form comes back on
+// /teach, beside the key field.
 func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := s.classesOn(); err != nil {
 		return err
@@ -223,6 +248,7 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		Lesson string `json:"lesson"`
 		Key    string `json:"key"`
 	}
+	form := !strings.HasPrefix(r.URL.Path, "/api/")
 	ct := r.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "application/json") {
 		dec := json.NewDecoder(r.Body)
@@ -244,13 +270,6 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		}
 		in.Lesson, in.Key = r.PostFormValue("lesson"), r.PostFormValue("key")
 	}
-	if s.instructorKey != "" && !s.ltiInstructor(r) && subtle.ConstantTimeCompare([]byte(in.Key), []byte(s.instructorKey)) != 1 {
-		msg := "Starting a class session needs the instructor key this server was configured with."
-		if in.Key != "" {
-			msg = "That instructor key is not this server's; check it and try again."
-		}
-		return errorf(CodeForbidden, msg)
-	}
 	if in.Lesson == "" {
 		return errorf(CodeInvalid, "Say which lesson to teach: the field \"lesson\" takes a lesson's slug, as in /lessons/{slug}.")
 	}
@@ -261,13 +280,30 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := c.Lesson(in.Lesson); !ok {
 		return errorf(CodeNotFound, fmt.Sprintf("There is no lesson called %q to teach.", in.Lesson))
 	}
+	held := form && in.Key == "" && s.holdsTeachPass(r, time.Now())
+	if s.instructorKey != "" && !held && !s.ltiInstructor(r) && subtle.ConstantTimeCompare([]byte(in.Key), []byte(s.instructorKey)) != 1 {
+		msg := "Starting a class session needs the instructor key this server was configured with."
+		if in.Key != "" {
+			msg = "That instructor key is not this server's; check it and try again."
+		}
+		if form {
+			v := s.teachView(r, c, teachOnly(c, in.Lesson))
+			v.NeedKey, v.Held, v.KeyError = true, false, msg
+			s.render(w, r, http.StatusForbidden, classTeachPage(s.classPage(r, "Teach a class"), v))
+			return nil
+		}
+		return errorf(CodeForbidden, msg)
+	}
 	sess, token, err := s.classes.Create(r.Context(), in.Lesson)
 	if err != nil {
 		return err
 	}
 	code := sess.Code()
 	s.log.InfoContext(r.Context(), "class session started", "session", code, "lesson", in.Lesson)
-	if !strings.HasPrefix(r.URL.Path, "/api/") {
+	if form {
+		if s.instructorKey != "" && !held {
+			setTeachPass(w, r, s.instructorKey, time.Now())
+		}
 		http.Redirect(w, r, hostURL(code, token), http.StatusSeeOther)
 		return nil
 	}
@@ -456,10 +492,11 @@ func participantToken(r *http.Request, code string) string {
 }
 
 // classPage is the page frame for session pages: session.js instead of
-// lesson.js.
+// lesson.js, and class.css (the vote bars, the answer, the presenter view).
 func (s *server) classPage(r *http.Request, title string) pageInfo {
 	p := s.page(r, title)
 	p.JS = s.assets.URL("js/session.js")
+	p.Styles = append(p.Styles, s.assets.URL("css/class.css"))
 	p.Scripts = append(p.Scripts, s.assets.URL("js/runs.js")) // the class run's panel
 	return p
 }
@@ -475,7 +512,7 @@ func (s *server) view(r *http.Request, sess *classroom.Session, role, token stri
 		return classView{}, errorf(CodeNotFound, fmt.Sprintf("The lesson %q of this session is no longer in the course.", sess.Lesson()))
 	}
 	code := sess.Code()
-	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinPage: absURL(r, "/join"),
+	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join",
 		Labs: map[string]string{}}
 	if role == "host" {
 		v.HostURL = hostURL(code, token)
@@ -642,7 +679,41 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// teachPage is GET /teach: every lesson with a "Teach this lesson" button.
+// teachView is what /teach shows.
+type teachView struct {
+	Lessons  []*lessons.Lesson
+	One      bool   // one lesson, named by ?lesson= (a fixture, not in the course list)
+	NeedKey  bool   // the server has an instructor key this browser does not hold
+	Held     bool   // this browser holds a teach pass
+	KeyError string // what was wrong with the key typed, shown beside its field
+}
+
+// teachOnly is the lesson ?lesson= names if it is not in the course list
+// (a fixture, which /teach does not list), else "": the whole list.
+func teachOnly(c *lessons.Course, slug string) string {
+	if l, ok := c.Lesson(slug); ok && isFixture(l) {
+		return slug
+	}
+	return ""
+}
+
+func (s *server) teachView(r *http.Request, c *lessons.Course, only string) teachView {
+	v := teachView{Lessons: courseLessons(c)}
+	if l, ok := c.Lesson(only); ok && only != "" {
+		v.Lessons, v.One = []*lessons.Lesson{l}, isFixture(l)
+	}
+	if s.instructorKey != "" {
+		v.Held = s.holdsTeachPass(r, time.Now())
+		// A learning platform's instructor needs no key (package lti).
+		v.NeedKey = !v.Held && !s.ltiInstructor(r)
+	}
+	return v
+}
+
+// teachPage is GET /teach: every course lesson with a Teach button, in
+// one form with the instructor key's field when the server has a key this
+// browser does not hold yet. ?lesson= shows that lesson alone (a fixture
+// lesson too, which the list leaves out).
 func (s *server) teachPage(w http.ResponseWriter, r *http.Request) error {
 	if err := s.classesOn(); err != nil {
 		return err
@@ -651,6 +722,69 @@ func (s *server) teachPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, classTeachPage(s.classPage(r, "Teach a class"), courseLessons(c), s.instructorKey != ""))
+	only := r.URL.Query().Get("lesson")
+	if _, ok := c.Lesson(only); only != "" && !ok {
+		return errorf(CodeNotFound, fmt.Sprintf("There is no lesson called %q to teach; /teach lists every lesson.", only))
+	}
+	s.render(w, r, http.StatusOK, classTeachPage(s.classPage(r, "Teach a class"), s.teachView(r, c, only)))
 	return nil
+}
+
+// forgetTeachPass is POST /teach/forget: the browser's teach pass is
+// deleted (on a shared computer) and /teach asks for the key again.
+func (s *server) forgetTeachPass(w http.ResponseWriter, r *http.Request) error {
+	if err := s.classesOn(); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: teachPassCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/teach", http.StatusSeeOther)
+	return nil
+}
+
+// The teach pass: after an instructor types the key once on /teach, the
+// browser holds a cookie that stands for it for teachPassHours, so each
+// lesson's Teach button works without it. The cookie is the pass's end
+// (Unix seconds) and an HMAC-SHA256 of it keyed with the instructor key:
+// it proves the key was typed, cannot be made without it, tells nothing
+// of it, and stops working when the key changes. SameSite=Strict keeps
+// other sites' forms from starting sessions with it.
+const (
+	teachPassCookie = "cl_teach"
+	teachPassHours  = 8
+)
+
+// teachPass is the cookie value of a pass made at now.
+func teachPass(key string, now time.Time) string {
+	end := strconv.FormatInt(now.Add(teachPassHours*time.Hour).Unix(), 10)
+	return end + "." + teachPassMAC(key, end)
+}
+
+func teachPassMAC(key, end string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte("capacitylab teach pass\x00" + end))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// validTeachPass reports whether v is a pass made with key that has not
+// ended at now.
+func validTeachPass(key, v string, now time.Time) bool {
+	end, mac, ok := strings.Cut(v, ".")
+	if key == "" || !ok {
+		return false
+	}
+	secs, err := strconv.ParseInt(end, 10, 64)
+	if err != nil || now.Unix() >= secs {
+		return false
+	}
+	return hmac.Equal([]byte(mac), []byte(teachPassMAC(key, end)))
+}
+
+func (s *server) holdsTeachPass(r *http.Request, now time.Time) bool {
+	c, err := r.Cookie(teachPassCookie)
+	return err == nil && validTeachPass(s.instructorKey, c.Value, now)
+}
+
+func setTeachPass(w http.ResponseWriter, r *http.Request, key string, now time.Time) {
+	http.SetCookie(w, &http.Cookie{Name: teachPassCookie, Value: teachPass(key, now), Path: "/",
+		MaxAge: teachPassHours * 3600, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 }

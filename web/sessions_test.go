@@ -221,6 +221,8 @@ func TestClassSessionWeb(t *testing.T) {
 	}
 	if res := s.get(nil, projPath); res.StatusCode != 200 || strings.Contains(res.body, "open-sample-predict") || strings.Contains(res.body, tok) {
 		t.Fatalf("projector page: %d (it must have no host controls and not the host token)", res.StatusCode)
+	} else if strings.Contains(res.body, "site-header") || !hasTestID(t, res.body, "presenter-join") || testIDText(t, res.body, "class-code") != code {
+		t.Fatalf("projector page: want the presenter view (no site header, the join screen with the code %s)", code)
 	}
 	if res := s.get(nil, "/sessions/"+code+"/projector?token="+url.QueryEscape(tok)); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != projPath {
 		t.Fatalf("projector page with the host token: %d %q, want 303 to %s", res.StatusCode, res.Header.Get("Location"), projPath)
@@ -276,6 +278,11 @@ func TestClassSessionWeb(t *testing.T) {
 	host.expect(classroom.KindRound, classroom.KindPresence)
 	pa.expect(classroom.KindRound)
 	pb.expect(classroom.KindRound)
+	// A refusal names the open question by its words, as the class reads it.
+	host.send(classroom.In{Kind: classroom.KindOpen, Question: "sample-check"})
+	if o := host.expect(classroom.KindError); o.Message != "Voting on ‘With one worker and 20 ms per request, how many…’ is still open: close it first." {
+		t.Fatalf("opening a second question: %+v, want a conflict naming the open one by its words", o)
+	}
 	pa.send(classroom.In{Kind: classroom.KindVote, Question: "sample-predict", Option: "a"})
 	pa.expect(classroom.KindVoted)
 	pa.send(classroom.In{Kind: classroom.KindVote, Question: "sample-predict", Option: "b"})
@@ -319,6 +326,15 @@ func TestClassSessionWeb(t *testing.T) {
 	o := pb.expect(classroom.KindRevealed, classroom.KindRound)
 	if len(o.Movement) != 2 || o.Movement[0] != (classroom.Move{From: "a", To: "b", Count: 1}) {
 		t.Fatalf("movement = %+v, want Bob a→b and Ada b→b", o.Movement)
+	}
+	// The answer, the reveal's second step: the lesson's right option and
+	// its explanation, rendered from the lesson's Markdown.
+	host.send(classroom.In{Kind: classroom.KindAnswer, Question: "sample-predict"})
+	for _, c := range []*wsClient{host, pa, pb, proj} {
+		o := c.expect(classroom.KindAnswered, classroom.KindRevealed, classroom.KindRound, classroom.KindTally, classroom.KindPresence)
+		if o.Correct != "a" || o.Explain["a"] != "<p>One worker finishes one request every 20 ms, so 1000 / 20 = 50 a second.</p>" || len(o.Explain) != 3 {
+			t.Fatalf("%s: answer %+v, want a with the lesson's explanations", c.name, o)
+		}
 	}
 
 	// The CSVs need the host token.
@@ -677,63 +693,125 @@ func TestTeachAndJoinForms(t *testing.T) {
 	}
 }
 
-// TestLessonPageTeachButton checks the "Teach this lesson" form in a lesson
-// page's header: present only when the server runs class sessions, asking
-// for the key only when one is configured, and posting to /sessions with
-// the lesson, which answers 303 to the host view.
-func TestLessonPageTeachButton(t *testing.T) {
-	tests := []struct {
-		name    string
-		classes bool   // the server runs class sessions
-		key     string // the configured instructor key
-	}{
-		// No class sessions: no button.
-		{"no classes", false, ""},
-		// Class sessions without a key: the button alone.
-		{"open", true, ""},
-		// Class sessions with a key: the button asks for it.
-		{"with key", true, "sesame"},
+// TestTeachLivesOnTeach checks instructor controls stay off lesson
+// pages and /teach asks for the instructor key once: one key field in one
+// form with every lesson's Teach button; a wrong key comes back beside
+// that field, not on an error page; the right key starts the session and
+// leaves a teach pass, with which every Teach button works without the
+// key, until it is forgotten. A server without a key shows no field.
+func TestTeachLivesOnTeach(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "sesame", "")
+	lesson := s.get(nil, "/lessons/littles-law")
+	for _, id := range []string{"teach-littles-law", "teach-key", "teach-start"} {
+		if hasTestID(t, lesson.body, id) {
+			t.Errorf("the lesson page shows %s: instructor controls belong on /teach", id)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var site *testSite
-			if tt.classes {
-				site = newClassSite(t, filepath.Join(t.TempDir(), "class.db"), tt.key, "").testSite
-			} else {
-				site = newSite(t)
-			}
-			res := site.get(nil, "/lessons/littles-law")
-			doc := parse(t, res.body)
-			forms := find(doc, byTestID("teach-littles-law"))
-			if !tt.classes {
-				if len(forms) != 0 {
-					t.Fatal("a server without class sessions offers Teach this lesson")
-				}
-				return
-			}
-			if len(forms) != 1 {
-				t.Fatalf("%d teach forms on the lesson page, want 1", len(forms))
-			}
-			f := forms[0]
-			if must(attr(f, "action")) != "/sessions" || must(attr(f, "method")) != "post" {
-				t.Errorf("teach form posts to %q by %q, want post /sessions", must(attr(f, "action")), must(attr(f, "method")))
-			}
-			if len(find(f, func(n nodeT) bool {
-				return must(attr(n, "name")) == "lesson" && must(attr(n, "value")) == "littles-law"
-			})) != 1 {
-				t.Error("teach form does not name the lesson")
-			}
-			if hasKey := len(find(f, byTestID("teach-key"))) == 1; hasKey != (tt.key != "") {
-				t.Errorf("key field shown %v, want %v", hasKey, tt.key != "")
-			}
-			form := url.Values{"lesson": {"littles-law"}}
-			if tt.key != "" {
-				form.Set("key", tt.key)
-			}
-			post := site.post(nil, "/sessions", form)
-			if loc := post.Header.Get("Location"); post.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "/host?token=") {
-				t.Errorf("posting the form: %d %q, want 303 to the host view", post.StatusCode, loc)
-			}
-		})
+	if strings.Contains(lesson.body, "Instructor key") || strings.Contains(lesson.body, "Teach this lesson") {
+		t.Error("the lesson page still offers teaching")
+	}
+
+	browser := s.client()
+	teach := s.get(browser, "/teach")
+	doc := parse(t, teach.body)
+	keys := find(doc, byTestID("teach-key"))
+	starts := find(doc, byTestID("teach-start"))
+	forms := find(doc, byTestID("teach-form"))
+	if len(keys) != 1 || len(forms) != 1 || len(starts) < 8 || len(find(forms[0], byTestID("teach-start"))) != len(starts) {
+		t.Fatalf("/teach: %d key fields, %d forms, %d Teach buttons; want one field in one form holding every lesson's button", len(keys), len(forms), len(starts))
+	}
+	if must(attr(forms[0], "action")) != "/sessions" || must(attr(starts[0], "name")) != "lesson" || must(attr(starts[0], "value")) == "" {
+		t.Fatal("the Teach buttons must post their lesson to /sessions")
+	}
+
+	// A wrong key: /teach again, the message beside the field.
+	res := s.post(browser, "/sessions", url.Values{"lesson": {"littles-law"}, "key": {"open sesame"}})
+	if res.StatusCode != http.StatusForbidden || testIDText(t, res.body, "teach-error") != "That instructor key is not this server's; check it and try again." ||
+		!hasTestID(t, res.body, "teach-key") || !hasTestID(t, res.body, "teach-littles-law") {
+		t.Fatalf("a wrong key: %d, want /teach with the message beside the key field\n%.400s", res.StatusCode, res.body)
+	}
+	if !strings.Contains(res.body, `aria-describedby="teach-key-error teach-key-help"`) {
+		t.Error("the key field is not described by its error")
+	}
+	// The right key starts the session and leaves a pass in the browser.
+	res = s.post(browser, "/sessions", url.Values{"lesson": {"littles-law"}, "key": {"sesame"}})
+	if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "/host?token=") {
+		t.Fatalf("the right key: %d %q, want 303 to the host view", res.StatusCode, res.Header.Get("Location"))
+	}
+	var pass *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == teachPassCookie {
+			pass = c
+		}
+	}
+	if pass == nil || !pass.HttpOnly || pass.SameSite != http.SameSiteStrictMode || pass.MaxAge != teachPassHours*3600 || strings.Contains(pass.Value, "sesame") {
+		t.Fatalf("teach pass cookie %+v: want HttpOnly, SameSite=Strict, %d hours, without the key in it", pass, teachPassHours)
+	}
+	// With the pass: no key field, and another lesson starts without it.
+	teach = s.get(browser, "/teach")
+	if hasTestID(t, teach.body, "teach-key") || !hasTestID(t, teach.body, "teach-key-held") {
+		t.Fatal("/teach asks for the key again although this browser holds a pass")
+	}
+	res = s.post(browser, "/sessions", url.Values{"lesson": {"overload"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a Teach button with the pass: %d, want 303", res.StatusCode)
+	}
+	// Another browser has no pass; the JSON API still takes only the key.
+	if res := s.post(nil, "/sessions", url.Values{"lesson": {"overload"}}); res.StatusCode != http.StatusForbidden || !hasTestID(t, res.body, "teach-key") {
+		t.Fatalf("another browser without the key: %d, want /teach asking for it", res.StatusCode)
+	}
+	// Forgetting the pass asks for the key again.
+	res = s.post(browser, "/teach/forget", nil)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/teach" {
+		t.Fatalf("forget: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if teach := s.get(browser, "/teach"); !hasTestID(t, teach.body, "teach-key") {
+		t.Fatal("after forgetting, /teach does not ask for the key")
+	}
+
+	// ?lesson= shows one lesson, a fixture too; an unknown one is a 404.
+	one := s.get(nil, "/teach?lesson=sample")
+	if n := len(find(parse(t, one.body), byTestID("teach-start"))); one.StatusCode != 200 || n != 1 || !hasTestID(t, one.body, "teach-sample") {
+		t.Fatalf("/teach?lesson=sample: %d with %d Teach buttons, want the fixture alone", one.StatusCode, n)
+	}
+	if res := s.get(nil, "/teach?lesson=nope"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("/teach?lesson=nope: %d, want 404", res.StatusCode)
+	}
+
+	// Without a configured key there is no field at all.
+	open := newClassSite(t, filepath.Join(t.TempDir(), "open.db"), "", "")
+	if body := open.get(nil, "/teach").body; hasTestID(t, body, "teach-key") || hasTestID(t, body, "teach-key-held") {
+		t.Fatal("a server without an instructor key asks for one")
+	}
+}
+
+// TestTeachPass checks the teach pass cookie's value: it holds for
+// teachPassHours with the key it was made with, and not after, nor with
+// another key, nor altered.
+func TestTeachPass(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	pass := teachPass("sesame", t0)
+	end, mac, _ := strings.Cut(pass, ".")
+	later, _ := strconv.ParseInt(end, 10, 64)
+	cases := []struct {
+		what string // plain-English description
+		key  string
+		v    string
+		at   time.Time
+		ok   bool
+	}{
+		{"at once", "sesame", pass, t0, true},
+		{"a second before its end", "sesame", pass, t0.Add(teachPassHours*time.Hour - time.Second), true},
+		{"at its end", "sesame", pass, t0.Add(teachPassHours * time.Hour), false},
+		{"after the key changed", "sesame2", pass, t0, false},
+		{"with its end moved later", "sesame", strconv.FormatInt(later+3600, 10) + "." + mac, t0, false},
+		{"without its MAC", "sesame", end, t0, false},
+		{"on a server without a key", "", pass, t0, false},
+		{"empty", "sesame", "", t0, false},
+	}
+	for _, c := range cases {
+		if got := validTeachPass(c.key, c.v, c.at); got != c.ok {
+			t.Errorf("%s: valid = %v, want %v", c.what, got, c.ok)
+		}
 	}
 }

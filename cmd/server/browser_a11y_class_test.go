@@ -19,15 +19,18 @@ const classAuditTimeout = 3 * time.Minute
 // TestBrowserAccessibilityClass audits, with axe-core in light and dark
 // at 1024 and 320 pixels wide (as TestBrowserAccessibility does), the
 // pages instructors and learners use live: /teach (also with the
-// instructor key fields, and a lesson page's), the comparison of two
-// saved runs, and a class on the fixture lesson driven through the pages'
-// own buttons by two browsers. The class states: the join link's page
-// (/join/{code}?key=); then the participant, host and projector views
-// before the first question; while a question's voting is open with a
-// vote in; once round 1 is revealed (the bar chart); once round 2 is
-// revealed with one answer moved (each round's chart and the movement);
-// once the lesson's lab has run for the class (the host with the knobs
-// open, also with a refused rate); and once the session has ended.
+// instructor key's one field, and with a wrong key's message beside it),
+// the comparison of two saved runs, and a class on the fixture lesson
+// driven through the pages' own buttons by two browsers. The class
+// states: the join link's page (/join/{code}?key=); then the participant,
+// host and projector views before the first question (and the host's
+// list of keys open); while a question's voting is open with a vote in;
+// once round 1's spread shows (the bar chart); once round 2's spread
+// shows with one answer moved (each round's chart and the movement); once
+// the answer shows with its explanation; once the lesson's lab has run
+// for the class (the host with the knobs open, also with a refused
+// rate); and once the session has ended. The projector's presenter view
+// is also audited at 1920 x 1080, light and dark, in every state.
 func TestBrowserAccessibilityClass(t *testing.T) {
 	src := axeSource(t)
 	dataDir := t.TempDir()
@@ -36,7 +39,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	lab := buildLabBinary(t)
 	srv := start(t, nil, "--data", dataDir, "--lab-command", lab)
 	views := a11yViews()
-	audits := 0
+	audits, presenterAudits := 0, 0
 	// audit checks what the tab ctx shows in every view, then puts it
 	// back in the first view for the steps that follow.
 	audit := func(ctx context.Context, page string) {
@@ -63,26 +66,23 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	doSteps(t, host, "open /teach", chromedp.Navigate(srv.url+"/teach"),
 		classPoll(`document.querySelectorAll('[data-testid^="teach-"] [data-testid="teach-start"]').length > 1`))
 	audit(host, "teach (/teach)")
-	// A server that asks for an instructor key shows a key field in each
-	// "Teach this lesson" form, on /teach and on a lesson's page.
+	// A server that asks for an instructor key shows one key field for
+	// every lesson's Teach button; a wrong key comes back beside it.
 	keyed := start(t, nil, "--data", t.TempDir(), "--instructor-key", "a11y-instructor-key")
 	doSteps(t, host, "open /teach with an instructor key", chromedp.Navigate(keyed.url+"/teach"),
-		classPoll(`document.querySelectorAll('[data-testid="teach-key"]').length > 1`))
-	audit(host, "teach with instructor key fields (/teach)")
-	doSteps(t, host, "open a lesson with an instructor key", chromedp.Navigate(keyed.url+"/lessons/sample"),
-		classPoll(`document.querySelectorAll('[data-testid="teach-sample"] [data-testid="teach-key"]').length === 1`))
-	audit(host, "lesson with the instructor key field (/lessons/sample)")
+		classPoll(`document.querySelectorAll('[data-testid="teach-key"]').length === 1 && document.querySelectorAll('[data-testid="teach-start"]').length > 1`))
+	audit(host, "teach with the instructor key field (/teach)")
+	doSteps(t, host, "type a wrong key",
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="teach-key"]`), "not the key"),
+		clickToPage(`[data-testid="teach-littles-law"] [data-testid="teach-start"]`),
+		classPoll(`document.querySelector('[data-testid="teach-error"]').textContent.includes("not this server's")`))
+	audit(host, "teach with a wrong key's message (/teach)")
 	doSteps(t, host, "open the comparison", chromedp.Navigate(srv.url+"/runs/compare?a=a11ycmpA001&b=a11ycmpB001"),
 		// Rates 20, 40 against 40, 80: three rows, two with a missing side.
 		classPoll(`document.querySelectorAll('[data-testid="compare-rows"] tbody tr').length === 3`))
 	audit(host, "compare two runs (/runs/compare)")
 
-	doSteps(t, host, "host starts a session",
-		chromedp.Navigate(srv.url+"/lessons/sample"),
-		clickToPage(`[data-testid="teach-sample"] [data-testid="teach-start"]`),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-code"]`)),
-		connected,
-	)
+	doSteps(t, host, "host starts a session", startClass(srv.url, "sample"), connected)
 	joinURL, err := chromedp.Run(host, chromedp.Evaluate[string](`document.querySelector('[data-testid="join-link"]').href`))
 	if err != nil || !strings.Contains(joinURL, "/join/") || !strings.Contains(joinURL, "key=") {
 		t.Fatalf("join link %q (%v), want /join/{code}?key=...", joinURL, err)
@@ -106,6 +106,17 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	doSteps(t, projector, "projector connects", chromedp.Navigate(projURL), connected)
+	// auditPresenter audits the projector's presenter view as a projector
+	// shows it, 1920 x 1080, light and dark.
+	auditPresenter := func(state string) {
+		t.Helper()
+		for _, v := range []a11yView{{"light, 1920 x 1080", "light", 1920, 1080}, {"dark, 1920 x 1080", "dark", 1920, 1080}} {
+			setView(t, projector, v)
+			auditPage(t, projector, src, "presenter view, "+state, v.name)
+			presenterAudits++
+		}
+		setView(t, projector, views[0])
+	}
 	// auditViews audits the host, participant and projector views in one
 	// state of the class.
 	auditViews := func(state string) {
@@ -113,6 +124,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 		audit(host, "host view, "+state)
 		audit(learner, "participant view, "+state)
 		audit(projector, "projector view, "+state)
+		auditPresenter(state)
 	}
 
 	// Before the first question: the learner waits with the options
@@ -122,6 +134,12 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	audit(host, "host view, waiting to open a question (/sessions/{code}/host)")
 	audit(learner, "participant view, waiting (/sessions/{code})")
 	audit(projector, "projector view, waiting (/sessions/{code}/projector)")
+	auditPresenter("waiting for the class (/sessions/{code}/projector)")
+	doSteps(t, host, "host opens the list of keys", chromedp.Click(chromedp.CSS(`[data-testid="keys-open"]`)),
+		classPoll(`document.querySelector('[data-testid="keys-dialog"]').open`))
+	audit(host, "host view, the list of keys open")
+	doSteps(t, host, "host closes the list of keys", chromedp.Click(chromedp.CSS(`[data-testid="keys-close"]`)),
+		classPoll(`!document.querySelector('[data-testid="keys-dialog"]').open`))
 
 	// Round 1, voting open, one vote in.
 	doSteps(t, host, "host opens round 1",
@@ -179,6 +197,19 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	}
 	auditViews("round 2 revealed with movement")
 
+	// The answer: everyone sees the right option and its explanation,
+	// the learner their vote's verdict.
+	doSteps(t, host, "host shows the answer",
+		chromedp.Click(chromedp.CSS(`[data-testid="answer-sample-predict"]`)),
+		classPoll(status+`.includes("The answer is About 50")`))
+	for _, tab := range []context.Context{learner, projector} {
+		doSteps(t, tab, "the class sees the answer",
+			classPoll(`!document.querySelector('[data-testid="answer-box-sample-predict"]').hidden &&
+				document.querySelector('[data-testid="answer-explain-sample-predict"]').textContent.includes("1000 / 20")`))
+	}
+	doSteps(t, learner, "the learner sees their verdict", classPoll(`document.querySelector('[data-testid="your-verdict-sample-predict"]') !== null`))
+	auditViews("the answer showing")
+
 	// The class run: the host opens the knobs and runs the lesson's preset
 	// (two rates, one second each); everyone watches the rows arrive.
 	runDone := chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
@@ -191,7 +222,8 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(rates)),
 		chromedp.SetValue(chromedp.CSS(rates), "10, twenty"),
 		chromedp.Click(chromedp.CSS(`[data-testid="run-sample-lab"]`)),
-		classPoll(`document.querySelector('[data-testid="class-status"]').textContent.includes("Rates must be numbers")`),
+		// The message is beside the Run button that caused it.
+		classPoll(`document.querySelector('[data-testid="error-sample-lab"]').textContent.includes("Rates must be numbers")`),
 	)
 	audit(host, "host view, knobs open, a rate refused")
 	doSteps(t, host, "host corrects the rates and runs the lab",
@@ -205,6 +237,8 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	audit(host, "host view, knobs open and the class run done")
 	audit(learner, "participant view, the class run done")
 	audit(projector, "projector view, the class run done")
+	doSteps(t, projector, "the presenter shows the run", classPoll(`document.querySelector('main').dataset.screen === "run"`))
+	auditPresenter("the class run done")
 
 	// The host ends the session (accepting the page's own confirm
 	// dialog); every view says so.
@@ -216,5 +250,6 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 		doSteps(t, tab, "the session ends", classPoll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("This session has ended")`))
 	}
 	auditViews("session ended")
-	t.Logf("axe-core: %d audits (%d pages and states in %d views)", audits, audits/len(views), len(views))
+	t.Logf("axe-core: %d audits (%d pages and states in %d views), and %d of the presenter view at 1920 x 1080 (%d states, light and dark)",
+		audits, audits/len(views), len(views), presenterAudits, presenterAudits/2)
 }

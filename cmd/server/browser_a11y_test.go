@@ -95,6 +95,7 @@ type a11yView struct {
 	name   string // what the view is
 	scheme string // prefers-color-scheme
 	width  int64  // viewport width in CSS pixels
+	height int64  // viewport height; 0: 800
 }
 
 // seedRun saves a finished run with one row per rate (each window seconds
@@ -130,10 +131,10 @@ func seedRun(t *testing.T, dataDir, id string, rates []float64, seconds float64)
 // dark, 1024 and 320 pixels wide.
 func a11yViews() []a11yView {
 	return []a11yView{
-		{"light, 1024 px", "light", 1024},
-		{"dark, 1024 px", "dark", 1024},
-		{"light, 320 px", "light", 320},
-		{"dark, 320 px", "dark", 320},
+		{"light, 1024 px", "light", 1024, 0},
+		{"dark, 1024 px", "dark", 1024, 0},
+		{"light, 320 px", "light", 320, 0},
+		{"dark, 320 px", "dark", 320, 0},
 	}
 }
 
@@ -147,7 +148,11 @@ func setView(t *testing.T, ctx context.Context, v a11yView) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(v.width, 800)); err != nil {
+	h := v.height
+	if h == 0 {
+		h = 800
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(v.width, h)); err != nil {
 		t.Fatal(err)
 	}
 	inForce, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`matchMedia("(prefers-color-scheme: dark)").matches === %v && innerWidth === %d`, v.scheme == "dark", v.width)))

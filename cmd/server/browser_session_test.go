@@ -8,17 +8,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // TestBrowserClassSession runs a class with two browsers (separate
-// profiles, so separate cookies): the instructor starts a session with the
-// lesson page's "Teach this lesson" button (the sample fixture is not
-// listed on /teach), a learner joins with the code, the instructor opens a predict
-// question, the learner votes and reloads (the vote stays), the
-// instructor closes and reveals (the learner sees the distribution), then
-// runs the lesson's lab for the class and the learner watches the rows
-// arrive.
+// profiles, so separate cookies) and the projector's presenter view: the
+// instructor starts a session on /teach (?lesson=sample: the fixture is
+// not in the list), a learner joins with the code, the instructor opens
+// a predict question, the learner votes and reloads (the vote stays), the
+// instructor closes and shows the spread (the learner and the projector
+// see the distribution and no answer), then the answer (both see the
+// right option with the lesson's explanation, the learner their vote
+// marked right, also after a reload), then runs the lesson's lab for the
+// class: the learner watches the rows arrive and the projector shows the
+// run alone, its chart filling the screen.
 func TestBrowserClassSession(t *testing.T) {
 	lab := buildLabBinary(t)
 	srv := start(t, nil, "--data", t.TempDir(), "--lab-command", lab)
@@ -30,12 +35,7 @@ func TestBrowserClassSession(t *testing.T) {
 	}
 	connected := poll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("Connected")`)
 
-	doSteps(t, host, "host starts a session",
-		chromedp.Navigate(srv.url+"/lessons/sample"), // the lesson page's own "Teach this lesson" button
-		clickToPage(`[data-testid="teach-sample"] [data-testid="teach-start"]`),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-code"]`)),
-		connected,
-	)
+	doSteps(t, host, "host starts a session", startClass(srv.url, "sample"), connected)
 	code := textOf(t, host, `[data-testid="class-code"]`)
 	if len(code) != 6 {
 		t.Fatalf("join code %q", code)
@@ -102,7 +102,7 @@ func TestBrowserClassSession(t *testing.T) {
 		t.Fatalf("learner sees %d charts before the reveal (%v)", n, err)
 	}
 
-	doSteps(t, host, "host closes and reveals",
+	doSteps(t, host, "host closes and shows the spread",
 		chromedp.Click(chromedp.CSS(`[data-testid="close-sample-predict"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="reveal-sample-predict"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="reveal-sample-predict"]`)),
@@ -119,11 +119,64 @@ func TestBrowserClassSession(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="chart-sample-predict-1"]`)),
 	)
 	screenshot(t, projector, "class-projector-revealed")
+	// The spread is the first step only: nobody but the host is told the
+	// answer yet.
+	const noAnswer = `document.querySelector('[data-testid="answer-box-sample-predict"]').hidden &&
+		!document.querySelector('[data-testid="q-results-sample-predict"] .tag.correct') &&
+		!document.body.textContent.includes("1000 / 20")`
+	for _, tab := range []context.Context{learner, projector} {
+		if ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](noAnswer)); err != nil || !ok {
+			t.Fatalf("the answer shows with the spread (%v): it must wait for the second step", err)
+		}
+	}
+
+	// The second step: the answer, with the lesson's explanation, on
+	// every screen; the learner's own vote marked right.
+	doSteps(t, host, "host shows the answer",
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="answer-sample-predict"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="answer-sample-predict"]`)),
+		poll(`document.querySelector('[data-testid="q-status-sample-predict"]').textContent.includes("The answer is About 50")`),
+	)
+	const answerShown = `!document.querySelector('[data-testid="answer-box-sample-predict"]').hidden &&
+		document.querySelector('[data-testid="answer-option-sample-predict"]').textContent === "About 50" &&
+		document.querySelector('[data-testid="answer-explain-sample-predict"]').textContent.includes("1000 / 20 = 50 a second") &&
+		document.querySelector('[data-testid="chart-sample-predict-1"] [data-option="a"].correct .tag.correct') !== null`
+	for _, when := range []string{"live", "after a reload"} {
+		if when != "live" {
+			doSteps(t, learner, "learner reloads", chromedp.Reload(), connected)
+			doSteps(t, projector, "projector reloads", chromedp.Reload(), connected)
+		}
+		doSteps(t, learner, "learner sees the answer and their vote marked right "+when,
+			poll(answerShown),
+			poll(`document.querySelector('[data-testid="your-verdict-sample-predict"]').className === "result right" &&
+				document.querySelector('[data-testid="your-verdict-sample-predict"]').textContent === "Right: you voted About 50."`),
+			poll(`document.querySelector('[data-testid="q-status-sample-predict"] [aria-live]').textContent.includes("The answer is About 50. Your vote was right.")`),
+		)
+		doSteps(t, projector, "projector shows the answer "+when,
+			poll(answerShown+` && !document.querySelector('[data-testid="class-q-sample-predict"]').hidden &&
+				document.querySelector('[data-testid="your-verdict-sample-predict"]') === null`),
+		)
+	}
+	screenshot(t, learner, "class-learner-answer")
+	screenshot(t, projector, "class-projector-answer")
 
 	doSteps(t, host, "host runs the lab for the class",
 		chromedp.Click(chromedp.CSS(`[data-testid="run-sample-lab"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 	)
+	// The presenter view shows the run alone, its chart filling most of
+	// the screen (the tab is 1024 x 900 here).
+	doSteps(t, projector, "projector shows the class run alone",
+		poll(`document.querySelector('main').dataset.screen === "run" && !document.querySelector('[data-testid="class-run"]').hidden &&
+			document.querySelector('[data-testid="class-q-sample-predict"]').hidden &&
+			document.querySelector('[data-testid="join-corner"]').hidden === false`),
+		chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done" &&
+			document.querySelector('[data-testid="class-run"] [data-testid="run-chart"] svg').getBoundingClientRect().height > 0.6 * innerHeight`,
+			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second)),
+	)
+	screenshot(t, projector, "class-projector-run")
+	doSteps(t, projector, "projector reloads and still shows the run", chromedp.Reload(), connected,
+		poll(`document.querySelector('main').dataset.screen === "run" && !document.querySelector('[data-testid="class-run"]').hidden`))
 	doSteps(t, learner, "learner watches the run",
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
@@ -142,6 +195,24 @@ func TestBrowserClassSession(t *testing.T) {
 	}
 	screenshot(t, learner, "class-learner-run")
 	screenshot(t, host, "class-host-run")
+}
+
+// startClass starts a class on lesson from /teach, as an instructor does
+// (?lesson= names a lesson the list leaves out, such as the fixture), and
+// waits for the host view.
+func startClass(base, lesson string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for _, a := range []chromedp.Action[chromedp.Void]{
+			chromedp.Navigate(base + "/teach?lesson=" + lesson),
+			clickToPage(`[data-testid="teach-` + lesson + `"] [data-testid="teach-start"]`),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-code"]`)),
+		} {
+			if _, err := a(ctx, t); err != nil {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, nil
+	}
 }
 
 // classPoll waits, within one step, until the JavaScript expression js is
@@ -174,12 +245,7 @@ func TestBrowserClassSecondRoundAndKnobs(t *testing.T) {
 	}
 	connected := classPoll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("Connected")`)
 
-	doSteps(t, host, "host starts a session",
-		chromedp.Navigate(srv.url+"/lessons/sample"),
-		clickToPage(`[data-testid="teach-sample"] [data-testid="teach-start"]`),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-code"]`)),
-		connected,
-	)
+	doSteps(t, host, "host starts a session", startClass(srv.url, "sample"), connected)
 	code := textOf(t, host, `[data-testid="class-code"]`)
 	doSteps(t, learner, "learner joins",
 		chromedp.Navigate(srv.url+"/join"),
@@ -286,4 +352,132 @@ func TestBrowserClassSecondRoundAndKnobs(t *testing.T) {
 		}
 	}
 	screenshot(t, learner, "class-learner-edited-run")
+}
+
+// TestBrowserPresenterKeys drives a class from the keyboard. The host
+// opens the presenter view with the host page's button (a window of its
+// own, as on a projector); there Space, 2 and J move the class on through
+// the host page, which holds the token: open voting, close it, a second
+// round, the spread, the answer. The same view opened by its address
+// alone (as anyone in the room could) takes no control: its Space changes
+// nothing. The host page's own Space opens the next question.
+func TestBrowserPresenterKeys(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	host := newBrowser(t)
+	learner := newBrowser(t)
+	const (
+		q      = `[data-testid="class-q-sample-predict"]`
+		status = `document.querySelector('[data-testid="class-q-sample-predict"]').dataset.state`
+	)
+	connected := classPoll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("Connected")`)
+	doSteps(t, host, "host starts a session", startClass(srv.url, "sample"), connected)
+	code := textOf(t, host, `[data-testid="class-code"]`)
+	doSteps(t, learner, "learner joins",
+		chromedp.Navigate(srv.url+"/join/"+code),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="join-name"]`), "Kim"),
+		clickToPage(`[data-testid="join-submit"]`),
+		connected,
+	)
+
+	// Anyone may open the projector's address: it watches and takes no
+	// control, so its Space changes nothing.
+	projURL, err := chromedp.Run(host, chromedp.Evaluate[string](`document.querySelector('[data-testid="projector-link"]').href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher := newTab(t, learner)
+	if err := chromedp.Do(watcher); err != nil {
+		t.Fatal(err)
+	}
+	doSteps(t, watcher, "a projector tab opened by its address presses Space",
+		chromedp.Navigate(projURL), connected,
+		classPoll(`document.querySelector('main').dataset.screen === "join" && document.querySelector('main').dataset.control === undefined`),
+		chromedp.KeyEvent(" "),
+		chromedp.Sleep(500*time.Millisecond),
+	)
+	if st, err := chromedp.Run(host, chromedp.Evaluate[string](status)); err != nil || st != "none" {
+		t.Fatalf("after the watch-only tab's Space the question is %q (%v), want not opened", st, err)
+	}
+
+	// The host page's button opens the presenter in a window of its own.
+	opened := chromedp.WaitNewTarget(host, func(i *target.Info) bool { return strings.Contains(i.URL, "/projector") })
+	doSteps(t, host, "host opens the presenter view", chromedp.Click(chromedp.CSS(`[data-testid="projector-link"]`)))
+	var id target.ID
+	select {
+	case id = <-opened:
+	case <-time.After(stepTimeout):
+		t.Fatal("the presenter window did not open")
+	}
+	pres, cancel := chromedp.NewContext(host, chromedp.WithTargetID(id))
+	t.Cleanup(cancel)
+	if err := chromedp.Do(pres); err != nil {
+		t.Fatal(err)
+	}
+	press := func(what, key, want string) {
+		t.Helper()
+		doSteps(t, pres, what, chromedp.KeyEvent(key))
+		doSteps(t, host, what+": the host page did it", classPoll(status+` === "`+want+`"`))
+		doSteps(t, pres, what+": the presenter shows it", classPoll(`document.querySelector('[data-testid="class-q-sample-predict"]').dataset.state === "`+want+`"`))
+	}
+	doSteps(t, pres, "the presenter takes the host's keys",
+		connected,
+		classPoll(`document.querySelector('main').dataset.control === "host" && document.querySelector('[data-testid="presenter-keys"]').textContent.includes("Space: next step")`),
+		classPoll(`!document.querySelector('[data-testid="presenter-join"]').hidden && document.querySelector('[data-testid="participant-count"]').textContent === "1"`),
+	)
+	screenshot(t, pres, "class-presenter-join")
+	press("Space opens the first question", " ", "open")
+	doSteps(t, learner, "learner votes About 500",
+		chromedp.WaitEnabled(chromedp.CSS(q+` [data-testid="vote-sample-predict-b"]`)),
+		chromedp.Click(chromedp.CSS(q+` [data-testid="vote-sample-predict-b"]`)),
+		classPoll(`document.querySelector('[data-testid="vote-sample-predict-b"]').getAttribute("aria-pressed") === "true"`),
+	)
+	press("Space closes voting", " ", "closed")
+	press("→ shows the spread", kb.ArrowRight, "revealed")
+	press("2 starts a second round", "2", "open")
+	doSteps(t, learner, "learner votes About 500 again",
+		chromedp.WaitEnabled(chromedp.CSS(q+` [data-testid="vote-sample-predict-b"]`)),
+		chromedp.Click(chromedp.CSS(q+` [data-testid="vote-sample-predict-b"]`)),
+		classPoll(`document.querySelector('[data-testid="q-status-sample-predict"]').textContent.includes("Round 2 is open. Your vote: About 500.")`),
+	)
+	press("Space closes round 2", " ", "closed")
+	press("Space shows round 2's spread", " ", "revealed")
+	press("Space shows the answer", " ", "answered")
+	doSteps(t, learner, "learner sees the answer and why their vote was not it",
+		classPoll(`document.querySelector('[data-testid="your-verdict-sample-predict"]').className === "result wrong" &&
+			document.querySelector('[data-testid="your-verdict-sample-predict"]').textContent.includes("Not this time: you voted About 500.") &&
+			document.querySelector('[data-testid="your-verdict-sample-predict"]').textContent.includes("the worker also waits 18 ms")`),
+	)
+	screenshot(t, pres, "class-presenter-answer")
+
+	doSteps(t, pres, "J shows the join code, J again the question; ? lists the keys",
+		chromedp.KeyEvent("j"),
+		classPoll(`!document.querySelector('[data-testid="presenter-join"]').hidden && document.querySelector('[data-testid="class-q-sample-predict"]').hidden`),
+		chromedp.KeyEvent("j"),
+		classPoll(`document.querySelector('[data-testid="presenter-join"]').hidden && !document.querySelector('[data-testid="class-q-sample-predict"]').hidden`),
+		chromedp.KeyEvent("?"),
+		classPoll(`document.querySelector('[data-testid="keys-dialog"]').open`),
+		chromedp.KeyEvent(kb.Escape),
+		classPoll(`!document.querySelector('[data-testid="keys-dialog"]').open`),
+	)
+
+	// The host page's own Space: the next question in the lesson.
+	doSteps(t, host, "the host page's Space opens the next question",
+		classPoll(`document.querySelector('[data-testid="next-step"]').textContent.startsWith("Next: Open voting on ‘Which")`),
+		chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`),
+		chromedp.KeyEvent(" "),
+		classPoll(`document.querySelector('[data-testid="class-q-sample-check"]').dataset.state === "open"`),
+	)
+	doSteps(t, pres, "the presenter follows to the next question",
+		classPoll(`!document.querySelector('[data-testid="class-q-sample-check"]').hidden && document.querySelector('[data-testid="class-q-sample-predict"]').hidden`))
+	// Keys typed into a field are the field's: no list of keys, no step.
+	doSteps(t, host, "the host types ? and a space into a knob field",
+		chromedp.Click(chromedp.CSS(`[data-testid="knobs-sample-lab"] summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]').value = ""`),
+		chromedp.Focus(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`)),
+		chromedp.KeyEvent("? 2"),
+		classPoll(`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]').value === "? 2" &&
+			!document.querySelector('[data-testid="keys-dialog"]').open &&
+			document.querySelector('[data-testid="class-q-sample-check"]').dataset.state === "open"`),
+	)
 }

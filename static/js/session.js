@@ -1,8 +1,18 @@
-// session.js: a class session's page (participant, host or projector).
-// It keeps one websocket to /ws/sessions/{code} (protocol: package
+// session.js: a class session's page (participant, host or presenter
+// view). It keeps one websocket to /ws/sessions/{code} (protocol: package
 // classroom's doc), resumes with ?since=&epoch= after a drop, and renders
-// the questions, the tally and the revealed distributions. The class run
-// is shown as any run is: the server's run panel, streamed by runs.js.
+// the questions, the tally, the spread of the votes and the answer. The
+// class run is shown as any run is: the server's run panel, streamed by
+// runs.js.
+//
+// Keys (the "?" dialog lists them): the host view moves the class on with
+// Space, → or Page Down (the next step) and 2 (a second round). The
+// presenter view (the projector's, which holds no host token) shows one
+// thing at a time, J toggles its big join code and F full screen; when the
+// host opened it from the host view, its Space, → and 2 are posted to that
+// host page, which checks the message came from a window it opened and
+// acts with its own token. The projector's address alone controls
+// nothing.
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -17,11 +27,12 @@ function start(root) {
   const token = root.dataset.token || "";
   const statusEl = root.querySelector("[data-class-status]");
   const model = {
-    questions: new Map(), // id → {type, options, correct, rounds: [...]}
+    questions: new Map(), // id → {type, options, correct, answered, explain, rounds: [...]}
     participants: new Map(),
     connected: 0,
     focus: "",
     runID: "",
+    runLab: "",
     ended: false,
   };
   let ws = null;
@@ -31,6 +42,10 @@ function start(root) {
   let backoff = 500;
   let flash = "";
   let run = null;
+  const pending = new Map(); // ref → the block whose button sent it, for its error
+  let showJoin = false; // presenter: the join code shown on demand (J)
+  let presenterWin = null; // host: the presenter window this page opened
+  let control = false; // presenter: the host page that opened it takes its keys
 
   const wsBase = (location.protocol === "https:" ? "wss://" : "ws://") + location.host;
 
@@ -59,6 +74,7 @@ function start(root) {
       ws = null;
       if (model.ended || ev.code === 1000) {
         setStatus();
+        renderNext();
         return;
       }
       setStatus("Connection lost; reconnecting…");
@@ -67,16 +83,35 @@ function start(root) {
     };
   }
 
-  function send(msg) {
+  // send sends a message; block is the question or lab section whose
+  // button sent it, where an error about it will show.
+  function send(msg, block) {
     if (!ws || ws.readyState !== WebSocket.OPEN) {
-      flash = "Not connected right now; try again in a moment.";
-      setStatus();
+      showError(block, "Not connected right now; try again in a moment.");
       return;
     }
     flash = "";
+    showError(block, "");
     ref += 1;
     msg.ref = ref;
+    if (block) {
+      pending.set(ref, block);
+      // Only refusals and votes are answered by ref: forget old ones.
+      if (pending.size > 64) pending.delete(pending.keys().next().value);
+    }
     ws.send(JSON.stringify(msg));
+  }
+
+  // showError puts a message next to the button that caused it: in its
+  // block's error line, or the page's status line if it has none.
+  function showError(block, text) {
+    const el = block && block.querySelector("[data-block-error]");
+    if (el) {
+      el.textContent = text;
+      return;
+    }
+    flash = text;
+    setStatus();
   }
 
   function onMessage(m) {
@@ -87,12 +122,14 @@ function start(root) {
       case "voted": {
         const r = round(m.question, m.round);
         if (r) r.yours = m.option;
-        flash = "";
+        showError(pending.get(m.ref), "");
+        pending.delete(m.ref);
         renderQuestion(m.question);
         break;
       }
       case "error":
-        flash = m.message;
+        showError(pending.get(m.ref), m.message);
+        pending.delete(m.ref);
         break;
       case "presence":
         if (m.participant) model.participants.set(m.participant.id, m.participant);
@@ -102,7 +139,7 @@ function start(root) {
       case "tally": {
         const r = round(m.question, m.round);
         if (r) {
-          r.counts = m.counts;
+          if (m.counts) r.counts = m.counts;
           r.total = m.total || 0;
           r.movement = m.movement || [];
         }
@@ -119,7 +156,8 @@ function start(root) {
         }
         r.status = m.status;
         if (m.total !== undefined) r.total = m.total;
-        if (m.status === "open") model.focus = m.question;
+        model.focus = m.question;
+        showJoin = false;
         renderQuestion(m.question);
         renderFocus();
         if (m.status === "open") bringIntoView(m.question);
@@ -133,12 +171,29 @@ function start(root) {
           r.total = m.total || 0;
           r.movement = m.movement || [];
         }
+        model.focus = m.question;
         renderQuestion(m.question);
+        renderFocus();
+        break;
+      }
+      case "answer": {
+        const q = model.questions.get(m.question);
+        if (!q) break;
+        q.answered = true;
+        q.correct = m.correct;
+        q.explain = m.explain || {};
+        model.focus = m.question;
+        renderQuestion(m.question);
+        renderFocus();
         break;
       }
       case "run":
         model.runID = m.run_id;
+        model.runLab = m.lab;
+        model.focus = m.lab;
+        showJoin = false;
         watchRun(m.run_id);
+        renderFocus();
         break;
       case "ended":
         model.ended = true;
@@ -146,6 +201,7 @@ function start(root) {
         break;
     }
     setStatus();
+    renderNext();
   }
 
   function loadState(st) {
@@ -155,24 +211,29 @@ function start(root) {
     model.connected = st.connected;
     model.questions.clear();
     for (const q of st.questions) {
-      model.questions.set(q.id, { ...q, rounds: q.rounds || [] });
+      model.questions.set(q.id, { ...q, rounds: q.rounds || [], explain: q.explain || {} });
     }
     model.participants.clear();
     for (const p of st.participants || []) model.participants.set(p.id, p);
     for (const id of model.questions.keys()) renderQuestion(id);
     renderParticipants();
-    renderFocus();
+    if (st.run_id && !model.questions.has(st.focus)) model.runLab = st.focus;
     const fq = model.questions.get(model.focus);
     if (fq && fq.rounds.length && fq.rounds[fq.rounds.length - 1].status === "open") bringIntoView(model.focus);
     if (st.run_id && st.run_id !== model.runID) {
       model.runID = st.run_id;
       watchRun(st.run_id);
     }
+    renderFocus();
   }
 
   function round(qid, n) {
     const q = model.questions.get(qid);
     return q ? q.rounds.find((r) => r.round === n) : undefined;
+  }
+
+  function lastRound(q) {
+    return q && q.rounds.length ? q.rounds[q.rounds.length - 1] : undefined;
   }
 
   function setStatus(text) {
@@ -189,18 +250,39 @@ function start(root) {
     statusEl.classList.toggle("form-error", !!flash);
   }
 
+  function sectionOf(qid) {
+    return root.querySelector(`[data-class-question="${CSS.escape(qid)}"]`);
+  }
+
   function optionLabel(section, id) {
-    const li = section.querySelector(`[data-option="${CSS.escape(id)}"]`);
+    const li = section.querySelector(`.options [data-option="${CSS.escape(id)}"]`);
     return li ? li.dataset.label : id;
   }
 
+  // questionName is how the page names a question: its prompt's first
+  // words, as the class sees it.
+  function questionName(qid) {
+    const p = sectionOf(qid)?.querySelector("[data-q-prompt]");
+    const t = p ? p.textContent.trim().replace(/\s+/g, " ") : qid;
+    return "‘" + (t.length > 48 ? t.slice(0, 47).replace(/[\s,;:.]+\S*$/, "") + "…" : t) + "’";
+  }
+
+  // yourLastVote is the participant's vote in the last round they voted in.
+  function yourLastVote(q) {
+    for (let i = q.rounds.length - 1; i >= 0; i--) {
+      if (q.rounds[i].yours) return q.rounds[i].yours;
+    }
+    return "";
+  }
+
   function renderQuestion(qid) {
-    const section = root.querySelector(`[data-class-question="${CSS.escape(qid)}"]`);
+    const section = sectionOf(qid);
     const q = model.questions.get(qid);
     if (!section || !q) return;
-    const r = q.rounds[q.rounds.length - 1];
+    const r = lastRound(q);
     const open = r && r.status === "open" && !model.ended;
     const statusP = section.querySelector("[data-q-status]");
+    const answer = q.answered ? optionLabel(section, q.correct) : "";
     let text;
     let count = ""; // shown after text but not announced: see below
     if (!r) {
@@ -213,8 +295,12 @@ function start(root) {
           : `Round ${r.round} is open: choose your answer.`;
       } else if (r.status === "closed") {
         text = `Round ${r.round} is closed. ${yours || "You did not vote."} Wait for the reveal.`;
+      } else if (!q.answered) {
+        text = `Round ${r.round} revealed. ${yours || "You did not vote."} The answer comes next.`;
       } else {
-        text = `Round ${r.round} revealed. ${yours || "You did not vote."}`;
+        const mine = yourLastVote(q);
+        const verdict = !mine ? "You did not vote." : mine === q.correct ? "Your vote was right." : `You voted ${optionLabel(section, mine)}.`;
+        text = `Round ${r.round} revealed. The answer is ${answer}. ${verdict}`;
       }
     } else {
       const n = r.total || 0;
@@ -224,17 +310,21 @@ function start(root) {
         count = ` ${votes} so far.`;
       } else if (r.status === "closed") {
         text = `Round ${r.round}: voting closed with ${votes}.`;
-      } else {
+      } else if (!q.answered) {
         text = `Round ${r.round}: revealed, ${votes}.`;
+      } else {
+        text = `Round ${r.round}: revealed, ${votes}. The answer is ${answer}.`;
       }
     }
     // Only the state is a live region: a screen reader announces voting
-    // opening, closing and the reveal, not every one of a class's votes.
+    // opening, closing, the spread and the answer, not every one of a
+    // class's votes.
     const stateEl = statusP.querySelector("[data-q-state]");
     if (stateEl.textContent !== text) stateEl.textContent = text;
     statusP.querySelector("[data-q-count]").textContent = count;
     statusP.dataset.round = r ? String(r.round) : "0";
     statusP.dataset.state = r ? r.status : "none";
+    section.dataset.state = !r ? "none" : q.answered ? "answered" : r.status;
 
     if (role === "participant") {
       for (const b of section.querySelectorAll("[data-vote]")) {
@@ -250,7 +340,8 @@ function start(root) {
         open: n === 0,
         close: !!r && r.status === "open",
         reveal: !!r && r.status !== "revealed",
-        next_round: !!r && r.status !== "open" && n < 2,
+        answer: !!r && r.status === "revealed" && !q.answered,
+        next_round: !!r && r.status !== "open" && n < 2 && !q.answered,
       };
       // Only the actions that make sense now are shown.
       for (const b of section.querySelectorAll("[data-act]")) {
@@ -267,62 +358,79 @@ function start(root) {
         results.append(movement(section, rd));
       }
     }
+    renderAnswer(section, q);
+    fit();
   }
 
+  // chart draws a round's votes as bars, one row per option in the
+  // page's order of the options (the one order of the session), with the
+  // option's words and its count as text: readable at any width, and by a
+  // screen reader as a list.
   function chart(section, q, rd) {
     const fig = document.createElement("figure");
+    fig.className = "votes";
     fig.dataset.round = String(rd.round);
-    fig.dataset.testid = "chart";
     fig.setAttribute("data-testid", `chart-${q.id}-${rd.round}`);
     const cap = document.createElement("figcaption");
-    const hidden = role === "host" && rd.status !== "revealed" ? " (only you see this until you reveal it)" : "";
+    const hidden = role === "host" && rd.status !== "revealed" ? " (only you see this until you show the spread)" : "";
     cap.textContent = `Round ${rd.round}: ${rd.total || 0} vote${rd.total === 1 ? "" : "s"}${hidden}`;
-    const counts = rd.counts || [];
-    const max = Math.max(1, ...counts.map((c) => c.count));
+    const byOption = new Map((rd.counts || []).map((c) => [c.option, c.count]));
+    const max = Math.max(1, ...byOption.values());
     const total = Math.max(1, rd.total || 0);
-    const rowH = 28;
-    const w = 480;
-    const labelW = 200;
-    const svg = document.createElementNS(SVG, "svg");
-    svg.setAttribute("viewBox", `0 0 ${w} ${rowH * counts.length + 4}`);
-    svg.setAttribute("role", "img");
-    svg.setAttribute(
-      "aria-label",
-      `Round ${rd.round} votes: ` + counts.map((c) => `${optionLabel(section, c.option)} ${c.count}`).join(", "),
-    );
-    counts.forEach((c, i) => {
-      const y = i * rowH + 2;
-      const label = document.createElementNS(SVG, "text");
-      label.setAttribute("x", "0");
-      label.setAttribute("y", String(y + 18));
-      label.setAttribute("font-size", "13");
-      label.setAttribute("fill", "currentColor");
-      const full = optionLabel(section, c.option);
-      label.textContent = full.length > 28 ? full.slice(0, 27) + "…" : full;
-      const bar = document.createElementNS(SVG, "rect");
-      const bw = Math.round(((w - labelW - 70) * c.count) / max);
-      bar.setAttribute("x", String(labelW));
-      bar.setAttribute("y", String(y + 4));
-      bar.setAttribute("height", String(rowH - 8));
-      bar.setAttribute("width", String(Math.max(bw, 1)));
-      const correct = role === "host" && q.correct === c.option;
-      bar.setAttribute("fill", correct ? "#2e7d32" : "#3f6fb5");
-      bar.dataset.option = c.option;
-      bar.dataset.count = String(c.count);
-      const n = document.createElementNS(SVG, "text");
-      n.setAttribute("x", String(labelW + bw + 6));
-      n.setAttribute("y", String(y + 18));
-      n.setAttribute("font-size", "13");
-      n.setAttribute("fill", "currentColor");
-      n.textContent = `${c.count} (${Math.round((100 * c.count) / total)}%)`;
-      svg.append(label, bar, n);
-    });
-    fig.append(cap, svg);
+    const showCorrect = role === "host" || q.answered;
+    const ul = document.createElement("ul");
+    ul.className = "vote-bars";
+    for (const li of section.querySelectorAll(".options [data-option]")) {
+      const id = li.dataset.option;
+      const n = byOption.get(id) || 0;
+      const row = document.createElement("li");
+      row.className = "vote-row";
+      row.dataset.option = id;
+      const label = document.createElement("span");
+      label.className = "vote-label";
+      label.textContent = li.dataset.label;
+      if (showCorrect && q.correct === id) {
+        row.classList.add("correct");
+        label.append(" ", tag("correct", "Answer"));
+      }
+      if (role === "participant" && rd.yours === id) {
+        row.classList.add("yours");
+        label.append(" ", tag("yours", "Your vote"));
+      }
+      const bar = document.createElementNS(SVG, "svg");
+      bar.setAttribute("class", "vote-bar");
+      bar.setAttribute("viewBox", "0 0 100 10");
+      bar.setAttribute("preserveAspectRatio", "none");
+      bar.setAttribute("aria-hidden", "true");
+      bar.setAttribute("focusable", "false");
+      const rect = document.createElementNS(SVG, "rect");
+      rect.setAttribute("x", "0");
+      rect.setAttribute("y", "0");
+      rect.setAttribute("height", "10");
+      rect.setAttribute("width", String(n ? Math.max((100 * n) / max, 0.8) : 0));
+      rect.dataset.option = id;
+      rect.dataset.count = String(n);
+      bar.append(rect);
+      const count = document.createElement("span");
+      count.className = "vote-count";
+      count.textContent = `${n} · ${Math.round((100 * n) / total)}%`;
+      row.append(label, bar, count);
+      ul.append(row);
+    }
+    fig.append(cap, ul);
     return fig;
+  }
+
+  function tag(kind, text) {
+    const t = document.createElement("span");
+    t.className = "tag " + kind;
+    t.textContent = text;
+    return t;
   }
 
   function movement(section, rd) {
     const div = document.createElement("div");
+    div.className = "movement";
     div.setAttribute("data-testid", "movement");
     const p = document.createElement("p");
     p.textContent = `How answers moved from round ${rd.round - 1} to round ${rd.round}:`;
@@ -332,9 +440,67 @@ function start(root) {
       const from = optionLabel(section, m.from);
       const to = optionLabel(section, m.to);
       li.textContent = m.from === m.to ? `${m.count} stayed with ${from}` : `${m.count} moved from ${from} to ${to}`;
+      if (m.from === m.to) li.className = "stayed";
       ul.append(li);
     }
     div.append(p, ul);
+    return div;
+  }
+
+  // renderAnswer shows the reveal's second step: the right option and
+  // its explanation from the lesson, and to a participant whether their
+  // own vote was right (and, if not, why that option is tempting and
+  // wrong).
+  function renderAnswer(section, q) {
+    const box = section.querySelector("[data-q-answer]");
+    if (!box) return;
+    box.hidden = !q.answered;
+    if (!q.answered) {
+      box.replaceChildren();
+      return;
+    }
+    if (box.dataset.shown === q.correct + "|" + yourLastVote(q)) return;
+    box.dataset.shown = q.correct + "|" + yourLastVote(q);
+    const title = document.createElement("p");
+    title.className = "answer-title";
+    title.textContent = q.type === "predict" ? "What the measurement shows" : "The answer";
+    const opt = document.createElement("p");
+    opt.className = "answer-option";
+    opt.setAttribute("data-testid", `answer-option-${q.id}`);
+    opt.textContent = optionLabel(section, q.correct);
+    const why = explanation(q, q.correct);
+    why.setAttribute("data-testid", `answer-explain-${q.id}`);
+    box.replaceChildren(title, opt, why);
+    if (role !== "participant") return;
+    const mine = yourLastVote(q);
+    const verdict = document.createElement("div");
+    verdict.setAttribute("data-testid", `your-verdict-${q.id}`);
+    const v = document.createElement("p");
+    v.className = "verdict";
+    if (!mine) {
+      verdict.className = "result";
+      v.textContent = "You did not vote on this one.";
+      verdict.append(v);
+    } else if (mine === q.correct) {
+      verdict.className = "result right";
+      v.textContent = `Right: you voted ${optionLabel(section, mine)}.`;
+      verdict.append(v);
+    } else {
+      verdict.className = "result wrong";
+      v.textContent = `Not this time: you voted ${optionLabel(section, mine)}.`;
+      verdict.append(v, explanation(q, mine));
+    }
+    box.append(verdict);
+  }
+
+  // explanation is an option's explanation from the lesson (its rendered
+  // Markdown, which the server sent with the answer).
+  function explanation(q, option) {
+    const div = document.createElement("div");
+    div.className = "explain";
+    const t = document.createElement("template");
+    t.innerHTML = (q.explain && q.explain[option]) || "";
+    div.append(t.content);
     return div;
   }
 
@@ -354,19 +520,47 @@ function start(root) {
   // smoothly, unless they asked for reduced motion, when it jumps.
   function bringIntoView(qid) {
     if (role !== "participant") return;
-    const section = root.querySelector(`[data-class-question="${CSS.escape(qid)}"]`);
+    const section = sectionOf(qid);
     const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
     if (section) section.scrollIntoView({ behavior: still ? "auto" : "smooth", block: "start" });
   }
 
-  // The projector shows only the question the class is on.
+  // The presenter shows one thing at a time: the join code until the
+  // class is on something (or while J holds it), else the question or the
+  // class run the host last acted on, with the join code in a corner.
   function renderFocus() {
     if (role !== "projector") return;
+    let screen = "join";
+    if (!showJoin && model.questions.has(model.focus)) screen = "question";
+    else if (!showJoin && model.runID && model.focus && model.focus === model.runLab) screen = "run";
+    root.dataset.screen = screen;
+    root.querySelector("[data-presenter-join]").hidden = screen !== "join";
+    root.querySelector("[data-presenter-corner]").hidden = screen === "join";
     for (const s of root.querySelectorAll("[data-class-question]")) {
-      s.hidden = s.dataset.classQuestion !== model.focus;
+      s.hidden = screen !== "question" || s.dataset.classQuestion !== model.focus;
     }
-    for (const s of root.querySelectorAll("[data-class-lab]")) s.hidden = true;
+    const runSection = root.querySelector("[data-class-run]");
+    runSection.hidden = screen !== "run";
+    fit();
   }
+
+  // fit keeps the presenter view within the screen: when a long question
+  // would scroll, its text shrinks in steps (to no less than 70%).
+  let fitting = 0;
+  function fit() {
+    if (role !== "projector" || fitting) return;
+    fitting = requestAnimationFrame(() => {
+      fitting = 0;
+      let f = 1;
+      root.style.setProperty("--fit", "1");
+      const page = document.documentElement;
+      while (page.scrollHeight > window.innerHeight + 1 && f > 0.7) {
+        f -= 0.05;
+        root.style.setProperty("--fit", f.toFixed(2));
+      }
+    });
+  }
+  if (role === "projector") window.addEventListener("resize", fit);
 
   // watchRun shows the class run as any run is shown: the server's own
   // run panel (/runs/{id}/panel: progress, chart with the model beside the
@@ -379,7 +573,7 @@ function start(root) {
     const section = root.querySelector("[data-class-run]");
     const slot = section.querySelector("[data-class-run-slot]");
     section.querySelector("[data-run-link]").href = "/runs/" + encodeURIComponent(id);
-    section.hidden = false;
+    if (role !== "projector") section.hidden = false;
     try {
       const res = await fetch("/runs/" + encodeURIComponent(id) + "/panel", { headers: { Accept: "text/html" } });
       if (!res.ok) throw new Error("the server answered " + res.status);
@@ -395,29 +589,103 @@ function start(root) {
       slot.textContent = "The class run could not be shown here: open the run's own page.";
       console.error("class run:", err);
     }
+    fit();
+  }
+
+  // nextStep is what Space does on the host view: the step after the one
+  // the class is on. On the question in focus: close its voting, show the
+  // spread, show the answer; after a class run, the same for the Predict
+  // that run settles; then open the next question, in the lesson's order,
+  // that has not been voted on.
+  function nextStep() {
+    if (model.ended) return null;
+    let q = model.questions.get(model.focus);
+    if (!q && model.focus) {
+      const settled = root.querySelector(`[data-settled-by="${CSS.escape(model.focus)}"]`);
+      q = settled ? model.questions.get(settled.dataset.classQuestion) : undefined;
+    }
+    const r = lastRound(q);
+    if (q && r && !q.answered) {
+      const name = questionName(q.id);
+      if (r.status === "open") return { kind: "close", question: q.id, label: `Close voting on ${name}` };
+      if (r.status === "closed") return { kind: "reveal", question: q.id, label: `Show the spread of the votes on ${name}` };
+      return { kind: "answer", question: q.id, label: q.type === "predict" ? `Show what the measurement showed for ${name}` : `Show the answer to ${name}` };
+    }
+    const blocks = Array.from(root.querySelectorAll("[data-class-question], [data-class-lab]"));
+    const at = blocks.findIndex((b) => (b.dataset.classQuestion || b.dataset.classLab) === model.focus);
+    for (const b of blocks.slice(at + 1)) {
+      const id = b.dataset.classQuestion;
+      const nq = id && model.questions.get(id);
+      if (nq && !nq.rounds.length) return { kind: "open", question: id, label: `Open voting on ${questionName(id)}` };
+    }
+    return null;
+  }
+
+  // secondRound is what 2 does: a second round of the question in focus.
+  function secondRound() {
+    const q = model.questions.get(model.focus);
+    const r = lastRound(q);
+    if (!q || !r || model.ended || r.status === "open" || q.rounds.length >= 2 || q.answered) return null;
+    return { kind: "next_round", question: q.id };
+  }
+
+  function act(step) {
+    if (!step) return;
+    const block = sectionOf(step.question);
+    send({ kind: step.kind, question: step.question }, block);
+  }
+
+  // renderNext shows the host the next step on its button (Space does the
+  // same).
+  function renderNext() {
+    const bar = root.querySelector("[data-class-next]");
+    if (!bar) return;
+    const step = ws && ws.readyState === WebSocket.OPEN ? nextStep() : null;
+    const b = bar.querySelector("[data-next-step]");
+    b.hidden = !step;
+    if (step) b.textContent = "Next: " + step.label;
+    const none = bar.querySelector("[data-next-none]");
+    none.hidden = !!step;
+    none.textContent = model.ended
+      ? "The session has ended."
+      : !ws || ws.readyState !== WebSocket.OPEN
+        ? "Connecting…"
+        : "No question is left to open: run a lab for the class, or end the session.";
   }
 
   root.addEventListener("click", (ev) => {
-    const b = ev.target.closest("button");
+    const b = ev.target.closest("button, a[data-presenter-open]");
     if (!b || b.disabled) return;
     const section = b.closest("[data-class-question]");
-    if (b.dataset.vote && section) {
-      send({ kind: "vote", question: section.dataset.classQuestion, option: b.dataset.vote });
+    if (b.matches("a[data-presenter-open]")) {
+      // A window this page opened, so that its keys reach this page.
+      ev.preventDefault();
+      presenterWin = window.open(b.href, "capacitylab-presenter-" + code, "popup");
+      if (!presenterWin) location.assign(b.href);
+    } else if (b.dataset.vote && section) {
+      send({ kind: "vote", question: section.dataset.classQuestion, option: b.dataset.vote }, section);
     } else if (b.dataset.act === "end") {
       if (confirm("End the session? Nobody can join or vote after this.")) send({ kind: "end" });
     } else if (b.dataset.act && section) {
-      send({ kind: b.dataset.act, question: section.dataset.classQuestion });
+      send({ kind: b.dataset.act, question: section.dataset.classQuestion }, section);
     } else if (b.dataset.run) {
+      const lab = b.closest("[data-class-lab]");
       const msg = { kind: "run", lab: b.dataset.run };
-      const knobs = changedKnobs(b.closest("[data-class-lab]"));
+      const knobs = changedKnobs(lab);
       if (knobs === null) return;
       if (Object.keys(knobs).length) msg.knobs = knobs;
-      send(msg);
+      send(msg, lab);
+    } else if (b.hasAttribute("data-next-step")) {
+      act(nextStep());
+    } else if (b.hasAttribute("data-keys-open")) {
+      toggleKeys();
+    } else if (b.hasAttribute("data-keys-close")) {
+      toggleKeys(false);
     }
   });
 
   // changedKnobs reads the knob fields the host changed from the preset;
-  // null (with a message) if one is not a number.
+  // null (with a message beside the Run button) if one is not a number.
   function changedKnobs(section) {
     const knobs = {};
     if (!section) return knobs;
@@ -428,8 +696,7 @@ function start(root) {
       if (name === "rates") {
         const rates = v.split(/[\s,]+/).filter(Boolean).map(Number);
         if (!rates.length || rates.some((r) => !Number.isFinite(r))) {
-          flash = `Rates must be numbers separated by commas, like 20, 40, 60; "${v}" is not.`;
-          setStatus();
+          showError(section, `Rates must be numbers separated by commas, like 20, 40, 60; "${v}" is not.`);
           return null;
         }
         knobs.rates = rates;
@@ -437,8 +704,7 @@ function start(root) {
       }
       const n = Number(v);
       if (v === "" || !Number.isFinite(n) || (name !== "seconds" && !Number.isInteger(n))) {
-        flash = `${name} must be ${name === "seconds" ? "a number" : "a whole number"}; "${v}" is not.`;
-        setStatus();
+        showError(section, `${name} must be ${name === "seconds" ? "a number" : "a whole number"}; "${v}" is not.`);
         return null;
       }
       knobs[name] = n;
@@ -446,6 +712,127 @@ function start(root) {
     return knobs;
   }
 
+  // Keys. Nothing happens while the reader types in a field or has a
+  // control focused (Space presses a focused button), or with a modifier.
+  const dialog = root.querySelector("[data-keys-dialog]");
+  function toggleKeys(open) {
+    if (!dialog) return;
+    const show = open === undefined ? !dialog.open : open;
+    if (show && !dialog.open) dialog.showModal();
+    else if (!show && dialog.open) dialog.close();
+  }
+
+  function keyAction(ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return "";
+    const t = ev.target;
+    if (t.closest && t.closest("input, textarea, select, [contenteditable]")) return "";
+    if (ev.key === "?") return "help";
+    if (dialog && dialog.open) return "";
+    if (t.closest && t.closest("button, a, summary")) return "";
+    switch (ev.key) {
+      case " ":
+      case "ArrowRight":
+      case "PageDown":
+        return "next";
+      case "2":
+        return "round2";
+      case "j":
+      case "J":
+        return "join";
+      case "f":
+      case "F":
+        return "fullscreen";
+    }
+    return "";
+  }
+
+  if (role === "host" || role === "projector") {
+    document.addEventListener("keydown", (ev) => {
+      const a = keyAction(ev);
+      if (!a) return;
+      ev.preventDefault();
+      if (a === "help") toggleKeys();
+      else if (role === "host") hostKey(a);
+      else presenterKey(a);
+    });
+  }
+
+  function hostKey(a) {
+    if (a === "next") act(nextStep());
+    else if (a === "round2") act(secondRound());
+    else if (a === "join" && presenterWin && !presenterWin.closed) {
+      presenterWin.postMessage({ type: "capacitylab:host", code, action: "join" }, location.origin);
+    }
+  }
+
+  function presenterKey(a) {
+    if (a === "join") {
+      showJoin = !showJoin;
+      renderFocus();
+    } else if (a === "fullscreen") {
+      if (document.fullscreenElement) document.exitFullscreen();
+      else document.documentElement.requestFullscreen().catch(() => {});
+    } else if (window.opener) {
+      // The host page that opened this window acts, with its own token;
+      // it checks this message came from a window it opened.
+      window.opener.postMessage({ type: "capacitylab:presenter", code, action: a }, location.origin);
+    }
+  }
+
+  if (role === "host") {
+    // The presenter window posts its keys here. Only a window of this
+    // site that this page (or this tab before a reload) opened, showing
+    // this session's presenter view, is listened to.
+    window.addEventListener("message", (ev) => {
+      const d = ev.data;
+      if (ev.origin !== location.origin || !d || d.type !== "capacitylab:presenter" || d.code !== code) return;
+      let mine = false;
+      try {
+        mine = !!ev.source && ev.source.opener === window && ev.source.location.pathname === `/sessions/${code}/projector`;
+      } catch {
+        mine = false;
+      }
+      if (!mine) return;
+      presenterWin = ev.source;
+      if (d.action === "hello") {
+        ev.source.postMessage({ type: "capacitylab:host", code, action: "ready" }, location.origin);
+      } else if (d.action === "next" || d.action === "round2") {
+        hostKey(d.action);
+      }
+    });
+  }
+
+  if (role === "projector") {
+    const hint = root.querySelector("[data-presenter-keys]");
+    window.addEventListener("message", (ev) => {
+      const d = ev.data;
+      if (ev.origin !== location.origin || ev.source !== window.opener || !d || d.type !== "capacitylab:host" || d.code !== code) return;
+      if (d.action === "ready" && !control) {
+        control = true;
+        root.dataset.control = "host";
+        hint.replaceChildren("Space: next step · 2: second round · J: join code · ", kbd("?"), " all keys");
+        const note = root.querySelector("[data-keys-control-note]");
+        if (note) note.textContent = "This window was opened from the host's page: its keys move the class on through that page.";
+      } else if (d.action === "join") {
+        presenterKey("join");
+      }
+    });
+    if (window.opener) {
+      try {
+        window.opener.postMessage({ type: "capacitylab:presenter", code, action: "hello" }, location.origin);
+      } catch {
+        // An opener of another site: this window only watches.
+      }
+    }
+  }
+
+  function kbd(text) {
+    const k = document.createElement("kbd");
+    k.textContent = text;
+    return k;
+  }
+
   setStatus();
+  renderNext();
   connect();
 }
