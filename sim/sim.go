@@ -17,6 +17,15 @@ import (
 // time forward.
 const DefaultRefuse = 100 * time.Microsecond
 
+// MeasuredCPUPerRequest is the processor time the live lab spends on each
+// request beyond SPIN_MS (accepting, reading, answering and closing it, and
+// its share of the Go runtime's work), as this project measured it: the
+// lab's process_cpu_ms per request served, less SPIN_MS, at SPIN_MS=0 and
+// at saturation with SPIN_MS=2 (docs/BENCHMARKS.md, "The simulator"). It
+// lowers the processor ceiling with SPIN_MS=2 and CPUS=1 from 500 to about
+// 483 a second. Model.CPUPerRequest is 0 unless a caller sets it.
+const MeasuredCPUPerRequest = 70 * time.Microsecond
+
 // Model is a simulated lab with its callers. It is a loadrun.Driver: set it
 // as a Sweep's Driver (or call Run) and the sweep's windows are simulated
 // instead of sent. The zero value is not valid: Lab must pass
@@ -37,6 +46,10 @@ type Model struct {
 	// Refuse is how long a refused caller waits for its 503; 0 means
 	// DefaultRefuse.
 	Refuse time.Duration
+	// FirstCome, when set, gives the processors to spinning requests first
+	// come, first served (each spins to its end on one processor; the
+	// others wait their turn) instead of sharing them: see the package doc.
+	FirstCome bool
 }
 
 // Validate says what is wrong with the model, or nil: the lab's knobs as
@@ -152,6 +165,9 @@ type window struct {
 	idle      int
 	queue     fifo[int32]
 	spin      fifo[spinner]
+	running   fifo[timer] // first come: spins under way, by their end
+	cpuQueue  fifo[int32] // first come: spins waiting for a processor
+	busy      int         // first come: processors spinning
 	waits     fifo[timer]
 	stalls    fifo[timer]
 	virtual   float64 // work (ns) each spinning job has had since the start
@@ -235,6 +251,7 @@ func (s *window) run() {
 // The lab's event sources.
 const (
 	evSpin = iota
+	evRun
 	evWait
 	evStall
 )
@@ -244,6 +261,11 @@ func (s *window) nextLab() (int64, int) {
 	t, which := int64(never), -1
 	if !s.spin.empty() {
 		t, which = s.spinEnd(), evSpin
+	}
+	if !s.running.empty() {
+		if at := s.running.peek().at; at < t {
+			t, which = at, evRun
+		}
 	}
 	if !s.waits.empty() {
 		if at := s.waits.peek().at; at < t {
@@ -288,7 +310,19 @@ func (s *window) advance(t int64) {
 		s.virtual += dt * s.rate()
 		s.cpuNS += dt * min(float64(k), s.cpus)
 	}
+	if s.busy > 0 && t > s.last {
+		s.cpuNS += float64(t-s.last) * float64(s.busy)
+	}
 	s.last = t
+}
+
+// spun moves job j, its spin done at t, on to its wait.
+func (s *window) spun(j int32, t int64) {
+	if s.waitNS > 0 {
+		s.waits.push(timer{at: t + s.waitNS, job: j})
+	} else {
+		s.finish(j, t)
+	}
 }
 
 // lab handles the lab's event at t.
@@ -303,12 +337,16 @@ func (s *window) lab(t int64, which int) {
 			sp := s.spin.pop()
 			s.virtual = max(s.virtual, sp.tag)
 			first = false
-			if s.waitNS > 0 {
-				s.waits.push(timer{at: t + s.waitNS, job: sp.job})
-			} else {
-				s.finish(sp.job, t)
-			}
+			s.spun(sp.job, t)
 		}
+	case evRun:
+		j := s.running.pop().job
+		s.busy--
+		if !s.cpuQueue.empty() {
+			s.busy++
+			s.running.push(timer{at: t + s.spinNS, job: s.cpuQueue.pop()})
+		}
+		s.spun(j, t)
 	case evWait:
 		s.finish(s.waits.pop().job, t)
 	case evStall:
@@ -326,6 +364,13 @@ func (s *window) begin(j int32, t int64) bool {
 			return false
 		}
 		s.stalls.push(timer{at: t + s.stallNS, job: j})
+	case s.spinNS > 0 && s.m.FirstCome:
+		if s.busy < s.m.Lab.CPUs {
+			s.busy++
+			s.running.push(timer{at: t + s.spinNS, job: j})
+		} else {
+			s.cpuQueue.push(j)
+		}
 	case s.spinNS > 0:
 		s.spin.push(spinner{tag: s.virtual + float64(s.spinNS), job: j})
 	case s.waitNS > 0:

@@ -202,6 +202,26 @@ func TestProcessorSharing(t *testing.T) {
 	m.Lab.CPUs = 2
 	w = runTrace(t, m, 1, 0, 5*ms)
 	checkRecords(t, w.Records, []want{ok(10*ms, 0, 10), ok(15*ms, 0, 10)})
+
+	// First come, first served on the one processor: the first spins 0–10
+	// undisturbed; the second has a worker from 5 but the processor only
+	// from 10, and spins 10–20: latency and service 15. The processor is
+	// busy 0–20 either way.
+	m = sim.Model{Lab: labsvc.Config{Workers: 2, SpinMS: 10, CPUs: 1}, FirstCome: true}
+	w = runTrace(t, m, 1, 0, 5*ms)
+	checkRecords(t, w.Records, []want{ok(10*ms, 0, 10), ok(20*ms, 0, 15)})
+	if r := w.Row; r.LabCPUMS != 20 {
+		t.Errorf("first come: lab_cpu_ms %v, want 20", r.LabCPUMS)
+	}
+	// Four at once on four workers and one processor, 5 ms of spin and 1 ms
+	// of waiting each: shared, all four spin until 20 and answer at 21;
+	// first come, they spin 0–5, 5–10, 10–15, 15–20 and answer at 6, 11,
+	// 16 and 21.
+	four := []time.Duration{0, 0, 0, 0}
+	shared := sim.Model{Lab: labsvc.Config{Workers: 4, SpinMS: 5, WaitMS: 1, CPUs: 1}}
+	checkRecords(t, runTrace(t, shared, 1, four...).Records, []want{ok(21*ms, 0, 21), ok(21*ms, 0, 21), ok(21*ms, 0, 21), ok(21*ms, 0, 21)})
+	shared.FirstCome = true
+	checkRecords(t, runTrace(t, shared, 1, four...).Records, []want{ok(6*ms, 0, 6), ok(11*ms, 0, 11), ok(16*ms, 0, 16), ok(21*ms, 0, 21)})
 }
 
 // Closed loop: each client sends again its think time after an answer, while
