@@ -71,7 +71,7 @@ func (r *Runner) measure(ru *run) (Status, string, Kind, int) {
 	if err != nil {
 		return store.RunFailed, "The run could not be set up: " + err.Error(), KindFailed, 0
 	}
-	sw := loadrun.Sweep{Target: target, Control: &control, Seconds: q.Seconds, Seed: q.Seed, DrainWait: r.cfg.DrainWait, Pause: WindowPause,
+	sw := loadrun.Sweep{Target: target, Control: &control, Seconds: q.Seconds, Seed: q.Seed, RNG: loadrun.Source(q.RNG), DrainWait: r.cfg.DrainWait, Pause: WindowPause,
 		// Each window's raw records are saved as it ends, before the next
 		// window begins, so a crash keeps them and saving never overlaps a
 		// measurement.

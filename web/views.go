@@ -212,8 +212,7 @@ func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // labEnv is the environment line that starts the lab with a preset's knobs.
 func labEnv(l *lessons.Lab) string {
-	return fmt.Sprintf("WORKERS=%d SPIN_MS=%d WAIT_MS=%d LIMIT=%d CPUS=%d go run ./cmd/lab",
-		l.Workers, l.SpinMS, l.WaitMS, l.Limit, l.CPUs)
+	return l.Config().String() + " go run ./cmd/lab"
 }
 
 // labLoad is the load command that runs a preset's sweep.
@@ -225,6 +224,9 @@ func labLoad(l *lessons.Lab) string {
 	} else {
 		cmd += " --rate " + strings.ReplaceAll(labRates(l), ", ", ",") + " --seconds " + fmtNum(l.Seconds)
 		cmd += " --seed " + strconv.FormatInt(l.Seed, 10)
+		if l.RNG != "" {
+			cmd += " --rng " + l.RNG
+		}
 	}
 	if l.TimeoutMS > 0 {
 		cmd += " --timeout " + strconv.Itoa(l.TimeoutMS) + "ms"
