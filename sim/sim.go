@@ -99,17 +99,26 @@ func (m Model) RunWindow(ctx context.Context, w loadrun.Window) (loadrun.Result,
 // never is a time later than any event.
 const never = math.MaxInt64
 
-// timer is a job due at a time: a wait or stall ending, a caller giving
-// up or being refused, a closed-loop client's next send.
+// timer is a job due at a time: a spin, wait or stall ending (took is
+// when a worker was assigned it), a caller being refused, a closed-loop
+// client's next send (job is then the client).
 type timer struct {
-	at  int64
-	job int32 // a record index; for sends, the client
+	at   int64
+	took int64
+	job  int32 // a record index
 }
 
 // spinner is a job spinning until the lab's virtual time reaches tag.
 type spinner struct {
-	tag float64
-	job int32
+	tag  float64
+	took int64
+	job  int32
+}
+
+// queued is a job waiting for a worker.
+type queued struct {
+	job   int32
+	stall bool
 }
 
 // fifo is a first-in first-out queue of T in a ring that doubles when
@@ -143,30 +152,23 @@ func (q *fifo[T]) pop() T {
 	return v
 }
 
-// job is the lab's side of one sent request; records[i] is the caller's.
-type job struct {
-	took   int64 // when a worker was assigned it
-	client int32 // closed loop: whose request it is
-	stall  bool
-}
-
 // window is one simulated window. Times are int64 nanoseconds from the
 // window's start.
 type window struct {
-	m   Model
-	w   loadrun.Window
-	rec []loadrun.Record
-	job []job
+	m      Model
+	w      loadrun.Window
+	rec    []loadrun.Record
+	client []int32 // closed loop: whose each request is
 
 	spinNS, waitNS, stallNS, timeoutNS, refuseNS int64
 	cpus                                         float64
 
 	// the lab
 	idle      int
-	queue     fifo[int32]
+	queue     fifo[queued]
 	spin      fifo[spinner]
 	running   fifo[timer] // first come: spins under way, by their end
-	cpuQueue  fifo[int32] // first come: spins waiting for a processor
+	cpuQueue  fifo[timer] // first come: spins waiting for a processor (at unused)
 	busy      int         // first come: processors spinning
 	waits     fifo[timer]
 	stalls    fifo[timer]
@@ -206,7 +208,9 @@ func newWindow(m Model, w loadrun.Window) *window {
 		}
 	}
 	s.rec = make([]loadrun.Record, 0, n)
-	s.job = make([]job, 0, n)
+	if w.Clients > 0 {
+		s.client = make([]int32, 0, n)
+	}
 	s.maxIn = w.MaxInFlight
 	if s.maxIn <= 0 {
 		s.maxIn = loadrun.DefaultMaxInFlight
@@ -316,12 +320,12 @@ func (s *window) advance(t int64) {
 	s.last = t
 }
 
-// spun moves job j, its spin done at t, on to its wait.
-func (s *window) spun(j int32, t int64) {
+// spun moves job j, taken at took, its spin done at t, on to its wait.
+func (s *window) spun(j int32, took, t int64) {
 	if s.waitNS > 0 {
-		s.waits.push(timer{at: t + s.waitNS, job: j})
+		s.waits.push(timer{at: t + s.waitNS, took: took, job: j})
 	} else {
-		s.finish(j, t)
+		s.finish(j, took, t)
 	}
 }
 
@@ -337,62 +341,66 @@ func (s *window) lab(t int64, which int) {
 			sp := s.spin.pop()
 			s.virtual = max(s.virtual, sp.tag)
 			first = false
-			s.spun(sp.job, t)
+			s.spun(sp.job, sp.took, t)
 		}
 	case evRun:
-		j := s.running.pop().job
+		r := s.running.pop()
 		s.busy--
 		if !s.cpuQueue.empty() {
 			s.busy++
-			s.running.push(timer{at: t + s.spinNS, job: s.cpuQueue.pop()})
+			next := s.cpuQueue.pop()
+			next.at = t + s.spinNS
+			s.running.push(next)
 		}
-		s.spun(j, t)
+		s.spun(r.job, r.took, t)
 	case evWait:
-		s.finish(s.waits.pop().job, t)
+		w := s.waits.pop()
+		s.finish(w.job, w.took, t)
 	case evStall:
-		s.finish(s.stalls.pop().job, t)
+		w := s.stalls.pop()
+		s.finish(w.job, w.took, t)
 	}
 }
 
-// begin puts job j in service at t: it spins, then waits, or stalls.
+// begin puts job q in service at t: it spins, then waits, or stalls.
 // It reports false when the job needs no time at all (it finishes at t).
-func (s *window) begin(j int32, t int64) bool {
-	s.job[j].took = t
+func (s *window) begin(q queued, t int64) bool {
+	j := q.job
 	switch {
-	case s.job[j].stall:
+	case q.stall:
 		if s.stallNS == 0 {
 			return false
 		}
-		s.stalls.push(timer{at: t + s.stallNS, job: j})
+		s.stalls.push(timer{at: t + s.stallNS, took: t, job: j})
 	case s.spinNS > 0 && s.m.FirstCome:
 		if s.busy < s.m.Lab.CPUs {
 			s.busy++
-			s.running.push(timer{at: t + s.spinNS, job: j})
+			s.running.push(timer{at: t + s.spinNS, took: t, job: j})
 		} else {
-			s.cpuQueue.push(j)
+			s.cpuQueue.push(timer{took: t, job: j})
 		}
 	case s.spinNS > 0:
-		s.spin.push(spinner{tag: s.virtual + float64(s.spinNS), job: j})
+		s.spin.push(spinner{tag: s.virtual + float64(s.spinNS), took: t, job: j})
 	case s.waitNS > 0:
-		s.waits.push(timer{at: t + s.waitNS, job: j})
+		s.waits.push(timer{at: t + s.waitNS, took: t, job: j})
 	default:
 		return false
 	}
 	return true
 }
 
-// finish completes job j at t, answers its caller if it still listens,
-// and lets the worker take the oldest queued job (or go idle).
-func (s *window) finish(j int32, t int64) {
+// finish completes job j, taken at took, at t, answers its caller if it
+// still listens, and lets the worker take the oldest queued job (or go
+// idle).
+func (s *window) finish(j int32, took, t int64) {
 	for {
-		jb := &s.job[j]
 		s.done++
-		service := t - jb.took
+		service := t - took
 		s.serviceNS += service
 		r := &s.rec[j]
 		if r.Outcome == loadrun.Unfinished && t <= int64(r.Sent)+s.timeoutNS {
 			r.Outcome, r.Status, r.End = loadrun.OK, 200, time.Duration(t)
-			r.QueueWaitMS = headerMS(jb.took - int64(r.Intended))
+			r.QueueWaitMS = headerMS(took - int64(r.Intended))
 			r.ServiceMS = headerMS(service)
 			s.callerDone(j, t)
 		}
@@ -400,10 +408,11 @@ func (s *window) finish(j int32, t int64) {
 			s.idle++
 			return
 		}
-		j = s.queue.pop()
-		if s.begin(j, t) {
+		q := s.queue.pop()
+		if s.begin(q, t) {
 			return
 		}
+		j, took = q.job, t
 	}
 }
 
@@ -417,7 +426,7 @@ func (s *window) callerDone(j int32, t int64) {
 	s.inFlight--
 	s.end = max(s.end, t)
 	if s.w.Clients > 0 {
-		s.sends.push(timer{at: t + int64(s.w.Think), job: s.job[j].client})
+		s.sends.push(timer{at: t + int64(s.w.Think), job: s.client[j]})
 	}
 }
 
@@ -488,12 +497,9 @@ func (s *window) send(t int64) {
 	} else {
 		s.rec = append(s.rec, loadrun.Record{})
 	}
-	if len(s.job) < cap(s.job) {
-		s.job = s.job[:j+1]
-	} else {
-		s.job = append(s.job, job{})
+	if client >= 0 {
+		s.client = append(s.client, client)
 	}
-	s.job[j].client = client
 	r := &s.rec[j]
 	r.Window, r.Seq = s.w.Index, int(j)
 	r.Intended, r.Sent, r.End = time.Duration(t), time.Duration(t), time.Duration(t)
@@ -511,16 +517,16 @@ func (s *window) send(t int64) {
 		return
 	}
 	s.admitted++
-	s.job[j].stall = s.m.Lab.StallEvery > 0 && s.admitted%int64(s.m.Lab.StallEvery) == 0
+	q := queued{job: j, stall: s.m.Lab.StallEvery > 0 && s.admitted%int64(s.m.Lab.StallEvery) == 0}
 	if s.idle > 0 {
 		s.idle--
 		s.advance(t)
-		if !s.begin(j, t) {
-			s.finish(j, t)
+		if !s.begin(q, t) {
+			s.finish(j, t, t)
 		}
 		return
 	}
-	s.queue.push(j)
+	s.queue.push(q)
 	s.queuedMax = max(s.queuedMax, s.queue.len())
 }
 
