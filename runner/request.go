@@ -63,6 +63,19 @@ func (q Request) mode() string {
 	return q.Mode
 }
 
+// Plan is the sweep the request asks for, without a target: its windows,
+// seed and random source. A run sends it to a lab child; a simulation
+// (package sim) runs it with sim.Model{Lab: q.Config, Timeout: q.Timeout()}.
+func (q Request) Plan() loadrun.Sweep {
+	sw := loadrun.Sweep{Seconds: q.Seconds, Seed: q.Seed, RNG: loadrun.Source(q.RNG)}
+	if q.mode() == ModeClosed {
+		sw.Clients = q.Clients
+	} else {
+		sw.Rates = q.Rates
+	}
+	return sw
+}
+
 // Timeout is the caller's timeout the run uses.
 func (q Request) Timeout() time.Duration {
 	if q.TimeoutMS <= 0 {

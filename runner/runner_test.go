@@ -14,6 +14,7 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/runner"
+	"capacitylab/sim"
 	"capacitylab/store"
 )
 
@@ -579,6 +580,33 @@ func TestStallAndPythonArrivals(t *testing.T) {
 		stalled := (i+1)%4 == 0
 		if rec.Outcome != loadrun.OK || stalled != (rec.ServiceMS >= 60) || rec.ServiceMS > 200 {
 			t.Errorf("record %d: %s, service %v ms; stalled: %v (want %s, and at least 60 ms exactly when stalled)", i, rec.Outcome, rec.ServiceMS, stalled, loadrun.OK)
+		}
+	}
+}
+
+// A request's plan is what a simulation runs: the same windows, seed and
+// random source as the run, so a page can simulate a lab block's request
+// in process (package sim) with no lab child.
+func TestPlanSimulates(t *testing.T) {
+	q := small(40, 80)
+	q.RNG, q.StallEvery, q.StallMS = "python", 10, 50
+	if err := runner.HostLimits().Validate(q); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := sim.Run(t.Context(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Plan(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Windows) != q.Windows() {
+		t.Fatalf("%d windows simulated, the request has %d", len(rep.Windows), q.Windows())
+	}
+	for i, w := range rep.Windows {
+		want, err := loadrun.Python.Schedule(loadrun.Poisson, q.Rates[i], q.Seconds, q.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Row.Offered != q.Rates[i] || len(w.Records) != len(want) || w.Row.Lost != 0 {
+			t.Errorf("window %d: offered %v, %d records (schedule %d), lost %d", i, w.Row.Offered, len(w.Records), len(want), w.Row.Lost)
 		}
 	}
 }
