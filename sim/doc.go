@@ -28,7 +28,7 @@
 // order). A caller gives up Timeout after its send if no answer has come
 // (gaveup, read_timeout, End = Sent + Timeout); the lab does not notice
 // and still serves the request. A refused caller reads its 503 Refuse
-// (DefaultRefuse, 0.1 ms, when 0) after its send.
+// (DefaultRefuse, 0.05 ms, when 0) after its send.
 //
 // The door. A request that finds a worker free is handed to it at once
 // (queue wait 0). Otherwise, when LIMIT > 0 and LIMIT requests already
@@ -64,8 +64,8 @@
 // request has ended for its caller; that is when a real sweep reads the
 // lab's counters, and the row's done, queued (queued_max), lab_service_ms
 // (the mean service time of the requests done by then) and lab_cpu_ms (the
-// processor time the spins used by then) are the simulated lab's at that
-// instant. The lab may still be serving requests whose callers gave up;
+// processor time spent spinning by then, CPUPerRequest included) are the
+// simulated lab's at that instant. The lab may still be serving requests whose callers gave up;
 // a real sweep waits for it to drain before the next window, and the next
 // simulated window starts empty.
 //
@@ -74,10 +74,10 @@
 // The simulation is the lab's model, not the machine the lab runs on:
 //
 //   - No overheads unless asked: the live lab spends processor time of its
-//     own on every request (accepting, reading, answering, closing; about
-//     0.07 to 0.2 ms, see docs/BENCHMARKS.md), which lowers its processor
-//     ceiling below CPUS ÷ SPIN_MS. Model.CPUPerRequest adds it;
-//     MeasuredCPUPerRequest is what this project measured.
+//     own on every request (accepting, reading, answering, closing: 0.05
+//     to 0.10 ms measured, see docs/BENCHMARKS.md), which lowers its
+//     processor ceiling below CPUS ÷ SPIN_MS. Model.CPUPerRequest adds
+//     it; MeasuredCPUPerRequest is what this project measured.
 //   - Exact sleeps: the live lab's WAIT_MS ends when the operating system
 //     wakes the worker, a little late and later on a busy machine; the
 //     simulation's ends on time.
@@ -87,7 +87,7 @@
 //     usually runs to its end once begun, and spinning requests are served
 //     nearer first come, first served (Model.FirstCome) than shared (the
 //     default, as the lab's specification describes it; measured: four 5
-//     ms spins at once on one processor were answered after about 5, 6 to
+//     ms spins at once on one processor were answered after 5 to 6, 6 to
 //     18, 11 to 26 and 24 to 31 ms on a busy machine, where sharing would
 //     answer all four near 20). The throughput at the processor's ceiling
 //     is the same either way; below it sharing makes the spin's part of
@@ -104,4 +104,17 @@
 // near and past it, where waiting times grow without bound, small
 // differences in the service time move latencies a lot (see the fidelity
 // test and docs/BENCHMARKS.md).
+//
+// # Use and speed
+//
+// A web handler simulates a run request in process with
+//
+//	rep, err := sim.Run(ctx, sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Plan(), nil)
+//
+// after the runner's own validation (runner.Limits.Validate); a bad model
+// or sweep comes back with labsvc's and loadrun's messages, as for a real
+// run. A simulated request costs about 80 ns of processor (one worker,
+// FIFO, records and loadrun's statistics included); a 30 s window at 100
+// a second about 0.25 ms, an 8-window lesson sweep about 2 ms
+// (docs/BENCHMARKS.md has the figures and how they were measured).
 package sim

@@ -11,11 +11,11 @@ import (
 )
 
 // DefaultRefuse is how long a refused caller waits for its 503 when
-// Model.Refuse is 0: about what the live lab's door takes on loopback to
-// read a refused request and answer it (see the package doc). It is never
-// 0, so closed-loop clients that are refused and retry at once still move
-// time forward.
-const DefaultRefuse = 100 * time.Microsecond
+// Model.Refuse is 0: what the live lab's door took on loopback to read a
+// refused request and answer it, connection included (median 0.051 ms of
+// 13,561 refusals; docs/BENCHMARKS.md). It is never 0, so closed-loop
+// clients that are refused and retry at once still move time forward.
+const DefaultRefuse = 50 * time.Microsecond
 
 // MeasuredCPUPerRequest is the processor time the live lab spends on each
 // request beyond SPIN_MS (accepting, reading, answering and closing it, and

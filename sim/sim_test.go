@@ -263,12 +263,12 @@ func TestClosedLoopRefusedRetries(t *testing.T) {
 	}
 	r := rep.Windows[0].Row
 	// One worker answers every 10 ms; at any moment one client is served,
-	// one waits (LIMIT=1), and the third is refused every 0.1 ms. Answers
+	// one waits (LIMIT=1), and the third is refused every 0.05 ms. Answers
 	// come at 10, 20, … 100 ms, and the one waiting at 100 (sent before the
-	// window's end) is served to 110: 11 ok. Refusals: one every 0.1 ms for
+	// window's end) is served to 110: 11 ok. Refusals: one every 0.05 ms for
 	// 100 ms.
-	if r.OK != 11 || r.Refused != 1000 || r.Lost != 0 {
-		t.Errorf("ok %d refused %d lost %d; want 11 ok and 1000 refused (one every %v while two hold the worker and the queue)", r.OK, r.Refused, r.Lost, sim.DefaultRefuse)
+	if r.OK != 11 || r.Refused != 2000 || r.Lost != 0 {
+		t.Errorf("ok %d refused %d lost %d; want 11 ok and 2000 refused (one every %v while two hold the worker and the queue)", r.OK, r.Refused, r.Lost, sim.DefaultRefuse)
 	}
 }
 
