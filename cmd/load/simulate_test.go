@@ -207,15 +207,7 @@ func TestSimulateBadInput(t *testing.T) {
 				env[k] = v
 			}
 			out, _, err := runLoad(t, func(k string) string { return env[k] }, args...)
-			if err == nil || exitStatus(err) != 2 {
-				t.Fatalf("err = %v, want exit status 2", err)
-			}
-			if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("message %q, want one line containing %q", err, c.want)
-			}
-			if out != "" || conns.Load() != 0 {
-				t.Errorf("stdout %q and %d connections; want nothing sent", out, conns.Load())
-			}
+			checkRefused(t, err, out, conns.Load(), c.want)
 		})
 	}
 }
