@@ -21,6 +21,9 @@ func TestLabTextClosedLoop(t *testing.T) {
 	}
 	open := &lessons.Lab{ID: "o", Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Rates: []float64{40, 50}, Seconds: 10, Seed: 4, TimeoutMS: 500}
 	q := &lessons.Question{ID: "q", Type: "predict", SettledBy: "loops-closed"}
+	// The published experiment's preset: a stall and CPython's arrivals.
+	stall := &lessons.Lab{ID: "s", Workers: 1, WaitMS: 10, CPUs: 1, Rates: []float64{60, 80, 90}, Seconds: 30, Seed: 21,
+		StallEvery: 200, StallMS: 500, RNG: "python"}
 	tests := []struct {
 		name    string
 		got     string
@@ -37,6 +40,12 @@ func TestLabTextClosedLoop(t *testing.T) {
 		{"open command", labLoad(open), []string{"go run ./cmd/load --rate 40,50 --seconds 10 --seed 4 --timeout 500ms"}, []string{"--closed"}},
 		// An open preset is described by its rates.
 		{"open summary", labSummary(open), []string{"2 windows of 10 s at 40, 50 requests a second", "open loop"}, []string{"clients"}},
+		// Without a stall the lab's command names no stall knobs.
+		{"lab command", labEnv(open), []string{"WORKERS=1 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 go run ./cmd/lab"}, []string{"STALL"}},
+		// A stall is in the lab's command, CPython's arrivals in the load's and the words.
+		{"stall lab command", labEnv(stall), []string{"WORKERS=1 SPIN_MS=0 WAIT_MS=10 LIMIT=0 CPUS=1 STALL_EVERY=200 STALL_MS=500 go run ./cmd/lab"}, nil},
+		{"python command", labLoad(stall), []string{"--rate 60,80,90 --seconds 30 --seed 21 --rng python"}, nil},
+		{"python summary", labSummary(stall), []string{"CPython's random.seed(21) for each window"}, []string{"seed 21)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

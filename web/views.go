@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"capacitylab/lessons"
+	"capacitylab/loadrun"
 	"capacitylab/model"
 	"capacitylab/store"
 )
@@ -386,7 +387,11 @@ func labSummary(l *lessons.Lab) string {
 		windows = "window"
 	}
 	s := fmt.Sprintf("%d %s of %s s at %s requests a second", len(l.Rates), windows, fmtNum(l.Seconds), labRates(l))
-	return s + ", open loop (Poisson arrivals, seed " + strconv.FormatInt(l.Seed, 10) + ")."
+	seed := "seed " + strconv.FormatInt(l.Seed, 10)
+	if l.RNG == string(loadrun.Python) {
+		seed = "CPython's random.seed(" + strconv.FormatInt(l.Seed, 10) + ") for each window"
+	}
+	return s + ", open loop (Poisson arrivals, " + seed + ")."
 }
 
 // lessonPageInfo is the page frame of a lesson: besides the site's own
