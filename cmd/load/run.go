@@ -142,7 +142,10 @@ func parse(args []string, getenv func(string) string) (options, error) {
 		}
 		if !set["seconds"] {
 			// The window lasts to the next whole second after the last arrival.
-			o.seconds = math.Floor(o.arrivals[len(o.arrivals)-1].Seconds()) + 1
+			last := o.arrivals[len(o.arrivals)-1].Seconds()
+			if o.seconds = math.Floor(last) + 1; o.seconds > loadrun.MaxSeconds {
+				return o, usagef("--arrivals %s: the last time, %v s, is past the longest window there may be (%d s)", *arrivals, last, loadrun.MaxSeconds)
+			}
 		}
 		return o, checkSeconds(o.seconds)
 	}

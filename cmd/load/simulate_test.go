@@ -178,6 +178,8 @@ func TestSimulateBadInput(t *testing.T) {
 		{"arrivals and rate", nil, []string{"--arrivals", "GOOD", "--rate", "40"}, "--arrivals and --rate exclude each other"},
 		// A trace longer than the window it is given.
 		{"arrivals past the window", nil, []string{"--simulate", "--arrivals", "GOOD", "--seconds", "0.5"}, "arrival 3 at 700ms is not before the window's end at 0.5 s"},
+		// A trace longer than any window may be.
+		{"arrivals too long", nil, []string{"--simulate", "--arrivals", "LONG"}, "arrivals.txt: the last time, 600.5 s, is past the longest window there may be (600 s)"},
 		// A knob flag without --simulate would be silently ignored by a real lab.
 		{"knob without simulate", nil, []string{"--workers", "4", "--rate", "10"}, "--workers sets the simulated lab's knobs: add --simulate"},
 		// The knobs are checked as cmd/lab checks them, from the environment too.
@@ -192,7 +194,7 @@ func TestSimulateBadInput(t *testing.T) {
 		// An unknown random source.
 		{"bad rng", nil, []string{"--simulate", "--rng", "lcg"}, `--rng: random source "lcg" is not known: want pcg or python`},
 	}
-	files := map[string]string{"EMPTY": "\n\n", "UNSORTED": "0.1\n0.5\n0.2\n", "BAD": "0.1\n0,5\n", "GOOD": "0.1\n0.2\n0.7\n"}
+	files := map[string]string{"EMPTY": "\n\n", "UNSORTED": "0.1\n0.5\n0.2\n", "BAD": "0.1\n0,5\n", "GOOD": "0.1\n0.2\n0.7\n", "LONG": "1\n600.5\n"}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string(nil), c.args...)
