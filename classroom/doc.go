@@ -97,8 +97,9 @@
 //	{"kind": "run", "lab": "lab-1", "knobs": {"workers": 4, "rates": [40, 80]}}  host
 //	{"kind": "end"}                                               host
 //
-// knobs is optional: workers, spin_ms, wait_ms, limit, cpus, rates (at
-// most 16) and seconds replace the preset's values for this run; the
+// knobs is optional: workers, spin_ms, wait_ms, limit, cpus, stall_every,
+// stall_ms, rates (at most 16) and seconds replace the preset's values for
+// this run; the
 // runner's sandbox limits still apply and a refusal names the knob.
 // ref is optional and echoed in the reply. A host-only kind from a
 // participant gets an error with code forbidden, to that participant only.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"capacitylab/classroom"
 	"capacitylab/lessons"
 )
 
@@ -60,5 +61,16 @@ func TestLabTextClosedLoop(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWithKnobs checks that a host's knobs, the stall's included, replace
+// the preset's values and leave the others alone.
+func TestWithKnobs(t *testing.T) {
+	q := labPreset(&lessons.Lab{ID: "l", Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Rates: []float64{10}, Seconds: 5, Seed: 3})
+	every, ms, workers := 100, 250, 4
+	got := withKnobs(q, &classroom.Knobs{StallEvery: &every, StallMS: &ms, Workers: &workers})
+	if got.StallEvery != 100 || got.StallMS != 250 || got.Workers != 4 || got.WaitMS != 18 || got.Seed != 3 {
+		t.Errorf("withKnobs = %+v, want the stall 100/250 and 4 workers over the preset", got)
 	}
 }
