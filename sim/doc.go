@@ -25,7 +25,10 @@
 // Clients clients each send at 0, then again Think after each request
 // ends, while less than the window's length has passed (records are
 // numbered in send order; clients sending at one instant go in client
-// order). A caller gives up Timeout after its send if no answer has come
+// order). A closed loop whose requests and think time are all zero would
+// send without end at one instant, and one that sends more than
+// loadrun.MaxArrivals requests in a window is stopped there: both are
+// errors saying so. A caller gives up Timeout after its send if no answer has come
 // (gaveup, read_timeout, End = Sent + Timeout); the lab does not notice
 // and still serves the request. A refused caller reads its 503 Refuse
 // (DefaultRefuse, 0.05 ms, when 0) after its send.

@@ -91,8 +91,16 @@ func (m Model) RunWindow(ctx context.Context, w loadrun.Window) (loadrun.Result,
 	if err := ctx.Err(); err != nil {
 		return loadrun.Result{}, loadrun.LabStats{}, err
 	}
+	if w.Clients > 0 && w.Think == 0 && m.Lab.SpinMS == 0 && m.Lab.WaitMS == 0 && m.CPUPerRequest == 0 && (m.Lab.StallEvery == 0 || m.Lab.StallMS == 0) {
+		return loadrun.Result{}, loadrun.LabStats{}, fmt.Errorf("a closed loop with no think time against a lab whose requests take no time (SPIN_MS=0, WAIT_MS=0) " +
+			"sends without end in no time; the simulator cannot run it: give the requests some service time or the clients a think time")
+	}
 	s := newWindow(m, w)
 	s.run()
+	if s.tooMany {
+		return loadrun.Result{}, loadrun.LabStats{}, fmt.Errorf("the closed loop of %d clients sends more than %d requests in one %v window, the generator's cap on one window: "+
+			"fewer clients, a think time, slower requests or a shorter window", w.Clients, int(loadrun.MaxArrivals), w.Length)
+	}
 	return s.result()
 }
 
@@ -190,6 +198,7 @@ type window struct {
 	maxIn    int
 	end      int64 // the last caller's end so far
 	length   int64
+	tooMany  bool // a closed loop reached loadrun.MaxArrivals requests
 }
 
 func newWindow(m Model, w loadrun.Window) *window {
@@ -197,8 +206,8 @@ func newWindow(m Model, w loadrun.Window) *window {
 	s.spinNS = int64(m.Lab.SpinMS)*int64(time.Millisecond) + int64(m.CPUPerRequest)
 	s.waitNS = int64(m.Lab.WaitMS) * int64(time.Millisecond)
 	s.stallNS = int64(m.Lab.StallMS) * int64(time.Millisecond)
-	s.timeoutNS = int64(cmp(m.Timeout, loadrun.DefaultTimeout))
-	s.refuseNS = int64(cmp(m.Refuse, DefaultRefuse))
+	s.timeoutNS = int64(orDefault(m.Timeout, loadrun.DefaultTimeout))
+	s.refuseNS = int64(orDefault(m.Refuse, DefaultRefuse))
 	s.length = int64(w.Length)
 	n := len(w.Schedule)
 	if w.Clients > 0 {
@@ -218,7 +227,7 @@ func newWindow(m Model, w loadrun.Window) *window {
 	return s
 }
 
-func cmp(d, def time.Duration) time.Duration {
+func orDefault(d, def time.Duration) time.Duration {
 	if d == 0 {
 		return def
 	}
@@ -231,7 +240,7 @@ func cmp(d, def time.Duration) time.Duration {
 // door sees a new caller), then callers giving up or reading a refusal,
 // then sends.
 func (s *window) run() {
-	for {
+	for !s.tooMany {
 		tLab, which := s.nextLab()
 		tEnd, isRefusal := s.nextEnd()
 		tSend := s.nextSend()
@@ -485,6 +494,10 @@ func (s *window) nextSend() int64 {
 func (s *window) send(t int64) {
 	client := int32(-1)
 	if s.w.Clients > 0 {
+		if len(s.rec) == loadrun.MaxArrivals {
+			s.tooMany = true
+			return
+		}
 		client = s.sends.pop().job
 	} else {
 		s.next++

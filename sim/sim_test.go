@@ -387,3 +387,35 @@ func TestBooksBalance(t *testing.T) {
 		}
 	}
 }
+
+// A closed loop the simulator cannot run ends with a message saying why,
+// not in a loop without end or a window of millions of records.
+func TestClosedLoopBounds(t *testing.T) {
+	cases := []struct {
+		name string
+		m    sim.Model
+		sw   loadrun.Sweep
+		want string
+	}{
+		// Requests that take no time, sent again at once: infinitely many in no time.
+		{"no time at all", sim.Model{Lab: labsvc.Config{Workers: 1, CPUs: 1}}, loadrun.Sweep{Clients: []int{2}, Seconds: 1},
+			"sends without end in no time"},
+		// 256 clients on 1024 workers of 1 ms: 256,000 a second for 30 s.
+		{"too many", sim.Model{Lab: labsvc.Config{Workers: 1024, WaitMS: 1, CPUs: 1}}, loadrun.Sweep{Clients: []int{256}, Seconds: 30},
+			"sends more than 1000000 requests in one 30s window"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := sim.Run(context.Background(), c.m, c.sw, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+	// A think time makes the first case a finite loop: 1 s ÷ 10 ms per client.
+	m := sim.Model{Lab: labsvc.Config{Workers: 1, CPUs: 1}}
+	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Clients: []int{2}, Think: 10 * ms, Seconds: 1}, nil)
+	if err != nil || rep.Windows[0].Row.Sent != 200 {
+		t.Errorf("2 clients thinking 10 ms for 1 s: %v, sent %d; want 200", err, rep.Windows[0].Row.Sent)
+	}
+}
