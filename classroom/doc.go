@@ -116,8 +116,9 @@
 //	{"kind": "run", "lab": "lab-1", "knobs": {"workers": 4, "rates": [40, 80]}}  host
 //	{"kind": "end"}                                               host
 //
-// knobs is optional: workers, spin_ms, wait_ms, limit, cpus, rates (at
-// most 16) and seconds replace the preset's values for this run; the
+// knobs is optional: workers, spin_ms, wait_ms, limit, cpus, stall_every,
+// stall_ms, rates (at most 16) and seconds replace the preset's values for
+// this run; the
 // runner's sandbox limits still apply and a refusal names the knob.
 // ref is optional and echoed in the reply, so a page can show an error
 // next to the button that sent the message. Errors name a question by

@@ -70,6 +70,9 @@ type Knobs struct {
 	CPUs    *int      `json:"cpus,omitempty"`
 	Rates   []float64 `json:"rates,omitempty"`
 	Seconds *float64  `json:"seconds,omitempty"`
+
+	StallEvery *int `json:"stall_every,omitempty"`
+	StallMS    *int `json:"stall_ms,omitempty"`
 }
 
 // maxRates caps the rates a run message may list.
@@ -189,7 +192,7 @@ func parseIn(data []byte) (In, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
 		if strings.HasPrefix(err.Error(), "json: unknown field") {
-			return in, fmt.Errorf("the message has an %s; allowed fields are kind, ref, question, option, lab and knobs (workers, spin_ms, wait_ms, limit, cpus, rates, seconds)", strings.TrimPrefix(err.Error(), "json: "))
+			return in, fmt.Errorf("the message has an %s; allowed fields are kind, ref, question, option, lab and knobs (workers, spin_ms, wait_ms, limit, cpus, stall_every, stall_ms, rates, seconds)", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		return in, fmt.Errorf("the message is not a JSON object of the protocol: %v", err)
 	}

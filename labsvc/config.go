@@ -14,6 +14,9 @@ const (
 	MaxWaitMS  = 10000
 	MaxLimit   = 100000
 	MaxCPUs    = 64
+
+	MaxStallEvery = 1000000
+	MaxStallMS    = 10000
 )
 
 // Config holds the lab's knobs. The zero value is not valid; start from
@@ -24,6 +27,12 @@ type Config struct {
 	WaitMS  int `json:"wait_ms"` // WAIT_MS: waiting (sleep) per request
 	Limit   int `json:"limit"`   // LIMIT: admission queue depth, 0 = off
 	CPUs    int `json:"cpus"`    // CPUS: parallelism of the lab process
+
+	// StallEvery and StallMS are a periodic stall: the Nth, 2Nth, …
+	// request the door admits in a window (counted from 1) takes StallMS
+	// of waiting instead of its spin and wait. StallEvery 0 is off.
+	StallEvery int `json:"stall_every"` // STALL_EVERY
+	StallMS    int `json:"stall_ms"`    // STALL_MS
 }
 
 // DefaultConfig returns the knobs the lessons start from.
@@ -67,6 +76,8 @@ func (c Config) Validate() error {
 	check("WAIT_MS", c.WaitMS, 0, MaxWaitMS)
 	check("LIMIT", c.Limit, 0, MaxLimit)
 	check("CPUS", c.CPUs, 1, MaxCPUs)
+	check("STALL_EVERY", c.StallEvery, 0, MaxStallEvery)
+	check("STALL_MS", c.StallMS, 0, MaxStallMS)
 	if errs == nil {
 		return nil
 	}

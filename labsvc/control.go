@@ -111,7 +111,7 @@ type FieldErrorJSON struct {
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
-const patchKnobs = "spin_ms, wait_ms, limit"
+const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
@@ -137,6 +137,10 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			dst, env = &p.WaitMS, "WAIT_MS"
 		case "limit":
 			dst, env = &p.Limit, "LIMIT"
+		case "stall_every":
+			dst, env = &p.StallEvery, "STALL_EVERY"
+		case "stall_ms":
+			dst, env = &p.StallMS, "STALL_MS"
 		case "workers", "cpus":
 			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("%s cannot change while the lab runs: want only %s", strings.ToUpper(k), patchKnobs)})
 			return

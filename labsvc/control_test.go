@@ -38,6 +38,10 @@ func TestControlConfig(t *testing.T) {
 		{"fraction", `{"wait_ms": 2.5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WAIT_MS=2.5 is not allowed"},
 		// WORKERS and CPUS are fixed for the life of the lab
 		{"workers", `{"workers": 4}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WORKERS cannot change while the lab runs"},
+		// the stall knobs change like the others, and are checked like them
+		{"bad stall", `{"stall_every": 5, "stall_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "STALL_MS=10001 is not allowed: want 0 to 10000"},
+		{"stall", `{"stall_every": 5, "stall_ms": 100}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1, StallEvery: 5, StallMS: 100}, ""},
+		{"stall off", `{"stall_every": 0, "stall_ms": 0}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},
 		// a misspelt knob is named
 		{"unknown", `{"spin": 4}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, `unknown knob "spin"`},
 		// not JSON at all

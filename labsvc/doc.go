@@ -3,15 +3,17 @@
 //
 // # Knobs
 //
-// Config holds five knobs, read by ParseSettings from flags with environment
+// Config holds seven knobs, read by ParseSettings from flags with environment
 // fallbacks (a flag wins), then defaults:
 //
-//	env      flag        default  range        meaning
-//	WORKERS  --workers   1        1..1024      requests served at once
-//	SPIN_MS  --spin-ms   2        0..1000      processor time per request
-//	WAIT_MS  --wait-ms   18       0..10000     waiting (sleep) per request
-//	LIMIT    --limit     0        0..100000    admission queue depth, 0 = unbounded
-//	CPUS     --cpus      1        1..64        processors the lab may use
+//	env          flag           default  range        meaning
+//	WORKERS      --workers      1        1..1024      requests served at once
+//	SPIN_MS      --spin-ms      2        0..1000      processor time per request
+//	WAIT_MS      --wait-ms      18       0..10000     waiting (sleep) per request
+//	LIMIT        --limit        0        0..100000    admission queue depth, 0 = unbounded
+//	CPUS         --cpus         1        1..64        processors the lab may use
+//	STALL_EVERY  --stall-every  0        0..1000000   every Nth request stalls, 0 = never
+//	STALL_MS     --stall-ms     0        0..10000     what a stalled request takes instead
 //	ADDR     --addr      127.0.0.1:8000        requests (cmd/lab only)
 //	CONTROL_ADDR --control 127.0.0.1:8001      control API (cmd/lab only)
 //
@@ -54,7 +56,8 @@
 // A worker that finishes takes the oldest queued connection itself, or, if
 // none waits, becomes free for the door to hand it the next one. It reads
 // the request (at most ReadTimeout from starting on it), spends SPIN_MS of
-// processor time, sleeps WAIT_MS, and answers
+// processor time, sleeps WAIT_MS (a stalled request instead sleeps
+// STALL_MS and spends no processor: see below), and answers
 //
 //	HTTP/1.1 200 OK
 //	Connection: close
@@ -82,6 +85,14 @@
 // 480 a second; process_cpu_ms in the stats shows it (see
 // docs/BENCHMARKS.md).
 //
+// A periodic stall (a garbage-collection pause, a cache flush): with
+// STALL_EVERY=N > 0 the door numbers the connections it admits (handed or
+// queued, not refused) from 1 in the order it accepts them, and the Nth,
+// 2Nth, … take STALL_MS of sleep instead of their spin and wait. The
+// count starts again at every POST /reset, so each window of a sweep
+// stalls the same requests; a change of STALL_EVERY applies to the
+// connections the door admits after it.
+//
 // The lab does not notice callers that gave up: once a request has been read
 // it is served and counted in done even if nobody reads the answer. A caller
 // that sends nothing or too little within ReadTimeout, closes before sending
@@ -93,8 +104,9 @@
 // JSON over HTTP on the control listener, served apart from the queue:
 //
 //	GET  /healthz   "ok"
-//	GET  /config    the knobs in force: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1}
-//	POST /config    change some of spin_ms, wait_ms, limit, e.g. {"limit": 10};
+//	GET  /config    the knobs in force: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,
+//	                "stall_every":0,"stall_ms":0}
+//	POST /config    change some of spin_ms, wait_ms, limit, stall_every, stall_ms, e.g. {"limit": 10};
 //	                200 with the new config, or 400 with
 //	                {"error": "...one line...", "fields": [{"field","value","allowed"}]}
 //	                (workers and cpus cannot change while the lab runs)

@@ -38,6 +38,8 @@ func knobs() []knob {
 		{"WAIT_MS", "wait-ms", "waiting (sleep) per request in `ms`", 0, MaxWaitMS, func(c *Config) *int { return &c.WaitMS }},
 		{"LIMIT", "limit", "admission queue `depth`, 0 = unbounded", 0, MaxLimit, func(c *Config) *int { return &c.Limit }},
 		{"CPUS", "cpus", "`number` of processors the lab may use", 1, MaxCPUs, func(c *Config) *int { return &c.CPUs }},
+		{"STALL_EVERY", "stall-every", "every `N`th request stalls, 0 = never", 0, MaxStallEvery, func(c *Config) *int { return &c.StallEvery }},
+		{"STALL_MS", "stall-ms", "how long a stalled request takes in `ms`", 0, MaxStallMS, func(c *Config) *int { return &c.StallMS }},
 	}
 }
 
@@ -60,12 +62,7 @@ var ErrUsage = errors.New("usage")
 func ParseSettings(name string, args []string, getenv func(string) string, usage io.Writer) (Settings, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	ks := knobs()
-	raw := make([]*string, len(ks))
-	def := DefaultConfig()
-	for i, k := range ks {
-		raw[i] = fs.String(k.flag, "", fmt.Sprintf("%s (env %s, default %d, %d to %d)", k.usage, k.env, *k.field(&def), k.lo, k.hi))
-	}
+	kf := AddKnobFlags(fs)
 	addr := fs.String("addr", "", "`host:port` for requests (env ADDR, default "+DefaultAddr+")")
 	control := fs.String("control", "", "`host:port` for the control API (env CONTROL_ADDR, default "+DefaultControl+")")
 	var names []string
@@ -85,14 +82,58 @@ func ParseSettings(name string, args []string, getenv func(string) string, usage
 	if fs.NArg() > 0 {
 		return Settings{}, fmt.Errorf("%w: unexpected argument %q; %s", ErrUsage, fs.Arg(0), allowed)
 	}
+	cfg, err := kf.Config(getenv)
+	if err != nil {
+		return Settings{}, err
+	}
+	s := Settings{Config: cfg}
+	s.Addr = pick(*addr, getenv("ADDR"), DefaultAddr)
+	s.Control = pick(*control, getenv("CONTROL_ADDR"), DefaultControl)
+	return s, nil
+}
+
+// KnobFlags are the lab's knob flags on a FlagSet of someone else's (cmd/load
+// --simulate takes them too), read after the set is parsed.
+type KnobFlags struct {
+	fs  *flag.FlagSet
+	raw []*string
+}
+
+// AddKnobFlags defines a flag for every knob (--workers, --spin-ms, …) on fs.
+func AddKnobFlags(fs *flag.FlagSet) *KnobFlags {
+	kf := &KnobFlags{fs: fs}
+	def := DefaultConfig()
+	for _, k := range knobs() {
+		kf.raw = append(kf.raw, fs.String(k.flag, "", fmt.Sprintf("%s (env %s, default %d, %d to %d)", k.usage, k.env, *k.field(&def), k.lo, k.hi)))
+	}
+	return kf
+}
+
+// Given lists the knob flags given on the command line, as "--name".
+func (kf *KnobFlags) Given() []string {
+	var out []string
+	for _, k := range knobs() {
+		kf.fs.Visit(func(f *flag.Flag) {
+			if f.Name == k.flag {
+				out = append(out, "--"+k.flag)
+			}
+		})
+	}
+	return out
+}
+
+// Config reads the knobs from the parsed flags with the environment
+// (through getenv) as fallback, then defaults, with the errors ParseSettings
+// documents.
+func (kf *KnobFlags) Config(getenv func(string) string) (Config, error) {
 	// A flag given with an empty value (--workers=$UNSET) is a mistake, not
 	// "use the default": only an empty or absent environment variable is.
 	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	s := Settings{Config: def, Addr: DefaultAddr, Control: DefaultControl}
+	kf.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	c := DefaultConfig()
 	var errs FieldErrors
-	for i, k := range ks {
-		v := strings.TrimSpace(*raw[i])
+	for i, k := range knobs() {
+		v := strings.TrimSpace(*kf.raw[i])
 		if !given[k.flag] {
 			v = strings.TrimSpace(getenv(k.env))
 			if v == "" {
@@ -104,17 +145,15 @@ func ParseSettings(name string, args []string, getenv func(string) string, usage
 			errs = append(errs, FieldError{Field: k.env, Value: v, Allowed: fmt.Sprintf("%d to %d", k.lo, k.hi)})
 			continue
 		}
-		*k.field(&s.Config) = n
+		*k.field(&c) = n
 	}
 	if errs != nil {
-		return Settings{}, errs
+		return Config{}, errs
 	}
-	if err := s.Config.Validate(); err != nil {
-		return Settings{}, err
+	if err := c.Validate(); err != nil {
+		return Config{}, err
 	}
-	s.Addr = pick(*addr, getenv("ADDR"), DefaultAddr)
-	s.Control = pick(*control, getenv("CONTROL_ADDR"), DefaultControl)
-	return s, nil
+	return c, nil
 }
 
 // ParseConfig is ParseSettings for callers that only want the knobs; the
@@ -134,9 +173,13 @@ func (c Config) Args() []string {
 }
 
 // String renders c the way the lessons write it: "WORKERS=1 SPIN_MS=2 ...".
+// The stall knobs are left out while both are 0.
 func (c Config) String() string {
 	var b strings.Builder
 	for i, k := range knobs() {
+		if (k.env == "STALL_EVERY" || k.env == "STALL_MS") && c.StallEvery == 0 && c.StallMS == 0 {
+			continue
+		}
 		if i > 0 {
 			b.WriteByte(' ')
 		}

@@ -56,10 +56,16 @@ func TestParseSettings(t *testing.T) {
 		{"empty flag", []string{"--workers="}, map[string]string{"WORKERS": "4"}, labsvc.Settings{}, "WORKERS= is not allowed: want 1 to 1024", false},
 		// an empty environment variable is unset
 		{"empty env", nil, map[string]string{"WORKERS": " "}, labsvc.Settings{Config: def, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// the stall knobs, from the environment and a flag
+		{"stall", []string{"--stall-ms=500"}, map[string]string{"STALL_EVERY": "200"},
+			labsvc.Settings{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, StallEvery: 200, StallMS: 500}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// a stall longer than the cap, and a negative period
+		{"bad stall", []string{"--stall-every=-1"}, map[string]string{"STALL_MS": "20000"}, labsvc.Settings{},
+			"STALL_EVERY=-1 is not allowed: want 0 to 1000000; STALL_MS=20000 is not allowed: want 0 to 10000", false},
 		// a misspelt flag: the message lists the flags there are
-		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)", true},
+		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)", true},
 		// a stray argument
-		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)`, true},
+		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,6 +96,15 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 		t.Errorf("ParseConfig(%q) = %+v, %v; want %+v", c.Args(), got, err, c)
 	}
 	if s := c.String(); s != "WORKERS=7 SPIN_MS=3 WAIT_MS=0 LIMIT=12 CPUS=2" || strings.Contains(s, "\n") {
+		t.Errorf("String() = %q", s)
+	}
+	// With a stall the stall knobs travel too, and are written out.
+	c.StallEvery, c.StallMS = 200, 500
+	got, err = labsvc.ParseConfig(c.Args(), func(string) string { return "999" })
+	if err != nil || got != c {
+		t.Errorf("ParseConfig(%q) = %+v, %v; want %+v", c.Args(), got, err, c)
+	}
+	if s := c.String(); s != "WORKERS=7 SPIN_MS=3 WAIT_MS=0 LIMIT=12 CPUS=2 STALL_EVERY=200 STALL_MS=500" {
 		t.Errorf("String() = %q", s)
 	}
 }

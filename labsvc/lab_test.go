@@ -429,3 +429,43 @@ func TestHandOffToFreeWorkers(t *testing.T) {
 		})
 	}
 }
+
+// With STALL_EVERY=3 and STALL_MS=150 on one worker doing 10 ms of waiting,
+// the 3rd and 6th requests the door admits (one at a time) each take the
+// stall's 150 ms of service instead of 10 ms and spend no processor, the
+// others take their usual 10 ms; POST /reset starts the count again, so the
+// 3rd request after it stalls too.
+func TestPeriodicStall(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 10, CPUs: 1, StallEvery: 3, StallMS: 150})
+	serve := func(n int) []float64 {
+		var svc []float64
+		for range n {
+			r, err := call(l.addr, 5*time.Second)
+			if err != nil || r.status != 200 {
+				t.Fatalf("reply %+v, %v; want 200", r, err)
+			}
+			svc = append(svc, r.serviceMS)
+		}
+		return svc
+	}
+	check := func(svc []float64, stalled func(i int) bool) {
+		t.Helper()
+		for i, ms := range svc {
+			// Sleeps end late, never early; a busy machine adds more.
+			lo, hi := 10.0, 60.0
+			if stalled(i) {
+				lo, hi = 150, 200
+			}
+			if ms < lo || ms > hi {
+				t.Errorf("request %d (from 1): service %.3f ms, want %g to %g ms (stalled: %v); all: %v", i+1, ms, lo, hi, stalled(i), svc)
+			}
+		}
+	}
+	check(serve(7), func(i int) bool { return (i+1)%3 == 0 })
+	if st := stats(t, l.control); st.SpinCPUMS != 0 || st.Done != 7 {
+		t.Errorf("stats done %d spin_cpu_ms %.3f, want 7 and 0", st.Done, st.SpinCPUMS)
+	}
+	// The 7th was the first of a new three; after a reset the count starts again.
+	doJSON(t, "POST", l.control+"/reset", "", nil)
+	check(serve(3), func(i int) bool { return i == 2 })
+}

@@ -48,9 +48,10 @@ type Server struct {
 
 // pending is an accepted connection on its way to a worker.
 type pending struct {
-	conn net.Conn
-	at   time.Time // when the door accepted it
-	took time.Time // when a worker was assigned to it: the end of its queue wait
+	conn  net.Conn
+	at    time.Time // when the door accepted it
+	took  time.Time // when a worker was assigned to it: the end of its queue wait
+	stall bool      // it takes STALL_MS instead of its spin and wait
 }
 
 // ring is a FIFO of pending connections that reuses its storage.
@@ -220,15 +221,17 @@ func (s *Server) door(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		s.w.accepted++
+		s.w.admitted++
+		stall := s.cfg.StallEvery > 0 && s.w.admitted%int64(s.cfg.StallEvery) == 0
 		if s.idle > 0 {
 			// A worker is free: it is this connection's now.
 			s.idle--
 			s.inService++
-			s.handed.push(pending{conn: c, at: now, took: now})
+			s.handed.push(pending{conn: c, at: now, took: now, stall: stall})
 			s.mu.Unlock()
 			s.cond.Signal()
 		} else {
-			s.queue.push(pending{conn: c, at: now})
+			s.queue.push(pending{conn: c, at: now, stall: stall})
 			s.w.queuedMax = max(s.w.queuedMax, s.queue.n)
 			s.mu.Unlock()
 		}
@@ -266,6 +269,9 @@ func (s *Server) work(ctx context.Context) {
 		p := s.handed.pop()
 		for {
 			spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
+			if p.stall {
+				spin, wait = 0, s.cfg.StallMS
+			}
 			s.mu.Unlock()
 			out = s.serve(ctx, p, spin, wait, buf, out, &sp)
 			s.mu.Lock()
@@ -370,9 +376,11 @@ func (s *Server) Config() Config {
 // ConfigPatch is a change to the knobs that may change while the lab runs;
 // nil fields are left as they are.
 type ConfigPatch struct {
-	SpinMS *int
-	WaitMS *int
-	Limit  *int
+	SpinMS     *int
+	WaitMS     *int
+	Limit      *int
+	StallEvery *int
+	StallMS    *int
 }
 
 // apply returns c changed by p.
@@ -385,6 +393,12 @@ func (p ConfigPatch) apply(c Config) Config {
 	}
 	if p.Limit != nil {
 		c.Limit = *p.Limit
+	}
+	if p.StallEvery != nil {
+		c.StallEvery = *p.StallEvery
+	}
+	if p.StallMS != nil {
+		c.StallMS = *p.StallMS
 	}
 	return c
 }

@@ -88,6 +88,7 @@ type window struct {
 	since                   time.Time
 	accepted, refused, done int64
 	carried                 int64
+	admitted                int64 // admitted by the door in this window, carried ones not counted: the stall count
 	bad                     BadCounts
 	queuedMax               int
 	busy, spinCPU           time.Duration
@@ -99,7 +100,7 @@ func (w *window) reset(now time.Time, queued, inService int) {
 	w.since = now
 	w.carried = int64(queued + inService)
 	w.accepted = w.carried
-	w.refused, w.done = 0, 0
+	w.refused, w.done, w.admitted = 0, 0, 0
 	w.bad = BadCounts{}
 	w.queuedMax = queued
 	w.busy, w.spinCPU = 0, 0

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"capacitylab/labsvc"
+	"capacitylab/loadrun"
 	"capacitylab/model"
 
 	"github.com/yuin/goldmark/ast"
@@ -98,6 +99,10 @@ type labFields struct {
 	Seed      int64     `yaml:"seed"`
 	Closed    int       `yaml:"closed"`
 	TimeoutMS int       `yaml:"timeout_ms"`
+
+	StallEvery int    `yaml:"stall_every"`
+	StallMS    int    `yaml:"stall_ms"`
+	RNG        string `yaml:"rng"`
 }
 
 type tableFields struct {
@@ -458,7 +463,8 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 		missing = true
 	}
 	l := &Lab{ID: id, Line: line, Workers: f.Workers, SpinMS: f.SpinMS, WaitMS: f.WaitMS, Limit: f.Limit, CPUs: f.CPUs,
-		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS}
+		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
+		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG}
 	if missing {
 		return l
 	}
@@ -489,6 +495,11 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	}
 	if f.TimeoutMS < 0 || f.TimeoutMS > maxTimeoutMS {
 		p.add(d.line("timeout_ms"), "%s: timeout_ms %d is not allowed: want 0 (the runner's default) to %d", what, f.TimeoutMS, maxTimeoutMS)
+	}
+	if d.has("rng") {
+		if _, err := loadrun.ParseSource(f.RNG); err != nil {
+			p.add(d.line("rng"), "%s: rng: %v (pcg is the default; python draws CPython's random.seed and expovariate arrivals)", what, err)
+		}
 	}
 	return l
 }

@@ -207,6 +207,13 @@ func TestBrokenLessons(t *testing.T) {
 			`a.md:16: lab "l": rates[1] 2500 is not allowed: want above 0 and at most 2000 requests a second`,
 			`a.md:17: lab "l": seconds 45 is not allowed: want above 0 and at most 30`,
 		}},
+		// The stall knobs use labsvc's caps too; rng names a known source.
+		{"lab bad stall and rng", map[string]string{"a.md": head("a", 1) + "```lab id=l\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\n" +
+			"rates: [10]\nseconds: 1\nstall_every: -1\nstall_ms: 20000\nrng: mt\n```\n"}, []string{
+			`a.md:18: lab "l": stall_every -1 is not allowed: want 0 to 1000000`,
+			`a.md:19: lab "l": stall_ms 20000 is not allowed: want 0 to 10000`,
+			`a.md:20: lab "l": rng: random source "mt" is not known: want pcg or python (pcg is the default; python draws CPython's random.seed and expovariate arrivals)`,
+		}},
 		// Too many rates make a sweep too long.
 		{"too many rates", map[string]string{"a.md": head("a", 1) + "```lab id=l\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\n" +
 			"rates: [1, 2, 3, 4, 5, 6, 7, 8, 9]\nseconds: 1\n```\n"}, []string{

@@ -101,8 +101,12 @@
 // a closed-loop preset gives closed (1 to 1024 clients, one window) and no
 // rates, since a closed loop has no offered rate: rates next to closed is
 // an error. Optional: seed (default 0, a seed like any other; it shapes the
-// open loop's arrivals), closed (0 = open loop) and timeout_ms (caller
-// timeout, 0 to 60000; 0 = the runner's default, 2 s).
+// open loop's arrivals), closed (0 = open loop), timeout_ms (caller
+// timeout, 0 to 60000; 0 = the runner's default, 2 s), stall_every and
+// stall_ms (the lab's periodic stall, checked by labsvc.Config.Validate;
+// default 0, off) and rng (the arrivals' random source: pcg, the default,
+// or python for CPython's random.seed and expovariate; see package
+// loadrun).
 //
 //	```lab id=littles-sweep
 //	workers: 1
@@ -134,7 +138,8 @@
 //
 // fingerprint is the SHA-256 (see [Fingerprint]) of "capacitylab table v1",
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
-// cpus, rates, seconds, seed, closed, timeout_ms; not its id), the columns,
+// cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
+// stall_ms when either is set and rng when given; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a

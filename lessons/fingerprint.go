@@ -49,7 +49,9 @@ func Fingerprint(preset *Lab, columns []string, rows [][]string, source string) 
 
 // canonicalPreset writes every setting of a lab preset in a fixed order
 // and number format, e.g.
-// "preset workers=1 spin_ms=2 wait_ms=18 limit=0 cpus=1 rates=10,20 seconds=5 seed=1 closed=0 timeout_ms=0".
+// "preset workers=1 spin_ms=2 wait_ms=18 limit=0 cpus=1 rates=10,20 seconds=5 seed=1 closed=0 timeout_ms=0",
+// followed by " stall_every=N stall_ms=M" when either is set and " rng=R"
+// when rng is given (so presets without them keep their fingerprints).
 // The id is left out: renaming a preset does not change what was measured.
 func canonicalPreset(l *Lab) string {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -66,7 +68,16 @@ func canonicalPreset(l *Lab) string {
 		" seconds=" + num(l.Seconds) +
 		" seed=" + strconv.FormatInt(l.Seed, 10) +
 		" closed=" + strconv.Itoa(l.Closed) +
-		" timeout_ms=" + strconv.Itoa(l.TimeoutMS)
+		" timeout_ms=" + strconv.Itoa(l.TimeoutMS) +
+		optional(l.StallEvery != 0 || l.StallMS != 0, " stall_every="+strconv.Itoa(l.StallEvery)+" stall_ms="+strconv.Itoa(l.StallMS)) +
+		optional(l.RNG != "", " rng="+l.RNG)
+}
+
+func optional(given bool, s string) string {
+	if given {
+		return s
+	}
+	return ""
 }
 
 // checkTables checks each table of a lesson against its preset: a table

@@ -105,6 +105,10 @@ type Lab struct {
 	Seed      int64
 	Closed    int // clients for a closed-loop run; 0 = open loop
 	TimeoutMS int // caller timeout; 0 = the load runner's default
+
+	StallEvery int    // the lab's STALL_EVERY: every Nth request stalls; 0 = never
+	StallMS    int    // the lab's STALL_MS: what a stalled request takes
+	RNG        string // random source of the arrivals: "" or "pcg" (the default), or "python"
 }
 
 // Kind returns "lab".

@@ -164,12 +164,16 @@ func TestParseLab(t *testing.T) {
 	// An open-loop preset with every field, and a closed-loop one (clients,
 	// no rates).
 	body := "```lab id=l1\nworkers: 4\nspin_ms: 1\nwait_ms: 0\nlimit: 16\ncpus: 2\nrates: [100, 250.5]\nseconds: 2.5\nseed: 42\ntimeout_ms: 500\n```\n" +
-		"```lab id=l2\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nseconds: 3\nclosed: 8\n```\n"
+		"```lab id=l2\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nseconds: 3\nclosed: 8\n```\n" +
+		"```lab id=l3\nworkers: 1\nspin_ms: 0\nwait_ms: 10\nlimit: 0\ncpus: 1\nrates: [60, 80, 90]\nseconds: 30\nseed: 21\nstall_every: 200\nstall_ms: 500\nrng: python\n```\n"
 	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
 	for _, want := range []*Lab{
 		{ID: "l1", Line: 10, Workers: 4, SpinMS: 1, WaitMS: 0, Limit: 16, CPUs: 2, Rates: []float64{100, 250.5},
 			Seconds: 2.5, Seed: 42, TimeoutMS: 500},
 		{ID: "l2", Line: 21, Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 0, CPUs: 1, Seconds: 3, Closed: 8},
+		// The published experiment's preset: a stall, CPython's arrivals.
+		{ID: "l3", Line: 30, Workers: 1, SpinMS: 0, WaitMS: 10, Limit: 0, CPUs: 1, Rates: []float64{60, 80, 90}, Seconds: 30, Seed: 21,
+			StallEvery: 200, StallMS: 500, RNG: "python"},
 	} {
 		lab, _, ok := c.Lab(want.ID)
 		if !ok {

@@ -26,6 +26,29 @@ func RecordColumns() []string {
 		"p50_ms", "p99_ms", "done", "lost", "queued", "mean_ms"}
 }
 
+// QuietLoadAverage is the highest one-minute load average at which a
+// machine counts as quiet enough to record on: above it Record warns that
+// other work may have made the numbers worse.
+const QuietLoadAverage = 0.5
+
+// loadAverageMark begins the load average in a recorded table's source.
+const loadAverageMark = "load average at start "
+
+// LoadAverageAtStart returns the one-minute load average a recorded table's
+// source gives for the start of its recording, and whether it gives one.
+func (t *Table) LoadAverageAtStart() (float64, bool) {
+	_, rest, ok := strings.Cut(t.Source, loadAverageMark)
+	if !ok {
+		return 0, false
+	}
+	f := strings.Fields(rest)
+	if len(f) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return v, err == nil
+}
+
 // RecordConfig says what Record records and how.
 type RecordConfig struct {
 	Dir    string // content directory, read and rewritten in place
@@ -106,7 +129,7 @@ func Record(ctx context.Context, cfg RecordConfig) ([]Recorded, error) {
 	fmt.Fprintf(logw, "record: %d preset(s), %d window(s): %s s of windows, plus about %s s for overloaded labs to drain (from each preset's ceiling)\n",
 		len(jobs), windows, fmtSecs(secs), fmtSecs(drain))
 	if la := loadAvg(); la != "" {
-		if one, err := strconv.ParseFloat(strings.Fields(la)[0], 64); err == nil && one > 0.5 {
+		if one, err := strconv.ParseFloat(strings.Fields(la)[0], 64); err == nil && one > QuietLoadAverage {
 			fmt.Fprintf(logw, "record: warning: load average %s on %d cores: other work is running, so the numbers may be worse than on a quiet machine\n", la, runtime.NumCPU())
 		}
 	}
@@ -321,7 +344,7 @@ func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writ
 	if err != nil {
 		return nil, err
 	}
-	sw := loadrun.Sweep{Target: target, Control: &control, Seconds: l.Seconds, Seed: uint64(l.Seed)}
+	sw := loadrun.Sweep{Target: target, Control: &control, Seconds: l.Seconds, Seed: uint64(l.Seed), RNG: loadrun.Source(l.RNG)}
 	if l.Closed > 0 {
 		sw.Clients = []int{l.Closed}
 	} else {
@@ -392,7 +415,7 @@ func recordSource(l *Lab, scale float64, when time.Time, loadAvg, build string) 
 	if build != "" {
 		build = "; build " + build
 	}
-	s := fmt.Sprintf("server lessons record --lab %s; seed %d; %s/%s, %d cores, %s%s; %s; load average at start %s",
+	s := fmt.Sprintf("server lessons record --lab %s; seed %d; %s/%s, %d cores, %s%s; %s; "+loadAverageMark+"%s",
 		l.ID, l.Seed, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), build, when.Format("2006-01-02 15:04 MST"), cmpOr(loadAvg, "unknown"))
 	if scale != 1 {
 		s += fmt.Sprintf("; TRIAL: windows scaled by %g (%g s instead of %g s), not the preset as written", scale, l.Seconds*scale, l.Seconds)
@@ -424,6 +447,12 @@ func readLoadAvg() string {
 // presetSummary says in words what a preset runs.
 func presetSummary(l *Lab, scale float64) string {
 	knobs := fmt.Sprintf("workers %d, spin %d ms, wait %d ms, limit %d, cpus %d", l.Workers, l.SpinMS, l.WaitMS, l.Limit, l.CPUs)
+	if l.StallEvery > 0 {
+		knobs += fmt.Sprintf(", a %d ms stall every %d requests", l.StallMS, l.StallEvery)
+	}
+	if l.RNG != "" {
+		knobs += ", arrivals from " + l.RNG
+	}
 	secs := fmtNum(l.Seconds * scale)
 	if l.Closed > 0 {
 		return fmt.Sprintf("%s; closed loop, %d clients, one %s s window", knobs, l.Closed, secs)
@@ -454,6 +483,9 @@ func recordCaption(l *Lab) string {
 		limit = fmt.Sprintf("admission limit %d", l.Limit)
 	}
 	s := fmt.Sprintf("Recorded: %d %s, %d ms spin + %d ms wait, %s, %d %s; ", l.Workers, worker, l.SpinMS, l.WaitMS, limit, l.CPUs, cpu)
+	if l.StallEvery > 0 {
+		s = strings.TrimSuffix(s, "; ") + fmt.Sprintf(", a %d ms stall every %d requests; ", l.StallMS, l.StallEvery)
+	}
 	if l.Closed > 0 {
 		s += fmt.Sprintf("closed loop, %d clients, one %s s window", l.Closed, fmtNum(l.Seconds))
 	} else {

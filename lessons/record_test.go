@@ -400,6 +400,9 @@ func TestFingerprintCovers(t *testing.T) {
 		{"seed", func(l *Lab) { l.Seed = 1 }, cols, rows, "s"},
 		{"closed", func(l *Lab) { l.Closed = 1 }, cols, rows, "s"},
 		{"timeout", func(l *Lab) { l.TimeoutMS = 500 }, cols, rows, "s"},
+		{"stall every", func(l *Lab) { l.StallEvery = 200 }, cols, rows, "s"},
+		{"stall ms", func(l *Lab) { l.StallMS = 500 }, cols, rows, "s"},
+		{"rng", func(l *Lab) { l.RNG = "python" }, cols, rows, "s"},
 		// The table itself.
 		{"column renamed", func(*Lab) {}, []string{"offered", "done"}, rows, "s"},
 		{"cell edited", func(*Lab) {}, cols, [][]string{{"10", "11"}}, "s"},
@@ -416,6 +419,11 @@ func TestFingerprintCovers(t *testing.T) {
 				t.Errorf("fingerprint unchanged by %s", tt.name)
 			}
 		})
+	}
+	// A preset without a stall or an rng is written as before they existed,
+	// so the tables recorded then keep their fingerprints.
+	if c := canonicalPreset(&base); strings.Contains(c, "stall") || strings.Contains(c, "rng") {
+		t.Errorf("canonical preset %q names settings the preset does not give", c)
 	}
 	// The id is not covered: renaming a preset does not change a measurement.
 	renamed := base
@@ -488,5 +496,25 @@ func writeFile(t *testing.T, dir, name, body string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestLoadAverageAtStart(t *testing.T) {
+	for _, c := range []struct {
+		source string
+		want   float64
+		ok     bool
+	}{
+		// As Record writes it.
+		{"server lessons record --lab x; seed 1; linux/amd64, 2 cores, go1.26.8; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41", 0.12, true},
+		// Where the machine could not say.
+		{"server lessons record --lab x; seed 1; load average at start unknown", 0, false},
+		// A fixture's source says nothing of it.
+		{"Typed by hand as a test fixture; no run produced it.", 0, false},
+	} {
+		got, ok := (&Table{Source: c.source}).LoadAverageAtStart()
+		if got != c.want || ok != c.ok {
+			t.Errorf("LoadAverageAtStart(%q) = %v, %v; want %v, %v", c.source, got, ok, c.want, c.ok)
+		}
 	}
 }

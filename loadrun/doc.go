@@ -8,10 +8,28 @@
 //
 // Schedule(kind, rate, seconds, seed) returns the intended send offsets of
 // one window. Poisson draws independent exponential gaps with mean 1/rate
-// (math/rand/v2 PCG seeded with seed); Uniform spaces arrivals 1/rate apart
-// from a random phase in the first gap. The same arguments always give the
-// same schedule. A sweep's window i uses WindowSeed(seed, i), so a whole sweep
-// replays from one seed.
+// and accumulates them in seconds while below the window's length; Uniform
+// spaces arrivals 1/rate apart from a random phase in the first gap. Each
+// time is rounded to the nanosecond. The same arguments always give the
+// same schedule.
+//
+// Two random sources draw them (Sweep.RNG, cmd/load --rng). PCG, the
+// default, is math/rand/v2's PCG seeded with (seed, "loadrun"), and a
+// sweep's window i uses WindowSeed(seed, i), so a whole sweep replays from
+// one seed. Python is CPython's random module (PyRandom): MT19937 seeded as
+// random.seed(seed) seeds it, gaps from random.expovariate(rate) =
+// -log(1.0 - random()) / rate, the uniform phase from random() × gap, and
+// every window re-seeded with the seed itself, as a CPython script that
+// calls random.seed(seed) before each rate does; its arrivals are then
+// those of the script, to the nanosecond. (Our log is the float64 nearest
+// the true value; the C library's log, which CPython calls, differs from
+// it by one step in about 0.1% of draws on glibc, far too little to move
+// an arrival by a nanosecond: the tests check whole schedules against
+// python3's.)
+//
+// An arrival trace (Sweep.Arrivals, read by ReadArrivals: seconds since
+// the window's start, one a line, in increasing order) replaces the
+// schedule: one open-loop window with exactly those intended send times.
 //
 // # Requests
 //
@@ -90,7 +108,8 @@
 // A window's Row has the lessons' columns, then the generator's honesty
 // columns, then extras. JSON field names are these names.
 //
-//	offered          offered rate, arrivals a second (closed loop: sent ÷ seconds)
+//	offered          offered rate, arrivals a second (closed loop: sent ÷ seconds;
+//	                 an arrival trace: its arrivals ÷ seconds)
 //	sent             requests that left (arrivals − not_sent)
 //	ok refused gaveup error   outcome counts of sent requests
 //	ok_per_sec       ok ÷ max(window seconds, end of the last ok answer): the
@@ -164,6 +183,15 @@
 // the records there (the runner does) neither loses a finished window's
 // records if the sweep never ends nor competes with a measurement while it
 // saves them. Run's Report still holds every window at the end.
+//
+// # Drivers
+//
+// A Sweep with a Driver runs each window through it instead of over the
+// network: package sim simulates the lab and the callers and hands back
+// the window's records and the lab's counters, and Sweep.Run builds rows,
+// notes, events and the report from them exactly as for a real run. It
+// neither drains, resets nor pauses between windows (each simulated window
+// starts from an empty lab).
 //
 // # The lab's control API
 //

@@ -43,8 +43,8 @@ func NewTarget(rawURL string, timeout time.Duration) (Target, error) {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	if timeout < 0 || timeout > MaxTimeout {
-		return Target{}, fmt.Errorf("timeout %v is not allowed: want more than 0 and at most %v", timeout, MaxTimeout)
+	if err := CheckTimeout(timeout); err != nil {
+		return Target{}, err
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil || u.Fragment != "" {
@@ -59,6 +59,14 @@ func NewTarget(rawURL string, timeout time.Duration) (Target, error) {
 	ap, _ := netip.ParseAddrPort(host) // not an IP literal: resolved at each dial
 	bufs := &sync.Pool{New: func() any { return new([maxHead]byte) }}
 	return Target{addr: host, addrPort: ap, request: []byte(req), timeout: timeout, bufs: bufs}, nil
+}
+
+// CheckTimeout says what is wrong with a caller's timeout, or nil.
+func CheckTimeout(timeout time.Duration) error {
+	if timeout <= 0 || timeout > MaxTimeout {
+		return fmt.Errorf("timeout %v is not allowed: want more than 0 and at most %v", timeout, MaxTimeout)
+	}
+	return nil
 }
 
 // Addr is the host:port requests connect to.

@@ -56,41 +56,97 @@ func CheckRate(rate, seconds float64) error {
 	return nil
 }
 
-// Schedule returns the intended send times of one window, as offsets from the
-// window's start, in increasing order, all before seconds. The same
-// arguments always give the same schedule, so a window can be computed up
-// front and replayed. It returns an error for a rate or length outside the
-// caps (see CheckRate) or an unknown kind.
+// Source names the random source a schedule draws from.
+type Source string
+
+// The random sources a schedule can draw from.
+const (
+	// PCG is math/rand/v2's PCG, seeded with (seed, "loadrun"): the
+	// default.
+	PCG Source = "pcg"
+	// Python is CPython's random module (see PyRandom): the same seed gives
+	// the same arrivals as a CPython script that calls random.seed(seed)
+	// and draws random.expovariate(rate) for each gap (Poisson), or
+	// random.random() × gap for the phase (uniform).
+	Python Source = "python"
+)
+
+// ParseSource turns "pcg" or "python" into a Source.
+func ParseSource(s string) (Source, error) {
+	switch Source(s) {
+	case PCG, Python:
+		return Source(s), nil
+	}
+	return "", fmt.Errorf("random source %q is not known: want pcg or python", s)
+}
+
+// Schedule returns the intended send times of one window drawn from PCG,
+// as offsets from the window's start, in increasing order, all before
+// seconds. The same arguments always give the same schedule, so a window
+// can be computed up front and replayed. It returns an error for a rate or
+// length outside the caps (see CheckRate) or an unknown kind.
 func Schedule(kind Kind, rate, seconds float64, seed uint64) ([]time.Duration, error) {
+	return PCG.Schedule(kind, rate, seconds, seed)
+}
+
+// Schedule is the package's Schedule drawn from src ("" means PCG).
+// Poisson accumulates gaps in seconds, t += gap, while t < seconds;
+// uniform puts arrival k at phase + k/rate. Each time is then rounded to
+// the nanosecond.
+func (src Source) Schedule(kind Kind, rate, seconds float64, seed uint64) ([]time.Duration, error) {
 	if err := CheckRate(rate, seconds); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x6c6f616472756e)) // stream constant: "loadrun"
+	if _, err := ParseKind(string(kind)); err != nil {
+		return nil, err
+	}
+	// exp draws an exponential gap of mean 1/rate, unit a float in [0, 1).
+	var exp func() float64
+	var unit func() float64
+	switch src {
+	case PCG, "":
+		rng := rand.New(rand.NewPCG(seed, 0x6c6f616472756e)) // stream constant: "loadrun"
+		exp = func() float64 { return rng.ExpFloat64() / rate }
+		unit = rng.Float64
+	case Python:
+		py := NewPyRandom(seed)
+		exp = func() float64 { return py.Expovariate(rate) }
+		unit = py.Random
+	default:
+		_, err := ParseSource(string(src))
+		return nil, err
+	}
 	end := seconds
 	out := make([]time.Duration, 0, int(rate*seconds*1.1)+16)
-	switch kind {
-	case Poisson:
+	if kind == Poisson {
 		t := 0.0
 		for {
-			t += rng.ExpFloat64() / rate
-			if t >= end {
-				return out, nil
-			}
-			out = append(out, secondsToDuration(t))
-		}
-	case Uniform:
-		gap := 1 / rate
-		phase := rng.Float64() * gap
-		for k := 0; ; k++ {
-			t := phase + float64(k)*gap
+			t += exp()
 			if t >= end {
 				return out, nil
 			}
 			out = append(out, secondsToDuration(t))
 		}
 	}
-	_, err := ParseKind(string(kind))
-	return nil, err
+	gap := 1 / rate
+	phase := unit() * gap
+	for k := 0; ; k++ {
+		t := phase + float64(k)*gap
+		if t >= end {
+			return out, nil
+		}
+		out = append(out, secondsToDuration(t))
+	}
+}
+
+// WindowSeed is the seed window i of a sweep with seed seed draws from:
+// WindowSeed(seed, i) for PCG, and seed itself for Python, as a CPython
+// script that calls random.seed(seed) before each rate does.
+func (src Source) WindowSeed(seed uint64, i int) uint64 {
+	if src == Python {
+		return seed
+	}
+	return WindowSeed(seed, i)
 }
 
 // WindowSeed derives the seed of window i of a sweep from the sweep's seed,

@@ -19,12 +19,19 @@ type Sweep struct {
 	Control *Control // nil: no lab to reset or read; Done and Queued stay -1
 
 	Rates   []float64 // open loop: offered rates, arrivals a second
-	Clients []int     // closed loop: client counts; set this or Rates, not both
+	Clients []int     // closed loop: client counts; set one of Rates, Clients and Arrivals
 	Think   time.Duration
+	// Arrivals, when set, is one open-loop window with exactly these
+	// intended send times (offsets from the window's start, in
+	// increasing order, all before Seconds) instead of a schedule drawn
+	// from a seed: a trace to replay (see ReadArrivals). Its row's offered
+	// rate is len(Arrivals) ÷ Seconds.
+	Arrivals []time.Duration
 
 	Seconds     float64 // length of every window
-	Seed        uint64  // window i uses WindowSeed(Seed, i)
+	Seed        uint64  // window i uses RNG.WindowSeed(Seed, i)
 	Kind        Kind    // arrival process; "" means Poisson
+	RNG         Source  // random source of the schedules; "" means PCG
 	MaxInFlight int     // 0 means DefaultMaxInFlight
 	DrainWait   time.Duration
 
@@ -33,6 +40,10 @@ type Sweep struct {
 	// always): room for what watchers do with a row (a page redrawing its
 	// chart) to happen between measurements rather than in one.
 	Pause time.Duration
+
+	// Driver, when not nil, runs every window instead of Target and
+	// Control (see Driver): a simulation of the sweep.
+	Driver Driver
 
 	// WindowDone, when not nil, is called with each window's row and raw
 	// records as soon as the window ends (before its row event is sent),
@@ -45,14 +56,32 @@ type Sweep struct {
 
 // Validate says what is wrong with the sweep, or nil. Nothing is sent.
 func (s Sweep) Validate() error {
-	if s.Target.addr == "" {
+	if s.Target.addr == "" && s.Driver == nil {
 		return errors.New("target is missing: want http://host:port")
 	}
-	if (len(s.Rates) == 0) == (len(s.Clients) == 0) {
-		return errors.New("give either rates (open loop) or client counts (closed loop), not both and not neither")
+	return s.ValidatePlan()
+}
+
+// ValidatePlan is Validate without the target: what is wrong with the
+// windows, their arrivals and the generator's settings, or nil. A
+// simulation of the sweep (package sim) checks the same.
+func (s Sweep) ValidatePlan() error {
+	given := 0
+	for _, n := range []int{len(s.Rates), len(s.Clients), len(s.Arrivals)} {
+		if n > 0 {
+			given++
+		}
+	}
+	if given != 1 {
+		return errors.New("give one of rates (open loop), client counts (closed loop) or arrival times (a trace), not more and not none")
 	}
 	if s.Kind != "" {
 		if _, err := ParseKind(string(s.Kind)); err != nil {
+			return err
+		}
+	}
+	if s.RNG != "" {
+		if _, err := ParseSource(string(s.RNG)); err != nil {
 			return err
 		}
 	}
@@ -63,6 +92,11 @@ func (s Sweep) Validate() error {
 	}
 	if len(s.Clients) > 0 {
 		if err := CheckRate(1, s.Seconds); err != nil {
+			return err
+		}
+	}
+	if len(s.Arrivals) > 0 {
+		if err := checkArrivals(s.Arrivals, s.Seconds); err != nil {
 			return err
 		}
 	}
@@ -81,6 +115,49 @@ func (s Sweep) Validate() error {
 		return fmt.Errorf("drain wait %v is not allowed: want 0 (default %v) or more", s.DrainWait, DefaultDrainWait)
 	}
 	return nil
+}
+
+// Windows is how many windows the sweep has.
+func (s Sweep) Windows() int {
+	if len(s.Arrivals) > 0 {
+		return 1
+	}
+	return max(len(s.Rates), len(s.Clients))
+}
+
+// OpenLoop reports whether window i sends at scheduled times (a rate or
+// the arrival trace) rather than from closed-loop clients.
+func (s Sweep) OpenLoop() bool { return len(s.Clients) == 0 }
+
+// WindowSchedule returns the intended send times of open-loop window i:
+// the arrival trace, or the schedule drawn from RNG with the window's
+// seed (RNG.WindowSeed(Seed, i)) at Rates[i]. A real run and a simulation
+// of the same sweep send exactly these.
+func (s Sweep) WindowSchedule(i int) ([]time.Duration, error) {
+	if len(s.Arrivals) > 0 {
+		return s.Arrivals, nil
+	}
+	if i < 0 || i >= len(s.Rates) {
+		return nil, fmt.Errorf("window %d is not an open-loop window of this sweep: want 0 to %d", i, len(s.Rates)-1)
+	}
+	kind := s.Kind
+	if kind == "" {
+		kind = Poisson
+	}
+	return s.RNG.Schedule(kind, s.Rates[i], s.Seconds, s.RNG.WindowSeed(s.Seed, i))
+}
+
+// WindowRate is window i's offered rate as its row reports it: Rates[i],
+// or for an arrival trace its arrivals ÷ Seconds (0 for closed loop,
+// whose row reports sent ÷ seconds).
+func (s Sweep) WindowRate(i int) float64 {
+	if len(s.Arrivals) > 0 {
+		return round(float64(len(s.Arrivals))/s.Seconds, 100)
+	}
+	if i < len(s.Rates) {
+		return s.Rates[i]
+	}
+	return 0
 }
 
 // EventKind names an Event.
@@ -138,6 +215,26 @@ func (r Report) Records() []Record {
 	return out
 }
 
+// Window is one window of a sweep, as a Driver is given it.
+type Window struct {
+	Index       int
+	Schedule    []time.Duration // open loop: the intended send times (see Sweep.WindowSchedule)
+	MaxInFlight int             // open loop: 0 means DefaultMaxInFlight
+	Clients     int             // closed loop: how many clients; 0 for open loop
+	Think       time.Duration   // closed loop: each client's pause after an answer
+	Length      time.Duration   // closed loop: clients send while less than this has passed
+}
+
+// Driver runs a sweep's windows somewhere other than over the network:
+// package sim simulates them. It returns each window's records (one per
+// arrival, in Seq order, folded into Result.Metrics) and the lab's
+// counters as they were when the window's last request ended, read the way
+// Control.Stats reads them. Sweep.Run does everything else exactly as for a
+// real run: validation, rows, notes, events, WindowDone and the report.
+type Driver interface {
+	RunWindow(ctx context.Context, w Window) (Result, LabStats, error)
+}
+
 // Run runs the sweep. For each window it waits for the lab to drain (at most
 // DrainWait; the row's Note says so if it did not), resets the lab's
 // counters, runs the window, waits for every request to end, reads the lab's
@@ -149,11 +246,17 @@ func (r Report) Records() []Record {
 // Run returns ctx's error. A failure of the lab's control API stops the sweep
 // with an error; the user's own mistakes come back from Validate before
 // anything is sent.
+//
+// With a Driver, Run neither sends nor drains nor pauses: each window is
+// the driver's, which starts from an empty lab as a drained one would, and
+// sends no progress.
 func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
-	// Replies end when they arrive only while the kernel stamps them.
-	defer holdArrivalStamps()()
+	if s.Driver == nil {
+		// Replies end when they arrive only while the kernel stamps them.
+		defer holdArrivalStamps()()
+	}
 	var rep Report
-	n := max(len(s.Rates), len(s.Clients))
+	n := s.Windows()
 	emit := func(e Event) {
 		if events == nil {
 			return
@@ -182,10 +285,6 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 	if err := s.Validate(); err != nil {
 		return finish(err)
 	}
-	kind := s.Kind
-	if kind == "" {
-		kind = Poisson
-	}
 	drainWait := s.DrainWait
 	if drainWait == 0 {
 		drainWait = DefaultDrainWait
@@ -193,7 +292,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 	length := secondsToDuration(s.Seconds)
 
 	for i := range n {
-		if i > 0 && s.Pause > 0 {
+		if i > 0 && s.Pause > 0 && s.Driver == nil {
 			t := time.NewTimer(s.Pause)
 			select {
 			case <-t.C:
@@ -205,7 +304,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			return finish(err)
 		}
 		var notes []string
-		if s.Control != nil {
+		if s.Control != nil && s.Driver == nil {
 			drained, st, err := s.Control.Drain(ctx, drainWait)
 			if err != nil {
 				return finish(ctxOr(ctx, err))
@@ -219,14 +318,18 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		}
 
 		base := Event{Kind: EventProgress, Window: i, Seconds: s.Seconds}
-		var rate float64
-		var clients int
-		if len(s.Rates) > 0 {
-			rate = s.Rates[i]
+		w := Window{Index: i, MaxInFlight: s.MaxInFlight, Think: s.Think, Length: length}
+		rate := s.WindowRate(i)
+		if s.OpenLoop() {
 			base.Rate = rate
+			sched, err := s.WindowSchedule(i)
+			if err != nil {
+				return finish(err)
+			}
+			w.Schedule = sched
 		} else {
-			clients = s.Clients[i]
-			base.Clients = clients
+			w.Clients = s.Clients[i]
+			base.Clients = w.Clients
 		}
 		progress := func(p Progress) {
 			e := base
@@ -236,33 +339,40 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		}
 
 		var res Result
-		if clients == 0 {
-			sched, err := Schedule(kind, rate, s.Seconds, WindowSeed(s.Seed, i))
+		var lab *LabStats
+		switch {
+		case s.Driver != nil:
+			r, st, err := s.Driver.RunWindow(ctx, w)
 			if err != nil {
 				return finish(err)
 			}
-			res = Open{Target: s.Target, Schedule: sched, MaxInFlight: s.MaxInFlight, Window: i}.Run(ctx, progress)
-		} else {
-			res = Closed{Target: s.Target, Clients: clients, Think: s.Think, Length: length, Window: i}.Run(ctx, progress)
+			res, lab = r, &st
+		case w.Clients == 0:
+			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, Window: i}.Run(ctx, progress)
+		default:
+			res = Closed{Target: s.Target, Clients: w.Clients, Think: w.Think, Length: length, Window: i}.Run(ctx, progress)
 		}
 
 		row := res.Metrics.Row(rate, length)
 		row.Window = i
-		if clients > 0 {
-			row.Clients = clients
+		if w.Clients > 0 {
+			row.Clients = w.Clients
 			row.Offered = round(float64(row.Sent)/s.Seconds, 100)
 		}
 		if ctx.Err() != nil {
 			notes = append(notes, "cancelled before the window ended")
-		} else if s.Control != nil {
+		} else if s.Control != nil && lab == nil {
 			st, err := s.Control.Stats(ctx)
 			if err != nil {
 				return finish(ctxOr(ctx, err))
 			}
-			row.Done = int(st.Done)
-			row.Queued = st.QueuedMax
-			row.LabServiceMS = round(st.ServiceMS.Mean, 1000)
-			row.LabCPUMS = round(st.ProcessCPUMS, 1000)
+			lab = &st
+		}
+		if lab != nil && ctx.Err() == nil {
+			row.Done = int(lab.Done)
+			row.Queued = lab.QueuedMax
+			row.LabServiceMS = round(lab.ServiceMS.Mean, 1000)
+			row.LabCPUMS = round(lab.ProcessCPUMS, 1000)
 		}
 		if row.Lost != 0 {
 			notes = append(notes, fmt.Sprintf("%d requests lost: a generator bug", row.Lost))
@@ -274,7 +384,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			s.WindowDone(wr)
 		}
 		r := row
-		emit(Event{Kind: EventRow, Window: i, Rate: base.Rate, Clients: clients, Seconds: s.Seconds, ElapsedMS: ms(res.Elapsed), Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent, Row: &r})
+		emit(Event{Kind: EventRow, Window: i, Rate: base.Rate, Clients: w.Clients, Seconds: s.Seconds, ElapsedMS: ms(res.Elapsed), Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent, Row: &r})
 		if ctx.Err() != nil {
 			return finish(ctx.Err())
 		}

@@ -228,9 +228,9 @@ func TestSweepValidate(t *testing.T) {
 		want string
 	}{
 		// Open and closed loop at once is ambiguous.
-		{"rates and clients", loadrun.Sweep{Target: target, Rates: []float64{1}, Clients: []int{1}, Seconds: 1}, "not both"},
+		{"rates and clients", loadrun.Sweep{Target: target, Rates: []float64{1}, Clients: []int{1}, Seconds: 1}, "not more"},
 		// Nothing to run.
-		{"neither", loadrun.Sweep{Target: target, Seconds: 1}, "not neither"},
+		{"neither", loadrun.Sweep{Target: target, Seconds: 1}, "not none"},
 		// A zero-length window.
 		{"zero seconds", loadrun.Sweep{Target: target, Rates: []float64{1}}, "seconds 0 is not allowed"},
 		// One rate over the cap spoils the sweep.
@@ -241,6 +241,16 @@ func TestSweepValidate(t *testing.T) {
 		{"no target", loadrun.Sweep{Rates: []float64{1}, Seconds: 1}, "target is missing"},
 		// An unknown arrival process.
 		{"bad kind", loadrun.Sweep{Target: target, Rates: []float64{1}, Seconds: 1, Kind: "bursty"}, "not known"},
+		// An unknown random source.
+		{"bad rng", loadrun.Sweep{Target: target, Rates: []float64{1}, Seconds: 1, RNG: "lcg"}, "random source \"lcg\" is not known: want pcg or python"},
+		// A trace and rates at once is ambiguous.
+		{"arrivals and rates", loadrun.Sweep{Target: target, Rates: []float64{1}, Arrivals: []time.Duration{0}, Seconds: 1}, "not more"},
+		// A trace time at or past the window's end would never be sent.
+		{"arrival past the end", loadrun.Sweep{Target: target, Arrivals: []time.Duration{0, time.Second}, Seconds: 1}, "arrival 2 at 1s is not before the window's end at 1 s"},
+		// A trace out of order.
+		{"arrivals unsorted", loadrun.Sweep{Target: target, Arrivals: []time.Duration{2 * time.Millisecond, time.Millisecond}, Seconds: 1}, "arrival 2 at 1ms comes before arrival 1 at 2ms"},
+		// A trace whose average rate is above the generator's cap.
+		{"arrivals over the cap", loadrun.Sweep{Target: target, Arrivals: make([]time.Duration, 6000), Seconds: 1}, "6000 arrivals in 1 s is 6000 a second on average, above the cap"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

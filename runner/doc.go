@@ -51,9 +51,10 @@
 // closed-loop clients, a caller timeout of at most 10 s, and CPUS at most
 // the host's cores minus one (one on a single-core host), so the load
 // generator keeps a core. The lab's other knobs are checked by
-// labsvc.Config.Validate. FieldErrors keys are the JSON names of Request:
-// workers, spin_ms, wait_ms, limit, cpus, rates, clients, seconds, mode,
-// timeout_ms.
+// labsvc.Config.Validate, and rng (the schedule's random source, "pcg" or
+// "python") by loadrun.ParseSource. FieldErrors keys are the JSON names of
+// Request: workers, spin_ms, wait_ms, limit, cpus, stall_every, stall_ms,
+// rates, clients, seconds, mode, rng, timeout_ms.
 //
 // # Statuses
 //

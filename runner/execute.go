@@ -74,16 +74,12 @@ func (r *Runner) measure(ru *run) (Status, string, Kind, int) {
 	if err != nil {
 		return store.RunFailed, "The run could not be set up: " + err.Error(), KindFailed, 0
 	}
-	sw := loadrun.Sweep{Target: target, Control: &control, Seconds: q.Seconds, Seed: q.Seed, DrainWait: r.cfg.DrainWait, Pause: WindowPause,
-		// Each window's raw records are saved as it ends, before the next
-		// window begins, so a crash keeps them and saving never overlaps a
-		// measurement.
-		WindowDone: func(w loadrun.WindowReport) { r.saveRecords(ru, w.Row.Window, w.Records) }}
-	if q.mode() == ModeClosed {
-		sw.Clients = q.Clients
-	} else {
-		sw.Rates = q.Rates
-	}
+	sw := q.Plan()
+	sw.Target, sw.Control, sw.DrainWait, sw.Pause = target, &control, r.cfg.DrainWait, WindowPause
+	// Each window's raw records are saved as it ends, before the next
+	// window begins, so a crash keeps them and saving never overlaps a
+	// measurement.
+	sw.WindowDone = func(w loadrun.WindowReport) { r.saveRecords(ru, w.Row.Window, w.Records) }
 
 	sctx, scancel := context.WithCancelCause(ctx)
 	defer scancel(nil)

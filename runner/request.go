@@ -32,14 +32,16 @@ const (
 
 // Request is what a learner asks to run: the lab's knobs, then the sweep.
 // Its JSON form is flat: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,
-// "cpus":1,"rates":[40,80],"seconds":2,"seed":1,"mode":"open","clients":[],
-// "timeout_ms":2000,"lesson":"...","block":"..."}.
+// "cpus":1,"stall_every":0,"stall_ms":0,"rates":[40,80],"seconds":2,"seed":1,
+// "rng":"pcg","mode":"open","clients":[],"timeout_ms":2000,"lesson":"...",
+// "block":"..."}.
 type Request struct {
 	labsvc.Config
 	Rates     []float64 `json:"rates,omitempty"`   // open loop: one window per rate
 	Clients   []int     `json:"clients,omitempty"` // closed loop: one window per client count
 	Seconds   float64   `json:"seconds"`           // length of every window
 	Seed      uint64    `json:"seed"`              // the arrival schedule's seed
+	RNG       string    `json:"rng,omitempty"`     // the schedule's random source: "" or "pcg" (the default), or "python"
 	Mode      string    `json:"mode"`              // ModeOpen (default) or ModeClosed
 	TimeoutMS int       `json:"timeout_ms"`        // the caller's timeout; 0 = loadrun.DefaultTimeout
 	Lesson    string    `json:"lesson,omitempty"`  // where the run was started, if from a lesson
@@ -59,6 +61,19 @@ func (q Request) mode() string {
 		return ModeOpen
 	}
 	return q.Mode
+}
+
+// Plan is the sweep the request asks for, without a target: its windows,
+// seed and random source. A run sends it to a lab child; a simulation
+// (package sim) runs it with sim.Model{Lab: q.Config, Timeout: q.Timeout()}.
+func (q Request) Plan() loadrun.Sweep {
+	sw := loadrun.Sweep{Seconds: q.Seconds, Seed: q.Seed, RNG: loadrun.Source(q.RNG)}
+	if q.mode() == ModeClosed {
+		sw.Clients = q.Clients
+	} else {
+		sw.Rates = q.Rates
+	}
+	return sw
 }
 
 // Timeout is the caller's timeout the run uses.
@@ -185,6 +200,11 @@ func (l Limits) Validate(q Request) error {
 	if secondsOK && q.Windows() > 0 && float64(q.Windows())*q.Seconds > l.MaxRunSeconds {
 		fe["seconds"] = fmt.Sprintf("%d windows of %s s is %s s, longer than a run may be: want at most %s s in all (fewer windows or shorter ones)",
 			q.Windows(), num(q.Seconds), num(float64(q.Windows())*q.Seconds), num(l.MaxRunSeconds))
+	}
+	if q.RNG != "" {
+		if _, err := loadrun.ParseSource(q.RNG); err != nil {
+			fe["rng"] = err.Error()
+		}
 	}
 	if q.TimeoutMS < 0 || q.TimeoutMS > l.MaxTimeoutMS {
 		fe["timeout_ms"] = fmt.Sprintf("timeout %d ms is not allowed: want 0 (the default, %v) to %d", q.TimeoutMS, loadrun.DefaultTimeout, l.MaxTimeoutMS)

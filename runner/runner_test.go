@@ -12,7 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"capacitylab/labsvc"
+	"capacitylab/loadrun"
 	"capacitylab/runner"
+	"capacitylab/sim"
 	"capacitylab/store"
 )
 
@@ -539,6 +541,72 @@ func TestClosedLoopRun(t *testing.T) {
 		row := e.Row
 		if row.Clients != q.Clients[i] || e.Clients != q.Clients[i] || row.OK == 0 || row.Lost != 0 || row.Offered != float64(row.Sent)/q.Seconds {
 			t.Errorf("row %d: clients %d (event %d), ok %d, lost %d, offered %v for %d sent", i, row.Clients, e.Clients, row.OK, row.Lost, row.Offered, row.Sent)
+		}
+	}
+}
+
+// The stall and the random source reach the lab child and the generator:
+// the saved records' intended times are CPython's random.seed(21)
+// arrivals, and every 4th request the lab admitted took the 60 ms stall
+// instead of its 2 ms wait.
+func TestStallAndPythonArrivals(t *testing.T) {
+	r, st := newRunner(t, runner.Config{})
+	q := runner.Request{Config: labsvc.Config{Workers: 1, WaitMS: 2, CPUs: 1, StallEvery: 4, StallMS: 60}, Rates: []float64{8}, Seconds: 2, Seed: 21, RNG: "python"}
+	tk, err := r.Submit(t.Context(), "a", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es := collect(t, r, tk.ID, 0, 30*time.Second); last(es).Kind != runner.KindDone {
+		t.Fatalf("ended %+v", last(es))
+	}
+	want, err := loadrun.Python.Schedule(loadrun.Poisson, 8, 2, 21)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []loadrun.Record
+	if err := st.EachRecord(t.Context(), tk.ID, func(rec loadrun.Record) error { recs = append(recs, rec); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(want) || len(recs) < 8 {
+		t.Fatalf("%d records, CPython's schedule has %d arrivals (want at least 8)", len(recs), len(want))
+	}
+	for i, rec := range recs {
+		// Saved records keep microseconds.
+		if rec.Intended != want[i].Truncate(time.Microsecond) {
+			t.Errorf("record %d intended %v, CPython's arrival %v", i, rec.Intended, want[i])
+		}
+		// 8 a second against 2 ms (or a 60 ms stall) rarely queue, so the
+		// lab admits them in arrival order.
+		stalled := (i+1)%4 == 0
+		if rec.Outcome != loadrun.OK || stalled != (rec.ServiceMS >= 60) || rec.ServiceMS > 200 {
+			t.Errorf("record %d: %s, service %v ms; stalled: %v (want %s, and at least 60 ms exactly when stalled)", i, rec.Outcome, rec.ServiceMS, stalled, loadrun.OK)
+		}
+	}
+}
+
+// A request's plan is what a simulation runs: the same windows, seed and
+// random source as the run, so a page can simulate a lab block's request
+// in process (package sim) with no lab child.
+func TestPlanSimulates(t *testing.T) {
+	q := small(40, 80)
+	q.RNG, q.StallEvery, q.StallMS = "python", 10, 50
+	if err := runner.HostLimits().Validate(q); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := sim.Run(t.Context(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Plan(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Windows) != q.Windows() {
+		t.Fatalf("%d windows simulated, the request has %d", len(rep.Windows), q.Windows())
+	}
+	for i, w := range rep.Windows {
+		want, err := loadrun.Python.Schedule(loadrun.Poisson, q.Rates[i], q.Seconds, q.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Row.Offered != q.Rates[i] || len(w.Records) != len(want) || w.Row.Lost != 0 {
+			t.Errorf("window %d: offered %v, %d records (schedule %d), lost %d", i, w.Row.Offered, len(w.Records), len(want), w.Row.Lost)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"capacitylab/classroom"
 	"capacitylab/lessons"
 )
 
@@ -21,6 +22,9 @@ func TestLabTextClosedLoop(t *testing.T) {
 	}
 	open := &lessons.Lab{ID: "o", Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Rates: []float64{40, 50}, Seconds: 10, Seed: 4, TimeoutMS: 500}
 	q := &lessons.Question{ID: "q", Type: "predict", SettledBy: "loops-closed"}
+	// The published experiment's preset: a stall and CPython's arrivals.
+	stall := &lessons.Lab{ID: "s", Workers: 1, WaitMS: 10, CPUs: 1, Rates: []float64{60, 80, 90}, Seconds: 30, Seed: 21,
+		StallEvery: 200, StallMS: 500, RNG: "python"}
 	tests := []struct {
 		name    string
 		got     string
@@ -37,6 +41,12 @@ func TestLabTextClosedLoop(t *testing.T) {
 		{"open command", labLoad(open), []string{"go run ./cmd/load --rate 40,50 --seconds 10 --seed 4 --timeout 500ms"}, []string{"--closed"}},
 		// An open preset is described by its rates.
 		{"open summary", labSummary(open), []string{"2 windows of 10 s at 40, 50 requests a second", "open loop"}, []string{"clients"}},
+		// Without a stall the lab's command names no stall knobs.
+		{"lab command", labEnv(open), []string{"WORKERS=1 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 go run ./cmd/lab"}, []string{"STALL"}},
+		// A stall is in the lab's command, CPython's arrivals in the load's and the words.
+		{"stall lab command", labEnv(stall), []string{"WORKERS=1 SPIN_MS=0 WAIT_MS=10 LIMIT=0 CPUS=1 STALL_EVERY=200 STALL_MS=500 go run ./cmd/lab"}, nil},
+		{"python command", labLoad(stall), []string{"--rate 60,80,90 --seconds 30 --seed 21 --rng python"}, nil},
+		{"python summary", labSummary(stall), []string{"CPython's random.seed(21) for each window"}, []string{"seed 21)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,5 +61,16 @@ func TestLabTextClosedLoop(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWithKnobs checks that a host's knobs, the stall's included, replace
+// the preset's values and leave the others alone.
+func TestWithKnobs(t *testing.T) {
+	q := labPreset(&lessons.Lab{ID: "l", Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Rates: []float64{10}, Seconds: 5, Seed: 3})
+	every, ms, workers := 100, 250, 4
+	got := withKnobs(q, &classroom.Knobs{StallEvery: &every, StallMS: &ms, Workers: &workers})
+	if got.StallEvery != 100 || got.StallMS != 250 || got.Workers != 4 || got.WaitMS != 18 || got.Seed != 3 {
+		t.Errorf("withKnobs = %+v, want the stall 100/250 and 4 workers over the preset", got)
 	}
 }

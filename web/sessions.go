@@ -151,6 +151,8 @@ func withKnobs(q runner.Request, k *classroom.Knobs) runner.Request {
 	set(&q.WaitMS, k.WaitMS)
 	set(&q.Limit, k.Limit)
 	set(&q.CPUs, k.CPUs)
+	set(&q.StallEvery, k.StallEvery)
+	set(&q.StallMS, k.StallMS)
 	if k.Seconds != nil {
 		q.Seconds = *k.Seconds
 	}

@@ -40,7 +40,7 @@ type sweepAccepted struct {
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "mode", "rates", "clients", "seconds", "seed", "timeout_ms", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "stall_every", "stall_ms", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -115,7 +115,12 @@ func parseSweep(r *http.Request) (runner.Request, runner.FieldErrors, error) {
 	intField("wait_ms", &q.WaitMS)
 	intField("limit", &q.Limit)
 	intField("cpus", &q.CPUs)
+	intField("stall_every", &q.StallEvery)
+	intField("stall_ms", &q.StallMS)
 	intField("timeout_ms", &q.TimeoutMS)
+	if v := strings.TrimSpace(f.Get("rng")); v != "" {
+		q.RNG = v
+	}
 	if v := strings.TrimSpace(f.Get("seconds")); v != "" {
 		sec, err := plainNumber(v)
 		if err != nil {
@@ -581,11 +586,15 @@ func (s *server) runsPage(w http.ResponseWriter, r *http.Request) error {
 
 // requestSummary says in words what a run measures.
 func requestSummary(q runner.Request) string {
-	knobs := fmt.Sprintf("WORKERS=%d SPIN_MS=%d WAIT_MS=%d LIMIT=%d CPUS=%d", q.Workers, q.SpinMS, q.WaitMS, q.Limit, q.CPUs)
+	knobs := q.Config.String()
 	if q.Mode == runner.ModeClosed {
 		return fmt.Sprintf("%s · closed loop, %s clients · %s s a window", knobs, joinInts(q.Clients), fmtNum(q.Seconds))
 	}
-	return fmt.Sprintf("%s · %s a second · %s s a window · seed %d", knobs, joinFloats(q.Rates), fmtNum(q.Seconds), q.Seed)
+	seed := fmt.Sprintf("seed %d", q.Seed)
+	if q.RNG != "" && q.RNG != string(loadrun.PCG) {
+		seed += " (" + q.RNG + ")"
+	}
+	return fmt.Sprintf("%s · %s a second · %s s a window · %s", knobs, joinFloats(q.Rates), fmtNum(q.Seconds), seed)
 }
 
 func joinFloats(vs []float64) string {
@@ -606,8 +615,8 @@ func joinInts(vs []int) string {
 
 // labPreset turns a lesson's lab block into the form's starting values.
 func labPreset(l *lessons.Lab) runner.Request {
-	q := runner.Request{Config: labsvc.Config{Workers: l.Workers, SpinMS: l.SpinMS, WaitMS: l.WaitMS, Limit: l.Limit, CPUs: l.CPUs},
-		Rates: l.Rates, Seconds: l.Seconds, Seed: uint64(l.Seed), Mode: runner.ModeOpen, TimeoutMS: l.TimeoutMS, Block: l.ID}
+	q := runner.Request{Config: l.Config(), Rates: l.Rates, Seconds: l.Seconds, Seed: uint64(l.Seed), RNG: l.RNG,
+		Mode: runner.ModeOpen, TimeoutMS: l.TimeoutMS, Block: l.ID}
 	if l.Closed > 0 {
 		q.Mode, q.Clients = runner.ModeClosed, []int{l.Closed}
 	}

@@ -117,6 +117,12 @@ func TestSweepValidation(t *testing.T) {
 		{"timeout negative", `{"rates":[10],"seconds":1,"timeout_ms":-5}`, "timeout_ms"},
 		// A timeout over 10 s.
 		{"timeout too long", `{"rates":[10],"seconds":1,"timeout_ms":60000}`, "timeout_ms"},
+		// A stall beyond the lab's cap.
+		{"stall too long", `{"rates":[10],"seconds":1,"stall_every":10,"stall_ms":20000}`, "stall_ms"},
+		// A negative stall period.
+		{"stall every negative", `{"rates":[10],"seconds":1,"stall_every":-2}`, "stall_every"},
+		// A random source the generator does not have.
+		{"rng unknown", `{"rates":[10],"seconds":1,"rng":"lcg"}`, "rng"},
 		// A field the API does not have.
 		{"unknown field", `{"rates":[10],"seconds":1,"colour":"red"}`, "colour"},
 		// Rates as a string.
@@ -156,16 +162,26 @@ func TestSweepValidation(t *testing.T) {
 	// A good plain form from a lesson's lab block is queued and redirected
 	// to the run's page; the run remembers the lesson it came from. (The
 	// lab program does not exist here, so the run itself then fails.)
-	form := url.Values{"workers": {"2"}, "spin_ms": {"1"}, "wait_ms": {"4"}, "limit": {"0"}, "cpus": {"1"}, "mode": {"open"},
-		"rates": {"20, 40"}, "clients": {""}, "seconds": {"1"}, "seed": {"5"}, "timeout_ms": {"0"}, "block": {"sat-sweep"}}
+	form := url.Values{"workers": {"2"}, "spin_ms": {"1"}, "wait_ms": {"4"}, "limit": {"0"}, "cpus": {"1"}, "stall_every": {"50"}, "stall_ms": {"30"},
+		"mode": {"open"}, "rates": {"20, 40"}, "clients": {""}, "seconds": {"1"}, "seed": {"5"}, "rng": {"python"}, "timeout_ms": {"0"}, "block": {"sat-sweep"}}
 	res = site.post(nil, "/api/sweeps", form)
 	loc := res.Header.Get("Location")
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/runs/") {
 		t.Fatalf("good form: %d, Location %q\n%s", res.StatusCode, loc, res.body)
 	}
 	snap, ok := rn.Get(strings.TrimPrefix(loc, "/runs/"))
-	if !ok || snap.Request.Lesson != "saturation" || snap.Request.Workers != 2 || len(snap.Request.Rates) != 2 || snap.Request.Seed != 5 {
+	if !ok || snap.Request.Lesson != "saturation" || snap.Request.Workers != 2 || len(snap.Request.Rates) != 2 || snap.Request.Seed != 5 ||
+		snap.Request.StallEvery != 50 || snap.Request.StallMS != 30 || snap.Request.RNG != "python" {
 		t.Errorf("queued from the form: %+v", snap.Request)
+	}
+	// A bad stall or random source in a form is named like any other field.
+	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"10"}, "seconds": {"1"}, "stall_ms": {"soon"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="stall_ms"`) || !strings.Contains(res.body, `&#34;soon&#34; is not a whole number`) {
+		t.Errorf("form with a bad stall: %d\n%s", res.StatusCode, res.body)
+	}
+	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"10"}, "seconds": {"1"}, "rng": {"dice"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="rng"`) || !strings.Contains(res.body, `random source &#34;dice&#34; is not known: want pcg or python`) {
+		t.Errorf("form with a bad rng: %d\n%s", res.StatusCode, res.body)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"capacitylab/lessons"
+	"capacitylab/loadrun"
 	"capacitylab/model"
 	"capacitylab/store"
 )
@@ -212,8 +213,7 @@ func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // labEnv is the environment line that starts the lab with a preset's knobs.
 func labEnv(l *lessons.Lab) string {
-	return fmt.Sprintf("WORKERS=%d SPIN_MS=%d WAIT_MS=%d LIMIT=%d CPUS=%d go run ./cmd/lab",
-		l.Workers, l.SpinMS, l.WaitMS, l.Limit, l.CPUs)
+	return l.Config().String() + " go run ./cmd/lab"
 }
 
 // labLoad is the load command that runs a preset's sweep.
@@ -225,6 +225,9 @@ func labLoad(l *lessons.Lab) string {
 	} else {
 		cmd += " --rate " + strings.ReplaceAll(labRates(l), ", ", ",") + " --seconds " + fmtNum(l.Seconds)
 		cmd += " --seed " + strconv.FormatInt(l.Seed, 10)
+		if l.RNG != "" {
+			cmd += " --rng " + l.RNG
+		}
 	}
 	if l.TimeoutMS > 0 {
 		cmd += " --timeout " + strconv.Itoa(l.TimeoutMS) + "ms"
@@ -384,7 +387,11 @@ func labSummary(l *lessons.Lab) string {
 		windows = "window"
 	}
 	s := fmt.Sprintf("%d %s of %s s at %s requests a second", len(l.Rates), windows, fmtNum(l.Seconds), labRates(l))
-	return s + ", open loop (Poisson arrivals, seed " + strconv.FormatInt(l.Seed, 10) + ")."
+	seed := "seed " + strconv.FormatInt(l.Seed, 10)
+	if l.RNG == string(loadrun.Python) {
+		seed = "CPython's random.seed(" + strconv.FormatInt(l.Seed, 10) + ") for each window"
+	}
+	return s + ", open loop (Poisson arrivals, " + seed + ")."
 }
 
 // lessonPageInfo is the page frame of a lesson: besides the site's own

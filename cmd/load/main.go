@@ -6,8 +6,10 @@
 // Usage:
 //
 //	load [--target URL] [--control URL] [--rate 40,48,60,100] [--seconds 20]
-//	     [--seed N] [--timeout 2s] [--schedule poisson|uniform] [--closed N]
-//	     [--records FILE] [--json] [--check]
+//	     [--seed N] [--timeout 2s] [--schedule poisson|uniform] [--rng pcg|python]
+//	     [--closed N] [--arrivals FILE] [--records FILE] [--json] [--check]
+//	load --simulate [--workers N --spin-ms MS --wait-ms MS --limit N --cpus N
+//	     --stall-every N --stall-ms MS] [the same sweep flags]
 //
 // Flags:
 //
@@ -19,7 +21,18 @@
 //	--seed N          seed of the arrival schedules; the same seed replays the same sweep (default 1)
 //	--timeout D       how long a caller waits for an answer (default 2s)
 //	--schedule KIND   poisson (default) or uniform
+//	--rng SOURCE      random source of the schedules: pcg (default) or python, CPython's
+//	                  random module (random.seed(N), then expovariate(rate) per gap; every
+//	                  window re-seeded with N, as a script re-seeding for each rate)
 //	--closed LIST     closed loop instead: one window per client count, e.g. 4 or 1,4,16
+//	--arrivals FILE   one open-loop window sending at exactly these times: seconds from the
+//	                  window's start, one a line, in increasing order; the window lasts
+//	                  --seconds, or by default to the next whole second after the last time
+//	--simulate        simulate the lab instead of sending (package sim): nothing is sent,
+//	                  the rows and records are the simulator's; the lab's knobs come from
+//	                  --workers, --spin-ms, --wait-ms, --limit, --cpus, --stall-every,
+//	                  --stall-ms or WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS, STALL_EVERY,
+//	                  STALL_MS, as cmd/lab reads them
 //	--records FILE    write every request's raw record as CSV to FILE
 //	--json            one JSON object per row on stdout instead of the table
 //	--check           check the service and print what to expect, then exit
@@ -32,9 +45,15 @@
 // ceilings those imply (workers ÷ service time and cpus ÷ spin) and which
 // one binds.
 //
+// With --simulate the same table, JSON and records come from the
+// simulator, with done and queued from the simulated lab; a line on
+// stderr says what was simulated.
+//
 // Bad input (unparsable rates, seconds ≤ 0, a rate above the cap, an
-// unreachable target or control API) prints one line and exits with
-// status 2 before anything is sent.
+// unreachable target or control API, an arrivals file that is empty,
+// unsorted or has a bad line (named), a knob out of range, a knob flag
+// without --simulate) prints one line and exits with status 2 before
+// anything is sent.
 package main
 
 import (

@@ -18,6 +18,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/sim"
 )
 
 // Defaults, as the lessons show them.
@@ -52,12 +53,16 @@ type options struct {
 	target, control string
 	rates           []float64
 	clients         []int
+	arrivals        []time.Duration
 	seconds         float64
 	seed            uint64
 	timeout         time.Duration
 	kind            loadrun.Kind
+	rng             loadrun.Source
 	records         string
 	json, check     bool
+	simulate        bool
+	lab             labsvc.Config // with simulate: the simulated lab's knobs
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
@@ -74,6 +79,10 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	records := fs.String("records", "", "write raw records as CSV to this file")
 	asJSON := fs.Bool("json", false, "one JSON object per row instead of the table")
 	check := fs.Bool("check", false, "check the service and print what to expect")
+	rng := fs.String("rng", string(loadrun.PCG), "random source of the schedules: pcg, or python (CPython's random.seed and expovariate)")
+	arrivals := fs.String("arrivals", "", "send at the times in this file (seconds from the window's start, one a line) instead of --rate")
+	simulate := fs.Bool("simulate", false, "simulate the lab (package sim) with the knob flags or WORKERS, SPIN_MS, ... instead of sending")
+	knobs := labsvc.AddKnobFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			var b strings.Builder
@@ -106,6 +115,40 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	if o.kind, err = loadrun.ParseKind(*schedule); err != nil {
 		return o, usageError{err.Error()}
 	}
+	if o.rng, err = loadrun.ParseSource(*rng); err != nil {
+		return o, usageError{"--rng: " + err.Error()}
+	}
+	o.simulate = *simulate
+	if o.simulate {
+		for _, f := range []string{"target", "control", "check"} {
+			if set[f] {
+				return o, usagef("--%s is for a real lab: --simulate sends nothing (give the lab's knobs instead, e.g. --workers 4)", f)
+			}
+		}
+		if o.lab, err = knobs.Config(getenv); err != nil {
+			return o, usageError{err.Error()}
+		}
+	} else if given := knobs.Given(); len(given) > 0 {
+		return o, usagef("%s sets the simulated lab's knobs: add --simulate, or set the knobs where the lab runs (cmd/lab)", given[0])
+	}
+	if *arrivals != "" {
+		for _, f := range []string{"rate", "closed", "schedule", "rng", "seed"} {
+			if set[f] {
+				return o, usagef("--arrivals and --%s exclude each other: the file gives the send times itself", f)
+			}
+		}
+		if o.arrivals, err = readArrivals(*arrivals); err != nil {
+			return o, err
+		}
+		if !set["seconds"] {
+			// The window lasts to the next whole second after the last arrival.
+			last := o.arrivals[len(o.arrivals)-1].Seconds()
+			if o.seconds = math.Floor(last) + 1; o.seconds > loadrun.MaxSeconds {
+				return o, usagef("--arrivals %s: the last time, %v s, is past the longest window there may be (%d s)", *arrivals, last, loadrun.MaxSeconds)
+			}
+		}
+		return o, checkSeconds(o.seconds)
+	}
 	if *closed != "" {
 		if set["rate"] {
 			return o, usagef("--rate and --closed exclude each other: open loop sends at rates, closed loop with clients")
@@ -116,10 +159,28 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	} else if o.rates, err = parseRates(*rates); err != nil {
 		return o, err
 	}
-	if math.IsNaN(o.seconds) || o.seconds <= 0 || o.seconds > loadrun.MaxSeconds {
-		return o, usagef("--seconds %v is not allowed: want more than 0 and at most %d", o.seconds, loadrun.MaxSeconds)
+	return o, checkSeconds(o.seconds)
+}
+
+func checkSeconds(seconds float64) error {
+	if math.IsNaN(seconds) || seconds <= 0 || seconds > loadrun.MaxSeconds {
+		return usagef("--seconds %v is not allowed: want more than 0 and at most %d", seconds, loadrun.MaxSeconds)
 	}
-	return o, nil
+	return nil
+}
+
+// readArrivals reads an --arrivals file; its mistakes name the file and line.
+func readArrivals(path string) ([]time.Duration, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("--arrivals %q cannot be read: %v", path, rootCause(err))
+	}
+	defer f.Close()
+	arr, err := loadrun.ReadArrivals(f)
+	if err != nil {
+		return nil, usagef("--arrivals %s: %v", path, err)
+	}
+	return arr, nil
 }
 
 func pick(vals ...string) string {
@@ -165,23 +226,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	target, err := loadrun.NewTarget(o.target, o.timeout)
-	if err != nil {
-		return usageError{err.Error()}
-	}
+	s := loadrun.Sweep{Rates: o.rates, Clients: o.clients, Arrivals: o.arrivals, Seconds: o.seconds, Seed: o.seed, Kind: o.kind, RNG: o.rng}
+	var target loadrun.Target
 	var ctl *loadrun.Control
-	if o.control != "" {
-		c, err := loadrun.NewControl(o.control, nil)
-		if err != nil {
+	if o.simulate {
+		m := sim.Model{Lab: o.lab, Timeout: o.timeout}
+		if err := m.Validate(); err != nil {
 			return usageError{err.Error()}
 		}
-		ctl = &c
+		s.Driver = m
+	} else {
+		if target, err = loadrun.NewTarget(o.target, o.timeout); err != nil {
+			return usageError{err.Error()}
+		}
+		if o.control != "" {
+			c, err := loadrun.NewControl(o.control, nil)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			ctl = &c
+		}
+		if o.check {
+			return check(ctx, target, ctl, stdout)
+		}
+		s.Target, s.Control = target, ctl
 	}
-	if o.check {
-		return check(ctx, target, ctl, stdout)
-	}
-
-	s := loadrun.Sweep{Target: target, Control: ctl, Rates: o.rates, Clients: o.clients, Seconds: o.seconds, Seed: o.seed, Kind: o.kind}
 	if err := s.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
@@ -192,9 +261,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer recFile.Close()
 	}
-	// Reachability, before anything is sent: the control API answers and
-	// the target accepts a connection (opened and closed, no request).
-	if err := reachable(ctx, o.target, target, ctl); err != nil {
+	if o.simulate {
+		fmt.Fprintf(stderr, "load: simulating %s (package sim): nothing is sent\n", o.lab)
+	} else if err := reachable(ctx, o.target, target, ctl); err != nil {
+		// Reachability, before anything is sent: the control API answers and
+		// the target accepts a connection (opened and closed, no request).
 		if recFile != nil {
 			recFile.Close()
 			os.Remove(o.records)
@@ -251,7 +322,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if res.err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted after %d of %d windows; every request sent was accounted for", len(res.rep.Windows), max(len(o.rates), len(o.clients)))
+			return fmt.Errorf("interrupted after %d of %d windows; every request sent was accounted for", len(res.rep.Windows), s.Windows())
 		}
 		return res.err
 	}

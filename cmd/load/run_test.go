@@ -254,6 +254,21 @@ func TestCheckServiceDown(t *testing.T) {
 	}
 }
 
+// checkRefused fails unless a run was bad input: exit status 2, one line
+// containing want, nothing printed and nothing sent.
+func checkRefused(t *testing.T, err error, stdout string, conns int64, want string) {
+	t.Helper()
+	if err == nil || exitStatus(err) != 2 {
+		t.Fatalf("err = %v, want exit status 2", err)
+	}
+	if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("message %q, want one line containing %q", err, want)
+	}
+	if stdout != "" || conns != 0 {
+		t.Errorf("stdout %q and %d connections; want nothing sent", stdout, conns)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 1, CPUs: 1})
 	cases := []struct {
@@ -293,15 +308,7 @@ func TestBadInput(t *testing.T) {
 			target, conns := counter(t)
 			args := append([]string{"--target", target, "--control", l.control, "--seconds", "1"}, c.args...)
 			out, _, err := runLoad(t, noenv, args...)
-			if err == nil || exitStatus(err) != 2 {
-				t.Fatalf("err = %v, want exit status 2", err)
-			}
-			if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("message %q, want one line containing %q", err, c.want)
-			}
-			if out != "" || conns.Load() != 0 {
-				t.Errorf("stdout %q and %d connections; want nothing sent", out, conns.Load())
-			}
+			checkRefused(t, err, out, conns.Load(), c.want)
 		})
 	}
 	t.Run("unreachable target", func(t *testing.T) {

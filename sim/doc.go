@@ -1,0 +1,123 @@
+// Package sim is a discrete-event simulation of the lab (package labsvc)
+// and its callers (package loadrun), with the same knobs and the same
+// output as a real run: loadrun's rows, built by loadrun's own code from
+// raw loadrun.Records, and the records themselves.
+//
+// A Model is a loadrun.Driver: a loadrun.Sweep with a Model as its Driver
+// (or Run) simulates each window instead of sending it, and Sweep.Run does
+// the rest as for a real run (validation, rows, notes, events, WindowDone,
+// the report). The arrivals are the real run's: Sweep.WindowSchedule(i),
+// the same schedule from the same seed and random source, or the same
+// arrival trace. Nothing in the simulation is random, so the same sweep
+// always simulates to the same records, and the package keeps no state
+// between calls: any number of simulations may run at once.
+//
+// # The model
+//
+// Times are whole nanoseconds from the window's start. Each window starts
+// from an empty lab, as a real sweep's does after it drained and reset the
+// lab.
+//
+// Callers. Open loop: a request is sent at each intended time of the
+// window's schedule (Sent = Intended: the simulated generator is never
+// late), unless MaxInFlight requests are outstanding, when it is not sent
+// (not_sent, inflight_cap), as the real generator does. Closed loop:
+// Clients clients each send at 0, then again Think after each request
+// ends, while less than the window's length has passed (records are
+// numbered in send order; clients sending at one instant go in client
+// order). A closed loop whose requests and think time are all zero would
+// send without end at one instant, and one that sends more than
+// loadrun.MaxArrivals requests in a window is stopped there: both are
+// errors saying so. A caller gives up Timeout after its send if no answer has come
+// (gaveup, read_timeout, End = Sent + Timeout); the lab does not notice
+// and still serves the request. A refused caller reads its 503 Refuse
+// (DefaultRefuse, 0.05 ms, when 0) after its send.
+//
+// The door. A request that finds a worker free is handed to it at once
+// (queue wait 0). Otherwise, when LIMIT > 0 and LIMIT requests already
+// wait, it is refused; otherwise it joins the FIFO queue. Only requests
+// that find every worker taken queue and count for queued (queued_max)
+// and LIMIT. The door numbers the requests it admits (not the refused)
+// from 1; with STALL_EVERY = N > 0 the Nth, 2Nth, … are stalled.
+//
+// A worker serves its request, then takes the oldest queued request, or
+// becomes free. Serving is: spin SPIN_MS of processor time (plus
+// CPUPerRequest, 0 unless set), then wait WAIT_MS; a stalled request
+// instead waits STALL_MS and spins nothing. The spinning requests share
+// the CPUS processors by processor sharing: with k spinning, each
+// progresses at min(1, CPUS/k) of a processor, as a kernel's time slices
+// do on average. With Model.FirstCome they take the processors first come,
+// first served instead: each spins to its end on one processor while the
+// others wait their turn in order. Waits run in parallel and take exactly
+// their length.
+//
+// The answer. A request's service ends when its wait (or stall) ends; it
+// is counted in done then, and its caller, if still waiting, has a 200 at
+// that instant (End = the end of service; X-Queue-Wait-Ms and
+// X-Service-Ms as the lab writes them, to the microsecond). With one
+// worker and no processor sharing every latency is therefore exact: the
+// sum of the service times ahead of it, to the nanosecond.
+//
+// Order at one instant: the lab's events first (a worker that finishes at
+// t frees itself, or takes the next queued request, before a caller
+// arriving at t reaches the door), then callers giving up or reading a
+// refusal, then sends.
+//
+// The window ends when nothing more is due to be sent and every sent
+// request has ended for its caller; that is when a real sweep reads the
+// lab's counters, and the row's done, queued (queued_max), lab_service_ms
+// (the mean service time of the requests done by then) and lab_cpu_ms (the
+// processor time spent spinning by then, CPUPerRequest included) are the
+// simulated lab's at that instant. The lab may still be serving requests whose callers gave up;
+// a real sweep waits for it to drain before the next window, and the next
+// simulated window starts empty.
+//
+// # What it assumes, and how it differs from the live lab
+//
+// The simulation is the lab's model, not the machine the lab runs on:
+//
+//   - No overheads unless asked: the live lab spends processor time of its
+//     own on every request (accepting, reading, answering, closing: 0.05
+//     to 0.10 ms measured, see docs/BENCHMARKS.md), which lowers its
+//     processor ceiling below CPUS ÷ SPIN_MS. Model.CPUPerRequest adds
+//     it; MeasuredCPUPerRequest is what this project measured.
+//   - Exact sleeps: the live lab's WAIT_MS ends when the operating system
+//     wakes the worker, a little late and later on a busy machine; the
+//     simulation's ends on time.
+//   - How the processors are shared: the live lab's workers are goroutines
+//     on GOMAXPROCS = CPUS, and Go takes the processor from a running
+//     goroutine only after about 10 ms, so a spin shorter than that
+//     usually runs to its end once begun, and spinning requests are served
+//     nearer first come, first served (Model.FirstCome) than shared (the
+//     default, as the lab's specification describes it; measured: four 5
+//     ms spins at once on one processor were answered after 5 to 6, 6 to
+//     18, 11 to 26 and 24 to 31 ms on a busy machine, where sharing would
+//     answer all four near 20). The throughput at the processor's ceiling
+//     is the same either way; below it sharing makes the spin's part of
+//     the wait longer (for one processor a mean of S/(1−ρ) against
+//     S + ρS/(2(1−ρ)) for first come).
+//   - A perfect generator and network: requests leave at their intended
+//     time and answers arrive the instant they are written (send_lag and
+//     late are 0); the live generator is late by tens of microseconds and
+//     loopback adds a similar round trip.
+//   - Nothing else on the machine: no neighbours on the lab's processors,
+//     no garbage collection, no timer slack.
+//
+// Below the knee these differences are small against the service time;
+// near and past it, where waiting times grow without bound, small
+// differences in the service time move latencies a lot (see the fidelity
+// test and docs/BENCHMARKS.md).
+//
+// # Use and speed
+//
+// A web handler simulates a run request in process with
+//
+//	rep, err := sim.Run(ctx, sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Plan(), nil)
+//
+// after the runner's own validation (runner.Limits.Validate); a bad model
+// or sweep comes back with labsvc's and loadrun's messages, as for a real
+// run. A simulated request costs about 80 ns of processor (one worker,
+// FIFO, records and loadrun's statistics included); a 30 s window at 100
+// a second about 0.25 ms, an 8-window lesson sweep about 2 ms
+// (docs/BENCHMARKS.md has the figures and how they were measured).
+package sim

@@ -1,0 +1,568 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+)
+
+// DefaultRefuse is how long a refused caller waits for its 503 when
+// Model.Refuse is 0: what the live lab's door took on loopback to read a
+// refused request and answer it, connection included (median 0.051 ms of
+// 13,561 refusals; docs/BENCHMARKS.md). It is never 0, so closed-loop
+// clients that are refused and retry at once still move time forward.
+const DefaultRefuse = 50 * time.Microsecond
+
+// MeasuredCPUPerRequest is the processor time the live lab spends on each
+// request beyond SPIN_MS (accepting, reading, answering and closing it, and
+// its share of the Go runtime's work), as this project measured it: the
+// lab's process_cpu_ms per request served, less SPIN_MS, at SPIN_MS=0 and
+// at saturation with SPIN_MS=2 (docs/BENCHMARKS.md, "The simulator"). It
+// lowers the processor ceiling with SPIN_MS=2 and CPUS=1 from 500 to about
+// 483 a second. Model.CPUPerRequest is 0 unless a caller sets it.
+const MeasuredCPUPerRequest = 70 * time.Microsecond
+
+// Model is a simulated lab with its callers. It is a loadrun.Driver: set it
+// as a Sweep's Driver (or call Run) and the sweep's windows are simulated
+// instead of sent. The zero value is not valid: Lab must pass
+// labsvc.Config.Validate.
+type Model struct {
+	// Lab holds the lab's knobs: WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS,
+	// STALL_EVERY and STALL_MS, with the lab's own ranges.
+	Lab labsvc.Config
+	// Timeout is the caller's timeout, from its send; 0 means
+	// loadrun.DefaultTimeout.
+	Timeout time.Duration
+	// CPUPerRequest is processor time the lab spends on each request
+	// beyond SPIN_MS (accepting, reading, answering and closing it),
+	// spent with the spin and shared with the spins on the CPUS
+	// processors. 0, the knobs alone, is the default; MeasuredCPUPerRequest
+	// is what the live lab measured.
+	CPUPerRequest time.Duration
+	// Refuse is how long a refused caller waits for its 503; 0 means
+	// DefaultRefuse.
+	Refuse time.Duration
+	// FirstCome, when set, gives the processors to spinning requests first
+	// come, first served (each spins to its end on one processor; the
+	// others wait their turn) instead of sharing them: see the package doc.
+	FirstCome bool
+}
+
+// Validate says what is wrong with the model, or nil: the lab's knobs as
+// labsvc reports them (labsvc.FieldErrors), then the caller's timeout as
+// loadrun reports it.
+func (m Model) Validate() error {
+	if err := m.Lab.Validate(); err != nil {
+		return err
+	}
+	if m.Timeout != 0 {
+		if err := loadrun.CheckTimeout(m.Timeout); err != nil {
+			return err
+		}
+	}
+	switch {
+	case m.CPUPerRequest < 0 || m.CPUPerRequest > time.Second:
+		return fmt.Errorf("processor time per request %v is not allowed: want 0 to 1s", m.CPUPerRequest)
+	case m.Refuse < 0 || m.Refuse > loadrun.MaxTimeout:
+		return fmt.Errorf("refusal time %v is not allowed: want 0 (the default, %v) to %v", m.Refuse, DefaultRefuse, loadrun.MaxTimeout)
+	}
+	return nil
+}
+
+// Run simulates sweep sw against the model: it is sw.Run with m as its
+// Driver (sw.Target, Control, DrainWait and Pause are not used), with the
+// same validation, rows, events, WindowDone calls and report as a real run.
+func Run(ctx context.Context, m Model, sw loadrun.Sweep, events chan<- loadrun.Event) (loadrun.Report, error) {
+	sw.Driver = m
+	return sw.Run(ctx, events)
+}
+
+// RunWindow simulates one window from an empty lab (see the package doc for
+// the model) and returns its records and the lab's counters as they were
+// when the window's last request ended.
+func (m Model) RunWindow(ctx context.Context, w loadrun.Window) (loadrun.Result, loadrun.LabStats, error) {
+	if err := m.Validate(); err != nil {
+		return loadrun.Result{}, loadrun.LabStats{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return loadrun.Result{}, loadrun.LabStats{}, err
+	}
+	if w.Clients > 0 && w.Think == 0 && m.Lab.SpinMS == 0 && m.Lab.WaitMS == 0 && m.CPUPerRequest == 0 && (m.Lab.StallEvery == 0 || m.Lab.StallMS == 0) {
+		return loadrun.Result{}, loadrun.LabStats{}, fmt.Errorf("a closed loop with no think time against a lab whose requests take no time (SPIN_MS=0, WAIT_MS=0) " +
+			"sends without end in no time; the simulator cannot run it: give the requests some service time or the clients a think time")
+	}
+	s := newWindow(m, w)
+	s.run()
+	if s.tooMany {
+		return loadrun.Result{}, loadrun.LabStats{}, fmt.Errorf("the closed loop of %d clients sends more than %d requests in one %v window, the generator's cap on one window: "+
+			"fewer clients, a think time, slower requests or a shorter window", w.Clients, int(loadrun.MaxArrivals), w.Length)
+	}
+	return s.result()
+}
+
+// never is a time later than any event.
+const never = math.MaxInt64
+
+// timer is a job due at a time: a spin, wait or stall ending (took is
+// when a worker was assigned it), a caller being refused, a closed-loop
+// client's next send (job is then the client).
+type timer struct {
+	at   int64
+	took int64
+	job  int32 // a record index
+}
+
+// spinner is a job spinning until the lab's virtual time reaches tag.
+type spinner struct {
+	tag  float64
+	took int64
+	job  int32
+}
+
+// queued is a job waiting for a worker.
+type queued struct {
+	job   int32
+	stall bool
+}
+
+// fifo is a first-in first-out queue of T in a ring that doubles when
+// full (its length is a power of two).
+type fifo[T any] struct {
+	buf  []T
+	head int
+	n    int
+}
+
+func (q *fifo[T]) push(v T) {
+	if q.n == len(q.buf) {
+		nb := make([]T, max(16, 2*len(q.buf)))
+		for i := range q.n {
+			nb[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
+		}
+		q.buf, q.head = nb, 0
+	}
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = v
+	q.n++
+}
+
+func (q *fifo[T]) len() int    { return q.n }
+func (q *fifo[T]) empty() bool { return q.n == 0 }
+func (q *fifo[T]) peek() *T    { return &q.buf[q.head] }
+
+func (q *fifo[T]) pop() T {
+	v := q.buf[q.head]
+	q.head = (q.head + 1) & (len(q.buf) - 1)
+	q.n--
+	return v
+}
+
+// window is one simulated window. Times are int64 nanoseconds from the
+// window's start.
+type window struct {
+	m      Model
+	w      loadrun.Window
+	rec    []loadrun.Record
+	client []int32 // closed loop: whose each request is
+
+	spinNS, waitNS, stallNS, timeoutNS, refuseNS int64
+	cpus                                         float64
+
+	// the lab
+	idle      int
+	queue     fifo[queued]
+	spin      fifo[spinner]
+	running   fifo[timer] // first come: spins under way, by their end
+	cpuQueue  fifo[timer] // first come: spins waiting for a processor (at unused)
+	busy      int         // first come: processors spinning
+	waits     fifo[timer]
+	stalls    fifo[timer]
+	virtual   float64 // work (ns) each spinning job has had since the start
+	last      int64   // when virtual and cpuNS were last brought up to date
+	admitted  int64
+	refused   int64
+	done      int64
+	queuedMax int
+	serviceNS int64   // sum of the service times of done requests
+	cpuNS     float64 // processor time the spins have used
+
+	// the callers
+	next     int // open loop: the next scheduled arrival
+	sends    fifo[timer]
+	giveup   int // the first record whose caller may still give up: deadlines follow send order
+	refusals fifo[timer]
+	inFlight int
+	maxIn    int
+	end      int64 // the last caller's end so far
+	length   int64
+	tooMany  bool // a closed loop reached loadrun.MaxArrivals requests
+}
+
+func newWindow(m Model, w loadrun.Window) *window {
+	s := &window{m: m, w: w, idle: m.Lab.Workers, cpus: float64(m.Lab.CPUs)}
+	s.spinNS = int64(m.Lab.SpinMS)*int64(time.Millisecond) + int64(m.CPUPerRequest)
+	s.waitNS = int64(m.Lab.WaitMS) * int64(time.Millisecond)
+	s.stallNS = int64(m.Lab.StallMS) * int64(time.Millisecond)
+	s.timeoutNS = int64(orDefault(m.Timeout, loadrun.DefaultTimeout))
+	s.refuseNS = int64(orDefault(m.Refuse, DefaultRefuse))
+	s.length = int64(w.Length)
+	n := len(w.Schedule)
+	if w.Clients > 0 {
+		n = w.Clients * 16
+		for c := range w.Clients {
+			s.sends.push(timer{at: 0, job: int32(c)})
+		}
+	}
+	s.rec = make([]loadrun.Record, 0, n)
+	if w.Clients > 0 {
+		s.client = make([]int32, 0, n)
+	}
+	s.maxIn = w.MaxInFlight
+	if s.maxIn <= 0 {
+		s.maxIn = loadrun.DefaultMaxInFlight
+	}
+	return s
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// run processes events in time order until every sent request has ended
+// for its caller and nothing more is due to be sent. At one instant the
+// lab's events come first (a worker finishing frees itself before the
+// door sees a new caller), then callers giving up or reading a refusal,
+// then sends.
+func (s *window) run() {
+	for !s.tooMany {
+		tLab, which := s.nextLab()
+		tEnd, isRefusal := s.nextEnd()
+		tSend := s.nextSend()
+		switch {
+		case tLab == never && tEnd == never && tSend == never:
+			return
+		case tSend == never && s.inFlight == 0:
+			// Nothing more to send and no caller waiting: the window is
+			// over, whatever the lab still has to do.
+			return
+		case tLab <= tEnd && tLab <= tSend:
+			s.lab(tLab, which)
+		case tEnd <= tSend:
+			s.callerEnd(tEnd, isRefusal)
+		default:
+			s.send(tSend)
+		}
+	}
+}
+
+// The lab's event sources.
+const (
+	evSpin = iota
+	evRun
+	evWait
+	evStall
+)
+
+// nextLab returns the time of the lab's next event and its source.
+func (s *window) nextLab() (int64, int) {
+	t, which := int64(never), -1
+	if !s.spin.empty() {
+		t, which = s.spinEnd(), evSpin
+	}
+	if !s.running.empty() {
+		if at := s.running.peek().at; at < t {
+			t, which = at, evRun
+		}
+	}
+	if !s.waits.empty() {
+		if at := s.waits.peek().at; at < t {
+			t, which = at, evWait
+		}
+	}
+	if !s.stalls.empty() {
+		if at := s.stalls.peek().at; at < t {
+			t, which = at, evStall
+		}
+	}
+	return t, which
+}
+
+// rate is how fast each spinning job progresses: processor sharing of
+// CPUS processors among the k spinning jobs.
+func (s *window) rate() float64 {
+	k := float64(s.spin.len())
+	if k <= s.cpus {
+		return 1
+	}
+	return s.cpus / k
+}
+
+// spinEnd is when the first spinning job will have had its work.
+func (s *window) spinEnd() int64 {
+	need := s.spin.peek().tag - s.virtual
+	if need <= 0 {
+		return s.last
+	}
+	r := s.rate()
+	if r == 1 {
+		return s.last + int64(math.Ceil(need))
+	}
+	return s.last + int64(math.Ceil(need/r))
+}
+
+// advance brings the spinning jobs' progress up to t.
+func (s *window) advance(t int64) {
+	if k := s.spin.len(); k > 0 && t > s.last {
+		dt := float64(t - s.last)
+		s.virtual += dt * s.rate()
+		s.cpuNS += dt * min(float64(k), s.cpus)
+	}
+	if s.busy > 0 && t > s.last {
+		s.cpuNS += float64(t-s.last) * float64(s.busy)
+	}
+	s.last = t
+}
+
+// spun moves job j, taken at took, its spin done at t, on to its wait.
+func (s *window) spun(j int32, took, t int64) {
+	if s.waitNS > 0 {
+		s.waits.push(timer{at: t + s.waitNS, took: took, job: j})
+	} else {
+		s.finish(j, took, t)
+	}
+}
+
+// lab handles the lab's event at t.
+func (s *window) lab(t int64, which int) {
+	s.advance(t)
+	switch which {
+	case evSpin:
+		// The first job's work is done (to within rounding: it is why
+		// the event is now), and so is that of any with the same tag.
+		first := true
+		for !s.spin.empty() && (first || s.spin.peek().tag-s.virtual <= 1e-3) {
+			sp := s.spin.pop()
+			s.virtual = max(s.virtual, sp.tag)
+			first = false
+			s.spun(sp.job, sp.took, t)
+		}
+	case evRun:
+		r := s.running.pop()
+		s.busy--
+		if !s.cpuQueue.empty() {
+			s.busy++
+			next := s.cpuQueue.pop()
+			next.at = t + s.spinNS
+			s.running.push(next)
+		}
+		s.spun(r.job, r.took, t)
+	case evWait:
+		w := s.waits.pop()
+		s.finish(w.job, w.took, t)
+	case evStall:
+		w := s.stalls.pop()
+		s.finish(w.job, w.took, t)
+	}
+}
+
+// begin puts job q in service at t: it spins, then waits, or stalls.
+// It reports false when the job needs no time at all (it finishes at t).
+func (s *window) begin(q queued, t int64) bool {
+	j := q.job
+	switch {
+	case q.stall:
+		if s.stallNS == 0 {
+			return false
+		}
+		s.stalls.push(timer{at: t + s.stallNS, took: t, job: j})
+	case s.spinNS > 0 && s.m.FirstCome:
+		if s.busy < s.m.Lab.CPUs {
+			s.busy++
+			s.running.push(timer{at: t + s.spinNS, took: t, job: j})
+		} else {
+			s.cpuQueue.push(timer{took: t, job: j})
+		}
+	case s.spinNS > 0:
+		s.spin.push(spinner{tag: s.virtual + float64(s.spinNS), took: t, job: j})
+	case s.waitNS > 0:
+		s.waits.push(timer{at: t + s.waitNS, took: t, job: j})
+	default:
+		return false
+	}
+	return true
+}
+
+// finish completes job j, taken at took, at t, answers its caller if it
+// still listens, and lets the worker take the oldest queued job (or go
+// idle).
+func (s *window) finish(j int32, took, t int64) {
+	for {
+		s.done++
+		service := t - took
+		s.serviceNS += service
+		r := &s.rec[j]
+		if r.Outcome == loadrun.Unfinished && t <= int64(r.Sent)+s.timeoutNS {
+			r.Outcome, r.Status, r.End = loadrun.OK, 200, time.Duration(t)
+			r.QueueWaitMS = headerMS(took - int64(r.Intended))
+			r.ServiceMS = headerMS(service)
+			s.callerDone(j, t)
+		}
+		if s.queue.empty() {
+			s.idle++
+			return
+		}
+		q := s.queue.pop()
+		if s.begin(q, t) {
+			return
+		}
+		j, took = q.job, t
+	}
+}
+
+// headerMS is a time as the lab writes it in X-Queue-Wait-Ms and
+// X-Service-Ms: milliseconds to the microsecond.
+func headerMS(ns int64) float64 { return float64((ns+500)/1000) / 1e3 }
+
+// callerDone ends a caller's request at t; a closed-loop client sends its
+// next one after its think time.
+func (s *window) callerDone(j int32, t int64) {
+	s.inFlight--
+	s.end = max(s.end, t)
+	if s.w.Clients > 0 {
+		s.sends.push(timer{at: t + int64(s.w.Think), job: s.client[j]})
+	}
+}
+
+// nextEnd is when the next caller gives up or reads its refusal.
+func (s *window) nextEnd() (int64, bool) {
+	// Callers that have their answer (or were not sent) no longer wait
+	// to give up.
+	for s.giveup < len(s.rec) && s.rec[s.giveup].Outcome != loadrun.Unfinished {
+		s.giveup++
+	}
+	t, refusal := int64(never), false
+	if s.giveup < len(s.rec) {
+		t = int64(s.rec[s.giveup].Sent) + s.timeoutNS
+	}
+	if !s.refusals.empty() {
+		if at := s.refusals.peek().at; at < t {
+			t, refusal = at, true
+		}
+	}
+	return t, refusal
+}
+
+// callerEnd handles a caller giving up, or reading its 503, at t.
+func (s *window) callerEnd(t int64, refusal bool) {
+	if refusal {
+		s.callerDone(s.refusals.pop().job, t)
+		return
+	}
+	j := int32(s.giveup)
+	s.giveup++
+	r := &s.rec[j]
+	r.Outcome, r.Reason, r.End = loadrun.Gaveup, loadrun.ReasonReadTimeout, time.Duration(t)
+	s.callerDone(j, t)
+}
+
+// nextSend is when the next request is due: the next scheduled arrival
+// (open loop) or the next client's (closed loop; a client whose next send
+// would be at or after the window's length stops).
+func (s *window) nextSend() int64 {
+	if s.w.Clients == 0 {
+		if s.next < len(s.w.Schedule) {
+			return int64(s.w.Schedule[s.next])
+		}
+		return never
+	}
+	for !s.sends.empty() && s.sends.peek().at >= s.length {
+		s.sends.pop()
+	}
+	if s.sends.empty() {
+		return never
+	}
+	return s.sends.peek().at
+}
+
+// send sends the next request at t and the door admits, hands or refuses it.
+func (s *window) send(t int64) {
+	client := int32(-1)
+	if s.w.Clients > 0 {
+		if len(s.rec) == loadrun.MaxArrivals {
+			s.tooMany = true
+			return
+		}
+		client = s.sends.pop().job
+	} else {
+		s.next++
+	}
+	j := int32(len(s.rec))
+	// Fields are set in place: the records are most of the simulation's
+	// memory traffic.
+	if len(s.rec) < cap(s.rec) {
+		s.rec = s.rec[:j+1]
+	} else {
+		s.rec = append(s.rec, loadrun.Record{})
+	}
+	if client >= 0 {
+		s.client = append(s.client, client)
+	}
+	r := &s.rec[j]
+	r.Window, r.Seq = s.w.Index, int(j)
+	r.Intended, r.Sent, r.End = time.Duration(t), time.Duration(t), time.Duration(t)
+	r.QueueWaitMS, r.ServiceMS = -1, -1
+	if client < 0 && s.inFlight >= s.maxIn {
+		r.Outcome, r.Reason = loadrun.NotSent, loadrun.ReasonInFlightCap
+		return
+	}
+	s.inFlight++
+	lim := s.m.Lab.Limit
+	if s.idle == 0 && lim > 0 && s.queue.len() >= lim {
+		s.refused++
+		r.Outcome, r.Status, r.End = loadrun.Refused, 503, time.Duration(t+s.refuseNS)
+		s.refusals.push(timer{at: t + s.refuseNS, job: j})
+		return
+	}
+	s.admitted++
+	q := queued{job: j, stall: s.m.Lab.StallEvery > 0 && s.admitted%int64(s.m.Lab.StallEvery) == 0}
+	if s.idle > 0 {
+		s.idle--
+		s.advance(t)
+		if !s.begin(q, t) {
+			s.finish(j, t, t)
+		}
+		return
+	}
+	s.queue.push(q)
+	s.queuedMax = max(s.queuedMax, s.queue.len())
+}
+
+// result folds the records into the window's statistics with loadrun's own
+// Metrics and reports the lab's counters at the last caller's end.
+func (s *window) result() (loadrun.Result, loadrun.LabStats, error) {
+	s.advance(max(s.end, s.last))
+	m := &loadrun.Metrics{}
+	m.Grow(len(s.rec))
+	for _, r := range s.rec {
+		m.Add(r)
+	}
+	st := loadrun.LabStats{
+		Accepted:     s.admitted,
+		Refused:      s.refused,
+		Done:         s.done,
+		Queued:       s.queue.len(),
+		QueuedMax:    s.queuedMax,
+		InService:    int(s.admitted - s.done - int64(s.queue.len())),
+		ProcessCPUMS: s.cpuNS / 1e6,
+	}
+	if s.done > 0 {
+		st.ServiceMS = loadrun.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
+	}
+	return loadrun.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end)}, st, nil
+}
