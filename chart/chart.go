@@ -326,50 +326,36 @@ func bandsOf(stops []Stop, sc scale) []band {
 	return out
 }
 
-// markView is a mark in plot percentages; Row staggers the labels of marks
-// that sit close together (within markGap of the plot's width) into rows.
+// markView is a mark in plot percentages; Row is its label's row from the
+// top of the plot.
 type markView struct {
 	At, Label, Quantity, Anchor string
 	Solid                       bool
 	Row                         int
 }
 
-// markGap is how close (as a share of the plot's width) two marks may be
-// before their labels go on different rows: a label is about ten
-// characters, a quarter of a phone's plot.
-const markGap = 0.25
-
+// marksOf places each mark's label on a row of its own, in x order (a
+// chart has a few marks; labels near each other, or running towards each
+// other from either end, would overlap on a phone's plot).
 func marksOf(ms []Mark, sc scale) []markView {
-	out := make([]markView, len(ms))
 	order := make([]int, len(ms))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ms[a].X, ms[b].X) })
-	last := []float64{} // the x of the last label placed in each row
-	rows := make([]int, len(ms))
-	for _, i := range order {
-		f := sc.fx(ms[i].X)
-		r := 0
-		for r < len(last) && f-last[r] < markGap {
-			r++
-		}
-		if r == len(last) {
-			last = append(last, f)
-		}
-		last[r], rows[i] = f, r
-	}
-	for i, m := range ms {
+	out := make([]markView, len(ms))
+	for row, i := range order {
+		m := ms[i]
 		q := m.Quantity
 		if q == "" {
 			q = "muted"
 		}
 		f := sc.fx(m.X)
 		anchor := "start"
-		if f > 0.75 {
+		if f > 0.6 {
 			anchor = "end"
 		}
-		out[i] = markView{At: pct(f), Label: m.Label, Quantity: q, Anchor: anchor, Solid: m.Solid, Row: rows[i]}
+		out[i] = markView{At: pct(f), Label: m.Label, Quantity: q, Anchor: anchor, Solid: m.Solid, Row: row}
 	}
 	return out
 }

@@ -293,3 +293,15 @@ func text(n *html.Node) string {
 	}
 	return b.String()
 }
+
+// Each mark's label has a row of its own, in x order, so labels near each
+// other (or running towards each other from either end) never overlap.
+func TestMarkRows(t *testing.T) {
+	ms := marksOf([]Mark{{X: 427, Label: "p99"}, {X: 244, Label: "p50"}}, scale{xTop: 500, yTop: 1})
+	if ms[1].Row != 0 || ms[0].Row != 1 || markDY(ms[0].Row) == markDY(ms[1].Row) {
+		t.Errorf("rows %d and %d, want p50 first and each its own", ms[1].Row, ms[0].Row)
+	}
+	if ms[0].Anchor != "end" || ms[1].Anchor != "start" {
+		t.Errorf("anchors %s, %s: a label near the right edge runs left", ms[0].Anchor, ms[1].Anchor)
+	}
+}

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"capacitylab/chart"
 	"capacitylab/model"
 )
 
@@ -49,5 +51,17 @@ func TestCeilingsChart(t *testing.T) {
 	}
 	if len(c.Table.Rows) != 2 || c.Table.Rows[1][1] != "no limit" {
 		t.Errorf("table %q", c.Table.Rows)
+	}
+}
+
+// BenchmarkQueueCurvePlot builds and renders a queue curve's plot, as a
+// widget page does for values the cache has not seen.
+func BenchmarkQueueCurvePlot(b *testing.B) {
+	q := model.QueueCurve(4, 20, 150)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := renderString(ctx, chart.Figure(queueCurveChart(q, "qc"))); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
