@@ -141,8 +141,8 @@ func ticks(top, step float64) []float64 {
 	return out
 }
 
-// Label writes an axis value with as many decimals as the step needs.
-func Label(v, step float64) string {
+// label writes an axis value with as many decimals as the step needs.
+func label(v, step float64) string {
 	d := 0
 	for s := step; d < 6 && math.Abs(s-math.Round(s)) > 1e-9*math.Max(1, s); s *= 10 {
 		d++
@@ -278,7 +278,7 @@ func xTicks(top, step float64) []tick {
 		case len(ts) - 1:
 			anchor = "end"
 		}
-		out[i] = tick{pct(v / top), Label(v, step), anchor}
+		out[i] = tick{pct(v / top), label(v, step), anchor}
 	}
 	return out
 }
@@ -287,7 +287,7 @@ func yTicks(top, step float64) []tick {
 	ts := ticks(top, step)
 	out := make([]tick, len(ts))
 	for i, v := range ts {
-		out[i] = tick{pct(1 - v/top), Label(v, step), "start"}
+		out[i] = tick{pct(1 - v/top), label(v, step), "start"}
 	}
 	return out
 }

@@ -77,7 +77,7 @@ func TestNiceCeilAndAxis(t *testing.T) {
 			t.Errorf("%s: Axis(%v, %d) = %v, %v; want %v, %v", tt.why, tt.max, tt.want, top, step, tt.top, tt.step)
 		}
 		ts := ticks(top, step)
-		if l0, ln := Label(ts[0], step), Label(ts[len(ts)-1], step); l0 != tt.labels0 || ln != tt.labelN {
+		if l0, ln := label(ts[0], step), label(ts[len(ts)-1], step); l0 != tt.labels0 || ln != tt.labelN {
 			t.Errorf("%s: labels %s..%s, want %s..%s", tt.why, l0, ln, tt.labels0, tt.labelN)
 		}
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -22,7 +21,7 @@ func lessonSections(l *lessons.Lesson) []section {
 		if part.Block != nil {
 			continue
 		}
-		z := html.NewTokenizer(bytes.NewReader([]byte(part.HTML)))
+		z := html.NewTokenizer(strings.NewReader(string(part.HTML)))
 		var cur *section
 		var text strings.Builder
 		for {

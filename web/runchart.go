@@ -224,7 +224,7 @@ type distribution struct {
 	LatMS                      []float64 // ok latencies, sorted
 }
 
-// addRecord counts one record.
+// add counts one record.
 func (d *distribution) add(r loadrun.Record) {
 	switch r.Outcome {
 	case loadrun.OK:

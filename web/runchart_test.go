@@ -139,6 +139,13 @@ func TestCompareSettings(t *testing.T) {
 	if got := differingLabels(compareSettings(a, a)); !strings.HasPrefix(got, "The two runs have the same settings") {
 		t.Errorf("same settings: %q", got)
 	}
+	// A closed loop has no schedule: seeds that differ are not a difference.
+	c1 := runner.Request{Config: a.Config, Clients: []int{8}, Seconds: 2, Seed: 1, Mode: runner.ModeClosed}
+	c2 := c1
+	c2.Seed = 99
+	if got := differingLabels(compareSettings(c1, c2)); !strings.HasPrefix(got, "The two runs have the same settings") {
+		t.Errorf("closed loops differing only in seed: %q", got)
+	}
 }
 
 // Run titles are in words: the lesson and the preset.

@@ -95,6 +95,10 @@ func settingList(q runner.Request) []setting {
 	if q.Mode == runner.ModeClosed {
 		load = "closed loop: " + joinInts(q.Clients) + " clients, one window each"
 	}
+	seed := u64(q.Seed)
+	if q.Mode == runner.ModeClosed {
+		seed = "not used (a closed loop has no schedule)"
+	}
 	timeout := fmtNum(q.Timeout().Seconds()) + " s"
 	if q.TimeoutMS <= 0 {
 		timeout += " (the default)"
@@ -107,7 +111,7 @@ func settingList(q runner.Request) []setting {
 		{"cpus", "Processors", itoa(q.CPUs), "CPUS"},
 		{"load", "Load", load, ""},
 		{"seconds", "Window length", fmtNum(q.Seconds) + " s", ""},
-		{"seed", "Seed of the arrivals", u64(q.Seed), ""},
+		{"seed", "Seed of the arrivals", seed, ""},
 		{"timeout", "Caller's timeout", timeout, ""},
 	}
 }
@@ -118,8 +122,8 @@ type settingPair struct {
 	Differs          bool
 }
 
-// compareSettings pairs two runs' settings and marks those that differ.
-// The seed only matters in open loop, and is compared only there.
+// compareSettings pairs two runs' settings and marks those that differ
+// (in words, so a seed that a closed loop does not use never differs).
 func compareSettings(a, b runner.Request) []settingPair {
 	sa, sb := settingList(a), settingList(b)
 	out := make([]settingPair, len(sa))

@@ -358,7 +358,8 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 	} else {
 		stored, err := s.store.Run(ctx, id)
 		if errors.Is(err, store.ErrNoRun) {
-			return v, errorf(CodeNotFound, "There is no run "+id+". Runs are listed at /runs.")
+			return v, &Error{Code: CodeNotFound, Title: "No such run", Message: "There is no run " + id + ": the link may be mistyped.",
+				Links: []errorLink{{"All runs", "/runs"}}}
 		} else if err != nil {
 			return v, err
 		}

@@ -99,7 +99,11 @@ func ceilingsChart(c model.Ceilings, id string) chart.Chart {
 		if !math.IsInf(r.v, 1) {
 			value = model.Format(r.v)
 		}
-		table.Rows = append(table.Rows, []string{r.name, value, map[bool]string{true: "yes", false: "no"}[r.binds]})
+		binds := "no"
+		if r.binds {
+			binds = "yes"
+		}
+		table.Rows = append(table.Rows, []string{r.name, value, binds})
 	}
 	panel := chart.Panel{Bars: []chart.Bar{
 		bar("Worker ceiling: workers × 1000 ÷ (spin + wait)", "tc-workers", wc, both || c.Binds == model.BindsWorkers),
