@@ -31,10 +31,3 @@ func BenchmarkComputeQueueCurveMM256(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkQueueCurveSVG(b *testing.B) {
-	q := QueueCurve(4, 20, 150)
-	for b.Loop() {
-		_ = QueueCurveSVG(q, "qc")
-	}
-}

@@ -1,6 +1,6 @@
 // Package model holds the capacity formulas behind the lessons' model
 // widgets, once: Little's law, the admission limit, the two ceilings and the
-// M/M/c queue curve, with goal checking and SVG plots. The web server calls
+// M/M/c queue curve, with goal checking. The web server calls
 // Compute for pages and for GET /api/models/{kind}; static/js/model.js is
 // the same formulas for the page to run as the controls move, and both are
 // held to the shared vectors in testdata/vectors.json.
@@ -126,10 +126,12 @@
 // testdata/oracle.py (50-digit mpmath by a different route), not from this
 // code.
 //
-// # Plots
+// # The lab's models
 //
-// QueueCurveSVG and CeilingsSVG return self-contained SVG (role="img",
-// <title> and <desc> by id, currentColor, one-decimal coordinates), the same
-// bytes for the same input; golden files in testdata are refreshed with
-// go test ./model/ -run Golden -update.
+// Lab (lab.go) applies the models to the lab's knobs, for the charts beside
+// a run: Lab.At is the two ceilings' throughput and the M/M/c latency at one
+// offered rate, Lab.Curve the latency across rates, and Lab.Queue says which
+// queue that is (the CPUs with the spin when the processors bind, each
+// request then also waiting WAIT_MS; else the workers with spin + wait).
+// Drawing is package chart's; the charts themselves are built in web.
 package model

@@ -21,6 +21,8 @@
 //	js/widgettext.test.mjs   node --test of widgettext.js against web/testdata/widget-vectors.json
 //	js/runs.js               live sweeps: the lab block's Run form, the run panel's websocket
 //	                         stream (progress, rows, chart), cancel and replay
+//	js/site.js               on every page: times in the reader's time zone, the lesson's
+//	                         contents (the section being read, folded into a bar on narrow screens)
 //	js/session.js            class sessions: the host, presenter and participant views over
 //	                         their websocket, the two-step reveal, the host's keys
 //	js/lti.js                the deep linking answer page: posts the signed answer back to the

@@ -225,8 +225,18 @@ func (s *Store) LatestRun(ctx context.Context, block string) (Run, error) {
 // EachRecord calls fn with every stored record of a run, in window and seq
 // order, stopping at the first error.
 func (s *Store) EachRecord(ctx context.Context, id string, fn func(loadrun.Record) error) error {
+	return s.eachRecord(ctx, fn, `WHERE run_id = ?`, id)
+}
+
+// EachWindowRecord is EachRecord for one window of the run (loadrun's
+// window index, from 0).
+func (s *Store) EachWindowRecord(ctx context.Context, id string, window int, fn func(loadrun.Record) error) error {
+	return s.eachRecord(ctx, fn, `WHERE run_id = ? AND win = ?`, id, window)
+}
+
+func (s *Store) eachRecord(ctx context.Context, fn func(loadrun.Record) error, where string, args ...any) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms
-		FROM run_records WHERE run_id = ? ORDER BY win, seq`, id)
+		FROM run_records `+where+` ORDER BY win, seq`, args...)
 	if err != nil {
 		return err
 	}

@@ -109,6 +109,14 @@ func TestRunsPersistAcrossRestart(t *testing.T) {
 			t.Fatalf("record %d: read back %+v, stored %+v", i, back[i], recs[i])
 		}
 	}
+	// One window alone: window 1's 7 records, in seq order.
+	back = back[:0]
+	if err := s.EachWindowRecord(ctx, "r1", 1, func(r loadrun.Record) error { back = append(back, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 7 || back[0] != recs[1203] || back[6] != recs[1209] {
+		t.Errorf("window 1 read back %d records (first %+v), want its 7", len(back), back[:min(1, len(back))])
+	}
 	for _, id := range []string{"r2", "r3"} {
 		r, err := s.Run(ctx, id)
 		if err != nil || r.Status != RunInterrupted || r.Reason == "" || r.EndedAt.IsZero() {

@@ -24,7 +24,9 @@
 //	GET  /lessons/{slug}/record/{id}.md     the learner's saved record as a Markdown download
 //	POST /lessons/{slug}/model/{id}         a model block's values: records its goal if they reach it
 //	GET  /widgets/{kind}                    one model widget alone (no site chrome, framable), values in the query
-//	GET  /widgets/{kind}/plot.svg           the widget's plot for the query's values (two-ceilings, queue-curve)
+//	GET  /widgets/{kind}/plot               the widget's plot for the query's values as the widget's HTML (two-ceilings,
+//	                                        queue-curve; widgets.js swaps it in)
+//	GET  /widgets/{kind}/plot.svg           the same plot as an SVG image of its own
 //	GET  /api/models                        every widget kind's parameters (model.Spec) as JSON
 //	GET  /api/models/{kind}                 model.Compute's Result for the query's values as JSON
 //	GET  /progress                          the learner's progress, export link, reset form
@@ -36,10 +38,14 @@
 //	                                        estimated_start, url, stream}; a plain form gets 303 to the run's page
 //	GET  /api/runs/{id}                     a run (config, rows, status, live state) as JSON
 //	POST /api/runs/{id}/cancel              cancel the learner's own queued or running run: {"id", "status": "cancelling"}
-//	GET  /runs                              saved runs, the learner's own first
-//	GET  /runs/compare                      ?a=ID&b=ID: two runs side by side, one chart, one table by offered rate
-//	GET  /runs/{id}                         a run's page; /runs/{id}.csv is its rows as CSV
-//	GET  /runs/{id}/chart.svg               the run's chart (rows so far, the model beside them)
+//	GET  /runs                              saved runs as tables, the learner's own first
+//	GET  /runs/compare                      ?a=ID&b=ID: two runs side by side: their settings (the differing ones
+//	                                        marked), one chart, one table by offered rate; without both, a page
+//	                                        saying how to pick two (400), or which one was not found (404)
+//	GET  /runs/{id}                         a run's page, titled by its lesson and preset in words; ?window=N (from 1,
+//	                                        default the last measured) picks the window whose latency distribution
+//	                                        it draws from the raw records. /runs/{id}.csv is its rows as CSV
+//	GET  /runs/{id}/chart.svg               the run's chart (rows so far, the model beside them) as an SVG image
 //	GET  /runs/{id}/panel                   the run's panel alone, for runs.js to put in a lab block (?rows=N: a replay)
 //	GET  /runs/{id}/records.csv             every raw request record of the run (loadrun's CSV format)
 //	POST /runs/{id}/cancel                  the cancel form: 303 back to the run's page
@@ -160,6 +166,25 @@
 // writing side (one writer goroutine per connection, pings, close frames)
 // is package wsconn's, shared with class sessions.
 //
+// # CSV
+//
+// The rows CSV (/runs/{id}.csv) has one line per window, loadrun.Row's
+// fields by their JSON names; window is loadrun's index, from 0 (pages
+// count windows from 1). A value that is unknown is an empty cell, never
+// -1: done and queued without the lab's control API. The records CSV is
+// loadrun's format (empty queue_wait_ms and service_ms when the reply did
+// not carry them); the class CSVs are package classroom's.
+//
+// # Charts
+//
+// Every chart (a run's, the comparison, a window's latency distribution,
+// the widgets' plots) is drawn by package chart from data web builds
+// (runchart.go, widgetplots.go): on pages as HTML around SVG plots that
+// fill their box with text at the page's size, one colour per quantity
+// (measured solid, model dashed), values on hover and keyboard focus, and
+// the numbers in a folded table; as .svg downloads, the same panels in one
+// image.
+//
 // # Errors
 //
 // Handlers return errors; one function (server.fail) maps an *Error's code
@@ -176,7 +201,9 @@
 //	"retry_after": 30              seconds until a retry may succeed; also the Retry-After header
 //
 // The HTML page shows the same: the message, the fields as a list, a link
-// to the run, when to try again. Codes: invalid (400), forbidden (403),
+// to the run, when to try again, and the next steps the *Error offers
+// (Links: "Choose two runs"), under a title in words (never the status's
+// name). Codes: invalid (400), forbidden (403),
 // not_found (404), method (405), conflict (409), too_large (413), busy
 // (429: a full run queue, too many wrong join codes; always with
 // Retry-After), content and internal (500), unavailable (503: no live
@@ -320,8 +347,15 @@
 // predict-reveal, predict-answer; check-submit, check-result (with
 // data-correct and data-first-correct); lesson-{slug} and progress-{slug}
 // (with data-done and data-total) on the index; progress-export,
-// progress-reset-confirm, progress-reset, progress-was-reset; prev-lesson,
-// next-lesson; error, error-message, error-near; lab-env, lab-load.
+// progress-reset-confirm, progress-reset, progress-was-reset,
+// progress-continue, progress-continue-link, progress-lesson-{slug},
+// progress-counts, progress-runs, progress-runs-none, progress-records,
+// progress-records-none; prev-lesson, next-lesson, lesson-nav, lesson-toc,
+// nav-prev-lesson, nav-next-lesson; error, error-message, error-near,
+// error-next; lab-env, lab-load. Runs: run-page, run-title, run-meta,
+// run-settings, run-lesson, run-chart, run-distribution, run-outcomes,
+// runs-mine, runs-others, compare-settings (rows with data-differs),
+// compare-differs-summary. Charts carry data-chart on their figure.
 // Widgets: num-{param}, range-{param}, implied-{param}, solve-{quantity},
 // widget-sentence, widget-goal, widget-goal-state, widget-goal-misses,
 // widget-goal-found, widget-goal-recorded, widget-hypothetical,

@@ -55,7 +55,13 @@ type Error struct {
 	// (an LTI launch's failed check, with the values compared): the error
 	// path logs it with the request and never shows it.
 	Log string `json:"-"`
+	// Links are the next steps the HTML page offers ("Choose two runs");
+	// JSON leaves them out.
+	Links []errorLink `json:"-"`
 }
+
+// errorLink is a next step an error page offers.
+type errorLink struct{ Label, URL string }
 
 // Error returns the code and message.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -182,18 +188,28 @@ func backLink(r *http.Request) string {
 	return u
 }
 
+// titleFor heads an error page whose *Error has no Title of its own: in
+// words a learner reads, never the status's name.
 func titleFor(status int) string {
 	switch status {
+	case http.StatusBadRequest:
+		return "That did not work"
+	case http.StatusForbidden:
+		return "Not allowed from here"
 	case http.StatusNotFound:
 		return "Page not found"
-	case http.StatusInternalServerError:
-		return "Something went wrong"
+	case http.StatusMethodNotAllowed:
+		return "That cannot be done on this page"
+	case http.StatusConflict:
+		return "That cannot be done now"
+	case http.StatusRequestEntityTooLarge:
+		return "Too much to send at once"
 	case http.StatusTooManyRequests:
 		return "Please wait a little"
 	case http.StatusServiceUnavailable:
 		return "Not available here"
 	default:
-		return http.StatusText(status)
+		return "Something went wrong"
 	}
 }
 

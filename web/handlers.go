@@ -350,7 +350,8 @@ func (s *server) progressPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e := &store.Export{}
-	if id := learnerID(r); id != "" {
+	id := learnerID(r)
+	if id != "" {
 		if e, err = s.store.Export(r.Context(), id); err != nil {
 			return err
 		}
@@ -359,7 +360,11 @@ func (s *server) progressPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, progressPage(s.page(r, "Your progress"), groupCourse(c, e.State(), true), e, r.URL.Query().Get("reset") == "done", grades))
+	v, err := s.progressDetails(r.Context(), c, e, id)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, progressPage(s.page(r, "Your progress"), groupCourse(c, e.State(), true), e, v, r.URL.Query().Get("reset") == "done", grades))
 	return nil
 }
 

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"capacitylab/chart"
 	"capacitylab/model"
 )
 
@@ -20,7 +22,7 @@ const modelCacheSize = 1024
 // and the kind's plot drawn from it, kept by modelCache.
 type widgetResult struct {
 	res  model.Result
-	plot map[string]string // element id → SVG, filled by plotSVG
+	plot map[string]string // element id → the plot's HTML, filled by plotHTML
 }
 
 // modelCache memoises model.Compute (and the widget plots drawn from its
@@ -101,25 +103,33 @@ func (c *modelCache) entry(kind string, values map[string]float64, solve string)
 	return e, nil
 }
 
-// plotSVG returns the plot of e's result for the element id, drawing it
-// once per id: draw is model.QueueCurveSVG or model.CeilingsSVG.
-func (c *modelCache) plotSVG(e *widgetResult, id string, draw func(string) string) string {
+// plotHTML returns the plot of e's result for the element id, rendered
+// once per id (widgetPlotChart, as chart.Figure).
+func (c *modelCache) plotHTML(e *widgetResult, id string) string {
+	draw := func() string {
+		ch, _ := widgetPlotChart(e.res, id)
+		html, err := renderString(context.Background(), chart.Figure(ch))
+		if err != nil {
+			return "" // templ writes into memory here: only a bug gets this far
+		}
+		return html
+	}
 	if c == nil || e.plot == nil {
-		return draw(id)
+		return draw()
 	}
 	c.mu.Lock()
-	svg, ok := e.plot[id]
+	html, ok := e.plot[id]
 	c.mu.Unlock()
 	if ok {
-		return svg
+		return html
 	}
-	svg = draw(id)
+	html = draw()
 	c.mu.Lock()
 	if len(e.plot) < 16 { // ids are the lesson's block ids: a few per result
-		e.plot[id] = svg
+		e.plot[id] = html
 	}
 	c.mu.Unlock()
-	return svg
+	return html
 }
 
 // len returns how many results the cache holds.

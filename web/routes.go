@@ -35,6 +35,7 @@ func (s *server) routes() http.Handler {
 		// Standalone widgets change nothing: other sites may frame them.
 		r.Use(s.framable)
 		r.Get("/widgets/{kind}", s.handle(s.widgetPage))
+		r.Get("/widgets/{kind}/plot", s.handle(s.widgetPlot))
 		r.Get("/widgets/{kind}/plot.svg", s.handle(s.widgetPlot))
 	})
 	r.Get("/api/models", s.handle(s.apiModels))
@@ -54,7 +55,7 @@ func (s *server) routes() http.Handler {
 	r.Get("/runs", s.handle(s.runsPage))
 	r.Get("/runs/compare", s.handle(s.compareRuns))
 	r.Get("/runs/{id}", s.handle(s.runPage)) // also /runs/{id}.csv
-	r.Get("/runs/{id}/chart.svg", s.handle(s.runChart))
+	r.Get("/runs/{id}/chart.svg", s.handle(s.runChartSVG))
 	r.Get("/runs/{id}/panel", s.handle(s.runPanelFragment))
 	r.Get("/runs/{id}/records.csv", s.handle(s.recordsCSV))
 	r.Post("/runs/{id}/cancel", s.handle(s.cancelRun))

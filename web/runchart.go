@@ -1,21 +1,19 @@
 package web
 
 import (
-	"html"
 	"math"
 	"strconv"
-	"strings"
 
+	"capacitylab/chart"
 	"capacitylab/loadrun"
 	"capacitylab/model"
 	"capacitylab/runner"
 )
 
-// prediction is what the model says at one offered rate: throughput from
-// the two ceilings (model.TwoCeilings: min(offered, ceiling)), latency from
-// the M/M/c queue (model.QueueCurve). Latencies are null where the queue
-// has no steady state (offered at or above the ceiling) or the lab does no
-// work per request.
+// prediction is what the model says at one offered rate (model.Lab.At):
+// throughput from the two ceilings, latency from the M/M/c queue. The
+// latencies are null where the queue has no steady state or the lab does
+// no work per request.
 type prediction struct {
 	Offered  float64  `json:"offered"`
 	OKPerSec float64  `json:"ok_per_sec"`
@@ -23,42 +21,22 @@ type prediction struct {
 	P99MS    *float64 `json:"p99_ms"`
 }
 
-// predictAt applies the models to one offered rate. Which queue: when the
-// processors bind (cpus ÷ spin below workers ÷ (spin + wait)) the servers
-// are the CPUs with the spin as service time, and every request then also
-// waits WAIT_MS; otherwise the servers are the workers, each holding a
-// request for spin + wait.
-func predictAt(q runner.Request, offered float64) prediction {
-	c := model.TwoCeilings(float64(q.Workers), float64(q.CPUs), float64(q.SpinMS), float64(q.WaitMS))
-	p := prediction{Offered: offered, OKPerSec: math.Min(offered, float64(c.Ceiling))}
-	servers, service, extra, ok := queueOf(q)
-	if !ok || offered <= 0 {
-		return p
-	}
-	qc := model.QueueCurve(servers, service, offered)
-	if !qc.Stable {
-		return p
-	}
-	p50, p99 := float64(qc.At.P50ResponseMS)+extra, float64(qc.At.P99ResponseMS)+extra
-	if !math.IsNaN(p50) && !math.IsInf(p50, 0) {
-		p.P50MS = &p50
-	}
-	if !math.IsNaN(p99) && !math.IsInf(p99, 0) {
-		p.P99MS = &p99
-	}
-	return p
+// labOf is the lab a request measures, as the models see it.
+func labOf(q runner.Request) model.Lab {
+	return model.Lab{Workers: float64(q.Workers), CPUs: float64(q.CPUs), SpinMS: float64(q.SpinMS), WaitMS: float64(q.WaitMS)}
 }
 
-// queueOf says which M/M/c queue models the lab (see predictAt): its
-// servers, service time and the wait every request adds outside it. ok is
-// false when a request does no work, so there is no queue.
-func queueOf(q runner.Request) (servers, serviceMS, extraMS float64, ok bool) {
-	c := model.TwoCeilings(float64(q.Workers), float64(q.CPUs), float64(q.SpinMS), float64(q.WaitMS))
-	servers, serviceMS = float64(q.Workers), float64(q.SpinMS+q.WaitMS)
-	if c.Binds == model.BindsProcessor {
-		servers, serviceMS, extraMS = float64(q.CPUs), float64(q.SpinMS), float64(q.WaitMS)
+// predictAt applies the models to one offered rate.
+func predictAt(q runner.Request, offered float64) prediction {
+	pt := labOf(q).At(offered)
+	p := prediction{Offered: offered, OKPerSec: pt.OKPerSec}
+	if !math.IsNaN(pt.P50MS) {
+		p.P50MS = &pt.P50MS
 	}
-	return servers, serviceMS, extraMS, serviceMS > 0 && servers >= 1
+	if !math.IsNaN(pt.P99MS) {
+		p.P99MS = &pt.P99MS
+	}
+	return p
 }
 
 // predict gives the model's prediction at every window's offered rate: the
@@ -80,129 +58,24 @@ func predict(q runner.Request, rows []loadrun.Row) []prediction {
 	return out
 }
 
-// Chart geometry, in SVG user units.
-const (
-	chartW, chartPanelH                          = 640, 250
-	chartLeft, chartRight, chartTop, chartBottom = 64, 150, 30, 44
-)
-
-// fmtCoord writes a coordinate with one decimal, so output is stable.
-func fmtCoord(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-
-// niceTop rounds v up to a round number: 1, 1.2, 1.6, 2, 2.4, 3, 4, 6
-// or 8 × 10^k (each divides into four labelled ticks).
-func niceTop(v float64) float64 {
-	if !(v > 0) {
-		return 1
+// numText writes a number as the sentences do (model.Format), or "—" for
+// NaN.
+func numText(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
 	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 1.2, 1.6, 2, 2.4, 3, 4, 6, 8, 10} {
-		if m*p >= v {
-			return m * p
-		}
-	}
-	return 10 * p
+	return model.Format(v)
 }
 
-// panel maps data onto one panel of the chart.
-type panel struct {
-	top        float64 // y of the panel's top edge in the whole SVG
-	xMax, yMax float64
-}
+// windowName is a window as people count it: from 1.
+func windowName(w int) string { return "Window " + strconv.Itoa(w+1) }
 
-func (p panel) x(v float64) float64 {
-	return chartLeft + v/p.xMax*(chartW-chartLeft-chartRight)
-}
-
-func (p panel) y(v float64) float64 {
-	h := float64(chartPanelH - chartTop - chartBottom)
-	return p.top + chartTop + h - math.Min(v, p.yMax)/p.yMax*h
-}
-
-// axes draws a panel's frame, ticks and labels; the title names the
-// y axis.
-func (p panel) axes(b *strings.Builder, title string) {
-	x0, x1 := float64(chartLeft), float64(chartW-chartRight)
-	y0, y1 := p.y(0), p.y(p.yMax)
-	b.WriteString(`<text x="` + fmtCoord(x0) + `" y="` + fmtCoord(p.top+18) + `" font-weight="bold">` + html.EscapeString(title) + `</text>`)
-	b.WriteString(`<path d="M` + fmtCoord(x0) + ` ` + fmtCoord(y1) + `V` + fmtCoord(y0) + `H` + fmtCoord(x1) + `" fill="none" stroke="currentColor"/>`)
-	for i := 0; i <= 4; i++ {
-		xv, yv := p.xMax*float64(i)/4, p.yMax*float64(i)/4
-		b.WriteString(`<text x="` + fmtCoord(p.x(xv)) + `" y="` + fmtCoord(y0+16) + `" text-anchor="middle" font-size="11">` + fmtNum(math.Round(xv*10)/10) + `</text>`)
-		b.WriteString(`<text x="` + fmtCoord(x0-6) + `" y="` + fmtCoord(p.y(yv)+4) + `" text-anchor="end" font-size="11">` + fmtNum(math.Round(yv*10)/10) + `</text>`)
-		if i > 0 {
-			b.WriteString(`<path d="M` + fmtCoord(x0) + ` ` + fmtCoord(p.y(yv)) + `H` + fmtCoord(x1) + `" stroke="currentColor" stroke-opacity="0.12"/>`)
-		}
-	}
-	b.WriteString(`<text x="` + fmtCoord((x0+x1)/2) + `" y="` + fmtCoord(y0+34) + `" text-anchor="middle" font-size="12">offered, requests a second</text>`)
-}
-
-// line draws a polyline through points (skipping NaN), solid or dashed.
-func (p panel) line(b *strings.Builder, xs, ys []float64, color string, dashed bool, class string) {
-	var d strings.Builder
-	pen := false
-	for i := range xs {
-		if math.IsNaN(ys[i]) {
-			pen = false
-			continue
-		}
-		if pen {
-			d.WriteString("L")
-		} else {
-			d.WriteString("M")
-		}
-		d.WriteString(fmtCoord(p.x(xs[i])) + " " + fmtCoord(p.y(ys[i])))
-		pen = true
-	}
-	if d.Len() == 0 {
-		return
-	}
-	dash := ""
-	if dashed {
-		dash = ` stroke-dasharray="6 4"`
-	}
-	b.WriteString(`<path class="` + class + `" d="` + d.String() + `" fill="none" stroke="` + color + `" stroke-width="2"` + dash + `/>`)
-}
-
-// dots marks measured points: circles, or squares when square is set.
-func (p panel) dots(b *strings.Builder, xs, ys []float64, color string, square bool, class string) {
-	for i := range xs {
-		x, y := p.x(xs[i]), p.y(ys[i])
-		if square {
-			b.WriteString(`<rect class="` + class + `" x="` + fmtCoord(x-4) + `" y="` + fmtCoord(y-4) + `" width="8" height="8" fill="` + color + `"/>`)
-		} else {
-			b.WriteString(`<circle class="` + class + `" cx="` + fmtCoord(x) + `" cy="` + fmtCoord(y) + `" r="4" fill="` + color + `"/>`)
-		}
-	}
-}
-
-// legend writes one legend entry at row i of a panel.
-func (p panel) legend(b *strings.Builder, i int, color string, dashed bool, text string) {
-	x := float64(chartW - chartRight + 12)
-	y := p.top + chartTop + 8 + float64(i)*18
-	dash := ""
-	if dashed {
-		dash = ` stroke-dasharray="6 4"`
-	}
-	b.WriteString(`<path d="M` + fmtCoord(x) + ` ` + fmtCoord(y) + `h22" stroke="` + color + `" stroke-width="2"` + dash + `/>`)
-	b.WriteString(`<text x="` + fmtCoord(x+28) + `" y="` + fmtCoord(y+4) + `" font-size="11">` + html.EscapeString(text) + `</text>`)
-}
-
-// Chart colours: measured in the text colour, p99 and the model in two
-// colours that read on light and dark backgrounds.
-const (
-	colMeasured = "currentColor"
-	colP99      = "#d95f02"
-	colModel    = "#1b9e77"
-)
-
-// runChartSVG draws a run's rows against offered rate: ok a second (with
-// the two-ceilings model and the "everything answered" diagonal), then p50
-// and p99 latency (with the M/M/c model's p50 and p99). The model is drawn
-// as dashed lines across the whole range, the measurements as points
-// joined by solid lines. id prefixes the ids the title and description
-// use. Output depends only on its arguments.
-func runChartSVG(q runner.Request, rows []loadrun.Row, preds []prediction, id string) string {
+// runChart draws a run's rows against offered rate: ok a second (with the
+// two-ceilings model and the "everything answered" diagonal), then p50 and
+// p99 latency (with the M/M/c model's p50 and p99). Each quantity has one
+// colour: measured solid with points, the model dashed across the whole
+// range. Each window is a stop showing its numbers beside the model's.
+func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id string) chart.Chart {
 	xMax := 0.0
 	for _, r := range q.Rates {
 		xMax = math.Max(xMax, r)
@@ -210,28 +83,13 @@ func runChartSVG(q runner.Request, rows []loadrun.Row, preds []prediction, id st
 	for _, r := range rows {
 		xMax = math.Max(xMax, r.Offered)
 	}
-	xMax = niceTop(xMax * 1.05)
+	xMax, _ = chart.Axis(xMax*1.05, 5)
+	lab := labOf(q)
+	c := lab.Ceilings()
+	ceiling := math.Min(xMax, float64(c.Ceiling))
 
-	// The throughput model across the range: offered up to the ceiling,
-	// then flat.
-	c := model.TwoCeilings(float64(q.Workers), float64(q.CPUs), float64(q.SpinMS), float64(q.WaitMS))
-	okX := []float64{0, math.Min(xMax, float64(c.Ceiling)), xMax}
-	okY := []float64{0, okX[1], math.Min(xMax, float64(c.Ceiling))}
-	// The latency model: the queue's own curve, from no load to 95% of
-	// its capacity (one model.QueueCurve call; its points are exact).
-	var xs, modelP50, modelP99 []float64
-	if servers, service, extra, ok := queueOf(q); ok {
-		for _, pt := range model.QueueCurve(servers, service, 0).Curve {
-			if float64(pt.Arrivals) > xMax {
-				break
-			}
-			xs = append(xs, float64(pt.Arrivals))
-			modelP50 = append(modelP50, float64(pt.P50ResponseMS)+extra)
-			modelP99 = append(modelP99, float64(pt.P99ResponseMS)+extra)
-		}
-	}
 	var rx, rok, rp50, rp99 []float64
-	yOK, yLat := 0.0, 0.0
+	yOK, yLat := ceiling, 0.0
 	for _, r := range rows {
 		rx = append(rx, r.Offered)
 		rok = append(rok, r.OKPerSec)
@@ -240,111 +98,265 @@ func runChartSVG(q runner.Request, rows []loadrun.Row, preds []prediction, id st
 		yOK = math.Max(yOK, r.OKPerSec)
 		yLat = math.Max(yLat, r.P99MS)
 	}
-	for _, p := range preds {
-		if p.P99MS != nil {
-			yLat = math.Max(yLat, *p.P99MS)
-		}
+	// The latency axis is the measurements' (the model's p99 near its
+	// capacity would flatten them; its dashed line leaves at the top). With
+	// no rows yet, it is the model's at the first window.
+	if yLat == 0 && len(preds) > 0 && preds[0].P99MS != nil {
+		yLat = 2 * *preds[0].P99MS
 	}
 	if yLat == 0 {
 		yLat = float64(q.SpinMS+q.WaitMS) * 3
 	}
-	// The model's latency grows without bound near the ceiling: the axis
-	// stops at the highest point the run or the model at its rates reach,
-	// and the model's curve stops where it leaves the chart.
-	yLat = niceTop(yLat * 1.05)
-	for i := range modelP99 {
-		if modelP99[i] > yLat {
-			modelP99[i] = math.NaN()
-		}
-		if modelP50[i] > yLat {
-			modelP50[i] = math.NaN()
-		}
+	var mx, m50, m99 []float64
+	for _, pt := range lab.Curve(xMax) {
+		mx = append(mx, pt.Offered)
+		m50 = append(m50, pt.P50MS)
+		m99 = append(m99, pt.P99MS)
 	}
 
-	top := panel{top: 0, xMax: xMax, yMax: math.Max(xMax, niceTop(yOK*1.05))}
-	bot := panel{top: chartPanelH, xMax: xMax, yMax: yLat}
-	var b strings.Builder
-	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ` + strconv.Itoa(chartW) + ` ` + strconv.Itoa(2*chartPanelH) +
-		`" role="img" aria-labelledby="` + id + `-title ` + id + `-desc" font-family="system-ui, sans-serif" fill="currentColor" data-rows="` + strconv.Itoa(len(rows)) + `">`)
-	b.WriteString(`<title id="` + id + `-title">Measured against the model</title>`)
+	throughput := chart.Panel{Title: "Throughput: ok answers a second", YMax: yOK * 1.05, Series: []chart.Series{
+		{Name: "all answered", Quantity: "muted", Style: chart.Guide, X: []float64{0, xMax}, Y: []float64{0, xMax}},
+		{Name: "ok/s, model (two ceilings)", Quantity: "ok", Style: chart.Model, X: []float64{0, ceiling, xMax}, Y: []float64{0, ceiling, ceiling}},
+		{Name: "ok/s, measured", Quantity: "ok", Style: chart.Measured, X: rx, Y: rok},
+	}}
+	latency := chart.Panel{Title: "Latency of ok answers, ms", YMax: yLat * 1.1, Series: []chart.Series{
+		{Name: "p50, model (M/M/c)", Quantity: "p50", Style: chart.Model, X: mx, Y: m50},
+		{Name: "p99, model (M/M/c)", Quantity: "p99", Style: chart.Model, X: mx, Y: m99},
+		{Name: "p50, measured", Quantity: "p50", Style: chart.Measured, X: rx, Y: rp50},
+		{Name: "p99, measured", Quantity: "p99", Style: chart.Measured, X: rx, Y: rp99},
+	}}
+	table := chart.Table{Caption: "Each window's measurements beside the model's prediction",
+		Head: []string{"window", "offered /s", "ok /s", "model ok /s", "p50 ms", "model p50 ms", "p99 ms", "model p99 ms"}}
+	for i := 0; i < max(len(rows), len(preds)); i++ {
+		var p prediction
+		if i < len(preds) {
+			p = preds[i]
+		}
+		var r *loadrun.Row
+		if i < len(rows) {
+			r = &rows[i]
+		}
+		offered, measured := p.Offered, []string{"not yet", "not yet", "not yet"}
+		if r != nil {
+			offered = r.Offered
+			measured = []string{numText(r.OKPerSec), numText(r.P50MS), numText(r.P99MS)}
+			head := windowName(r.Window) + ": offered " + numText(r.Offered) + " a second"
+			throughput.Stops = append(throughput.Stops, chart.Stop{X: r.Offered, Focus: true, Lines: []string{
+				head, "ok " + numText(r.OKPerSec) + "/s (model " + numText(p.OKPerSec) + ")"}})
+			latency.Stops = append(latency.Stops, chart.Stop{X: r.Offered, Focus: true, Lines: []string{
+				head, "p50 " + numText(r.P50MS) + " ms (model " + modelMS(p.P50MS) + ")", "p99 " + numText(r.P99MS) + " ms (model " + modelMS(p.P99MS) + ")"}})
+		}
+		table.Rows = append(table.Rows, []string{strconv.Itoa(i + 1), numText(offered), measured[0], numText(p.OKPerSec),
+			measured[1], modelMS(p.P50MS), measured[2], modelMS(p.P99MS)})
+	}
 	desc := strconv.Itoa(len(rows)) + " measured windows. The two-ceilings model says at most " + model.Format(float64(c.Ceiling)) +
-		" answers a second (" + c.Binds + " bind). The table below has every number."
-	b.WriteString(`<desc id="` + id + `-desc">` + html.EscapeString(desc) + `</desc>`)
-
-	top.axes(&b, "Throughput: ok answers a second")
-	b.WriteString(`<path d="M` + fmtCoord(top.x(0)) + ` ` + fmtCoord(top.y(0)) + `L` + fmtCoord(top.x(xMax)) + ` ` + fmtCoord(top.y(xMax)) + `" stroke="currentColor" stroke-opacity="0.25"/>`)
-	top.line(&b, okX, okY, colModel, true, "chart-model-ok")
-	top.line(&b, rx, rok, colMeasured, false, "chart-ok")
-	top.dots(&b, rx, rok, colMeasured, false, "chart-ok-point")
-	top.legend(&b, 0, colMeasured, false, "measured ok/s")
-	top.legend(&b, 1, colModel, true, "two ceilings")
-
-	bot.axes(&b, "Latency of ok answers, ms")
-	bot.line(&b, xs, modelP50, colModel, true, "chart-model-p50")
-	bot.line(&b, xs, modelP99, colP99, true, "chart-model-p99")
-	bot.line(&b, rx, rp50, colMeasured, false, "chart-p50")
-	bot.line(&b, rx, rp99, colP99, false, "chart-p99")
-	bot.dots(&b, rx, rp50, colMeasured, false, "chart-p50-point")
-	bot.dots(&b, rx, rp99, colP99, true, "chart-p99-point")
-	bot.legend(&b, 0, colMeasured, false, "measured p50")
-	bot.legend(&b, 1, colP99, false, "measured p99")
-	bot.legend(&b, 2, colModel, true, "M/M/c p50")
-	bot.legend(&b, 3, colP99, true, "M/M/c p99")
-	b.WriteString(`</svg>`)
-	return b.String()
+		" answers a second (" + c.Binds + " bind). The numbers are in the table under the chart."
+	return chart.Chart{ID: id, Title: "Measured against the model", Desc: desc, XTitle: "Offered load, requests a second", XMax: xMax,
+		Panels: []chart.Panel{throughput, latency}, Table: table}
 }
 
-// compareChartSVG draws two runs on the same axes: ok a second, then p50
-// (dashed) and p99 (solid) latency, run A in the text colour with round
-// marks and run B in orange with square marks. The table beside it has
-// every number.
-func compareChartSVG(a, b runView, id string) string {
-	xMax, yOK, yLat := 0.0, 0.0, 0.0
+// modelMS is a modelled latency, or "no steady state".
+func modelMS(p *float64) string {
+	if p == nil {
+		return "no steady state"
+	}
+	return numText(*p)
+}
+
+// compareChart draws two runs on the same axes, one panel each for ok a
+// second, p50 and p99: run A in blue with round points, run B in orange
+// with square ones. Each offered rate is a stop with both runs' numbers.
+func compareChart(a, b runView, rows []compareRow, id string) chart.Chart {
+	xMax := 0.0
 	for _, v := range []runView{a, b} {
 		for _, r := range v.Request.Rates {
 			xMax = math.Max(xMax, r)
 		}
 		for _, r := range v.Rows {
 			xMax = math.Max(xMax, r.Offered)
-			yOK = math.Max(yOK, r.OKPerSec)
-			yLat = math.Max(yLat, r.P99MS)
 		}
 	}
-	xMax = niceTop(xMax * 1.05)
-	top := panel{top: 0, xMax: xMax, yMax: math.Max(xMax, niceTop(yOK*1.05))}
-	bot := panel{top: chartPanelH, xMax: xMax, yMax: niceTop(math.Max(yLat, 1) * 1.05)}
-
-	var sb strings.Builder
-	sb.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ` + strconv.Itoa(chartW) + ` ` + strconv.Itoa(2*chartPanelH) +
-		`" role="img" aria-labelledby="` + id + `-title ` + id + `-desc" font-family="system-ui, sans-serif" fill="currentColor">`)
-	sb.WriteString(`<title id="` + id + `-title">Run A against run B</title>`)
-	sb.WriteString(`<desc id="` + id + `-desc">` + html.EscapeString("Run A ("+strconv.Itoa(len(a.Rows))+" windows) and run B ("+
-		strconv.Itoa(len(b.Rows))+" windows): ok answers a second and latency against offered rate. The table has every number.") + `</desc>`)
-	top.axes(&sb, "Throughput: ok answers a second")
-	sb.WriteString(`<path d="M` + fmtCoord(top.x(0)) + ` ` + fmtCoord(top.y(0)) + `L` + fmtCoord(top.x(xMax)) + ` ` + fmtCoord(top.y(xMax)) + `" stroke="currentColor" stroke-opacity="0.25"/>`)
-	bot.axes(&sb, "Latency of ok answers, ms")
+	xMax, _ = chart.Axis(xMax*1.05, 5)
+	panels := []chart.Panel{{Title: "Throughput: ok answers a second"}, {Title: "p50 latency of ok answers, ms"}, {Title: "p99 latency of ok answers, ms"}}
+	get := []func(loadrun.Row) float64{
+		func(r loadrun.Row) float64 { return r.OKPerSec },
+		func(r loadrun.Row) float64 { return r.P50MS },
+		func(r loadrun.Row) float64 { return r.P99MS },
+	}
+	unit := []string{"/s", " ms", " ms"}
 	for i, v := range []runView{a, b} {
-		color, square, name := colMeasured, false, "A"
+		name, q, mk := "run A", "a", chart.Circle
 		if i == 1 {
-			color, square, name = colP99, true, "B"
+			name, q, mk = "run B", "b", chart.Square
 		}
-		var xs, ok, p50, p99 []float64
-		for _, r := range v.Rows {
-			xs = append(xs, r.Offered)
-			ok = append(ok, r.OKPerSec)
-			p50 = append(p50, r.P50MS)
-			p99 = append(p99, r.P99MS)
+		for k := range panels {
+			var xs, ys []float64
+			for _, r := range v.Rows {
+				xs = append(xs, r.Offered)
+				ys = append(ys, get[k](r))
+			}
+			panels[k].Series = append(panels[k].Series, chart.Series{Name: name, Quantity: q, Style: chart.Measured, Marker: mk, X: xs, Y: ys})
 		}
-		cls := "compare-" + strings.ToLower(name)
-		top.line(&sb, xs, ok, color, false, cls+"-ok")
-		top.dots(&sb, xs, ok, color, square, cls+"-ok-point")
-		bot.line(&sb, xs, p50, color, true, cls+"-p50")
-		bot.line(&sb, xs, p99, color, false, cls+"-p99")
-		bot.dots(&sb, xs, p99, color, square, cls+"-p99-point")
-		top.legend(&sb, i, color, false, "run "+name+" ok/s")
-		bot.legend(&sb, 2*i, color, false, "run "+name+" p99")
-		bot.legend(&sb, 2*i+1, color, true, "run "+name+" p50")
 	}
-	sb.WriteString(`</svg>`)
-	return sb.String()
+	cell := func(r *loadrun.Row, k int) string {
+		if r == nil {
+			return "—"
+		}
+		return numText(get[k](*r)) + unit[k]
+	}
+	for _, r := range rows {
+		for k := range panels {
+			panels[k].Stops = append(panels[k].Stops, chart.Stop{X: r.Offered, Focus: true, Lines: []string{
+				"Offered " + numText(r.Offered) + " a second", "A " + cell(r.A, k) + " · B " + cell(r.B, k)}})
+		}
+	}
+	desc := "Run A (" + strconv.Itoa(len(a.Rows)) + " windows) and run B (" + strconv.Itoa(len(b.Rows)) +
+		" windows): ok answers a second, p50 and p99 latency against offered rate. The table below the chart has every number."
+	return chart.Chart{ID: id, Title: "Run A against run B", Desc: desc, XTitle: "Offered load, requests a second", XMax: xMax, Panels: panels}
+}
+
+// distribution is the latency distribution of one window's ok answers,
+// from its raw records, with the other outcomes counted.
+type distribution struct {
+	Window                     int
+	OK, Refused, Gaveup, Error int
+	NotSent                    int
+	LatMS                      []float64 // ok latencies, sorted
+}
+
+// add counts one record.
+func (d *distribution) add(r loadrun.Record) {
+	switch r.Outcome {
+	case loadrun.OK:
+		d.OK++
+		d.LatMS = append(d.LatMS, float64(r.Latency().Microseconds())/1000)
+	case loadrun.Refused:
+		d.Refused++
+	case loadrun.Gaveup:
+		d.Gaveup++
+	case loadrun.Error:
+		d.Error++
+	case loadrun.NotSent:
+		d.NotSent++
+	}
+}
+
+// nearestRank is the p-th percentile (0 < p ≤ 1) of sorted values by
+// nearest rank, as loadrun's rows compute it.
+func nearestRank(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// maxBins bounds the histogram's bins.
+const maxBins = 40
+
+// distributionChart draws a window's ok latencies as a histogram, with its
+// p50 and p99 marked. Bins are a round width; when the longest answer is
+// far beyond the p99 (more than three times), the axis stops at twice the
+// p99 and the note counts the answers past it.
+func distributionChart(d distribution, id string) chart.Chart {
+	n := len(d.LatMS)
+	p50, p99 := nearestRank(d.LatMS, 0.5), nearestRank(d.LatMS, 0.99)
+	longest := 0.0
+	if n > 0 {
+		longest = d.LatMS[n-1]
+	}
+	upper := longest
+	if p99 > 0 && longest > 3*p99 {
+		upper = 2 * p99
+	}
+	width := chart.NiceCeil(math.Max(upper, 0.001) / maxBins)
+	bins := max(1, int(math.Ceil(upper/width*(1-1e-12))))
+	counts := make([]float64, bins)
+	over := 0
+	for _, v := range d.LatMS {
+		i := int(v / width)
+		if v > upper && upper < longest {
+			over++
+			continue
+		}
+		counts[min(i, bins-1)]++
+	}
+	xs := make([]float64, bins)
+	for i := range xs {
+		xs[i] = float64(i) * width
+	}
+	panel := chart.Panel{Title: "ok answers per " + model.Format(width) + " ms of latency", Series: []chart.Series{
+		{Name: "answers in the bin", Quantity: "count", Style: chart.Histogram, X: xs, Y: counts, Width: width},
+	}}
+	table := chart.Table{Caption: windowName(d.Window) + ": ok answers by latency", Head: []string{"latency ms", "answers", "share", "at or below"}}
+	cum := 0
+	share := func(k int) string {
+		if n == 0 {
+			return "—"
+		}
+		return model.Format(100*float64(k)/float64(n)) + "%"
+	}
+	for i, c := range counts {
+		cum += int(c)
+		span := model.Format(xs[i]) + "–" + model.Format(xs[i]+width)
+		table.Rows = append(table.Rows, []string{span, strconv.Itoa(int(c)), share(int(c)), share(cum)})
+		if c > 0 {
+			panel.Stops = append(panel.Stops, chart.Stop{X: xs[i] + width/2, Lines: []string{span + " ms", strconv.Itoa(int(c)) + " answers (" + share(int(c)) + ")"}})
+		}
+	}
+	if over > 0 {
+		table.Rows = append(table.Rows, []string{"over " + model.Format(upper), strconv.Itoa(over), share(over), share(n)})
+		panel.Note = strconv.Itoa(over) + " past " + model.Format(upper) + " ms (longest " + model.Format(longest) + " ms)"
+	}
+	if n > 0 {
+		panel.Marks = []chart.Mark{
+			{X: p50, Label: "p50 " + model.Format(p50) + " ms", Quantity: "p50", Solid: true},
+			{X: p99, Label: "p99 " + model.Format(p99) + " ms", Quantity: "p99", Solid: true},
+		}
+		// The percentiles are the stops a keyboard reaches; the bins are
+		// in the table.
+		panel.Stops = append(panel.Stops,
+			chart.Stop{X: p50, Focus: true, Lines: []string{"p50: " + model.Format(p50) + " ms", "half the ok answers took this long or less"}},
+			chart.Stop{X: p99, Focus: true, Lines: []string{"p99: " + model.Format(p99) + " ms", "99 in 100 took this long or less"}})
+		sortStops(panel.Stops)
+	}
+	desc := windowName(d.Window) + ": " + strconv.Itoa(n) + " ok answers, p50 " + numText(p50) + " ms, p99 " + numText(p99) +
+		" ms, longest " + numText(longest) + " ms. " + outcomesText(d) + " The table under the chart has every bin."
+	return chart.Chart{ID: id, Title: "Latency of the ok answers in " + lowerFirst(windowName(d.Window)), Desc: desc,
+		XTitle: "Latency from the intended send time, ms", XMax: float64(bins) * width, Panels: []chart.Panel{panel}, Table: table,
+		Legend: []chart.Series{}}
+}
+
+// sortStops orders stops by x (the chart needs them in order).
+func sortStops(s []chart.Stop) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].X < s[j-1].X; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// outcomesText counts a window's requests by outcome, in words.
+func outcomesText(d distribution) string {
+	s := "Of " + strconv.Itoa(d.OK+d.Refused+d.Gaveup+d.Error) + " requests sent, " + strconv.Itoa(d.OK) + " were answered ok"
+	for _, o := range []struct {
+		n    int
+		what string
+	}{{d.Refused, "refused"}, {d.Gaveup, "given up on by the caller"}, {d.Error, "errors"}} {
+		if o.n > 0 {
+			s += ", " + strconv.Itoa(o.n) + " " + o.what
+		}
+	}
+	s += "."
+	if d.NotSent > 0 {
+		s += " " + strconv.Itoa(d.NotSent) + " were due but not sent."
+	}
+	return s
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]|0x20) + s[1:]
 }

@@ -1,65 +1,33 @@
 package web
 
 import (
-	"encoding/xml"
-	"io"
+	"context"
 	"math"
 	"strings"
 	"testing"
 
+	"capacitylab/chart"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/runner"
 )
 
-// The prediction beside a run is the two-ceilings throughput and the
-// M/M/c latency; in M/M/1 the response time is exponential with mean
-// S ÷ (1 − ρ), so its p-th percentile is −ln(1 − p) × S ÷ (1 − ρ).
+// predictAt is model.Lab.At for a run's request, with "no steady state"
+// as null (the formulas are tested in package model).
 func TestPredictAt(t *testing.T) {
-	mm1 := func(p, serviceMS, rho float64) float64 { return -math.Log(1-p) * serviceMS / (1 - rho) }
-	tests := []struct {
-		name     string
-		lab      labsvc.Config
-		offered  float64
-		ok       float64
-		p50, p99 float64 // NaN: no steady state
-	}{
-		// One worker of 20 ms at half load: workers bind, M/M/1 with S = 20 ms.
-		{"worker bound, half load", labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, 25, 25, mm1(0.5, 20, 0.5), mm1(0.99, 20, 0.5)},
-		// Beyond the 50/s ceiling: throughput is the ceiling, latency has no steady state.
-		{"worker bound, overloaded", labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, 80, 50, math.NaN(), math.NaN()},
-		// Twenty workers but one CPU spinning 2 ms: the processor binds at 500/s;
-		// the queue is the CPU (S = 2 ms) and every request then waits 18 ms more.
-		{"processor bound", labsvc.Config{Workers: 20, SpinMS: 2, WaitMS: 18, CPUs: 1}, 250, 250, mm1(0.5, 2, 0.5) + 18, mm1(0.99, 2, 0.5) + 18},
-		// No work per request: no queue to model, throughput is what is offered.
-		{"no work", labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 0, CPUs: 1}, 100, 100, math.NaN(), math.NaN()},
+	q := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}}
+	if p := predictAt(q, 25); p.OKPerSec != 25 || p.P50MS == nil || p.P99MS == nil || *p.P99MS < *p.P50MS {
+		t.Errorf("half load: %+v", p)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := predictAt(runner.Request{Config: tt.lab}, tt.offered)
-			if math.Abs(p.OKPerSec-tt.ok) > 1e-9 {
-				t.Errorf("ok/s %v, want %v", p.OKPerSec, tt.ok)
-			}
-			check := func(name string, got *float64, want float64) {
-				if math.IsNaN(want) {
-					if got != nil {
-						t.Errorf("%s = %v, want none (no steady state)", name, *got)
-					}
-					return
-				}
-				if got == nil || math.Abs(*got-want) > 0.01*want {
-					t.Errorf("%s = %v, want %.3f", name, got, want)
-				}
-			}
-			check("p50", p.P50MS, tt.p50)
-			check("p99", p.P99MS, tt.p99)
-		})
+	if p := predictAt(q, 80); p.OKPerSec != 50 || p.P50MS != nil || p.P99MS != nil {
+		t.Errorf("overloaded: %+v, want the ceiling and no latency", p)
 	}
 }
 
-// The chart is well-formed SVG with a title and description, one measured
-// point per row for each series, and the model drawn even with no rows.
-func TestRunChartSVG(t *testing.T) {
+// The run chart: a stop per measured window in each panel, named as
+// people count windows (from 1) with the model's value beside the
+// measurement; the table has every window, measured or not yet.
+func TestRunChart(t *testing.T) {
 	q := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{20, 40, 60}, Seconds: 1}
 	rows := []loadrun.Row{
 		{Window: 0, Offered: 20, OKPerSec: 21, P50MS: 30, P99MS: 78},
@@ -69,48 +37,142 @@ func TestRunChartSVG(t *testing.T) {
 		name string
 		rows []loadrun.Row
 	}{
-		// Before the first row: only the model.
+		// Before the first row: only the model, every window "not yet".
 		{"no rows", nil},
 		// Mid-run: two of three windows.
 		{"two rows", rows},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			svg := runChartSVG(q, tt.rows, predict(q, tt.rows), "c1")
-			dec := xml.NewDecoder(strings.NewReader(svg))
-			for {
-				if _, err := dec.Token(); err == io.EOF {
-					break
-				} else if err != nil {
-					t.Fatalf("not well-formed: %v\n%s", err, svg)
+			c := runChart(q, tt.rows, predict(q, tt.rows), "c1")
+			if len(c.Panels) != 2 {
+				t.Fatalf("%d panels, want throughput and latency", len(c.Panels))
+			}
+			for _, p := range c.Panels {
+				if len(p.Stops) != len(tt.rows) {
+					t.Errorf("%s: %d stops, want one per row", p.Title, len(p.Stops))
+				}
+				for i, s := range p.Stops {
+					if !s.Focus || !strings.HasPrefix(s.Lines[0], windowName(i)+": offered") || !strings.Contains(strings.Join(s.Lines, " "), "(model ") {
+						t.Errorf("%s stop %d: %q", p.Title, i, s.Lines)
+					}
 				}
 			}
-			for _, want := range []string{`aria-labelledby="c1-title c1-desc"`, `<title id="c1-title">`, `class="chart-model-ok"`, `class="chart-model-p50"`} {
-				if !strings.Contains(svg, want) {
-					t.Errorf("chart lacks %s", want)
-				}
+			if len(c.Table.Rows) != 3 || c.Table.Rows[0][0] != "1" || c.Table.Rows[2][0] != "3" {
+				t.Errorf("table rows %q, want windows 1 to 3", c.Table.Rows)
 			}
-			for _, series := range []string{"chart-ok-point", "chart-p50-point", "chart-p99-point"} {
-				if got := strings.Count(svg, `class="`+series+`"`); got != len(tt.rows) {
-					t.Errorf("%d %s marks, want one per row (%d)", got, series, len(tt.rows))
-				}
+			if len(tt.rows) == 0 && c.Table.Rows[0][2] != "not yet" {
+				t.Errorf("an unmeasured window shows %q", c.Table.Rows[0][2])
 			}
-			if strings.Contains(svg, "style=") {
-				t.Error("chart uses style attributes, which the page's CSP forbids")
+			if windowName(0) != "Window 1" {
+				t.Error("windows are not counted from 1")
 			}
 		})
 	}
 }
 
-// BenchmarkRunChartSVG draws the chart of a finished 8-window run, as
-// /runs/{id}/chart.svg does after every row.
-func BenchmarkRunChartSVG(b *testing.B) {
+// The latency distribution of a window: the bins hold every ok answer
+// (or count it past the axis), p50 and p99 are nearest rank and marked,
+// and the other outcomes are counted in words.
+func TestDistributionChart(t *testing.T) {
+	d := distribution{Window: 2, Refused: 3, Gaveup: 1}
+	for i := 1; i <= 100; i++ {
+		d.OK++
+		d.LatMS = append(d.LatMS, float64(i)) // 1..100 ms
+	}
+	d.OK++
+	d.LatMS = append(d.LatMS, 900) // one far outlier: past 3 × p99
+	c := distributionChart(d, "dist")
+	p := c.Panels[0]
+	total := 0.0
+	for _, y := range p.Series[0].Y {
+		total += y
+	}
+	if total != 100 || !strings.Contains(p.Note, "1 past 200 ms (longest 900 ms)") {
+		t.Errorf("bins hold %v answers, note %q; want 100 and the outlier counted past 200 ms", total, p.Note)
+	}
+	if len(p.Marks) != 2 || p.Marks[0].Label != "p50 51 ms" || p.Marks[1].Label != "p99 100 ms" {
+		t.Errorf("marks %+v, want nearest-rank p50 51 and p99 100 of 101 answers", p.Marks)
+	}
+	focus := 0
+	for i, s := range p.Stops {
+		if s.Focus {
+			focus++
+		}
+		if i > 0 && s.X < p.Stops[i-1].X {
+			t.Error("stops out of order")
+		}
+	}
+	if focus != 2 {
+		t.Errorf("%d stops reachable by keyboard, want the two percentiles", focus)
+	}
+	if !strings.Contains(c.Title, "window 3") || !strings.Contains(c.Desc, "105 requests sent, 101 were answered ok, 3 refused, 1 given up on") {
+		t.Errorf("title %q desc %q", c.Title, c.Desc)
+	}
+	// An empty window draws an empty axis, not a NaN.
+	empty := distributionChart(distribution{Window: 0}, "e")
+	var b strings.Builder
+	if err := chart.Figure(empty).Render(context.Background(), &b); err != nil || strings.Contains(b.String(), "NaN") {
+		t.Errorf("empty window: %v %s", err, b.String())
+	}
+}
+
+// Compare marks exactly the settings that differ, and says which in words.
+func TestCompareSettings(t *testing.T) {
+	a := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{40, 80}, Seconds: 2, Seed: 1, Mode: runner.ModeOpen}
+	b := a
+	b.Limit = 9
+	b.Rates = []float64{40, 80, 120}
+	ps := compareSettings(a, b)
+	var differ []string
+	for _, p := range ps {
+		if p.Differs {
+			differ = append(differ, p.Label)
+		}
+	}
+	if strings.Join(differ, ",") != "Admission limit,Load" {
+		t.Errorf("differing settings %q, want the limit and the load", differ)
+	}
+	if got := differingLabels(ps); got != "The runs differ in 2 settings: admission limit and load." {
+		t.Errorf("summary %q", got)
+	}
+	if got := differingLabels(compareSettings(a, a)); !strings.HasPrefix(got, "The two runs have the same settings") {
+		t.Errorf("same settings: %q", got)
+	}
+	// A closed loop has no schedule: seeds that differ are not a difference.
+	c1 := runner.Request{Config: a.Config, Clients: []int{8}, Seconds: 2, Seed: 1, Mode: runner.ModeClosed}
+	c2 := c1
+	c2.Seed = 99
+	if got := differingLabels(compareSettings(c1, c2)); !strings.HasPrefix(got, "The two runs have the same settings") {
+		t.Errorf("closed loops differing only in seed: %q", got)
+	}
+}
+
+// Run titles are in words: the lesson and the preset.
+func TestRunTitle(t *testing.T) {
+	q := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{10, 20, 40}, Mode: runner.ModeOpen}
+	if got := runTitle("How many requests are inside your service", q); got != "How many requests are inside your service — 1 worker, 10–40/s" {
+		t.Errorf("title %q", got)
+	}
+	q.Workers, q.CPUs, q.Limit, q.Mode, q.Clients = 4, 2, 10, runner.ModeClosed, []int{16}
+	if got := runTitle("", q); got != "A sweep — 4 workers, 2 CPUs, limit 10, 16 clients" {
+		t.Errorf("title %q", got)
+	}
+}
+
+// BenchmarkRunChart builds and renders the chart of a finished 8-window
+// run, as the server does once per row (the chart cache keeps it).
+func BenchmarkRunChart(b *testing.B) {
 	q := runner.Request{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{25, 50, 75, 100, 125, 150, 175, 200}, Seconds: 1}
 	var rows []loadrun.Row
 	for i, r := range q.Rates {
 		rows = append(rows, loadrun.Row{Window: i, Offered: r, OKPerSec: math.Min(r, 190), P50MS: 20 + float64(i), P99MS: 40 + 10*float64(i)})
 	}
+	ctx := context.Background()
 	for b.Loop() {
-		runChartSVG(q, rows, predict(q, rows), "bench")
+		c := runChart(q, rows, predict(q, rows), "bench")
+		if _, err := renderString(ctx, chart.Figure(c)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -142,6 +142,14 @@ type pageInfo struct {
 	Styles  []string
 	Scripts []string
 	Course  *lessons.Course
+	// SiteJS is site.js, on every page: local times, the lesson contents.
+	SiteJS string
+	// Classes says the server runs class sessions: the header links
+	// Teach and Join.
+	Classes bool
+	// Wide lets the page's main column grow past the reading measure
+	// (run pages, with their charts and tables); its prose stays narrow.
+	Wide bool
 }
 
 func (s *server) page(r *http.Request, title string) pageInfo {
@@ -150,7 +158,8 @@ func (s *server) page(r *http.Request, title string) pageInfo {
 
 // pageAt is the page frame of the page at path.
 func (s *server) pageAt(path, title string) pageInfo {
-	return pageInfo{Title: title, Icon: s.assets.URL("img/icon.svg"), CSS: s.assets.URL("css/app.css"), JS: s.assets.URL("js/lesson.js"), Path: path}
+	return pageInfo{Title: title, Icon: s.assets.URL("img/icon.svg"), CSS: s.assets.URL("css/app.css"), JS: s.assets.URL("js/lesson.js"),
+		SiteJS: s.assets.URL("js/site.js"), Path: path, Classes: s.classes != nil}
 }
 
 // render writes a component as a complete HTML response. It renders into

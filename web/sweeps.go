@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"mime"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"capacitylab/chart"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
@@ -332,7 +332,7 @@ type runView struct {
 	Records        int            `json:"records"`
 	LastSeq        int            `json:"last_seq"`
 	Prediction     []prediction   `json:"prediction"`
-	chart          string         // the SVG chart of Rows with Prediction
+	chart          chartEntry     // the chart of Rows with Prediction
 }
 
 // Live reports whether the run is still queued or running.
@@ -363,7 +363,8 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 	} else {
 		stored, err := s.store.Run(ctx, id)
 		if errors.Is(err, store.ErrNoRun) {
-			return v, errorf(CodeNotFound, "There is no run "+id+". Runs are listed at /runs.")
+			return v, &Error{Code: CodeNotFound, Title: "No such run", Message: "There is no run " + id + ": the link may be mistyped.",
+				Links: []errorLink{{"All runs", "/runs"}}}
 		} else if err != nil {
 			return v, err
 		}
@@ -382,8 +383,8 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 			return v, err
 		}
 	}
-	c := s.charts.get(v)
-	v.Prediction, v.chart = c.preds, c.svg
+	v.chart = s.charts.get(v)
+	v.Prediction = v.chart.preds
 	return v, nil
 }
 
@@ -402,9 +403,12 @@ func newChartCache() chartCache {
 	return chartCache{b: &bounded[chartEntry]{max: chartCacheSize}}
 }
 
+// chartEntry is a run's prediction and chart, and the chart rendered for
+// a page.
 type chartEntry struct {
 	preds []prediction
-	svg   string
+	chart chart.Chart
+	html  string
 }
 
 func (c *chartCache) get(v runView) chartEntry {
@@ -417,7 +421,13 @@ func (c *chartCache) get(v runView) chartEntry {
 	}
 	var e chartEntry
 	e.preds = predict(v.Request, v.Rows)
-	e.svg = runChartSVG(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
+	e.chart = runChart(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
+	html, err := renderString(context.Background(), chart.Figure(e.chart))
+	if err != nil {
+		// templ writes into memory here: only a bug gets this far.
+		html = "<p>The chart could not be drawn.</p>"
+	}
+	e.html = html
 	c.b.put(key, e)
 	return e
 }
@@ -442,22 +452,28 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := s.page(r, "Run "+id)
-	s.render(w, r, http.StatusOK, runPageView(p, v, s.assets.URL("js/runs.js")))
+	dist, hasDist, err := s.runDistribution(r.Context(), v, r.URL.Query().Get("window"))
+	if err != nil {
+		return err
+	}
+	lessonTitle := s.lessonTitleOf(v.Lesson)
+	p := s.page(r, runTitle(lessonTitle, v.Request))
+	p.Wide = true
+	s.render(w, r, http.StatusOK, runPageView(p, v, s.assets.URL("js/runs.js"), lessonTitle, dist, hasDist))
 	return nil
 }
 
-// runChart is GET /runs/{id}/chart.svg: the chart of the rows so far, which
-// runs.js fetches again after every row.
-func (s *server) runChart(w http.ResponseWriter, r *http.Request) error {
+// runChartSVG is GET /runs/{id}/chart.svg: the chart of the rows so far
+// as an SVG image of its own (a download; pages show the same chart as
+// HTML in the run's panel).
+func (s *server) runChartSVG(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.loadRun(r, chi.URLParam(r, "id"), false)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
 	w.Header().Set("Cache-Control", "no-store")
-	io.WriteString(w, v.chart)
-	return nil
+	return chart.SVG(v.chart.chart).Render(r.Context(), w)
 }
 
 // rowColumns are the columns of a run's table and rows CSV: JSON names of
@@ -478,7 +494,14 @@ func rowCells(row loadrun.Row) []string {
 	for i, c := range rowColumns {
 		switch v := m[c.Key].(type) {
 		case float64:
-			out[i] = fmtNum(math.Round(v*100) / 100)
+			switch {
+			case c.Key == "window":
+				out[i] = fmtNum(v + 1) // people count windows from 1
+			case v < 0:
+				out[i] = "" // unknown (no lab control API): left empty, never -1
+			default:
+				out[i] = fmtNum(math.Round(v*100) / 100)
+			}
 		case string:
 			out[i] = v
 		}
@@ -501,8 +524,16 @@ func (s *server) rowsCSV(w http.ResponseWriter, r *http.Request, id string) erro
 	for _, row := range v.Rows {
 		f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		i := strconv.Itoa
+		// done and queued are -1 when the lab's counters were not read:
+		// unknown, so the cell is left empty.
+		opt := func(n int) string {
+			if n < 0 {
+				return ""
+			}
+			return strconv.Itoa(n)
+		}
 		cw.Write([]string{f(row.Offered), i(row.Sent), i(row.OK), i(row.Refused), i(row.Gaveup), i(row.Error), f(row.OKPerSec), f(row.P50MS), f(row.P99MS),
-			i(row.Done), i(row.Lost), i(row.Queued), i(row.NotSent), i(row.Late), f(row.SendLagP99MS), f(row.MeanMS), f(row.P95MS), f(row.MaxMS), i(row.N),
+			opt(row.Done), i(row.Lost), opt(row.Queued), i(row.NotSent), i(row.Late), f(row.SendLagP99MS), f(row.MeanMS), f(row.P95MS), f(row.MaxMS), i(row.N),
 			i(row.Window), i(row.Arrivals), f(row.Seconds), f(row.SendLagMaxMS), i(row.Clients), row.Note})
 	}
 	cw.Flush()
@@ -548,12 +579,12 @@ func (s *server) recordsCSV(w http.ResponseWriter, r *http.Request) error {
 // runListItem is one line of /runs.
 type runListItem struct {
 	ID       string
+	Title    string // runTitle: the lesson and the preset in words
+	Windows  string // "4 windows of 2 s"
 	Status   string
 	Reason   string
-	Summary  string
 	Lesson   string
 	Created  time.Time
-	Rows     int
 	Position int
 }
 
@@ -568,7 +599,8 @@ func (s *server) runsPage(w http.ResponseWriter, r *http.Request) error {
 	for _, sr := range runs {
 		var q runner.Request
 		json.Unmarshal(sr.Request, &q)
-		it := runListItem{ID: sr.ID, Status: sr.Status, Reason: sr.Reason, Summary: requestSummary(q), Lesson: sr.Lesson, Created: sr.CreatedAt}
+		it := runListItem{ID: sr.ID, Title: runTitle(s.lessonTitleOf(sr.Lesson), q), Windows: counted(q.Windows(), "window", "windows") + " of " + fmtNum(q.Seconds) + " s",
+			Status: sr.Status, Reason: sr.Reason, Lesson: sr.Lesson, Created: sr.CreatedAt}
 		if s.runner != nil {
 			if snap, ok := s.runner.Get(sr.ID); ok {
 				it.Status, it.Position = snap.Status, snap.Position
@@ -580,7 +612,9 @@ func (s *server) runsPage(w http.ResponseWriter, r *http.Request) error {
 			others = append(others, it)
 		}
 	}
-	s.render(w, r, http.StatusOK, runsListPage(s.page(r, "Runs"), mine, others))
+	p := s.page(r, "Runs")
+	p.Wide = true
+	s.render(w, r, http.StatusOK, runsListPage(p, mine, others))
 	return nil
 }
 
@@ -663,14 +697,6 @@ func statusLine(v runView) string {
 	return v.Status
 }
 
-// statusWord is a run's status for lists.
-func statusWord(status string, position int) string {
-	if status == store.RunQueued && position > 0 {
-		return fmt.Sprintf("queued (number %d)", position)
-	}
-	return status
-}
-
 func windowFraction(v runView) string {
 	if v.Status == store.RunRunning {
 		return "0"
@@ -737,8 +763,8 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 			if n < len(v.Rows) {
 				v.Rows = v.Rows[:n]
 				v.Status, v.Reason = statusReplaying, ""
-				c := s.charts.get(v)
-				v.Prediction, v.chart = c.preds, c.svg
+				v.chart = s.charts.get(v)
+				v.Prediction = v.chart.preds
 			}
 		}
 		html, err := renderString(r.Context(), runPanel(v))
@@ -824,18 +850,56 @@ func (s *server) compareRuns(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	aID, bID := q.Get("a"), q.Get("b")
 	if aID == "" || bID == "" {
-		return errorf(CodeInvalid, "Pick two runs to compare: /runs/compare?a=RUN&b=RUN (the list at /runs has a Compare button).")
+		return s.pickTwoRuns(r, aID, bID)
 	}
 	a, err := s.loadRun(r, aID, false)
 	if err != nil {
-		return err
+		return compareMissing(err, "A", aID)
 	}
 	b, err := s.loadRun(r, bID, false)
 	if err != nil {
+		return compareMissing(err, "B", bID)
+	}
+	rows := compareRows(a.Rows, b.Rows)
+	html, err := renderString(r.Context(), chart.Figure(compareChart(a, b, rows, "compare")))
+	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, comparePage(s.page(r, "Compare runs"), a, b, compareRows(a.Rows, b.Rows), compareChartSVG(a, b, "compare")))
+	p := s.page(r, "Compare two runs")
+	p.Wide = true
+	s.render(w, r, http.StatusOK, comparePage(p, a, b, runTitle(s.lessonTitleOf(a.Lesson), a.Request), runTitle(s.lessonTitleOf(b.Lesson), b.Request),
+		compareSettings(a.Request, b.Request), rows, html))
 	return nil
+}
+
+// pickTwoRuns is the answer to a comparison without its two runs: what to
+// do, with the runs list and, when the learner has two runs, a link that
+// compares their latest two.
+func (s *server) pickTwoRuns(r *http.Request, aID, bID string) error {
+	e := &Error{Code: CodeInvalid, Title: "Pick two runs to compare",
+		Message: "Comparing needs two runs, A and B. In the list of runs, choose one run as A and another as B, then press Compare A with B.",
+		Links:   []errorLink{{"Choose two runs", "/runs"}}}
+	if aID != "" || bID != "" {
+		e.Message = "Only one run was chosen. " + e.Message
+	}
+	if learner := learnerID(r); learner != "" {
+		if mine, err := s.store.LearnerRuns(r.Context(), learner, 2); err == nil && len(mine) == 2 {
+			e.Links = append(e.Links, errorLink{"Compare your two latest runs", "/runs/compare?a=" + mine[1].ID + "&b=" + mine[0].ID})
+		}
+	}
+	return e
+}
+
+// compareMissing turns a run that could not be loaded for a comparison
+// into an answer that says which of the two it was.
+func compareMissing(err error, which, id string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeNotFound {
+		return &Error{Code: CodeNotFound, Title: "Run " + which + " was not found",
+			Message: "There is no run " + id + " to compare as " + which + ": it may have been mistyped. Choose two runs from the list.",
+			Links:   []errorLink{{"Choose two runs", "/runs"}}}
+	}
+	return err
 }
 
 // cellOf formats one field of a possibly missing row.

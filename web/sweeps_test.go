@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -351,7 +352,8 @@ func TestSweepStreamAndSavedRun(t *testing.T) {
 	if st := find(doc, byTestID("run-status")); len(st) != 1 || !strings.HasPrefix(text(st[0]), "Done: 2 of 2") {
 		t.Errorf("run page status: %v", testIDText(t, page.body, "run-status"))
 	}
-	if !strings.Contains(page.body, `class="chart-ok-point"`) || !strings.Contains(page.body, `class="chart-model-ok"`) {
+	chartHTML := renderNode(find(doc, byTestID("run-chart"))[0])
+	if plotPoints(chartHTML, "ok") != 2 || !strings.Contains(chartHTML, `class="ln q-ok model"`) {
 		t.Error("run page chart lacks the measured points or the model line")
 	}
 	list := site.get(c, "/runs")
@@ -548,8 +550,10 @@ func TestCompareRuns(t *testing.T) {
 		t.Errorf("compare table:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	chart := renderNode(find(doc, byTestID("compare-chart"))[0])
-	if strings.Count(chart, `class="compare-a-ok-point"`) != 2 || strings.Count(chart, `class="compare-b-ok-point"`) != 2 {
-		t.Errorf("compare chart lacks two points per run")
+	// Three panels (ok/s, p50, p99), each with run A's two windows as
+	// circles and run B's two as squares.
+	if plotPoints(chart, "a") != 6 || plotPoints(chart, "b") != 6 || strings.Count(chart, `<rect class="pt q-b" x="`) != 7 {
+		t.Errorf("compare chart lacks two points per run in each panel:\n%s", chart)
 	}
 	tests := []struct {
 		name, query string
@@ -729,4 +733,10 @@ func TestRunPanelFollowsTheRun(t *testing.T) {
 	if again := site.get(nil, "/runs/"+id+"/panel").body; again != first {
 		t.Error("a finished run's panel differs between two fetches")
 	}
+}
+
+// plotPoints counts a chart's measured points of a quantity in its plots
+// (placed in percentages), leaving out the legend's key.
+func plotPoints(chartHTML, quantity string) int {
+	return len(regexp.MustCompile(`class="pt q-`+quantity+`" (cx|x)="[0-9.]+%"`).FindAllString(chartHTML, -1))
 }

@@ -29,8 +29,15 @@ func actionURL(slug, kind, id string) string { return "/lessons/" + slug + "/" +
 type progress struct {
 	Total      int // predict, check and model blocks
 	Done       int // predictions locked or skipped, checks answered, goals reached
+	Predicts   int // predict blocks
+	Predicted  int // predictions locked in or skipped
 	Checks     int // check blocks
+	Answered   int // checks answered at least once
 	RightFirst int // checks answered right at the first attempt
+	Models     int // model blocks (each with a goal)
+	Reached    int // goals reached
+	// Next is the first block not done, in page order ("" when all are).
+	Next string
 }
 
 // Complete reports whether every interactive block is done.
@@ -50,29 +57,65 @@ func (p progress) Label() string {
 	}
 }
 
+// Counts says what was done out of what exists, kind by kind ("1 of 2
+// predictions made", "0 of 2 checks answered"), and how many checks were
+// right first time out of those answered, once any was.
+func (p progress) Counts() []string {
+	var out []string
+	if p.Predicts > 0 {
+		out = append(out, fmt.Sprintf("%d of %s made", p.Predicted, counted(p.Predicts, "prediction", "predictions")))
+	}
+	if p.Checks > 0 {
+		out = append(out, fmt.Sprintf("%d of %s answered", p.Answered, counted(p.Checks, "check", "checks")))
+		if p.Answered > 0 {
+			out = append(out, fmt.Sprintf("%d of %d answered right first time", p.RightFirst, p.Answered))
+		}
+	}
+	if p.Models > 0 {
+		out = append(out, fmt.Sprintf("%d of %s reached", p.Reached, counted(p.Models, "model goal", "model goals")))
+	}
+	return out
+}
+
 // lessonProgress folds a learner's state into the lesson's progress.
 func lessonProgress(l *lessons.Lesson, st store.LessonState) progress {
 	var p progress
+	done := func(id string, ok bool) {
+		p.Total++
+		if ok {
+			p.Done++
+		} else if p.Next == "" {
+			p.Next = id
+		}
+	}
 	for _, part := range l.Body {
 		switch b := part.Block.(type) {
 		case *lessons.Question:
-			p.Total++
 			if b.Type == "check" {
 				p.Checks++
-				if c, ok := st.Checks[b.ID]; ok {
-					p.Done++
+				c, ok := st.Checks[b.ID]
+				if ok {
+					p.Answered++
 					if c.First.Correct {
 						p.RightFirst++
 					}
 				}
-			} else if _, ok := st.Predictions[b.ID]; ok {
-				p.Done++
+				done(b.ID, ok)
+			} else {
+				p.Predicts++
+				_, ok := st.Predictions[b.ID]
+				if ok {
+					p.Predicted++
+				}
+				done(b.ID, ok)
 			}
 		case *lessons.Model:
-			p.Total++
-			if _, ok := st.Goals[b.ID]; ok {
-				p.Done++
+			p.Models++
+			_, ok := st.Goals[b.ID]
+			if ok {
+				p.Reached++
 			}
+			done(b.ID, ok)
 		}
 	}
 	return p
@@ -401,6 +444,7 @@ func labSummary(l *lessons.Lab) string {
 // Its path is the lesson's own URL, so it does not depend on the request.
 func (s *server) lessonPageInfo(l *lessons.Lesson) pageInfo {
 	p := s.pageAt(lessonURL(l.Slug), l.Title)
+	p.Wide = true // room for the contents beside the text
 	var hasModel, hasLab bool
 	for _, b := range l.Blocks() {
 		switch b.(type) {

@@ -320,7 +320,7 @@ func TestCheckFirstAttemptCounts(t *testing.T) {
 	}
 	// The progress page counts the first answer, which was wrong.
 	prog := s.get(c, "/progress").body
-	if !strings.Contains(prog, "0 of 1 checks right first time") {
+	if !strings.Contains(prog, "1 of 1 check answered") || !strings.Contains(prog, "0 of 1 answered right first time") {
 		t.Errorf("progress page does not count the first attempt:\n%s", prog)
 	}
 	var e store.Export

@@ -16,6 +16,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"capacitylab/chart"
 	"capacitylab/lessons"
 	"capacitylab/model"
 	"capacitylab/store"
@@ -379,24 +380,10 @@ type widgetView struct {
 	Hidden     [][2]string // extra hidden fields of the form
 	ShareURL   string      // the standalone preset of the current values
 	RecordURL  string      // where widgets.js POSTs a reached goal ("" = nowhere)
-	PlotSVG    string
-	PlotURL    string // where widgets.js fetches a fresh plot
+	PlotHTML   string      // the plot (chart.Figure), for the kinds that have one
+	PlotURL    string      // where widgets.js fetches a fresh plot
 	Standalone bool
 	Assets     widgetAssetURLs
-}
-
-// niceCeil returns the smallest 1, 2 or 5 × 10^k at or above v (v > 0).
-func niceCeil(v float64) float64 {
-	if !(v > 0) {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= v*(1-1e-12) {
-			return m * p
-		}
-	}
-	return 10 * p
 }
 
 // sliderMax is the top of a parameter's range input: a round number at
@@ -406,7 +393,7 @@ func niceCeil(v float64) float64 {
 // typed value passes its top. static/js/widgets.js has the same rule.
 func sliderMax(p model.Param, v float64) float64 {
 	base := math.Max(math.Max(v, p.Default), p.Step*10)
-	return math.Min(p.Max, math.Max(p.Min+p.Step, niceCeil(2*base)))
+	return math.Min(p.Max, math.Max(p.Min+p.Step, chart.NiceCeil(2*base)))
 }
 
 // rangePos snaps v to a range input's grid min + k × step (the nearer
@@ -454,14 +441,9 @@ func buildWidget(mc *modelCache, id string, spec model.Spec, values map[string]f
 		}
 		v.Inputs = append(v.Inputs, in)
 	}
-	switch spec.Kind {
-	case model.KindQueueCurve:
-		v.PlotSVG = mc.plotSVG(e, id, func(id string) string { return model.QueueCurveSVG(*res.Queue, id) })
-	case model.KindTwoCeilings:
-		v.PlotSVG = mc.plotSVG(e, id, func(id string) string { return model.CeilingsSVG(*res.Ceilings, id) })
-	}
-	if v.PlotSVG != "" {
-		v.PlotURL = "/widgets/" + spec.Kind + "/plot.svg"
+	if _, ok := widgetPlotChart(res, id); ok {
+		v.PlotHTML = mc.plotHTML(e, id)
+		v.PlotURL = "/widgets/" + spec.Kind + "/plot"
 	}
 	return v, nil
 }
@@ -777,10 +759,11 @@ func (s *server) widgetAssets() widgetAssetURLs {
 	return widgetAssetURLs{AppCSS: s.assets.URL("css/app.css"), WidgetCSS: s.assets.URL("css/widgets.css"), WidgetJS: s.assets.URL("js/widgets.js")}
 }
 
-// widgetPlot serves GET /widgets/{kind}/plot.svg: the kind's plot for the
-// query's values, which widgets.js swaps in as the controls move. id=
-// is the widget's element id, which prefixes the plot's own ids (letters,
-// digits and hyphens).
+// widgetPlot serves GET /widgets/{kind}/plot, the kind's plot for the
+// query's values as the HTML the widget shows (widgets.js swaps it in as
+// the controls move), and GET /widgets/{kind}/plot.svg, the same plot as
+// an SVG image of its own. id= is the widget's element id, which prefixes
+// the plot's own ids (letters, digits and hyphens).
 func (s *server) widgetPlot(w http.ResponseWriter, r *http.Request) error {
 	spec, err := widgetKind(r)
 	if err != nil {
@@ -805,9 +788,14 @@ func (s *server) widgetPlot(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "image/svg+xml")
 	w.Header().Set("Cache-Control", "public, max-age=3600")
-	_, err = w.Write([]byte(v.PlotSVG))
+	if strings.HasSuffix(r.URL.Path, ".svg") {
+		c, _ := widgetPlotChart(v.Result, id)
+		w.Header().Set("Content-Type", "image/svg+xml")
+		return chart.SVG(c).Render(r.Context(), w)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, err = w.Write([]byte(v.PlotHTML))
 	return err
 }
 

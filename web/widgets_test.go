@@ -124,7 +124,8 @@ func TestWidgetPageRendersEachKind(t *testing.T) {
 			if !hasAttr(t, body, "widget-unstable", "hidden") {
 				t.Error("a steady queue says it has no steady state")
 			}
-			if !strings.Contains(body, "<svg") || !strings.Contains(body, "qc-mark") {
+			plot := find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })
+			if len(plot) != 1 || !strings.Contains(renderNode(plot[0]), "ρ = 0.7") || !strings.Contains(renderNode(plot[0]), "ρ = 0.9") {
 				t.Error("no plot with the 0.7 and 0.9 marks")
 			}
 		}},
@@ -572,10 +573,17 @@ func TestLessonWidgetGoalWithJSON(t *testing.T) {
 
 func TestWidgetPlotAndFraming(t *testing.T) {
 	s := newSiteAt(t, t.TempDir()+"/p.db", func(d *Deps) { d.FrameAncestors = "'self' https://course.example.org" })
-	// The plot endpoint draws the same SVG the page embeds.
+	// The plot endpoints draw the plot the page embeds: as its HTML (which
+	// widgets.js swaps in), and as an SVG image of its own.
 	res := s.get(nil, "/widgets/queue-curve/plot.svg?servers=2&service_ms=20&arrivals=70&id=abc")
-	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(res.body, "<svg") || !strings.Contains(res.body, `id="abc-title"`) {
-		t.Errorf("plot: %d %q %.200s", res.StatusCode, res.Header.Get("Content-Type"), res.body)
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(res.body, "<svg") || !strings.Contains(res.body, `id="abc-plot-title"`) {
+		t.Errorf("plot.svg: %d %q %.200s", res.StatusCode, res.Header.Get("Content-Type"), res.body)
+	}
+	res = s.get(nil, "/widgets/queue-curve/plot?servers=2&service_ms=20&arrivals=70&id=abc")
+	page := s.get(nil, "/widgets/queue-curve?servers=2&service_ms=20&arrivals=70")
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || !strings.HasPrefix(res.body, `<figure class="chart" id="abc-plot"`) ||
+		!strings.Contains(page.body, strings.ReplaceAll(res.body, "abc-plot", "w-queue-curve-plot")) {
+		t.Errorf("plot: %d %q %.300s", res.StatusCode, res.Header.Get("Content-Type"), res.body)
 	}
 	// Little's law has no plot; a bad id is refused.
 	if res := s.get(nil, "/widgets/littles-law/plot.svg"); res.StatusCode != 404 {

@@ -124,6 +124,17 @@ func seedRun(t *testing.T, dataDir, id string, rates []float64, seconds float64)
 		if err := st.AddRow(ctx, id, row); err != nil {
 			t.Fatal(err)
 		}
+		// The window's raw records, for the run page's latency
+		// distribution: ok answers spread from 15 to 44 ms.
+		recs := make([]loadrun.Record, n)
+		for k := range recs {
+			at := time.Duration(k) * time.Second / time.Duration(rate)
+			recs[k] = loadrun.Record{Window: i, Seq: k, Intended: at, Sent: at, End: at + time.Duration(15+k%30)*time.Millisecond,
+				Outcome: loadrun.OK, Status: 200, QueueWaitMS: -1, ServiceMS: -1}
+		}
+		if err := st.AddRecords(ctx, id, recs); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -190,8 +201,10 @@ func auditPage(t *testing.T, ctx context.Context, src, page, view string) axeRes
 // chromium, in light and dark colour schemes and at 1024 and 320 pixels
 // wide, and fails with every violation's rule, impact and nodes. The
 // pages: the index, the fixture lesson with every block kind (before and
-// after answering), two real lessons, a widget page, progress, the runs
-// list and a saved run, the class join page and the 404 page.
+// after answering), real lessons with their contents, a widget page,
+// progress, the runs list, a saved run with a window's latency
+// distribution, a comparison missing a run, the class join page and the
+// 404 page.
 func TestBrowserAccessibility(t *testing.T) {
 	src := axeSource(t)
 	dataDir := t.TempDir()
@@ -209,7 +222,9 @@ func TestBrowserAccessibility(t *testing.T) {
 		{"lesson bottleneck-moves (record block)", "/lessons/bottleneck-moves"},
 		{"widget page", "/widgets/queue-curve"},
 		{"runs", "/runs"},
-		{"saved run", "/runs/" + runID},
+		{"saved run, with the distribution of its last window", "/runs/" + runID},
+		{"saved run, window 1's distribution", "/runs/" + runID + "?window=1"},
+		{"compare with one run missing", "/runs/compare?a=" + runID},
 		{"join a class", "/join"},
 		{"404", "/no-such-page"},
 		{"answered lesson", "/lessons/sample"}, // after answer() below

@@ -187,11 +187,11 @@ func TestBrowserClassSession(t *testing.T) {
 	// the model beside the measurement, and the rows and the end announced
 	// to screen readers (progress is shown, not announced).
 	got, err := chromedp.Run(learner, chromedp.Evaluate[string](`[
-		document.querySelectorAll('[data-testid="class-run"] [data-testid="run-chart"] svg').length,
+		document.querySelectorAll('[data-testid="class-run"] [data-testid="run-chart"] svg.chart-plot').length,
 		document.querySelector('[data-testid="class-run"] [data-testid="run-announce"]').textContent.startsWith("Done:"),
 		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').getAttribute("role")].join(" ")`))
-	if err != nil || got != "1 true " {
-		t.Errorf("learner's class run: chart svgs, announced done, status role = %q (%v), want \"1 true \"", got, err)
+	if err != nil || got != "2 true " {
+		t.Errorf("learner's class run: chart plots, announced done, status role = %q (%v), want \"2 true \" (throughput and latency)", got, err)
 	}
 	screenshot(t, learner, "class-learner-run")
 	screenshot(t, host, "class-host-run")

@@ -218,7 +218,7 @@ func TestBrowserWidgetStandalone(t *testing.T) {
 	if got := textOf(t, ctx, "[data-sentence]"); !strings.Contains(got, "no steady state") {
 		t.Errorf("sentence at 60/s = %q", got)
 	}
-	pollTrue(t, ctx, "the plot to be redrawn for 60/s", `document.querySelector("[data-plot] svg").textContent.includes("60/s is beyond capacity")`)
+	pollTrue(t, ctx, "the plot to be redrawn for 60/s", `document.querySelector("[data-plot] svg.chart-plot").textContent.includes("60/s is beyond capacity")`)
 	screenshot(t, ctx, "widget-queue-curve-overloaded")
 
 	// Two ceilings: 1 worker of 2 + 18 ms binds at 50/s; 16 workers make
@@ -229,7 +229,7 @@ func TestBrowserWidgetStandalone(t *testing.T) {
 	pollTrue(t, ctx, "widgets.js", `document.querySelector("[data-widget-root]").dataset.live === "true"`)
 	typeInto(t, ctx, "#w-two-ceilings-workers-n", "16")
 	pollTrue(t, ctx, "the processor ceiling to bind", `document.querySelector('[data-testid="ceiling-processor"]').classList.contains("binds") && !document.querySelector('[data-testid="ceiling-workers"]').classList.contains("binds")`)
-	pollTrue(t, ctx, "the plot to be redrawn", `document.querySelector("[data-plot] svg .tc-processor").classList.contains("binds")`)
+	pollTrue(t, ctx, "the plot to be redrawn", `document.querySelector("[data-plot] svg.chart-plot .tc-processor").classList.contains("binds")`)
 	screenshot(t, ctx, "widget-two-ceilings")
 
 	// Little's law: choose "Arrival rate" as the implied quantity by

@@ -14,7 +14,7 @@
 //     or data-none when the quantity has no value), the admission steps,
 //     which ceiling binds, the queue curve's steady state;
 //   - the plot (two ceilings, queue curve) is fetched from the server's
-//     /widgets/{kind}/plot.svg, so it is drawn by one implementation;
+//     /widgets/{kind}/plot (its HTML), so it is drawn by one implementation;
 //   - the goal's status and what is still off are updated; the first time
 //     the goal is reached on a lesson page by moving the controls, the
 //     values are POSTed once to data-record-url, which records it in the
@@ -112,9 +112,9 @@ function setup(root) {
 			try {
 				const res = await fetch(plotURL + "?" + q, { signal: plotAbort.signal });
 				if (!res.ok) return;
-				const doc = new DOMParser().parseFromString(await res.text(), "image/svg+xml");
-				const svg = doc.documentElement;
-				if (svg && svg.nodeName === "svg") fig.replaceChildren(document.importNode(svg, true));
+				const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+				const plot = doc.body.querySelector("[data-chart]");
+				if (plot) fig.replaceChildren(document.adoptNode(plot));
 			} catch {
 				// An aborted or failed fetch leaves the last plot in place.
 			}

@@ -1,0 +1,155 @@
+//go:build browser
+
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// A lesson's contents: beside the text on a wide screen, the section being
+// read marked as the learner scrolls, the lessons before and after always
+// in the nav; on a phone a bar that stays at the top with a Contents
+// button and the two lessons; without script a plain list.
+func TestBrowserLessonNav(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	ctx := newBrowser(t)
+	const nav = `document.querySelector('[data-testid="lesson-nav"]')`
+	doSteps(t, ctx, "open a lesson at 1280",
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate(srv.url+"/lessons/saturation"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lesson-nav"]`)),
+	)
+	// The contents list every section, and sit left of the article.
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const n = `+nav+`, art = document.querySelector("article.lesson");
+		const secs = [...art.querySelectorAll(":scope > h2[id]")].map(h => "#" + h.id);
+		const links = [...n.querySelectorAll(".toc a")].map(a => a.getAttribute("href"));
+		return [n.getBoundingClientRect().right <= art.getBoundingClientRect().left, links.length === secs.length + 1,
+			secs.every(s => links.includes(s)), !!n.querySelector('[data-testid="nav-prev-lesson"]'), !!n.querySelector('[data-testid="nav-next-lesson"]')].join(" ");
+	})()`))
+	if err != nil || got != "true true true true true" {
+		t.Fatalf("contents beside the lesson, every section, prev and next = %q (%v)", got, err)
+	}
+	// Scroll to the third section: its link is the current one, and the
+	// contents (sticky) are still in view with the next lesson.
+	doSteps(t, ctx, "scroll to a section",
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("article.lesson > h2[id]")[2].scrollIntoView()`),
+		chromedp.Poll[chromedp.Void](`(() => { const a = `+nav+`.querySelector('.toc a[aria-current="location"]');
+			return a && a.getAttribute("href") === "#" + document.querySelectorAll("article.lesson > h2[id]")[2].id; })()`),
+	)
+	inView, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const r = document.querySelector('[data-testid="nav-next-lesson"]').getBoundingClientRect();
+		return r.top >= 0 && r.bottom <= innerHeight; })()`))
+	if err != nil || !inView {
+		t.Errorf("the next lesson is not in view after scrolling (%v)", err)
+	}
+	screenshot(t, ctx, "lesson-nav-1280")
+
+	// A phone: a bar at the top, still there far down the page, with the
+	// lessons before and after; Contents opens the list.
+	doSteps(t, ctx, "the phone's bar",
+		chromedp.EmulateViewport(375, 740),
+		chromedp.Navigate(srv.url+"/lessons/saturation"),
+		chromedp.WaitVisible(chromedp.CSS(`.lesson-nav-toggle button`)),
+		chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 4000)`),
+		chromedp.Poll[chromedp.Void](`Math.abs(`+nav+`.getBoundingClientRect().top) < 2`),
+	)
+	got, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const b = document.querySelector(".lesson-nav-toggle button"), n = `+nav+`;
+		const visible = (sel) => { const r = n.querySelector(sel).getBoundingClientRect(); return r.width > 0 && r.top >= 0 && r.bottom <= innerHeight; };
+		return [b.getAttribute("aria-expanded"), getComputedStyle(n.querySelector(".toc")).display, visible('[data-testid="nav-prev-lesson"]'), visible('[data-testid="nav-next-lesson"]')].join(" ");
+	})()`))
+	if err != nil || got != "false none true true" {
+		t.Errorf("folded bar: expanded, list display, prev and next in view = %q (%v), want \"false none true true\"", got, err)
+	}
+	doSteps(t, ctx, "open the contents", chromedp.Click(chromedp.CSS(`.lesson-nav-toggle button`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector(".lesson-nav-toggle button").getAttribute("aria-expanded") === "true" &&
+			getComputedStyle(`+nav+`.querySelector(".toc")).display !== "none"`))
+	screenshot(t, ctx, "lesson-nav-375-open")
+
+	// Without script: a plain list at the top of the lesson.
+	noJS := newTab(t, ctx)
+	if _, err := chromedp.Call(noJS, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	doSteps(t, noJS, "the lesson without script", chromedp.EmulateViewport(375, 740), chromedp.Navigate(srv.url+"/lessons/saturation"))
+	got, err = chromedp.Run(noJS, chromedp.Evaluate[string](`[getComputedStyle(document.querySelector('[data-testid="lesson-toc"]')).display,
+		document.querySelectorAll('.lesson-nav-toggle').length, document.querySelector('[data-testid="nav-next-lesson"]').offsetParent !== null].join(" ")`))
+	if err != nil || got != "block 0 true" {
+		t.Errorf("without script: list display, toggles, next lesson shown = %q (%v)", got, err)
+	}
+}
+
+// A run page's chart text is the body's size at a phone's width and a
+// desktop's (the SVG is not scaled down): measured as chromium renders an
+// axis label, a legend entry and a distribution's tick. A chart stop shows
+// its values on keyboard focus.
+func TestBrowserChartTextSize(t *testing.T) {
+	dataDir := t.TempDir()
+	seedRun(t, dataDir, "chartsize001", []float64{20, 40, 60}, 2)
+	srv := start(t, nil, "--data", dataDir)
+	ctx := newBrowser(t)
+	for _, width := range []int64{375, 1280} {
+		doSteps(t, ctx, fmt.Sprintf("open the run at %d", width),
+			chromedp.EmulateViewport(width, 900),
+			chromedp.Navigate(srv.url+"/runs/chartsize001"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-distribution"] svg.chart-plot`)),
+		)
+		// For each label: its computed font size against the body's, and
+		// its rendered height against its font size (a scaled-down SVG
+		// keeps the computed size but renders smaller).
+		m, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+			const body = parseFloat(getComputedStyle(document.body).fontSize);
+			const tick = document.querySelector('[data-testid="run-chart"] svg.chart-plot .tick');
+			const dist = document.querySelector('[data-testid="run-distribution"] svg.chart-plot .tick');
+			const legend = document.querySelector('[data-testid="run-chart"] .chart-legend li');
+			const plot = document.querySelector('[data-testid="run-chart"] svg.chart-plot');
+			const fs = (el) => parseFloat(getComputedStyle(el).fontSize);
+			return [body, fs(tick), tick.getBoundingClientRect().height, fs(dist), dist.getBoundingClientRect().height, fs(legend),
+				plot.getBoundingClientRect().width, document.documentElement.scrollWidth, innerWidth];
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, tick, tickH, dist, distH, legend, plotW, scrollW, innerW := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8]
+		t.Logf("%d px: body %.1f px; axis label %.1f px (rendered %.1f px high); distribution tick %.1f px (%.1f high); legend %.1f px; plot %.0f px wide",
+			width, body, tick, tickH, dist, distH, legend, plotW)
+		for _, c := range []struct {
+			what   string
+			size   float64
+			height float64
+		}{{"axis label", tick, tickH}, {"distribution tick", dist, distH}, {"legend", legend, -1}} {
+			if c.size != body {
+				t.Errorf("%d px: %s is %.1f px, the body %.1f px", width, c.what, c.size, body)
+			}
+			// A line of text renders about 1.1 to 1.4 times its size high.
+			if c.height >= 0 && (c.height < 1.0*body || c.height > 1.6*body) {
+				t.Errorf("%d px: %s renders %.1f px high for %.1f px text: scaled", width, c.what, c.height, body)
+			}
+		}
+		if scrollW > innerW {
+			t.Errorf("%d px: the page scrolls sideways (%v > %v)", width, scrollW, innerW)
+		}
+		screenshot(t, ctx, fmt.Sprintf("run-chart-%d", width))
+	}
+	// Keyboard: the first stop takes focus and shows its values. (A
+	// headless tab is not focused, so :focus would never match without
+	// focus emulation.)
+	if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const stop = document.querySelector('[data-testid="run-chart"] .stop[tabindex="0"]');
+		stop.focus();
+		const tip = stop.querySelector(".tip");
+		return [document.activeElement === stop, getComputedStyle(tip).visibility, stop.getAttribute("aria-label")].join(" | ");
+	})()`))
+	if err != nil || !strings.HasPrefix(got, "true | visible | Window 1: offered 20 a second; ok 20/s (model 20)") {
+		t.Errorf("focused stop: %q (%v)", got, err)
+	}
+	screenshot(t, ctx, "run-chart-focus")
+}

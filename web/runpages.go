@@ -1,0 +1,243 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"capacitylab/chart"
+	"capacitylab/loadrun"
+	"capacitylab/model"
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// presetWords says in a few words what a run measures, for titles and
+// lists: the workers (and CPUs and admission limit when they are not the
+// lab's plain ones) and the rates or clients, e.g. "1 worker, 10–40/s".
+func presetWords(q runner.Request) string {
+	parts := []string{counted(q.Workers, "worker", "workers")}
+	if q.CPUs > 1 {
+		parts = append(parts, counted(q.CPUs, "CPU", "CPUs"))
+	}
+	if q.Limit > 0 {
+		parts = append(parts, "limit "+itoa(q.Limit))
+	}
+	if q.Mode == runner.ModeClosed {
+		parts = append(parts, spanText(intsAsFloats(q.Clients), " clients"))
+	} else {
+		parts = append(parts, spanText(q.Rates, "/s"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func intsAsFloats(vs []int) []float64 {
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// spanText is the lowest and highest of vs as a range ("10–40/s"), or the
+// one value.
+func spanText(vs []float64, unit string) string {
+	if len(vs) == 0 {
+		return "no windows"
+	}
+	lo, hi := slices.Min(vs), slices.Max(vs)
+	if lo == hi {
+		return fmtNum(lo) + unit
+	}
+	return fmtNum(lo) + "–" + fmtNum(hi) + unit
+}
+
+// runTitle names a run in words: the lesson it came from and its preset.
+func runTitle(lessonTitle string, q runner.Request) string {
+	if lessonTitle == "" {
+		lessonTitle = "A sweep"
+	}
+	return lessonTitle + " — " + presetWords(q)
+}
+
+// lessonTitleOf is the title of the lesson with slug, or "" when the
+// course has none (an old run of a lesson since renamed).
+func (s *server) lessonTitleOf(slug string) string {
+	if slug == "" {
+		return ""
+	}
+	c, err := s.course()
+	if err != nil {
+		return ""
+	}
+	if i := findLesson(c, slug); i >= 0 {
+		return c.Lessons[i].Title
+	}
+	return ""
+}
+
+// setting is one knob of a run as a person reads it: its label, its
+// value in words, and the environment name the terminal lab uses.
+type setting struct {
+	Key, Label, Value, Env string
+}
+
+// settingList lists a run's settings in words, the lab's knobs first.
+func settingList(q runner.Request) []setting {
+	ms := func(v int) string { return itoa(v) + " ms" }
+	limit := "none (callers wait as long as it takes)"
+	if q.Limit > 0 {
+		limit = counted(q.Limit, "caller", "callers") + " may wait; more are refused"
+	}
+	load := "open loop: " + joinFloats(q.Rates) + " requests a second, one window each"
+	if q.Mode == runner.ModeClosed {
+		load = "closed loop: " + joinInts(q.Clients) + " clients, one window each"
+	}
+	seed := u64(q.Seed)
+	if q.Mode == runner.ModeClosed {
+		seed = "not used (a closed loop has no schedule)"
+	}
+	timeout := fmtNum(q.Timeout().Seconds()) + " s"
+	if q.TimeoutMS <= 0 {
+		timeout += " (the default)"
+	}
+	return []setting{
+		{"workers", "Workers", itoa(q.Workers), "WORKERS"},
+		{"spin_ms", "Processor time a request", ms(q.SpinMS), "SPIN_MS"},
+		{"wait_ms", "Waiting a request", ms(q.WaitMS), "WAIT_MS"},
+		{"limit", "Admission limit", limit, "LIMIT"},
+		{"cpus", "Processors", itoa(q.CPUs), "CPUS"},
+		{"load", "Load", load, ""},
+		{"seconds", "Window length", fmtNum(q.Seconds) + " s", ""},
+		{"seed", "Seed of the arrivals", seed, ""},
+		{"timeout", "Caller's timeout", timeout, ""},
+	}
+}
+
+// settingPair is one setting of two compared runs.
+type settingPair struct {
+	Label, Env, A, B string
+	Differs          bool
+}
+
+// compareSettings pairs two runs' settings and marks those that differ
+// (in words, so a seed that a closed loop does not use never differs).
+func compareSettings(a, b runner.Request) []settingPair {
+	sa, sb := settingList(a), settingList(b)
+	out := make([]settingPair, len(sa))
+	for i := range sa {
+		out[i] = settingPair{Label: sa[i].Label, Env: sa[i].Env, A: sa[i].Value, B: sb[i].Value, Differs: sa[i].Value != sb[i].Value}
+	}
+	return out
+}
+
+// differingLabels names the settings that differ, for a sentence.
+func differingLabels(ps []settingPair) string {
+	var names []string
+	for _, p := range ps {
+		if p.Differs {
+			names = append(names, strings.ToLower(p.Label))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "The two runs have the same settings: any difference is the machine's noise."
+	case 1:
+		return "The runs differ in one setting: " + names[0] + "."
+	}
+	return fmt.Sprintf("The runs differ in %d settings: %s and %s.", len(names), strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+}
+
+// statusText is a run's status in words, for lists and headings.
+func statusText(status string, position int) string {
+	switch status {
+	case store.RunQueued:
+		if position > 0 {
+			return fmt.Sprintf("Waiting (number %d in the queue)", position)
+		}
+		return "Waiting"
+	case store.RunRunning:
+		return "Running"
+	case store.RunDone:
+		return "Done"
+	case store.RunFailed:
+		return "Failed"
+	case store.RunCancelled:
+		return "Cancelled"
+	case store.RunInterrupted:
+		return "Interrupted"
+	}
+	return status
+}
+
+// distView is the latency distribution section of a run page: the
+// windows to choose from and the chosen one's chart.
+type distView struct {
+	Windows []distChoice
+	Chosen  int // loadrun's window index
+	Chart   chart.Chart
+	Words   string
+}
+
+// distChoice is a window link of the distribution section.
+type distChoice struct {
+	Window int // loadrun's window index
+	Label  string
+	URL    string
+}
+
+// runDistribution reads the raw records of one measured window of v (the
+// query's window=N, counted from 1; the last measured window without it)
+// and draws their latency distribution. ok is false when no window has
+// been measured yet.
+func (s *server) runDistribution(ctx context.Context, v runView, windowQ string) (d distView, ok bool, err error) {
+	if len(v.Rows) == 0 {
+		if windowQ != "" {
+			return d, false, &Error{Code: CodeInvalid, Title: "No window to show yet",
+				Message: "This run has not measured a window yet, so there is no latency distribution to show. Its first window will appear here when it ends."}
+		}
+		return d, false, nil
+	}
+	chosen := len(v.Rows) - 1
+	if windowQ != "" {
+		n, convErr := strconv.Atoi(windowQ)
+		if convErr != nil || n < 1 || n > len(v.Rows) {
+			return d, false, &Error{Code: CodeInvalid, Title: "No such window",
+				Message: fmt.Sprintf("window=%s is not a measured window of this run: pick one of windows 1 to %d from the run's page.", windowQ, len(v.Rows)),
+				Links:   []errorLink{{"Back to the run", runURL(v.ID) + "#distribution"}}}
+		}
+		chosen = n - 1
+	}
+	for i, r := range v.Rows {
+		d.Windows = append(d.Windows, distChoice{Window: r.Window, Label: windowName(r.Window) + " (" + fmtNum(r.Offered) + "/s)",
+			URL: runURL(v.ID) + "?window=" + itoa(i+1) + "#distribution"})
+	}
+	win := v.Rows[chosen].Window
+	dist := distribution{Window: win}
+	if err := s.store.EachWindowRecord(ctx, v.ID, win, func(r loadrun.Record) error { dist.add(r); return nil }); err != nil {
+		return d, false, err
+	}
+	slices.Sort(dist.LatMS)
+	d.Chosen, d.Chart, d.Words = win, distributionChart(dist, "dist-"+v.ID), outcomesText(dist)
+	if dist.OK+dist.Refused+dist.Gaveup+dist.Error+dist.NotSent == 0 {
+		d.Words = "No raw records of this window are stored (runs saved before records were kept have none)."
+	}
+	return d, true, nil
+}
+
+// modelNote says how the model beside a run is drawn.
+func modelNote(q runner.Request) string {
+	c := labOf(q).Ceilings()
+	return "The dashed lines are the model: throughput from the two ceilings (the lower is " + model.Format(float64(c.Ceiling)) +
+		" a second here), latency from an M/M/c queue with the same servers and service time. Where a solid line leaves its dashed one, the model stops describing this lab."
+}
+
+// orText is s, or alt when s is empty.
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
