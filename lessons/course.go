@@ -308,3 +308,55 @@ func (q *Question) Option(id string) (Option, bool) {
 	}
 	return Option{}, false
 }
+
+// Settling returns the measurement that settles a predict block: the lab
+// preset its settled_by names (directly, or as the preset of the table it
+// names) and that preset's recorded tables in this lesson. lab is nil
+// when settled_by names nothing of this lesson.
+func (l *Lesson) Settling(q *Question) (lab *Lab, tables []*Table) {
+	b, ok := l.Block(q.SettledBy)
+	if !ok {
+		return nil, nil
+	}
+	switch b := b.(type) {
+	case *Lab:
+		lab = b
+	case *Table:
+		lb, _ := l.Block(b.Preset)
+		lab, _ = lb.(*Lab)
+		if lab == nil {
+			return nil, []*Table{b}
+		}
+	default:
+		return nil, nil
+	}
+	for _, o := range l.Blocks() {
+		if t, ok := o.(*Table); ok && t.Preset == lab.ID {
+			tables = append(tables, t)
+		}
+	}
+	return lab, tables
+}
+
+// SettledBy returns the predict block whose measurement a lab or table
+// block is (see Settling), or nil: the first such predict in the lesson.
+// A page keeps that measurement folded until the learner has answered the
+// predict.
+func (l *Lesson) SettledBy(id string) *Question {
+	for _, b := range l.Blocks() {
+		q, ok := b.(*Question)
+		if !ok || q.Type != "predict" {
+			continue
+		}
+		lab, tables := l.Settling(q)
+		if lab != nil && lab.ID == id {
+			return q
+		}
+		for _, t := range tables {
+			if t.ID == id {
+				return q
+			}
+		}
+	}
+	return nil
+}

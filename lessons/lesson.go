@@ -37,8 +37,9 @@ type Block interface {
 
 // Option is one answer to a Predict or Check question.
 type Option struct {
-	ID      string        // "a", "b", ... unique within its question
-	Text    string        // the option as shown
+	ID      string        // "a", "b", ... unique within its question, in the file's order
+	Text    string        // the option as plain text (Markdown marks removed), for messages and CSVs
+	HTML    template.HTML // the option as shown on pages: its inline Markdown rendered
 	Correct bool          // exactly one option per question is correct
 	Explain template.HTML // why this option is right or wrong (rendered Markdown)
 }
@@ -51,6 +52,17 @@ type Question struct {
 	Prompt    template.HTML
 	Options   []Option
 	SettledBy string // predict only: which measurement in the lesson settles it
+	// Read is, for a predict, the rows and columns of the settling
+	// measurement that answer it (nil: the author named none).
+	Read *Reading
+}
+
+// Reading names the cells of a measurement that settle a prediction: the
+// windows by offered rate (empty: every window; a closed-loop preset has
+// one) and the columns, by the names of RecordColumns.
+type Reading struct {
+	Rows    []float64
+	Columns []string
 }
 
 // Kind returns "predict" or "check".
@@ -105,6 +117,12 @@ type Lab struct {
 	Seed      int64
 	Closed    int // clients for a closed-loop run; 0 = open loop
 	TimeoutMS int // caller timeout; 0 = the load runner's default
+	// Show names the columns (of RecordColumns) the lesson's text talks
+	// about, in the order pages show them first, in this preset's
+	// recorded table and in the table of a run of it; the others are one
+	// click away. Not part of the preset's settings: the fingerprint does
+	// not cover it. Empty: every column, in its own order.
+	Show []string
 }
 
 // Kind returns "lab".

@@ -64,6 +64,7 @@ type fileParser struct {
 	bodyStart int    // offset of the body within src
 
 	tables   []*tableAt // tables parsed so far, for checkTables
+	reads    []readAt   // predicts' read: fields, for checkReads
 	noPrints bool       // skip checkTables (the recorder reads presets whose tables are stale)
 }
 
@@ -285,6 +286,7 @@ func (fp *fileParser) body(out *parsed, body []byte) {
 		}
 	}
 	fp.checkRefs(blocks, refs, headings)
+	fp.checkReads(l)
 	if !fp.noPrints {
 		fp.checkTables(l, fp.tables)
 	}
