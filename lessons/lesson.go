@@ -149,6 +149,8 @@ type Table struct {
 	// Fixture marks a table of made-up data for tests; allowed only in
 	// lessons whose part is "Fixtures", and then instead of a Fingerprint.
 	Fixture bool
+	// Show is its preset's Show, copied when the lesson is loaded.
+	Show []string
 }
 
 // Kind returns "table".

@@ -287,6 +287,13 @@ func (fp *fileParser) body(out *parsed, body []byte) {
 	}
 	fp.checkRefs(blocks, refs, headings)
 	fp.checkReads(l)
+	for _, ta := range fp.tables {
+		if lb, ok := l.Block(ta.table.Preset); ok {
+			if lab, ok := lb.(*Lab); ok {
+				ta.table.Show = lab.Show
+			}
+		}
+	}
 	if !fp.noPrints {
 		fp.checkTables(l, fp.tables)
 	}

@@ -18,7 +18,7 @@
 //	GET  /favicon.ico                       302 to the site icon
 //	GET  /lessons                           301 to /
 //	GET  /lessons/{slug}                    a lesson page (fixtures too: reachable, only not listed)
-//	POST /lessons/{slug}/predict/{id}       action=lock&option=b | action=skip | action=reveal
+//	POST /lessons/{slug}/predict/{id}       action=lock&option=b | action=skip | action=open | action=reveal
 //	POST /lessons/{slug}/check/{id}         option=a
 //	POST /lessons/{slug}/record/{id}        a record block: setting, criterion, measurement, number, reverse, run
 //	GET  /lessons/{slug}/record/{id}.md     the learner's saved record as a Markdown download
@@ -44,7 +44,8 @@
 //	GET  /runs/{id}/records.csv             every raw request record of the run (loadrun's CSV format)
 //	POST /runs/{id}/cancel                  the cancel form: 303 back to the run's page
 //	GET  /ws/runs/{id}                      websocket: the run's events after ?since=N, then live ones (stream.go)
-//	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404
+//	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404 (pages
+//	                                        do not ask: the lesson page renders it)
 //	GET  /teach                             every course lesson with a "Teach this lesson" button
 //	POST /sessions                          the "Teach this lesson" form (lesson, key): 303 to the host view
 //	POST /api/sessions                      {"lesson", "key"}: 201 with the join code, links and host token
@@ -85,13 +86,44 @@
 //	  "kind": "predict",                 // or "check"
 //	  "prediction": {...},               // predict: as in the progress export
 //	  "check": {"correct": true, "attempts": 2, "first": {...}},  // check
-//	  "html": "<section id=\"littles-double\" ...>"                // the block, re-rendered
+//	  "html": "<section id=\"littles-double\" ...>",               // the block, re-rendered
+//	  "related": [{"block": "littles-sweep", "html": "..."}, ...]   // predict: its measurement, re-rendered
 //	}
 //
-// and the script swaps the block's HTML in place. Rules the server
-// enforces: a prediction is locked (or skipped) once and never changed (409
-// conflict afterwards); Reveal needs a lock or skip first; every check
-// answer is stored and the first one counts for progress.
+// and the script swaps the block's HTML in place, and each related block
+// in place of its namesake (the lab and table blocks a lock unfolds, a
+// table just opened). Rules the server enforces: a prediction is locked
+// (or skipped) once and never changed (409 conflict afterwards); open
+// (the learner opens the recorded results that settle it, stored as
+// opened_at) needs a lock or skip first, and a form post is answered 303
+// to the table; Reveal needs a lock or skip and a measurement seen, the
+// learner's own finished run of the settling preset or its recorded
+// results opened (409 otherwise, saying which); every check answer is
+// stored and the first one counts for progress.
+//
+// # What a lesson page folds
+//
+// A Predict's measurement (lessons.Lesson.Settling: its lab block, the
+// preset's recorded tables, the recorded runs of the preset) stays folded
+// until the learner has locked in or skipped the Predict: the lab block
+// shows its preset in words and a line saying why, with a link to the
+// Predict, and no Run and nobody's run; the table shows its caption and
+// that line. Answered, the lab block offers Run (and "Watch a recorded run
+// replayed" when one exists), and the table a button, "Show the recorded
+// results" (action=open). The learner's own latest run of a lab block is
+// rendered in it on every view; once finished, it is followed by their
+// prediction beside the cells the Predict's read: names and a link to the
+// lesson's next step; an opened table shows the same reading of its own
+// cells. A lab block no Predict settles is never folded. Options of
+// Predicts and Checks are shown in the order lessons.Question.Order gives
+// for the learner's id ("" for a newcomer); forms and answers carry ids.
+//
+// Tables of numbers (recorded results, a run's rows) show first the
+// columns the preset's show: names (a run's table: its window, those and
+// the model's two columns), the others behind a "Show all N columns"
+// checkbox that works with CSS alone; the caption sits above the scrolling
+// region. A run's table counts windows from 1 and uses the column names
+// of the recorded tables (ok_per_sec, p50_ms, ...).
 //
 // A record block (records.go) posts its five fields (each at most 2,000
 // characters; number and criterion required) and run, the id of one of
@@ -190,7 +222,9 @@
 // cookie, no query string) depends only on the course, so the server keeps
 // it rendered and gzipped per course value and serves it from memory;
 // anything that varies per request must not be added to that page for
-// newcomers. Static assets are immutable under their hashed names; every
+// newcomers. The one thing it shows that changes over time, the recorded
+// run of a lab block no Predict folds, is part of the cached page's key,
+// so a newer recorded run builds a new page. Static assets are immutable under their hashed names; every
 // page links them by those names, each once, in the head (the widgets'
 // stylesheet and script and runs.js only on lessons with model or lab
 // blocks).
@@ -202,11 +236,13 @@
 //
 // A returning learner's lesson page is assembled, not rendered whole
 // (lessonplan.go): once per course value, each lesson's page is rendered
-// with its predict, check, model and record blocks cut out, and those
-// blocks' HTML is kept for a learner with nothing stored in them, for a
-// reached goal, and per answer (a prediction's option, skipped and
-// revealed; a check's last option and correctness), with holes where the
-// learner's own times and attempt count go. A request writes the stored
+// with its predict, check, model, record, lab and table blocks cut out,
+// and those blocks' HTML is kept for a newcomer, for a reached goal, and
+// per answer and option order (a prediction's option, skipped, revealed
+// and whether a measurement was seen; a check's last option and
+// correctness), with holes where the learner's own times and attempt
+// count go; a lab block with runs to show and an unfolded table are
+// rendered per request. A request writes the stored
 // HTML between the blocks and each block from its kept HTML, rendering it
 // only when the request carries form values for it (a widget's GET form,
 // a refused record) or a record block has saved data or runs to offer.
@@ -278,7 +314,12 @@
 // model-{id}, lab-{id}, table-{id}, callout-{id} on blocks; option-{a,b,...}
 // on radios; predict-lock, predict-skip, predict-locked, predict-settled,
 // predict-reveal, predict-answer; check-submit, check-result (with
-// data-correct and data-first-correct); lesson-{slug} and progress-{slug}
+// data-correct and data-first-correct); predict-reveal-later (Reveal
+// waits for a measurement), reading and reading-back (the prediction
+// beside what was measured); lab-preset, lab-folded, lab-run, lab-cancel,
+// lab-replay, lab-reference, lab-run-message, lab-run-slot, lab-next,
+// lab-settings, lab-terminal, run-field-{name}, run-mode-{open,closed};
+// table-folded, table-open, table-all-columns; lesson-{slug} and progress-{slug}
 // (with data-done and data-total) on the index; progress-export,
 // progress-reset-confirm, progress-reset, progress-was-reset; prev-lesson,
 // next-lesson; error, error-message, error-near; lab-env, lab-load.
