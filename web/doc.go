@@ -282,11 +282,27 @@
 //	widget=ID             lesson pages only: the model block the form belongs to
 //	was=p:v,...           the range inputs' rendered positions (the form sends each parameter twice,
 //	                      number then range: the range wins only if it moved from was)
+//	nudge=p:- or p:+      a − or + button pressed without JavaScript: p moves one slider step
+//	                      down or up, within its range
 //	id=ELEMENT-ID         plot.svg only: the element id prefix of the SVG's title and description
+//
+// Each parameter's range input is laid out by sliderFor (widgets.go; the
+// same rule in static/js/widgettext.js, held to
+// web/testdata/widget-vectors.json): with no goal on it, min to a round
+// number above twice its value; with the goal's target on it, a step as
+// coarse as the tolerance allows whose grid reaches the goal, a top that
+// covers the goal, and at most 2 × tol × 250 px wide (a window around the
+// goal otherwise), so every goal of the course is reachable by dragging,
+// by the arrow keys, by − and + (one step each) and by typing
+// (TestCourseGoalsReachableBySlider). A bad value is named under its own
+// field, and the results, still those of the last good values, are
+// marked stale until it is fixed.
 //
 // Without JavaScript the widget's GET form goes to the lesson page
 // (/lessons/{slug}?widget=ID&...#ID) or to /widgets/{kind}; the server
-// renders the computed result, shows bad values beside their field, and on
+// renders the computed result, shows bad values beside their field (the
+// standalone page too: a bad query value gives the widget with the error
+// in it, status 400, never the site's error page), and on
 // a lesson page records the goal when the values reach it (only for
 // requests from this site: Sec-Fetch-Site same-origin or absent). With
 // JavaScript, static/js/widgets.js recomputes in the page with
@@ -327,6 +343,7 @@
 // widget-sentence, widget-goal, widget-goal-state, widget-goal-misses,
 // widget-goal-found, widget-goal-recorded, widget-hypothetical,
 // widget-assumes, widget-ignores, widget-share, widget-recompute,
-// widget-steps, widget-unstable, q-{quantity}, ceiling-workers,
+// widget-steps, widget-unstable, widget-hint, widget-stale, error-{param},
+// nudge-down-{param}, nudge-up-{param}, q-{quantity}, ceiling-workers,
 // ceiling-processor.
 package web
