@@ -208,6 +208,8 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 		case *lessons.Question:
 			part.answered = &variants{}
 			part.newcomerOrder = orderKey(b.Order(""))
+		case *lessons.Lab, *lessons.Table:
+			part.answered = &variants{}
 		}
 		p.size += len(blank)
 		p.parts = append(p.parts, part)
@@ -326,7 +328,8 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		}
 		return true
 	case *lessons.Lab:
-		// As a newcomer sees it: folded, or open with no runs to show.
+		// As a newcomer sees it (folded, or open with no runs to show), or
+		// unfolded with no runs to show: the same for every learner.
 		gate, isFolded := folded(l, b.ID, st)
 		_, run := lc.Runs[b.ID]
 		_, ref := lc.Refs[b.ID]
@@ -334,11 +337,36 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 			buf.Write(part.blank)
 			return true
 		}
+		if run || ref || lc.Busy != "" {
+			return false
+		}
+		h := part.answered.get("unfolded", func() (holed, error) {
+			html, err := renderBytes(context.WithValue(ctx, lessonCtxKey{}, &lessonCtx{}), blockView(l, b, st))
+			return cutHoles(html), err
+		})
+		if h == nil {
+			return false
+		}
+		h.write(buf)
+		return true
 	case *lessons.Table:
-		if gate, isFolded := folded(l, b.ID, st); gate == nil || isFolded {
+		gate, isFolded := folded(l, b.ID, st)
+		if gate == nil || isFolded {
 			buf.Write(part.blank)
 			return true
 		}
+		if st.Predictions[gate.ID].Opened() {
+			return false // the learner's prediction is in it
+		}
+		h := part.answered.get("closed", func() (holed, error) {
+			html, err := renderBytes(ctx, blockView(l, b, st))
+			return cutHoles(html), err
+		})
+		if h == nil {
+			return false
+		}
+		h.write(buf)
+		return true
 	case *lessons.Model:
 		if wc != nil && wc.Block == b.ID {
 			return false // the request's form values for this widget

@@ -91,7 +91,7 @@ func fillLearner(t *testing.T, st *store.Store, learner string, l *lessons.Lesso
 			q, _ := json.Marshal(labPreset(b))
 			if err = st.SaveRun(ctx, store.Run{ID: id, Learner: learner, Lesson: l.Slug, Block: b.ID, Request: q, Status: store.RunDone, CreatedAt: at}); err == nil {
 				for i, rate := range b.Rates {
-					if err = st.AddRow(ctx, id, loadrun.Row{Window: i, Offered: rate, Sent: 10, OK: 9, Gaveup: 1, OKPerSec: rate * 0.9, P50MS: 21, P99MS: 40, MeanMS: 23.5, Seconds: b.Seconds}); err != nil {
+					if err = st.AddRow(ctx, id, loadrun.Row{Window: i, Offered: rate, Sent: 10, OK: 9, N: 9, Gaveup: 1, OKPerSec: rate * 0.9, P50MS: 21, P99MS: 40, MeanMS: 23.5, Seconds: b.Seconds}); err != nil {
 						break
 					}
 				}
@@ -179,6 +179,47 @@ func TestLessonPlanMatchesRender(t *testing.T) {
 						l.Slug, q, lc.name, firstDiff(got.String(), want), got.String()[min(got.Len(), firstDiff(got.String(), want)):],
 						want[min(len(want), firstDiff(got.String(), want)):])
 				}
+			}
+		}
+	}
+}
+
+// A learner who answered every Predict of a course where nobody has run
+// anything yet sees unfolded lab blocks with no runs and closed tables:
+// kept variants of their own (lessonplan.go), which must equal the whole
+// render too.
+func TestLessonPlanUnfoldedWithoutRuns(t *testing.T) {
+	s := newSite(t)
+	c := s.course
+	srv := &server{assets: newAssets(t), store: s.store, course: func() (*lessons.Course, error) { return c, nil }}
+	learner := "6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e"
+	for _, l := range c.Lessons {
+		for _, b := range l.Blocks() {
+			if q, ok := b.(*lessons.Question); ok && q.Type == "predict" {
+				if _, err := s.store.Lock(context.Background(), learner, l.Slug, q.ID, q.Options[0].ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, l := range c.Lessons {
+		want := referencePage(t, srv, c, l.Slug, learner, "")
+		for range 2 { // built, then kept
+			req, _ := http.NewRequest("GET", s.srv.URL+lessonURL(l.Slug), nil)
+			req.AddCookie(&http.Cookie{Name: LearnerCookie, Value: learner})
+			res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			got.ReadFrom(res.Body)
+			res.Body.Close()
+			if got.String() != want {
+				i := firstDiff(got.String(), want)
+				t.Fatalf("%s: served page differs from the whole render at byte %d:\nserved: %.300s\nwhole:  %.300s", l.Slug, i, got.String()[min(got.Len(), i):], want[min(len(want), i):])
+			}
+			if !strings.Contains(got.String(), `data-testid="lab-run"`) && len(lessonLabs(l)) > 0 {
+				t.Errorf("%s: no Run offered after answering", l.Slug)
 			}
 		}
 	}

@@ -257,11 +257,20 @@ func reading(q *lessons.Question, lab *lessons.Lab, columns []string, rows [][]s
 // runReading is reading over a run's rows, formatted as recorded tables
 // are (lessons.RowCells).
 func runReading(q *lessons.Question, lab *lessons.Lab, rows []loadrun.Row) []readRow {
+	cols := lessons.RecordColumns()
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
 		cells[i] = lessons.RowCells(r)
+		if r.N == 0 {
+			// No answer was timed: a latency of 0 would be a lie.
+			for j, c := range cols {
+				if c == "p50_ms" || c == "p99_ms" || c == "mean_ms" {
+					cells[i][j] = "none (no answers)"
+				}
+			}
+		}
 	}
-	return reading(q, lab, lessons.RecordColumns(), cells)
+	return reading(q, lab, cols, cells)
 }
 
 // nextStep is what a lesson asks of the learner after a lab block's
