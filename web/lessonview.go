@@ -447,12 +447,13 @@ func optionHTML(q *lessons.Question, id string) template.HTML {
 	return template.HTML(template.HTMLEscapeString(id))
 }
 
-// labNoun is what Run runs: a sweep of rates, or a closed-loop run.
-func labNoun(l *lessons.Lab) string {
+// runButton is the lab block's Run button: a sweep of several rates, or
+// one window (a closed loop, or one rate).
+func runButton(l *lessons.Lab) string {
 	if l.Closed > 0 || len(l.Rates) == 1 {
-		return "run"
+		return "Run it"
 	}
-	return "sweep"
+	return "Run this sweep"
 }
 
 // labPresetWords says a preset's service in words.
