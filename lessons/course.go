@@ -330,8 +330,8 @@ func (l *Lesson) Settling(q *Question) (lab *Lab, tables []*Table) {
 	default:
 		return nil, nil
 	}
-	for _, o := range l.Blocks() {
-		if t, ok := o.(*Table); ok && t.Preset == lab.ID {
+	for _, p := range l.Body {
+		if t, ok := p.Block.(*Table); ok && t.Preset == lab.ID {
 			tables = append(tables, t)
 		}
 	}
@@ -341,22 +341,35 @@ func (l *Lesson) Settling(q *Question) (lab *Lab, tables []*Table) {
 // SettledBy returns the predict block whose measurement a lab or table
 // block is (see Settling), or nil: the first such predict in the lesson.
 // A page keeps that measurement folded until the learner has answered the
-// predict.
+// predict. Pages ask for every block on every view, so a loaded lesson
+// answers from an index built once (settledIndex).
 func (l *Lesson) SettledBy(id string) *Question {
-	for _, b := range l.Blocks() {
-		q, ok := b.(*Question)
+	if l.settled != nil {
+		return l.settled[id]
+	}
+	return l.settledIndex()[id]
+}
+
+// settledIndex maps each lab and table block that settles a predict to
+// that predict (the first, in lesson order).
+func (l *Lesson) settledIndex() map[string]*Question {
+	out := map[string]*Question{}
+	for _, p := range l.Body {
+		q, ok := p.Block.(*Question)
 		if !ok || q.Type != "predict" {
 			continue
 		}
 		lab, tables := l.Settling(q)
-		if lab != nil && lab.ID == id {
-			return q
+		if lab != nil {
+			if _, seen := out[lab.ID]; !seen {
+				out[lab.ID] = q
+			}
 		}
 		for _, t := range tables {
-			if t.ID == id {
-				return q
+			if _, seen := out[t.ID]; !seen {
+				out[t.ID] = q
 			}
 		}
 	}
-	return nil
+	return out
 }

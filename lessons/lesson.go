@@ -19,6 +19,8 @@ type Lesson struct {
 	BuildsOn []string // front matter: slugs of earlier lessons
 	AsOf     string   // front matter: YYYY-MM-DD the content was last checked
 	Body     []Part   // prose and blocks in document order
+
+	settled map[string]*Question // SettledBy's index, built when the lesson is loaded
 }
 
 // Part is one piece of a lesson body: either rendered prose (HTML is set)

@@ -286,6 +286,7 @@ func (fp *fileParser) body(out *parsed, body []byte) {
 		}
 	}
 	fp.checkRefs(blocks, refs, headings)
+	l.settled = l.settledIndex()
 	fp.checkReads(l)
 	for _, ta := range fp.tables {
 		if lb, ok := l.Block(ta.table.Preset); ok {
