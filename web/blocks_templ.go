@@ -3021,7 +3021,7 @@ func labRunForm(l *lessons.Lesson, b *lessons.Lab, st store.LessonState, lc *les
 			return templ_7745c5c3_Err
 		}
 		if lc.Busy != "" && !live {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 288, "You have a run waiting or running elsewhere: <a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 288, "You have a run waiting or running elsewhere (<a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -3034,7 +3034,7 @@ func labRunForm(l *lessons.Lesson, b *lessons.Lab, st store.LessonState, lc *les
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 289, "\">watch it</a>. Run is back when it ends.")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 289, "\">watch it</a>): one at a time, so Run comes back here once it has ended and you reload.")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -246,5 +247,67 @@ func TestRunReadingNoAnswers(t *testing.T) {
 	got = runReading(q, lab, []loadrun.Row{{Window: 0, Offered: 25, N: 1}})
 	if len(got) != 2 || !got[0].Gone || !got[1].Gone {
 		t.Errorf("reading of a run at other rates = %+v", got)
+	}
+}
+
+// While the learner's run of a lab block is queued or running, the lesson
+// page draws it in the block with Cancel offered and Run off (server
+// side, for a page loaded or reloaded meanwhile, with or without script);
+// Cancel without script posts the form to /runs/{id}/cancel and comes
+// back to the block; afterwards Run is back and the run says cancelled.
+func TestLabBlockWhileRunning(t *testing.T) {
+	lab := buildLab(t)
+	site, rn := newRunSite(t, filepath.Join(t.TempDir(), "db"), lab, 2)
+	c := site.client()
+	site.post(c, "/lessons/saturation/predict/sat-predict", url.Values{"action": {"skip"}})
+	code, _, m := postSweep(t, c, site.srv.URL, `{"workers":1,"spin_ms":0,"wait_ms":1,"rates":[5],"seconds":30,"block":"sat-sweep"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("POST: %d %v", code, m)
+	}
+	id := m["id"].(string)
+	page := site.get(c, "/lessons/saturation").body
+	block := blockOf(t, page, "lab-sat-sweep")
+	doc := parse(t, block)
+	run := find(doc, byTestID("lab-run"))
+	cancel := find(doc, byTestID("lab-cancel"))
+	if len(run) != 1 || len(cancel) != 1 {
+		t.Fatalf("lab block has %d Run and %d Cancel buttons", len(run), len(cancel))
+	}
+	if _, off := attr(run[0], "disabled"); !off {
+		t.Error("Run is offered while the learner's run goes")
+	}
+	if _, hidden := attr(cancel[0], "hidden"); hidden || must(attr(cancel[0], "formaction")) != "/runs/"+id+"/cancel" {
+		t.Errorf("Cancel is not offered for run %s: %s", id, renderNode(cancel[0]))
+	}
+	if !strings.Contains(block, `data-run-id="`+id+`"`) || !strings.Contains(block, `data-live="true"`) {
+		t.Error("the live run is not drawn in the block")
+	}
+	// Another lesson's lab block says a run is going, and Run is off there too.
+	other := blockOf(t, site.get(c, "/lessons/littles-law").body, "lab-littles-sweep")
+	if !strings.Contains(other, `data-folded="true"`) {
+		t.Error("littles-sweep should still be folded for this learner")
+	}
+
+	res := site.post(c, "/runs/"+id+"/cancel", url.Values{"block": {"sat-sweep"}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/lessons/saturation#sat-sweep" {
+		t.Errorf("cancel form: %d to %q, want 303 back to the block", res.StatusCode, res.Header.Get("Location"))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if s, _ := rn.Get(id); s.Status == store.RunCancelled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run was not cancelled")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	block = blockOf(t, site.get(c, "/lessons/saturation").body, "lab-sat-sweep")
+	run = find(parse(t, block), byTestID("lab-run"))
+	if _, off := attr(run[0], "disabled"); off {
+		t.Error("Run is still off after the run was cancelled")
+	}
+	if got := testIDText(t, block, "run-status"); !strings.HasPrefix(got, "Cancelled: ") {
+		t.Errorf("status after cancelling: %q", got)
 	}
 }
