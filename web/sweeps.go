@@ -482,17 +482,28 @@ var rowColumns = []string{"window", "offered", "sent", "ok", "refused", "gaveup"
 // block names none (show:).
 var defaultRunShow = []string{"offered", "ok_per_sec", "p50_ms", "p99_ms", "queued", "refused", "gaveup"}
 
-// rowCells formats a row's cells in rowColumns order, rates and times to
-// one decimal as the lessons' recorded tables are. Windows are counted
-// from 1, as people count them (the row's JSON counts from 0).
+// rowCells formats a row's cells in rowColumns order: the recorded
+// tables' columns exactly as lessons.RowCells writes them (so a run and a
+// recorded table, and the reading line beside them, show the same
+// figures), the rest to one decimal. Windows are counted from 1, as
+// people count them (the row's JSON counts from 0).
 func rowCells(row loadrun.Row) []string {
 	m := map[string]any{}
 	b, _ := json.Marshal(row)
 	json.Unmarshal(b, &m)
+	recorded := map[string]string{}
+	cells := lessons.RowCells(row)
+	for i, c := range lessons.RecordColumns() {
+		recorded[c] = cells[i]
+	}
 	out := make([]string, len(rowColumns))
 	for i, c := range rowColumns {
 		if c == "window" {
 			out[i] = strconv.Itoa(row.Window + 1)
+			continue
+		}
+		if v, ok := recorded[c]; ok {
+			out[i] = v
 			continue
 		}
 		switch v := m[c].(type) {
