@@ -60,6 +60,12 @@ type predictFields struct {
 	Prompt    string         `yaml:"prompt"`
 	Options   []optionFields `yaml:"options"`
 	SettledBy string         `yaml:"settled_by"`
+	Read      *readFields    `yaml:"read"`
+}
+
+type readFields struct {
+	Rows    []float64 `yaml:"rows"`
+	Columns []string  `yaml:"columns"`
 }
 
 type checkFields struct {
@@ -99,6 +105,7 @@ type labFields struct {
 	Seed      int64     `yaml:"seed"`
 	Closed    int       `yaml:"closed"`
 	TimeoutMS int       `yaml:"timeout_ms"`
+	Show      []string  `yaml:"show"`
 
 	StallEvery int    `yaml:"stall_every"`
 	StallMS    int    `yaml:"stall_ms"`
@@ -163,6 +170,14 @@ func (fp *fileParser) fenced(out *parsed, fc *ast.FencedCodeBlock, body []byte, 
 			q.SettledBy = strings.TrimSpace(f.SettledBy)
 			*refs = append(*refs, ref{what: what + ": settled_by", line: d.line("settled_by"), target: q.SettledBy,
 				kinds: []string{"lab", "table"}, from: self, after: true})
+		}
+		if f.Read != nil {
+			q.Read = &Reading{Rows: f.Read.Rows, Columns: f.Read.Columns}
+			if len(f.Read.Columns) == 0 {
+				fp.p.add(d.line("read"), "%s: read.columns is empty: want the columns that settle it, from %s", what, strings.Join(RecordColumns(), ", "))
+			}
+			fp.columns(d, what, "read", q.Read.Columns)
+			fp.reads = append(fp.reads, readAt{q: q, what: what, d: d})
 		}
 		return q
 	case "check":
@@ -333,6 +348,9 @@ func (fp *fileParser) question(d *ydoc, what, kind, id string, line int, prompt 
 			texts[text] = oid
 		}
 		opt := Option{ID: oid, Text: text, Correct: o.Correct}
+		if text != "" {
+			opt.HTML, opt.Text = fp.inline(text, ol, fmt.Sprintf("%s: option %s", what, oid))
+		}
 		if strings.TrimSpace(o.Explain) == "" {
 			p.add(ol, "%s: option %s has no explanation: add explain: saying why it is right or wrong", what, oid)
 		} else {
@@ -464,7 +482,11 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	}
 	l := &Lab{ID: id, Line: line, Workers: f.Workers, SpinMS: f.SpinMS, WaitMS: f.WaitMS, Limit: f.Limit, CPUs: f.CPUs,
 		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
-		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG}
+		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show}
+	if d.has("show") && len(f.Show) == 0 {
+		p.add(d.line("show"), "%s: show is empty: want the columns the lesson talks about, from %s, or no show: for every column", what, strings.Join(RecordColumns(), ", "))
+	}
+	fp.columns(d, what, "show", f.Show)
 	if missing {
 		return l
 	}
@@ -534,6 +556,106 @@ func (fp *fileParser) table(d *ydoc, what string, t *Table, f tableFields) *Tabl
 		}
 	}
 	return t
+}
+
+// columns checks a list of column names (a lab's show, a predict's
+// read.columns): each one of RecordColumns, none twice.
+func (fp *fileParser) columns(d *ydoc, what, key string, cols []string) {
+	seen := map[string]bool{}
+	path := []any{key}
+	if key == "read" {
+		path = append(path, "columns")
+	}
+	for i, c := range cols {
+		switch {
+		case !slices.Contains(RecordColumns(), c):
+			fp.p.add(d.line(append(path, i)...), "%s: %s: unknown column %q: want one of %s", what, strings.Join(pathNames(path), "."), c, strings.Join(RecordColumns(), ", "))
+		case seen[c]:
+			fp.p.add(d.line(append(path, i)...), "%s: %s names %q twice", what, strings.Join(pathNames(path), "."), c)
+		}
+		seen[c] = true
+	}
+}
+
+func pathNames(path []any) []string {
+	out := make([]string, len(path))
+	for i, p := range path {
+		out[i] = fmt.Sprint(p)
+	}
+	return out
+}
+
+// readAt is a predict's read: field, checked against its settling preset
+// once the whole lesson is parsed (checkReads).
+type readAt struct {
+	q    *Question
+	what string
+	d    *ydoc
+}
+
+// checkReads checks each predict's read.rows against the preset that
+// settles it: offered rates of an open-loop preset, none for a closed loop
+// (it has one window).
+func (fp *fileParser) checkReads(l *Lesson) {
+	for _, ra := range fp.reads {
+		lab, _ := l.Settling(ra.q)
+		if lab == nil {
+			continue // settled_by is reported by checkRefs
+		}
+		for i, r := range ra.q.Read.Rows {
+			line := ra.d.line("read", "rows", i)
+			switch {
+			case lab.Closed > 0:
+				fp.p.add(line, "%s: read.rows: the preset %q is a closed loop with one window: leave rows out", ra.what, lab.ID)
+			case !slices.Contains(lab.Rates, r):
+				fp.p.add(line, "%s: read.rows: %g is not an offered rate of the preset %q: want one of %s", ra.what, r, lab.ID, rateList(lab.Rates))
+			}
+		}
+	}
+}
+
+// inline renders an option's text, one paragraph of inline Markdown, to
+// HTML without its paragraph, and to plain text (code spans keep their
+// text, emphasis marks go).
+func (fp *fileParser) inline(src string, line int, what string) (template.HTML, string) {
+	b := []byte(src)
+	doc := fp.md.Parser().Parse(text.NewReader(b), parser.WithContext(parser.NewContext()))
+	para, ok := doc.FirstChild().(*ast.Paragraph)
+	if !ok || doc.ChildCount() != 1 {
+		fp.p.add(line, "%s: the text is one line of inline Markdown (words, `code`, *emphasis*): no lists, headings or blank lines", what)
+		return template.HTML(template.HTMLEscapeString(src)), src
+	}
+	var plain strings.Builder
+	bad := false
+	_ = ast.Walk(para, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.RawHTML:
+			bad = true
+			return ast.WalkStop, nil
+		case *ast.Text:
+			plain.Write(n.Segment.Value(b))
+			if n.SoftLineBreak() || n.HardLineBreak() {
+				plain.WriteByte(' ')
+			}
+		case *ast.String:
+			plain.Write(n.Value)
+		}
+		return ast.WalkContinue, nil
+	})
+	if bad {
+		fp.p.add(line, "%s: raw HTML is not allowed in lessons: write Markdown instead", what)
+		return template.HTML(template.HTMLEscapeString(src)), src
+	}
+	var buf bytes.Buffer
+	for c := para.FirstChild(); c != nil; c = c.NextSibling() {
+		if err := fp.md.Renderer().Render(&buf, b, c); err != nil {
+			fp.p.add(line, "%s: the Markdown could not be rendered: %v", what, err)
+		}
+	}
+	return template.HTML(strings.TrimSpace(buf.String())), strings.TrimSpace(plain.String())
 }
 
 // snippet renders a Markdown field (a prompt or an explanation) to HTML,

@@ -309,3 +309,68 @@ func (q *Question) Option(id string) (Option, bool) {
 	}
 	return Option{}, false
 }
+
+// Settling returns the measurement that settles a predict block: the lab
+// preset its settled_by names (directly, or as the preset of the table it
+// names) and that preset's recorded tables in this lesson. lab is nil
+// when settled_by names nothing of this lesson.
+func (l *Lesson) Settling(q *Question) (lab *Lab, tables []*Table) {
+	b, ok := l.Block(q.SettledBy)
+	if !ok {
+		return nil, nil
+	}
+	switch b := b.(type) {
+	case *Lab:
+		lab = b
+	case *Table:
+		lb, _ := l.Block(b.Preset)
+		lab, _ = lb.(*Lab)
+		if lab == nil {
+			return nil, []*Table{b}
+		}
+	default:
+		return nil, nil
+	}
+	for _, p := range l.Body {
+		if t, ok := p.Block.(*Table); ok && t.Preset == lab.ID {
+			tables = append(tables, t)
+		}
+	}
+	return lab, tables
+}
+
+// SettledBy returns the predict block whose measurement a lab or table
+// block is (see Settling), or nil: the first such predict in the lesson.
+// A page keeps that measurement folded until the learner has answered the
+// predict. Pages ask for every block on every view, so a loaded lesson
+// answers from an index built once (settledIndex).
+func (l *Lesson) SettledBy(id string) *Question {
+	if l.settled != nil {
+		return l.settled[id]
+	}
+	return l.settledIndex()[id]
+}
+
+// settledIndex maps each lab and table block that settles a predict to
+// that predict (the first, in lesson order).
+func (l *Lesson) settledIndex() map[string]*Question {
+	out := map[string]*Question{}
+	for _, p := range l.Body {
+		q, ok := p.Block.(*Question)
+		if !ok || q.Type != "predict" {
+			continue
+		}
+		lab, tables := l.Settling(q)
+		if lab != nil {
+			if _, seen := out[lab.ID]; !seen {
+				out[lab.ID] = q
+			}
+		}
+		for _, t := range tables {
+			if _, seen := out[t.ID]; !seen {
+				out[t.ID] = q
+			}
+		}
+	}
+	return out
+}

@@ -65,10 +65,34 @@
 // after its fence, and every message names the file line.
 //
 // predict and check: prompt (Markdown, required); options, 2 to 8, each
-// with text (plain, required, distinct), explain (Markdown, required) and
+// with text (required, distinct: one line of inline Markdown, so `code`
+// and *emphasis* render on pages; [Option].Text is the same with the marks
+// removed, for messages and CSVs), explain (Markdown, required) and
 // correct (true on exactly one option). Options get the ids a, b, c... in
-// order. A predict also needs settled_by: the id of the lab or table block,
-// later in the same lesson, whose measurement settles it; pages link to it.
+// the file's order. A predict also needs settled_by: the id of the lab or
+// table block, later in the same lesson, whose measurement settles it;
+// pages link to it, and keep that measurement (the preset's run, its
+// recorded tables and other learners' runs of it; see [Lesson.Settling]
+// and [Lesson.SettledBy]) folded until the learner has locked in or
+// skipped the prediction. A predict may name the cells that settle it
+// with read: rows (offered rates of the settling preset; left out for a
+// closed loop, or for every row) and columns (names of [RecordColumns]);
+// pages then put the learner's prediction beside those cells of what was
+// measured.
+//
+//	settled_by: littles-sweep
+//	read: {rows: [20, 40], columns: [ok_per_sec, mean_ms]}
+//
+// # Option order
+//
+// Pages show a question's options shuffled, and each viewer sees one
+// order that does not change: [Question.Order] takes a key (the web
+// pages pass the learner's id, "" before a learner has one; a class
+// session passes its own key, so the whole class sees one order) and
+// returns a permutation fixed by the key and the question's id alone.
+// Answers, progress and CSVs always name options by id, never by their
+// place on the page, so the order can change without touching anything
+// recorded. Write options that read well in any order.
 //
 // model: widget (a kind from package model: littles-law, admission-limit,
 // two-ceilings, queue-curve); solve (littles-law only and required there:
@@ -106,7 +130,12 @@
 // stall_ms (the lab's periodic stall, checked by labsvc.Config.Validate;
 // default 0, off) and rng (the arrivals' random source: pcg, the default,
 // or python for CPython's random.seed and expovariate; see package
-// loadrun).
+// loadrun) and show (the columns, names of [RecordColumns], that the
+// lesson's text talks about: pages show them first, in this order, in the preset's recorded table
+// and in the table of a run of it, with the other columns one click away;
+// an unknown name is an error at its line). show is presentation, not a
+// setting: the fingerprint does not cover it, so adding it to a recorded
+// lesson keeps its tables valid.
 //
 //	```lab id=littles-sweep
 //	workers: 1
@@ -117,6 +146,7 @@
 //	rates: [10, 20, 30, 40]
 //	seconds: 5
 //	seed: 1
+//	show: [offered, ok_per_sec, mean_ms, p50_ms, queued]
 //	```
 //
 // table: a recorded result table. The fence names the lab block it was

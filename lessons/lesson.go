@@ -19,6 +19,8 @@ type Lesson struct {
 	BuildsOn []string // front matter: slugs of earlier lessons
 	AsOf     string   // front matter: YYYY-MM-DD the content was last checked
 	Body     []Part   // prose and blocks in document order
+
+	settled map[string]*Question // SettledBy's index, built when the lesson is loaded
 }
 
 // Part is one piece of a lesson body: either rendered prose (HTML is set)
@@ -37,8 +39,9 @@ type Block interface {
 
 // Option is one answer to a Predict or Check question.
 type Option struct {
-	ID      string        // "a", "b", ... unique within its question
-	Text    string        // the option as shown
+	ID      string        // "a", "b", ... unique within its question, in the file's order
+	Text    string        // the option as plain text (Markdown marks removed), for messages and CSVs
+	HTML    template.HTML // the option as shown on pages: its inline Markdown rendered
 	Correct bool          // exactly one option per question is correct
 	Explain template.HTML // why this option is right or wrong (rendered Markdown)
 }
@@ -51,6 +54,17 @@ type Question struct {
 	Prompt    template.HTML
 	Options   []Option
 	SettledBy string // predict only: which measurement in the lesson settles it
+	// Read is, for a predict, the rows and columns of the settling
+	// measurement that answer it (nil: the author named none).
+	Read *Reading
+}
+
+// Reading names the cells of a measurement that settle a prediction: the
+// windows by offered rate (empty: every window; a closed-loop preset has
+// one) and the columns, by the names of RecordColumns.
+type Reading struct {
+	Rows    []float64
+	Columns []string
 }
 
 // Kind returns "predict" or "check".
@@ -105,6 +119,12 @@ type Lab struct {
 	Seed      int64
 	Closed    int // clients for a closed-loop run; 0 = open loop
 	TimeoutMS int // caller timeout; 0 = the load runner's default
+	// Show names the columns (of RecordColumns) the lesson's text talks
+	// about, in the order pages show them first, in this preset's
+	// recorded table and in the table of a run of it; the others are one
+	// click away. Not part of the preset's settings: the fingerprint does
+	// not cover it. Empty: every column, in its own order.
+	Show []string
 
 	StallEvery int    // the lab's STALL_EVERY: every Nth request stalls; 0 = never
 	StallMS    int    // the lab's STALL_MS: what a stalled request takes
@@ -135,6 +155,8 @@ type Table struct {
 	// Fixture marks a table of made-up data for tests; allowed only in
 	// lessons whose part is "Fixtures", and then instead of a Fingerprint.
 	Fixture bool
+	// Show is its preset's Show, copied when the lesson is loaded.
+	Show []string
 }
 
 // Kind returns "table".

@@ -104,8 +104,8 @@ func TestParsePredict(t *testing.T) {
 		t.Errorf("prompt = %q", q.Prompt)
 	}
 	want := []Option{
-		{ID: "a", Text: "A", Correct: true, Explain: "<p>Yes.</p>\n"},
-		{ID: "b", Text: "B", Explain: "<p>No.</p>\n"},
+		{ID: "a", Text: "A", HTML: "A", Correct: true, Explain: "<p>Yes.</p>\n"},
+		{ID: "b", Text: "B", HTML: "B", Explain: "<p>No.</p>\n"},
 	}
 	if !reflect.DeepEqual(q.Options, want) {
 		t.Errorf("options = %+v, want %+v", q.Options, want)
@@ -358,6 +358,96 @@ func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
 		if _, err := Load(fsys); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Option text is inline Markdown: pages get it rendered (code spans as
+// <code>), messages and CSVs plain (the marks removed).
+func TestOptionMarkdown(t *testing.T) {
+	body := strings.Replace(goodBody("a"), "  - text: B\n", "  - text: \"Below the ceiling, while `done` stays *near* it\"\n", 1)
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
+	q, _, _ := c.Question("a-p")
+	o, _ := q.Option("b")
+	if want := "Below the ceiling, while <code>done</code> stays <em>near</em> it"; string(o.HTML) != want {
+		t.Errorf("HTML = %q, want %q", o.HTML, want)
+	}
+	if want := "Below the ceiling, while done stays near it"; o.Text != want {
+		t.Errorf("Text = %q, want %q", o.Text, want)
+	}
+	// HTML in text is escaped by the renderer, never passed through.
+	body = strings.Replace(goodBody("a"), "  - text: B\n", "  - text: \"a < b & c\"\n", 1)
+	c = loadOne(t, map[string]string{"a.md": head("a", 1) + body})
+	q, _, _ = c.Question("a-p")
+	if o, _ := q.Option("b"); string(o.HTML) != "a &lt; b &amp; c" || o.Text != "a < b & c" {
+		t.Errorf("option b = %q / %q", o.HTML, o.Text)
+	}
+}
+
+// A lab's show: and a predict's read: are parsed, and show: is not part of
+// the preset's settings: the fingerprint of a table is the same with and
+// without it, so adding show: to a recorded lesson keeps its tables valid.
+func TestShowAndRead(t *testing.T) {
+	body := strings.Replace(goodBody("a"), "seconds: 1\n", "seconds: 1\nshow: [ok_per_sec, mean_ms]\n", 1)
+	body = strings.Replace(body, "settled_by: a-lab\n", "settled_by: a-lab\nread: {rows: [10], columns: [mean_ms]}\n", 1)
+	c := loadOne(t, map[string]string{"a.md": head("a", 1) + body})
+	lab, _, _ := c.Lab("a-lab")
+	if !reflect.DeepEqual(lab.Show, []string{"ok_per_sec", "mean_ms"}) {
+		t.Errorf("show = %v", lab.Show)
+	}
+	q, _, _ := c.Question("a-p")
+	if q.Read == nil || !reflect.DeepEqual(q.Read.Rows, []float64{10}) || !reflect.DeepEqual(q.Read.Columns, []string{"mean_ms"}) {
+		t.Errorf("read = %+v", q.Read)
+	}
+	plain := goodLab
+	shown := goodLab
+	shown.Show = []string{"ok_per_sec", "mean_ms"}
+	cols, rows := []string{"offered", "ok"}, [][]string{{"10", "9"}}
+	if Fingerprint(&plain, cols, rows, "s") != Fingerprint(&shown, cols, rows, "s") {
+		t.Error("show: changes the fingerprint; it is presentation, not a setting")
+	}
+	// Every course lesson's tables still match with the show: lists the
+	// content carries (TestEmbeddedContentLoads loads them); and every
+	// course predict names the cells that settle it.
+	course, err := Load(Content())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range course.Lessons {
+		if l.Part == FixturePart {
+			continue
+		}
+		for _, b := range l.Blocks() {
+			if q, ok := b.(*Question); ok && q.Type == "predict" && q.Read == nil {
+				t.Errorf("%s: predict %s has no read: naming the rows and columns that settle it", l.File, q.ID)
+			}
+			if lb, ok := b.(*Lab); ok && len(lb.Show) == 0 {
+				t.Errorf("%s: lab %s has no show: naming the columns its lesson talks about", l.File, lb.ID)
+			}
+		}
+	}
+}
+
+// Settling finds the preset and tables that settle a predict, and
+// SettledBy goes the other way, from a lab or table to its predict.
+func TestSettling(t *testing.T) {
+	c, err := Load(Content())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := c.Lesson("admission-limit")
+	q, _, _ := c.Question("limit-predict")
+	lab, tables := l.Settling(q)
+	if lab == nil || lab.ID != "limit-on" || len(tables) != 1 || tables[0].ID != "limit-on-result" {
+		t.Fatalf("Settling(limit-predict) = %v, %v", lab, tables)
+	}
+	for id, want := range map[string]string{"limit-on": "limit-predict", "limit-on-result": "limit-predict", "limit-off": "", "limit-off-result": "", "limit-nine": ""} {
+		got := ""
+		if q := l.SettledBy(id); q != nil {
+			got = q.ID
+		}
+		if got != want {
+			t.Errorf("SettledBy(%s) = %q, want %q", id, got, want)
 		}
 	}
 }

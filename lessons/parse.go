@@ -64,6 +64,7 @@ type fileParser struct {
 	bodyStart int    // offset of the body within src
 
 	tables   []*tableAt // tables parsed so far, for checkTables
+	reads    []readAt   // predicts' read: fields, for checkReads
 	noPrints bool       // skip checkTables (the recorder reads presets whose tables are stale)
 }
 
@@ -285,6 +286,15 @@ func (fp *fileParser) body(out *parsed, body []byte) {
 		}
 	}
 	fp.checkRefs(blocks, refs, headings)
+	l.settled = l.settledIndex()
+	fp.checkReads(l)
+	for _, ta := range fp.tables {
+		if lb, ok := l.Block(ta.table.Preset); ok {
+			if lab, ok := lb.(*Lab); ok {
+				ta.table.Show = lab.Show
+			}
+		}
+	}
 	if !fp.noPrints {
 		fp.checkTables(l, fp.tables)
 	}

@@ -280,7 +280,7 @@ func recordOne(ctx context.Context, cfg RecordConfig, j recordJob, scale float64
 
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = rowCells(r)
+		cells[i] = RowCells(r)
 	}
 	source := recordSource(j.lab, scale, when, la, cfg.Build)
 	rec, err := writeTable(cfg.Dir, j.file, j.lab, &ran, cells, source)
@@ -385,10 +385,11 @@ func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writ
 	return rep.Rows(), nil
 }
 
-// rowCells formats one row for the table, in RecordColumns order: counts as
+// RowCells formats one row as a recorded table holds it, in RecordColumns
+// order (pages use it for a run of a preset too): counts as
 // whole numbers, rates and milliseconds to one decimal, and "-" for a lab
 // counter that could not be read.
-func rowCells(r loadrun.Row) []string {
+func RowCells(r loadrun.Row) []string {
 	opt := func(v int) string {
 		if v < 0 {
 			return "-"

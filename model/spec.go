@@ -56,12 +56,12 @@ func Specs() map[string]Spec {
 		}},
 		KindTwoCeilings: {Kind: KindTwoCeilings, Title: "Two ceilings", Params: []Param{
 			{Name: "workers", Label: "Workers", Unit: "workers", Min: 1, Max: 1024, Step: 1, Default: 1, Whole: true},
-			{Name: "cpus", Label: "CPUS", Unit: "cores", Min: 1, Max: 64, Step: 1, Default: 1, Whole: true},
-			{Name: "spin_ms", Label: "SPIN_MS", Unit: "ms", Min: 0, Max: 1000, Step: 0.1, Default: 2},
-			{Name: "wait_ms", Label: "WAIT_MS", Unit: "ms", Min: 0, Max: 10000, Step: 1, Default: 18},
+			{Name: "cpus", Label: "Processors", Unit: "cores", Min: 1, Max: 64, Step: 1, Default: 1, Whole: true},
+			{Name: "spin_ms", Label: "Processor time per request", Unit: "ms", Min: 0, Max: 1000, Step: 0.1, Default: 2},
+			{Name: "wait_ms", Label: "Waiting time per request", Unit: "ms", Min: 0, Max: 10000, Step: 1, Default: 18},
 		}},
 		KindQueueCurve: {Kind: KindQueueCurve, Title: "Queue curve", Params: []Param{
-			{Name: "servers", Label: "Servers (c)", Unit: "workers", Min: 1, Max: 256, Step: 1, Default: 1, Whole: true},
+			{Name: "servers", Label: "Servers", Unit: "servers", Min: 1, Max: 256, Step: 1, Default: 1, Whole: true},
 			{Name: "service_ms", Label: "Mean service time", Unit: "ms", Min: 0.1, Max: 10000, Step: 0.1, Default: 20},
 			{Name: "arrivals", Label: "Offered load", Unit: "per second", Min: 0, Max: 100000, Step: 1, Default: 40},
 		}},

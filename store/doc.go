@@ -13,11 +13,13 @@
 //	learners(id, created_at)
 //	    one row per anonymous learner; id is the cookie value the web
 //	    package issues (32 lower-case hex digits, 128 random bits).
-//	predictions(learner, lesson, block, option, skipped, locked_at, revealed_at)
+//	predictions(learner, lesson, block, option, skipped, locked_at, revealed_at, opened_at)
 //	    at most one row per learner and predict block. It is written once,
 //	    by Lock (option set) or Skip (skipped = 1); afterwards only
-//	    revealed_at may be set, once. The store enforces this: a second
-//	    Lock with another option, or a Lock after a Skip, returns ErrLocked.
+//	    revealed_at (Reveal) and opened_at (OpenResults: the learner opened
+//	    the recorded results that settle it; '' until then) may be set,
+//	    each once. The store enforces this: a second Lock with another
+//	    option, or a Lock after a Skip, returns ErrLocked.
 //	check_attempts(id, learner, lesson, block, option, correct, at)
 //	    every answer to a check block, in order; the first per learner and
 //	    block is the one that counts for progress.
@@ -111,7 +113,8 @@
 //	  "learner": "5f0c...",
 //	  "exported_at": "2026-11-30T10:40:00Z",
 //	  "predictions": [{"lesson": "...", "block": "...", "option": "b",
-//	                   "skipped": false, "locked_at": "...", "revealed_at": "..."}],
+//	                   "skipped": false, "locked_at": "...", "revealed_at": "...",
+//	                   "opened_at": "..."}],
 //	  "check_attempts": [{"lesson": "...", "block": "...", "option": "a",
 //	                      "correct": true, "first": true, "at": "..."}],
 //	  "model_goals": [{"lesson": "...", "block": "...",
@@ -121,6 +124,7 @@
 //	               "run": "r-...", "created_at": "...", "updated_at": "..."}]
 //	}
 //
-// revealed_at is left out until the learner reveals, run when no run is
-// attached; lists are [] when empty.
+// revealed_at is left out until the learner reveals, opened_at until they
+// open the recorded results, run when no run is attached; lists are []
+// when empty.
 package store

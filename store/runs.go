@@ -58,6 +58,9 @@ func (s *Store) SaveRun(ctx context.Context, r Run) error {
 		r.ID, r.Learner, r.Lesson, r.Block, req, r.Status, r.Reason,
 		stampOf(r.CreatedAt), stampOf(r.StartedAt), stampOf(r.EndedAt))
 	s.runLists.forget(r.Learner)
+	if r.Block != "" {
+		s.latest.forget(r.Block)
+	}
 	if err != nil {
 		return fmt.Errorf("store: saving run %s: %w", r.ID, err)
 	}
@@ -209,8 +212,29 @@ func (s *Store) Runs(ctx context.Context, learner string, limit int) ([]Run, err
 
 // LatestRun returns the most recent run of a lesson's lab block that
 // finished with every window measured (status done), with its rows, or
-// ErrNoRun when there is none.
+// ErrNoRun when there is none. Lesson pages ask for it on every view, so
+// the answer (none included) is kept in memory until a run of that block
+// is saved again (SaveRun) or runs are interrupted; the returned run's
+// rows may be shared and must not be changed.
 func (s *Store) LatestRun(ctx context.Context, block string) (Run, error) {
+	if e, _, ok := s.latest.get(block, struct{}{}); ok {
+		if !e.found {
+			return Run{}, fmt.Errorf("block %s: %w", block, ErrNoRun)
+		}
+		return e.run, nil
+	}
+	_, gen, _ := s.latest.get(block, struct{}{})
+	r, err := s.latestRun(ctx, block)
+	switch {
+	case errors.Is(err, ErrNoRun):
+		s.latest.put(block, struct{}{}, gen, latestRun{})
+	case err == nil:
+		s.latest.put(block, struct{}{}, gen, latestRun{run: r, found: true})
+	}
+	return r, err
+}
+
+func (s *Store) latestRun(ctx context.Context, block string) (Run, error) {
 	var id string
 	err := s.db.QueryRowContext(ctx, `SELECT id FROM runs WHERE block = ? AND status = ? ORDER BY created_at DESC, id LIMIT 1`, block, RunDone).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -272,6 +296,7 @@ func (s *Store) InterruptRuns(ctx context.Context, reason string) (int, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, reason = ?, ended_at = ?
 		WHERE status IN (?, ?)`, RunInterrupted, reason, s.stamp(), RunQueued, RunRunning)
 	s.runLists.forgetAll()
+	s.latest.forgetAll()
 	if err != nil {
 		return 0, err
 	}

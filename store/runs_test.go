@@ -151,6 +151,27 @@ func TestRunsPersistAcrossRestart(t *testing.T) {
 	if _, err := s.LatestRun(ctx, "lab2"); !errors.Is(err, ErrNoRun) {
 		t.Errorf("LatestRun of a block never run: %v, want ErrNoRun", err)
 	}
+	// The answers are kept, "none" included, until a run of the block is
+	// saved: a run of lab2 finishing is seen at once, and so is a newer
+	// done run of lab1.
+	if err := s.SaveRun(ctx, Run{ID: "r6", Learner: "eve", Block: "lab2", Request: req, Status: RunQueued, CreatedAt: t0.Add(2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LatestRun(ctx, "lab2"); !errors.Is(err, ErrNoRun) {
+		t.Errorf("LatestRun(lab2) with only a queued run: %v, want ErrNoRun", err)
+	}
+	if err := s.SaveRun(ctx, Run{ID: "r6", Learner: "eve", Block: "lab2", Request: req, Status: RunDone, CreatedAt: t0.Add(2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if ref, err := s.LatestRun(ctx, "lab2"); err != nil || ref.ID != "r6" {
+		t.Errorf("LatestRun(lab2) after r6 is done = %q, %v; want r6", ref.ID, err)
+	}
+	if err := s.SaveRun(ctx, Run{ID: "r7", Learner: "eve", Block: "lab1", Request: req, Status: RunDone, CreatedAt: t0.Add(3 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if ref, err := s.LatestRun(ctx, "lab1"); err != nil || ref.ID != "r7" {
+		t.Errorf("LatestRun(lab1) after r7 is done = %q, %v; want r7", ref.ID, err)
+	}
 }
 
 // Saving a run again updates its status and times but never its request,

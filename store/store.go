@@ -47,6 +47,15 @@ type Store struct {
 	states learnerCache[string, LessonState]
 	// Learners' own run lists as last read, by limit (learner.go).
 	runLists learnerCache[int, []Run]
+	// Each lab block's latest done run as last read (LatestRun), keyed
+	// by block in the cache's learner slot; found is false for none.
+	latest learnerCache[struct{}, latestRun]
+}
+
+// latestRun is LatestRun's answer as kept.
+type latestRun struct {
+	run   Run
+	found bool
 }
 
 // Prediction is a learner's answer to one predict block.
@@ -57,7 +66,13 @@ type Prediction struct {
 	Skipped    bool      `json:"skipped"`
 	LockedAt   time.Time `json:"locked_at"`
 	RevealedAt time.Time `json:"revealed_at,omitzero"`
+	// OpenedAt is when the learner opened the recorded results that
+	// settle the prediction (OpenResults), zero until then.
+	OpenedAt time.Time `json:"opened_at,omitzero"`
 }
+
+// Opened reports whether the learner has opened the recorded results.
+func (p Prediction) Opened() bool { return !p.OpenedAt.IsZero() }
 
 // Revealed reports whether the learner has revealed the answer.
 func (p Prediction) Revealed() bool { return !p.RevealedAt.IsZero() }
@@ -279,7 +294,7 @@ func (s *Store) writePrediction(ctx context.Context, learner, lesson, block, opt
 }
 
 func (s *Store) prediction(ctx context.Context, learner, block string) (Prediction, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT lesson, block, option, skipped, locked_at, COALESCE(revealed_at, '')
+	row := s.db.QueryRowContext(ctx, `SELECT lesson, block, option, skipped, locked_at, COALESCE(revealed_at, ''), opened_at
 		FROM predictions WHERE learner = ? AND block = ?`, learner, block)
 	return scanPrediction(row)
 }
@@ -288,15 +303,35 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanPrediction(row scanner) (Prediction, error) {
 	var p Prediction
-	var locked, revealed string
-	if err := row.Scan(&p.Lesson, &p.Block, &p.Option, &p.Skipped, &locked, &revealed); err != nil {
+	var locked, revealed, opened string
+	if err := row.Scan(&p.Lesson, &p.Block, &p.Option, &p.Skipped, &locked, &revealed, &opened); err != nil {
 		return Prediction{}, err
 	}
 	p.LockedAt = parseTime(locked)
 	if revealed != "" {
 		p.RevealedAt = parseTime(revealed)
 	}
+	if opened != "" {
+		p.OpenedAt = parseTime(opened)
+	}
 	return p, nil
+}
+
+// OpenResults records that the learner opened the recorded results that
+// settle a locked or skipped prediction (the first time only) and returns
+// the prediction. It returns ErrNotLocked if there is nothing locked.
+func (s *Store) OpenResults(ctx context.Context, learner, block string) (Prediction, error) {
+	_, err := s.db.ExecContext(ctx, `UPDATE predictions SET opened_at = ?
+		WHERE learner = ? AND block = ? AND opened_at = ''`, s.stamp(), learner, block)
+	s.states.forget(learner)
+	if err != nil {
+		return Prediction{}, err
+	}
+	p, err := s.prediction(ctx, learner, block)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Prediction{}, fmt.Errorf("block %s: %w", block, ErrNotLocked)
+	}
+	return p, err
 }
 
 // Reveal marks a locked or skipped prediction as revealed (the first time
@@ -418,13 +453,14 @@ func (s *Store) Export(ctx context.Context, learner string) (*Export, error) {
 // lesson (?2), in one query: predictions, check attempts, model goals and
 // records. Columns: kind, lesson, block, option (a record's run), flag,
 // time (a record's creation), extra (goal values or record fields as
-// JSON), ord, updated (a record's last update).
+// JSON, or a prediction's revealed_at), ord, updated (a record's last
+// update, or a prediction's opened_at).
 func loadQuery(oneLesson bool) string {
 	filter := `learner = ?1`
 	if oneLesson {
 		filter += ` AND lesson = ?2`
 	}
-	return `SELECT 'p', lesson, block, option, skipped, locked_at, COALESCE(revealed_at, ''), 0, ''
+	return `SELECT 'p', lesson, block, option, skipped, locked_at, COALESCE(revealed_at, ''), 0, opened_at
 			FROM predictions WHERE ` + filter + `
 		UNION ALL
 		SELECT 'c', lesson, block, option, correct, at, '', id, ''
@@ -465,6 +501,9 @@ func (s *Store) load(ctx context.Context, learner, lesson string) (*Export, erro
 			p := Prediction{Lesson: les, Block: block, Option: option, Skipped: flag, LockedAt: parseTime(at)}
 			if extra != "" {
 				p.RevealedAt = parseTime(extra)
+			}
+			if updated != "" {
+				p.OpenedAt = parseTime(updated)
 			}
 			e.Predictions = append(e.Predictions, p)
 		case "c":

@@ -198,6 +198,53 @@ func TestReveal(t *testing.T) {
 	}
 }
 
+// OpenResults needs a lock or skip first, keeps the first time only, and
+// the opening shows in the lesson state and the export (opened_at).
+func TestOpenResults(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	if _, err := s.OpenResults(ctx, "L", "p1"); !errors.Is(err, ErrNotLocked) {
+		t.Fatalf("open before lock: err = %v, want ErrNotLocked", err)
+	}
+	if _, err := s.Skip(ctx, "L", "les", "p1"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.LessonState(ctx, "L", "les")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Predictions["p1"].Opened() {
+		t.Fatalf("opened before OpenResults: %+v", st.Predictions["p1"])
+	}
+	p, err := s.OpenResults(ctx, "L", "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Opened() || p.OpenedAt.Before(p.LockedAt) || p.Revealed() {
+		t.Fatalf("after open: %+v", p)
+	}
+	again, err := s.OpenResults(ctx, "L", "p1")
+	if err != nil || !again.OpenedAt.Equal(p.OpenedAt) {
+		t.Errorf("second open: %+v, %v; want opened_at kept at %v", again, err, p.OpenedAt)
+	}
+	// The cached lesson state was dropped by the write.
+	st, err = s.LessonState(ctx, "L", "les")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Predictions["p1"]; !got.OpenedAt.Equal(p.OpenedAt) || !got.Skipped {
+		t.Errorf("lesson state after open: %+v", got)
+	}
+	e, err := s.Export(ctx, "L")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(e.Predictions[0])
+	if !strings.Contains(string(js), `"opened_at":"`) {
+		t.Errorf("export %s has no opened_at", js)
+	}
+}
+
 func TestFirstAttemptCounts(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := context.Background()

@@ -18,7 +18,7 @@
 //	GET  /favicon.ico                       302 to the site icon
 //	GET  /lessons                           301 to /
 //	GET  /lessons/{slug}                    a lesson page (fixtures too: reachable, only not listed)
-//	POST /lessons/{slug}/predict/{id}       action=lock&option=b | action=skip | action=reveal
+//	POST /lessons/{slug}/predict/{id}       action=lock&option=b | action=skip | action=open | action=reveal
 //	POST /lessons/{slug}/check/{id}         option=a
 //	POST /lessons/{slug}/record/{id}        a record block: setting, criterion, measurement, number, reverse, run
 //	GET  /lessons/{slug}/record/{id}.md     the learner's saved record as a Markdown download
@@ -50,7 +50,8 @@
 //	GET  /runs/{id}/records.csv             every raw request record of the run (loadrun's CSV format)
 //	POST /runs/{id}/cancel                  the cancel form: 303 back to the run's page
 //	GET  /ws/runs/{id}                      websocket: the run's events after ?since=N, then live ones (stream.go)
-//	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404
+//	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404 (pages
+//	                                        do not ask: the lesson page renders it)
 //	GET  /teach                             every course lesson with a Teach button, in one form with one
 //	                                        instructor key field (?lesson=: that lesson alone, a fixture too)
 //	POST /teach/forget                      deletes this browser's teach pass: /teach asks for the key again
@@ -113,13 +114,44 @@
 //	  "kind": "predict",                 // or "check"
 //	  "prediction": {...},               // predict: as in the progress export
 //	  "check": {"correct": true, "attempts": 2, "first": {...}},  // check
-//	  "html": "<section id=\"littles-double\" ...>"                // the block, re-rendered
+//	  "html": "<section id=\"littles-double\" ...>",               // the block, re-rendered
+//	  "related": [{"block": "littles-sweep", "html": "..."}, ...]   // predict: its measurement, re-rendered
 //	}
 //
-// and the script swaps the block's HTML in place. Rules the server
-// enforces: a prediction is locked (or skipped) once and never changed (409
-// conflict afterwards); Reveal needs a lock or skip first; every check
-// answer is stored and the first one counts for progress.
+// and the script swaps the block's HTML in place, and each related block
+// in place of its namesake (the lab and table blocks a lock unfolds, a
+// table just opened). Rules the server enforces: a prediction is locked
+// (or skipped) once and never changed (409 conflict afterwards); open
+// (the learner opens the recorded results that settle it, stored as
+// opened_at) needs a lock or skip first, and a form post is answered 303
+// to the table; Reveal needs a lock or skip and a measurement seen, the
+// learner's own finished run of the settling preset or its recorded
+// results opened (409 otherwise, saying which); every check answer is
+// stored and the first one counts for progress.
+//
+// # What a lesson page folds
+//
+// A Predict's measurement (lessons.Lesson.Settling: its lab block, the
+// preset's recorded tables, the recorded runs of the preset) stays folded
+// until the learner has locked in or skipped the Predict: the lab block
+// shows its preset in words and a line saying why, with a link to the
+// Predict, and no Run and nobody's run; the table shows its caption and
+// that line. Answered, the lab block offers Run (and "Watch a recorded run
+// replayed" when one exists), and the table a button, "Show the recorded
+// results" (action=open). The learner's own latest run of a lab block is
+// rendered in it on every view; once finished, it is followed by their
+// prediction beside the cells the Predict's read: names and a link to the
+// lesson's next step; an opened table shows the same reading of its own
+// cells. A lab block no Predict settles is never folded. Options of
+// Predicts and Checks are shown in the order lessons.Question.Order gives
+// for the learner's id ("" for a newcomer); forms and answers carry ids.
+//
+// Tables of numbers (recorded results, a run's rows) show first the
+// columns the preset's show: names (a run's table: its window, those and
+// the model's two columns), the others behind a "Show all N columns"
+// checkbox that works with CSS alone; the caption sits above the scrolling
+// region. A run's table counts windows from 1 and uses the column names
+// of the recorded tables (ok_per_sec, p50_ms, ...).
 //
 // A record block (records.go) posts its five fields (each at most 2,000
 // characters; number and criterion required) and run, the id of one of
@@ -257,7 +289,9 @@
 // cookie, no query string) depends only on the course, so the server keeps
 // it rendered and gzipped per course value and serves it from memory;
 // anything that varies per request must not be added to that page for
-// newcomers. Static assets are immutable under their hashed names; every
+// newcomers. The one thing it shows that changes over time, the recorded
+// run of a lab block no Predict folds, is part of the cached page's key,
+// so a newer recorded run builds a new page. Static assets are immutable under their hashed names; every
 // page links them by those names, each once, in the head (the widgets'
 // stylesheet and script and runs.js only on lessons with model or lab
 // blocks).
@@ -269,11 +303,13 @@
 //
 // A returning learner's lesson page is assembled, not rendered whole
 // (lessonplan.go): once per course value, each lesson's page is rendered
-// with its predict, check, model and record blocks cut out, and those
-// blocks' HTML is kept for a learner with nothing stored in them, for a
-// reached goal, and per answer (a prediction's option, skipped and
-// revealed; a check's last option and correctness), with holes where the
-// learner's own times and attempt count go. A request writes the stored
+// with its predict, check, model, record, lab and table blocks cut out,
+// and those blocks' HTML is kept for a newcomer, for a reached goal, and
+// per answer and option order (a prediction's option, skipped, revealed
+// and whether a measurement was seen; a check's last option and
+// correctness), with holes where the learner's own times and attempt
+// count go; a lab block with runs to show and an unfolded table are
+// rendered per request. A request writes the stored
 // HTML between the blocks and each block from its kept HTML, rendering it
 // only when the request carries form values for it (a widget's GET form,
 // a refused record) or a record block has saved data or runs to offer.
@@ -313,11 +349,27 @@
 //	widget=ID             lesson pages only: the model block the form belongs to
 //	was=p:v,...           the range inputs' rendered positions (the form sends each parameter twice,
 //	                      number then range: the range wins only if it moved from was)
+//	nudge=p:- or p:+      a − or + button pressed without JavaScript: p moves one slider step
+//	                      down or up, within its range
 //	id=ELEMENT-ID         plot.svg only: the element id prefix of the SVG's title and description
+//
+// Each parameter's range input is laid out by sliderFor (widgets.go; the
+// same rule in static/js/widgettext.js, held to
+// web/testdata/widget-vectors.json): with no goal on it, min to a round
+// number above twice its value; with the goal's target on it, a step as
+// coarse as the tolerance allows whose grid reaches the goal, a top that
+// covers the goal, and at most 2 × tol × 250 px wide (a window around the
+// goal otherwise), so every goal of the course is reachable by dragging,
+// by the arrow keys, by − and + (one step each) and by typing
+// (TestCourseGoalsReachableBySlider). A bad value is named under its own
+// field, and the results, still those of the last good values, are
+// marked stale until it is fixed.
 //
 // Without JavaScript the widget's GET form goes to the lesson page
 // (/lessons/{slug}?widget=ID&...#ID) or to /widgets/{kind}; the server
-// renders the computed result, shows bad values beside their field, and on
+// renders the computed result, shows bad values beside their field (the
+// standalone page too: a bad query value gives the widget with the error
+// in it, status 400, never the site's error page), and on
 // a lesson page records the goal when the values reach it (only for
 // requests from this site: Sec-Fetch-Site same-origin or absent). With
 // JavaScript, static/js/widgets.js recomputes in the page with
@@ -345,7 +397,12 @@
 // model-{id}, lab-{id}, table-{id}, callout-{id} on blocks; option-{a,b,...}
 // on radios; predict-lock, predict-skip, predict-locked, predict-settled,
 // predict-reveal, predict-answer; check-submit, check-result (with
-// data-correct and data-first-correct); lesson-{slug} and progress-{slug}
+// data-correct and data-first-correct); predict-reveal-later (Reveal
+// waits for a measurement), reading and reading-back (the prediction
+// beside what was measured); lab-preset, lab-folded, lab-run, lab-cancel,
+// lab-replay, lab-reference, lab-run-message, lab-run-slot, lab-next,
+// lab-settings, lab-terminal, run-field-{name}, run-mode-{open,closed};
+// table-folded, table-open, table-all-columns; lesson-{slug} and progress-{slug}
 // (with data-done and data-total) on the index; progress-export,
 // progress-reset-confirm, progress-reset, progress-was-reset,
 // progress-continue, progress-continue-link, progress-lesson-{slug},
@@ -360,7 +417,8 @@
 // widget-sentence, widget-goal, widget-goal-state, widget-goal-misses,
 // widget-goal-found, widget-goal-recorded, widget-hypothetical,
 // widget-assumes, widget-ignores, widget-share, widget-recompute,
-// widget-steps, widget-unstable, q-{quantity}, ceiling-workers,
+// widget-steps, widget-unstable, widget-hint, widget-stale, error-{param},
+// nudge-down-{param}, nudge-up-{param}, q-{quantity}, ceiling-workers,
 // ceiling-processor. LTI: lti-urls (and lti-login-url, lti-launch-url,
 // lti-deep-link-url, lti-jwks-url, lti-platforms) on /lti; lti-picker,
 // lti-graded, pick-{lesson:SLUG|model:SLUG:ID|lab:SLUG:ID}, lti-add on the

@@ -3,6 +3,7 @@ package web
 import (
 	"flag"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -51,23 +52,34 @@ func TestGoldenLesson(t *testing.T) {
 	s := newSiteAt(t, filepath.Join(t.TempDir(), "p.db"), func(d *Deps) {
 		d.Course = func() (*lessons.Course, error) { return c, nil }
 	})
-	answered := s.client()
+	// Fixed learner ids: each learner sees the options in their own order.
+	as := func(id string) *http.Client {
+		c := s.client()
+		u, _ := url.Parse(s.srv.URL)
+		c.Jar.SetCookies(u, []*http.Cookie{{Name: LearnerCookie, Value: id}})
+		return c
+	}
+	answered := as("a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0")
 	s.post(answered, samplePredict, url.Values{"action": {"lock"}, "option": {"b"}})
+	s.post(answered, samplePredict, url.Values{"action": {"open"}})
 	s.post(answered, samplePredict, url.Values{"action": {"reveal"}})
 	s.post(answered, sampleCheck, url.Values{"option": {"b"}})
 	s.post(answered, sampleCheck, url.Values{"option": {"a"}})
-	locked := s.client()
+	locked := as("b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1")
 	s.post(locked, samplePredict, url.Values{"action": {"skip"}})
 	tests := []struct {
 		name   string
 		golden string
 		state  func() string
 	}{
-		// A newcomer sees every block with its form.
+		// A newcomer sees every block with its form, the lab and its
+		// table folded until the prediction is answered.
 		{"fresh", "sample.golden.html", func() string { return s.get(nil, "/lessons/sample").body }},
-		// A skipped prediction offers Reveal and says what settles it.
+		// A skipped prediction says what settles it and that Reveal waits
+		// for a measurement; the lab offers Run, the table its button.
 		{"skipped", "sample-skipped.golden.html", func() string { return s.get(locked, "/lessons/sample").body }},
-		// A revealed prediction and a check answered twice.
+		// A revealed prediction, its table opened with the prediction
+		// beside it, and a check answered twice.
 		{"answered", "sample-answered.golden.html", func() string { return s.get(answered, "/lessons/sample").body }},
 	}
 	for _, tt := range tests {

@@ -114,8 +114,12 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 	// A newcomer's page depends only on the course: serve it from the
 	// cache. Anything that varies per request must keep this false.
 	newcomer := learnerID(r) == "" && r.URL.RawQuery == "" && recordDraftOf(r.Context()) == nil
+	if r, err = s.withLesson(r, l); err != nil {
+		return err
+	}
+	refs := refsKey(l, lessonCtxOf(r.Context()))
 	if newcomer {
-		if page, ok := s.pages.get(c, l.Slug); ok {
+		if page, ok := s.pages.get(c, l.Slug, refs); ok {
 			page.write(w, r)
 			return nil
 		}
@@ -141,7 +145,7 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	if newcomer {
-		s.pages.put(c, l.Slug, buf.Bytes())
+		s.pages.put(c, l.Slug, refs, buf.Bytes())
 	}
 	writeHTML(w, lessonStatus(r.Context()), buf.Bytes())
 	return nil
@@ -257,10 +261,35 @@ func (s *server) predict(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+	case "open":
+		learner = learnerID(r)
+		if err := s.openResults(ctx, learner, q); err != nil {
+			return err
+		}
+		_, tables := l.Settling(q)
+		if len(tables) > 0 && !wantsJSON(r) {
+			http.Redirect(w, r, lessonURL(l.Slug)+"#"+tables[0].ID, http.StatusSeeOther)
+			return nil
+		}
 	case "reveal":
 		learner = learnerID(r)
 		if learner == "" {
 			return errorf(CodeConflict, "Lock in a prediction (or skip it) before revealing the answer.")
+		}
+		st, err := s.store.LessonState(ctx, learner, l.Slug)
+		if err != nil {
+			return err
+		}
+		p, ok := st.Predictions[q.ID]
+		if !ok {
+			return errorf(CodeConflict, "Lock in a prediction (or skip it) before revealing the answer.")
+		}
+		lc, err := s.lessonCtx(ctx, learner, l)
+		if err != nil {
+			return err
+		}
+		if !p.Revealed() && !measured(lc, l, q, &p) {
+			return revealRefused(l, q)
 		}
 		if _, err := s.store.Reveal(ctx, learner, q.ID); errors.Is(err, store.ErrNotLocked) {
 			return errorf(CodeConflict, "Lock in a prediction (or skip it) before revealing the answer.")
@@ -268,7 +297,7 @@ func (s *server) predict(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	default:
-		return errorf(CodeInvalid, fmt.Sprintf("action %q is not allowed: want lock, skip or reveal.", action))
+		return errorf(CodeInvalid, fmt.Sprintf("action %q is not allowed: want lock, skip, open or reveal.", action))
 	}
 	if r.PostFormValue("action") != "reveal" { // a reveal changes no score
 		s.progressChanged(r, learner, l.Slug)
@@ -281,7 +310,7 @@ func lockedError(q *lessons.Question, p store.Prediction) error {
 	if !p.Skipped {
 		what = fmt.Sprintf("locked in as %q", optionText(q, p.Option))
 	}
-	return errorf(CodeConflict, fmt.Sprintf("Your prediction was %s at %s and cannot be changed. Press Reveal to see the answer.", what, fmtTime(p.LockedAt)))
+	return errorf(CodeConflict, fmt.Sprintf("Your prediction was %s at %s and cannot be changed.", what, fmtTime(p.LockedAt)))
 }
 
 // check handles an answer to a check block.
@@ -306,13 +335,22 @@ func (s *server) check(w http.ResponseWriter, r *http.Request) error {
 }
 
 // blockResponse is the JSON answer to a lesson action: the block's new
-// state and its re-rendered HTML, which lesson.js swaps into the page.
+// state and its re-rendered HTML, which lesson.js swaps into the page,
+// and the other blocks the action changed (a Predict's measurement,
+// unfolded by a lock or opened).
 type blockResponse struct {
 	Block      string            `json:"block"`
 	Kind       string            `json:"kind"`
 	Prediction *store.Prediction `json:"prediction,omitempty"`
 	Check      *checkJSON        `json:"check,omitempty"`
 	HTML       string            `json:"html"`
+	Related    []relatedBlock    `json:"related,omitempty"`
+}
+
+// relatedBlock is another block of the page, re-rendered.
+type relatedBlock struct {
+	Block string `json:"block"`
+	HTML  string `json:"html"`
 }
 
 type checkJSON struct {
@@ -332,13 +370,35 @@ func (s *server) blockDone(w http.ResponseWriter, r *http.Request, l *lessons.Le
 	if err != nil {
 		return err
 	}
-	html, err := renderString(r.Context(), blockView(l, q, st))
+	lc, err := s.lessonCtx(r.Context(), learner, l)
+	if err != nil {
+		return err
+	}
+	ctx := context.WithValue(r.Context(), lessonCtxKey{}, lc)
+	html, err := renderString(ctx, blockView(l, q, st))
 	if err != nil {
 		return err
 	}
 	resp := blockResponse{Block: q.ID, Kind: q.Type, HTML: html, Prediction: predictionOf(st, q.ID)}
 	if c := checkOf(st, q.ID); c != nil {
 		resp.Check = &checkJSON{Correct: c.Last.Correct, Attempts: c.Count, First: c.First}
+	}
+	if q.Type == "predict" {
+		lab, tables := l.Settling(q)
+		var blocks []lessons.Block
+		if lab != nil {
+			blocks = append(blocks, lab)
+		}
+		for _, t := range tables {
+			blocks = append(blocks, t)
+		}
+		for _, b := range blocks {
+			html, err := renderString(ctx, blockView(l, b, st))
+			if err != nil {
+				return err
+			}
+			resp.Related = append(resp.Related, relatedBlock{Block: b.BlockID(), HTML: html})
+		}
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

@@ -16,8 +16,10 @@ import (
 )
 
 // A lesson page is mostly the same for everyone: the frame, the prose,
-// the lab, table and callout blocks, the pager. Only the predict, check,
-// model and record blocks show the learner's own state. A lessonPlan is a
+// the callout blocks, the pager. The predict, check, model, record, lab
+// and table blocks show the learner's own state (their answers, their
+// option order, their runs; a lab or table folds until its Predict is
+// answered). A lessonPlan is a
 // page rendered once per course value with those blocks cut out, so a
 // request writes the stored HTML between them and renders only the blocks
 // (see lessonPlan.write). The plan is built by rendering the very same
@@ -38,7 +40,7 @@ type planCtxKey struct{}
 // request's form values) and so is rendered per request.
 func perLearner(b lessons.Block) bool {
 	switch b.(type) {
-	case *lessons.Question, *lessons.Model, *lessons.RecordBlock:
+	case *lessons.Question, *lessons.Model, *lessons.RecordBlock, *lessons.Lab, *lessons.Table:
 		return true
 	}
 	return false
@@ -68,15 +70,18 @@ type lessonPlan struct {
 type planPart struct {
 	html  []byte
 	block lessons.Block
-	// blank is the block's HTML for a learner with nothing stored for it
-	// and no form values for it in the request (nil: not kept).
+	// blank is the block's HTML for a newcomer: nothing stored for it,
+	// no form values for it in the request, the newcomer's option order,
+	// no runs (nil: not kept).
 	blank []byte
 	// reached is a model block's HTML with a recorded goal, with holes
 	// where the time it was reached shows (nil: not kept).
 	reached holed
 	// answered keeps a predict or check block's HTML for each answer
-	// seen so far (see answeredKey), built on first use.
+	// and option order seen so far, built on first use.
 	answered *variants
+	// newcomerOrder is a question's option order in blank.
+	newcomerOrder string
 }
 
 // planSentinel is the time rendered into a block to find where a
@@ -127,7 +132,6 @@ func (h holed) write(buf *bytes.Buffer, fills ...string) {
 
 // variants keeps one block's HTML per key, built on first use; a nil
 // holed means the block could not be cut and is rendered per request.
-// A block has a few options, so a few dozen keys at most.
 type variants struct {
 	mu sync.Mutex
 	m  map[string]holed
@@ -149,9 +153,16 @@ func (v *variants) get(key string, build func() (holed, error)) holed {
 	if v.m == nil {
 		v.m = map[string]holed{}
 	}
-	v.m[key] = h
+	if len(v.m) < maxVariants {
+		v.m[key] = h
+	}
 	return h
 }
+
+// maxVariants bounds the HTML kept per block: its answers times the
+// orders of its options learners have (24 for four options). Past it, a
+// new variant is rendered for each request that needs it.
+const maxVariants = 512
 
 // buildPlan renders the lesson page with the learner-dependent blocks
 // cut out, and each such block's HTML for the common states.
@@ -195,6 +206,9 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 			}
 			part.reached = cutHoles(html, timeHoles(planSentinel)...)
 		case *lessons.Question:
+			part.answered = &variants{}
+			part.newcomerOrder = orderKey(b.Order(""))
+		case *lessons.Lab, *lessons.Table:
 			part.answered = &variants{}
 		}
 		p.size += len(blank)
@@ -244,61 +258,114 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 	if part.blank == nil {
 		return false
 	}
+	lc := lessonCtxOf(ctx)
 	switch b := part.block.(type) {
 	case *lessons.Question:
+		order := orderKey(b.Order(lc.Learner))
 		if b.Type == "predict" {
 			pr, ok := st.Predictions[b.ID]
-			if !ok {
+			if !ok && order == part.newcomerOrder {
 				buf.Write(part.blank)
 				return true
 			}
-			key := pr.Option + "|" + strconv.FormatBool(pr.Skipped) + "|" + strconv.FormatBool(pr.Revealed())
+			seen := measured(lc, l, b, &pr)
+			key := order + "|" + strconv.FormatBool(ok) + "|" + pr.Option + "|" + strconv.FormatBool(pr.Skipped) + "|" + strconv.FormatBool(pr.Revealed()) + "|" + strconv.FormatBool(seen)
 			h := part.answered.get(key, func() (holed, error) {
-				as := pr
-				as.LockedAt = planSentinel
-				if as.Revealed() {
-					// Were the reveal time shown, the sentinel would show twice
-					// and the block would be rendered per request.
-					as.RevealedAt = planSentinel
-				}
 				st := (&store.Export{}).State()
-				st.Predictions[b.ID] = as
-				html, err := renderBytes(context.Background(), blockView(l, b, st))
-				return cutHoles(html, timeHoles(planSentinel)...), err
+				var marks []string
+				if ok {
+					as := pr
+					as.LockedAt = planSentinel
+					if as.Revealed() {
+						// Were the reveal time shown, the sentinel would show twice
+						// and the block would be rendered per request.
+						as.RevealedAt = planSentinel
+					}
+					st.Predictions[b.ID] = as
+					marks = timeHoles(planSentinel)
+				}
+				html, err := renderBytes(ctx, blockView(l, b, st))
+				return cutHoles(html, marks...), err
 			})
 			if h == nil {
 				return false
 			}
-			h.write(buf, timeHoles(pr.LockedAt)...)
+			if ok {
+				h.write(buf, timeHoles(pr.LockedAt)...)
+			} else {
+				h.write(buf)
+			}
 			return true
 		}
 		c, ok := st.Checks[b.ID]
-		if !ok {
+		if !ok && order == part.newcomerOrder {
 			buf.Write(part.blank)
 			return true
 		}
 		once := c.Count == 1
-		key := c.Last.Option + "|" + strconv.FormatBool(c.Last.Correct) + "|" + strconv.FormatBool(c.First.Correct) + "|" + strconv.FormatBool(once)
+		key := order + "|" + strconv.FormatBool(ok) + "|" + c.Last.Option + "|" + strconv.FormatBool(c.Last.Correct) + "|" + strconv.FormatBool(c.First.Correct) + "|" + strconv.FormatBool(once)
 		h := part.answered.get(key, func() (holed, error) {
-			as := c
-			var marks []string
-			if !once {
-				as.Count = countSentinel
-				marks = []string{itoa(countSentinel)}
-			}
 			st := (&store.Export{}).State()
-			st.Checks[b.ID] = as
-			html, err := renderBytes(context.Background(), blockView(l, b, st))
+			var marks []string
+			if ok {
+				as := c
+				if !once {
+					as.Count = countSentinel
+					marks = []string{itoa(countSentinel)}
+				}
+				st.Checks[b.ID] = as
+			}
+			html, err := renderBytes(ctx, blockView(l, b, st))
 			return cutHoles(html, marks...), err
 		})
 		if h == nil {
 			return false
 		}
-		if once {
-			h.write(buf)
-		} else {
+		if ok && !once {
 			h.write(buf, itoa(c.Count))
+		} else {
+			h.write(buf)
 		}
+		return true
+	case *lessons.Lab:
+		// As a newcomer sees it (folded, or open with no runs to show), or
+		// unfolded with no runs to show: the same for every learner.
+		gate, isFolded := folded(l, b.ID, st)
+		_, run := lc.Runs[b.ID]
+		_, ref := lc.Refs[b.ID]
+		if isFolded || (gate == nil && !run && !ref && lc.Busy == "") {
+			buf.Write(part.blank)
+			return true
+		}
+		if run || ref || lc.Busy != "" {
+			return false
+		}
+		h := part.answered.get("unfolded", func() (holed, error) {
+			html, err := renderBytes(context.WithValue(ctx, lessonCtxKey{}, &lessonCtx{}), blockView(l, b, st))
+			return cutHoles(html), err
+		})
+		if h == nil {
+			return false
+		}
+		h.write(buf)
+		return true
+	case *lessons.Table:
+		gate, isFolded := folded(l, b.ID, st)
+		if gate == nil || isFolded {
+			buf.Write(part.blank)
+			return true
+		}
+		if st.Predictions[gate.ID].Opened() {
+			return false // the learner's prediction is in it
+		}
+		h := part.answered.get("closed", func() (holed, error) {
+			html, err := renderBytes(ctx, blockView(l, b, st))
+			return cutHoles(html), err
+		})
+		if h == nil {
+			return false
+		}
+		h.write(buf)
 		return true
 	case *lessons.Model:
 		if wc != nil && wc.Block == b.ID {

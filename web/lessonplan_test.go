@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"capacitylab/lessons"
+	"capacitylab/loadrun"
 	"capacitylab/store"
 )
 
@@ -35,6 +37,9 @@ func referencePage(t *testing.T, srv *server, c *lessons.Course, slug, learner, 
 	if r, err = srv.withRecords(r, l, nil); err != nil {
 		t.Fatal(err)
 	}
+	if r, err = srv.withLesson(r, l); err != nil {
+		t.Fatal(err)
+	}
 	st, err := srv.state(r, slug)
 	if err != nil {
 		t.Fatal(err)
@@ -54,9 +59,10 @@ func referencePage(t *testing.T, srv *server, c *lessons.Course, slug, learner, 
 }
 
 // fillLearner stores, for every block of l, the state a busy learner
-// leaves: predictions locked on option opt (revealed when reveal), checks
-// answered twice (last on option opt), goals reached, records saved with a
-// run attached.
+// leaves: predictions locked on option opt (revealed when reveal, the
+// recorded results opened), checks answered twice (last on option opt),
+// goals reached, records saved with a run attached, a finished run of
+// every lab block.
 func fillLearner(t *testing.T, st *store.Store, learner string, l *lessons.Lesson, opt int, reveal bool, at time.Time) {
 	t.Helper()
 	ctx := context.Background()
@@ -70,7 +76,9 @@ func fillLearner(t *testing.T, st *store.Store, learner string, l *lessons.Lesso
 		case *lessons.Question:
 			if b.Type == "predict" {
 				if _, err = st.Lock(ctx, learner, l.Slug, b.ID, b.Options[opt].ID); err == nil && reveal {
-					_, err = st.Reveal(ctx, learner, b.ID)
+					if _, err = st.OpenResults(ctx, learner, b.ID); err == nil {
+						_, err = st.Reveal(ctx, learner, b.ID)
+					}
 				}
 			} else {
 				st.RecordAttempt(ctx, learner, l.Slug, b.ID, b.Options[1-opt].ID, b.Options[1-opt].Correct)
@@ -78,6 +86,16 @@ func fillLearner(t *testing.T, st *store.Store, learner string, l *lessons.Lesso
 			}
 		case *lessons.Model:
 			_, err = st.RecordGoal(ctx, learner, l.Slug, b.ID, map[string]float64{"x": 1})
+		case *lessons.Lab:
+			id := "run-" + learner[:6] + "-" + b.ID
+			q, _ := json.Marshal(labPreset(b))
+			if err = st.SaveRun(ctx, store.Run{ID: id, Learner: learner, Lesson: l.Slug, Block: b.ID, Request: q, Status: store.RunDone, CreatedAt: at}); err == nil {
+				for i, rate := range b.Rates {
+					if err = st.AddRow(ctx, id, loadrun.Row{Window: i, Offered: rate, Sent: 10, OK: 9, N: 9, Gaveup: 1, OKPerSec: rate * 0.9, P50MS: 21, P99MS: 40, MeanMS: 23.5, Seconds: b.Seconds}); err != nil {
+						break
+					}
+				}
+			}
 		case *lessons.RecordBlock:
 			_, err = st.SaveRecord(ctx, learner, store.Record{Lesson: l.Slug, Block: b.ID, Run: run,
 				Fields: map[string]string{lessons.FieldNumber: "12", lessons.FieldCriterion: "p99 <= 230 ms & \"quoted\""}})
@@ -94,8 +112,8 @@ func fillLearner(t *testing.T, st *store.Store, learner string, l *lessons.Lesso
 // for every lesson and several learners.
 func TestLessonPlanMatchesRender(t *testing.T) {
 	s := newSite(t)
-	srv := &server{assets: newAssets(t), store: s.store}
 	c := s.course
+	srv := &server{assets: newAssets(t), store: s.store, course: func() (*lessons.Course, error) { return c, nil }}
 	skipped := "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
 	busy := "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0"
 	revealed := "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1"
@@ -161,6 +179,47 @@ func TestLessonPlanMatchesRender(t *testing.T) {
 						l.Slug, q, lc.name, firstDiff(got.String(), want), got.String()[min(got.Len(), firstDiff(got.String(), want)):],
 						want[min(len(want), firstDiff(got.String(), want)):])
 				}
+			}
+		}
+	}
+}
+
+// A learner who answered every Predict of a course where nobody has run
+// anything yet sees unfolded lab blocks with no runs and closed tables:
+// kept variants of their own (lessonplan.go), which must equal the whole
+// render too.
+func TestLessonPlanUnfoldedWithoutRuns(t *testing.T) {
+	s := newSite(t)
+	c := s.course
+	srv := &server{assets: newAssets(t), store: s.store, course: func() (*lessons.Course, error) { return c, nil }}
+	learner := "6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e"
+	for _, l := range c.Lessons {
+		for _, b := range l.Blocks() {
+			if q, ok := b.(*lessons.Question); ok && q.Type == "predict" {
+				if _, err := s.store.Lock(context.Background(), learner, l.Slug, q.ID, q.Options[0].ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, l := range c.Lessons {
+		want := referencePage(t, srv, c, l.Slug, learner, "")
+		for range 2 { // built, then kept
+			req, _ := http.NewRequest("GET", s.srv.URL+lessonURL(l.Slug), nil)
+			req.AddCookie(&http.Cookie{Name: LearnerCookie, Value: learner})
+			res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			got.ReadFrom(res.Body)
+			res.Body.Close()
+			if got.String() != want {
+				i := firstDiff(got.String(), want)
+				t.Fatalf("%s: served page differs from the whole render at byte %d:\nserved: %.300s\nwhole:  %.300s", l.Slug, i, got.String()[min(got.Len(), i):], want[min(len(want), i):])
+			}
+			if !strings.Contains(got.String(), `data-testid="lab-run"`) && len(lessonLabs(l)) > 0 {
+				t.Errorf("%s: no Run offered after answering", l.Slug)
 			}
 		}
 	}

@@ -229,9 +229,12 @@ type pageCache struct {
 	pages  map[string]cachedPage
 }
 
-// cachedPage is a rendered page and, when it is smaller, its gzip form.
+// cachedPage is a rendered page and, when it is smaller, its gzip form;
+// refs names the recorded runs it shows (refsKey), so a newer recorded
+// run replaces it.
 type cachedPage struct {
 	plain, gz []byte
+	refs      string
 }
 
 // write sends the page, gzipped if the client accepts it.
@@ -249,18 +252,18 @@ func (p cachedPage) write(w http.ResponseWriter, r *http.Request) {
 	writeHTML(w, http.StatusOK, p.gz)
 }
 
-func (pc *pageCache) get(c *lessons.Course, slug string) (cachedPage, bool) {
+func (pc *pageCache) get(c *lessons.Course, slug, refs string) (cachedPage, bool) {
 	pc.mu.RLock()
 	defer pc.mu.RUnlock()
 	if pc.course != c {
 		return cachedPage{}, false
 	}
 	p, ok := pc.pages[slug]
-	return p, ok
+	return p, ok && p.refs == refs
 }
 
-func (pc *pageCache) put(c *lessons.Course, slug string, page []byte) {
-	cp := cachedPage{plain: bytes.Clone(page), gz: gzipped(page)} // compressed outside the lock
+func (pc *pageCache) put(c *lessons.Course, slug, refs string, page []byte) {
+	cp := cachedPage{plain: bytes.Clone(page), gz: gzipped(page), refs: refs} // compressed outside the lock
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if pc.course != c {

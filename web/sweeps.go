@@ -306,7 +306,16 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !strings.HasPrefix(r.URL.Path, "/api/") && !wantsJSON(r) {
-		http.Redirect(w, r, runURL(id), http.StatusSeeOther)
+		// The lab block's Cancel sends its form's block: back to it.
+		to := runURL(id)
+		if block := r.PostFormValue("block"); block != "" {
+			if c, err := s.course(); err == nil {
+				if _, l, ok := c.Lab(block); ok {
+					to = lessonURL(l.Slug) + "#" + block
+				}
+			}
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
 		return nil
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"id": id, "status": "cancelling"})
@@ -333,6 +342,7 @@ type runView struct {
 	LastSeq        int            `json:"last_seq"`
 	Prediction     []prediction   `json:"prediction"`
 	chart          chartEntry     // the chart of Rows with Prediction
+	show           []string       // the columns its lab block shows first (lessons.Lab.Show)
 }
 
 // Live reports whether the run is still queued or running.
@@ -385,6 +395,13 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 	}
 	v.chart = s.charts.get(v)
 	v.Prediction = v.chart.preds
+	if v.Block != "" {
+		if course, err := s.course(); err == nil {
+			if lab, _, ok := course.Lab(v.Block); ok {
+				v.show = lab.Show
+			}
+		}
+	}
 	return v, nil
 }
 
@@ -476,37 +493,98 @@ func (s *server) runChartSVG(w http.ResponseWriter, r *http.Request) error {
 	return chart.SVG(v.chart.chart).Render(r.Context(), w)
 }
 
-// rowColumns are the columns of a run's table and rows CSV: JSON names of
-// loadrun.Row, then their headings.
-var rowColumns = []struct{ Key, Heading string }{
-	{"window", "window"}, {"offered", "offered /s"}, {"sent", "sent"}, {"ok", "ok"}, {"refused", "refused"},
-	{"gaveup", "gave up"}, {"error", "error"}, {"ok_per_sec", "ok /s"}, {"p50_ms", "p50 ms"}, {"p99_ms", "p99 ms"},
-	{"done", "done"}, {"lost", "lost"}, {"queued", "queued max"}, {"not_sent", "not sent"}, {"late", "late"},
-	{"send_lag_p99_ms", "send lag p99 ms"}, {"note", "note"},
-}
+// rowColumns are the columns of a run's table: JSON names of loadrun.Row,
+// which are also the names the lessons' recorded tables and cmd/load use,
+// so a learner reads the same heading in their run as in the lesson.
+var rowColumns = []string{"window", "offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms",
+	"mean_ms", "done", "lost", "queued", "not_sent", "late", "send_lag_p99_ms", "note"}
 
-// rowCells formats a row's cells in rowColumns order.
+// defaultRunShow are the columns a run's table shows first when its lab
+// block names none (show:).
+var defaultRunShow = []string{"offered", "ok_per_sec", "p50_ms", "p99_ms", "queued", "refused", "gaveup"}
+
+// rowCells formats a row's cells in rowColumns order: the recorded
+// tables' columns exactly as lessons.RowCells writes them (so a run and a
+// recorded table, and the reading line beside them, show the same
+// figures), the rest to one decimal. Windows are counted from 1, as
+// people count them (the row's JSON counts from 0).
 func rowCells(row loadrun.Row) []string {
 	m := map[string]any{}
 	b, _ := json.Marshal(row)
 	json.Unmarshal(b, &m)
+	recorded := map[string]string{}
+	cells := lessons.RowCells(row)
+	for i, c := range lessons.RecordColumns() {
+		recorded[c] = cells[i]
+	}
 	out := make([]string, len(rowColumns))
 	for i, c := range rowColumns {
-		switch v := m[c.Key].(type) {
+		if c == "window" {
+			out[i] = strconv.Itoa(row.Window + 1)
+			continue
+		}
+		if v, ok := recorded[c]; ok {
+			out[i] = v
+			continue
+		}
+		switch v := m[c].(type) {
 		case float64:
-			switch {
-			case c.Key == "window":
-				out[i] = fmtNum(v + 1) // people count windows from 1
-			case v < 0:
+			if v < 0 {
 				out[i] = "" // unknown (no lab control API): left empty, never -1
-			default:
-				out[i] = fmtNum(math.Round(v*100) / 100)
+			} else {
+				out[i] = fmtNum(math.Round(v*10) / 10)
 			}
 		case string:
 			out[i] = v
 		}
 	}
 	return out
+}
+
+// runTable is a run's rows as a table: the window, the columns its lab
+// block names (or defaultRunShow), the model's two columns, then the rest
+// one click away.
+func runTable(v runView) dataTable {
+	show := v.show
+	if len(show) == 0 {
+		show = defaultRunShow
+	}
+	var cols []tableCol
+	var order []int
+	add := func(key string, extra bool) {
+		if i := slices.Index(rowColumns, key); i >= 0 && !slices.ContainsFunc(cols, func(c tableCol) bool { return c.Key == key }) {
+			cols = append(cols, tableCol{Key: key, Heading: key, Extra: extra})
+			order = append(order, i)
+		}
+	}
+	add("window", false)
+	for _, k := range show {
+		add(k, false)
+	}
+	cols = append(cols, tableCol{Key: "model_ok_per_sec", Heading: "model ok_per_sec"}, tableCol{Key: "model_p99_ms", Heading: "model p99_ms"})
+	order = append(order, -1, -2)
+	for _, k := range rowColumns {
+		add(k, true)
+	}
+	t := dataTable{ID: "rows-" + panelID(v), Label: "Rows of the run, one per window",
+		Caption: "One row per window. Times in ms from the intended send; the model columns are what the model predicts.",
+		Cols:    cols, TestID: "run-rows"}
+	for i, row := range v.Rows {
+		cells := rowCells(row)
+		out := make([]string, len(order))
+		for j, k := range order {
+			switch k {
+			case -1:
+				out[j] = modelCell(v, i, false)
+			case -2:
+				out[j] = modelCell(v, i, true)
+			default:
+				out[j] = cells[k]
+			}
+		}
+		t.Rows = append(t.Rows, tableRow{Window: itoa(row.Window), Cells: out})
+	}
+	return t
 }
 
 // rowsCSV is GET /runs/{id}.csv: every column of every row.
@@ -673,28 +751,62 @@ func panelID(v runView) string {
 // replayed (never stored).
 const statusReplaying = "replaying"
 
-// statusLine says where a run stands, in words.
+// statusLine says where a run stands, in words: queued with its place and
+// wait, running with its window (counted from 1), done, failed or
+// cancelled with the reason. static/js/runs.js writes the same sentences
+// as events arrive.
 func statusLine(v runView) string {
 	n := v.Request.Windows()
 	switch v.Status {
 	case "":
 		return "Not run yet. The dashed lines are what the model predicts for these knobs."
 	case store.RunQueued:
-		return fmt.Sprintf("Waiting: number %d in the queue, expected to start about %s.", v.Position, v.EstimatedStart.UTC().Format("15:04:05 UTC"))
+		return fmt.Sprintf("Queued: number %d in line, starting %s.", v.Position, startsIn(time.Until(v.EstimatedStart)))
 	case store.RunRunning:
 		return fmt.Sprintf("Running: window %d of %d.", min(len(v.Rows)+1, n), n)
 	case store.RunDone:
-		return fmt.Sprintf("Done: %d of %d windows measured.", len(v.Rows), n)
+		return fmt.Sprintf("Done: all %d %s measured.", len(v.Rows), plural(len(v.Rows), "window", "windows"))
 	case store.RunFailed:
-		return "Failed. " + v.Reason
+		return "Failed: " + reasonText(v.Reason)
 	case store.RunCancelled:
-		return "Cancelled. " + v.Reason
+		return "Cancelled: " + reasonText(v.Reason)
 	case store.RunInterrupted:
-		return "Interrupted. " + v.Reason
+		return "Interrupted: " + reasonText(v.Reason)
 	case statusReplaying:
 		return fmt.Sprintf("Replaying a recorded run at its real pace: %d of %d windows so far.", len(v.Rows), n)
 	}
 	return v.Status
+}
+
+// startsIn says when a queued run is expected to start.
+func startsIn(d time.Duration) string {
+	secs := int(math.Ceil(d.Seconds()))
+	switch {
+	case secs <= 1:
+		return "in a moment"
+	case secs < 90:
+		return fmt.Sprintf("in about %d s", secs)
+	}
+	return fmt.Sprintf("in about %d min", int(math.Round(d.Minutes())))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// reasonText is a run's end reason as a sentence.
+func reasonText(reason string) string {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return "no reason was given."
+	}
+	if !strings.HasSuffix(reason, ".") {
+		reason += "."
+	}
+	return reason
 }
 
 func windowFraction(v runView) string {
@@ -722,12 +834,12 @@ func modelCell(v runView, i int, p99 bool) string {
 	}
 	p := v.Prediction[i]
 	if !p99 {
-		return fmtNum(math.Round(p.OKPerSec*100) / 100)
+		return fmtNum(math.Round(p.OKPerSec*10) / 10)
 	}
 	if p.P99MS == nil {
-		return "no steady state"
+		return "unbounded" // no steady state: the model's queue grows without end
 	}
-	return fmtNum(math.Round(*p.P99MS*100) / 100)
+	return fmtNum(math.Round(*p.P99MS*10) / 10)
 }
 
 // runPanelFragment is GET /runs/{id}/panel: the run's panel alone, which

@@ -349,7 +349,7 @@ func TestSweepStreamAndSavedRun(t *testing.T) {
 	if got := len(find(doc, func(n nodeT) bool { v, ok := attr(n, "data-window"); return ok && v != "" })); got != 2 {
 		t.Errorf("run page has %d table rows, want 2", got)
 	}
-	if st := find(doc, byTestID("run-status")); len(st) != 1 || !strings.HasPrefix(text(st[0]), "Done: 2 of 2") {
+	if st := find(doc, byTestID("run-status")); len(st) != 1 || !strings.HasPrefix(text(st[0]), "Done: all 2 windows measured") {
 		t.Errorf("run page status: %v", testIDText(t, page.body, "run-status"))
 	}
 	chartHTML := renderNode(find(doc, byTestID("run-chart"))[0])

@@ -67,7 +67,7 @@ func TestRoutes(t *testing.T) {
 		// Revealing with nothing locked is a conflict that says what to do.
 		{"predict reveal first", "POST", samplePredict, url.Values{"action": {"reveal"}}, nil, 409, "text/html", "before revealing"},
 		// An unknown action names the allowed ones.
-		{"predict bad action", "POST", samplePredict, url.Values{"action": {"guess"}}, nil, 400, "text/html", "want lock, skip or reveal"},
+		{"predict bad action", "POST", samplePredict, url.Values{"action": {"guess"}}, nil, 400, "text/html", "want lock, skip, open or reveal"},
 		// Locking without an option explains itself.
 		{"predict no option", "POST", samplePredict, url.Values{"action": {"lock"}}, nil, 400, "text/html", "Choose one of the options"},
 		// An option that does not exist names the ones that do.
@@ -262,7 +262,9 @@ func TestPredictLockCannotChange(t *testing.T) {
 	if len(e.Predictions) != 1 || e.Predictions[0].Option != "b" {
 		t.Errorf("stored predictions = %+v, want only b", e.Predictions)
 	}
-	// Reveal shows the answer and every explanation.
+	// Reveal shows the answer and every explanation, once a measurement
+	// was seen (here the recorded results, opened).
+	s.post(c, samplePredict, url.Values{"action": {"open"}})
 	s.post(c, samplePredict, url.Values{"action": {"reveal"}})
 	page = s.get(c, "/lessons/sample").body
 	got := testIDText(t, page, "predict-answer")

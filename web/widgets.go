@@ -33,7 +33,7 @@ const (
 // its parameters (see the package doc).
 func widgetReserved(k string) bool {
 	switch k {
-	case "solve", "goal", "goal_text", "found", "title", "assumes", "ignores", "was", "widget", "id":
+	case "solve", "goal", "goal_text", "found", "title", "assumes", "ignores", "was", "widget", "id", "nudge":
 		return true
 	}
 	return false
@@ -49,6 +49,7 @@ type widgetQuery struct {
 	Title    string
 	Assumes  []string
 	Ignores  []string
+	Nudge    nudge // a − or + button pressed without JavaScript
 }
 
 // parseWidgetQuery reads a widget's values from q. Every parameter value
@@ -114,6 +115,19 @@ func parseWidgetQuery(kind string, q url.Values, preset bool) (widgetQuery, mode
 			errs = append(errs, pe...)
 		} else {
 			wq.Solve = s
+		}
+	}
+	if n := q.Get("nudge"); n != "" {
+		name, dir, _ := strings.Cut(n, ":")
+		switch {
+		case allowedText(kind, name) == "not a parameter of "+kind:
+			errs = append(errs, model.ParamError{Param: "nudge", Message: fmt.Sprintf("%q is not a parameter of %s", name, kind)})
+		case dir == "+":
+			wq.Nudge = nudge{name, 1}
+		case dir == "-":
+			wq.Nudge = nudge{name, -1}
+		default:
+			errs = append(errs, model.ParamError{Param: "nudge", Message: fmt.Sprintf("%q is not allowed: want param:- or param:+", n)})
 		}
 	}
 	if g := q.Get("goal"); g != "" {
@@ -317,16 +331,24 @@ func quantityLabels(spec model.Spec) map[string]quantityLabel {
 	return mine
 }
 
-// withUnit writes a number and its unit.
+// withUnit writes a number and its unit, the unit of a count in the
+// singular for exactly one ("1 worker", "2 workers").
 func withUnit(v float64, unit string) string {
 	if unit == "" {
 		return model.Format(v)
 	}
+	if v == 1 {
+		switch unit {
+		case "workers", "requests", "cores", "servers", "callers":
+			unit = strings.TrimSuffix(unit, "s")
+		}
+	}
 	return model.Format(v) + " " + unit
 }
 
-// missText says, encouragingly, what one unmet target still needs.
-// static/js/widgets.js writes the same sentence.
+// missText says, encouragingly, what one unmet target still needs:
+// "Workers: 1 worker; bring it up to 10 workers (within ±0.5)."
+// static/js/widgettext.js writes the same sentence.
 func missText(labels map[string]quantityLabel, m model.Miss) string {
 	q, ok := labels[m.Param]
 	if !ok {
@@ -337,20 +359,21 @@ func missText(labels map[string]quantityLabel, m model.Miss) string {
 		want += " (within ±" + model.Format(float64(m.Tol)) + ")"
 	}
 	if !m.Got.Finite() {
-		return q.Label + " has no value at these settings; the goal wants " + want + "."
+		return q.Label + ": no value at these settings; the goal wants " + want + "."
 	}
 	dir := "up"
 	if float64(m.Got) > float64(m.Want) {
 		dir = "down"
 	}
-	return q.Label + " is " + withUnit(float64(m.Got), q.Unit) + ": bring it " + dir + " to " + want + "."
+	return q.Label + ": " + withUnit(float64(m.Got), q.Unit) + "; bring it " + dir + " to " + want + "."
 }
 
 // widgetInput is one parameter's controls as rendered.
 type widgetInput struct {
-	P         model.Param
-	Value     float64 // what the controls show; for the implied one, its computed value (NaN if undefined)
-	SliderMax float64
+	P      model.Param
+	Value  float64 // what the controls show; for the implied one, its computed value (NaN if undefined)
+	Slider slider
+	Target *model.Target // the goal's target on this parameter, if any
 	// RangePos is where the range input sits: Value snapped to the
 	// range's step grid and limits, as a browser would snap it, so that
 	// "was" holds exactly what an untouched range sends back.
@@ -386,27 +409,114 @@ type widgetView struct {
 	Assets     widgetAssetURLs
 }
 
-// sliderMax is the top of a parameter's range input: a round number at
-// least twice the larger of its value and its default (and at least ten
-// steps), capped at the parameter's maximum. The number input beside it
-// takes the parameter's whole range; widgets.js widens the slider when a
-// typed value passes its top. static/js/widgets.js has the same rule.
+// sliderPixels is the narrowest a widget's range input is laid out, in
+// CSS pixels (a row of its own at 320 px). A goal's slider spans at most
+// 2 × tol × sliderPixels, so no pixel steps over the goal's window.
+const sliderPixels = 250
+
+// slider is a range input's limits and step.
+type slider struct {
+	Min, Max, Step float64
+}
+
+// sliderMax is the top of a parameter's range input with no goal: a
+// round number at least twice the larger of its value and its default
+// (and at least ten steps), capped at the parameter's maximum. The number
+// input beside it takes the parameter's whole range.
 func sliderMax(p model.Param, v float64) float64 {
 	base := math.Max(math.Max(v, p.Default), p.Step*10)
 	return math.Min(p.Max, math.Max(p.Min+p.Step, chart.NiceCeil(2*base)))
 }
 
-// rangePos snaps v to a range input's grid min + k × step (the nearer
-// step, a half going up) within [min, top], rounded to 12 significant
-// digits to drop floating-point noise (0.1 + 19 × 0.1).
-func rangePos(p model.Param, top, v float64) float64 {
-	x := p.Min + math.Floor((v-p.Min)/p.Step+0.5)*p.Step
-	x = math.Min(top, math.Max(p.Min, x))
+// sliderFor lays out a parameter's range input for value v and the goal's
+// target on it (nil: none). Without a target it is min to sliderMax by the
+// parameter's step. With one, the step is goalStep; the top covers the
+// goal too; and when that range is wider than 2 × tol × sliderPixels it
+// narrows to a window of that width around the goal, so a drag can land
+// in the goal's tolerance (the number input still takes any value).
+// static/js/widgettext.js has the same rule (web/testdata/widget-vectors.json).
+func sliderFor(p model.Param, v float64, t *model.Target) slider {
+	if t == nil {
+		return slider{Min: p.Min, Max: sliderMax(p, v), Step: p.Step}
+	}
+	step := goalStep(p, *t)
+	base := math.Max(math.Max(v, p.Default), math.Max(step*10, t.Value+t.Tol))
+	s := slider{Min: p.Min, Max: math.Min(p.Max, math.Max(p.Min+step, chart.NiceCeil(2*base))), Step: step}
+	span := math.Floor(2*t.Tol*sliderPixels/step) * step
+	if s.Max-s.Min > span {
+		lo := math.Max(p.Min, p.Min+math.Floor((t.Value-span/2-p.Min)/step)*step)
+		hi := math.Min(p.Max, lo+span)
+		if hi-lo < span {
+			lo = math.Max(p.Min, p.Min+math.Ceil((hi-span-p.Min)/step)*step)
+		}
+		s.Min, s.Max = lo, hi
+	}
+	s.Min, s.Max, s.Step = round12(s.Min), round12(s.Max), round12(s.Step)
+	return s
+}
+
+// goalStep is the step of a slider with a goal on it, as coarse as the
+// tolerance allows, so the arrow keys and − and + get there in few
+// presses: the largest 1, 2 or 5 × 10^k at or below tol when it is no
+// finer than the parameter's own step and its grid (min + k × step) has
+// the goal on it; else the parameter's step when its grid comes within
+// tol of the goal; else that 1, 2 or 5 × 10^k, whose grid always comes
+// within half a step.
+func goalStep(p model.Param, t model.Target) float64 {
+	on := func(step, within float64) bool {
+		near := p.Min + math.Round((t.Value-p.Min)/step)*step
+		return math.Abs(near-t.Value) <= within+1e-9*math.Max(1, math.Abs(t.Value))
+	}
+	nice := niceFloor(t.Tol)
+	switch {
+	case nice >= p.Step && on(nice, 0):
+		return nice
+	case on(p.Step, t.Tol):
+		return p.Step
+	}
+	return nice
+}
+
+// niceFloor returns the largest 1, 2 or 5 × 10^k at or below v (v > 0).
+func niceFloor(v float64) float64 {
+	if !(v > 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{5, 2, 1} {
+		if m*p <= v*(1+1e-12) {
+			return m * p
+		}
+	}
+	return p
+}
+
+// round12 rounds to 12 significant digits, dropping floating-point noise
+// (0.1 + 19 × 0.1).
+func round12(x float64) float64 {
 	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
 	if err != nil {
 		return x
 	}
 	return r
+}
+
+// rangePos snaps v to a range input's grid min + k × step (the nearer
+// step, a half going up) within [min, max], rounded to 12 significant
+// digits, as a browser snaps it.
+func rangePos(s slider, v float64) float64 {
+	x := s.Min + math.Floor((v-s.Min)/s.Step+0.5)*s.Step
+	return round12(math.Min(s.Max, math.Max(s.Min, x)))
+}
+
+// targetOn returns the target on parameter name, or nil.
+func targetOn(ts []model.Target, name string) *model.Target {
+	for i := range ts {
+		if ts[i].Param == name {
+			return &ts[i]
+		}
+	}
+	return nil
 }
 
 // buildWidget computes a widget and lays out its controls. values are
@@ -428,12 +538,6 @@ func buildWidget(mc *modelCache, id string, spec model.Spec, values map[string]f
 				in.Value = q
 			}
 		}
-		x := in.Value
-		if math.IsNaN(x) {
-			x = p.Default
-		}
-		in.SliderMax = sliderMax(p, x)
-		in.RangePos = rangePos(p, in.SliderMax, x)
 		for _, e := range errs {
 			if e.Param == p.Name {
 				in.Error = e.Message
@@ -445,13 +549,54 @@ func buildWidget(mc *modelCache, id string, spec model.Spec, values map[string]f
 		v.PlotHTML = mc.plotHTML(e, id)
 		v.PlotURL = "/widgets/" + spec.Kind + "/plot"
 	}
+	v.layoutSliders()
 	return v, nil
 }
 
-// withGoal sets the goal and checks it against the current result.
+// layoutSliders sets each input's range (sliderFor, with the goal's
+// target on it) and where its thumb sits.
+func (v *widgetView) layoutSliders() {
+	for i := range v.Inputs {
+		in := &v.Inputs[i]
+		x := in.Value
+		if math.IsNaN(x) {
+			x = in.P.Default
+		}
+		in.Target = targetOn(v.Targets, in.P.Name)
+		in.Slider = sliderFor(in.P, x, in.Target)
+		in.RangePos = rangePos(in.Slider, x)
+	}
+}
+
+// withGoal sets the goal and checks it against the current result; the
+// sliders take the goal into account.
 func (v *widgetView) withGoal(text, found string, targets []model.Target) {
 	v.GoalText, v.Found, v.Targets = text, found, targets
 	v.Status = model.GoalReached(v.Result.Quantities, targets)
+	v.layoutSliders()
+}
+
+// nudged applies a nudge (a − or + button: one slider step down or up) to
+// values, within the parameter's range.
+func nudged(spec model.Spec, values map[string]float64, n nudge, targets []model.Target) {
+	for _, p := range spec.Params {
+		if p.Name != n.Param {
+			continue
+		}
+		x, ok := values[p.Name]
+		if !ok {
+			x = p.Default
+		}
+		step := sliderFor(p, x, targetOn(targets, p.Name)).Step
+		values[p.Name] = round12(math.Min(p.Max, math.Max(p.Min, x+float64(n.Dir)*step)))
+	}
+}
+
+// nudge is a − or + button of the widget's GET form: nudge=param:- or
+// nudge=param:+.
+type nudge struct {
+	Param string
+	Dir   int // −1 or +1; 0 = none
 }
 
 // HasGoal reports whether the widget shows a goal.
@@ -668,6 +813,9 @@ func lessonWidgetView(ctx context.Context, l *lessons.Lesson, m *lessons.Model, 
 			solve = wc.Query.Solve
 		}
 		errs = wc.Errors
+		if wc.Query.Nudge.Dir != 0 && len(errs) == 0 {
+			nudged(spec, values, wc.Query.Nudge, lessonTargets(m.Goal.Want))
+		}
 	}
 	var mc *modelCache
 	if wc != nil {
@@ -710,11 +858,15 @@ func (s *server) widgetPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// A bad value is shown inside the widget, beside its field, with the
+	// rest computed from what was good: a page that frames the widget
+	// keeps a widget, not an error page of this site.
 	wq, errs := parseWidgetQuery(spec.Kind, r.URL.Query(), true)
-	if len(errs) > 0 {
-		return paramErrorsError(errs)
+	values := wq.Values
+	if wq.Nudge.Dir != 0 && len(errs) == 0 {
+		nudged(spec, values, wq.Nudge, wq.Goal)
 	}
-	v, err := buildWidget(&s.models, "w-"+spec.Kind, spec, wq.Values, wq.Solve, nil)
+	v, err := buildWidget(&s.models, "w-"+spec.Kind, spec, values, wq.Solve, errs)
 	if err != nil {
 		return err
 	}
@@ -746,7 +898,11 @@ func (s *server) widgetPage(w http.ResponseWriter, r *http.Request) error {
 		title = spec.Title
 	}
 	v.Title = title
-	s.render(w, r, http.StatusOK, widgetStandalone(s.widgetAssets(), title, v))
+	status := http.StatusOK
+	if len(errs) > 0 {
+		status = http.StatusBadRequest
+	}
+	s.render(w, r, status, widgetStandalone(s.widgetAssets(), title, v))
 	return nil
 }
 

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"net/url"
@@ -9,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"capacitylab/lessons"
 	"capacitylab/model"
+	"capacitylab/store"
 )
 
 const (
@@ -182,7 +186,7 @@ func TestWidgetPageGoalAndCaveatsFromQuery(t *testing.T) {
 	if got := testIDText(t, body, "widget-goal-state"); !strings.Contains(got, "Not there yet") {
 		t.Errorf("goal state = %q", got)
 	}
-	if got := testIDText(t, body, "widget-goal-misses"); got != "Time in system is 230 ms: bring it down to 100 ms (within ±2)." {
+	if got := testIDText(t, body, "widget-goal-misses"); got != "Time in system: 230 ms; bring it down to 100 ms (within ±2)." {
 		t.Errorf("misses = %q", got)
 	}
 	if got := testIDText(t, body, "widget-assumes"); got != "A stable window." {
@@ -215,23 +219,24 @@ func TestWidgetPageBadParams(t *testing.T) {
 		path   string
 		status int
 		names  []string // text the page must contain
+		beside string   // the parameter whose field shows the error beside it ("" = the list above the fields)
 	}{
 		// A negative rate is out of range; the page names it and the range.
-		{"out of range", "/widgets/littles-law?arrivals=-1", 400, []string{"arrivals", "want 0 to 5000"}},
+		{"out of range", "/widgets/littles-law?arrivals=-1", 400, []string{"arrivals", "want 0 to 5000"}, "arrivals"},
 		// A word is not a number.
-		{"not a number", "/widgets/littles-law?latency_ms=slow", 400, []string{"latency_ms", "is not a number"}},
+		{"not a number", "/widgets/littles-law?latency_ms=slow", 400, []string{"latency_ms", "is not a number"}, "latency_ms"},
 		// Two bad parameters are both named.
-		{"two bad", "/widgets/admission-limit?workers=1.5&service_ms=0", 400, []string{"workers", "whole number", "service_ms"}},
+		{"two bad", "/widgets/admission-limit?workers=1.5&service_ms=0", 400, []string{"workers", "whole number", "service_ms"}, "service_ms"},
 		// An unknown parameter is named.
-		{"unknown param", "/widgets/two-ceilings?threads=4", 400, []string{"threads", "not a parameter"}},
+		{"unknown param", "/widgets/two-ceilings?threads=4", 400, []string{"threads", "not a parameter"}, ""},
 		// solve must be a quantity the kind can imply.
-		{"bad solve", "/widgets/littles-law?solve=workers", 400, []string{"solve", "inflight, arrivals, latency_ms"}},
+		{"bad solve", "/widgets/littles-law?solve=workers", 400, []string{"solve", "inflight, arrivals, latency_ms"}, ""},
 		// A goal on a quantity the kind does not have.
-		{"bad goal", "/widgets/littles-law?goal=limit:3", 400, []string{"goal", "not a quantity"}},
+		{"bad goal", "/widgets/littles-law?goal=limit:3", 400, []string{"goal", "not a quantity"}, ""},
 		// Infinity is not a value a control can take.
-		{"infinite", "/widgets/queue-curve?arrivals=Inf", 400, []string{"arrivals", "not a number"}},
+		{"infinite", "/widgets/queue-curve?arrivals=Inf", 400, []string{"arrivals", "not a number"}, "arrivals"},
 		// An unknown widget is a 404 listing the kinds.
-		{"unknown kind", "/widgets/erlang", 404, []string{"admission-limit, littles-law, queue-curve, two-ceilings"}},
+		{"unknown kind", "/widgets/erlang", 404, []string{"admission-limit, littles-law, queue-curve, two-ceilings"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,6 +251,26 @@ func TestWidgetPageBadParams(t *testing.T) {
 				if !strings.Contains(res.body, n) {
 					t.Errorf("page does not say %q:\n%.600s", n, res.body)
 				}
+			}
+			if tt.status != 400 {
+				return
+			}
+			// A bad value keeps the widget, with the error inside it (a
+			// course page framing it shows a widget, not this site's error
+			// page), beside the field it is about, and the results marked
+			// as not for that value.
+			if !strings.Contains(res.body, "data-widget-root") || strings.Contains(res.body, `class="site-header"`) || hasTestID(t, res.body, "error") {
+				t.Errorf("a bad value gives a page that is not the widget:\n%.600s", res.body)
+			}
+			if tt.beside != "" {
+				if got := testIDText(t, res.body, "error-"+tt.beside); got == "" {
+					t.Errorf("no error beside the %s field", tt.beside)
+				}
+				if !hasTestID(t, res.body, "widget-stale") || strings.Contains(blockOf(t, res.body, "widget-stale"), "hidden") {
+					t.Error("the results are not marked stale")
+				}
+			} else if !hasTestID(t, res.body, "widget-errors") {
+				t.Error("the error is not listed above the fields")
 			}
 		})
 	}
@@ -616,30 +641,32 @@ func TestWidgetPlotAndFraming(t *testing.T) {
 
 func TestRangePos(t *testing.T) {
 	tests := []struct {
-		name   string
-		p      model.Param
-		top, v float64
-		want   float64
+		name string
+		s    slider
+		v    float64
+		want float64
 	}{
 		// On the grid: unchanged.
-		{"on grid", model.Param{Min: 0, Step: 1}, 100, 48, 48},
+		{"on grid", slider{Min: 0, Max: 100, Step: 1}, 48, 48},
 		// Half way between steps goes up, as browsers do.
-		{"half up", model.Param{Min: 0, Step: 1}, 100, 48.5, 49},
+		{"half up", slider{Min: 0, Max: 100, Step: 1}, 48.5, 49},
 		// A step of 0.1 from 0.1: 2 comes out as 2, not 2.0000000000000004.
-		{"float noise", model.Param{Min: 0.1, Step: 0.1}, 50, 2, 2},
+		{"float noise", slider{Min: 0.1, Max: 50, Step: 0.1}, 2, 2},
 		// Above the slider's top: pinned to the top.
-		{"above top", model.Param{Min: 0, Step: 1}, 100, 150, 100},
+		{"above top", slider{Min: 0, Max: 100, Step: 1}, 150, 100},
+		// Below a goal's window: pinned to its bottom.
+		{"below window", slider{Min: 20, Max: 70, Step: 0.2}, 1, 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := rangePos(tt.p, tt.top, tt.v); got != tt.want {
+			if got := rangePos(tt.s, tt.v); got != tt.want {
 				t.Errorf("rangePos = %v, want %v", got, tt.want)
 			}
 		})
 	}
 }
 
-// TestWidgetTextVectors holds sliderMax and missText to the cases
+// TestWidgetTextVectors holds sliderFor and missText to the cases
 // static/js/widgettext.js is tested against (node --test static/js/).
 func TestWidgetTextVectors(t *testing.T) {
 	b, err := os.ReadFile("testdata/widget-vectors.json")
@@ -655,8 +682,9 @@ func TestWidgetTextVectors(t *testing.T) {
 				Step    float64 `json:"step"`
 				Default float64 `json:"default"`
 			} `json:"param"`
-			Value float64 `json:"value"`
-			Want  float64 `json:"want"`
+			Value  float64       `json:"value"`
+			Target *model.Target `json:"target"`
+			Want   slider        `json:"want"`
 		} `json:"slider"`
 		Misses []struct {
 			Why    string                   `json:"why"`
@@ -673,14 +701,81 @@ func TestWidgetTextVectors(t *testing.T) {
 	}
 	for _, c := range v.Slider {
 		p := model.Param{Min: c.Param.Min, Max: c.Param.Max, Step: c.Param.Step, Default: c.Param.Default}
-		if got := sliderMax(p, c.Value); got != c.Want {
-			t.Errorf("sliderMax (%s) = %v, want %v", c.Why, got, c.Want)
+		if got := sliderFor(p, c.Value, c.Target); got != c.Want {
+			t.Errorf("sliderFor (%s) = %+v, want %+v", c.Why, got, c.Want)
 		}
 	}
 	for _, c := range v.Misses {
 		if got := missText(c.Labels, c.Miss); got != c.Want {
 			t.Errorf("missText (%s) =\n %q, want\n %q", c.Why, got, c.Want)
 		}
+	}
+}
+
+// Every model block of the course can reach its goal by its slider: for
+// each target on a parameter the learner moves, the goal is inside the
+// slider's range, a point of the slider's grid (min + k × step) is within
+// the tolerance, one pixel of the narrowest slider (sliderPixels) moves
+// less than the tolerance window, and the − and + buttons, which move one
+// step, can land on it too. The slider is laid out exactly as the page
+// does (buildWidget, withGoal), from the block's own starting values.
+func TestCourseGoalsReachableBySlider(t *testing.T) {
+	c := loadCourse(t)
+	n := 0
+	for _, l := range c.Lessons {
+		for _, b := range l.Blocks() {
+			m, ok := b.(*lessons.Model)
+			if !ok {
+				continue
+			}
+			v, err := lessonWidgetView(context.Background(), l, m, store.LessonState{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tg := range m.Goal.Want {
+				var in *widgetInput
+				for i := range v.Inputs {
+					if v.Inputs[i].P.Name == tg.Param {
+						in = &v.Inputs[i]
+					}
+				}
+				if in == nil || in.Implied {
+					continue // a target on the implied quantity: reached through the others
+				}
+				n++
+				sl := in.Slider
+				what := fmt.Sprintf("%s %s: %s goal %g ± %g, slider %g to %g by %g", l.File, m.ID, tg.Param, tg.Value, tg.Tol, sl.Min, sl.Max, sl.Step)
+				if tg.Value < sl.Min || tg.Value > sl.Max {
+					t.Errorf("%s: the goal is outside the slider", what)
+				}
+				near := rangePos(sl, tg.Value)
+				if math.Abs(near-tg.Value) > tg.Tol+1e-9 {
+					t.Errorf("%s: the nearest slider position is %g, outside the tolerance", what, near)
+				}
+				if perPixel := (sl.Max - sl.Min) / sliderPixels; perPixel > 2*tg.Tol+1e-9 {
+					t.Errorf("%s: one pixel moves %g, more than the goal's window of %g", what, perPixel, 2*tg.Tol)
+				}
+				// From the starting value, the − and + buttons (one step
+				// each, from the value as it is) come within the tolerance.
+				x := in.Value
+				for range 100000 {
+					if math.Abs(x-tg.Value) <= tg.Tol+1e-9 {
+						break
+					}
+					dir := 1.0
+					if x > tg.Value {
+						dir = -1
+					}
+					x = round12(x + dir*sl.Step)
+				}
+				if math.Abs(x-tg.Value) > tg.Tol+1e-9 {
+					t.Errorf("%s: the nudge buttons from %g step past the goal (reach %g)", what, in.Value, x)
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("checked only %d targets; the course has more", n)
 	}
 }
 
@@ -730,5 +825,45 @@ func BenchmarkAPIModel(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Without JavaScript, − and + submit the widget's form with
+// nudge=param:- or param:+: the server moves that value one slider step
+// (the goal's step on a lesson page, where a goal is on it), within range.
+func TestWidgetNudgeWithoutScript(t *testing.T) {
+	s := newSite(t)
+	valueOf := func(body, param string) string {
+		ns := find(parse(t, body), byTestID("num-"+param))
+		if len(ns) != 1 {
+			t.Fatalf("no num-%s", param)
+		}
+		return must(attr(ns[0], "value"))
+	}
+	tests := []struct {
+		name, path, param, want string
+	}{
+		// Lesson 1's time in system has a goal of 100 ± 2: its step is 2.
+		{"goal step down", littlesLesson + "?widget=littles-model&arrivals=48&latency_ms=230&nudge=latency_ms:-", "latency_ms", "228"},
+		// Arrivals has a goal of 48 ± 0.5: the parameter's own step, 1.
+		{"goal step up", littlesLesson + "?widget=littles-model&arrivals=48&latency_ms=230&nudge=arrivals:%2B", "arrivals", "49"},
+		// No goal on the standalone page: the parameter's step.
+		{"standalone", "/widgets/littles-law?arrivals=10&latency_ms=100&nudge=latency_ms:%2B", "latency_ms", "101"},
+		// Never past the parameter's range.
+		{"at the bottom", "/widgets/littles-law?arrivals=0&latency_ms=100&nudge=arrivals:-", "arrivals", "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.get(nil, tt.path)
+			if res.StatusCode != 200 {
+				t.Fatalf("status %d", res.StatusCode)
+			}
+			if got := valueOf(res.body, tt.param); got != tt.want {
+				t.Errorf("%s = %s, want %s", tt.param, got, tt.want)
+			}
+		})
+	}
+	if res := s.get(nil, "/widgets/littles-law?nudge=latency_ms:sideways"); res.StatusCode != 400 || !strings.Contains(res.body, "want param:- or param:+") {
+		t.Errorf("bad nudge: %d", res.StatusCode)
 	}
 }

@@ -235,6 +235,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	answer := chromedp.Evaluate[chromedp.Void](`(async () => {
 		const post = (path, body) => fetch(path, {method: "POST", body: new URLSearchParams(body), credentials: "same-origin"});
 		await post("/lessons/sample/predict/sample-predict", {action: "lock", option: "b"});
+		await post("/lessons/sample/predict/sample-predict", {action: "open"});
 		await post("/lessons/sample/predict/sample-predict", {action: "reveal"});
 		await post("/lessons/sample/check/sample-check", {option: "a"});
 	})()`, chromedp.EvalAwaitPromise)
@@ -256,6 +257,14 @@ func TestBrowserAccessibility(t *testing.T) {
 				if p.name == "answered lesson" {
 					if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="predict-answer"], [data-testid="check-result"]').length`)); err != nil || n != 2 {
 						t.Fatalf("the fixture does not show the revealed prediction and the check result (%d, %v)", n, err)
+					}
+					// Audit what is folded away too: the lab's settings and
+					// terminal commands, and every column of the table.
+					if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+						document.querySelectorAll('details').forEach(d => d.open = true);
+						document.querySelectorAll('.cols-toggle').forEach(c => c.checked = true);
+						return true; })()`)); err != nil {
+						t.Fatal(err)
 					}
 				}
 				if p.name == "index" { // the emulation is in force

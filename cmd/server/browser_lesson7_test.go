@@ -14,8 +14,8 @@ import (
 )
 
 // TestBrowserLesson7 walks lesson 7 (admission-limit) from its Predict to
-// its Check with JavaScript on: lock the prediction and reveal it, run the
-// limit-on preset with short windows (two rates, 1 s each), write the
+// its Check with JavaScript on: lock the prediction, run the limit-on
+// preset with short windows (two rates, 1 s each), reveal, write the
 // record with that run attached (first leaving the number empty, to see the
 // message in place with nothing lost), save it, reload and find it kept,
 // download it as Markdown, and answer the check.
@@ -38,15 +38,12 @@ func TestBrowserLesson7(t *testing.T) {
 		chromedp.Click(chromedp.CSS(predict+` [data-testid="option-a"]`)),
 		chromedp.Click(chromedp.CSS(predict+` [data-testid="predict-lock"]`)),
 		chromedp.WaitVisible(chromedp.CSS(predict+` [data-testid="predict-locked"]`)),
-		chromedp.Click(chromedp.CSS(predict+` [data-testid="predict-reveal"]`)),
-		chromedp.WaitVisible(chromedp.CSS(predict+` [data-testid="predict-answer"]`)),
+		chromedp.WaitVisible(chromedp.CSS(labOn+` [data-testid="lab-run"]`)),
 	)
-	if got := textOf(t, ctx, predict+` [data-testid="predict-answer"]`); !strings.Contains(got, "Your prediction was right") {
-		t.Errorf("revealed answer reads %q", got)
-	}
 
 	// The limit-on preset with short windows: 60 and 100 a second, 1 s each.
 	doSteps(t, ctx, "lesson 7 run limit-on",
+		chromedp.Click(chromedp.CSS(labOn+` [data-testid="lab-settings"] summary`)),
 		chromedp.SetValue(chromedp.CSS(labOn+` [data-testid="run-field-rates"]`), "60, 100"),
 		chromedp.SetValue(chromedp.CSS(labOn+` [data-testid="run-field-seconds"]`), "1"),
 		// Press Run from the keyboard: a mouse click at the button's
@@ -66,6 +63,17 @@ func TestBrowserLesson7(t *testing.T) {
 		t.Fatalf("limit-on run did not finish: %v", err)
 	}
 	screenshot(t, ctx, "lesson7-run-done")
+
+	// The run was a measurement: the answer can be revealed now.
+	doSteps(t, ctx, "lesson 7 reveal",
+		chromedp.WaitVisible(chromedp.CSS(labOn+` [data-testid="reading"]`)),
+		chromedp.WaitVisible(chromedp.CSS(predict+` [data-testid="predict-reveal"]`)),
+		chromedp.Click(chromedp.CSS(predict+` [data-testid="predict-reveal"]`)),
+		chromedp.WaitVisible(chromedp.CSS(predict+` [data-testid="predict-answer"]`)),
+	)
+	if got := textOf(t, ctx, predict+` [data-testid="predict-answer"]`); !strings.Contains(got, "Your prediction was right") {
+		t.Errorf("revealed answer reads %q", got)
+	}
 
 	// The record's list of saved runs refreshes when the run's status
 	// changes, without a reload: the new run appears and can be picked.

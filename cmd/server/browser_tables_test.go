@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -38,10 +39,12 @@ const measureTables = `(() => {
   const wraps = [...document.querySelectorAll('.table-wrap')].filter(w => w.offsetParent !== null).map(w => {
     const r = w.getBoundingClientRect();
     w.scrollLeft = w.scrollWidth;
-    const cells = w.querySelectorAll('thead th');
+    const cells = [...w.querySelectorAll('thead th')].filter(th => th.offsetParent !== null);
     const last = cells[cells.length - 1];
     const lr = last ? last.getBoundingClientRect() : r;
-    const out = {label: w.getAttribute('aria-label') || '', role: w.getAttribute('role') || '', tabIndex: w.tabIndex,
+    const named = w.getAttribute('aria-labelledby');
+    const label = w.getAttribute('aria-label') || (named && document.getElementById(named) ? document.getElementById(named).textContent.trim() : '');
+    const out = {label, role: w.getAttribute('role') || '', tabIndex: w.tabIndex,
       right: r.right, width: document.documentElement.clientWidth, scrolls: w.scrollWidth > w.clientWidth + 1,
       lastSeen: lr.right <= r.right + 1 && lr.left >= r.left - 1, tableWide: w.querySelector('table').getBoundingClientRect().width};
     w.scrollLeft = 0;
@@ -76,6 +79,13 @@ func TestBrowserWideTablesScroll(t *testing.T) {
 
 	srv := start(t, nil, "--data", data)
 	browser := newBrowser(t)
+	// Past the saturation lesson's prediction, with its recorded results
+	// open: its table shows.
+	doSteps(t, browser, "open the saturation table", chromedp.Navigate(srv.url+"/lessons/saturation"), chromedp.Evaluate[chromedp.Void](`(async () => {
+		const post = (body) => fetch("/lessons/saturation/predict/sat-predict", {method: "POST", body: new URLSearchParams(body), credentials: "same-origin"});
+		await post({action: "skip"});
+		await post({action: "open"});
+	})()`, chromedp.EvalAwaitPromise))
 	for _, width := range []int64{1024, 768, 320} {
 		for _, page := range []string{"/runs/widetable", "/lessons/saturation"} {
 			name := fmt.Sprintf("%s at %d px", page, width)
@@ -107,4 +117,86 @@ func TestBrowserWideTablesScroll(t *testing.T) {
 			t.Logf("%s: %+v", name, fit)
 		}
 	}
+}
+
+// At 1280 px, every course lesson's recorded tables show the columns their
+// lesson talks about (the preset's show:) without scrolling sideways, with
+// their caption outside the scrolling region, and the others one click
+// away: ticking "Show all columns" shows every column. The learner has
+// answered every Predict and opened every table.
+func TestBrowserLessonTablesFit(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	ctx := newBrowser(t)
+	course, err := lessonsOf(srv.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, slug := range course {
+		doSteps(t, ctx, slug, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.url+"/lessons/"+slug),
+			chromedp.Evaluate[chromedp.Void](`(async () => {
+				for (const s of document.querySelectorAll('[data-block="predict"]')) {
+					const post = (body) => fetch("/lessons/`+slug+`/predict/" + s.id, {method: "POST", body: new URLSearchParams(body), credentials: "same-origin"});
+					await post({action: "skip"});
+					await post({action: "open"});
+				}
+			})()`, chromedp.EvalAwaitPromise),
+			chromedp.Reload())
+		res, err := chromedp.Run(ctx, chromedp.Evaluate[[]map[string]any](`[...document.querySelectorAll('[data-block="table"]')].map(f => {
+			const w = f.querySelector('.table-wrap');
+			if (!w) return {id: f.id, missing: true};
+			const shown = [...w.querySelectorAll('thead th')].filter(th => th.offsetParent !== null).length;
+			const fits = w.scrollWidth <= w.clientWidth + 1;
+			const captionOutside = !!f.querySelector('.table-caption') && !w.contains(f.querySelector('.table-caption'));
+			const toggle = f.querySelector('.cols-toggle');
+			let all = shown;
+			if (toggle) { toggle.click(); all = [...w.querySelectorAll('thead th')].filter(th => th.offsetParent !== null).length; toggle.click(); }
+			return {id: f.id, shown, all, total: w.querySelectorAll('thead th').length, fits, captionOutside};
+		})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) == 0 {
+			t.Errorf("%s: no tables", slug)
+		}
+		for _, tb := range res {
+			if tb["missing"] == true {
+				t.Errorf("%s: table %v is still folded after answering and opening", slug, tb["id"])
+				continue
+			}
+			if tb["fits"] != true || tb["captionOutside"] != true || tb["all"] != tb["total"] {
+				t.Errorf("%s: table %v: %v; want the shown columns to fit at 1280 px, the caption outside the scroll and every column one click away", slug, tb["id"], tb)
+			}
+		}
+	}
+	// Lesson 1's table shows mean_ms, which its text asks the learner to
+	// multiply, without a click.
+	doSteps(t, ctx, "littles-law", chromedp.Navigate(srv.url+"/lessons/littles-law"))
+	visible, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const th = document.querySelector('#littles-sweep-result th[data-col="mean_ms"]');
+		const w = th.closest('.table-wrap'); const a = th.getBoundingClientRect(), b = w.getBoundingClientRect();
+		return th.offsetParent !== null && a.right <= b.right + 1; })()`))
+	if err != nil || !visible {
+		t.Errorf("lesson 1's mean_ms is not in view at 1280 px (%v)", err)
+	}
+}
+
+// lessonsOf lists the course's lesson slugs from /api/lessons.
+func lessonsOf(base string) ([]string, error) {
+	res, err := http.Get(base + "/api/lessons")
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var body struct {
+		Lessons []struct {
+			Slug string `json:"slug"`
+		} `json:"lessons"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range body.Lessons {
+		out = append(out, l.Slug)
+	}
+	return out, nil
 }

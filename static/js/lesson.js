@@ -9,7 +9,10 @@
 // the result. Errors come back as {"error": {"code", "message"}} and are
 // shown in the block's live region; when an error answer also carries
 // "html" (a refused record, with what was typed and a message per field),
-// that block replaces the old one first.
+// that block replaces the old one first. An answer's "related" blocks
+// (the measurement a locked prediction unfolds, a table just opened)
+// replace their namesakes too, and when the learner's run ends (runs.js)
+// the lab block and its Predict are fetched again.
 
 const busy = (form, on) => {
 	for (const b of form.querySelectorAll('button')) {
@@ -82,14 +85,30 @@ async function onSubmit(event) {
 		showError(section, message);
 		return;
 	}
-	const tpl = document.createElement('template');
-	tpl.innerHTML = data.html.trim();
-	const fresh = tpl.content.firstElementChild;
+	const fresh = fromHTML(data.html);
 	if (!section || !fresh) {
 		window.location.reload();
 		return;
 	}
-	swap(section, fresh, data);
+	// The answer is the block the action names (a predict, when the form
+	// sat in its recorded table) and the blocks the action changed with it
+	// (the measurement a lock unfolds): each replaces its namesake, and
+	// focus goes to the status of the block the form was in.
+	const blocks = [{ block: data.block, html: data.html }].concat(data.related || []);
+	let focusIn = null;
+	for (const b of blocks) {
+		const el = document.getElementById(b.block);
+		const next = fromHTML(b.html);
+		if (!el || !next) continue;
+		el.replaceWith(next);
+		enhance(next);
+		if (b.block === section.id) focusIn = next;
+	}
+	const target = focusIn || document.getElementById(data.block);
+	const focus = target && target.querySelector('[data-focus]');
+	if (focus) focus.focus();
+	document.dispatchEvent(new CustomEvent('lesson:block', { detail: data }));
+	if (data.related && data.related.length > 0) document.dispatchEvent(new CustomEvent('capacitylab:runs'));
 }
 
 // swap puts a block's new HTML in place of the old, wires its forms and
@@ -100,6 +119,13 @@ function swap(section, fresh, data) {
 	const focus = fresh.querySelector('[data-focus]');
 	if (focus) focus.focus();
 	if (data) document.dispatchEvent(new CustomEvent('lesson:block', { detail: data }));
+}
+
+// fromHTML is the first element of an HTML fragment, or null.
+function fromHTML(html) {
+	const tpl = document.createElement('template');
+	tpl.innerHTML = String(html || '').trim();
+	return tpl.content.firstElementChild;
 }
 
 // currentBlock fetches this page again and returns its block with id, or
@@ -156,6 +182,45 @@ async function refreshRunChoices() {
 		if (select.value !== chosen) select.value = '';
 	}
 }
+
+// When the learner's run of a lab block ends (runs.js), the block and the
+// Predict it settles change on the server: the prediction goes beside the
+// measurement, the next step appears, Reveal becomes possible. Fetch the
+// page once and put both in place, keeping focus where it was unless it
+// was inside a block that changed.
+document.addEventListener('capacitylab:run-ended', async (event) => {
+	const lab = document.getElementById(event.detail.block);
+	if (!lab) return;
+	const ids = [lab.id];
+	if (lab.dataset.settles) ids.push(lab.dataset.settles);
+	let doc;
+	try {
+		const res = await fetch(window.location.pathname, { credentials: 'same-origin' });
+		if (!res.ok) return;
+		doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+	} catch (err) {
+		return;
+	}
+	for (const id of ids) {
+		const old = document.getElementById(id);
+		const fresh = doc.getElementById(id);
+		if (!old || !fresh) continue;
+		const had = old.contains(document.activeElement);
+		const next = document.importNode(fresh, true);
+		// The finished run stays as the learner watched it (its panel is the
+		// same run); only what follows it is new.
+		const slot = old.querySelector('[data-run-slot]');
+		const nextSlot = next.querySelector('[data-run-slot]');
+		if (slot && nextSlot) nextSlot.replaceWith(slot);
+		old.replaceWith(next);
+		enhance(next);
+		if (had) {
+			const after = next.querySelector('[data-lab-after] a, [data-focus]');
+			if (after) after.focus();
+		}
+	}
+	document.dispatchEvent(new CustomEvent('capacitylab:runs'));
+});
 
 enhance(document);
 watchRuns();

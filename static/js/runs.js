@@ -1,5 +1,8 @@
 // runs.js: live sweeps in the page. It enhances a lesson lab block's Run
-// form (posting it to /api/sweeps and showing the run in the block), and
+// form (posting it to /api/sweeps and showing the run in the block, with
+// Cancel while it goes and every Run off; when it ends it tells lesson.js
+// with the event capacitylab:run-ended), plays a recorded run of the block
+// again on "Watch a recorded run replayed", and
 // streams any run panel marked data-live="true" over the websocket
 // /ws/runs/{id}?since=N: progress bars move, rows and the chart are
 // redrawn from the server's own rendering (the panel messages a live
@@ -58,23 +61,43 @@ async function refresh(panel, id, rows, html) {
   }
 }
 
+function plural(n, one, many) {
+  return n === 1 ? one : many;
+}
+
+// startsIn says when a queued run is expected to start (web/sweeps.go
+// writes the same words).
+function startsIn(ms) {
+  const secs = Math.ceil(ms / 1000);
+  if (!(secs > 1)) return "in a moment";
+  if (secs < 90) return `in about ${secs} s`;
+  return `in about ${Math.round(ms / 60000)} min`;
+}
+
+function reasonText(reason) {
+  const r = String(reason || "").trim();
+  if (r === "") return "no reason was given.";
+  return r.endsWith(".") ? r : r + ".";
+}
+
 function terminalText(e) {
   switch (e.kind) {
     case "done":
-      return `Done: ${e.window} of ${e.windows} windows measured.`;
+      return `Done: all ${e.window} ${plural(e.window, "window", "windows")} measured.`;
     case "failed":
-      return `Failed. ${e.reason || ""}`;
+      return `Failed: ${reasonText(e.reason)}`;
     case "cancelled":
-      return `Cancelled. ${e.reason || ""}`;
+      return `Cancelled: ${reasonText(e.reason)}`;
     case "interrupted":
-      return `Interrupted. ${e.reason || ""}`;
+      return `Interrupted: ${reasonText(e.reason)}`;
   }
   return e.kind;
 }
 
 // watch streams run id into panel until the run's last event; with
-// replay set, a recorded run replayed at its real pace.
-function watch(panel, replay = false) {
+// replay set, a recorded run replayed at its real pace. onEnd, if given,
+// is called with the terminal event.
+function watch(panel, replay = false, onEnd = null) {
   const id = panel.dataset.runId;
   let last = replay ? 0 : Number(panel.dataset.since || "0");
   let rowsSeen = 0;
@@ -93,13 +116,13 @@ function watch(panel, replay = false) {
     panel.dataset.since = String(last);
     switch (e.kind) {
       case "queued": {
-        const text = `Waiting: number ${e.position} in the queue, expected to start about ${new Date(e.estimated_start).toLocaleTimeString()}.`;
+        const text = `Queued: number ${e.position} in line, starting ${startsIn(new Date(e.estimated_start) - Date.now())}.`;
         setStatus(panel, text, "queued");
         announce(panel, text);
         break;
       }
       case "started": {
-        const text = replay ? `Replaying a recorded run at its real pace: window 1 of ${e.windows}.` : `Running: window 1 of ${e.windows}. The lab has started.`;
+        const text = replay ? `Replaying a recorded run at its real pace: window 1 of ${e.windows}.` : `Running: window 1 of ${e.windows}.`;
         setStatus(panel, text, replay ? "replaying" : "running");
         announce(panel, text);
         break;
@@ -112,7 +135,7 @@ function watch(panel, replay = false) {
         if (replay) {
           setStatus(panel, `Replaying a recorded run at its real pace: window ${e.window + 1} of ${e.windows} (${what}).`, "replaying");
         } else {
-          setStatus(panel, `Running: window ${e.window + 1} of ${e.windows} (${what}): ${e.sent || 0} sent, ${e.ended || 0} answered or ended.`, "running");
+          setStatus(panel, `Running: window ${e.window + 1} of ${e.windows} (${what}): ${e.sent || 0} sent, ${e.ended || 0} ended.`, "running");
         }
         break;
       }
@@ -132,6 +155,7 @@ function watch(panel, replay = false) {
         setStatus(panel, terminalText(e), e.kind === "done" ? "done" : e.kind);
         announce(panel, terminalText(e));
         if (replay) refresh(panel, id);
+        if (onEnd) onEnd(e);
     }
   };
 
@@ -164,34 +188,29 @@ async function panelOf(url, rows) {
   return document.adoptNode(doc.querySelector("[data-run-panel]"));
 }
 
-// showReference puts the latest recorded run of the form's lab block in
-// its slot at once, with a button to replay it at its real pace.
-async function showReference(form) {
+// The learner has one run at a time: while it is queued or running, every
+// Run on the page is off.
+function setRunning(on) {
+  for (const b of document.querySelectorAll('[data-testid="lab-run"]')) b.disabled = on;
+}
+
+// follow shows the learner's run id in the lab block of form and streams
+// it: Cancel while it goes, Run back when it ends, and then the block asks
+// lesson.js for its next state (the prediction beside the measurement).
+function follow(form, panel, id) {
   const block = form.querySelector('input[name="block"]').value;
-  const slot = form.parentElement.querySelector("[data-run-slot]");
-  if (!block || !slot) return;
-  const res = await fetch(`/api/labs/${encodeURIComponent(block)}/reference`, { headers: { Accept: "application/json" } });
-  if (!res.ok) return;
-  const ref = await res.json();
-  const intro = document.createElement("p");
-  intro.dataset.testid = "lab-reference";
-  intro.append(`A recorded run of this preset, from ${new Date(ref.created_at).toLocaleString()}: `);
-  const a = document.createElement("a");
-  a.href = ref.url;
-  a.textContent = "open it";
-  const replay = document.createElement("button");
-  replay.type = "button";
-  replay.dataset.testid = "lab-replay";
-  replay.textContent = `Watch it replayed at its real pace (${Math.round(ref.seconds)} s)`;
-  intro.append(a, ". Or run it yourself above. ", replay);
-  const panel = await panelOf(ref.url);
-  if (slot.childElementCount > 0) return; // the learner pressed Run meanwhile
-  slot.replaceChildren(intro, panel);
-  replay.addEventListener("click", async () => {
-    const fresh = await panelOf(ref.url, 0);
-    slot.replaceChildren(intro, fresh);
-    replay.disabled = true;
-    watch(fresh, true);
+  const cancel = form.querySelector("[data-lab-cancel]");
+  setRunning(true);
+  if (cancel) {
+    cancel.dataset.run = id;
+    cancel.formAction = `/runs/${encodeURIComponent(id)}/cancel`;
+    cancel.disabled = false;
+    cancel.hidden = false;
+  }
+  watch(panel, false, (e) => {
+    setRunning(false);
+    if (cancel) cancel.hidden = true;
+    document.dispatchEvent(new CustomEvent("capacitylab:run-ended", { detail: { block, run: id, status: e.kind } }));
   });
 }
 
@@ -203,10 +222,11 @@ function clearErrors(form) {
 // submitRun posts the lab block's form and shows the run in the block.
 async function submitRun(form) {
   const msg = form.querySelector('[data-testid="lab-run-message"]');
-  const button = form.querySelector('button[type="submit"]');
+  const button = form.querySelector('[data-testid="lab-run"]');
   clearErrors(form);
   button.disabled = true;
   msg.textContent = "Sending…";
+  let started = false;
   try {
     const res = await fetch(form.action, {
       method: "POST",
@@ -215,19 +235,18 @@ async function submitRun(form) {
     });
     const body = await res.json().catch(() => ({}));
     if (res.status === 202) {
-      msg.innerHTML = "";
-      msg.append(`Queued as number ${body.position}. `);
-      const a = document.createElement("a");
-      a.href = body.url;
-      a.textContent = "Open the run's own page";
-      msg.append(a, ".");
+      msg.textContent = "";
       const slot = form.parentElement.querySelector("[data-run-slot]");
       const panel = await panelOf(body.url);
       slot.replaceChildren(panel);
-      watch(panel);
+      for (const old of form.parentElement.querySelectorAll("[data-lab-after]")) old.remove();
+      started = true;
+      follow(form, panel, body.id);
       return;
     }
     if (res.status === 400 && body.errors) {
+      const details = form.querySelector("details.knobs");
+      if (details) details.open = true;
       for (const [field, text] of Object.entries(body.errors)) {
         const out = form.querySelector(`[data-error-for="${CSS.escape(field)}"]`);
         const input = form.querySelector(`[name="${CSS.escape(field)}"]`);
@@ -236,8 +255,8 @@ async function submitRun(form) {
       }
     }
     msg.textContent = body.error ? body.error.message : `The server answered ${res.status}.`;
-    if (res.status === 429 && form.parentElement.querySelector('[data-testid="lab-replay"]')) {
-      msg.append(" Or watch the recorded run below, replayed at its real pace.");
+    if (res.status === 429 && form.querySelector('[data-testid="lab-replay"]')) {
+      msg.append(" Or watch the recorded run replayed at its real pace.");
     }
     if (res.status === 409 && body.run) {
       const a = document.createElement("a");
@@ -248,19 +267,66 @@ async function submitRun(form) {
   } catch (err) {
     msg.textContent = "The run could not be sent: is the server reachable?";
   } finally {
-    button.disabled = false;
+    if (!started) button.disabled = false;
   }
 }
 
+// replay plays a recorded run of the block at its real pace, in its own
+// slot under the learner's run.
+async function replay(form, button) {
+  const slot = form.parentElement.querySelector("[data-replay-slot]");
+  if (!slot) return;
+  button.disabled = true;
+  const fresh = await panelOf(`/runs/${encodeURIComponent(button.dataset.replay)}`, 0);
+  const intro = document.createElement("p");
+  intro.className = "muted";
+  intro.textContent = "A recorded run of this preset, replayed at the pace it ran:";
+  slot.replaceChildren(intro, fresh);
+  watch(fresh, true, () => {
+    button.disabled = false;
+  });
+}
 function init() {
   for (const form of document.querySelectorAll("form[data-run-form]")) {
     if (form.dataset.enhanced) continue;
     form.dataset.enhanced = "1";
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
+      if (ev.submitter && ev.submitter.matches("[data-lab-cancel]")) return;
       submitRun(form);
     });
-    showReference(form);
+    const cancel = form.querySelector("[data-lab-cancel]");
+    if (cancel) {
+      cancel.addEventListener("click", async (ev) => {
+        ev.preventDefault();
+        const id = cancel.dataset.run;
+        if (!id) return;
+        cancel.disabled = true;
+        const msg = form.querySelector('[data-testid="lab-run-message"]');
+        try {
+          const res = await fetch(`/api/runs/${encodeURIComponent(id)}/cancel`, { method: "POST", headers: { Accept: "application/json" } });
+          if (!res.ok) {
+            const body = await res.json().catch(() => ({}));
+            msg.textContent = body.error ? body.error.message : `The server answered ${res.status}.`;
+            cancel.disabled = false;
+          }
+        } catch (err) {
+          msg.textContent = "The cancel could not be sent: is the server reachable?";
+          cancel.disabled = false;
+        }
+      });
+    }
+    const rb = form.querySelector("[data-replay]");
+    if (rb) {
+      rb.hidden = false;
+      rb.addEventListener("click", () => replay(form, rb));
+    }
+    // A run of this block already going when the page was drawn: follow it.
+    const panel = form.parentElement.querySelector('[data-run-slot] [data-run-panel][data-live="true"]');
+    if (panel && !panel.dataset.watching) {
+      panel.dataset.watching = "1";
+      follow(form, panel, panel.dataset.runId);
+    }
   }
   for (const form of document.querySelectorAll("form[data-run-cancel]")) {
     if (form.dataset.enhanced) continue;

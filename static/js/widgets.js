@@ -6,8 +6,13 @@
 // over each element marked data-widget-root:
 //
 //   - each parameter's range and number inputs follow each other; a typed
-//     number above the slider's top widens the slider (sliderMax in
-//     widgettext.js, the same rule as the server's);
+//     number above the slider's top widens the slider (sliderFor in
+//     widgettext.js, the same rule as the server's, which also fits a
+//     slider with a goal on it to the goal's tolerance); − and + move the
+//     value one slider step;
+//   - a value that is not allowed is named beside its field, and the
+//     results, which still show the last values that worked, are marked
+//     stale until it is fixed;
 //   - the result is recomputed in the page with model.js (the same formulas
 //     as package model, held to the same test vectors): the sentence in the
 //     polite live region, every <output data-q=NAME> (scaled by data-scale,
@@ -25,12 +30,25 @@
 // Everything is native controls, so the keyboard alone works.
 
 import { compute, formatNumber, goalReached } from "./model.js";
-import { missText, sliderMax } from "./widgettext.js";
+import { missText, round12, sliderFor } from "./widgettext.js";
 
-// rangeParam reads a range input's parameter limits for sliderMax.
+// rangeParam reads a range input's parameter limits for sliderFor.
 const rangeParam = (range) => ({
-	min: +range.min, max: +range.dataset.max, step: +range.dataset.step, default: +range.dataset.default,
+	min: +range.dataset.min, max: +range.dataset.max, step: +range.dataset.step, default: +range.dataset.default,
 });
+
+// rangeTarget reads the goal's target on a range input's parameter, or null.
+const rangeTarget = (range) => (range.dataset.goal === undefined ? null : { value: +range.dataset.goal, tol: +range.dataset.tol });
+
+// layoutRange gives a range input the limits and step sliderFor gives
+// value x, and puts its thumb at x.
+const layoutRange = (range, x) => {
+	const s = sliderFor(rangeParam(range), x, rangeTarget(range));
+	range.min = String(s.min);
+	range.max = String(s.max);
+	range.step = String(s.step);
+	range.value = String(x);
+};
 
 const setText = (el, text) => {
 	if (el && el.textContent !== text) el.textContent = text;
@@ -70,8 +88,12 @@ function setup(root) {
 			hidden: el.querySelector("[data-implied-value]"),
 			controls: el.querySelector(".w-controls"),
 			implied: el.querySelector(".w-implied"),
+			error: el.querySelector("[data-param-error]"),
+			nudges: [...el.querySelectorAll("[data-nudge]")],
 		});
 	}
+	const result = root.querySelector("[data-result]");
+	const stale = root.querySelector("[data-stale]");
 
 	const paramError = (name) => {
 		const p = params.get(name);
@@ -79,7 +101,8 @@ function setup(root) {
 		if (n.value.trim() === "" || !n.validity.valid) {
 			const q = labels[name] || { label: name, unit: "" };
 			const whole = n.step === "1" ? "a whole number" : "a number";
-			return q.label + ": want " + whole + " from " + n.min + " to " + n.max + (q.unit ? " " + q.unit : "") + ".";
+			const what = n.value.trim() === "" ? "This is empty" : "This is not allowed";
+			return what + ": want " + whole + " from " + n.min + " to " + n.max + (q.unit ? " " + q.unit : "") + ".";
 		}
 		return "";
 	};
@@ -184,15 +207,24 @@ function setup(root) {
 	};
 
 	const update = () => {
-		const bad = [...params.keys()].filter((n) => n !== solve).map(paramError).filter(Boolean);
+		// Each bad value is named under its own field; the results keep the
+		// last values that worked and say so.
+		let bad = 0;
 		for (const [name, p] of params) {
-			const invalid = name !== solve && paramError(name) !== "";
-			p.el.classList.toggle("invalid", invalid);
-			if (invalid) p.num.setAttribute("aria-invalid", "true");
-			else p.num.removeAttribute("aria-invalid");
+			const msg = name !== solve ? paramError(name) : "";
+			p.el.classList.toggle("invalid", msg !== "");
+			if (msg) {
+				bad++;
+				p.num.setAttribute("aria-invalid", "true");
+			} else p.num.removeAttribute("aria-invalid");
+			if (p.error) {
+				setText(p.error, msg);
+				p.error.hidden = msg === "";
+			}
 		}
-		setText(errorBox, bad.join(" "));
-		if (bad.length > 0) return;
+		if (result) result.classList.toggle("stale", bad > 0);
+		if (stale) stale.hidden = bad === 0;
+		if (bad > 0) return;
 		const vals = values();
 		const res = compute(kind, vals, solve);
 		last = res;
@@ -240,8 +272,7 @@ function setup(root) {
 			const x = last.quantities[solve];
 			const shown = parseFloat(formatNumber(x));
 			old.num.value = String(Number.isFinite(shown) ? shown : x);
-			old.range.max = String(sliderMax(rangeParam(old.range), x));
-			old.range.value = old.num.value;
+			layoutRange(old.range, parseFloat(old.num.value));
 		}
 		solve = name;
 		root.dataset.solve = name;
@@ -252,6 +283,7 @@ function setup(root) {
 			p.implied.hidden = !implied;
 			p.num.disabled = implied;
 			p.range.disabled = implied;
+			for (const b of p.nudges) b.disabled = implied;
 			p.hidden.disabled = !implied;
 		}
 		update();
@@ -267,13 +299,29 @@ function setup(root) {
 			touched = true;
 			const x = parseFloat(p.num.value);
 			if (Number.isFinite(x) && p.num.validity.valid) {
-				if (x > parseFloat(p.range.max)) {
-					p.range.max = String(sliderMax(rangeParam(p.range), x));
-				}
-				p.range.value = String(x);
+				if (x > parseFloat(p.range.max)) layoutRange(p.range, x);
+				else p.range.value = String(x);
 			}
 			update();
 		});
+		// − and +: one slider step down or up from the value as it is,
+		// within the parameter's range (without script they submit the
+		// form with nudge=param:- or param:+, and the server does the same).
+		for (const b of p.nudges) {
+			b.addEventListener("click", (e) => {
+				e.preventDefault();
+				const x = parseFloat(p.num.value);
+				const base = Number.isFinite(x) ? x : parseFloat(p.range.value);
+				const lo = parseFloat(p.num.min);
+				const hi = parseFloat(p.num.max);
+				const next = round12(Math.min(hi, Math.max(lo, base + parseFloat(b.dataset.nudge) * parseFloat(p.range.step))));
+				touched = true;
+				p.num.value = String(next);
+				if (next > parseFloat(p.range.max)) layoutRange(p.range, next);
+				else p.range.value = String(next);
+				update();
+			});
+		}
 	}
 	for (const radio of root.querySelectorAll('input[name="solve"]')) {
 		radio.addEventListener("change", () => {

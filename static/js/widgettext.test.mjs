@@ -4,14 +4,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { missText, sliderMax } from "./widgettext.js";
+import { missText, sliderFor } from "./widgettext.js";
 
 const file = fileURLToPath(new URL("../../web/testdata/widget-vectors.json", import.meta.url));
 const { slider, misses } = JSON.parse(readFileSync(file, "utf8"));
 
 for (const c of slider) {
-	test("sliderMax: " + c.why, () => {
-		assert.equal(sliderMax(c.param, c.value), c.want);
+	test("sliderFor: " + c.why, () => {
+		assert.deepEqual(sliderFor(c.param, c.value, c.target || null), c.want);
 	});
 }
 

@@ -1,0 +1,512 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"capacitylab/lessons"
+	"capacitylab/loadrun"
+	"capacitylab/store"
+)
+
+// A lesson page keeps each Predict's measurement folded until the learner
+// has answered the Predict (lessons.Lesson.SettledBy names which lab and
+// table blocks that is): the lab block offers no Run and no recorded run,
+// the table shows no numbers, each saying why. Once the learner has locked
+// in or skipped, the lab block offers Run, and the table a button that
+// opens it (recorded on the server, store.OpenResults). Reveal works only
+// after a measurement was seen: the learner's own finished run of the
+// preset, or the recorded table opened. Beside either, the page puts the
+// learner's prediction next to the cells the Predict's read: names.
+
+// lessonCtx is what a lesson page's blocks show besides the learner's
+// stored answers: who is looking (the options' order), their runs and
+// everyone's latest run of each lab block. It travels in the request's
+// context (withLesson); a page rendered without it (a plan, a newcomer)
+// sees an empty one.
+type lessonCtx struct {
+	Learner string             // the learner's id, the key of their option order ("" for a newcomer)
+	Runs    map[string]runView // by lab block: the learner's latest run of it
+	Done    map[string]bool    // lab blocks the learner has a finished run (status done) of
+	Refs    map[string]store.Run
+	// Busy is the learner's run that is queued or running, of any block
+	// ("" when none): Run waits for it.
+	Busy string
+}
+
+type lessonCtxKey struct{}
+
+// lessonCtxOf returns the page's lessonCtx, or an empty one.
+func lessonCtxOf(ctx context.Context) *lessonCtx {
+	if lc, ok := ctx.Value(lessonCtxKey{}).(*lessonCtx); ok {
+		return lc
+	}
+	return &lessonCtx{}
+}
+
+// withLesson adds to r's context what the lesson's blocks need from
+// outside the learner's answers (lessonCtx). A lesson without lab blocks
+// needs only the learner's id.
+func (s *server) withLesson(r *http.Request, l *lessons.Lesson) (*http.Request, error) {
+	lc, err := s.lessonCtx(r.Context(), learnerID(r), l)
+	if err != nil {
+		return nil, err
+	}
+	return r.WithContext(context.WithValue(r.Context(), lessonCtxKey{}, lc)), nil
+}
+
+func (s *server) lessonCtx(ctx context.Context, learner string, l *lessons.Lesson) (*lessonCtx, error) {
+	lc := &lessonCtx{Learner: learner, Runs: map[string]runView{}, Done: map[string]bool{}, Refs: map[string]store.Run{}}
+	labs := lessonLabs(l)
+	if len(labs) == 0 {
+		return lc, nil
+	}
+	for _, lab := range labs {
+		ref, err := s.store.LatestRun(ctx, lab.ID)
+		switch {
+		case err == nil:
+			lc.Refs[lab.ID] = ref
+		case !errors.Is(err, store.ErrNoRun):
+			return nil, err
+		}
+	}
+	if learner == "" {
+		return lc, nil
+	}
+	runs, err := s.store.LearnerRuns(ctx, learner, recordRunsMax)
+	if err != nil {
+		return nil, err
+	}
+	for _, sr := range runs {
+		live := sr.Status == store.RunQueued || sr.Status == store.RunRunning
+		if live && lc.Busy == "" && s.runner != nil {
+			if snap, ok := s.runner.Get(sr.ID); ok && (snap.Status == store.RunQueued || snap.Status == store.RunRunning) {
+				lc.Busy = sr.ID
+			}
+		}
+		if sr.Block == "" || !hasLab(labs, sr.Block) {
+			continue
+		}
+		if sr.Status == store.RunDone {
+			lc.Done[sr.Block] = true
+		}
+		if _, seen := lc.Runs[sr.Block]; !seen {
+			v, err := s.runView(ctx, sr.ID, learner, false)
+			if err != nil {
+				return nil, err
+			}
+			lc.Runs[sr.Block] = v
+			if v.Status == store.RunDone {
+				lc.Done[sr.Block] = true
+			}
+		}
+	}
+	return lc, nil
+}
+
+func lessonLabs(l *lessons.Lesson) []*lessons.Lab {
+	var out []*lessons.Lab
+	for _, b := range l.Blocks() {
+		if lab, ok := b.(*lessons.Lab); ok {
+			out = append(out, lab)
+		}
+	}
+	return out
+}
+
+func hasLab(labs []*lessons.Lab, id string) bool {
+	for _, l := range labs {
+		if l.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// refsKey names the recorded runs a newcomer's page of l shows (those of
+// lab blocks no Predict folds), so the cached newcomer page is rebuilt
+// when one of them changes.
+func refsKey(l *lessons.Lesson, lc *lessonCtx) string {
+	var b strings.Builder
+	for _, lab := range lessonLabs(l) {
+		if l.SettledBy(lab.ID) != nil {
+			continue
+		}
+		b.WriteString(lab.ID + "=" + lc.Refs[lab.ID].ID + ";")
+	}
+	return b.String()
+}
+
+// folded reports whether a lab or table block is folded for this learner:
+// a Predict it settles is not answered yet. It returns that Predict (nil
+// when no Predict settles the block).
+func folded(l *lessons.Lesson, id string, st store.LessonState) (*lessons.Question, bool) {
+	q := l.SettledBy(id)
+	if q == nil {
+		return nil, false
+	}
+	_, answered := st.Predictions[q.ID]
+	return q, !answered
+}
+
+// measured reports whether the learner has seen a measurement that
+// settles q: their own finished run of its preset, or its recorded table
+// opened after answering. Reveal needs it.
+func measured(lc *lessonCtx, l *lessons.Lesson, q *lessons.Question, p *store.Prediction) bool {
+	if p == nil {
+		return false
+	}
+	if p.Opened() {
+		return true
+	}
+	lab, _ := l.Settling(q)
+	return lab != nil && lc.Done[lab.ID]
+}
+
+// orderedOptions is q's options in the order this page's viewer sees
+// them (lessons.Question.Order, keyed by the learner).
+func orderedOptions(ctx context.Context, q *lessons.Question) []lessons.Option {
+	return q.Order(lessonCtxOf(ctx).Learner)
+}
+
+// orderKey names an order of q's options, for the kept HTML variants.
+func orderKey(os []lessons.Option) string {
+	var b strings.Builder
+	for _, o := range os {
+		b.WriteString(o.ID)
+	}
+	return b.String()
+}
+
+// readCell is one cell of a measurement, as the reading line shows it.
+type readCell struct {
+	Column, Value string
+}
+
+// readRow is the cells of one window the reading line names.
+type readRow struct {
+	Label string // "at 40 a second", or "" for a closed loop's one window
+	Cells []readCell
+	Gone  bool // the measurement has no such window (the learner ran other rates)
+}
+
+// reading is the cells a Predict's read: names, taken from a measurement
+// given as column names and rows of cells (a recorded table, or a run's
+// rows formatted as the recorder writes them).
+func reading(q *lessons.Question, lab *lessons.Lab, columns []string, rows [][]string) []readRow {
+	if q.Read == nil {
+		return nil
+	}
+	col := func(name string) int {
+		for i, c := range columns {
+			if c == name {
+				return i
+			}
+		}
+		return -1
+	}
+	offered := col("offered")
+	cells := func(row []string) []readCell {
+		var out []readCell
+		for _, c := range q.Read.Columns {
+			if i := col(c); i >= 0 && i < len(row) {
+				out = append(out, readCell{c, row[i]})
+			}
+		}
+		return out
+	}
+	if len(q.Read.Rows) == 0 {
+		var out []readRow
+		for _, row := range rows {
+			label := ""
+			if lab == nil || lab.Closed == 0 || len(rows) > 1 {
+				if offered >= 0 && offered < len(row) {
+					label = "at " + row[offered] + " a second"
+				}
+			}
+			out = append(out, readRow{Label: label, Cells: cells(row)})
+		}
+		return out
+	}
+	var out []readRow
+	for _, rate := range q.Read.Rows {
+		rr := readRow{Label: "at " + fmtNum(rate) + " a second", Gone: true}
+		for _, row := range rows {
+			if offered >= 0 && offered < len(row) {
+				if v, err := plainNumber(row[offered]); err == nil && v == rate {
+					rr.Cells, rr.Gone = cells(row), false
+					break
+				}
+			}
+		}
+		out = append(out, rr)
+	}
+	return out
+}
+
+// runReading is reading over a run's rows, formatted as recorded tables
+// are (lessons.RowCells).
+func runReading(q *lessons.Question, lab *lessons.Lab, rows []loadrun.Row) []readRow {
+	cols := lessons.RecordColumns()
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		cells[i] = lessons.RowCells(r)
+		if r.N == 0 {
+			// No answer was timed: a latency of 0 would be a lie.
+			for j, c := range cols {
+				if c == "p50_ms" || c == "p99_ms" || c == "mean_ms" {
+					cells[i][j] = "none (no answers)"
+				}
+			}
+		}
+	}
+	return reading(q, lab, cols, cells)
+}
+
+// nextStep is what a lesson asks of the learner after a lab block's
+// measurement: the first heading or question after the block and its
+// recorded tables. text is "" when nothing follows.
+func nextStep(l *lessons.Lesson, lab *lessons.Lab) (id, text string) {
+	after := false
+	for _, part := range l.Body {
+		if !after {
+			after = part.Block == lab
+			continue
+		}
+		switch b := part.Block.(type) {
+		case nil:
+			if m := reHeading.FindStringSubmatch(string(part.HTML)); m != nil {
+				return m[1], "Next: " + htmlText(m[2])
+			}
+		case *lessons.Table:
+			if b.Preset == lab.ID {
+				continue
+			}
+			return "", ""
+		case *lessons.Question:
+			if b.Type == "check" {
+				return b.ID, "Next: the check question below"
+			}
+			return b.ID, "Next: the next prediction"
+		case *lessons.Model:
+			return b.ID, "Next: the model below"
+		case *lessons.RecordBlock:
+			return b.ID, "Next: your record"
+		case *lessons.Lab:
+			return b.ID, "Next: the next lab"
+		}
+	}
+	return "", ""
+}
+
+// reHeading finds the first section heading in rendered prose.
+var reHeading = regexp.MustCompile(`<h[23] id="([^"]+)">(.*?)</h[23]>`)
+
+// reTag removes tags from a heading's HTML.
+var reTag = regexp.MustCompile(`<[^>]*>`)
+
+// htmlText is a heading's text: its tags removed and its entities
+// decoded (goldmark escapes &, <, > and quotes).
+func htmlText(h string) string {
+	r := strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#39;", "'")
+	return r.Replace(reTag.ReplaceAllString(h, ""))
+}
+
+// openResults is action=open on a predict block: the learner opens the
+// recorded results that settle it, which needs a lock or skip first.
+func (s *server) openResults(ctx context.Context, learner string, q *lessons.Question) error {
+	if learner == "" {
+		return errorf(CodeConflict, "Lock in your prediction (or skip it) before opening the recorded results.")
+	}
+	if _, err := s.store.OpenResults(ctx, learner, q.ID); errors.Is(err, store.ErrNotLocked) {
+		return errorf(CodeConflict, "Lock in your prediction (or skip it) before opening the recorded results.")
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// revealRefused is the error for Reveal before any measurement was seen.
+func revealRefused(l *lessons.Lesson, q *lessons.Question) error {
+	lab, tables := l.Settling(q)
+	what := "run the sweep below"
+	if lab == nil {
+		what = "look at the measurement below"
+	} else if len(tables) > 0 {
+		what = "run the sweep below, or open its recorded results,"
+	}
+	return errorf(CodeConflict, fmt.Sprintf("See a measurement first: %s then reveal the answer.", what))
+}
+
+// dataTable is a table of numbers as dataTableView shows it.
+type dataTable struct {
+	ID      string // prefix of its element ids
+	Caption string // shown above the table, which it labels
+	Label   string // the table's name when it has no caption
+	TestID  string // data-testid of the table element ("" = none)
+	Cols    []tableCol
+	Rows    []tableRow
+}
+
+// tableCol is one column: Extra columns wait behind "Show all columns".
+type tableCol struct {
+	Key, Heading string
+	Extra        bool
+}
+
+// tableRow is one row's cells, in Cols order; Window is the run window it
+// measured (runs.js finds rows by it), "" for a recorded table.
+type tableRow struct {
+	Window string
+	Cells  []string
+}
+
+// Extras counts the columns one click away.
+func (t dataTable) Extras() int {
+	n := 0
+	for _, c := range t.Cols {
+		if c.Extra {
+			n++
+		}
+	}
+	return n
+}
+
+// recordedTable lays out a lesson's recorded table: the columns its
+// preset shows (lessons.Table.Show) first, in that order, then the rest
+// one click away; every column when it shows none.
+func recordedTable(t *lessons.Table) dataTable {
+	order := make([]int, 0, len(t.Columns))
+	extra := map[int]bool{}
+	for _, name := range t.Show {
+		if i := slices.Index(t.Columns, name); i >= 0 && !slices.Contains(order, i) {
+			order = append(order, i)
+		}
+	}
+	if len(order) > 0 {
+		for i := range t.Columns {
+			if !slices.Contains(order, i) {
+				order = append(order, i)
+				extra[i] = true
+			}
+		}
+	} else {
+		for i := range t.Columns {
+			order = append(order, i)
+		}
+	}
+	dt := dataTable{ID: t.ID, Caption: t.Caption, Label: tableLabel(t)}
+	for _, i := range order {
+		dt.Cols = append(dt.Cols, tableCol{Key: t.Columns[i], Heading: t.Columns[i], Extra: extra[i]})
+	}
+	for _, row := range t.Rows {
+		cells := make([]string, len(order))
+		for j, i := range order {
+			if i < len(row) {
+				cells[j] = row[i]
+			}
+		}
+		dt.Rows = append(dt.Rows, tableRow{Cells: cells})
+	}
+	return dt
+}
+
+// settlingLab is the preset that settles q, or nil.
+func settlingLab(l *lessons.Lesson, q *lessons.Question) *lessons.Lab {
+	lab, _ := l.Settling(q)
+	return lab
+}
+
+// revealLater says what a learner must see before Reveal works.
+func revealLater(l *lessons.Lesson, q *lessons.Question) string {
+	lab, tables := l.Settling(q)
+	switch {
+	case lab != nil && len(tables) > 0:
+		return "Reveal the answer once you have seen a measurement: run the sweep below, or open its recorded results."
+	case lab != nil:
+		return "Reveal the answer once you have run the sweep below."
+	}
+	return "Reveal the answer once you have looked at the measurement below."
+}
+
+// optionHTML is an option's text as pages show it (its id if unknown).
+func optionHTML(q *lessons.Question, id string) template.HTML {
+	if o := findOption(q, id); o != nil {
+		return o.HTML
+	}
+	return template.HTML(template.HTMLEscapeString(id))
+}
+
+// runButton is the lab block's Run button: a sweep of several rates, or
+// one window (a closed loop, or one rate).
+func runButton(l *lessons.Lab) string {
+	if l.Closed > 0 || len(l.Rates) == 1 {
+		return "Run it"
+	}
+	return "Run this sweep"
+}
+
+// labPresetWords says a preset's service in words.
+func labPresetWords(l *lessons.Lab) string {
+	workers := counted(l.Workers, "worker", "workers")
+	cpus := counted(l.CPUs, "processor", "processors")
+	limit := "no admission limit"
+	if l.Limit > 0 {
+		limit = fmt.Sprintf("at most %s waiting for a worker (LIMIT=%d)", counted(l.Limit, "caller", "callers"), l.Limit)
+	}
+	timeout := "2 s"
+	if l.TimeoutMS > 0 {
+		timeout = fmtNum(float64(l.TimeoutMS)/1000) + " s"
+	}
+	return fmt.Sprintf("The service: %s on %s, each request %d ms of processor time then %d ms of waiting, %s. Callers give up after %s.",
+		workers, cpus, l.SpinMS, l.WaitMS, limit, timeout)
+}
+
+// lessonCancelURL is the cancel form's address for run id.
+func lessonCancelURL(id string) string { return runURL(id) + "/cancel" }
+
+// replaySeconds is how long a replay of a recorded run takes.
+func replaySeconds(r store.Run) float64 {
+	secs := 0.0
+	for _, row := range r.Rows {
+		secs += row.Seconds
+	}
+	return math.Round(secs)
+}
+
+// knob is one setting of the lab block's form (labKnob).
+type knob struct {
+	Name, Label, Unit, Help, Env string
+	Value, Min, Max, Step        string
+	Text                         bool   // a list typed as text, not a number input
+	Mode                         string // shown only in this mode ("" = always)
+}
+
+// breakable writes a column name with a line-break opportunity after each
+// underscore, so ok_per_sec may wrap in a narrow column.
+func breakable(name string) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		parts := strings.Split(name, "_")
+		for i, part := range parts {
+			if i > 0 {
+				if _, err := io.WriteString(w, "_<wbr>"); err != nil {
+					return err
+				}
+			}
+			if _, err := io.WriteString(w, template.HTMLEscapeString(part)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
