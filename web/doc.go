@@ -257,8 +257,11 @@
 //	capacitylab_http_requests_total{route, method, code}      counter
 //	capacitylab_http_request_duration_seconds{route}          histogram
 //
-// route is the chi route pattern ("/lessons/{slug}"), or "unmatched", so
-// the label set stays small whatever URLs clients send. Go runtime and
+// route is the chi route pattern ("/lessons/{slug}"), or "unmatched";
+// method is one of HTTP's nine methods (GET, HEAD, POST, PUT, PATCH,
+// DELETE, OPTIONS, CONNECT, TRACE), or "other"; code is the status the
+// server wrote. So the label set stays small whatever methods and URLs
+// clients send. Go runtime and
 // process collectors are registered on the server's own registry.
 //
 // # Model widgets
