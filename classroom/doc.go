@@ -20,7 +20,11 @@
 //     instead of the host token; it lets a screen watch (RoleProjector)
 //     and do nothing else, and the host token cannot be worked out from it.
 //   - participants, numbered from 1, each with an optional display name
-//     (at most MaxNameRunes characters, no control characters) and a
+//     (CheckName: composed to Unicode NFC, at most MaxNameRunes
+//     characters, at least one visible one, no control characters, no
+//     characters that change the text's direction, no invisible format
+//     characters but the joiners scripts and emoji need, at most four
+//     combining marks on a character) and a
 //     token of 128 random bits that the web layer keeps in a cookie; the
 //     store keeps its SHA-256.
 //   - for each Predict or Check block of the lesson, up to MaxRounds

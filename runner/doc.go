@@ -46,7 +46,7 @@
 // # Sandbox caps
 //
 // Limits (defaults DefaultMax*): at most 8 windows (rates or client
-// counts), at most 30 s a window, at most 2,000 arrivals a second offered
+// counts), at least MinWindowSeconds (0.5 s) and at most 30 s a window, at most 2,000 arrivals a second offered
 // in a window, at most 5 minutes of windows in a run, at most 256
 // closed-loop clients, a caller timeout of at most 10 s, and CPUS at most
 // the host's cores minus one (one on a single-core host), so the load

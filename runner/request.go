@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,12 +17,16 @@ import (
 // runs on the server's own machine, so these bound what any learner can ask
 // of it.
 const (
-	DefaultMaxRates         = 8    // windows in one run (rates, or client counts)
-	DefaultMaxWindowSeconds = 30   // length of one window, seconds
-	DefaultMaxOffered       = 2000 // offered rate of one window, arrivals a second
-	DefaultMaxRunSeconds    = 300  // windows × seconds of one run (5 minutes)
-	DefaultMaxClients       = 256  // closed-loop clients in one window
-	DefaultMaxTimeoutMS     = 10000
+	DefaultMaxRates         = 8  // windows in one run (rates, or client counts)
+	DefaultMaxWindowSeconds = 30 // length of one window, seconds
+	// MinWindowSeconds is the shortest window: shorter ones measure
+	// next to nothing (a window of a nanosecond sends no request and
+	// would be "done").
+	MinWindowSeconds     = 0.5
+	DefaultMaxOffered    = 2000 // offered rate of one window, arrivals a second
+	DefaultMaxRunSeconds = 300  // windows × seconds of one run (5 minutes)
+	DefaultMaxClients    = 256  // closed-loop clients in one window
+	DefaultMaxTimeoutMS  = 10000
 )
 
 // Modes of a run.
@@ -192,8 +197,8 @@ func (l Limits) Validate(q Request) error {
 
 	secondsOK := false
 	switch {
-	case math.IsNaN(q.Seconds) || q.Seconds <= 0 || q.Seconds > l.MaxWindowSeconds:
-		fe["seconds"] = fmt.Sprintf("%s seconds a window is not allowed: want more than 0 and at most %s", num(q.Seconds), num(l.MaxWindowSeconds))
+	case math.IsNaN(q.Seconds) || q.Seconds < MinWindowSeconds || q.Seconds > l.MaxWindowSeconds:
+		fe["seconds"] = fmt.Sprintf("%s seconds a window is not allowed: want at least %s and at most %s", num(q.Seconds), num(MinWindowSeconds), num(l.MaxWindowSeconds))
 	default:
 		secondsOK = true
 	}
@@ -215,10 +220,15 @@ func (l Limits) Validate(q Request) error {
 	return fe
 }
 
-// num formats a number without trailing zeros.
+// num formats a number without trailing zeros, and one far from the
+// ones a form takes in exponent form (1e+308, 1e-09), never hundreds of
+// digits.
 func num(v float64) string {
 	if math.IsNaN(v) {
 		return "NaN"
+	}
+	if a := math.Abs(v); a >= 1e9 || (a != 0 && a < 1e-3) {
+		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
 }

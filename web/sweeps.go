@@ -75,7 +75,10 @@ func parseSweep(r *http.Request) (runner.Request, runner.FieldErrors, error) {
 			case errors.As(err, &tooBig):
 				return q, nil, err
 			case errors.As(err, &typeErr) && typeErr.Field != "":
-				fe[typeErr.Field] = fmt.Sprintf("%s is not allowed here: want %s", typeErr.Value, jsonKindOf(typeErr.Field))
+				// Field is the path through embedded structs
+				// (Config.workers); the API's name is its last part.
+				name := typeErr.Field[strings.LastIndexByte(typeErr.Field, '.')+1:]
+				fe[name] = fmt.Sprintf("%s is not allowed here: want %s", typeErr.Value, jsonKindOf(name))
 			case strings.HasPrefix(err.Error(), "json: unknown field "):
 				name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 				fe[name] = "is not a field of a sweep: want " + strings.Join(sweepFields, ", ")

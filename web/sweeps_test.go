@@ -730,3 +730,49 @@ func TestRunPanelFollowsTheRun(t *testing.T) {
 		t.Error("a finished run's panel differs between two fetches")
 	}
 }
+
+// A refused sweep's messages name the field as the API documents it, say
+// what is allowed in a few words (never echoing a 300-digit number), and
+// a window too short to measure anything is refused with the minimum.
+func TestSweepMessagesArePlain(t *testing.T) {
+	site, _ := newRunSite(t, filepath.Join(t.TempDir(), "db"), "/nonexistent/lab", 4)
+	tests := []struct {
+		name, body, field, want string
+	}{
+		// A lab knob of the wrong type is keyed by its JSON name, not by
+		// the Go struct it sits in (Config.workers).
+		{"knob of the wrong type", `{"workers":"many","rates":[10],"seconds":1}`, "workers", "want a whole number"},
+		// The other knobs too.
+		{"spin of the wrong type", `{"spin_ms":[2],"rates":[10],"seconds":1}`, "spin_ms", "want a whole number"},
+		// A huge rate is named in a few characters.
+		{"huge rate", `{"rates":[1e308],"seconds":1}`, "rates", "rate 1e+308 is not allowed"},
+		// A huge window length too.
+		{"huge seconds", `{"rates":[10],"seconds":1e300}`, "seconds", "1e+300 seconds a window is not allowed"},
+		// A nanosecond window would be "done" with nothing sent: refused,
+		// saying the minimum.
+		{"a nanosecond window", `{"rates":[10],"seconds":1e-9}`, "seconds", "at least 0.5"},
+		// Just under the minimum.
+		{"just under the minimum", `{"rates":[10],"seconds":0.49}`, "seconds", "at least 0.5"},
+	}
+	c := site.client()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, m := postSweep(t, c, site.srv.URL, tt.body)
+			errs, _ := m["errors"].(map[string]any)
+			msg, _ := errs[tt.field].(string)
+			if code != http.StatusBadRequest || !strings.Contains(msg, tt.want) {
+				t.Fatalf("status %d, errors %v: want 400 with %q saying %q", code, errs, tt.field, tt.want)
+			}
+			if len(errs) != 1 {
+				t.Errorf("errors %v, want only %q", errs, tt.field)
+			}
+			if len(msg) > 200 {
+				t.Errorf("message of %d characters: %.120s…", len(msg), msg)
+			}
+		})
+	}
+	// The minimum itself is accepted.
+	if code, _, m := postSweep(t, site.client(), site.srv.URL, `{"rates":[10],"seconds":0.5}`); code != http.StatusAccepted {
+		t.Errorf("seconds 0.5: %d %v, want 202", code, m)
+	}
+}
