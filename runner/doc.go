@@ -134,4 +134,9 @@
 //	capacitylab_run_watchers                gauge: live event subscriptions (websocket watchers)
 //	capacitylab_run_watchers_dropped_total  counter: subscriptions dropped for falling behind
 //	capacitylab_run_queue_wait_seconds      histogram: from queued to started
+//	capacitylab_lab_child_deaths_total      counter: lab children that died during a run
+//
+// A lab child that dies during a run is also logged, as a warning "lab
+// child died" with the run, the window, its pid, its exit status or signal
+// (exit) and its last lines on stderr (last_words).
 package runner

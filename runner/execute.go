@@ -189,6 +189,9 @@ loop:
 	r.mu.Unlock()
 
 	finished := rows
+	if childErr != nil {
+		r.childDied(ru, min(finished+1, n), childErr)
+	}
 	switch {
 	case childErr != nil:
 		return store.RunFailed, fmt.Sprintf("The lab service stopped during window %d of %d, so the run stopped there (the rows before it are kept). "+
@@ -205,6 +208,20 @@ loop:
 		return store.RunFailed, fmt.Sprintf("The sweep stopped after %d of %d windows: %v. Run it again; if it keeps failing, tell the instructor.", finished, n, res.err), KindFailed, finished
 	}
 	return store.RunDone, "", KindDone, finished
+}
+
+// childDied logs a lab child that exited unexpectedly during window (from
+// 1) of run ru, with its exit status and last stderr lines, and counts it.
+func (r *Runner) childDied(ru *run, window int, err error) {
+	if r.met != nil {
+		r.met.deaths.Inc()
+	}
+	var ee *labsvc.ExitError
+	if errors.As(err, &ee) {
+		r.log.Warn("lab child died", "run", ru.id, "window", window, "pid", ee.Pid, "exit", ee.Err, "last_words", ee.LastWords)
+		return
+	}
+	r.log.Warn("lab child died", "run", ru.id, "window", window, "err", err)
 }
 
 // addRow keeps a finished window's row and saves it.

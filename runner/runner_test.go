@@ -2,9 +2,11 @@ package runner_test
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -609,4 +611,74 @@ func TestPlanSimulates(t *testing.T) {
 			t.Errorf("window %d: offered %v, %d records (schedule %d), lost %d", i, w.Row.Offered, len(w.Records), len(want), w.Row.Lost)
 		}
 	}
+}
+
+// A lab child that dies during a run is logged as a warning naming the
+// run, the exit status and the child's last lines on stderr, and counted
+// in capacitylab_lab_child_deaths_total.
+func TestChildDeathLogged(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	logs := &syncBuffer{}
+	child := testChild(t)
+	child.Env = []string{childEnv + "=die"} // serves, then dies 1.5 s after it started
+	r, err := runner.New(runner.Config{Child: child, Registerer: reg, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tk, err := r.Submit(t.Context(), "a", small(20, 20, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := collect(t, r, tk.ID, 0, 30*time.Second)
+	if end := last(es); end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "exit status 3") {
+		t.Fatalf("run ended with %+v, want failed naming exit status 3", end)
+	}
+	var line string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "lab child died") {
+			line = l
+		}
+	}
+	for _, want := range []string{"level=WARN", "run=" + tk.ID, "exit status 3", "out of memory: cannot allocate the queue"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log line %q lacks %q\nlog:\n%s", line, want, logs.String())
+		}
+	}
+	if n := counterValue(t, reg, "capacitylab_lab_child_deaths_total"); n != 1 {
+		t.Errorf("capacitylab_lab_child_deaths_total = %v, want 1", n)
+	}
+}
+
+// counterValue is the value of an unlabelled counter in reg (-1 when absent).
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return -1
+}
+
+// syncBuffer collects log output safely across goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
