@@ -33,7 +33,7 @@ func TestControlConfig(t *testing.T) {
 		{"negative spin", `{"spin_ms": -1}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "SPIN_MS=-1 is not allowed: want 0 to 1000"},
 		// every bad knob is named, in knob order, on one line
 		{"two bad", `{"limit": "many", "wait_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1},
-			"WAIT_MS=10001 is not allowed: want 0 to 10000; LIMIT=many is not allowed: want 0 to 100000"},
+			`WAIT_MS=10001 is not allowed: want 0 to 10000; LIMIT="many" is not allowed: want 0 to 100000`},
 		// a fraction is not a whole number of milliseconds
 		{"fraction", `{"wait_ms": 2.5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WAIT_MS=2.5 is not allowed"},
 		// WORKERS and CPUS are fixed for the life of the lab
