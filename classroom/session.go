@@ -283,10 +283,13 @@ func (m *Manager) Lookup(ctx context.Context, addr, typed string) (*Session, err
 // it only behind a host token or a participant's cookie check.
 func (m *Manager) Get(ctx context.Context, code string) (*Session, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.live[code]; s != nil {
+	s := m.live[code]
+	m.mu.Unlock()
+	if s != nil {
 		return s, nil
 	}
+	// The store is read without the lock, so that a code missing (a
+	// guess, a typo) never holds up look-ups of live sessions.
 	c, err := m.cfg.Store.ClassSession(ctx, code)
 	if errors.Is(err, store.ErrNoSession) {
 		return nil, ErrNoSession
@@ -300,7 +303,12 @@ func (m *Manager) Get(ctx context.Context, code string) (*Session, error) {
 		// readable, with no questions to run.
 		info = Lesson{Slug: c.Lesson}
 	}
-	s := m.newSession(c, info)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.live[code]; s != nil {
+		return s, nil // loaded meanwhile by another look-up
+	}
+	s = m.newSession(c, info)
 	m.live[code] = s
 	return s, nil
 }

@@ -404,9 +404,8 @@ func (s *server) memberSession(r *http.Request, typed string) *classroom.Session
 // tooManyMisses is the 429 for an address that guessed too many join
 // codes; the error path adds Retry-After.
 func tooManyMisses(wait time.Duration) *Error {
-	mins := (retrySeconds(wait) + 59) / 60
 	return &Error{Code: CodeBusy, Title: "Too many wrong codes", RetryAfter: wait,
-		Message: fmt.Sprintf("Too many wrong join codes came from your address (a whole building can share one). Scan the QR code on the screen, or use the join link your instructor shares: those always work. Or wait %d minutes, then type the code carefully.", mins)}
+		Message: fmt.Sprintf("Too many wrong join codes came from your address (a whole building can share one). Scan the QR code on the screen, or use the join link your instructor shares: those always work. Or wait %s, then type the code carefully.", retryText(wait))}
 }
 
 // joinPage is GET /join: a form for the code and a display name.
