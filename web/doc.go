@@ -73,7 +73,8 @@
 //	POST /lti/grades/retry                  send the course's failed grades again: 303 to /lti/grades?retried=N
 //
 // Wrong join codes are counted per client address (package classroom;
-// the connection's IPv4 address, or its IPv6 /64, never a forwarding header):
+// the client's IPv4 address, or its IPv6 /64, as clientAddr works it out:
+// see "Behind a proxy" below):
 // after too many, the session routes answer 429 with Retry-After, except
 // to a request that carries a token of the session it names (the host's or
 // the projector's in ?token=, the participant cookie, or the join link's
@@ -186,11 +187,25 @@
 // (--content) and are meant for the author to read. A 404 page lists
 // lessons whose slug is close to the URL asked for.
 //
+// # Behind a proxy
+//
+// With Deps.TrustedProxies (cmd/server --trusted-proxies) the server
+// believes the Forwarded (RFC 7239) or X-Forwarded-For and
+// X-Forwarded-Proto headers of requests whose peer is one of those
+// proxies, and only theirs (proxy.go says how the client is picked from a
+// chain). One function gives the client's address (clientAddr: join-code
+// limits, fair shares of the run queue, rate limits) and one the scheme
+// (requestScheme: Secure cookies, absolute links such as a class's join
+// link and its QR code). Over https (direct TLS, or a trusted proxy saying
+// so) every answer carries Strict-Transport-Security: max-age=31536000.
+// Without trusted proxies the forwarding headers are ignored: the client
+// is the connection's peer and the scheme is https only over TLS.
+//
 // # Learners
 //
 // A learner is anonymous: the cookie cl_learner holds 32 hex digits (128
 // random bits), HttpOnly, SameSite=Lax, Path=/, a year long, Secure when
-// the request came over TLS. It is only issued when the learner first
+// the browser used https (requestScheme). It is only issued when the learner first
 // answers something, so reading pages stores nothing. Cross-origin POSTs
 // are refused (net/http.CrossOriginProtection: Sec-Fetch-Site and Origin),
 // except the LTI login and launch, which a platform's page posts from its

@@ -193,7 +193,7 @@ func learnerCookie(r *http.Request, value string, maxAge int) *http.Cookie {
 		Path:     "/",
 		MaxAge:   maxAge,
 		HttpOnly: true,
-		Secure:   r.TLS != nil,
+		Secure:   secureRequest(r),
 		SameSite: http.SameSiteLaxMode,
 	}
 }

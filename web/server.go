@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,11 @@ type Deps struct {
 	// PublicURL is the site's origin as platforms and browsers reach it
 	// (https://lab.example.org), for the LTI URLs; "": the request's.
 	PublicURL string
+	// TrustedProxies are the addresses and networks of the reverse
+	// proxies in front of the server (ParseTrustedProxies): only from
+	// them are Forwarded, X-Forwarded-For and X-Forwarded-Proto believed
+	// (proxy.go). Empty: forwarding headers are ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // server holds the dependencies of the handlers. Its own mutable state is
@@ -93,13 +99,16 @@ type server struct {
 	frameAncestors  string    // configured frame-ancestors of pages
 	widgetAncestors string    // and of the standalone widgets
 	frames          frameCSP  // policies with the LTI platforms' origins added
+
+	proxies []netip.Prefix // whose forwarding headers are believed (proxy.go)
 }
 
 // NewServer builds the site's handler: its router, middleware and metrics.
 func NewServer(d Deps) http.Handler {
 	s := &server{course: d.Course, store: d.Store, assets: d.Assets, log: d.Logger, reg: d.Registry, runner: d.Runner,
 		classes: d.Classes, instructorKey: d.InstructorKey, lti: d.LTI, publicURL: strings.TrimSuffix(d.PublicURL, "/"),
-		charts: newChartCache(), runLabels: newRunLabelCache(), panels: &bounded[[]byte]{max: panelCacheSize}}
+		charts: newChartCache(), runLabels: newRunLabelCache(), panels: &bounded[[]byte]{max: panelCacheSize},
+		proxies: d.TrustedProxies}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

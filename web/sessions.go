@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -220,11 +219,7 @@ func projectorURL(sess *classroom.Session) string {
 
 // absURL makes a path absolute on the host the request came to.
 func absURL(r *http.Request, path string) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + path
+	return requestScheme(r) + "://" + r.Host + path
 }
 
 // classesOn returns the session manager or the answer for a server
@@ -321,26 +316,6 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		Stream:       "/ws/sessions/" + code + tq,
 	})
 	return nil
-}
-
-// clientAddr is the address join-code misses are counted against: the
-// connection's IP (forwarding headers are not trusted). An IPv6 client is
-// counted by its /64, the block one network (and so one guesser) is
-// usually given, so that stepping through its own addresses does not buy
-// fresh guesses.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return host
-	}
-	if v4 := ip.To4(); v4 != nil {
-		return v4.String()
-	}
-	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // lookupSession finds the session a request names, with the join-code
@@ -470,7 +445,7 @@ func (s *server) join(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: participantCookiePrefix + code, Value: token, Path: "/",
-		MaxAge: int(participantCookieAge / time.Second), HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+		MaxAge: int(participantCookieAge / time.Second), HttpOnly: true, Secure: secureRequest(r), SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, sessionURL(code), http.StatusSeeOther)
 	return nil
 }
@@ -737,7 +712,7 @@ func (s *server) forgetTeachPass(w http.ResponseWriter, r *http.Request) error {
 	if err := s.classesOn(); err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: teachPassCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: teachPassCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secureRequest(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/teach", http.StatusSeeOther)
 	return nil
 }
@@ -787,5 +762,5 @@ func (s *server) holdsTeachPass(r *http.Request, now time.Time) bool {
 
 func setTeachPass(w http.ResponseWriter, r *http.Request, key string, now time.Time) {
 	http.SetCookie(w, &http.Cookie{Name: teachPassCookie, Value: teachPass(key, now), Path: "/",
-		MaxAge: teachPassHours * 3600, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		MaxAge: teachPassHours * 3600, HttpOnly: true, Secure: secureRequest(r), SameSite: http.SameSiteStrictMode})
 }

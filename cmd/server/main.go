@@ -29,6 +29,7 @@
 //	--session-idle DURATION        SESSION_IDLE            class sessions end after this idle time (default 3h)
 //	--public-url ORIGIN            PUBLIC_URL              the site's origin as platforms reach it, for the LTI URLs
 //	--lti-platforms FILE           LTI_PLATFORMS           JSON file of LTI platforms, beside the stored ones
+//	--trusted-proxies LIST         TRUSTED_PROXIES         reverse proxies whose forwarding headers are believed
 //
 // The server prints the URL it serves on, logs requests with log/slog to
 // standard error, answers /healthz and /metrics, and shuts down gracefully

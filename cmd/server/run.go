@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -68,6 +69,8 @@ type config struct {
 
 	publicURL    string // the site's origin as platforms and browsers reach it; "" = each request's
 	ltiPlatforms string // LTI platforms file; "" = only those `server lti add` stored
+
+	trustedProxies []netip.Prefix // reverse proxies whose forwarding headers are believed
 }
 
 // run is the whole program: args are the command-line arguments without
@@ -186,6 +189,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		InstructorKey:        cfg.instructorKey,
 		LTI:                  tool,
 		PublicURL:            cfg.publicURL,
+		TrustedProxies:       cfg.trustedProxies,
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -236,6 +240,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&cfg.instructorKey, "instructor-key", getenv("INSTRUCTOR_KEY"), "key needed to start a class session (env INSTRUCTOR_KEY; default: none, anyone may)")
 	fs.StringVar(&cfg.publicURL, "public-url", getenv("PUBLIC_URL"), "the site's origin as learning platforms and browsers reach it, such as https://lab.example.org, for the LTI URLs (env PUBLIC_URL; default: each request's)")
 	fs.StringVar(&cfg.ltiPlatforms, "lti-platforms", getenv("LTI_PLATFORMS"), "JSON file of LTI 1.3 platforms, beside those `server lti add` stored (env LTI_PLATFORMS)")
+	proxies := getenv("TRUSTED_PROXIES")
+	fs.Func("trusted-proxies", "reverse proxies in front of the server, addresses or networks such as 10.0.0.1,192.168.0.0/16: their Forwarded and X-Forwarded-For/-Proto headers are believed (env TRUSTED_PROXIES; default: none, the headers are ignored)", func(v string) error { proxies = v; return nil })
 	idle := cmpOr(getenv("SESSION_IDLE"), classroom.DefaultIdle.String())
 	fs.Func("session-idle", "class sessions end after this long without activity, 1m to 168h (env SESSION_IDLE; default "+classroom.DefaultIdle.String()+")", func(v string) error { idle = v; return nil })
 	if err := fs.Parse(args); err != nil {
@@ -260,6 +266,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a duration from 1m to 168h, such as 90m or 3h", source("session-idle", "SESSION_IDLE"), idle)}
 	} else {
 		cfg.sessionIdle = d
+	}
+	if tp, err := web.ParseTrustedProxies(proxies); err != nil {
+		return cfg, usageError{fmt.Sprintf("%s: %v", source("trusted-proxies", "TRUSTED_PROXIES"), err)}
+	} else {
+		cfg.trustedProxies = tp
 	}
 	if fs.NArg() > 0 {
 		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or a subcommand: \"lessons check [DIR]\", \"lessons record\", \"lti add|list|remove|rotate-key\"", fs.Arg(0))}

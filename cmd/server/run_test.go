@@ -343,6 +343,10 @@ func TestBadFlags(t *testing.T) {
 		{"SESSION_IDLE too short", nil, map[string]string{"SESSION_IDLE": "10s"}, `SESSION_IDLE "10s" is not allowed: want a duration from 1m to 168h`},
 		// A bad SESSION_IDLE that is not a duration.
 		{"SESSION_IDLE not a duration", nil, map[string]string{"SESSION_IDLE": "soon"}, `SESSION_IDLE "soon" is not allowed: want a duration from 1m to 168h`},
+		// A trusted proxy named by host name: only addresses and networks are taken.
+		{"trusted proxy by name", []string{"--trusted-proxies", "10.0.0.1,proxy.example"}, nil, `--trusted-proxies: "proxy.example" is neither an IP address nor a network`},
+		// The same from the environment, named as the variable.
+		{"TRUSTED_PROXIES bad network", nil, map[string]string{"TRUSTED_PROXIES": "10.0.0.0/33"}, `TRUSTED_PROXIES: "10.0.0.0/33" is neither`},
 		// A queue that holds nothing.
 		{"queue zero", []string{"--queue", "0"}, nil, `--queue "0" is not allowed: want a whole number from 1 to 100`},
 		// A QUEUE from the environment beyond the cap, named as the variable.
