@@ -21,7 +21,8 @@ import (
 const (
 	MissLimit  = 30
 	MissWindow = 10 * time.Minute
-	// maxTracked bounds the addresses remembered (about 80 bytes each);
+	// maxTracked bounds the addresses a Limiter remembers (about 45
+	// bytes each);
 	// past it the least recently missing are forgotten first, which
 	// gives them back at most the allowance they would have had anyway
 	// after MissWindow.
@@ -31,47 +32,56 @@ const (
 	missShards = 64
 )
 
-// missInterval is the time one miss costs an address.
-const missInterval = MissWindow / MissLimit
+// newMissLimiter is the join-code miss limiter: MissLimit misses per
+// MissWindow.
+func newMissLimiter() *Limiter { return NewLimiter(MissLimit, MissWindow) }
 
-// missLimiter counts join-code misses per client address. Each address
-// has one number, the time its allowance is next full again (a generic
-// cell rate algorithm): a miss moves it missInterval later (from now if
-// it had passed), and an address is held while it is more than
-// MissWindow-missInterval ahead of now. A miss and a check are O(1):
-// a map look-up in one of missShards shards. Memory is bounded: each
-// shard keeps two generations of addresses; when the newer one is full,
-// the older is dropped and the newer takes its place, so an address is
-// forgotten only after maxTracked/2 others missed since its last miss.
-// Look-ups of codes take only a shard's read lock (shared), and joins by
-// link, QR code or cookie do not come here at all.
-type missLimiter struct {
-	seed   maphash.Seed
-	shards [missShards]missShard
+// Limiter limits events (join-code misses, joins, new sessions) per client
+// address: burst at once, and after that one every per/burst, so burst
+// per per in the long run; an address over its allowance waits until one
+// event's worth of time has passed.
+//
+// Each address has one number, the time its allowance is next full again
+// (a generic cell rate algorithm): an event moves it one interval later
+// (from now if it had passed), and an address is held while it is more
+// than per-interval ahead of now. An event and a check are O(1): a map
+// look-up in one of missShards shards. Memory is bounded: each shard
+// keeps two generations of addresses; when the newer one is full, the
+// older is dropped and the newer takes its place, so an address is
+// forgotten only after maxTracked/2 others had events since its last.
+// Checks take only a shard's read lock (shared).
+type Limiter struct {
+	interval, ahead time.Duration // one event's cost; how far ahead an address may be
+	seed            maphash.Seed
+	shards          [missShards]limitShard
 }
 
-type missShard struct {
+type limitShard struct {
 	mu        sync.RWMutex
 	cur, prev map[string]int64 // address → when its allowance is full again (Unix ns)
 }
 
-func newMissLimiter() *missLimiter {
-	l := &missLimiter{seed: maphash.MakeSeed()}
+// NewLimiter returns a Limiter allowing burst events at once and burst
+// per per in the long run, for each address.
+func NewLimiter(burst int, per time.Duration) *Limiter {
+	burst = max(burst, 1)
+	l := &Limiter{interval: per / time.Duration(burst), seed: maphash.MakeSeed()}
+	l.ahead = per - l.interval
 	for i := range l.shards {
 		l.shards[i].cur = map[string]int64{}
 	}
 	return l
 }
 
-func (l *missLimiter) shard(addr string) *missShard {
+func (l *Limiter) shard(addr string) *limitShard {
 	return &l.shards[maphash.String(l.seed, addr)%missShards]
 }
 
 // shardCap is how many addresses one generation of a shard holds.
 const shardCap = maxTracked / missShards / 2
 
-// blocked returns how long addr must wait, or 0 if it may look up a code.
-func (l *missLimiter) blocked(addr string, now time.Time) time.Duration {
+// Wait returns how long addr must wait before its next event, or 0.
+func (l *Limiter) Wait(addr string, now time.Time) time.Duration {
 	sh := l.shard(addr)
 	sh.mu.RLock()
 	full, ok := sh.cur[addr]
@@ -79,16 +89,36 @@ func (l *missLimiter) blocked(addr string, now time.Time) time.Duration {
 		full = sh.prev[addr]
 	}
 	sh.mu.RUnlock()
-	ahead := time.Duration(full - now.UnixNano())
-	return max(0, ahead-(MissWindow-missInterval))
+	return max(0, time.Duration(full-now.UnixNano())-l.ahead)
 }
 
-// miss records a lookup of a code that does not exist.
-func (l *missLimiter) miss(addr string, now time.Time) {
-	t := now.UnixNano()
+// Take counts an event of addr.
+func (l *Limiter) Take(addr string, now time.Time) {
 	sh := l.shard(addr)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	l.takeLocked(sh, addr, now.UnixNano())
+}
+
+// Allow counts an event of addr and returns 0 if addr's allowance has
+// room for it; otherwise it counts nothing and returns how long to wait.
+func (l *Limiter) Allow(addr string, now time.Time) time.Duration {
+	sh := l.shard(addr)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	t := now.UnixNano()
+	full, ok := sh.cur[addr]
+	if !ok {
+		full = sh.prev[addr]
+	}
+	if wait := time.Duration(full-t) - l.ahead; wait > 0 {
+		return wait
+	}
+	l.takeLocked(sh, addr, t)
+	return 0
+}
+
+func (l *Limiter) takeLocked(sh *limitShard, addr string, t int64) {
 	full, ok := sh.cur[addr]
 	if !ok {
 		full = sh.prev[addr]
@@ -96,12 +126,12 @@ func (l *missLimiter) miss(addr string, now time.Time) {
 			sh.prev, sh.cur = sh.cur, make(map[string]int64, shardCap)
 		}
 	}
-	sh.cur[addr] = max(full, t) + int64(missInterval)
+	sh.cur[addr] = max(full, t) + int64(l.interval)
 }
 
 // tracked is how many addresses are remembered (some may be counted in
 // both generations).
-func (l *missLimiter) tracked() int {
+func (l *Limiter) tracked() int {
 	n := 0
 	for i := range l.shards {
 		sh := &l.shards[i]

@@ -19,21 +19,21 @@ func TestMissLimiterMemoryBounded(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	l := newMissLimiter()
 	for range MissLimit {
-		l.miss("192.0.2.1", now)
+		l.Take("192.0.2.1", now)
 	}
-	if l.blocked("192.0.2.1", now) <= 0 {
+	if l.Wait("192.0.2.1", now) <= 0 {
 		t.Fatalf("an address with %d misses is not held", MissLimit)
 	}
 	// A thousand other addresses miss: the guesser is still held.
 	for i := range 1000 {
-		l.miss("10.1."+strconv.Itoa(i/256)+"."+strconv.Itoa(i%256), now)
+		l.Take("10.1."+strconv.Itoa(i/256)+"."+strconv.Itoa(i%256), now)
 	}
-	if l.blocked("192.0.2.1", now) <= 0 {
+	if l.Wait("192.0.2.1", now) <= 0 {
 		t.Error("the guesser was forgotten after a thousand other addresses missed once")
 	}
 	// 300,000 distinct addresses miss within the window.
 	for i := range 300_000 {
-		l.miss("10."+strconv.Itoa(i>>16)+"."+strconv.Itoa(i>>8&255)+"."+strconv.Itoa(i&255), now.Add(time.Duration(i)*time.Microsecond))
+		l.Take("10."+strconv.Itoa(i>>16)+"."+strconv.Itoa(i>>8&255)+"."+strconv.Itoa(i&255), now.Add(time.Duration(i)*time.Microsecond))
 	}
 	if n := l.tracked(); n > maxTracked {
 		t.Errorf("%d addresses remembered after 300,000 distinct ones missed, want at most maxTracked (%d)", n, maxTracked)
@@ -114,13 +114,13 @@ func BenchmarkMissLimiter(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	l := newMissLimiter()
 	for _, a := range addrs {
-		l.miss(a, now)
+		l.Take(a, now)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	b.ResetTimer()
 	for i := range b.N {
-		l.miss(addrs[i%len(addrs)], now)
+		l.Take(addrs[i%len(addrs)], now)
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc), "limiter-bytes")

@@ -153,7 +153,7 @@ type Config struct {
 type Manager struct {
 	cfg    Config
 	log    *slog.Logger
-	misses *missLimiter
+	misses *Limiter
 
 	mu     sync.Mutex
 	live   map[string]*Session
@@ -262,7 +262,7 @@ func (m *Manager) Create(ctx context.Context, slug string) (*Session, string, er
 // ended session is returned (check Ended).
 func (m *Manager) Lookup(ctx context.Context, addr, typed string) (*Session, error) {
 	now := m.cfg.Now()
-	if wait := m.misses.blocked(addr, now); wait > 0 {
+	if wait := m.misses.Wait(addr, now); wait > 0 {
 		return nil, &TooManyMissesError{RetryAfter: wait}
 	}
 	code, ok := NormalizeCode(typed)
@@ -273,7 +273,7 @@ func (m *Manager) Lookup(ctx context.Context, addr, typed string) (*Session, err
 	}
 	s, err := m.Get(ctx, code)
 	if errors.Is(err, ErrNoSession) {
-		m.misses.miss(addr, now)
+		m.misses.Take(addr, now)
 	}
 	return s, err
 }

@@ -8,11 +8,14 @@
 // first run interleave, exactly QueueCapacity are accepted. It runs
 // Config.Concurrent at once (default 1: two sweeps on one machine would
 // measure each other). A learner may have one run waiting or running
-// at a time; Submit refuses a second with *AlreadyQueuedError, a full queue
-// with *QueueFullError (carrying RetryAfter: when the running run is
-// expected to end), and a bad request with FieldErrors, one message per
-// field, naming what is wrong and what is allowed. Nothing is queued on
-// error.
+// at a time, and a client address (SubmitFrom) Config.PerAddress (default
+// 3: a burst without cookies is a new learner every time, and learners
+// behind one address share it); Submit refuses a second with
+// *AlreadyQueuedError, one past the address's share with *ShareError, a
+// full queue with *QueueFullError (both carrying RetryAfter: when the
+// first run in the way is expected to end), and a bad request with
+// FieldErrors, one message per field, naming what is wrong and what is
+// allowed. Nothing is queued on error.
 //
 // Each run starts its own lab child (labsvc.StartChild with
 // Config.Child: the server re-executes itself with "lab-child"), runs the
@@ -46,8 +49,12 @@
 // # Sandbox caps
 //
 // Limits (defaults DefaultMax*): at most 8 windows (rates or client
-// counts), at least MinWindowSeconds (0.5 s) and at most 30 s a window, at most 2,000 arrivals a second offered
-// in a window, at most 5 minutes of windows in a run, at most 256
+// counts), at least MinWindowSeconds (0.5 s) and at most 30 s a window,
+// at most 2,000 arrivals a second offered in a window, at most 120 s of
+// windows in a run (windows × seconds), at most 60 s of processor time
+// asked of the lab in a run (Request.CPUSeconds: each window's rate ×
+// seconds × SPIN_MS, summed; a run asking far more than its processors
+// give leaves a backlog that holds the lab after its windows), at most 256
 // closed-loop clients, a caller timeout of at most 10 s, and CPUS at most
 // the host's cores minus one (one on a single-core host), so the load
 // generator keeps a core. The lab's other knobs are checked by

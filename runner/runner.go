@@ -27,6 +27,10 @@ const (
 	DefaultSubscriberBuffer = 256              // live events a watcher may fall behind before it is dropped
 	DefaultRetain           = 16               // finished runs whose event logs stay in memory (about 1 MB each at most)
 	DefaultDrainWait        = 10 * time.Second // how long the lab may take to drain between windows
+	// DefaultPerAddress is how many runs one client address may have
+	// waiting or running at once (learners behind one address, such as
+	// a school's, share it): no one client can hold the queue.
+	DefaultPerAddress = 3
 	// ProgressEvery is how often a running window's progress is logged
 	// (and so sent to watchers): four times a second. loadrun reports
 	// every loadrun.ProgressEvery; the first report of a window is logged
@@ -69,6 +73,23 @@ func (e *QueueFullError) Error() string {
 // Unwrap makes errors.Is(err, ErrQueueFull) true.
 func (e *QueueFullError) Unwrap() error { return ErrQueueFull }
 
+// ErrAddressShare is returned when a client address already has its
+// share of the queue.
+var ErrAddressShare = errors.New("this address already has its share of runs waiting or running")
+
+// ShareError is ErrAddressShare with the share and when to try again.
+type ShareError struct {
+	Share      int           // runs one address may have waiting or running
+	RetryAfter time.Duration // estimated time until one of them ends
+}
+
+func (e *ShareError) Error() string {
+	return fmt.Sprintf("%v (%d): try again in about %v", ErrAddressShare, e.Share, e.RetryAfter.Round(time.Second))
+}
+
+// Unwrap makes errors.Is(err, ErrAddressShare) true.
+func (e *ShareError) Unwrap() error { return ErrAddressShare }
+
 // AlreadyQueuedError is ErrAlreadyQueued with the run in the way.
 type AlreadyQueuedError struct {
 	ID string // the learner's run that is waiting or running
@@ -94,6 +115,7 @@ type Saver interface {
 type Config struct {
 	Child            labsvc.ChildCommand   // how to start a lab child (the server re-executes itself with "lab-child")
 	QueueCapacity    int                   // runs in the queue, running ones included; DefaultQueueCapacity
+	PerAddress       int                   // runs one client address may have waiting or running; DefaultPerAddress
 	Concurrent       int                   // runs at once; DefaultConcurrent
 	Limits           Limits                // sandbox caps; HostLimits() when MaxRates is 0
 	SubscriberBuffer int                   // DefaultSubscriberBuffer
@@ -141,6 +163,7 @@ type Snapshot struct {
 type run struct {
 	id       string
 	learner  string
+	addr     string // the client address that asked ("" for class runs)
 	req      Request
 	estimate time.Duration
 	log      *eventLog
@@ -199,6 +222,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.Concurrent <= 0 {
 		cfg.Concurrent = DefaultConcurrent
+	}
+	if cfg.PerAddress <= 0 {
+		cfg.PerAddress = DefaultPerAddress
 	}
 	if cfg.SubscriberBuffer <= 0 {
 		cfg.SubscriberBuffer = DefaultSubscriberBuffer
@@ -262,6 +288,13 @@ func Estimate(q Request) time.Duration {
 // *AlreadyQueuedError when the learner already has a run waiting or
 // running, and ErrClosed after Close. Nothing is queued on error.
 func (r *Runner) Submit(ctx context.Context, learner string, q Request) (Ticket, error) {
+	return r.SubmitFrom(ctx, learner, "", q)
+}
+
+// SubmitFrom is Submit for a learner at client address addr, which may
+// have at most Config.PerAddress runs waiting or running (a *ShareError
+// past that); "" is not counted.
+func (r *Runner) SubmitFrom(ctx context.Context, learner, addr string, q Request) (Ticket, error) {
 	if learner == "" {
 		return Ticket{}, errors.New("runner: Submit needs a learner id")
 	}
@@ -298,12 +331,17 @@ func (r *Runner) Submit(ctx context.Context, learner string, q Request) (Ticket,
 	if len(r.queue)+len(r.running) >= r.cfg.QueueCapacity {
 		return Ticket{}, &QueueFullError{RetryAfter: r.untilFreeLocked()}
 	}
+	if addr != "" {
+		if n, wait := r.addressRunsLocked(addr); n >= r.cfg.PerAddress {
+			return Ticket{}, &ShareError{Share: r.cfg.PerAddress, RetryAfter: wait}
+		}
+	}
 	now := r.now()
 	var dropped func()
 	if r.met != nil {
 		dropped = r.met.dropped.Inc
 	}
-	ru := &run{id: id, learner: learner, req: q, estimate: Estimate(q), log: newEventLog(r.cfg.SubscriberBuffer, r.now, dropped),
+	ru := &run{id: id, learner: learner, addr: addr, req: q, estimate: Estimate(q), log: newEventLog(r.cfg.SubscriberBuffer, r.now, dropped),
 		status: store.RunQueued, created: now}
 	// Saved before it is queued, under the lock, so the stored status
 	// never goes backwards and a 202 always names a stored run.
@@ -362,6 +400,30 @@ func (r *Runner) untilFreeLocked() time.Duration {
 		return time.Second
 	}
 	return max(time.Second, slices.Min(rem))
+}
+
+// addressRunsLocked counts addr's runs waiting or running and estimates
+// when the first of them ends (at least a second).
+func (r *Runner) addressRunsLocked(addr string) (int, time.Duration) {
+	n, first := 0, time.Duration(-1)
+	now := r.now()
+	for _, ru := range r.running {
+		if ru.addr == addr {
+			n++
+			if d := max(0, ru.estimate-now.Sub(ru.started)); first < 0 || d < first {
+				first = d
+			}
+		}
+	}
+	for i, ru := range r.queue {
+		if ru.addr == addr {
+			n++
+			if d := r.startEstimateLocked(i).Sub(now) + ru.estimate; first < 0 || d < first {
+				first = d
+			}
+		}
+	}
+	return n, max(time.Second, first)
 }
 
 // RetryAfter is how long a learner turned away by a full queue should wait.

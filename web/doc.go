@@ -79,7 +79,14 @@
 // to a request that carries a token of the session it names (the host's or
 // the projector's in ?token=, the participant cookie, or the join link's
 // key=, which the QR code and the join form carry on), so a class behind
-// one address is not locked out by a few mistyped codes.
+// one address is not locked out by a few mistyped codes. Joins are limited
+// per client address too (Deps.JoinsPerMinute, default 600 a minute: a
+// lecture hall behind one address joins at once), and so is starting
+// class sessions on a server without an instructor key
+// (Deps.SessionsPerHour, default 20 an hour); past either, 429 with
+// Retry-After and a message saying why. POST /api/sweeps gives each client
+// address its share of the run queue (runner.Config.PerAddress, default 3)
+// beside each learner's one run: past it, 429 with Retry-After.
 //
 // Teaching lives on /teach, not on lesson pages, which learners read.
 // When an instructor key is configured, /teach asks for it once: the
@@ -179,8 +186,8 @@
 // The HTML page shows the same: the message, the fields as a list, a link
 // to the run, when to try again. Codes: invalid (400), forbidden (403),
 // not_found (404), method (405), conflict (409), too_large (413), busy
-// (429: a full run queue, too many wrong join codes; always with
-// Retry-After), content and internal (500), unavailable (503: no live
+// (429: a full run queue, an address's share of it, too many wrong join
+// codes, joins or new sessions; always with Retry-After), content and internal (500), unavailable (503: no live
 // sweeps on this server, or it is shutting down). Any other error is
 // logged with log/slog and shown only as a generic message. "content"
 // carries lesson validation errors, which only happen in author mode

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -63,7 +64,20 @@ type Deps struct {
 	// them are Forwarded, X-Forwarded-For and X-Forwarded-Proto believed
 	// (proxy.go). Empty: forwarding headers are ignored.
 	TrustedProxies []netip.Prefix
+	// JoinsPerMinute is how many times one client address may join class
+	// sessions a minute (DefaultJoinsPerMinute when 0); SessionsPerHour
+	// how many class sessions it may start an hour when the server has no
+	// instructor key (DefaultSessionsPerHour when 0).
+	JoinsPerMinute, SessionsPerHour int
 }
+
+// Defaults of Deps.JoinsPerMinute and Deps.SessionsPerHour: a lecture hall
+// behind one address (a school's NAT) joins at once, hundreds in a minute,
+// and one or two instructors start sessions there.
+const (
+	DefaultJoinsPerMinute  = 600
+	DefaultSessionsPerHour = 20
+)
 
 // server holds the dependencies of the handlers. Its own mutable state is
 // its metrics, a pool of render buffers, the newcomer page cache, the
@@ -101,6 +115,8 @@ type server struct {
 	frames          frameCSP  // policies with the LTI platforms' origins added
 
 	proxies []netip.Prefix // whose forwarding headers are believed (proxy.go)
+
+	joins, sessions *classroom.Limiter // per client address (sessions.go)
 }
 
 // NewServer builds the site's handler: its router, middleware and metrics.
@@ -108,7 +124,9 @@ func NewServer(d Deps) http.Handler {
 	s := &server{course: d.Course, store: d.Store, assets: d.Assets, log: d.Logger, reg: d.Registry, runner: d.Runner,
 		classes: d.Classes, instructorKey: d.InstructorKey, lti: d.LTI, publicURL: strings.TrimSuffix(d.PublicURL, "/"),
 		charts: newChartCache(), runLabels: newRunLabelCache(), panels: &bounded[[]byte]{max: panelCacheSize},
-		proxies: d.TrustedProxies}
+		proxies:  d.TrustedProxies,
+		joins:    classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute),
+		sessions: classroom.NewLimiter(cmp.Or(d.SessionsPerHour, DefaultSessionsPerHour), time.Hour)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

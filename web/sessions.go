@@ -291,9 +291,21 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		}
 		return errorf(CodeForbidden, msg)
 	}
+	// Anyone may start sessions on a server without an instructor key:
+	// then each address may start DefaultSessionsPerHour (or as set).
+	open := s.instructorKey == ""
+	if open {
+		if wait := s.sessions.Wait(clientAddr(r), time.Now()); wait > 0 {
+			return &Error{Code: CodeBusy, Title: "Too many class sessions", RetryAfter: wait,
+				Message: "Too many class sessions were started from your address in the last hour (a whole building can share one). Try again in " + retryText(wait) + ", or run the class you started already."}
+		}
+	}
 	sess, token, err := s.classes.Create(r.Context(), in.Lesson)
 	if err != nil {
 		return err
+	}
+	if open {
+		s.sessions.Take(clientAddr(r), time.Now())
 	}
 	code := sess.Code()
 	s.log.InfoContext(r.Context(), "class session started", "session", code, "lesson", in.Lesson)
@@ -431,7 +443,16 @@ func (s *server) join(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, sessionURL(code), http.StatusSeeOther)
 		return nil
 	}
+	// Joins are limited per address (DefaultJoinsPerMinute, sized for a
+	// lecture hall behind one address); only joins that happen count.
+	if wait := s.joins.Wait(clientAddr(r), time.Now()); wait > 0 {
+		return &Error{Code: CodeBusy, Title: "Too many joins", RetryAfter: wait,
+			Message: "Too many joins came from your address in the last minute (a whole building can share one). Try again in " + retryText(wait) + "."}
+	}
 	_, token, err := sess.Join(r.Context(), r.PostFormValue("name"))
+	if err == nil {
+		s.joins.Take(clientAddr(r), time.Now())
+	}
 	var ne *classroom.NameError
 	switch {
 	case errors.As(err, &ne):

@@ -228,12 +228,17 @@ func (s *server) submitSweep(w http.ResponseWriter, r *http.Request) error {
 		return s.refuseSweep(w, r, fe)
 	}
 	learner := ensureLearner(w, r)
-	tk, err := s.runner.Submit(r.Context(), learner, q)
+	tk, err := s.runner.SubmitFrom(r.Context(), learner, clientAddr(r), q)
 	var full *runner.QueueFullError
 	var mine *runner.AlreadyQueuedError
+	var share *runner.ShareError
 	switch {
 	case errors.As(err, &fe):
 		return s.refuseSweep(w, r, fe)
+	case errors.As(err, &share):
+		msg := fmt.Sprintf("There are already %d runs waiting or running from your address (everyone behind one address, such as a school's, shares it), "+
+			"so the queue stays fair to others. Try again in %s, or watch one of those runs on the runs page.", share.Share, retryText(share.RetryAfter))
+		return &Error{Code: CodeBusy, Message: msg, Title: "Your address has its share of runs", RetryAfter: share.RetryAfter}
 	case errors.As(err, &full):
 		secs := retrySeconds(full.RetryAfter)
 		msg := fmt.Sprintf("The queue is full (%d runs queued or running). Try again in about %d s, or look at the runs others have recorded.", s.runner.Capacity(), secs)

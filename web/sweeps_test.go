@@ -44,7 +44,9 @@ func newRunSite(t *testing.T, dbPath, labBin string, capacity int) (*testSite, *
 	var rn *runner.Runner
 	site := newSiteAt(t, dbPath, func(d *Deps) {
 		var err error
-		rn, err = runner.New(runner.Config{Child: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, QueueCapacity: capacity, Store: d.Store})
+		// Every test client is 127.0.0.1: the address's share is the
+		// whole queue here (TestSweepFairShares tests the share).
+		rn, err = runner.New(runner.Config{Child: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, QueueCapacity: capacity, PerAddress: capacity, Store: d.Store})
 		if err != nil {
 			t.Fatal(err)
 		}
