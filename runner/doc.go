@@ -124,6 +124,13 @@
 // keeps the logs of queued, running and the last Config.Retain finished
 // runs in memory; older runs are read from the store.
 //
+// With Config.Store set, every event is stored with its seq and JSON
+// (Saver.AddRunEvent) when it is logged, before any watcher gets it, so
+// the store holds every seq a watcher can have seen, even after a crash:
+// a stream resumed from the store numbers each event as it was numbered
+// live (package web). A failure to store events is logged once per run;
+// the live log goes on.
+//
 // Each event carries its JSON encoding (Event.JSON), made once when it is
 // logged, so a server fanning one event out to many watchers encodes it
 // once. The hand-out to subscribers wakes their readers 32 at a time,

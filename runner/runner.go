@@ -108,6 +108,7 @@ type Saver interface {
 	SaveRun(ctx context.Context, r store.Run) error
 	AddRow(ctx context.Context, id string, row loadrun.Row) error
 	AddRecords(ctx context.Context, id string, recs []loadrun.Record) error
+	AddRunEvent(ctx context.Context, id string, e store.RunEvent) error
 }
 
 // Config configures a Runner. Child is required; zero values elsewhere
@@ -343,6 +344,9 @@ func (r *Runner) SubmitFrom(ctx context.Context, learner, addr string, q Request
 	}
 	ru := &run{id: id, learner: learner, addr: addr, req: q, estimate: Estimate(q), log: newEventLog(r.cfg.SubscriberBuffer, r.now, dropped),
 		status: store.RunQueued, created: now}
+	if r.cfg.Store != nil {
+		ru.log.save = r.eventSaver(id)
+	}
 	// Saved before it is queued, under the lock, so the stored status
 	// never goes backwards and a 202 always names a stored run.
 	if r.cfg.Store != nil {
@@ -503,6 +507,22 @@ func (r *Runner) saveLocked(ru *run) {
 	sr.Request, _ = json.Marshal(ru.req)
 	if err := r.cfg.Store.SaveRun(ctx, sr); err != nil {
 		r.log.Error("saving run", "run", ru.id, "status", ru.status, "err", err)
+	}
+}
+
+// eventSaver stores run id's events as they are logged. A failure is
+// logged once per run: the live log goes on, and only a stream resumed
+// from the store after the run has left memory misses the events.
+func (r *Runner) eventSaver(id string) func(Event) {
+	var failed bool // under the log's lock, as every call is
+	return func(e Event) {
+		ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+		defer cancel()
+		err := r.cfg.Store.AddRunEvent(ctx, id, store.RunEvent{Seq: e.Seq, Kind: string(e.Kind), JSON: e.JSON})
+		if err != nil && !failed {
+			failed = true
+			r.log.Error("saving run events (later failures of this run are not logged)", "run", id, "seq", e.Seq, "err", err)
+		}
 	}
 }
 

@@ -45,6 +45,10 @@
 //	    every raw request record: times in microseconds from the window's
 //	    start, outcome a loadrun.Outcome, queue_wait_ms and service_ms -1
 //	    when absent. Rows and records go with their run (ON DELETE CASCADE).
+//	run_events(run_id, seq, kind, event)   (100_run_events.sql)
+//	    every event of the run's log (package runner) as it was logged and
+//	    sent: its sequence number, kind and JSON; AddRunEvent, RunEvents,
+//	    LastRunEvent. Goes with its run.
 //
 // Class sessions (060_sessions.sql, 080_class_answers.sql; package
 // classroom). Tokens are stored

@@ -152,7 +152,14 @@
 // only over progress events, replaced by a newer progress while this
 // client was behind (runner's Subscription). A client that reconnects
 // with since = the last seq it saw gets every logged event after it once,
-// in order, progress included. A live run's stream also sends panel
+// in order, progress included, whether the runner still holds the run or
+// not: a run it no longer holds (after a restart, or once later runs
+// pushed it out of memory) is replayed from the events the store kept,
+// each with the seq and the very message it had live; one whose end was
+// never logged (the server stopped or was killed mid-run) ends with its
+// terminal event numbered after the last stored one (stream.go,
+// storedLog). Runs saved before events were stored replay as a row event
+// per window and the terminal event, numbered from 1. A live run's stream also sends panel
 // messages, which are not events of the log: {"kind": "panel", "seq": S,
 // "panel": HTML}, the run's panel (GET /runs/{id}/panel) as the server
 // rendered it after event S. One follows each row 150 ms behind it (the
