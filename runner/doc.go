@@ -68,8 +68,11 @@
 // queued → running → done | failed | cancelled | interrupted; a queued run
 // may also go straight to cancelled or interrupted. failed carries a
 // reason a learner can act on: the lab did not start, the lab child died
-// mid-window (with its last words), or the lab had not drained an earlier
-// window's backlog before the next one. interrupted means the server
+// mid-window (with its last words), the lab had not drained an earlier
+// window's backlog before the next one, or the run's rows or records
+// could not be stored (the disk is full: the run stops at that window).
+// A run is done only once its rows, records and status are stored: if
+// storing the done status fails, the run ends failed instead. interrupted means the server
 // stopped (Close); whatever was measured is kept. A learner may cancel
 // their own queued or running run; the rows so far are kept.
 //

@@ -179,6 +179,7 @@ type run struct {
 	cancel    context.CancelCauseFunc // set while running
 	cancelled bool                    // the learner asked to cancel
 	labPID    int                     // the lab child's pid while it runs
+	saveErr   error                   // the first failure to store its rows or records
 }
 
 // Runner is the queue of sweep runs: bounded, one run at a time by
@@ -206,6 +207,13 @@ type Runner struct {
 	finished []string        // ids of finished runs in byID, oldest first
 	shut     bool
 }
+
+// UnsavedEndReason is the reason of a stored run left queued or running
+// with no runner holding it: the server stopped (or was killed) first, or
+// could not store the run's end (a full disk). cmd/server marks such runs
+// interrupted with it at start, and package web shows them so.
+const UnsavedEndReason = "The server stopped before this run's end was saved (it was waiting or running, or the disk was full when it ended); " +
+	"the rows stored before are kept. Run it again."
 
 // errShutdown is the cause a running run's context ends with at Close.
 var errShutdown = errors.New("the server is shutting down")
@@ -480,12 +488,17 @@ func (r *Runner) requeueEventsLocked(from int) {
 // in step with the queue.
 func (r *Runner) finishLocked(ru *run, status Status, reason string, e Event) {
 	ru.status, ru.reason, ru.ended = status, reason, r.now()
+	// Saved before the terminal event goes out, so whoever sees the
+	// event finds the run's final state in the store. A run is reported
+	// done only once that is stored.
+	if err := r.saveLocked(ru); err != nil && status == store.RunDone {
+		ru.status, ru.reason = store.RunFailed, notSavedReason(err, e.Window, ru.req.Windows())
+		reason, e.Kind = ru.reason, KindFailed
+		r.saveLocked(ru)
+	}
 	if r.met != nil {
 		r.met.runs.WithLabelValues(string(e.Kind)).Inc()
 	}
-	// Saved before the terminal event goes out, so whoever sees the
-	// event finds the run's final state in the store.
-	r.saveLocked(ru)
 	e.Reason = reason
 	ru.log.append(e)
 	delete(r.running, ru.id)
@@ -496,18 +509,20 @@ func (r *Runner) finishLocked(ru *run, status Status, reason string, e Event) {
 	}
 }
 
-func (r *Runner) saveLocked(ru *run) {
+func (r *Runner) saveLocked(ru *run) error {
 	if r.cfg.Store == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
 	sr := store.Run{ID: ru.id, Learner: ru.learner, Lesson: ru.req.Lesson, Block: ru.req.Block, Status: ru.status, Reason: ru.reason,
 		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended}
 	sr.Request, _ = json.Marshal(ru.req)
-	if err := r.cfg.Store.SaveRun(ctx, sr); err != nil {
+	err := r.cfg.Store.SaveRun(ctx, sr)
+	if err != nil {
 		r.log.Error("saving run", "run", ru.id, "status", ru.status, "err", err)
 	}
+	return err
 }
 
 // eventSaver stores run id's events as they are logged. A failure is

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -681,4 +683,58 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A run whose records cannot be stored (the disk is full: here
+// store.FullWhen fails writes exactly as SQLite does on a full disk, from
+// the moment the run starts) is not reported done: it ends failed after
+// its first window, saying its measurements could not be saved and why,
+// and the store does not call it done. (cmd/server's TestFullDiskTmpfs
+// fills a real tmpfs when it can mount one.)
+func TestRunNotSavedIsNotDone(t *testing.T) {
+	var full atomic.Bool
+	st, err := store.Open(filepath.Join(t.TempDir(), "full.db"), store.FullWhen(full.Load))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	logs := &syncBuffer{}
+	r, err := runner.New(runner.Config{Child: testChild(t), Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	q := runner.Request{Config: labsvc.Config{Workers: 4, WaitMS: 1, CPUs: 1}, Rates: []float64{600, 600}, Seconds: 1, Seed: 7}
+	tk, err := r.Submit(t.Context(), "a", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, sub, err := r.Subscribe(tk.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := replay
+	for e := range each(sub) {
+		es = append(es, e)
+		if e.Kind == runner.KindStarted {
+			full.Store(true) // the disk fills as the first window begins
+		}
+	}
+	sub.Close()
+	end := last(es)
+	if end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "could not be saved") || !strings.Contains(end.Reason, "disk is full") {
+		t.Fatalf("run ended with %+v, want failed saying its measurements could not be saved because the disk is full", end)
+	}
+	for _, e := range es {
+		if e.Kind == runner.KindRow && e.Window == 1 {
+			t.Errorf("a second window was measured after the first could not be saved")
+		}
+	}
+	full.Store(false)
+	if saved, err := st.Run(t.Context(), tk.ID); err != nil || saved.Status == store.RunDone {
+		t.Errorf("the store has the run as %q (%v), want it not done", saved.Status, err)
+	}
+	if !strings.Contains(logs.String(), "saving records") || !strings.Contains(logs.String(), "database or disk is full") {
+		t.Errorf("the failure is not logged:\n%s", logs.String())
+	}
 }

@@ -152,10 +152,12 @@ func scanRuns(rows *sql.Rows) ([]Run, error) {
 // AddRecords stores raw request records of a run in one transaction, in
 // multi-row inserts. Records already stored (same window and seq) are
 // replaced.
-func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record) error {
+func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record) (err error) {
 	if len(recs) == 0 {
 		return nil
 	}
+	// The inserts go through prepared statements, which db does not see.
+	defer func() { s.health.note(err) }()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

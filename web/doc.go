@@ -11,7 +11,9 @@
 //
 //	GET  /                                  course index: parts, chapters, lessons, minutes, progress marks
 //	                                        (fixture lessons, part lessons.FixturePart, are not listed)
-//	GET  /healthz                           "ok" when the store answers, else 503
+//	GET  /healthz                           200 "ok" when the store answers and writes; 503 "store unavailable" when it
+//	                                        does not answer; 503 "degraded: store writes failing since T: ..." while
+//	                                        writes fail for lack of disk space (pages are still served)
 //	GET  /metrics                           Prometheus text format
 //	GET  /static/*                          assets: hashed names are immutable, plain names revalidate;
 //	                                        text assets are served gzipped to clients that accept it
@@ -200,6 +202,20 @@
 // carries lesson validation errors, which only happen in author mode
 // (--content) and are meant for the author to read. A 404 page lists
 // lessons whose slug is close to the URL asked for.
+//
+// # A full disk
+//
+// A change the store cannot write for lack of room (store.IsFull: SQLite's
+// "database or disk is full", or a store opened read-only because the
+// disk was full at start) answers 503, code unavailable, with Retry-After
+// 60 and a message saying the disk is full and that nothing saved before
+// is lost; it is logged as an error. Nothing is acknowledged that was not
+// stored. Pages and other reads are served as usual. A run whose rows or
+// records cannot be stored ends failed saying so (package runner), never
+// done; a stored run left queued or running that the runner does not hold
+// is shown interrupted (runner.UnsavedEndReason). /healthz reports the
+// store's write health (above): it turns 503 when a write fails for lack
+// of room and back to "ok" when a later write succeeds.
 //
 // # Behind a proxy
 //

@@ -131,7 +131,7 @@ func (s *server) streamRun(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if replay, err = s.storedLog(r.Context(), stored, since); err != nil {
+		if replay, err = s.storedLog(r.Context(), settled(stored), since); err != nil {
 			return err
 		}
 	} else if sub != nil {

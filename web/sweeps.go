@@ -375,6 +375,7 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 		} else if err != nil {
 			return v, err
 		}
+		stored = settled(stored)
 		v = runView{ID: id, Status: stored.Status, Reason: stored.Reason, Lesson: stored.Lesson, Block: stored.Block,
 			Mine: learner != "" && stored.Learner == learner, CreatedAt: stored.CreatedAt, StartedAt: stored.StartedAt, EndedAt: stored.EndedAt, Rows: stored.Rows}
 		if err := json.Unmarshal(stored.Request, &v.Request); err != nil {
@@ -393,6 +394,16 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 	c := s.charts.get(v)
 	v.Prediction, v.chart = c.preds, c.svg
 	return v, nil
+}
+
+// settled is a stored run the runner does not hold as it stands: one
+// stored queued or running is over (the runner holds every live run), and
+// is shown interrupted, as the server marks it at start when it can.
+func settled(r store.Run) store.Run {
+	if r.Status == store.RunQueued || r.Status == store.RunRunning {
+		r.Status, r.Reason = store.RunInterrupted, runner.UnsavedEndReason
+	}
+	return r
 }
 
 // chartCache keeps the model's prediction and the chart of recent runs,

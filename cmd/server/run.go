@@ -132,10 +132,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer st.Close()
-	if n, err := st.InterruptRuns(ctx, "The server stopped while this run was waiting or running; the rows measured before are kept. Run it again."); err != nil {
-		return fmt.Errorf("marking interrupted runs: %w", err)
+	// Runs the last server left queued or running are over. On a full
+	// disk this cannot be stored; the pages show them interrupted anyway
+	// (package web), so it is only logged and the server starts.
+	if n, err := st.InterruptRuns(ctx, runner.UnsavedEndReason); err != nil {
+		log.Error("marking the runs the last server left unfinished as interrupted", "err", err)
 	} else if n > 0 {
 		log.Warn("runs left unfinished by the last server marked interrupted", "runs", n)
+	}
+	if since, err := st.WriteHealth(ctx); err != nil {
+		log.Error("the store cannot write: pages are served, changes are refused (503) until there is room", "since", since, "err", err)
 	}
 	labCmd := cfg.labCommand
 	if labCmd == "" {
