@@ -165,7 +165,13 @@ func TestControlStatsResetMetrics(t *testing.T) {
 	// The control API is never queued behind the workers.
 	slow := startLab(t, cfg(1, 0, 2000, 0))
 	go func() { _, _ = call(slow.addr, 5*time.Second) }()
-	time.Sleep(50 * time.Millisecond)
+	// Once the worker holds the request (read off the server itself, not
+	// through the control API under test).
+	for deadline := time.Now().Add(5 * time.Second); slow.srv.Stats().InService != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow request never reached the worker")
+		}
+	}
 	start := time.Now()
 	st := stats(t, slow.control)
 	if el := time.Since(start); el > time.Second || st.InService != 1 {

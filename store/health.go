@@ -35,6 +35,14 @@ type Option func(*options)
 
 type options struct {
 	full func() bool
+	now  func() time.Time
+}
+
+// Clock makes the store stamp times (a record's created_at and
+// updated_at, a learner's first answer, ...) with now instead of
+// time.Now, for tests that need time to pass between two writes.
+func Clock(now func() time.Time) Option {
+	return func(o *options) { o.now = now }
 }
 
 // FullWhen makes every write fail, while full returns true, exactly as

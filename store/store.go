@@ -136,6 +136,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 	sdb.SetMaxIdleConns(maxConns)
 	health := &writeHealth{}
 	s := &Store{db: db{DB: sdb, health: health, full: o.full}, health: health, now: time.Now}
+	if o.now != nil {
+		s.now = o.now
+	}
 	if err := s.migrate(context.Background()); err != nil {
 		sdb.Close()
 		if !IsFull(err) && !isIOError(err) {
