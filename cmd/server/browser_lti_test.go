@@ -176,7 +176,7 @@ func TestBrowserLTIPagesAccessible(t *testing.T) {
 			setView(t, ctx, v)
 			auditPage(t, ctx, src, name, v.name)
 		}
-		for _, v := range []a11yView{{"light, 1280 px", "light", 1280}, {"dark, 1280 px", "dark", 1280}, {"light, 375 px", "light", 375}, {"dark, 375 px", "dark", 375}} {
+		for _, v := range []a11yView{{"light, 1280 px", "light", 1280, 0}, {"dark, 1280 px", "dark", 1280, 0}, {"light, 375 px", "light", 375, 0}, {"dark, 375 px", "dark", 375, 0}} {
 			setView(t, ctx, v)
 			screenshot(t, ctx, "lti-"+name+"-"+strings.NewReplacer(", ", "-", " ", "").Replace(v.name))
 		}
