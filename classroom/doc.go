@@ -20,7 +20,11 @@
 //     instead of the host token; it lets a screen watch (RoleProjector)
 //     and do nothing else, and the host token cannot be worked out from it.
 //   - participants, numbered from 1, each with an optional display name
-//     (at most MaxNameRunes characters, no control characters) and a
+//     (CheckName: composed to Unicode NFC, at most MaxNameRunes
+//     characters, at least one visible one, no control characters, no
+//     characters that change the text's direction, no invisible format
+//     characters but the joiners scripts and emoji need, at most four
+//     combining marks on a character) and a
 //     token of 128 random bits that the web layer keeps in a cookie; the
 //     store keeps its SHA-256.
 //   - for each Predict or Check block of the lesson, up to MaxRounds
@@ -54,9 +58,10 @@
 // for Config.Idle ends; an ended session takes no votes or joins, but its
 // results stay readable by the host. Lookup counts well-formed codes that
 // do not exist per client address (a malformed one is refused, not
-// counted: it can match nothing): after MissLimit misses within MissWindow
-// it returns *TooManyMissesError (HTTP 429) until the oldest miss is
-// MissWindow old. A session's join link carries Session.JoinKey, which the
+// counted: it can match nothing): an address may miss MissLimit times at
+// once and then once every MissWindow/MissLimit (20 s), and past that
+// allowance it gets *TooManyMissesError (HTTP 429) with how long to wait.
+// The limiter's memory is bounded (limit.go) and a miss costs O(1). A session's join link carries Session.JoinKey, which the
 // web layer lets past the limit, so a class behind one address can still
 // join by the link or its QR code.
 //

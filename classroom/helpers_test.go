@@ -45,6 +45,7 @@ func testLessons(slug string) (Lesson, error) {
 // Serve.
 type env struct {
 	t    testing.TB
+	opts []store.Option // how the store is opened
 	path string
 	st   *store.Store
 	m    *Manager
@@ -63,7 +64,7 @@ func newEnvTB(t testing.TB, cfg Config) *env {
 
 func (e *env) start(cfg Config) {
 	e.t.Helper()
-	st, err := store.Open(e.path)
+	st, err := store.Open(e.path, e.opts...)
 	if err != nil {
 		e.t.Fatal(err)
 	}

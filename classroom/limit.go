@@ -1,13 +1,16 @@
 package classroom
 
 import (
+	"hash/maphash"
 	"sync"
 	"time"
 )
 
-// Join-code guessing limits: a client address that asked for MissLimit
-// well-formed codes that do not exist within MissWindow is refused until
-// the oldest of those misses is MissWindow old.
+// Join-code guessing limits: each client address may miss (ask for a
+// well-formed code that does not exist) MissLimit times at once, and
+// after that once every MissWindow/MissLimit (20 s): MissLimit misses per
+// MissWindow in the long run. An address over its allowance is refused
+// until one miss's worth of time has passed.
 //
 // Sized for a lecture hall behind one address (a school's NAT): a few
 // dozen learners mistyping a character must not lock out the rest, and
@@ -18,59 +21,123 @@ import (
 const (
 	MissLimit  = 30
 	MissWindow = 10 * time.Minute
-	// maxTracked bounds the addresses remembered; beyond it the expired
-	// ones are pruned first.
-	maxTracked = 50_000
+	// maxTracked bounds the addresses a Limiter remembers (about 45
+	// bytes each);
+	// past it the least recently missing are forgotten first, which
+	// gives them back at most the allowance they would have had anyway
+	// after MissWindow.
+	maxTracked = 100_000
+	// missShards splits the addresses so that misses from different
+	// addresses rarely wait for each other.
+	missShards = 64
 )
 
-// missLimiter counts join-code misses per client address.
-type missLimiter struct {
-	mu     sync.Mutex
-	misses map[string][]time.Time // oldest first, at most MissLimit
+// newMissLimiter is the join-code miss limiter: MissLimit misses per
+// MissWindow.
+func newMissLimiter() *Limiter { return NewLimiter(MissLimit, MissWindow) }
+
+// Limiter limits events (join-code misses, joins, new sessions) per client
+// address: burst at once, and after that one every per/burst, so burst
+// per per in the long run; an address over its allowance waits until one
+// event's worth of time has passed.
+//
+// Each address has one number, the time its allowance is next full again
+// (a generic cell rate algorithm): an event moves it one interval later
+// (from now if it had passed), and an address is held while it is more
+// than per-interval ahead of now. An event and a check are O(1): a map
+// look-up in one of missShards shards. Memory is bounded: each shard
+// keeps two generations of addresses; when the newer one is full, the
+// older is dropped and the newer takes its place, so an address is
+// forgotten only after maxTracked/2 others had events since its last.
+// Checks take only a shard's read lock (shared).
+type Limiter struct {
+	interval, ahead time.Duration // one event's cost; how far ahead an address may be
+	seed            maphash.Seed
+	shards          [missShards]limitShard
 }
 
-func newMissLimiter() *missLimiter {
-	return &missLimiter{misses: map[string][]time.Time{}}
+type limitShard struct {
+	mu        sync.RWMutex
+	cur, prev map[string]int64 // address → when its allowance is full again (Unix ns)
 }
 
-// blocked returns how long addr must wait, or 0 if it may look up a code.
-func (l *missLimiter) blocked(addr string, now time.Time) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ts := l.prune(addr, now)
-	if len(ts) < MissLimit {
-		return 0
+// NewLimiter returns a Limiter allowing burst events at once and burst
+// per per in the long run, for each address.
+func NewLimiter(burst int, per time.Duration) *Limiter {
+	burst = max(burst, 1)
+	l := &Limiter{interval: per / time.Duration(burst), seed: maphash.MakeSeed()}
+	l.ahead = per - l.interval
+	for i := range l.shards {
+		l.shards[i].cur = map[string]int64{}
 	}
-	return ts[0].Add(MissWindow).Sub(now)
+	return l
 }
 
-// miss records a lookup of a code that does not exist.
-func (l *missLimiter) miss(addr string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ts := l.prune(addr, now)
-	if len(ts) >= MissLimit {
-		ts = ts[1:]
+func (l *Limiter) shard(addr string) *limitShard {
+	return &l.shards[maphash.String(l.seed, addr)%missShards]
+}
+
+// shardCap is how many addresses one generation of a shard holds.
+const shardCap = maxTracked / missShards / 2
+
+// Wait returns how long addr must wait before its next event, or 0.
+func (l *Limiter) Wait(addr string, now time.Time) time.Duration {
+	sh := l.shard(addr)
+	sh.mu.RLock()
+	full, ok := sh.cur[addr]
+	if !ok {
+		full = sh.prev[addr]
 	}
-	if len(l.misses) >= maxTracked {
-		for a := range l.misses {
-			l.prune(a, now)
+	sh.mu.RUnlock()
+	return max(0, time.Duration(full-now.UnixNano())-l.ahead)
+}
+
+// Take counts an event of addr.
+func (l *Limiter) Take(addr string, now time.Time) {
+	sh := l.shard(addr)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	l.takeLocked(sh, addr, now.UnixNano())
+}
+
+// Allow counts an event of addr and returns 0 if addr's allowance has
+// room for it; otherwise it counts nothing and returns how long to wait.
+func (l *Limiter) Allow(addr string, now time.Time) time.Duration {
+	sh := l.shard(addr)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	t := now.UnixNano()
+	full, ok := sh.cur[addr]
+	if !ok {
+		full = sh.prev[addr]
+	}
+	if wait := time.Duration(full-t) - l.ahead; wait > 0 {
+		return wait
+	}
+	l.takeLocked(sh, addr, t)
+	return 0
+}
+
+func (l *Limiter) takeLocked(sh *limitShard, addr string, t int64) {
+	full, ok := sh.cur[addr]
+	if !ok {
+		full = sh.prev[addr]
+		if len(sh.cur) >= shardCap {
+			sh.prev, sh.cur = sh.cur, make(map[string]int64, shardCap)
 		}
 	}
-	l.misses[addr] = append(ts, now)
+	sh.cur[addr] = max(full, t) + int64(l.interval)
 }
 
-func (l *missLimiter) prune(addr string, now time.Time) []time.Time {
-	ts := l.misses[addr]
-	i := 0
-	for i < len(ts) && now.Sub(ts[i]) >= MissWindow {
-		i++
+// tracked is how many addresses are remembered (some may be counted in
+// both generations).
+func (l *Limiter) tracked() int {
+	n := 0
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.RLock()
+		n += len(sh.cur) + len(sh.prev)
+		sh.mu.RUnlock()
 	}
-	if i == len(ts) {
-		delete(l.misses, addr)
-		return nil
-	}
-	ts = ts[i:]
-	l.misses[addr] = ts
-	return ts
+	return n
 }

@@ -15,6 +15,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"capacitylab/store"
 )
 
@@ -151,7 +153,7 @@ type Config struct {
 type Manager struct {
 	cfg    Config
 	log    *slog.Logger
-	misses *missLimiter
+	misses *Limiter
 
 	mu     sync.Mutex
 	live   map[string]*Session
@@ -260,7 +262,7 @@ func (m *Manager) Create(ctx context.Context, slug string) (*Session, string, er
 // ended session is returned (check Ended).
 func (m *Manager) Lookup(ctx context.Context, addr, typed string) (*Session, error) {
 	now := m.cfg.Now()
-	if wait := m.misses.blocked(addr, now); wait > 0 {
+	if wait := m.misses.Wait(addr, now); wait > 0 {
 		return nil, &TooManyMissesError{RetryAfter: wait}
 	}
 	code, ok := NormalizeCode(typed)
@@ -271,7 +273,7 @@ func (m *Manager) Lookup(ctx context.Context, addr, typed string) (*Session, err
 	}
 	s, err := m.Get(ctx, code)
 	if errors.Is(err, ErrNoSession) {
-		m.misses.miss(addr, now)
+		m.misses.Take(addr, now)
 	}
 	return s, err
 }
@@ -281,10 +283,13 @@ func (m *Manager) Lookup(ctx context.Context, addr, typed string) (*Session, err
 // it only behind a host token or a participant's cookie check.
 func (m *Manager) Get(ctx context.Context, code string) (*Session, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.live[code]; s != nil {
+	s := m.live[code]
+	m.mu.Unlock()
+	if s != nil {
 		return s, nil
 	}
+	// The store is read without the lock, so that a code missing (a
+	// guess, a typo) never holds up look-ups of live sessions.
 	c, err := m.cfg.Store.ClassSession(ctx, code)
 	if errors.Is(err, store.ErrNoSession) {
 		return nil, ErrNoSession
@@ -298,7 +303,12 @@ func (m *Manager) Get(ctx context.Context, code string) (*Session, error) {
 		// readable, with no questions to run.
 		info = Lesson{Slug: c.Lesson}
 	}
-	s := m.newSession(c, info)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.live[code]; s != nil {
+		return s, nil // loaded meanwhile by another look-up
+	}
+	s = m.newSession(c, info)
 	m.live[code] = s
 	return s, nil
 }
@@ -538,20 +548,78 @@ func (s *Session) Participant(token string) (id int, name string, ok bool) {
 	return p.ID, p.Name, true
 }
 
-// CheckName trims a display name and checks it: at most MaxNameRunes
-// characters, no control characters. Empty is allowed.
+// Display names are shown in the host's list and the results, so a name
+// must not be able to pass for another or hide.
+const (
+	// maxMarks is how many combining marks (accents, vowel signs) may sit
+	// on one character once the name is composed (NFC): scripts need a
+	// few, stacks of dozens draw over the lines around them.
+	maxMarks = 4
+	// nameAllowed says what a name may hold, in every refusal.
+	nameAllowed = "use letters, digits, spaces and punctuation"
+)
+
+// CheckName trims a display name, composes it (Unicode NFC, so "é" typed
+// as e and an accent is the same name as "é") and checks it: at most
+// MaxNameRunes characters, no control characters, no characters that
+// change the text's direction (bidirectional embeddings, overrides and
+// isolates, and the direction marks), no zero-width or other invisible
+// format characters but the joiners scripts and emoji need (ZWJ, ZWNJ,
+// and emoji tag characters), at most maxMarks combining marks on one
+// character, and at least one visible character (a letter, digit,
+// punctuation or symbol that is not a blank filler such as U+3164).
+// Empty is allowed: the participant is shown by number.
 func CheckName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if !utf8.ValidString(name) {
 		return "", &NameError{"is not valid UTF-8 text"}
 	}
+	name = norm.NFC.String(name)
 	if n := utf8.RuneCountInString(name); n > MaxNameRunes {
 		return "", &NameError{fmt.Sprintf("is %d characters long; at most %d are allowed", n, MaxNameRunes)}
 	}
-	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return "", &NameError{"contains control characters; use letters, digits, spaces and punctuation"}
+	if name == "" {
+		return "", nil
+	}
+	visible, marks := false, 0
+	for _, r := range name {
+		switch {
+		case unicode.IsControl(r):
+			return "", &NameError{"contains control characters; " + nameAllowed}
+		case unicode.Is(unicode.Bidi_Control, r):
+			return "", &NameError{"contains characters that change the text's direction, which can make it read as another name; " + nameAllowed}
+		}
+		if unicode.In(r, unicode.Mn, unicode.Me) {
+			if marks++; marks > maxMarks {
+				return "", &NameError{fmt.Sprintf("stacks more than %d accents or other marks on one character; %s", maxMarks, nameAllowed)}
+			}
+			continue
+		}
+		marks = 0
+		if visibleRune(r) {
+			visible = true
+		}
+	}
+	if !visible {
+		return "", &NameError{"has no visible character; " + nameAllowed + ", or leave it empty to be shown by number"}
+	}
+	for _, r := range name {
+		if unicode.Is(unicode.Cf, r) && r != '\u200c' && r != '\u200d' && !(r >= 0xE0020 && r <= 0xE007F) {
+			return "", &NameError{fmt.Sprintf("contains an invisible character (U+%04X); %s", r, nameAllowed)}
+		}
 	}
 	return name, nil
+}
+
+// visibleRune reports whether r draws something: a letter, digit,
+// punctuation or symbol that is not one of the fillers that render blank
+// (Unicode's Other_Default_Ignorable_Code_Point, such as the Hangul
+// fillers, and the blank braille pattern).
+func visibleRune(r rune) bool {
+	if !unicode.In(r, unicode.L, unicode.N, unicode.P, unicode.S) {
+		return false
+	}
+	return !unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) && r != '\u2800'
 }
 
 // Join adds a participant with an optional display name and returns their

@@ -490,8 +490,8 @@ func TestJoinCodeRateLimit(t *testing.T) {
 		}
 	}
 	var tm *TooManyMissesError
-	if _, err := e.m.Lookup(ctx, "10.0.0.1", s.Code()); !errors.As(err, &tm) || tm.RetryAfter != MissWindow {
-		t.Fatalf("after %d misses: %v, want TooManyMissesError with RetryAfter %v", MissLimit, err, MissWindow)
+	if _, err := e.m.Lookup(ctx, "10.0.0.1", s.Code()); !errors.As(err, &tm) || tm.RetryAfter != MissWindow/MissLimit {
+		t.Fatalf("after %d misses: %v, want TooManyMissesError with RetryAfter %v (one miss's worth)", MissLimit, err, MissWindow/MissLimit)
 	}
 	if got, err := e.m.Lookup(ctx, "10.0.0.2", s.Code()); err != nil || got != s {
 		t.Fatalf("another address: %v", err)

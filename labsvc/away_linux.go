@@ -58,7 +58,20 @@ func PinAwayFrom(lab []int) (*Pinning, error) {
 	if rest.Count() == 0 {
 		return p, nil
 	}
+	// Only the threads that existed before any was pinned have a mask of
+	// their own to put back. A thread the runtime starts while this goes
+	// round is born with its creator's mask, which may already be the
+	// pinned one: recording that as its "before" would make Restore pin
+	// it for good (and every thread it starts later). Such threads get
+	// the calling thread's mask from before, as threads started later do.
+	existing, err := threadIDs()
+	if err != nil {
+		return nil, err
+	}
 	if err := p.setAll(func(tid int) (unix.CPUSet, error) {
+		if !slices.Contains(existing, tid) {
+			return rest, nil
+		}
 		var old unix.CPUSet
 		if err := unix.SchedGetaffinity(tid, &old); err != nil {
 			return rest, err

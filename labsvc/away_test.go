@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,27 +96,42 @@ func TestPinAwayKeepsGeneratorOffTheLab(t *testing.T) {
 
 	// Force the runtime to start new threads: each goroutine locked to its
 	// thread and blocked keeps that thread, so the others need new ones.
+	// Idle threads left by an earlier test (or -count) are taken first, so
+	// lock goroutines until threads that did not exist before appear. The
+	// goroutines end locked, which ends their threads too.
 	release := make(chan struct{})
-	started := make(chan struct{})
+	var locked sync.WaitGroup
+	defer func() {
+		close(release)
+		locked.Wait()
+	}()
 	const extra = 6
-	for range extra {
+	var self map[int][]int
+	var selfAll []int
+	fresh, goroutines := 0, 0
+	for fresh < extra && goroutines < 64 {
+		started := make(chan struct{})
+		locked.Add(1)
 		go func() {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			started <- struct{}{}
+			defer locked.Done()
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			close(started)
 			<-release
 		}()
-	}
-	for range extra {
 		<-started
+		goroutines++
+		self, selfAll = union(t, os.Getpid())
+		fresh = 0
+		for tid := range self {
+			if _, ok := before[tid]; !ok {
+				fresh++
+			}
+		}
 	}
-	defer close(release)
-
-	self, selfAll := union(t, os.Getpid())
-	if len(self) < len(before)+extra/2 {
-		t.Errorf("%d threads before, %d after locking %d goroutines to threads: the test did not make new threads", len(before), len(self), extra)
+	if fresh < extra {
+		t.Errorf("%d threads before, %d new after locking %d goroutines to threads: the test did not make new threads", len(before), fresh, goroutines)
 	}
-	t.Logf("threads: %d before, %d after locking %d goroutines to threads", len(before), len(self), extra)
+	t.Logf("threads: %d before, %d new after locking %d goroutines to threads", len(before), fresh, goroutines)
 	for tid, cpus := range self {
 		if !slices.Equal(cpus, p.Generator) {
 			t.Errorf("thread %d of this process may use %v, want the generator's %v", tid, cpus, p.Generator)
@@ -171,4 +187,61 @@ func TestPinAwayNothingLeft(t *testing.T) {
 		t.Errorf("affinity changed from %v to %v", all, now)
 	}
 	t.Log(p)
+}
+
+// Restore puts back every thread's affinity even when the Go runtime
+// starts threads while PinAway goes round the process's threads: a thread
+// born then from an already pinned thread carries the pinned mask, which
+// is not its own to put back. In each round goroutines locked to their
+// threads make the runtime start up to 16 new threads while PinAway and
+// Restore run (they end with the round, and so do their threads: a
+// goroutine that exits locked takes its thread with it).
+func TestPinAwayRestoreWhileThreadsStart(t *testing.T) {
+	_, beforeAll := union(t, os.Getpid())
+	if len(beforeAll) < 2 {
+		t.Skipf("this process may use only processor(s) %v: there is no other processor to keep the generator on", beforeAll)
+	}
+	lab := beforeAll[:1]
+	for round := range 20 {
+		stop, release := make(chan struct{}), make(chan struct{})
+		spawned := make(chan struct{})
+		var locked sync.WaitGroup
+		go func() {
+			defer close(spawned)
+			for range 16 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				started := make(chan struct{})
+				locked.Add(1)
+				go func() {
+					defer locked.Done()
+					runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+					close(started)
+					<-release
+				}()
+				<-started
+			}
+		}()
+		p, err := labsvc.PinAwayFrom(lab)
+		var rerr error
+		if err == nil {
+			rerr = p.Restore()
+		}
+		close(stop)
+		<-spawned
+		after, _ := union(t, os.Getpid())
+		close(release)
+		locked.Wait()
+		if err != nil || rerr != nil {
+			t.Fatalf("round %d: PinAwayFrom: %v; Restore: %v", round, err, rerr)
+		}
+		for tid, cpus := range after {
+			if !slices.Equal(cpus, beforeAll) {
+				t.Fatalf("round %d: after Restore thread %d may use %v, want %v as before (%d threads)", round, tid, cpus, beforeAll, len(after))
+			}
+		}
+	}
 }

@@ -132,7 +132,7 @@ func StartChild(ctx context.Context, cc ChildCommand, cfg Config) (*Child, error
 	go func() {
 		werr := cmd.Wait()
 		if !c.stopping.Load() {
-			c.err = fmt.Errorf("lab child (pid %d) exited unexpectedly: %v; last words: %s", cmd.Process.Pid, werr, c.stderr.lastLines(childLastLines))
+			c.err = &ExitError{Pid: cmd.Process.Pid, Err: werr, LastWords: c.stderr.lastLines(childLastLines)}
 		}
 		close(c.done)
 	}()
@@ -179,6 +179,17 @@ func loopbackListener() (*net.TCPListener, *os.File, error) {
 	return ln, f, nil
 }
 
+// ExitError is Child.Err after a child exited unexpectedly.
+type ExitError struct {
+	Pid       int
+	Err       error  // from waiting for it: "exit status 3", "signal: killed"
+	LastWords string // its last stderr lines, joined by " | ", or "(none)"
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("lab child (pid %d) exited unexpectedly: %v; last words: %s", e.Pid, e.Err, e.LastWords)
+}
+
 // Target returns the base URL requests go to, e.g. "http://127.0.0.1:41234".
 func (c *Child) Target() string { return c.target }
 
@@ -195,8 +206,8 @@ func (c *Child) Config() Config { return c.cfg }
 func (c *Child) Done() <-chan struct{} { return c.done }
 
 // Err returns nil while the child runs and after an exit that was asked for
-// (Stop, or the context ending); after an unexpected exit it returns an error
-// carrying the child's last stderr lines.
+// (Stop, or the context ending); after an unexpected exit it returns an
+// *ExitError carrying the exit status and the child's last stderr lines.
 func (c *Child) Err() error {
 	select {
 	case <-c.done:

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -86,15 +88,36 @@ func (s *Server) controlHandler() http.Handler {
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Config())
 	})
-	mux.HandleFunc("POST /config", s.handleSetConfig)
+	mux.HandleFunc("POST /config", changeOnly(s.handleSetConfig))
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Stats())
 	})
-	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /reset", changeOnly(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Reset())
-	})
+	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	return mux
+}
+
+// changeOnly guards a change (POST /config, POST /reset): the control API
+// listens on a fixed local port that any page a learner opens could post
+// to, so a change from a page of another site (a foreign Origin, or
+// Sec-Fetch-Site: cross-site) is refused with 403, and one without
+// Content-Type: application/json with 415 (a browser asks before sending
+// that type across sites, and nothing here answers yes).
+func changeOnly(next http.HandlerFunc) http.HandlerFunc {
+	cop := http.NewCrossOriginProtection()
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := cop.Check(r); err != nil {
+			writeJSON(w, http.StatusForbidden, ControlError{Error: "changes from pages of other sites are refused: change the lab from a program or a terminal on this machine"})
+			return
+		}
+		if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
+			writeJSON(w, http.StatusUnsupportedMediaType, ControlError{Error: "a change must be sent with Content-Type: application/json"})
+			return
+		}
+		next(w, r)
+	}
 }
 
 // ControlError is the JSON body of a 400 from the control API.
@@ -116,7 +139,27 @@ const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms"
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxControlBody))
-	if err := dec.Decode(&raw); err != nil {
+	err := dec.Decode(&raw)
+	trailing := false
+	if err == nil {
+		// Nothing but white space may follow the object.
+		if _, terr := dec.Token(); terr != io.EOF {
+			trailing = true
+			var tooBig *http.MaxBytesError
+			if errors.As(terr, &tooBig) {
+				err = terr
+			}
+		}
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeJSON(w, http.StatusRequestEntityTooLarge, ControlError{Error: fmt.Sprintf("body too large: at most %d bytes, one JSON object such as {\"spin_ms\": 2}", maxControlBody)})
+		return
+	case trailing:
+		writeJSON(w, http.StatusBadRequest, ControlError{Error: "body must be one JSON object and nothing after it, such as {\"spin_ms\": 2, \"wait_ms\": 18, \"limit\": 0}"})
+		return
+	case err != nil || raw == nil:
 		writeJSON(w, http.StatusBadRequest, ControlError{Error: "body is not a JSON object such as {\"spin_ms\": 2, \"wait_ms\": 18, \"limit\": 0}"})
 		return
 	}
@@ -148,7 +191,9 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("unknown knob %q: want only %s", k, patchKnobs)})
 			return
 		}
-		text := strings.Trim(string(raw[k]), `" `)
+		// A JSON number, written as a whole number: "5" (a string) and
+		// 2.5 are refused.
+		text := strings.TrimSpace(string(raw[k]))
 		v, err := strconv.Atoi(text)
 		if err != nil {
 			lo, hi := knobRange(env)

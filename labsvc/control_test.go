@@ -33,7 +33,7 @@ func TestControlConfig(t *testing.T) {
 		{"negative spin", `{"spin_ms": -1}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "SPIN_MS=-1 is not allowed: want 0 to 1000"},
 		// every bad knob is named, in knob order, on one line
 		{"two bad", `{"limit": "many", "wait_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1},
-			"WAIT_MS=10001 is not allowed: want 0 to 10000; LIMIT=many is not allowed: want 0 to 100000"},
+			`WAIT_MS=10001 is not allowed: want 0 to 10000; LIMIT="many" is not allowed: want 0 to 100000`},
 		// a fraction is not a whole number of milliseconds
 		{"fraction", `{"wait_ms": 2.5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WAIT_MS=2.5 is not allowed"},
 		// WORKERS and CPUS are fixed for the life of the lab
@@ -165,7 +165,13 @@ func TestControlStatsResetMetrics(t *testing.T) {
 	// The control API is never queued behind the workers.
 	slow := startLab(t, cfg(1, 0, 2000, 0))
 	go func() { _, _ = call(slow.addr, 5*time.Second) }()
-	time.Sleep(50 * time.Millisecond)
+	// Once the worker holds the request (read off the server itself, not
+	// through the control API under test).
+	for deadline := time.Now().Add(5 * time.Second); slow.srv.Stats().InService != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow request never reached the worker")
+		}
+	}
 	start := time.Now()
 	st := stats(t, slow.control)
 	if el := time.Since(start); el > time.Second || st.InService != 1 {

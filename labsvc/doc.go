@@ -115,6 +115,16 @@
 //	GET  /metrics   Prometheus text format, cumulative since start (lab_* plus
 //	                the Go runtime and process collectors)
 //
+// The changes (POST /config, POST /reset) are for programs on this
+// machine, not for web pages, which could otherwise retune a learner's lab
+// on its default port from any site: one from a page of another site (an
+// Origin naming another host, or Sec-Fetch-Site: cross-site) is refused
+// with 403, one without Content-Type: application/json with 415, and the
+// body of POST /config must be one JSON object whose values are JSON whole
+// numbers and nothing after it (a string such as "5", a fraction, a
+// second object or trailing text: 400; a body over 64 KiB: 413). Every
+// refusal is {"error": "..."} and changes nothing.
+//
 // Stats (GET /stats) has these fields, counted since the last reset:
 //
 //	since         when the window began (RFC 3339)

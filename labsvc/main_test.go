@@ -171,6 +171,9 @@ func doJSON(t testing.TB, method, url, body string, v any) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json") // as the control API asks of changes
+	}
 	resp, err := controlClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)

@@ -85,6 +85,9 @@ func (c Control) call(ctx context.Context, method, path string, v any) error {
 	if err != nil {
 		return err
 	}
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json") // the lab takes changes only as JSON
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("lab control %s %s: %w", method, path, err)

@@ -8,11 +8,14 @@
 // first run interleave, exactly QueueCapacity are accepted. It runs
 // Config.Concurrent at once (default 1: two sweeps on one machine would
 // measure each other). A learner may have one run waiting or running
-// at a time; Submit refuses a second with *AlreadyQueuedError, a full queue
-// with *QueueFullError (carrying RetryAfter: when the running run is
-// expected to end), and a bad request with FieldErrors, one message per
-// field, naming what is wrong and what is allowed. Nothing is queued on
-// error.
+// at a time, and a client address (SubmitFrom) Config.PerAddress (default
+// 3: a burst without cookies is a new learner every time, and learners
+// behind one address share it); Submit refuses a second with
+// *AlreadyQueuedError, one past the address's share with *ShareError, a
+// full queue with *QueueFullError (both carrying RetryAfter: when the
+// first run in the way is expected to end), and a bad request with
+// FieldErrors, one message per field, naming what is wrong and what is
+// allowed. Nothing is queued on error.
 //
 // Each run starts its own lab child (labsvc.StartChild with
 // Config.Child: the server re-executes itself with "lab-child"), runs the
@@ -46,8 +49,12 @@
 // # Sandbox caps
 //
 // Limits (defaults DefaultMax*): at most 8 windows (rates or client
-// counts), at most 30 s a window, at most 2,000 arrivals a second offered
-// in a window, at most 5 minutes of windows in a run, at most 256
+// counts), at least MinWindowSeconds (0.5 s) and at most 30 s a window,
+// at most 2,000 arrivals a second offered in a window, at most 120 s of
+// windows in a run (windows × seconds), at most 60 s of processor time
+// asked of the lab in a run (Request.CPUSeconds: each window's rate ×
+// seconds × SPIN_MS, summed; a run asking far more than its processors
+// give leaves a backlog that holds the lab after its windows), at most 256
 // closed-loop clients, a caller timeout of at most 10 s, and CPUS at most
 // the host's cores minus one (one on a single-core host), so the load
 // generator keeps a core. The lab's other knobs are checked by
@@ -61,8 +68,11 @@
 // queued → running → done | failed | cancelled | interrupted; a queued run
 // may also go straight to cancelled or interrupted. failed carries a
 // reason a learner can act on: the lab did not start, the lab child died
-// mid-window (with its last words), or the lab had not drained an earlier
-// window's backlog before the next one. interrupted means the server
+// mid-window (with its last words), the lab had not drained an earlier
+// window's backlog before the next one, or the run's rows or records
+// could not be stored (the disk is full: the run stops at that window).
+// A run is done only once its rows, records and status are stored: if
+// storing the done status fails, the run ends failed instead. interrupted means the server
 // stopped (Close); whatever was measured is kept. A learner may cancel
 // their own queued or running run; the rows so far are kept.
 //
@@ -117,6 +127,13 @@
 // keeps the logs of queued, running and the last Config.Retain finished
 // runs in memory; older runs are read from the store.
 //
+// With Config.Store set, every event is stored with its seq and JSON
+// (Saver.AddRunEvent) when it is logged, before any watcher gets it, so
+// the store holds every seq a watcher can have seen, even after a crash:
+// a stream resumed from the store numbers each event as it was numbered
+// live (package web). A failure to store events is logged once per run;
+// the live log goes on.
+//
 // Each event carries its JSON encoding (Event.JSON), made once when it is
 // logged, so a server fanning one event out to many watchers encodes it
 // once. The hand-out to subscribers wakes their readers 32 at a time,
@@ -134,4 +151,9 @@
 //	capacitylab_run_watchers                gauge: live event subscriptions (websocket watchers)
 //	capacitylab_run_watchers_dropped_total  counter: subscriptions dropped for falling behind
 //	capacitylab_run_queue_wait_seconds      histogram: from queued to started
+//	capacitylab_lab_child_deaths_total      counter: lab children that died during a run
+//
+// A lab child that dies during a run is also logged, as a warning "lab
+// child died" with the run, the window, its pid, its exit status or signal
+// (exit) and its last lines on stderr (last_words).
 package runner

@@ -76,7 +76,8 @@ type eventLog struct {
 	closed  bool // a terminal event was appended
 	buffer  int
 	now     func() time.Time
-	drop    func() // called when a subscriber is dropped; may be nil
+	drop    func()      // called when a subscriber is dropped; may be nil
+	save    func(Event) // stores each event before anyone sees it; may be nil
 	fanout  sync.Mutex
 	targets []*Subscription // reused by append, under fanout
 }
@@ -107,6 +108,11 @@ func (l *eventLog) append(e Event) Event {
 	e.Seq = len(l.events) + 1
 	e.At = l.now().UTC()
 	e.JSON, _ = json.Marshal(e) // cannot fail: no channels, funcs or cycles
+	if l.save != nil {
+		// Stored before any watcher has it, so that whatever seq a
+		// watcher saw is in the store after a crash.
+		l.save(e)
+	}
 	l.events = append(l.events, e)
 	terminal := e.Kind.Terminal()
 	if terminal {

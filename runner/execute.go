@@ -19,6 +19,7 @@ import (
 var (
 	errChildDied  = errors.New("the lab child exited")
 	errNotDrained = errors.New("the lab did not drain")
+	errNotSaved   = errors.New("the run's data could not be saved")
 )
 
 // notDrainedNote is how loadrun's row note begins when the lab still had
@@ -35,6 +36,7 @@ func (r *Runner) execute(ru *run) {
 	ru.cancel(nil)
 	r.mu.Lock()
 	r.finishLocked(ru, status, reason, Event{Kind: kind, Window: finished, Windows: ru.req.Windows()})
+	status = ru.status // failed if a done run could not be stored as done
 	r.mu.Unlock()
 	if r.cfg.Finished != nil {
 		r.cfg.Finished(ru.learner, ru.req.Lesson, ru.req.Block, status)
@@ -79,10 +81,17 @@ func (r *Runner) measure(ru *run) (Status, string, Kind, int) {
 	// Each window's raw records are saved as it ends, before the next
 	// window begins, so a crash keeps them and saving never overlaps a
 	// measurement.
-	sw.WindowDone = func(w loadrun.WindowReport) { r.saveRecords(ru, w.Row.Window, w.Records) }
-
 	sctx, scancel := context.WithCancelCause(ctx)
 	defer scancel(nil)
+	// A window whose rows or records cannot be stored ends the run: it
+	// could not be reported done, and later windows would be lost too.
+	saved := func(err error) {
+		if err != nil {
+			scancel(errNotSaved)
+		}
+	}
+	sw.WindowDone = func(w loadrun.WindowReport) { saved(r.saveRecords(ru, w.Row.Window, w.Records)) }
+
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
@@ -158,7 +167,7 @@ loop:
 			} else {
 				row.Note = cutNote(row.Note, context.Cause(sctx))
 			}
-			r.addRow(ru, row)
+			saved(r.addRow(ru, row))
 			ru.log.append(Event{Kind: KindRow, Window: e.Window, Windows: e.Windows, Rate: e.Rate, Clients: e.Clients,
 				Seconds: e.Seconds, ElapsedMS: e.ElapsedMS, Row: &row})
 			if drainNote == "" && strings.Contains(row.Note, notDrainedNote) {
@@ -189,6 +198,15 @@ loop:
 	r.mu.Unlock()
 
 	finished := rows
+	r.mu.Lock()
+	saveErr := ru.saveErr
+	r.mu.Unlock()
+	if saveErr != nil {
+		return store.RunFailed, notSavedReason(saveErr, finished, n), KindFailed, finished
+	}
+	if childErr != nil {
+		r.childDied(ru, min(finished+1, n), childErr)
+	}
 	switch {
 	case childErr != nil:
 		return store.RunFailed, fmt.Sprintf("The lab service stopped during window %d of %d, so the run stopped there (the rows before it are kept). "+
@@ -207,31 +225,73 @@ loop:
 	return store.RunDone, "", KindDone, finished
 }
 
-// addRow keeps a finished window's row and saves it.
-func (r *Runner) addRow(ru *run, row loadrun.Row) {
+// childDied logs a lab child that exited unexpectedly during window (from
+// 1) of run ru, with its exit status and last stderr lines, and counts it.
+func (r *Runner) childDied(ru *run, window int, err error) {
+	if r.met != nil {
+		r.met.deaths.Inc()
+	}
+	var ee *labsvc.ExitError
+	if errors.As(err, &ee) {
+		r.log.Warn("lab child died", "run", ru.id, "window", window, "pid", ee.Pid, "exit", ee.Err, "last_words", ee.LastWords)
+		return
+	}
+	r.log.Warn("lab child died", "run", ru.id, "window", window, "err", err)
+}
+
+// addRow keeps a finished window's row and saves it; an error is logged
+// and kept as the run's saveErr.
+func (r *Runner) addRow(ru *run, row loadrun.Row) error {
 	r.mu.Lock()
 	ru.rows = append(ru.rows, row)
 	r.mu.Unlock()
 	if r.cfg.Store == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
-	if err := r.cfg.Store.AddRow(ctx, ru.id, row); err != nil {
+	err := r.cfg.Store.AddRow(ctx, ru.id, row)
+	if err != nil {
 		r.log.Error("saving row", "run", ru.id, "window", row.Window, "err", err)
+		r.notSaved(ru, err)
+	}
+	return err
+}
+
+// saveRecords saves the raw records of one finished window; an error is
+// logged and kept as the run's saveErr.
+func (r *Runner) saveRecords(ru *run, window int, recs []loadrun.Record) error {
+	if r.cfg.Store == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+	defer cancel()
+	err := r.cfg.Store.AddRecords(ctx, ru.id, recs)
+	if err != nil {
+		r.log.Error("saving records", "run", ru.id, "window", window, "err", err)
+		r.notSaved(ru, err)
+	}
+	return err
+}
+
+// notSaved keeps the first failure to store a run's data.
+func (r *Runner) notSaved(ru *run, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ru.saveErr == nil {
+		ru.saveErr = err
 	}
 }
 
-// saveRecords saves the raw records of one finished window.
-func (r *Runner) saveRecords(ru *run, window int, recs []loadrun.Record) {
-	if r.cfg.Store == nil {
-		return
+// notSavedReason tells the learner that a run's data could not be stored,
+// and why, in their terms.
+func notSavedReason(err error, finished, n int) string {
+	why := "the server could not write to its database (the error is in the server's log)"
+	if store.IsFull(err) {
+		why = "the server's disk is full"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
-	defer cancel()
-	if err := r.cfg.Store.AddRecords(ctx, ru.id, recs); err != nil {
-		r.log.Error("saving records", "run", ru.id, "window", window, "err", err)
-	}
+	return fmt.Sprintf("The run's measurements could not be saved, because %s, so it stopped after %d of %d windows and is not kept as done. "+
+		"Run it again later; if it happens again, tell whoever runs this server.", why, finished, n)
 }
 
 // keepOffLab pins this process (the load generator, the web server and its

@@ -24,6 +24,19 @@ import (
 const childEnv = "RUNNER_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "die" {
+		// A lab that serves for a while, then says why it fails on
+		// stderr and exits with status 3 (TestChildDeathLogged).
+		ctx, stop := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(1500 * time.Millisecond)
+			fmt.Fprintln(os.Stderr, "lab: out of memory: cannot allocate the queue")
+			os.Exit(3)
+		}()
+		labsvc.RunChild(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(0)
+	}
 	if os.Getenv(childEnv) == "serve" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		err := labsvc.RunChild(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)

@@ -10,6 +10,7 @@ type metrics struct {
 	runs    *prometheus.CounterVec // by outcome
 	dropped prometheus.Counter
 	wait    prometheus.Histogram
+	deaths  prometheus.Counter // lab children that died during a run
 }
 
 // newMetrics registers the runner's series on reg:
@@ -20,6 +21,7 @@ type metrics struct {
 //	capacitylab_run_watchers                gauge: live event subscriptions (websocket watchers)
 //	capacitylab_run_watchers_dropped_total  counter: subscriptions dropped for falling behind
 //	capacitylab_run_queue_wait_seconds      histogram: from queued to started
+//	capacitylab_lab_child_deaths_total      counter: lab children that died during a run
 func newMetrics(reg prometheus.Registerer, r *Runner) *metrics {
 	m := &metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -27,6 +29,9 @@ func newMetrics(reg prometheus.Registerer, r *Runner) *metrics {
 		}, []string{"outcome"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "capacitylab_run_watchers_dropped_total", Help: "Run event subscriptions dropped because the watcher fell behind.",
+		}),
+		deaths: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "capacitylab_lab_child_deaths_total", Help: "Lab child processes that exited unexpectedly during a run (each is logged).",
 		}),
 		wait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "capacitylab_run_queue_wait_seconds", Help: "Time sweep runs waited in the queue before starting.",
@@ -40,7 +45,7 @@ func newMetrics(reg prometheus.Registerer, r *Runner) *metrics {
 			return float64(f())
 		}
 	}
-	reg.MustRegister(m.runs, m.dropped, m.wait,
+	reg.MustRegister(m.runs, m.dropped, m.wait, m.deaths,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "capacitylab_runs_queued", Help: "Sweep runs waiting in the queue."},
 			count(func() int { return len(r.queue) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "capacitylab_runs_running", Help: "Sweep runs running."},

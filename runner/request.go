@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,9 +20,20 @@ const (
 	DefaultMaxRates         = 8    // windows in one run (rates, or client counts)
 	DefaultMaxWindowSeconds = 30   // length of one window, seconds
 	DefaultMaxOffered       = 2000 // offered rate of one window, arrivals a second
-	DefaultMaxRunSeconds    = 300  // windows × seconds of one run (5 minutes)
 	DefaultMaxClients       = 256  // closed-loop clients in one window
 	DefaultMaxTimeoutMS     = 10000
+	// DefaultMaxRunSeconds bounds how long one run holds the lab:
+	// windows × seconds (the lessons' presets need at most 50).
+	DefaultMaxRunSeconds = 120
+	// DefaultMaxRunCPUSeconds bounds the processor time one run asks of
+	// the lab (CPUSeconds: the lessons' presets ask at most 22.5): a run
+	// asking far more than its processors can give leaves a backlog that
+	// holds the lab long after its windows end.
+	DefaultMaxRunCPUSeconds = 60
+	// MinWindowSeconds is the shortest window: shorter ones measure
+	// next to nothing (a window of a nanosecond sends no request and
+	// would be "done").
+	MinWindowSeconds = 0.5
 )
 
 // Modes of a run.
@@ -84,16 +96,43 @@ func (q Request) Timeout() time.Duration {
 	return time.Duration(q.TimeoutMS) * time.Millisecond
 }
 
+// CPUSeconds is the processor time the run asks of the lab, in seconds:
+// summed over its windows, an open-loop window's offered rate × seconds ×
+// SPIN_MS, and a closed-loop window's clients × seconds × SPIN_MS /
+// (SPIN_MS + WAIT_MS) (each client has at most one request at a time,
+// which takes at least its spin and wait), whatever the lab can give.
+func (q Request) CPUSeconds() float64 {
+	spin := float64(q.SpinMS) / 1000
+	total := 0.0
+	if q.mode() == ModeClosed {
+		if q.SpinMS == 0 {
+			return 0
+		}
+		for _, n := range q.Clients {
+			total += float64(n) * q.Seconds * float64(q.SpinMS) / float64(q.SpinMS+q.WaitMS)
+		}
+		return total
+	}
+	for _, r := range q.Rates {
+		total += r * q.Seconds * spin
+	}
+	return total
+}
+
 // Limits are the sandbox caps a Request is validated against.
 type Limits struct {
 	MaxRates         int     // windows in one run
 	MaxWindowSeconds float64 // seconds in one window
 	MaxOffered       float64 // arrivals a second in one window
 	MaxRunSeconds    float64 // windows × seconds
+	MaxRunCPUSeconds float64 // processor time the run asks of the lab (CPUSeconds)
 	MaxClients       int     // closed-loop clients in one window
 	MaxTimeoutMS     int     // the caller's timeout
 	MaxCPUs          int     // the lab's CPUS knob
 }
+
+// MinWindowSeconds is MinWindowSeconds, for pages that show the limits.
+func (Limits) MinWindowSeconds() float64 { return MinWindowSeconds }
 
 // DefaultLimits returns the default caps for a host with hostCPUs cores:
 // the lab may use every core but one (the load generator needs one), and
@@ -104,6 +143,7 @@ func DefaultLimits(hostCPUs int) Limits {
 		MaxWindowSeconds: DefaultMaxWindowSeconds,
 		MaxOffered:       DefaultMaxOffered,
 		MaxRunSeconds:    DefaultMaxRunSeconds,
+		MaxRunCPUSeconds: DefaultMaxRunCPUSeconds,
 		MaxClients:       DefaultMaxClients,
 		MaxTimeoutMS:     DefaultMaxTimeoutMS,
 		MaxCPUs:          max(1, hostCPUs-1),
@@ -192,14 +232,20 @@ func (l Limits) Validate(q Request) error {
 
 	secondsOK := false
 	switch {
-	case math.IsNaN(q.Seconds) || q.Seconds <= 0 || q.Seconds > l.MaxWindowSeconds:
-		fe["seconds"] = fmt.Sprintf("%s seconds a window is not allowed: want more than 0 and at most %s", num(q.Seconds), num(l.MaxWindowSeconds))
+	case math.IsNaN(q.Seconds) || q.Seconds < MinWindowSeconds || q.Seconds > l.MaxWindowSeconds:
+		fe["seconds"] = fmt.Sprintf("%s seconds a window is not allowed: want at least %s and at most %s", num(q.Seconds), num(MinWindowSeconds), num(l.MaxWindowSeconds))
 	default:
 		secondsOK = true
 	}
 	if secondsOK && q.Windows() > 0 && float64(q.Windows())*q.Seconds > l.MaxRunSeconds {
 		fe["seconds"] = fmt.Sprintf("%d windows of %s s is %s s, longer than a run may be: want at most %s s in all (fewer windows or shorter ones)",
 			q.Windows(), num(q.Seconds), num(float64(q.Windows())*q.Seconds), num(l.MaxRunSeconds))
+	}
+	if fe["spin_ms"] == "" && fe["wait_ms"] == "" && fe["rates"] == "" && fe["clients"] == "" && fe["mode"] == "" && secondsOK && l.MaxRunCPUSeconds > 0 {
+		if cpu := q.CPUSeconds(); cpu > l.MaxRunCPUSeconds {
+			fe["spin_ms"] = fmt.Sprintf("the run asks %s s of processor time in all (each window's rate × seconds × SPIN_MS), more than a run may (%s s): "+
+				"lower SPIN_MS, the rates or the seconds", num(cpu), num(l.MaxRunCPUSeconds))
+		}
 	}
 	if q.RNG != "" {
 		if _, err := loadrun.ParseSource(q.RNG); err != nil {
@@ -215,10 +261,15 @@ func (l Limits) Validate(q Request) error {
 	return fe
 }
 
-// num formats a number without trailing zeros.
+// num formats a number without trailing zeros, and one far from the
+// ones a form takes in exponent form (1e+308, 1e-09), never hundreds of
+// digits.
 func num(v float64) string {
 	if math.IsNaN(v) {
 		return "NaN"
+	}
+	if a := math.Abs(v); a >= 1e9 || (a != 0 && a < 1e-3) {
+		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
 }

@@ -46,10 +46,20 @@ func TestValidate(t *testing.T) {
 		{"rate NaN", eightCores, with(func(q *runner.Request) { q.Rates[0] = math.NaN() }), map[string]string{"rates": "rate NaN is not allowed"}},
 		// 2,000 a second is the cap; 2,000.5 is over it.
 		{"rate over cap", eightCores, with(func(q *runner.Request) { q.Rates[1] = 2000.5 }), map[string]string{"rates": "at most 2000 a second"}},
-		// Exactly the caps is allowed: 8 windows of 30 s at 2,000/s.
+		// Exactly the caps is allowed: 8 windows of 15 s (120 s in all) at
+		// 2,000/s with no spin.
 		{"at the caps", eightCores, with(func(q *runner.Request) {
-			q.Rates, q.Seconds = []float64{2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000}, 30
+			q.Rates, q.Seconds, q.SpinMS = []float64{2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000}, 15, 0
 		}), nil},
+		// The heaviest run each field allows asks too much in all: 8 × 30 s
+		// is 240 s of windows, and at a second of processor per request
+		// 480,000 s of processor.
+		{"heaviest", eightCores, with(func(q *runner.Request) {
+			q.Workers, q.SpinMS, q.Rates, q.Seconds = 1024, 1000, []float64{2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000}, 30
+		}), map[string]string{"seconds": "240 s, longer than a run may be", "spin_ms": "asks 480000 s of processor time in all"}},
+		// Just over the processor bound: 61 s asked.
+		{"processor over", eightCores, with(func(q *runner.Request) { q.SpinMS, q.Rates, q.Seconds = 61, []float64{100}, 10 }),
+			map[string]string{"spin_ms": "asks 61 s of processor time"}},
 		// A run longer than its limit, with windows each allowed.
 		{"run too long", tight, with(func(q *runner.Request) { q.Seconds = 6 }), map[string]string{"seconds": "2 windows of 6 s is 12 s"}},
 		// Mode must be open or closed.
@@ -92,5 +102,30 @@ func TestEstimate(t *testing.T) {
 	want := runner.StartOverhead + 3*(2e9+runner.WindowOverhead)
 	if got := runner.Estimate(q); got != want {
 		t.Errorf("Estimate = %v, want %v", got, want)
+	}
+}
+
+// CPUSeconds is the processor time a run asks of the lab: rate × seconds ×
+// SPIN_MS per open-loop window, clients × seconds × SPIN_MS/(SPIN_MS +
+// WAIT_MS) per closed-loop one, summed.
+func TestCPUSeconds(t *testing.T) {
+	tests := []struct {
+		name string
+		q    runner.Request
+		want float64
+	}{
+		// Two open windows of 10 s at 50 and 100 a second, 2 ms each: 1 + 2 s.
+		{"open", runner.Request{Config: labsvc.Config{SpinMS: 2}, Rates: []float64{50, 100}, Seconds: 10}, 3},
+		// The heaviest run: 8 × 30 s at 2,000 a second, a second each.
+		{"heaviest", runner.Request{Config: labsvc.Config{SpinMS: 1000}, Rates: []float64{2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000}, Seconds: 30}, 480000},
+		// Four closed-loop clients for 10 s, 2 ms spin and 18 ms wait: each busy a tenth.
+		{"closed", runner.Request{Config: labsvc.Config{SpinMS: 2, WaitMS: 18}, Mode: runner.ModeClosed, Clients: []int{4}, Seconds: 10}, 4},
+		// No spin asks no processor.
+		{"closed no spin", runner.Request{Mode: runner.ModeClosed, Clients: []int{4}, Seconds: 10}, 0},
+	}
+	for _, tt := range tests {
+		if got := tt.q.CPUSeconds(); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%s: CPUSeconds = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

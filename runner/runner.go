@@ -27,6 +27,10 @@ const (
 	DefaultSubscriberBuffer = 256              // live events a watcher may fall behind before it is dropped
 	DefaultRetain           = 16               // finished runs whose event logs stay in memory (about 1 MB each at most)
 	DefaultDrainWait        = 10 * time.Second // how long the lab may take to drain between windows
+	// DefaultPerAddress is how many runs one client address may have
+	// waiting or running at once (learners behind one address, such as
+	// a school's, share it): no one client can hold the queue.
+	DefaultPerAddress = 3
 	// ProgressEvery is how often a running window's progress is logged
 	// (and so sent to watchers): four times a second. loadrun reports
 	// every loadrun.ProgressEvery; the first report of a window is logged
@@ -69,6 +73,23 @@ func (e *QueueFullError) Error() string {
 // Unwrap makes errors.Is(err, ErrQueueFull) true.
 func (e *QueueFullError) Unwrap() error { return ErrQueueFull }
 
+// ErrAddressShare is returned when a client address already has its
+// share of the queue.
+var ErrAddressShare = errors.New("this address already has its share of runs waiting or running")
+
+// ShareError is ErrAddressShare with the share and when to try again.
+type ShareError struct {
+	Share      int           // runs one address may have waiting or running
+	RetryAfter time.Duration // estimated time until one of them ends
+}
+
+func (e *ShareError) Error() string {
+	return fmt.Sprintf("%v (%d): try again in about %v", ErrAddressShare, e.Share, e.RetryAfter.Round(time.Second))
+}
+
+// Unwrap makes errors.Is(err, ErrAddressShare) true.
+func (e *ShareError) Unwrap() error { return ErrAddressShare }
+
 // AlreadyQueuedError is ErrAlreadyQueued with the run in the way.
 type AlreadyQueuedError struct {
 	ID string // the learner's run that is waiting or running
@@ -87,6 +108,7 @@ type Saver interface {
 	SaveRun(ctx context.Context, r store.Run) error
 	AddRow(ctx context.Context, id string, row loadrun.Row) error
 	AddRecords(ctx context.Context, id string, recs []loadrun.Record) error
+	AddRunEvent(ctx context.Context, id string, e store.RunEvent) error
 }
 
 // Config configures a Runner. Child is required; zero values elsewhere
@@ -94,6 +116,7 @@ type Saver interface {
 type Config struct {
 	Child            labsvc.ChildCommand   // how to start a lab child (the server re-executes itself with "lab-child")
 	QueueCapacity    int                   // runs in the queue, running ones included; DefaultQueueCapacity
+	PerAddress       int                   // runs one client address may have waiting or running; DefaultPerAddress
 	Concurrent       int                   // runs at once; DefaultConcurrent
 	Limits           Limits                // sandbox caps; HostLimits() when MaxRates is 0
 	SubscriberBuffer int                   // DefaultSubscriberBuffer
@@ -141,6 +164,7 @@ type Snapshot struct {
 type run struct {
 	id       string
 	learner  string
+	addr     string // the client address that asked ("" for class runs)
 	req      Request
 	estimate time.Duration
 	log      *eventLog
@@ -155,6 +179,7 @@ type run struct {
 	cancel    context.CancelCauseFunc // set while running
 	cancelled bool                    // the learner asked to cancel
 	labPID    int                     // the lab child's pid while it runs
+	saveErr   error                   // the first failure to store its rows or records
 }
 
 // Runner is the queue of sweep runs: bounded, one run at a time by
@@ -183,6 +208,13 @@ type Runner struct {
 	shut     bool
 }
 
+// UnsavedEndReason is the reason of a stored run left queued or running
+// with no runner holding it: the server stopped (or was killed) first, or
+// could not store the run's end (a full disk). cmd/server marks such runs
+// interrupted with it at start, and package web shows them so.
+const UnsavedEndReason = "The server stopped before this run's end was saved (it was waiting or running, or the disk was full when it ended); " +
+	"the rows stored before are kept. Run it again."
+
 // errShutdown is the cause a running run's context ends with at Close.
 var errShutdown = errors.New("the server is shutting down")
 
@@ -199,6 +231,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.Concurrent <= 0 {
 		cfg.Concurrent = DefaultConcurrent
+	}
+	if cfg.PerAddress <= 0 {
+		cfg.PerAddress = DefaultPerAddress
 	}
 	if cfg.SubscriberBuffer <= 0 {
 		cfg.SubscriberBuffer = DefaultSubscriberBuffer
@@ -262,6 +297,13 @@ func Estimate(q Request) time.Duration {
 // *AlreadyQueuedError when the learner already has a run waiting or
 // running, and ErrClosed after Close. Nothing is queued on error.
 func (r *Runner) Submit(ctx context.Context, learner string, q Request) (Ticket, error) {
+	return r.SubmitFrom(ctx, learner, "", q)
+}
+
+// SubmitFrom is Submit for a learner at client address addr, which may
+// have at most Config.PerAddress runs waiting or running (a *ShareError
+// past that); "" is not counted.
+func (r *Runner) SubmitFrom(ctx context.Context, learner, addr string, q Request) (Ticket, error) {
 	if learner == "" {
 		return Ticket{}, errors.New("runner: Submit needs a learner id")
 	}
@@ -298,13 +340,21 @@ func (r *Runner) Submit(ctx context.Context, learner string, q Request) (Ticket,
 	if len(r.queue)+len(r.running) >= r.cfg.QueueCapacity {
 		return Ticket{}, &QueueFullError{RetryAfter: r.untilFreeLocked()}
 	}
+	if addr != "" {
+		if n, wait := r.addressRunsLocked(addr); n >= r.cfg.PerAddress {
+			return Ticket{}, &ShareError{Share: r.cfg.PerAddress, RetryAfter: wait}
+		}
+	}
 	now := r.now()
 	var dropped func()
 	if r.met != nil {
 		dropped = r.met.dropped.Inc
 	}
-	ru := &run{id: id, learner: learner, req: q, estimate: Estimate(q), log: newEventLog(r.cfg.SubscriberBuffer, r.now, dropped),
+	ru := &run{id: id, learner: learner, addr: addr, req: q, estimate: Estimate(q), log: newEventLog(r.cfg.SubscriberBuffer, r.now, dropped),
 		status: store.RunQueued, created: now}
+	if r.cfg.Store != nil {
+		ru.log.save = r.eventSaver(id)
+	}
 	// Saved before it is queued, under the lock, so the stored status
 	// never goes backwards and a 202 always names a stored run.
 	if r.cfg.Store != nil {
@@ -364,6 +414,30 @@ func (r *Runner) untilFreeLocked() time.Duration {
 	return max(time.Second, slices.Min(rem))
 }
 
+// addressRunsLocked counts addr's runs waiting or running and estimates
+// when the first of them ends (at least a second).
+func (r *Runner) addressRunsLocked(addr string) (int, time.Duration) {
+	n, first := 0, time.Duration(-1)
+	now := r.now()
+	for _, ru := range r.running {
+		if ru.addr == addr {
+			n++
+			if d := max(0, ru.estimate-now.Sub(ru.started)); first < 0 || d < first {
+				first = d
+			}
+		}
+	}
+	for i, ru := range r.queue {
+		if ru.addr == addr {
+			n++
+			if d := r.startEstimateLocked(i).Sub(now) + ru.estimate; first < 0 || d < first {
+				first = d
+			}
+		}
+	}
+	return n, max(time.Second, first)
+}
+
 // RetryAfter is how long a learner turned away by a full queue should wait.
 func (r *Runner) RetryAfter() time.Duration {
 	r.mu.Lock()
@@ -414,12 +488,17 @@ func (r *Runner) requeueEventsLocked(from int) {
 // in step with the queue.
 func (r *Runner) finishLocked(ru *run, status Status, reason string, e Event) {
 	ru.status, ru.reason, ru.ended = status, reason, r.now()
+	// Saved before the terminal event goes out, so whoever sees the
+	// event finds the run's final state in the store. A run is reported
+	// done only once that is stored.
+	if err := r.saveLocked(ru); err != nil && status == store.RunDone {
+		ru.status, ru.reason = store.RunFailed, notSavedReason(err, e.Window, ru.req.Windows())
+		reason, e.Kind = ru.reason, KindFailed
+		r.saveLocked(ru)
+	}
 	if r.met != nil {
 		r.met.runs.WithLabelValues(string(e.Kind)).Inc()
 	}
-	// Saved before the terminal event goes out, so whoever sees the
-	// event finds the run's final state in the store.
-	r.saveLocked(ru)
 	e.Reason = reason
 	ru.log.append(e)
 	delete(r.running, ru.id)
@@ -430,17 +509,35 @@ func (r *Runner) finishLocked(ru *run, status Status, reason string, e Event) {
 	}
 }
 
-func (r *Runner) saveLocked(ru *run) {
+func (r *Runner) saveLocked(ru *run) error {
 	if r.cfg.Store == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
 	sr := store.Run{ID: ru.id, Learner: ru.learner, Lesson: ru.req.Lesson, Block: ru.req.Block, Status: ru.status, Reason: ru.reason,
 		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended}
 	sr.Request, _ = json.Marshal(ru.req)
-	if err := r.cfg.Store.SaveRun(ctx, sr); err != nil {
+	err := r.cfg.Store.SaveRun(ctx, sr)
+	if err != nil {
 		r.log.Error("saving run", "run", ru.id, "status", ru.status, "err", err)
+	}
+	return err
+}
+
+// eventSaver stores run id's events as they are logged. A failure is
+// logged once per run: the live log goes on, and only a stream resumed
+// from the store after the run has left memory misses the events.
+func (r *Runner) eventSaver(id string) func(Event) {
+	var failed bool // under the log's lock, as every call is
+	return func(e Event) {
+		ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+		defer cancel()
+		err := r.cfg.Store.AddRunEvent(ctx, id, store.RunEvent{Seq: e.Seq, Kind: string(e.Kind), JSON: e.JSON})
+		if err != nil && !failed {
+			failed = true
+			r.log.Error("saving run events (later failures of this run are not logged)", "run", id, "seq", e.Seq, "err", err)
+		}
 	}
 }
 

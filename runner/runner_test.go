@@ -2,9 +2,13 @@ package runner_test
 
 import (
 	"errors"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +34,16 @@ func TestRunToCompletion(t *testing.T) {
 	if tk.Position != 1 || tk.ID == "" {
 		t.Errorf("ticket %+v, want position 1 and an id", tk)
 	}
-	es := collect(t, r, tk.ID, 0, 30*time.Second)
+	collect(t, r, tk.ID, 0, 30*time.Second)
+	// The run's log itself, replayed whole: a live subscription may see a
+	// progress replaced by a newer one when its reader is slow (a loaded
+	// machine, the race detector), which is its documented behaviour,
+	// not the log's.
+	es, sub, err := r.Subscribe(tk.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.Close()
 	checkSeqs(t, es, 1)
 	if es[0].Kind != runner.KindQueued || es[0].Position != 1 {
 		t.Errorf("first event %+v, want queued at position 1", es[0])
@@ -608,5 +621,129 @@ func TestPlanSimulates(t *testing.T) {
 		if w.Row.Offered != q.Rates[i] || len(w.Records) != len(want) || w.Row.Lost != 0 {
 			t.Errorf("window %d: offered %v, %d records (schedule %d), lost %d", i, w.Row.Offered, len(w.Records), len(want), w.Row.Lost)
 		}
+	}
+}
+
+// A lab child that dies during a run is logged as a warning naming the
+// run, the exit status and the child's last lines on stderr, and counted
+// in capacitylab_lab_child_deaths_total.
+func TestChildDeathLogged(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	logs := &syncBuffer{}
+	child := testChild(t)
+	child.Env = []string{childEnv + "=die"} // serves, then dies 1.5 s after it started
+	r, err := runner.New(runner.Config{Child: child, Registerer: reg, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tk, err := r.Submit(t.Context(), "a", small(20, 20, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := collect(t, r, tk.ID, 0, 30*time.Second)
+	if end := last(es); end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "exit status 3") {
+		t.Fatalf("run ended with %+v, want failed naming exit status 3", end)
+	}
+	var line string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "lab child died") {
+			line = l
+		}
+	}
+	for _, want := range []string{"level=WARN", "run=" + tk.ID, "exit status 3", "out of memory: cannot allocate the queue"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log line %q lacks %q\nlog:\n%s", line, want, logs.String())
+		}
+	}
+	if n := counterValue(t, reg, "capacitylab_lab_child_deaths_total"); n != 1 {
+		t.Errorf("capacitylab_lab_child_deaths_total = %v, want 1", n)
+	}
+}
+
+// counterValue is the value of an unlabelled counter in reg (-1 when absent).
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return -1
+}
+
+// syncBuffer collects log output safely across goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A run whose records cannot be stored (the disk is full: here
+// store.FullWhen fails writes exactly as SQLite does on a full disk, from
+// the moment the run starts) is not reported done: it ends failed after
+// its first window, saying its measurements could not be saved and why,
+// and the store does not call it done. (cmd/server's TestFullDiskTmpfs
+// fills a real tmpfs when it can mount one.)
+func TestRunNotSavedIsNotDone(t *testing.T) {
+	var full atomic.Bool
+	st, err := store.Open(filepath.Join(t.TempDir(), "full.db"), store.FullWhen(full.Load))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	logs := &syncBuffer{}
+	r, err := runner.New(runner.Config{Child: testChild(t), Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	q := runner.Request{Config: labsvc.Config{Workers: 4, WaitMS: 1, CPUs: 1}, Rates: []float64{600, 600}, Seconds: 1, Seed: 7}
+	tk, err := r.Submit(t.Context(), "a", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, sub, err := r.Subscribe(tk.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := replay
+	for e := range each(sub) {
+		es = append(es, e)
+		if e.Kind == runner.KindStarted {
+			full.Store(true) // the disk fills as the first window begins
+		}
+	}
+	sub.Close()
+	end := last(es)
+	if end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "could not be saved") || !strings.Contains(end.Reason, "disk is full") {
+		t.Fatalf("run ended with %+v, want failed saying its measurements could not be saved because the disk is full", end)
+	}
+	for _, e := range es {
+		if e.Kind == runner.KindRow && e.Window == 1 {
+			t.Errorf("a second window was measured after the first could not be saved")
+		}
+	}
+	full.Store(false)
+	if saved, err := st.Run(t.Context(), tk.ID); err != nil || saved.Status == store.RunDone {
+		t.Errorf("the store has the run as %q (%v), want it not done", saved.Status, err)
+	}
+	if !strings.Contains(logs.String(), "saving records") || !strings.Contains(logs.String(), "database or disk is full") {
+		t.Errorf("the failure is not logged:\n%s", logs.String())
 	}
 }

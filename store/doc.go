@@ -8,6 +8,16 @@
 // applied number is kept in the one-row table schema_version. A file whose
 // schema_version is newer than this binary knows is refused.
 //
+// A full disk (health.go): a write that fails for lack of room fails
+// with an error IsFull reports (SQLite's SQLITE_FULL), and WriteHealth
+// says writes are failing, and since when, until a later write succeeds.
+// When the disk is so full that the file cannot even be opened for writing
+// (SQLite cannot create its WAL index), Open opens it read-only (immutable)
+// if its write-ahead log holds nothing and its schema is this program's:
+// reads work, every write fails with ErrFull, until it is opened again.
+// FullWhen fails writes exactly as SQLite does on a full disk, for tests
+// that cannot mount a small file system.
+//
 // Tables (times are RFC 3339 strings in UTC, with nanoseconds):
 //
 //	learners(id, created_at)
@@ -47,6 +57,10 @@
 //	    every raw request record: times in microseconds from the window's
 //	    start, outcome a loadrun.Outcome, queue_wait_ms and service_ms -1
 //	    when absent. Rows and records go with their run (ON DELETE CASCADE).
+//	run_events(run_id, seq, kind, event)   (100_run_events.sql)
+//	    every event of the run's log (package runner) as it was logged and
+//	    sent: its sequence number, kind and JSON; AddRunEvent, RunEvents,
+//	    LastRunEvent. Goes with its run.
 //
 // Class sessions (060_sessions.sql, 080_class_answers.sql; package
 // classroom). Tokens are stored

@@ -82,6 +82,58 @@ func (s *Store) AddRow(ctx context.Context, id string, row loadrun.Row) error {
 	return nil
 }
 
+// RunEvent is one event of a run's log as it was logged: its sequence
+// number, kind and JSON (package runner specifies both).
+type RunEvent struct {
+	Seq  int
+	Kind string
+	JSON []byte
+}
+
+// AddRunEvent stores one event of a run's log (again for the same seq
+// replaces it). The run must be saved first.
+func (s *Store) AddRunEvent(ctx context.Context, id string, e RunEvent) error {
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO run_events (run_id, seq, kind, event) VALUES (?, ?, ?, ?)`,
+		id, e.Seq, e.Kind, string(e.JSON))
+	if err != nil {
+		return fmt.Errorf("store: saving event %d of run %s: %w", e.Seq, id, err)
+	}
+	return nil
+}
+
+// RunEvents returns the stored events of a run with seq above since, in
+// order (none for a run saved before events were stored).
+func (s *Store) RunEvents(ctx context.Context, id string, since int) ([]RunEvent, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, kind, event FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq`, id, since)
+	if err != nil {
+		return nil, err
+	}
+	var out []RunEvent
+	for rows.Next() {
+		var e RunEvent
+		var js string
+		if err := rows.Scan(&e.Seq, &e.Kind, &js); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		e.JSON = []byte(js)
+		out = append(out, e)
+	}
+	return out, closeRows(rows)
+}
+
+// LastRunEvent returns the seq and kind of a run's last stored event
+// (0, "" when none is stored).
+func (s *Store) LastRunEvent(ctx context.Context, id string) (int, string, error) {
+	var seq int
+	var kind string
+	err := s.db.QueryRowContext(ctx, `SELECT seq, kind FROM run_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1`, id).Scan(&seq, &kind)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", nil
+	}
+	return seq, kind, err
+}
+
 // recordsPerInsert is how many records one INSERT statement carries
 // (11 columns each, under SQLite's limit of 32766 parameters).
 const recordsPerInsert = 500
@@ -103,10 +155,12 @@ func scanRuns(rows *sql.Rows) ([]Run, error) {
 // AddRecords stores raw request records of a run in one transaction, in
 // multi-row inserts. Records already stored (same window and seq) are
 // replaced.
-func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record) error {
+func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record) (err error) {
 	if len(recs) == 0 {
 		return nil
 	}
+	// The inserts go through prepared statements, which db does not see.
+	defer func() { s.health.note(err) }()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

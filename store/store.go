@@ -34,8 +34,9 @@ const maxConns = 8
 
 // Store is a learner-progress database. It is safe for concurrent use.
 type Store struct {
-	db  *sql.DB
-	now func() time.Time
+	db     db
+	health *writeHealth // whether writes have room (health.go)
+	now    func() time.Time
 
 	// Prepared once: reading a learner's state is on every page view.
 	loadAll, loadLesson *sql.Stmt
@@ -123,41 +124,64 @@ type Export struct {
 
 // Open opens (creating if needed) the SQLite file at path, sets WAL mode,
 // a busy timeout and foreign keys, and applies any pending migrations.
-func Open(path string) (*Store, error) {
+//
+// When the disk is too full to open the file for writing (SQLite cannot
+// create its WAL index), an existing file of this program's schema is
+// opened read-only instead, so the pages can still be served: every
+// write then fails with ErrFull and WriteHealth says so.
+func Open(path string, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	sdb, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	// Keep connections open: opening one re-runs the pragmas, and with
 	// database/sql's default of two idle connections a busy server would
 	// open and close connections on every request.
-	db.SetMaxOpenConns(maxConns)
-	db.SetMaxIdleConns(maxConns)
-	s := &Store{db: db, now: time.Now}
+	sdb.SetMaxOpenConns(maxConns)
+	sdb.SetMaxIdleConns(maxConns)
+	health := &writeHealth{}
+	s := &Store{db: db{DB: sdb, health: health, full: o.full}, health: health, now: time.Now}
+	if o.now != nil {
+		s.now = o.now
+	}
 	if err := s.migrate(context.Background()); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: %s: %w", path, err)
+		sdb.Close()
+		if !IsFull(err) && !isIOError(err) {
+			return nil, fmt.Errorf("store: %s: %w", path, err)
+		}
+		rdb, rerr := openReadOnly(path, err)
+		if rerr != nil {
+			return nil, fmt.Errorf("store: %s: %w", path, rerr)
+		}
+		ro := fmt.Errorf("store: %s opened read-only (%w at start: %v)", path, ErrFull, err)
+		health.err, health.since, health.fixed = ro, time.Now(), true
+		s.db = db{DB: rdb, health: health, readOnly: ro}
 	}
-	if s.loadAll, err = db.Prepare(loadQuery(false)); err == nil {
-		s.loadLesson, err = db.Prepare(loadQuery(true))
+	sdb = s.db.DB
+	if s.loadAll, err = sdb.Prepare(loadQuery(false)); err == nil {
+		s.loadLesson, err = sdb.Prepare(loadQuery(true))
 	}
 	if err == nil {
-		s.recordsAll, err = db.Prepare(recordsQuery(false))
+		s.recordsAll, err = sdb.Prepare(recordsQuery(false))
 	}
 	if err == nil {
-		s.recordsLesson, err = db.Prepare(recordsQuery(true))
+		s.recordsLesson, err = sdb.Prepare(recordsQuery(true))
 	}
 	if err == nil {
-		s.learnerRuns, err = db.Prepare(learnerRunsQuery)
+		s.learnerRuns, err = sdb.Prepare(learnerRunsQuery)
 	}
 	if err != nil {
-		db.Close()
+		sdb.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	return s, nil
@@ -178,6 +202,27 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
 	err := s.db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
 	return v, err
+}
+
+// latestMigration is the number of the last embedded migration.
+func latestMigration() int {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	latest := 0
+	for _, name := range names {
+		num, _, _ := strings.Cut(strings.TrimPrefix(name, "migrations/"), "_")
+		if v, err := strconv.Atoi(num); err == nil && v > latest {
+			latest = v
+		}
+	}
+	return latest
+}
+
+// isIOError reports whether err is SQLite's SQLITE_IOERR (any extended
+// code), which is what opening a file on a full disk gives when the WAL
+// index cannot be created.
+func isIOError(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 10
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -11,7 +11,9 @@
 //
 //	GET  /                                  course index: parts, chapters, lessons, minutes, progress marks
 //	                                        (fixture lessons, part lessons.FixturePart, are not listed)
-//	GET  /healthz                           "ok" when the store answers, else 503
+//	GET  /healthz                           200 "ok" when the store answers and writes; 503 "store unavailable" when it
+//	                                        does not answer; 503 "degraded: store writes failing since T: ..." while
+//	                                        writes fail for lack of disk space (pages are still served)
 //	GET  /metrics                           Prometheus text format
 //	GET  /static/*                          assets: hashed names are immutable, plain names revalidate;
 //	                                        text assets are served gzipped to clients that accept it
@@ -80,12 +82,20 @@
 //	POST /lti/grades/retry                  send the course's failed grades again: 303 to /lti/grades?retried=N
 //
 // Wrong join codes are counted per client address (package classroom;
-// the connection's IPv4 address, or its IPv6 /64, never a forwarding header):
+// the client's IPv4 address, or its IPv6 /64, as clientAddr works it out:
+// see "Behind a proxy" below):
 // after too many, the session routes answer 429 with Retry-After, except
 // to a request that carries a token of the session it names (the host's or
 // the projector's in ?token=, the participant cookie, or the join link's
 // key=, which the QR code and the join form carry on), so a class behind
-// one address is not locked out by a few mistyped codes.
+// one address is not locked out by a few mistyped codes. Joins are limited
+// per client address too (Deps.JoinsPerMinute, default 600 a minute: a
+// lecture hall behind one address joins at once), and so is starting
+// class sessions on a server without an instructor key
+// (Deps.SessionsPerHour, default 20 an hour); past either, 429 with
+// Retry-After and a message saying why. POST /api/sweeps gives each client
+// address its share of the run queue (runner.Config.PerAddress, default 3)
+// beside each learner's one run: past it, 429 with Retry-After.
 //
 // Teaching lives on /teach, not on lesson pages, which learners read.
 // When an instructor key is configured, /teach asks for it once: the
@@ -182,7 +192,14 @@
 // only over progress events, replaced by a newer progress while this
 // client was behind (runner's Subscription). A client that reconnects
 // with since = the last seq it saw gets every logged event after it once,
-// in order, progress included. A live run's stream also sends panel
+// in order, progress included, whether the runner still holds the run or
+// not: a run it no longer holds (after a restart, or once later runs
+// pushed it out of memory) is replayed from the events the store kept,
+// each with the seq and the very message it had live; one whose end was
+// never logged (the server stopped or was killed mid-run) ends with its
+// terminal event numbered after the last stored one (stream.go,
+// storedLog). Runs saved before events were stored replay as a row event
+// per window and the terminal event, numbered from 1. A live run's stream also sends panel
 // messages, which are not events of the log: {"kind": "panel", "seq": S,
 // "panel": HTML}, the run's panel (GET /runs/{id}/panel) as the server
 // rendered it after event S. One follows each row 150 ms behind it (the
@@ -237,19 +254,47 @@
 // (Links: "Choose two runs"), under a title in words (never the status's
 // name). Codes: invalid (400), forbidden (403),
 // not_found (404), method (405), conflict (409), too_large (413), busy
-// (429: a full run queue, too many wrong join codes; always with
-// Retry-After), content and internal (500), unavailable (503: no live
+// (429: a full run queue, an address's share of it, too many wrong join
+// codes, joins or new sessions; always with Retry-After), content and internal (500), unavailable (503: no live
 // sweeps on this server, or it is shutting down). Any other error is
 // logged with log/slog and shown only as a generic message. "content"
 // carries lesson validation errors, which only happen in author mode
 // (--content) and are meant for the author to read. A 404 page lists
 // lessons whose slug is close to the URL asked for.
 //
+// # A full disk
+//
+// A change the store cannot write for lack of room (store.IsFull: SQLite's
+// "database or disk is full", or a store opened read-only because the
+// disk was full at start) answers 503, code unavailable, with Retry-After
+// 60 and a message saying the disk is full and that nothing saved before
+// is lost; it is logged as an error. Nothing is acknowledged that was not
+// stored. Pages and other reads are served as usual. A run whose rows or
+// records cannot be stored ends failed saying so (package runner), never
+// done; a stored run left queued or running that the runner does not hold
+// is shown interrupted (runner.UnsavedEndReason). /healthz reports the
+// store's write health (above): it turns 503 when a write fails for lack
+// of room and back to "ok" when a later write succeeds.
+//
+// # Behind a proxy
+//
+// With Deps.TrustedProxies (cmd/server --trusted-proxies) the server
+// believes the Forwarded (RFC 7239) or X-Forwarded-For and
+// X-Forwarded-Proto headers of requests whose peer is one of those
+// proxies, and only theirs (proxy.go says how the client is picked from a
+// chain). One function gives the client's address (clientAddr: join-code
+// limits, fair shares of the run queue, rate limits) and one the scheme
+// (requestScheme: Secure cookies, absolute links such as a class's join
+// link and its QR code). Over https (direct TLS, or a trusted proxy saying
+// so) every answer carries Strict-Transport-Security: max-age=31536000.
+// Without trusted proxies the forwarding headers are ignored: the client
+// is the connection's peer and the scheme is https only over TLS.
+//
 // # Learners
 //
 // A learner is anonymous: the cookie cl_learner holds 32 hex digits (128
 // random bits), HttpOnly, SameSite=Lax, Path=/, a year long, Secure when
-// the request came over TLS. It is only issued when the learner first
+// the browser used https (requestScheme). It is only issued when the learner first
 // answers something, so reading pages stores nothing. Cross-origin POSTs
 // are refused (net/http.CrossOriginProtection: Sec-Fetch-Site and Origin),
 // except the LTI login and launch, which a platform's page posts from its
@@ -320,8 +365,11 @@
 //	capacitylab_http_requests_total{route, method, code}      counter
 //	capacitylab_http_request_duration_seconds{route}          histogram
 //
-// route is the chi route pattern ("/lessons/{slug}"), or "unmatched", so
-// the label set stays small whatever URLs clients send. Go runtime and
+// route is the chi route pattern ("/lessons/{slug}"), or "unmatched";
+// method is one of HTTP's nine methods (GET, HEAD, POST, PUT, PATCH,
+// DELETE, OPTIONS, CONNECT, TRACE), or "other"; code is the status the
+// server wrote. So the label set stays small whatever methods and URLs
+// clients send. Go runtime and
 // process collectors are registered on the server's own registry.
 //
 // # Model widgets

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"capacitylab/model"
+	"capacitylab/store"
 )
 
 // Error codes. Each maps to one HTTP status in statusOf.
@@ -140,12 +141,18 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &e):
 	case errors.As(err, &tooBig):
 		e = errorf(CodeTooLarge, "The request is too large: the limit is "+byteSize(tooBig.Limit)+".")
+	case store.IsFull(err):
+		// The disk has no room: nothing of this request was stored, and
+		// nothing stored before is lost. Worth a retry later.
+		s.log.ErrorContext(r.Context(), "request failed: the disk is full", "method", r.Method, "path", r.URL.Path, "err", err)
+		e = &Error{Code: CodeUnavailable, Title: "The server's disk is full", RetryAfter: time.Minute,
+			Message: "This could not be saved: the server's disk is full. Nothing you saved before is lost, and reading pages works. Try again in a few minutes; if it keeps happening, tell whoever runs this server."}
 	default:
 		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		e = errorf(CodeInternal, "Something went wrong on our side. It has been logged; please try again.")
 	}
 	status := statusOf(e.Code)
-	if status >= 500 && e.Code != CodeInternal {
+	if status >= 500 && e.Code != CodeInternal && !store.IsFull(err) {
 		s.log.WarnContext(r.Context(), "request error", "method", r.Method, "path", r.URL.Path, "code", e.Code)
 	}
 	if e.Log != "" {

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -48,6 +49,12 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 		s.log.ErrorContext(r.Context(), "health check failed", "err", err)
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, "store unavailable")
+		return
+	}
+	if since, err := s.store.WriteHealth(r.Context()); err != nil {
+		s.log.WarnContext(r.Context(), "health check: the store cannot write", "since", since, "err", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "degraded: store writes failing since %s: the disk is full; pages are served, changes are refused\n", since.UTC().Format(time.RFC3339))
 		return
 	}
 	fmt.Fprintln(w, "ok")

@@ -75,7 +75,13 @@ func newSite(t *testing.T) *testSite {
 
 func newSiteAt(t *testing.T, dbPath string, tweak func(*Deps)) *testSite {
 	t.Helper()
-	st, err := store.Open(dbPath)
+	return newSiteWith(t, dbPath, nil, tweak)
+}
+
+// newSiteWith is newSiteAt with the store opened with opts.
+func newSiteWith(t *testing.T, dbPath string, opts []store.Option, tweak func(*Deps)) *testSite {
+	t.Helper()
+	st, err := store.Open(dbPath, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,11 +99,24 @@ func (s *server) observe(next http.Handler) http.Handler {
 		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
 			route = rc.RoutePattern()
 		}
-		s.metrics.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.status)).Inc()
+		s.metrics.requests.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(sw.status)).Inc()
 		s.metrics.latency.WithLabelValues(route).Observe(d.Seconds())
 		s.log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "route", route,
 			"status", sw.status, "bytes", sw.bytes, "ms", float64(d.Microseconds())/1000)
 	})
+}
+
+// methodLabel is a request method as a metric label: one of HTTP's
+// methods, else "other", so that made-up methods cannot add series.
+// (Routes are chi's patterns or "unmatched", never raw paths, and codes
+// are the statuses the handlers write.)
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // secure sets the security headers on every response and caps the body.
@@ -180,7 +193,7 @@ func learnerCookie(r *http.Request, value string, maxAge int) *http.Cookie {
 		Path:     "/",
 		MaxAge:   maxAge,
 		HttpOnly: true,
-		Secure:   r.TLS != nil,
+		Secure:   secureRequest(r),
 		SameSite: http.SameSiteLaxMode,
 	}
 }

@@ -2,11 +2,13 @@ package web
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,4 +90,50 @@ func codeCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 		}
 	}
 	return counts
+}
+
+// Metric labels come from fixed sets: a request with a made-up method or
+// to a made-up path adds no series of its own (its method counts as
+// "other", its route as "unmatched" or the pattern it matched), so no
+// client can grow /metrics without bound.
+func TestMetricLabelsAreBounded(t *testing.T) {
+	site := newSite(t)
+	c := &http.Client{}
+	for i := range 300 {
+		method := fmt.Sprintf("M%03dX", i)
+		for _, path := range []string{fmt.Sprintf("/nowhere/%d", i), fmt.Sprintf("/lessons/no-such-%d", i), "/"} {
+			req, err := http.NewRequest(method, site.srv.URL+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}
+	body := site.get(nil, "/metrics").body
+	known := map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true,
+		"OPTIONS": true, "CONNECT": true, "TRACE": true, "other": true}
+	series := 0
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, "capacitylab_http_request") {
+			continue
+		}
+		series++
+		if m := regexp.MustCompile(`method="([^"]*)"`).FindStringSubmatch(line); m != nil && !known[m[1]] {
+			t.Errorf("a series with method %q: %s", m[1], line)
+		}
+		if m := regexp.MustCompile(`route="([^"]*)"`).FindStringSubmatch(line); m != nil && strings.ContainsAny(m[1], "0123456789") {
+			t.Errorf("a series with a raw path as its route: %s", line)
+		}
+	}
+	// Three routes (unmatched, /lessons/{slug}, /) by a few methods and
+	// statuses, and their latency buckets: well under a thousand lines.
+	// Per-method series would be 900 counters alone.
+	if series > 300 {
+		t.Errorf("%d lines of capacitylab_http_request* series after 300 made-up methods, want the count bounded (no series per method)", series)
+	}
 }

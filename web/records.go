@@ -350,13 +350,7 @@ func (s *server) recordMarkdown(w http.ResponseWriter, r *http.Request) error {
 
 // siteBase is the scheme and host the request came to, for links in a
 // downloaded file.
-func siteBase(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
+func siteBase(r *http.Request) string { return absURL(r, "") }
 
 // recordMarkdownText writes a record as Markdown: a heading per field (in
 // the block's order, with the block's labels), then the attached run's

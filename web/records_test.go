@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,7 +58,12 @@ func newLearner(t *testing.T, site *testSite, c *http.Client) string {
 }
 
 func TestRecordNoJSSaveEditExport(t *testing.T) {
-	site := newSite(t)
+	// The store's clock moves only when the test says, so an edit is
+	// stamped after the first save without waiting.
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	site := newSiteWith(t, filepath.Join(t.TempDir(), "records.db"), []store.Option{store.Clock(now)}, nil)
 	c := site.client()
 	learner := newLearner(t, site, c)
 	saveTestRun(t, site, "r-mine", learner)
@@ -90,7 +97,7 @@ func TestRecordNoJSSaveEditExport(t *testing.T) {
 	}
 
 	// Editing replaces the record and shows an updated time.
-	time.Sleep(10 * time.Millisecond)
+	clock.Add(int64(time.Minute))
 	f := recordForm("r-mine")
 	f.Set("number", "9: the budget is hard")
 	if res := site.post(c, recordPath, f); res.StatusCode != http.StatusSeeOther {

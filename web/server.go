@@ -2,10 +2,12 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +59,25 @@ type Deps struct {
 	// PublicURL is the site's origin as platforms and browsers reach it
 	// (https://lab.example.org), for the LTI URLs; "": the request's.
 	PublicURL string
+	// TrustedProxies are the addresses and networks of the reverse
+	// proxies in front of the server (ParseTrustedProxies): only from
+	// them are Forwarded, X-Forwarded-For and X-Forwarded-Proto believed
+	// (proxy.go). Empty: forwarding headers are ignored.
+	TrustedProxies []netip.Prefix
+	// JoinsPerMinute is how many times one client address may join class
+	// sessions a minute (DefaultJoinsPerMinute when 0); SessionsPerHour
+	// how many class sessions it may start an hour when the server has no
+	// instructor key (DefaultSessionsPerHour when 0).
+	JoinsPerMinute, SessionsPerHour int
 }
+
+// Defaults of Deps.JoinsPerMinute and Deps.SessionsPerHour: a lecture hall
+// behind one address (a school's NAT) joins at once, hundreds in a minute,
+// and one or two instructors start sessions there.
+const (
+	DefaultJoinsPerMinute  = 600
+	DefaultSessionsPerHour = 20
+)
 
 // server holds the dependencies of the handlers. Its own mutable state is
 // its metrics, a pool of render buffers, the newcomer page cache, the
@@ -93,13 +113,20 @@ type server struct {
 	frameAncestors  string    // configured frame-ancestors of pages
 	widgetAncestors string    // and of the standalone widgets
 	frames          frameCSP  // policies with the LTI platforms' origins added
+
+	proxies []netip.Prefix // whose forwarding headers are believed (proxy.go)
+
+	joins, sessions *classroom.Limiter // per client address (sessions.go)
 }
 
 // NewServer builds the site's handler: its router, middleware and metrics.
 func NewServer(d Deps) http.Handler {
 	s := &server{course: d.Course, store: d.Store, assets: d.Assets, log: d.Logger, reg: d.Registry, runner: d.Runner,
 		classes: d.Classes, instructorKey: d.InstructorKey, lti: d.LTI, publicURL: strings.TrimSuffix(d.PublicURL, "/"),
-		charts: newChartCache(), runLabels: newRunLabelCache(), panels: &bounded[[]byte]{max: panelCacheSize}}
+		charts: newChartCache(), runLabels: newRunLabelCache(), panels: &bounded[[]byte]{max: panelCacheSize},
+		proxies:  d.TrustedProxies,
+		joins:    classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute),
+		sessions: classroom.NewLimiter(cmp.Or(d.SessionsPerHour, DefaultSessionsPerHour), time.Hour)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

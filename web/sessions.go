@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -220,11 +219,7 @@ func projectorURL(sess *classroom.Session) string {
 
 // absURL makes a path absolute on the host the request came to.
 func absURL(r *http.Request, path string) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + path
+	return requestScheme(r) + "://" + r.Host + path
 }
 
 // classesOn returns the session manager or the answer for a server
@@ -296,9 +291,21 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		}
 		return errorf(CodeForbidden, msg)
 	}
+	// Anyone may start sessions on a server without an instructor key:
+	// then each address may start DefaultSessionsPerHour (or as set).
+	open := s.instructorKey == ""
+	if open {
+		if wait := s.sessions.Wait(clientAddr(r), time.Now()); wait > 0 {
+			return &Error{Code: CodeBusy, Title: "Too many class sessions", RetryAfter: wait,
+				Message: "Too many class sessions were started from your address in the last hour (a whole building can share one). Try again in " + retryText(wait) + ", or run the class you started already."}
+		}
+	}
 	sess, token, err := s.classes.Create(r.Context(), in.Lesson)
 	if err != nil {
 		return err
+	}
+	if open {
+		s.sessions.Take(clientAddr(r), time.Now())
 	}
 	code := sess.Code()
 	s.log.InfoContext(r.Context(), "class session started", "session", code, "lesson", in.Lesson)
@@ -321,26 +328,6 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		Stream:       "/ws/sessions/" + code + tq,
 	})
 	return nil
-}
-
-// clientAddr is the address join-code misses are counted against: the
-// connection's IP (forwarding headers are not trusted). An IPv6 client is
-// counted by its /64, the block one network (and so one guesser) is
-// usually given, so that stepping through its own addresses does not buy
-// fresh guesses.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return host
-	}
-	if v4 := ip.To4(); v4 != nil {
-		return v4.String()
-	}
-	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // lookupSession finds the session a request names, with the join-code
@@ -404,9 +391,8 @@ func (s *server) memberSession(r *http.Request, typed string) *classroom.Session
 // tooManyMisses is the 429 for an address that guessed too many join
 // codes; the error path adds Retry-After.
 func tooManyMisses(wait time.Duration) *Error {
-	mins := (retrySeconds(wait) + 59) / 60
 	return &Error{Code: CodeBusy, Title: "Too many wrong codes", RetryAfter: wait,
-		Message: fmt.Sprintf("Too many wrong join codes came from your address (a whole building can share one). Scan the QR code on the screen, or use the join link your instructor shares: those always work. Or wait %d minutes, then type the code carefully.", mins)}
+		Message: fmt.Sprintf("Too many wrong join codes came from your address (a whole building can share one). Scan the QR code on the screen, or use the join link your instructor shares: those always work. Or wait %s, then type the code carefully.", retryText(wait))}
 }
 
 // joinPage is GET /join: a form for the code and a display name.
@@ -457,7 +443,16 @@ func (s *server) join(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, sessionURL(code), http.StatusSeeOther)
 		return nil
 	}
+	// Joins are limited per address (DefaultJoinsPerMinute, sized for a
+	// lecture hall behind one address); only joins that happen count.
+	if wait := s.joins.Wait(clientAddr(r), time.Now()); wait > 0 {
+		return &Error{Code: CodeBusy, Title: "Too many joins", RetryAfter: wait,
+			Message: "Too many joins came from your address in the last minute (a whole building can share one). Try again in " + retryText(wait) + "."}
+	}
 	_, token, err := sess.Join(r.Context(), r.PostFormValue("name"))
+	if err == nil {
+		s.joins.Take(clientAddr(r), time.Now())
+	}
 	var ne *classroom.NameError
 	switch {
 	case errors.As(err, &ne):
@@ -471,7 +466,7 @@ func (s *server) join(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: participantCookiePrefix + code, Value: token, Path: "/",
-		MaxAge: int(participantCookieAge / time.Second), HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+		MaxAge: int(participantCookieAge / time.Second), HttpOnly: true, Secure: secureRequest(r), SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, sessionURL(code), http.StatusSeeOther)
 	return nil
 }
@@ -738,7 +733,7 @@ func (s *server) forgetTeachPass(w http.ResponseWriter, r *http.Request) error {
 	if err := s.classesOn(); err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: teachPassCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: teachPassCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secureRequest(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/teach", http.StatusSeeOther)
 	return nil
 }
@@ -788,5 +783,5 @@ func (s *server) holdsTeachPass(r *http.Request, now time.Time) bool {
 
 func setTeachPass(w http.ResponseWriter, r *http.Request, key string, now time.Time) {
 	http.SetCookie(w, &http.Cookie{Name: teachPassCookie, Value: teachPass(key, now), Path: "/",
-		MaxAge: teachPassHours * 3600, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		MaxAge: teachPassHours * 3600, HttpOnly: true, Secure: secureRequest(r), SameSite: http.SameSiteStrictMode})
 }

@@ -608,8 +608,8 @@ func TestClassRunForEveryone(t *testing.T) {
 	// Knobs beyond the sandbox are refused, naming the knob; no run starts.
 	tooMany := 100000
 	host.send(classroom.In{Kind: classroom.KindRun, Lab: "sample-lab", Knobs: &classroom.Knobs{Workers: &tooMany}})
-	if o := host.expect(classroom.KindError, classroom.KindPresence); !strings.Contains(o.Message, "workers") {
-		t.Fatalf("run with 100000 workers: %+v, want a refusal naming workers", o)
+	if o := host.expect(classroom.KindError, classroom.KindPresence); !strings.Contains(o.Message, "workers") || o.Code != classroom.ErrCodeInvalid {
+		t.Fatalf("run with 100000 workers: %+v, want an invalid refusal naming workers", o)
 	}
 	// The stall knobs are checked like the others.
 	longStall := 20000

@@ -75,7 +75,10 @@ func parseSweep(r *http.Request) (runner.Request, runner.FieldErrors, error) {
 			case errors.As(err, &tooBig):
 				return q, nil, err
 			case errors.As(err, &typeErr) && typeErr.Field != "":
-				fe[typeErr.Field] = fmt.Sprintf("%s is not allowed here: want %s", typeErr.Value, jsonKindOf(typeErr.Field))
+				// Field is the path through embedded structs
+				// (Config.workers); the API's name is its last part.
+				name := typeErr.Field[strings.LastIndexByte(typeErr.Field, '.')+1:]
+				fe[name] = fmt.Sprintf("%s is not allowed here: want %s", typeErr.Value, jsonKindOf(name))
 			case strings.HasPrefix(err.Error(), "json: unknown field "):
 				name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 				fe[name] = "is not a field of a sweep: want " + strings.Join(sweepFields, ", ")
@@ -225,12 +228,17 @@ func (s *server) submitSweep(w http.ResponseWriter, r *http.Request) error {
 		return s.refuseSweep(w, r, fe)
 	}
 	learner := ensureLearner(w, r)
-	tk, err := s.runner.Submit(r.Context(), learner, q)
+	tk, err := s.runner.SubmitFrom(r.Context(), learner, clientAddr(r), q)
 	var full *runner.QueueFullError
 	var mine *runner.AlreadyQueuedError
+	var share *runner.ShareError
 	switch {
 	case errors.As(err, &fe):
 		return s.refuseSweep(w, r, fe)
+	case errors.As(err, &share):
+		msg := fmt.Sprintf("There are already %d runs waiting or running from your address (everyone behind one address, such as a school's, shares it), "+
+			"so the queue stays fair to others. Try again in %s, or watch one of those runs on the runs page.", share.Share, retryText(share.RetryAfter))
+		return &Error{Code: CodeBusy, Message: msg, Title: "Your address has its share of runs", RetryAfter: share.RetryAfter}
 	case errors.As(err, &full):
 		secs := retrySeconds(full.RetryAfter)
 		msg := fmt.Sprintf("The queue is full (%d runs queued or running). Try again in about %d s, or look at the runs others have recorded.", s.runner.Capacity(), secs)
@@ -378,6 +386,7 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 		} else if err != nil {
 			return v, err
 		}
+		stored = settled(stored)
 		v = runView{ID: id, Status: stored.Status, Reason: stored.Reason, Lesson: stored.Lesson, Block: stored.Block,
 			Mine: learner != "" && stored.Learner == learner, CreatedAt: stored.CreatedAt, StartedAt: stored.StartedAt, EndedAt: stored.EndedAt, Rows: stored.Rows}
 		if err := json.Unmarshal(stored.Request, &v.Request); err != nil {
@@ -403,6 +412,16 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 		}
 	}
 	return v, nil
+}
+
+// settled is a stored run the runner does not hold as it stands: one
+// stored queued or running is over (the runner holds every live run), and
+// is shown interrupted, as the server marks it at start when it can.
+func settled(r store.Run) store.Run {
+	if r.Status == store.RunQueued || r.Status == store.RunRunning {
+		r.Status, r.Reason = store.RunInterrupted, runner.UnsavedEndReason
+	}
+	return r
 }
 
 // chartCache keeps the model's prediction and the chart of recent runs,

@@ -45,7 +45,9 @@ func newRunSite(t *testing.T, dbPath, labBin string, capacity int) (*testSite, *
 	var rn *runner.Runner
 	site := newSiteAt(t, dbPath, func(d *Deps) {
 		var err error
-		rn, err = runner.New(runner.Config{Child: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, QueueCapacity: capacity, Store: d.Store})
+		// Every test client is 127.0.0.1: the address's share is the
+		// whole queue here (TestSweepFairShares tests the share).
+		rn, err = runner.New(runner.Config{Child: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, QueueCapacity: capacity, PerAddress: capacity, Store: d.Store})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,8 +383,19 @@ func TestSweepStreamAndSavedRun(t *testing.T) {
 	replayed := dial(t, site2.srv.URL, id, 0)
 	es, code2 := readEvents(t, replayed, nil)
 	replayed.Close()
-	if code2 != websocket.CloseNormalClosure || len(es) != 3 || es[2].Kind != runner.KindDone || es[0].Row == nil {
-		t.Errorf("stored stream: close %d, %d events %+v", code2, len(es), es)
+	// It is the whole log, numbered as it was live (TestStoredStreamKeepsSeq
+	// compares it message by message).
+	rowsSeen := 0
+	for i, e := range es {
+		if e.Seq != i+1 {
+			t.Fatalf("stored stream: event %d has seq %d", i, e.Seq)
+		}
+		if e.Kind == runner.KindRow {
+			rowsSeen++
+		}
+	}
+	if code2 != websocket.CloseNormalClosure || len(es) == 0 || es[len(es)-1].Seq != all[len(all)-1].Seq || es[len(es)-1].Kind != runner.KindDone || rowsSeen != 2 {
+		t.Errorf("stored stream: close %d, %d events (%d live) %+v", code2, len(es), len(all), es)
 	}
 }
 
@@ -739,4 +752,50 @@ func TestRunPanelFollowsTheRun(t *testing.T) {
 // (placed in percentages), leaving out the legend's key.
 func plotPoints(chartHTML, quantity string) int {
 	return len(regexp.MustCompile(`class="pt q-`+quantity+`" (cx|x)="[0-9.]+%"`).FindAllString(chartHTML, -1))
+}
+
+// A refused sweep's messages name the field as the API documents it, say
+// what is allowed in a few words (never echoing a 300-digit number), and
+// a window too short to measure anything is refused with the minimum.
+func TestSweepMessagesArePlain(t *testing.T) {
+	site, _ := newRunSite(t, filepath.Join(t.TempDir(), "db"), "/nonexistent/lab", 4)
+	tests := []struct {
+		name, body, field, want string
+	}{
+		// A lab knob of the wrong type is keyed by its JSON name, not by
+		// the Go struct it sits in (Config.workers).
+		{"knob of the wrong type", `{"workers":"many","rates":[10],"seconds":1}`, "workers", "want a whole number"},
+		// The other knobs too.
+		{"spin of the wrong type", `{"spin_ms":[2],"rates":[10],"seconds":1}`, "spin_ms", "want a whole number"},
+		// A huge rate is named in a few characters.
+		{"huge rate", `{"rates":[1e308],"seconds":1}`, "rates", "rate 1e+308 is not allowed"},
+		// A huge window length too.
+		{"huge seconds", `{"rates":[10],"seconds":1e300}`, "seconds", "1e+300 seconds a window is not allowed"},
+		// A nanosecond window would be "done" with nothing sent: refused,
+		// saying the minimum.
+		{"a nanosecond window", `{"rates":[10],"seconds":1e-9}`, "seconds", "at least 0.5"},
+		// Just under the minimum.
+		{"just under the minimum", `{"rates":[10],"seconds":0.49}`, "seconds", "at least 0.5"},
+	}
+	c := site.client()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, m := postSweep(t, c, site.srv.URL, tt.body)
+			errs, _ := m["errors"].(map[string]any)
+			msg, _ := errs[tt.field].(string)
+			if code != http.StatusBadRequest || !strings.Contains(msg, tt.want) {
+				t.Fatalf("status %d, errors %v: want 400 with %q saying %q", code, errs, tt.field, tt.want)
+			}
+			if len(errs) != 1 {
+				t.Errorf("errors %v, want only %q", errs, tt.field)
+			}
+			if len(msg) > 200 {
+				t.Errorf("message of %d characters: %.120s…", len(msg), msg)
+			}
+		})
+	}
+	// The minimum itself is accepted.
+	if code, _, m := postSweep(t, site.client(), site.srv.URL, `{"rates":[10],"seconds":0.5}`); code != http.StatusAccepted {
+		t.Errorf("seconds 0.5: %d %v, want 202", code, m)
+	}
 }

@@ -24,11 +24,17 @@
 //	--frame-ancestors LIST         FRAME_ANCESTORS         CSP frame-ancestors of pages (default 'self')
 //	--widget-frame-ancestors LIST  WIDGET_FRAME_ANCESTORS  the same for /widgets/{kind} (default *)
 //	--queue N                      QUEUE                   sweeps the queue holds (default 8)
+//	--queue-per-address N          QUEUE_PER_ADDRESS       sweeps one client address may have waiting or running (default 3)
+//	--max-run-seconds N            MAX_RUN_SECONDS         windows × seconds one sweep may ask for (default 120)
+//	--max-run-cpu N                MAX_RUN_CPU             processor seconds one sweep may ask of the lab (default 60)
+//	--joins-per-minute N           JOINS_PER_MINUTE        class joins one client address may make a minute (default 600)
+//	--sessions-per-hour N          SESSIONS_PER_HOUR       class sessions one address may start an hour without a key (default 20)
 //	--lab-command PATH             LAB_COMMAND             program run as each sweep's lab (default: this binary)
 //	--instructor-key KEY           INSTRUCTOR_KEY          key needed to start a class session
 //	--session-idle DURATION        SESSION_IDLE            class sessions end after this idle time (default 3h)
 //	--public-url ORIGIN            PUBLIC_URL              the site's origin as platforms reach it, for the LTI URLs
 //	--lti-platforms FILE           LTI_PLATFORMS           JSON file of LTI platforms, beside the stored ones
+//	--trusted-proxies LIST         TRUSTED_PROXIES         reverse proxies whose forwarding headers are believed
 //
 // The server prints the URL it serves on, logs requests with log/slog to
 // standard error, answers /healthz and /metrics, and shuts down gracefully

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -62,12 +63,19 @@ type config struct {
 	widgetAncestors string // frame-ancestors of the standalone widgets
 	labCommand      string // program run as a lab child with "lab-child"; "" = this binary
 	queue           int    // runs the queue holds, the running one included
+	perAddress      int    // runs one client address may have waiting or running
+	maxRunSeconds   int    // windows × seconds of one run
+	maxRunCPU       int    // processor seconds one run may ask of the lab
+	joinsPerMinute  int    // class joins one address may make a minute
+	sessionsPerHour int    // class sessions one address may start an hour without a key
 
 	instructorKey string        // needed to start a class session; "" = anyone may
 	sessionIdle   time.Duration // class sessions end after this long without activity
 
 	publicURL    string // the site's origin as platforms and browsers reach it; "" = each request's
 	ltiPlatforms string // LTI platforms file; "" = only those `server lti add` stored
+
+	trustedProxies []netip.Prefix // reverse proxies whose forwarding headers are believed
 }
 
 // run is the whole program: args are the command-line arguments without
@@ -124,10 +132,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer st.Close()
-	if n, err := st.InterruptRuns(ctx, "The server stopped while this run was waiting or running; the rows measured before are kept. Run it again."); err != nil {
-		return fmt.Errorf("marking interrupted runs: %w", err)
+	// Runs the last server left queued or running are over. On a full
+	// disk this cannot be stored; the pages show them interrupted anyway
+	// (package web), so it is only logged and the server starts.
+	if n, err := st.InterruptRuns(ctx, runner.UnsavedEndReason); err != nil {
+		log.Error("marking the runs the last server left unfinished as interrupted", "err", err)
 	} else if n > 0 {
 		log.Warn("runs left unfinished by the last server marked interrupted", "runs", n)
+	}
+	if since, err := st.WriteHealth(ctx); err != nil {
+		log.Error("the store cannot write: pages are served, changes are refused (503) until there is room", "since", since, "err", err)
 	}
 	labCmd := cfg.labCommand
 	if labCmd == "" {
@@ -143,9 +157,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer tool.Close()
+	limits := runner.HostLimits()
+	limits.MaxRunSeconds, limits.MaxRunCPUSeconds = float64(cfg.maxRunSeconds), float64(cfg.maxRunCPU)
 	rn, err := runner.New(runner.Config{
 		Child:         labsvc.ChildCommand{Path: labCmd, Args: []string{"lab-child"}},
 		QueueCapacity: cfg.queue,
+		PerAddress:    cfg.perAddress,
+		Limits:        limits,
 		Store:         st,
 		Logger:        log,
 		Registerer:    reg,
@@ -186,6 +204,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		InstructorKey:        cfg.instructorKey,
 		LTI:                  tool,
 		PublicURL:            cfg.publicURL,
+		TrustedProxies:       cfg.trustedProxies,
+		JoinsPerMinute:       cfg.joinsPerMinute,
+		SessionsPerHour:      cfg.sessionsPerHour,
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -231,11 +252,26 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&cfg.frameAncestors, "frame-ancestors", cmpOr(getenv("FRAME_ANCESTORS"), "'self'"), "CSP frame-ancestors sources, space-separated: who may frame lessons and other pages (env FRAME_ANCESTORS)")
 	fs.StringVar(&cfg.widgetAncestors, "widget-frame-ancestors", cmpOr(getenv("WIDGET_FRAME_ANCESTORS"), "*"), "CSP frame-ancestors sources of the standalone widgets (/widgets/...), which change nothing: by default any course page may frame them (env WIDGET_FRAME_ANCESTORS)")
 	fs.StringVar(&cfg.labCommand, "lab-command", getenv("LAB_COMMAND"), "program run with \"lab-child\" as each sweep's lab (env LAB_COMMAND; default: this binary)")
-	queue := cmpOr(getenv("QUEUE"), strconv.Itoa(runner.DefaultQueueCapacity))
-	fs.Func("queue", "runs the queue holds, the running one included, 1 to 100 (env QUEUE; default "+strconv.Itoa(runner.DefaultQueueCapacity)+")", func(v string) error { queue = v; return nil })
+	// Whole-number flags, each with its environment variable, default
+	// and allowed range.
+	wholes := []wholeFlag{
+		{"queue", "QUEUE", runner.DefaultQueueCapacity, 1, 100, "runs the queue holds, the running one included", &cfg.queue},
+		{"queue-per-address", "QUEUE_PER_ADDRESS", runner.DefaultPerAddress, 1, 100, "runs one client address may have waiting or running", &cfg.perAddress},
+		{"max-run-seconds", "MAX_RUN_SECONDS", runner.DefaultMaxRunSeconds, 1, 3600, "seconds of windows one run may ask for (windows × seconds)", &cfg.maxRunSeconds},
+		{"max-run-cpu", "MAX_RUN_CPU", runner.DefaultMaxRunCPUSeconds, 1, 1_000_000, "seconds of processor time one run may ask of the lab (each window's rate × seconds × SPIN_MS, summed)", &cfg.maxRunCPU},
+		{"joins-per-minute", "JOINS_PER_MINUTE", web.DefaultJoinsPerMinute, 1, 100_000, "times one client address may join class sessions a minute", &cfg.joinsPerMinute},
+		{"sessions-per-hour", "SESSIONS_PER_HOUR", web.DefaultSessionsPerHour, 1, 100_000, "class sessions one client address may start an hour when there is no instructor key", &cfg.sessionsPerHour},
+	}
+	wholeText := make([]string, len(wholes))
+	for i, w := range wholes {
+		wholeText[i] = cmpOr(getenv(w.env), strconv.Itoa(w.def))
+		fs.Func(w.name, fmt.Sprintf("%s, %d to %d (env %s; default %d)", w.usage, w.lo, w.hi, w.env, w.def), func(v string) error { wholeText[i] = v; return nil })
+	}
 	fs.StringVar(&cfg.instructorKey, "instructor-key", getenv("INSTRUCTOR_KEY"), "key needed to start a class session (env INSTRUCTOR_KEY; default: none, anyone may)")
 	fs.StringVar(&cfg.publicURL, "public-url", getenv("PUBLIC_URL"), "the site's origin as learning platforms and browsers reach it, such as https://lab.example.org, for the LTI URLs (env PUBLIC_URL; default: each request's)")
 	fs.StringVar(&cfg.ltiPlatforms, "lti-platforms", getenv("LTI_PLATFORMS"), "JSON file of LTI 1.3 platforms, beside those `server lti add` stored (env LTI_PLATFORMS)")
+	proxies := getenv("TRUSTED_PROXIES")
+	fs.Func("trusted-proxies", "reverse proxies in front of the server, addresses or networks such as 10.0.0.1,192.168.0.0/16: their Forwarded and X-Forwarded-For/-Proto headers are believed (env TRUSTED_PROXIES; default: none, the headers are ignored)", func(v string) error { proxies = v; return nil })
 	idle := cmpOr(getenv("SESSION_IDLE"), classroom.DefaultIdle.String())
 	fs.Func("session-idle", "class sessions end after this long without activity, 1m to 168h (env SESSION_IDLE; default "+classroom.DefaultIdle.String()+")", func(v string) error { idle = v; return nil })
 	if err := fs.Parse(args); err != nil {
@@ -251,15 +287,22 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		}
 		return env
 	}
-	if n, err := strconv.Atoi(queue); err != nil || n < 1 || n > 100 {
-		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a whole number from 1 to 100", source("queue", "QUEUE"), queue)}
-	} else {
-		cfg.queue = n
+	for i, w := range wholes {
+		n, err := strconv.Atoi(wholeText[i])
+		if err != nil || n < w.lo || n > w.hi {
+			return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a whole number from %d to %d", source(w.name, w.env), wholeText[i], w.lo, w.hi)}
+		}
+		*w.dst = n
 	}
 	if d, err := time.ParseDuration(idle); err != nil || d < time.Minute || d > 168*time.Hour {
 		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a duration from 1m to 168h, such as 90m or 3h", source("session-idle", "SESSION_IDLE"), idle)}
 	} else {
 		cfg.sessionIdle = d
+	}
+	if tp, err := web.ParseTrustedProxies(proxies); err != nil {
+		return cfg, usageError{fmt.Sprintf("%s: %v", source("trusted-proxies", "TRUSTED_PROXIES"), err)}
+	} else {
+		cfg.trustedProxies = tp
 	}
 	if fs.NArg() > 0 {
 		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or a subcommand: \"lessons check [DIR]\", \"lessons record\", \"lti add|list|remove|rotate-key\"", fs.Arg(0))}
@@ -281,6 +324,15 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		cfg.publicURL = strings.TrimSuffix(cfg.publicURL, "/")
 	}
 	return cfg, nil
+}
+
+// wholeFlag is a whole-number flag with its environment variable, default
+// and allowed range.
+type wholeFlag struct {
+	name, env   string
+	def, lo, hi int
+	usage       string
+	dst         *int
 }
 
 // checkFrameAncestors accepts, for the flag named, a space-separated CSP

@@ -343,6 +343,18 @@ func TestBadFlags(t *testing.T) {
 		{"SESSION_IDLE too short", nil, map[string]string{"SESSION_IDLE": "10s"}, `SESSION_IDLE "10s" is not allowed: want a duration from 1m to 168h`},
 		// A bad SESSION_IDLE that is not a duration.
 		{"SESSION_IDLE not a duration", nil, map[string]string{"SESSION_IDLE": "soon"}, `SESSION_IDLE "soon" is not allowed: want a duration from 1m to 168h`},
+		// A trusted proxy named by host name: only addresses and networks are taken.
+		{"trusted proxy by name", []string{"--trusted-proxies", "10.0.0.1,proxy.example"}, nil, `--trusted-proxies: "proxy.example" is neither an IP address nor a network`},
+		// The same from the environment, named as the variable.
+		{"TRUSTED_PROXIES bad network", nil, map[string]string{"TRUSTED_PROXIES": "10.0.0.0/33"}, `TRUSTED_PROXIES: "10.0.0.0/33" is neither`},
+		// No processor time at all for a run.
+		{"max-run-cpu zero", []string{"--max-run-cpu", "0"}, nil, `--max-run-cpu "0" is not allowed: want a whole number from 1 to 1000000`},
+		// A join limit that is not a number, from the environment.
+		{"JOINS_PER_MINUTE not a number", nil, map[string]string{"JOINS_PER_MINUTE": "lots"}, `JOINS_PER_MINUTE "lots" is not allowed: want a whole number from 1 to 100000`},
+		// A run longer than an hour.
+		{"max-run-seconds too long", []string{"--max-run-seconds", "7200"}, nil, `--max-run-seconds "7200" is not allowed: want a whole number from 1 to 3600`},
+		// An address share of nothing.
+		{"QUEUE_PER_ADDRESS zero", nil, map[string]string{"QUEUE_PER_ADDRESS": "0"}, `QUEUE_PER_ADDRESS "0" is not allowed`},
 		// A queue that holds nothing.
 		{"queue zero", []string{"--queue", "0"}, nil, `--queue "0" is not allowed: want a whole number from 1 to 100`},
 		// A QUEUE from the environment beyond the cap, named as the variable.
@@ -368,5 +380,31 @@ func TestBadFlags(t *testing.T) {
 				t.Errorf("err = %v, want it to say %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// The bounds on one run's cost are the server's to raise: the heaviest
+// run the form allows is refused by default and taken with
+// --max-run-seconds and --max-run-cpu (MAX_RUN_CPU from the environment).
+func TestRunCostFlags(t *testing.T) {
+	heavy := `{"workers":1024,"spin_ms":1000,"rates":[2000,2000,2000,2000,2000,2000,2000,2000],"seconds":30}`
+	post := func(r *running) int {
+		t.Helper()
+		req, _ := http.NewRequest("POST", r.url+"/api/sweeps", strings.NewReader(heavy))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	// The runs' lab is /bin/false: nothing is measured, only accepted.
+	if code := post(start(t, nil, "--data", t.TempDir(), "--lab-command", "/bin/false")); code != http.StatusBadRequest {
+		t.Errorf("the heaviest run by default: %d, want 400", code)
+	}
+	raised := start(t, map[string]string{"MAX_RUN_CPU": "480000"}, "--data", t.TempDir(), "--lab-command", "/bin/false", "--max-run-seconds", "240")
+	if code := post(raised); code != http.StatusAccepted {
+		t.Errorf("the heaviest run with the bounds raised: %d, want 202", code)
 	}
 }

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+)
+
+// ErrFull is what writes fail with, wrapped, when the disk (or the size
+// set with MaxBytes) has no room: SQLite's SQLITE_FULL ("database or disk
+// is full"), or any write to a store opened read-only because the disk
+// was full at start. IsFull tells.
+var ErrFull = errors.New("the disk is full")
+
+// sqliteFull is SQLite's primary result code SQLITE_FULL.
+const sqliteFull = 13
+
+// IsFull reports whether err is a write refused for lack of room: ErrFull,
+// or an error from SQLite whose result code is SQLITE_FULL.
+func IsFull(err error) bool {
+	if errors.Is(err, ErrFull) {
+		return true
+	}
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == sqliteFull
+}
+
+// Option changes how Open opens a store.
+type Option func(*options)
+
+type options struct {
+	full func() bool
+	now  func() time.Time
+}
+
+// Clock makes the store stamp times (a record's created_at and
+// updated_at, a learner's first answer, ...) with now instead of
+// time.Now, for tests that need time to pass between two writes.
+func Clock(now func() time.Time) Option {
+	return func(o *options) { o.now = now }
+}
+
+// FullWhen makes every write fail, while full returns true, exactly as
+// SQLite fails a write on a full disk: an error whose Code is SQLITE_FULL
+// (13) and whose text is SQLite's, "database or disk is full (13)". It
+// stands in for a full file system where a test cannot mount a small one
+// (that takes root); nothing else uses it.
+func FullWhen(full func() bool) Option {
+	return func(o *options) { o.full = full }
+}
+
+// simulatedFull is the error FullWhen's writes fail with: SQLITE_FULL as
+// modernc.org/sqlite reports it.
+type simulatedFull struct{}
+
+func (simulatedFull) Error() string { return "database or disk is full (13)" }
+func (simulatedFull) Code() int     { return sqliteFull }
+
+// writeHealth is whether writes have room: the last write that failed
+// for lack of it, until a write succeeds again.
+type writeHealth struct {
+	mu    sync.Mutex
+	err   error     // the failure; nil when healthy
+	since time.Time // when writes began to fail
+	fixed bool      // read-only: the disk was full at start, nothing clears it
+}
+
+// note records the outcome of a write.
+func (h *writeHealth) note(err error) {
+	full := IsFull(err)
+	if err != nil && !full {
+		return // a constraint, a cancelled context: not the disk's health
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.fixed:
+	case full && h.err == nil:
+		h.err, h.since = err, time.Now()
+	case !full:
+		h.err = nil
+	}
+}
+
+func (h *writeHealth) get() (time.Time, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.since, h.err
+}
+
+// db is the store's database handle: writes through it (ExecContext,
+// BeginTx, and the transaction's ExecContext and Commit) report their
+// outcome to health, and a read-only store refuses them with ErrFull.
+type db struct {
+	*sql.DB
+	health   *writeHealth
+	readOnly error       // why the store was opened read-only; nil normally
+	full     func() bool // FullWhen's; nil normally
+}
+
+// refuse is the error a write fails with before it reaches SQLite, or nil.
+func (d db) refuse() error {
+	if d.readOnly != nil {
+		return d.readOnly
+	}
+	if d.full != nil && d.full() {
+		err := fmt.Errorf("store: %w", simulatedFull{})
+		d.health.note(err)
+		return err
+	}
+	return nil
+}
+
+func (d db) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := d.refuse(); err != nil {
+		return nil, err
+	}
+	res, err := d.DB.ExecContext(ctx, query, args...)
+	d.health.note(err)
+	return res, err
+}
+
+// tx is a transaction of db.
+type tx struct {
+	*sql.Tx
+	db db
+}
+
+func (d db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*tx, error) {
+	if err := d.refuse(); err != nil {
+		return nil, err
+	}
+	t, err := d.DB.BeginTx(ctx, opts)
+	if err != nil {
+		d.health.note(err)
+		return nil, err
+	}
+	return &tx{Tx: t, db: d}, nil
+}
+
+func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := t.db.refuse(); err != nil {
+		return nil, err
+	}
+	res, err := t.Tx.ExecContext(ctx, query, args...)
+	t.db.health.note(err)
+	return res, err
+}
+
+func (t *tx) Commit() error {
+	if err := t.db.refuse(); err != nil {
+		t.Tx.Rollback()
+		return err
+	}
+	err := t.Tx.Commit()
+	t.db.health.note(err)
+	return err
+}
+
+// WriteHealth returns a nil error when writes have room, or the error the
+// last write failed with for lack of it (IsFull) and since when writes
+// have been failing. It clears when a later write succeeds. (It does not write
+// to find out: on a nearly full disk a small write can succeed while the
+// next larger one fails.) A store opened read-only because the disk was
+// full at start stays so until it is opened again.
+func (s *Store) WriteHealth(ctx context.Context) (since time.Time, err error) {
+	return s.health.get()
+}
+
+// openReadOnly opens an existing database only to read it, for a disk so
+// full that SQLite cannot create the files it needs to open it for
+// writing (the WAL index): immutable, so it takes no locks and writes no
+// file. That is safe only when no write-ahead log holds changes the main
+// file lacks (a clean shutdown leaves none), so a non-empty log refuses
+// it; and the schema must be this program's, since it cannot migrate.
+func openReadOnly(path string, cause error) (*sql.DB, error) {
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return nil, fmt.Errorf("%w (and its write-ahead log holds changes, so it cannot be read without writing)", cause)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, cause
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("immutable", "1")
+	rdb, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, cause
+	}
+	var v int
+	if err := rdb.QueryRow(`SELECT version FROM schema_version`).Scan(&v); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("%w (read-only: %v)", cause, err)
+	}
+	if latest := latestMigration(); v != latest {
+		rdb.Close()
+		return nil, fmt.Errorf("%w (read-only: the schema is version %d, this program needs %d)", cause, v, latest)
+	}
+	return rdb, nil
+}

@@ -1,0 +1,188 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"capacitylab/classroom"
+	"capacitylab/labsvc"
+	"capacitylab/runner"
+)
+
+// slowLab is a lab command that never says it is ready: the first run
+// waits for it (labsvc.ChildReadyTimeout) while the others stay queued.
+var slowLab = labsvc.ChildCommand{Path: "/bin/sh", Args: []string{"-c", "sleep 30"}}
+
+// One client address cannot hold the queue: a burst of requests without
+// cookies (a new learner each) gets the address's share of places, the
+// rest a 429 with Retry-After saying why; another address still gets in.
+// The heaviest run a form allows is refused by the run's cost bounds
+// unless the server raised them.
+func TestSweepFairShares(t *testing.T) {
+	var rn *runner.Runner
+	site := newSiteAt(t, filepath.Join(t.TempDir(), "db"), func(d *Deps) {
+		var err error
+		rn, err = runner.New(runner.Config{Child: slowLab, QueueCapacity: 8, Store: d.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Runner = rn
+		d.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	t.Cleanup(func() { rn.Close() })
+	post := func(client, body string) (int, http.Header, map[string]any) {
+		t.Helper()
+		c := site.client() // no cookies: a new learner every time
+		req, _ := http.NewRequest("POST", site.srv.URL+"/api/sweeps", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", client)
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		json.NewDecoder(res.Body).Decode(&m)
+		return res.StatusCode, res.Header, m
+	}
+	small := `{"rates":[10],"seconds":1}`
+	accepted := 0
+	var refused map[string]any
+	var retry string
+	for range 30 {
+		code, h, m := post("203.0.113.5", small)
+		switch code {
+		case http.StatusAccepted:
+			accepted++
+		case http.StatusTooManyRequests:
+			refused, retry = m, h.Get("Retry-After")
+		default:
+			t.Fatalf("burst: status %d %v", code, m)
+		}
+	}
+	if accepted != runner.DefaultPerAddress {
+		t.Errorf("a burst of 30 from one address got %d places, want %d (runner.DefaultPerAddress)", accepted, runner.DefaultPerAddress)
+	}
+	msg := fmt.Sprint(refused["error"])
+	if retry == "" || !strings.Contains(msg, "your address") || !strings.Contains(msg, fmt.Sprint(runner.DefaultPerAddress)+" runs") {
+		t.Errorf("the refusal: Retry-After %q, %s; want a wait and a message saying the address has its share", retry, msg)
+	}
+	if code, _, m := post("198.51.100.7", small); code != http.StatusAccepted {
+		t.Errorf("another address: %d %v, want 202", code, m)
+	}
+
+	// The heaviest run the caps on a single field allow: 8 windows of
+	// 30 s at 2,000 a second, each request asking a second of processor.
+	heavy := `{"workers":1024,"spin_ms":1000,"rates":[2000,2000,2000,2000,2000,2000,2000,2000],"seconds":30}`
+	code, _, m := post("192.0.2.44", heavy)
+	errs, _ := m["errors"].(map[string]any)
+	if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(errs["seconds"]), "longer than a run may be") || !strings.Contains(fmt.Sprint(errs["spin_ms"]), "processor") {
+		t.Errorf("the heaviest run: %d %v, want 400 naming the run's length and its processor time", code, m)
+	}
+}
+
+// A server may raise the bounds on a run's cost.
+func TestRunCostBoundsRaised(t *testing.T) {
+	lim := runner.HostLimits()
+	lim.MaxRunSeconds, lim.MaxRunCPUSeconds = 240, 500_000
+	var rn *runner.Runner
+	site := newSiteAt(t, filepath.Join(t.TempDir(), "db"), func(d *Deps) {
+		var err error
+		rn, err = runner.New(runner.Config{Child: slowLab, Limits: lim, Store: d.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Runner = rn
+	})
+	t.Cleanup(func() { rn.Close() })
+	heavy := `{"workers":1024,"spin_ms":1000,"rates":[2000,2000,2000,2000,2000,2000,2000,2000],"seconds":30}`
+	if code, _, m := postSweep(t, site.client(), site.srv.URL, heavy); code != http.StatusAccepted {
+		t.Errorf("the heaviest run with raised bounds: %d %v, want 202", code, m)
+	}
+}
+
+// Joining a class and starting sessions without an instructor key are
+// limited per address, with defaults a lecture hall behind one address
+// never meets: 300 joins in a minute from one address all work. Past a
+// limit the answer is 429 with Retry-After and a message saying why.
+func TestClassRateLimits(t *testing.T) {
+	site := newProxySite(t, nil)
+	code, created := createSessionJSON(t, site, "")
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d", code)
+	}
+	for i := range 300 {
+		res := site.post(nil, "/join", url.Values{"code": {created.Code}, "name": {fmt.Sprint("learner ", i)}})
+		if res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("join %d of 300 from one address: %d\n%.300s", i+1, res.StatusCode, res.body)
+		}
+	}
+
+	// A server with small limits: joins and sessions past them get 429.
+	limited := func(key string) *testSite {
+		return newSiteAt(t, filepath.Join(t.TempDir(), "small.db"), func(d *Deps) {
+			m, err := classroom.New(classroom.Config{Store: d.Store, Lessons: ClassLessons(d.Course)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { m.Close() })
+			d.Classes, d.InstructorKey = m, key
+			d.JoinsPerMinute, d.SessionsPerHour = 5, 2
+		})
+	}
+	small := limited("")
+	for i := range 3 {
+		code, got := createSessionJSON(t, small, "")
+		if i < 2 && code != http.StatusCreated {
+			t.Fatalf("session %d of a limit of 2 an hour: %d", i+1, code)
+		}
+		if i == 2 && code != http.StatusTooManyRequests {
+			t.Errorf("session 3 with a limit of 2 an hour: %d, want 429", code)
+		}
+		if i == 0 {
+			created = got
+		}
+	}
+	for i := range 6 {
+		res := small.post(nil, "/join", url.Values{"code": {created.Code}, "name": {fmt.Sprint("learner ", i)}})
+		want := http.StatusSeeOther
+		if i == 5 {
+			want = http.StatusTooManyRequests
+		}
+		if res.StatusCode != want {
+			t.Errorf("join %d with a limit of 5 a minute: %d, want %d", i+1, res.StatusCode, want)
+		}
+		if want == http.StatusTooManyRequests && (res.Header.Get("Retry-After") == "" || !strings.Contains(res.body, "joins came from your address")) {
+			t.Errorf("the refused join: Retry-After %q\n%.2000s", res.Header.Get("Retry-After"), res.body)
+		}
+	}
+	// An instructor with the server's key is not held by the session limit.
+	keyed := limited("sesame")
+	for i := range 3 {
+		if code, _ := createSessionJSON(t, keyed, "sesame"); code != http.StatusCreated {
+			t.Errorf("session %d with the instructor key: %d, want 201", i+1, code)
+		}
+	}
+}
+
+// createSessionJSON starts a class session on the sample lesson.
+func createSessionJSON(t *testing.T, site *testSite, key string) (int, sessionCreated) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"lesson": "sample", "key": key})
+	req, _ := http.NewRequest("POST", site.srv.URL+"/api/sessions", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out sessionCreated
+	json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
