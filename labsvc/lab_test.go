@@ -429,3 +429,41 @@ func TestHandOffToFreeWorkers(t *testing.T) {
 		})
 	}
 }
+
+// A worker is free as soon as its reply is written: a caller that reads
+// its answer and connects again at once finds it free rather than queued
+// behind the close of its own previous connection. So a closed loop of N
+// callers against one worker has at most N−1 waiting (before, the worker
+// became free only after closing, and queued_max read 1 with one caller
+// and 5 with five).
+func TestWorkerFreeWhenReplyWritten(t *testing.T) {
+	for _, callers := range []int{1, 5} {
+		t.Run(fmt.Sprintf("%d callers", callers), func(t *testing.T) {
+			l := startLab(t, cfg(1, 0, 1, 0))
+			var wg sync.WaitGroup
+			var served atomic.Int64
+			end := time.Now().Add(time.Second)
+			for range callers {
+				wg.Go(func() {
+					for time.Now().Before(end) {
+						r, err := call(l.addr, 5*time.Second)
+						if err != nil || r.status != 200 {
+							t.Errorf("status %d, %v", r.status, err)
+							return
+						}
+						served.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			st := quiet(t, l.control, 5*time.Second)
+			t.Logf("%d callers, %d served, queued_max %d", callers, served.Load(), st.QueuedMax)
+			if served.Load() < 100 {
+				t.Errorf("only %d served in 1 s: is the machine overloaded? rerun", served.Load())
+			}
+			if st.QueuedMax > callers-1 {
+				t.Errorf("queued_max %d with %d callers for 1 worker, want at most %d: a caller that reconnects at once must find its worker free", st.QueuedMax, callers, callers-1)
+			}
+		})
+	}
+}

@@ -267,21 +267,42 @@ func (s *Server) work(ctx context.Context) {
 		for {
 			spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
 			s.mu.Unlock()
-			out = s.serve(ctx, p, spin, wait, buf, out, &sp)
+			var answered net.Conn
+			out, answered = s.serve(ctx, p, spin, wait, buf, out, &sp)
 			s.mu.Lock()
-			if s.queue.n == 0 || s.closed {
+			// The worker is free once its reply is written: it becomes
+			// free (or takes the next caller) before writing, so a caller
+			// that reads its answer and connects again at once finds it
+			// free, not still writing or closing.
+			next := s.queue.n > 0 && !s.closed
+			if next {
+				p = s.queue.pop()
+				p.took = time.Now()
+				s.inService++
+			} else {
+				s.idle++
+			}
+			if answered != nil {
+				s.mu.Unlock()
+				// The answer is far smaller than a fresh connection's send
+				// buffer, so the write cannot block and needs no deadline.
+				_, _ = answered.Write(out)
+				_ = answered.Close()
+				s.mu.Lock()
+			}
+			if !next {
 				break
 			}
-			p = s.queue.pop()
-			p.took = time.Now()
-			s.inService++
 		}
-		s.idle++
 	}
 }
 
-// serve handles one connection taken from the queue.
-func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner) []byte {
+// serve handles one connection taken from the queue. When it served the
+// request it returns the answer in out and the connection, for the worker
+// to write and close once it has marked itself free; otherwise it has
+// closed the connection (or handed it to a lingering close) and returns a
+// nil one.
+func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner) ([]byte, net.Conn) {
 	take := p.took
 	queueWait := take.Sub(p.at)
 	res, why := readRequest(p.conn, buf, time.Now().Add(ReadTimeout))
@@ -289,7 +310,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		s.finishBad(res, time.Since(take))
 		if res != reqGarbage {
 			_ = p.conn.Close()
-			return out
+			return out, nil
 		}
 		// Answer 400 and linger off the worker, so a caller that sends
 		// garbage and never closes does not hold the worker.
@@ -302,7 +323,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		default:
 			_ = p.conn.Close()
 		}
-		return out
+		return out, nil
 	}
 	cpu, fellBack := sp.spin(ctx, time.Duration(spinMS)*time.Millisecond)
 	if fellBack && !s.fellBack.Swap(true) {
@@ -322,7 +343,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		s.inService--
 		s.mu.Unlock()
 		_ = p.conn.Close()
-		return out
+		return out, nil
 	}
 	service := time.Since(take)
 	// Count it before answering, so a caller that has its answer finds it in
@@ -336,12 +357,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 	s.mu.Unlock()
 	s.m.observe(queueWait, service, cpu)
 
-	// The answer is far smaller than a fresh connection's send buffer, so
-	// the write cannot block and needs no deadline.
-	out = appendOK(out[:0], queueWait, service)
-	_, _ = p.conn.Write(out)
-	_ = p.conn.Close()
-	return out
+	return appendOK(out[:0], queueWait, service), p.conn
 }
 
 func (s *Server) finishBad(res outcome, busy time.Duration) {
