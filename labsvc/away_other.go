@@ -8,7 +8,7 @@ import (
 )
 
 // errNoAffinity says why nothing is pinned on this operating system.
-var errNoAffinity = errors.New("processor affinity is not set on " + runtime.GOOS + ": CPUS bounds the lab's GOMAXPROCS only, and the lab shares processors with the generator")
+var errNoAffinity = errors.New("processor affinity is not set on " + runtime.GOOS + ": CPUS bounds only the lab's spins and its GOMAXPROCS, and the lab shares processors with the generator")
 
 // affinity is empty: nothing is pinned here.
 type affinity struct{}

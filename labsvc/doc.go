@@ -51,10 +51,9 @@
 // refused connection never reaches a worker. Otherwise the connection joins
 // the FIFO queue, where it waits only because every worker is taken.
 //
-// A worker that finishes takes the oldest queued connection itself, or, if
-// none waits, becomes free for the door to hand it the next one. It reads
-// the request (at most ReadTimeout from starting on it), spends SPIN_MS of
-// processor time, sleeps WAIT_MS, and answers
+// A worker reads the request (at most ReadTimeout from starting on it),
+// spends SPIN_MS of processor time, then waits WAIT_MS from the end of its
+// spin, and answers
 //
 //	HTTP/1.1 200 OK
 //	Connection: close
@@ -64,7 +63,11 @@
 //
 //	ok
 //
-// and closes. X-Queue-Wait-Ms is the time from accept to a worker being
+// and closes. It is done with the caller once the answer is written: before
+// writing it, the worker takes the oldest queued connection itself or, if
+// none waits, becomes free for the door to hand it the next one, so a caller
+// that reads its answer and connects again at once finds a free worker.
+// X-Queue-Wait-Ms is the time from accept to a worker being
 // assigned the connection (0 when the door handed it to a free worker);
 // X-Service-Ms is the time from then to the answer, including any wait for
 // the processor before the worker got to it. Both are
@@ -73,14 +76,25 @@
 // SPIN_MS is processor time, not wall time: the worker computes while locked
 // to its OS thread and reads the thread's CPU clock
 // (CLOCK_THREAD_CPUTIME_ID), so a spin costs SPIN_MS of processor however
-// many workers compete for it. With CPUS=1 and SPIN_MS=2 the processor
-// ceiling is 1000/2 = 500 requests a second whatever WORKERS is, and the
-// service time each caller sees grows with the competition instead. The
-// lab's own work per request (accepting, reading, answering and closing a
-// TCP connection, mostly in the kernel) adds about 0.07 to 0.2 ms of
-// processor, so the plateau measured on one processor is nearer 450 to
-// 480 a second; process_cpu_ms in the stats shows it (see
+// many workers compete for it. The spins take turns on CPUS processors: a
+// spin holds one of CPUS tokens while it computes, at most 10 ms of
+// processor at a time (a time slice; a longer spin then lets the next
+// waiting one have its turn), and waits for one in order of asking. With
+// CPUS=1 and SPIN_MS=2 the processor ceiling is 1000/2 = 500 requests a
+// second whatever WORKERS is, and the service time each caller sees grows
+// with the competition instead. The lab's own work per request (accepting,
+// reading, answering and closing a TCP connection, mostly in the kernel)
+// adds about 0.07 to 0.2 ms of processor, so the plateau measured on one
+// processor is nearer 450 to 480 a second; process_cpu_ms in the stats
+// shows it, and `load --check` measures it at rest (see
 // docs/BENCHMARKS.md).
+//
+// WAIT_MS is waited to a deadline set when the spin ends. On Linux the
+// worker waits on a timerfd through Go's poller, which wakes it within
+// microseconds of the deadline; a Go timer would wake it up to a
+// millisecond late, because the poller sleeps in whole milliseconds. So at
+// rest a request's service time is SPIN_MS + WAIT_MS plus the lab's own
+// few tens of microseconds (the goal is within 1%; BenchmarkServiceTimeAtRest).
 //
 // The lab does not notice callers that gave up: once a request has been read
 // it is served and counted in done even if nobody reads the answer. A caller
@@ -90,7 +104,11 @@
 //
 // # Control API
 //
-// JSON over HTTP on the control listener, served apart from the queue:
+// JSON over HTTP on the control listener, served apart from the queue. It
+// answers within milliseconds however overloaded the lab is: the spins
+// hold at most CPUS processors and the lab runs with one Go P more (see
+// Supervisor), so the control API never waits in Go's run queue behind a
+// spinning worker:
 //
 //	GET  /healthz   "ok"
 //	GET  /config    the knobs in force: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1}
@@ -134,11 +152,21 @@
 // (requests) and 4 (control), so there is no port race and no request is lost
 // before the child is up. The child (any program calling RunChild, such as
 // "lab lab-child" or the server's own binary with that subcommand) applies
-// ApplySandbox (GOMAXPROCS=CPUS, CPU affinity, MemoryLimit), prints one line
-// beginning "lab: child ready" on stdout and serves. It runs in its own
+// ApplySandbox, prints one line beginning "lab: child ready" on stdout and
+// serves. It runs in its own
 // process group with Pdeathsig SIGKILL, is killed when the context ends, and
 // is always waited for; an unexpected exit is reported by Child.Err with the
 // child's last stderr lines.
+//
+// ApplySandbox pins every thread of the lab to its first CPUS processors,
+// sets GOMAXPROCS to CPUS + 1 (GoMaxProcs: CPUS for the spins, one more so
+// that the door, the workers' reads and writes and the control API never
+// wait behind a spin in Go's run queue; the kernel shares the CPUS
+// processors among them), sets MemoryLimit, and gives the Go runtime's
+// monitor thread (sysmon) the SCHED_IDLE policy: at normal priority its
+// wake-ups, every 20 µs while a goroutine runs, preempted a spinning
+// worker about nine times in a 2 ms spin and stretched the spin's wall
+// time by 0.1 to 0.15 ms. The ready line says what was done.
 //
 // # Keeping the generator off the lab
 //
@@ -152,8 +180,8 @@
 // processors it may use minus the lab's and returns a Pinning whose Restore
 // puts each thread's previous mask back. On other systems nothing is
 // pinned: LabCPUs, PinAwayFrom and ThreadCPUs return an error saying so,
-// ApplySandbox records it in the sandbox line, and CPUS bounds GOMAXPROCS
-// only. Affinity is per thread on Linux
+// ApplySandbox records it in the sandbox line, and CPUS bounds only the
+// spins and GOMAXPROCS. Affinity is per thread on Linux
 // (sched_setaffinity), so both walk /proc/self/task until a pass finds no
 // new thread; threads the Go runtime starts later inherit the mask of the
 // thread that creates them (the tests check this by locking goroutines to

@@ -43,6 +43,7 @@ type Server struct {
 	w         window
 	wg        sync.WaitGroup // every goroutine Serve starts, including lingering closes
 	refusing  chan struct{}  // semaphore: refusals and 400s being answered
+	procs     processors     // the lab's CPUS processors, taken by spins
 	fellBack  atomic.Bool    // the thread CPU clock failed once (logged once)
 }
 
@@ -90,6 +91,7 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	s := &Server{logger: logger, workers: cfg.Workers, cfg: cfg, reg: prometheus.NewRegistry()}
 	s.cond = sync.NewCond(&s.mu)
 	s.refusing = make(chan struct{}, MaxRefusing)
+	s.procs = newProcessors(cfg.CPUs)
 	s.w.reset(time.Now(), 0, 0)
 	s.m = newMetrics(s.reg, s)
 	return s
@@ -254,6 +256,8 @@ func (s *Server) work(ctx context.Context) {
 	buf := make([]byte, MaxHeaderBytes)
 	out := make([]byte, 0, 256)
 	var sp spinner
+	wt := newWaiter()
+	defer wt.close()
 	s.mu.Lock()
 	for {
 		for s.handed.n == 0 && !s.closed {
@@ -268,7 +272,7 @@ func (s *Server) work(ctx context.Context) {
 			spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
 			s.mu.Unlock()
 			var answered net.Conn
-			out, answered = s.serve(ctx, p, spin, wait, buf, out, &sp)
+			out, answered = s.serve(ctx, p, spin, wait, buf, out, &sp, wt)
 			s.mu.Lock()
 			// The worker is free once its reply is written: it becomes
 			// free (or takes the next caller) before writing, so a caller
@@ -302,7 +306,7 @@ func (s *Server) work(ctx context.Context) {
 // to write and close once it has marked itself free; otherwise it has
 // closed the connection (or handed it to a lingering close) and returns a
 // nil one.
-func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner) ([]byte, net.Conn) {
+func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn) {
 	take := p.took
 	queueWait := take.Sub(p.at)
 	res, why := readRequest(p.conn, buf, time.Now().Add(ReadTimeout))
@@ -325,17 +329,13 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		}
 		return out, nil
 	}
-	cpu, fellBack := sp.spin(ctx, time.Duration(spinMS)*time.Millisecond)
+	cpu, fellBack := sp.spin(ctx, time.Duration(spinMS)*time.Millisecond, s.procs)
 	if fellBack && !s.fellBack.Swap(true) {
 		s.logger.Warn("thread CPU clock unavailable; SPIN_MS spent as wall time")
 	}
 	if waitMS > 0 {
-		t := time.NewTimer(time.Duration(waitMS) * time.Millisecond)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
+		// The wait starts when the spin ends, and ends at a deadline.
+		wt.wait(ctx, time.Now().Add(time.Duration(waitMS)*time.Millisecond))
 	}
 	if ctx.Err() != nil {
 		// Shutting down: the request was not served.

@@ -61,7 +61,8 @@ func TestStartLineAndSignals(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, labBin, "--addr", "127.0.0.1:0", "--control=127.0.0.1:0", "--spin-ms=1")
-			cmd.Env = append(os.Environ(), "WORKERS=3", "WAIT_MS=4")
+			// GOMAXPROCS=7 in the environment: the sandbox overrides it.
+			cmd.Env = append(os.Environ(), "WORKERS=3", "WAIT_MS=4", "GOMAXPROCS=7")
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -103,15 +104,15 @@ func TestStartLineAndSignals(t *testing.T) {
 				t.Errorf("GET /stats = %s, want done 1", body)
 			}
 			// The sandbox is applied to the terminal lab too: the Go
-			// runtime reports GOMAXPROCS=CPUS=1 (its default here would be
-			// every processor) and the memory cap.
+			// runtime reports GOMAXPROCS=CPUS+1=2 (labsvc.GoMaxProcs; the
+			// environment said 7) and the memory cap.
 			resp, err = http.Get("http://" + m[2] + "/metrics")
 			if err != nil {
 				t.Fatal(err)
 			}
 			body, _ = io.ReadAll(resp.Body)
 			resp.Body.Close()
-			for _, want := range []string{"\ngo_sched_gomaxprocs_threads 1\n", fmt.Sprintf("\ngo_gc_gomemlimit_bytes %g\n", float64(labsvc.MemoryLimit))} {
+			for _, want := range []string{"\ngo_sched_gomaxprocs_threads 2\n", fmt.Sprintf("\ngo_gc_gomemlimit_bytes %g\n", float64(labsvc.MemoryLimit))} {
 				if !strings.Contains(string(body), want) {
 					t.Errorf("GET /metrics lacks %q", strings.TrimSpace(want))
 				}
