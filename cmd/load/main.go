@@ -28,9 +28,13 @@
 // each window ends; progress goes to stderr when stderr is a terminal.
 //
 // --check prints four lines: whether the service is up (exit 1 if not); its
-// knobs; its service time at rest from a few sequential requests; and the two
-// ceilings those imply (workers ÷ service time and cpus ÷ spin) and which
-// one binds.
+// knobs; what 20 sequential requests measure at rest: the service time (the
+// median of the lab's X-Service-Ms, against SPIN_MS + WAIT_MS, which it
+// should be within 1% of), the processor time a request costs (the lab's
+// process CPU over them: the spin plus the lab's own work) and the caller's
+// latency; and the two ceilings those imply, workers ÷ service time and
+// cpus ÷ processor time, and which binds. It exits 1 if the lab served
+// anything else meanwhile.
 //
 // Bad input (unparsable rates, seconds ≤ 0, a rate above the cap, an
 // unreachable target or control API) prints one line and exits with
