@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 )
 
@@ -153,11 +154,11 @@ func pinnedChild(b *testing.B, cfg labsvc.Config) *labsvc.Child {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Stop() })
-	cpus, err := labsvc.ProcessCPUs(c.Pid())
+	cpus, err := affinity.ProcessCPUs(c.Pid())
 	if err != nil {
 		b.Fatal(err)
 	}
-	pin, err := labsvc.PinAwayFrom(cpus)
+	pin, err := affinity.PinAwayFrom(cpus)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 )
 
@@ -288,11 +289,14 @@ func TestProcessorWaitIsServiceNotQueue(t *testing.T) {
 
 // A lab child runs inside its sandbox: GOMAXPROCS is CPUS + 1 (the spins
 // take turns on CPUS processors; the extra P is for everything else), every
-// thread is pinned to the first CPUS processors the parent may use, and the
-// memory cap is set. All three are read from outside the lab's own code: the Go
+// thread is pinned to the first CPUS processors the parent may use (and
+// GET /config says which), and the memory cap is set. All three are read from outside the lab's own code: the Go
 // runtime's metrics on /metrics and the kernel's per-thread affinity.
 func TestChildSandbox(t *testing.T) {
-	_, allowed := union(t, os.Getpid())
+	allowed, err := affinity.ProcessCPUs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		cpus int
@@ -320,7 +324,12 @@ func TestChildSandbox(t *testing.T) {
 			if got := metric(t, c.Control(), "go_gc_gomemlimit_bytes"); got != labsvc.MemoryLimit {
 				t.Errorf("child's memory limit = %v bytes, want MemoryLimit = %d", got, labsvc.MemoryLimit)
 			}
-			threads, err := labsvc.ThreadCPUs(c.Pid())
+			// GET /config says where the lab runs, for a generator to keep off.
+			var reply labsvc.ConfigReply
+			if doJSON(t, "GET", c.Control()+"/config", "", &reply); !slices.Equal(reply.Processors, want) || reply.Config != cfg {
+				t.Errorf("GET /config = %+v, want %+v on processors %v", reply, cfg, want)
+			}
+			threads, err := affinity.ThreadCPUs(c.Pid())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -367,11 +376,11 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 		t.Skip("load test")
 	}
 	c := serveChild(t, labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1})
-	cpus, err := labsvc.ProcessCPUs(c.Pid())
+	cpus, err := affinity.ProcessCPUs(c.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin, err := labsvc.PinAwayFrom(cpus)
+	pin, err := affinity.PinAwayFrom(cpus)
 	if err != nil {
 		t.Fatal(err)
 	}

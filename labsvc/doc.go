@@ -111,9 +111,10 @@
 // spinning worker:
 //
 //	GET  /healthz   "ok"
-//	GET  /config    the knobs in force: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1}
+//	GET  /config    the knobs in force and the processors the lab runs on:
+//	                {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,"processors":[0]}
 //	POST /config    change some of spin_ms, wait_ms, limit, e.g. {"limit": 10};
-//	                200 with the new config, or 400 with
+//	                200 with the new config (as GET), or 400 with
 //	                {"error": "...one line...", "fields": [{"field","value","allowed"}]}
 //	                (workers and cpus cannot change while the lab runs)
 //	GET  /stats     the current window (Stats)
@@ -170,27 +171,14 @@
 //
 // # Keeping the generator off the lab
 //
-// A lab child pins itself to the first CPUS processors it may use, but
-// that alone does not stop the parent (the load generator, the web server
-// and its websocket watchers) from running on them too, which would charge
-// the generator's work to the lab. LabCPUs(cfg) says which processors a
-// child started now with cfg takes; PinAway(cfg), or PinAwayFrom with a
-// running child's own processors (ProcessCPUs of its pid, which is right
-// however it was started), pins every thread of the calling process to the
-// processors it may use minus the lab's and returns a Pinning whose Restore
-// puts each thread's previous mask back. On other systems nothing is
-// pinned: LabCPUs, PinAwayFrom and ThreadCPUs return an error saying so,
+// A lab child pins itself to the first CPUS processors it may use;
+// LabCPUs(cfg) says which processors a child started now with cfg takes,
+// and GET /config reports the processors a running lab uses. Keeping the
+// load generator off them is the generator's business (package affinity:
+// the runner, the lesson recorder and cmd/load pin themselves away). On
+// systems without processor affinity LabCPUs returns an error saying so,
 // ApplySandbox records it in the sandbox line, and CPUS bounds only the
-// spins and GOMAXPROCS. Affinity is per thread on Linux
-// (sched_setaffinity), so both walk /proc/self/task until a pass finds no
-// new thread; threads the Go runtime starts later inherit the mask of the
-// thread that creates them (the tests check this by locking goroutines to
-// new threads and reading every thread's Cpus_allowed_list). Pin after
-// starting the child and restore before starting the next: a child started
-// while its parent is pinned away inherits the generator's processors. When
-// the lab has every processor (a 1-core host) nothing changes and
-// Pinning.String says so for the log. ThreadCPUs(pid) reads a process's
-// per-thread Cpus_allowed_list, so anyone can check where each side runs.
+// spins and GOMAXPROCS.
 //
 // A program can be its own lab child: call ChildMain(envVar) first in main
 // (or in TestMain, so tests start real children without building a binary)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
@@ -302,10 +303,10 @@ func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writ
 	// Keep this process (the generator) off the lab's processors while it
 	// runs; Restore (deferred after Stop, so it runs first) puts it back
 	// before the next preset's child starts.
-	cpus, err := labsvc.ProcessCPUs(child.Pid())
-	var pin *labsvc.Pinning
+	cpus, err := affinity.ProcessCPUs(child.Pid())
+	var pin *affinity.Pinning
 	if err == nil {
-		pin, err = labsvc.PinAwayFrom(cpus)
+		pin, err = affinity.PinAwayFrom(cpus)
 	}
 	if err != nil {
 		fmt.Fprintf(logw, "  warning: the generator shares the lab's processors: %v\n", err)

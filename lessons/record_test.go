@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
@@ -80,7 +81,7 @@ func TestRecordEndToEnd(t *testing.T) {
 	dir := recordDir(t, map[string]string{"a.md": orig})
 	var log bytes.Buffer
 	cfg := testRecordConfig(t, dir, &log)
-	cpusBefore, err := labsvc.ProcessCPUs(os.Getpid())
+	cpusBefore, err := affinity.ProcessCPUs(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestRecordEndToEnd(t *testing.T) {
 	if n := strings.Count(lg, "  generator pinned") + strings.Count(lg, "  generator not pinned") + strings.Count(lg, "generator shares the lab's"); n != 2 {
 		t.Errorf("the log says where the generator ran %d times, want once per preset (2):\n%s", n, log.String())
 	}
-	if now, err := labsvc.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, cpusBefore) {
+	if now, err := affinity.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, cpusBefore) {
 		t.Errorf("after Record this process may use %v (%v), want %v as before", now, err, cpusBefore)
 	}
 	if len(recs) != 2 || recs[0].Table != "a-lab-result" || recs[1].Table != "a-closed-result" {

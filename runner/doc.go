@@ -21,7 +21,7 @@
 //
 // While a run's lab child runs, the runner pins its own process (the load
 // generator, the web server and every websocket watcher) to the processors
-// the child does not use (labsvc.PinAwayFrom with the child's processors)
+// the child does not use (affinity.PinAwayFrom with the child's processors)
 // and restores the previous affinity when the child stops, so the lab's
 // CPUS processors do the lab's work only. For as long, it lowers
 // GOMAXPROCS to the number of processors left to it (and afterwards puts

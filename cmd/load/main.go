@@ -27,6 +27,12 @@
 // Without --json, the table's columns are aligned and a row is printed as
 // each window ends; progress goes to stderr when stderr is a terminal.
 //
+// When the control API is on this machine (a loopback address), load reads
+// the processors the lab runs on (GET /config) and pins every thread of its
+// own process to the others while it runs, so its work is not charged to
+// the lab; one line on stderr says what it did (nothing is pinned when the
+// lab has every processor, or off Linux). A lab elsewhere is left alone.
+//
 // --check prints four lines: whether the service is up (exit 1 if not); its
 // knobs; what 20 sequential requests measure at rest: the service time (the
 // median of the lab's X-Service-Ms, against SPIN_MS + WAIT_MS, which it

@@ -10,12 +10,14 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
@@ -180,6 +182,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		ctl = &c
 	}
+	if ctl != nil {
+		if pin := keepOffLab(ctx, ctl, stderr); pin != nil {
+			defer pin.Restore()
+		}
+	}
 	if o.check {
 		return check(ctx, target, ctl, stdout)
 	}
@@ -259,6 +266,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return res.err
 	}
 	return werr
+}
+
+// keepOffLab pins this process to the processors the lab does not use,
+// when the lab's control API is on this machine (a loopback address) and
+// says where the lab runs (GET /config: processors), and says on stderr in
+// one line what it did; the caller restores the returned Pinning when done.
+// A lab elsewhere, or one that does not say, is left alone (nil).
+func keepOffLab(ctx context.Context, ctl *loadrun.Control, stderr io.Writer) *affinity.Pinning {
+	if !loopback(ctl.URL()) {
+		return nil
+	}
+	var cfg struct {
+		Processors []int `json:"processors"`
+	}
+	if err := ctl.Config(ctx, &cfg); err != nil || len(cfg.Processors) == 0 {
+		return nil // reachable or check says what is wrong
+	}
+	pin, err := affinity.PinAwayFrom(cfg.Processors)
+	if err != nil {
+		fmt.Fprintf(stderr, "load: the generator may share the lab's processors %v: %v\n", cfg.Processors, err)
+		return nil
+	}
+	fmt.Fprintf(stderr, "load: %s\n", pin)
+	return pin
+}
+
+// loopback reports whether rawURL's host is this machine's loopback.
+func loopback(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
 }
 
 // reachable checks that the control API answers and that the target

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net"
 	"os"
@@ -20,11 +21,81 @@ import (
 
 	"go.uber.org/goleak"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// childEnv makes this test binary a lab child (labsvc.ChildMain), for the
+// tests that need a lab in a process of its own.
+const childEnv = "LOAD_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	labsvc.ChildMain(childEnv)
+	goleak.VerifyTestMain(m)
+}
+
+// A lab child on processors of its own (CPUS=1): load reads them from the
+// control API and keeps every thread of its process off them while it
+// runs, says so on stderr, and puts the affinity back when it ends.
+func TestKeepsOffTheLab(t *testing.T) {
+	before, err := affinity.ProcessCPUs(os.Getpid())
+	if err != nil {
+		t.Skipf("no processor affinity here: %v", err)
+	}
+	if len(before) < 2 {
+		t.Skipf("this process may use only processor(s) %v: there is nothing to keep off", before)
+	}
+	cc, err := labsvc.SelfCommand(childEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := labsvc.StartChild(t.Context(), cc, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer child.Stop()
+	lab, err := affinity.ProcessCPUs(child.Pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read where this process's threads may run while the window runs.
+	during := make(chan map[int][]int, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		threads, _ := affinity.ThreadCPUs(os.Getpid())
+		during <- threads
+	}()
+	_, errOut, err := runLoad(t, noenv, "--target", child.Target(), "--control", child.Control(), "--rate", "50", "--seconds", "1")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	want := fmt.Sprintf("load: generator pinned to processor(s) %v, away from the lab's %v\n", without(before, lab), lab)
+	if errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	for tid, cpus := range <-during {
+		for _, c := range cpus {
+			if slices.Contains(lab, c) {
+				t.Errorf("during the run thread %d of load may use %v, which includes the lab's %v", tid, cpus, lab)
+			}
+		}
+	}
+	if after, _ := affinity.ProcessCPUs(os.Getpid()); !slices.Equal(after, before) {
+		t.Errorf("after the run this process may use %v, want %v as before", after, before)
+	}
+}
+
+// without returns xs less the members of ys.
+func without(xs, ys []int) []int {
+	var out []int
+	for _, x := range xs {
+		if !slices.Contains(ys, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
 
 // lab is an in-process lab on real loopback listeners.
 type lab struct{ target, control string }
@@ -103,8 +174,11 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
-	if errOut != "" {
-		t.Errorf("stderr is not a terminal, yet got %q", errOut)
+	// Progress is drawn only on a terminal; stderr carries one line saying
+	// where the generator runs (here the lab is in this process, on every
+	// processor it may use, so nothing is pinned).
+	if !strings.HasPrefix(errOut, "load: generator not pinned: ") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("stderr is not a terminal, yet got %q; want only the line about pinning", errOut)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	if len(lines) != 3 {
