@@ -125,7 +125,7 @@ type FieldErrorJSON struct {
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
-const patchKnobs = "spin_ms, wait_ms, limit"
+const patchKnobs = "spin_ms, wait_ms, limit, backlog"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
@@ -151,7 +151,9 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			dst, env = &p.WaitMS, "WAIT_MS"
 		case "limit":
 			dst, env = &p.Limit, "LIMIT"
-		case "workers", "cpus":
+		case "backlog":
+			dst, env = &p.Backlog, "BACKLOG"
+		case "workers", "cpus", "accept":
 			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("%s cannot change while the lab runs: want only %s", strings.ToUpper(k), patchKnobs)})
 			return
 		default:

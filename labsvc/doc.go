@@ -3,8 +3,8 @@
 //
 // # Knobs
 //
-// Config holds five knobs, read by ParseSettings from flags with environment
-// fallbacks (a flag wins), then defaults:
+// Config holds seven knobs, read by ParseSettings from flags with
+// environment fallbacks (a flag wins), then defaults:
 //
 //	env      flag        default  range        meaning
 //	WORKERS  --workers   1        1..1024      requests served at once
@@ -12,6 +12,8 @@
 //	WAIT_MS  --wait-ms   18       0..10000     waiting (sleep) per request
 //	LIMIT    --limit     0        0..100000    admission queue depth, 0 = unbounded
 //	CPUS     --cpus      1        1..64        processors the lab may use
+//	BACKLOG  --backlog   0        0..65535     listen backlog, 0 = the system's maximum
+//	ACCEPT   --accept    door     door|workers who accepts connections
 //	ADDR     --addr      127.0.0.1:8000        requests (cmd/lab only)
 //	CONTROL_ADDR --control 127.0.0.1:8001      control API (cmd/lab only)
 //
@@ -21,7 +23,9 @@
 // A bad value (not a whole number, out of range, or a flag given empty such
 // as --workers=; an empty environment variable counts as unset) is reported
 // as FieldErrors, one "VAR=value is not allowed: want lo to hi" per knob, all
-// on one line; cmd/lab prints it and exits with status 2. An unknown flag or
+// on one line; cmd/lab prints it and exits with status 2. ACCEPT is door or
+// workers, and with ACCEPT=workers LIMIT must be 0 (there is no queue of
+// the lab's own to limit). An unknown flag or
 // a stray argument is an ErrUsage error listing the flags there are (also
 // status 2).
 //
@@ -50,6 +54,18 @@
 // closing it, so the caller reads the 503 instead of a connection reset. A
 // refused connection never reaches a worker. Otherwise the connection joins
 // the FIFO queue, where it waits only because every worker is taken.
+//
+// With ACCEPT=workers there is no door: each worker, whenever it is free,
+// accepts the next connection from the listening socket itself, the way a
+// pre-forked or thread-per-connection server does, and serves it. Callers
+// beyond the free workers wait in the kernel's accept queue, which holds
+// at most about BACKLOG (Linux admits one more; past that it drops the
+// caller's handshake, and the caller's kernel tries again after a second).
+// The lab's own counters never see them: queued stays 0 and X-Queue-Wait-Ms
+// reads 0, however long they waited. backlogged, read from the listening
+// socket (TCP_INFO), is the only place they show. BACKLOG applies in both
+// modes (the door too accepts from that queue, but at once); 0 keeps the
+// system's maximum, net.core.somaxconn.
 //
 // A worker reads the request (at most ReadTimeout from starting on it),
 // spends SPIN_MS of processor time, then waits WAIT_MS from the end of its
@@ -112,11 +128,12 @@
 //
 //	GET  /healthz   "ok"
 //	GET  /config    the knobs in force and the processors the lab runs on:
-//	                {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,"processors":[0]}
-//	POST /config    change some of spin_ms, wait_ms, limit, e.g. {"limit": 10};
+//	                {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,
+//	                 "backlog":0,"accept":"door","processors":[0]}
+//	POST /config    change some of spin_ms, wait_ms, limit, backlog, e.g. {"limit": 10};
 //	                200 with the new config (as GET), or 400 with
 //	                {"error": "...one line...", "fields": [{"field","value","allowed"}]}
-//	                (workers and cpus cannot change while the lab runs)
+//	                (workers, cpus and accept cannot change while the lab runs)
 //	GET  /stats     the current window (Stats)
 //	POST /reset     close the window, returning it (Stats), and begin a new one
 //	GET  /metrics   Prometheus text format, cumulative since start (lab_* plus
@@ -139,12 +156,17 @@
 //	process_cpu_ms processor time (user+system) of the whole lab process (ms)
 //	queue_wait_ms Summary of queue waits of served requests
 //	service_ms    Summary of service times of served requests
+//	backlogged    connections waiting now in the kernel's accept queue, accepted by nobody yet
+//	backlogged_max most an accept found waiting there in the window (read just before it accepts)
+//	backlog       the most the kernel's accept queue holds (BACKLOG as applied)
 //
 // A Summary is {"n","mean","p50","p99","max"} in milliseconds, percentiles
 // nearest-rank over the n retained samples (at most MaxSamples). At every
 // instant accepted = done + queued + in_service + bad (Stats.Unaccounted is
 // 0); connections still queued or in service at a reset are carried into the
-// new window's accepted so this holds within every window.
+// new window's accepted so this holds within every window. The kernel's
+// queue is outside accepted: those callers have not been accepted yet. The
+// three backlog fields are -1 where the system does not say (off Linux).
 //
 // # Supervisor
 //

@@ -38,8 +38,12 @@ func knobs() []knob {
 		{"WAIT_MS", "wait-ms", "waiting (sleep) per request in `ms`", 0, MaxWaitMS, func(c *Config) *int { return &c.WaitMS }},
 		{"LIMIT", "limit", "admission queue `depth`, 0 = unbounded", 0, MaxLimit, func(c *Config) *int { return &c.Limit }},
 		{"CPUS", "cpus", "`number` of processors the lab may use", 1, MaxCPUs, func(c *Config) *int { return &c.CPUs }},
+		{"BACKLOG", "backlog", "listen backlog: `connections` the kernel holds before the lab accepts them, 0 = the system's maximum", 0, MaxBacklog, func(c *Config) *int { return &c.Backlog }},
 	}
 }
+
+// acceptUsage is the -h text of --accept.
+const acceptUsage = "who accepts connections: `door` (the lab accepts every caller at once and queues it) or workers (each free worker accepts the next; the rest wait in the kernel's accept queue) (env ACCEPT, default door)"
 
 // ErrUsage is wrapped by ParseSettings errors that come from the command line
 // itself (unknown flag, stray argument, -h). Such errors, like FieldErrors,
@@ -66,6 +70,7 @@ func ParseSettings(name string, args []string, getenv func(string) string, usage
 	for i, k := range ks {
 		raw[i] = fs.String(k.flag, "", fmt.Sprintf("%s (env %s, default %d, %d to %d)", k.usage, k.env, *k.field(&def), k.lo, k.hi))
 	}
+	accept := fs.String("accept", "", acceptUsage)
 	addr := fs.String("addr", "", "`host:port` for requests (env ADDR, default "+DefaultAddr+")")
 	control := fs.String("control", "", "`host:port` for the control API (env CONTROL_ADDR, default "+DefaultControl+")")
 	var names []string
@@ -106,6 +111,14 @@ func ParseSettings(name string, args []string, getenv func(string) string, usage
 		}
 		*k.field(&s.Config) = n
 	}
+	if v := strings.TrimSpace(getenv("ACCEPT")); given["accept"] || v != "" {
+		if given["accept"] {
+			v = strings.TrimSpace(*accept)
+		}
+		if s.Accept = parseAccept(v); s.Accept != AcceptDoor && s.Accept != AcceptWorkers {
+			errs = append(errs, FieldError{Field: "ACCEPT", Value: v, Allowed: "door or workers"})
+		}
+	}
 	if errs != nil {
 		return Settings{}, errs
 	}
@@ -130,10 +143,11 @@ func (c Config) Args() []string {
 	for _, k := range knobs() {
 		out = append(out, fmt.Sprintf("--%s=%d", k.flag, *k.field(&c)))
 	}
-	return out
+	return append(out, "--accept="+c.Accept.String())
 }
 
-// String renders c the way the lessons write it: "WORKERS=1 SPIN_MS=2 ...".
+// String renders c the way the lessons write it: "WORKERS=1 SPIN_MS=2 ...
+// BACKLOG=0 ACCEPT=door".
 func (c Config) String() string {
 	var b strings.Builder
 	for i, k := range knobs() {
@@ -142,6 +156,7 @@ func (c Config) String() string {
 		}
 		fmt.Fprintf(&b, "%s=%d", k.env, *k.field(&c))
 	}
+	b.WriteString(" ACCEPT=" + c.Accept.String())
 	return b.String()
 }
 

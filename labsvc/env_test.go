@@ -56,10 +56,22 @@ func TestParseSettings(t *testing.T) {
 		{"empty flag", []string{"--workers="}, map[string]string{"WORKERS": "4"}, labsvc.Settings{}, "WORKERS= is not allowed: want 1 to 1024", false},
 		// an empty environment variable is unset
 		{"empty env", nil, map[string]string{"WORKERS": " "}, labsvc.Settings{Config: def, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// workers that accept for themselves, with a small backlog
+		{"accept workers", []string{"--backlog=64"}, map[string]string{"ACCEPT": "workers", "WORKERS": "64"},
+			labsvc.Settings{Config: labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1, Backlog: 64, Accept: labsvc.AcceptWorkers}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// ACCEPT=door is the default, spelt out
+		{"accept door", []string{"--accept", "door"}, map[string]string{"ACCEPT": "workers"}, labsvc.Settings{Config: def, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// only two doors exist
+		{"unknown accept", nil, map[string]string{"ACCEPT": "kernel"}, labsvc.Settings{}, "ACCEPT=kernel is not allowed: want door or workers", false},
+		// the kernel's backlog is at most 65535
+		{"backlog too big", []string{"--backlog=70000"}, nil, labsvc.Settings{}, "BACKLOG=70000 is not allowed: want 0 to 65535", false},
+		// workers that accept for themselves keep no queue, so LIMIT cannot bound one
+		{"limit with workers accepting", nil, map[string]string{"ACCEPT": "workers", "LIMIT": "10"}, labsvc.Settings{},
+			"LIMIT=10 is not allowed: want 0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)", false},
 		// a misspelt flag: the message lists the flags there are
-		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)", true},
+		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)", true},
 		// a stray argument
-		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)`, true},
+		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,12 +96,22 @@ func TestParseSettings(t *testing.T) {
 
 func TestConfigArgsRoundTrip(t *testing.T) {
 	// What StartChild passes a child is read back as the same knobs.
-	c := labsvc.Config{Workers: 7, SpinMS: 3, WaitMS: 0, Limit: 12, CPUs: 2}
-	got, err := labsvc.ParseConfig(c.Args(), func(string) string { return "999" })
-	if err != nil || got != c {
-		t.Errorf("ParseConfig(%q) = %+v, %v; want %+v", c.Args(), got, err, c)
+	for _, c := range []labsvc.Config{
+		{Workers: 7, SpinMS: 3, WaitMS: 0, Limit: 12, CPUs: 2},
+		{Workers: 64, SpinMS: 2, WaitMS: 0, CPUs: 1, Backlog: 128, Accept: labsvc.AcceptWorkers},
+	} {
+		got, err := labsvc.ParseConfig(c.Args(), func(k string) string {
+			if k == "ACCEPT" {
+				return "neither"
+			}
+			return "999"
+		})
+		if err != nil || got != c {
+			t.Errorf("ParseConfig(%q) = %+v, %v; want %+v", c.Args(), got, err, c)
+		}
 	}
-	if s := c.String(); s != "WORKERS=7 SPIN_MS=3 WAIT_MS=0 LIMIT=12 CPUS=2" || strings.Contains(s, "\n") {
+	c := labsvc.Config{Workers: 7, SpinMS: 3, WaitMS: 0, Limit: 12, CPUs: 2}
+	if s := c.String(); s != "WORKERS=7 SPIN_MS=3 WAIT_MS=0 LIMIT=12 CPUS=2 BACKLOG=0 ACCEPT=door" || strings.Contains(s, "\n") {
 		t.Errorf("String() = %q", s)
 	}
 }

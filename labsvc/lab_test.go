@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -465,5 +466,85 @@ func TestWorkerFreeWhenReplyWritten(t *testing.T) {
 				t.Errorf("queued_max %d with %d callers for 1 worker, want at most %d: a caller that reconnects at once must find its worker free", st.QueuedMax, callers, callers-1)
 			}
 		})
+	}
+}
+
+// With ACCEPT=workers each free worker accepts the next connection itself;
+// callers beyond the workers wait in the kernel's accept queue, which the
+// lab's own counters never see: queued stays 0 and every queue wait reads
+// 0, yet those callers wait, and only backlogged (the kernel's queue,
+// read from the listening socket) shows them. Two workers of 1 s, six
+// callers at once, BACKLOG=8 (room for all who wait: past the backlog the
+// kernel drops a caller's handshake and the caller's kernel tries again a
+// second later).
+func TestAcceptByWorkers(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 1000, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers})
+	const callers = 6
+	replies := make([]reply, callers)
+	took := make([]time.Duration, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			start := time.Now()
+			r, err := call(l.addr, 10*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			replies[i], took[i] = r, time.Since(start)
+		})
+	}
+	// While the first two are served, the other four wait in the kernel.
+	var during labsvc.Stats
+	deadline := time.Now().Add(900 * time.Millisecond)
+	for during = stats(t, l.control); (during.Backlogged < callers-2 || during.InService < 2) && time.Now().Before(deadline); during = stats(t, l.control) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	st := quiet(t, l.control, 5*time.Second)
+	t.Logf("during: in_service %d queued %d backlogged %d (backlog %d); after: done %d queued_max %d backlogged_max %d; took %v",
+		during.InService, during.Queued, during.Backlogged, during.Backlog, st.Done, st.QueuedMax, st.BackloggedMax, took)
+	if during.InService != 2 || during.Queued != 0 || during.Backlogged != callers-2 || during.Backlog != 8 {
+		t.Errorf("while two were served: in_service %d, queued %d, backlogged %d, backlog %d; want 2, 0, %d, 8",
+			during.InService, during.Queued, during.Backlogged, during.Backlog, callers-2)
+	}
+	waited := 0
+	for i, r := range replies {
+		if r.status != 200 || r.queueWait != 0 {
+			t.Errorf("caller %d: status %d, queue wait %.3f ms; want 200 and 0 (the lab never queued it)", i, r.status, r.queueWait)
+		}
+		// The wait the lab cannot see: the caller's time beyond its service.
+		if took[i].Seconds()*1000-r.serviceMS > 800 {
+			waited++
+		}
+	}
+	if waited < callers-2 {
+		t.Errorf("%d callers waited more than 800 ms beyond their service, want the %d who found both workers busy", waited, callers-2)
+	}
+	if st.Done != callers || st.QueuedMax != 0 || st.BackloggedMax < callers-3 || st.Unaccounted() != 0 {
+		t.Errorf("done %d, queued_max %d, backlogged_max %d; want %d done, nothing queued by the lab, and at least %d found waiting in the kernel by a worker",
+			st.Done, st.QueuedMax, st.BackloggedMax, callers, callers-3)
+	}
+}
+
+// BACKLOG changes while the lab runs (POST /config), and the kernel says
+// the new limit; ACCEPT does not.
+func TestBacklogChanges(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 0, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers})
+	if st := stats(t, l.control); st.Backlog != 8 || st.Backlogged != 0 {
+		t.Errorf("backlog %d, backlogged %d at start; want 8 and 0", st.Backlog, st.Backlogged)
+	}
+	var c labsvc.Config
+	if code := doJSON(t, "POST", l.control+"/config", `{"backlog": 2}`, &c); code != 200 || c.Backlog != 2 {
+		t.Fatalf("POST /config backlog 2 = %d %+v", code, c)
+	}
+	if st := stats(t, l.control); st.Backlog != 2 {
+		t.Errorf("backlog %d after POST /config, want 2", st.Backlog)
+	}
+	var ce labsvc.ControlError
+	if code := doJSON(t, "POST", l.control+"/config", `{"accept": "door"}`, &ce); code != 400 || !strings.Contains(ce.Error, "ACCEPT cannot change while the lab runs") {
+		t.Errorf("POST /config accept = %d %q, want 400 saying ACCEPT cannot change", code, ce.Error)
+	}
+	if code := doJSON(t, "POST", l.control+"/config", `{"limit": 3}`, &ce); code != 400 || !strings.Contains(ce.Error, "LIMIT=3 is not allowed: want 0 with ACCEPT=workers") {
+		t.Errorf("POST /config limit 3 = %d %q, want 400: the workers keep no queue to limit", code, ce.Error)
 	}
 }

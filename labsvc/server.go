@@ -44,6 +44,7 @@ type Server struct {
 	wg        sync.WaitGroup // every goroutine Serve starts, including lingering closes
 	refusing  chan struct{}  // semaphore: refusals and 400s being answered
 	procs     processors     // the lab's CPUS processors, taken by spins
+	requests  net.Listener   // set by Serve: for BACKLOG and the kernel's accept queue
 	fellBack  atomic.Bool    // the thread CPU clock failed once (logged once)
 }
 
@@ -114,12 +115,24 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 		return errors.New("labsvc: Serve called twice")
 	}
 	s.started = true
+	s.requests = requests
 	s.mu.Unlock()
+	if s.cfg.Backlog > 0 {
+		if err := setBacklog(requests, s.cfg.Backlog); err != nil {
+			s.logger.Warn("BACKLOG not applied", "backlog", s.cfg.Backlog, "err", err)
+		}
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wg := &s.wg
 	errc := make(chan error, 2)
+	fail := func(err error) {
+		select {
+		case errc <- err:
+		default: // one failure is enough to stop
+		}
+	}
 
 	hs := &http.Server{
 		Handler:           s.controlHandler(),
@@ -128,22 +141,32 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	}
 	wg.Go(func() {
 		if err := hs.Serve(control); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("labsvc: control listener: %w", err)
+			fail(fmt.Errorf("labsvc: control listener: %w", err))
 		}
 	})
-	// Every worker starts free, before the door opens, so the first
-	// callers are handed a worker even if its goroutine has not run yet.
-	s.mu.Lock()
-	s.idle = s.workers
-	s.mu.Unlock()
-	for range s.workers {
-		wg.Go(func() { s.work(ctx) })
+	if s.cfg.Accept == AcceptWorkers {
+		for range s.workers {
+			wg.Go(func() {
+				if err := s.acceptWork(ctx, requests); err != nil {
+					fail(err)
+				}
+			})
+		}
+	} else {
+		// Every worker starts free, before the door opens, so the first
+		// callers are handed a worker even if its goroutine has not run yet.
+		s.mu.Lock()
+		s.idle = s.workers
+		s.mu.Unlock()
+		for range s.workers {
+			wg.Go(func() { s.work(ctx) })
+		}
+		wg.Go(func() {
+			if err := s.door(ctx, requests); err != nil {
+				fail(err)
+			}
+		})
 	}
-	wg.Go(func() {
-		if err := s.door(ctx, requests); err != nil {
-			errc <- err
-		}
-	})
 
 	var err error
 	select {
@@ -172,32 +195,49 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	return err
 }
 
+// accept takes the next connection from ln, first reading how many wait in
+// the kernel's accept queue (found, -1 when it cannot be read). It returns
+// a nil connection and error when the lab is stopping, and an error when the
+// listener failed; transient failures (out of file descriptors, an aborted
+// handshake) are logged and retried after a growing pause.
+func (s *Server) accept(ctx context.Context, ln net.Listener) (c net.Conn, found int, err error) {
+	backoff := 5 * time.Millisecond
+	for {
+		found = -1
+		if depth, _, ok := acceptQueue(ln); ok {
+			found = depth
+		}
+		c, err := ln.Accept()
+		if err == nil {
+			return c, found, nil
+		}
+		if ctx.Err() != nil {
+			return nil, 0, nil
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return nil, 0, fmt.Errorf("labsvc: request listener closed: %w", err)
+		}
+		s.logger.Warn("accept failed", "err", err, "retry_in", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil, 0, nil
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
 // door accepts connections, admits them to the queue or refuses them, and
 // returns when the listener is closed.
 func (s *Server) door(ctx context.Context, ln net.Listener) error {
-	backoff := 5 * time.Millisecond
 	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return fmt.Errorf("labsvc: request listener closed: %w", err)
-			}
-			// Out of file descriptors or an aborted handshake: wait and go on.
-			s.logger.Warn("accept failed", "err", err, "retry_in", backoff)
-			select {
-			case <-time.After(backoff):
-			case <-ctx.Done():
-				return nil
-			}
-			backoff = min(2*backoff, time.Second)
-			continue
+		c, found, err := s.accept(ctx, ln)
+		if c == nil {
+			return err
 		}
-		backoff = 5 * time.Millisecond
 		now := time.Now()
 		s.mu.Lock()
+		s.w.backlogMax = max(s.w.backlogMax, found)
 		if s.closed {
 			s.mu.Unlock()
 			_ = c.Close()
@@ -235,6 +275,43 @@ func (s *Server) door(ctx context.Context, ln net.Listener) error {
 			s.mu.Unlock()
 		}
 		s.m.accepted.Inc()
+	}
+}
+
+// acceptWork is one worker with ACCEPT=workers: whenever it is free it
+// accepts the next connection from the listening socket itself and serves
+// it. Callers beyond the free workers wait in the kernel's accept queue
+// (at most BACKLOG), not in the lab's.
+func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
+	buf := make([]byte, MaxHeaderBytes)
+	out := make([]byte, 0, 256)
+	var sp spinner
+	wt := newWaiter()
+	defer wt.close()
+	for {
+		c, found, err := s.accept(ctx, ln)
+		if c == nil {
+			return err
+		}
+		now := time.Now()
+		s.mu.Lock()
+		s.w.backlogMax = max(s.w.backlogMax, found)
+		if s.closed {
+			s.mu.Unlock()
+			_ = c.Close()
+			return nil
+		}
+		s.w.accepted++
+		s.inService++
+		spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
+		s.mu.Unlock()
+		s.m.accepted.Inc()
+		var answered net.Conn
+		out, answered = s.serve(ctx, pending{conn: c, at: now, took: now}, spin, wait, buf, out, &sp, wt)
+		if answered != nil {
+			_, _ = answered.Write(out)
+			_ = answered.Close()
+		}
 	}
 }
 
@@ -386,9 +463,10 @@ func (s *Server) Config() Config {
 // ConfigPatch is a change to the knobs that may change while the lab runs;
 // nil fields are left as they are.
 type ConfigPatch struct {
-	SpinMS *int
-	WaitMS *int
-	Limit  *int
+	SpinMS  *int
+	WaitMS  *int
+	Limit   *int
+	Backlog *int
 }
 
 // apply returns c changed by p.
@@ -402,18 +480,29 @@ func (p ConfigPatch) apply(c Config) Config {
 	if p.Limit != nil {
 		c.Limit = *p.Limit
 	}
+	if p.Backlog != nil {
+		c.Backlog = *p.Backlog
+	}
 	return c
 }
 
 // SetConfig applies p if the result is valid and returns the knobs now in
-// force; otherwise it changes nothing and returns FieldErrors. A lower LIMIT
-// refuses new callers while the queue is longer; it evicts nobody.
+// force; otherwise it changes nothing and returns FieldErrors (or the
+// system's error when a new BACKLOG cannot be applied). A lower LIMIT
+// refuses new callers while the queue is longer, and a lower BACKLOG turns
+// new callers away while the kernel's queue is longer; neither evicts
+// anybody.
 func (s *Server) SetConfig(p ConfigPatch) (Config, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := p.apply(s.cfg)
 	if err := c.Validate(); err != nil {
 		return s.cfg, err
+	}
+	if c.Backlog != s.cfg.Backlog && s.requests != nil {
+		if err := setBacklog(s.requests, c.Backlog); err != nil {
+			return s.cfg, err
+		}
 	}
 	s.cfg = c
 	return c, nil
@@ -436,6 +525,7 @@ func (s *Server) Reset() Stats {
 	s.mu.Lock()
 	st, waits, svcs := s.snapshotLocked()
 	s.w.reset(time.Now(), s.queue.n, s.inService)
+	s.w.backlogMax = st.Backlogged
 	s.mu.Unlock()
 	st.QueueWaitMS = summarize(waits)
 	st.ServiceMS = summarize(svcs)
@@ -457,6 +547,11 @@ func (s *Server) snapshotLocked() (Stats, []float64, []float64) {
 		Carried:   w.carried,
 		BusyMS:    ms(w.busy),
 		SpinCPUMS: ms(w.spinCPU),
+
+		Backlogged: -1, BackloggedMax: -1, Backlog: -1,
+	}
+	if depth, limit, ok := acceptQueue(s.requests); ok {
+		st.Backlogged, st.BackloggedMax, st.Backlog = depth, max(w.backlogMax, depth), limit
 	}
 	if cpu, ok := processCPU(); ok {
 		st.ProcessCPUMS = ms(cpu - w.processCPU)

@@ -16,7 +16,7 @@ const DefaultDrainWait = 30 * time.Second
 // loop) or one per client count (closed loop).
 type Sweep struct {
 	Target  Target
-	Control *Control // nil: no lab to reset or read; Done and Queued stay -1
+	Control *Control // nil: no lab to reset or read; Done, Queued and Backlogged stay -1
 
 	Rates   []float64 // open loop: offered rates, arrivals a second
 	Clients []int     // closed loop: client counts; set this or Rates, not both
@@ -261,6 +261,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			}
 			row.Done = int(st.Done)
 			row.Queued = st.QueuedMax
+			row.Backlogged = st.BackloggedMax
 			row.LabServiceMS = round(st.ServiceMS.Mean, 1000)
 			row.LabCPUMS = round(st.ProcessCPUMS, 1000)
 		}

@@ -460,7 +460,7 @@ func (s *server) runChart(w http.ResponseWriter, r *http.Request) error {
 var rowColumns = []struct{ Key, Heading string }{
 	{"window", "window"}, {"offered", "offered /s"}, {"sent", "sent"}, {"ok", "ok"}, {"refused", "refused"},
 	{"gaveup", "gave up"}, {"error", "error"}, {"ok_per_sec", "ok /s"}, {"p50_ms", "p50 ms"}, {"p99_ms", "p99 ms"},
-	{"done", "done"}, {"lost", "lost"}, {"queued", "queued max"}, {"not_sent", "not sent"}, {"late", "late"},
+	{"done", "done"}, {"lost", "lost"}, {"queued", "queued max"}, {"backlogged", "backlogged max"}, {"not_sent", "not sent"}, {"late", "late"},
 	{"send_lag_p99_ms", "send lag p99 ms"}, {"note", "note"},
 }
 
@@ -490,14 +490,14 @@ func (s *server) rowsCSV(w http.ResponseWriter, r *http.Request, id string) erro
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="run-`+id+`.csv"`)
 	cw := csv.NewWriter(w)
-	head := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued",
+	head := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued", "backlogged",
 		"not_sent", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n", "window", "arrivals", "seconds", "send_lag_max_ms", "clients", "note"}
 	cw.Write(head)
 	for _, row := range v.Rows {
 		f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		i := strconv.Itoa
 		cw.Write([]string{f(row.Offered), i(row.Sent), i(row.OK), i(row.Refused), i(row.Gaveup), i(row.Error), f(row.OKPerSec), f(row.P50MS), f(row.P99MS),
-			i(row.Done), i(row.Lost), i(row.Queued), i(row.NotSent), i(row.Late), f(row.SendLagP99MS), f(row.MeanMS), f(row.P95MS), f(row.MaxMS), i(row.N),
+			i(row.Done), i(row.Lost), i(row.Queued), i(row.Backlogged), i(row.NotSent), i(row.Late), f(row.SendLagP99MS), f(row.MeanMS), f(row.P95MS), f(row.MaxMS), i(row.N),
 			i(row.Window), i(row.Arrivals), f(row.Seconds), f(row.SendLagMaxMS), i(row.Clients), row.Note})
 	}
 	cw.Flush()

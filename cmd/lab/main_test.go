@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var startLine = regexp.MustCompile(`^lab: listening on http://(127\.0\.0\.1:\d+) \(requests\) and http://(127\.0\.0\.1:\d+) \(control\); WORKERS=(\d+) SPIN_MS=(\d+) WAIT_MS=(\d+) LIMIT=(\d+) CPUS=(\d+); GOMAXPROCS=\d+.*\n$`)
+var startLine = regexp.MustCompile(`^lab: listening on http://(127\.0\.0\.1:\d+) \(requests\) and http://(127\.0\.0\.1:\d+) \(control\); WORKERS=(\d+) SPIN_MS=(\d+) WAIT_MS=(\d+) LIMIT=(\d+) CPUS=(\d+) BACKLOG=(\d+) ACCEPT=(door|workers); GOMAXPROCS=\d+.*\n$`)
 
 // The lab prints one line saying where it listens and which knobs are in
 // force, serves, and exits 0 with nothing more on stdout when signalled.
@@ -81,8 +81,8 @@ func TestStartLineAndSignals(t *testing.T) {
 			if m == nil {
 				t.Fatalf("start line %q does not match %v", line, startLine)
 			}
-			if got := strings.Join(m[3:], " "); got != "3 1 4 0 1" {
-				t.Errorf("knobs in the start line %q, want WORKERS=3 SPIN_MS=1 WAIT_MS=4 LIMIT=0 CPUS=1", got)
+			if got := strings.Join(m[3:], " "); got != "3 1 4 0 1 0 door" {
+				t.Errorf("knobs in the start line %q, want WORKERS=3 SPIN_MS=1 WAIT_MS=4 LIMIT=0 CPUS=1 BACKLOG=0 ACCEPT=door", got)
 			}
 			// It answers requests and control calls.
 			resp, err := http.Get("http://" + m[1] + "/")
@@ -151,7 +151,7 @@ func TestBadConfigExits2(t *testing.T) {
 		// two mistakes, still one line
 		{"two", []string{"--cpus=-1"}, []string{"LIMIT=-3"}, "lab: LIMIT=-3 is not allowed: want 0 to 100000; CPUS=-1 is not allowed: want 1 to 64\n"},
 		// a misspelt flag
-		{"unknown flag", []string{"--spin=2"}, nil, "lab: usage: flag provided but not defined: -spin; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)\n"},
+		{"unknown flag", []string{"--spin=2"}, nil, "lab: usage: flag provided but not defined: -spin; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --spin-ms, --wait-ms, --workers (-h explains them)\n"},
 		// a flag left empty by an unset shell variable
 		{"empty flag", []string{"--limit="}, nil, "lab: LIMIT= is not allowed: want 0 to 100000\n"},
 	}

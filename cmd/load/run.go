@@ -354,7 +354,7 @@ func newTable(w io.Writer, closedLoop bool) *table { return &table{w: w, closed:
 
 // columns are the lessons' columns, then the generator's honesty columns.
 func columns(closedLoop bool) []string {
-	cols := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued",
+	cols := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued", "backlogged",
 		"not_sent", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n"}
 	if closedLoop {
 		cols = append([]string{"clients"}, cols...)
@@ -386,7 +386,7 @@ func (t *table) row(r loadrun.Row) error {
 		strconv.FormatFloat(r.Offered, 'f', -1, 64),
 		strconv.Itoa(r.Sent), strconv.Itoa(r.OK), strconv.Itoa(r.Refused), strconv.Itoa(r.Gaveup), strconv.Itoa(r.Error),
 		fmt.Sprintf("%.2f", r.OKPerSec), fmt.Sprintf("%.1f", r.P50MS), fmt.Sprintf("%.1f", r.P99MS),
-		opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued),
+		opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued), opt(r.Backlogged),
 		strconv.Itoa(r.NotSent), strconv.Itoa(r.Late), fmt.Sprintf("%.3f", r.SendLagP99MS),
 		fmt.Sprintf("%.1f", r.MeanMS), fmt.Sprintf("%.1f", r.P95MS), fmt.Sprintf("%.1f", r.MaxMS), strconv.Itoa(r.N),
 	}
