@@ -395,7 +395,7 @@ func TestBadInput(t *testing.T) {
 		// Zero arrivals a second is no load.
 		{"zero rate", []string{"--rate", "0"}, "0 is not allowed"},
 		// The generator's cap protects the machine.
-		{"rate above cap", []string{"--rate", "40,6000"}, "at most 5000 a second"},
+		{"rate above cap", []string{"--rate", "40,12000"}, "at most 10000 a second"},
 		// A window needs a length.
 		{"zero seconds", []string{"--seconds", "0"}, "--seconds 0 is not allowed"},
 		// Negative lengths too.
