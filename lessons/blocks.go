@@ -98,6 +98,8 @@ type labFields struct {
 	Seed      int64     `yaml:"seed"`
 	Closed    int       `yaml:"closed"`
 	TimeoutMS int       `yaml:"timeout_ms"`
+	Backlog   int       `yaml:"backlog"`
+	Accept    string    `yaml:"accept"`
 }
 
 type tableFields struct {
@@ -458,7 +460,11 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 		missing = true
 	}
 	l := &Lab{ID: id, Line: line, Workers: f.Workers, SpinMS: f.SpinMS, WaitMS: f.WaitMS, Limit: f.Limit, CPUs: f.CPUs,
-		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS}
+		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
+		Backlog: f.Backlog, Accept: labsvc.AcceptMode(f.Accept)}
+	if f.Accept == "door" {
+		l.Accept = labsvc.AcceptDoor
+	}
 	if missing {
 		return l
 	}

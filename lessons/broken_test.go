@@ -207,6 +207,15 @@ func TestBrokenLessons(t *testing.T) {
 			`a.md:16: lab "l": rates[1] 2500 is not allowed: want above 0 and at most 2000 requests a second`,
 			`a.md:17: lab "l": seconds 45 is not allowed: want above 0 and at most 30`,
 		}},
+		// Only two doors exist; a backlog has the kernel's bound; workers
+		// that accept for themselves keep no queue for LIMIT to bound.
+		{"lab accept and backlog", map[string]string{"a.md": head("a", 1) + "```lab id=l\nworkers: 64\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\n" +
+			"rates: [10]\nseconds: 1\nbacklog: 70000\naccept: kernel\n```\n" +
+			"```lab id=m\nworkers: 64\nspin_ms: 2\nwait_ms: 18\nlimit: 10\ncpus: 1\nrates: [10]\nseconds: 1\naccept: workers\n```\n"}, []string{
+			`a.md:18: lab "l": backlog 70000 is not allowed: want 0 to 65535`,
+			`a.md:19: lab "l": accept kernel is not allowed: want door or workers`,
+			`a.md:25: lab "m": limit 10 is not allowed: want 0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)`,
+		}},
 		// Too many rates make a sweep too long.
 		{"too many rates", map[string]string{"a.md": head("a", 1) + "```lab id=l\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\n" +
 			"rates: [1, 2, 3, 4, 5, 6, 7, 8, 9]\nseconds: 1\n```\n"}, []string{

@@ -101,8 +101,10 @@
 // a closed-loop preset gives closed (1 to 1024 clients, one window) and no
 // rates, since a closed loop has no offered rate: rates next to closed is
 // an error. Optional: seed (default 0, a seed like any other; it shapes the
-// open loop's arrivals), closed (0 = open loop) and timeout_ms (caller
-// timeout, 0 to 60000; 0 = the runner's default, 2 s).
+// open loop's arrivals), closed (0 = open loop), timeout_ms (caller
+// timeout, 0 to 60000; 0 = the runner's default, 2 s), and the lab's
+// backlog (BACKLOG, 0 to 65535; 0 = the system's maximum) and accept
+// (ACCEPT: door, the default, or workers, which needs limit 0).
 //
 //	```lab id=littles-sweep
 //	workers: 1
@@ -134,7 +136,8 @@
 //
 // fingerprint is the SHA-256 (see [Fingerprint]) of "capacitylab table v1",
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
-// cpus, rates, seconds, seed, closed, timeout_ms; not its id), the columns,
+// cpus, rates, seconds, seed, closed, timeout_ms, then backlog and accept
+// only when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a
@@ -176,7 +179,8 @@
 // closed loop of its clients. It writes the result as the table with
 // preset=ID, replacing it where it stands, or inserting a table with id
 // ID-result after the lab block; nothing else in the file changes. Columns
-// are [RecordColumns]: counts as whole numbers, rates and milliseconds to
+// are [RecordColumns] (backlogged after queued when the preset's accept is
+// workers): counts as whole numbers, rates and milliseconds to
 // one decimal, "-" for a lab counter that could not be read. It prints
 // progress on standard error and refuses to write a table when a window
 // lost a request (lost ≠ 0), when the lab had not drained before a window,

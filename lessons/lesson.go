@@ -1,6 +1,10 @@
 package lessons
 
-import "html/template"
+import (
+	"html/template"
+
+	"capacitylab/labsvc"
+)
 
 // Course is every lesson, validated, in reading order (part, chapter, number).
 type Course struct {
@@ -103,8 +107,10 @@ type Lab struct {
 	Rates     []float64 // offered rates, per second, one window each
 	Seconds   float64   // window length
 	Seed      int64
-	Closed    int // clients for a closed-loop run; 0 = open loop
-	TimeoutMS int // caller timeout; 0 = the load runner's default
+	Closed    int               // clients for a closed-loop run; 0 = open loop
+	TimeoutMS int               // caller timeout; 0 = the load runner's default
+	Backlog   int               // the lab's BACKLOG; 0 = the system's maximum
+	Accept    labsvc.AcceptMode // the lab's ACCEPT; the zero value is the door
 }
 
 // Kind returns "lab".

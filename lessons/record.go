@@ -19,12 +19,18 @@ import (
 	"capacitylab/loadrun"
 )
 
-// RecordColumns returns the columns `server lessons record` writes, in
-// order: the lessons' columns of loadrun's Row (see its package doc), then
-// mean_ms, which Little's law needs.
-func RecordColumns() []string {
-	return []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec",
+// RecordColumns returns the columns `server lessons record` writes for a
+// lab with cfg, in order: the lessons' columns of loadrun's Row (see its
+// package doc), then mean_ms, which Little's law needs. With ACCEPT=workers,
+// whose waiting callers sit in the kernel's accept queue, backlogged follows
+// queued.
+func RecordColumns(cfg labsvc.Config) []string {
+	cols := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec",
 		"p50_ms", "p99_ms", "done", "lost", "queued", "mean_ms"}
+	if cfg.Accept == labsvc.AcceptWorkers {
+		cols = slices.Insert(cols, slices.Index(cols, "queued")+1, "backlogged")
+	}
+	return cols
 }
 
 // RecordConfig says what Record records and how.
@@ -258,7 +264,7 @@ func recordOne(ctx context.Context, cfg RecordConfig, j recordJob, scale float64
 
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = rowCells(r)
+		cells[i] = RowCells(r, ran.Config())
 	}
 	source := recordSource(j.lab, scale, when, la, cfg.Build)
 	rec, err := writeTable(cfg.Dir, j.file, j.lab, &ran, cells, source)
@@ -363,10 +369,10 @@ func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writ
 	return rep.Rows(), nil
 }
 
-// rowCells formats one row for the table, in RecordColumns order: counts as
-// whole numbers, rates and milliseconds to one decimal, and "-" for a lab
-// counter that could not be read.
-func rowCells(r loadrun.Row) []string {
+// RowCells formats one row of a lab with cfg for a table, in RecordColumns
+// order: counts as whole numbers, rates and milliseconds to one decimal,
+// and "-" for a lab counter that could not be read.
+func RowCells(r loadrun.Row, cfg labsvc.Config) []string {
 	opt := func(v int) string {
 		if v < 0 {
 			return "-"
@@ -374,10 +380,14 @@ func rowCells(r loadrun.Row) []string {
 		return strconv.Itoa(v)
 	}
 	f1 := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-	return []string{
+	cells := []string{
 		fmtNum(r.Offered), strconv.Itoa(r.Sent), strconv.Itoa(r.OK), strconv.Itoa(r.Refused), strconv.Itoa(r.Gaveup), strconv.Itoa(r.Error),
 		f1(r.OKPerSec), f1(r.P50MS), f1(r.P99MS), opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued), f1(r.MeanMS),
 	}
+	if cfg.Accept == labsvc.AcceptWorkers {
+		cells = slices.Insert(cells, 12, opt(r.Backlogged)) // after queued
+	}
+	return cells
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -508,7 +518,8 @@ func writeTable(dir, file string, preset, ran *Lab, cells [][]string, source str
 	if len(lines) > 0 && bytes.HasSuffix(lines[0], []byte("\r\n")) {
 		eol = "\r\n"
 	}
-	block := tableBlock(id, preset.ID, caption, cells, source, Fingerprint(ran, RecordColumns(), cells, source), eol)
+	cols := RecordColumns(ran.Config())
+	block := tableBlock(id, preset.ID, caption, cols, cells, source, Fingerprint(ran, cols, cells, source), eol)
 	var out bytes.Buffer
 	var line int
 	if len(old) == 1 {
@@ -542,11 +553,11 @@ func writeTable(dir, file string, preset, ran *Lab, cells [][]string, source str
 }
 
 // tableBlock formats a table block, ending with its closing fence and eol.
-func tableBlock(id, preset, caption string, cells [][]string, source, fingerprint, eol string) string {
+func tableBlock(id, preset, caption string, cols []string, cells [][]string, source, fingerprint, eol string) string {
 	var b strings.Builder
 	b.WriteString("```table id=" + id + " preset=" + preset + eol)
 	b.WriteString("caption: " + yamlQuote(caption) + eol)
-	b.WriteString("columns: [" + strings.Join(RecordColumns(), ", ") + "]" + eol)
+	b.WriteString("columns: [" + strings.Join(cols, ", ") + "]" + eol)
 	b.WriteString("rows:" + eol)
 	for _, r := range cells {
 		q := make([]string, len(r))

@@ -47,13 +47,14 @@
 //
 // Limits (defaults DefaultMax*): at most 8 windows (rates or client
 // counts), at most 30 s a window, at most 2,000 arrivals a second offered
-// in a window, at most 5 minutes of windows in a run, at most 256
+// in a window (within the generator's own cap, loadrun.MaxRate, 10,000),
+// at most 5 minutes of windows in a run, at most 256
 // closed-loop clients, a caller timeout of at most 10 s, and CPUS at most
 // the host's cores minus one (one on a single-core host), so the load
 // generator keeps a core. The lab's other knobs are checked by
 // labsvc.Config.Validate. FieldErrors keys are the JSON names of Request:
-// workers, spin_ms, wait_ms, limit, cpus, rates, clients, seconds, mode,
-// timeout_ms.
+// workers, spin_ms, wait_ms, limit, cpus, backlog, accept, rates, clients,
+// seconds, mode, timeout_ms.
 //
 // # Statuses
 //

@@ -40,7 +40,7 @@ type sweepAccepted struct {
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "mode", "rates", "clients", "seconds", "seed", "timeout_ms", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "backlog", "accept", "mode", "rates", "clients", "seconds", "seed", "timeout_ms", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -115,6 +115,10 @@ func parseSweep(r *http.Request) (runner.Request, runner.FieldErrors, error) {
 	intField("wait_ms", &q.WaitMS)
 	intField("limit", &q.Limit)
 	intField("cpus", &q.CPUs)
+	intField("backlog", &q.Backlog)
+	if v := f.Get("accept"); v != "" {
+		_ = q.Accept.UnmarshalText([]byte(v)) // kept as given; Validate names a bad one
+	}
 	intField("timeout_ms", &q.TimeoutMS)
 	if v := strings.TrimSpace(f.Get("seconds")); v != "" {
 		sec, err := plainNumber(v)
@@ -582,6 +586,12 @@ func (s *server) runsPage(w http.ResponseWriter, r *http.Request) error {
 // requestSummary says in words what a run measures.
 func requestSummary(q runner.Request) string {
 	knobs := fmt.Sprintf("WORKERS=%d SPIN_MS=%d WAIT_MS=%d LIMIT=%d CPUS=%d", q.Workers, q.SpinMS, q.WaitMS, q.Limit, q.CPUs)
+	if q.Backlog != 0 {
+		knobs += fmt.Sprintf(" BACKLOG=%d", q.Backlog)
+	}
+	if q.Accept != labsvc.AcceptDoor {
+		knobs += " ACCEPT=" + q.Accept.String()
+	}
 	if q.Mode == runner.ModeClosed {
 		return fmt.Sprintf("%s · closed loop, %s clients · %s s a window", knobs, joinInts(q.Clients), fmtNum(q.Seconds))
 	}
@@ -606,7 +616,7 @@ func joinInts(vs []int) string {
 
 // labPreset turns a lesson's lab block into the form's starting values.
 func labPreset(l *lessons.Lab) runner.Request {
-	q := runner.Request{Config: labsvc.Config{Workers: l.Workers, SpinMS: l.SpinMS, WaitMS: l.WaitMS, Limit: l.Limit, CPUs: l.CPUs},
+	q := runner.Request{Config: l.Config(),
 		Rates: l.Rates, Seconds: l.Seconds, Seed: uint64(l.Seed), Mode: runner.ModeOpen, TimeoutMS: l.TimeoutMS, Block: l.ID}
 	if l.Closed > 0 {
 		q.Mode, q.Clients = runner.ModeClosed, []int{l.Closed}
