@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"capacitylab/labsvc"
 	"capacitylab/lessons"
 )
 
@@ -35,6 +36,11 @@ func TestLabTextClosedLoop(t *testing.T) {
 		{"closed settled by", settledBy(l, q), []string{"(10 clients)"}, []string{"a second"}},
 		// An open preset keeps its rates, seed and timeout.
 		{"open command", labLoad(open), []string{"go run ./cmd/load --rate 40,50 --seconds 10 --seed 4 --timeout 500ms"}, []string{"--closed"}},
+		// The lab's environment line has the knobs, and BACKLOG and ACCEPT
+		// only when a preset sets them.
+		{"door env", labEnv(open), []string{"WORKERS=1 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 go run ./cmd/lab"}, []string{"BACKLOG", "ACCEPT"}},
+		{"workers env", labEnv(&lessons.Lab{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers}),
+			[]string{"WORKERS=1 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 BACKLOG=8 ACCEPT=workers go run ./cmd/lab"}, nil},
 		// An open preset is described by its rates.
 		{"open summary", labSummary(open), []string{"2 windows of 10 s at 40, 50 requests a second", "open loop"}, []string{"clients"}},
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/model"
 	"capacitylab/store"
@@ -210,10 +211,17 @@ func specOf(m *lessons.Model) model.Spec {
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// labEnv is the environment line that starts the lab with a preset's knobs.
+// labEnv is the environment line that starts the lab with a preset's knobs
+// (BACKLOG and ACCEPT only when the preset sets them).
 func labEnv(l *lessons.Lab) string {
-	return fmt.Sprintf("WORKERS=%d SPIN_MS=%d WAIT_MS=%d LIMIT=%d CPUS=%d go run ./cmd/lab",
-		l.Workers, l.SpinMS, l.WaitMS, l.Limit, l.CPUs)
+	env := fmt.Sprintf("WORKERS=%d SPIN_MS=%d WAIT_MS=%d LIMIT=%d CPUS=%d", l.Workers, l.SpinMS, l.WaitMS, l.Limit, l.CPUs)
+	if l.Backlog != 0 {
+		env += fmt.Sprintf(" BACKLOG=%d", l.Backlog)
+	}
+	if l.Accept != labsvc.AcceptDoor {
+		env += " ACCEPT=" + l.Accept.String()
+	}
+	return env + " go run ./cmd/lab"
 }
 
 // labLoad is the load command that runs a preset's sweep.
