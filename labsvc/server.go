@@ -44,7 +44,7 @@ type Server struct {
 	wg        sync.WaitGroup // every goroutine Serve starts, including lingering closes
 	refusing  chan struct{}  // semaphore: refusals and 400s being answered
 	procs     processors     // the lab's CPUS processors, taken by spins
-	requests  net.Listener   // set by Serve: for BACKLOG and the kernel's accept queue
+	kq        *kernelQueue   // set by Serve: the request listener's accept queue, for BACKLOG and backlogged
 	fellBack  atomic.Bool    // the thread CPU clock failed once (logged once)
 }
 
@@ -115,11 +115,12 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 		return errors.New("labsvc: Serve called twice")
 	}
 	s.started = true
-	s.requests = requests
+	s.kq = newKernelQueue(requests)
+	cfg := s.cfg // ACCEPT never changes; BACKLOG may, through SetConfig, once the control API serves
 	s.mu.Unlock()
-	if s.cfg.Backlog > 0 {
-		if err := setBacklog(requests, s.cfg.Backlog); err != nil {
-			s.logger.Warn("BACKLOG not applied", "backlog", s.cfg.Backlog, "err", err)
+	if cfg.Backlog > 0 {
+		if err := s.kq.setBacklog(cfg.Backlog); err != nil {
+			s.logger.Warn("BACKLOG not applied", "backlog", cfg.Backlog, "err", err)
 		}
 	}
 
@@ -144,7 +145,7 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 			fail(fmt.Errorf("labsvc: control listener: %w", err))
 		}
 	})
-	if s.cfg.Accept == AcceptWorkers {
+	if cfg.Accept == AcceptWorkers {
 		for range s.workers {
 			wg.Go(func() {
 				if err := s.acceptWork(ctx, requests); err != nil {
@@ -192,6 +193,10 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	s.mu.Unlock()
 	s.cond.Broadcast()
 	wg.Wait()
+	s.mu.Lock()
+	s.kq.close()
+	s.kq = &kernelQueue{} // Stats called after Serve returned reads nothing
+	s.mu.Unlock()
 	return err
 }
 
@@ -204,7 +209,7 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) (c net.Conn, found
 	backoff := 5 * time.Millisecond
 	for {
 		found = -1
-		if depth, _, ok := acceptQueue(ln); ok {
+		if depth, _, ok := s.kq.depth(); ok {
 			found = depth
 		}
 		c, err := ln.Accept()
@@ -499,8 +504,8 @@ func (s *Server) SetConfig(p ConfigPatch) (Config, error) {
 	if err := c.Validate(); err != nil {
 		return s.cfg, err
 	}
-	if c.Backlog != s.cfg.Backlog && s.requests != nil {
-		if err := setBacklog(s.requests, c.Backlog); err != nil {
+	if c.Backlog != s.cfg.Backlog && s.kq != nil {
+		if err := s.kq.setBacklog(c.Backlog); err != nil {
 			return s.cfg, err
 		}
 	}
@@ -550,7 +555,7 @@ func (s *Server) snapshotLocked() (Stats, []float64, []float64) {
 
 		Backlogged: -1, BackloggedMax: -1, Backlog: -1,
 	}
-	if depth, limit, ok := acceptQueue(s.requests); ok {
+	if depth, limit, ok := s.kq.depth(); ok {
 		st.Backlogged, st.BackloggedMax, st.Backlog = depth, max(w.backlogMax, depth), limit
 	}
 	if cpu, ok := processCPU(); ok {
