@@ -363,7 +363,6 @@ func (s *Server) work(ctx context.Context) {
 			next := s.queue.n > 0 && !s.closed
 			if next {
 				p = s.queue.pop()
-				p.took = time.Now()
 				s.inService++
 			} else {
 				s.idle++
@@ -379,6 +378,9 @@ func (s *Server) work(ctx context.Context) {
 			if !next {
 				break
 			}
+			// Its service starts now that the worker is done with the last
+			// one: the writing and closing were part of its queue wait.
+			p.took = time.Now()
 		}
 	}
 }
