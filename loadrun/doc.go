@@ -66,7 +66,9 @@
 //	          ephemeral ports), canceled (the run was cancelled mid-request)
 //	          or other
 //	not_sent  due but not sent: reason inflight_cap (MaxInFlight requests were
-//	          outstanding) or canceled (the run was cancelled before it was due)
+//	          outstanding: by default as many as arrive in one caller timeout,
+//	          at least 2,048 and at most 16,384) or canceled (the run was
+//	          cancelled before it was due)
 //
 // WriteCSV writes records with a header line and these columns:
 //

@@ -26,7 +26,7 @@ const (
 	MaxSeconds         = 600   // length of one window
 	MaxArrivals        = 1e6   // arrivals in one window (rate × seconds)
 	MaxClients         = 1024  // closed-loop clients
-	DefaultMaxInFlight = 2048  // requests in flight at once, open loop
+	DefaultMaxInFlight = 2048  // requests in flight at once, open loop, at least (see Open.MaxInFlight)
 	MaxMaxInFlight     = 16384 // upper bound for MaxInFlight
 )
 

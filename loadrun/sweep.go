@@ -25,7 +25,7 @@ type Sweep struct {
 	Seconds     float64 // length of every window
 	Seed        uint64  // window i uses WindowSeed(Seed, i)
 	Kind        Kind    // arrival process; "" means Poisson
-	MaxInFlight int     // 0 means DefaultMaxInFlight
+	MaxInFlight int     // 0 means Open's default: one timeout's arrivals, within DefaultMaxInFlight..MaxMaxInFlight
 	DrainWait   time.Duration
 
 	// Pause is how long the sweep waits after a window's row is sent
@@ -75,7 +75,7 @@ func (s Sweep) Validate() error {
 		return fmt.Errorf("think time %v is not allowed: want 0 to %v", s.Think, MaxTimeout)
 	}
 	if s.MaxInFlight < 0 || s.MaxInFlight > MaxMaxInFlight {
-		return fmt.Errorf("in-flight cap %d is not allowed: want 0 (default %d) to %d", s.MaxInFlight, DefaultMaxInFlight, MaxMaxInFlight)
+		return fmt.Errorf("in-flight cap %d is not allowed: want 0 (the default: one timeout's arrivals, at least %d) to %d", s.MaxInFlight, DefaultMaxInFlight, MaxMaxInFlight)
 	}
 	if s.DrainWait < 0 {
 		return fmt.Errorf("drain wait %v is not allowed: want 0 (default %v) or more", s.DrainWait, DefaultDrainWait)
