@@ -32,15 +32,15 @@ type Result struct {
 // Open is one open-loop window: each arrival is sent at its scheduled time
 // whether or not earlier ones were answered.
 type Open struct {
-	Target      Target
-	Schedule    []time.Duration // intended send offsets, increasing (see Schedule)
+	Target   Target
+	Schedule []time.Duration // intended send offsets, increasing (see Schedule)
 	// MaxInFlight caps the requests outstanding at once. 0 means as many as
 	// arrive in one caller timeout at the schedule's mean rate, at least
 	// DefaultMaxInFlight and at most MaxMaxInFlight: at 10,000 a second a
 	// fixed 2,048 would turn a target's 0.2 s stall into arrivals not sent,
 	// where a real caller would have sent them and waited.
 	MaxInFlight int
-	Window      int             // copied into every record
+	Window      int // copied into every record
 }
 
 // Run sends the schedule and returns when every request has ended. At each
