@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 )
 
@@ -286,12 +287,16 @@ func TestProcessorWaitIsServiceNotQueue(t *testing.T) {
 	}
 }
 
-// A lab child runs inside its sandbox: GOMAXPROCS is CPUS, every thread is
-// pinned to the first CPUS processors the parent may use, and the memory
-// cap is set. All three are read from outside the lab's own code: the Go
+// A lab child runs inside its sandbox: GOMAXPROCS is CPUS + 1 (the spins
+// take turns on CPUS processors; the extra P is for everything else), every
+// thread is pinned to the first CPUS processors the parent may use (and
+// GET /config says which), and the memory cap is set. All three are read from outside the lab's own code: the Go
 // runtime's metrics on /metrics and the kernel's per-thread affinity.
 func TestChildSandbox(t *testing.T) {
-	_, allowed := union(t, os.Getpid())
+	allowed, err := affinity.ProcessCPUs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		cpus int
@@ -313,13 +318,18 @@ func TestChildSandbox(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := serveChild(t, cfg)
-			if got := metric(t, c.Control(), "go_sched_gomaxprocs_threads"); got != float64(tc.cpus) {
-				t.Errorf("child's GOMAXPROCS = %v, want CPUS=%d", got, tc.cpus)
+			if got := metric(t, c.Control(), "go_sched_gomaxprocs_threads"); got != float64(tc.cpus+1) {
+				t.Errorf("child's GOMAXPROCS = %v, want CPUS+1 = %d", got, tc.cpus+1)
 			}
 			if got := metric(t, c.Control(), "go_gc_gomemlimit_bytes"); got != labsvc.MemoryLimit {
 				t.Errorf("child's memory limit = %v bytes, want MemoryLimit = %d", got, labsvc.MemoryLimit)
 			}
-			threads, err := labsvc.ThreadCPUs(c.Pid())
+			// GET /config says where the lab runs, for a generator to keep off.
+			var reply labsvc.ConfigReply
+			if doJSON(t, "GET", c.Control()+"/config", "", &reply); !slices.Equal(reply.Processors, want) || reply.Config != cfg {
+				t.Errorf("GET /config = %+v, want %+v on processors %v", reply, cfg, want)
+			}
+			threads, err := affinity.ThreadCPUs(c.Pid())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -352,4 +362,62 @@ func serveChild(t *testing.T, cfg labsvc.Config) *labsvc.Child {
 		waitGone(t, c, time.Second)
 	})
 	return c
+}
+
+// The control API answers within a few milliseconds however overloaded the
+// lab's processor is: sweeps read /stats between windows and reset the lab
+// before each. Sixty-four workers spinning 2 ms each on one processor, 256
+// callers in a closed loop (the processor, about 470 a second, binds; the
+// queue never empties): every GET /stats is timed. Before the control API
+// had a processor of its own it waited behind the spinning workers, 0.6 to
+// 1.9 s per call.
+func TestControlAnswersUnderOverload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	c := serveChild(t, labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1})
+	cpus, err := affinity.ProcessCPUs(c.Pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, err := affinity.PinAwayFrom(cpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pin.Restore()
+	t.Log(pin)
+	addr := hostport(c.Target())
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	defer func() { stop.Store(true); wg.Wait() }()
+	for range 256 {
+		wg.Go(func() {
+			for !stop.Load() {
+				_, _ = call(addr, 5*time.Second)
+			}
+		})
+	}
+	time.Sleep(time.Second) // the queue fills
+	doJSON(t, "POST", c.Control()+"/reset", "", nil)
+	var took []time.Duration
+	var st labsvc.Stats
+	for range 20 {
+		time.Sleep(50 * time.Millisecond)
+		start := time.Now()
+		st = stats(t, c.Control())
+		took = append(took, time.Since(start))
+	}
+	elapsed := time.Since(st.Since).Seconds()
+	slices.Sort(took)
+	t.Logf("GET /stats took %v (sorted); meanwhile the lab served %.0f/s, used %.0f%% of its processor, queued %d",
+		took, float64(st.Done)/elapsed, st.ProcessCPUMS/10/elapsed, st.Queued)
+	if st.Queued < 64 {
+		t.Errorf("queued %d: the lab was not overloaded (256 callers, 64 workers)", st.Queued)
+	}
+	if med := took[len(took)/2]; med > 10*time.Millisecond {
+		t.Errorf("GET /stats median %v under overload, want within a few ms (at most 10 ms)", med)
+	}
+	if worst := took[len(took)-1]; worst > 100*time.Millisecond {
+		t.Errorf("slowest GET /stats %v under overload, want at most 100 ms", worst)
+	}
 }

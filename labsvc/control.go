@@ -84,7 +84,7 @@ func (s *Server) controlHandler() http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.Config())
+		writeJSON(w, http.StatusOK, configReply(s.Config()))
 	})
 	mux.HandleFunc("POST /config", s.handleSetConfig)
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
@@ -95,6 +95,20 @@ func (s *Server) controlHandler() http.Handler {
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	return mux
+}
+
+// ConfigReply is the body of GET /config and of a POST /config that
+// succeeded: the knobs in force, and the processors the lab runs on (its
+// threads' affinity; absent where the system cannot say), which a load
+// generator on the same machine keeps off (cmd/load does).
+type ConfigReply struct {
+	Config
+	Processors []int `json:"processors,omitempty"`
+}
+
+func configReply(c Config) ConfigReply {
+	cpus, _ := allowedCPUs()
+	return ConfigReply{Config: c, Processors: cpus}
 }
 
 // ControlError is the JSON body of a 400 from the control API.
@@ -111,7 +125,7 @@ type FieldErrorJSON struct {
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
-const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms"
+const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms, backlog"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
@@ -141,7 +155,9 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			dst, env = &p.StallEvery, "STALL_EVERY"
 		case "stall_ms":
 			dst, env = &p.StallMS, "STALL_MS"
-		case "workers", "cpus":
+		case "backlog":
+			dst, env = &p.Backlog, "BACKLOG"
+		case "workers", "cpus", "accept":
 			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("%s cannot change while the lab runs: want only %s", strings.ToUpper(k), patchKnobs)})
 			return
 		default:
@@ -160,7 +176,7 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	if errs == nil {
 		cfg, err := s.SetConfig(p)
 		if err == nil {
-			writeJSON(w, http.StatusOK, cfg)
+			writeJSON(w, http.StatusOK, configReply(cfg))
 			return
 		}
 		if !errors.As(err, &errs) {

@@ -21,7 +21,7 @@
 //
 // While a run's lab child runs, the runner pins its own process (the load
 // generator, the web server and every websocket watcher) to the processors
-// the child does not use (labsvc.PinAwayFrom with the child's processors)
+// the child does not use (affinity.PinAwayFrom with the child's processors)
 // and restores the previous affinity when the child stops, so the lab's
 // CPUS processors do the lab's work only. For as long, it lowers
 // GOMAXPROCS to the number of processors left to it (and afterwards puts
@@ -47,14 +47,15 @@
 //
 // Limits (defaults DefaultMax*): at most 8 windows (rates or client
 // counts), at most 30 s a window, at most 2,000 arrivals a second offered
-// in a window, at most 5 minutes of windows in a run, at most 256
+// in a window (within the generator's own cap, loadrun.MaxRate, 10,000),
+// at most 5 minutes of windows in a run, at most 256
 // closed-loop clients, a caller timeout of at most 10 s, and CPUS at most
 // the host's cores minus one (one on a single-core host), so the load
 // generator keeps a core. The lab's other knobs are checked by
 // labsvc.Config.Validate, and rng (the schedule's random source, "pcg" or
 // "python") by loadrun.ParseSource. FieldErrors keys are the JSON names of
 // Request: workers, spin_ms, wait_ms, limit, cpus, stall_every, stall_ms,
-// rates, clients, seconds, mode, rng, timeout_ms.
+// backlog, accept, rates, clients, seconds, mode, rng, timeout_ms.
 //
 // # Statuses
 //

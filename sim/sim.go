@@ -59,6 +59,9 @@ func (m Model) Validate() error {
 	if err := m.Lab.Validate(); err != nil {
 		return err
 	}
+	if m.Lab.Accept != labsvc.AcceptDoor || m.Lab.Backlog != 0 {
+		return fmt.Errorf("ACCEPT=%s BACKLOG=%d is not simulated: the simulator models the lab's door (ACCEPT=door, BACKLOG=0); run the lab for the kernel's accept queue", m.Lab.Accept, m.Lab.Backlog)
+	}
 	if m.Timeout != 0 {
 		if err := loadrun.CheckTimeout(m.Timeout); err != nil {
 			return err

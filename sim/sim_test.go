@@ -330,7 +330,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"no workers", sim.Model{Lab: labsvc.Config{CPUs: 1}}, good, "WORKERS=0 is not allowed: want 1 to 1024"},
 		{"long stall", sim.Model{Lab: labsvc.Config{Workers: 1, CPUs: 1, StallEvery: 2, StallMS: 20000}}, good, "STALL_MS=20000 is not allowed: want 0 to 10000"},
-		{"rate over the cap", sim.Model{Lab: labsvc.DefaultConfig()}, loadrun.Sweep{Rates: []float64{6000}, Seconds: 1}, "rate 6000 is above the cap"},
+		{"rate over the cap", sim.Model{Lab: labsvc.DefaultConfig()}, loadrun.Sweep{Rates: []float64{12000}, Seconds: 1}, "rate 12000 is above the cap"},
 		{"nothing to run", sim.Model{Lab: labsvc.DefaultConfig()}, loadrun.Sweep{Seconds: 1}, "give one of rates (open loop), client counts (closed loop) or arrival times"},
 		{"timeout", sim.Model{Lab: labsvc.DefaultConfig(), Timeout: 2 * time.Minute}, good, "timeout 2m0s is not allowed: want more than 0 and at most 1m0s"},
 	}

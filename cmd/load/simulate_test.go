@@ -188,7 +188,7 @@ func TestSimulateBadInput(t *testing.T) {
 		// A real lab's flags make no sense in a simulation.
 		{"target with simulate", nil, []string{"--simulate", "--target", "http://127.0.0.1:1"}, "--target is for a real lab"},
 		// The rate cap is the real run's.
-		{"rate above cap", nil, []string{"--simulate", "--rate", "6000"}, "at most 5000 a second"},
+		{"rate above cap", nil, []string{"--simulate", "--rate", "12000"}, "at most 10000 a second"},
 		// The timeout cap is the real run's.
 		{"long timeout", nil, []string{"--simulate", "--rate", "10", "--timeout", "2m"}, "timeout 2m0s is not allowed: want more than 0 and at most 1m0s"},
 		// An unknown random source.
