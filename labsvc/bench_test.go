@@ -260,3 +260,63 @@ func BenchmarkWorkerCeiling(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSpinTurns measures what taking turns on the processor costs:
+// sixteen workers spinning 2 ms each (WAIT_MS=0) on one processor, kept
+// busy by 48 callers in a closed loop (this process, on the other
+// processors), so that every spin takes SPIN_MS ÷ SpinQuantum turns, each
+// with others waiting. Per window of 2 s (b.N windows), it reports the
+// median over the windows of
+//
+//	req/s           done ÷ the window
+//	lab_cpu_ms/req  the lab's processor time per request (process_cpu_ms)
+//	spin_ms/req     the spins' own, on the threads' clocks
+//	own_us/req      the difference: the lab's own work per request
+//	                (accepting, reading, answering, and passing the
+//	                turns), in µs
+//	busy_%          the lab's processor time as a share of the window
+//
+// What the turns cost is own_us/req here less own_us/req of a build whose
+// SpinQuantum is at least SPIN_MS (one turn a spin: first come, first
+// served), run side by side (docs/BENCHMARKS.md has the command).
+//
+//	go test -run '^$' -bench SpinTurns -benchtime 3x ./labsvc
+func BenchmarkSpinTurns(b *testing.B) {
+	c := pinnedChild(b, labsvc.Config{Workers: 16, SpinMS: 2, WaitMS: 0, CPUs: 1})
+	addr := hostport(c.Target())
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 48 {
+		wg.Go(func() {
+			for !stop.Load() {
+				if _, err := call(addr, 5*time.Second); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	defer func() { stop.Store(true); wg.Wait() }()
+	time.Sleep(300 * time.Millisecond)
+	var rate, cpu, spin, own, busy []float64
+	for b.Loop() {
+		doJSON(b, "POST", c.Control()+"/reset", "", nil)
+		time.Sleep(2 * time.Second)
+		var st labsvc.Stats
+		doJSON(b, "POST", c.Control()+"/reset", "", &st)
+		secs := time.Since(st.Since).Seconds()
+		n := float64(st.Done)
+		rate = append(rate, n/secs)
+		cpu = append(cpu, st.ProcessCPUMS/n)
+		spin = append(spin, st.SpinCPUMS/n)
+		own = append(own, 1000*(st.ProcessCPUMS-st.SpinCPUMS)/n)
+		busy = append(busy, st.ProcessCPUMS/10/secs)
+	}
+	med := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	b.ReportMetric(med(rate), "req/s")
+	b.ReportMetric(med(cpu), "lab_cpu_ms/req")
+	b.ReportMetric(med(spin), "spin_ms/req")
+	b.ReportMetric(med(own), "own_us/req")
+	b.ReportMetric(med(busy), "busy_%")
+	b.ReportMetric(0, "ns/op")
+}

@@ -95,11 +95,21 @@
 // SPIN_MS is processor time, not wall time: the worker computes while locked
 // to its OS thread and reads the thread's CPU clock
 // (CLOCK_THREAD_CPUTIME_ID), so a spin costs SPIN_MS of processor however
-// many workers compete for it. The spins take turns on CPUS processors: a
-// spin holds one of CPUS tokens while it computes, at most 10 ms of
-// processor at a time (a time slice; a longer spin then lets the next
-// waiting one have its turn), and waits for one in order of asking. With
-// CPUS=1 and SPIN_MS=2 the processor ceiling is 1000/2 = 500 requests a
+// many workers compete for it. The spins share CPUS processors in turns,
+// as a kernel time-slices threads (round robin): at most CPUS compute at
+// once, each for at most SpinQuantum (0.25 ms) of processor while others
+// wait, then at the back of the line; a spin nobody waits for goes on. So
+// k spins on one processor each progress at about 1/k of it (processor
+// sharing, to within a quantum): four 5 ms spins started together all end
+// near 20 ms, not at 5, 10, 15 and 20 (TestSpinsShareTheProcessor), and a
+// 2 ms spin is overtaken by every spin that comes after it while it runs.
+// A turn passes inside the goroutine of the worker computing (a runner),
+// so it costs no more than reading the clock: at saturation the lab's own
+// processor time per request is the same, within the noise, as when every
+// spin ran to its end in one turn (BenchmarkSpinTurns). While spins
+// compute, another of the lab's threads waits in Go's network poller (a
+// worker that starts on a free processor wakes one), so a request that
+// arrives meanwhile is read at once and joins the line. With CPUS=1 and SPIN_MS=2 the processor ceiling is 1000/2 = 500 requests a
 // second whatever WORKERS is, and the service time each caller sees grows
 // with the competition instead. The lab's own work per request (accepting,
 // reading, answering and closing a TCP connection, mostly in the kernel)

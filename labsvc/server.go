@@ -34,16 +34,16 @@ type Server struct {
 	mu        sync.Mutex
 	cond      *sync.Cond // signalled when the queue gains a connection or the server closes
 	cfg       Config
-	queue     ring // waiting for a worker: every worker was taken
-	handed    ring // handed to a free worker that has not picked it up yet
-	idle      int  // free workers not yet handed a connection
-	inService int  // handed to a worker (picked up or not) and not finished
+	queue     ring[pending] // waiting for a worker: every worker was taken
+	handed    ring[pending] // handed to a free worker that has not picked it up yet
+	idle      int           // free workers not yet handed a connection
+	inService int           // handed to a worker (picked up or not) and not finished
 	closed    bool
 	started   bool
 	w         window
 	wg        sync.WaitGroup // every goroutine Serve starts, including lingering closes
 	refusing  chan struct{}  // semaphore: refusals and 400s being answered
-	procs     processors     // the lab's CPUS processors, taken by spins
+	procs     *processors    // the lab's CPUS processors, taken by spins
 	kq        *kernelQueue   // set by Serve: the request listener's accept queue, for BACKLOG and backlogged
 	fellBack  atomic.Bool    // the thread CPU clock failed once (logged once)
 }
@@ -56,31 +56,52 @@ type pending struct {
 	stall bool      // it takes STALL_MS instead of its spin and wait
 }
 
-// ring is a FIFO of pending connections that reuses its storage.
-type ring struct {
-	buf  []pending
+// ring is a FIFO that reuses its storage.
+type ring[T any] struct {
+	buf  []T
 	head int
 	n    int
 }
 
-func (r *ring) push(p pending) {
+func (r *ring[T]) push(v T) {
 	if r.n == len(r.buf) {
-		nb := make([]pending, max(16, 2*len(r.buf)))
+		nb := make([]T, max(16, 2*len(r.buf)))
 		for i := range r.n {
 			nb[i] = r.buf[(r.head+i)%len(r.buf)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.n)%len(r.buf)] = p
+	r.buf[(r.head+r.n)%len(r.buf)] = v
 	r.n++
 }
 
-func (r *ring) pop() pending {
-	p := r.buf[r.head]
-	r.buf[r.head] = pending{}
+func (r *ring[T]) pop() T {
+	v := r.buf[r.head]
+	var zero T
+	r.buf[r.head] = zero
 	r.head = (r.head + 1) % len(r.buf)
 	r.n--
-	return p
+	return v
+}
+
+// take removes and returns the first element for which ok is true,
+// keeping the others in order.
+func (r *ring[T]) take(ok func(T) bool) (T, bool) {
+	var zero T
+	for i := range r.n {
+		at := (r.head + i) % len(r.buf)
+		if !ok(r.buf[at]) {
+			continue
+		}
+		v := r.buf[at]
+		for k := i; k < r.n-1; k++ {
+			r.buf[(r.head+k)%len(r.buf)] = r.buf[(r.head+k+1)%len(r.buf)]
+		}
+		r.buf[(r.head+r.n-1)%len(r.buf)] = zero
+		r.n--
+		return v, true
+	}
+	return zero, false
 }
 
 // NewServer returns a lab with the given knobs that logs to logger (nil
