@@ -14,12 +14,16 @@
 #      1% of offered; send-lag p99 within 0.5 ms of the floor)
 #   5. cmd/load and vegeta side by side at the same rates (bench/compare.sh fast)
 #   6. the two door modes at 64 workers on one processor (bench/doors.sh)
+#   7. the processor's turns: four 5 ms spins at once end together
+#      (TestSpinsShareTheProcessor), and what the turns cost at saturation
+#      (BenchmarkSpinTurns), this build beside one whose quantum is 10 ms
+#      (every 2 ms spin in one turn: first come, first served), alternating
 #
-# Usage: bench/fidelity.sh            (about 6 minutes)
+# Usage: bench/fidelity.sh            (about 8 minutes)
 #        STEPS="1 4" bench/fidelity.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STEPS=${STEPS:-"1 2 3 4 5 6"}
+STEPS=${STEPS:-"1 2 3 4 5 6 7"}
 work=$(mktemp -d)
 lab_pid=""
 trap '[ -z "$lab_pid" ] || { kill "$lab_pid" 2>/dev/null; wait "$lab_pid" 2>/dev/null; }; rm -rf "$work"' EXIT
@@ -64,4 +68,19 @@ fi
 if want 6; then
 	step "6. bench/doors.sh"
 	bench/doors.sh
+fi
+if want 7; then
+	step "7. go test -run TestSpinsShareTheProcessor -v ./labsvc; go test -run '^\$' -bench SpinTurns -benchtime 3x ./labsvc, beside SpinQuantum = 10 ms (-overlay)"
+	sed 's/^const SpinQuantum = .*/const SpinQuantum = 10 * time.Millisecond/' labsvc/spin.go >"$work/spin_one_turn.go"
+	printf '{"Replace":{"%s":"%s"}}\n' "$PWD/labsvc/spin.go" "$work/spin_one_turn.go" >"$work/one_turn.json"
+	go test -c -overlay "$work/one_turn.json" -o "$work/labsvc-one-turn.test" ./labsvc
+	(cd labsvc && "$work/labsvc.test" -test.run 'TestSpinsShareTheProcessor' -test.v -test.count 1 | grep -E 'round|^--- ' | sed 's/^ *//')
+	echo "# the same test against the one-turn build (first come, first served): it must fail"
+	(cd labsvc && "$work/labsvc-one-turn.test" -test.run 'TestSpinsShareTheProcessor' -test.v -test.count 1 | grep -E 'answered after|^--- ' | sed 's/^ *//') || true
+	for _ in 1 2 3; do
+		for build in labsvc labsvc-one-turn; do
+			printf '%-16s load %s  ' "$build" "$(cut -d' ' -f1 /proc/loadavg)"
+			(cd labsvc && "$work/$build.test" -test.run '^$' -test.bench 'SpinTurns' -test.benchtime 3x | grep '^Benchmark')
+		done
+	done
 fi
