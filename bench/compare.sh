@@ -4,9 +4,12 @@
 # Starts cmd/lab (knobs from the environment: WORKERS SPIN_MS WAIT_MS LIMIT
 # CPUS, the lessons' defaults 1/2/18/0/1) on free loopback ports, then for
 # each rate in RATES runs one window of cmd/load and one vegeta attack of
-# WINDOW seconds each, draining the lab between runs, and prints one line per rate:
-# ok answers a second, p50 and p99 latency, and the lab's done counter, for
-# both tools.
+# WINDOW seconds each, draining the lab between runs, and prints one line per
+# rate, for both tools: ok answers a second, that as a percentage of the
+# offered rate (achieved), p50 and p99 latency, and the lab's done counter;
+# for cmd/load also its late sends (> 1 ms), arrivals not sent and send-lag
+# p99, which vegeta does not report. Both tools run off the lab's processors
+# (cmd/load pins itself; vegeta is started with taskset on the others).
 #
 # Both tools use evenly spaced arrivals (cmd/load --schedule uniform; vegeta's
 # constant pacer), a fresh connection per request (vegeta -keepalive=false)
@@ -21,8 +24,16 @@
 #
 # Usage: bench/compare.sh            (RATES="20 40 48 60" WINDOW=10)
 #        RATES="100 150" WINDOW=5 WORKERS=4 bench/compare.sh
+#        bench/compare.sh fast         (the generator's own limits: a lab doing
+#                                       no work, WORKERS=64 SPIN_MS=0 WAIT_MS=0,
+#                                       RATES="1000 2000 5000 8000 10000" WINDOW=5)
 set -euo pipefail
 
+if [ "${1:-}" = fast ]; then
+	export WORKERS=${WORKERS:-64} SPIN_MS=${SPIN_MS:-0} WAIT_MS=${WAIT_MS:-0}
+	RATES=${RATES:-"1000 2000 5000 8000 10000"}
+	WINDOW=${WINDOW:-5}
+fi
 RATES=${RATES:-"20 40 48 60"}
 WINDOW=${WINDOW:-10}
 cd "$(dirname "$0")/.."
@@ -55,8 +66,15 @@ line=$(head -n1 "$work/lab.out")
 target=$(sed -n 's/.*listening on \(http:[^ ]*\) (requests).*/\1/p' <<<"$line")
 control=$(sed -n 's/.* and \(http:[^ ]*\) (control).*/\1/p' <<<"$line")
 [ -n "$target" ] && [ -n "$control" ] || die "cannot read the lab's addresses from: $line"
+# vegeta runs on the processors the lab does not use, as cmd/load does.
+lab_cpus=$(curl -fsS "$control/config" | tr -d ' \n' | sed -n 's/.*"processors":\[\([0-9,]*\)\].*/\1/p')
+others=$(awk -v lab=",$lab_cpus," 'BEGIN{ n = split("'"$(seq -s, 0 $(($(nproc) - 1)))"'", c, ","); s = ""; for (i = 1; i <= n; i++) if (index(lab, "," c[i] ",") == 0) s = s (s == "" ? "" : ",") c[i]; print s }')
+PIN=()
+if [ -n "$others" ] && command -v taskset >/dev/null; then PIN=(taskset -c "$others"); fi
 echo "# $line"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg); vegeta on processor(s) ${others:-any} (${PIN[*]:-not pinned})"
 echo "# vegeta at $VEGETA (install v12.13.0, as above); $(go version)"
+"$work/load" --target "$target" --control "$control" --check 2>&1 | grep '^load:' | sed 's/^/# cmd\//' || true
 echo "# each run: $WINDOW s, evenly spaced arrivals, fresh connection per request, 2 s timeout"
 
 # field NAME JSON: the first number after "NAME": in a JSON text.
@@ -72,21 +90,23 @@ drain() {
 	curl -fsS -X POST "$control/reset" >/dev/null
 }
 
-printf '%7s | %10s %8s %8s %6s | %10s %8s %8s %6s | %7s\n' \
-	rate load_ok/s p50_ms p99_ms done vegeta_ok/s p50_ms p99_ms done diff_%
+printf '%6s | %9s %7s %7s %7s %6s %5s %8s %7s | %9s %7s %7s %7s %6s | %7s\n' \
+	rate load_ok/s ach_% p50_ms p99_ms done late not_sent lag_p99 vegeta_ok/s ach_% p50_ms p99_ms done diff_%
 for rate in $RATES; do
 	# cmd/load resets and drains the lab itself before its window.
-	row=$("$work/load" --target "$target" --control "$control" --rate "$rate" --seconds "$WINDOW" --schedule uniform --timeout 2s --json)
+	row=$("$work/load" --target "$target" --control "$control" --rate "$rate" --seconds "$WINDOW" --schedule uniform --timeout 2s --json 2>/dev/null)
 	l_ok=$(field ok_per_sec "$row"); l_p50=$(field p50_ms "$row"); l_p99=$(field p99_ms "$row"); l_done=$(field done "$row")
+	l_late=$(field late "$row"); l_ns=$(field not_sent "$row"); l_lag=$(field send_lag_p99_ms "$row")
 
 	drain
-	rep=$(echo "GET $target/" | "$VEGETA" attack -rate="$rate/1s" -duration="${WINDOW}s" -keepalive=false -timeout=2s | "$VEGETA" report -type=json)
+	rep=$(echo "GET $target/" | "${PIN[@]}" "$VEGETA" attack -rate="$rate/1s" -duration="${WINDOW}s" -keepalive=false -timeout=2s | "$VEGETA" report -type=json)
 	v_done=$(field done "$(curl -fsS "$control/stats")")
 	v_ok=$(field throughput "$rep")
 	v_p50=$(awk -v ns="$(field 50th "$rep")" 'BEGIN{printf "%.3f", ns/1e6}')
 	v_p99=$(awk -v ns="$(field 99th "$rep")" 'BEGIN{printf "%.3f", ns/1e6}')
 	diff=$(awk -v a="$l_ok" -v b="$v_ok" 'BEGIN{ if (b > 0) printf "%+.2f", 100*(a-b)/b; else print "n/a" }')
-	printf '%7s | %10.2f %8.1f %8.1f %6s | %10.2f %8.1f %8.1f %6s | %7s\n' \
-		"$rate" "$l_ok" "$l_p50" "$l_p99" "$l_done" "$v_ok" "$v_p50" "$v_p99" "$v_done" "$diff"
+	pct() { awk -v a="$1" -v r="$rate" 'BEGIN{printf "%.2f", 100*a/r}'; }
+	printf '%6s | %9.2f %7s %7.1f %7.1f %6s %5s %8s %7.3f | %9.2f %7s %7.1f %7.1f %6s | %7s\n' \
+		"$rate" "$l_ok" "$(pct "$l_ok")" "$l_p50" "$l_p99" "$l_done" "$l_late" "$l_ns" "$l_lag" "$v_ok" "$(pct "$v_ok")" "$v_p50" "$v_p99" "$v_done" "$diff"
 	drain
 done

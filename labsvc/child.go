@@ -64,8 +64,8 @@ type Child struct {
 }
 
 // StartChild starts a lab child with cfg and returns once the child has said
-// it serves. The child runs with GOMAXPROCS=cfg.CPUs, CPU affinity where the
-// OS allows, MemoryLimit, in its own process group, and with Pdeathsig
+// it serves. The child runs with GOMAXPROCS=GoMaxProcs(cfg), CPU affinity
+// where the OS allows, MemoryLimit, in its own process group, and with Pdeathsig
 // SIGKILL so it dies with the parent. (Pdeathsig fires when the parent
 // *thread* that started it exits; the Go runtime does not end threads except
 // for goroutines that exit while locked to one, which this package never
@@ -93,7 +93,7 @@ func StartChild(ctx context.Context, cc ChildCommand, cfg Config) (*Child, error
 
 	args := append(append([]string(nil), cc.Args...), cfg.Args()...)
 	cmd := exec.Command(cc.Path, args...)
-	cmd.Env = append(append(os.Environ(), cc.Env...), fmt.Sprintf("GOMAXPROCS=%d", cfg.CPUs))
+	cmd.Env = append(append(os.Environ(), cc.Env...), fmt.Sprintf("GOMAXPROCS=%d", GoMaxProcs(cfg)))
 	cmd.ExtraFiles = []*os.File{reqFile, ctlFile}
 	cmd.SysProcAttr = childAttr()
 	cmd.WaitDelay = time.Second // do not wait forever for output pipes after the exit

@@ -3,6 +3,9 @@ package labsvc_test
 import (
 	"bufio"
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 )
 
@@ -173,12 +177,11 @@ func TestChildBadStart(t *testing.T) {
 // each request's service time stretches with the competition.
 //
 // The rate alone cannot tell a processor-time spin from a wall-clock one
-// here: with GOMAXPROCS=1 the Go scheduler does not time-slice a spinning
-// goroutine for about 10 ms, so 2 ms wall-clock spins mostly run one after
-// another too (measured: 437/s with the thread clock disabled). The per-
-// request processor times are what show it, and
-// TestProcessorWaitIsServiceNotQueue, whose 50 ms spins do get time-sliced,
-// shows it by wall time as well.
+// here: the spins take turns on the one processor either way, so 2 ms
+// wall-clock spins would run one at a time too (measured before the turns:
+// 437/s with the thread clock disabled). The per-request processor times
+// are what show it, and TestProcessorWaitIsServiceNotQueue shows it by
+// wall time as well.
 func TestProcessorCeiling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
@@ -286,12 +289,16 @@ func TestProcessorWaitIsServiceNotQueue(t *testing.T) {
 	}
 }
 
-// A lab child runs inside its sandbox: GOMAXPROCS is CPUS, every thread is
-// pinned to the first CPUS processors the parent may use, and the memory
-// cap is set. All three are read from outside the lab's own code: the Go
+// A lab child runs inside its sandbox: GOMAXPROCS is CPUS + 1 (the spins
+// take turns on CPUS processors; the extra P is for everything else), every
+// thread is pinned to the first CPUS processors the parent may use (and
+// GET /config says which), and the memory cap is set. All three are read from outside the lab's own code: the Go
 // runtime's metrics on /metrics and the kernel's per-thread affinity.
 func TestChildSandbox(t *testing.T) {
-	_, allowed := union(t, os.Getpid())
+	allowed, err := affinity.ProcessCPUs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		cpus int
@@ -313,13 +320,18 @@ func TestChildSandbox(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := serveChild(t, cfg)
-			if got := metric(t, c.Control(), "go_sched_gomaxprocs_threads"); got != float64(tc.cpus) {
-				t.Errorf("child's GOMAXPROCS = %v, want CPUS=%d", got, tc.cpus)
+			if got := metric(t, c.Control(), "go_sched_gomaxprocs_threads"); got != float64(tc.cpus+1) {
+				t.Errorf("child's GOMAXPROCS = %v, want CPUS+1 = %d", got, tc.cpus+1)
 			}
 			if got := metric(t, c.Control(), "go_gc_gomemlimit_bytes"); got != labsvc.MemoryLimit {
 				t.Errorf("child's memory limit = %v bytes, want MemoryLimit = %d", got, labsvc.MemoryLimit)
 			}
-			threads, err := labsvc.ThreadCPUs(c.Pid())
+			// GET /config says where the lab runs, for a generator to keep off.
+			var reply labsvc.ConfigReply
+			if doJSON(t, "GET", c.Control()+"/config", "", &reply); !slices.Equal(reply.Processors, want) || reply.Config != cfg {
+				t.Errorf("GET /config = %+v, want %+v on processors %v", reply, cfg, want)
+			}
+			threads, err := affinity.ThreadCPUs(c.Pid())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -352,4 +364,138 @@ func serveChild(t *testing.T, cfg labsvc.Config) *labsvc.Child {
 		waitGone(t, c, time.Second)
 	})
 	return c
+}
+
+// The control API answers within a few milliseconds however overloaded the
+// lab's processor is: sweeps read /stats between windows and reset the lab
+// before each. Sixty-four workers spinning 2 ms each on one processor, 256
+// callers in a closed loop (the processor, about 470 a second, binds; the
+// queue never empties): every GET /stats is timed. Before the control API
+// had a processor of its own it waited behind the spinning workers, 0.6 to
+// 1.9 s per call.
+func TestControlAnswersUnderOverload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	c := serveChild(t, labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1})
+	cpus, err := affinity.ProcessCPUs(c.Pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, err := affinity.PinAwayFrom(cpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pin.Restore()
+	t.Log(pin)
+	addr := hostport(c.Target())
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	defer func() { stop.Store(true); wg.Wait() }()
+	for range 256 {
+		wg.Go(func() {
+			for !stop.Load() {
+				_, _ = call(addr, 5*time.Second)
+			}
+		})
+	}
+	time.Sleep(time.Second) // the queue fills
+	doJSON(t, "POST", c.Control()+"/reset", "", nil)
+	var took []time.Duration
+	var st labsvc.Stats
+	for range 20 {
+		time.Sleep(50 * time.Millisecond)
+		start := time.Now()
+		st = stats(t, c.Control())
+		took = append(took, time.Since(start))
+	}
+	elapsed := time.Since(st.Since).Seconds()
+	slices.Sort(took)
+	t.Logf("GET /stats took %v (sorted); meanwhile the lab served %.0f/s, used %.0f%% of its processor, queued %d",
+		took, float64(st.Done)/elapsed, st.ProcessCPUMS/10/elapsed, st.Queued)
+	if st.Queued < 64 {
+		t.Errorf("queued %d: the lab was not overloaded (256 callers, 64 workers)", st.Queued)
+	}
+	if med := took[len(took)/2]; med > 10*time.Millisecond {
+		t.Errorf("GET /stats median %v under overload, want within a few ms (at most 10 ms)", med)
+	}
+	if worst := took[len(took)-1]; worst > 100*time.Millisecond {
+		t.Errorf("slowest GET /stats %v under overload, want at most 100 ms", worst)
+	}
+}
+
+// Spins take the processor in turns of SpinQuantum (round robin), which
+// approximates processor sharing: four 5 ms spins started together on one
+// processor each progress at about a quarter of it, so all four end near
+// 4 × 5 = 20 ms (the first a few quanta before the last), where first
+// come, first served would end them at 5, 10, 15 and 20 ms. The callers
+// (this process, kept off the lab's processor) connect first, so that the
+// four workers wait on their requests, then write the four requests one
+// after another within microseconds, and time each from its write to its
+// whole answer. Three rounds; in each, the first to end must have taken at
+// least 12 ms (first come would end two by 10 ms) and at least 0.6 of the
+// last one's time (first come: about 0.25). A busy machine delays all four
+// alike, and so moves neither much.
+func TestSpinsShareTheProcessor(t *testing.T) {
+	c := serveChild(t, labsvc.Config{Workers: 4, SpinMS: 5, WaitMS: 0, CPUs: 1})
+	cpus, err := affinity.ProcessCPUs(c.Pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, err := affinity.PinAwayFrom(cpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pin.Restore()
+	addr := hostport(c.Target())
+	if _, err := call(addr, 5*time.Second); err != nil { // warm up
+		t.Fatal(err)
+	}
+	const n = 4
+	req := []byte("GET /work HTTP/1.1\r\nHost: lab\r\n\r\n")
+	for round := range 3 {
+		conns := make([]net.Conn, n)
+		for i := range conns {
+			if conns[i], err = net.DialTimeout("tcp", addr, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			defer conns[i].Close()
+			_ = conns[i].SetDeadline(time.Now().Add(10 * time.Second))
+		}
+		// Every worker holds its connection before any request is sent.
+		for deadline := time.Now().Add(5 * time.Second); stats(t, c.Control()).InService < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the %d workers did not take the %d connections", n, n)
+			}
+		}
+		sent := make([]time.Time, n)
+		for i, conn := range conns {
+			sent[i] = time.Now()
+			if _, err := conn.Write(req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		took := make([]float64, n)
+		var wg sync.WaitGroup
+		for i, conn := range conns {
+			wg.Go(func() {
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+				}
+				if err != nil || resp.StatusCode != 200 {
+					t.Errorf("request %d: %v, %v", i, resp, err)
+					return
+				}
+				took[i] = float64(time.Since(sent[i]).Microseconds()) / 1000
+			})
+		}
+		wg.Wait()
+		first, last := slices.Min(took), slices.Max(took)
+		t.Logf("round %d: four 5 ms spins on one processor answered after %v ms (processor sharing: all near 20; first come: 5, 10, 15, 20)", round+1, took)
+		if first < 12 || first < 0.6*last {
+			t.Errorf("round %d: the first answer after %.1f ms and the last after %.1f ms: want the first at least 12 ms and 0.6 of the last (shared turns), not one spin after another", round+1, first, last)
+		}
+		quiet(t, c.Control(), 5*time.Second)
+	}
 }

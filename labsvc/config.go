@@ -14,6 +14,7 @@ const (
 	MaxWaitMS  = 10000
 	MaxLimit   = 100000
 	MaxCPUs    = 64
+	MaxBacklog = 65535
 
 	MaxStallEvery = 1000000
 	MaxStallMS    = 10000
@@ -33,6 +34,50 @@ type Config struct {
 	// of waiting instead of its spin and wait. StallEvery 0 is off.
 	StallEvery int `json:"stall_every"` // STALL_EVERY
 	StallMS    int `json:"stall_ms"`    // STALL_MS
+
+	Backlog int        `json:"backlog"` // BACKLOG: listen backlog, 0 = the system's maximum
+	Accept  AcceptMode `json:"accept"`  // ACCEPT: who accepts connections; the zero value is the door
+}
+
+// AcceptMode says who accepts the lab's connections (ACCEPT). Its zero
+// value is AcceptDoor, so a Config that does not mention it has the door.
+type AcceptMode string
+
+const (
+	// AcceptDoor (ACCEPT=door, the default): the lab's door accepts every
+	// connection at once and queues it where the lab counts it (queued).
+	AcceptDoor AcceptMode = ""
+	// AcceptWorkers (ACCEPT=workers): each worker accepts the next
+	// connection from the listening socket itself when it is free, as a
+	// pre-forked or thread-per-connection server does. The rest wait in
+	// the kernel's accept queue, at most BACKLOG, where the lab's own
+	// counters do not see them (backlogged reads its depth).
+	AcceptWorkers AcceptMode = "workers"
+)
+
+// String names the mode as ACCEPT spells it: door or workers.
+func (m AcceptMode) String() string {
+	if m == AcceptDoor {
+		return "door"
+	}
+	return string(m)
+}
+
+// MarshalText writes the mode as ACCEPT spells it.
+func (m AcceptMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads door (or nothing) as AcceptDoor and keeps anything
+// else as given, for Validate to accept or name.
+func (m *AcceptMode) UnmarshalText(b []byte) error {
+	*m = parseAccept(string(b))
+	return nil
+}
+
+func parseAccept(s string) AcceptMode {
+	if s = strings.TrimSpace(s); s == "door" {
+		return AcceptDoor
+	}
+	return AcceptMode(s)
 }
 
 // DefaultConfig returns the knobs the lessons start from.
@@ -78,6 +123,17 @@ func (c Config) Validate() error {
 	check("CPUS", c.CPUs, 1, MaxCPUs)
 	check("STALL_EVERY", c.StallEvery, 0, MaxStallEvery)
 	check("STALL_MS", c.StallMS, 0, MaxStallMS)
+	check("BACKLOG", c.Backlog, 0, MaxBacklog)
+	switch c.Accept {
+	case AcceptDoor:
+	case AcceptWorkers:
+		if c.Limit != 0 {
+			errs = append(errs, FieldError{Field: "LIMIT", Value: fmt.Sprint(c.Limit),
+				Allowed: "0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)"})
+		}
+	default:
+		errs = append(errs, FieldError{Field: "ACCEPT", Value: string(c.Accept), Allowed: "door or workers"})
+	}
 	if errs == nil {
 		return nil
 	}

@@ -86,7 +86,7 @@ func (s *Server) controlHandler() http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.Config())
+		writeJSON(w, http.StatusOK, configReply(s.Config()))
 	})
 	mux.HandleFunc("POST /config", changeOnly(s.handleSetConfig))
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
@@ -120,6 +120,20 @@ func changeOnly(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// ConfigReply is the body of GET /config and of a POST /config that
+// succeeded: the knobs in force, and the processors the lab runs on (its
+// threads' affinity; absent where the system cannot say), which a load
+// generator on the same machine keeps off (cmd/load does).
+type ConfigReply struct {
+	Config
+	Processors []int `json:"processors,omitempty"`
+}
+
+func configReply(c Config) ConfigReply {
+	cpus, _ := allowedCPUs()
+	return ConfigReply{Config: c, Processors: cpus}
+}
+
 // ControlError is the JSON body of a 400 from the control API.
 type ControlError struct {
 	Error  string           `json:"error"`            // one line saying what is wrong and what is allowed
@@ -134,7 +148,7 @@ type FieldErrorJSON struct {
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
-const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms"
+const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms, backlog"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
@@ -184,7 +198,9 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			dst, env = &p.StallEvery, "STALL_EVERY"
 		case "stall_ms":
 			dst, env = &p.StallMS, "STALL_MS"
-		case "workers", "cpus":
+		case "backlog":
+			dst, env = &p.Backlog, "BACKLOG"
+		case "workers", "cpus", "accept":
 			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("%s cannot change while the lab runs: want only %s", strings.ToUpper(k), patchKnobs)})
 			return
 		default:
@@ -205,7 +221,7 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	if errs == nil {
 		cfg, err := s.SetConfig(p)
 		if err == nil {
-			writeJSON(w, http.StatusOK, cfg)
+			writeJSON(w, http.StatusOK, configReply(cfg))
 			return
 		}
 		if !errors.As(err, &errs) {

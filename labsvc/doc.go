@@ -3,19 +3,21 @@
 //
 // # Knobs
 //
-// Config holds seven knobs, read by ParseSettings from flags with environment
+// Config holds nine knobs, read by ParseSettings from flags with environment
 // fallbacks (a flag wins), then defaults:
 //
-//	env          flag           default  range        meaning
-//	WORKERS      --workers      1        1..1024      requests served at once
-//	SPIN_MS      --spin-ms      2        0..1000      processor time per request
-//	WAIT_MS      --wait-ms      18       0..10000     waiting (sleep) per request
-//	LIMIT        --limit        0        0..100000    admission queue depth, 0 = unbounded
-//	CPUS         --cpus         1        1..64        processors the lab may use
-//	STALL_EVERY  --stall-every  0        0..1000000   every Nth request stalls, 0 = never
-//	STALL_MS     --stall-ms     0        0..10000     what a stalled request takes instead
-//	ADDR     --addr      127.0.0.1:8000        requests (cmd/lab only)
-//	CONTROL_ADDR --control 127.0.0.1:8001      control API (cmd/lab only)
+//	env          flag           default  range         meaning
+//	WORKERS      --workers      1        1..1024       requests served at once
+//	SPIN_MS      --spin-ms      2        0..1000       processor time per request
+//	WAIT_MS      --wait-ms      18       0..10000      waiting (sleep) per request
+//	LIMIT        --limit        0        0..100000     admission queue depth, 0 = unbounded
+//	CPUS         --cpus         1        1..64         processors the lab may use
+//	STALL_EVERY  --stall-every  0        0..1000000    every Nth request stalls, 0 = never
+//	STALL_MS     --stall-ms     0        0..10000      what a stalled request takes instead
+//	BACKLOG      --backlog      0        0..65535      listen backlog, 0 = the system's maximum
+//	ACCEPT       --accept       door     door|workers  who accepts connections
+//	ADDR         --addr         127.0.0.1:8000         requests (cmd/lab only)
+//	CONTROL_ADDR --control      127.0.0.1:8001         control API (cmd/lab only)
 //
 // (CONTROL_ADDR, not CONTROL: cmd/load reads CONTROL as the lab's control
 // URL, and the two are often run from one shell.)
@@ -23,7 +25,9 @@
 // A bad value (not a whole number, out of range, or a flag given empty such
 // as --workers=; an empty environment variable counts as unset) is reported
 // as FieldErrors, one "VAR=value is not allowed: want lo to hi" per knob, all
-// on one line; cmd/lab prints it and exits with status 2. An unknown flag or
+// on one line; cmd/lab prints it and exits with status 2. ACCEPT is door or
+// workers, and with ACCEPT=workers LIMIT must be 0 (there is no queue of
+// the lab's own to limit). An unknown flag or
 // a stray argument is an ErrUsage error listing the flags there are (also
 // status 2).
 //
@@ -53,11 +57,22 @@
 // refused connection never reaches a worker. Otherwise the connection joins
 // the FIFO queue, where it waits only because every worker is taken.
 //
-// A worker that finishes takes the oldest queued connection itself, or, if
-// none waits, becomes free for the door to hand it the next one. It reads
-// the request (at most ReadTimeout from starting on it), spends SPIN_MS of
-// processor time, sleeps WAIT_MS (a stalled request instead sleeps
-// STALL_MS and spends no processor: see below), and answers
+// With ACCEPT=workers there is no door: each worker, whenever it is free,
+// accepts the next connection from the listening socket itself, the way a
+// pre-forked or thread-per-connection server does, and serves it. Callers
+// beyond the free workers wait in the kernel's accept queue, which holds
+// at most about BACKLOG (Linux admits one more; past that it drops the
+// caller's handshake, and the caller's kernel tries again after a second).
+// The lab's own counters never see them: queued stays 0 and X-Queue-Wait-Ms
+// reads 0, however long they waited. backlogged, read from the listening
+// socket (TCP_INFO), is the only place they show. BACKLOG applies in both
+// modes (the door too accepts from that queue, but at once); 0 keeps the
+// system's maximum, net.core.somaxconn.
+//
+// A worker reads the request (at most ReadTimeout from starting on it),
+// spends SPIN_MS of processor time, then waits WAIT_MS from the end of its
+// spin (a stalled request instead sleeps STALL_MS and spends no processor:
+// see below), and answers
 //
 //	HTTP/1.1 200 OK
 //	Connection: close
@@ -67,7 +82,11 @@
 //
 //	ok
 //
-// and closes. X-Queue-Wait-Ms is the time from accept to a worker being
+// and closes. It is done with the caller once the answer is written: before
+// writing it, the worker takes the oldest queued connection itself or, if
+// none waits, becomes free for the door to hand it the next one, so a caller
+// that reads its answer and connects again at once finds a free worker.
+// X-Queue-Wait-Ms is the time from accept to a worker being
 // assigned the connection (0 when the door handed it to a free worker);
 // X-Service-Ms is the time from then to the answer, including any wait for
 // the processor before the worker got to it. Both are
@@ -76,22 +95,44 @@
 // SPIN_MS is processor time, not wall time: the worker computes while locked
 // to its OS thread and reads the thread's CPU clock
 // (CLOCK_THREAD_CPUTIME_ID), so a spin costs SPIN_MS of processor however
-// many workers compete for it. With CPUS=1 and SPIN_MS=2 the processor
-// ceiling is 1000/2 = 500 requests a second whatever WORKERS is, and the
-// service time each caller sees grows with the competition instead. The
-// lab's own work per request (accepting, reading, answering and closing a
-// TCP connection, mostly in the kernel) adds about 0.07 to 0.2 ms of
-// processor, so the plateau measured on one processor is nearer 450 to
-// 480 a second; process_cpu_ms in the stats shows it (see
+// many workers compete for it. The spins share CPUS processors in turns,
+// as a kernel time-slices threads (round robin): at most CPUS compute at
+// once, each for at most SpinQuantum (0.25 ms) of processor while others
+// wait, then at the back of the line; a spin nobody waits for goes on. So
+// k spins on one processor each progress at about 1/k of it (processor
+// sharing, to within a quantum): four 5 ms spins started together all end
+// near 20 ms, not at 5, 10, 15 and 20 (TestSpinsShareTheProcessor), and a
+// 2 ms spin is overtaken by every spin that comes after it while it runs.
+// A turn passes inside the goroutine of the worker computing (a runner),
+// so it costs no more than reading the clock: at saturation the lab's own
+// processor time per request is the same, within the noise, as when every
+// spin ran to its end in one turn (BenchmarkSpinTurns). While spins
+// compute, another of the lab's threads waits in Go's network poller (a
+// worker that starts on a free processor wakes one), so a request that
+// arrives meanwhile is read at once and joins the line. With CPUS=1 and SPIN_MS=2 the processor ceiling is 1000/2 = 500 requests a
+// second whatever WORKERS is, and the service time each caller sees grows
+// with the competition instead. The lab's own work per request (accepting,
+// reading, answering and closing a TCP connection, mostly in the kernel)
+// adds about 0.07 to 0.2 ms of processor, so the plateau measured on one
+// processor is nearer 450 to 480 a second; process_cpu_ms in the stats
+// shows it, and `load --check` measures it at rest (see
 // docs/BENCHMARKS.md).
 //
 // A periodic stall (a garbage-collection pause, a cache flush): with
 // STALL_EVERY=N > 0 the door numbers the connections it admits (handed or
-// queued, not refused) from 1 in the order it accepts them, and the Nth,
+// queued, not refused) from 1 in the order it accepts them (with
+// ACCEPT=workers, the workers number the connections they accept), and the Nth,
 // 2Nth, … take STALL_MS of sleep instead of their spin and wait. The
 // count starts again at every POST /reset, so each window of a sweep
 // stalls the same requests; a change of STALL_EVERY applies to the
 // connections the door admits after it.
+//
+// WAIT_MS is waited to a deadline set when the spin ends. On Linux the
+// worker waits on a timerfd through Go's poller, which wakes it within
+// microseconds of the deadline; a Go timer would wake it up to a
+// millisecond late, because the poller sleeps in whole milliseconds. So at
+// rest a request's service time is SPIN_MS + WAIT_MS plus the lab's own
+// few tens of microseconds (the goal is within 1%; BenchmarkServiceTimeAtRest).
 //
 // The lab does not notice callers that gave up: once a request has been read
 // it is served and counted in done even if nobody reads the answer. A caller
@@ -101,15 +142,20 @@
 //
 // # Control API
 //
-// JSON over HTTP on the control listener, served apart from the queue:
+// JSON over HTTP on the control listener, served apart from the queue. It
+// answers within milliseconds however overloaded the lab is: the spins
+// hold at most CPUS processors and the lab runs with one Go P more (see
+// Supervisor), so the control API never waits in Go's run queue behind a
+// spinning worker:
 //
 //	GET  /healthz   "ok"
-//	GET  /config    the knobs in force: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,
-//	                "stall_every":0,"stall_ms":0}
-//	POST /config    change some of spin_ms, wait_ms, limit, stall_every, stall_ms, e.g. {"limit": 10};
-//	                200 with the new config, or 400 with
+//	GET  /config    the knobs in force and the processors the lab runs on:
+//	                {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,
+//	                 "stall_every":0,"stall_ms":0,"backlog":0,"accept":"door","processors":[0]}
+//	POST /config    change some of spin_ms, wait_ms, limit, stall_every, stall_ms, backlog,
+//	                e.g. {"limit": 10}; 200 with the new config (as GET), or 400 with
 //	                {"error": "...one line...", "fields": [{"field","value","allowed"}]}
-//	                (workers and cpus cannot change while the lab runs)
+//	                (workers, cpus and accept cannot change while the lab runs)
 //	GET  /stats     the current window (Stats)
 //	POST /reset     close the window, returning it (Stats), and begin a new one
 //	GET  /metrics   Prometheus text format, cumulative since start (lab_* plus
@@ -142,12 +188,17 @@
 //	process_cpu_ms processor time (user+system) of the whole lab process (ms)
 //	queue_wait_ms Summary of queue waits of served requests
 //	service_ms    Summary of service times of served requests
+//	backlogged    connections waiting now in the kernel's accept queue, accepted by nobody yet
+//	backlogged_max most an accept found waiting there in the window (read just before it accepts)
+//	backlog       the most the kernel's accept queue holds (BACKLOG as applied)
 //
 // A Summary is {"n","mean","p50","p99","max"} in milliseconds, percentiles
 // nearest-rank over the n retained samples (at most MaxSamples). At every
 // instant accepted = done + queued + in_service + bad (Stats.Unaccounted is
 // 0); connections still queued or in service at a reset are carried into the
-// new window's accepted so this holds within every window.
+// new window's accepted so this holds within every window. The kernel's
+// queue is outside accepted: those callers have not been accepted yet. The
+// three backlog fields are -1 where the system does not say (off Linux).
 //
 // # Supervisor
 //
@@ -156,35 +207,32 @@
 // (requests) and 4 (control), so there is no port race and no request is lost
 // before the child is up. The child (any program calling RunChild, such as
 // "lab lab-child" or the server's own binary with that subcommand) applies
-// ApplySandbox (GOMAXPROCS=CPUS, CPU affinity, MemoryLimit), prints one line
-// beginning "lab: child ready" on stdout and serves. It runs in its own
+// ApplySandbox, prints one line beginning "lab: child ready" on stdout and
+// serves. It runs in its own
 // process group with Pdeathsig SIGKILL, is killed when the context ends, and
 // is always waited for; an unexpected exit is reported by Child.Err with the
 // child's last stderr lines.
 //
+// ApplySandbox pins every thread of the lab to its first CPUS processors,
+// sets GOMAXPROCS to CPUS + 1 (GoMaxProcs: CPUS for the spins, one more so
+// that the door, the workers' reads and writes and the control API never
+// wait behind a spin in Go's run queue; the kernel shares the CPUS
+// processors among them), sets MemoryLimit, and gives the Go runtime's
+// monitor thread (sysmon) the SCHED_IDLE policy: at normal priority its
+// wake-ups, every 20 µs while a goroutine runs, preempted a spinning
+// worker about nine times in a 2 ms spin and stretched the spin's wall
+// time by 0.1 to 0.15 ms. The ready line says what was done.
+//
 // # Keeping the generator off the lab
 //
-// A lab child pins itself to the first CPUS processors it may use, but
-// that alone does not stop the parent (the load generator, the web server
-// and its websocket watchers) from running on them too, which would charge
-// the generator's work to the lab. LabCPUs(cfg) says which processors a
-// child started now with cfg takes; PinAway(cfg), or PinAwayFrom with a
-// running child's own processors (ProcessCPUs of its pid, which is right
-// however it was started), pins every thread of the calling process to the
-// processors it may use minus the lab's and returns a Pinning whose Restore
-// puts each thread's previous mask back. On other systems nothing is
-// pinned: LabCPUs, PinAwayFrom and ThreadCPUs return an error saying so,
-// ApplySandbox records it in the sandbox line, and CPUS bounds GOMAXPROCS
-// only. Affinity is per thread on Linux
-// (sched_setaffinity), so both walk /proc/self/task until a pass finds no
-// new thread; threads the Go runtime starts later inherit the mask of the
-// thread that creates them (the tests check this by locking goroutines to
-// new threads and reading every thread's Cpus_allowed_list). Pin after
-// starting the child and restore before starting the next: a child started
-// while its parent is pinned away inherits the generator's processors. When
-// the lab has every processor (a 1-core host) nothing changes and
-// Pinning.String says so for the log. ThreadCPUs(pid) reads a process's
-// per-thread Cpus_allowed_list, so anyone can check where each side runs.
+// A lab child pins itself to the first CPUS processors it may use;
+// LabCPUs(cfg) says which processors a child started now with cfg takes,
+// and GET /config reports the processors a running lab uses. Keeping the
+// load generator off them is the generator's business (package affinity:
+// the runner, the lesson recorder and cmd/load pin themselves away). On
+// systems without processor affinity LabCPUs returns an error saying so,
+// ApplySandbox records it in the sandbox line, and CPUS bounds only the
+// spins and GOMAXPROCS.
 //
 // A program can be its own lab child: call ChildMain(envVar) first in main
 // (or in TestMain, so tests start real children without building a binary)

@@ -40,8 +40,12 @@ func knobs() []knob {
 		{"CPUS", "cpus", "`number` of processors the lab may use", 1, MaxCPUs, func(c *Config) *int { return &c.CPUs }},
 		{"STALL_EVERY", "stall-every", "every `N`th request stalls, 0 = never", 0, MaxStallEvery, func(c *Config) *int { return &c.StallEvery }},
 		{"STALL_MS", "stall-ms", "how long a stalled request takes in `ms`", 0, MaxStallMS, func(c *Config) *int { return &c.StallMS }},
+		{"BACKLOG", "backlog", "listen backlog: `connections` the kernel holds before the lab accepts them, 0 = the system's maximum", 0, MaxBacklog, func(c *Config) *int { return &c.Backlog }},
 	}
 }
+
+// acceptUsage is the -h text of --accept.
+const acceptUsage = "who accepts connections: `door` (the lab accepts every caller at once and queues it) or workers (each free worker accepts the next; the rest wait in the kernel's accept queue) (env ACCEPT, default door)"
 
 // ErrUsage is wrapped by ParseSettings errors that come from the command line
 // itself (unknown flag, stray argument, -h). Such errors, like FieldErrors,
@@ -95,27 +99,34 @@ func ParseSettings(name string, args []string, getenv func(string) string, usage
 // KnobFlags are the lab's knob flags on a FlagSet of someone else's (cmd/load
 // --simulate takes them too), read after the set is parsed.
 type KnobFlags struct {
-	fs  *flag.FlagSet
-	raw []*string
+	fs     *flag.FlagSet
+	raw    []*string
+	accept *string
 }
 
-// AddKnobFlags defines a flag for every knob (--workers, --spin-ms, …) on fs.
+// AddKnobFlags defines a flag for every knob (--workers, --spin-ms, …,
+// --backlog, --accept) on fs.
 func AddKnobFlags(fs *flag.FlagSet) *KnobFlags {
 	kf := &KnobFlags{fs: fs}
 	def := DefaultConfig()
 	for _, k := range knobs() {
 		kf.raw = append(kf.raw, fs.String(k.flag, "", fmt.Sprintf("%s (env %s, default %d, %d to %d)", k.usage, k.env, *k.field(&def), k.lo, k.hi)))
 	}
+	kf.accept = fs.String("accept", "", acceptUsage)
 	return kf
 }
 
 // Given lists the knob flags given on the command line, as "--name".
 func (kf *KnobFlags) Given() []string {
 	var out []string
+	names := make([]string, 0, len(knobs())+1)
 	for _, k := range knobs() {
+		names = append(names, k.flag)
+	}
+	for _, name := range append(names, "accept") {
 		kf.fs.Visit(func(f *flag.Flag) {
-			if f.Name == k.flag {
-				out = append(out, "--"+k.flag)
+			if f.Name == name {
+				out = append(out, "--"+name)
 			}
 		})
 	}
@@ -147,6 +158,14 @@ func (kf *KnobFlags) Config(getenv func(string) string) (Config, error) {
 		}
 		*k.field(&c) = n
 	}
+	if v := strings.TrimSpace(getenv("ACCEPT")); given["accept"] || v != "" {
+		if given["accept"] {
+			v = strings.TrimSpace(*kf.accept)
+		}
+		if c.Accept = parseAccept(v); c.Accept != AcceptDoor && c.Accept != AcceptWorkers {
+			errs = append(errs, FieldError{Field: "ACCEPT", Value: v, Allowed: "door or workers"})
+		}
+	}
 	if errs != nil {
 		return Config{}, errs
 	}
@@ -169,21 +188,28 @@ func (c Config) Args() []string {
 	for _, k := range knobs() {
 		out = append(out, fmt.Sprintf("--%s=%d", k.flag, *k.field(&c)))
 	}
-	return out
+	return append(out, "--accept="+c.Accept.String())
 }
 
 // String renders c the way the lessons write it: "WORKERS=1 SPIN_MS=2 ...".
-// The stall knobs are left out while both are 0.
+// The knobs a lesson sets only now and then are left out while they are
+// off: the stall knobs while both are 0, BACKLOG while 0, ACCEPT while door.
 func (c Config) String() string {
 	var b strings.Builder
 	for i, k := range knobs() {
-		if (k.env == "STALL_EVERY" || k.env == "STALL_MS") && c.StallEvery == 0 && c.StallMS == 0 {
+		switch {
+		case (k.env == "STALL_EVERY" || k.env == "STALL_MS") && c.StallEvery == 0 && c.StallMS == 0:
+			continue
+		case k.env == "BACKLOG" && c.Backlog == 0:
 			continue
 		}
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		fmt.Fprintf(&b, "%s=%d", k.env, *k.field(&c))
+	}
+	if c.Accept != AcceptDoor {
+		b.WriteString(" ACCEPT=" + c.Accept.String())
 	}
 	return b.String()
 }

@@ -62,10 +62,22 @@ func TestParseSettings(t *testing.T) {
 		// a stall longer than the cap, and a negative period
 		{"bad stall", []string{"--stall-every=-1"}, map[string]string{"STALL_MS": "20000"}, labsvc.Settings{},
 			"STALL_EVERY=-1 is not allowed: want 0 to 1000000; STALL_MS=20000 is not allowed: want 0 to 10000", false},
+		// workers that accept for themselves, with a small backlog
+		{"accept workers", []string{"--backlog=64"}, map[string]string{"ACCEPT": "workers", "WORKERS": "64"},
+			labsvc.Settings{Config: labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1, Backlog: 64, Accept: labsvc.AcceptWorkers}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// ACCEPT=door is the default, spelt out
+		{"accept door", []string{"--accept", "door"}, map[string]string{"ACCEPT": "workers"}, labsvc.Settings{Config: def, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// only two doors exist
+		{"unknown accept", nil, map[string]string{"ACCEPT": "kernel"}, labsvc.Settings{}, "ACCEPT=kernel is not allowed: want door or workers", false},
+		// the kernel's backlog is at most 65535
+		{"backlog too big", []string{"--backlog=70000"}, nil, labsvc.Settings{}, "BACKLOG=70000 is not allowed: want 0 to 65535", false},
+		// workers that accept for themselves keep no queue, so LIMIT cannot bound one
+		{"limit with workers accepting", nil, map[string]string{"ACCEPT": "workers", "LIMIT": "10"}, labsvc.Settings{},
+			"LIMIT=10 is not allowed: want 0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)", false},
 		// a misspelt flag: the message lists the flags there are
-		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)", true},
+		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)", true},
 		// a stray argument
-		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --addr, --control, --cpus, --limit, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)`, true},
+		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,17 +102,32 @@ func TestParseSettings(t *testing.T) {
 
 func TestConfigArgsRoundTrip(t *testing.T) {
 	// What StartChild passes a child is read back as the same knobs.
-	c := labsvc.Config{Workers: 7, SpinMS: 3, WaitMS: 0, Limit: 12, CPUs: 2}
-	got, err := labsvc.ParseConfig(c.Args(), func(string) string { return "999" })
-	if err != nil || got != c {
-		t.Errorf("ParseConfig(%q) = %+v, %v; want %+v", c.Args(), got, err, c)
+	for _, c := range []labsvc.Config{
+		{Workers: 7, SpinMS: 3, WaitMS: 0, Limit: 12, CPUs: 2},
+		{Workers: 64, SpinMS: 2, WaitMS: 0, CPUs: 1, Backlog: 128, Accept: labsvc.AcceptWorkers},
+	} {
+		got, err := labsvc.ParseConfig(c.Args(), func(k string) string {
+			if k == "ACCEPT" {
+				return "neither"
+			}
+			return "999"
+		})
+		if err != nil || got != c {
+			t.Errorf("ParseConfig(%q) = %+v, %v; want %+v", c.Args(), got, err, c)
+		}
 	}
+	// The knobs a lesson sets only now and then are written out only when set.
+	c := labsvc.Config{Workers: 7, SpinMS: 3, WaitMS: 0, Limit: 12, CPUs: 2}
 	if s := c.String(); s != "WORKERS=7 SPIN_MS=3 WAIT_MS=0 LIMIT=12 CPUS=2" || strings.Contains(s, "\n") {
+		t.Errorf("String() = %q", s)
+	}
+	w := labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 0, CPUs: 1, Backlog: 128, Accept: labsvc.AcceptWorkers}
+	if s := w.String(); s != "WORKERS=64 SPIN_MS=2 WAIT_MS=0 LIMIT=0 CPUS=1 BACKLOG=128 ACCEPT=workers" {
 		t.Errorf("String() = %q", s)
 	}
 	// With a stall the stall knobs travel too, and are written out.
 	c.StallEvery, c.StallMS = 200, 500
-	got, err = labsvc.ParseConfig(c.Args(), func(string) string { return "999" })
+	got, err := labsvc.ParseConfig(c.Args(), func(string) string { return "999" })
 	if err != nil || got != c {
 		t.Errorf("ParseConfig(%q) = %+v, %v; want %+v", c.Args(), got, err, c)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -434,9 +435,16 @@ func TestHandOffToFreeWorkers(t *testing.T) {
 // the 3rd and 6th requests the door admits (one at a time) each take the
 // stall's 150 ms of service instead of 10 ms and spend no processor, the
 // others take their usual 10 ms; POST /reset starts the count again, so the
-// 3rd request after it stalls too.
+// 3rd request after it stalls too. The same with ACCEPT=workers, where the
+// worker counts the connections it accepts.
 func TestPeriodicStall(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 10, CPUs: 1, StallEvery: 3, StallMS: 150})
+	for _, accept := range []labsvc.AcceptMode{labsvc.AcceptDoor, labsvc.AcceptWorkers} {
+		t.Run("ACCEPT="+accept.String(), func(t *testing.T) { testPeriodicStall(t, accept) })
+	}
+}
+
+func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) {
+	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 10, CPUs: 1, StallEvery: 3, StallMS: 150, Accept: accept})
 	serve := func(n int) []float64 {
 		var svc []float64
 		for range n {
@@ -468,4 +476,122 @@ func TestPeriodicStall(t *testing.T) {
 	// The 7th was the first of a new three; after a reset the count starts again.
 	doJSON(t, "POST", l.control+"/reset", "", nil)
 	check(serve(3), func(i int) bool { return i == 2 })
+}
+
+// A worker is free as soon as its reply is written: a caller that reads
+// its answer and connects again at once finds it free rather than queued
+// behind the close of its own previous connection. So a closed loop of N
+// callers against one worker has at most N−1 waiting (before, the worker
+// became free only after closing, and queued_max read 1 with one caller
+// and 5 with five).
+func TestWorkerFreeWhenReplyWritten(t *testing.T) {
+	for _, callers := range []int{1, 5} {
+		t.Run(fmt.Sprintf("%d callers", callers), func(t *testing.T) {
+			l := startLab(t, cfg(1, 0, 1, 0))
+			var wg sync.WaitGroup
+			var served atomic.Int64
+			end := time.Now().Add(time.Second)
+			for range callers {
+				wg.Go(func() {
+					for time.Now().Before(end) {
+						r, err := call(l.addr, 5*time.Second)
+						if err != nil || r.status != 200 {
+							t.Errorf("status %d, %v", r.status, err)
+							return
+						}
+						served.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			st := quiet(t, l.control, 5*time.Second)
+			t.Logf("%d callers, %d served, queued_max %d", callers, served.Load(), st.QueuedMax)
+			if served.Load() < 100 {
+				t.Errorf("only %d served in 1 s: is the machine overloaded? rerun", served.Load())
+			}
+			if st.QueuedMax > callers-1 {
+				t.Errorf("queued_max %d with %d callers for 1 worker, want at most %d: a caller that reconnects at once must find its worker free", st.QueuedMax, callers, callers-1)
+			}
+		})
+	}
+}
+
+// With ACCEPT=workers each free worker accepts the next connection itself;
+// callers beyond the workers wait in the kernel's accept queue, which the
+// lab's own counters never see: queued stays 0 and every queue wait reads
+// 0, yet those callers wait, and only backlogged (the kernel's queue,
+// read from the listening socket) shows them. Two workers of 1 s, six
+// callers at once, BACKLOG=8 (room for all who wait: past the backlog the
+// kernel drops a caller's handshake and the caller's kernel tries again a
+// second later).
+func TestAcceptByWorkers(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 1000, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers})
+	const callers = 6
+	replies := make([]reply, callers)
+	took := make([]time.Duration, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			start := time.Now()
+			r, err := call(l.addr, 10*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			replies[i], took[i] = r, time.Since(start)
+		})
+	}
+	// While the first two are served, the other four wait in the kernel.
+	var during labsvc.Stats
+	deadline := time.Now().Add(900 * time.Millisecond)
+	for during = stats(t, l.control); (during.Backlogged < callers-2 || during.InService < 2) && time.Now().Before(deadline); during = stats(t, l.control) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	st := quiet(t, l.control, 5*time.Second)
+	t.Logf("during: in_service %d queued %d backlogged %d (backlog %d); after: done %d queued_max %d backlogged_max %d; took %v",
+		during.InService, during.Queued, during.Backlogged, during.Backlog, st.Done, st.QueuedMax, st.BackloggedMax, took)
+	if during.InService != 2 || during.Queued != 0 || during.Backlogged != callers-2 || during.Backlog != 8 {
+		t.Errorf("while two were served: in_service %d, queued %d, backlogged %d, backlog %d; want 2, 0, %d, 8",
+			during.InService, during.Queued, during.Backlogged, during.Backlog, callers-2)
+	}
+	waited := 0
+	for i, r := range replies {
+		if r.status != 200 || r.queueWait != 0 {
+			t.Errorf("caller %d: status %d, queue wait %.3f ms; want 200 and 0 (the lab never queued it)", i, r.status, r.queueWait)
+		}
+		// The wait the lab cannot see: the caller's time beyond its service.
+		if took[i].Seconds()*1000-r.serviceMS > 800 {
+			waited++
+		}
+	}
+	if waited < callers-2 {
+		t.Errorf("%d callers waited more than 800 ms beyond their service, want the %d who found both workers busy", waited, callers-2)
+	}
+	if st.Done != callers || st.QueuedMax != 0 || st.BackloggedMax < callers-3 || st.Unaccounted() != 0 {
+		t.Errorf("done %d, queued_max %d, backlogged_max %d; want %d done, nothing queued by the lab, and at least %d found waiting in the kernel by a worker",
+			st.Done, st.QueuedMax, st.BackloggedMax, callers, callers-3)
+	}
+}
+
+// BACKLOG changes while the lab runs (POST /config), and the kernel says
+// the new limit; ACCEPT does not.
+func TestBacklogChanges(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 0, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers})
+	if st := stats(t, l.control); st.Backlog != 8 || st.Backlogged != 0 {
+		t.Errorf("backlog %d, backlogged %d at start; want 8 and 0", st.Backlog, st.Backlogged)
+	}
+	var c labsvc.Config
+	if code := doJSON(t, "POST", l.control+"/config", `{"backlog": 2}`, &c); code != 200 || c.Backlog != 2 {
+		t.Fatalf("POST /config backlog 2 = %d %+v", code, c)
+	}
+	if st := stats(t, l.control); st.Backlog != 2 {
+		t.Errorf("backlog %d after POST /config, want 2", st.Backlog)
+	}
+	var ce labsvc.ControlError
+	if code := doJSON(t, "POST", l.control+"/config", `{"accept": "door"}`, &ce); code != 400 || !strings.Contains(ce.Error, "ACCEPT cannot change while the lab runs") {
+		t.Errorf("POST /config accept = %d %q, want 400 saying ACCEPT cannot change", code, ce.Error)
+	}
+	if code := doJSON(t, "POST", l.control+"/config", `{"limit": 3}`, &ce); code != 400 || !strings.Contains(ce.Error, "LIMIT=3 is not allowed: want 0 with ACCEPT=workers") {
+		t.Errorf("POST /config limit 3 = %d %q, want 400: the workers keep no queue to limit", code, ce.Error)
+	}
 }

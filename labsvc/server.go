@@ -34,15 +34,17 @@ type Server struct {
 	mu        sync.Mutex
 	cond      *sync.Cond // signalled when the queue gains a connection or the server closes
 	cfg       Config
-	queue     ring // waiting for a worker: every worker was taken
-	handed    ring // handed to a free worker that has not picked it up yet
-	idle      int  // free workers not yet handed a connection
-	inService int  // handed to a worker (picked up or not) and not finished
+	queue     ring[pending] // waiting for a worker: every worker was taken
+	handed    ring[pending] // handed to a free worker that has not picked it up yet
+	idle      int           // free workers not yet handed a connection
+	inService int           // handed to a worker (picked up or not) and not finished
 	closed    bool
 	started   bool
 	w         window
 	wg        sync.WaitGroup // every goroutine Serve starts, including lingering closes
 	refusing  chan struct{}  // semaphore: refusals and 400s being answered
+	procs     *processors    // the lab's CPUS processors, taken by spins
+	kq        *kernelQueue   // set by Serve: the request listener's accept queue, for BACKLOG and backlogged
 	fellBack  atomic.Bool    // the thread CPU clock failed once (logged once)
 }
 
@@ -54,31 +56,52 @@ type pending struct {
 	stall bool      // it takes STALL_MS instead of its spin and wait
 }
 
-// ring is a FIFO of pending connections that reuses its storage.
-type ring struct {
-	buf  []pending
+// ring is a FIFO that reuses its storage.
+type ring[T any] struct {
+	buf  []T
 	head int
 	n    int
 }
 
-func (r *ring) push(p pending) {
+func (r *ring[T]) push(v T) {
 	if r.n == len(r.buf) {
-		nb := make([]pending, max(16, 2*len(r.buf)))
+		nb := make([]T, max(16, 2*len(r.buf)))
 		for i := range r.n {
 			nb[i] = r.buf[(r.head+i)%len(r.buf)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.n)%len(r.buf)] = p
+	r.buf[(r.head+r.n)%len(r.buf)] = v
 	r.n++
 }
 
-func (r *ring) pop() pending {
-	p := r.buf[r.head]
-	r.buf[r.head] = pending{}
+func (r *ring[T]) pop() T {
+	v := r.buf[r.head]
+	var zero T
+	r.buf[r.head] = zero
 	r.head = (r.head + 1) % len(r.buf)
 	r.n--
-	return p
+	return v
+}
+
+// take removes and returns the first element for which ok is true,
+// keeping the others in order.
+func (r *ring[T]) take(ok func(T) bool) (T, bool) {
+	var zero T
+	for i := range r.n {
+		at := (r.head + i) % len(r.buf)
+		if !ok(r.buf[at]) {
+			continue
+		}
+		v := r.buf[at]
+		for k := i; k < r.n-1; k++ {
+			r.buf[(r.head+k)%len(r.buf)] = r.buf[(r.head+k+1)%len(r.buf)]
+		}
+		r.buf[(r.head+r.n-1)%len(r.buf)] = zero
+		r.n--
+		return v, true
+	}
+	return zero, false
 }
 
 // NewServer returns a lab with the given knobs that logs to logger (nil
@@ -91,6 +114,7 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	s := &Server{logger: logger, workers: cfg.Workers, cfg: cfg, reg: prometheus.NewRegistry()}
 	s.cond = sync.NewCond(&s.mu)
 	s.refusing = make(chan struct{}, MaxRefusing)
+	s.procs = newProcessors(cfg.CPUs)
 	s.w.reset(time.Now(), 0, 0)
 	s.m = newMetrics(s.reg, s)
 	return s
@@ -113,12 +137,25 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 		return errors.New("labsvc: Serve called twice")
 	}
 	s.started = true
+	s.kq = newKernelQueue(requests)
+	cfg := s.cfg // ACCEPT never changes; BACKLOG may, through SetConfig, once the control API serves
 	s.mu.Unlock()
+	if cfg.Backlog > 0 {
+		if err := s.kq.setBacklog(cfg.Backlog); err != nil {
+			s.logger.Warn("BACKLOG not applied", "backlog", cfg.Backlog, "err", err)
+		}
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wg := &s.wg
 	errc := make(chan error, 2)
+	fail := func(err error) {
+		select {
+		case errc <- err:
+		default: // one failure is enough to stop
+		}
+	}
 
 	hs := &http.Server{
 		Handler:           s.controlHandler(),
@@ -127,22 +164,32 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	}
 	wg.Go(func() {
 		if err := hs.Serve(control); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("labsvc: control listener: %w", err)
+			fail(fmt.Errorf("labsvc: control listener: %w", err))
 		}
 	})
-	// Every worker starts free, before the door opens, so the first
-	// callers are handed a worker even if its goroutine has not run yet.
-	s.mu.Lock()
-	s.idle = s.workers
-	s.mu.Unlock()
-	for range s.workers {
-		wg.Go(func() { s.work(ctx) })
+	if cfg.Accept == AcceptWorkers {
+		for range s.workers {
+			wg.Go(func() {
+				if err := s.acceptWork(ctx, requests); err != nil {
+					fail(err)
+				}
+			})
+		}
+	} else {
+		// Every worker starts free, before the door opens, so the first
+		// callers are handed a worker even if its goroutine has not run yet.
+		s.mu.Lock()
+		s.idle = s.workers
+		s.mu.Unlock()
+		for range s.workers {
+			wg.Go(func() { s.work(ctx) })
+		}
+		wg.Go(func() {
+			if err := s.door(ctx, requests); err != nil {
+				fail(err)
+			}
+		})
 	}
-	wg.Go(func() {
-		if err := s.door(ctx, requests); err != nil {
-			errc <- err
-		}
-	})
 
 	var err error
 	select {
@@ -168,35 +215,56 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	s.mu.Unlock()
 	s.cond.Broadcast()
 	wg.Wait()
+	s.mu.Lock()
+	s.kq.close()
+	s.kq = &kernelQueue{} // Stats called after Serve returned reads nothing
+	s.mu.Unlock()
 	return err
+}
+
+// accept takes the next connection from ln, first reading how many wait in
+// the kernel's accept queue (found, -1 when it cannot be read). It returns
+// a nil connection and error when the lab is stopping, and an error when the
+// listener failed; transient failures (out of file descriptors, an aborted
+// handshake) are logged and retried after a growing pause.
+func (s *Server) accept(ctx context.Context, ln net.Listener) (c net.Conn, found int, err error) {
+	backoff := 5 * time.Millisecond
+	for {
+		found = -1
+		if depth, _, ok := s.kq.depth(); ok {
+			found = depth
+		}
+		c, err := ln.Accept()
+		if err == nil {
+			return c, found, nil
+		}
+		if ctx.Err() != nil {
+			return nil, 0, nil
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return nil, 0, fmt.Errorf("labsvc: request listener closed: %w", err)
+		}
+		s.logger.Warn("accept failed", "err", err, "retry_in", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil, 0, nil
+		}
+		backoff = min(2*backoff, time.Second)
+	}
 }
 
 // door accepts connections, admits them to the queue or refuses them, and
 // returns when the listener is closed.
 func (s *Server) door(ctx context.Context, ln net.Listener) error {
-	backoff := 5 * time.Millisecond
 	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return fmt.Errorf("labsvc: request listener closed: %w", err)
-			}
-			// Out of file descriptors or an aborted handshake: wait and go on.
-			s.logger.Warn("accept failed", "err", err, "retry_in", backoff)
-			select {
-			case <-time.After(backoff):
-			case <-ctx.Done():
-				return nil
-			}
-			backoff = min(2*backoff, time.Second)
-			continue
+		c, found, err := s.accept(ctx, ln)
+		if c == nil {
+			return err
 		}
-		backoff = 5 * time.Millisecond
 		now := time.Now()
 		s.mu.Lock()
+		s.w.backlogMax = max(s.w.backlogMax, found)
 		if s.closed {
 			s.mu.Unlock()
 			_ = c.Close()
@@ -220,9 +288,7 @@ func (s *Server) door(ctx context.Context, ln net.Listener) error {
 			})
 			continue
 		}
-		s.w.accepted++
-		s.w.admitted++
-		stall := s.cfg.StallEvery > 0 && s.w.admitted%int64(s.cfg.StallEvery) == 0
+		stall := s.admitLocked()
 		if s.idle > 0 {
 			// A worker is free: it is this connection's now.
 			s.idle--
@@ -236,6 +302,56 @@ func (s *Server) door(ctx context.Context, ln net.Listener) error {
 			s.mu.Unlock()
 		}
 		s.m.accepted.Inc()
+	}
+}
+
+// admitLocked counts a connection admitted to service in the window and
+// says whether it is the Nth, 2Nth, … of STALL_EVERY, which stalls. The
+// door calls it for every caller it does not refuse; with ACCEPT=workers
+// each worker calls it for the connection it accepted. s.mu is held.
+func (s *Server) admitLocked() (stall bool) {
+	s.w.accepted++
+	s.w.admitted++
+	return s.cfg.StallEvery > 0 && s.w.admitted%int64(s.cfg.StallEvery) == 0
+}
+
+// acceptWork is one worker with ACCEPT=workers: whenever it is free it
+// accepts the next connection from the listening socket itself and serves
+// it. Callers beyond the free workers wait in the kernel's accept queue
+// (at most BACKLOG), not in the lab's.
+func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
+	buf := make([]byte, MaxHeaderBytes)
+	out := make([]byte, 0, 256)
+	var sp spinner
+	wt := newWaiter()
+	defer wt.close()
+	for {
+		c, found, err := s.accept(ctx, ln)
+		if c == nil {
+			return err
+		}
+		now := time.Now()
+		s.mu.Lock()
+		s.w.backlogMax = max(s.w.backlogMax, found)
+		if s.closed {
+			s.mu.Unlock()
+			_ = c.Close()
+			return nil
+		}
+		stall := s.admitLocked()
+		s.inService++
+		spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
+		if stall {
+			spin, wait = 0, s.cfg.StallMS
+		}
+		s.mu.Unlock()
+		s.m.accepted.Inc()
+		var answered net.Conn
+		out, answered = s.serve(ctx, pending{conn: c, at: now, took: now}, spin, wait, buf, out, &sp, wt)
+		if answered != nil {
+			_, _ = answered.Write(out)
+			_ = answered.Close()
+		}
 	}
 }
 
@@ -257,6 +373,8 @@ func (s *Server) work(ctx context.Context) {
 	buf := make([]byte, MaxHeaderBytes)
 	out := make([]byte, 0, 256)
 	var sp spinner
+	wt := newWaiter()
+	defer wt.close()
 	s.mu.Lock()
 	for {
 		for s.handed.n == 0 && !s.closed {
@@ -273,21 +391,44 @@ func (s *Server) work(ctx context.Context) {
 				spin, wait = 0, s.cfg.StallMS
 			}
 			s.mu.Unlock()
-			out = s.serve(ctx, p, spin, wait, buf, out, &sp)
+			var answered net.Conn
+			out, answered = s.serve(ctx, p, spin, wait, buf, out, &sp, wt)
 			s.mu.Lock()
-			if s.queue.n == 0 || s.closed {
+			// The worker is free once its reply is written: it becomes
+			// free (or takes the next caller) before writing, so a caller
+			// that reads its answer and connects again at once finds it
+			// free, not still writing or closing.
+			next := s.queue.n > 0 && !s.closed
+			if next {
+				p = s.queue.pop()
+				s.inService++
+			} else {
+				s.idle++
+			}
+			if answered != nil {
+				s.mu.Unlock()
+				// The answer is far smaller than a fresh connection's send
+				// buffer, so the write cannot block and needs no deadline.
+				_, _ = answered.Write(out)
+				_ = answered.Close()
+				s.mu.Lock()
+			}
+			if !next {
 				break
 			}
-			p = s.queue.pop()
+			// Its service starts now that the worker is done with the last
+			// one: the writing and closing were part of its queue wait.
 			p.took = time.Now()
-			s.inService++
 		}
-		s.idle++
 	}
 }
 
-// serve handles one connection taken from the queue.
-func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner) []byte {
+// serve handles one connection taken from the queue. When it served the
+// request it returns the answer in out and the connection, for the worker
+// to write and close once it has marked itself free; otherwise it has
+// closed the connection (or handed it to a lingering close) and returns a
+// nil one.
+func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn) {
 	take := p.took
 	queueWait := take.Sub(p.at)
 	res, why := readRequest(p.conn, buf, time.Now().Add(ReadTimeout))
@@ -295,7 +436,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		s.finishBad(res, time.Since(take))
 		if res != reqGarbage {
 			_ = p.conn.Close()
-			return out
+			return out, nil
 		}
 		// Answer 400 and linger off the worker, so a caller that sends
 		// garbage and never closes does not hold the worker.
@@ -308,19 +449,15 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		default:
 			_ = p.conn.Close()
 		}
-		return out
+		return out, nil
 	}
-	cpu, fellBack := sp.spin(ctx, time.Duration(spinMS)*time.Millisecond)
+	cpu, fellBack := sp.spin(ctx, time.Duration(spinMS)*time.Millisecond, s.procs)
 	if fellBack && !s.fellBack.Swap(true) {
 		s.logger.Warn("thread CPU clock unavailable; SPIN_MS spent as wall time")
 	}
 	if waitMS > 0 {
-		t := time.NewTimer(time.Duration(waitMS) * time.Millisecond)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
+		// The wait starts when the spin ends, and ends at a deadline.
+		wt.wait(ctx, time.Now().Add(time.Duration(waitMS)*time.Millisecond))
 	}
 	if ctx.Err() != nil {
 		// Shutting down: the request was not served.
@@ -328,7 +465,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		s.inService--
 		s.mu.Unlock()
 		_ = p.conn.Close()
-		return out
+		return out, nil
 	}
 	service := time.Since(take)
 	// Count it before answering, so a caller that has its answer finds it in
@@ -342,12 +479,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 	s.mu.Unlock()
 	s.m.observe(queueWait, service, cpu)
 
-	// The answer is far smaller than a fresh connection's send buffer, so
-	// the write cannot block and needs no deadline.
-	out = appendOK(out[:0], queueWait, service)
-	_, _ = p.conn.Write(out)
-	_ = p.conn.Close()
-	return out
+	return appendOK(out[:0], queueWait, service), p.conn
 }
 
 func (s *Server) finishBad(res outcome, busy time.Duration) {
@@ -381,6 +513,7 @@ type ConfigPatch struct {
 	Limit      *int
 	StallEvery *int
 	StallMS    *int
+	Backlog    *int
 }
 
 // apply returns c changed by p.
@@ -400,18 +533,29 @@ func (p ConfigPatch) apply(c Config) Config {
 	if p.StallMS != nil {
 		c.StallMS = *p.StallMS
 	}
+	if p.Backlog != nil {
+		c.Backlog = *p.Backlog
+	}
 	return c
 }
 
 // SetConfig applies p if the result is valid and returns the knobs now in
-// force; otherwise it changes nothing and returns FieldErrors. A lower LIMIT
-// refuses new callers while the queue is longer; it evicts nobody.
+// force; otherwise it changes nothing and returns FieldErrors (or the
+// system's error when a new BACKLOG cannot be applied). A lower LIMIT
+// refuses new callers while the queue is longer, and a lower BACKLOG turns
+// new callers away while the kernel's queue is longer; neither evicts
+// anybody.
 func (s *Server) SetConfig(p ConfigPatch) (Config, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := p.apply(s.cfg)
 	if err := c.Validate(); err != nil {
 		return s.cfg, err
+	}
+	if c.Backlog != s.cfg.Backlog && s.kq != nil {
+		if err := s.kq.setBacklog(c.Backlog); err != nil {
+			return s.cfg, err
+		}
 	}
 	s.cfg = c
 	return c, nil
@@ -434,6 +578,7 @@ func (s *Server) Reset() Stats {
 	s.mu.Lock()
 	st, waits, svcs := s.snapshotLocked()
 	s.w.reset(time.Now(), s.queue.n, s.inService)
+	s.w.backlogMax = st.Backlogged
 	s.mu.Unlock()
 	st.QueueWaitMS = summarize(waits)
 	st.ServiceMS = summarize(svcs)
@@ -455,6 +600,11 @@ func (s *Server) snapshotLocked() (Stats, []float64, []float64) {
 		Carried:   w.carried,
 		BusyMS:    ms(w.busy),
 		SpinCPUMS: ms(w.spinCPU),
+
+		Backlogged: -1, BackloggedMax: -1, Backlog: -1,
+	}
+	if depth, limit, ok := s.kq.depth(); ok {
+		st.Backlogged, st.BackloggedMax, st.Backlog = depth, max(w.backlogMax, depth), limit
 	}
 	if cpu, ok := processCPU(); ok {
 		st.ProcessCPUMS = ms(cpu - w.processCPU)

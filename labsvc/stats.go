@@ -75,6 +75,16 @@ type Stats struct {
 	// ServiceMS summarises, over served requests, the time from a worker
 	// taking the connection to the answer (the X-Service-Ms header).
 	ServiceMS Summary `json:"service_ms"`
+
+	// Backlogged is how many connections wait now in the kernel's accept
+	// queue, accepted by nobody yet and so in none of the counts above;
+	// BackloggedMax the most any accept found waiting in this window (the
+	// door's or a worker's, read just before it accepts), and Backlog the
+	// most the kernel holds (BACKLOG as the kernel applies it). All three
+	// are -1 where the system does not say (off Linux).
+	Backlogged    int `json:"backlogged"`
+	BackloggedMax int `json:"backlogged_max"`
+	Backlog       int `json:"backlog"`
 }
 
 // Unaccounted returns accepted − done − queued − in_service − bad, which is
@@ -93,6 +103,7 @@ type window struct {
 	queuedMax               int
 	busy, spinCPU           time.Duration
 	processCPU              time.Duration // process CPU time at the start
+	backlogMax              int           // most found in the kernel's accept queue
 	waitSamples, svcSamples []float64
 }
 

@@ -110,6 +110,8 @@ type labFields struct {
 	StallEvery int    `yaml:"stall_every"`
 	StallMS    int    `yaml:"stall_ms"`
 	RNG        string `yaml:"rng"`
+	Backlog    int    `yaml:"backlog"`
+	Accept     string `yaml:"accept"`
 }
 
 type tableFields struct {
@@ -174,9 +176,9 @@ func (fp *fileParser) fenced(out *parsed, fc *ast.FencedCodeBlock, body []byte, 
 		if f.Read != nil {
 			q.Read = &Reading{Rows: f.Read.Rows, Columns: f.Read.Columns}
 			if len(f.Read.Columns) == 0 {
-				fp.p.add(d.line("read"), "%s: read.columns is empty: want the columns that settle it, from %s", what, strings.Join(RecordColumns(), ", "))
+				fp.p.add(d.line("read"), "%s: read.columns is empty: want the columns that settle it, from %s", what, strings.Join(AllColumns(), ", "))
 			}
-			fp.columns(d, what, "read", q.Read.Columns)
+			fp.columns(d, what, "read", q.Read.Columns, AllColumns())
 			fp.reads = append(fp.reads, readAt{q: q, what: what, d: d})
 		}
 		return q
@@ -482,11 +484,15 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	}
 	l := &Lab{ID: id, Line: line, Workers: f.Workers, SpinMS: f.SpinMS, WaitMS: f.WaitMS, Limit: f.Limit, CPUs: f.CPUs,
 		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
-		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show}
-	if d.has("show") && len(f.Show) == 0 {
-		p.add(d.line("show"), "%s: show is empty: want the columns the lesson talks about, from %s, or no show: for every column", what, strings.Join(RecordColumns(), ", "))
+		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show,
+		Backlog: f.Backlog, Accept: labsvc.AcceptMode(f.Accept)}
+	if f.Accept == "door" {
+		l.Accept = labsvc.AcceptDoor
 	}
-	fp.columns(d, what, "show", f.Show)
+	if d.has("show") && len(f.Show) == 0 {
+		p.add(d.line("show"), "%s: show is empty: want the columns the lesson talks about, from %s, or no show: for every column", what, strings.Join(RecordColumns(l.Config()), ", "))
+	}
+	fp.columns(d, what, "show", f.Show, RecordColumns(l.Config()))
 	if missing {
 		return l
 	}
@@ -559,8 +565,8 @@ func (fp *fileParser) table(d *ydoc, what string, t *Table, f tableFields) *Tabl
 }
 
 // columns checks a list of column names (a lab's show, a predict's
-// read.columns): each one of RecordColumns, none twice.
-func (fp *fileParser) columns(d *ydoc, what, key string, cols []string) {
+// read.columns): each one of known, none twice.
+func (fp *fileParser) columns(d *ydoc, what, key string, cols, known []string) {
 	seen := map[string]bool{}
 	path := []any{key}
 	if key == "read" {
@@ -568,8 +574,8 @@ func (fp *fileParser) columns(d *ydoc, what, key string, cols []string) {
 	}
 	for i, c := range cols {
 		switch {
-		case !slices.Contains(RecordColumns(), c):
-			fp.p.add(d.line(append(path, i)...), "%s: %s: unknown column %q: want one of %s", what, strings.Join(pathNames(path), "."), c, strings.Join(RecordColumns(), ", "))
+		case !slices.Contains(known, c):
+			fp.p.add(d.line(append(path, i)...), "%s: %s: unknown column %q: want one of %s", what, strings.Join(pathNames(path), "."), c, strings.Join(known, ", "))
 		case seen[c]:
 			fp.p.add(d.line(append(path, i)...), "%s: %s names %q twice", what, strings.Join(pathNames(path), "."), c)
 		}
@@ -609,6 +615,12 @@ func (fp *fileParser) checkReads(l *Lesson) {
 				fp.p.add(line, "%s: read.rows: the preset %q is a closed loop with one window: leave rows out", ra.what, lab.ID)
 			case !slices.Contains(lab.Rates, r):
 				fp.p.add(line, "%s: read.rows: %g is not an offered rate of the preset %q: want one of %s", ra.what, r, lab.ID, rateList(lab.Rates))
+			}
+		}
+		cols := RecordColumns(lab.Config())
+		for i, c := range ra.q.Read.Columns {
+			if slices.Contains(AllColumns(), c) && !slices.Contains(cols, c) {
+				fp.p.add(ra.d.line("read", "columns", i), "%s: read.columns: the preset %q has no column %q (only a lab with accept: workers has it): want one of %s", ra.what, lab.ID, c, strings.Join(cols, ", "))
 			}
 		}
 	}

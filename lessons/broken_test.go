@@ -214,6 +214,15 @@ func TestBrokenLessons(t *testing.T) {
 			`a.md:19: lab "l": stall_ms 20000 is not allowed: want 0 to 10000`,
 			`a.md:20: lab "l": rng: random source "mt" is not known: want pcg or python (pcg is the default; python draws CPython's random.seed and expovariate arrivals)`,
 		}},
+		// Only two doors exist; a backlog has the kernel's bound; workers
+		// that accept for themselves keep no queue for LIMIT to bound.
+		{"lab accept and backlog", map[string]string{"a.md": head("a", 1) + "```lab id=l\nworkers: 64\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\n" +
+			"rates: [10]\nseconds: 1\nbacklog: 70000\naccept: kernel\n```\n" +
+			"```lab id=m\nworkers: 64\nspin_ms: 2\nwait_ms: 18\nlimit: 10\ncpus: 1\nrates: [10]\nseconds: 1\naccept: workers\n```\n"}, []string{
+			`a.md:18: lab "l": backlog 70000 is not allowed: want 0 to 65535`,
+			`a.md:19: lab "l": accept kernel is not allowed: want door or workers`,
+			`a.md:25: lab "m": limit 10 is not allowed: want 0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)`,
+		}},
 		// Too many rates make a sweep too long.
 		{"too many rates", map[string]string{"a.md": head("a", 1) + "```lab id=l\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\n" +
 			"rates: [1, 2, 3, 4, 5, 6, 7, 8, 9]\nseconds: 1\n```\n"}, []string{
@@ -350,7 +359,7 @@ func TestBrokenLessons(t *testing.T) {
 		// A predict's read: names columns and rows of its settling preset:
 		// an unknown column and a rate the preset does not run are caught.
 		{"predict read", map[string]string{"a.md": head("a", 1) + strings.Replace(goodBody("a"), "settled_by: a-lab\n", "settled_by: a-lab\nread: {rows: [10, 20], columns: [mean_ms, latency]}\n", 1)}, []string{
-			`a.md:19: predict "a-p": read.columns: unknown column "latency": want one of offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, mean_ms`,
+			`a.md:19: predict "a-p": read.columns: unknown column "latency": want one of offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, backlogged, mean_ms`,
 			`a.md:19: predict "a-p": read.rows: 20 is not an offered rate of the preset "a-lab": want one of 10`,
 		}},
 		// An option is one line of inline Markdown: a list is not an option.

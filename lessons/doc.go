@@ -130,7 +130,9 @@
 // stall_ms (the lab's periodic stall, checked by labsvc.Config.Validate;
 // default 0, off) and rng (the arrivals' random source: pcg, the default,
 // or python for CPython's random.seed and expovariate; see package
-// loadrun) and show (the columns, names of [RecordColumns], that the
+// loadrun), the lab's backlog (BACKLOG, 0 to 65535; 0 = the system's
+// maximum) and accept (ACCEPT: door, the default, or workers, which needs
+// limit 0), and show (the columns, names of [RecordColumns], that the
 // lesson's text talks about: pages show them first, in this order, in the preset's recorded table
 // and in the table of a run of it, with the other columns one click away;
 // an unknown name is an error at its line). show is presentation, not a
@@ -169,7 +171,8 @@
 // fingerprint is the SHA-256 (see [Fingerprint]) of "capacitylab table v1",
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
 // cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
-// stall_ms when either is set and rng when given; not its id), the columns,
+// stall_ms when either is set, rng when given, and backlog and accept only
+// when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a
@@ -211,7 +214,8 @@
 // closed loop of its clients. It writes the result as the table with
 // preset=ID, replacing it where it stands, or inserting a table with id
 // ID-result after the lab block; nothing else in the file changes. Columns
-// are [RecordColumns]: counts as whole numbers, rates and milliseconds to
+// are [RecordColumns] (backlogged after queued when the preset's accept is
+// workers): counts as whole numbers, rates and milliseconds to
 // one decimal, "-" for a lab counter that could not be read. It prints
 // progress on standard error and refuses to write a table when a window
 // lost a request (lost ≠ 0), when the lab had not drained before a window,

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+
+	"capacitylab/labsvc"
 )
 
 // FixturePart is the front-matter part of lessons that hold test fixtures;
@@ -50,9 +52,11 @@ func Fingerprint(preset *Lab, columns []string, rows [][]string, source string) 
 // canonicalPreset writes every setting of a lab preset in a fixed order
 // and number format, e.g.
 // "preset workers=1 spin_ms=2 wait_ms=18 limit=0 cpus=1 rates=10,20 seconds=5 seed=1 closed=0 timeout_ms=0",
-// followed by " stall_every=N stall_ms=M" when either is set and " rng=R"
-// when rng is given (so presets without them keep their fingerprints).
-// The id is left out: renaming a preset does not change what was measured.
+// followed by " stall_every=N stall_ms=M" when either is set, " rng=R"
+// when rng is given, and " backlog=N" and " accept=workers" only when the
+// preset sets them (so the form of every preset written before they existed
+// is unchanged). The id is left out: renaming a preset does not change what
+// was measured.
 func canonicalPreset(l *Lab) string {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	rates := make([]string, len(l.Rates))
@@ -70,7 +74,9 @@ func canonicalPreset(l *Lab) string {
 		" closed=" + strconv.Itoa(l.Closed) +
 		" timeout_ms=" + strconv.Itoa(l.TimeoutMS) +
 		optional(l.StallEvery != 0 || l.StallMS != 0, " stall_every="+strconv.Itoa(l.StallEvery)+" stall_ms="+strconv.Itoa(l.StallMS)) +
-		optional(l.RNG != "", " rng="+l.RNG)
+		optional(l.RNG != "", " rng="+l.RNG) +
+		optional(l.Backlog != 0, " backlog="+strconv.Itoa(l.Backlog)) +
+		optional(l.Accept != labsvc.AcceptDoor, " accept="+l.Accept.String())
 }
 
 func optional(given bool, s string) string {

@@ -1,6 +1,10 @@
 package lessons
 
-import "html/template"
+import (
+	"html/template"
+
+	"capacitylab/labsvc"
+)
 
 // Course is every lesson, validated, in reading order (part, chapter, number).
 type Course struct {
@@ -126,9 +130,11 @@ type Lab struct {
 	// not cover it. Empty: every column, in its own order.
 	Show []string
 
-	StallEvery int    // the lab's STALL_EVERY: every Nth request stalls; 0 = never
-	StallMS    int    // the lab's STALL_MS: what a stalled request takes
-	RNG        string // random source of the arrivals: "" or "pcg" (the default), or "python"
+	StallEvery int               // the lab's STALL_EVERY: every Nth request stalls; 0 = never
+	StallMS    int               // the lab's STALL_MS: what a stalled request takes
+	RNG        string            // random source of the arrivals: "" or "pcg" (the default), or "python"
+	Backlog    int               // the lab's BACKLOG; 0 = the system's maximum
+	Accept     labsvc.AcceptMode // the lab's ACCEPT; the zero value is the door
 }
 
 // Kind returns "lab".

@@ -14,17 +14,28 @@ import (
 	"strings"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
 
-// RecordColumns returns the columns `server lessons record` writes, in
-// order: the lessons' columns of loadrun's Row (see its package doc), then
-// mean_ms, which Little's law needs.
-func RecordColumns() []string {
-	return []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec",
+// RecordColumns returns the columns `server lessons record` writes for a
+// lab with cfg, in order: the lessons' columns of loadrun's Row (see its
+// package doc), then mean_ms, which Little's law needs. With ACCEPT=workers,
+// whose waiting callers sit in the kernel's accept queue, backlogged follows
+// queued.
+func RecordColumns(cfg labsvc.Config) []string {
+	cols := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec",
 		"p50_ms", "p99_ms", "done", "lost", "queued", "mean_ms"}
+	if cfg.Accept == labsvc.AcceptWorkers {
+		cols = slices.Insert(cols, slices.Index(cols, "queued")+1, "backlogged")
+	}
+	return cols
 }
+
+// AllColumns returns every column a recorded table may have: those of a lab
+// whose workers accept, backlogged included.
+func AllColumns() []string { return RecordColumns(labsvc.Config{Accept: labsvc.AcceptWorkers}) }
 
 // QuietLoadAverage is the highest one-minute load average at which a
 // machine counts as quiet enough to record on: above it Record warns that
@@ -280,7 +291,7 @@ func recordOne(ctx context.Context, cfg RecordConfig, j recordJob, scale float64
 
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = RowCells(r)
+		cells[i] = RowCells(r, ran.Config())
 	}
 	source := recordSource(j.lab, scale, when, la, cfg.Build)
 	rec, err := writeTable(cfg.Dir, j.file, j.lab, &ran, cells, source)
@@ -325,10 +336,10 @@ func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writ
 	// Keep this process (the generator) off the lab's processors while it
 	// runs; Restore (deferred after Stop, so it runs first) puts it back
 	// before the next preset's child starts.
-	cpus, err := labsvc.ProcessCPUs(child.Pid())
-	var pin *labsvc.Pinning
+	cpus, err := affinity.ProcessCPUs(child.Pid())
+	var pin *affinity.Pinning
 	if err == nil {
-		pin, err = labsvc.PinAwayFrom(cpus)
+		pin, err = affinity.PinAwayFrom(cpus)
 	}
 	if err != nil {
 		fmt.Fprintf(logw, "  warning: the generator shares the lab's processors: %v\n", err)
@@ -385,11 +396,11 @@ func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writ
 	return rep.Rows(), nil
 }
 
-// RowCells formats one row as a recorded table holds it, in RecordColumns
-// order (pages use it for a run of a preset too): counts as
-// whole numbers, rates and milliseconds to one decimal, and "-" for a lab
+// RowCells formats one row of a lab with cfg as a recorded table holds it,
+// in RecordColumns order (pages use it for a run of a preset too): counts
+// as whole numbers, rates and milliseconds to one decimal, and "-" for a lab
 // counter that could not be read.
-func RowCells(r loadrun.Row) []string {
+func RowCells(r loadrun.Row, cfg labsvc.Config) []string {
 	opt := func(v int) string {
 		if v < 0 {
 			return "-"
@@ -397,10 +408,14 @@ func RowCells(r loadrun.Row) []string {
 		return strconv.Itoa(v)
 	}
 	f1 := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-	return []string{
+	cells := []string{
 		fmtNum(r.Offered), strconv.Itoa(r.Sent), strconv.Itoa(r.OK), strconv.Itoa(r.Refused), strconv.Itoa(r.Gaveup), strconv.Itoa(r.Error),
 		f1(r.OKPerSec), f1(r.P50MS), f1(r.P99MS), opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued), f1(r.MeanMS),
 	}
+	if cfg.Accept == labsvc.AcceptWorkers {
+		cells = slices.Insert(cells, 12, opt(r.Backlogged)) // after queued
+	}
+	return cells
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -540,7 +555,8 @@ func writeTable(dir, file string, preset, ran *Lab, cells [][]string, source str
 	if len(lines) > 0 && bytes.HasSuffix(lines[0], []byte("\r\n")) {
 		eol = "\r\n"
 	}
-	block := tableBlock(id, preset.ID, caption, cells, source, Fingerprint(ran, RecordColumns(), cells, source), eol)
+	cols := RecordColumns(ran.Config())
+	block := tableBlock(id, preset.ID, caption, cols, cells, source, Fingerprint(ran, cols, cells, source), eol)
 	var out bytes.Buffer
 	var line int
 	if len(old) == 1 {
@@ -574,11 +590,11 @@ func writeTable(dir, file string, preset, ran *Lab, cells [][]string, source str
 }
 
 // tableBlock formats a table block, ending with its closing fence and eol.
-func tableBlock(id, preset, caption string, cells [][]string, source, fingerprint, eol string) string {
+func tableBlock(id, preset, caption string, cols []string, cells [][]string, source, fingerprint, eol string) string {
 	var b strings.Builder
 	b.WriteString("```table id=" + id + " preset=" + preset + eol)
 	b.WriteString("caption: " + yamlQuote(caption) + eol)
-	b.WriteString("columns: [" + strings.Join(RecordColumns(), ", ") + "]" + eol)
+	b.WriteString("columns: [" + strings.Join(cols, ", ") + "]" + eol)
 	b.WriteString("rows:" + eol)
 	for _, r := range cells {
 		q := make([]string, len(r))

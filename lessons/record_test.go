@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
@@ -56,11 +57,11 @@ func testRecordConfig(t *testing.T, dir string, log *bytes.Buffer) RecordConfig 
 }
 
 // tinyLesson is a lesson with an open-loop preset (one worker, one rate of
-// 10 a second, 1 s) and a closed-loop preset (2 clients, 1 s), with prose
-// after each.
+// 10 a second, 1 s) and a closed-loop preset (2 clients, 1 s, the worker
+// accepting for itself from a backlog of 16), with prose after each.
 func tinyLesson() string {
 	return head("a", 1) + goodBody("a") + "\nProse after the open lab.\n\n" +
-		"```lab id=a-closed\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nseconds: 1\nclosed: 2\n```\n\nProse after the closed lab.\n"
+		"```lab id=a-closed\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nseconds: 1\nclosed: 2\nbacklog: 16\naccept: workers\n```\n\nProse after the closed lab.\n"
 }
 
 // tableBlocks returns the table fences in src.
@@ -80,7 +81,7 @@ func TestRecordEndToEnd(t *testing.T) {
 	dir := recordDir(t, map[string]string{"a.md": orig})
 	var log bytes.Buffer
 	cfg := testRecordConfig(t, dir, &log)
-	cpusBefore, err := labsvc.ProcessCPUs(os.Getpid())
+	cpusBefore, err := affinity.ProcessCPUs(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestRecordEndToEnd(t *testing.T) {
 	if n := strings.Count(lg, "  generator pinned") + strings.Count(lg, "  generator not pinned") + strings.Count(lg, "generator shares the lab's"); n != 2 {
 		t.Errorf("the log says where the generator ran %d times, want once per preset (2):\n%s", n, log.String())
 	}
-	if now, err := labsvc.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, cpusBefore) {
+	if now, err := affinity.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, cpusBefore) {
 		t.Errorf("after Record this process may use %v (%v), want %v as before", now, err, cpusBefore)
 	}
 	if len(recs) != 2 || recs[0].Table != "a-lab-result" || recs[1].Table != "a-closed-result" {
@@ -114,8 +115,17 @@ func TestRecordEndToEnd(t *testing.T) {
 	}
 	b, _, _ := c.Block("a-lab-result")
 	tb := b.(*Table)
-	if tb.Preset != "a-lab" || len(tb.Rows) != 1 || strings.Join(tb.Columns, " ") != strings.Join(RecordColumns(), " ") {
+	if tb.Preset != "a-lab" || len(tb.Rows) != 1 || strings.Join(tb.Columns, " ") != strings.Join(RecordColumns(labsvc.Config{}), " ") {
 		t.Errorf("table = %+v", tb)
+	}
+	// A lab whose worker accepts for itself has the kernel's queue beside
+	// its own: backlogged, after queued. One caller waits there while the
+	// other is served, two when the one served reconnects before the
+	// worker, still closing its connection, is back at accept.
+	b, _, _ = c.Block("a-closed-result")
+	if tb := b.(*Table); strings.Join(tb.Columns, " ") != "offered sent ok refused gaveup error ok_per_sec p50_ms p99_ms done lost queued backlogged mean_ms" ||
+		len(tb.Rows) != 1 || tb.Rows[0][11] != "0" || (tb.Rows[0][12] != "1" && tb.Rows[0][12] != "2") {
+		t.Errorf("closed-loop table with ACCEPT=workers = %+v, want backlogged after queued, queued 0 and backlogged 1 or 2", tb)
 	}
 	for _, want := range []string{"server lessons record --lab a-lab", "seed 0", "cores", "; build 0123456789ab+dirty; 2026-11-30 12:00 UTC", "load average at start 0.10 0.20 0.30"} {
 		if !strings.Contains(tb.Source, want) {
@@ -394,6 +404,8 @@ func TestFingerprintCovers(t *testing.T) {
 		{"wait", func(l *Lab) { l.WaitMS = 19 }, cols, rows, "s"},
 		{"limit", func(l *Lab) { l.Limit = 5 }, cols, rows, "s"},
 		{"cpus", func(l *Lab) { l.CPUs = 2 }, cols, rows, "s"},
+		{"backlog", func(l *Lab) { l.Backlog = 128 }, cols, rows, "s"},
+		{"accept", func(l *Lab) { l.Accept = labsvc.AcceptWorkers }, cols, rows, "s"},
 		// Each setting of the sweep.
 		{"rates", func(l *Lab) { l.Rates = []float64{10.5} }, cols, rows, "s"},
 		{"seconds", func(l *Lab) { l.Seconds = 2 }, cols, rows, "s"},
@@ -424,6 +436,11 @@ func TestFingerprintCovers(t *testing.T) {
 	// so the tables recorded then keep their fingerprints.
 	if c := canonicalPreset(&base); strings.Contains(c, "stall") || strings.Contains(c, "rng") {
 		t.Errorf("canonical preset %q names settings the preset does not give", c)
+	}
+	// A preset that leaves backlog and accept at their defaults has the
+	// form it had before they existed, so tables recorded then still match.
+	if got, old := canonicalPreset(&base), "preset workers=1 spin_ms=2 wait_ms=18 limit=0 cpus=1 rates="; !strings.HasPrefix(got, old) || strings.Contains(got, "backlog") || strings.Contains(got, "accept") {
+		t.Errorf("canonical form %q, want the old one (no backlog, no accept)", got)
 	}
 	// The id is not covered: renaming a preset does not change a measurement.
 	renamed := base

@@ -13,13 +13,17 @@ import (
 
 // LabStats is the part of the lab's GET /stats reply the runner reads.
 type LabStats struct {
-	Accepted  int64 `json:"accepted"`
-	Refused   int64 `json:"refused"`
-	Done      int64 `json:"done"`
-	Queued    int   `json:"queued"`
-	QueuedMax int   `json:"queued_max"`
-	InService int   `json:"in_service"`
-	Bad       int64 `json:"bad"`
+	Since     time.Time `json:"since"` // when the lab's window began (its last reset)
+	Accepted  int64     `json:"accepted"`
+	Refused   int64     `json:"refused"`
+	Done      int64     `json:"done"`
+	Queued    int       `json:"queued"`
+	QueuedMax int       `json:"queued_max"`
+	// BackloggedMax is the most callers the lab found waiting in the
+	// kernel's accept queue in the window; -1 when the lab does not say.
+	BackloggedMax int   `json:"backlogged_max"`
+	InService     int   `json:"in_service"`
+	Bad           int64 `json:"bad"`
 	// ProcessCPUMS is the processor time the whole lab process used in the
 	// window, ms; SpinCPUMS the part its spins used.
 	ProcessCPUMS float64 `json:"process_cpu_ms"`
@@ -65,7 +69,7 @@ func (c Control) URL() string { return c.base }
 
 // Stats reads GET /stats.
 func (c Control) Stats(ctx context.Context) (LabStats, error) {
-	var s LabStats
+	s := LabStats{BackloggedMax: -1}
 	err := c.call(ctx, http.MethodGet, "/stats", &s)
 	return s, err
 }

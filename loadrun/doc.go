@@ -84,7 +84,9 @@
 //	          ephemeral ports), canceled (the run was cancelled mid-request)
 //	          or other
 //	not_sent  due but not sent: reason inflight_cap (MaxInFlight requests were
-//	          outstanding) or canceled (the run was cancelled before it was due)
+//	          outstanding: by default as many as arrive in one caller timeout,
+//	          at least 2,048 and at most 16,384) or canceled (the run was
+//	          cancelled before it was due)
 //
 // WriteCSV writes records with a header line and these columns:
 //
@@ -123,7 +125,12 @@
 //	                 without a lab control API
 //	lost             sent − ok − refused − gaveup − error; always 0 unless the
 //	                 generator has a bug (a sent record that never got an outcome)
-//	queued           the lab's queued_max for the window; -1 without control
+//	queued           the lab's queued_max for the window: the most callers waiting at
+//	                 once in the lab's own queue; -1 without control
+//	backlogged       the lab's backlogged_max for the window: the most callers found
+//	                 waiting in the kernel's accept queue, not yet accepted by the lab
+//	                 (with ACCEPT=workers the only queue there is); -1 without control,
+//	                 or where the lab cannot read it
 //	not_sent         arrivals that were due but not sent
 //	late             sends that left more than 1 ms (LateAfter) after intended
 //	send_lag_p99_ms  nearest-rank p99 of sent − intended over sent requests
@@ -196,7 +203,7 @@
 // # The lab's control API
 //
 // Control reads GET /stats (accepted, refused, done, queued, queued_max,
-// in_service, bad), calls POST /reset and reads GET /config. Before each
+// backlogged_max, in_service, bad), calls POST /reset and reads GET /config. Before each
 // window a sweep waits Pause after the previous window's row (0 by
 // default; the runner pauses so a watching class's page updates fall
 // between windows), polls /stats until queued + in_service = 0 (at most

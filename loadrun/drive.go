@@ -2,6 +2,7 @@ package loadrun
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -31,10 +32,15 @@ type Result struct {
 // Open is one open-loop window: each arrival is sent at its scheduled time
 // whether or not earlier ones were answered.
 type Open struct {
-	Target      Target
-	Schedule    []time.Duration // intended send offsets, increasing (see Schedule)
-	MaxInFlight int             // 0 means DefaultMaxInFlight
-	Window      int             // copied into every record
+	Target   Target
+	Schedule []time.Duration // intended send offsets, increasing (see Schedule)
+	// MaxInFlight caps the requests outstanding at once. 0 means as many as
+	// arrive in one caller timeout at the schedule's mean rate, at least
+	// DefaultMaxInFlight and at most MaxMaxInFlight: at 10,000 a second a
+	// fixed 2,048 would turn a target's 0.2 s stall into arrivals not sent,
+	// where a real caller would have sent them and waited.
+	MaxInFlight int
+	Window      int // copied into every record
 }
 
 // Run sends the schedule and returns when every request has ended. At each
@@ -49,7 +55,7 @@ type Open struct {
 func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 	limit := int64(o.MaxInFlight)
 	if limit <= 0 {
-		limit = DefaultMaxInFlight
+		limit = int64(defaultInFlight(o.Schedule, o.Target.Timeout()))
 	}
 	records := make([]Record, len(o.Schedule))
 	w := newLive()
@@ -89,6 +95,18 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 	}
 	wg.Wait()
 	return w.result(records, stopTicker, progress)
+}
+
+// defaultInFlight is the in-flight cap of an open-loop window that sets
+// none: the arrivals of one caller timeout at the schedule's mean rate,
+// within DefaultMaxInFlight and MaxMaxInFlight.
+func defaultInFlight(sched []time.Duration, timeout time.Duration) int {
+	n := DefaultMaxInFlight
+	if len(sched) > 0 && sched[len(sched)-1] > 0 {
+		rate := float64(len(sched)) / sched[len(sched)-1].Seconds()
+		n = max(n, int(math.Ceil(rate*timeout.Seconds())))
+	}
+	return min(n, MaxMaxInFlight)
 }
 
 // Closed is one closed-loop window: Clients callers, each sending its next

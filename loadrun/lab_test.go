@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
@@ -68,7 +69,7 @@ func startLab(t testing.TB, cfg labsvc.Config) lab {
 
 // startChildLab starts cfg as a lab child process (GOMAXPROCS and affinity
 // = cfg.CPUs) and pins this process to the other processors meanwhile
-// (labsvc.PinAwayFrom; nothing changes on a host with no other processor,
+// (affinity.PinAwayFrom; nothing changes on a host with no other processor,
 // and the log says so). Both end when the test ends or when the returned
 // lab's stop is called, whichever is first: a test starting several
 // children one after another stops each before the next, since a child
@@ -86,7 +87,7 @@ func startChildLab(t testing.TB, cfg labsvc.Config) lab {
 		cancel()
 		t.Fatal(err)
 	}
-	var p *labsvc.Pinning
+	var p *affinity.Pinning
 	stop := sync.OnceFunc(func() {
 		if err := p.Restore(); err != nil {
 			t.Errorf("restoring affinity: %v", err)
@@ -100,11 +101,11 @@ func startChildLab(t testing.TB, cfg labsvc.Config) lab {
 		}
 	})
 	t.Cleanup(stop)
-	cpus, err := labsvc.ProcessCPUs(child.Pid())
+	cpus, err := affinity.ProcessCPUs(child.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err = labsvc.PinAwayFrom(cpus); err != nil {
+	if p, err = affinity.PinAwayFrom(cpus); err != nil {
 		t.Fatal(err)
 	}
 	t.Log(p)

@@ -316,6 +316,25 @@ func BenchmarkSleepFloor(b *testing.B) {
 	}
 }
 
+// SleepFloorWindow sleeps through sched exactly as Open.Run's dispatcher
+// does (sleepUntil on one locked thread) with nothing to send, and returns
+// how late it woke for each arrival: the floor this machine, at this
+// moment, sets under any generator's send lag. (Exported for the external
+// fidelity benchmarks, which pair each generator window with a floor
+// window of the same schedule; test builds only.)
+func SleepFloorWindow(tb testing.TB, sched []time.Duration) []time.Duration {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	wakes := make([]time.Duration, len(sched))
+	ctx := context.Background()
+	start := time.Now()
+	for i, off := range sched {
+		sleepUntil(ctx, start.Add(off))
+		wakes[i] = time.Since(start) - off
+	}
+	return wakes
+}
+
 func sleepWindow(b *testing.B, sched []time.Duration) (p99, latePct, queuedPct, asleepPct, stealMS float64) {
 	schedstat, release := lockThreadSchedstat(b)
 	defer release()

@@ -25,6 +25,7 @@ type Row struct {
 	Done         int     `json:"done"`
 	Lost         int     `json:"lost"`
 	Queued       int     `json:"queued"`
+	Backlogged   int     `json:"backlogged"`
 	NotSent      int     `json:"not_sent"`
 	Late         int     `json:"late"`
 	SendLagP99MS float64 `json:"send_lag_p99_ms"`
@@ -100,8 +101,8 @@ func (m *Metrics) Grow(n int) {
 func (m *Metrics) Arrivals() int { return m.arrivals }
 
 // Row summarises what has been added so far. offered is the window's
-// offered rate (arrivals a second) and window its scheduled length. Done and
-// Queued are -1 here: they come from the lab (see Sweep).
+// offered rate (arrivals a second) and window its scheduled length. Done,
+// Queued and Backlogged are -1 here: they come from the lab (see Sweep).
 //
 // OKPerSec is ok ÷ max(window, end of the last ok answer), in seconds: the
 // rate at which answers were actually delivered. Dividing by the window alone
@@ -121,6 +122,7 @@ func (m *Metrics) Row(offered float64, window time.Duration) Row {
 		N:            len(m.okLat),
 		Done:         -1,
 		Queued:       -1,
+		Backlogged:   -1,
 		LabServiceMS: -1,
 		LabCPUMS:     -1,
 		Seconds:      window.Seconds(),

@@ -22,11 +22,11 @@ const (
 // Sandbox caps on what one window may ask for. They protect the machine the
 // generator runs on; arrivals beyond MaxInFlight are recorded as not_sent.
 const (
-	MaxRate            = 5000  // arrivals per second in one window
+	MaxRate            = 10000 // arrivals per second in one window
 	MaxSeconds         = 600   // length of one window
 	MaxArrivals        = 1e6   // arrivals in one window (rate × seconds)
 	MaxClients         = 1024  // closed-loop clients
-	DefaultMaxInFlight = 2048  // requests in flight at once, open loop
+	DefaultMaxInFlight = 2048  // requests in flight at once, open loop, at least (see Open.MaxInFlight)
 	MaxMaxInFlight     = 16384 // upper bound for MaxInFlight
 )
 

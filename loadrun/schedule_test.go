@@ -150,3 +150,31 @@ func TestScheduleRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// The open loop's default in-flight cap is one caller timeout's arrivals,
+// so a short stall of the target is waited out, not turned into arrivals
+// not sent; it stays within the generator's bounds.
+func TestDefaultInFlight(t *testing.T) {
+	cases := []struct {
+		name    string
+		rate    float64
+		timeout time.Duration
+		want    int
+	}{
+		// The lessons' rates: the floor of 2,048.
+		{"slow", 100, 2 * time.Second, loadrun.DefaultMaxInFlight},
+		// 5,000 a second for 2 s: 10,000 may be outstanding.
+		{"fast", 5000, 2 * time.Second, 10000},
+		// 10,000 a second for 10 s would be 100,000: the cap.
+		{"capped", 10000, 10 * time.Second, loadrun.MaxMaxInFlight},
+	}
+	for _, c := range cases {
+		sched, err := loadrun.Schedule(loadrun.Uniform, c.rate, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := loadrun.DefaultInFlight(sched, c.timeout); got < c.want*99/100 || got > c.want*101/100 {
+			t.Errorf("%s: %g a second, timeout %v: cap %d, want about %d", c.name, c.rate, c.timeout, got, c.want)
+		}
+	}
+}

@@ -16,7 +16,7 @@ const DefaultDrainWait = 30 * time.Second
 // loop) or one per client count (closed loop).
 type Sweep struct {
 	Target  Target
-	Control *Control // nil: no lab to reset or read; Done and Queued stay -1
+	Control *Control // nil: no lab to reset or read; Done, Queued and Backlogged stay -1
 
 	Rates   []float64 // open loop: offered rates, arrivals a second
 	Clients []int     // closed loop: client counts; set one of Rates, Clients and Arrivals
@@ -32,7 +32,7 @@ type Sweep struct {
 	Seed        uint64  // window i uses RNG.WindowSeed(Seed, i)
 	Kind        Kind    // arrival process; "" means Poisson
 	RNG         Source  // random source of the schedules; "" means PCG
-	MaxInFlight int     // 0 means DefaultMaxInFlight
+	MaxInFlight int     // 0 means Open's default: one timeout's arrivals, within DefaultMaxInFlight..MaxMaxInFlight
 	DrainWait   time.Duration
 
 	// Pause is how long the sweep waits after a window's row is sent
@@ -109,7 +109,7 @@ func (s Sweep) ValidatePlan() error {
 		return fmt.Errorf("think time %v is not allowed: want 0 to %v", s.Think, MaxTimeout)
 	}
 	if s.MaxInFlight < 0 || s.MaxInFlight > MaxMaxInFlight {
-		return fmt.Errorf("in-flight cap %d is not allowed: want 0 (default %d) to %d", s.MaxInFlight, DefaultMaxInFlight, MaxMaxInFlight)
+		return fmt.Errorf("in-flight cap %d is not allowed: want 0 (the default: one timeout's arrivals, at least %d) to %d", s.MaxInFlight, DefaultMaxInFlight, MaxMaxInFlight)
 	}
 	if s.DrainWait < 0 {
 		return fmt.Errorf("drain wait %v is not allowed: want 0 (default %v) or more", s.DrainWait, DefaultDrainWait)
@@ -371,6 +371,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		if lab != nil && ctx.Err() == nil {
 			row.Done = int(lab.Done)
 			row.Queued = lab.QueuedMax
+			row.Backlogged = lab.BackloggedMax
 			row.LabServiceMS = round(lab.ServiceMS.Mean, 1000)
 			row.LabCPUMS = round(lab.ProcessCPUMS, 1000)
 		}

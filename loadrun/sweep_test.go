@@ -33,8 +33,8 @@ func TestSweepAgainstLab(t *testing.T) {
 		if r.Lost != 0 || r.OK != r.Sent || r.OK != r.Done || r.N != r.OK || r.Arrivals != len(rep.Windows[i].Records) {
 			t.Errorf("row %d: %+v: want lost 0, ok = sent = done = n, one record per arrival", i, r)
 		}
-		if r.Offered != s.Rates[i] || r.Window != i || r.Queued < 0 || r.P50MS < 5 || r.P99MS < r.P50MS {
-			t.Errorf("row %d: %+v: want offered %v, window %d, queued read from the lab, p50 ≥ 5 ms", i, r, s.Rates[i], i)
+		if r.Offered != s.Rates[i] || r.Window != i || r.Queued < 0 || r.Backlogged < 0 || r.P50MS < 5 || r.P99MS < r.P50MS {
+			t.Errorf("row %d: %+v: want offered %v, window %d, queued and backlogged read from the lab, p50 ≥ 5 ms", i, r, s.Rates[i], i)
 		}
 	}
 
@@ -73,7 +73,7 @@ func TestSweepAgainstLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{`"kind":"row"`, `"ok_per_sec":`, `"p99_ms":`, `"send_lag_p99_ms":`, `"not_sent":`, `"queued":`} {
+	for _, name := range []string{`"kind":"row"`, `"ok_per_sec":`, `"p99_ms":`, `"send_lag_p99_ms":`, `"not_sent":`, `"queued":`, `"backlogged":`} {
 		if !strings.Contains(string(b), name) {
 			t.Errorf("row event JSON %s lacks %s", b, name)
 		}
@@ -250,7 +250,7 @@ func TestSweepValidate(t *testing.T) {
 		// A trace out of order.
 		{"arrivals unsorted", loadrun.Sweep{Target: target, Arrivals: []time.Duration{2 * time.Millisecond, time.Millisecond}, Seconds: 1}, "arrival 2 at 1ms comes before arrival 1 at 2ms"},
 		// A trace whose average rate is above the generator's cap.
-		{"arrivals over the cap", loadrun.Sweep{Target: target, Arrivals: make([]time.Duration, 6000), Seconds: 1}, "6000 arrivals in 1 s is 6000 a second on average, above the cap"},
+		{"arrivals over the cap", loadrun.Sweep{Target: target, Arrivals: make([]time.Duration, 12000), Seconds: 1}, "12000 arrivals in 1 s is 12000 a second on average, above the cap"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -282,8 +282,8 @@ func TestSweepReplays(t *testing.T) {
 				offs = append(offs, r.Intended)
 			}
 			out = append(out, offs)
-			if w.Row.Done != -1 || w.Row.Queued != -1 {
-				t.Errorf("without a control API done and queued are %d/%d, want -1/-1", w.Row.Done, w.Row.Queued)
+			if w.Row.Done != -1 || w.Row.Queued != -1 || w.Row.Backlogged != -1 {
+				t.Errorf("without a control API done, queued and backlogged are %d/%d/%d, want -1", w.Row.Done, w.Row.Queued, w.Row.Backlogged)
 			}
 		}
 		return out

@@ -24,7 +24,7 @@
 //
 // While a run's lab child runs, the runner pins its own process (the load
 // generator, the web server and every websocket watcher) to the processors
-// the child does not use (labsvc.PinAwayFrom with the child's processors)
+// the child does not use (affinity.PinAwayFrom with the child's processors)
 // and restores the previous affinity when the child stops, so the lab's
 // CPUS processors do the lab's work only. For as long, it lowers
 // GOMAXPROCS to the number of processors left to it (and afterwards puts
@@ -50,7 +50,8 @@
 //
 // Limits (defaults DefaultMax*): at most 8 windows (rates or client
 // counts), at least MinWindowSeconds (0.5 s) and at most 30 s a window,
-// at most 2,000 arrivals a second offered in a window, at most 120 s of
+// at most 2,000 arrivals a second offered in a window (within the
+// generator's own cap, loadrun.MaxRate, 10,000), at most 120 s of
 // windows in a run (windows × seconds), at most 60 s of processor time
 // asked of the lab in a run (Request.CPUSeconds: each window's rate ×
 // seconds × SPIN_MS, summed; a run asking far more than its processors
@@ -61,7 +62,7 @@
 // labsvc.Config.Validate, and rng (the schedule's random source, "pcg" or
 // "python") by loadrun.ParseSource. FieldErrors keys are the JSON names of
 // Request: workers, spin_ms, wait_ms, limit, cpus, stall_every, stall_ms,
-// rates, clients, seconds, mode, rng, timeout_ms.
+// backlog, accept, rates, clients, seconds, mode, rng, timeout_ms.
 //
 // # Statuses
 //

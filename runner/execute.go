@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/store"
@@ -304,10 +305,10 @@ func (r *Runner) keepOffLab(ru *run, child *labsvc.Child) func() {
 		r.log.Info("generator not pinned away from the lab: runs share the machine", "run", ru.id, "concurrent", r.cfg.Concurrent)
 		return func() {}
 	}
-	cpus, err := labsvc.ProcessCPUs(child.Pid())
+	cpus, err := affinity.ProcessCPUs(child.Pid())
 	if err == nil {
-		var p *labsvc.Pinning
-		if p, err = labsvc.PinAwayFrom(cpus); err == nil {
+		var p *affinity.Pinning
+		if p, err = affinity.PinAwayFrom(cpus); err == nil {
 			r.log.Info(p.String(), "run", ru.id)
 			// As many Go processors as operating system processors are
 			// left: with more, the kernel deschedules threads that hold

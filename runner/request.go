@@ -36,6 +36,10 @@ const (
 	MinWindowSeconds = 0.5
 )
 
+// The runner's cap on the offered rate is within the generator's own (this
+// fails to compile otherwise).
+const _ uint = loadrun.MaxRate - DefaultMaxOffered
+
 // Modes of a run.
 const (
 	ModeOpen   = "open"   // open loop: arrivals at the offered rates, whatever the answers

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/runner"
@@ -227,7 +228,7 @@ func TestQueueLimitsAndCancel(t *testing.T) {
 // generator) runs on processors the lab child does not; its affinity is
 // back as it was once the runs end.
 func TestChildKilledMidRun(t *testing.T) {
-	selfBefore, err := labsvc.ProcessCPUs(os.Getpid())
+	selfBefore, err := affinity.ProcessCPUs(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestChildKilledMidRun(t *testing.T) {
 		t.Errorf("b's row %+v: want ok answers, nothing lost", row)
 	}
 	waitStatus(t, r, b.ID, store.RunDone, 5*time.Second)
-	if now, err := labsvc.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, selfBefore) {
+	if now, err := affinity.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, selfBefore) {
 		t.Errorf("after the runs this process may use %v (%v), want %v as before", now, err, selfBefore)
 	}
 }
@@ -338,11 +339,11 @@ func checkApart(t *testing.T, labPID int, selfBefore []int) {
 		t.Logf("only processor(s) %v: the generator cannot be kept off the lab's", selfBefore)
 		return
 	}
-	lab, err := labsvc.ProcessCPUs(labPID)
+	lab, err := affinity.ProcessCPUs(labPID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, err := labsvc.ThreadCPUs(os.Getpid())
+	self, err := affinity.ThreadCPUs(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

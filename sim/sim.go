@@ -46,10 +46,11 @@ type Model struct {
 	// Refuse is how long a refused caller waits for its 503; 0 means
 	// DefaultRefuse.
 	Refuse time.Duration
-	// FirstCome, when set, gives the processors to spinning requests first
-	// come, first served (each spins to its end on one processor; the
-	// others wait their turn) instead of sharing them: see the package doc.
-	FirstCome bool
+
+	// quantum is the processors' time slice: labsvc.SpinQuantum, the
+	// lab's, when 0. Only the package's tests set it, to compare the
+	// round robin with queueing theory's disciplines.
+	quantum time.Duration
 }
 
 // Validate says what is wrong with the model, or nil: the lab's knobs as
@@ -58,6 +59,9 @@ type Model struct {
 func (m Model) Validate() error {
 	if err := m.Lab.Validate(); err != nil {
 		return err
+	}
+	if m.Lab.Accept != labsvc.AcceptDoor || m.Lab.Backlog != 0 {
+		return fmt.Errorf("ACCEPT=%s BACKLOG=%d is not simulated: the simulator models the lab's door (ACCEPT=door, BACKLOG=0); run the lab for the kernel's accept queue", m.Lab.Accept, m.Lab.Backlog)
 	}
 	if m.Timeout != 0 {
 		if err := loadrun.CheckTimeout(m.Timeout); err != nil {
@@ -116,11 +120,12 @@ type timer struct {
 	job  int32 // a record index
 }
 
-// spinner is a job spinning until the lab's virtual time reaches tag.
-type spinner struct {
-	tag  float64
-	took int64
-	job  int32
+// turn is a spinning job on a processor, or in line for one: rem is the
+// processor time it still needs as of start, when its turn began; its turn
+// ends at end (a quantum later, or when its spin is done if nobody waits).
+type turn struct {
+	start, end, rem, took int64
+	job                   int32
 }
 
 // queued is a job waiting for a worker.
@@ -169,25 +174,23 @@ type window struct {
 	client []int32 // closed loop: whose each request is
 
 	spinNS, waitNS, stallNS, timeoutNS, refuseNS int64
-	cpus                                         float64
 
 	// the lab
 	idle      int
 	queue     fifo[queued]
-	spin      fifo[spinner]
-	running   fifo[timer] // first come: spins under way, by their end
-	cpuQueue  fifo[timer] // first come: spins waiting for a processor (at unused)
-	busy      int         // first come: processors spinning
+	turns     []turn     // spins on a processor now: at most CPUS
+	line      fifo[turn] // spins waiting for their next turn, in order
+	quantum   int64
+	ending    int // the turn whose end is the next spin event (nextLab)
 	waits     fifo[timer]
 	stalls    fifo[timer]
-	virtual   float64 // work (ns) each spinning job has had since the start
-	last      int64   // when virtual and cpuNS were last brought up to date
+	last      int64 // when cpuNS was last brought up to date
 	admitted  int64
 	refused   int64
 	done      int64
 	queuedMax int
-	serviceNS int64   // sum of the service times of done requests
-	cpuNS     float64 // processor time the spins have used
+	serviceNS int64 // sum of the service times of done requests
+	cpuNS     int64 // processor time the spins have used
 
 	// the callers
 	next     int // open loop: the next scheduled arrival
@@ -202,13 +205,15 @@ type window struct {
 }
 
 func newWindow(m Model, w loadrun.Window) *window {
-	s := &window{m: m, w: w, idle: m.Lab.Workers, cpus: float64(m.Lab.CPUs)}
+	s := &window{m: m, w: w, idle: m.Lab.Workers}
 	s.spinNS = int64(m.Lab.SpinMS)*int64(time.Millisecond) + int64(m.CPUPerRequest)
 	s.waitNS = int64(m.Lab.WaitMS) * int64(time.Millisecond)
 	s.stallNS = int64(m.Lab.StallMS) * int64(time.Millisecond)
 	s.timeoutNS = int64(orDefault(m.Timeout, loadrun.DefaultTimeout))
 	s.refuseNS = int64(orDefault(m.Refuse, DefaultRefuse))
 	s.length = int64(w.Length)
+	s.quantum = int64(orDefault(m.quantum, labsvc.SpinQuantum))
+	s.turns = make([]turn, 0, m.Lab.CPUs)
 	n := len(w.Schedule)
 	if w.Clients > 0 {
 		n = w.Clients * 16
@@ -264,7 +269,6 @@ func (s *window) run() {
 // The lab's event sources.
 const (
 	evSpin = iota
-	evRun
 	evWait
 	evStall
 )
@@ -272,12 +276,9 @@ const (
 // nextLab returns the time of the lab's next event and its source.
 func (s *window) nextLab() (int64, int) {
 	t, which := int64(never), -1
-	if !s.spin.empty() {
-		t, which = s.spinEnd(), evSpin
-	}
-	if !s.running.empty() {
-		if at := s.running.peek().at; at < t {
-			t, which = at, evRun
+	for i := range s.turns {
+		if at := s.turns[i].end; at < t {
+			t, which, s.ending = at, evSpin, i
 		}
 	}
 	if !s.waits.empty() {
@@ -293,40 +294,42 @@ func (s *window) nextLab() (int64, int) {
 	return t, which
 }
 
-// rate is how fast each spinning job progresses: processor sharing of
-// CPUS processors among the k spinning jobs.
-func (s *window) rate() float64 {
-	k := float64(s.spin.len())
-	if k <= s.cpus {
-		return 1
-	}
-	return s.cpus / k
-}
-
-// spinEnd is when the first spinning job will have had its work.
-func (s *window) spinEnd() int64 {
-	need := s.spin.peek().tag - s.virtual
-	if need <= 0 {
-		return s.last
-	}
-	r := s.rate()
-	if r == 1 {
-		return s.last + int64(math.Ceil(need))
-	}
-	return s.last + int64(math.Ceil(need/r))
-}
-
-// advance brings the spinning jobs' progress up to t.
+// advance counts the processors' busy time up to t.
 func (s *window) advance(t int64) {
-	if k := s.spin.len(); k > 0 && t > s.last {
-		dt := float64(t - s.last)
-		s.virtual += dt * s.rate()
-		s.cpuNS += dt * min(float64(k), s.cpus)
-	}
-	if s.busy > 0 && t > s.last {
-		s.cpuNS += float64(t-s.last) * float64(s.busy)
+	if t > s.last {
+		s.cpuNS += (t - s.last) * int64(len(s.turns))
 	}
 	s.last = t
+}
+
+// play starts tr's turn on a processor at t: a quantum, or all it needs
+// if nobody waits (a spin that joins the line later cuts it to the
+// quantum's end: wait).
+func (s *window) play(tr turn, t int64) turn {
+	tr.start, tr.end = t, t+tr.rem
+	if !s.line.empty() {
+		tr.end = t + min(tr.rem, s.quantum)
+	}
+	return tr
+}
+
+// wait puts a spin that needs rem, taken at took, on a processor at t, or
+// in line for one. A spin joining an empty line ends the turns on the
+// processors at their quantum's end, the next multiple of the quantum
+// after t from their start (at t itself the lab's events came first:
+// those turns went on, nobody waiting).
+func (s *window) wait(tr turn, t int64) {
+	if len(s.turns) < s.m.Lab.CPUs {
+		s.turns = append(s.turns, s.play(tr, t))
+		return
+	}
+	if s.line.empty() {
+		for i := range s.turns {
+			r := &s.turns[i]
+			r.end = min(r.end, r.start+((t-r.start)/s.quantum+1)*s.quantum)
+		}
+	}
+	s.line.push(tr)
 }
 
 // spun moves job j, taken at took, its spin done at t, on to its wait.
@@ -343,25 +346,25 @@ func (s *window) lab(t int64, which int) {
 	s.advance(t)
 	switch which {
 	case evSpin:
-		// The first job's work is done (to within rounding: it is why
-		// the event is now), and so is that of any with the same tag.
-		first := true
-		for !s.spin.empty() && (first || s.spin.peek().tag-s.virtual <= 1e-3) {
-			sp := s.spin.pop()
-			s.virtual = max(s.virtual, sp.tag)
-			first = false
-			s.spun(sp.job, sp.took, t)
+		// A turn ends: its spin is done, or its quantum is up.
+		i := s.ending
+		r := s.turns[i]
+		r.rem -= t - r.start
+		switch {
+		case r.rem > 0 && s.line.empty():
+			s.turns[i] = s.play(r, t) // nobody waits: it goes on
+		case r.rem > 0:
+			s.line.push(r) // to the back of the line
+			s.turns[i] = s.play(s.line.pop(), t)
+		case s.line.empty():
+			s.turns[i] = s.turns[len(s.turns)-1]
+			s.turns = s.turns[:len(s.turns)-1]
+		default:
+			s.turns[i] = s.play(s.line.pop(), t)
 		}
-	case evRun:
-		r := s.running.pop()
-		s.busy--
-		if !s.cpuQueue.empty() {
-			s.busy++
-			next := s.cpuQueue.pop()
-			next.at = t + s.spinNS
-			s.running.push(next)
+		if r.rem <= 0 {
+			s.spun(r.job, r.took, t)
 		}
-		s.spun(r.job, r.took, t)
 	case evWait:
 		w := s.waits.pop()
 		s.finish(w.job, w.took, t)
@@ -381,15 +384,8 @@ func (s *window) begin(q queued, t int64) bool {
 			return false
 		}
 		s.stalls.push(timer{at: t + s.stallNS, took: t, job: j})
-	case s.spinNS > 0 && s.m.FirstCome:
-		if s.busy < s.m.Lab.CPUs {
-			s.busy++
-			s.running.push(timer{at: t + s.spinNS, took: t, job: j})
-		} else {
-			s.cpuQueue.push(timer{took: t, job: j})
-		}
 	case s.spinNS > 0:
-		s.spin.push(spinner{tag: s.virtual + float64(s.spinNS), took: t, job: j})
+		s.wait(turn{rem: s.spinNS, took: t, job: j}, t)
 	case s.waitNS > 0:
 		s.waits.push(timer{at: t + s.waitNS, took: t, job: j})
 	default:
@@ -559,7 +555,7 @@ func (s *window) result() (loadrun.Result, loadrun.LabStats, error) {
 		Queued:       s.queue.len(),
 		QueuedMax:    s.queuedMax,
 		InService:    int(s.admitted - s.done - int64(s.queue.len())),
-		ProcessCPUMS: s.cpuNS / 1e6,
+		ProcessCPUMS: float64(s.cpuNS) / 1e6,
 	}
 	if s.done > 0 {
 		st.ServiceMS = loadrun.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}

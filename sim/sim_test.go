@@ -184,44 +184,62 @@ func TestLimitRefuses(t *testing.T) {
 	}
 }
 
-// Processor sharing: two workers on one processor share it while both spin.
-func TestProcessorSharing(t *testing.T) {
-	// 10 ms of processor each, two workers, one processor. 0: spins alone
-	// at full speed until 5, having done 5 ms of its 10. 5: the second
-	// starts; each now gets half the processor, so the first's last 5 ms
-	// take 10: it ends at 15, when the second has done 5 ms; alone again,
-	// the second ends at 20. Both have latency and service 15.
+// The processor's round robin: spins on one processor take turns of
+// labsvc.SpinQuantum (0.25 ms) while others wait, as the lab's do.
+func TestProcessorRoundRobin(t *testing.T) {
+	const us = time.Microsecond
+	if labsvc.SpinQuantum != 250*us {
+		t.Fatalf("these cases are worked by hand for a quantum of 0.25 ms; the lab's is %v", labsvc.SpinQuantum)
+	}
+	// 10 ms of processor each, two workers, one processor. 0: the first
+	// spins alone. 5: the second arrives; the first's quantum ends at 5.25
+	// (the next multiple of 0.25 ms from its start), with 4.75 ms (19
+	// turns) left, and from then on they alternate: the second first. The
+	// first's 19th turn is the 38th in all and ends at 5.25 + 38 × 0.25 =
+	// 14.75; the second, having had 19 turns (4.75 ms), spins its last
+	// 5.25 alone and ends at 20. Latency and service 14.75 and 15.
 	m := sim.Model{Lab: labsvc.Config{Workers: 2, SpinMS: 10, CPUs: 1}}
 	w := runTrace(t, m, 1, 0, 5*ms)
-	checkRecords(t, w.Records, []want{ok(15*ms, 0, 15), ok(20*ms, 0, 15)})
+	checkRecords(t, w.Records, []want{ok(14750*us, 0, 14.75), ok(20*ms, 0, 15)})
 	// The processor was busy from 0 to 20.
-	if r := w.Row; r.LabCPUMS != 20 || r.LabServiceMS != 15 || r.Queued != 0 {
-		t.Errorf("lab_cpu_ms %v lab_service_ms %v queued %d; want 20, 15 and 0 (the second found a free worker)", r.LabCPUMS, r.LabServiceMS, r.Queued)
+	if r := w.Row; r.LabCPUMS != 20 || r.LabServiceMS != 14.875 || r.Queued != 0 {
+		t.Errorf("lab_cpu_ms %v lab_service_ms %v queued %d; want 20, 14.875 and 0 (the second found a free worker)", r.LabCPUMS, r.LabServiceMS, r.Queued)
 	}
 	// With two processors neither waits for the other: 0–10 and 5–15.
 	m.Lab.CPUs = 2
 	w = runTrace(t, m, 1, 0, 5*ms)
 	checkRecords(t, w.Records, []want{ok(10*ms, 0, 10), ok(15*ms, 0, 10)})
 
-	// First come, first served on the one processor: the first spins 0–10
-	// undisturbed; the second has a worker from 5 but the processor only
-	// from 10, and spins 10–20: latency and service 15. The processor is
-	// busy 0–20 either way.
-	m = sim.Model{Lab: labsvc.Config{Workers: 2, SpinMS: 10, CPUs: 1}, FirstCome: true}
+	// With a quantum longer than any spin the turns are first come, first
+	// served: the first spins 0–10 undisturbed; the second has a worker
+	// from 5 but the processor only from 10, and spins 10–20: latency and
+	// service 15. The processor is busy 0–20 either way.
+	m = sim.WithQuantum(sim.Model{Lab: labsvc.Config{Workers: 2, SpinMS: 10, CPUs: 1}}, 20*ms)
 	w = runTrace(t, m, 1, 0, 5*ms)
 	checkRecords(t, w.Records, []want{ok(10*ms, 0, 10), ok(20*ms, 0, 15)})
 	if r := w.Row; r.LabCPUMS != 20 {
 		t.Errorf("first come: lab_cpu_ms %v, want 20", r.LabCPUMS)
 	}
-	// Four at once on four workers and one processor, 5 ms of spin and 1 ms
-	// of waiting each: shared, all four spin until 20 and answer at 21;
-	// first come, they spin 0–5, 5–10, 10–15, 15–20 and answer at 6, 11,
-	// 16 and 21.
+	// Four at once on four workers and one processor, 5 ms of spin (20
+	// turns) and 1 ms of waiting each: lesson 5's tail in small. In turns:
+	// 0–0.25 the first, 0.25–0.5 the second, …; the first's 20th turn is
+	// the 77th in all, ending at 19.25, the others' at 19.5, 19.75 and 20;
+	// answered 1 ms later. First come: spins 0–5, 5–10, 10–15, 15–20,
+	// answered at 6, 11, 16 and 21.
 	four := []time.Duration{0, 0, 0, 0}
 	shared := sim.Model{Lab: labsvc.Config{Workers: 4, SpinMS: 5, WaitMS: 1, CPUs: 1}}
-	checkRecords(t, runTrace(t, shared, 1, four...).Records, []want{ok(21*ms, 0, 21), ok(21*ms, 0, 21), ok(21*ms, 0, 21), ok(21*ms, 0, 21)})
-	shared.FirstCome = true
-	checkRecords(t, runTrace(t, shared, 1, four...).Records, []want{ok(6*ms, 0, 6), ok(11*ms, 0, 11), ok(16*ms, 0, 16), ok(21*ms, 0, 21)})
+	checkRecords(t, runTrace(t, shared, 1, four...).Records,
+		[]want{ok(20250*us, 0, 20.25), ok(20500*us, 0, 20.5), ok(20750*us, 0, 20.75), ok(21*ms, 0, 21)})
+	checkRecords(t, runTrace(t, sim.WithQuantum(shared, 20*ms), 1, four...).Records,
+		[]want{ok(6*ms, 0, 6), ok(11*ms, 0, 11), ok(16*ms, 0, 16), ok(21*ms, 0, 21)})
+	// A spin that arrives while another has the processor alone waits for
+	// the end of that one's quantum, not its spin: 2 ms spins at 0 and 0.7.
+	// The first's quantum ends at 0.75, 1.25 ms (5 turns) left; then they
+	// alternate, the second first: the first's 5th turn is the 10th in all,
+	// ending at 0.75 + 10 × 0.25 = 3.25; the second, 1.25 ms done, spins
+	// its last 0.75 alone until 4.0.
+	two := sim.Model{Lab: labsvc.Config{Workers: 2, SpinMS: 2, CPUs: 1}}
+	checkRecords(t, runTrace(t, two, 1, 0, 700*us).Records, []want{ok(3250*us, 0, 3.25), ok(4*ms, 0, 3.3)})
 }
 
 // Closed loop: each client sends again its think time after an answer, while
@@ -330,9 +348,12 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"no workers", sim.Model{Lab: labsvc.Config{CPUs: 1}}, good, "WORKERS=0 is not allowed: want 1 to 1024"},
 		{"long stall", sim.Model{Lab: labsvc.Config{Workers: 1, CPUs: 1, StallEvery: 2, StallMS: 20000}}, good, "STALL_MS=20000 is not allowed: want 0 to 10000"},
-		{"rate over the cap", sim.Model{Lab: labsvc.DefaultConfig()}, loadrun.Sweep{Rates: []float64{6000}, Seconds: 1}, "rate 6000 is above the cap"},
+		{"rate over the cap", sim.Model{Lab: labsvc.DefaultConfig()}, loadrun.Sweep{Rates: []float64{12000}, Seconds: 1}, "rate 12000 is above the cap"},
 		{"nothing to run", sim.Model{Lab: labsvc.DefaultConfig()}, loadrun.Sweep{Seconds: 1}, "give one of rates (open loop), client counts (closed loop) or arrival times"},
 		{"timeout", sim.Model{Lab: labsvc.DefaultConfig(), Timeout: 2 * time.Minute}, good, "timeout 2m0s is not allowed: want more than 0 and at most 1m0s"},
+		// The kernel's accept queue is the live lab's alone.
+		{"workers accept", sim.Model{Lab: labsvc.Config{Workers: 64, SpinMS: 2, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers}}, good,
+			"ACCEPT=workers BACKLOG=8 is not simulated: the simulator models the lab's door (ACCEPT=door, BACKLOG=0)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

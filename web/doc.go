@@ -161,7 +161,10 @@
 // the model's two columns), the others behind a "Show all N columns"
 // checkbox that works with CSS alone; the caption sits above the scrolling
 // region. A run's table counts windows from 1 and uses the column names
-// of the recorded tables (ok_per_sec, p50_ms, ...).
+// of the recorded tables (ok_per_sec, p50_ms, ...); without a show: it
+// shows offered, ok_per_sec, p50_ms, p99_ms, queued, refused and gaveup
+// first, with backlogged after queued when the run's workers accept
+// callers themselves (ACCEPT=workers).
 //
 // A record block (records.go) posts its five fields (each at most 2,000
 // characters; number and criterion required) and run, the id of one of

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
 	"capacitylab/store"
@@ -255,12 +256,13 @@ func reading(q *lessons.Question, lab *lessons.Lab, columns []string, rows [][]s
 }
 
 // runReading is reading over a run's rows, formatted as recorded tables
-// are (lessons.RowCells).
+// are (lessons.RowCells), with every column a recorded table may have.
 func runReading(q *lessons.Question, lab *lessons.Lab, rows []loadrun.Row) []readRow {
-	cols := lessons.RecordColumns()
+	every := labsvc.Config{Accept: labsvc.AcceptWorkers}
+	cols := lessons.RecordColumns(every)
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = lessons.RowCells(r)
+		cells[i] = lessons.RowCells(r, every)
 		if r.N == 0 {
 			// No answer was timed: a latency of 0 would be a lie.
 			for j, c := range cols {
@@ -463,6 +465,15 @@ func labPresetWords(l *lessons.Lab) string {
 	limit := "no admission limit"
 	if l.Limit > 0 {
 		limit = fmt.Sprintf("at most %s waiting for a worker (LIMIT=%d)", counted(l.Limit, "caller", "callers"), l.Limit)
+	}
+	if l.Accept == labsvc.AcceptWorkers {
+		backlog := "the system's maximum"
+		if l.Backlog > 0 {
+			backlog = fmt.Sprintf("BACKLOG=%d", l.Backlog)
+		}
+		limit += fmt.Sprintf(", the workers accepting callers themselves (the rest wait in the kernel's accept queue, up to %s)", backlog)
+	} else if l.Backlog > 0 {
+		limit += fmt.Sprintf(", a listen backlog of %d", l.Backlog)
 	}
 	timeout := "2 s"
 	if l.TimeoutMS > 0 {

@@ -139,6 +139,12 @@ func TestCompareSettings(t *testing.T) {
 	if got := differingLabels(compareSettings(a, a)); !strings.HasPrefix(got, "The two runs have the same settings") {
 		t.Errorf("same settings: %q", got)
 	}
+	// Who accepts callers and the backlog are settings like the others.
+	d := a
+	d.Accept, d.Backlog = labsvc.AcceptWorkers, 8
+	if got := differingLabels(compareSettings(a, d)); got != "The runs differ in 2 settings: who accepts callers and listen backlog." {
+		t.Errorf("door against workers: %q", got)
+	}
 	// A closed loop has no schedule: seeds that differ are not a difference.
 	c1 := runner.Request{Config: a.Config, Clients: []int{8}, Seconds: 2, Seed: 1, Mode: runner.ModeClosed}
 	c2 := c1

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"capacitylab/chart"
+	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/model"
 	"capacitylab/runner"
@@ -103,12 +104,30 @@ func settingList(q runner.Request) []setting {
 	if q.TimeoutMS <= 0 {
 		timeout += " (the default)"
 	}
+	stall := "none"
+	if q.StallEvery > 0 {
+		stall = "1 request in " + itoa(q.StallEvery) + " takes " + ms(q.StallMS) + " instead of its work"
+	}
+	accept := "the lab's door, into a queue it counts (queued)"
+	if q.Accept == labsvc.AcceptWorkers {
+		accept = "each free worker; the rest wait in the kernel's queue (backlogged)"
+	}
+	backlog := "the system's maximum"
+	if q.Backlog > 0 {
+		backlog = counted(q.Backlog, "caller", "callers")
+	}
+	if q.RNG == string(loadrun.Python) && q.Mode != runner.ModeClosed {
+		seed += " (CPython's random module)"
+	}
 	return []setting{
 		{"workers", "Workers", itoa(q.Workers), "WORKERS"},
 		{"spin_ms", "Processor time a request", ms(q.SpinMS), "SPIN_MS"},
 		{"wait_ms", "Waiting a request", ms(q.WaitMS), "WAIT_MS"},
 		{"limit", "Admission limit", limit, "LIMIT"},
 		{"cpus", "Processors", itoa(q.CPUs), "CPUS"},
+		{"stall", "Periodic stall", stall, "STALL_EVERY"},
+		{"accept", "Who accepts callers", accept, "ACCEPT"},
+		{"backlog", "Listen backlog", backlog, "BACKLOG"},
 		{"load", "Load", load, ""},
 		{"seconds", "Window length", fmtNum(q.Seconds) + " s", ""},
 		{"seed", "Seed of the arrivals", seed, ""},

@@ -40,7 +40,7 @@ type sweepAccepted struct {
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "stall_every", "stall_ms", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -120,6 +120,10 @@ func parseSweep(r *http.Request) (runner.Request, runner.FieldErrors, error) {
 	intField("cpus", &q.CPUs)
 	intField("stall_every", &q.StallEvery)
 	intField("stall_ms", &q.StallMS)
+	intField("backlog", &q.Backlog)
+	if v := f.Get("accept"); v != "" {
+		_ = q.Accept.UnmarshalText([]byte(v)) // kept as given; Validate names a bad one
+	}
 	intField("timeout_ms", &q.TimeoutMS)
 	if v := strings.TrimSpace(f.Get("rng")); v != "" {
 		q.RNG = v
@@ -516,10 +520,11 @@ func (s *server) runChartSVG(w http.ResponseWriter, r *http.Request) error {
 // which are also the names the lessons' recorded tables and cmd/load use,
 // so a learner reads the same heading in their run as in the lesson.
 var rowColumns = []string{"window", "offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms",
-	"mean_ms", "done", "lost", "queued", "not_sent", "late", "send_lag_p99_ms", "note"}
+	"mean_ms", "done", "lost", "queued", "backlogged", "not_sent", "late", "send_lag_p99_ms", "note"}
 
 // defaultRunShow are the columns a run's table shows first when its lab
-// block names none (show:).
+// block names none (show:); a run whose workers accept for themselves
+// (ACCEPT=workers) shows backlogged after queued too.
 var defaultRunShow = []string{"offered", "ok_per_sec", "p50_ms", "p99_ms", "queued", "refused", "gaveup"}
 
 // rowCells formats a row's cells in rowColumns order: the recorded
@@ -532,8 +537,11 @@ func rowCells(row loadrun.Row) []string {
 	b, _ := json.Marshal(row)
 	json.Unmarshal(b, &m)
 	recorded := map[string]string{}
-	cells := lessons.RowCells(row)
-	for i, c := range lessons.RecordColumns() {
+	// Every column a recorded table may have (backlogged too, which only
+	// a lab whose workers accept records), formatted as recorded.
+	every := labsvc.Config{Accept: labsvc.AcceptWorkers}
+	cells := lessons.RowCells(row, every)
+	for i, c := range lessons.RecordColumns(every) {
 		recorded[c] = cells[i]
 	}
 	out := make([]string, len(rowColumns))
@@ -567,6 +575,9 @@ func runTable(v runView) dataTable {
 	show := v.show
 	if len(show) == 0 {
 		show = defaultRunShow
+		if v.Request.Accept == labsvc.AcceptWorkers {
+			show = slices.Insert(slices.Clone(show), slices.Index(show, "queued")+1, "backlogged")
+		}
 	}
 	var cols []tableCol
 	var order []int
@@ -615,13 +626,13 @@ func (s *server) rowsCSV(w http.ResponseWriter, r *http.Request, id string) erro
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="run-`+id+`.csv"`)
 	cw := csv.NewWriter(w)
-	head := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued",
+	head := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued", "backlogged",
 		"not_sent", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n", "window", "arrivals", "seconds", "send_lag_max_ms", "clients", "note"}
 	cw.Write(head)
 	for _, row := range v.Rows {
 		f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		i := strconv.Itoa
-		// done and queued are -1 when the lab's counters were not read:
+		// done, queued and backlogged are -1 when the lab's counters were not read:
 		// unknown, so the cell is left empty.
 		opt := func(n int) string {
 			if n < 0 {
@@ -630,7 +641,7 @@ func (s *server) rowsCSV(w http.ResponseWriter, r *http.Request, id string) erro
 			return strconv.Itoa(n)
 		}
 		cw.Write([]string{f(row.Offered), i(row.Sent), i(row.OK), i(row.Refused), i(row.Gaveup), i(row.Error), f(row.OKPerSec), f(row.P50MS), f(row.P99MS),
-			opt(row.Done), i(row.Lost), opt(row.Queued), i(row.NotSent), i(row.Late), f(row.SendLagP99MS), f(row.MeanMS), f(row.P95MS), f(row.MaxMS), i(row.N),
+			opt(row.Done), i(row.Lost), opt(row.Queued), opt(row.Backlogged), i(row.NotSent), i(row.Late), f(row.SendLagP99MS), f(row.MeanMS), f(row.P95MS), f(row.MaxMS), i(row.N),
 			i(row.Window), i(row.Arrivals), f(row.Seconds), f(row.SendLagMaxMS), i(row.Clients), row.Note})
 	}
 	cw.Flush()

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
@@ -262,7 +263,7 @@ func watcherCPUs(b *testing.B) string {
 		return ""
 	case "lab":
 	default:
-		if _, err := labsvc.ParseCPUList(v); err != nil {
+		if _, err := affinity.ParseCPUList(v); err != nil {
 			b.Fatalf("%s=%q: want any, lab, or a processor list such as 0 or 0-1: %v", watcherCPUsEnv, v, err)
 		}
 		return v

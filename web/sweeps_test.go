@@ -94,6 +94,12 @@ func TestSweepValidation(t *testing.T) {
 		{"wait too long", `{"wait_ms":20000,"rates":[10],"seconds":1}`, "wait_ms"},
 		// A negative admission limit.
 		{"limit negative", `{"limit":-1,"rates":[10],"seconds":1}`, "limit"},
+		// Only two doors exist.
+		{"accept unknown", `{"accept":"kernel","rates":[10],"seconds":1}`, "accept"},
+		// The kernel's backlog has a bound.
+		{"backlog too big", `{"backlog":70000,"rates":[10],"seconds":1}`, "backlog"},
+		// Workers that accept for themselves keep no queue to limit.
+		{"limit with workers accepting", `{"accept":"workers","limit":10,"rates":[10],"seconds":1}`, "limit"},
 		// More CPUs than the sandbox allows on any host.
 		{"cpus too many", `{"cpus":99,"rates":[10],"seconds":1}`, "cpus"},
 		// Open loop with no rates.
@@ -166,6 +172,7 @@ func TestSweepValidation(t *testing.T) {
 	// to the run's page; the run remembers the lesson it came from. (The
 	// lab program does not exist here, so the run itself then fails.)
 	form := url.Values{"workers": {"2"}, "spin_ms": {"1"}, "wait_ms": {"4"}, "limit": {"0"}, "cpus": {"1"}, "stall_every": {"50"}, "stall_ms": {"30"},
+		"backlog": {"16"}, "accept": {"workers"},
 		"mode": {"open"}, "rates": {"20, 40"}, "clients": {""}, "seconds": {"1"}, "seed": {"5"}, "rng": {"python"}, "timeout_ms": {"0"}, "block": {"sat-sweep"}}
 	res = site.post(nil, "/api/sweeps", form)
 	loc := res.Header.Get("Location")
@@ -174,7 +181,8 @@ func TestSweepValidation(t *testing.T) {
 	}
 	snap, ok := rn.Get(strings.TrimPrefix(loc, "/runs/"))
 	if !ok || snap.Request.Lesson != "saturation" || snap.Request.Workers != 2 || len(snap.Request.Rates) != 2 || snap.Request.Seed != 5 ||
-		snap.Request.StallEvery != 50 || snap.Request.StallMS != 30 || snap.Request.RNG != "python" {
+		snap.Request.StallEvery != 50 || snap.Request.StallMS != 30 || snap.Request.RNG != "python" ||
+		snap.Request.Backlog != 16 || snap.Request.Accept != labsvc.AcceptWorkers {
 		t.Errorf("queued from the form: %+v", snap.Request)
 	}
 	// A bad stall or random source in a form is named like any other field.

@@ -254,7 +254,8 @@ func specOf(m *lessons.Model) model.Spec {
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// labEnv is the environment line that starts the lab with a preset's knobs.
+// labEnv is the environment line that starts the lab with a preset's knobs
+// (BACKLOG and ACCEPT only when the preset sets them).
 func labEnv(l *lessons.Lab) string {
 	return l.Config().String() + " go run ./cmd/lab"
 }

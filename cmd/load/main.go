@@ -16,7 +16,8 @@
 //	--target URL      where requests go (env TARGET, default http://127.0.0.1:8000)
 //	--control URL     the lab's control API (env CONTROL, default http://127.0.0.1:8001);
 //	                  "none" runs without one (done and queued print as -)
-//	--rate LIST       offered rates, arrivals a second, one window each (default 40,48,60,100)
+//	--rate LIST       offered rates, arrivals a second, one window each, at most
+//	                  loadrun.MaxRate (10,000) (default 40,48,60,100)
 //	--seconds S       length of each window (default 20)
 //	--seed N          seed of the arrival schedules; the same seed replays the same sweep (default 1)
 //	--timeout D       how long a caller waits for an answer (default 2s)
@@ -40,10 +41,20 @@
 // Without --json, the table's columns are aligned and a row is printed as
 // each window ends; progress goes to stderr when stderr is a terminal.
 //
+// When the control API is on this machine (a loopback address), load reads
+// the processors the lab runs on (GET /config) and pins every thread of its
+// own process to the others while it runs, so its work is not charged to
+// the lab; one line on stderr says what it did (nothing is pinned when the
+// lab has every processor, or off Linux). A lab elsewhere is left alone.
+//
 // --check prints four lines: whether the service is up (exit 1 if not); its
-// knobs; its service time at rest from a few sequential requests; and the two
-// ceilings those imply (workers ÷ service time and cpus ÷ spin) and which
-// one binds.
+// knobs; what 20 sequential requests measure at rest: the service time (the
+// median of the lab's X-Service-Ms, against SPIN_MS + WAIT_MS, which it
+// should be within 1% of), the processor time a request costs (the lab's
+// process CPU over them: the spin plus the lab's own work) and the caller's
+// latency; and the two ceilings those imply, workers ÷ service time and
+// cpus ÷ processor time, and which binds. It exits 1 if the lab served
+// anything else meanwhile.
 //
 // With --simulate the same table, JSON and records come from the
 // simulator, with done and queued from the simulated lab; a line on

@@ -10,12 +10,14 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/sim"
@@ -29,7 +31,10 @@ const (
 	defaultSeconds = 20
 	// checkRequests is how many sequential requests --check times, after
 	// one warm-up request.
-	checkRequests = 10
+	checkRequests = 20
+	// restGoal is how far above SPIN_MS + WAIT_MS the service time at rest
+	// may be, as a fraction: the lab's own goal (docs/BENCHMARKS.md).
+	restGoal = 0.01
 )
 
 // usageError is bad input: exit status 2, nothing sent.
@@ -245,6 +250,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				return usageError{err.Error()}
 			}
 			ctl = &c
+			if pin := keepOffLab(ctx, ctl, stderr); pin != nil {
+				defer pin.Restore()
+			}
 		}
 		if o.check {
 			return check(ctx, target, ctl, stdout)
@@ -329,6 +337,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return werr
 }
 
+// keepOffLab pins this process to the processors the lab does not use,
+// when the lab's control API is on this machine (a loopback address) and
+// says where the lab runs (GET /config: processors), and says on stderr in
+// one line what it did; the caller restores the returned Pinning when done.
+// A lab elsewhere, or one that does not say, is left alone (nil).
+func keepOffLab(ctx context.Context, ctl *loadrun.Control, stderr io.Writer) *affinity.Pinning {
+	if !loopback(ctl.URL()) {
+		return nil
+	}
+	var cfg struct {
+		Processors []int `json:"processors"`
+	}
+	if err := ctl.Config(ctx, &cfg); err != nil || len(cfg.Processors) == 0 {
+		return nil // reachable or check says what is wrong
+	}
+	pin, err := affinity.PinAwayFrom(cfg.Processors)
+	if err != nil {
+		fmt.Fprintf(stderr, "load: the generator may share the lab's processors %v: %v\n", cfg.Processors, err)
+		return nil
+	}
+	fmt.Fprintf(stderr, "load: %s\n", pin)
+	return pin
+}
+
+// loopback reports whether rawURL's host is this machine's loopback.
+func loopback(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
+}
+
 // reachable checks that the control API answers and that the target
 // accepts a connection, which it closes at once without a request.
 func reachable(ctx context.Context, rawTarget string, t loadrun.Target, ctl *loadrun.Control) error {
@@ -378,7 +423,7 @@ func newTable(w io.Writer, closedLoop bool) *table { return &table{w: w, closed:
 
 // columns are the lessons' columns, then the generator's honesty columns.
 func columns(closedLoop bool) []string {
-	cols := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued",
+	cols := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued", "backlogged",
 		"not_sent", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n"}
 	if closedLoop {
 		cols = append([]string{"clients"}, cols...)
@@ -410,7 +455,7 @@ func (t *table) row(r loadrun.Row) error {
 		strconv.FormatFloat(r.Offered, 'f', -1, 64),
 		strconv.Itoa(r.Sent), strconv.Itoa(r.OK), strconv.Itoa(r.Refused), strconv.Itoa(r.Gaveup), strconv.Itoa(r.Error),
 		fmt.Sprintf("%.2f", r.OKPerSec), fmt.Sprintf("%.1f", r.P50MS), fmt.Sprintf("%.1f", r.P99MS),
-		opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued),
+		opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued), opt(r.Backlogged),
 		strconv.Itoa(r.NotSent), strconv.Itoa(r.Late), fmt.Sprintf("%.3f", r.SendLagP99MS),
 		fmt.Sprintf("%.1f", r.MeanMS), fmt.Sprintf("%.1f", r.P95MS), fmt.Sprintf("%.1f", r.MaxMS), strconv.Itoa(r.N),
 	}
@@ -458,6 +503,11 @@ func check(ctx context.Context, target loadrun.Target, ctl *loadrun.Control, w i
 	}
 	fmt.Fprintf(w, "%d %s, spin %d ms, wait %d ms, limit %s, cpus %d\n", cfg.Workers, plural(cfg.Workers, "worker", "workers"), cfg.SpinMS, cfg.WaitMS, limit, cfg.CPUs)
 
+	// The processor time a request costs, from the lab's own count: its
+	// process CPU over the requests, less what one GET /stats costs (read
+	// twice back to back before them).
+	s1, err1 := ctl.Stats(ctx)
+	s2, err2 := ctl.Stats(ctx)
 	var lat, lab []float64
 	for range checkRequests {
 		r := target.Do(ctx)
@@ -469,26 +519,64 @@ func check(ctx context.Context, target loadrun.Target, ctl *loadrun.Control, w i
 			lab = append(lab, r.ServiceMS)
 		}
 	}
-	svc := median(lat)
-	labNote := ""
-	if len(lab) > 0 {
-		labNote = fmt.Sprintf("; the lab measured %.1f ms", median(lab))
+	s3, err3 := ctl.Stats(ctx)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return fmt.Errorf("reading the lab's stats: %w", err)
 	}
-	fmt.Fprintf(w, "service time at rest %.1f ms (median of n=%d sequential requests%s)\n", svc, len(lat), labNote)
+	if len(lab) < checkRequests {
+		return fmt.Errorf("%d of %d answers carried no X-Service-Ms: is %s the lab?", checkRequests-len(lab), checkRequests, target.Addr())
+	}
+	if !s3.Since.Equal(s1.Since) || s3.Done-s2.Done != checkRequests {
+		return fmt.Errorf("the lab served %d requests (or was reset) while --check sent %d: it is not at rest, try again when nothing else uses it", s3.Done-s2.Done, checkRequests)
+	}
+	statsCost := s2.ProcessCPUMS - s1.ProcessCPUMS
+	cpu := sig4((s3.ProcessCPUMS - s2.ProcessCPUMS - statsCost) / checkRequests)
+	svc := sig4(median(lab))
+	set := float64(cfg.SpinMS + cfg.WaitMS)
+	over := ""
+	if set > 0 {
+		over = fmt.Sprintf(", %+.1f%%", 100*(svc-set)/set)
+		if svc > set*(1+restGoal) {
+			over += fmt.Sprintf(", more than the %g%% the lab aims for: is its processor busy?", 100*restGoal)
+		}
+	}
+	fmt.Fprintf(w, "at rest (n=%d sequential requests): service time %s ms (median; set %s ms%s), processor time %s ms a request (mean; spin %d + the lab's own %s), latency %s ms (median)\n",
+		checkRequests, fmtMS(svc), fmtMS(set), over, fmtMS(cpu), cfg.SpinMS, fmtMS(sig4(cpu-float64(cfg.SpinMS))), fmtMS(sig4(median(lat))))
 
-	workersCeiling := float64(cfg.Workers) / (svc / 1000)
-	wline := fmt.Sprintf("workers ÷ service time = %d ÷ %.1f ms = %.0f/s", cfg.Workers, svc, workersCeiling)
-	if cfg.SpinMS == 0 {
-		fmt.Fprintf(w, "ceilings: %s; cpus ÷ spin: no processor ceiling (spin 0 ms); the workers bind at %.0f/s\n", wline, workersCeiling)
-		return nil
-	}
-	cpuCeiling := float64(cfg.CPUs) / (float64(cfg.SpinMS) / 1000)
-	binds := fmt.Sprintf("the workers bind at %.0f/s", workersCeiling)
+	// Both ceilings from the figures printed above: the workers' from the
+	// service time, the processors' from the processor time a request.
+	workersCeiling := float64(cfg.Workers) / svc * 1000
+	cpuCeiling := float64(cfg.CPUs) / cpu * 1000
+	binds, at := "workers", workersCeiling
 	if cpuCeiling < workersCeiling {
-		binds = fmt.Sprintf("the processors bind at %.0f/s", cpuCeiling)
+		binds, at = "processors", cpuCeiling
 	}
-	fmt.Fprintf(w, "ceilings: %s; cpus ÷ spin = %d ÷ %d ms = %.0f/s; %s\n", wline, cfg.CPUs, cfg.SpinMS, cpuCeiling, binds)
+	fmt.Fprintf(w, "ceilings: workers ÷ service time = %d ÷ %s ms = %s/s; cpus ÷ processor time = %d ÷ %s ms = %s/s; the %s bind at %s/s\n",
+		cfg.Workers, fmtMS(svc), fmtRate(workersCeiling), cfg.CPUs, fmtMS(cpu), fmtRate(cpuCeiling), binds, fmtRate(at))
 	return nil
+}
+
+// sig4 rounds v to four significant digits, as --check prints it, so
+// what it computes from a figure is what follows from the printed one.
+func sig4(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return r
+}
+
+// fmtMS prints milliseconds rounded by sig4, without an exponent.
+func fmtMS(v float64) string { return strconv.FormatFloat(sig4(v), 'f', -1, 64) }
+
+// fmtRate prints a rate a second: one decimal under 100, else whole, with
+// thousands separated by commas.
+func fmtRate(v float64) string {
+	if v < 100 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func plural(n int, one, many string) string {

@@ -6,11 +6,14 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,11 +21,81 @@ import (
 
 	"go.uber.org/goleak"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// childEnv makes this test binary a lab child (labsvc.ChildMain), for the
+// tests that need a lab in a process of its own.
+const childEnv = "LOAD_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	labsvc.ChildMain(childEnv)
+	goleak.VerifyTestMain(m)
+}
+
+// A lab child on processors of its own (CPUS=1): load reads them from the
+// control API and keeps every thread of its process off them while it
+// runs, says so on stderr, and puts the affinity back when it ends.
+func TestKeepsOffTheLab(t *testing.T) {
+	before, err := affinity.ProcessCPUs(os.Getpid())
+	if err != nil {
+		t.Skipf("no processor affinity here: %v", err)
+	}
+	if len(before) < 2 {
+		t.Skipf("this process may use only processor(s) %v: there is nothing to keep off", before)
+	}
+	cc, err := labsvc.SelfCommand(childEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := labsvc.StartChild(t.Context(), cc, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer child.Stop()
+	lab, err := affinity.ProcessCPUs(child.Pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read where this process's threads may run while the window runs.
+	during := make(chan map[int][]int, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		threads, _ := affinity.ThreadCPUs(os.Getpid())
+		during <- threads
+	}()
+	_, errOut, err := runLoad(t, noenv, "--target", child.Target(), "--control", child.Control(), "--rate", "50", "--seconds", "1")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	want := fmt.Sprintf("load: generator pinned to processor(s) %v, away from the lab's %v\n", without(before, lab), lab)
+	if errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	for tid, cpus := range <-during {
+		for _, c := range cpus {
+			if slices.Contains(lab, c) {
+				t.Errorf("during the run thread %d of load may use %v, which includes the lab's %v", tid, cpus, lab)
+			}
+		}
+	}
+	if after, _ := affinity.ProcessCPUs(os.Getpid()); !slices.Equal(after, before) {
+		t.Errorf("after the run this process may use %v, want %v as before", after, before)
+	}
+}
+
+// without returns xs less the members of ys.
+func without(xs, ys []int) []int {
+	var out []int
+	for _, x := range xs {
+		if !slices.Contains(ys, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
 
 // lab is an in-process lab on real loopback listeners.
 type lab struct{ target, control string }
@@ -101,8 +174,11 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
-	if errOut != "" {
-		t.Errorf("stderr is not a terminal, yet got %q", errOut)
+	// Progress is drawn only on a terminal; stderr carries one line saying
+	// where the generator runs (here the lab is in this process, on every
+	// processor it may use, so nothing is pinned).
+	if !strings.HasPrefix(errOut, "load: generator not pinned: ") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("stderr is not a terminal, yet got %q; want only the line about pinning", errOut)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	if len(lines) != 3 {
@@ -208,14 +284,26 @@ func TestCheck(t *testing.T) {
 	}{
 		// The lessons' first lab: one worker, 20 ms a request; workers bind near 50/s.
 		{"one worker", labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1},
-			"1 worker, spin 2 ms, wait 18 ms, limit off, cpus 1", "the workers bind at"},
-		// Sixteen workers on one CPU: 800/s of workers, 500/s of processor.
+			"1 worker, spin 2 ms, wait 18 ms, limit off, cpus 1", "workers"},
+		// Sixteen workers on one CPU: 800/s of workers, under 500/s of
+		// processor (2 ms of spin plus the lab's own work per request).
 		{"processor binds", labsvc.Config{Workers: 16, SpinMS: 2, WaitMS: 18, Limit: 10, CPUs: 1},
-			"16 workers, spin 2 ms, wait 18 ms, limit 10, cpus 1", "the processors bind at 500/s"},
-		// No spin: no processor ceiling at all.
+			"16 workers, spin 2 ms, wait 18 ms, limit 10, cpus 1", "processors"},
+		// No spin: the lab's own work per request is still processor time,
+		// so there is a processor ceiling, far above 500/s; three workers
+		// of 10 ms do 300/s and bind.
 		{"no spin", labsvc.Config{Workers: 3, SpinMS: 0, WaitMS: 10, CPUs: 2},
-			"3 workers, spin 0 ms, wait 10 ms, limit off, cpus 2", "no processor ceiling"},
+			"3 workers, spin 0 ms, wait 10 ms, limit off, cpus 2", "workers"},
+		// No spin and no wait: the workers are nearly free, and what binds
+		// is the processor time the lab spends on each request.
+		{"no work at all", labsvc.Config{Workers: 64, SpinMS: 0, WaitMS: 0, CPUs: 1},
+			"64 workers, spin 0 ms, wait 0 ms, limit off, cpus 1", "processors"},
 	}
+	num := `([0-9][0-9.,e+-]*)`
+	atRest := regexp.MustCompile(`^at rest \(n=20 sequential requests\): service time ` + num + ` ms \(median; set ` + num + ` ms(, [+-][0-9.]+%[^)]*)?\), processor time ` + num +
+		` ms a request \(mean; spin ` + num + ` \+ the lab's own ` + num + `\), latency ` + num + ` ms \(median\)$`)
+	ceilings := regexp.MustCompile(`^ceilings: workers ÷ service time = (\d+) ÷ ` + num + ` ms = ` + num + `/s; cpus ÷ processor time = (\d+) ÷ ` + num +
+		` ms = ` + num + `/s; the (workers|processors) bind at ` + num + `/s$`)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			l := startLab(t, c.cfg)
@@ -233,15 +321,56 @@ func TestCheck(t *testing.T) {
 			if lines[1] != c.knobs {
 				t.Errorf("line 2 %q, want %q", lines[1], c.knobs)
 			}
-			svc := regexp.MustCompile(`^service time at rest ([0-9.]+) ms \(median of n=10 sequential requests; the lab measured [0-9.]+ ms\)$`).FindStringSubmatch(lines[2])
-			if svc == nil {
-				t.Fatalf("line 3 %q", lines[2])
+			m := atRest.FindStringSubmatch(lines[2])
+			if m == nil {
+				t.Fatalf("line 3 %q does not match %v", lines[2], atRest)
 			}
-			if !strings.Contains(lines[3], "ceilings: workers ÷ service time = ") || !strings.Contains(lines[3], c.binds) {
-				t.Errorf("line 4 %q, want the two ceilings and %q", lines[3], c.binds)
+			svc, set, cpu, spin, own := parseNum(t, m[1]), parseNum(t, m[2]), parseNum(t, m[4]), parseNum(t, m[5]), parseNum(t, m[6])
+			if set != float64(c.cfg.SpinMS+c.cfg.WaitMS) || spin != float64(c.cfg.SpinMS) {
+				t.Errorf("line 3 %q: set %v ms and spin %v ms, want %d and %d", lines[2], set, spin, c.cfg.SpinMS+c.cfg.WaitMS, c.cfg.SpinMS)
+			}
+			if svc < set || cpu <= 0 || own <= 0 {
+				t.Errorf("line 3 %q: want a service time of at least the %v ms set and processor time of the lab's own", lines[2], set)
+			}
+			// The processor time is the spin plus the lab's own work, as printed.
+			if math.Abs(spin+own-cpu) > 0.0011*cpu+0.0006 {
+				t.Errorf("line 3 %q: %v + %v is not %v", lines[2], spin, own, cpu)
+			}
+			m = ceilings.FindStringSubmatch(lines[3])
+			if m == nil {
+				t.Fatalf("line 4 %q does not match %v", lines[3], ceilings)
+			}
+			w, ws, wc := parseNum(t, m[1]), parseNum(t, m[2]), parseNum(t, m[3])
+			p, pt, pc := parseNum(t, m[4]), parseNum(t, m[5]), parseNum(t, m[6])
+			binds, at := m[7], parseNum(t, m[8])
+			// Every ceiling follows from the figures printed beside it
+			// (to the four significant digits they are printed with), and
+			// from the figures of line 3.
+			follows := func(what string, n, per, ceiling float64) {
+				if want := n / per * 1000; math.Abs(ceiling-want) > 0.005*want {
+					t.Errorf("line 4 %q: %s %v ÷ %v ms = %v/s, want %.4g/s", lines[3], what, n, per, ceiling, want)
+				}
+			}
+			follows("workers", w, ws, wc)
+			follows("cpus", p, pt, pc)
+			if w != float64(c.cfg.Workers) || p != float64(c.cfg.CPUs) || ws != svc || pt != cpu {
+				t.Errorf("line 4 %q: want %d workers ÷ the %v ms and %d cpus ÷ the %v ms of line 3", lines[3], c.cfg.Workers, svc, c.cfg.CPUs, cpu)
+			}
+			if binds != c.binds || at != min(wc, pc) {
+				t.Errorf("line 4 %q: want the %s to bind, at the lower ceiling %v/s", lines[3], c.binds, min(wc, pc))
 			}
 		})
 	}
+}
+
+// parseNum reads a number as --check prints it (with thousands commas).
+func parseNum(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
+	if err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return v
 }
 
 func TestCheckServiceDown(t *testing.T) {
@@ -281,7 +410,7 @@ func TestBadInput(t *testing.T) {
 		// Zero arrivals a second is no load.
 		{"zero rate", []string{"--rate", "0"}, "0 is not allowed"},
 		// The generator's cap protects the machine.
-		{"rate above cap", []string{"--rate", "40,6000"}, "at most 5000 a second"},
+		{"rate above cap", []string{"--rate", "40,12000"}, "at most 10000 a second"},
 		// A window needs a length.
 		{"zero seconds", []string{"--seconds", "0"}, "--seconds 0 is not allowed"},
 		// Negative lengths too.

@@ -185,10 +185,14 @@ func TestSimulateBadInput(t *testing.T) {
 		// The knobs are checked as cmd/lab checks them, from the environment too.
 		{"bad knob env", map[string]string{"WORKERS": "0"}, []string{"--simulate", "--rate", "10"}, "WORKERS=0 is not allowed: want 1 to 1024"},
 		{"bad knob flag", nil, []string{"--simulate", "--stall-ms", "-4", "--rate", "10"}, "STALL_MS=-4 is not allowed: want 0 to 10000"},
+		// The knob flags carry ACCEPT and BACKLOG too, and the simulator says it does not model them.
+		{"accept without simulate", nil, []string{"--accept", "workers", "--rate", "10"}, "--accept sets the simulated lab's knobs: add --simulate"},
+		{"bad accept", map[string]string{"ACCEPT": "kernel"}, []string{"--simulate", "--rate", "10"}, "ACCEPT=kernel is not allowed: want door or workers"},
+		{"workers accept", nil, []string{"--simulate", "--accept", "workers", "--backlog", "16", "--rate", "10"}, "ACCEPT=workers BACKLOG=16 is not simulated"},
 		// A real lab's flags make no sense in a simulation.
 		{"target with simulate", nil, []string{"--simulate", "--target", "http://127.0.0.1:1"}, "--target is for a real lab"},
 		// The rate cap is the real run's.
-		{"rate above cap", nil, []string{"--simulate", "--rate", "6000"}, "at most 5000 a second"},
+		{"rate above cap", nil, []string{"--simulate", "--rate", "12000"}, "at most 10000 a second"},
 		// The timeout cap is the real run's.
 		{"long timeout", nil, []string{"--simulate", "--rate", "10", "--timeout", "2m"}, "timeout 2m0s is not allowed: want more than 0 and at most 1m0s"},
 		// An unknown random source.

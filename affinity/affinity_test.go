@@ -1,4 +1,4 @@
-package labsvc_test
+package affinity_test
 
 import (
 	"context"
@@ -9,8 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 )
+
+// The tests keep this process away from a real lab child: this test binary
+// re-executed with childEnv=1 (labsvc.ChildMain).
+const childEnv = "AFFINITY_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	labsvc.ChildMain(childEnv)
+	goleak.VerifyTestMain(m)
+}
 
 func TestParseCPUList(t *testing.T) {
 	cases := []struct {
@@ -32,7 +44,7 @@ func TestParseCPUList(t *testing.T) {
 		{in: "", bad: true},
 	}
 	for _, c := range cases {
-		got, err := labsvc.ParseCPUList(c.in)
+		got, err := affinity.ParseCPUList(c.in)
 		if c.bad {
 			if err == nil {
 				t.Errorf("ParseCPUList(%q) = %v, want an error", c.in, got)
@@ -48,7 +60,7 @@ func TestParseCPUList(t *testing.T) {
 // union is every processor any thread of a process may use.
 func union(t *testing.T, pid int) (map[int][]int, []int) {
 	t.Helper()
-	threads, err := labsvc.ThreadCPUs(pid)
+	threads, err := affinity.ThreadCPUs(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,13 +88,21 @@ func TestPinAwayKeepsGeneratorOffTheLab(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	child, err := labsvc.StartChild(ctx, testChild(t, "serve"), cfg)
+	cc, err := labsvc.SelfCommand(childEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := labsvc.StartChild(ctx, cc, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer child.Stop()
 
-	p, err := labsvc.PinAway(cfg)
+	lab, err := labsvc.LabCPUs(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := affinity.PinAwayFrom(lab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,18 +187,16 @@ func TestPinAwayKeepsGeneratorOffTheLab(t *testing.T) {
 	}
 }
 
-// On a process limited to the lab's processors PinAway changes nothing and
-// says why.
+// On a process limited to the lab's processors PinAwayFrom changes nothing
+// and says why.
 func TestPinAwayNothingLeft(t *testing.T) {
 	_, all := union(t, os.Getpid())
-	cfg := labsvc.DefaultConfig()
-	cfg.CPUs = len(all) // the lab would take every processor
-	p, err := labsvc.PinAway(cfg)
+	p, err := affinity.PinAwayFrom(all) // the lab has every processor
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Pinned() || p.Generator != nil {
-		t.Fatalf("PinAway pinned to %v with the lab taking all of %v", p.Generator, all)
+		t.Fatalf("PinAwayFrom pinned to %v with the lab taking all of %v", p.Generator, all)
 	}
 	if err := p.Restore(); err != nil {
 		t.Fatal(err)
@@ -225,7 +243,7 @@ func TestPinAwayRestoreWhileThreadsStart(t *testing.T) {
 				<-started
 			}
 		}()
-		p, err := labsvc.PinAwayFrom(lab)
+		p, err := affinity.PinAwayFrom(lab)
 		var rerr error
 		if err == nil {
 			rerr = p.Restore()

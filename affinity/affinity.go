@@ -1,4 +1,4 @@
-package labsvc
+package affinity
 
 import (
 	"fmt"
@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// Pinning is what PinAway did to the calling process. Call Restore when the
-// lab child it keeps away from has stopped.
+// Pinning is what PinAwayFrom did to the calling process. Call Restore when
+// the lab it keeps away from has stopped.
 type Pinning struct {
-	Lab       []int // processors a lab child with the config pins itself to
+	Lab       []int // the lab's processors
 	Generator []int // processors the calling process is now limited to; nil when nothing changed
 
-	saved affinity // what Restore puts back (away_linux.go)
+	saved masks // what Restore puts back (affinity_linux.go)
 }
 
-// Pinned reports whether PinAway changed the process's affinity.
+// Pinned reports whether PinAwayFrom changed the process's affinity.
 func (p *Pinning) Pinned() bool { return p != nil && p.Generator != nil }
 
 // String says on one line what was done, for a log line.
@@ -25,30 +25,6 @@ func (p *Pinning) String() string {
 		return fmt.Sprintf("generator not pinned: the lab's processor(s) %v are all this process may use, so the lab shares them with the generator", p.Lab)
 	}
 	return fmt.Sprintf("generator pinned to processor(s) %v, away from the lab's %v", p.Generator, p.Lab)
-}
-
-// PinAway limits every thread of the calling process to the processors it
-// may use now minus LabCPUs(cfg), so the load generator, the web server and
-// anything else in this process keep off the lab's processors. Threads the
-// Go runtime starts later inherit the mask from the thread that creates
-// them, and every existing thread is pinned (passes over /proc/self/task
-// until no new thread appears), so the whole process stays off.
-//
-// Call it after starting the lab child and call Restore before starting
-// another: a child inherits its parent's affinity when it starts, so a child
-// started while the parent is pinned away would pin itself to the
-// generator's processors. For the same reason it is for one lab at a time.
-//
-// When the lab would take every processor the process may use (a 1-core
-// host, or CPUS ≥ the processors allowed) PinAway changes nothing and
-// returns a Pinning whose Pinned is false; its String says so. On error the
-// process's affinity is put back as it was.
-func PinAway(cfg Config) (*Pinning, error) {
-	lab, err := LabCPUs(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return PinAwayFrom(lab)
 }
 
 // ProcessCPUs returns every processor some thread of process pid may run
@@ -70,9 +46,9 @@ func ProcessCPUs(pid int) ([]int, error) {
 	return all, nil
 }
 
-// Restore puts back every thread's affinity as it was before PinAway;
+// Restore puts back every thread's affinity as it was before PinAwayFrom;
 // threads started since get the mask the calling thread had. It does
-// nothing when PinAway changed nothing.
+// nothing when PinAwayFrom changed nothing.
 func (p *Pinning) Restore() error {
 	if !p.Pinned() {
 		return nil

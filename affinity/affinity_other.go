@@ -1,6 +1,6 @@
 //go:build !linux
 
-package labsvc
+package affinity
 
 import (
 	"errors"
@@ -8,13 +8,10 @@ import (
 )
 
 // errNoAffinity says why nothing is pinned on this operating system.
-var errNoAffinity = errors.New("processor affinity is not set on " + runtime.GOOS + ": CPUS bounds the lab's GOMAXPROCS only, and the lab shares processors with the generator")
+var errNoAffinity = errors.New("processor affinity is not set on " + runtime.GOOS + ": the lab shares processors with the generator")
 
-// affinity is empty: nothing is pinned here.
-type affinity struct{}
-
-// LabCPUs cannot say which processors a lab would use on this system.
-func LabCPUs(Config) ([]int, error) { return nil, errNoAffinity }
+// masks is empty: nothing is pinned here.
+type masks struct{}
 
 // PinAwayFrom cannot pin on this system: it says so and changes nothing.
 func PinAwayFrom([]int) (*Pinning, error) { return nil, errNoAffinity }

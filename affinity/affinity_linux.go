@@ -1,4 +1,4 @@
-package labsvc
+package affinity
 
 import (
 	"errors"
@@ -13,23 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// affinity is the processor masks PinAwayFrom replaced.
-type affinity struct {
+// masks are the processor masks PinAwayFrom replaced.
+type masks struct {
 	prev   unix.CPUSet         // the calling thread's mask before; for threads started since
 	before map[int]unix.CPUSet // each thread's mask before
-}
-
-// LabCPUs returns the processors a lab child started now with cfg would pin
-// itself to: the first cfg.CPUs processors the calling thread may use (a
-// child inherits its parent's affinity and ApplySandbox keeps the first
-// CPUS of it). It returns fewer when fewer are allowed.
-func LabCPUs(cfg Config) ([]int, error) {
-	var allowed unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
-		return nil, fmt.Errorf("reading affinity: %w", err)
-	}
-	cpus := cpuList(allowed)
-	return cpus[:min(len(cpus), max(cfg.CPUs, 0))], nil
 }
 
 func cpuList(set unix.CPUSet) []int {
@@ -42,9 +29,23 @@ func cpuList(set unix.CPUSet) []int {
 	return cpus
 }
 
-// PinAwayFrom is PinAway from the given processors, such as a running lab
-// child's own (ProcessCPUs of its pid), which is right however the child
-// was started.
+// PinAwayFrom limits every thread of the calling process to the processors
+// it may use now minus lab, such as a running lab child's own (ProcessCPUs
+// of its pid), so the load generator and anything else in this process
+// keep off the lab's processors. Threads the Go runtime starts later
+// inherit the mask from the thread that creates them, and every existing
+// thread is pinned (passes over /proc/self/task until no new thread
+// appears), so the whole process stays off.
+//
+// Call it after starting the lab child and call Restore before starting
+// another: a child inherits its parent's affinity when it starts, so a child
+// started while the parent is pinned away would pin itself to the
+// generator's processors. For the same reason it is for one lab at a time.
+//
+// When lab holds every processor the process may use (a 1-core host)
+// PinAwayFrom changes nothing and returns a Pinning whose Pinned is false;
+// its String says so. On error the process's affinity is put back as it
+// was.
 func PinAwayFrom(lab []int) (*Pinning, error) {
 	var allowed unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
@@ -54,7 +55,7 @@ func PinAwayFrom(lab []int) (*Pinning, error) {
 	for _, c := range lab {
 		rest.Clear(c)
 	}
-	p := &Pinning{Lab: slices.Clone(lab), saved: affinity{prev: allowed, before: map[int]unix.CPUSet{}}}
+	p := &Pinning{Lab: slices.Clone(lab), saved: masks{prev: allowed, before: map[int]unix.CPUSet{}}}
 	if rest.Count() == 0 {
 		return p, nil
 	}
@@ -173,4 +174,18 @@ func ThreadCPUs(pid int) (map[int][]int, error) {
 		}
 	}
 	return out, nil
+}
+
+func threadIDs() ([]int, error) {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, fmt.Errorf("listing threads: %w", err)
+	}
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
 }

@@ -1,0 +1,62 @@
+package labsvc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// waiter sleeps one worker's WAIT_MS. On Linux it is a timerfd read
+// through Go's poller: the kernel wakes the poller when the timer expires,
+// to the microsecond and without timer slack, where a Go timer waits in
+// the poller's whole milliseconds (it sleeps the whole milliseconds left,
+// then one more for the rest: up to a millisecond late, half on average).
+// The goroutine, not its thread, waits.
+type waiter struct {
+	f   *os.File // the timerfd, registered with the poller; nil: use a Go timer
+	buf [8]byte
+}
+
+func newWaiter() *waiter {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return &waiter{}
+	}
+	return &waiter{f: os.NewFile(uintptr(fd), "timerfd")}
+}
+
+// wait returns at deadline or when ctx ends, whichever is first.
+func (w *waiter) wait(ctx context.Context, deadline time.Time) {
+	d := time.Until(deadline)
+	if d <= 0 {
+		return
+	}
+	if w.f == nil {
+		waitTimer(ctx, d)
+		return
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	rc, err := w.f.SyscallConn()
+	if err == nil {
+		cerr := rc.Control(func(fd uintptr) { err = unix.TimerfdSettime(int(fd), 0, &spec, nil) })
+		err = errors.Join(err, cerr)
+	}
+	if err != nil {
+		waitTimer(ctx, d)
+		return
+	}
+	stop := context.AfterFunc(ctx, func() { _ = w.f.SetReadDeadline(time.Unix(1, 0)) })
+	_, _ = w.f.Read(w.buf[:])
+	if !stop() {
+		_ = w.f.SetReadDeadline(time.Time{})
+	}
+}
+
+func (w *waiter) close() {
+	if w.f != nil {
+		_ = w.f.Close()
+	}
+}

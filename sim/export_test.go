@@ -1,0 +1,12 @@
+package sim
+
+import "time"
+
+// WithQuantum returns m with the processors' time slice set to q instead
+// of the lab's (labsvc.SpinQuantum), for tests that compare the round robin
+// with first come, first served (a quantum longer than any spin) and with
+// processor sharing (its limit as the quantum shrinks).
+func WithQuantum(m Model, q time.Duration) Model {
+	m.quantum = q
+	return m
+}
