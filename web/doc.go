@@ -23,6 +23,8 @@
 //	POST /lessons/{slug}/record/{id}        a record block: setting, criterion, measurement, number, reverse, run
 //	GET  /lessons/{slug}/record/{id}.md     the learner's saved record as a Markdown download
 //	POST /lessons/{slug}/model/{id}         a model block's values: records its goal if they reach it
+//	GET  /lessons/{slug}/lab/{id}/settings  a lab block's knobs on a page of their own, with Run ("Change the
+//	                                        settings" without script; runs.js brings the knobs into the block)
 //	GET  /widgets/{kind}                    one model widget alone (no site chrome, framable), values in the query
 //	GET  /widgets/{kind}/plot               the widget's plot for the query's values as the widget's HTML (two-ceilings,
 //	                                        queue-curve; widgets.js swaps it in)
