@@ -92,9 +92,11 @@ func plainText(fragment string) string {
 // shows them: one order for the whole session (code), on every screen,
 // since the class talks about "the second option". Every class page
 // renders options through this, and session.js draws the bars in the
-// page's order. Today it is the lesson's order.
+// page's order. It is lessons.Question.Order keyed by the join code: a
+// shuffle, as a learner's lesson page has, but one for the whole class.
+// Answers and CSVs name options by id, never by place.
 func classOptions(code string, q *lessons.Question) []lessons.Option {
-	return q.Options
+	return q.Order(code)
 }
 
 // ClassRuns starts a class's run of a lesson's lab preset on the runner,
