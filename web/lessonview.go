@@ -277,10 +277,14 @@ func runReading(q *lessons.Question, lab *lessons.Lab, rows []loadrun.Row) []rea
 }
 
 // nextStep is what a lesson asks of the learner after a lab block's
-// measurement: the first heading or question after the block and its
-// recorded tables. text is "" when nothing follows.
+// measurement: the text that reads it, when some follows the block's
+// recorded tables before the next heading (a lesson's "Read it": the link
+// goes to the last of those tables, which the text follows), else the
+// first heading or question after the block. text is "" when nothing
+// follows.
 func nextStep(l *lessons.Lesson, lab *lessons.Lab) (id, text string) {
 	after := false
+	last := lab.ID // the block the reading text follows
 	for _, part := range l.Body {
 		if !after {
 			after = part.Block == lab
@@ -288,11 +292,17 @@ func nextStep(l *lessons.Lesson, lab *lessons.Lab) (id, text string) {
 		}
 		switch b := part.Block.(type) {
 		case nil:
-			if m := reHeading.FindStringSubmatch(string(part.HTML)); m != nil {
-				return m[1], "Next: " + htmlText(m[2])
+			prose := strings.TrimSpace(string(part.HTML))
+			m := reHeading.FindStringSubmatchIndex(prose)
+			if (m == nil || m[0] > 0) && last != lab.ID {
+				return last, "Next: read what the rows show, below the recorded results"
+			}
+			if m != nil {
+				return prose[m[2]:m[3]], "Next: " + htmlText(prose[m[4]:m[5]])
 			}
 		case *lessons.Table:
 			if b.Preset == lab.ID {
+				last = b.ID
 				continue
 			}
 			return "", ""

@@ -177,8 +177,7 @@ type classView struct {
 	JoinHost     string // host/join without the scheme: what the presenter view tells the room to type
 	HostURL      string
 	ProjectorURL string
-	QRURL        string            // host and projector: the QR code, with the projector token (see memberSession)
-	Labs         map[string]string // lab id → summary of its preset
+	QRURL        string // host and projector: the QR code, with the projector token (see memberSession)
 }
 
 // sessionCreated is the JSON answer to POST /api/sessions.
@@ -516,19 +515,13 @@ func (s *server) view(r *http.Request, sess *classroom.Session, role, token stri
 		return classView{}, errorf(CodeNotFound, fmt.Sprintf("The lesson %q of this session is no longer in the course.", sess.Lesson()))
 	}
 	code := sess.Code()
-	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join",
-		Labs: map[string]string{}}
+	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join"}
 	if role == "host" {
 		v.HostURL = hostURL(code, token)
 		v.ProjectorURL = projectorURL(sess)
 	}
 	if role != "participant" {
 		v.QRURL = qrURL(sess)
-	}
-	for _, p := range l.Body {
-		if lab, ok := p.Block.(*lessons.Lab); ok {
-			v.Labs[lab.ID] = requestSummary(labPreset(lab))
-		}
 	}
 	return v, nil
 }
