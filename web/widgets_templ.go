@@ -985,9 +985,9 @@ func widgetParam(v widgetView, in widgetInput) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var52 string
-		templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(" " + in.P.Label + ", one step down (" + fmtNum(in.Slider.Step) + " " + in.P.Unit + ")")
+		templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(" " + in.P.Label + ", one step down (" + withUnit(in.Slider.Step, in.P.Unit) + ")")
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/widgets.templ`, Line: 167, Col: 312}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/widgets.templ`, Line: 167, Col: 307}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var52))
 		if templ_7745c5c3_Err != nil {
@@ -1034,9 +1034,9 @@ func widgetParam(v widgetView, in widgetInput) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var55 string
-		templ_7745c5c3_Var55, templ_7745c5c3_Err = templ.JoinStringErrs(" " + in.P.Label + ", one step up (" + fmtNum(in.Slider.Step) + " " + in.P.Unit + ")")
+		templ_7745c5c3_Var55, templ_7745c5c3_Err = templ.JoinStringErrs(" " + in.P.Label + ", one step up (" + withUnit(in.Slider.Step, in.P.Unit) + ")")
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/widgets.templ`, Line: 168, Col: 305}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/widgets.templ`, Line: 168, Col: 300}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var55))
 		if templ_7745c5c3_Err != nil {
