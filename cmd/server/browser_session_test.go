@@ -169,7 +169,7 @@ func TestBrowserClassSession(t *testing.T) {
 	// alone, its chart filling the screen below the status line: the two
 	// panels side by side, text readable from the back of a hall, nothing
 	// to scroll.
-	doSteps(t, projector, "projector shows the class run alone",
+	doStepsWithin(t, projector, "projector shows the class run alone", runStepTimeout,
 		poll(`document.querySelector('main').dataset.screen === "run" && !document.querySelector('[data-testid="class-run"]').hidden &&
 			document.querySelector('[data-testid="class-q-sample-predict"]').hidden &&
 			document.querySelector('[data-testid="join-corner"]').hidden === false`),
@@ -205,7 +205,7 @@ func TestBrowserClassSession(t *testing.T) {
 	}
 	doSteps(t, projector, "projector reloads and still shows the run", chromedp.Reload(), connected,
 		poll(`document.querySelector('main').dataset.screen === "run" && !document.querySelector('[data-testid="class-run"]').hidden`))
-	doSteps(t, learner, "learner watches the run",
+	doStepsWithin(t, learner, "learner watches the run", runStepTimeout,
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
 			document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
@@ -367,13 +367,13 @@ func TestBrowserClassSecondRoundAndKnobs(t *testing.T) {
 		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second))
 	offered := `Array.from(document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr')).map(tr => tr.cells[1].textContent).join(",")`
-	doSteps(t, learner, "learner watches the edited run", chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)), rowsDone)
+	doStepsWithin(t, learner, "learner watches the edited run", runStepTimeout, chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)), rowsDone)
 	for _, b := range []struct {
 		who string
 		ctx context.Context
 	}{{"learner", learner}, {"host", host}} {
 		if b.who == "host" {
-			doSteps(t, host, "host sees the run end", rowsDone)
+			doStepsWithin(t, host, "host sees the run end", runStepTimeout, rowsDone)
 		}
 		if got, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](offered)); err != nil || got != "15,30" {
 			t.Errorf("%s's class run rows are offered at %q (%v), want 15,30: the host's edited rates", b.who, got, err)
