@@ -64,6 +64,7 @@ type Stop struct {
 // Bar is one horizontal bar of a bar panel (the two ceilings).
 type Bar struct {
 	Label    string  // above the bar
+	Formula  string  // after the label (": formula"), left out on narrow screens (the .bar-formula rule of app.css): keep it in the table too
 	Value    string  // inside the bar, at its start
 	X        float64 // length in x units; +Inf runs to the edge
 	Quantity string
@@ -362,10 +363,10 @@ func marksOf(ms []Mark, sc scale) []markView {
 
 // barView is a bar in plot percentages and rows of em.
 type barView struct {
-	Label, Value, Quantity, Class string
-	W                             string
-	Strong                        bool
-	LabelY, BarY, ValueY          string
+	Label, Formula, Value, Quantity, Class string
+	W                                      string
+	Strong                                 bool
+	LabelY, BarY, ValueY                   string
 }
 
 // Bar rows, in em: a label line, then the bar.
@@ -375,6 +376,14 @@ const (
 	barTop    = 1.5
 	barHeight = 1.6
 )
+
+// formula is what follows a bar's label: ": " and its formula, or "".
+func (b barView) formula() string {
+	if b.Formula == "" {
+		return ""
+	}
+	return ": " + b.Formula
+}
 
 func em(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "em" }
 
@@ -386,7 +395,7 @@ func barsOf(bs []Bar, sc scale) []barView {
 			f = sc.fx(b.X)
 		}
 		row := float64(i) * barRowEm
-		out[i] = barView{Label: b.Label, Value: b.Value, Quantity: b.Quantity, Class: b.Class, W: pct(f), Strong: b.Strong,
+		out[i] = barView{Label: b.Label, Formula: b.Formula, Value: b.Value, Quantity: b.Quantity, Class: b.Class, W: pct(f), Strong: b.Strong,
 			LabelY: em(row + barLabel), BarY: em(row + barTop), ValueY: em(row + barTop + barHeight*0.72)}
 	}
 	return out

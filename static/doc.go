@@ -9,6 +9,8 @@
 //	                         usable at 320 px (wide tables scroll inside .table-wrap regions)
 //	css/widgets.css          the model widgets' styles, linked once by a lesson page with a
 //	                         model block and by the standalone /widgets/{kind} page
+//	css/runs.css             the run pages', the runs list's, compare's and the progress page's
+//	                         styles, linked by those pages only
 //	css/class.css            class pages' styles (/teach, /join, the host and participant views,
 //	                         the vote bars and the answer) and the full-screen presenter view
 //	js/lesson.js             progressive enhancement of the lesson page's forms (Predict,
@@ -29,7 +31,9 @@
 //	                         learning platform at once (its button does without JavaScript)
 //	img/icon.svg             the site icon
 //
-// The web package serves each file under a content-hashed URL
+// The web package serves each stylesheet and script without its comments
+// and leading blanks (every line break kept, so a line number in the
+// browser is the file's), and each file under a content-hashed URL
 // (/static/css/app.<hash>.css) with a year-long immutable Cache-Control,
 // and also under its plain path with Cache-Control: no-cache and an ETag,
 // so that ES module imports between files (which use plain relative

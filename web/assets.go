@@ -32,8 +32,10 @@ type asset struct {
 }
 
 // NewAssets reads every file of fsys into memory (except *.go and test
-// files such as model.test.mjs) and computes its hashed name: the first
-// 10 hex digits of its SHA-256 go before the extension.
+// files such as model.test.mjs), stylesheets and scripts without their
+// comments and indentation (stripAsset), and computes each one's hashed
+// name: the first 10 hex digits of the served body's SHA-256 go before
+// the extension.
 func NewAssets(fsys fs.FS) (*Assets, error) {
 	a := &Assets{byName: map[string]*asset{}, byPath: map[string]*asset{}}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -44,9 +46,10 @@ func NewAssets(fsys fs.FS) (*Assets, error) {
 		if err != nil {
 			return err
 		}
+		ext := path.Ext(p)
+		body = stripAsset(ext, body) // comments and indentation left out (assetstrip.go)
 		sum := sha256.Sum256(body)
 		h := hex.EncodeToString(sum[:])[:10]
-		ext := path.Ext(p)
 		ctype := mime.TypeByExtension(ext)
 		switch ext {
 		case ".js", ".mjs":

@@ -25,6 +25,8 @@
 //	POST /lessons/{slug}/record/{id}        a record block: setting, criterion, measurement, number, reverse, run
 //	GET  /lessons/{slug}/record/{id}.md     the learner's saved record as a Markdown download
 //	POST /lessons/{slug}/model/{id}         a model block's values: records its goal if they reach it
+//	GET  /lessons/{slug}/lab/{id}/settings  a lab block's knobs on a page of their own, with Run ("Change the
+//	                                        settings" without script; runs.js brings the knobs into the block)
 //	GET  /widgets/{kind}                    one model widget alone (no site chrome, framable), values in the query
 //	GET  /widgets/{kind}/plot               the widget's plot for the query's values as the widget's HTML (two-ceilings,
 //	                                        queue-curve; widgets.js swaps it in)
@@ -151,8 +153,15 @@
 // results" (action=open). The learner's own latest run of a lab block is
 // rendered in it on every view; once finished, it is followed by their
 // prediction beside the cells the Predict's read: names and a link to the
-// lesson's next step; an opened table shows the same reading of its own
-// cells. A lab block no Predict settles is never folded. Options of
+// lesson's next step (the text that reads the rows, when the lesson has
+// some before its next heading); an opened table shows the same reading of
+// its own cells. A lab block no Predict settles is never folded. A lab
+// block carries no knobs: "Change the settings" links to the lab's
+// settings page (/lessons/{slug}/lab/{id}/settings, folded like the block),
+// runs.js brings that page's knobs into the block when it is opened, and
+// until then the Run form sends the preset's values as hidden fields. A
+// class session shows every question's options in one order for the
+// whole class (Order keyed by the join code). Options of
 // Predicts and Checks are shown in the order lessons.Question.Order gives
 // for the learner's id ("" for a newcomer); forms and answers carry ids.
 //
@@ -452,7 +461,9 @@
 // waits for a measurement), reading and reading-back (the prediction
 // beside what was measured); lab-preset, lab-folded, lab-run, lab-cancel,
 // lab-replay, lab-reference, lab-run-message, lab-run-slot, lab-next,
-// lab-settings, lab-terminal, run-field-{name}, run-mode-{open,closed};
+// lab-settings, lab-settings-link, lab-knobs (the knobs, in the block once
+// fetched and on the lab's settings page), lab-settings-form,
+// lab-settings-back, lab-terminal, run-field-{name}, run-mode-{open,closed};
 // table-folded, table-open, table-all-columns; lesson-{slug} and progress-{slug}
 // (with data-done and data-total) on the index; progress-export,
 // progress-reset-confirm, progress-reset, progress-was-reset,

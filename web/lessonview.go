@@ -13,10 +13,12 @@ import (
 	"strings"
 
 	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
 
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
+	"capacitylab/runner"
 	"capacitylab/store"
 )
 
@@ -276,10 +278,14 @@ func runReading(q *lessons.Question, lab *lessons.Lab, rows []loadrun.Row) []rea
 }
 
 // nextStep is what a lesson asks of the learner after a lab block's
-// measurement: the first heading or question after the block and its
-// recorded tables. text is "" when nothing follows.
+// measurement: the text that reads it, when some follows the block's
+// recorded tables before the next heading (a lesson's "Read it": the link
+// goes to the last of those tables, which the text follows), else the
+// first heading or question after the block. text is "" when nothing
+// follows.
 func nextStep(l *lessons.Lesson, lab *lessons.Lab) (id, text string) {
 	after := false
+	last := lab.ID // the block the reading text follows
 	for _, part := range l.Body {
 		if !after {
 			after = part.Block == lab
@@ -287,11 +293,17 @@ func nextStep(l *lessons.Lesson, lab *lessons.Lab) (id, text string) {
 		}
 		switch b := part.Block.(type) {
 		case nil:
-			if m := reHeading.FindStringSubmatch(string(part.HTML)); m != nil {
-				return m[1], "Next: " + htmlText(m[2])
+			prose := strings.TrimSpace(string(part.HTML))
+			m := reHeading.FindStringSubmatchIndex(prose)
+			if (m == nil || m[0] > 0) && last != lab.ID {
+				return last, "Next: read what the rows show, below the recorded results"
+			}
+			if m != nil {
+				return prose[m[2]:m[3]], "Next: " + htmlText(prose[m[4]:m[5]])
 			}
 		case *lessons.Table:
 			if b.Preset == lab.ID {
+				last = b.ID
 				continue
 			}
 			return "", ""
@@ -497,10 +509,99 @@ func replaySeconds(r store.Run) float64 {
 
 // knob is one setting of the lab block's form (labKnob).
 type knob struct {
-	Name, Label, Unit, Help, Env string
-	Value, Min, Max, Step        string
-	Text                         bool   // a list typed as text, not a number input
-	Mode                         string // shown only in this mode ("" = always)
+	Block, Name, Label, Unit, Help, Env string
+	Value, Min, Max, Step               string
+	Text                                bool        // a list typed as text, not a number input
+	Choices                             [][2]string // a select of these values and their words
+	Mode                                string      // shown only in this mode ("" = always)
+}
+
+// labServiceKnobs are the lab service's settings of a lab block's form,
+// starting at the preset's values q.
+func labServiceKnobs(block string, q runner.Request) []knob {
+	accept := "door"
+	if q.Accept == labsvc.AcceptWorkers {
+		accept = string(labsvc.AcceptWorkers)
+	}
+	return []knob{
+		{Block: block, Name: "workers", Label: "Workers", Help: "Requests the service works on at once.", Env: "WORKERS", Value: itoa(q.Workers), Min: "1", Max: "1024"},
+		{Block: block, Name: "spin_ms", Label: "Processor time per request", Unit: "ms", Help: "Real computation on the lab's processors.", Env: "SPIN_MS", Value: itoa(q.SpinMS), Min: "0", Max: "1000"},
+		{Block: block, Name: "wait_ms", Label: "Waiting time per request", Unit: "ms", Help: "A downstream call: it holds a worker but not a processor.", Env: "WAIT_MS", Value: itoa(q.WaitMS), Min: "0", Max: "10000"},
+		{Block: block, Name: "limit", Label: "Admission limit", Unit: "callers", Help: "How many may wait for a worker; more are refused with 503. 0 means no limit.", Env: "LIMIT", Value: itoa(q.Limit), Min: "0", Max: "100000"},
+		{Block: block, Name: "cpus", Label: "Processors", Unit: "CPUs", Help: "Processors the lab may use; the load generator keeps one of the server's.", Env: "CPUS", Value: itoa(q.CPUs), Min: "1", Max: itoa(labsvc.MaxCPUs)},
+		{Block: block, Name: "stall_every", Label: "Stall every", Unit: "requests", Help: "Every Nth request the lab admits takes the stall time instead of its work, like a pause to collect garbage. 0 means never.", Env: "STALL_EVERY", Value: itoa(q.StallEvery), Min: "0", Max: itoa(labsvc.MaxStallEvery)},
+		{Block: block, Name: "stall_ms", Label: "Stall time", Unit: "ms", Help: "How long a stalled request takes.", Env: "STALL_MS", Value: itoa(q.StallMS), Min: "0", Max: itoa(labsvc.MaxStallMS)},
+		{Block: block, Name: "accept", Label: "Who accepts callers", Help: "The door queues callers where the lab counts them (queued); free workers leave the rest in the kernel's queue (backlogged) and need an admission limit of 0.", Env: "ACCEPT", Value: accept,
+			Choices: [][2]string{{"door", "The lab's door (the default)"}, {string(labsvc.AcceptWorkers), "Each free worker"}}},
+		{Block: block, Name: "backlog", Label: "Listen backlog", Unit: "callers", Help: "Callers the kernel holds for the lab; past it a caller's connection is retried a second later. 0 means the system's maximum.", Env: "BACKLOG", Value: itoa(q.Backlog), Min: "0", Max: itoa(labsvc.MaxBacklog)},
+	}
+}
+
+// labLoadKnobs are the load's settings of a lab block's form (besides
+// the mode, a pair of radio buttons), starting at the preset's values q.
+func labLoadKnobs(block string, q runner.Request, lim runner.Limits) []knob {
+	rng := "pcg"
+	if q.RNG == string(loadrun.Python) {
+		rng = string(loadrun.Python)
+	}
+	return []knob{
+		{Block: block, Name: "rates", Label: "Offered rates", Unit: "a second", Help: "One window per rate, separated by commas; arrivals are random (Poisson).", Env: "--rate", Value: joinFloats(q.Rates), Text: true, Mode: runner.ModeOpen},
+		{Block: block, Name: "clients", Label: "Clients", Help: "Each sends its next request when its last one is answered.", Env: "--closed", Value: joinInts(q.Clients), Text: true, Mode: runner.ModeClosed},
+		{Block: block, Name: "seconds", Label: "Window length", Unit: "s", Help: "How long each window sends.", Env: "--seconds", Value: fmtNum(q.Seconds), Min: fmtNum(runner.MinWindowSeconds), Max: fmtNum(lim.MaxWindowSeconds), Step: "any"},
+		{Block: block, Name: "seed", Label: "Seed", Help: "The same seed sends the same arrivals.", Env: "--seed", Value: u64(q.Seed), Min: "0", Mode: runner.ModeOpen},
+		{Block: block, Name: "rng", Label: "Random source", Help: "What draws the arrivals from the seed; CPython's gives the arrivals a Python script seeded the same way would.", Env: "--rng", Value: rng,
+			Choices: [][2]string{{"pcg", "PCG (the default)"}, {string(loadrun.Python), "CPython's random module"}}, Mode: runner.ModeOpen},
+		{Block: block, Name: "timeout_ms", Label: "Caller timeout", Unit: "ms", Help: "A caller gives up after this long; 0 means 2000.", Env: "--timeout", Value: itoa(q.TimeoutMS), Min: "0", Max: itoa(lim.MaxTimeoutMS)},
+	}
+}
+
+// labPresetValues are the fields and values a lab block's knobs send at
+// their preset values, in the form's order: what a lesson's Run form
+// sends while its knobs are not loaded.
+func labPresetValues(b *lessons.Lab) [][2]string {
+	q := labPreset(b)
+	mode := runner.ModeOpen
+	if q.Mode == runner.ModeClosed {
+		mode = runner.ModeClosed
+	}
+	var out [][2]string
+	for _, k := range labServiceKnobs(b.ID, q) {
+		out = append(out, [2]string{k.Name, k.Value})
+	}
+	out = append(out, [2]string{"mode", mode})
+	for _, k := range labLoadKnobs(b.ID, q, runner.DefaultLimits(1)) {
+		out = append(out, [2]string{k.Name, k.Value})
+	}
+	return out
+}
+
+// labSettingsURL is the page of a lab block's knobs.
+func labSettingsURL(l *lessons.Lesson, b *lessons.Lab) string {
+	return lessonURL(l.Slug) + "/lab/" + b.ID + "/settings"
+}
+
+// labSettings is GET /lessons/{slug}/lab/{id}/settings: the knobs of one
+// lab block on a page of their own (labSettingsPage).
+func (s *server) labSettings(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.loadCourse()
+	if err != nil {
+		return err
+	}
+	slug, id := chi.URLParam(r, "slug"), chi.URLParam(r, "id")
+	b, l, ok := c.Lab(id)
+	if !ok || l.Slug != slug {
+		return errorf(CodeNotFound, fmt.Sprintf("The lesson %q has no lab %q.", slug, id))
+	}
+	st, err := s.state(r, l.Slug)
+	if err != nil {
+		return err
+	}
+	gate, isFolded := folded(l, b.ID, st)
+	if !isFolded {
+		gate = nil
+	}
+	s.render(w, r, http.StatusOK, labSettingsPage(s.page(r, "The settings of a sweep · "+l.Title), l, b, gate))
+	return nil
 }
 
 // breakable writes a column name with a line-break opportunity after each

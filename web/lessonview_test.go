@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+
 	"capacitylab/loadrun"
 	"capacitylab/store"
 )
@@ -309,5 +311,85 @@ func TestLabBlockWhileRunning(t *testing.T) {
 	}
 	if got := testIDText(t, block, "run-status"); !strings.HasPrefix(got, "Cancelled: ") {
 		t.Errorf("status after cancelling: %q", got)
+	}
+}
+
+// formValues returns the fields a browser would send for the form nodes
+// under n: inputs with a name (radio buttons when checked) and selects
+// (their selected option), in document order, as "name=value" lines.
+func formValues(n *html.Node) []string {
+	var out []string
+	for _, f := range find(n, func(n *html.Node) bool { return n.Data == "input" || n.Data == "select" }) {
+		name, ok := attr(f, "name")
+		if !ok {
+			continue
+		}
+		switch {
+		case f.Data == "select":
+			for _, o := range find(f, func(n *html.Node) bool { return n.Data == "option" }) {
+				if _, sel := attr(o, "selected"); sel {
+					out = append(out, name+"="+must(attr(o, "value")))
+				}
+			}
+		case must(attr(f, "type")) == "radio":
+			if _, on := attr(f, "checked"); on {
+				out = append(out, name+"="+must(attr(f, "value")))
+			}
+		default:
+			out = append(out, name+"="+must(attr(f, "value")))
+		}
+	}
+	return out
+}
+
+// A lesson page carries no lab block's knobs: "Change the settings" links
+// to the lab's settings page (whose knobs runs.js brings in), and until
+// then the Run form sends the preset's values, exactly those the knobs
+// start at. The settings page folds like the block, and names a lab of
+// another lesson as not found.
+func TestLabSettingsPage(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	s.post(c, samplePredict, url.Values{"action": {"skip"}})
+	page := s.get(c, "/lessons/sample").body
+	lab := find(parse(t, page), byTestID("lab-sample-lab"))[0]
+	if got := find(lab, byTestID("run-field-workers")); len(got) != 0 {
+		t.Error("the lesson page carries the lab's knobs")
+	}
+	link := find(lab, byTestID("lab-settings-link"))
+	if len(link) != 1 || must(attr(link[0], "href")) != "/lessons/sample/lab/sample-lab/settings" {
+		t.Fatalf("no link to the settings page in %s", renderNode(lab))
+	}
+	preset := find(lab, func(n *html.Node) bool { _, ok := attr(n, "data-preset-fields"); return ok })
+	if len(preset) != 1 {
+		t.Fatal("no preset fields in the Run form")
+	}
+	res := s.get(c, "/lessons/sample/lab/sample-lab/settings")
+	if res.StatusCode != 200 {
+		t.Fatalf("settings page: %d", res.StatusCode)
+	}
+	knobs := find(parse(t, res.body), byTestID("lab-knobs"))
+	if len(knobs) != 1 {
+		t.Fatalf("settings page has no knobs:\n%s", res.body)
+	}
+	form := find(parse(t, res.body), byTestID("lab-settings-form"))[0]
+	if got, want := strings.Join(formValues(form), "&"), "block=sample-lab&"+strings.Join(formValues(preset[0]), "&"); got != want {
+		t.Errorf("the settings page's form sends\n%s\nthe lesson's Run form\n%s", got, want)
+	}
+	for _, id := range []string{"lab-run", "lab-settings-back", "run-field-rates", "run-mode-open", "run-field-rng"} {
+		if !hasTestID(t, res.body, id) {
+			t.Errorf("settings page lacks %s", id)
+		}
+	}
+
+	// A newcomer has not answered the Predict: no knobs, no Run, the reason.
+	folded := s.get(nil, "/lessons/sample/lab/sample-lab/settings")
+	if folded.StatusCode != 200 || !hasTestID(t, folded.body, "lab-folded") || hasTestID(t, folded.body, "lab-run") || hasTestID(t, folded.body, "lab-knobs") {
+		t.Errorf("a newcomer's settings page is not folded: %d\n%s", folded.StatusCode, folded.body)
+	}
+	for _, bad := range []string{"/lessons/sample/lab/nowhere/settings", "/lessons/littles-law/lab/sample-lab/settings"} {
+		if res := s.get(c, bad); res.StatusCode != 404 {
+			t.Errorf("%s: %d, want 404", bad, res.StatusCode)
+		}
 	}
 }

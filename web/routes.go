@@ -30,6 +30,7 @@ func (s *server) routes() http.Handler {
 	r.Get("/lessons/{slug}/record/{id}", s.handle(s.recordMarkdown)) // {id}.md: the saved record as Markdown
 
 	r.Post("/lessons/{slug}/model/{id}", s.handle(s.modelGoal))
+	r.Get("/lessons/{slug}/lab/{id}/settings", s.handle(s.labSettings)) // lessonview.go
 
 	r.Group(func(r chi.Router) {
 		// Standalone widgets change nothing: other sites may frame them.

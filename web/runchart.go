@@ -58,13 +58,15 @@ func predict(q runner.Request, rows []loadrun.Row) []prediction {
 	return out
 }
 
-// numText writes a number as the sentences do (model.Format), or "—" for
+// numText writes a measured or modelled number as the run's table does
+// (one decimal at most, as lessons.RowCells), so a chart's stops, marks
+// and description read the figures the table beside them shows; "—" for
 // NaN.
 func numText(v float64) string {
 	if math.IsNaN(v) {
 		return "—"
 	}
-	return model.Format(v)
+	return fmtNum(math.Round(v*10) / 10)
 }
 
 // windowName is a window as people count it: from 1.
@@ -310,14 +312,14 @@ func distributionChart(d distribution, id string) chart.Chart {
 	}
 	if n > 0 {
 		panel.Marks = []chart.Mark{
-			{X: p50, Label: "p50 " + model.Format(p50) + " ms", Quantity: "p50", Solid: true},
-			{X: p99, Label: "p99 " + model.Format(p99) + " ms", Quantity: "p99", Solid: true},
+			{X: p50, Label: "p50 " + numText(p50) + " ms", Quantity: "p50", Solid: true},
+			{X: p99, Label: "p99 " + numText(p99) + " ms", Quantity: "p99", Solid: true},
 		}
 		// The percentiles are the stops a keyboard reaches; the bins are
 		// in the table.
 		panel.Stops = append(panel.Stops,
-			chart.Stop{X: p50, Focus: true, Lines: []string{"p50: " + model.Format(p50) + " ms", "half the ok answers took this long or less"}},
-			chart.Stop{X: p99, Focus: true, Lines: []string{"p99: " + model.Format(p99) + " ms", "99 in 100 took this long or less"}})
+			chart.Stop{X: p50, Focus: true, Lines: []string{"p50: " + numText(p50) + " ms", "half the ok answers took this long or less"}},
+			chart.Stop{X: p99, Focus: true, Lines: []string{"p99: " + numText(p99) + " ms", "99 in 100 took this long or less"}})
 		sortStops(panel.Stops)
 	}
 	desc := windowName(d.Window) + ": " + strconv.Itoa(n) + " ok answers, p50 " + numText(p50) + " ms, p99 " + numText(p99) +

@@ -183,10 +183,16 @@ func (s *server) page(r *http.Request, title string) pageInfo {
 	return s.pageAt(r.URL.Path, title)
 }
 
-// pageAt is the page frame of the page at path.
+// pageAt is the page frame of the page at path. The run pages, the runs
+// list, compare and the progress page add runs.css to the site's
+// stylesheet.
 func (s *server) pageAt(path, title string) pageInfo {
-	return pageInfo{Title: title, Icon: s.assets.URL("img/icon.svg"), CSS: s.assets.URL("css/app.css"), JS: s.assets.URL("js/lesson.js"),
+	p := pageInfo{Title: title, Icon: s.assets.URL("img/icon.svg"), CSS: s.assets.URL("css/app.css"), JS: s.assets.URL("js/lesson.js"),
 		SiteJS: s.assets.URL("js/site.js"), Path: path, Classes: s.classes != nil}
+	if path == "/runs" || strings.HasPrefix(path, "/runs/") || path == "/progress" {
+		p.Styles = append(p.Styles, s.assets.URL("css/runs.css"))
+	}
+	return p
 }
 
 // render writes a component as a complete HTML response. It renders into

@@ -91,9 +91,11 @@ func plainText(fragment string) string {
 // shows them: one order for the whole session (code), on every screen,
 // since the class talks about "the second option". Every class page
 // renders options through this, and session.js draws the bars in the
-// page's order. Today it is the lesson's order.
+// page's order. It is lessons.Question.Order keyed by the join code: a
+// shuffle, as a learner's lesson page has, but one for the whole class.
+// Answers and CSVs name options by id, never by place.
 func classOptions(code string, q *lessons.Question) []lessons.Option {
-	return q.Options
+	return q.Order(code)
 }
 
 // ClassRuns starts a class's run of a lesson's lab preset on the runner,
@@ -174,8 +176,7 @@ type classView struct {
 	JoinHost     string // host/join without the scheme: what the presenter view tells the room to type
 	HostURL      string
 	ProjectorURL string
-	QRURL        string            // host and projector: the QR code, with the projector token (see memberSession)
-	Labs         map[string]string // lab id → summary of its preset
+	QRURL        string // host and projector: the QR code, with the projector token (see memberSession)
 }
 
 // sessionCreated is the JSON answer to POST /api/sessions.
@@ -509,19 +510,13 @@ func (s *server) view(r *http.Request, sess *classroom.Session, role, token stri
 		return classView{}, errorf(CodeNotFound, fmt.Sprintf("The lesson %q of this session is no longer in the course.", sess.Lesson()))
 	}
 	code := sess.Code()
-	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join",
-		Labs: map[string]string{}}
+	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join"}
 	if role == "host" {
 		v.HostURL = hostURL(code, token)
 		v.ProjectorURL = projectorURL(sess)
 	}
 	if role != "participant" {
 		v.QRURL = qrURL(sess)
-	}
-	for _, p := range l.Body {
-		if lab, ok := p.Block.(*lessons.Lab); ok {
-			v.Labs[lab.ID] = requestSummary(labPreset(lab))
-		}
 	}
 	return v, nil
 }

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"golang.org/x/net/html"
 
 	"capacitylab/classroom"
 	"capacitylab/labsvc"
+	"capacitylab/lessons"
 	"capacitylab/runner"
 )
 
@@ -819,5 +821,65 @@ func TestTeachPass(t *testing.T) {
 		if got := validTeachPass(c.key, c.v, c.at); got != c.ok {
 			t.Errorf("%s: valid = %v, want %v", c.what, got, c.ok)
 		}
+	}
+}
+
+// TestClassOptionOrder checks that every screen of a class shows a
+// question's options in one order, the session's (lessons.Question.Order
+// keyed by the join code), and each option as its rendered Markdown.
+func TestClassOptionOrder(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
+	st, created, body := s.create("overload", "")
+	if st != http.StatusCreated {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	code := created.Code
+	participant := s.joinAs(code, "Ada")
+	pages := map[string]string{
+		"host":        s.get(nil, "/sessions/"+code+"/host?token="+url.QueryEscape(hostToken(t, created))).body,
+		"projector":   s.get(nil, strings.TrimPrefix(created.ProjectorURL, s.srv.URL)).body,
+		"participant": s.get(participant, "/sessions/"+code).body,
+	}
+	l, _ := s.course.Lesson("overload")
+	shuffled, withCode := 0, 0
+	for _, b := range l.Blocks() {
+		q, ok := b.(*lessons.Question)
+		if !ok {
+			continue
+		}
+		var want []string
+		for _, o := range q.Order(code) {
+			want = append(want, o.ID)
+		}
+		if strings.Join(want, "") != optionIDs(q) {
+			shuffled++
+		}
+		for role, page := range pages {
+			sec := find(parse(t, page), func(n *html.Node) bool { return must(attr(n, "data-class-question")) == q.ID })
+			if len(sec) != 1 {
+				t.Fatalf("%s: question %s is not on the page", role, q.ID)
+			}
+			var got []string
+			for _, li := range find(sec[0], func(n *html.Node) bool { _, ok := attr(n, "data-option"); return ok && n.Data == "li" }) {
+				got = append(got, must(attr(li, "data-option")))
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("%s: %s's options in the order %v, want the session's %v", role, q.ID, got, want)
+			}
+			for _, o := range q.Options {
+				if strings.Contains(string(o.HTML), "<code>") {
+					withCode++
+					if !strings.Contains(renderNode(sec[0]), string(o.HTML)) {
+						t.Errorf("%s: option %s of %s is not shown as %s", role, o.ID, q.ID, o.HTML)
+					}
+					if strings.Contains(text(sec[0]), "`") {
+						t.Errorf("%s: %s shows a raw backtick", role, q.ID)
+					}
+				}
+			}
+		}
+	}
+	if shuffled == 0 || withCode == 0 {
+		t.Errorf("the test shows nothing: %d questions shuffled, %d options with code", shuffled, withCode)
 	}
 }

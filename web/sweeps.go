@@ -1044,7 +1044,8 @@ func compareMissing(err error, which, id string) error {
 	return err
 }
 
-// cellOf formats one field of a possibly missing row.
+// cellOf formats one field of a possibly missing row, to one decimal as
+// the run's own table does.
 func cellOf(row *loadrun.Row, field string) string {
 	if row == nil {
 		return "—"
@@ -1062,7 +1063,7 @@ func cellOf(row *loadrun.Row, field string) string {
 	case "gaveup":
 		v = float64(row.Gaveup)
 	}
-	return fmtNum(math.Round(v*100) / 100)
+	return fmtNum(math.Round(v*10) / 10)
 }
 
 // labReference is the answer of GET /api/labs/{block}/reference.

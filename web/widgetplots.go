@@ -78,7 +78,7 @@ func ceilingsChart(c model.Ceilings, id string) chart.Chart {
 		}
 	}
 	both := c.Binds == model.BindsBoth
-	bar := func(label, class string, v float64, binds bool) chart.Bar {
+	bar := func(label, formula, class string, v float64, binds bool) chart.Bar {
 		value := "no limit"
 		if !math.IsInf(v, 1) {
 			value = model.Format(v) + " a second"
@@ -87,14 +87,15 @@ func ceilingsChart(c model.Ceilings, id string) chart.Chart {
 			class += " binds"
 			value += " — binds"
 		}
-		return chart.Bar{Label: label, Value: value, X: v, Quantity: "accent", Strong: binds, Class: class}
+		return chart.Bar{Label: label, Formula: formula, Value: value, X: v, Quantity: "accent", Strong: binds, Class: class}
 	}
-	table := chart.Table{Caption: "The two ceilings", Head: []string{"ceiling", "requests a second", "binds"}}
+	const workersF, cpusF = "workers × 1000 ÷ (spin + wait)", "CPUs × 1000 ÷ spin"
+	table := chart.Table{Caption: "The two ceilings", Head: []string{"ceiling", "requests a second", "binds", "formula"}}
 	for _, r := range []struct {
-		name  string
-		v     float64
-		binds bool
-	}{{"worker ceiling", wc, both || c.Binds == model.BindsWorkers}, {"processor ceiling", pc, both || c.Binds == model.BindsProcessor}} {
+		name, formula string
+		v             float64
+		binds         bool
+	}{{"worker ceiling", workersF, wc, both || c.Binds == model.BindsWorkers}, {"processor ceiling", cpusF, pc, both || c.Binds == model.BindsProcessor}} {
 		value := "no limit"
 		if !math.IsInf(r.v, 1) {
 			value = model.Format(r.v)
@@ -103,11 +104,11 @@ func ceilingsChart(c model.Ceilings, id string) chart.Chart {
 		if r.binds {
 			binds = "yes"
 		}
-		table.Rows = append(table.Rows, []string{r.name, value, binds})
+		table.Rows = append(table.Rows, []string{r.name, value, binds, r.formula})
 	}
 	panel := chart.Panel{Bars: []chart.Bar{
-		bar("Worker ceiling: workers × 1000 ÷ (spin + wait)", "tc-workers", wc, both || c.Binds == model.BindsWorkers),
-		bar("Processor ceiling: CPUs × 1000 ÷ spin", "tc-processor", pc, both || c.Binds == model.BindsProcessor),
+		bar("Worker ceiling", workersF, "tc-workers", wc, both || c.Binds == model.BindsWorkers),
+		bar("Processor ceiling", cpusF, "tc-processor", pc, both || c.Binds == model.BindsProcessor),
 	}}
 	return chart.Chart{ID: id + "-plot", Title: "Two ceilings: requests a second the workers and the processors allow", Desc: c.Sentence,
 		XTitle: "Requests a second", XMax: top * 1.15, Panels: []chart.Panel{panel}, Table: table, Legend: []chart.Series{}}

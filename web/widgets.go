@@ -641,8 +641,16 @@ func (v widgetView) MissTexts() []string {
 // TargetsJSON and LabelsJSON feed widgets.js.
 func (v widgetView) TargetsJSON() string { return mustJSON(v.Targets) }
 
-// LabelsJSON is quantityLabels as JSON.
-func (v widgetView) LabelsJSON() string { return mustJSON(v.Labels) }
+// LabelsJSON is the labels of the quantities the goal names, as JSON:
+// what widgets.js needs to say what a target still misses (a parameter's
+// unit for its input errors it reads beside the input).
+func (v widgetView) LabelsJSON() string {
+	out := map[string]quantityLabel{}
+	for _, t := range v.Targets {
+		out[t.Param] = v.Labels[t.Param]
+	}
+	return mustJSON(out)
+}
 
 func mustJSON(x any) string {
 	b, err := json.Marshal(x)

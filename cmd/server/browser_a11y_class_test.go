@@ -232,7 +232,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 	)
 	for _, tab := range []context.Context{learner, projector, host} {
-		doSteps(t, tab, "the class run ends", chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)), runDone)
+		doStepsWithin(t, tab, "the class run ends", runStepTimeout, chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)), runDone)
 	}
 	audit(host, "host view, knobs open and the class run done")
 	audit(learner, "participant view, the class run done")

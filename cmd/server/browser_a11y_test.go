@@ -201,7 +201,8 @@ func auditPage(t *testing.T, ctx context.Context, src, page, view string) axeRes
 // chromium, in light and dark colour schemes and at 1024 and 320 pixels
 // wide, and fails with every violation's rule, impact and nodes. The
 // pages: the index, the fixture lesson with every block kind (before and
-// after answering), real lessons with their contents, a widget page,
+// after answering), real lessons with their contents, a lab's settings
+// page, a widget page,
 // progress, the runs list, a saved run with a window's latency
 // distribution, a comparison missing a run, the class join page and the
 // 404 page.
@@ -220,6 +221,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		{"lesson littles-law", "/lessons/littles-law"},
 		{"lesson admission-limit", "/lessons/admission-limit"},
 		{"lesson bottleneck-moves (record block)", "/lessons/bottleneck-moves"},
+		{"a lab's settings page", "/lessons/bottleneck-moves/lab/moves-w1/settings"},
 		{"widget page", "/widgets/queue-curve"},
 		{"runs", "/runs"},
 		{"saved run, with the distribution of its last window", "/runs/" + runID},
@@ -258,7 +260,7 @@ func TestBrowserAccessibility(t *testing.T) {
 					if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="predict-answer"], [data-testid="check-result"]').length`)); err != nil || n != 2 {
 						t.Fatalf("the fixture does not show the revealed prediction and the check result (%d, %v)", n, err)
 					}
-					// Audit what is folded away too: the lab's settings and
+					// Audit what is folded away too: the lab's knobs and
 					// terminal commands, and every column of the table.
 					if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
 						document.querySelectorAll('details').forEach(d => d.open = true);
@@ -266,6 +268,10 @@ func TestBrowserAccessibility(t *testing.T) {
 						return true; })()`)); err != nil {
 						t.Fatal(err)
 					}
+					// Opening the settings brings the knobs in (runs.js).
+					doSteps(t, ctx, "the lab's knobs come into the block", chromedp.Poll[chromedp.Void](
+						`document.querySelector('[data-testid="lab-sample-lab"] [data-testid="lab-knobs"]') !== null`,
+						chromedp.WithPollingTimeout(stepTimeout)))
 				}
 				if p.name == "index" { // the emulation is in force
 					dark, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`matchMedia("(prefers-color-scheme: dark)").matches`))

@@ -133,12 +133,24 @@ func clickToPage(sel string) chromedp.Action[chromedp.Void] {
 // take a screenshot of what the page showed.
 const stepTimeout = 10 * time.Second
 
+// runStepTimeout bounds a step that waits for a live run to end: the
+// lab child's start and its windows, which take several times longer on
+// a loaded machine (the polls in those steps give the run 45 s).
+const runStepTimeout = 50 * time.Second
+
 // doSteps runs steps one at a time; on the first failure it saves a
 // screenshot named after what and fails the test naming the step.
 func doSteps(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
+	doStepsWithin(t, ctx, what, stepTimeout, steps...)
+}
+
+// doStepsWithin is doSteps with each step bounded by d instead of
+// stepTimeout (runStepTimeout for a step that waits for a run to end).
+func doStepsWithin(t *testing.T, ctx context.Context, what string, d time.Duration, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
 	for i, step := range steps {
-		sctx, cancel := context.WithTimeout(ctx, stepTimeout)
+		sctx, cancel := context.WithTimeout(ctx, d)
 		err := chromedp.Do(sctx, step)
 		cancel()
 		if err != nil {

@@ -197,8 +197,13 @@ func TestBrowserLearnerWalk(t *testing.T) {
 			t.Errorf("reading %q lacks %q", reading, want)
 		}
 	}
-	if got := textOf(t, ctx, block+` [data-testid="lab-next"]`); got != "Next: Reading it backwards" {
+	// The next step is the text that reads the rows (after the recorded
+	// results), not the next section, which would skip it.
+	if got := textOf(t, ctx, block+` [data-testid="lab-next"]`); got != "Next: read what the rows show, below the recorded results" {
 		t.Errorf("next step %q", got)
+	}
+	if href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+block+` [data-testid="lab-next"] a').getAttribute("href")`)); err != nil || href != "#littles-sweep-result" {
+		t.Errorf("next step links to %q (%v), want the recorded results the reading text follows", href, err)
 	}
 	// The run's table counts windows from 1 and shows the lesson's columns
 	// (mean_ms among them) without scrolling sideways.

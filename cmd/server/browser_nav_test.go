@@ -84,6 +84,42 @@ func TestBrowserLessonNav(t *testing.T) {
 	}
 }
 
+// TestBrowserLessonsFitPhones checks that no lesson scrolls sideways at
+// 320 and 375 px, at its top and scrolled through its sections, where the
+// folded contents bar names the section being read (a long name is cut, it
+// once widened the page by 29 px) and the two-ceilings chart labels its
+// bars (its formulas once ran 30 px past the screen). Wide tables scroll
+// inside their own regions and do not count.
+func TestBrowserLessonsFitPhones(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	ctx := newBrowser(t)
+	slugs := []string{"littles-law", "saturation", "overload", "open-closed", "bottleneck-moves", "criterion", "admission-limit", "service-time-moves"}
+	for _, w := range []int64{320, 375} {
+		for _, slug := range slugs {
+			doSteps(t, ctx, fmt.Sprintf("open %s at %d px", slug, w), chromedp.EmulateViewport(w, 740), chromedp.Navigate(srv.url+"/lessons/"+slug))
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(async () => {
+				const worst = [];
+				const h = document.documentElement.scrollHeight;
+				for (const f of [0, 0.2, 0.4, 0.6, 0.8]) {
+					window.scrollTo(0, f * h);
+					await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+					worst.push(document.documentElement.scrollWidth - innerWidth);
+				}
+				return worst.join(",");
+			})()`, chromedp.EvalAwaitPromise))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, over := range strings.Split(got, ",") {
+				if over != "0" {
+					t.Errorf("%s at %d px scrolls sideways (px past the screen at 0, 20, 40, 60, 80%% down: %s)", slug, w, got)
+					break
+				}
+			}
+		}
+	}
+}
+
 // A run page's chart text is the body's size at a phone's width and a
 // desktop's (the SVG is not scaled down): measured as chromium renders an
 // axis label, a legend entry and a distribution's tick. A chart stop shows

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestBrowserClassSession(t *testing.T) {
 	projector := newTab(t, host)
 	// Open the tab now, on its own context: a tab first used under a step's
 	// timeout would close when that step ends.
-	if err := chromedp.Do(projector); err != nil {
+	if _, err := chromedp.Run(projector, chromedp.EmulateViewport(1920, 1080)); err != nil {
 		t.Fatal(err)
 	}
 	projURL, err := chromedp.Run(host, chromedp.Evaluate[string](`document.querySelector('[data-testid="projector-link"]').href`))
@@ -164,20 +165,47 @@ func TestBrowserClassSession(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="run-sample-lab"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 	)
-	// The presenter view shows the run alone, its chart filling most of
-	// the screen (the tab is 1024 x 900 here).
-	doSteps(t, projector, "projector shows the class run alone",
+	// The presenter view (a 1920 x 1080 projector here) shows the run
+	// alone, its chart filling the screen below the status line: the two
+	// panels side by side, text readable from the back of a hall, nothing
+	// to scroll.
+	doStepsWithin(t, projector, "projector shows the class run alone", runStepTimeout,
 		poll(`document.querySelector('main').dataset.screen === "run" && !document.querySelector('[data-testid="class-run"]').hidden &&
 			document.querySelector('[data-testid="class-q-sample-predict"]').hidden &&
 			document.querySelector('[data-testid="join-corner"]').hidden === false`),
 		chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done" &&
-			document.querySelector('[data-testid="class-run"] [data-testid="run-chart"] svg').getBoundingClientRect().height > 0.6 * innerHeight`,
+			document.querySelectorAll('[data-testid="class-run"] svg.chart-plot .pt').length > 0`,
 			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second)),
 	)
 	screenshot(t, projector, "class-projector-run")
+	fit, err := chromedp.Run(projector, chromedp.Evaluate[string](`(() => {
+		const run = document.querySelector('[data-testid="class-run"]');
+		const box = run.querySelector('[data-testid="run-chart"]').getBoundingClientRect();
+		const [a, b] = [...run.querySelectorAll('svg.chart-plot')].map((e) => e.getBoundingClientRect());
+		const px = (sel) => Math.round(parseFloat(getComputedStyle(run.querySelector(sel)).fontSize));
+		return [Math.round(box.width), Math.round(box.height), Math.round(a.width), Math.round(a.height),
+			Math.abs(a.top - b.top) < 2 && b.left > a.right ? "side-by-side" : "stacked",
+			px('.tick'), px('.chart-legend li'), px('.chart-ytitle'),
+			document.documentElement.scrollHeight > innerHeight || document.documentElement.scrollWidth > innerWidth ? "scrolls" : "fits"].join(" ");
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var boxW, boxH, plotW, plotH, tick, legend, ytitle int
+	var layout, scroll string
+	fmt.Sscanf(fit, "%d %d %d %d %s %d %d %d %s", &boxW, &boxH, &plotW, &plotH, &layout, &tick, &legend, &ytitle, &scroll)
+	t.Logf("presenter run at 1920 x 1080: chart %dx%d, each plot %dx%d, %s; text %d px (ticks), %d px (legend), %d px (titles); %s", boxW, boxH, plotW, plotH, layout, tick, legend, ytitle, scroll)
+	for _, px := range []int{tick, legend, ytitle} {
+		if px < 28 || px > 40 {
+			t.Errorf("presenter run: chart text %d px, want 28 to 40 px at 1920 (%s)", px, fit)
+		}
+	}
+	if boxW < 1700 || boxH < 650 || plotH < 400 || layout != "side-by-side" || scroll != "fits" {
+		t.Errorf("presenter run: %q, want a chart of at least 1700 x 650, plots side by side at least 400 px high, no scrolling", fit)
+	}
 	doSteps(t, projector, "projector reloads and still shows the run", chromedp.Reload(), connected,
 		poll(`document.querySelector('main').dataset.screen === "run" && !document.querySelector('[data-testid="class-run"]').hidden`))
-	doSteps(t, learner, "learner watches the run",
+	doStepsWithin(t, learner, "learner watches the run", runStepTimeout,
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
 			document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
@@ -339,13 +367,13 @@ func TestBrowserClassSecondRoundAndKnobs(t *testing.T) {
 		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second))
 	offered := `Array.from(document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr')).map(tr => tr.cells[1].textContent).join(",")`
-	doSteps(t, learner, "learner watches the edited run", chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)), rowsDone)
+	doStepsWithin(t, learner, "learner watches the edited run", runStepTimeout, chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)), rowsDone)
 	for _, b := range []struct {
 		who string
 		ctx context.Context
 	}{{"learner", learner}, {"host", host}} {
 		if b.who == "host" {
-			doSteps(t, host, "host sees the run end", rowsDone)
+			doStepsWithin(t, host, "host sees the run end", runStepTimeout, rowsDone)
 		}
 		if got, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](offered)); err != nil || got != "15,30" {
 			t.Errorf("%s's class run rows are offered at %q (%v), want 15,30: the host's edited rates", b.who, got, err)

@@ -186,7 +186,8 @@ async function refreshRunChoices() {
 // When the learner's run of a lab block ends (runs.js), the block and the
 // Predict it settles change on the server: the prediction goes beside the
 // measurement, the next step appears, Reveal becomes possible. Fetch the
-// page once and put both in place, keeping focus where it was unless it
+// page once and put both in place (the run's panel and any knobs the
+// learner opened stay as they are), keeping focus where it was unless it
 // was inside a block that changed.
 document.addEventListener('capacitylab:run-ended', async (event) => {
 	const lab = document.getElementById(event.detail.block);
@@ -212,6 +213,13 @@ document.addEventListener('capacitylab:run-ended', async (event) => {
 		const slot = old.querySelector('[data-run-slot]');
 		const nextSlot = next.querySelector('[data-run-slot]');
 		if (slot && nextSlot) nextSlot.replaceWith(slot);
+		// Knobs the learner brought in (and perhaps changed) stay too.
+		const knobs = old.querySelector('details[data-settings][data-loaded]');
+		const nextKnobs = next.querySelector('details[data-settings]');
+		if (knobs && nextKnobs) {
+			nextKnobs.replaceWith(knobs);
+			next.querySelector('[data-preset-fields]')?.remove();
+		}
 		old.replaceWith(next);
 		enhance(next);
 		if (had) {

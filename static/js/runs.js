@@ -1,5 +1,6 @@
 // runs.js: live sweeps in the page. It enhances a lesson lab block's Run
-// form (posting it to /api/sweeps and showing the run in the block, with
+// form (bringing its knobs in from the lab's settings page when "Change
+// the settings" is opened, posting it to /api/sweeps and showing the run in the block, with
 // Cancel while it goes and every Run off; when it ends it tells lesson.js
 // with the event capacitylab:run-ended), plays a recorded run of the block
 // again on "Watch a recorded run replayed", and
@@ -214,6 +215,38 @@ function follow(form, panel, id) {
   });
 }
 
+// loadKnobs brings a lab block's knobs into its form from the lab's
+// settings page (the lesson page carries only a link to it and the
+// preset's values as hidden fields, which the knobs replace). It resolves
+// true once they are in, false if they could not be fetched (the link
+// stays, so the learner can still open the page).
+function loadKnobs(form) {
+  const details = form.querySelector("details[data-settings]");
+  if (!details) return Promise.resolve(false);
+  if (details.dataset.loaded === "1") return Promise.resolve(true);
+  if (!details.loading) {
+    const slot = details.querySelector("[data-knobs-slot]");
+    slot.setAttribute("aria-busy", "true");
+    details.loading = fetch(details.dataset.settings, { headers: { Accept: "text/html" } })
+      .then((res) => (res.ok ? res.text() : Promise.reject(new Error(String(res.status)))))
+      .then((html) => {
+        const knobs = new DOMParser().parseFromString(html, "text/html").querySelector("[data-knobs]");
+        if (!knobs) throw new Error("no knobs");
+        const preset = form.querySelector("[data-preset-fields]");
+        if (preset) preset.remove();
+        slot.replaceChildren(document.adoptNode(knobs));
+        details.dataset.loaded = "1";
+        return true;
+      })
+      .catch(() => {
+        details.loading = null;
+        return false;
+      })
+      .finally(() => slot.removeAttribute("aria-busy"));
+  }
+  return details.loading;
+}
+
 function clearErrors(form) {
   for (const el of form.querySelectorAll("[data-error-for]")) el.textContent = "";
   for (const el of form.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
@@ -247,6 +280,7 @@ async function submitRun(form) {
     if (res.status === 400 && body.errors) {
       const details = form.querySelector("details.knobs");
       if (details) details.open = true;
+      await loadKnobs(form);
       for (const [field, text] of Object.entries(body.errors)) {
         const out = form.querySelector(`[data-error-for="${CSS.escape(field)}"]`);
         const input = form.querySelector(`[name="${CSS.escape(field)}"]`);
@@ -314,6 +348,12 @@ function init() {
           msg.textContent = "The cancel could not be sent: is the server reachable?";
           cancel.disabled = false;
         }
+      });
+    }
+    const settings = form.querySelector("details[data-settings]");
+    if (settings) {
+      settings.addEventListener("toggle", () => {
+        if (settings.open) loadKnobs(form);
       });
     }
     const rb = form.querySelector("[data-replay]");

@@ -254,9 +254,21 @@ function start(root) {
     return root.querySelector(`[data-class-question="${CSS.escape(qid)}"]`);
   }
 
+  // optionLabel is an option's words as plain text (for status lines);
+  // optionContent is a copy of its rendered Markdown (code in code type),
+  // for the bars, the answer and the verdict.
   function optionLabel(section, id) {
     const li = section.querySelector(`.options [data-option="${CSS.escape(id)}"]`);
     return li ? li.dataset.label : id;
+  }
+
+  function optionContent(section, id) {
+    const text = section.querySelector(`.options [data-option="${CSS.escape(id)}"] .option-text`);
+    const span = document.createElement("span");
+    span.className = "option-text";
+    if (text) span.append(...[...text.childNodes].map((n) => n.cloneNode(true)));
+    else span.textContent = id;
+    return span;
   }
 
   // questionName is how the page names a question: its prompt's first
@@ -388,7 +400,7 @@ function start(root) {
       row.dataset.option = id;
       const label = document.createElement("span");
       label.className = "vote-label";
-      label.textContent = li.dataset.label;
+      label.append(optionContent(section, id));
       if (showCorrect && q.correct === id) {
         row.classList.add("correct");
         label.append(" ", tag("correct", "Answer"));
@@ -437,9 +449,9 @@ function start(root) {
     const ul = document.createElement("ul");
     for (const m of rd.movement) {
       const li = document.createElement("li");
-      const from = optionLabel(section, m.from);
-      const to = optionLabel(section, m.to);
-      li.textContent = m.from === m.to ? `${m.count} stayed with ${from}` : `${m.count} moved from ${from} to ${to}`;
+      const from = optionContent(section, m.from);
+      if (m.from === m.to) li.append(`${m.count} stayed with `, from);
+      else li.append(`${m.count} moved from `, from, " to ", optionContent(section, m.to));
       if (m.from === m.to) li.className = "stayed";
       ul.append(li);
     }
@@ -467,7 +479,7 @@ function start(root) {
     const opt = document.createElement("p");
     opt.className = "answer-option";
     opt.setAttribute("data-testid", `answer-option-${q.id}`);
-    opt.textContent = optionLabel(section, q.correct);
+    opt.append(optionContent(section, q.correct));
     const why = explanation(q, q.correct);
     why.setAttribute("data-testid", `answer-explain-${q.id}`);
     box.replaceChildren(title, opt, why);
@@ -483,11 +495,11 @@ function start(root) {
       verdict.append(v);
     } else if (mine === q.correct) {
       verdict.className = "result right";
-      v.textContent = `Right: you voted ${optionLabel(section, mine)}.`;
+      v.append("Right: you voted ", optionContent(section, mine), ".");
       verdict.append(v);
     } else {
       verdict.className = "result wrong";
-      v.textContent = `Not this time: you voted ${optionLabel(section, mine)}.`;
+      v.append("Not this time: you voted ", optionContent(section, mine), ".");
       verdict.append(v, explanation(q, mine));
     }
     box.append(verdict);

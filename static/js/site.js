@@ -1,8 +1,9 @@
 // site.js: small things every page gets.
 //
 //   - Times: each <time data-local datetime="..."> shows its instant in
-//     the reader's own time zone, in one format ("3 Mar 2026, 14:05 CET");
-//     without script the page's UTC text stays.
+//     the reader's own time zone, in one format ("3 Mar 2026, 14:05 CET"),
+//     also in blocks scripts put in later; without script the page's UTC
+//     text stays.
 //   - Lesson contents (nav[data-lesson-nav]): the link of the section being
 //     read gets aria-current="location" as the reader scrolls; on narrow
 //     screens the list folds into a bar that stays at the top, with a
@@ -107,6 +108,17 @@ function lessonContents(nav) {
 
 function init() {
   localTimes();
+  // Blocks that scripts put in later (a lesson block after an answer, a
+  // run panel, a class's answer) show their times the same way.
+  new MutationObserver((records) => {
+    for (const r of records) {
+      for (const n of r.addedNodes) {
+        if (n.nodeType !== Node.ELEMENT_NODE) continue;
+        if (n.matches("time[data-local]")) localTimes(n.parentNode);
+        else localTimes(n);
+      }
+    }
+  }).observe(document.body, { childList: true, subtree: true });
   for (const nav of document.querySelectorAll("nav[data-lesson-nav]")) {
     if (nav.dataset.enhanced) continue;
     nav.dataset.enhanced = "1";

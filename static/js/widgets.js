@@ -99,10 +99,10 @@ function setup(root) {
 		const p = params.get(name);
 		const n = p.num;
 		if (n.value.trim() === "" || !n.validity.valid) {
-			const q = labels[name] || { label: name, unit: "" };
+			const unit = p.implied.querySelector(".w-unit").textContent;
 			const whole = n.step === "1" ? "a whole number" : "a number";
 			const what = n.value.trim() === "" ? "This is empty" : "This is not allowed";
-			return what + ": want " + whole + " from " + n.min + " to " + n.max + (q.unit ? " " + q.unit : "") + ".";
+			return what + ": want " + whole + " from " + n.min + " to " + n.max + (unit ? " " + unit : "") + ".";
 		}
 		return "";
 	};
