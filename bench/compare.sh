@@ -87,7 +87,7 @@ drain() {
 		[ "$(field queued "$s")" = 0 ] && [ "$(field in_service "$s")" = 0 ] && break
 		sleep 0.1
 	done
-	curl -fsS -X POST "$control/reset" >/dev/null
+	curl -fsS -X POST -H "Content-Type: application/json" "$control/reset" >/dev/null
 }
 
 printf '%6s | %9s %7s %7s %7s %6s %5s %8s %7s | %9s %7s %7s %7s %6s | %7s\n' \
