@@ -9,23 +9,21 @@ import (
 )
 
 // BenchmarkLessonState reads one learner's state in one lesson, as every
-// lesson page view by a returning learner does.
+// lesson page view by a returning learner does: from memory after the
+// first read on SQLite, from the database every time on Postgres.
 func BenchmarkLessonState(b *testing.B) {
-	s, err := Open(b.TempDir() + "/bench.db")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	s.Lock(ctx, "L", "les", "p1", "a")
-	s.RecordAttempt(ctx, "L", "les", "c1", "a", true)
-	s.RecordGoal(ctx, "L", "les", "m1", map[string]float64{"x": 1})
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := s.LessonState(ctx, "L", "les"); err != nil {
-			b.Fatal(err)
+	eachBenchDB(b, func(b *testing.B, s *Store) {
+		ctx := context.Background()
+		s.Lock(ctx, "L", "les", "p1", "a")
+		s.RecordAttempt(ctx, "L", "les", "c1", "a", true)
+		s.RecordGoal(ctx, "L", "les", "m1", map[string]float64{"x": 1})
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.LessonState(ctx, "L", "les"); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkLessonStateParallel is the same with readers on every core.

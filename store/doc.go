@@ -1,24 +1,57 @@
 // Package store keeps each learner's progress, the saved runs of live
-// sweeps and the class sessions in one SQLite file.
+// sweeps and the class sessions: in one SQLite file (Open, the default:
+// nothing to install), or in a Postgres database that several servers
+// share (OpenPostgres).
 //
-// The file is opened through modernc.org/sqlite (pure Go, no cgo) in WAL
-// mode with a busy timeout of 5 s and foreign keys on. Its schema is built by
-// the numbered SQL files embedded from migrations/ (001_init.sql, ...): each
-// file is applied once, in order, inside a transaction, and the highest
-// applied number is kept in the one-row table schema_version. A file whose
-// schema_version is newer than this binary knows is refused.
+// SQLite: the file is opened through modernc.org/sqlite (pure Go, no cgo)
+// in WAL mode with a busy timeout of 5 s and foreign keys on.
+//
+// Postgres: the database is reached through jackc/pgx (its database/sql
+// driver), at most 16 connections a Store, with lock_timeout 5s (as
+// SQLite's busy timeout) and application_name capacitylab unless the URL
+// sets them. The URL is postgres://user:password@host:port/database with
+// pgx's settings (sslmode, connect_timeout, search_path for a schema of
+// its own, ...); a server that cannot connect, or is refused, fails at
+// start with one line naming host, port, database and user, never the
+// password. A connection Postgres ends (a restart, a failover,
+// pg_terminate_backend) fails the statement it was running, which the
+// caller sees as an error (nothing acknowledged is lost), and the next
+// statement runs on a new connection: ones idle over a second are checked
+// before use.
+//
+// One implementation serves both (dialect.go): every query is written once
+// with SQLite's placeholders and rebound to $N for Postgres; the
+// differences are the schema's types, the errors for a unique key and a
+// full disk, and how raw records are inserted (AddRecords).
+//
+// The schema is built by the numbered SQL files embedded from
+// migrations/ (001_init.sql, ...): each file is applied once, in order,
+// inside a transaction, and the highest applied number is kept in the
+// one-row table schema_version. Postgres starts from
+// migrations/postgres/100_schema.sql, the schema of the SQLite files 001
+// to 100 in one file with Postgres's types (BOOLEAN, BIGINT, DOUBLE
+// PRECISION, an identity column, text compared bytewise as SQLite does);
+// files after 100 are shared, written in the SQL both take, and a file
+// migrations/postgres/N.sql replaces shared file N only where the two
+// cannot share one. Servers starting at once on one Postgres take an
+// advisory lock (per schema) while they migrate, so one migrates and the
+// others find it done. A database whose schema_version is newer than this
+// binary knows is refused at start with one line (SchemaError): a newer
+// server has migrated it.
 //
 // A full disk (health.go): a write that fails for lack of room fails
-// with an error IsFull reports (SQLite's SQLITE_FULL), and WriteHealth
+// with an error IsFull reports (SQLite's SQLITE_FULL, Postgres's disk_full,
+// SQLSTATE 53100, "could not extend file"), and WriteHealth
 // says writes are failing, and since when, until a later write succeeds.
 // When the disk is so full that the file cannot even be opened for writing
 // (SQLite cannot create its WAL index), Open opens it read-only (immutable)
 // if its write-ahead log holds nothing and its schema is this program's:
 // reads work, every write fails with ErrFull, until it is opened again.
-// FullWhen fails writes exactly as SQLite does on a full disk, for tests
-// that cannot mount a small file system.
+// FullWhen fails writes exactly as the database does on a full disk, for
+// tests that cannot mount a small file system.
 //
-// Tables (times are RFC 3339 strings in UTC, with nanoseconds):
+// Tables (times are RFC 3339 strings in UTC, with nanoseconds, as text in
+// both databases; booleans are 0 or 1 on SQLite, BOOLEAN on Postgres):
 //
 //	learners(id, created_at)
 //	    one row per anonymous learner; id is the cookie value the web
@@ -49,7 +82,10 @@
 //	runs(id, learner, lesson, block, request, status, reason, created_at, started_at, ended_at)
 //	    one row per sweep: request is the runner's request as JSON; status
 //	    is queued, running, done, failed, cancelled or interrupted (runs
-//	    left running by a crash are marked interrupted at start-up);
+//	    left running by a crash are marked interrupted at start-up, by
+//	    InterruptRuns, which knows no owner: on a Postgres that several
+//	    servers share, one starting would mark the others' runs too, so
+//	    only one of them may run sweeps until runs have owners);
 //	    started_at and ended_at are '' until they happen.
 //	run_rows(run_id, win, row)
 //	    one row per finished window, row being loadrun.Row as JSON.
@@ -118,8 +154,11 @@
 // check_attempts, model_goals and records, and its result is kept in
 // memory until any write of progress through this Store (learnercache.go).
 // That is sound only while this Store is the one process writing the
-// file, as cmd/server is. The record form's list of the learner's own
-// runs (LearnerRuns) is a prepared query on the runs_learner index.
+// file, as cmd/server is with SQLite. On Postgres other servers write the
+// same tables, so nothing is kept: every read asks the database (one
+// round trip for a page view's state). The record form's list of the
+// learner's own runs (LearnerRuns) is a prepared query on the
+// runs_learner index.
 //
 // Export, the learner's progress as JSON (GET /api/progress), is:
 //

@@ -13,24 +13,26 @@ import (
 
 // ErrFull is what writes fail with, wrapped, when the disk (or the size
 // set with MaxBytes) has no room: SQLite's SQLITE_FULL ("database or disk
-// is full"), or any write to a store opened read-only because the disk
-// was full at start. IsFull tells.
+// is full"), Postgres's disk_full (SQLSTATE 53100, "could not extend
+// file"), or any write to a store opened read-only because the disk was
+// full at start. IsFull tells.
 var ErrFull = errors.New("the disk is full")
 
 // sqliteFull is SQLite's primary result code SQLITE_FULL.
 const sqliteFull = 13
 
 // IsFull reports whether err is a write refused for lack of room: ErrFull,
-// or an error from SQLite whose result code is SQLITE_FULL.
+// an error from SQLite whose result code is SQLITE_FULL, or an error from
+// Postgres whose SQLSTATE is 53100 (disk_full).
 func IsFull(err error) bool {
-	if errors.Is(err, ErrFull) {
+	if errors.Is(err, ErrFull) || sqlState(err) == pgDiskFull {
 		return true
 	}
 	var coded interface{ Code() int }
 	return errors.As(err, &coded) && coded.Code()&0xff == sqliteFull
 }
 
-// Option changes how Open opens a store.
+// Option changes how Open or OpenPostgres opens a store.
 type Option func(*options)
 
 type options struct {
@@ -46,20 +48,22 @@ func Clock(now func() time.Time) Option {
 }
 
 // FullWhen makes every write fail, while full returns true, exactly as
-// SQLite fails a write on a full disk: an error whose Code is SQLITE_FULL
-// (13) and whose text is SQLite's, "database or disk is full (13)". It
-// stands in for a full file system where a test cannot mount a small one
-// (that takes root); nothing else uses it.
+// the database fails a write on a full disk: on SQLite an error whose Code
+// is SQLITE_FULL (13) and whose text is SQLite's, "database or disk is
+// full (13)"; on Postgres a server error of SQLSTATE 53100 (disk_full)
+// with Postgres's text, "could not extend file ...: No space left on
+// device". It stands in for a full file system where a test cannot mount
+// a small one (that takes root); nothing else uses it.
 func FullWhen(full func() bool) Option {
 	return func(o *options) { o.full = full }
 }
 
-// simulatedFull is the error FullWhen's writes fail with: SQLITE_FULL as
-// modernc.org/sqlite reports it.
-type simulatedFull struct{}
+// sqliteFullError is the error FullWhen's writes fail with on SQLite:
+// SQLITE_FULL as modernc.org/sqlite reports it.
+type sqliteFullError struct{}
 
-func (simulatedFull) Error() string { return "database or disk is full (13)" }
-func (simulatedFull) Code() int     { return sqliteFull }
+func (sqliteFullError) Error() string { return "database or disk is full (13)" }
+func (sqliteFullError) Code() int     { return sqliteFull }
 
 // writeHealth is whether writes have room: the last write that failed
 // for lack of it, until a write succeeds again.
@@ -93,36 +97,61 @@ func (h *writeHealth) get() (time.Time, error) {
 	return h.since, h.err
 }
 
-// db is the store's database handle: writes through it (ExecContext,
-// BeginTx, and the transaction's ExecContext and Commit) report their
-// outcome to health, and a read-only store refuses them with ErrFull.
+// db is the store's database handle: every query is rebound for its
+// dialect, writes through it (ExecContext, BeginTx, and the transaction's
+// ExecContext and Commit) report their outcome to health, and a read-only
+// store refuses them with ErrFull.
 type db struct {
 	*sql.DB
+	d        *dialect
 	health   *writeHealth
 	readOnly error       // why the store was opened read-only; nil normally
 	full     func() bool // FullWhen's; nil normally
 }
 
-// refuse is the error a write fails with before it reaches SQLite, or nil.
+// refuse is the error a write fails with before it reaches the database,
+// or nil.
 func (d db) refuse() error {
 	if d.readOnly != nil {
 		return d.readOnly
 	}
 	if d.full != nil && d.full() {
-		err := fmt.Errorf("store: %w", simulatedFull{})
+		err := fmt.Errorf("store: %w", d.d.simulatedFull())
 		d.health.note(err)
 		return err
 	}
 	return nil
 }
 
+// q is query as the database takes it. A query without arguments (a
+// migration, a pragma) is sent as written.
+func (d db) q(query string, args []any) string {
+	if len(args) == 0 {
+		return query
+	}
+	return d.d.rebind(query)
+}
+
 func (d db) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if err := d.refuse(); err != nil {
 		return nil, err
 	}
-	res, err := d.DB.ExecContext(ctx, query, args...)
+	res, err := d.DB.ExecContext(ctx, d.q(query, args), args...)
 	d.health.note(err)
 	return res, err
+}
+
+func (d db) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return d.DB.QueryContext(ctx, d.q(query, args), args...)
+}
+
+func (d db) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return d.DB.QueryRowContext(ctx, d.q(query, args), args...)
+}
+
+// Prepare prepares a query that takes arguments.
+func (d db) Prepare(query string) (*sql.Stmt, error) {
+	return d.DB.Prepare(d.d.rebind(query))
 }
 
 // tx is a transaction of db.
@@ -147,9 +176,18 @@ func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Re
 	if err := t.db.refuse(); err != nil {
 		return nil, err
 	}
-	res, err := t.Tx.ExecContext(ctx, query, args...)
+	res, err := t.Tx.ExecContext(ctx, t.db.q(query, args), args...)
 	t.db.health.note(err)
 	return res, err
+}
+
+func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.Tx.QueryRowContext(ctx, t.db.q(query, args), args...)
+}
+
+// PrepareContext prepares a query that takes arguments.
+func (t *tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return t.Tx.PrepareContext(ctx, t.db.d.rebind(query))
 }
 
 func (t *tx) Commit() error {

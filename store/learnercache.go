@@ -21,10 +21,15 @@ const cacheLearners = 4096
 // opens it once). When full, one learner (whichever the map yields first)
 // makes room.
 //
+// On Postgres (OpenPostgres) the cache is off: other servers write the
+// same database, so nothing is kept and every read asks the database,
+// which answers a page view's state in one round trip.
+//
 // A kept answer is shared by every caller that reads it: callers must not
 // change its maps or slices. The zero value is ready to use.
 type learnerCache[K comparable, V any] struct {
 	mu  sync.Mutex
+	off bool               // keep nothing: other processes write the database
 	gen uint64             // writes seen
 	m   map[string]map[K]V // learner → key → answer
 }
@@ -45,7 +50,7 @@ func (c *learnerCache[K, V]) get(learner string, key K) (V, uint64, bool) {
 func (c *learnerCache[K, V]) put(learner string, key K, gen uint64, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen != gen {
+	if c.off || c.gen != gen {
 		return
 	}
 	if c.m == nil {

@@ -347,10 +347,12 @@ func (s *Store) UseLTIDeepLink(ctx context.Context, idHash string, now time.Time
 // markPending is the SET clause that makes a grade row due: its version
 // moves on; a failed row starts its attempts afresh; a row backing off
 // after failed posts keeps its time, any other is due at ?now (the
-// statement's first parameter).
-const markPending = `status = 'pending', version = version + 1,
-	attempts = CASE WHEN status = 'failed' THEN 0 ELSE attempts END,
-	next_at = CASE WHEN status = 'pending' AND attempts > 0 THEN next_at ELSE ?1 END,
+// statement's first parameter). The stored values are named with the
+// table's name, as Postgres needs in an upsert (where excluded's columns
+// have the same names).
+const markPending = `status = 'pending', version = lti_grades.version + 1,
+	attempts = CASE WHEN lti_grades.status = 'failed' THEN 0 ELSE lti_grades.attempts END,
+	next_at = CASE WHEN lti_grades.status = 'pending' AND lti_grades.attempts > 0 THEN lti_grades.next_at ELSE ?1 END,
 	updated_at = ?1`
 
 // SaveLTIGrade records a learner's graded placement at a launch (the link

@@ -93,7 +93,8 @@ type RunEvent struct {
 // AddRunEvent stores one event of a run's log (again for the same seq
 // replaces it). The run must be saved first.
 func (s *Store) AddRunEvent(ctx context.Context, id string, e RunEvent) error {
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO run_events (run_id, seq, kind, event) VALUES (?, ?, ?, ?)`,
+	_, err := s.db.ExecContext(ctx, `INSERT INTO run_events (run_id, seq, kind, event) VALUES (?, ?, ?, ?)
+		ON CONFLICT (run_id, seq) DO UPDATE SET kind = excluded.kind, event = excluded.event`,
 		id, e.Seq, e.Kind, string(e.JSON))
 	if err != nil {
 		return fmt.Errorf("store: saving event %d of run %s: %w", e.Seq, id, err)
@@ -152,9 +153,10 @@ func scanRuns(rows *sql.Rows) ([]Run, error) {
 	return out, closeRows(rows)
 }
 
-// AddRecords stores raw request records of a run in one transaction, in
-// multi-row inserts. Records already stored (same window and seq) are
-// replaced.
+// AddRecords stores raw request records of a run in one transaction:
+// on SQLite in multi-row inserts of recordsPerInsert, on Postgres in one
+// statement whose eleven arguments are arrays of the records' columns.
+// Records already stored (same window and seq) are replaced.
 func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record) (err error) {
 	if len(recs) == 0 {
 		return nil
@@ -166,7 +168,25 @@ func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record
 		return err
 	}
 	defer tx.Rollback()
-	const cols = `INSERT OR REPLACE INTO run_records (run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms) VALUES `
+	if s.db.d.postgres {
+		err = addRecordsPostgres(ctx, tx, id, recs)
+	} else {
+		err = addRecordsSQLite(ctx, tx, id, recs)
+	}
+	if err != nil {
+		return fmt.Errorf("store: saving records of run %s: %w", id, err)
+	}
+	return tx.Commit()
+}
+
+const insertRecords = `INSERT INTO run_records (run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms) `
+
+// replaceRecords makes an insert of records replace those stored.
+const replaceRecords = ` ON CONFLICT (run_id, win, seq) DO UPDATE SET intended_us = excluded.intended_us,
+	sent_us = excluded.sent_us, end_us = excluded.end_us, outcome = excluded.outcome, status = excluded.status,
+	reason = excluded.reason, queue_wait_ms = excluded.queue_wait_ms, service_ms = excluded.service_ms`
+
+func addRecordsSQLite(ctx context.Context, tx *tx, id string, recs []loadrun.Record) error {
 	var full *sql.Stmt
 	args := make([]any, 0, recordsPerInsert*11)
 	for start := 0; start < len(recs); start += recordsPerInsert {
@@ -178,8 +198,7 @@ func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record
 		}
 		stmt := full
 		if len(batch) != recordsPerInsert || stmt == nil {
-			q := cols + placeholders(len(batch))
-			p, err := tx.PrepareContext(ctx, q)
+			p, err := tx.PrepareContext(ctx, insertRecords+`VALUES `+placeholders(len(batch))+replaceRecords)
 			if err != nil {
 				return err
 			}
@@ -190,10 +209,31 @@ func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record
 			}
 		}
 		if _, err := stmt.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("store: saving records of run %s: %w", id, err)
+			return err
 		}
 	}
-	return tx.Commit()
+	return nil
+}
+
+// addRecordsPostgres inserts every record in one statement: each column
+// goes as one array, and unnest turns the arrays back into rows, so the
+// statement is the same whatever the number of records (no limit of
+// parameters, one plan) and costs one round trip.
+func addRecordsPostgres(ctx context.Context, tx *tx, id string, recs []loadrun.Record) error {
+	n := len(recs)
+	win, seq, outcome, status := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	intended, sent, end := make([]int64, n), make([]int64, n), make([]int64, n)
+	reason := make([]string, n)
+	queue, service := make([]float64, n), make([]float64, n)
+	for i, r := range recs {
+		win[i], seq[i], outcome[i], status[i] = int32(r.Window), int32(r.Seq), int32(r.Outcome), int32(r.Status)
+		intended[i], sent[i], end[i] = r.Intended.Microseconds(), r.Sent.Microseconds(), r.End.Microseconds()
+		reason[i], queue[i], service[i] = r.Reason, r.QueueWaitMS, r.ServiceMS
+	}
+	_, err := tx.ExecContext(ctx, insertRecords+`SELECT ?1, * FROM unnest(?2::integer[], ?3::integer[], ?4::bigint[],
+		?5::bigint[], ?6::bigint[], ?7::integer[], ?8::integer[], ?9::text[], ?10::double precision[], ?11::double precision[])`+replaceRecords,
+		id, win, seq, intended, sent, end, outcome, status, reason, queue, service)
+	return err
 }
 
 func placeholders(n int) string {

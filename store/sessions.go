@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -100,7 +99,7 @@ func classTimeOf(v string) time.Time {
 func (s *Store) CreateClassSession(ctx context.Context, c ClassSession) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO class_sessions (code, lesson, host_hash, focus, run_id, created_at, active_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.Code, c.Lesson, c.HostHash, c.Focus, c.RunID, classStampOf(c.CreatedAt), classStampOf(c.ActiveAt))
-	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
+	if isUnique(err) {
 		return fmt.Errorf("session %s: %w", c.Code, ErrCodeTaken)
 	}
 	return err
@@ -209,7 +208,7 @@ func (s *Store) SaveClassVotes(ctx context.Context, code string, votes []ClassVo
 	}
 	defer tx.Rollback()
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO class_votes (session, question, round, participant, option, at)
-		SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM class_rounds
+		SELECT ?1, ?2, CAST(?3 AS INTEGER), CAST(?4 AS INTEGER), ?5, ?6 WHERE EXISTS (SELECT 1 FROM class_rounds
 			WHERE session = ?1 AND question = ?2 AND round = ?3 AND status = 'open')
 		ON CONFLICT (session, question, round, participant) DO UPDATE SET option = excluded.option, at = excluded.at`)
 	if err != nil {

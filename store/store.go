@@ -17,7 +17,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/postgres/*.sql
 var migrations embed.FS
 
 // ErrLocked is returned (wrapped with the stored Prediction) when a learner
@@ -149,11 +149,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	// open and close connections on every request.
 	sdb.SetMaxOpenConns(maxConns)
 	sdb.SetMaxIdleConns(maxConns)
-	health := &writeHealth{}
-	s := &Store{db: db{DB: sdb, health: health, full: o.full}, health: health, now: time.Now}
-	if o.now != nil {
-		s.now = o.now
-	}
+	s := newStore(sdb, sqliteDialect(), o)
 	if err := s.migrate(context.Background()); err != nil {
 		sdb.Close()
 		if !IsFull(err) && !isIOError(err) {
@@ -164,36 +160,58 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("store: %s: %w", path, rerr)
 		}
 		ro := fmt.Errorf("store: %s opened read-only (%w at start: %v)", path, ErrFull, err)
-		health.err, health.since, health.fixed = ro, time.Now(), true
-		s.db = db{DB: rdb, health: health, readOnly: ro}
+		s.health.err, s.health.since, s.health.fixed = ro, time.Now(), true
+		s.db.DB, s.db.readOnly = rdb, ro
 	}
-	sdb = s.db.DB
-	if s.loadAll, err = sdb.Prepare(loadQuery(false)); err == nil {
-		s.loadLesson, err = sdb.Prepare(loadQuery(true))
-	}
-	if err == nil {
-		s.recordsAll, err = sdb.Prepare(recordsQuery(false))
-	}
-	if err == nil {
-		s.recordsLesson, err = sdb.Prepare(recordsQuery(true))
-	}
-	if err == nil {
-		s.learnerRuns, err = sdb.Prepare(learnerRunsQuery)
-	}
-	if err != nil {
-		sdb.Close()
+	if err := s.prepare(); err != nil {
+		s.db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	return s, nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error {
+// newStore is a Store on sdb, not yet migrated or prepared.
+func newStore(sdb *sql.DB, d *dialect, o options) *Store {
+	health := &writeHealth{}
+	s := &Store{db: db{DB: sdb, d: d, health: health, full: o.full}, health: health, now: time.Now}
+	if o.now != nil {
+		s.now = o.now
+	}
+	return s
+}
+
+// prepare prepares the queries of every page view.
+func (s *Store) prepare() error {
+	var err error
+	if s.loadAll, err = s.db.Prepare(loadQuery(false)); err == nil {
+		s.loadLesson, err = s.db.Prepare(loadQuery(true))
+	}
+	if err == nil {
+		s.recordsAll, err = s.db.Prepare(recordsQuery(false))
+	}
+	if err == nil {
+		s.recordsLesson, err = s.db.Prepare(recordsQuery(true))
+	}
+	if err == nil {
+		s.learnerRuns, err = s.db.Prepare(learnerRunsQuery)
+	}
+	if err != nil {
+		s.closeStatements()
+	}
+	return err
+}
+
+func (s *Store) closeStatements() {
 	for _, st := range []*sql.Stmt{s.loadAll, s.loadLesson, s.recordsAll, s.recordsLesson, s.learnerRuns} {
 		if st != nil {
 			st.Close()
 		}
 	}
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	s.closeStatements()
 	return s.db.Close()
 }
 
@@ -206,15 +224,11 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 
 // latestMigration is the number of the last embedded migration.
 func latestMigration() int {
-	names, _ := fs.Glob(migrations, "migrations/*.sql")
-	latest := 0
-	for _, name := range names {
-		num, _, _ := strings.Cut(strings.TrimPrefix(name, "migrations/"), "_")
-		if v, err := strconv.Atoi(num); err == nil && v > latest {
-			latest = v
-		}
+	ms, err := migrationsFor(sqliteDialect())
+	if err != nil || len(ms) == 0 {
+		return 0
 	}
-	return latest
+	return ms[len(ms)-1].version
 }
 
 // isIOError reports whether err is SQLite's SQLITE_IOERR (any extended
@@ -225,17 +239,81 @@ func isIOError(err error) bool {
 	return errors.As(err, &coded) && coded.Code()&0xff == 10
 }
 
+// migration is one numbered SQL file of the schema.
+type migration struct {
+	version int
+	name    string // its path in migrations
+}
+
+// migrationsFor lists the migrations of a dialect in order: the shared
+// files of migrations/, except those up to the dialect's baseline, and
+// the dialect's own files of migrations/<dialect>/, each in place of the
+// shared file of its number.
+func migrationsFor(d *dialect) ([]migration, error) {
+	byVersion := map[int]migration{}
+	for _, dir := range []string{"migrations", "migrations/" + d.name} {
+		names, err := fs.Glob(migrations, dir+"/*.sql")
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			base := strings.TrimPrefix(name, dir+"/")
+			num, _, _ := strings.Cut(base, "_")
+			v, err := strconv.Atoi(num)
+			if err != nil {
+				return nil, fmt.Errorf("migration %s: name must start with a number", name)
+			}
+			if dir == "migrations" && v <= d.baseline {
+				continue
+			}
+			byVersion[v] = migration{version: v, name: name}
+		}
+	}
+	out := make([]migration, 0, len(byVersion))
+	for _, m := range byVersion {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// SchemaError is what Open and OpenPostgres fail with when the database's
+// schema is newer than this program knows: another server, of a later
+// version, migrated it.
+type SchemaError struct {
+	Database, Program int // the schema versions of each
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("the database's schema is version %d, newer than this program's %d: "+
+		"a newer server has migrated it; run that version here too", e.Database, e.Program)
+}
+
+// migrationLock is the key of the Postgres advisory lock that servers
+// starting at once take, per schema, so one applies the migrations and
+// the others wait and find them applied.
+const migrationLock = 0x6361706c // "capl"
+
 func (s *Store) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	ms, err := migrationsFor(s.db.d)
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	if s.db.d.postgres {
+		// Another replica may be migrating: wait for it (longer than the
+		// lock timeout of ordinary statements).
+		if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = '120s'`); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))`, migrationLock); err != nil {
+			return fmt.Errorf("waiting for another server's migrations: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return err
 	}
@@ -248,31 +326,23 @@ func (s *Store) migrate(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
-	latest := 0
-	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		num, _, _ := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", base)
-		}
-		latest = v
-		if v <= current {
+	if latest := ms[len(ms)-1].version; current > latest {
+		return &SchemaError{Database: current, Program: latest}
+	}
+	for _, m := range ms {
+		if m.version <= current {
 			continue
 		}
-		text, err := fs.ReadFile(migrations, name)
+		text, err := fs.ReadFile(migrations, m.name)
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, string(text)); err != nil {
-			return fmt.Errorf("migration %s: %w", base, err)
+			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, m.version); err != nil {
 			return err
 		}
-	}
-	if current > latest {
-		return fmt.Errorf("schema version %d is newer than this program knows (%d)", current, latest)
 	}
 	return tx.Commit()
 }
@@ -511,16 +581,17 @@ func loadQuery(oneLesson bool) string {
 		SELECT 'c', lesson, block, option, correct, at, '', id, ''
 			FROM check_attempts WHERE ` + filter + `
 		UNION ALL
-		SELECT 'g', lesson, block, '', 0, reached_at, values_json, 0, ''
+		SELECT 'g', lesson, block, '', FALSE, reached_at, values_json, 0, ''
 			FROM model_goals WHERE ` + filter + `
 		UNION ALL
-		SELECT 'r', lesson, block, run_id, 0, created_at, fields_json, 0, updated_at
+		SELECT 'r', lesson, block, run_id, FALSE, created_at, fields_json, 0, updated_at
 			FROM records WHERE ` + filter + `
 		ORDER BY 1, 6, 8, 3`
 }
 
 // load reads a learner's rows, for one lesson or (lesson == "") all, in
-// one prepared query: a lesson page view costs one round trip to SQLite.
+// one prepared query: a lesson page view costs one round trip to the
+// database.
 func (s *Store) load(ctx context.Context, learner, lesson string) (*Export, error) {
 	e := &Export{Learner: learner, ExportedAt: s.now().UTC(),
 		Predictions: []Prediction{}, Attempts: []Attempt{}, Goals: []Goal{}, Records: []Record{}}

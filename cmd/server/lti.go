@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,10 +19,10 @@ import (
 // ltiUsage is the usage of "server lti".
 const ltiUsage = `usage:
   server lti add --issuer URL --client-id ID --deployment ID [--deployment ID ...] --auth-url URL --token-url URL --jwks-url URL
-                 [--name NAME] [--frame-origin ORIGIN ...] [--token-audience AUD] [--data DIR]
-  server lti list [--data DIR] [--lti-platforms FILE]
-  server lti remove --issuer URL --client-id ID [--data DIR]
-  server lti rotate-key [--now] [--data DIR]`
+                 [--name NAME] [--frame-origin ORIGIN ...] [--token-audience AUD] [--data DIR | --database-url URL]
+  server lti list [--data DIR | --database-url URL] [--lti-platforms FILE]
+  server lti remove --issuer URL --client-id ID [--data DIR | --database-url URL]
+  server lti rotate-key [--now] [--data DIR | --database-url URL]`
 
 // newLTITool makes the server's LTI tool: the platforms of the file (if
 // any) beside the stored ones, scores from the course and the store.
@@ -55,7 +53,8 @@ func newLTITool(ctx context.Context, cfg config, st *store.Store, course web.Cou
 }
 
 // runLTI is "server lti ...": registering platforms and rotating the
-// tool's key, in the database under --data (DATA). A running server sees
+// tool's key, in the server's database: the SQLite file under --data
+// (DATA), or the Postgres of --database-url (DATABASE_URL). A running server sees
 // a platform added here at its next login from it (and frames its pages
 // within 30 s), and signs with a rotated key once it is due.
 func runLTI(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -65,6 +64,7 @@ func runLTI(ctx context.Context, args []string, getenv func(string) string, stdo
 	fs := flag.NewFlagSet("server lti "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", cmpOr(getenv("DATA"), "./data"), "directory of the SQLite file (env DATA)")
+	databaseURL := fs.String("database-url", getenv("DATABASE_URL"), "the server's Postgres, when it uses one (env DATABASE_URL)")
 	var p lti.Platform
 	var now bool
 	var file string
@@ -116,10 +116,7 @@ func runLTI(ctx context.Context, args []string, getenv func(string) string, stdo
 	if args[0] == "remove" && (p.Issuer == "" || p.ClientID == "") {
 		return usageError{"server lti remove: --issuer and --client-id are both needed"}
 	}
-	if err := os.MkdirAll(*data, 0o750); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	st, err := store.Open(filepath.Join(*data, dbFile))
+	st, err := openStore(ctx, *databaseURL, *data)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@
 //	server lessons record [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F]
 //	                               run lab presets and write their result tables (see record.go)
 //	server lti add --issuer URL --client-id ID --deployment ID --auth-url URL --token-url URL --jwks-url URL
-//	               [--name NAME] [--frame-origin ORIGIN] [--token-audience AUD] [--data DIR]
+//	               [--name NAME] [--frame-origin ORIGIN] [--token-audience AUD] [--data DIR | --database-url URL]
 //	                               register an LTI 1.3 learning platform (see lti.go and docs/LTI.md)
 //	server lti list [--data DIR]   the registered platforms and the tool's keys
 //	server lti remove --issuer URL --client-id ID [--data DIR]
@@ -21,6 +21,7 @@
 //	--addr ADDR                    ADDR                    listen address (default :8080)
 //	--content DIR                  CONTENT                 serve lessons from DIR, re-read when they change
 //	--data DIR                     DATA                    directory for the SQLite file (default ./data)
+//	--database-url URL             DATABASE_URL            Postgres instead of the SQLite file (postgres://user:pw@host/db)
 //	--frame-ancestors LIST         FRAME_ANCESTORS         CSP frame-ancestors of pages (default 'self')
 //	--widget-frame-ancestors LIST  WIDGET_FRAME_ANCESTORS  the same for /widgets/{kind} (default *)
 //	--queue N                      QUEUE                   sweeps the queue holds (default 8)

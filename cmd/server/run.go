@@ -59,6 +59,7 @@ type config struct {
 	addr            string
 	content         string
 	data            string
+	databaseURL     string // Postgres; "" = the SQLite file in data
 	frameAncestors  string
 	widgetAncestors string // frame-ancestors of the standalone widgets
 	labCommand      string // program run as a lab child with "lab-child"; "" = this binary
@@ -124,10 +125,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	st, err := store.Open(filepath.Join(cfg.data, dbFile))
+	st, err := openStore(ctx, cfg.databaseURL, cfg.data)
 	if err != nil {
 		return err
 	}
@@ -249,6 +247,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&cfg.addr, "addr", cmpOr(getenv("ADDR"), ":8080"), "listen address (env ADDR)")
 	fs.StringVar(&cfg.content, "content", getenv("CONTENT"), "serve lessons from this directory, re-read on change (env CONTENT; default: embedded)")
 	fs.StringVar(&cfg.data, "data", cmpOr(getenv("DATA"), "./data"), "directory for the SQLite file (env DATA)")
+	fs.StringVar(&cfg.databaseURL, "database-url", getenv("DATABASE_URL"), "Postgres to keep everything in instead of the SQLite file, such as postgres://user:password@host:5432/capacitylab (env DATABASE_URL; default: none, SQLite in --data)")
 	fs.StringVar(&cfg.frameAncestors, "frame-ancestors", cmpOr(getenv("FRAME_ANCESTORS"), "'self'"), "CSP frame-ancestors sources, space-separated: who may frame lessons and other pages (env FRAME_ANCESTORS)")
 	fs.StringVar(&cfg.widgetAncestors, "widget-frame-ancestors", cmpOr(getenv("WIDGET_FRAME_ANCESTORS"), "*"), "CSP frame-ancestors sources of the standalone widgets (/widgets/...), which change nothing: by default any course page may frame them (env WIDGET_FRAME_ANCESTORS)")
 	fs.StringVar(&cfg.labCommand, "lab-command", getenv("LAB_COMMAND"), "program run with \"lab-child\" as each sweep's lab (env LAB_COMMAND; default: this binary)")
@@ -353,6 +352,18 @@ func checkFrameAncestors(flag, v string) error {
 		}
 	}
 	return nil
+}
+
+// openStore opens the Postgres database at databaseURL, or when that is
+// empty the SQLite file in the data directory (creating both).
+func openStore(ctx context.Context, databaseURL, data string) (*store.Store, error) {
+	if databaseURL != "" {
+		return store.OpenPostgres(ctx, databaseURL)
+	}
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	return store.Open(filepath.Join(data, dbFile))
 }
 
 func serveURL(a net.Addr) string {
