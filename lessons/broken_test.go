@@ -348,7 +348,7 @@ func TestBrokenLessons(t *testing.T) {
 			if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
 				t.Errorf("errors:\n got: %s\nwant: %s", strings.ReplaceAll(got, "\n", "\n      "), strings.ReplaceAll(want, "\n", "\n      "))
 			}
-			if Check(fsys) == nil {
+			if Check(fsys, LoadOptions{}) == nil {
 				t.Error("Check returned nil where Load failed")
 			}
 		})

@@ -19,6 +19,7 @@ type Lesson struct {
 	BuildsOn []string // front matter: slugs of earlier lessons
 	AsOf     string   // front matter: YYYY-MM-DD the content was last checked
 	Body     []Part   // prose and blocks in document order
+	Marks    []Mark   // where the numbers and claims of the text come from, in order
 }
 
 // Part is one piece of a lesson body: either rendered prose (HTML is set)
@@ -131,6 +132,9 @@ type Table struct {
 	// Fixture marks a table of made-up data for tests; allowed only in
 	// lessons whose part is "Fixtures", and then instead of a Fingerprint.
 	Fixture bool
+	// Pending marks a table whose preset is still to be recorded: it has
+	// no rows. Only LoadWith with Pending set accepts it.
+	Pending bool
 }
 
 // Kind returns "table".

@@ -32,7 +32,7 @@ func TestEmbeddedContentLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("embedded content does not load:\n%v", err)
 	}
-	if err := Check(Content()); err != nil {
+	if err := Check(Content(), LoadOptions{}); err != nil {
 		t.Fatalf("Check disagrees with Load: %v", err)
 	}
 	var slugs []string

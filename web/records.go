@@ -12,7 +12,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -395,23 +394,9 @@ func recordMarkdownText(l *lessons.Lesson, b *lessons.RecordBlock, rec store.Rec
 	sb.WriteString("| " + strings.Join(cols, " | ") + " |\n")
 	sb.WriteString("|" + strings.Repeat("---:|", len(cols)) + "\n")
 	for _, row := range run.Rows {
-		sb.WriteString("| " + strings.Join(recordCells(row), " | ") + " |\n")
+		sb.WriteString("| " + strings.Join(lessons.RowCells(row), " | ") + " |\n")
 	}
 	return sb.String()
-}
-
-// recordCells formats a row in lessons.RecordColumns order, as the
-// lessons' recorded tables do.
-func recordCells(r loadrun.Row) []string {
-	opt := func(v int) string {
-		if v < 0 {
-			return "-"
-		}
-		return itoa(v)
-	}
-	f1 := func(v float64) string { return fmt.Sprintf("%.1f", v) }
-	return []string{fmtNum(r.Offered), itoa(r.Sent), itoa(r.OK), itoa(r.Refused), itoa(r.Gaveup), itoa(r.Error),
-		f1(r.OKPerSec), f1(r.P50MS), f1(r.P99MS), opt(r.Done), itoa(r.Lost), opt(r.Queued), f1(r.MeanMS)}
 }
 
 // recordErrorList lists a refused record's messages as (field, message)
