@@ -129,7 +129,7 @@ func TestMinutesMatchReading(t *testing.T) {
 		}
 		r := l.Reading()
 		if d := l.Minutes - r.Minutes; d < -2 || d > 2 {
-			t.Errorf("%s: minutes: %d, but the reading is %d minutes (%d words at %d a minute, %.0f s of runs, %d predictions and models): write %d",
+			t.Errorf("%s: minutes: %d, but the reading is %d minutes (%d words at %d a minute, %.0f s of runs, %d minutes of predictions, models and records): write %d",
 				l.File, l.Minutes, r.Minutes, r.Words, ReadingWordsPerMinute, r.RunSeconds, r.Doing, r.Minutes)
 		} else {
 			t.Logf("%s: minutes %d, reading %d (%d words, %.0f s of runs, %d to do)", l.File, l.Minutes, r.Minutes, r.Words, r.RunSeconds, r.Doing)

@@ -256,9 +256,9 @@
 //
 // [Lesson.Reading] counts every word a learner reads (prose, callouts,
 // prompts, options, explanations, models, record forms, captions) at
-// [ReadingWordsPerMinute], adds one run of each preset and a minute for
-// each prediction and model; the course's tests hold each lesson's
-// minutes to it, within two minutes.
+// [ReadingWordsPerMinute], adds one run of each preset, a minute for
+// each prediction and model and three for each record to write; the
+// course's tests hold each lesson's minutes to it, within two minutes.
 //
 // # Callouts
 //

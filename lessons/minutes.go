@@ -10,18 +10,23 @@ import (
 // ReadingWordsPerMinute is the reading pace Reading assumes.
 const ReadingWordsPerMinute = 200
 
+// recordMinutes is how long Reading allows for writing a record block's
+// five fields.
+const recordMinutes = 3
+
 // runOverheadSeconds is what a run costs beyond its windows, per window:
 // the pause between windows, draining and resetting the lab, the last
 // requests' tail (the runner's WindowOverhead, rounded up).
 const runOverheadSeconds = 1.0
 
 // Reading is how long a lesson takes: its words at ReadingWordsPerMinute,
-// one run of each lab preset, and a minute for each thing the learner
-// does besides reading (make a prediction, move a model to its goal).
+// one run of each lab preset, and time for what the learner does besides
+// reading: a minute to make a prediction or move a model to its goal,
+// recordMinutes to write a record.
 type Reading struct {
 	Words      int     // every word a learner reads (see Lesson.Reading)
 	RunSeconds float64 // one run of every preset: windows, overhead, and draining an overloaded lab
-	Doing      int     // predictions and models, a minute each
+	Doing      int     // minutes of doing: predictions and models, a minute each; records, recordMinutes each
 	Minutes    int     // Words ÷ ReadingWordsPerMinute + RunSeconds ÷ 60 + Doing, to the nearest minute
 }
 
@@ -39,7 +44,8 @@ func countWords(s string) int {
 // of its prose and callouts, its questions (prompts, options and every
 // explanation, which the page shows once answered), its models (goal,
 // what is found, assumptions) and record forms, and table captions; one
-// run of each lab preset; and a minute for each prediction and model. The front matter's minutes should match it
+// run of each lab preset; a minute for each prediction and model; and
+// recordMinutes for each record to write. The front matter's minutes should match it
 // (TestMinutesMatchReading holds the course to within two minutes).
 func (l *Lesson) Reading() Reading {
 	var r Reading
@@ -69,6 +75,7 @@ func (l *Lesson) Reading() Reading {
 		case *Callout:
 			html(b.Body)
 		case *RecordBlock:
+			r.Doing += recordMinutes
 			html(b.Prompt)
 			for _, f := range b.Fields {
 				text(f.Label + " " + f.Hint)
