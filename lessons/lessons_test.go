@@ -41,8 +41,8 @@ func TestEmbeddedContentLoads(t *testing.T) {
 	}
 	// The chapter in reading order (part "Capacity"), then the fixture in
 	// part "Fixtures".
-	want := []string{"littles-law", "saturation", "overload", "open-closed", "bottleneck-moves",
-		"criterion", "admission-limit", "service-time-moves", "sample"}
+	want := []string{"littles-law", "saturation", "overload", "open-closed", "measure", "bottleneck-moves",
+		"threads-processors", "criterion", "admission-limit", "service-time-moves", "capstone", "sample"}
 	if !reflect.DeepEqual(slugs, want) {
 		t.Errorf("lessons in order = %v, want %v", slugs, want)
 	}
