@@ -467,7 +467,7 @@ func (n refNode) eval(e *evalEnv) (value, error) {
 	out := value{list: len(n.rows) > 1 || n.rows[0] == "*"}
 	for _, i := range idx {
 		var v value
-		scope := &rowScope{table: table, index: i}
+		scope := &rowScope{table: table, index: i, preset: lab.ID}
 		if n.scoped != nil {
 			saved := e.row
 			e.row = scope
@@ -545,8 +545,9 @@ var errPending = fmt.Errorf("a table it reads is not recorded yet")
 // rowScope is one row a reference reads: table is nil for a table not
 // recorded yet, whose columns are the ones the recorder writes.
 type rowScope struct {
-	table *Table
-	index int
+	table  *Table
+	index  int
+	preset string // the table's preset, named when a column is not recorded yet
 }
 
 // evalEnv is what an expression is evaluated against.
@@ -595,6 +596,15 @@ func (e *evalEnv) cell(r *rowScope, col string) (value, error) {
 		cols = r.table.Columns
 	}
 	c := slices.Index(cols, col)
+	if c < 0 && r.table != nil && slices.Contains(RecordColumns(), col) {
+		// A column the recorder writes now, in a table recorded before it
+		// did: it will be there once the table is recorded again.
+		e.pending = appendUnique(e.pending, r.preset)
+		if e.static {
+			return num(1), nil
+		}
+		return value{}, errPending
+	}
 	switch {
 	case c < 0 && r.table == nil:
 		return value{}, fmt.Errorf("no column %q: want one of %s", col, strings.Join(cols, ", "))

@@ -308,3 +308,18 @@ func readContent(name string) (string, error) {
 	b, err := fs.ReadFile(Content(), name)
 	return string(b), err
 }
+
+// TestMarkOnColumnNotRecordedYet: a table recorded before the recorder
+// wrote a column (here n) loads with a mark on that column, and the mark is
+// pending until the table is recorded again.
+func TestMarkOnColumnNotRecordedYet(t *testing.T) {
+	body := markLab + "\n" + markTable() + "\nIt kept [200]{= m-table[40].n} answers.\n"
+	c, err := loadMarks(t, body, LoadOptions{})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	rs := c.CheckMarks()
+	if len(rs) != 1 || rs[0].Status != MarkPending || !slices.Equal(rs[0].Pending, []string{"m-lab"}) {
+		t.Errorf("CheckMarks = %+v, want one pending mark naming m-lab", rs)
+	}
+}
