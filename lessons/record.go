@@ -324,7 +324,11 @@ func recordOne(ctx context.Context, cfg RecordConfig, j recordJob, scale float64
 		return Recorded{}, err
 	}
 	busy := sess.busy
-	if limit := cfg.MaxLoad * float64(runtime.NumCPU()); pr.known && pr.others > limit {
+	limit := cfg.MaxLoad * float64(runtime.NumCPU())
+	if pr.known {
+		fmt.Fprintf(logw, "  other programs used %.2f cores while it ran (at most %g allowed)\n", pr.others, limit)
+	}
+	if pr.known && pr.others > limit {
 		if !cfg.Busy {
 			return Recorded{}, fmt.Errorf("other programs used %.2f cores while it ran, more than %g a core (%g): the table would measure them as much as the lab; it was not written: record it again when the machine is quiet, or with --busy",
 				pr.others, cfg.MaxLoad, limit)
