@@ -277,7 +277,7 @@
 // COLUMN a column, or (EXPR) over the row's columns, as in
 // overload-sweep[100].(done - ok). NAME.SETTING reads a preset's knob
 // (workers, spin_ms, wait_ms, limit, cpus, seconds, seed, closed,
-// timeout_ms, windows). Numbers, + - * / (or − × ÷), parentheses, min, max,
+// timeout_ms, windows, stall_every, stall_ms, backlog). Numbers, + - * / (or − × ÷), parentheses, min, max,
 // sum, mean, abs, the comparisons < <= > >= = != (or ≤ ≥ ≠) and "and",
 // "or" make the rest. Put spaces around a minus between names: a hyphen
 // joins a name.

@@ -412,7 +412,7 @@ func (n colNode) eval(e *evalEnv) (value, error) {
 }
 
 // knobs are the preset settings a mark may name as NAME.KNOB.
-var knobs = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "seconds", "seed", "closed", "timeout_ms", "windows"}
+var knobs = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "seconds", "seed", "closed", "timeout_ms", "windows", "stall_every", "stall_ms", "backlog"}
 
 func knobValue(l *Lab, k string) float64 {
 	switch k {
@@ -436,6 +436,12 @@ func knobValue(l *Lab, k string) float64 {
 		return timeoutOf(l).Seconds() * 1000
 	case "windows":
 		return float64(max(len(l.Rates), 1))
+	case "stall_every":
+		return float64(l.StallEvery)
+	case "stall_ms":
+		return float64(l.StallMS)
+	case "backlog":
+		return float64(l.Backlog)
 	}
 	return math.NaN()
 }
