@@ -578,7 +578,7 @@ func presetSummary(l *Lab, scale float64) string {
 	}
 	secs := fmtNum(l.Seconds * scale)
 	if l.Closed > 0 {
-		return fmt.Sprintf("%s; closed loop, %d clients, one %s s window", knobs, l.Closed, secs)
+		return fmt.Sprintf("%s; closed loop, %s, one %s s window", knobs, clients(l.Closed), secs)
 	}
 	return fmt.Sprintf("%s; open loop at %s a second, %d × %s s, seed %d", knobs, rateList(l.Rates), len(l.Rates), secs, l.Seed)
 }
@@ -589,6 +589,14 @@ func rateList(rates []float64) string {
 		s[i] = fmtNum(r)
 	}
 	return strings.Join(s, ", ")
+}
+
+// clients is n clients in words: "1 client", "10 clients".
+func clients(n int) string {
+	if n == 1 {
+		return "1 client"
+	}
+	return fmt.Sprintf("%d clients", n)
 }
 
 // recordCaption is the caption of a newly recorded table.
@@ -610,7 +618,7 @@ func recordCaption(l *Lab) string {
 		s = strings.TrimSuffix(s, "; ") + fmt.Sprintf(", a %d ms stall every %d requests; ", l.StallMS, l.StallEvery)
 	}
 	if l.Closed > 0 {
-		s += fmt.Sprintf("closed loop, %d clients, one %s s window", l.Closed, fmtNum(l.Seconds))
+		s += fmt.Sprintf("closed loop, %s, one %s s window", clients(l.Closed), fmtNum(l.Seconds))
 	} else {
 		s += fmt.Sprintf("open loop at %s a second, %s s windows", rateList(l.Rates), fmtNum(l.Seconds))
 	}
