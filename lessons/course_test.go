@@ -196,3 +196,29 @@ func TestContentPresetsAreRecordedTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestTableCaptionsDiffer holds every lesson's recorded tables to
+// different captions: pages name each table's scrolling region by its
+// caption, and two regions with one name are one landmark too many (axe's
+// landmark-unique). Two presets that differ only in a knob the caption
+// leaves out would share one.
+func TestTableCaptionsDiffer(t *testing.T) {
+	c, err := LoadWith(Content(), LoadOptions{Pending: true})
+	if err != nil {
+		t.Fatalf("embedded content does not load: %v", err)
+	}
+	for _, l := range c.Lessons {
+		seen := map[string]*Table{}
+		for _, b := range l.Blocks() {
+			tb, ok := b.(*Table)
+			if !ok || tb.Caption == "" {
+				continue
+			}
+			if first, dup := seen[tb.Caption]; dup {
+				t.Errorf("%s:%d: table %s has the caption of table %s (line %d): %q", l.File, tb.Line, tb.ID, first.ID, first.Line, tb.Caption)
+				continue
+			}
+			seen[tb.Caption] = tb
+		}
+	}
+}

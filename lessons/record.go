@@ -613,6 +613,17 @@ func recordCaption(l *Lab) string {
 	if l.Limit > 0 {
 		limit = fmt.Sprintf("admission limit %d", l.Limit)
 	}
+	if l.Accept == labsvc.AcceptWorkers {
+		// Two presets that differ only in who accepts must not share a
+		// caption: pages name each table by it.
+		backlog := "the system's maximum"
+		if l.Backlog > 0 {
+			backlog = strconv.Itoa(l.Backlog)
+		}
+		limit += ", workers accepting from the kernel's queue (backlog " + backlog + ")"
+	} else if l.Backlog > 0 {
+		limit += fmt.Sprintf(", listen backlog %d", l.Backlog)
+	}
 	s := fmt.Sprintf("Recorded: %d %s, %d ms spin + %d ms wait, %s, %d %s; ", l.Workers, worker, l.SpinMS, l.WaitMS, limit, l.CPUs, cpu)
 	if l.StallEvery > 0 {
 		s = strings.TrimSuffix(s, "; ") + fmt.Sprintf(", a %d ms stall every %d requests; ", l.StallMS, l.StallEvery)

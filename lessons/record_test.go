@@ -627,3 +627,29 @@ func TestLoadAverageAtStart(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordCaption checks the caption a recording writes says what sets
+// one preset apart from its neighbours: one client in the singular, and
+// who accepts, with the backlog.
+func TestRecordCaption(t *testing.T) {
+	base := Lab{Workers: 1, SpinMS: 2, WaitMS: 19, CPUs: 1, Seconds: 8, Rates: []float64{40, 60}}
+	closed := base
+	closed.Rates, closed.Closed = nil, 1
+	accept := base
+	accept.Accept, accept.Backlog = labsvc.AcceptWorkers, 8
+	backlog := base
+	backlog.Backlog = 16
+	for _, c := range []struct {
+		lab  Lab
+		want string
+	}{
+		{base, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, 1 CPU; open loop at 40, 60 a second, 8 s windows, caller timeout 2 s."},
+		{closed, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, 1 CPU; closed loop, 1 client, one 8 s window, caller timeout 2 s."},
+		{accept, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, workers accepting from the kernel's queue (backlog 8), 1 CPU; open loop at 40, 60 a second, 8 s windows, caller timeout 2 s."},
+		{backlog, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, listen backlog 16, 1 CPU; open loop at 40, 60 a second, 8 s windows, caller timeout 2 s."},
+	} {
+		if got := recordCaption(&c.lab); got != c.want {
+			t.Errorf("caption\n got %q\nwant %q", got, c.want)
+		}
+	}
+}
