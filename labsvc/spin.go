@@ -188,16 +188,21 @@ func (s *spinner) run(ctx context.Context, p *processors, own *job) bool {
 	}
 }
 
-// handOn passes a leaving runner's processor to the worker of cur (a spin
-// it was computing, not yet spent), or else of the first spin in the line
-// whose worker waits, which becomes a runner; or frees it. p.mu is held.
+// handOn passes a leaving runner's processor to the worker of the first
+// spin in the line whose worker waits, which becomes a runner; or frees
+// it. cur, a spin the runner was computing and has not spent (the line was
+// empty when its quantum ended), goes into the line first, so its worker
+// gets the processor when it waits; when its worker is a runner itself
+// (with CPUS > 1 a runner's own spin can be in another runner's hands),
+// it stays in the line for a runner to compute. Handing cur to a worker
+// that is already a runner would lose it: that runner computes only what
+// it takes from the line, and the processor would stay counted as taken.
+// p.mu is held.
 func (p *processors) handOn(cur *job) {
-	next := cur
-	if next == nil {
-		// Spins whose workers are runners themselves (with CPUS > 1) stay
-		// in the line for a runner to compute.
-		next, _ = p.line.take(func(j *job) bool { return !j.runner })
+	if cur != nil {
+		p.line.push(cur)
 	}
+	next, _ := p.line.take(func(j *job) bool { return !j.runner })
 	if next == nil {
 		p.running--
 		return

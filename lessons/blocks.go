@@ -122,6 +122,7 @@ type tableFields struct {
 
 	Fingerprint string `yaml:"fingerprint"`
 	Fixture     bool   `yaml:"fixture"`
+	Pending     bool   `yaml:"pending"`
 }
 
 type recordFieldFields struct {
@@ -537,8 +538,20 @@ func (fp *fileParser) table(d *ydoc, what string, t *Table, f tableFields) *Tabl
 	p := fp.p
 	t.Caption, t.Source = strings.TrimSpace(f.Caption), strings.TrimSpace(f.Source)
 	t.Columns, t.Rows = f.Columns, f.Rows
-	t.Fingerprint, t.Fixture = strings.TrimSpace(f.Fingerprint), f.Fixture
+	t.Fingerprint, t.Fixture, t.Pending = strings.TrimSpace(f.Fingerprint), f.Fixture, f.Pending
 	fp.tables = append(fp.tables, &tableAt{table: t, fingerprintLine: d.line("fingerprint"), fixtureLine: d.line("fixture")})
+	if t.Pending {
+		// A preset still to be recorded: nothing measured may be written yet.
+		for _, k := range []string{"columns", "rows", "source", "fingerprint", "fixture"} {
+			if d.has(k) {
+				p.add(d.line(k), "%s: a pending table has no %s: it holds nothing until `server lessons record --lab %s` writes it", what, k, t.Preset)
+			}
+		}
+		if !fp.opts.Pending {
+			p.add(d.line("pending"), "%s: is still to be recorded (pending: true): record it with `server lessons record --lab %s` on a quiet machine; pending tables load only with --pending (authors and the recorder), never in the course that ships", what, t.Preset)
+		}
+		return t
+	}
 	if t.Caption == "" {
 		p.add(d.line("caption"), "%s: caption is missing: want a sentence saying what the table shows", what)
 	}

@@ -349,17 +349,17 @@ func TestBrokenLessons(t *testing.T) {
 		// A lab's show: names columns of the recorded tables; a typo is
 		// caught at its line, and so is a column named twice.
 		{"lab show unknown column", map[string]string{"a.md": head("a", 1) + strings.Replace(goodBody("a"), "seconds: 1\n", "seconds: 1\nshow: [offered, p99, ok, ok]\n", 1)}, []string{
-			`a.md:28: lab "a-lab": show: unknown column "p99": want one of offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, mean_ms`,
+			`a.md:28: lab "a-lab": show: unknown column "p99": want one of offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, mean_ms, p95_ms, n, late, send_lag_p99_ms, lab_service_ms, lab_cpu_ms`,
 			`a.md:28: lab "a-lab": show names "ok" twice`,
 		}},
 		// An empty show: is a mistake, not "show nothing".
 		{"lab show empty", map[string]string{"a.md": head("a", 1) + strings.Replace(goodBody("a"), "seconds: 1\n", "seconds: 1\nshow: []\n", 1)}, []string{
-			`a.md:28: lab "a-lab": show is empty: want the columns the lesson talks about, from offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, mean_ms, or no show: for every column`,
+			`a.md:28: lab "a-lab": show is empty: want the columns the lesson talks about, from offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, mean_ms, p95_ms, n, late, send_lag_p99_ms, lab_service_ms, lab_cpu_ms, or no show: for every column`,
 		}},
 		// A predict's read: names columns and rows of its settling preset:
 		// an unknown column and a rate the preset does not run are caught.
 		{"predict read", map[string]string{"a.md": head("a", 1) + strings.Replace(goodBody("a"), "settled_by: a-lab\n", "settled_by: a-lab\nread: {rows: [10, 20], columns: [mean_ms, latency]}\n", 1)}, []string{
-			`a.md:19: predict "a-p": read.columns: unknown column "latency": want one of offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, backlogged, mean_ms`,
+			`a.md:19: predict "a-p": read.columns: unknown column "latency": want one of offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, backlogged, mean_ms, p95_ms, n, late, send_lag_p99_ms, lab_service_ms, lab_cpu_ms`,
 			`a.md:19: predict "a-p": read.rows: 20 is not an offered rate of the preset "a-lab": want one of 10`,
 		}},
 		// An option is one line of inline Markdown: a list is not an option.
@@ -384,7 +384,7 @@ func TestBrokenLessons(t *testing.T) {
 			if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
 				t.Errorf("errors:\n got: %s\nwant: %s", strings.ReplaceAll(got, "\n", "\n      "), strings.ReplaceAll(want, "\n", "\n      "))
 			}
-			if Check(fsys) == nil {
+			if Check(fsys, LoadOptions{}) == nil {
 				t.Error("Check returned nil where Load failed")
 			}
 		})

@@ -30,14 +30,25 @@ func Content() fs.FS {
 // *.md file except README.md and names starting with "." or "_".
 // Subdirectories are not read. On any problem it returns nil and an Errors
 // listing every problem found, each with file and line; otherwise the
-// course in reading order (part, chapter, number).
+// course in reading order (part, chapter, number). A table still to be
+// recorded (pending: true) is a problem: see LoadWith.
 func Load(fsys fs.FS) (*Course, error) {
-	return load(fsys, false)
+	return LoadWith(fsys, LoadOptions{})
 }
 
-// load is Load; noPrints skips the table fingerprint checks, for the
-// recorder, which must read presets whose tables are stale.
-func load(fsys fs.FS, noPrints bool) (*Course, error) {
+// LoadOptions says what LoadWith accepts beyond what Load does.
+type LoadOptions struct {
+	// Pending accepts tables written "pending: true", whose presets are
+	// still to be recorded, for authors (`server lessons check --pending`,
+	// `server --content`) and the recorder. The embedded course is loaded
+	// without it, so nothing unrecorded ships.
+	Pending bool
+
+	noPrints bool // skip table fingerprint checks: the recorder reads presets whose tables are stale
+}
+
+// LoadWith is Load with options.
+func LoadWith(fsys fs.FS, opts LoadOptions) (*Course, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, Errors{{File: ".", Msg: fmt.Sprintf("cannot read the content directory: %v", err)}}
@@ -55,7 +66,7 @@ func load(fsys fs.FS, noPrints bool) (*Course, error) {
 			errs = append(errs, Error{File: name, Msg: fmt.Sprintf("cannot read the file: %v", err)})
 			continue
 		}
-		pf, perrs := parseFileWith(md, name, src, noPrints)
+		pf, perrs := parseFileWith(md, name, src, opts)
 		errs = append(errs, perrs...)
 		files = append(files, pf)
 	}
@@ -71,15 +82,37 @@ func load(fsys fs.FS, noPrints bool) (*Course, error) {
 		c.Lessons = append(c.Lessons, f.lesson)
 	}
 	sortLessons(c.Lessons)
+	// Marks name blocks anywhere in the course, so they are checked once
+	// every file has loaded.
+	if errs := c.checkMarkRefs(); len(errs) > 0 {
+		return nil, errs.sorted()
+	}
 	return c, nil
 }
 
-// Check runs the same parsing and validation as Load, for authors
-// (`server lessons check [DIR]`). It returns nil or an Errors; it prints
+// Check runs the same parsing and validation as LoadWith, for authors
+// (`server lessons check [--pending] [DIR]`), and then recomputes every
+// mark: a number that no longer rounds to what the tables give, a claim
+// that no longer holds, or (without Pending) a mark reading a table not
+// recorded yet is a problem too. It returns nil or an Errors; it prints
 // nothing.
-func Check(fsys fs.FS) error {
-	_, err := Load(fsys)
-	return err
+func Check(fsys fs.FS, opts LoadOptions) error {
+	c, err := LoadWith(fsys, opts)
+	if err != nil {
+		return err
+	}
+	var errs Errors
+	for _, r := range c.CheckMarks() {
+		if r.Status == MarkOK || (r.Status == MarkPending && opts.Pending) {
+			continue
+		}
+		msg := strings.TrimPrefix(r.String(), fmt.Sprintf("%s:%d: ", r.File, r.Line))
+		errs = append(errs, Error{File: r.File, Line: r.Line, Msg: "mark " + msg})
+	}
+	if len(errs) > 0 {
+		return errs.sorted()
+	}
+	return nil
 }
 
 // isLessonFile reports whether a file name at the content root is a lesson.

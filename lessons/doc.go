@@ -24,7 +24,7 @@
 //	chapter: Concurrency and saturation  # required text
 //	number: 1                      # required: 1 to 999, unique within part and chapter
 //	title: How many requests are inside your service  # required text
-//	minutes: 20                    # required: 1 to 240
+//	minutes: 20                    # required: 1 to 240; the course holds it to Lesson.Reading
 //	builds_on: [some-earlier-slug] # optional: slugs of lessons that come earlier in the course
 //	as_of: 2026-11-30              # required: YYYY-MM-DD, when the content was last checked
 //	---
@@ -161,10 +161,10 @@
 //
 //	```table id=littles-sweep-result preset=littles-sweep
 //	caption: "Recorded: 1 worker, 2 ms spin + 18 ms wait, ..."
-//	columns: [offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, mean_ms]
+//	columns: [offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, mean_ms, p95_ms, n, late, send_lag_p99_ms, lab_service_ms, lab_cpu_ms]
 //	rows:
 //	  - ["10", "...", ...]     one row per window, one cell per column
-//	source: "server lessons record --lab littles-sweep; seed 1; linux/amd64, 2 cores, go1.26.8; build 085f71a2c3d4; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41"
+//	source: "server lessons record --lab littles-sweep; seed 1; linux/amd64, 2 cores, go1.26.8; build 085f71a2c3d4; session 20261130T114000Z; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41; other programs used 0.02 cores"
 //	fingerprint: 64 hex digits
 //	```
 //
@@ -185,6 +185,22 @@
 // A table of made-up data for tests says fixture: true instead of carrying
 // a fingerprint; that is allowed only in lessons whose part is "Fixtures"
 // ([FixturePart], such as sample.md), never in the course.
+//
+// A preset still to be recorded (new, or changed so its old numbers no
+// longer belong to it) has a table that says only that, and maybe a
+// caption:
+//
+//	```table id=limit-nine-result preset=limit-nine
+//	pending: true
+//	```
+//
+// [Load] refuses it, naming the command that records it, so nothing
+// unrecorded ships in the embedded course; [LoadWith] with Pending set
+// accepts it, for the recorder, for `server lessons check --pending` and
+// for `server --content` (drafts). A lab block with no table at all loads
+// (tests and fixtures have them), but the course's tests require a table,
+// pending or recorded, for every preset, and all of a lesson's tables from
+// one recording session.
 //
 // record: a form in which the learner writes their own record of a
 // decision, with one of their saved runs attached (the web package stores
@@ -208,19 +224,80 @@
 // # Recording
 //
 // `server lessons record [--content DIR] [--lesson SLUG] [--lab ID]
-// [--seconds-scale F]` (see [Record]) runs each lab preset of the course
-// (default: every lesson except the fixtures) against a fresh lab child with
-// the preset's knobs, with the load runner: open loop over its rates, or a
-// closed loop of its clients. It writes the result as the table with
-// preset=ID, replacing it where it stands, or inserting a table with id
-// ID-result after the lab block; nothing else in the file changes. Columns
-// are [RecordColumns] (backlogged after queued when the preset's accept is
-// workers): counts as whole numbers, rates and milliseconds to
-// one decimal, "-" for a lab counter that could not be read. It prints
-// progress on standard error and refuses to write a table when a window
-// lost a request (lost ≠ 0), when the lab had not drained before a window,
-// or when the preset changed while it ran. The source records the load
-// average at the start, so a recording made on a busy machine shows it.
+// [--seconds-scale F] [--max-load F] [--busy]` (see [Record]) runs each
+// lab preset of the course (default: every lesson except the fixtures)
+// against a fresh lab child with the preset's knobs, with the load runner:
+// open loop over its rates, or a closed loop of its clients. It writes the
+// result as the table with preset=ID (recorded or pending), replacing it
+// where it stands, or inserting a table with id ID-result after the lab
+// block; nothing else in the file changes. Columns are [RecordColumns]
+// (backlogged after queued when the preset's accept is workers), written
+// by [RowCells]: counts as whole numbers, rates and milliseconds
+// to one decimal, "-" for a lab counter that could not be read. It prints
+// progress on standard error.
+//
+// It refuses to start when the 1-minute load average is above --max-load
+// (default [DefaultMaxLoad], 0.3) per core, and refuses a table when other
+// programs used more than that while its preset ran (measured from /proc
+// on Linux, less the recorder's and the lab's own processor time), when a
+// window lost a request (lost ≠ 0), when the lab had not drained before a
+// window, or when the preset changed while it ran. --busy records anyway,
+// and the source then says BUSY and why. The source names the session (the
+// time the invocation started; every table it writes shares it, and a
+// lesson's tables must share one), the load average at the start, what
+// other programs used during the run, and whether the generator had to
+// share the lab's processors (a preset whose CPUS takes every core).
+//
+// # Marks
+//
+// A number in a lesson's text that was read from a recorded table, or
+// worked out from one, is marked with where it comes from, so a test can
+// recompute it whenever the tables are recorded again:
+//
+//	the ceiling, [47.1]{= sat-sweep[60].ok_per_sec} a second
+//	about [10.0]{= loops-closed[#1].(ok_per_sec * mean_ms / 1000)} inside
+//	a limit of [9]{= (230 - 21.5) / 21.5; floor}
+//	about [190]{= moves-w4[250].ok_per_sec; ±2%}
+//	the tail [stayed within the budget]{? max(limit-nine[60,80,100].p99_ms) <= 230}
+//
+// A mark is written on one line, in prose, in callouts, or in the text of
+// a predict, check, model or record block (not in lab or table blocks,
+// code, or inline code). The loader replaces it with its text, so the page
+// and the questions show the plain number or words. [NUMBER]{= EXPR} holds
+// a number (digits, optional comma thousands and decimals); by default
+// EXPR must round to it at the decimals written; "; floor" and "; ceil"
+// round down or up (as limits do), "; ±X" and "; ±X%" accept anything
+// within X, or X percent of what EXPR gives. [words]{? CLAIM} holds a claim
+// in words, and CLAIM must be true.
+//
+// EXPR reads recorded cells as NAME[ROW].COLUMN, where NAME is a table or
+// its lab preset (anywhere in the course), ROW is a row by its offered
+// rate (60) or position (#1, as closed-loop rows must be named), or a list
+// of rows (60,80,100) or * for every row, inside min, max, sum or mean; and
+// COLUMN a column, or (EXPR) over the row's columns, as in
+// overload-sweep[100].(done - ok). NAME.SETTING reads a preset's knob
+// (workers, spin_ms, wait_ms, limit, cpus, seconds, seed, closed,
+// timeout_ms, windows, stall_every, stall_ms, backlog). Numbers, + - * / (or − × ÷), parentheses, min, max,
+// sum, mean, abs, the comparisons < <= > >= = != (or ≤ ≥ ≠) and "and",
+// "or" make the rest. Put spaces around a minus between names: a hyphen
+// joins a name.
+//
+// Load checks each mark's syntax and that what it names exists (for a
+// table not recorded yet, against its preset's rates and RecordColumns);
+// [Course.CheckMarks] computes each one and says whether it holds, is
+// stale (with the number to write), is broken (a cell that is not a
+// number) or pending (reads a table not recorded yet). [Check] reports
+// the ones that do not hold, the course's tests fail on them, `server
+// lessons marks` lists them and --fix ([FixMarks]) rewrites the stale
+// numbers.
+//
+// # Reading time
+//
+// [Lesson.Reading] counts every word a learner reads (prose, callouts,
+// prompts, options, explanations, models, record forms, captions) at
+// [ReadingWordsPerMinute], adds one run of each preset, a minute for
+// each prediction and model and three for each record to write; the
+// course's tests hold each lesson's minutes to it, within two minutes.
 //
 // # Callouts
 //

@@ -94,6 +94,9 @@ func (fp *fileParser) checkTables(l *Lesson, tables []*tableAt) {
 	for _, ta := range tables {
 		t := ta.table
 		what := "table " + strconv.Quote(t.ID)
+		if t.Pending || fp.opts.noPrints {
+			continue // reported by table, or the recorder is about to replace it
+		}
 		if t.Fixture {
 			if l.Part != FixturePart {
 				fp.p.add(ta.fixtureLine, "%s: fixture: true is allowed only in lessons whose part is %q: a course table is recorded with `server lessons record`", what, FixturePart)

@@ -23,6 +23,7 @@ type Lesson struct {
 	BuildsOn []string // front matter: slugs of earlier lessons
 	AsOf     string   // front matter: YYYY-MM-DD the content was last checked
 	Body     []Part   // prose and blocks in document order
+	Marks    []Mark   // where the numbers and claims of the text come from, in order
 
 	settled map[string]*Question // SettledBy's index, built when the lesson is loaded
 }
@@ -163,6 +164,9 @@ type Table struct {
 	Fixture bool
 	// Show is its preset's Show, copied when the lesson is loaded.
 	Show []string
+	// Pending marks a table whose preset is still to be recorded: it has
+	// no rows. Only LoadWith with Pending set accepts it.
+	Pending bool
 }
 
 // Kind returns "table".

@@ -32,7 +32,7 @@ func TestEmbeddedContentLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("embedded content does not load:\n%v", err)
 	}
-	if err := Check(Content()); err != nil {
+	if err := Check(Content(), LoadOptions{}); err != nil {
 		t.Fatalf("Check disagrees with Load: %v", err)
 	}
 	var slugs []string
@@ -41,8 +41,8 @@ func TestEmbeddedContentLoads(t *testing.T) {
 	}
 	// The chapter in reading order (part "Capacity"), then the fixture in
 	// part "Fixtures".
-	want := []string{"littles-law", "saturation", "overload", "open-closed", "bottleneck-moves",
-		"criterion", "admission-limit", "service-time-moves", "sample"}
+	want := []string{"littles-law", "saturation", "overload", "open-closed", "measure", "bottleneck-moves",
+		"threads-processors", "criterion", "admission-limit", "service-time-moves", "capstone", "sample"}
 	if !reflect.DeepEqual(slugs, want) {
 		t.Errorf("lessons in order = %v, want %v", slugs, want)
 	}

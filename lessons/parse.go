@@ -63,9 +63,9 @@ type fileParser struct {
 	lineStart []int  // byte offset of each line's start
 	bodyStart int    // offset of the body within src
 
-	tables   []*tableAt // tables parsed so far, for checkTables
-	reads    []readAt   // predicts' read: fields, for checkReads
-	noPrints bool       // skip checkTables (the recorder reads presets whose tables are stale)
+	tables []*tableAt // tables parsed so far, for checkTables
+	reads  []readAt   // predicts' read: fields, for checkReads
+	opts   LoadOptions
 }
 
 // lineOf returns the file line of byte offset off within src.
@@ -94,20 +94,24 @@ func (fp *fileParser) lineText(n int) (string, bool) {
 	return strings.TrimSuffix(string(fp.src[start:end]), "\n"), true
 }
 
-// parseFileWith parses and validates one lesson file; noPrints skips the
-// table fingerprint checks. It always returns a lesson (possibly
-// incomplete) so course-wide checks can still run.
-func parseFileWith(md goldmark.Markdown, name string, src []byte, noPrints bool) (*parsed, Errors) {
+// parseFileWith parses and validates one lesson file as opts allow. It
+// always returns a lesson (possibly incomplete) so course-wide checks can
+// still run.
+func parseFileWith(md goldmark.Markdown, name string, src []byte, opts LoadOptions) (*parsed, Errors) {
 	p := &problems{file: name}
 	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
-	fp := &fileParser{md: md, p: p, src: src, lineStart: []int{0}, noPrints: noPrints}
+	var marks []Mark
+	if utf8.Valid(src) {
+		src, marks = extractMarks(name, src, p)
+	}
+	fp := &fileParser{md: md, p: p, src: src, lineStart: []int{0}, opts: opts}
 	for i, b := range src {
 		if b == '\n' && i+1 < len(src) {
 			fp.lineStart = append(fp.lineStart, i+1)
 		}
 	}
-	out := &parsed{lesson: &Lesson{File: name}}
+	out := &parsed{lesson: &Lesson{File: name, Marks: marks}}
 	if !utf8.Valid(src) {
 		bad := 0
 		for i := 0; i < len(src); {
@@ -295,9 +299,7 @@ func (fp *fileParser) body(out *parsed, body []byte) {
 			}
 		}
 	}
-	if !fp.noPrints {
-		fp.checkTables(l, fp.tables)
-	}
+	fp.checkTables(l, fp.tables)
 }
 
 // render renders one top-level node as HTML into w.

@@ -21,12 +21,17 @@ import (
 
 // RecordColumns returns the columns `server lessons record` writes for a
 // lab with cfg, in order: the lessons' columns of loadrun's Row (see its
-// package doc), then mean_ms, which Little's law needs. With ACCEPT=workers,
-// whose waiting callers sit in the kernel's accept queue, backlogged follows
-// queued.
+// package doc); then mean_ms, which Little's law needs; p95_ms and n, the
+// other percentile and how many answers the percentiles are over; late
+// and send_lag_p99_ms, which show whether the generator kept its
+// schedule; and lab_service_ms and lab_cpu_ms, the lab's own view of the
+// window (its mean service time, and the processor time its process
+// used). With ACCEPT=workers, whose waiting callers sit in the kernel's
+// accept queue, backlogged follows queued.
 func RecordColumns(cfg labsvc.Config) []string {
 	cols := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec",
-		"p50_ms", "p99_ms", "done", "lost", "queued", "mean_ms"}
+		"p50_ms", "p99_ms", "done", "lost", "queued", "mean_ms",
+		"p95_ms", "n", "late", "send_lag_p99_ms", "lab_service_ms", "lab_cpu_ms"}
 	if cfg.Accept == labsvc.AcceptWorkers {
 		cols = slices.Insert(cols, slices.Index(cols, "queued")+1, "backlogged")
 	}
@@ -38,8 +43,9 @@ func RecordColumns(cfg labsvc.Config) []string {
 func AllColumns() []string { return RecordColumns(labsvc.Config{Accept: labsvc.AcceptWorkers}) }
 
 // QuietLoadAverage is the highest one-minute load average at which a
-// machine counts as quiet enough to record on: above it Record warns that
-// other work may have made the numbers worse.
+// recorded table counts as recorded on a quiet machine (the simulator's
+// fidelity test holds only those to its p50 tolerance). Record itself
+// refuses a busier machine by MaxLoad, per core.
 const QuietLoadAverage = 0.5
 
 // loadAverageMark begins the load average in a recorded table's source.
@@ -59,6 +65,11 @@ func (t *Table) LoadAverageAtStart() (float64, bool) {
 	v, err := strconv.ParseFloat(f[0], 64)
 	return v, err == nil
 }
+
+// DefaultMaxLoad is the most load, per core, under which Record records:
+// the 1-minute load average when it starts, and the processor time other
+// programs take while a preset runs.
+const DefaultMaxLoad = 0.3
 
 // RecordConfig says what Record records and how.
 type RecordConfig struct {
@@ -80,8 +91,20 @@ type RecordConfig struct {
 	// which lab and generator measured a table; "" leaves it out.
 	Build string
 
+	// MaxLoad is how busy the machine may be, per core, for a recording:
+	// Record refuses to start when the 1-minute load average is above
+	// MaxLoad × cores, and refuses a table when other programs used more
+	// than that many cores while its preset ran (0 = DefaultMaxLoad).
+	// Busy records anyway and says so in every table's source.
+	MaxLoad float64
+	Busy    bool
+
 	Now     func() time.Time // nil = time.Now
 	LoadAvg func() string    // the load average line for the source; nil = read /proc/loadavg
+	// Others says how many cores programs other than this one and the lab
+	// child (pid) used since the last call with the same pid, or false
+	// when it cannot be known; nil = read /proc (Linux).
+	Others func(pid int) (float64, bool)
 }
 
 // Recorded is one table Record wrote.
@@ -96,17 +119,21 @@ type Recorded struct {
 
 // Record runs lab presets against real lab children with the load runner
 // and writes each preset's result as a table block into its lesson file:
-// the table with preset=ID is replaced where it stands, or a new one with
-// id ID-result is inserted after the lab block. Nothing else in the file
-// changes, byte for byte. Each table's source names the command, seed,
-// machine, date and the load average at the start, and its fingerprint
-// covers the preset and rows (see Fingerprint).
+// the table with preset=ID (recorded or pending) is replaced where it
+// stands, or a new one with id ID-result is inserted after the lab block.
+// Nothing else in the file changes, byte for byte. Each table's source
+// names the command, seed, machine, build, the session (every table
+// written by one call shares it), date, the load average at the start and
+// what other programs used while it ran, and its fingerprint covers the
+// preset and rows (see Fingerprint).
 //
-// Record refuses, without writing that table, when a window lost a request
-// (lost ≠ 0, a generator bug), when the lab had not drained before a
-// window, or when the preset changed on disk while it ran. Tables already
-// written stay written. The content must validate apart from table
-// fingerprints (stale tables are what Record is for).
+// Record refuses to start on a busy machine (see MaxLoad), and refuses,
+// without writing that table, when other programs took more than MaxLoad
+// while it ran, when a window lost a request (lost ≠ 0, a generator bug),
+// when the lab had not drained before a window, or when the preset changed
+// on disk while it ran. Tables already written stay written. The content
+// must validate apart from table fingerprints and pending tables (stale
+// and pending tables are what Record is for).
 func Record(ctx context.Context, cfg RecordConfig) ([]Recorded, error) {
 	logw := cfg.Log
 	if logw == nil {
@@ -120,6 +147,17 @@ func Record(ctx context.Context, cfg RecordConfig) ([]Recorded, error) {
 	if loadAvg == nil {
 		loadAvg = readLoadAvg
 	}
+	if cfg.Others == nil {
+		cfg.Others = newOthersMeter()
+	}
+	maxLoad := cfg.MaxLoad
+	if maxLoad == 0 {
+		maxLoad = DefaultMaxLoad
+	}
+	if !(maxLoad > 0) {
+		return nil, fmt.Errorf("max load %g is not allowed: want more than 0 (the 1-minute load average per core)", cfg.MaxLoad)
+	}
+	cfg.MaxLoad = maxLoad
 	scale := cfg.SecondsScale
 	if scale == 0 {
 		scale = 1
@@ -139,15 +177,23 @@ func Record(ctx context.Context, cfg RecordConfig) ([]Recorded, error) {
 	}
 	fmt.Fprintf(logw, "record: %d preset(s), %d window(s): %s s of windows, plus about %s s for overloaded labs to drain (from each preset's ceiling)\n",
 		len(jobs), windows, fmtSecs(secs), fmtSecs(drain))
+	cores := runtime.NumCPU()
+	busy := ""
 	if la := loadAvg(); la != "" {
-		if one, err := strconv.ParseFloat(strings.Fields(la)[0], 64); err == nil && one > QuietLoadAverage {
-			fmt.Fprintf(logw, "record: warning: load average %s on %d cores: other work is running, so the numbers may be worse than on a quiet machine\n", la, runtime.NumCPU())
+		if one, err := strconv.ParseFloat(strings.Fields(la)[0], 64); err == nil && one > maxLoad*float64(cores) {
+			if !cfg.Busy {
+				return nil, fmt.Errorf("the machine is busy: load average %s on %d cores, above %g a core (%g): the tables would measure the other work as much as the lab; wait until `uptime` shows a quiet machine, or record anyway with --busy, and the tables will say so",
+					la, cores, maxLoad, maxLoad*float64(cores))
+			}
+			busy = fmt.Sprintf("BUSY: recorded with the 1-minute load average %s above %g a core", strings.Fields(la)[0], maxLoad)
+			fmt.Fprintf(logw, "record: warning: load average %s on %d cores: recording anyway (--busy); every table's source says so\n", la, cores)
 		}
 	}
+	sess := session{id: now().UTC().Format("20060102T150405Z"), busy: busy}
 	var out []Recorded
 	for i, j := range jobs {
 		fmt.Fprintf(logw, "[%d/%d] %s %s: %s\n", i+1, len(jobs), j.file, j.lab.ID, presetSummary(j.lab, scale))
-		rec, err := recordOne(ctx, cfg, j, scale, now, loadAvg, logw)
+		rec, err := recordOne(ctx, cfg, j, scale, now, loadAvg, sess, logw)
 		if err != nil {
 			return out, fmt.Errorf("%s: preset %s: %w", j.file, j.lab.ID, err)
 		}
@@ -158,7 +204,17 @@ func Record(ctx context.Context, cfg RecordConfig) ([]Recorded, error) {
 	// trial is the one expected failure). Problems in files not recorded
 	// this time (stale tables of other presets) are only reported.
 	if scale == 1 {
-		if _, err := Load(os.DirFS(cfg.Dir)); err != nil {
+		if c, err := LoadWith(os.DirFS(cfg.Dir), LoadOptions{Pending: true}); err == nil {
+			stale := 0
+			for _, r := range c.CheckMarks() {
+				if r.Status == MarkStale || r.Status == MarkBroken {
+					stale++
+				}
+			}
+			if stale > 0 {
+				fmt.Fprintf(logw, "record: %d mark(s) in the text no longer match the tables: list them with `server lessons marks`, and fix the numbers with --fix\n", stale)
+			}
+		} else {
 			var mine, others Errors
 			var all Errors
 			errors.As(err, &all)
@@ -223,7 +279,7 @@ func planRecording(dir, slug, labID string) ([]recordJob, error) {
 	if err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("content directory %q is not a directory: want the directory holding the lesson *.md files", dir)
 	}
-	c, err := load(os.DirFS(dir), true)
+	c, err := LoadWith(os.DirFS(dir), LoadOptions{Pending: true, noPrints: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s does not validate, so its presets cannot be trusted; fix these first:\n%w", dir, err)
 	}
@@ -273,32 +329,58 @@ func timeoutOf(l *Lab) time.Duration {
 	return loadrun.DefaultTimeout
 }
 
+// session is what every table of one Record call shares in its source.
+type session struct {
+	id   string // when the call started, UTC, e.g. 20261130T114200Z
+	busy string // why the machine was busy at the start, when recording anyway
+}
+
+// presetRun is what running one preset measured besides its rows.
+type presetRun struct {
+	rows   []loadrun.Row
+	shared bool    // the generator ran on the lab's processors
+	others float64 // cores other programs used while it ran
+	known  bool    // others could be measured
+}
+
 // recordOne runs one preset and writes its table.
-func recordOne(ctx context.Context, cfg RecordConfig, j recordJob, scale float64, now func() time.Time, loadAvg func() string, logw io.Writer) (Recorded, error) {
+func recordOne(ctx context.Context, cfg RecordConfig, j recordJob, scale float64, now func() time.Time, loadAvg func() string, sess session, logw io.Writer) (Recorded, error) {
 	start := time.Now()
 	la := loadAvg()
 	when := now().UTC()
 	ran := *j.lab
 	ran.Seconds = j.lab.Seconds * scale
 
-	rows, err := runPreset(ctx, cfg.Child, &ran, logw)
+	pr, err := runPreset(ctx, cfg.Child, &ran, cfg.Others, logw)
 	if err != nil {
 		return Recorded{}, err
 	}
-	if err := checkRows(rows, logw); err != nil {
+	if err := checkRows(pr.rows, logw); err != nil {
 		return Recorded{}, err
 	}
+	busy := sess.busy
+	limit := cfg.MaxLoad * float64(runtime.NumCPU())
+	if pr.known {
+		fmt.Fprintf(logw, "  other programs used %.2f cores while it ran (at most %g allowed)\n", pr.others, limit)
+	}
+	if pr.known && pr.others > limit {
+		if !cfg.Busy {
+			return Recorded{}, fmt.Errorf("other programs used %.2f cores while it ran, more than %g a core (%g): the table would measure them as much as the lab; it was not written: record it again when the machine is quiet, or with --busy",
+				pr.others, cfg.MaxLoad, limit)
+		}
+		busy = cmpOr(busy, fmt.Sprintf("BUSY: other programs used more than %g a core while it ran", cfg.MaxLoad))
+	}
 
-	cells := make([][]string, len(rows))
-	for i, r := range rows {
+	cells := make([][]string, len(pr.rows))
+	for i, r := range pr.rows {
 		cells[i] = RowCells(r, ran.Config())
 	}
-	source := recordSource(j.lab, scale, when, la, cfg.Build)
+	source := recordSource(j.lab, scale, when, la, cfg.Build, sess.id, pr, busy)
 	rec, err := writeTable(cfg.Dir, j.file, j.lab, &ran, cells, source)
 	if err != nil {
 		return Recorded{}, err
 	}
-	rec.Rows, rec.Elapsed = rows, time.Since(start)
+	rec.Rows, rec.Elapsed = pr.rows, time.Since(start)
 	return rec, nil
 }
 
@@ -327,12 +409,14 @@ func checkRows(rows []loadrun.Row, logw io.Writer) error {
 
 // runPreset starts a lab child with the preset's knobs, runs its sweep and
 // stops the child.
-func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writer) ([]loadrun.Row, error) {
+func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, others func(int) (float64, bool), logw io.Writer) (presetRun, error) {
+	var pr presetRun
 	child, err := labsvc.StartChild(ctx, cc, l.Config())
 	if err != nil {
-		return nil, fmt.Errorf("starting the lab: %w", err)
+		return pr, fmt.Errorf("starting the lab: %w", err)
 	}
 	defer child.Stop()
+	others(child.Pid()) // start counting what other programs use
 	// Keep this process (the generator) off the lab's processors while it
 	// runs; Restore (deferred after Stop, so it runs first) puts it back
 	// before the next preset's child starts.
@@ -343,17 +427,19 @@ func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writ
 	}
 	if err != nil {
 		fmt.Fprintf(logw, "  warning: the generator shares the lab's processors: %v\n", err)
+		pr.shared = true
 	} else {
 		fmt.Fprintf(logw, "  %s\n", pin)
+		pr.shared = !pin.Pinned()
 		defer pin.Restore()
 	}
 	target, err := loadrun.NewTarget(child.Target(), timeoutOf(l))
 	if err != nil {
-		return nil, err
+		return pr, err
 	}
 	control, err := loadrun.NewControl(child.Control(), nil)
 	if err != nil {
-		return nil, err
+		return pr, err
 	}
 	sw := loadrun.Sweep{Target: target, Control: &control, Seconds: l.Seconds, Seed: uint64(l.Seed), RNG: loadrun.Source(l.RNG)}
 	if l.Closed > 0 {
@@ -387,18 +473,21 @@ func runPreset(ctx context.Context, cc labsvc.ChildCommand, l *Lab, logw io.Writ
 	}()
 	rep, err := sw.Run(sctx, events)
 	<-done
+	pr.others, pr.known = others(child.Pid())
 	if err != nil {
 		if cause := context.Cause(sctx); cause != nil && ctx.Err() == nil {
-			return nil, cause
+			return pr, cause
 		}
-		return nil, err
+		return pr, err
 	}
-	return rep.Rows(), nil
+	pr.rows = rep.Rows()
+	return pr, nil
 }
 
 // RowCells formats one row of a lab with cfg as a recorded table holds it,
-// in RecordColumns order (pages use it for a run of a preset too): counts
-// as whole numbers, rates and milliseconds to one decimal, and "-" for a lab
+// in RecordColumns(cfg) order (pages use it for a run of a preset too):
+// counts as whole numbers, rates and milliseconds to one decimal
+// (send_lag_p99_ms to two, as it is often under 0.1 ms), and "-" for a lab
 // counter that could not be read.
 func RowCells(r loadrun.Row, cfg labsvc.Config) []string {
 	opt := func(v int) string {
@@ -407,10 +496,17 @@ func RowCells(r loadrun.Row, cfg labsvc.Config) []string {
 		}
 		return strconv.Itoa(v)
 	}
-	f1 := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	optf := func(v float64) string {
+		if v < 0 {
+			return "-"
+		}
+		return f(v, 1)
+	}
 	cells := []string{
 		fmtNum(r.Offered), strconv.Itoa(r.Sent), strconv.Itoa(r.OK), strconv.Itoa(r.Refused), strconv.Itoa(r.Gaveup), strconv.Itoa(r.Error),
-		f1(r.OKPerSec), f1(r.P50MS), f1(r.P99MS), opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued), f1(r.MeanMS),
+		f(r.OKPerSec, 1), f(r.P50MS, 1), f(r.P99MS, 1), opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued), f(r.MeanMS, 1),
+		f(r.P95MS, 1), strconv.Itoa(r.N), strconv.Itoa(r.Late), f(r.SendLagP99MS, 2), optf(r.LabServiceMS), optf(r.LabCPUMS),
 	}
 	if cfg.Accept == labsvc.AcceptWorkers {
 		cells = slices.Insert(cells, 12, opt(r.Backlogged)) // after queued
@@ -424,15 +520,26 @@ func fmtSecs(s float64) string { return strconv.FormatFloat(s, 'f', 0, 64) }
 
 // recordSource is the source line of a recorded table, e.g.
 //
-//	server lessons record --lab littles-sweep; seed 1; linux/amd64, 2 cores, go1.26.0; build 085f71a2c3d4; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41
+//	server lessons record --lab littles-sweep; seed 1; linux/amd64, 2 cores, go1.26.0; build 085f71a2c3d4; session 20261130T114000Z; 2026-11-30 11:42 UTC; load average at start 0.12 0.30 0.41; other programs used 0.02 cores
 //
-// (without "build ..." when build is "").
-func recordSource(l *Lab, scale float64, when time.Time, loadAvg, build string) string {
+// without "build ..." when build is "", with "the generator shared the
+// lab's processors" when it could not be kept off them, and with what
+// made a recording BUSY.
+func recordSource(l *Lab, scale float64, when time.Time, loadAvg, build, sess string, pr presetRun, busy string) string {
 	if build != "" {
 		build = "; build " + build
 	}
-	s := fmt.Sprintf("server lessons record --lab %s; seed %d; %s/%s, %d cores, %s%s; %s; "+loadAverageMark+"%s",
-		l.ID, l.Seed, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), build, when.Format("2006-01-02 15:04 MST"), cmpOr(loadAvg, "unknown"))
+	s := fmt.Sprintf("server lessons record --lab %s; seed %d; %s/%s, %d cores, %s%s; session %s; %s; "+loadAverageMark+"%s",
+		l.ID, l.Seed, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), build, sess, when.Format("2006-01-02 15:04 MST"), cmpOr(loadAvg, "unknown"))
+	if pr.known {
+		s += fmt.Sprintf("; other programs used %.2f cores", pr.others)
+	}
+	if pr.shared {
+		s += "; the generator shared the lab's processors"
+	}
+	if busy != "" {
+		s += "; " + busy
+	}
 	if scale != 1 {
 		s += fmt.Sprintf("; TRIAL: windows scaled by %g (%g s instead of %g s), not the preset as written", scale, l.Seconds*scale, l.Seconds)
 	}
@@ -471,7 +578,7 @@ func presetSummary(l *Lab, scale float64) string {
 	}
 	secs := fmtNum(l.Seconds * scale)
 	if l.Closed > 0 {
-		return fmt.Sprintf("%s; closed loop, %d clients, one %s s window", knobs, l.Closed, secs)
+		return fmt.Sprintf("%s; closed loop, %s, one %s s window", knobs, clients(l.Closed), secs)
 	}
 	return fmt.Sprintf("%s; open loop at %s a second, %d × %s s, seed %d", knobs, rateList(l.Rates), len(l.Rates), secs, l.Seed)
 }
@@ -482,6 +589,14 @@ func rateList(rates []float64) string {
 		s[i] = fmtNum(r)
 	}
 	return strings.Join(s, ", ")
+}
+
+// clients is n clients in words: "1 client", "10 clients".
+func clients(n int) string {
+	if n == 1 {
+		return "1 client"
+	}
+	return fmt.Sprintf("%d clients", n)
 }
 
 // recordCaption is the caption of a newly recorded table.
@@ -498,12 +613,23 @@ func recordCaption(l *Lab) string {
 	if l.Limit > 0 {
 		limit = fmt.Sprintf("admission limit %d", l.Limit)
 	}
+	if l.Accept == labsvc.AcceptWorkers {
+		// Two presets that differ only in who accepts must not share a
+		// caption: pages name each table by it.
+		backlog := "the system's maximum"
+		if l.Backlog > 0 {
+			backlog = strconv.Itoa(l.Backlog)
+		}
+		limit += ", workers accepting from the kernel's queue (backlog " + backlog + ")"
+	} else if l.Backlog > 0 {
+		limit += fmt.Sprintf(", listen backlog %d", l.Backlog)
+	}
 	s := fmt.Sprintf("Recorded: %d %s, %d ms spin + %d ms wait, %s, %d %s; ", l.Workers, worker, l.SpinMS, l.WaitMS, limit, l.CPUs, cpu)
 	if l.StallEvery > 0 {
 		s = strings.TrimSuffix(s, "; ") + fmt.Sprintf(", a %d ms stall every %d requests; ", l.StallMS, l.StallEvery)
 	}
 	if l.Closed > 0 {
-		s += fmt.Sprintf("closed loop, %d clients, one %s s window", l.Closed, fmtNum(l.Seconds))
+		s += fmt.Sprintf("closed loop, %s, one %s s window", clients(l.Closed), fmtNum(l.Seconds))
 	} else {
 		s += fmt.Sprintf("open loop at %s a second, %s s windows", rateList(l.Rates), fmtNum(l.Seconds))
 	}
@@ -520,7 +646,7 @@ func writeTable(dir, file string, preset, ran *Lab, cells [][]string, source str
 	if err != nil {
 		return Recorded{}, err
 	}
-	pf, errs := parseFileWith(newMarkdown(), file, src, true)
+	pf, errs := parseFileWith(newMarkdown(), file, src, LoadOptions{Pending: true, noPrints: true})
 	if len(errs) > 0 {
 		return Recorded{}, fmt.Errorf("the file changed while recording and no longer validates; the table was not written:\n%w", errs)
 	}
@@ -703,4 +829,85 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// newOthersMeter returns a meter of the processor time that programs
+// other than this process and a lab child take, from /proc (Linux): the
+// busy time of every processor (/proc/stat) less this process's and the
+// child's (/proc/PID/stat), as a share of all processor time since the
+// previous call with the same pid, times the processors. Elsewhere it says
+// it cannot know.
+func newOthersMeter() func(pid int) (float64, bool) {
+	type sample struct {
+		pid                      int
+		busy, total, self, child int64
+		cpus                     int
+		ok                       bool
+	}
+	var last sample
+	return func(pid int) (float64, bool) {
+		busy, total, cpus, ok1 := procStat()
+		self, ok2 := procTicks("/proc/self/stat")
+		child, ok3 := procTicks("/proc/" + strconv.Itoa(pid) + "/stat")
+		s := sample{pid, busy, total, self, child, cpus, ok1 && ok2 && ok3}
+		prev := last
+		last = s
+		if !s.ok || !prev.ok || prev.pid != pid || s.total <= prev.total {
+			return 0, false
+		}
+		others := (s.busy - prev.busy) - (s.self - prev.self) - (s.child - prev.child)
+		return float64(max(others, 0)) / float64(s.total-prev.total) * float64(s.cpus), true
+	}
+}
+
+// procStat reads the busy and total clock ticks of all processors from
+// /proc/stat, and how many processors it lists.
+func procStat() (busy, total int64, cpus int, ok bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 8 && f[0] == "cpu":
+			// user nice system idle iowait irq softirq steal ...
+			var v [8]int64
+			for i := range v {
+				v[i], err = strconv.ParseInt(f[i+1], 10, 64)
+				if err != nil {
+					return 0, 0, 0, false
+				}
+			}
+			busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+			total = busy + v[3] + v[4]
+			ok = true
+		case len(f) > 0 && strings.HasPrefix(f[0], "cpu") && f[0] != "cpu":
+			cpus++
+		}
+	}
+	return busy, total, cpus, ok && cpus > 0
+}
+
+// procTicks reads the user and system clock ticks of a process (all its
+// threads) from its /proc/PID/stat.
+func procTicks(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	// After the command: state ppid pgrp session tty tpgid flags minflt
+	// cminflt majflt cmajflt utime stime (fields 3 to 15 of the line).
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	return u + st, err1 == nil && err2 == nil
 }

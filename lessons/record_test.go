@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,7 +40,9 @@ func recordDir(t *testing.T, files map[string]string) string {
 }
 
 // testRecordConfig records into dir with real lab children (this binary),
-// a fixed clock and a fixed load average.
+// a fixed clock, a fixed load average and other programs said to use 0.01
+// cores (so tests on a shared machine do not refuse for its neighbours;
+// TestRecordRefusesBusyMachine and TestOthersMeter cover the real checks).
 func testRecordConfig(t *testing.T, dir string, log *bytes.Buffer) RecordConfig {
 	t.Helper()
 	cc, err := labsvc.SelfCommand(labChildEnv)
@@ -52,6 +55,7 @@ func testRecordConfig(t *testing.T, dir string, log *bytes.Buffer) RecordConfig 
 		Log:     log,
 		Now:     func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
 		LoadAvg: func() string { return "0.10 0.20 0.30" },
+		Others:  func(int) (float64, bool) { return 0.01, true },
 		Build:   "0123456789ab+dirty",
 	}
 }
@@ -123,13 +127,34 @@ func TestRecordEndToEnd(t *testing.T) {
 	// other is served, two when the one served reconnects before the
 	// worker, still closing its connection, is back at accept.
 	b, _, _ = c.Block("a-closed-result")
-	if tb := b.(*Table); strings.Join(tb.Columns, " ") != "offered sent ok refused gaveup error ok_per_sec p50_ms p99_ms done lost queued backlogged mean_ms" ||
+	if tb := b.(*Table); strings.Join(tb.Columns, " ") != "offered sent ok refused gaveup error ok_per_sec p50_ms p99_ms done lost queued backlogged mean_ms p95_ms n late send_lag_p99_ms lab_service_ms lab_cpu_ms" ||
 		len(tb.Rows) != 1 || tb.Rows[0][11] != "0" || (tb.Rows[0][12] != "1" && tb.Rows[0][12] != "2") {
 		t.Errorf("closed-loop table with ACCEPT=workers = %+v, want backlogged after queued, queued 0 and backlogged 1 or 2", tb)
 	}
-	for _, want := range []string{"server lessons record --lab a-lab", "seed 0", "cores", "; build 0123456789ab+dirty; 2026-11-30 12:00 UTC", "load average at start 0.10 0.20 0.30"} {
+	for _, want := range []string{"server lessons record --lab a-lab", "seed 0", "cores", "; build 0123456789ab+dirty; session 20261130T120000Z; 2026-11-30 12:00 UTC",
+		"load average at start 0.10 0.20 0.30; other programs used 0.01 cores"} {
 		if !strings.Contains(tb.Source, want) {
 			t.Errorf("source %q lacks %q", tb.Source, want)
+		}
+	}
+	if strings.Contains(tb.Source, "BUSY") {
+		t.Errorf("source %q says BUSY on a quiet machine", tb.Source)
+	}
+	// Both tables of the one call name the same session.
+	cb0, _, _ := c.Block("a-closed-result")
+	if s := cb0.(*Table).Source; !strings.Contains(s, "session 20261130T120000Z") {
+		t.Errorf("closed table source %q lacks the call's session", s)
+	}
+	// Every column the recorder writes has a cell, and the new ones hold
+	// numbers: n is the count of ok answers, late a count.
+	row := tb.Rows[0]
+	col := func(name string) string { return row[slices.Index(tb.Columns, name)] }
+	if col("n") != col("ok") {
+		t.Errorf("n = %s, ok = %s: n counts the ok answers the percentiles are over", col("n"), col("ok"))
+	}
+	for _, name := range []string{"p95_ms", "late", "send_lag_p99_ms", "lab_service_ms", "lab_cpu_ms"} {
+		if _, err := strconv.ParseFloat(col(name), 64); err != nil {
+			t.Errorf("%s = %q, want a number", name, col(name))
 		}
 	}
 	if got := tb.Rows[0][0]; got != "10" {
@@ -249,6 +274,11 @@ func TestRecordRefusesBadRequests(t *testing.T) {
 		{"unknown lab", map[string]string{"a.md": good}, func(c *RecordConfig) { c.Lab = "nope" }, `no lab preset "nope" in the course`},
 		// A scale above 1 would record longer windows than the preset says.
 		{"scale above 1", map[string]string{"a.md": good}, func(c *RecordConfig) { c.SecondsScale = 2 }, "seconds scale 2 is not allowed"},
+		// A busy machine: refused before anything runs, saying how busy.
+		{"busy machine", map[string]string{"a.md": good}, func(c *RecordConfig) { c.LoadAvg = func() string { return "5.00 4.00 3.00" } },
+			"the machine is busy: load average 5.00 4.00 3.00 on "},
+		// A threshold that cannot be met is a mistake.
+		{"negative max load", map[string]string{"a.md": good}, func(c *RecordConfig) { c.MaxLoad = -1 }, "max load -1 is not allowed"},
 		// Content that does not validate (other than fingerprints) is not run.
 		{"broken content", map[string]string{"a.md": strings.Replace(good, "workers: 1", "workers: 0", 1)}, func(*RecordConfig) {},
 			`does not validate, so its presets cannot be trusted; fix these first:` + "\n" + `a.md:21: lab "a-lab": workers 0 is not allowed`},
@@ -282,13 +312,72 @@ func TestRecordRefusesBadRequests(t *testing.T) {
 	}
 }
 
+// TestRecordRefusesBusyMachine: a preset during which other programs
+// took more than the threshold is not written, unless the recording is
+// told to go on anyway (--busy), and then its source says BUSY; a busy
+// start with --busy says so too.
+func TestRecordRefusesBusyMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real lab children")
+	}
+	orig := head("a", 1) + goodBody("a")
+	dir := recordDir(t, map[string]string{"a.md": orig})
+	var log bytes.Buffer
+	cfg := testRecordConfig(t, dir, &log)
+	cfg.Others = func(int) (float64, bool) { return 1.5, true }
+	if _, err := Record(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "other programs used 1.50 cores while it ran, more than 0.3 a core") {
+		t.Fatalf("Record with busy neighbours = %v, want the table refused", err)
+	}
+	if readFile(t, dir, "a.md") != orig {
+		t.Fatal("a refused table was written")
+	}
+	cfg.Busy = true
+	cfg.LoadAvg = func() string { return "9.00 9.00 9.00" }
+	if _, err := Record(context.Background(), cfg); err != nil {
+		t.Fatalf("Record --busy: %v\nlog:\n%s", err, log.String())
+	}
+	src := readFile(t, dir, "a.md")
+	if !strings.Contains(src, "other programs used 1.50 cores; BUSY: recorded with the 1-minute load average 9.00 above 0.3 a core") {
+		t.Errorf("a busy recording does not say so:\n%s", src)
+	}
+}
+
+// TestOthersMeter reads the real /proc: over a stretch in which this
+// process spins one core, the meter must not count that spin as others'.
+func TestOthersMeter(t *testing.T) {
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skip("SKIPPED LOUDLY: no /proc/stat here, so the recorder cannot measure other programs and says so")
+	}
+	m := newOthersMeter()
+	pid := os.Getpid() // stands in for the lab child
+	if _, ok := m(pid); ok {
+		t.Error("the first call has nothing to compare with, yet says it knows")
+	}
+	busyUntil := time.Now().Add(300 * time.Millisecond)
+	x := 0
+	for time.Now().Before(busyUntil) {
+		x++
+	}
+	others, ok := m(pid)
+	if !ok || others < 0 {
+		t.Fatalf("meter = %v, %v after spinning (%d)", others, ok, x)
+	}
+	// This process spun a whole core; what is left is other programs
+	// (they may be busy on a shared machine, but cannot exceed the cores).
+	if max := float64(runtime.NumCPU()); others > max {
+		t.Errorf("others = %.2f cores, more than the machine has (%g)", others, max)
+	}
+	t.Logf("other programs used %.2f cores while this one spun (load: %s)", others, readLoadAvg())
+}
+
 // TestWriteTablePlacement checks where writeTable puts a table, with rows
 // given (no lab is run): after the lab block, in place of an old table
 // wherever it stands, and with the file's own line ends.
 func TestWriteTablePlacement(t *testing.T) {
 	lab := goodLab
 	lab.ID = "a-lab"
-	cells := [][]string{{"10", "10", "10", "0", "0", "0", "10.0", "20.1", "21.0", "10", "0", "1", "20.2"}}
+	cells := [][]string{RowCells(loadrun.Row{Offered: 10, Sent: 10, OK: 10, OKPerSec: 10, P50MS: 20.1, P99MS: 21, Done: 10, Queued: 1, MeanMS: 20.2,
+		P95MS: 20.9, N: 10, SendLagP99MS: 0.05, LabServiceMS: 20.05, LabCPUMS: 25}, lab.Config())}
 	oldTable := "```table id=old preset=a-lab\ncaption: Old.\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\n```\n"
 	tests := []struct {
 		name    string
@@ -297,6 +386,9 @@ func TestWriteTablePlacement(t *testing.T) {
 		wantID  string
 		wantErr string
 	}{
+		// A pending table is replaced where it stands, keeping its id.
+		{"replace pending", head("a", 1) + goodBody("a") + "\nMiddle.\n\n```table id=old preset=a-lab\npending: true\n```\n\nEnd.\n",
+			"(?s)^" + regexp.QuoteMeta(head("a", 1)+goodBody("a")+"\nMiddle.\n\n") + "```table id=old preset=a-lab\ncaption: [^`]*\n```\n\nEnd.\n$", "old", ""},
 		// No table yet: inserted after the lab block, with a blank line before it.
 		{"insert after lab", head("a", 1) + goodBody("a") + "\nAfter.\n",
 			"(?s)^" + regexp.QuoteMeta(head("a", 1)+goodBody("a")) + "\n```table id=a-lab-result preset=a-lab\n.*\n```\n\nAfter.\n$", "a-lab-result", ""},
@@ -532,6 +624,32 @@ func TestLoadAverageAtStart(t *testing.T) {
 		got, ok := (&Table{Source: c.source}).LoadAverageAtStart()
 		if got != c.want || ok != c.ok {
 			t.Errorf("LoadAverageAtStart(%q) = %v, %v; want %v, %v", c.source, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestRecordCaption checks the caption a recording writes says what sets
+// one preset apart from its neighbours: one client in the singular, and
+// who accepts, with the backlog.
+func TestRecordCaption(t *testing.T) {
+	base := Lab{Workers: 1, SpinMS: 2, WaitMS: 19, CPUs: 1, Seconds: 8, Rates: []float64{40, 60}}
+	closed := base
+	closed.Rates, closed.Closed = nil, 1
+	accept := base
+	accept.Accept, accept.Backlog = labsvc.AcceptWorkers, 8
+	backlog := base
+	backlog.Backlog = 16
+	for _, c := range []struct {
+		lab  Lab
+		want string
+	}{
+		{base, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, 1 CPU; open loop at 40, 60 a second, 8 s windows, caller timeout 2 s."},
+		{closed, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, 1 CPU; closed loop, 1 client, one 8 s window, caller timeout 2 s."},
+		{accept, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, workers accepting from the kernel's queue (backlog 8), 1 CPU; open loop at 40, 60 a second, 8 s windows, caller timeout 2 s."},
+		{backlog, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, listen backlog 16, 1 CPU; open loop at 40, 60 a second, 8 s windows, caller timeout 2 s."},
+	} {
+		if got := recordCaption(&c.lab); got != c.want {
+			t.Errorf("caption\n got %q\nwant %q", got, c.want)
 		}
 	}
 }

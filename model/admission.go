@@ -14,11 +14,11 @@ type Admission struct {
 	// and Message says so.
 	Feasible bool `json:"feasible"`
 	Exact    Num  `json:"exact"`   // the formula's value
-	Rounded  Num  `json:"rounded"` // the whole number a config takes: nearest, halves up, at least 1
+	Rounded  Num  `json:"rounded"` // the whole number a config takes: rounded down, at least 1
 	// WorstMS is the time in system of the last request admitted under the
 	// rounded limit: Rounded × service ÷ workers of waiting, then its own
-	// service. It can pass the budget by less than one service ÷ workers,
-	// because the rounding may go up.
+	// service. It is within the budget, except when the formula gives less
+	// than 1 and the limit is 1 all the same.
 	WorstMS  Num      `json:"worst_ms"`
 	OverMS   Num      `json:"over_ms"` // WorstMS − budget when positive, else 0
 	Steps    []string `json:"steps"`   // the working, one line each
@@ -26,11 +26,13 @@ type Admission struct {
 	Sentence string   `json:"sentence"`
 }
 
-// RoundLimit is the rounding rule for an admission limit: the nearest whole
-// number (a half goes up) and at least 1, because LIMIT=0 means "no limit"
-// to the lab and must never come out of a formula that wanted a small queue.
+// RoundLimit is the rounding rule for an admission limit: round down, so
+// the last request admitted still finishes within the budget (rounding up
+// would admit one that cannot), and at least 1, because LIMIT=0 means "no
+// limit" to the lab and must never come out of a formula that wanted a
+// small queue. The lessons use the same rule.
 func RoundLimit(exact float64) float64 {
-	return math.Max(1, math.Floor(exact+0.5))
+	return math.Max(1, math.Floor(exact+1e-9))
 }
 
 // AdmissionLimit computes the admission limit with its steps. Inputs are
@@ -68,7 +70,7 @@ func AdmissionLimit(workers, budgetMS, serviceMS float64) Admission {
 	r.Steps = append(r.Steps,
 		Format(spare)+" ÷ "+Format(serviceMS)+" = "+Format(per)+" service times fit in that wait",
 		"× "+w+" "+plural(w, "worker", "workers")+" = "+Format(exact)+" requests can wait ahead of a new one",
-		"round to the nearest whole number, at least 1: limit "+rs,
+		"round down, so the last one admitted is within budget (at least 1): limit "+rs,
 		"check: with "+rs+" waiting, the last one admitted waits "+rs+" × "+Format(serviceMS)+" ÷ "+w+" = "+Format(wait)+
 			" ms and finishes at "+Format(worst)+" ms, "+check,
 	)

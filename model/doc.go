@@ -35,11 +35,12 @@
 //
 // A request admitted behind `limit` others waits limit × service ÷ workers,
 // then is served; the formula is the largest queue whose last request still
-// finishes within the budget. Rounding rule (RoundLimit): the nearest whole
-// number, a half going up, and at least 1, because LIMIT=0 means "no limit"
-// to the lab (labsvc.Config). Rounding up can pass the budget by less than
-// service ÷ workers; WorstMS and OverMS say by how much (1 worker, 230 ms,
-// 21 ms: 9.952 → 10, the last one finishes at 231 ms). A budget ≤ service
+// finishes within the budget. Rounding rule (RoundLimit): round down, so the
+// last request admitted finishes within the budget (1 worker, 230 ms, 21 ms:
+// 9.952 → 9, the last one finishes at 210 ms; rounding up to 10 would finish
+// it at 231 ms, over), and at least 1, because LIMIT=0 means "no limit" to
+// the lab (labsvc.Config); only then can WorstMS pass the budget, and OverMS
+// says by how much. The lessons round the same way. A budget ≤ service
 // leaves nothing to wait in: Feasible is false, the limit is null and
 // Message says so. Assumes: every service takes exactly the mean, workers
 // take the queue in order. Ignores: variation in service time (real p99s

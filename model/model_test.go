@@ -42,10 +42,11 @@ func TestRoundLimit(t *testing.T) {
 		why         string
 		exact, want float64
 	}{
-		{"the lesson's 9.952 goes up to 10", 9.952, 10},
-		{"the lesson's 72.67 goes up to 73", 72.67, 73},
-		{"a half goes up", 2.5, 3},
-		{"below a half goes down", 4.33, 4},
+		{"the lesson's 9.952 goes down to 9: 10 would admit a request that finishes at 231 ms", 9.952, 9},
+		{"72.67 goes down to 72", 72.67, 72},
+		{"a half goes down", 2.5, 2},
+		{"a whole number stays", 4, 4},
+		{"a whole number computed a hair under stays", 2.9999999999999996, 3},
 		{"never below 1: LIMIT=0 would mean no limit", 0.04, 1},
 	}
 	for _, c := range cases {

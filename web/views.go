@@ -401,7 +401,7 @@ func settledBy(l *lessons.Lesson, q *lessons.Question) string {
 	switch b := b.(type) {
 	case *lessons.Lab:
 		if b.Closed > 0 {
-			return "the lab run below (" + strconv.Itoa(b.Closed) + " clients)"
+			return "the lab run below (" + counted(b.Closed, "client", "clients") + ")"
 		}
 		return "the lab sweep below (" + labRates(b) + " a second)"
 	case *lessons.Table:
@@ -424,7 +424,7 @@ func labRates(l *lessons.Lab) string {
 // labSummary says in words what a preset runs.
 func labSummary(l *lessons.Lab) string {
 	if l.Closed > 0 {
-		return fmt.Sprintf("1 window of %s s with %d clients, closed loop (each client sends its next request when the last is answered).", fmtNum(l.Seconds), l.Closed)
+		return fmt.Sprintf("1 window of %s s with %s, closed loop (each client sends its next request when the last is answered).", fmtNum(l.Seconds), counted(l.Closed, "client", "clients"))
 	}
 	windows := "windows"
 	if len(l.Rates) == 1 {

@@ -81,11 +81,11 @@ func TestWidgetPageRendersEachKind(t *testing.T) {
 				t.Errorf("sentence = %q", got)
 			}
 		}},
-		// Admission limit from the issue: 4 × (230 − 12) ÷ 12 = 72.67 → 73,
-		// with its steps.
+		// Admission limit from the issue: 4 × (230 − 12) ÷ 12 = 72.67,
+		// rounded down to 72, with its steps.
 		{"admission-limit", "/widgets/admission-limit?workers=4&budget_ms=230&service_ms=12", func(t *testing.T, body string) {
-			if got := testIDText(t, body, "q-rounded_limit"); got != "73" {
-				t.Errorf("limit = %q, want 73", got)
+			if got := testIDText(t, body, "q-rounded_limit"); got != "72" {
+				t.Errorf("limit = %q, want 72", got)
 			}
 			if got := testIDText(t, body, "q-limit"); got != "72.67" {
 				t.Errorf("exact = %q, want 72.67", got)
@@ -314,19 +314,19 @@ func TestAPIModels(t *testing.T) {
 				t.Errorf("arrivals = %v, want 761.9", r.Quantities["arrivals"])
 			}
 		}},
-		// The issue's example: 4 × (230 − 12) ÷ 12 = 72.67, rounded 73.
+		// The issue's example: 4 × (230 − 12) ÷ 12 = 72.67, rounded down to 72.
 		{"admission-limit", "/api/models/admission-limit?workers=4&budget_ms=230&service_ms=12", func(t *testing.T, r apiResult) {
-			if r.Admission == nil || !closeTo(r.Admission.Exact, 4*(230.0-12)/12) || r.Admission.Rounded != 73 {
-				t.Errorf("admission = %+v, want exact 72.67 and 73", r.Admission)
+			if r.Admission == nil || !closeTo(r.Admission.Exact, 4*(230.0-12)/12) || r.Admission.Rounded != 72 {
+				t.Errorf("admission = %+v, want exact 72.67 and 72", r.Admission)
 			}
-			if r.Quantities["rounded_limit"] != 73 {
+			if r.Quantities["rounded_limit"] != 72 {
 				t.Errorf("rounded_limit = %v", r.Quantities["rounded_limit"])
 			}
 		}},
-		// 1 worker, 230 ms, 21 ms: 209 ÷ 21 = 9.95, limit 10.
+		// 1 worker, 230 ms, 21 ms: 209 ÷ 21 = 9.95, rounded down: limit 9.
 		{"admission-limit one worker", "/api/models/admission-limit?workers=1&budget_ms=230&service_ms=21", func(t *testing.T, r apiResult) {
-			if r.Admission == nil || !closeTo(r.Admission.Exact, 209.0/21) || r.Admission.Rounded != 10 {
-				t.Errorf("admission = %+v, want 9.95 and 10", r.Admission)
+			if r.Admission == nil || !closeTo(r.Admission.Exact, 209.0/21) || r.Admission.Rounded != 9 {
+				t.Errorf("admission = %+v, want 9.95 and 9", r.Admission)
 			}
 		}},
 		// Overloaded M/M/1: no steady state, figures are null.

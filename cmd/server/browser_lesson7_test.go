@@ -34,8 +34,8 @@ func TestBrowserLesson7(t *testing.T) {
 	doSteps(t, ctx, "lesson 7 predict",
 		chromedp.Navigate(srv.url+"/lessons/admission-limit"),
 		chromedp.WaitVisible(chromedp.CSS(predict)),
-		// Lock in option a: delivered answers near the ceiling, half refused.
-		chromedp.Click(chromedp.CSS(predict+` [data-testid="option-a"]`)),
+		// Lock in option c: delivered answers near the ceiling, half refused.
+		chromedp.Click(chromedp.CSS(predict+` [data-testid="option-c"]`)),
 		chromedp.Click(chromedp.CSS(predict+` [data-testid="predict-lock"]`)),
 		chromedp.WaitVisible(chromedp.CSS(predict+` [data-testid="predict-locked"]`)),
 		chromedp.WaitVisible(chromedp.CSS(labOn+` [data-testid="lab-run"]`)),
@@ -162,9 +162,9 @@ func TestBrowserLesson7(t *testing.T) {
 		}
 	}
 
-	// The check at the end: option a ("20") is right.
+	// The check at the end: option b ("20") is right.
 	doSteps(t, ctx, "lesson 7 check",
-		chromedp.Click(chromedp.CSS(check+` [data-testid="option-a"]`)),
+		chromedp.Click(chromedp.CSS(check+` [data-testid="option-b"]`)),
 		chromedp.Click(chromedp.CSS(check+` [data-testid="check-submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(check+` [data-testid="check-result"]`)),
 	)

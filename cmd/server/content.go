@@ -16,7 +16,9 @@ import (
 // it compares the directory's fingerprint (names, sizes and modification
 // times of the files at its top) with the last one and reloads when it
 // changed. A reload that fails keeps the error, which the web server shows
-// to the author, until the files are fixed.
+// to the author, until the files are fixed. Tables still to be recorded
+// (pending: true) are allowed here, as drafts, and never in the embedded
+// course.
 type diskCourse struct {
 	dir string
 	log *slog.Logger
@@ -52,7 +54,7 @@ func (d *diskCourse) get() (*lessons.Course, error) {
 	if stamp == d.stamp {
 		return d.course, d.err
 	}
-	d.course, d.err = lessons.Load(os.DirFS(d.dir))
+	d.course, d.err = lessons.LoadWith(os.DirFS(d.dir), lessons.LoadOptions{Pending: true})
 	d.stamp = stamp
 	if d.err != nil {
 		d.log.Warn("lessons do not validate", "dir", d.dir, "err", d.err)

@@ -4,8 +4,13 @@
 // Usage:
 //
 //	server [flags]                 serve the course
-//	server lessons check [DIR]     validate lesson files (default: the embedded course)
-//	server lessons record [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F]
+//	server lessons check [--pending] [DIR]
+//	                               validate lesson files and their marks (default: the embedded
+//	                               course); --pending allows tables still to be recorded
+//	server lessons marks [--content DIR] [--all] [--fix]
+//	                               list the marked numbers and claims the tables no longer
+//	                               support; --fix rewrites the stale numbers (see run.go)
+//	server lessons record [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F] [--max-load F] [--busy]
 //	                               run lab presets and write their result tables (see record.go)
 //	server lti add --issuer URL --client-id ID --deployment ID --auth-url URL --token-url URL --jwks-url URL
 //	               [--name NAME] [--frame-origin ORIGIN] [--token-audience AUD] [--data DIR | --database-url URL]
@@ -20,6 +25,7 @@
 //
 //	--addr ADDR                    ADDR                    listen address (default :8080)
 //	--content DIR                  CONTENT                 serve lessons from DIR, re-read when they change
+//	                                                       (tables still to be recorded are allowed there)
 //	--data DIR                     DATA                    directory for the SQLite file (default ./data)
 //	--database-url URL             DATABASE_URL            Postgres instead of the SQLite file (postgres://user:pw@host/db)
 //	--frame-ancestors LIST         FRAME_ANCESTORS         CSP frame-ancestors of pages (default 'self')

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -21,13 +22,19 @@ const defaultContentDir = "lessons/content"
 // lessons in --content (default lessons/content) against a lab child (this
 // binary with "lab-child"), and writes each preset's result table into its
 // lesson file. Progress goes to stderr. Run it on a quiet machine: the
-// tables are what the lessons' prose reads.
+// tables are what the lessons' prose reads. Every table written by one
+// invocation names the same session in its source; record a lesson's
+// presets together (--lesson), since its tables are compared.
 //
 //	--content DIR       lesson directory to record into (default lessons/content)
 //	--lesson SLUG       only this lesson
 //	--lab ID            only this preset
 //	--seconds-scale F   shorten every window by F (0 < F ≤ 1) for a trial; the
 //	                    tables then say TRIAL and fail validation until recorded at 1
+//	--max-load F        refuse when the 1-minute load average is above F per core at
+//	                    the start, or other programs use more than F cores per core
+//	                    while a preset runs (default 0.3)
+//	--busy              record anyway above --max-load; the sources say BUSY
 func runRecord(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("server lessons record", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -35,15 +42,21 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) error {
 	slug := fs.String("lesson", "", "record only this lesson (slug)")
 	lab := fs.String("lab", "", "record only this lab preset (id)")
 	scaleText := fs.String("seconds-scale", "1", "multiply every window's length by this, more than 0 and at most 1, for quick trials")
+	maxLoadText := fs.String("max-load", strconv.FormatFloat(lessons.DefaultMaxLoad, 'g', -1, 64), "most load a core may carry from other work while recording")
+	busy := fs.Bool("busy", false, "record even when the machine is busier than --max-load (the tables say so)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("lessons record: unexpected argument %q: want flags only: [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F]", fs.Arg(0))}
+		return usageError{fmt.Sprintf("lessons record: unexpected argument %q: want flags only: [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F] [--max-load F] [--busy]", fs.Arg(0))}
 	}
 	scale, err := strconv.ParseFloat(*scaleText, 64)
 	if err != nil || !(scale > 0 && scale <= 1) {
 		return usageError{fmt.Sprintf("lessons record: --seconds-scale %q is not allowed: want a number more than 0 and at most 1", *scaleText)}
+	}
+	maxLoad, err := strconv.ParseFloat(*maxLoadText, 64)
+	if err != nil || !(maxLoad > 0) || math.IsInf(maxLoad, 0) {
+		return usageError{fmt.Sprintf("lessons record: --max-load %q is not allowed: want a number more than 0 (load per core, such as 0.3)", *maxLoadText)}
 	}
 	if info, err := os.Stat(*dir); err != nil || !info.IsDir() {
 		return usageError{fmt.Sprintf("lessons record: --content %q is not a directory: want the directory holding the lesson *.md files (run from the repository root for the default, lessons/content)", *dir)}
@@ -57,6 +70,8 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) error {
 		Lesson:       *slug,
 		Lab:          *lab,
 		SecondsScale: scale,
+		MaxLoad:      maxLoad,
+		Busy:         *busy,
 		Child:        labsvc.ChildCommand{Path: exe, Args: []string{"lab-child"}},
 		Log:          stderr,
 		Build:        buildRevision(),

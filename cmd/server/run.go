@@ -86,6 +86,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 1 && args[0] == "lessons" && args[1] == "record" {
 		return runRecord(ctx, args[2:], stderr)
 	}
+	if len(args) > 1 && args[0] == "lessons" && args[1] == "marks" {
+		return runMarks(args[2:], stdout)
+	}
 	if len(args) > 0 && args[0] == "lessons" {
 		return runLessons(args[1:], stdout)
 	}
@@ -304,7 +307,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		cfg.trustedProxies = tp
 	}
 	if fs.NArg() > 0 {
-		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or a subcommand: \"lessons check [DIR]\", \"lessons record\", \"lti add|list|remove|rotate-key\"", fs.Arg(0))}
+		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or a subcommand: \"lessons check [DIR]\", \"lessons marks\", \"lessons record\", \"lti add|list|remove|rotate-key\"", fs.Arg(0))}
 	}
 	if err := checkFrameAncestors("--frame-ancestors", cfg.frameAncestors); err != nil {
 		return cfg, err
@@ -384,25 +387,36 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// runLessons is "server lessons check [DIR]": it validates the lesson files
-// in DIR (default: the embedded course) and prints each problem, or
-// "ok: N lessons".
+// lessonsUsage lists the lessons subcommands.
+const lessonsUsage = "usage: server lessons check [--pending] [DIR] | server lessons marks [--content DIR] [--all] [--fix] | server lessons record [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F] [--max-load F] [--busy]"
+
+// runLessons is "server lessons check [--pending] [DIR]": it validates the
+// lesson files in DIR (default: the embedded course), recomputes every mark
+// from the tables, and prints each problem, or "ok: N lessons". With
+// --pending, tables still to be recorded are allowed (and listed).
 func runLessons(args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "check" || len(args) > 2 {
-		return usageError{"usage: server lessons check [DIR] | server lessons record [--content DIR] [--lesson SLUG] [--lab ID] [--seconds-scale F]"}
+	if len(args) == 0 || args[0] != "check" {
+		return usageError{lessonsUsage}
+	}
+	fset := flag.NewFlagSet("server lessons check", flag.ContinueOnError)
+	fset.SetOutput(io.Discard)
+	pending := fset.Bool("pending", false, "allow tables still to be recorded (pending: true), and list them")
+	if err := fset.Parse(args[1:]); err != nil || fset.NArg() > 1 {
+		return usageError{lessonsUsage}
 	}
 	var fsys fs.FS = lessons.Content()
 	where := "embedded course"
-	if len(args) == 2 {
-		info, err := os.Stat(args[1])
+	if fset.NArg() == 1 {
+		dir := fset.Arg(0)
+		info, err := os.Stat(dir)
 		if err != nil || !info.IsDir() {
-			return usageError{fmt.Sprintf("lessons check: %q is not a directory: want the directory holding the lesson *.md files", args[1])}
+			return usageError{fmt.Sprintf("lessons check: %q is not a directory: want the directory holding the lesson *.md files", dir)}
 		}
-		fsys = os.DirFS(args[1])
-		where = args[1]
+		fsys = os.DirFS(dir)
+		where = dir
 	}
-	c, err := lessons.Load(fsys)
-	if err != nil {
+	opts := lessons.LoadOptions{Pending: *pending}
+	if err := lessons.Check(fsys, opts); err != nil {
 		var errs lessons.Errors
 		if errors.As(err, &errs) {
 			for _, e := range errs {
@@ -413,6 +427,73 @@ func runLessons(args []string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, err)
 		return fmt.Errorf("%s: lessons do not validate", where)
 	}
+	c, err := lessons.LoadWith(fsys, opts)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, l := range c.Lessons {
+		for _, b := range l.Blocks() {
+			if t, ok := b.(*lessons.Table); ok && t.Pending {
+				fmt.Fprintf(stdout, "%s:%d: to record: server lessons record --lab %s\n", l.File, t.Line, t.Preset)
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(stdout, "ok: %d lessons, %d table(s) still to be recorded\n", len(c.Lessons), n)
+		return nil
+	}
 	fmt.Fprintf(stdout, "ok: %d lessons\n", len(c.Lessons))
+	return nil
+}
+
+// runMarks is "server lessons marks [--content DIR] [--all] [--fix]": it
+// recomputes every mark of the lessons in DIR (default lessons/content)
+// from their tables and lists, as file:line, each one that no longer
+// holds (a number that no longer rounds to what is written, a claim now
+// false, one that cannot be computed) and each that reads a table still to
+// be recorded; --all lists every mark. --fix rewrites each stale number to
+// what the tables give (same decimals and rule) and lists what it changed,
+// so the sentences around them can be re-read. It fails while any mark
+// does not hold.
+func runMarks(args []string, stdout io.Writer) error {
+	fset := flag.NewFlagSet("server lessons marks", flag.ContinueOnError)
+	fset.SetOutput(io.Discard)
+	dir := fset.String("content", defaultContentDir, "lesson directory")
+	all := fset.Bool("all", false, "list every mark, not only those that do not hold")
+	fix := fset.Bool("fix", false, "rewrite stale numbers to what the tables give")
+	if err := fset.Parse(args); err != nil || fset.NArg() > 0 {
+		return usageError{lessonsUsage}
+	}
+	if info, err := os.Stat(*dir); err != nil || !info.IsDir() {
+		return usageError{fmt.Sprintf("lessons marks: --content %q is not a directory: want the directory holding the lesson *.md files (run from the repository root for the default, lessons/content)", *dir)}
+	}
+	c, err := lessons.LoadWith(os.DirFS(*dir), lessons.LoadOptions{Pending: true})
+	if err != nil {
+		return fmt.Errorf("%s does not load:\n%w", *dir, err)
+	}
+	results := c.CheckMarks()
+	counts := map[string]int{}
+	for _, r := range results {
+		counts[r.Status]++
+		if *all || r.Status != lessons.MarkOK {
+			fmt.Fprintln(stdout, r.String())
+		}
+	}
+	fixed := 0
+	if *fix {
+		if fixed, err = lessons.FixMarks(*dir, results); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "marks: %d ok, %d stale, %d broken, %d pending", counts[lessons.MarkOK], counts[lessons.MarkStale], counts[lessons.MarkBroken], counts[lessons.MarkPending])
+	if *fix {
+		fmt.Fprintf(stdout, "; rewrote %d number(s): read the sentences around them, and reword the claims that no longer hold", fixed)
+	}
+	fmt.Fprintln(stdout)
+	if bad := counts[lessons.MarkStale] + counts[lessons.MarkBroken] - fixed; bad > 0 {
+		return fmt.Errorf("%d mark(s) do not hold", bad)
+	}
 	return nil
 }

@@ -100,9 +100,9 @@ export function littlesLaw({ arrivals, latency_ms: latencyMS, inflight }, solve 
   return r;
 }
 
-/** roundLimit: nearest whole number (a half goes up), at least 1. */
+/** roundLimit: round down, so the last request admitted is within budget, and at least 1. */
 export function roundLimit(exact) {
-  return Math.max(1, Math.floor(exact + 0.5));
+  return Math.max(1, Math.floor(exact + 1e-9));
 }
 
 /**
@@ -140,7 +140,7 @@ export function admissionLimit({ workers, budget_ms: budgetMS, service_ms: servi
   r.steps.push(
     F(spare) + " ÷ " + F(serviceMS) + " = " + F(per) + " service times fit in that wait",
     "× " + w + " " + plural(w, "worker", "workers") + " = " + F(exact) + " requests can wait ahead of a new one",
-    "round to the nearest whole number, at least 1: limit " + rs,
+    "round down, so the last one admitted is within budget (at least 1): limit " + rs,
     "check: with " + rs + " waiting, the last one admitted waits " + rs + " × " + F(serviceMS) + " ÷ " + w + " = " + F(wait) +
       " ms and finishes at " + F(worst) + " ms, " + check,
   );

@@ -71,6 +71,6 @@ test("formatNumber follows the documented rules", () => {
   for (const [v, want] of cases) assert.equal(formatNumber(v), want, String(v));
 });
 
-test("roundLimit: nearest whole, halves up, at least 1", () => {
-  for (const [v, want] of [[9.952, 10], [72.67, 73], [2.5, 3], [4.33, 4], [0.04, 1], [0.5, 1]]) assert.equal(roundLimit(v), want, String(v));
+test("roundLimit: down, so the last admitted is within budget, at least 1", () => {
+  for (const [v, want] of [[9.952, 9], [72.67, 72], [2.5, 2], [4, 4], [2.9999999999999996, 3], [0.04, 1], [0.5, 1]]) assert.equal(roundLimit(v), want, String(v));
 });
