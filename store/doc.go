@@ -8,9 +8,8 @@
 //
 // Postgres: the database is reached through jackc/pgx (its database/sql
 // driver), at most 16 connections a Store (and one for wake-ups, below),
-// with lock_timeout 5s (as
-// SQLite's busy timeout) and application_name capacitylab unless the URL
-// sets them. The URL is postgres://user:password@host:port/database with
+// with lock_timeout 5s (as SQLite's busy timeout) and application_name
+// capacitylab unless the URL sets them. The URL is postgres://user:password@host:port/database with
 // pgx's settings (sslmode, connect_timeout, search_path for a schema of
 // its own, ...); a server that cannot connect, or is refused, fails at
 // start with one line naming host, port, database and user, never the
