@@ -70,32 +70,39 @@ func BenchmarkAddRunEvent(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				errs := make(chan error, runs)
 				cpu0 := processCPU()
 				b.ResetTimer()
-				var wg sync.WaitGroup
-				for k := range runs {
-					wg.Go(func() {
-						id := fmt.Sprintf("r%d-%d", runs, k)
-						for i := k; i < b.N; i += runs {
-							if err := s.AddRunEvent(ctx, id, RunEvent{Seq: i + 1, Kind: "progress", JSON: js}); err != nil {
-								errs <- err
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
+				inParallel(b, runs, func(k, i int) error {
+					return s.AddRunEvent(ctx, fmt.Sprintf("r%d-%d", runs, k), RunEvent{Seq: i + 1, Kind: "progress", JSON: js})
+				})
 				b.StopTimer()
-				close(errs)
-				for err := range errs {
-					b.Fatal(err)
-				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 				b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/event")
 			})
 		}
 	})
+}
+
+// inParallel runs op for i from 0 to b.N-1 on n goroutines, goroutine k
+// taking k, k+n, ..., and fails the benchmark with the first error.
+func inParallel(b *testing.B, n int, op func(k, i int) error) {
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() {
+			for i := k; i < b.N; i += n {
+				if err := op(k, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
 }
 
 // processCPU is this process's processor time so far (user and system).

@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 )
@@ -72,25 +71,10 @@ func BenchmarkClassVotes(b *testing.B) {
 		b.Run(fmt.Sprintf("batch=1/sessions=%d", sessions), func(b *testing.B) {
 			cpu0 := processCPU()
 			b.ResetTimer()
-			var wg sync.WaitGroup
-			errs := make(chan error, sessions)
-			for k := range sessions {
-				wg.Go(func() {
-					code := fmt.Sprintf("BENCP%d", k)
-					for i := k; i < b.N; i += sessions {
-						if err := s.SaveClassVote(ctx, code, vote(i)); err != nil {
-							errs <- err
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
+			inParallel(b, sessions, func(k, i int) error {
+				return s.SaveClassVote(ctx, fmt.Sprintf("BENCP%d", k), vote(i))
+			})
 			b.StopTimer()
-			close(errs)
-			for err := range errs {
-				b.Fatal(err)
-			}
 			report(b, b.N, cpu0)
 		})
 	})
