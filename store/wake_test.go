@@ -211,9 +211,9 @@ func TestWatchClassWakesReader(t *testing.T) {
 func TestWatchAcrossDroppedListener(t *testing.T) {
 	d := postgresDB(t)
 	a, b := d.open(t), d.open(t)
-	// The reader's listener waits 2 s before connecting again, so the
+	// The reader's listener waits 5 s before connecting again, so the
 	// writes below happen while nobody listens.
-	b.wakes.listen.retryMin = 2 * time.Second
+	b.wakes.listen.retryMin = 5 * time.Second
 	ctx := context.Background()
 	if err := a.SaveRun(ctx, Run{ID: "r", Learner: "l", Status: RunRunning, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
@@ -255,16 +255,16 @@ func TestWatchAcrossDroppedListener(t *testing.T) {
 	}
 	// Written while the reader's listener is down: their wake-ups go to
 	// nobody.
-	addEvents(t, a, "r", 51, 120)
+	addEvents(t, a, "r", 51, 100)
 	if b.WakeErr() == nil {
 		t.Fatal("the listener came back before the writes ended: the test proves nothing; lengthen retryMin")
 	}
-	f.until(w, 120)
+	f.until(w, 100)
 	if f.missed == missedBefore {
-		t.Fatalf("read events 51-120 after the listener was ended, but no wake-up said some may have been missed")
+		t.Fatalf("read events 51-100 after the listener was ended, but no wake-up said some may have been missed")
 	}
 	// And the listener is back: the next events wake the reader as before.
-	addEvents(t, a, "r", 121, 200)
+	addEvents(t, a, "r", 101, 200)
 	f.until(w, 200)
 	if err := b.WakeErr(); err != nil {
 		t.Errorf("listening again, but WakeErr = %v", err)
