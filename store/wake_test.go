@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 )
@@ -325,5 +326,41 @@ func TestParseWake(t *testing.T) {
 		if key != c.key || wk.Seq != c.seq || ok != c.ok || wk.Missed {
 			t.Errorf("parseWake(%q) = %q %+v %v, want %q seq %d %v", c.payload, key, wk, ok, c.key, c.seq, c.ok)
 		}
+	}
+}
+
+// A listener that cannot connect says why (WakeErr) and keeps trying;
+// its Watch gets no wake-up, not even Missed, until it listens. Before
+// any Watch there is nothing to report.
+func TestWakeErrWhileListenerCannotConnect(t *testing.T) {
+	d := postgresDB(t)
+	s := d.open(t)
+	if err := s.WakeErr(); err != nil {
+		t.Fatalf("WakeErr before any Watch = %v, want nil", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.wakes.listen.cfg.Port = uint16(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close() // nothing listens there now
+	w := s.WatchRun("r")
+	defer w.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := s.WakeErr()
+		if err != nil && err.Error() != "not connected yet" {
+			t.Logf("listener cannot connect: %v", err)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("WakeErr = %v after 10 s of a listener that cannot connect", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case wk := <-w.C():
+		t.Fatalf("woken %+v by a listener that never listened", wk)
+	default:
 	}
 }
