@@ -7,9 +7,9 @@
 // in WAL mode with a busy timeout of 5 s and foreign keys on.
 //
 // Postgres: the database is reached through jackc/pgx (its database/sql
-// driver), at most 16 connections a Store, with lock_timeout 5s (as
-// SQLite's busy timeout) and application_name capacitylab unless the URL
-// sets them. The URL is postgres://user:password@host:port/database with
+// driver), at most 16 connections a Store (and one for wake-ups, below),
+// with lock_timeout 5s (as SQLite's busy timeout) and application_name
+// capacitylab unless the URL sets them. The URL is postgres://user:password@host:port/database with
 // pgx's settings (sslmode, connect_timeout, search_path for a schema of
 // its own, ...); a server that cannot connect, or is refused, fails at
 // start with one line naming host, port, database and user, never the
@@ -97,6 +97,54 @@
 //	    every event of the run's log (package runner) as it was logged and
 //	    sent: its sequence number, kind and JSON; AddRunEvent, RunEvents,
 //	    LastRunEvent. Goes with its run.
+//
+// Wake-ups (wake.go). A server learns at once that a run's events or a
+// class session's votes were written, by itself or by another server on
+// the same Postgres database: WatchRun(id) and WatchClass(code) return a
+// Watch whose channel C receives a Wake after each AddRunEvent of the run
+// (Seq: the event's sequence number) and after each SaveClassVotes batch
+// of the session, once it is committed. Wake-ups are hints to read the
+// store again, never the data: one not yet received is merged with the
+// next (the higher Seq; Missed if either was), so a slow reader is never
+// blocked on and never blocks the writer.
+//
+// On SQLite (one process) the Store delivers them itself after the
+// commit. On Postgres the write sends them in its own transaction
+// (pg_notify on the channel "capacitylab_wake:<schema>", payload "run <id>
+// <seq>" or "class <code>"), and Postgres delivers them at commit, in
+// commit order, to every Store listening: each Store keeps one connection
+// of its own (application_name capacitylab-wake; from the first Watch
+// until Close) that LISTENs on the channel, checks itself with a round
+// trip after 15 s without a notification, and when lost connects again
+// after 50 ms, doubling to at most 5 s. Wake-ups sent while it was not
+// listening reach nobody, so when it listens again (and when it first
+// does) every Watch receives a Wake with Missed set; WakeErr says why it
+// is not listening meanwhile.
+//
+// How a stream will use them (web does not yet; it serves each run's
+// stream from the one process that runs it):
+//
+//	w := st.WatchRun(id) // first, so nothing written after the read below is missed
+//	defer w.Close()
+//	last := resumeFrom    // the seq the browser already has (0: from the start)
+//	for {
+//	    evs, err := st.RunEvents(ctx, id, last) // everything stored after last, in order
+//	    ... send evs to the socket; last = the highest seq sent; stop after the run's end event ...
+//	    select {
+//	    case <-w.C(): // a new event, or Missed: either way read again from last
+//	    case <-ctx.Done(): return
+//	    }
+//	}
+//
+// Because the stored sequence is the truth and a wake-up only says "read
+// again", a replica that loses its listening connection, or a browser
+// that moves to another replica with its last seq, misses nothing. One
+// Watch per run and replica is enough: the replica's hub fans the events
+// it reads out to all its sockets on that run. A class session works the
+// same way: on a wake-up of WatchClass the replica reads the session's
+// votes once (ClassSession) and sends the tally to its sockets. (Round
+// changes, reveals and the session's focus do not wake yet; they will
+// need the same when classes span replicas.)
 //
 // Class sessions (060_sessions.sql, 080_class_answers.sql; package
 // classroom). Tokens are stored

@@ -70,6 +70,7 @@ func OpenPostgres(ctx context.Context, databaseURL string, opts ...Option) (*Sto
 		return nil, fmt.Errorf("store: cannot connect to %s: %s", where, oneLine(err))
 	}
 	s := newStore(sdb, postgresDialect(), o)
+	s.wakes.listen = newPGListener(cfg)
 	s.states.off, s.runLists.off, s.latest.off = true, true, true
 	if err := s.migrate(ctx); err != nil {
 		sdb.Close()

@@ -91,16 +91,29 @@ type RunEvent struct {
 }
 
 // AddRunEvent stores one event of a run's log (again for the same seq
-// replaces it). The run must be saved first.
+// replaces it), and wakes the run's watchers (WatchRun): on Postgres in
+// the same statement, so every server's watchers wake when it commits.
+// The run must be saved first.
 func (s *Store) AddRunEvent(ctx context.Context, id string, e RunEvent) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO run_events (run_id, seq, kind, event) VALUES (?, ?, ?, ?)
-		ON CONFLICT (run_id, seq) DO UPDATE SET kind = excluded.kind, event = excluded.event`,
-		id, e.Seq, e.Kind, string(e.JSON))
+	var err error
+	if s.db.d.postgres {
+		_, err = s.db.ExecContext(ctx, `WITH e AS (`+insertRunEvent+` RETURNING run_id, seq)
+			SELECT pg_notify('`+wakeChannelPrefix+`' || current_schema(), 'run ' || run_id || ' ' || seq) FROM e`,
+			id, e.Seq, e.Kind, string(e.JSON))
+	} else {
+		_, err = s.db.ExecContext(ctx, insertRunEvent, id, e.Seq, e.Kind, string(e.JSON))
+		if err == nil {
+			s.wakes.wake(wakeKey("run", id), Wake{Seq: e.Seq})
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("store: saving event %d of run %s: %w", e.Seq, id, err)
 	}
 	return nil
 }
+
+const insertRunEvent = `INSERT INTO run_events (run_id, seq, kind, event) VALUES (?, ?, ?, ?)
+	ON CONFLICT (run_id, seq) DO UPDATE SET kind = excluded.kind, event = excluded.event`
 
 // RunEvents returns the stored events of a run with seq above since, in
 // order (none for a run saved before events were stored).

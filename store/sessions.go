@@ -200,7 +200,9 @@ func (s *Store) SaveClassVote(ctx context.Context, code string, v ClassVote) err
 }
 
 // SaveClassVotes stores votes as SaveClassVote does, all in one
-// transaction (group commit): if any is refused, none is stored.
+// transaction (group commit): if any is refused, none is stored. Once
+// they are stored, the session's watchers (WatchClass) wake, on every
+// server sharing a Postgres database.
 func (s *Store) SaveClassVotes(ctx context.Context, code string, votes []ClassVote) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -224,7 +226,18 @@ func (s *Store) SaveClassVotes(ctx context.Context, code string, votes []ClassVo
 			return fmt.Errorf("session %s question %s round %d: %w", code, v.Question, v.Round, ErrRoundNotOpen)
 		}
 	}
-	return tx.Commit()
+	if s.db.d.postgres && len(votes) > 0 {
+		if _, err := tx.ExecContext(ctx, wakeSQL, wakeKey("class", code)); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if !s.db.d.postgres && len(votes) > 0 {
+		s.wakes.wake(wakeKey("class", code), Wake{})
+	}
+	return nil
 }
 
 // UpdateClassSession stores the session's focus, run and last activity.

@@ -48,6 +48,8 @@ type Store struct {
 	states learnerCache[string, LessonState]
 	// Learners' own run lists as last read, by limit (learner.go).
 	runLists learnerCache[int, []Run]
+	// Wake-ups for watchers of runs and class sessions (wake.go).
+	wakes *wakeHub
 	// Each lab block's latest done run as last read (LatestRun), keyed
 	// by block in the cache's learner slot; found is false for none.
 	latest learnerCache[struct{}, latestRun]
@@ -173,7 +175,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 // newStore is a Store on sdb, not yet migrated or prepared.
 func newStore(sdb *sql.DB, d *dialect, o options) *Store {
 	health := &writeHealth{}
-	s := &Store{db: db{DB: sdb, d: d, health: health, full: o.full}, health: health, now: time.Now}
+	s := &Store{db: db{DB: sdb, d: d, health: health, full: o.full}, health: health, now: time.Now, wakes: &wakeHub{}}
 	if o.now != nil {
 		s.now = o.now
 	}
@@ -211,6 +213,7 @@ func (s *Store) closeStatements() {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.wakes.close()
 	s.closeStatements()
 	return s.db.Close()
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // A database that cannot be reached stops the server at start with one
@@ -64,36 +60,7 @@ func TestUnreachableDatabaseFailsAtStart(t *testing.T) {
 // this test's own) share the learners' progress: a prediction locked on
 // one shows on the other's lesson page at once.
 func TestTwoServersShareOnePostgres(t *testing.T) {
-	admin := os.Getenv("CAPACITYLAB_TEST_POSTGRES")
-	if admin == "" {
-		t.Skip("SKIPPED: CAPACITYLAB_TEST_POSTGRES is not set; set it to a Postgres URL (.ci/run does) to run two servers on one database")
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "test_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Dropped after the servers stop (cleanups run last first).
-	t.Cleanup(func() {
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping the test's schema: %v", err)
-		}
-		conn.Close(context.Background())
-	})
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	env := map[string]string{"DATABASE_URL": u.String()}
+	env := map[string]string{"DATABASE_URL": postgresSchemaURL(t, "two servers on one database")}
 
 	a := start(t, env, "--data", t.TempDir())
 	bb := start(t, env, "--data", t.TempDir())
