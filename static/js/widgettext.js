@@ -1,4 +1,4 @@
-// widgettext.js: the widget helpers that must match web/widgets.go word for
+// widgettext.js: the widget helpers that must match web/widgetslider.go and widgetview.go word for
 // word and number for number, kept apart from widgets.js (which needs a
 // page) so node --test can check them against web/testdata/widget-vectors.json,
 // as go test does.
@@ -7,12 +7,27 @@ import { formatNumber } from "./model.js";
 
 /** niceCeil: the smallest 1, 2 or 5 × 10^k at or above v (v > 0), else 1. */
 export function niceCeil(v) {
-	if (!(v > 0)) return 1;
+	return nice(v, true);
+}
+
+/** niceFloor: the largest 1, 2 or 5 × 10^k at or below v (v > 0), else 1. */
+export function niceFloor(v) {
+	return nice(v, false);
+}
+
+/**
+ * nice walks the ladder 1, 2, 5, 10 × 10^k of the decade holding v, up to
+ * the first rung at or above v, or down to the last at or below it
+ * (chart.NiceCeil and chart.NiceFloor).
+ */
+function nice(v, up) {
+	if (!(v > 0) || v === Infinity) return 1;
 	const p = Math.pow(10, Math.floor(Math.log10(v)));
-	for (const m of [1, 2, 5, 10]) {
-		if (m * p >= v * (1 - 1e-12)) return m * p;
+	const ladder = up ? [1, 2, 5, 10] : [10, 5, 2, 1];
+	for (const m of ladder) {
+		if (up ? m * p >= v * (1 - 1e-12) : m * p <= v * (1 + 1e-12)) return m * p;
 	}
-	return 10 * p;
+	return up ? 10 * p : p;
 }
 
 /**
@@ -25,18 +40,8 @@ export function sliderMax(p, v) {
 	return Math.min(p.max, Math.max(p.min + p.step, niceCeil(2 * base)));
 }
 
-/** sliderPixels: the narrowest a range input is laid out (web/widgets.go). */
+/** sliderPixels: the narrowest a range input is laid out (web/widgetslider.go). */
 export const sliderPixels = 250;
-
-/** niceFloor: the largest 1, 2 or 5 × 10^k at or below v (v > 0), else 1. */
-export function niceFloor(v) {
-	if (!(v > 0)) return 1;
-	const p = Math.pow(10, Math.floor(Math.log10(v)));
-	for (const m of [5, 2, 1]) {
-		if (m * p <= v * (1 + 1e-12)) return m * p;
-	}
-	return p;
-}
 
 /** round12: v to 12 significant digits, without floating-point noise. */
 export function round12(v) {
@@ -58,7 +63,7 @@ export function goalStep(p, t) {
 /**
  * sliderFor: a range input's {min, max, step} for value v of parameter p
  * and the goal's target t on it (null: none); the same rule as sliderFor
- * in web/widgets.go.
+ * in web/widgetslider.go.
  */
 export function sliderFor(p, v, t) {
 	if (!t) return { min: p.min, max: sliderMax(p, v), step: p.step };
