@@ -197,9 +197,7 @@ export function renderQuestion(section, q, role, ended) {
   } else if (role === "participant") {
     const yours = r.yours ? `Your vote: ${optionLabel(section, r.yours)}.` : "";
     if (r.status === "open") {
-      text = r.yours
-        ? `Round ${r.round} is open. ${yours} You can change it until voting closes.`
-        : `Round ${r.round} is open: choose your answer.`;
+      text = r.yours ? `Round ${r.round} is open. ${yours} You can change it until voting closes.` : `Round ${r.round} is open: choose your answer.`;
     } else if (r.status === "closed") {
       text = `Round ${r.round} is closed. ${yours || "You did not vote."} Wait for the reveal.`;
     } else if (!q.answered) {

@@ -142,7 +142,10 @@ function watch(panel, replay = false, onEnd = null) {
         const r = e.row || {};
         setProgress(panel, "window-progress", 1);
         setProgress(panel, "run-progress", (e.window + 1) / e.windows);
-        announce(panel, `Window ${e.window + 1} of ${e.windows}: offered ${fmt(r.offered)} a second, ${fmt(r.ok_per_sec)} ok a second, p50 ${fmt(r.p50_ms)} ms, p99 ${fmt(r.p99_ms)} ms.`);
+        announce(
+          panel,
+          `Window ${e.window + 1} of ${e.windows}: offered ${fmt(r.offered)} a second, ${fmt(r.ok_per_sec)} ok a second, p50 ${fmt(r.p50_ms)} ms, p99 ${fmt(r.p99_ms)} ms.`,
+        );
         rowsSeen++;
         if (replay) refresh(panel, id, rowsSeen); // a live stream sends the panel after the row
         break;

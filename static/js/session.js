@@ -420,7 +420,10 @@ function start(root) {
       if (v === input.defaultValue.trim()) continue;
       const name = input.name;
       if (name === "rates") {
-        const rates = v.split(/[\s,]+/).filter(Boolean).map(Number);
+        const rates = v
+          .split(/[\s,]+/)
+          .filter(Boolean)
+          .map(Number);
         if (!rates.length || rates.some((r) => !Number.isFinite(r))) {
           showError(section, `Rates must be numbers separated by commas, like 20, 40, 60; "${v}" is not.`);
           return null;
