@@ -244,15 +244,14 @@ func startClass(base, lesson string) chromedp.Action[chromedp.Void] {
 }
 
 // openDetails opens the <details> sel finds as a person does, by clicking
-// its summary, and waits until it is open. The summary is scrolled to the
-// middle of the window first: chromedp scrolls a node into view only if
-// it is not already in view, and a summary behind the class page's sticky
-// Next bar counts as in view, so the click lands on the bar and opens
-// nothing. Whether it opened is read from the details itself, because
-// chromedp's WaitVisible also passes for a field inside a closed details
-// (the field still has a layout box), after which focusing the field fails
-// with "Element is not focusable" (TestBrowserPresenterKeys did, now and
-// then).
+// its summary, and waits until it is open. Whether it opened is read from
+// the details itself, because chromedp's WaitVisible also passes for a
+// field inside a closed details (the field keeps a layout box, 192×40 for
+// the rates), after which focusing the field fails with "Element is not
+// focusable": what TestBrowserPresenterKeys did now and then, when its
+// click on the summary had not opened the details. The summary is
+// scrolled to the middle of the window first, clear of the class page's
+// sticky Next bar (the bottom 96 px of the window).
 func openDetails(sel string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		for _, a := range []chromedp.Action[chromedp.Void]{
