@@ -109,17 +109,35 @@ type Chart struct {
 
 // NiceCeil returns the smallest 1, 2 or 5 × 10^k at or above v, or 1 when v
 // is not positive. It is the one rounding rule of axes and sliders.
-func NiceCeil(v float64) float64 {
+func NiceCeil(v float64) float64 { return nice(v, true) }
+
+// NiceFloor returns the largest 1, 2 or 5 × 10^k at or below v, or 1 when v
+// is not positive: NiceCeil's ladder, downward (a slider's step that must
+// not pass over a goal's tolerance).
+func NiceFloor(v float64) float64 { return nice(v, false) }
+
+// nice walks the ladder 1, 2, 5, 10 × 10^k of the decade holding v, up to
+// the first rung at or above v, or down to the last at or below it.
+func nice(v float64, up bool) float64 {
 	if !(v > 0) || math.IsInf(v, 1) {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= v*(1-1e-12) {
-			return m * p
+	ladder := []float64{1, 2, 5, 10}
+	if up {
+		for _, m := range ladder {
+			if m*p >= v*(1-1e-12) {
+				return m * p
+			}
+		}
+		return 10 * p
+	}
+	for i := len(ladder) - 1; i >= 0; i-- {
+		if ladder[i]*p <= v*(1+1e-12) {
+			return ladder[i] * p
 		}
 	}
-	return 10 * p
+	return p
 }
 
 // Axis returns a round step that cuts [0, max] into at most want parts

@@ -49,7 +49,8 @@ func sample() Chart {
 	}
 }
 
-// Axes round up to 1, 2 or 5 × 10^k steps; the same rule rounds sliders.
+// Axes round up to 1, 2 or 5 × 10^k steps; the same rule rounds sliders,
+// and rounds a goal's slider step down.
 func TestNiceCeilAndAxis(t *testing.T) {
 	for _, tt := range []struct {
 		v, want float64
@@ -58,6 +59,17 @@ func TestNiceCeilAndAxis(t *testing.T) {
 	} {
 		if got := NiceCeil(tt.v); math.Abs(got-tt.want) > 1e-12 {
 			t.Errorf("NiceCeil(%v) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+	// NiceFloor is the same ladder downward: a goal's tolerance of 0.3
+	// gives slider steps of 0.2, never past the tolerance.
+	for _, tt := range []struct {
+		v, want float64
+	}{
+		{0.3, 0.2}, {1, 1}, {1.01, 1}, {2, 2}, {3, 2}, {7, 5}, {10, 10}, {42, 20}, {0.05, 0.05}, {0, 1}, {-3, 1},
+	} {
+		if got := NiceFloor(tt.v); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("NiceFloor(%v) = %v, want %v", tt.v, got, tt.want)
 		}
 	}
 	for _, tt := range []struct {

@@ -45,6 +45,8 @@
 // # Axes
 //
 // NiceCeil is the one rounding rule: the smallest 1, 2 or 5 × 10^k at or
-// above a value, used for axis steps (Axis) and by the widgets' sliders.
+// above a value, used for axis steps (Axis) and by the widgets' sliders;
+// NiceFloor is the same ladder downward (a slider's step within a goal's
+// tolerance).
 // Output is byte-for-byte the same for the same Chart.
 package chart

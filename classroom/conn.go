@@ -10,24 +10,15 @@ import (
 	"capacitylab/wsconn"
 )
 
-// Connection timing.
+// Connection limits. Timing and close codes are package wsconn's
+// (wsconn.DefaultConfig), the same for every websocket of the server.
 const (
-	// writeWait bounds every write; a client that cannot take a message in
-	// this time is dropped.
-	writeWait = 5 * time.Second
-	// pongWait is how long the server waits for any frame (a pong at
-	// least) before it drops the connection.
-	pongWait = 60 * time.Second
-	// pingPeriod is how often the server pings; under pongWait.
-	pingPeriod = pongWait * 9 / 10
 	// CloseTooSlow is the close code for a client dropped because it fell
 	// too far behind; it may reconnect with since = the last seq it saw.
 	CloseTooSlow = wsconn.CloseTooSlow
 	// hostBufferFactor is how many times Config.SendBuffer a host
 	// connection buffers.
 	hostBufferFactor = 4
-	// closeGrace is how long a client has to answer the server's close.
-	closeGrace = time.Second
 	// maxConnsPerParticipant caps one participant's open sockets (tabs).
 	maxConnsPerParticipant = 4
 )
@@ -48,7 +39,7 @@ type conn struct {
 	p       *participant
 	out     *wsconn.Queue
 	limit   int         // how many messages out lets wait
-	closing atomic.Bool // the close frame is sent; reads may go on for closeGrace
+	closing atomic.Bool // the close frame is sent; reads may go on for wsconn.CloseGrace
 }
 
 // tooSlow is the reason given to a client dropped for falling behind.
@@ -92,8 +83,7 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server stopping"), time.Now().Add(writeWait))
-		ws.Close()
+		wsconn.Refuse(ws, wsconn.CloseGoingAway, "server stopping", wsconn.DefaultConfig())
 		return
 	}
 	m.conns.Add(1)
@@ -110,9 +100,7 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 		c.p = s.participants[who.Participant-1]
 		if c.p.conns >= maxConnsPerParticipant {
 			s.mu.Unlock()
-			ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation,
-				"too many tabs open for this participant; close one"), time.Now().Add(writeWait))
-			ws.Close()
+			wsconn.Refuse(ws, wsconn.ClosePolicy, "too many tabs open for this participant; close one", wsconn.DefaultConfig())
 			return
 		}
 	}
@@ -130,7 +118,7 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 		s.broadcast(Out{Kind: KindPresence, Participant: c.p.view(), Connected: s.connected()}, true)
 	}
 	if s.ended {
-		c.kick(1000, "session ended")
+		c.kick(wsconn.CloseEnd, "session ended")
 	}
 	s.mu.Unlock()
 
@@ -140,7 +128,7 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 		c.writePump()
 	}()
 	c.readPump(s)
-	c.kick(websocket.CloseNormalClosure, "")
+	c.kick(wsconn.CloseEnd, "")
 	<-done
 	ws.Close()
 
@@ -185,15 +173,16 @@ func (s *Session) resume(c *conn, since int, epoch string) bool {
 // readPump reads messages until the connection fails or closes. A message
 // that is not a valid protocol message is answered with an error to this
 // client only; one over MaxMessageBytes ends this connection (close code
-// 1009) and nobody else's.
+// wsconn.CloseTooBig) and nobody else's.
 func (c *conn) readPump(s *Session) {
 	c.ws.SetReadLimit(MaxMessageBytes)
-	c.ws.SetReadDeadline(time.Now().Add(pongWait))
+	cfg := wsconn.DefaultConfig()
+	c.ws.SetReadDeadline(time.Now().Add(cfg.PongWait))
 	c.ws.SetPongHandler(func(string) error {
 		if c.closing.Load() {
 			return nil // keep the close grace deadline
 		}
-		return c.ws.SetReadDeadline(time.Now().Add(pongWait))
+		return c.ws.SetReadDeadline(time.Now().Add(cfg.PongWait))
 	})
 	for {
 		mt, data, err := c.ws.ReadMessage()
@@ -201,7 +190,7 @@ func (c *conn) readPump(s *Session) {
 			return
 		}
 		if !c.closing.Load() {
-			c.ws.SetReadDeadline(time.Now().Add(pongWait))
+			c.ws.SetReadDeadline(time.Now().Add(cfg.PongWait))
 		}
 		if mt != websocket.TextMessage {
 			s.mu.Lock()
@@ -222,15 +211,15 @@ func (c *conn) readPump(s *Session) {
 
 // writePump writes queued messages and pings until the queue ends; then
 // it writes a close frame (after what is still queued, unless the client
-// was too slow) and gives the client closeGrace to answer it, or closes
-// the socket when a write failed.
+// was too slow) and gives the client wsconn.CloseGrace to answer it, or
+// closes the socket when a write failed.
 func (c *conn) writePump() {
-	if !wsconn.Pump(context.Background(), c.ws, c.out, wsconn.Config{WriteWait: writeWait, PingPeriod: pingPeriod}, nil) {
+	if !wsconn.Pump(context.Background(), c.ws, c.out, wsconn.DefaultConfig(), nil) {
 		c.ws.Close()
 		return
 	}
 	// Give the client a moment to answer the close; then the read pump's
 	// read fails and Serve closes the socket.
 	c.closing.Store(true)
-	c.ws.SetReadDeadline(time.Now().Add(closeGrace))
+	c.ws.SetReadDeadline(time.Now().Add(wsconn.CloseGrace))
 }

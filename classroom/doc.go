@@ -111,7 +111,8 @@
 //	run       all: {run_id, lab}: a run for the class started; watch it on
 //	          the run stream /ws/runs/{run_id} (package runner's events).
 //	          The lab is now the focus.
-//	ended     all: the session ended; the server then closes with 1000.
+//	ended     all: the session ended; the server then closes with
+//	          wsconn.CloseEnd.
 //
 // Client to server (unknown fields and kinds are refused):
 //
@@ -132,8 +133,8 @@
 // host-only kind from a participant gets an error with code forbidden,
 // to that participant only.
 // A message over MaxMessageBytes ends only the sender's connection (close
-// 1009); any other malformed message gets an error reply and changes
-// nothing.
+// code wsconn.CloseTooBig); any other malformed message gets an error
+// reply and changes nothing.
 //
 // Resuming: a client that reconnects may send ?since=N&epoch=E (its last
 // seq and the epoch from its state). If E is this session's epoch (a new
@@ -143,15 +144,17 @@
 // state. Either way its votes are kept, since they are the server's.
 //
 // A participant may have up to four sockets open at once (tabs); a fifth is
-// closed with 1008.
+// closed with wsconn.ClosePolicy.
 //
 // Per connection there is one read pump (with SetReadLimit, a read
-// deadline renewed by pongs) and one write pump (a write deadline on
-// every frame and a ping every 54 s). Broadcasting never waits: each
-// connection has a buffer of Config.SendBuffer messages (four times that
-// for hosts, who get a tally per vote), and a client that
-// lets it fill is dropped with close code CloseTooSlow (4000); it may
-// reconnect with since. Manager.Close closes every connection with 1001.
+// deadline renewed by pongs) and one write pump (wsconn.Pump: a write
+// deadline on every frame, pings); the timing and the close codes are
+// package wsconn's, the same as the run streams'. Broadcasting never
+// waits: each connection has a buffer of Config.SendBuffer messages (four
+// times that for hosts, who get a tally per vote), and a client that lets
+// it fill is dropped with close code CloseTooSlow (wsconn.CloseTooSlow);
+// it may reconnect with since. Manager.Close closes every connection with
+// wsconn.CloseGoingAway.
 //
 // # Results
 //

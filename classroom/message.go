@@ -1,11 +1,10 @@
 package classroom
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"strings"
+
+	"capacitylab/input"
 )
 
 // Kinds of messages a client sends.
@@ -188,16 +187,18 @@ func hostKind(k string) bool {
 // to the sender.
 func parseIn(data []byte) (In, error) {
 	var in In
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		if strings.HasPrefix(err.Error(), "json: unknown field") {
-			return in, fmt.Errorf("the message has an %s; allowed fields are kind, ref, question, option, lab and knobs (workers, spin_ms, wait_ms, limit, cpus, stall_every, stall_ms, rates, seconds)", strings.TrimPrefix(err.Error(), "json: "))
+	if err := input.DecodeJSONBytes(data, &in); err != nil {
+		var je *input.JSONError
+		errors.As(err, &je) // a message in memory is always read whole
+		switch {
+		case je != nil && je.Problem == input.UnknownField:
+			return in, fmt.Errorf("the message has an unknown field %q; allowed fields are kind, ref, question, option, lab and knobs (workers, spin_ms, wait_ms, limit, cpus, stall_every, stall_ms, rates, seconds)", je.Field)
+		case je != nil && je.Problem == input.Trailing:
+			return in, fmt.Errorf("the message has data after its JSON object; send one object per message")
+		case je != nil && je.Problem == input.WrongType:
+			return in, fmt.Errorf("in the message, %s", je.Error())
 		}
-		return in, fmt.Errorf("the message is not a JSON object of the protocol: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return in, fmt.Errorf("the message has data after its JSON object; send one object per message")
+		return in, fmt.Errorf("the message is not a JSON object of the protocol")
 	}
 	need := func(name, v string) error {
 		if v == "" {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"capacitylab/input"
 )
 
 // maxControlBody bounds a POST /config body.
@@ -152,19 +153,9 @@ const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms, backlog"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxControlBody))
-	err := dec.Decode(&raw)
-	trailing := false
-	if err == nil {
-		// Nothing but white space may follow the object.
-		if _, terr := dec.Token(); terr != io.EOF {
-			trailing = true
-			var tooBig *http.MaxBytesError
-			if errors.As(terr, &tooBig) {
-				err = terr
-			}
-		}
-	}
+	err := input.DecodeJSON(http.MaxBytesReader(w, r.Body, maxControlBody), &raw)
+	var je *input.JSONError
+	trailing := errors.As(err, &je) && je.Problem == input.Trailing
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):

@@ -2,11 +2,12 @@ package labsvc
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"capacitylab/envflag"
 )
 
 // Default addresses of the terminal lab (cmd/lab). Both are loopback: the lab
@@ -45,7 +46,7 @@ func knobs() []knob {
 }
 
 // acceptUsage is the -h text of --accept.
-const acceptUsage = "who accepts connections: `door` (the lab accepts every caller at once and queues it) or workers (each free worker accepts the next; the rest wait in the kernel's accept queue) (env ACCEPT, default door)"
+const acceptUsage = "who accepts connections: `door` (the lab accepts every caller at once and queues it) or workers (each free worker accepts the next; the rest wait in the kernel's accept queue)"
 
 // ErrUsage is wrapped by ParseSettings errors that come from the command line
 // itself (unknown flag, stray argument, -h). Such errors, like FieldErrors,
@@ -56,101 +57,92 @@ var ErrUsage = errors.New("usage")
 
 // ParseSettings reads the knobs and addresses from args (flags such as
 // --workers=4) with the environment (WORKERS=4, read through getenv) as
-// fallback, then defaults. A value that is not a whole number or is out of
-// range yields FieldErrors with one "VAR=value is not allowed: want lo to hi"
-// per bad knob, whether it came from a flag or the environment; a flag given
-// with an empty value (--workers=) is such a bad value, while an empty
-// environment variable counts as unset. An unknown flag or a stray argument
-// yields an ErrUsage error that lists the flags there are. The usage text for
-// -h is written to usage (which may be nil).
+// fallback, then defaults (package envflag). A value that is not a whole
+// number or is out of range yields FieldErrors with one "VAR=value is not
+// allowed: want lo to hi" per bad knob, whether it came from a flag or the
+// environment; a flag given with an empty value (--workers=) is such a bad
+// value, while an empty environment variable counts as unset. An unknown
+// flag or a stray argument yields an ErrUsage error that lists the flags
+// there are. The usage text for -h is written to usage (which may be nil).
 func ParseSettings(name string, args []string, getenv func(string) string, usage io.Writer) (Settings, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	kf := AddKnobFlags(fs)
-	addr := fs.String("addr", "", "`host:port` for requests (env ADDR, default "+DefaultAddr+")")
-	control := fs.String("control", "", "`host:port` for the control API (env CONTROL_ADDR, default "+DefaultControl+")")
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
-	allowed := fmt.Sprintf("want only the flags %s (-h explains them)", strings.Join(names, ", "))
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			if usage != nil {
-				fmt.Fprintf(usage, "usage: %s [flags]\n", name)
-				fs.SetOutput(usage)
-				fs.PrintDefaults()
-			}
-			return Settings{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	fs, kf, addr, control := labFlags(name)
+	if err := fs.Parse(args, getenv, usage); err != nil {
+		return Settings{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if flags := fs.FlagSet(); flags.NArg() > 0 {
+		return Settings{}, fmt.Errorf("%w: unexpected argument %q; want only the flags %s (-h explains them)", ErrUsage, flags.Arg(0), strings.Join(fs.Flags(), ", "))
+	}
+	for _, a := range []*envflag.Setting{addr, control} {
+		if strings.TrimSpace(a.Value) == "" {
+			return Settings{}, fmt.Errorf("%w: %s is empty: want host:port, such as %s", ErrUsage, a.Name(), a.Default)
 		}
-		return Settings{}, fmt.Errorf("%w: %w; %s", ErrUsage, err, allowed)
 	}
-	if fs.NArg() > 0 {
-		return Settings{}, fmt.Errorf("%w: unexpected argument %q; %s", ErrUsage, fs.Arg(0), allowed)
-	}
-	cfg, err := kf.Config(getenv)
+	cfg, err := kf.Config()
 	if err != nil {
 		return Settings{}, err
 	}
-	s := Settings{Config: cfg}
-	s.Addr = pick(*addr, getenv("ADDR"), DefaultAddr)
-	s.Control = pick(*control, getenv("CONTROL_ADDR"), DefaultControl)
-	return s, nil
+	return Settings{Config: cfg, Addr: addr.Value, Control: control.Value}, nil
 }
 
-// KnobFlags are the lab's knob flags on a FlagSet of someone else's (cmd/load
+// Flags is the terminal lab's flags, for a test that keeps the README's
+// table of them true.
+func Flags() *envflag.Set {
+	fs, _, _, _ := labFlags("lab")
+	return fs
+}
+
+// labFlags defines the terminal lab's flags: the knobs and the two
+// addresses.
+func labFlags(name string) (fs *envflag.Set, kf *KnobFlags, addr, control *envflag.Setting) {
+	fs = envflag.New(name)
+	kf = AddKnobFlags(fs)
+	addr = fs.Add(envflag.Setting{Flag: "addr", Env: "ADDR", Default: DefaultAddr, Usage: "`host:port` for requests"})
+	control = fs.Add(envflag.Setting{Flag: "control", Env: "CONTROL_ADDR", Default: DefaultControl, Usage: "`host:port` for the control API"})
+	return fs, kf, addr, control
+}
+
+// KnobFlags are the lab's knob flags on a Set of someone else's (cmd/load
 // --simulate takes them too), read after the set is parsed.
 type KnobFlags struct {
-	fs     *flag.FlagSet
-	raw    []*string
-	accept *string
+	knobs  []*envflag.Setting // in knobs() order
+	accept *envflag.Setting
 }
 
-// AddKnobFlags defines a flag for every knob (--workers, --spin-ms, …,
-// --backlog, --accept) on fs.
-func AddKnobFlags(fs *flag.FlagSet) *KnobFlags {
-	kf := &KnobFlags{fs: fs}
+// AddKnobFlags defines a setting for every knob (--workers, --spin-ms, …,
+// --backlog, --accept) on fs, each with its environment variable.
+func AddKnobFlags(fs *envflag.Set) *KnobFlags {
+	kf := &KnobFlags{}
 	def := DefaultConfig()
 	for _, k := range knobs() {
-		kf.raw = append(kf.raw, fs.String(k.flag, "", fmt.Sprintf("%s (env %s, default %d, %d to %d)", k.usage, k.env, *k.field(&def), k.lo, k.hi)))
+		kf.knobs = append(kf.knobs, fs.Add(envflag.Setting{Flag: k.flag, Env: k.env, Default: strconv.Itoa(*k.field(&def)),
+			Allowed: fmt.Sprintf("%d to %d", k.lo, k.hi), Usage: k.usage}))
 	}
-	kf.accept = fs.String("accept", "", acceptUsage)
+	kf.accept = fs.Add(envflag.Setting{Flag: "accept", Env: "ACCEPT", Default: def.Accept.String(), Allowed: "door or workers", Usage: acceptUsage})
 	return kf
 }
 
 // Given lists the knob flags given on the command line, as "--name".
 func (kf *KnobFlags) Given() []string {
 	var out []string
-	names := make([]string, 0, len(knobs())+1)
-	for _, k := range knobs() {
-		names = append(names, k.flag)
-	}
-	for _, name := range append(names, "accept") {
-		kf.fs.Visit(func(f *flag.Flag) {
-			if f.Name == name {
-				out = append(out, "--"+name)
-			}
-		})
+	for _, st := range append(append([]*envflag.Setting(nil), kf.knobs...), kf.accept) {
+		if st.Given() {
+			out = append(out, "--"+st.Flag)
+		}
 	}
 	return out
 }
 
-// Config reads the knobs from the parsed flags with the environment
-// (through getenv) as fallback, then defaults, with the errors ParseSettings
-// documents.
-func (kf *KnobFlags) Config(getenv func(string) string) (Config, error) {
-	// A flag given with an empty value (--workers=$UNSET) is a mistake, not
-	// "use the default": only an empty or absent environment variable is.
-	given := map[string]bool{}
-	kf.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+// Config reads the knobs from the parsed settings (a flag, else the
+// environment, else the default), with the errors ParseSettings documents.
+func (kf *KnobFlags) Config() (Config, error) {
 	c := DefaultConfig()
 	var errs FieldErrors
 	for i, k := range knobs() {
-		v := strings.TrimSpace(*kf.raw[i])
-		if !given[k.flag] {
-			v = strings.TrimSpace(getenv(k.env))
-			if v == "" {
-				continue
-			}
+		st := kf.knobs[i]
+		if st.Source == "" {
+			continue // the default
 		}
+		v := strings.TrimSpace(st.Value)
 		n, err := strconv.Atoi(v)
 		if err != nil || n < k.lo || n > k.hi {
 			errs = append(errs, FieldError{Field: k.env, Value: v, Allowed: fmt.Sprintf("%d to %d", k.lo, k.hi)})
@@ -158,10 +150,8 @@ func (kf *KnobFlags) Config(getenv func(string) string) (Config, error) {
 		}
 		*k.field(&c) = n
 	}
-	if v := strings.TrimSpace(getenv("ACCEPT")); given["accept"] || v != "" {
-		if given["accept"] {
-			v = strings.TrimSpace(*kf.accept)
-		}
+	if kf.accept.Source != "" {
+		v := strings.TrimSpace(kf.accept.Value)
 		if c.Accept = parseAccept(v); c.Accept != AcceptDoor && c.Accept != AcceptWorkers {
 			errs = append(errs, FieldError{Field: "ACCEPT", Value: v, Allowed: "door or workers"})
 		}
@@ -212,13 +202,4 @@ func (c Config) String() string {
 		b.WriteString(" ACCEPT=" + c.Accept.String())
 	}
 	return b.String()
-}
-
-func pick(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

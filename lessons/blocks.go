@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/model"
@@ -404,14 +405,14 @@ func (fp *fileParser) model(d *ydoc, what, id string, line int, f modelFields) *
 		p.add(d.line("solve"), "%s: solve applies to the %s widget only: remove it", what, model.KindLittlesLaw)
 	}
 	if err := model.Validate(f.Widget, f.Values); err != nil {
-		var pes model.ParamErrors
+		var pes input.FieldErrors
 		if errors.As(err, &pes) {
-			for _, pe := range pes {
-				msg := pe.Message
-				if !slices.Contains(names, pe.Param) {
+			for _, param := range pes.Names() {
+				msg := pes[param]
+				if !slices.Contains(names, param) {
 					msg += ": want one of " + allowed
 				}
-				p.add(d.line("values", pe.Param), "%s: values.%s: %s", what, pe.Param, msg)
+				p.add(d.line("values", param), "%s: values.%s: %s", what, param, msg)
 			}
 		} else {
 			p.add(d.line("values"), "%s: values: %v", what, err)

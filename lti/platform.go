@@ -1,9 +1,7 @@
 package lti
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"capacitylab/input"
 	"capacitylab/store"
 )
 
@@ -42,9 +41,7 @@ func ReadPlatformsFile(path string) ([]Platform, error) {
 	var f struct {
 		Platforms []platformJSON `json:"platforms"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := input.DecodeJSONBytes(b, &f); err != nil {
 		return nil, fmt.Errorf("%s: %v: want {\"platforms\": [{\"issuer\": ..., \"client_id\": ..., \"deployments\": [...], \"auth_url\": ..., \"token_url\": ..., \"jwks_url\": ...}]}", path, err)
 	}
 	var out []Platform

@@ -27,7 +27,7 @@ type Result struct {
 // Compute validates values for a widget kind (missing ones take the spec's
 // default), works out the model and returns its Result. solve names the
 // implied quantity for littles-law ("" means inflight) and must be "" for
-// the other kinds. Bad input returns ParamErrors naming each parameter.
+// the other kinds. Bad input returns input.FieldErrors naming each parameter.
 func Compute(kind string, values map[string]float64, solve string) (Result, error) {
 	solve, err := ResolveSolve(kind, solve)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"capacitylab/input"
 )
 
 func TestFormat(t *testing.T) {
@@ -93,13 +95,13 @@ func TestComputeRejectsBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := Compute(c.kind, c.values, c.solve)
-		var pes ParamErrors
+		var pes input.FieldErrors
 		if !errors.As(err, &pes) || len(pes) != 1 {
-			t.Errorf("%s: got %v, want one ParamError", c.why, err)
+			t.Errorf("%s: got %v, want one field error", c.why, err)
 			continue
 		}
-		if pes[0].Param != c.param || !strings.Contains(pes[0].Message, c.says) {
-			t.Errorf("%s: got %q: %q, want %q saying %q", c.why, pes[0].Param, pes[0].Message, c.param, c.says)
+		if msg, ok := pes[c.param]; !ok || !strings.Contains(msg, c.says) {
+			t.Errorf("%s: got %v, want %q saying %q", c.why, pes, c.param, c.says)
 		}
 	}
 }

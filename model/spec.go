@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"capacitylab/input"
 )
 
 // Widget kinds, as a lesson's model block and /widgets/{kind} name them.
@@ -79,35 +81,14 @@ func Kinds() []string {
 	return kinds
 }
 
-// ParamError names one bad parameter and says what is allowed.
-type ParamError struct {
-	Param   string `json:"param"`
-	Message string `json:"message"`
-}
-
-// Error returns "param: message".
-func (e ParamError) Error() string { return e.Param + ": " + e.Message }
-
-// ParamErrors is every problem found in one set of values.
-type ParamErrors []ParamError
-
-// Error joins every problem with "; ".
-func (es ParamErrors) Error() string {
-	msgs := make([]string, len(es))
-	for i, e := range es {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "; ")
-}
-
 // Validate checks values for a widget kind: the kind must exist, every name
 // must be one of its parameters and every value within its range. Missing
 // parameters are allowed (the widget takes its default). It returns nil or
-// ParamErrors.
+// input.FieldErrors naming each bad parameter.
 func Validate(kind string, values map[string]float64) error {
 	spec, ok := Specs()[kind]
 	if !ok {
-		return ParamErrors{{Param: "kind", Message: fmt.Sprintf("unknown widget %q: want one of %s", kind, strings.Join(Kinds(), ", "))}}
+		return input.FieldErrors{"kind": fmt.Sprintf("unknown widget %q: want one of %s", kind, strings.Join(Kinds(), ", "))}
 	}
 	byName := make(map[string]Param, len(spec.Params))
 	for _, p := range spec.Params {
@@ -118,20 +99,20 @@ func Validate(kind string, values map[string]float64) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var errs ParamErrors
+	errs := input.FieldErrors{}
 	for _, n := range names {
 		p, ok := byName[n]
 		if !ok {
-			errs = append(errs, ParamError{Param: n, Message: fmt.Sprintf("not a parameter of %s", kind)})
+			errs[n] = fmt.Sprintf("not a parameter of %s", kind)
 			continue
 		}
 		if v := values[n]; !(v >= p.Min && v <= p.Max) {
-			errs = append(errs, ParamError{Param: n, Message: fmt.Sprintf("%g is out of range: want %g to %g %s", v, p.Min, p.Max, p.Unit)})
+			errs[n] = fmt.Sprintf("%g is out of range: want %g to %g %s", v, p.Min, p.Max, p.Unit)
 		} else if p.Whole && v != math.Trunc(v) {
-			errs = append(errs, ParamError{Param: n, Message: fmt.Sprintf("%g is not a whole number: want a whole number from %g to %g %s", v, p.Min, p.Max, p.Unit)})
+			errs[n] = fmt.Sprintf("%g is not a whole number: want a whole number from %g to %g %s", v, p.Min, p.Max, p.Unit)
 		}
 	}
-	if errs == nil {
+	if len(errs) == 0 {
 		return nil
 	}
 	return errs
@@ -143,13 +124,13 @@ func Validate(kind string, values map[string]float64) error {
 func ResolveSolve(kind, solve string) (string, error) {
 	spec, ok := Specs()[kind]
 	if !ok {
-		return "", ParamErrors{{Param: "kind", Message: fmt.Sprintf("unknown widget %q: want one of %s", kind, strings.Join(Kinds(), ", "))}}
+		return "", input.FieldErrors{"kind": fmt.Sprintf("unknown widget %q: want one of %s", kind, strings.Join(Kinds(), ", "))}
 	}
 	if len(spec.Solves) == 0 {
 		if solve == "" {
 			return "", nil
 		}
-		return "", ParamErrors{{Param: "solve", Message: fmt.Sprintf("%s implies nothing to choose: leave solve out", kind)}}
+		return "", input.FieldErrors{"solve": fmt.Sprintf("%s implies nothing to choose: leave solve out", kind)}
 	}
 	if solve == "" {
 		return spec.Solves[0], nil
@@ -159,5 +140,5 @@ func ResolveSolve(kind, solve string) (string, error) {
 			return s, nil
 		}
 	}
-	return "", ParamErrors{{Param: "solve", Message: fmt.Sprintf("%q is not a quantity %s can imply: want one of %s", solve, kind, strings.Join(spec.Solves, ", "))}}
+	return "", input.FieldErrors{"solve": fmt.Sprintf("%q is not a quantity %s can imply: want one of %s", solve, kind, strings.Join(spec.Solves, ", "))}
 }

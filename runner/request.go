@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
@@ -158,23 +158,9 @@ func DefaultLimits(hostCPUs int) Limits {
 func HostLimits() Limits { return DefaultLimits(runtime.NumCPU()) }
 
 // FieldErrors maps a field of Request (its JSON name) to what is wrong with
-// it and what is allowed. It is the error Validate and Runner.Submit return
-// for a learner's mistakes.
-type FieldErrors map[string]string
-
-// Error lists every problem, sorted by field.
-func (fe FieldErrors) Error() string {
-	keys := make([]string, 0, len(fe))
-	for k := range fe {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	msgs := make([]string, len(keys))
-	for i, k := range keys {
-		msgs[i] = k + ": " + fe[k]
-	}
-	return strings.Join(msgs, "; ")
-}
+// it and what is allowed: the one field-error type (package input). It is
+// the error Validate and Runner.Submit return for a learner's mistakes.
+type FieldErrors = input.FieldErrors
 
 // Validate checks a request against the limits and returns nil or
 // FieldErrors with one message per bad field.

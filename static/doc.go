@@ -16,17 +16,24 @@
 //	js/lesson.js             progressive enhancement of the lesson page's forms (Predict,
 //	                         Check, record blocks): same form, same URL, JSON answer, block swapped in
 //	js/model.js              the capacity formulas in JavaScript, the twin of package model
-//	js/model.test.mjs        node --test of model.js against model's shared test vectors
+//	                         (held to model's shared test vectors by model.test.mjs)
 //	js/widgets.js            the widgets' page behaviour: controls, live results, goal, plot refresh
-//	js/widgettext.js         widget helpers that must match web/widgets.go word for word (number
+//	js/widgettext.js         widget helpers that must match web/widgetslider.go and widgetview.go word for word (number
 //	                         formats, sentences), apart from widgets.js so node --test can check them
-//	js/widgettext.test.mjs   node --test of widgettext.js against web/testdata/widget-vectors.json
 //	js/runs.js               live sweeps: the lab block's Run form, the run panel's websocket
 //	                         stream (progress, rows, chart), cancel and replay
 //	js/site.js               on every page: times in the reader's time zone, the lesson's
 //	                         contents (the section being read, folded into a bar on narrow screens)
 //	js/session.js            class sessions: the host, presenter and participant views over
 //	                         their websocket, the two-step reveal, the host's keys
+//	js/classvotes.js         a class question as session.js draws it: its status, the bars of
+//	                         a round's votes, how answers moved, the answer and its explanation
+//	js/classsteps.js         the class host's next step (Space) and second round (2)
+//	js/classkeys.js          which key of the host's and presenter's views asks for what
+//	js/presenter.js          the presenter window and the host page that opened it: its keys
+//	                         posted to that page, which acts with its own token
+//	js/reconnect.js          one websocket kept open, reconnecting with backoff, for runs.js
+//	                         and session.js
 //	js/lti.js                the deep linking answer page: posts the signed answer back to the
 //	                         learning platform at once (its button does without JavaScript)
 //	img/icon.svg             the site icon
@@ -45,7 +52,10 @@ import (
 	"io/fs"
 )
 
-//go:embed css js img
+// The JavaScript tests beside the modules (js/*.test.mjs, run by node
+// --test static/js/) are not embedded: only what pages load is.
+//
+//go:embed css img js/*.js
 var files embed.FS
 
 // FS returns the embedded assets, rooted at this directory.

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,9 @@ func TestDocListsEveryFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for f := range embedded {
+		if strings.Contains(f, ".test.") {
+			t.Errorf("%s is a test, embedded in the binary: only what pages load is", f)
+		}
 		if !listed[f] {
 			t.Errorf("%s is embedded but not listed in doc.go", f)
 		}

@@ -31,16 +31,16 @@ type asset struct {
 	etag   string
 }
 
-// NewAssets reads every file of fsys into memory (except *.go and test
-// files such as model.test.mjs), stylesheets and scripts without their
+// NewAssets reads every file of fsys into memory (except *.go), stylesheets
+// and scripts without their
 // comments and indentation (stripAsset), and computes each one's hashed
 // name: the first 10 hex digits of the served body's SHA-256 go before
 // the extension.
 func NewAssets(fsys fs.FS) (*Assets, error) {
 	a := &Assets{byName: map[string]*asset{}, byPath: map[string]*asset{}}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(p, ".go") || strings.Contains(path.Base(p), ".test.") {
-			return err // Go files and JavaScript tests are not served
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".go") {
+			return err // Go files are not served
 		}
 		body, err := fs.ReadFile(fsys, p)
 		if err != nil {

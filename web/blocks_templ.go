@@ -309,7 +309,7 @@ func predictBlock(l *lessons.Lesson, q *lessons.Question, p *store.Prediction, l
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = localTimeEnd(p.LockedAt).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = ownTimeEnd(p.LockedAt).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -827,9 +827,9 @@ func checkBlock(slug string, q *lessons.Question, c *store.CheckState, label str
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var33 string
-				templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(c.Count))
+				templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(holeOr(ctx, itoa(c.Count)))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/blocks.templ`, Line: 216, Col: 29}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/blocks.templ`, Line: 216, Col: 42}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
 				if templ_7745c5c3_Err != nil {

@@ -53,7 +53,7 @@
 //	GET  /runs/{id}/panel                   the run's panel alone, for runs.js to put in a lab block (?rows=N: a replay)
 //	GET  /runs/{id}/records.csv             every raw request record of the run (loadrun's CSV format)
 //	POST /runs/{id}/cancel                  the cancel form: 303 back to the run's page
-//	GET  /ws/runs/{id}                      websocket: the run's events after ?since=N, then live ones (stream.go)
+//	GET  /ws/runs/{id}                      websocket: the run's events after ?since=N, then live ones (stream*.go)
 //	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404 (pages
 //	                                        do not ask: the lesson page renders it)
 //	GET  /teach                             every course lesson with a Teach button, in one form with one
@@ -197,9 +197,10 @@
 // GET /ws/runs/{id}?since=N (stream.go) sends the run's events as JSON
 // text messages, one event each, in the format package runner specifies:
 // first every logged event with seq > N, then the live ones, then a close
-// frame: 1000 "end of run" after the terminal event, 4000 "too slow:
-// reconnect with since=S" for a watcher that let too much wait (S is the
-// last seq it was sent), 1001 when the server stops. What a client sees of
+// frame (codes from package wsconn): CloseEnd "end of run" after the
+// terminal event, CloseTooSlow "too slow: reconnect with since=S" for a
+// watcher that let too much wait (S is the last seq it was sent),
+// CloseGoingAway when the server stops. What a client sees of
 // seq: replayed events are numbered without gaps; live ones may jump, and
 // only over progress events, replaced by a newer progress while this
 // client was behind (runner's Subscription). A client that reconnects
@@ -209,7 +210,7 @@
 // pushed it out of memory) is replayed from the events the store kept,
 // each with the seq and the very message it had live; one whose end was
 // never logged (the server stopped or was killed mid-run) ends with its
-// terminal event numbered after the last stored one (stream.go,
+// terminal event numbered after the last stored one (streamstored.go,
 // storedLog). Runs saved before events were stored replay as a row event
 // per window and the terminal event, numbered from 1. A live run's stream also sends panel
 // messages, which are not events of the log: {"kind": "panel", "seq": S,
@@ -220,12 +221,12 @@
 // is rendered once for every watcher, so a page redraws its chart and rows
 // without a request of its own (a class's pages would otherwise all ask at
 // once, as the next window starts); without "panel" (it could not be
-// rendered) the page asks. The server pings every 54 s and drops a
-// client that sends nothing (not even a pong) for 60 s; a write that takes
-// over 10 s drops the client without a close frame. With pace=real a
-// finished run is replayed at the pace it ran, progress every 250 ms. The
-// writing side (one writer goroutine per connection, pings, close frames)
-// is package wsconn's, shared with class sessions.
+// rendered) the page asks. Pings, the wait for a pong and the write
+// deadline are package wsconn's (wsconn.DefaultConfig), as for class
+// sessions. With pace=real a finished run is replayed at the pace it ran,
+// progress every 250 ms (a since at or past the replay's end ends it at
+// once). The writing side (one writer goroutine per connection, pings,
+// close frames) is package wsconn's, shared with class sessions.
 //
 // # CSV
 //
@@ -257,9 +258,15 @@
 //
 // with, when the *Error carries them, these at the top level beside "error":
 //
-//	"errors": {"seconds": "..."}   one message per bad form field (POST /api/sweeps, 400)
+//	"errors": {"seconds": "..."}   one message per bad field (a sweep's form, a widget's parameters, a record; 400)
 //	"run": "ID"                    the learner's own run in the way (POST /api/sweeps, 409)
 //	"retry_after": 30              seconds until a retry may succeed; also the Retry-After header
+//
+// The same field errors are also in the error itself as "params", a list
+// in field order ([{"param": "seconds", "message": "..."}]), as the widgets'
+// errors have always carried them; both come from one input.FieldErrors.
+// JSON bodies are read by one strict decoder (input.DecodeJSON): one value,
+// no unknown field, nothing after it.
 //
 // The HTML page shows the same: the message, the fields as a list, a link
 // to the run, when to try again, and the next steps the *Error offers
@@ -354,9 +361,12 @@
 // blocks).
 //
 // The server also memoises model.Compute (and the widget plots drawn from
-// its Result) by kind, solve and values in a bounded cache (modelcache.go),
-// so a learner's lesson page does not recompute each widget's initial
-// queue curve.
+// its Result) by kind, solve and values (modelcache.go), so a learner's
+// lesson page does not recompute each widget's initial queue curve; and a
+// run's chart per number of rows, its rendered panel per event, and the
+// names of learners' runs. Every one of these is the one cache type
+// (cache.go): bounded, the least recently used entry making room, and a
+// value asked for by many at once (a class's pages, a new panel) made once.
 //
 // A returning learner's lesson page is assembled, not rendered whole
 // (lessonplan.go): once per course value, each lesson's page is rendered
@@ -365,7 +375,7 @@
 // per answer and option order (a prediction's option, skipped, revealed
 // and whether a measurement was seen; a check's last option and
 // correctness), with holes where the learner's own times and attempt
-// count go; a lab block with runs to show and an unfolded table are
+// count go (the templates write them through holeOr); a lab block with runs to show and an unfolded table are
 // rendered per request. A request writes the stored
 // HTML between the blocks and each block from its kept HTML, rendering it
 // only when the request carries form values for it (a widget's GET form,
@@ -413,7 +423,7 @@
 //	                      down or up, within its range
 //	id=ELEMENT-ID         plot.svg only: the element id prefix of the SVG's title and description
 //
-// Each parameter's range input is laid out by sliderFor (widgets.go; the
+// Each parameter's range input is laid out by sliderFor (widgetslider.go; the
 // same rule in static/js/widgettext.js, held to
 // web/testdata/widget-vectors.json): with no goal on it, min to a round
 // number above twice its value; with the goal's target on it, a step as

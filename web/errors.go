@@ -12,7 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/gorilla/websocket"
 
-	"capacitylab/model"
+	"capacitylab/input"
 	"capacitylab/store"
 )
 
@@ -34,31 +34,31 @@ const (
 // list above and a message that is safe to show. Any other error reaching
 // the error path is logged and shown as CodeInternal with a generic message.
 type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	// Params lists each bad widget parameter (CodeInvalid from the model
-	// widgets and /api/models); empty otherwise.
-	Params model.ParamErrors `json:"params,omitempty"`
+	Code    string
+	Message string
+	// Fields holds one message per bad field of what was sent: a sweep's
+	// form fields (POST /api/sweeps), a widget's parameters (the model
+	// widgets, /api/models). The JSON body carries them at the top level
+	// as "errors" ({field: message}) and in the error as "params" (a list
+	// of {param, message} sorted by field); the HTML page as a list.
+	Fields input.FieldErrors
 
 	// Title, if set, heads the HTML error page instead of the status's name.
-	Title string `json:"-"`
-	// Fields holds one message per bad form field (POST /api/sweeps); the
-	// JSON body carries it at the top level as "errors", the HTML page as a list.
-	Fields map[string]string `json:"-"`
+	Title string
 	// Run is the learner's own run that stands in the way (409 from POST
 	// /api/sweeps); the JSON body carries it at the top level as "run".
-	Run string `json:"-"`
+	Run string
 	// RetryAfter, if positive, says when to try again: the response gets a
 	// Retry-After header and "retry_after" in the JSON body, both in whole
 	// seconds rounded up.
-	RetryAfter time.Duration `json:"-"`
+	RetryAfter time.Duration
 	// Log, if set, is why the request was refused in the operator's terms
 	// (an LTI launch's failed check, with the values compared): the error
 	// path logs it with the request and never shows it.
-	Log string `json:"-"`
+	Log string
 	// Links are the next steps the HTML page offers ("Choose two runs");
 	// JSON leaves them out.
-	Links []errorLink `json:"-"`
+	Links []errorLink
 }
 
 // errorLink is a next step an error page offers.
@@ -93,14 +93,38 @@ func statusOf(code string) int {
 	}
 }
 
-// errorBody is the JSON form of an error response. Errors, Run and
-// RetryAfter come from the *Error's fields of the same names and are left
-// out when empty.
+// errorBody is the JSON form of an error response. Errors (the *Error's
+// Fields), Run and RetryAfter are left out when empty.
 type errorBody struct {
-	Error      *Error            `json:"error"`
-	Errors     map[string]string `json:"errors,omitempty"`
+	Error      *errorJSON        `json:"error"`
+	Errors     input.FieldErrors `json:"errors,omitempty"`
 	Run        string            `json:"run,omitempty"`
 	RetryAfter int               `json:"retry_after,omitempty"` // seconds
+}
+
+// errorJSON is an *Error as the JSON body's "error".
+type errorJSON struct {
+	Code    string      `json:"code"`
+	Message string      `json:"message"`
+	Params  []paramJSON `json:"params,omitempty"`
+}
+
+// paramJSON is one bad field in "params".
+type paramJSON struct {
+	Param   string `json:"param"`
+	Message string `json:"message"`
+}
+
+// MarshalJSON writes e as a JSON body's "error" (errorJSON).
+func (e *Error) MarshalJSON() ([]byte, error) { return json.Marshal(e.body(0).Error) }
+
+// body is e as a JSON response's body.
+func (e *Error) body(retrySecs int) errorBody {
+	ej := &errorJSON{Code: e.Code, Message: e.Message}
+	for _, name := range e.Fields.Names() {
+		ej.Params = append(ej.Params, paramJSON{name, e.Fields[name]})
+	}
+	return errorBody{Error: ej, Errors: e.Fields, Run: e.Run, RetryAfter: retrySecs}
 }
 
 // retrySeconds is d in whole seconds, rounded up; 0 when d is not positive.
@@ -166,7 +190,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	if wantsJSON(r) {
-		writeJSON(w, status, errorBody{Error: e, Errors: e.Fields, Run: e.Run, RetryAfter: secs})
+		writeJSON(w, status, e.body(secs))
 		return
 	}
 	var near []lessonLink

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"capacitylab/input"
 	"capacitylab/lessons"
 	"capacitylab/store"
 )
@@ -126,7 +126,7 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 	}
 	refs := refsKey(l, lessonCtxOf(r.Context()))
 	if newcomer {
-		if page, ok := s.pages.get(c, l.Slug, refs); ok {
+		if page, ok := s.newcomerPageOf(c, l.Slug, refs); ok {
 			page.write(w, r)
 			return nil
 		}
@@ -152,7 +152,7 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	if newcomer {
-		s.pages.put(c, l.Slug, refs, buf.Bytes())
+		s.keepNewcomerPage(c, l.Slug, refs, buf.Bytes())
 	}
 	writeHTML(w, lessonStatus(r.Context()), buf.Bytes())
 	return nil
@@ -162,8 +162,8 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 // building it on the first view of the lesson in this course value.
 func (s *server) lessonPlan(c *lessons.Course, i int) (*lessonPlan, error) {
 	l := c.Lessons[i]
-	if p := s.plans.get(c, l.Slug); p != nil {
-		return p, nil
+	if kept, ok := s.plans.get(l.Slug); ok && kept.course == c {
+		return kept.plan, nil
 	}
 	prev, next := neighbours(c, i)
 	var builds []lessonLink
@@ -175,11 +175,11 @@ func (s *server) lessonPlan(c *lessons.Course, i int) (*lessonPlan, error) {
 	page := lessonPage(s.lessonPageInfo(l), l, prev, next, builds, (&store.Export{}).State())
 	// The background context: a plan must not depend on the request that
 	// happened to build it.
-	p, err := buildPlan(context.Background(), page, l, &s.models)
+	p, err := buildPlan(context.Background(), page, l, s.models)
 	if err != nil {
 		return nil, err
 	}
-	s.plans.put(c, l.Slug, p)
+	s.plans.put(l.Slug, keptPlan{course: c, plan: p})
 	return p, nil
 }
 
@@ -443,10 +443,10 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Confirm bool `json:"confirm"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				return err
+		if err := input.DecodeJSON(r.Body, &body); err != nil {
+			var je *input.JSONError
+			if !errors.As(err, &je) {
+				return err // the body could not be read: over its limit
 			}
 			return errorf(CodeInvalid, `The body is not valid JSON: send {"confirm": true}.`)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -79,44 +78,55 @@ type planPart struct {
 	reached holed
 	// answered keeps a predict or check block's HTML for each answer
 	// and option order seen so far, built on first use.
-	answered *variants
+	answered *cache[holed]
 	// newcomerOrder is a question's option order in blank.
 	newcomerOrder string
 }
 
-// planSentinel is the time rendered into a block to find where a
-// learner's own time goes. No learner answered anything in 1901.
-var planSentinel = time.Date(1901, 2, 3, 4, 5, 6, 0, time.UTC)
+// A kept block's HTML has holes where a learner's own values go: the time
+// they locked in a prediction or reached a goal, and their attempts at a
+// check. It is rendered in a context that asks for holes (withHoles), in
+// which those values are written as holeMark (holeOr); a request fills each
+// hole with its learner's value.
 
-// countSentinel is the attempt count rendered into a check block to find
-// where a learner's own count goes.
-const countSentinel = 987654321
+// holeMark stands where a learner's own value goes in a kept block. Like
+// planMark it holds NUL bytes, which neither templ's escaping nor
+// goldmark's output can produce.
+const holeMark = "\x00cl-hole\x00"
 
-// timeHoles are the two forms in which a block shows a time: the
-// datetime attribute and the text.
-func timeHoles(t time.Time) []string { return []string{isoTime(t), fmtTime(t)} }
+// holesCtxKey marks a context in which a learner's own values are written
+// as holes.
+type holesCtxKey struct{}
+
+// withHoles is ctx asking for holes where a learner's own values go.
+func withHoles(ctx context.Context) context.Context {
+	return context.WithValue(ctx, holesCtxKey{}, true)
+}
+
+// holeOr is value, or holeMark while a kept block is rendered with holes:
+// what the templates write for a learner's own time or count.
+func holeOr(ctx context.Context, value string) string {
+	if ctx.Value(holesCtxKey{}) != nil {
+		return holeMark
+	}
+	return value
+}
+
+// timeFills fill the holes a learner's time leaves: its datetime
+// attribute and its text (localTime).
+func timeFills(t time.Time) []string { return []string{isoTime(t), fmtTime(t)} }
 
 // holed is HTML with holes: piece 0, hole 0, piece 1, … , the last piece.
 type holed [][]byte
 
-// cutHoles cuts html at marks, which must each occur exactly once and in
-// this order; otherwise it returns nil (the block is then rendered per
-// request instead).
-func cutHoles(html []byte, marks ...string) holed {
-	out := holed{}
-	rest := html
-	for _, m := range marks {
-		if bytes.Count(html, []byte(m)) != 1 {
-			return nil
-		}
-		i := bytes.Index(rest, []byte(m))
-		if i < 0 {
-			return nil
-		}
-		out = append(out, rest[:i])
-		rest = rest[i+len(m):]
+// cutHoles cuts html at its holes, which must be exactly n; otherwise it
+// returns nil (the block is then rendered per request instead).
+func cutHoles(html []byte, n int) holed {
+	pieces := bytes.Split(html, []byte(holeMark))
+	if len(pieces) != n+1 {
+		return nil
 	}
-	return append(out, rest)
+	return pieces
 }
 
 // write writes h with fills in its holes. Fills are times and numbers
@@ -130,38 +140,23 @@ func (h holed) write(buf *bytes.Buffer, fills ...string) {
 	}
 }
 
-// variants keeps one block's HTML per key, built on first use; a nil
-// holed means the block could not be cut and is rendered per request.
-type variants struct {
-	mu sync.Mutex
-	m  map[string]holed
-}
-
-func (v *variants) get(key string, build func() (holed, error)) holed {
-	v.mu.Lock()
-	h, ok := v.m[key]
-	v.mu.Unlock()
-	if ok {
-		return h
-	}
-	h, err := build()
-	if err != nil {
-		h = nil
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.m == nil {
-		v.m = map[string]holed{}
-	}
-	if len(v.m) < maxVariants {
-		v.m[key] = h
-	}
+// keptHoled returns a block's HTML for one variant (key) from kept,
+// building it on first use; a block that cannot be cut is kept as nil and
+// rendered per request.
+func keptHoled(kept *cache[holed], key string, build func() (holed, error)) holed {
+	h, _ := kept.getOrMake(key, func() (holed, bool, error) {
+		h, err := build()
+		if err != nil {
+			h = nil
+		}
+		return h, true, nil
+	})
 	return h
 }
 
 // maxVariants bounds the HTML kept per block: its answers times the
-// orders of its options learners have (24 for four options). Past it, a
-// new variant is rendered for each request that needs it.
+// orders of its options learners have (24 for four options). Past it, the
+// variant used longest ago makes room.
 const maxVariants = 512
 
 // buildPlan renders the lesson page with the learner-dependent blocks
@@ -199,17 +194,17 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 		switch b := b.(type) {
 		case *lessons.Model:
 			st := (&store.Export{}).State()
-			st.Goals[b.ID] = store.Goal{Lesson: l.Slug, Block: b.ID, ReachedAt: planSentinel}
-			html, err := renderBytes(ctx, blockView(l, b, st))
+			st.Goals[b.ID] = store.Goal{Lesson: l.Slug, Block: b.ID}
+			html, err := renderBytes(withHoles(ctx), blockView(l, b, st))
 			if err != nil {
 				return nil, err
 			}
-			part.reached = cutHoles(html, timeHoles(planSentinel)...)
+			part.reached = cutHoles(html, len(timeFills(time.Time{})))
 		case *lessons.Question:
-			part.answered = &variants{}
+			part.answered = newCache[holed](maxVariants)
 			part.newcomerOrder = orderKey(b.Order(""))
 		case *lessons.Lab, *lessons.Table:
-			part.answered = &variants{}
+			part.answered = newCache[holed](maxVariants)
 		}
 		p.size += len(blank)
 		p.parts = append(p.parts, part)
@@ -270,28 +265,21 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 			}
 			seen := measured(lc, l, b, &pr)
 			key := order + "|" + strconv.FormatBool(ok) + "|" + pr.Option + "|" + strconv.FormatBool(pr.Skipped) + "|" + strconv.FormatBool(pr.Revealed()) + "|" + strconv.FormatBool(seen)
-			h := part.answered.get(key, func() (holed, error) {
+			h := keptHoled(part.answered, key, func() (holed, error) {
 				st := (&store.Export{}).State()
-				var marks []string
+				holes := 0
 				if ok {
-					as := pr
-					as.LockedAt = planSentinel
-					if as.Revealed() {
-						// Were the reveal time shown, the sentinel would show twice
-						// and the block would be rendered per request.
-						as.RevealedAt = planSentinel
-					}
-					st.Predictions[b.ID] = as
-					marks = timeHoles(planSentinel)
+					st.Predictions[b.ID] = pr
+					holes = len(timeFills(pr.LockedAt))
 				}
-				html, err := renderBytes(ctx, blockView(l, b, st))
-				return cutHoles(html, marks...), err
+				html, err := renderBytes(withHoles(ctx), blockView(l, b, st))
+				return cutHoles(html, holes), err
 			})
 			if h == nil {
 				return false
 			}
 			if ok {
-				h.write(buf, timeHoles(pr.LockedAt)...)
+				h.write(buf, timeFills(pr.LockedAt)...)
 			} else {
 				h.write(buf)
 			}
@@ -304,19 +292,17 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		}
 		once := c.Count == 1
 		key := order + "|" + strconv.FormatBool(ok) + "|" + c.Last.Option + "|" + strconv.FormatBool(c.Last.Correct) + "|" + strconv.FormatBool(c.First.Correct) + "|" + strconv.FormatBool(once)
-		h := part.answered.get(key, func() (holed, error) {
+		h := keptHoled(part.answered, key, func() (holed, error) {
 			st := (&store.Export{}).State()
-			var marks []string
+			holes := 0
 			if ok {
-				as := c
+				st.Checks[b.ID] = c
 				if !once {
-					as.Count = countSentinel
-					marks = []string{itoa(countSentinel)}
+					holes = 1 // the attempt count
 				}
-				st.Checks[b.ID] = as
 			}
-			html, err := renderBytes(ctx, blockView(l, b, st))
-			return cutHoles(html, marks...), err
+			html, err := renderBytes(withHoles(ctx), blockView(l, b, st))
+			return cutHoles(html, holes), err
 		})
 		if h == nil {
 			return false
@@ -340,9 +326,9 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		if run || ref || lc.Busy != "" {
 			return false
 		}
-		h := part.answered.get("unfolded", func() (holed, error) {
+		h := keptHoled(part.answered, "unfolded", func() (holed, error) {
 			html, err := renderBytes(context.WithValue(ctx, lessonCtxKey{}, &lessonCtx{}), blockView(l, b, st))
-			return cutHoles(html), err
+			return cutHoles(html, 0), err
 		})
 		if h == nil {
 			return false
@@ -358,9 +344,9 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		if st.Predictions[gate.ID].Opened() {
 			return false // the learner's prediction is in it
 		}
-		h := part.answered.get("closed", func() (holed, error) {
+		h := keptHoled(part.answered, "closed", func() (holed, error) {
 			html, err := renderBytes(ctx, blockView(l, b, st))
-			return cutHoles(html), err
+			return cutHoles(html, 0), err
 		})
 		if h == nil {
 			return false
@@ -379,7 +365,7 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		if part.reached == nil {
 			return false
 		}
-		part.reached.write(buf, timeHoles(g.ReachedAt)...)
+		part.reached.write(buf, timeFills(g.ReachedAt)...)
 		return true
 	case *lessons.RecordBlock:
 		if d := recordDataOf(ctx, b, st); d.Saved == nil && d.Errors == nil && len(d.Runs) == 0 {
@@ -390,28 +376,10 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 	return false
 }
 
-// planCache keeps the plans of one course value, one per lesson; a new
-// course value (author mode reloads) empties it.
-type planCache struct {
-	mu     sync.Mutex
+// keptPlan is a lesson's plan kept by its slug (server.plans), with the
+// course value it was built from: a new course value (author mode
+// reloads) builds a new plan.
+type keptPlan struct {
 	course *lessons.Course
-	plans  map[string]*lessonPlan
-}
-
-func (pc *planCache) get(c *lessons.Course, slug string) *lessonPlan {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.course != c {
-		return nil
-	}
-	return pc.plans[slug]
-}
-
-func (pc *planCache) put(c *lessons.Course, slug string, p *lessonPlan) {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.course != c {
-		pc.course, pc.plans = c, map[string]*lessonPlan{}
-	}
-	pc.plans[slug] = p
+	plan   *lessonPlan
 }

@@ -240,6 +240,7 @@ func firstDiff(a, b string) int {
 func TestLessonPlanPieces(t *testing.T) {
 	c := loadCourse(t)
 	srv := &server{assets: newAssets(t)}
+	srv.makeCaches()
 	for i, l := range c.Lessons {
 		p, err := srv.lessonPlan(c, i)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"capacitylab/classroom"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
@@ -553,6 +555,28 @@ func labLoadKnobs(block string, q runner.Request, lim runner.Limits) []knob {
 			Choices: [][2]string{{"pcg", "PCG (the default)"}, {string(loadrun.Python), "CPython's random module"}}, Mode: runner.ModeOpen},
 		{Block: block, Name: "timeout_ms", Label: "Caller timeout", Unit: "ms", Help: "A caller gives up after this long; 0 means 2000.", Env: "--timeout", Value: itoa(q.TimeoutMS), Min: "0", Max: itoa(lim.MaxTimeoutMS)},
 	}
+}
+
+// classKnobs are the knobs a class's host may change before running a lab
+// block for the class, the lab block's own (labKnob) starting at its
+// preset: those a class session's run message takes (classroom.Knobs, by
+// their JSON names), the rates only in open loop.
+func classKnobs(b *lessons.Lab) []knob {
+	q := labPreset(b)
+	takes := map[string]bool{}
+	t := reflect.TypeFor[classroom.Knobs]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		takes[name] = true
+	}
+	var out []knob
+	for _, k := range append(labServiceKnobs(b.ID, q), labLoadKnobs(b.ID, q, runner.DefaultLimits(1))...) {
+		if takes[k.Name] && (k.Mode == "" || k.Mode == q.Mode) {
+			k.Mode = "" // the class's lab has no mode to choose: shown as it is
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // labPresetValues are the fields and values a lab block's knobs send at

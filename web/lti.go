@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 
 	"capacitylab/lessons"
 	"capacitylab/lti"
@@ -413,13 +412,14 @@ func (s *server) learnerGrades(r *http.Request) (*learnerGrades, error) {
 	return &learnerGrades{Course: sess.ContextTitle, Instructor: sess.Instructor, Rows: rows}, nil
 }
 
-// frameCSP memoises the policies whose frame-ancestors add the registered
-// platforms' origins (package lti) to the configured sources.
-type frameCSP struct {
-	mu           sync.Mutex
-	origins      string
-	page, widget string
-}
+// framePolicies are the policies whose frame-ancestors add the registered
+// platforms' origins (package lti) to the configured sources, kept by
+// those origins.
+type framePolicies struct{ page, widget string }
+
+// frameCacheSize bounds the policies kept: the registered platforms change
+// rarely, so one set of origins is in use at a time.
+const frameCacheSize = 4
 
 // policy is the Content-Security-Policy of a page (widget: a standalone
 // widget's): the configured frame-ancestors plus the registered LTI
@@ -434,14 +434,10 @@ func (s *server) policy(ctx context.Context, widget bool) string {
 	if origins == "" {
 		return s.pickPolicy(widget, s.csp, s.widgetCSP)
 	}
-	s.frames.mu.Lock()
-	defer s.frames.mu.Unlock()
-	if s.frames.origins != origins || s.frames.page == "" {
-		s.frames.origins = origins
-		s.frames.page = contentPolicy(withOrigins(s.frameAncestors, origins))
-		s.frames.widget = contentPolicy(withOrigins(s.widgetAncestors, origins))
-	}
-	return s.pickPolicy(widget, s.frames.page, s.frames.widget)
+	p, _ := s.frames.getOrMake(origins, func() (framePolicies, bool, error) {
+		return framePolicies{page: contentPolicy(withOrigins(s.frameAncestors, origins)), widget: contentPolicy(withOrigins(s.widgetAncestors, origins))}, true, nil
+	})
+	return s.pickPolicy(widget, p.page, p.widget)
 }
 
 func (s *server) pickPolicy(widget bool, page, w string) string {

@@ -29,7 +29,7 @@ func TestModelCacheSameAsCompute(t *testing.T) {
 		// A solve the kind does not have: an error.
 		{"bad solve", model.KindAdmissionLimit, map[string]float64{}, "inflight"},
 	}
-	var mc modelCache
+	mc := newModelCache()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want, wantErr := model.Compute(tt.kind, tt.values, tt.solve)
@@ -58,7 +58,7 @@ func TestModelCacheSameAsCompute(t *testing.T) {
 // TestModelCacheBounded fills the memo past its cap and checks it stays
 // at the cap and still answers correctly.
 func TestModelCacheBounded(t *testing.T) {
-	var mc modelCache
+	mc := newModelCache()
 	for i := range modelCacheSize + 50 {
 		v := map[string]float64{"arrivals": float64(i%5000) + 0.5, "latency_ms": 230}
 		got, err := mc.compute(model.KindLittlesLaw, v, "")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"capacitylab/input"
 	"capacitylab/lessons"
 	"capacitylab/runner"
 	"capacitylab/store"
@@ -37,7 +38,7 @@ type recordDraft struct {
 	Block  string
 	Fields map[string]string
 	Run    string
-	Errors map[string]string // by field name, and "run"
+	Errors input.FieldErrors // by field name, and "run"
 }
 
 // recordCtx is what record blocks on a page need beyond the learner's
@@ -54,7 +55,7 @@ type recordData struct {
 	Saved  *store.Record
 	Values map[string]string
 	Run    string
-	Errors map[string]string
+	Errors input.FieldErrors
 	Runs   []recordRun
 }
 
@@ -130,7 +131,7 @@ func (s *server) learnerRuns(ctx context.Context, learner string) ([]recordRun, 
 	}
 	var out []recordRun
 	for _, sr := range runs {
-		out = append(out, recordRun{ID: sr.ID, Label: s.runLabels.label(sr)})
+		out = append(out, recordRun{ID: sr.ID, Label: s.runLabelOf(sr)})
 	}
 	return out, nil
 }
@@ -138,25 +139,11 @@ func (s *server) learnerRuns(ctx context.Context, learner string) ([]recordRun, 
 // runLabelCacheSize bounds the run labels the server keeps.
 const runLabelCacheSize = 4096
 
-// runLabelCache keeps runLabel's answers by run id and status (the only
-// field of a saved run that changes), so a lesson page with a record
-// block does not decode up to recordRunsMax requests per view. Make it
-// with newRunLabelCache; the zero value keeps nothing.
-type runLabelCache struct {
-	b *bounded[string]
-}
-
-func newRunLabelCache() runLabelCache {
-	return runLabelCache{b: &bounded[string]{max: runLabelCacheSize}}
-}
-
-func (c *runLabelCache) label(sr store.Run) string {
-	key := sr.ID + "\x00" + sr.Status
-	if l, ok := c.b.get(key); ok {
-		return l
-	}
-	l := runLabel(sr)
-	c.b.put(key, l)
+// runLabelOf is runLabel, kept by run id and status (the only field of a
+// saved run that changes), so a lesson page with a record block does not
+// decode up to recordRunsMax requests per view.
+func (s *server) runLabelOf(sr store.Run) string {
+	l, _ := s.runLabels.getOrMake(sr.ID+"\x00"+sr.Status, func() (string, bool, error) { return runLabel(sr), true, nil })
 	return l
 }
 
@@ -200,12 +187,11 @@ type recordResponse struct {
 }
 
 // recordRefused is the JSON answer to a record that was not saved: the
-// usual error, one message per bad field, and the block's HTML with what
-// the learner typed and the messages.
+// error path's body, with one message per bad field, and the block's HTML
+// with what the learner typed and the messages.
 type recordRefused struct {
-	Error  *Error            `json:"error"`
-	Errors map[string]string `json:"errors"`
-	HTML   string            `json:"html"`
+	errorBody
+	HTML string `json:"html"`
 }
 
 // saveRecord is POST /lessons/{slug}/record/{id}: the five fields and
@@ -218,7 +204,7 @@ func (s *server) saveRecord(w http.ResponseWriter, r *http.Request) error {
 	if err := parseForm(r); err != nil {
 		return err
 	}
-	d := &recordDraft{Block: b.ID, Fields: map[string]string{}, Errors: map[string]string{}}
+	d := &recordDraft{Block: b.ID, Fields: map[string]string{}, Errors: input.FieldErrors{}}
 	for _, f := range b.Fields {
 		v := strings.ReplaceAll(r.PostFormValue(f.Name), "\r\n", "\n")
 		d.Fields[f.Name] = v
@@ -279,7 +265,8 @@ func (s *server) recordRefused(w http.ResponseWriter, r *http.Request, l *lesson
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusBadRequest, recordRefused{Error: errorf(CodeInvalid, msg), Errors: d.Errors, HTML: html})
+		e := &Error{Code: CodeInvalid, Message: msg, Fields: d.Errors}
+		writeJSON(w, http.StatusBadRequest, recordRefused{errorBody: e.body(0), HTML: html})
 		return nil
 	}
 	r2, err := s.withRecords(r, l, d)

@@ -311,17 +311,17 @@ func TestRecordInLessonsAndExport(t *testing.T) {
 // A kept run label changes with the run's status, the one field of a
 // saved run that changes, and is what runLabel writes.
 func TestRunLabelCacheFollowsStatus(t *testing.T) {
-	c := newRunLabelCache()
+	s := &server{runLabels: newCache[string](runLabelCacheSize)}
 	r := store.Run{ID: "r1", Status: store.RunRunning, CreatedAt: time.Date(2026, 11, 30, 13, 0, 0, 0, time.UTC),
 		Request: json.RawMessage(`{"workers":2,"spin_ms":2,"wait_ms":18,"cpus":1,"rates":[20,40],"seconds":2}`)}
 	for _, status := range []string{store.RunRunning, store.RunDone, store.RunDone} {
 		r.Status = status
-		got := c.label(r)
+		got := s.runLabelOf(r)
 		if want := runLabel(r); got != want || !strings.Contains(got, status) {
 			t.Errorf("status %s: kept label %q, want %q", status, got, want)
 		}
 	}
-	if len(c.b.m) != 2 {
-		t.Errorf("kept %d labels, want one per status (2)", len(c.b.m))
+	if n := s.runLabels.len(); n != 2 {
+		t.Errorf("kept %d labels, want one per status (2)", n)
 	}
 }

@@ -49,7 +49,7 @@ func (s *server) routes() http.Handler {
 	r.Get("/api/progress", s.handle(s.apiProgress))
 	r.Post("/api/progress/reset", s.handle(s.reset))
 
-	// Live sweeps and saved runs (sweeps.go, stream.go).
+	// Live sweeps and saved runs (sweeps.go, runpages.go, runpanel.go, runcsv.go, compare.go, stream.go).
 	r.Post("/api/sweeps", s.handle(s.submitSweep))
 	r.Get("/api/runs/{id}", s.handle(s.apiRun))
 	r.Post("/api/runs/{id}/cancel", s.handle(s.cancelRun))

@@ -2,10 +2,15 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"capacitylab/chart"
 	"capacitylab/labsvc"
@@ -259,4 +264,93 @@ func orText(s, alt string) string {
 		return alt
 	}
 	return s
+}
+
+// runsListLimit caps how many runs /runs lists.
+const runsListLimit = 200
+
+// apiRun is GET /api/runs/{id}.
+func (s *server) apiRun(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.loadRun(r, chi.URLParam(r, "id"), true)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// runPage is GET /runs/{id} and, for ids ending in .csv, the rows as CSV.
+func (s *server) runPage(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if base, ok := strings.CutSuffix(id, ".csv"); ok {
+		return s.rowsCSV(w, r, base)
+	}
+	v, err := s.loadRun(r, id, true)
+	if err != nil {
+		return err
+	}
+	dist, hasDist, err := s.runDistribution(r.Context(), v, r.URL.Query().Get("window"))
+	if err != nil {
+		return err
+	}
+	lessonTitle := s.lessonTitleOf(v.Lesson)
+	p := s.page(r, runTitle(lessonTitle, v.Request))
+	p.Wide = true
+	s.render(w, r, http.StatusOK, runPageView(p, v, s.assets.URL("js/runs.js"), lessonTitle, dist, hasDist))
+	return nil
+}
+
+// runChartSVG is GET /runs/{id}/chart.svg: the chart of the rows so far
+// as an SVG image of its own (a download; pages show the same chart as
+// HTML in the run's panel).
+func (s *server) runChartSVG(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.loadRun(r, chi.URLParam(r, "id"), false)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "no-store")
+	return chart.SVG(v.chart.chart).Render(r.Context(), w)
+}
+
+// runListItem is one line of /runs.
+type runListItem struct {
+	ID       string
+	Title    string // runTitle: the lesson and the preset in words
+	Windows  string // "4 windows of 2 s"
+	Status   string
+	Reason   string
+	Lesson   string
+	Created  time.Time
+	Position int
+}
+
+// runsPage is GET /runs: the learner's own runs first, then everyone's.
+func (s *server) runsPage(w http.ResponseWriter, r *http.Request) error {
+	learner := learnerID(r)
+	runs, err := s.store.Runs(r.Context(), learner, runsListLimit)
+	if err != nil {
+		return err
+	}
+	var mine, others []runListItem
+	for _, sr := range runs {
+		var q runner.Request
+		json.Unmarshal(sr.Request, &q)
+		it := runListItem{ID: sr.ID, Title: runTitle(s.lessonTitleOf(sr.Lesson), q), Windows: counted(q.Windows(), "window", "windows") + " of " + fmtNum(q.Seconds) + " s",
+			Status: sr.Status, Reason: sr.Reason, Lesson: sr.Lesson, Created: sr.CreatedAt}
+		if s.runner != nil {
+			if snap, ok := s.runner.Get(sr.ID); ok {
+				it.Status, it.Position = snap.Status, snap.Position
+			}
+		}
+		if learner != "" && sr.Learner == learner {
+			mine = append(mine, it)
+		} else {
+			others = append(others, it)
+		}
+	}
+	p := s.page(r, "Runs")
+	p.Wide = true
+	s.render(w, r, http.StatusOK, runsListPage(p, mine, others))
+	return nil
 }

@@ -80,15 +80,12 @@ const (
 )
 
 // server holds the dependencies of the handlers. Its own mutable state is
-// its metrics, a pool of render buffers, the newcomer page cache, the
-// lesson page plans and the
-// bounded caches of run charts and widget results.
+// its metrics, a pool of render buffers and its caches (cache.go), each of
+// which keeps what is costly to make and the same for many requests.
 type server struct {
 	course    CourseFunc
 	store     *store.Store
 	runner    *runner.Runner
-	charts    chartCache // predictions and charts of recent runs (sweeps.go)
-	models    modelCache // widget results and plots by kind, solve and values (modelcache.go)
 	assets    *Assets
 	log       *slog.Logger
 	csp       string // Content-Security-Policy of every page
@@ -96,14 +93,14 @@ type server struct {
 	reg       *prometheus.Registry
 	metrics   *httpMetrics
 	bufs      sync.Pool // *bytes.Buffer for rendering pages
-	pages     pageCache // lesson pages as a newcomer sees them (handlers.go)
-	plans     planCache // lesson pages with the learner's blocks cut out (lessonplan.go)
-	// runLabels names learners' runs in record forms (records.go).
-	runLabels runLabelCache
-	// panels keeps rendered run panels and the run events that carry them
-	// (sweeps.go: keptPanel); panelMu makes one render at a time.
-	panels  *bounded[[]byte]
-	panelMu sync.Mutex
+
+	pages     *cache[newcomerPage]  // lesson pages as a newcomer sees them, by slug (handlers.go)
+	plans     *cache[keptPlan]      // lesson pages with the learner's blocks cut out, by slug (lessonplan.go)
+	models    *modelCache           // widget results and plots by kind, solve and values (modelcache.go)
+	charts    *cache[chartEntry]    // predictions and charts of recent runs, by run and rows (runview.go)
+	panels    *cache[[]byte]        // rendered run panels and the run events that carry them (runpanel.go, streamlive.go)
+	runLabels *cache[string]        // names of learners' runs in record forms, by run and status (records.go)
+	frames    *cache[framePolicies] // policies with the LTI platforms' origins added, by origins (lti.go)
 
 	classes       *classroom.Manager // class sessions (sessions.go); may be nil
 	instructorKey string             // if set, starting a class session needs it
@@ -112,7 +109,6 @@ type server struct {
 	publicURL       string    // the site's origin for LTI URLs; "": the request's
 	frameAncestors  string    // configured frame-ancestors of pages
 	widgetAncestors string    // and of the standalone widgets
-	frames          frameCSP  // policies with the LTI platforms' origins added
 
 	proxies []netip.Prefix // whose forwarding headers are believed (proxy.go)
 
@@ -123,10 +119,10 @@ type server struct {
 func NewServer(d Deps) http.Handler {
 	s := &server{course: d.Course, store: d.Store, assets: d.Assets, log: d.Logger, reg: d.Registry, runner: d.Runner,
 		classes: d.Classes, instructorKey: d.InstructorKey, lti: d.LTI, publicURL: strings.TrimSuffix(d.PublicURL, "/"),
-		charts: newChartCache(), runLabels: newRunLabelCache(), panels: &bounded[[]byte]{max: panelCacheSize},
 		proxies:  d.TrustedProxies,
 		joins:    classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute),
 		sessions: classroom.NewLimiter(cmp.Or(d.SessionsPerHour, DefaultSessionsPerHour), time.Hour)}
+	s.makeCaches()
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -146,6 +142,13 @@ func NewServer(d Deps) http.Handler {
 	s.frameAncestors, s.widgetAncestors = fa, wfa
 	s.metrics = newHTTPMetrics(s.reg)
 	return s.routes()
+}
+
+// makeCaches makes the server's caches, each bounded (cache.go).
+func (s *server) makeCaches() {
+	s.pages, s.plans, s.models = newCache[newcomerPage](lessonCacheSize), newCache[keptPlan](lessonCacheSize), newModelCache()
+	s.charts, s.panels = newCache[chartEntry](chartCacheSize), newCache[[]byte](panelCacheSize)
+	s.runLabels, s.frames = newCache[string](runLabelCacheSize), newCache[framePolicies](frameCacheSize)
 }
 
 // contentPolicy is the site's Content-Security-Policy with the given
@@ -252,26 +255,35 @@ func writeHTML(w http.ResponseWriter, status int, page []byte) {
 	w.Write(page)
 }
 
-// pageCache keeps the lesson pages a newcomer sees (no learner cookie, no
-// query string): those depend only on the course, so they are rendered
-// (and gzipped) once per course value. A new course value (author mode
-// reloads) empties it. It holds at most one page per lesson.
-type pageCache struct {
-	mu     sync.RWMutex
-	course *lessons.Course
-	pages  map[string]cachedPage
+// lessonCacheSize bounds the lesson pages and plans kept: one of each per
+// lesson of any course this server is likely to serve.
+const lessonCacheSize = 256
+
+// newcomerPage is a lesson page as a newcomer sees it (no learner cookie,
+// no query string): it depends only on the course, so it is rendered (and
+// gzipped) once per course value. It is kept by slug with the course value
+// and the recorded runs it shows (refsKey), so a new course value (author
+// mode reloads) or a newer recorded run replaces it.
+type newcomerPage struct {
+	course    *lessons.Course
+	refs      string
+	plain, gz []byte // gz: nil when gzip would not make it smaller
 }
 
-// cachedPage is a rendered page and, when it is smaller, its gzip form;
-// refs names the recorded runs it shows (refsKey), so a newer recorded
-// run replaces it.
-type cachedPage struct {
-	plain, gz []byte
-	refs      string
+// newcomerPageOf returns the kept page of slug, if it was rendered from c
+// with the recorded runs refs.
+func (s *server) newcomerPageOf(c *lessons.Course, slug, refs string) (newcomerPage, bool) {
+	p, ok := s.pages.get(slug)
+	return p, ok && p.course == c && p.refs == refs
+}
+
+// keepNewcomerPage keeps a copy of page as slug's page for newcomers.
+func (s *server) keepNewcomerPage(c *lessons.Course, slug, refs string, page []byte) {
+	s.pages.put(slug, newcomerPage{course: c, refs: refs, plain: bytes.Clone(page), gz: gzipped(page)})
 }
 
 // write sends the page, gzipped if the client accepts it.
-func (p cachedPage) write(w http.ResponseWriter, r *http.Request) {
+func (p newcomerPage) write(w http.ResponseWriter, r *http.Request) {
 	if p.gz == nil {
 		writeHTML(w, http.StatusOK, p.plain)
 		return
@@ -283,26 +295,6 @@ func (p cachedPage) write(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Encoding", "gzip")
 	writeHTML(w, http.StatusOK, p.gz)
-}
-
-func (pc *pageCache) get(c *lessons.Course, slug, refs string) (cachedPage, bool) {
-	pc.mu.RLock()
-	defer pc.mu.RUnlock()
-	if pc.course != c {
-		return cachedPage{}, false
-	}
-	p, ok := pc.pages[slug]
-	return p, ok && p.refs == refs
-}
-
-func (pc *pageCache) put(c *lessons.Course, slug, refs string, page []byte) {
-	cp := cachedPage{plain: bytes.Clone(page), gz: gzipped(page), refs: refs} // compressed outside the lock
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.course != c {
-		pc.course, pc.pages = c, map[string]cachedPage{}
-	}
-	pc.pages[slug] = cp
 }
 
 // renderString renders a component to a string (for JSON fragments).

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -17,12 +16,13 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/gorilla/websocket"
 	"golang.org/x/net/html"
 
 	"capacitylab/classroom"
+	"capacitylab/input"
 	"capacitylab/lessons"
 	"capacitylab/runner"
+	"capacitylab/wsconn"
 )
 
 // participantCookiePrefix + join code names the cookie holding a
@@ -249,16 +249,14 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 	form := !strings.HasPrefix(r.URL.Path, "/api/")
 	ct := r.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "application/json") {
-		dec := json.NewDecoder(r.Body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				return err
+		if err := input.DecodeJSON(r.Body, &in); err != nil {
+			var je *input.JSONError
+			if !errors.As(err, &je) {
+				return err // the body could not be read: over its limit
 			}
 			what := "The body is not the JSON this takes"
-			if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-				what = "The body has a field " + name + " that this does not take"
+			if je.Problem == input.UnknownField {
+				what = fmt.Sprintf("The body has a field %q that this does not take", je.Field)
 			}
 			return errorf(CodeInvalid, what+`: send {"lesson": "a lesson slug", "key": "the instructor key, if the server has one"}.`)
 		}
@@ -661,8 +659,7 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) error {
 		}
 		since = n
 	}
-	up := websocket.Upgrader{CheckOrigin: sameHost, HandshakeTimeout: wsWriteWait}
-	conn, err := up.Upgrade(hijacker{w}, r, nil)
+	conn, err := wsconn.Upgrade(hijacker{w}, r, sameHost, wsconn.DefaultConfig())
 	if err != nil {
 		s.log.InfoContext(r.Context(), "websocket upgrade failed", "session", sess.Code(), "err", err)
 		return nil

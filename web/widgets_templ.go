@@ -1604,7 +1604,7 @@ func widgetGoal(v widgetView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = localTimeEnd(v.Recorded.ReachedAt).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = ownTimeEnd(v.Recorded.ReachedAt).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -12,8 +12,17 @@
 // protocol says how). Run streams use the runner's subscription as their
 // Source, which also replaces a waiting progress with a newer one.
 //
-// Close codes: the Source names the code and reason of the close frame
-// that ends a connection (1000 when the stream is over, CloseTooSlow for a
-// dropped client, 1001 when the server stops). A connection whose write
-// fails or times out gets no close frame: its socket is closed.
+// Timing and close codes are defined here once, for every connection of
+// the server (DefaultConfig and the Close constants): a write, the
+// upgrade's handshake included, that takes over WriteWait (10 s) drops the
+// client without a close frame; the server pings every PingPeriod (54 s)
+// and drops a client that sends nothing, not even a pong, for PongWait
+// (60 s); a client has CloseGrace (1 s) to answer the server's close frame.
+// The Source names the code and reason of the close frame that ends a
+// connection: CloseEnd (1000) when the stream is over, CloseTooSlow (4000)
+// for a dropped client, CloseGoingAway (1001) when the server stops; a
+// protocol may refuse a connection with ClosePolicy (1008) and drop one
+// that sends too much with CloseTooBig (1009). The protocols' docs (package
+// web for run streams, package classroom for sessions) say which they use
+// and refer here for the numbers.
 package wsconn

@@ -2,21 +2,91 @@ package wsconn
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 )
 
-// CloseTooSlow is the close code for a client dropped because too many
-// messages waited for it; it may reconnect and resume from the last
-// message it saw.
-const CloseTooSlow = 4000
+// Timing of every websocket connection of the server, run streams and
+// class sessions alike (DefaultConfig).
+const (
+	// WriteWait bounds every write (and the upgrade's handshake): a client
+	// that cannot take a message in this time is dropped, without a close
+	// frame.
+	WriteWait = 10 * time.Second
+	// PongWait is how long the server waits for any frame from a client (a
+	// pong at least) before it drops the connection.
+	PongWait = 60 * time.Second
+	// PingPeriod is how often the server pings: under PongWait, so that a
+	// live client's pong always comes in time.
+	PingPeriod = PongWait * 9 / 10
+	// CloseGrace is how long a client has to answer the server's close
+	// frame before its socket is closed.
+	CloseGrace = time.Second
+)
 
-// Config is the timing of a connection's writes.
+// Close codes the server sends. Each protocol (package web's run streams,
+// package classroom's sessions) says which it uses and what the reason
+// text holds.
+const (
+	// CloseEnd: the stream is over (websocket's normal closure, 1000).
+	CloseEnd = websocket.CloseNormalClosure
+	// CloseGoingAway: the server stops (1001).
+	CloseGoingAway = websocket.CloseGoingAway
+	// ClosePolicy: the connection is refused by a rule, which the reason
+	// names (1008).
+	ClosePolicy = websocket.ClosePolicyViolation
+	// CloseTooBig: the client sent a message over the read limit (1009).
+	CloseTooBig = websocket.CloseMessageTooBig
+	// CloseTooSlow: the client was dropped because too many messages
+	// waited for it; it may reconnect and resume from the last message it
+	// saw (4000, in the range for applications).
+	CloseTooSlow = 4000
+)
+
+// Config is the timing of a connection: DefaultConfig for every connection
+// of the server; tests shorten it.
 type Config struct {
 	WriteWait  time.Duration // bounds every write: a client that cannot take a message in this time is dropped
-	PingPeriod time.Duration // how often to ping; under the reader's pong wait
+	PongWait   time.Duration // how long a connection may send nothing (not even a pong) before it is dropped
+	PingPeriod time.Duration // how often to ping; under PongWait
+}
+
+// DefaultConfig is the timing of every websocket connection of the server.
+func DefaultConfig() Config {
+	return Config{WriteWait: WriteWait, PongWait: PongWait, PingPeriod: PingPeriod}
+}
+
+// Upgrade upgrades r to a websocket connection within cfg.WriteWait,
+// allowing the request when checkOrigin does. On failure it has answered
+// the client already.
+func Upgrade(w http.ResponseWriter, r *http.Request, checkOrigin func(*http.Request) bool, cfg Config) (*websocket.Conn, error) {
+	up := websocket.Upgrader{CheckOrigin: checkOrigin, HandshakeTimeout: cfg.WriteWait}
+	return up.Upgrade(w, r, nil)
+}
+
+// Refuse closes a connection the server will not serve with a close
+// frame of code and text (written within cfg.WriteWait).
+func Refuse(ws *websocket.Conn, code int, text string, cfg Config) {
+	ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(cfg.WriteWait))
+	ws.Close()
+}
+
+// Discard reads and discards what the client sends, for a connection
+// that only writes: frames of at most limit bytes, each (a pong at least)
+// within cfg.PongWait of the last, so pongs and close frames are seen. It
+// returns when the connection fails or closes.
+func Discard(ws *websocket.Conn, limit int64, cfg Config) {
+	ws.SetReadLimit(limit)
+	ws.SetReadDeadline(time.Now().Add(cfg.PongWait))
+	ws.SetPongHandler(func(string) error { return ws.SetReadDeadline(time.Now().Add(cfg.PongWait)) })
+	for {
+		if _, _, err := ws.NextReader(); err != nil {
+			return
+		}
+	}
 }
 
 // End is how a connection ends: the close frame's code and reason.
@@ -70,7 +140,7 @@ func Pump(ctx context.Context, ws *websocket.Conn, src Source, cfg Config, gone 
 		case <-gone:
 			return false
 		case <-ctx.Done():
-			return closeWith(End{Code: websocket.CloseGoingAway, Text: "server stopping"})
+			return closeWith(End{Code: CloseGoingAway, Text: "server stopping"})
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"capacitylab/affinity"
+	"capacitylab/envflag"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/sim"
@@ -70,98 +71,114 @@ type options struct {
 	lab             labsvc.Config // with simulate: the simulated lab's knobs
 }
 
-func parse(args []string, getenv func(string) string) (options, error) {
-	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	target := fs.String("target", "", "where requests go (env TARGET, default "+defaultTarget+")")
-	control := fs.String("control", "", `the lab's control API (env CONTROL, default `+defaultControl+`; "none" for no lab)`)
-	rates := fs.String("rate", defaultRates, "offered rates, arrivals a second, one window each")
-	seconds := fs.Float64("seconds", defaultSeconds, "length of each window, seconds")
-	seed := fs.Uint64("seed", 1, "seed of the arrival schedules")
-	timeout := fs.Duration("timeout", loadrun.DefaultTimeout, "how long a caller waits for an answer")
-	schedule := fs.String("schedule", string(loadrun.Poisson), "arrival process: poisson or uniform")
-	closed := fs.String("closed", "", "closed loop with N clients (or a list, one window each)")
-	records := fs.String("records", "", "write raw records as CSV to this file")
-	asJSON := fs.Bool("json", false, "one JSON object per row instead of the table")
-	check := fs.Bool("check", false, "check the service and print what to expect")
-	rng := fs.String("rng", string(loadrun.PCG), "random source of the schedules: pcg, or python (CPython's random.seed and expovariate)")
-	arrivals := fs.String("arrivals", "", "send at the times in this file (seconds from the window's start, one a line) instead of --rate")
-	simulate := fs.Bool("simulate", false, "simulate the lab (package sim) with the knob flags or WORKERS, SPIN_MS, ... instead of sending")
-	knobs := labsvc.AddKnobFlags(fs)
-	if err := fs.Parse(args); err != nil {
+// loadFlags defines load's flags: the target and the lab's control API
+// with their environment variables, the load's own, and the lab's knobs for
+// --simulate.
+func loadFlags() (fs *envflag.Set, target, control *envflag.Setting, knobs *labsvc.KnobFlags) {
+	fs = envflag.New("load")
+	target = fs.Add(envflag.Setting{Flag: "target", Env: "TARGET", Default: defaultTarget, Usage: "where requests go"})
+	control = fs.Add(envflag.Setting{Flag: "control", Env: "CONTROL", Default: defaultControl, Usage: `the lab's control API ("none" for no lab)`})
+	f := fs.FlagSet()
+	f.String("rate", defaultRates, "offered rates, arrivals a second, one window each")
+	f.Float64("seconds", defaultSeconds, "length of each window, seconds")
+	f.Uint64("seed", 1, "seed of the arrival schedules")
+	f.Duration("timeout", loadrun.DefaultTimeout, "how long a caller waits for an answer")
+	f.String("schedule", string(loadrun.Poisson), "arrival process: poisson or uniform")
+	f.String("closed", "", "closed loop with N clients (or a list, one window each)")
+	f.String("records", "", "write raw records as CSV to this file")
+	f.Bool("json", false, "one JSON object per row instead of the table")
+	f.Bool("check", false, "check the service and print what to expect")
+	f.String("rng", string(loadrun.PCG), "random source of the schedules: pcg, or python (CPython's random.seed and expovariate)")
+	f.String("arrivals", "", "send at the times in this file (seconds from the window's start, one a line) instead of --rate")
+	f.Bool("simulate", false, "simulate the lab (package sim) with the knob flags or WORKERS, SPIN_MS, ... instead of sending")
+	knobs = labsvc.AddKnobFlags(fs)
+	return fs, target, control, knobs
+}
+
+func parse(args []string, getenv func(string) string, usage io.Writer) (options, error) {
+	fs, target, control, knobs := loadFlags()
+	if err := fs.Parse(args, getenv, usage); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			var b strings.Builder
-			fs.SetOutput(&b)
-			fs.PrintDefaults()
-			return options{}, usagef("usage: load [flags]\n%s", strings.TrimRight(b.String(), "\n"))
+			return options{}, err
 		}
 		return options{}, usageError{err.Error()}
 	}
-	if fs.NArg() > 0 {
-		return options{}, usagef("unexpected argument %q: every setting is a flag, e.g. --rate 40,60", fs.Arg(0))
+	f := fs.FlagSet()
+	if f.NArg() > 0 {
+		return options{}, usagef("unexpected argument %q: every setting is a flag, e.g. --rate 40,60", f.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	get := func(name string) flag.Getter { return f.Lookup(name).Value.(flag.Getter) }
+	text := func(name string) string { return f.Lookup(name).Value.String() }
+	set := fs.Given
+	rates, closed, arrivals := text("rate"), text("closed"), text("arrivals")
 
 	o := options{
-		target:  pick(*target, getenv("TARGET"), defaultTarget),
-		control: pick(*control, getenv("CONTROL"), defaultControl),
-		seconds: *seconds,
-		seed:    *seed,
-		timeout: *timeout,
-		records: *records,
-		json:    *asJSON,
-		check:   *check,
+		target:  strings.TrimSpace(target.Value),
+		control: strings.TrimSpace(control.Value),
+		seconds: get("seconds").Get().(float64),
+		seed:    get("seed").Get().(uint64),
+		timeout: get("timeout").Get().(time.Duration),
+		records: text("records"),
+		json:    get("json").Get().(bool),
+		check:   get("check").Get().(bool),
+	}
+	// A --target or --control left empty means the default, as an unset
+	// variable does.
+	if o.target == "" {
+		o.target = defaultTarget
+	}
+	if o.control == "" {
+		o.control = defaultControl
 	}
 	if o.control == "none" {
 		o.control = ""
 	}
 	var err error
-	if o.kind, err = loadrun.ParseKind(*schedule); err != nil {
+	if o.kind, err = loadrun.ParseKind(text("schedule")); err != nil {
 		return o, usageError{err.Error()}
 	}
-	if o.rng, err = loadrun.ParseSource(*rng); err != nil {
+	if o.rng, err = loadrun.ParseSource(text("rng")); err != nil {
 		return o, usageError{"--rng: " + err.Error()}
 	}
-	o.simulate = *simulate
+	o.simulate = get("simulate").Get().(bool)
 	if o.simulate {
-		for _, f := range []string{"target", "control", "check"} {
-			if set[f] {
-				return o, usagef("--%s is for a real lab: --simulate sends nothing (give the lab's knobs instead, e.g. --workers 4)", f)
+		for _, name := range []string{"target", "control", "check"} {
+			if set(name) {
+				return o, usagef("--%s is for a real lab: --simulate sends nothing (give the lab's knobs instead, e.g. --workers 4)", name)
 			}
 		}
-		if o.lab, err = knobs.Config(getenv); err != nil {
+		if o.lab, err = knobs.Config(); err != nil {
 			return o, usageError{err.Error()}
 		}
 	} else if given := knobs.Given(); len(given) > 0 {
 		return o, usagef("%s sets the simulated lab's knobs: add --simulate, or set the knobs where the lab runs (cmd/lab)", given[0])
 	}
-	if *arrivals != "" {
-		for _, f := range []string{"rate", "closed", "schedule", "rng", "seed"} {
-			if set[f] {
-				return o, usagef("--arrivals and --%s exclude each other: the file gives the send times itself", f)
+	if arrivals != "" {
+		for _, name := range []string{"rate", "closed", "schedule", "rng", "seed"} {
+			if set(name) {
+				return o, usagef("--arrivals and --%s exclude each other: the file gives the send times itself", name)
 			}
 		}
-		if o.arrivals, err = readArrivals(*arrivals); err != nil {
+		if o.arrivals, err = readArrivals(arrivals); err != nil {
 			return o, err
 		}
-		if !set["seconds"] {
+		if !set("seconds") {
 			// The window lasts to the next whole second after the last arrival.
 			last := o.arrivals[len(o.arrivals)-1].Seconds()
 			if o.seconds = math.Floor(last) + 1; o.seconds > loadrun.MaxSeconds {
-				return o, usagef("--arrivals %s: the last time, %v s, is past the longest window there may be (%d s)", *arrivals, last, loadrun.MaxSeconds)
+				return o, usagef("--arrivals %s: the last time, %v s, is past the longest window there may be (%d s)", arrivals, last, loadrun.MaxSeconds)
 			}
 		}
 		return o, checkSeconds(o.seconds)
 	}
-	if *closed != "" {
-		if set["rate"] {
+	if closed != "" {
+		if set("rate") {
 			return o, usagef("--rate and --closed exclude each other: open loop sends at rates, closed loop with clients")
 		}
-		if o.clients, err = parseClients(*closed); err != nil {
+		if o.clients, err = parseClients(closed); err != nil {
 			return o, err
 		}
-	} else if o.rates, err = parseRates(*rates); err != nil {
+	} else if o.rates, err = parseRates(rates); err != nil {
 		return o, err
 	}
 	return o, checkSeconds(o.seconds)
@@ -186,15 +203,6 @@ func readArrivals(path string) ([]time.Duration, error) {
 		return nil, usagef("--arrivals %s: %v", path, err)
 	}
 	return arr, nil
-}
-
-func pick(vals ...string) string {
-	for _, v := range vals {
-		if v = strings.TrimSpace(v); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func parseRates(s string) ([]float64, error) {
@@ -227,7 +235,10 @@ func parseClients(s string) ([]int, error) {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	o, err := parse(args, getenv)
+	o, err := parse(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the usage has been printed
+	}
 	if err != nil {
 		return err
 	}

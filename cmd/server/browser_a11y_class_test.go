@@ -216,9 +216,9 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second))
 	// First a rate that is not a number: the host's status says so.
-	const rates = `[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`
+	const rates = `[data-testid="knobs-sample-lab"] [data-testid="run-field-rates"]`
 	doSteps(t, host, "host opens the knobs and mistypes a rate",
-		chromedp.Click(chromedp.CSS(`[data-testid="knobs-sample-lab"] summary`)),
+		openDetails(`[data-testid="knobs-sample-lab"]`),
 		chromedp.WaitVisible(chromedp.CSS(rates)),
 		chromedp.SetValue(chromedp.CSS(rates), "10, twenty"),
 		chromedp.Click(chromedp.CSS(`[data-testid="run-sample-lab"]`)),

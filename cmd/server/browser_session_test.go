@@ -243,6 +243,30 @@ func startClass(base, lesson string) chromedp.Action[chromedp.Void] {
 	}
 }
 
+// openDetails opens the <details> sel finds as a person does, by clicking
+// its summary, and waits until it is open. Whether it opened is read from
+// the details itself, because chromedp's WaitVisible also passes for a
+// field inside a closed details (the field keeps a layout box, 192×40 for
+// the rates), after which focusing the field fails with "Element is not
+// focusable": what TestBrowserPresenterKeys did now and then, when its
+// click on the summary had not opened the details. The summary is
+// scrolled to the middle of the window first, clear of the class page's
+// sticky Next bar (the bottom 96 px of the window).
+func openDetails(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for _, a := range []chromedp.Action[chromedp.Void]{
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('` + sel + ` > summary').scrollIntoView({block: "center"})`),
+			chromedp.Click(chromedp.CSS(sel + " > summary")),
+			classPoll(`document.querySelector('` + sel + `').open`),
+		} {
+			if _, err := a(ctx, t); err != nil {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, nil
+	}
+}
+
 // classPoll waits, within one step, until the JavaScript expression js is
 // true on the page.
 func classPoll(js string) chromedp.Action[chromedp.Void] {
@@ -356,10 +380,10 @@ func TestBrowserClassSecondRoundAndKnobs(t *testing.T) {
 	// The host changes the preset's rates (10, 20 a second) to 15, 30 and
 	// runs it; the learner watches rows offered at the edited rates.
 	doSteps(t, host, "host edits the rates and runs",
-		chromedp.Click(chromedp.CSS(`[data-testid="knobs-sample-lab"] summary`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`)),
-		classPoll(`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]').value.replace(/\s/g, "") === "10,20"`),
-		chromedp.SetValue(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`), "15, 30"),
+		openDetails(`[data-testid="knobs-sample-lab"]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="run-field-rates"]`)),
+		classPoll(`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="run-field-rates"]').value.replace(/\s/g, "") === "10,20"`),
+		chromedp.SetValue(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="run-field-rates"]`), "15, 30"),
 		chromedp.Click(chromedp.CSS(`[data-testid="run-sample-lab"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 	)
@@ -499,12 +523,12 @@ func TestBrowserPresenterKeys(t *testing.T) {
 		classPoll(`!document.querySelector('[data-testid="class-q-sample-check"]').hidden && document.querySelector('[data-testid="class-q-sample-predict"]').hidden`))
 	// Keys typed into a field are the field's: no list of keys, no step.
 	doSteps(t, host, "the host types ? and a space into a knob field",
-		chromedp.Click(chromedp.CSS(`[data-testid="knobs-sample-lab"] summary`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`)),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]').value = ""`),
-		chromedp.Focus(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]`)),
+		openDetails(`[data-testid="knobs-sample-lab"]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="run-field-rates"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="run-field-rates"]').value = ""`),
+		chromedp.Focus(chromedp.CSS(`[data-testid="knobs-sample-lab"] [data-testid="run-field-rates"]`)),
 		chromedp.KeyEvent("? 2"),
-		classPoll(`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="knob-rates"]').value === "? 2" &&
+		classPoll(`document.querySelector('[data-testid="knobs-sample-lab"] [data-testid="run-field-rates"]').value === "? 2" &&
 			!document.querySelector('[data-testid="keys-dialog"]').open &&
 			document.querySelector('[data-testid="class-q-sample-check"]').dataset.state === "open"`),
 	)

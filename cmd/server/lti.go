@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"capacitylab/envflag"
 	"capacitylab/lti"
 	"capacitylab/store"
 	"capacitylab/web"
@@ -61,13 +62,13 @@ func runLTI(ctx context.Context, args []string, getenv func(string) string, stdo
 	if len(args) == 0 {
 		return usageError{ltiUsage}
 	}
-	fs := flag.NewFlagSet("server lti "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	data := fs.String("data", cmpOr(getenv("DATA"), "./data"), "directory of the SQLite file (env DATA)")
-	databaseURL := fs.String("database-url", getenv("DATABASE_URL"), "the server's Postgres, when it uses one (env DATABASE_URL)")
+	set := envflag.New("server lti " + args[0])
+	fs := set.FlagSet()
+	data := set.Add(envflag.Setting{Flag: "data", Env: "DATA", Default: "./data", Usage: "directory of the SQLite file"})
+	databaseURL := set.Add(envflag.Setting{Flag: "database-url", Env: "DATABASE_URL", Usage: "the server's Postgres, when it uses one"})
 	var p lti.Platform
 	var now bool
-	var file string
+	var file *envflag.Setting
 	list := func(dst *[]string) func(string) error {
 		return func(v string) error {
 			for _, s := range strings.Split(v, ",") {
@@ -95,11 +96,11 @@ func runLTI(ctx context.Context, args []string, getenv func(string) string, stdo
 	case "rotate-key":
 		fs.BoolVar(&now, "now", false, "sign with the new key at once (for a key that leaked), instead of after "+lti.KeyPublishDelay.String())
 	case "list":
-		fs.StringVar(&file, "lti-platforms", getenv("LTI_PLATFORMS"), "the platforms file the server reads too (env LTI_PLATFORMS)")
+		file = set.Add(envflag.Setting{Flag: "lti-platforms", Env: "LTI_PLATFORMS", Shown: "none", Usage: "the platforms file the server reads too"})
 	default:
 		return usageError{fmt.Sprintf("server lti %q: unknown subcommand\n%s", args[0], ltiUsage)}
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := set.Parse(args[1:], getenv, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -116,7 +117,7 @@ func runLTI(ctx context.Context, args []string, getenv func(string) string, stdo
 	if args[0] == "remove" && (p.Issuer == "" || p.ClientID == "") {
 		return usageError{"server lti remove: --issuer and --client-id are both needed"}
 	}
-	st, err := openStore(ctx, *databaseURL, *data)
+	st, err := openStore(ctx, databaseURL.Value, data.Value)
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func runLTI(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stdout, "new key %s is published now and signs from %s; the key before it stays published until the next rotation\n",
 			k.ID, k.SignsFrom.UTC().Format(time.RFC3339))
 	case "list":
-		return listLTI(ctx, st, file, stdout)
+		return listLTI(ctx, st, file.Value, stdout)
 	}
 	return nil
 }

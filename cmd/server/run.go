@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"capacitylab/classroom"
+	"capacitylab/envflag"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/runner"
@@ -243,70 +244,87 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
+// serverFlags are the server's settings, each a flag with an environment
+// variable as its fallback (package envflag).
+type serverFlags struct {
+	set                                              *envflag.Set
+	addr, content, data, databaseURL, frameAncestors *envflag.Setting
+	widgets                                          *envflag.Setting
+	labCommand, instructorKey, publicURL, platforms  *envflag.Setting
+	proxies, idle                                    *envflag.Setting
+	wholes                                           []wholeFlag
+}
+
+// wholeFlag is a whole-number setting with its allowed range.
+type wholeFlag struct {
+	*envflag.Setting
+	lo, hi int
+	dst    func(*config) *int
+}
+
+// newServerFlags defines the server's settings: the README's table of
+// them, which TestREADMEServerTable keeps true.
+func newServerFlags() *serverFlags {
+	fs := envflag.New("server")
+	f := &serverFlags{set: fs}
+	f.addr = fs.Add(envflag.Setting{Flag: "addr", Env: "ADDR", Default: ":8080", Usage: "listen address"})
+	f.content = fs.Add(envflag.Setting{Flag: "content", Env: "CONTENT", Shown: "embedded", Usage: "serve lessons from this directory, re-read on change"})
+	f.data = fs.Add(envflag.Setting{Flag: "data", Env: "DATA", Default: "./data", Usage: "directory for the SQLite file"})
+	f.databaseURL = fs.Add(envflag.Setting{Flag: "database-url", Env: "DATABASE_URL", Shown: "none", Usage: "Postgres to keep everything in instead of the SQLite file in --data, such as postgres://user:password@host:5432/capacitylab"})
+	f.frameAncestors = fs.Add(envflag.Setting{Flag: "frame-ancestors", Env: "FRAME_ANCESTORS", Default: "'self'", Usage: "CSP frame-ancestors sources, space-separated: who may frame lessons and other pages"})
+	f.widgets = fs.Add(envflag.Setting{Flag: "widget-frame-ancestors", Env: "WIDGET_FRAME_ANCESTORS", Default: "*", Usage: "CSP frame-ancestors sources of the standalone widgets (/widgets/...), which change nothing: by default any course page may frame them"})
+	whole := func(name, env string, def, lo, hi int, usage string, dst func(*config) *int) {
+		st := fs.Add(envflag.Setting{Flag: name, Env: env, Default: strconv.Itoa(def), Allowed: fmt.Sprintf("%d to %d", lo, hi), Usage: usage})
+		f.wholes = append(f.wholes, wholeFlag{st, lo, hi, dst})
+	}
+	whole("queue", "QUEUE", runner.DefaultQueueCapacity, 1, 100, "runs the queue holds, the running one included", func(c *config) *int { return &c.queue })
+	whole("queue-per-address", "QUEUE_PER_ADDRESS", runner.DefaultPerAddress, 1, 100, "runs one client address may have waiting or running", func(c *config) *int { return &c.perAddress })
+	whole("max-run-seconds", "MAX_RUN_SECONDS", runner.DefaultMaxRunSeconds, 1, 3600, "seconds of windows one run may ask for (windows × seconds)", func(c *config) *int { return &c.maxRunSeconds })
+	whole("max-run-cpu", "MAX_RUN_CPU", runner.DefaultMaxRunCPUSeconds, 1, 1_000_000, "seconds of processor time one run may ask of the lab (each window's rate × seconds × SPIN_MS, summed)", func(c *config) *int { return &c.maxRunCPU })
+	f.labCommand = fs.Add(envflag.Setting{Flag: "lab-command", Env: "LAB_COMMAND", Shown: "this binary", Usage: "program run with \"lab-child\" as each sweep's lab"})
+	f.instructorKey = fs.Add(envflag.Setting{Flag: "instructor-key", Env: "INSTRUCTOR_KEY", Shown: "none", Usage: "key needed to start a class session (none: anyone may)"})
+	whole("joins-per-minute", "JOINS_PER_MINUTE", web.DefaultJoinsPerMinute, 1, 100_000, "times one client address may join class sessions a minute", func(c *config) *int { return &c.joinsPerMinute })
+	whole("sessions-per-hour", "SESSIONS_PER_HOUR", web.DefaultSessionsPerHour, 1, 100_000, "class sessions one client address may start an hour when there is no instructor key", func(c *config) *int { return &c.sessionsPerHour })
+	f.idle = fs.Add(envflag.Setting{Flag: "session-idle", Env: "SESSION_IDLE", Default: classroom.DefaultIdle.String(), Shown: "3h", Allowed: "1m to 168h", Usage: "class sessions end after this long without activity"})
+	f.publicURL = fs.Add(envflag.Setting{Flag: "public-url", Env: "PUBLIC_URL", Shown: "each request's", Usage: "the site's origin as learning platforms and browsers reach it, such as https://lab.example.org, for the LTI URLs"})
+	f.platforms = fs.Add(envflag.Setting{Flag: "lti-platforms", Env: "LTI_PLATFORMS", Shown: "none", Usage: "JSON file of LTI 1.3 platforms, beside those `server lti add` stored"})
+	f.proxies = fs.Add(envflag.Setting{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Shown: "none", Usage: "reverse proxies in front of the server, addresses or networks such as 10.0.0.1,192.168.0.0/16: their Forwarded and X-Forwarded-For/-Proto headers are believed (none: the headers are ignored)"})
+	return f
+}
+
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	f := newServerFlags()
 	var cfg config
-	fs.StringVar(&cfg.addr, "addr", cmpOr(getenv("ADDR"), ":8080"), "listen address (env ADDR)")
-	fs.StringVar(&cfg.content, "content", getenv("CONTENT"), "serve lessons from this directory, re-read on change (env CONTENT; default: embedded)")
-	fs.StringVar(&cfg.data, "data", cmpOr(getenv("DATA"), "./data"), "directory for the SQLite file (env DATA)")
-	fs.StringVar(&cfg.databaseURL, "database-url", getenv("DATABASE_URL"), "Postgres to keep everything in instead of the SQLite file, such as postgres://user:password@host:5432/capacitylab (env DATABASE_URL; default: none, SQLite in --data)")
-	fs.StringVar(&cfg.frameAncestors, "frame-ancestors", cmpOr(getenv("FRAME_ANCESTORS"), "'self'"), "CSP frame-ancestors sources, space-separated: who may frame lessons and other pages (env FRAME_ANCESTORS)")
-	fs.StringVar(&cfg.widgetAncestors, "widget-frame-ancestors", cmpOr(getenv("WIDGET_FRAME_ANCESTORS"), "*"), "CSP frame-ancestors sources of the standalone widgets (/widgets/...), which change nothing: by default any course page may frame them (env WIDGET_FRAME_ANCESTORS)")
-	fs.StringVar(&cfg.labCommand, "lab-command", getenv("LAB_COMMAND"), "program run with \"lab-child\" as each sweep's lab (env LAB_COMMAND; default: this binary)")
-	// Whole-number flags, each with its environment variable, default
-	// and allowed range.
-	wholes := []wholeFlag{
-		{"queue", "QUEUE", runner.DefaultQueueCapacity, 1, 100, "runs the queue holds, the running one included", &cfg.queue},
-		{"queue-per-address", "QUEUE_PER_ADDRESS", runner.DefaultPerAddress, 1, 100, "runs one client address may have waiting or running", &cfg.perAddress},
-		{"max-run-seconds", "MAX_RUN_SECONDS", runner.DefaultMaxRunSeconds, 1, 3600, "seconds of windows one run may ask for (windows × seconds)", &cfg.maxRunSeconds},
-		{"max-run-cpu", "MAX_RUN_CPU", runner.DefaultMaxRunCPUSeconds, 1, 1_000_000, "seconds of processor time one run may ask of the lab (each window's rate × seconds × SPIN_MS, summed)", &cfg.maxRunCPU},
-		{"joins-per-minute", "JOINS_PER_MINUTE", web.DefaultJoinsPerMinute, 1, 100_000, "times one client address may join class sessions a minute", &cfg.joinsPerMinute},
-		{"sessions-per-hour", "SESSIONS_PER_HOUR", web.DefaultSessionsPerHour, 1, 100_000, "class sessions one client address may start an hour when there is no instructor key", &cfg.sessionsPerHour},
+	if err := f.set.Parse(args, getenv, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, usageError{err.Error()}
 	}
-	wholeText := make([]string, len(wholes))
-	for i, w := range wholes {
-		wholeText[i] = cmpOr(getenv(w.env), strconv.Itoa(w.def))
-		fs.Func(w.name, fmt.Sprintf("%s, %d to %d (env %s; default %d)", w.usage, w.lo, w.hi, w.env, w.def), func(v string) error { wholeText[i] = v; return nil })
-	}
-	fs.StringVar(&cfg.instructorKey, "instructor-key", getenv("INSTRUCTOR_KEY"), "key needed to start a class session (env INSTRUCTOR_KEY; default: none, anyone may)")
-	fs.StringVar(&cfg.publicURL, "public-url", getenv("PUBLIC_URL"), "the site's origin as learning platforms and browsers reach it, such as https://lab.example.org, for the LTI URLs (env PUBLIC_URL; default: each request's)")
-	fs.StringVar(&cfg.ltiPlatforms, "lti-platforms", getenv("LTI_PLATFORMS"), "JSON file of LTI 1.3 platforms, beside those `server lti add` stored (env LTI_PLATFORMS)")
-	proxies := getenv("TRUSTED_PROXIES")
-	fs.Func("trusted-proxies", "reverse proxies in front of the server, addresses or networks such as 10.0.0.1,192.168.0.0/16: their Forwarded and X-Forwarded-For/-Proto headers are believed (env TRUSTED_PROXIES; default: none, the headers are ignored)", func(v string) error { proxies = v; return nil })
-	idle := cmpOr(getenv("SESSION_IDLE"), classroom.DefaultIdle.String())
-	fs.Func("session-idle", "class sessions end after this long without activity, 1m to 168h (env SESSION_IDLE; default "+classroom.DefaultIdle.String()+")", func(v string) error { idle = v; return nil })
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
+	cfg.addr, cfg.content, cfg.data, cfg.databaseURL = f.addr.Value, f.content.Value, f.data.Value, f.databaseURL.Value
+	cfg.frameAncestors, cfg.widgetAncestors = f.frameAncestors.Value, f.widgets.Value
+	cfg.labCommand, cfg.instructorKey = f.labCommand.Value, f.instructorKey.Value
+	cfg.publicURL, cfg.ltiPlatforms = f.publicURL.Value, f.platforms.Value
 	// A bad value is named as it was given: by its flag, or by its
 	// environment variable when the flag was not set.
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	source := func(flagName, env string) string {
-		if given[flagName] {
-			return "--" + flagName
-		}
-		return env
-	}
-	for i, w := range wholes {
-		n, err := strconv.Atoi(wholeText[i])
+	for _, w := range f.wholes {
+		n, err := strconv.Atoi(w.Value)
 		if err != nil || n < w.lo || n > w.hi {
-			return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a whole number from %d to %d", source(w.name, w.env), wholeText[i], w.lo, w.hi)}
+			return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a whole number from %d to %d", w.Name(), w.Value, w.lo, w.hi)}
 		}
-		*w.dst = n
+		*w.dst(&cfg) = n
 	}
-	if d, err := time.ParseDuration(idle); err != nil || d < time.Minute || d > 168*time.Hour {
-		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a duration from 1m to 168h, such as 90m or 3h", source("session-idle", "SESSION_IDLE"), idle)}
+	if d, err := time.ParseDuration(f.idle.Value); err != nil || d < time.Minute || d > 168*time.Hour {
+		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want a duration from 1m to 168h, such as 90m or 3h", f.idle.Name(), f.idle.Value)}
 	} else {
 		cfg.sessionIdle = d
 	}
-	if tp, err := web.ParseTrustedProxies(proxies); err != nil {
-		return cfg, usageError{fmt.Sprintf("%s: %v", source("trusted-proxies", "TRUSTED_PROXIES"), err)}
+	if tp, err := web.ParseTrustedProxies(f.proxies.Value); err != nil {
+		return cfg, usageError{fmt.Sprintf("%s: %v", f.proxies.Name(), err)}
 	} else {
 		cfg.trustedProxies = tp
 	}
-	if fs.NArg() > 0 {
+	if fs := f.set.FlagSet(); fs.NArg() > 0 {
 		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or a subcommand: \"lessons check [DIR]\", \"lessons marks\", \"lessons record\", \"lti add|list|remove|rotate-key\"", fs.Arg(0))}
 	}
 	if err := checkFrameAncestors("--frame-ancestors", cfg.frameAncestors); err != nil {
@@ -321,20 +339,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if cfg.publicURL != "" {
 		u, err := url.Parse(cfg.publicURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
-			return cfg, usageError{fmt.Sprintf("%s %q is not an origin: want scheme://host[:port], such as https://lab.example.org", source("public-url", "PUBLIC_URL"), cfg.publicURL)}
+			return cfg, usageError{fmt.Sprintf("%s %q is not an origin: want scheme://host[:port], such as https://lab.example.org", f.publicURL.Name(), cfg.publicURL)}
 		}
 		cfg.publicURL = strings.TrimSuffix(cfg.publicURL, "/")
 	}
 	return cfg, nil
-}
-
-// wholeFlag is a whole-number flag with its environment variable, default
-// and allowed range.
-type wholeFlag struct {
-	name, env   string
-	def, lo, hi int
-	usage       string
-	dst         *int
 }
 
 // checkFrameAncestors accepts, for the flag named, a space-separated CSP

@@ -64,37 +64,69 @@ export function littlesLaw({ arrivals, latency_ms: latencyMS, inflight }, solve 
     if (latencyMS === 0) {
       r.arrivals = NaN;
       r.defined = false;
-      r.message = inflight === 0
-        ? "With a time in system of 0 ms and nothing in flight, any arrival rate fits: set a time above 0 ms."
-        : "With a time in system of 0 ms, no arrival rate keeps " + F(inflight) + " requests in flight: set a time above 0 ms.";
+      r.message =
+        inflight === 0
+          ? "With a time in system of 0 ms and nothing in flight, any arrival rate fits: set a time above 0 ms."
+          : "With a time in system of 0 ms, no arrival rate keeps " + F(inflight) + " requests in flight: set a time above 0 ms.";
     } else {
-      const a = inflight * 1000 / latencyMS;
+      const a = (inflight * 1000) / latencyMS;
       r.arrivals = a;
       const l = F(inflight);
-      r.sentence = l + " " + plural(l, "request", "requests") + " in flight that each stay " + F(latencyMS) +
-        " ms sustain " + about(a) + F(a) + " " + plural(F(a), "request", "requests") + " a second.";
+      r.sentence =
+        l +
+        " " +
+        plural(l, "request", "requests") +
+        " in flight that each stay " +
+        F(latencyMS) +
+        " ms sustain " +
+        about(a) +
+        F(a) +
+        " " +
+        plural(F(a), "request", "requests") +
+        " a second.";
     }
   } else if (solve === "latency_ms") {
     if (arrivals === 0) {
       r.latency_ms = NaN;
       r.defined = false;
-      r.message = inflight === 0
-        ? "With no arrivals and nothing in flight, any time in system fits: set an arrival rate above 0."
-        : "With no arrivals, " + F(inflight) + " requests can never be in flight: set an arrival rate above 0.";
+      r.message =
+        inflight === 0
+          ? "With no arrivals and nothing in flight, any time in system fits: set an arrival rate above 0."
+          : "With no arrivals, " + F(inflight) + " requests can never be in flight: set an arrival rate above 0.";
     } else {
-      const w = inflight * 1000 / arrivals;
+      const w = (inflight * 1000) / arrivals;
       r.latency_ms = w;
       const l = F(inflight);
       const a = F(arrivals);
-      r.sentence = l + " " + plural(l, "request", "requests") + " in flight at " + a + " " + plural(a, "request", "requests") +
-        " a second means each stays " + about(w) + F(w) + " ms.";
+      r.sentence =
+        l +
+        " " +
+        plural(l, "request", "requests") +
+        " in flight at " +
+        a +
+        " " +
+        plural(a, "request", "requests") +
+        " a second means each stays " +
+        about(w) +
+        F(w) +
+        " ms.";
     }
   } else {
-    const l = arrivals * latencyMS / 1000;
+    const l = (arrivals * latencyMS) / 1000;
     r.inflight = l;
     const a = F(arrivals);
-    r.sentence = a + " " + plural(a, "request", "requests") + " a second that each stay " + F(latencyMS) + " ms means " +
-      about(l) + F(l) + " " + plural(F(l), "request is", "requests are") + " inside at any moment.";
+    r.sentence =
+      a +
+      " " +
+      plural(a, "request", "requests") +
+      " a second that each stay " +
+      F(latencyMS) +
+      " ms means " +
+      about(l) +
+      F(l) +
+      " " +
+      plural(F(l), "request is", "requests are") +
+      " inside at any moment.";
   }
   if (!r.defined) r.sentence = r.message;
   return r;
@@ -112,13 +144,25 @@ export function roundLimit(exact) {
 export function admissionLimit({ workers, budget_ms: budgetMS, service_ms: serviceMS }) {
   const F = formatNumber;
   const r = {
-    workers, budget_ms: budgetMS, service_ms: serviceMS, feasible: false,
-    exact: NaN, rounded: NaN, worst_ms: NaN, over_ms: NaN, steps: [], sentence: "",
+    workers,
+    budget_ms: budgetMS,
+    service_ms: serviceMS,
+    feasible: false,
+    exact: NaN,
+    rounded: NaN,
+    worst_ms: NaN,
+    over_ms: NaN,
+    steps: [],
+    sentence: "",
   };
   const spare = budgetMS - serviceMS;
   r.steps.push("budget − service = " + F(budgetMS) + " − " + F(serviceMS) + " = " + F(spare) + " ms a request can spend waiting");
   if (spare <= 0) {
-    r.message = "A " + F(budgetMS) + " ms budget leaves no room to wait before a " + F(serviceMS) +
+    r.message =
+      "A " +
+      F(budgetMS) +
+      " ms budget leaves no room to wait before a " +
+      F(serviceMS) +
       " ms service: any request that waits at all is late, so no queue fits. Lengthen the budget or shorten the service.";
     r.steps.push("nothing is left to wait in, so no queue fits");
     r.sentence = r.message;
@@ -126,9 +170,9 @@ export function admissionLimit({ workers, budget_ms: budgetMS, service_ms: servi
   }
   r.feasible = true;
   const per = spare / serviceMS;
-  const exact = workers * spare / serviceMS;
+  const exact = (workers * spare) / serviceMS;
   const rounded = roundLimit(exact);
-  const wait = rounded * serviceMS / workers;
+  const wait = (rounded * serviceMS) / workers;
   const worst = wait + serviceMS;
   // Over budget counts only beyond floating-point noise (1e-9 of the budget).
   let over = worst - budgetMS;
@@ -141,11 +185,37 @@ export function admissionLimit({ workers, budget_ms: budgetMS, service_ms: servi
     F(spare) + " ÷ " + F(serviceMS) + " = " + F(per) + " service times fit in that wait",
     "× " + w + " " + plural(w, "worker", "workers") + " = " + F(exact) + " requests can wait ahead of a new one",
     "round down, so the last one admitted is within budget (at least 1): limit " + rs,
-    "check: with " + rs + " waiting, the last one admitted waits " + rs + " × " + F(serviceMS) + " ÷ " + w + " = " + F(wait) +
-      " ms and finishes at " + F(worst) + " ms, " + check,
+    "check: with " +
+      rs +
+      " waiting, the last one admitted waits " +
+      rs +
+      " × " +
+      F(serviceMS) +
+      " ÷ " +
+      w +
+      " = " +
+      F(wait) +
+      " ms and finishes at " +
+      F(worst) +
+      " ms, " +
+      check,
   );
-  r.sentence = "With " + w + " " + plural(w, "worker", "workers") + ", a " + F(budgetMS) + " ms budget and " + F(serviceMS) +
-    " ms of service, queue at most " + rs + " " + plural(rs, "request", "requests") + " (the formula gives " + F(exact) + ").";
+  r.sentence =
+    "With " +
+    w +
+    " " +
+    plural(w, "worker", "workers") +
+    ", a " +
+    F(budgetMS) +
+    " ms budget and " +
+    F(serviceMS) +
+    " ms of service, queue at most " +
+    rs +
+    " " +
+    plural(rs, "request", "requests") +
+    " (the formula gives " +
+    F(exact) +
+    ").";
   return r;
 }
 
@@ -157,19 +227,33 @@ export function admissionLimit({ workers, budget_ms: budgetMS, service_ms: servi
 export function twoCeilings({ workers, cpus, spin_ms: spinMS, wait_ms: waitMS }) {
   const F = formatNumber;
   const total = spinMS + waitMS;
-  let wc = Infinity, one = Infinity, share = NaN, pc = Infinity, capx = Infinity;
+  let wc = Infinity,
+    one = Infinity,
+    share = NaN,
+    pc = Infinity,
+    capx = Infinity;
   if (total > 0) {
-    wc = workers * 1000 / total;
+    wc = (workers * 1000) / total;
     one = 1000 / total;
     share = spinMS / total;
   }
   if (spinMS > 0) {
-    pc = cpus * 1000 / spinMS;
-    capx = cpus * total / spinMS;
+    pc = (cpus * 1000) / spinMS;
+    capx = (cpus * total) / spinMS;
   }
   const r = {
-    workers, cpus, spin_ms: spinMS, wait_ms: waitMS, worker_ceiling: wc, processor_ceiling: pc,
-    binds: "", ceiling: Math.min(wc, pc), one_worker: one, spin_share: share, speedup_cap: capx, sentence: "",
+    workers,
+    cpus,
+    spin_ms: spinMS,
+    wait_ms: waitMS,
+    worker_ceiling: wc,
+    processor_ceiling: pc,
+    binds: "",
+    ceiling: Math.min(wc, pc),
+    one_worker: one,
+    spin_share: share,
+    speedup_cap: capx,
+    sentence: "",
   };
   const w = F(workers);
   const c = F(cpus);
@@ -207,14 +291,14 @@ export function twoCeilings({ workers, cpus, spin_ms: spinMS, wait_ms: waitMS })
 // the Erlang B recursion.
 function erlangC(c, a) {
   let b = 1;
-  for (let k = 1; k <= c; k++) b = a * b / (k + a * b);
+  for (let k = 1; k <= c; k++) b = (a * b) / (k + a * b);
   const rho = a / c;
   return b / (1 - rho * (1 - b));
 }
 
 function meanResponse(c, s, rho) {
   const a = rho * c;
-  const theta = c * (1 - rho) / s;
+  const theta = (c * (1 - rho)) / s;
   return erlangC(c, a) / theta + s;
 }
 
@@ -249,16 +333,23 @@ function percentile(cw, mu, theta, p) {
 }
 
 function point(c, s, rho) {
-  const capacity = c * 1000 / s;
+  const capacity = (c * 1000) / s;
   const p = {
-    arrivals: rho * capacity, utilisation: rho, prob_wait: NaN, mean_in_system: NaN, mean_queue: NaN,
-    mean_wait_ms: NaN, mean_response_ms: NaN, p50_response_ms: NaN, p99_response_ms: NaN,
+    arrivals: rho * capacity,
+    utilisation: rho,
+    prob_wait: NaN,
+    mean_in_system: NaN,
+    mean_queue: NaN,
+    mean_wait_ms: NaN,
+    mean_response_ms: NaN,
+    p50_response_ms: NaN,
+    p99_response_ms: NaN,
   };
   if (!(rho < 1)) return p;
   const a = rho * c;
   const cw = erlangC(c, a);
   const mu = 1 / s;
-  const theta = c * (1 - rho) / s;
+  const theta = (c * (1 - rho)) / s;
   const lambda = a / s;
   const wait = cw / theta;
   p.prob_wait = cw;
@@ -282,11 +373,15 @@ function knee(c, s) {
   let f2 = power(x2);
   for (let i = 0; i < 100; i++) {
     if (f1 < f2) {
-      a = x1; x1 = x2; f1 = f2;
+      a = x1;
+      x1 = x2;
+      f1 = f2;
       x2 = a + gr * (b - a);
       f2 = power(x2);
     } else {
-      b = x2; x2 = x1; f2 = f1;
+      b = x2;
+      x2 = x1;
+      f2 = f1;
       x1 = b - gr * (b - a);
       f1 = power(x1);
     }
@@ -303,12 +398,17 @@ function knee(c, s) {
 export function queueCurve({ servers, service_ms: serviceMS, arrivals }) {
   const F = formatNumber;
   const c = Math.trunc(servers);
-  const capacity = servers * 1000 / serviceMS;
-  const rho = arrivals * serviceMS / (1000 * servers);
+  const capacity = (servers * 1000) / serviceMS;
+  const rho = (arrivals * serviceMS) / (1000 * servers);
   const at = point(c, serviceMS, rho);
   at.arrivals = arrivals;
   const r = {
-    servers, service_ms: serviceMS, arrivals, capacity, stable: rho < 1, at,
+    servers,
+    service_ms: serviceMS,
+    arrivals,
+    capacity,
+    stable: rho < 1,
+    at,
     knee: point(c, serviceMS, knee(c, serviceMS)),
     at_70: point(c, serviceMS, 0.7),
     at_90: point(c, serviceMS, 0.9),
@@ -322,16 +422,44 @@ export function queueCurve({ servers, service_ms: serviceMS, arrivals }) {
   const servs = cs + " " + plural(cs, "server", "servers");
   const perSecond = lam + " " + plural(lam, "request", "requests") + " a second";
   if (!r.stable) {
-    r.message = "At " + perSecond + " the offered load is " + F(rho * 100) + "% of what " + servs + " of " + s +
-      " ms can serve (" + F(capacity) + " a second): the queue grows without limit, so there is no steady state to report.";
+    r.message =
+      "At " +
+      perSecond +
+      " the offered load is " +
+      F(rho * 100) +
+      "% of what " +
+      servs +
+      " of " +
+      s +
+      " ms can serve (" +
+      F(capacity) +
+      " a second): the queue grows without limit, so there is no steady state to report.";
     r.sentence = r.message;
     return r;
   }
   const l = F(at.mean_in_system);
-  r.sentence = "At " + perSecond + ", " + servs + " taking " + s + " ms each " + plural(cs, "is", "are") + " " +
-    F(rho * 100) + "% busy: on average " + l + " " + plural(l, "request is", "requests are") + " inside, each waits " +
-    F(at.mean_wait_ms) + " ms and spends " + F(at.mean_response_ms) + " ms in all; 1 in 100 takes longer than " +
-    F(at.p99_response_ms) + " ms.";
+  r.sentence =
+    "At " +
+    perSecond +
+    ", " +
+    servs +
+    " taking " +
+    s +
+    " ms each " +
+    plural(cs, "is", "are") +
+    " " +
+    F(rho * 100) +
+    "% busy: on average " +
+    l +
+    " " +
+    plural(l, "request is", "requests are") +
+    " inside, each waits " +
+    F(at.mean_wait_ms) +
+    " ms and spends " +
+    F(at.mean_response_ms) +
+    " ms in all; 1 in 100 takes longer than " +
+    F(at.p99_response_ms) +
+    " ms.";
   return r;
 }
 
@@ -344,7 +472,9 @@ const finite = (x) => typeof x === "number" && Number.isFinite(x);
  */
 export function compute(kind, values, solve = "") {
   const res = { kind, values: { ...values }, sentence: "", quantities: {} };
-  const put = (name, x) => { if (finite(x)) res.quantities[name] = x; };
+  const put = (name, x) => {
+    if (finite(x)) res.quantities[name] = x;
+  };
   let r;
   switch (kind) {
     case "littles-law":
@@ -356,8 +486,12 @@ export function compute(kind, values, solve = "") {
     case "admission-limit":
       r = admissionLimit(values);
       res.admission_limit = r;
-      put("workers", r.workers); put("budget_ms", r.budget_ms); put("service_ms", r.service_ms);
-      put("limit", r.exact); put("rounded_limit", r.rounded); put("worst_ms", r.worst_ms);
+      put("workers", r.workers);
+      put("budget_ms", r.budget_ms);
+      put("service_ms", r.service_ms);
+      put("limit", r.exact);
+      put("rounded_limit", r.rounded);
+      put("worst_ms", r.worst_ms);
       break;
     case "two-ceilings":
       r = twoCeilings(values);
@@ -368,7 +502,8 @@ export function compute(kind, values, solve = "") {
       r = queueCurve(values);
       res.queue_curve = r;
       for (const n of ["servers", "service_ms", "arrivals", "capacity"]) put(n, r[n]);
-      for (const n of ["utilisation", "prob_wait", "mean_in_system", "mean_queue", "mean_wait_ms", "mean_response_ms", "p50_response_ms", "p99_response_ms"]) put(n, r.at[n]);
+      for (const n of ["utilisation", "prob_wait", "mean_in_system", "mean_queue", "mean_wait_ms", "mean_response_ms", "p50_response_ms", "p99_response_ms"])
+        put(n, r.at[n]);
       put("knee_arrivals", r.knee.arrivals);
       break;
     default:
@@ -392,7 +527,10 @@ export function goalReached(quantities, targets) {
     if (ok && Math.abs(got - t.value) <= t.tol + 1e-9 * Math.max(1, Math.abs(t.value))) continue;
     st.reached = false;
     st.misses.push({
-      param: t.param, want: t.value, tol: t.tol, got: ok ? got : NaN,
+      param: t.param,
+      want: t.value,
+      tol: t.tol,
+      got: ok ? got : NaN,
       message: ok
         ? t.param + " is " + F(got) + "; the goal wants " + F(t.value) + " ± " + F(t.tol) + "."
         : t.param + " has no value here; the goal wants " + F(t.value) + " ± " + F(t.tol) + ".",

@@ -66,11 +66,33 @@ test("match reports differences, so a passing vector means something", () => {
 
 test("formatNumber follows the documented rules", () => {
   // [value, shown]: whole from 100, two decimals from 1, three significant digits below 1.
-  const cases = [[11.040000000000001, "11.04"], [190.47619, "190"], [761.9047, "762"], [9.952380952, "9.95"], [0.047619, "0.0476"],
-    [0, "0"], [-11, "-11"], [1e-6, "0.000001"], [1e-20, "0"], [Infinity, "∞"], [NaN, "undefined"], [2.5, "2.5"], [99.999, "100"]];
+  const cases = [
+    [11.040000000000001, "11.04"],
+    [190.47619, "190"],
+    [761.9047, "762"],
+    [9.952380952, "9.95"],
+    [0.047619, "0.0476"],
+    [0, "0"],
+    [-11, "-11"],
+    [1e-6, "0.000001"],
+    [1e-20, "0"],
+    [Infinity, "∞"],
+    [NaN, "undefined"],
+    [2.5, "2.5"],
+    [99.999, "100"],
+  ];
   for (const [v, want] of cases) assert.equal(formatNumber(v), want, String(v));
 });
 
 test("roundLimit: down, so the last admitted is within budget, at least 1", () => {
-  for (const [v, want] of [[9.952, 9], [72.67, 72], [2.5, 2], [4, 4], [2.9999999999999996, 3], [0.04, 1], [0.5, 1]]) assert.equal(roundLimit(v), want, String(v));
+  for (const [v, want] of [
+    [9.952, 9],
+    [72.67, 72],
+    [2.5, 2],
+    [4, 4],
+    [2.9999999999999996, 3],
+    [0.04, 1],
+    [0.5, 1],
+  ])
+    assert.equal(roundLimit(v), want, String(v));
 });

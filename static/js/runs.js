@@ -12,11 +12,10 @@
 // queue place, the start, each new row and the end are announced in the
 // panel's aria-live region (progress, four times a second, is shown but
 // not announced: the status line is not a live region). A dropped stream
-// reconnects with the last sequence number it saw, so no event is lost or
-// repeated.
+// reconnects (reconnect.js) with the last sequence number it saw, so no
+// event is lost or repeated.
 
-const reconnectFirstMS = 500;
-const reconnectMaxMS = 10000;
+import { keepOpen } from "./reconnect.js";
 
 function statusOf(panel) {
   return panel.querySelector('[data-testid="run-status"]');
@@ -66,7 +65,7 @@ function plural(n, one, many) {
   return n === 1 ? one : many;
 }
 
-// startsIn says when a queued run is expected to start (web/sweeps.go
+// startsIn says when a queued run is expected to start (web/runpanel.go
 // writes the same words).
 function startsIn(ms) {
   const secs = Math.ceil(ms / 1000);
@@ -102,7 +101,6 @@ function watch(panel, replay = false, onEnd = null) {
   const id = panel.dataset.runId;
   let last = replay ? 0 : Number(panel.dataset.since || "0");
   let rowsSeen = 0;
-  let delay = reconnectFirstMS;
   let finished = false;
 
   const onEvent = (e) => {
@@ -144,7 +142,10 @@ function watch(panel, replay = false, onEnd = null) {
         const r = e.row || {};
         setProgress(panel, "window-progress", 1);
         setProgress(panel, "run-progress", (e.window + 1) / e.windows);
-        announce(panel, `Window ${e.window + 1} of ${e.windows}: offered ${fmt(r.offered)} a second, ${fmt(r.ok_per_sec)} ok a second, p50 ${fmt(r.p50_ms)} ms, p99 ${fmt(r.p99_ms)} ms.`);
+        announce(
+          panel,
+          `Window ${e.window + 1} of ${e.windows}: offered ${fmt(r.offered)} a second, ${fmt(r.ok_per_sec)} ok a second, p50 ${fmt(r.p50_ms)} ms, p99 ${fmt(r.p99_ms)} ms.`,
+        );
         rowsSeen++;
         if (replay) refresh(panel, id, rowsSeen); // a live stream sends the panel after the row
         break;
@@ -160,25 +161,18 @@ function watch(panel, replay = false, onEnd = null) {
     }
   };
 
-  const connect = () => {
-    const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const pace = replay ? "&pace=real" : "";
-    const ws = new WebSocket(`${proto}//${location.host}/ws/runs/${encodeURIComponent(id)}?since=${last}${pace}`);
-    ws.onmessage = (m) => {
-      delay = reconnectFirstMS;
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  const pace = replay ? "&pace=real" : "";
+  keepOpen(() => `${proto}//${location.host}/ws/runs/${encodeURIComponent(id)}?since=${last}${pace}`, {
+    onMessage: (data) => {
       try {
-        onEvent(JSON.parse(m.data));
+        onEvent(JSON.parse(data));
       } catch (err) {
         console.error("run stream:", err);
       }
-    };
-    ws.onclose = () => {
-      if (finished) return;
-      setTimeout(connect, delay);
-      delay = Math.min(delay * 2, reconnectMaxMS);
-    };
-  };
-  connect();
+    },
+    onClose: () => !finished,
+  });
 }
 
 // panelOf fetches a run's panel (its first rows windows, for a replay).

@@ -85,7 +85,11 @@ function lessonContents(nav) {
     where.textContent = at > 0 ? links[at].textContent : "";
     // Keep the current link in view in a sidebar taller than the window.
     const a = links[at];
-    if (!narrow.matches && nav.scrollHeight > nav.clientHeight && (a.offsetTop < nav.scrollTop || a.offsetTop + a.offsetHeight > nav.scrollTop + nav.clientHeight)) {
+    if (
+      !narrow.matches &&
+      nav.scrollHeight > nav.clientHeight &&
+      (a.offsetTop < nav.scrollTop || a.offsetTop + a.offsetHeight > nav.scrollTop + nav.clientHeight)
+    ) {
       nav.scrollTop = a.offsetTop - nav.clientHeight / 3;
     }
   };

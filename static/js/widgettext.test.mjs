@@ -10,14 +10,14 @@ const file = fileURLToPath(new URL("../../web/testdata/widget-vectors.json", imp
 const { slider, misses } = JSON.parse(readFileSync(file, "utf8"));
 
 for (const c of slider) {
-	test("sliderFor: " + c.why, () => {
-		assert.deepEqual(sliderFor(c.param, c.value, c.target || null), c.want);
-	});
+  test("sliderFor: " + c.why, () => {
+    assert.deepEqual(sliderFor(c.param, c.value, c.target || null), c.want);
+  });
 }
 
 for (const c of misses) {
-	test("missText: " + c.why, () => {
-		const m = { ...c.miss, got: c.miss.got === null ? NaN : c.miss.got };
-		assert.equal(missText(c.labels, m), c.want);
-	});
+  test("missText: " + c.why, () => {
+    const m = { ...c.miss, got: c.miss.got === null ? NaN : c.miss.got };
+    assert.equal(missText(c.labels, m), c.want);
+  });
 }

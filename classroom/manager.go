@@ -1,0 +1,377 @@
+package classroom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"capacitylab/store"
+	"capacitylab/wsconn"
+)
+
+// Limits and defaults.
+const (
+	// DefaultIdle is how long a session may go without any activity (a
+	// join, a connection or an accepted message) before it ends.
+	DefaultIdle = 3 * time.Hour
+	// DefaultSendBuffer is how many messages may wait for one slow client
+	// before it is dropped.
+	DefaultSendBuffer = 256
+	// MaxRounds is how many rounds of voting a question may have.
+	MaxRounds = 2
+	// MaxParticipants caps a session's participants.
+	MaxParticipants = 1000
+	// MaxNameRunes caps a display name.
+	MaxNameRunes = 40
+	// logSize is how many broadcast messages a session keeps for resuming
+	// clients.
+	logSize = 512
+	// storeTimeout bounds every store call made for a message.
+	storeTimeout = 5 * time.Second
+)
+
+// Errors returned by Manager and Session methods.
+var (
+	// ErrNoSession: no session has that code.
+	ErrNoSession = errors.New("there is no class session with that code")
+	// ErrBadCode: what was typed cannot be a join code.
+	ErrBadCode = errors.New(codeHelp)
+	// ErrEnded: the session has ended; its results can still be read.
+	ErrEnded = errors.New("this class session has ended")
+	// ErrFull: the session has MaxParticipants participants.
+	ErrFull = errors.New("this class session is full")
+	// ErrBadToken: a token is neither the session's host token nor its
+	// projector token.
+	ErrBadToken = errors.New("that token is neither this session's host token nor its projector token")
+	// ErrNotParticipant: a participant token is not one of the session's.
+	ErrNotParticipant = errors.New("not a participant of this session")
+)
+
+// TooManyMissesError is returned by Lookup when the client address asked
+// for too many codes that do not exist.
+type TooManyMissesError struct {
+	RetryAfter time.Duration
+}
+
+func (e *TooManyMissesError) Error() string {
+	return fmt.Sprintf("too many wrong join codes from this address; try again in %d seconds", int(e.RetryAfter.Seconds()+0.999))
+}
+
+// Question is a poll the host can run: one Predict or Check block.
+type Question struct {
+	ID      string
+	Type    string   // "predict" or "check"
+	Text    string   // the prompt as plain text: messages name the question by its first words
+	Options []string // option ids in order
+	Correct string   // the correct option id; shown to hosts, and to everyone once the answer is shown
+	// Explain is each option's explanation from the lesson (HTML, by
+	// option id), sent to everyone with the answer.
+	Explain map[string]string
+}
+
+// labelRunes is how much of a question's text its label keeps.
+const labelRunes = 48
+
+// label is how a message names a question: the first words of its
+// prompt in quotes, as the class sees it ("‘With one worker and 20 ms
+// per…’"), or its id when the lesson gave no text.
+func (q *Question) label() string {
+	t := strings.Join(strings.Fields(q.Text), " ")
+	if t == "" {
+		return q.ID
+	}
+	if r := []rune(t); len(r) > labelRunes {
+		cut := string(r[:labelRunes])
+		if i := strings.LastIndexByte(cut, ' '); i > labelRunes/2 {
+			cut = cut[:i]
+		}
+		t = strings.TrimRight(cut, " ,;:.") + "…"
+	}
+	return "‘" + t + "’"
+}
+
+// Lesson is what a session needs to know about its lesson.
+type Lesson struct {
+	Slug      string
+	Title     string
+	Questions []Question
+	Labs      []string // ids of the lab blocks the host may run
+}
+
+// LessonFunc returns the lesson with a slug, or an error if there is none.
+type LessonFunc func(slug string) (Lesson, error)
+
+// RunFunc starts one run of a lesson's lab preset (with the host's knobs,
+// if any) for a whole session and returns the run's id. The text of its error is shown to the host, so it
+// must be written for them.
+type RunFunc func(ctx context.Context, session, lesson, lab string, knobs *Knobs) (runID string, err error)
+
+// Store is the storage sessions are kept in; *store.Store implements it.
+type Store interface {
+	CreateClassSession(ctx context.Context, c store.ClassSession) error
+	ClassSession(ctx context.Context, code string) (store.ClassSession, error)
+	AddClassParticipant(ctx context.Context, code string, p store.ClassParticipant) error
+	SaveClassRound(ctx context.Context, code string, r store.ClassRound) error
+	SaveClassVotes(ctx context.Context, code string, votes []store.ClassVote) error
+	UpdateClassSession(ctx context.Context, code, focus, runID string, activeAt time.Time) error
+	EndClassSession(ctx context.Context, code string, at time.Time) error
+	EndIdleClassSessions(ctx context.Context, idleBefore, at time.Time) ([]string, error)
+}
+
+// Config configures a Manager. Store and Lessons are required.
+type Config struct {
+	Store      Store
+	Lessons    LessonFunc
+	StartRun   RunFunc       // nil: the host's run requests are refused
+	Idle       time.Duration // 0: DefaultIdle
+	SendBuffer int           // 0: DefaultSendBuffer
+	// SweepEvery is how often idle sessions are looked for; 0: a quarter
+	// of Idle, at most a minute.
+	SweepEvery time.Duration
+	Now        func() time.Time // nil: time.Now
+	Logger     *slog.Logger     // nil: discard
+}
+
+// Manager holds the live sessions: each one's state, participants and
+// connections. It is safe for concurrent use.
+type Manager struct {
+	cfg    Config
+	log    *slog.Logger
+	misses *Limiter
+
+	mu     sync.Mutex
+	live   map[string]*Session
+	closed bool
+	conns  sync.WaitGroup
+	stop   chan struct{}
+	swept  chan struct{}
+
+	votes   chan voteOp   // to the vote writer (writer.go)
+	written chan struct{} // closed when the vote writer has ended
+}
+
+// New starts a Manager; Close stops it.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Store == nil || cfg.Lessons == nil {
+		return nil, errors.New("classroom: Config needs Store and Lessons")
+	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = DefaultIdle
+	}
+	if cfg.SendBuffer <= 0 {
+		cfg.SendBuffer = DefaultSendBuffer
+	}
+	if cfg.SweepEvery <= 0 {
+		cfg.SweepEvery = min(cfg.Idle/4, time.Minute)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := &Manager{cfg: cfg, log: log, misses: newMissLimiter(), live: map[string]*Session{},
+		stop: make(chan struct{}), swept: make(chan struct{}), votes: make(chan voteOp, maxBatch), written: make(chan struct{})}
+	go m.janitor()
+	go m.voteWriter()
+	return m, nil
+}
+
+// Idle returns the idle time after which sessions end.
+func (m *Manager) Idle() time.Duration { return m.cfg.Idle }
+
+// Close ends every connection (wsconn.CloseGoingAway) and stops the idle sweeps.
+// Sessions stay stored and resume when the server starts again.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	close(m.stop)
+	for _, s := range m.live {
+		s.mu.Lock()
+		s.flushActive()
+		for c := range s.conns {
+			c.kick(wsconn.CloseGoingAway, "server stopping")
+		}
+		s.mu.Unlock()
+	}
+	m.mu.Unlock()
+	<-m.swept
+	m.conns.Wait()
+	close(m.votes)
+	select {
+	case <-m.written:
+	case <-time.After(writerIdle):
+		m.log.Error("class vote writer did not finish")
+	}
+	return nil
+}
+
+// Create starts a session for the lesson with this slug and returns it
+// with the host token (shown once, in the host link; only its hash is
+// stored).
+func (m *Manager) Create(ctx context.Context, slug string) (*Session, string, error) {
+	info, err := m.cfg.Lessons(slug)
+	if err != nil {
+		return nil, "", err
+	}
+	token := newHostToken()
+	now := m.cfg.Now().UTC()
+	for range 8 {
+		c := store.ClassSession{Code: newCode(), Lesson: slug, HostHash: hashToken(token), CreatedAt: now, ActiveAt: now}
+		err = m.cfg.Store.CreateClassSession(ctx, c)
+		if errors.Is(err, store.ErrCodeTaken) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		s := m.newSession(c, info)
+		m.mu.Lock()
+		m.live[c.Code] = s
+		m.mu.Unlock()
+		return s, token, nil
+	}
+	return nil, "", fmt.Errorf("classroom: no free join code after 8 tries: %w", err)
+}
+
+// Lookup finds the session for what a learner typed or followed, counting
+// codes that are malformed or do not exist against the client address
+// addr. It returns
+// ErrBadCode, ErrNoSession or *TooManyMissesError when it cannot; an
+// ended session is returned (check Ended).
+func (m *Manager) Lookup(ctx context.Context, addr, typed string) (*Session, error) {
+	now := m.cfg.Now()
+	if wait := m.misses.Wait(addr, now); wait > 0 {
+		return nil, &TooManyMissesError{RetryAfter: wait}
+	}
+	code, ok := NormalizeCode(typed)
+	if !ok {
+		// Not a miss: what cannot be a code tells a guesser nothing, and
+		// counting typos would lock a class out sooner.
+		return nil, ErrBadCode
+	}
+	s, err := m.Get(ctx, code)
+	if errors.Is(err, ErrNoSession) {
+		m.misses.Take(addr, now)
+	}
+	return s, err
+}
+
+// Get returns the session with this exact code, loading it from the store
+// if it is not in memory (after a restart). It does not count misses; use
+// it only behind a host token or a participant's cookie check.
+func (m *Manager) Get(ctx context.Context, code string) (*Session, error) {
+	m.mu.Lock()
+	s := m.live[code]
+	m.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	// The store is read without the lock, so that a code missing (a
+	// guess, a typo) never holds up look-ups of live sessions.
+	c, err := m.cfg.Store.ClassSession(ctx, code)
+	if errors.Is(err, store.ErrNoSession) {
+		return nil, ErrNoSession
+	}
+	if err != nil {
+		return nil, err
+	}
+	info, err := m.cfg.Lessons(c.Lesson)
+	if err != nil {
+		// The lesson is gone from the course: keep what was stored
+		// readable, with no questions to run.
+		info = Lesson{Slug: c.Lesson}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.live[code]; s != nil {
+		return s, nil // loaded meanwhile by another look-up
+	}
+	s = m.newSession(c, info)
+	m.live[code] = s
+	return s, nil
+}
+
+func (m *Manager) newSession(c store.ClassSession, info Lesson) *Session {
+	s := &Session{m: m, code: c.Code, lesson: c.Lesson, hostHash: c.HostHash, epoch: newParticipantToken()[:12],
+		info: info, questions: map[string]*question{}, byToken: map[string]*participant{},
+		focus: c.Focus, runID: c.RunID, ended: c.Ended(), activeAt: c.ActiveAt, savedActive: c.ActiveAt,
+		createdAt: c.CreatedAt, conns: map[*conn]struct{}{}}
+	for _, q := range info.Questions {
+		s.questions[q.ID] = &question{Question: q}
+	}
+	for _, p := range c.Participants {
+		pp := &participant{ClassParticipant: p}
+		s.participants = append(s.participants, pp)
+		s.byToken[p.TokenHash] = pp
+	}
+	for _, r := range c.Rounds {
+		if q := s.questions[r.Question]; q != nil && r.Round == len(q.rounds)+1 {
+			q.rounds = append(q.rounds, &round{ClassRound: r, votes: map[int]string{}})
+		}
+	}
+	for _, v := range c.Votes {
+		if q := s.questions[v.Question]; q != nil && v.Round >= 1 && v.Round <= len(q.rounds) {
+			q.rounds[v.Round-1].votes[v.Participant] = v.Option
+		}
+	}
+	return s
+}
+
+// janitor ends idle sessions every SweepEvery and forgets ended sessions
+// nobody is connected to.
+func (m *Manager) janitor() {
+	defer close(m.swept)
+	t := time.NewTicker(m.cfg.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.Sweep(context.Background())
+		}
+	}
+}
+
+// Sweep ends every session idle for longer than Config.Idle, in memory and
+// in the store. The janitor calls it; tests may too.
+func (m *Manager) Sweep(ctx context.Context) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.live {
+		s.mu.Lock()
+		s.flushActive()
+		s.mu.Unlock()
+	}
+	now := m.cfg.Now().UTC()
+	codes, err := m.cfg.Store.EndIdleClassSessions(ctx, now.Add(-m.cfg.Idle), now)
+	if err != nil {
+		m.log.Error("ending idle class sessions", "err", err)
+		return
+	}
+	for _, code := range codes {
+		if s := m.live[code]; s != nil {
+			s.mu.Lock()
+			s.endLocked(false)
+			s.mu.Unlock()
+		}
+		m.log.Info("class session ended after idle time", "session", code, "idle", m.cfg.Idle.String())
+	}
+	for code, s := range m.live {
+		s.mu.Lock()
+		if s.ended && len(s.conns) == 0 {
+			delete(m.live, code)
+		}
+		s.mu.Unlock()
+	}
+}

@@ -1,0 +1,317 @@
+package classroom
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"capacitylab/store"
+)
+
+type question struct {
+	Question
+	rounds []*round
+}
+
+func (q *question) last() *round {
+	if len(q.rounds) == 0 {
+		return nil
+	}
+	return q.rounds[len(q.rounds)-1]
+}
+
+// answered reports whether the host has shown the question's answer.
+func (q *question) answered() bool {
+	r := q.last()
+	return r != nil && !r.AnsweredAt.IsZero()
+}
+
+type round struct {
+	store.ClassRound
+	votes map[int]string // participant id → option
+}
+
+func (s *Session) counts(q *question, r *round) []OptionCount {
+	out := make([]OptionCount, len(q.Options))
+	for i, o := range q.Options {
+		out[i].Option = o
+	}
+	for _, v := range r.votes {
+		if i := slices.Index(q.Options, v); i >= 0 {
+			out[i].Count++
+		}
+	}
+	return out
+}
+
+// movement counts how participants who voted in both moved from the
+// round before r to r, in option order.
+func (s *Session) movement(q *question, r *round) []Move {
+	if r.Round < 2 {
+		return nil
+	}
+	prev := q.rounds[r.Round-2]
+	n := map[[2]string]int{}
+	for pid, to := range r.votes {
+		if from, ok := prev.votes[pid]; ok {
+			n[[2]string{from, to}]++
+		}
+	}
+	var out []Move
+	for _, from := range q.Options {
+		for _, to := range q.Options {
+			if c := n[[2]string{from, to}]; c > 0 {
+				out = append(out, Move{From: from, To: to, Count: c})
+			}
+		}
+	}
+	return out
+}
+
+func (s *Session) questionList() string {
+	ids := make([]string, len(s.info.Questions))
+	for i, q := range s.info.Questions {
+		ids[i] = q.ID
+	}
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
+}
+
+func verb(kind string) string {
+	switch kind {
+	case KindOpen:
+		return "open voting"
+	case KindClose:
+		return "close voting"
+	case KindReveal:
+		return "reveal the votes"
+	case KindAnswer:
+		return "show the answer"
+	case KindNextRound:
+		return "start a second round"
+	case KindRun:
+		return "start a run"
+	default:
+		return "end the session"
+	}
+}
+
+func (s *Session) openQuestion() *question {
+	for _, q := range s.questions {
+		if r := q.last(); r != nil && r.Status == store.RoundOpen {
+			return q
+		}
+	}
+	return nil
+}
+
+// handleVote records a participant's vote: checked and applied in memory
+// under the lock, stored by the vote writer (group commit) without the
+// lock, then acknowledged to the voter and tallied to the hosts.
+func (s *Session) handleVote(c *conn, in In) {
+	s.mu.Lock()
+	q, r, err := s.checkVote(in)
+	if err != nil {
+		re := err.(*Refusal)
+		s.refuse(c, in.Ref, re.code, re.msg)
+		s.mu.Unlock()
+		return
+	}
+	pid := c.p.ID
+	prev, had := r.votes[pid]
+	r.votes[pid] = in.Option
+	s.touch()
+	done := s.m.queueVote(s.code, store.ClassVote{Question: q.ID, Round: r.Round, Participant: pid, Option: in.Option, At: s.m.cfg.Now().UTC()})
+	s.mu.Unlock()
+
+	err = <-done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.m.log.Error("storing a class vote", "session", s.code, "question", q.ID, "err", err)
+		if r.votes[pid] == in.Option {
+			if had {
+				r.votes[pid] = prev
+			} else {
+				delete(r.votes, pid)
+			}
+		}
+		s.refuse(c, in.Ref, ErrCodeInternal, "Your vote could not be saved; it has been logged. Try again.")
+		return
+	}
+	s.reply(c, Out{Kind: KindVoted, Ref: in.Ref, Question: q.ID, Round: r.Round, Option: in.Option})
+	s.broadcast(Out{Kind: KindTally, Question: q.ID, Round: r.Round, Option: in.Option, Participant: c.p.view(),
+		Counts: s.counts(q, r), Total: len(r.votes), Movement: s.movement(q, r)}, true)
+}
+
+// checkVote finds the question and open round a vote is for, or says why
+// it is refused. s.mu is held.
+func (s *Session) checkVote(in In) (*question, *round, error) {
+	if s.ended {
+		return nil, nil, conflict("The session has ended.")
+	}
+	q := s.questions[in.Question]
+	if q == nil {
+		return nil, nil, &Refusal{ErrCodeInvalid, fmt.Sprintf("This lesson has no question %q; its questions are %s.", in.Question, s.questionList())}
+	}
+	if !slices.Contains(q.Options, in.Option) {
+		return nil, nil, &Refusal{ErrCodeInvalid, fmt.Sprintf("Question %s has no option %q; its options are %s.", q.label(), in.Option, strings.Join(q.Options, ", "))}
+	}
+	r := q.last()
+	if r == nil {
+		return nil, nil, conflict("Voting on %s has not opened yet.", q.label())
+	}
+	if r.Status != store.RoundOpen {
+		return nil, nil, conflict("Voting on %s is closed; your vote is locked.", q.label())
+	}
+	return q, r, nil
+}
+
+// setFocus makes id the block the class is on (the presenter view shows
+// it) and stores it. s.mu is held.
+func (s *Session) setFocus(ctx context.Context, id string) error {
+	if s.focus == id {
+		return nil
+	}
+	s.focus = id
+	if err := s.m.cfg.Store.UpdateClassSession(ctx, s.code, s.focus, s.runID, s.activeAt); err != nil {
+		return err
+	}
+	s.savedActive = s.activeAt
+	return nil
+}
+
+func (s *Session) open(ctx context.Context, q *question, next bool) error {
+	if other := s.openQuestion(); other != nil {
+		if other == q {
+			return conflict("Voting on %s is already open.", q.label())
+		}
+		return conflict("Voting on %s is still open: close it first.", other.label())
+	}
+	n := len(q.rounds)
+	switch {
+	case !next && n > 0:
+		return conflict("The class has voted on %s already; start a second round instead.", q.label())
+	case next && n == 0:
+		return conflict("The class has not voted on %s yet: open voting first.", q.label())
+	case next && q.answered():
+		return conflict("The answer to %s is showing, so a second round would not tell what the class thinks.", q.label())
+	case next && n >= MaxRounds:
+		return conflict("The class has voted %d times on %s, the most a question allows.", MaxRounds, q.label())
+	}
+	r := &round{ClassRound: store.ClassRound{Question: q.ID, Round: n + 1, Status: store.RoundOpen, OpenedAt: s.m.cfg.Now().UTC()},
+		votes: map[int]string{}}
+	if err := s.m.cfg.Store.SaveClassRound(ctx, s.code, r.ClassRound); err != nil {
+		return err
+	}
+	q.rounds = append(q.rounds, r)
+	if err := s.setFocus(ctx, q.ID); err != nil {
+		return err
+	}
+	s.broadcast(Out{Kind: KindRound, Question: q.ID, Round: r.Round, Status: store.RoundOpen}, false)
+	return nil
+}
+
+func (s *Session) close(ctx context.Context, q *question) error {
+	r := q.last()
+	if r == nil || r.Status != store.RoundOpen {
+		return conflict("Voting on %s is not open.", q.label())
+	}
+	// Votes already accepted for this round are stored before it closes.
+	s.m.flushVotes()
+	r.Status, r.ClosedAt = store.RoundClosed, s.m.cfg.Now().UTC()
+	if err := s.m.cfg.Store.SaveClassRound(ctx, s.code, r.ClassRound); err != nil {
+		r.Status, r.ClosedAt = store.RoundOpen, time.Time{}
+		return err
+	}
+	if err := s.setFocus(ctx, q.ID); err != nil {
+		return err
+	}
+	s.broadcast(Out{Kind: KindRound, Question: q.ID, Round: r.Round, Status: store.RoundClosed, Total: len(r.votes)}, false)
+	return nil
+}
+
+// reveal is the first step of the reveal: the spread of the last round's
+// votes, to everyone.
+func (s *Session) reveal(ctx context.Context, q *question) error {
+	r := q.last()
+	if r == nil {
+		return conflict("The class has not voted on %s yet: open voting first.", q.label())
+	}
+	if r.Status == store.RoundRevealed {
+		return conflict("The votes on %s are already showing.", q.label())
+	}
+	if r.Status == store.RoundOpen {
+		if err := s.close(ctx, q); err != nil {
+			return err
+		}
+	}
+	r.Status, r.RevealedAt = store.RoundRevealed, s.m.cfg.Now().UTC()
+	if err := s.m.cfg.Store.SaveClassRound(ctx, s.code, r.ClassRound); err != nil {
+		r.Status, r.RevealedAt = store.RoundClosed, time.Time{}
+		return err
+	}
+	if err := s.setFocus(ctx, q.ID); err != nil {
+		return err
+	}
+	s.broadcast(Out{Kind: KindRevealed, Question: q.ID, Round: r.Round, Status: store.RoundRevealed,
+		Counts: s.counts(q, r), Total: len(r.votes), Movement: s.movement(q, r)}, false)
+	return nil
+}
+
+// answer is the second step of the reveal: which option is right, with
+// every option's explanation, to everyone. A round whose spread is not
+// showing yet is revealed first (and closed first if open), so every
+// screen always goes through both steps in order.
+func (s *Session) answer(ctx context.Context, q *question) error {
+	r := q.last()
+	if r == nil {
+		return conflict("The class has not voted on %s yet: open voting first.", q.label())
+	}
+	if q.answered() {
+		return conflict("The answer to %s is already showing.", q.label())
+	}
+	if r.Status != store.RoundRevealed {
+		if err := s.reveal(ctx, q); err != nil {
+			return err
+		}
+	}
+	r.AnsweredAt = s.m.cfg.Now().UTC()
+	if err := s.m.cfg.Store.SaveClassRound(ctx, s.code, r.ClassRound); err != nil {
+		r.AnsweredAt = time.Time{}
+		return err
+	}
+	if err := s.setFocus(ctx, q.ID); err != nil {
+		return err
+	}
+	s.broadcast(Out{Kind: KindAnswered, Question: q.ID, Round: r.Round, Correct: q.Correct, Explain: q.Explain}, false)
+	return nil
+}
+
+func (s *Session) run(ctx context.Context, lab string, knobs *Knobs) error {
+	if !slices.Contains(s.info.Labs, lab) {
+		labs := strings.Join(s.info.Labs, ", ")
+		if labs == "" {
+			labs = "none"
+		}
+		return &Refusal{ErrCodeInvalid, fmt.Sprintf("This lesson has no lab %q; its labs are %s.", lab, labs)}
+	}
+	if s.m.cfg.StartRun == nil {
+		return conflict("This server runs no sweeps, so the class run is off.")
+	}
+	id, err := s.m.cfg.StartRun(ctx, s.code, s.lesson, lab, knobs)
+	if err != nil {
+		return err // a Refusal goes back to the host as it is; anything else is logged
+	}
+	s.runID, s.focus = id, lab
+	if err := s.m.cfg.Store.UpdateClassSession(ctx, s.code, s.focus, s.runID, s.activeAt); err != nil {
+		return err
+	}
+	s.savedActive = s.activeAt
+	s.broadcast(Out{Kind: KindRunStart, RunID: id, Lab: lab}, false)
+	return nil
+}

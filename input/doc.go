@@ -1,0 +1,22 @@
+// Package input is how the server reads what people and programs send it:
+// one strict JSON decoder (DecodeJSON) and one type for what is wrong with
+// each named field of what was sent (FieldErrors).
+//
+// DecodeJSON reads exactly one JSON value and nothing after it but white
+// space, and refuses a field the destination does not have. A mistake in
+// the input comes back as a *JSONError saying which (not JSON, an unknown
+// field, a field of the wrong type, something after the value), so each
+// caller words it for its own readers; a failure to read at all (a body
+// over its limit, *http.MaxBytesError) comes back as it is. Its users: a
+// sweep request (POST /api/sweeps), a class session's start (POST
+// /api/sessions) and reset (POST /progress/reset) in package web, a class
+// session's messages (package classroom), the lab's control API (package
+// labsvc) and the LTI platforms file (package lti).
+//
+// FieldErrors maps a field, by the name the sender used (a JSON name such
+// as "rates", a widget parameter such as "arrivals"), to one message
+// saying what is wrong with it and what is allowed, without the field's
+// name. It is the error a sweep's validation (package runner) and a
+// widget's (package model) return, and what web's error path renders: in
+// JSON, and beside each field on a page.
+package input

@@ -1,0 +1,101 @@
+package input
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+type knobs struct {
+	Workers int `json:"workers"`
+}
+
+type request struct {
+	knobs
+	Rates []float64 `json:"rates"`
+	Mode  string    `json:"mode"`
+}
+
+// TestDecodeJSON checks each mistake DecodeJSON names, and that what it
+// accepts decodes.
+func TestDecodeJSON(t *testing.T) {
+	tests := []struct {
+		name, body string
+		problem    Problem // 0: accepted
+		field, got string
+	}{
+		// One object with known fields, white space after it.
+		{"good", `{"workers": 4, "rates": [40, 80]}` + "\n  ", 0, "", ""},
+		// A field the request does not have, named as sent.
+		{"unknown field", `{"rates": [10], "colour": "red"}`, UnknownField, "colour", ""},
+		// A field of the wrong type, named by its JSON name even inside an
+		// embedded struct (not "knobs.workers").
+		{"wrong type inside", `{"workers": "many"}`, WrongType, "workers", "string"},
+		// A number where a list goes.
+		{"number for a list", `{"rates": 5}`, WrongType, "rates", "number"},
+		// Not JSON at all.
+		{"not json", `workers=4`, NotJSON, "", ""},
+		// Nothing.
+		{"empty", ``, NotJSON, "", ""},
+		// Cut short.
+		{"cut short", `{"workers": 4`, NotJSON, "", ""},
+		// An array where the object goes.
+		{"array", `[1]`, NotJSON, "", ""},
+		// A second value after the first.
+		{"two values", `{"workers": 4} {"workers": 5}`, Trailing, "", ""},
+		// Garbage after the value.
+		{"garbage after", `{"workers": 4} x`, Trailing, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var q request
+			err := DecodeJSON(strings.NewReader(tt.body), &q)
+			if tt.problem == 0 {
+				if err != nil || q.Workers != 4 || len(q.Rates) != 2 {
+					t.Fatalf("got %+v, %v; want it decoded", q, err)
+				}
+				return
+			}
+			var je *JSONError
+			if !errors.As(err, &je) {
+				t.Fatalf("error %v (%T), want a *JSONError", err, err)
+			}
+			if je.Problem != tt.problem || je.Field != tt.field || je.Got != tt.got {
+				t.Errorf("%+v, want problem %d, field %q, got %q", *je, tt.problem, tt.field, tt.got)
+			}
+			if msg := je.Error(); strings.Contains(msg, "json:") || strings.Contains(msg, "Go ") {
+				t.Errorf("message %q speaks the decoder's language", msg)
+			}
+		})
+	}
+}
+
+// TestDecodeJSONTooBig checks that a body over its limit is a failure to
+// read, returned as it is, not a mistake in the JSON, wherever the limit
+// falls: inside the value or in what follows it.
+func TestDecodeJSONTooBig(t *testing.T) {
+	for _, body := range []string{`{"mode": "` + strings.Repeat("x", 100) + `"}`, `{"mode": "x"}` + strings.Repeat(" ", 50) + "x"} {
+		r := httptest.NewRequest("POST", "/", strings.NewReader(body))
+		var q request
+		err := DecodeJSON(http.MaxBytesReader(httptest.NewRecorder(), r.Body, 20), &q)
+		var tooBig *http.MaxBytesError
+		if !errors.As(err, &tooBig) {
+			t.Errorf("%.30q: error %v (%T), want *http.MaxBytesError", body, err, err)
+		}
+	}
+}
+
+// TestFieldErrors checks the one field-error type's message: every field,
+// sorted, with what is wrong.
+func TestFieldErrors(t *testing.T) {
+	fe := FieldErrors{"seconds": "0.1 seconds a window is not allowed: want at least 0.5", "cpus": "want 1 to 3"}
+	if got, want := fe.Error(), "cpus: want 1 to 3; seconds: 0.1 seconds a window is not allowed: want at least 0.5"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	var none FieldErrors
+	if none.Error() != "" || len(none.Names()) != 0 {
+		t.Error("nil FieldErrors is not empty")
+	}
+}

@@ -1,0 +1,178 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"capacitylab/chart"
+	"capacitylab/loadrun"
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// runView is one run as the pages and GET /api/runs/{id} show it: the
+// stored run, overlaid with the runner's live state when it holds the run.
+type runView struct {
+	ID             string         `json:"id"`
+	Status         string         `json:"status"`
+	Reason         string         `json:"reason,omitempty"`
+	Request        runner.Request `json:"request"`
+	Lesson         string         `json:"lesson,omitempty"`
+	Block          string         `json:"block,omitempty"`
+	Mine           bool           `json:"mine"`
+	Position       int            `json:"position,omitempty"`
+	EstimatedStart time.Time      `json:"estimated_start,omitzero"`
+	CreatedAt      time.Time      `json:"created_at"`
+	StartedAt      time.Time      `json:"started_at,omitzero"`
+	EndedAt        time.Time      `json:"ended_at,omitzero"`
+	Rows           []loadrun.Row  `json:"rows"`
+	Records        int            `json:"records"`
+	LastSeq        int            `json:"last_seq"`
+	Prediction     []prediction   `json:"prediction"`
+	chart          chartEntry     // the chart of Rows with Prediction
+	show           []string       // the columns its lab block shows first (lessons.Lab.Show)
+}
+
+// Live reports whether the run is still queued or running.
+func (v runView) Live() bool { return v.Status == store.RunQueued || v.Status == store.RunRunning }
+
+// loadRun builds a run's view, or a not_found error. A run the runner
+// holds (queued, running or recently finished) is read from memory, so
+// the many watchers of a class refreshing after each row cost no database
+// reads; others come from the store. withRecords also counts the stored
+// records (a database read) for finished runs.
+func (s *server) loadRun(r *http.Request, id string, withRecords bool) (runView, error) {
+	return s.runView(r.Context(), id, learnerID(r), withRecords)
+}
+
+// runView is loadRun for a learner ("" for nobody's view, as the run
+// panel is).
+func (s *server) runView(ctx context.Context, id, learner string, withRecords bool) (runView, error) {
+	var v runView
+	var snap runner.Snapshot
+	live := false
+	if s.runner != nil {
+		snap, live = s.runner.Get(id)
+	}
+	if live {
+		v = runView{ID: id, Status: snap.Status, Reason: snap.Reason, Request: snap.Request, Lesson: snap.Request.Lesson, Block: snap.Request.Block,
+			Mine: learner != "" && snap.Learner == learner, Position: snap.Position, EstimatedStart: snap.EstimatedStart,
+			CreatedAt: snap.CreatedAt, StartedAt: snap.StartedAt, EndedAt: snap.EndedAt, Rows: snap.Rows, LastSeq: snap.LastSeq}
+	} else {
+		stored, err := s.store.Run(ctx, id)
+		if errors.Is(err, store.ErrNoRun) {
+			return v, &Error{Code: CodeNotFound, Title: "No such run", Message: "There is no run " + id + ": the link may be mistyped.",
+				Links: []errorLink{{"All runs", "/runs"}}}
+		} else if err != nil {
+			return v, err
+		}
+		stored = settled(stored)
+		v = runView{ID: id, Status: stored.Status, Reason: stored.Reason, Lesson: stored.Lesson, Block: stored.Block,
+			Mine: learner != "" && stored.Learner == learner, CreatedAt: stored.CreatedAt, StartedAt: stored.StartedAt, EndedAt: stored.EndedAt, Rows: stored.Rows}
+		if err := json.Unmarshal(stored.Request, &v.Request); err != nil {
+			return v, fmt.Errorf("run %s: stored request: %w", id, err)
+		}
+	}
+	if v.Rows == nil {
+		v.Rows = []loadrun.Row{}
+	}
+	if withRecords && !v.Live() {
+		var err error
+		if v.Records, err = s.store.CountRecords(ctx, id); err != nil {
+			return v, err
+		}
+	}
+	v.chart = s.chartOf(v)
+	v.Prediction = v.chart.preds
+	if v.Block != "" {
+		if course, err := s.course(); err == nil {
+			if lab, _, ok := course.Lab(v.Block); ok {
+				v.show = lab.Show
+			}
+		}
+	}
+	return v, nil
+}
+
+// settled is a stored run the runner does not hold as it stands: one
+// stored queued or running is over (the runner holds every live run), and
+// is shown interrupted, as the server marks it at start when it can.
+func settled(r store.Run) store.Run {
+	if r.Status == store.RunQueued || r.Status == store.RunRunning {
+		r.Status, r.Reason = store.RunInterrupted, runner.UnsavedEndReason
+	}
+	return r
+}
+
+// chartCacheSize bounds the run charts kept.
+const chartCacheSize = 256
+
+// chartEntry is a run's prediction and chart, and the chart rendered for
+// a page.
+type chartEntry struct {
+	preds []prediction
+	chart chart.Chart
+	html  string
+}
+
+// chartOf is the model's prediction and the chart of v's rows, kept per
+// run and number of rows, so they are computed once per row rather than
+// once per watcher (model.QueueCurve takes a millisecond or two).
+func (s *server) chartOf(v runView) chartEntry {
+	key := v.ID + "/" + strconv.Itoa(len(v.Rows))
+	if v.ID == "" {
+		key = "preset/" + v.Request.Block
+	}
+	e, _ := s.charts.getOrMake(key, func() (chartEntry, bool, error) {
+		var e chartEntry
+		e.preds = predict(v.Request, v.Rows)
+		e.chart = runChart(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
+		html, err := renderString(context.Background(), chart.Figure(e.chart))
+		if err != nil {
+			// templ writes into memory here: only a bug gets this far.
+			html = "<p>The chart could not be drawn.</p>"
+		}
+		e.html = html
+		return e, true, nil
+	})
+	return e
+}
+
+// requestSummary says in words what a run measures.
+func requestSummary(q runner.Request) string {
+	knobs := q.Config.String()
+	if q.Mode == runner.ModeClosed {
+		return fmt.Sprintf("%s · closed loop, %s clients · %s s a window", knobs, joinInts(q.Clients), fmtNum(q.Seconds))
+	}
+	seed := fmt.Sprintf("seed %d", q.Seed)
+	if q.RNG != "" && q.RNG != string(loadrun.PCG) {
+		seed += " (" + q.RNG + ")"
+	}
+	return fmt.Sprintf("%s · %s a second · %s s a window · %s", knobs, joinFloats(q.Rates), fmtNum(q.Seconds), seed)
+}
+
+func joinFloats(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = fmtNum(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+func joinInts(vs []int) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+func boolText(b bool) string { return strconv.FormatBool(b) }
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }

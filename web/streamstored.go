@@ -1,0 +1,89 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"capacitylab/runner"
+	"capacitylab/store"
+	"capacitylab/wsconn"
+)
+
+// storedStream is the stream of a run the runner does not hold: its
+// events after since as the store kept them (storedLog), then the close.
+func (s *server) storedStream(ctx context.Context, id string, since int) (streamOpener, error) {
+	stored, err := s.store.Run(ctx, id)
+	if errors.Is(err, store.ErrNoRun) {
+		return nil, errorf(CodeNotFound, "There is no run "+id+".")
+	}
+	if err != nil {
+		return nil, err
+	}
+	replay, err := s.storedLog(ctx, settled(stored), since)
+	if err != nil {
+		return nil, err
+	}
+	return func() (wsconn.Source, func()) { return newRunSource(replay, nil, since, nil), func() {} }, nil
+}
+
+// storedLog is the events after since of a run the runner no longer holds
+// in memory, as the store kept them: every event as it was logged and
+// sent, with its seq. A run whose end was never logged (the server
+// stopped, or was killed, while it was queued or running) ends with the
+// terminal event the store's status says (interrupted unless it ended),
+// numbered after the last stored event, which is after any event a
+// watcher can have seen, since each is stored before it is sent.
+func (s *server) storedLog(ctx context.Context, r store.Run, since int) ([]runner.Event, error) {
+	last, kind, err := s.store.LastRunEvent(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	if last == 0 {
+		// Saved before events were stored.
+		replay := storedEvents(r)
+		if since < len(replay) {
+			return replay[since:], nil
+		}
+		return nil, nil
+	}
+	stored, err := s.store.RunEvents(ctx, r.ID, since)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runner.Event, 0, len(stored)+1)
+	for _, e := range stored {
+		out = append(out, runner.Event{Seq: e.Seq, Kind: runner.Kind(e.Kind), JSON: e.JSON})
+	}
+	if !runner.Kind(kind).Terminal() && last+1 > since {
+		end := runner.Kind(r.Status)
+		if !end.Terminal() {
+			end = runner.KindInterrupted
+		}
+		var q runner.Request
+		json.Unmarshal(r.Request, &q) // the runner wrote it; a run without one has no windows
+		e := runner.Event{Seq: last + 1, Kind: end, At: r.EndedAt, Window: len(r.Rows), Windows: q.Windows(), Reason: r.Reason}
+		e.JSON = eventJSON(e)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// storedEvents rebuilds the events of a run saved before events were
+// stored (run_events) from its rows: a row event per window, then the
+// terminal event. Sequence numbers count these events, from 1.
+func storedEvents(r store.Run) []runner.Event {
+	n := len(r.Rows)
+	out := make([]runner.Event, 0, n+1)
+	for i := range r.Rows {
+		row := r.Rows[i]
+		out = append(out, runner.Event{Seq: i + 1, Kind: runner.KindRow, At: r.EndedAt, Window: row.Window, Windows: n,
+			Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds, Row: &row})
+	}
+	kind := runner.Kind(r.Status)
+	if !kind.Terminal() {
+		kind = runner.KindInterrupted
+	}
+	out = append(out, runner.Event{Seq: n + 1, Kind: kind, At: r.EndedAt, Window: n, Windows: n, Reason: r.Reason})
+	return out
+}

@@ -1,0 +1,204 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"capacitylab/input"
+	"capacitylab/labsvc"
+	"capacitylab/lessons"
+	"capacitylab/runner"
+)
+
+// sweepFields are the form and JSON field names of a sweep request, in the
+// order the form shows them.
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "block"}
+
+// isForm reports whether the request body is a form rather than JSON.
+func isForm(r *http.Request) bool {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data"
+}
+
+// prefersHTML reports whether the client is a plain browser form (no
+// script): it posted a form and did not ask for JSON first.
+func prefersHTML(r *http.Request) bool {
+	if !isForm(r) {
+		return false
+	}
+	accept := r.Header.Get("Accept")
+	j := strings.Index(accept, "application/json")
+	return j < 0 || (strings.Contains(accept, "text/html") && strings.Index(accept, "text/html") < j)
+}
+
+// parseSweep reads a sweep request from a JSON body or a form. Fields left
+// out take the lab's defaults (labsvc.DefaultConfig) and open mode. A field
+// that cannot be read at all is reported like any other bad field.
+func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
+	q := runner.Request{Config: labsvc.DefaultConfig(), Mode: runner.ModeOpen}
+	fe := input.FieldErrors{}
+	if !isForm(r) {
+		err := input.DecodeJSON(r.Body, &q)
+		var je *input.JSONError
+		switch {
+		case err == nil:
+		case !errors.As(err, &je):
+			return q, nil, err // the body could not be read: over its limit
+		case je.Problem == input.WrongType:
+			fe[je.Field] = fmt.Sprintf("%s is not allowed here: want %s", je.Got, jsonKindOf(je.Field))
+		case je.Problem == input.UnknownField:
+			fe[je.Field] = "is not a field of a sweep: want " + strings.Join(sweepFields, ", ")
+		case je.Problem == input.Trailing:
+			fe["body"] = "the body has more than one JSON value: send one object"
+		default:
+			fe["body"] = "the body is not a JSON sweep request: send an object such as {\"rates\": [40, 80], \"seconds\": 2}"
+		}
+		return q, fe, nil
+	}
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return q, nil, err
+		}
+		fe["body"] = "the form could not be read: send it URL-encoded, as a browser's form does (rates=40,80&seconds=2)"
+		return q, fe, nil
+	}
+	f := r.PostForm
+	intField := func(name string, dst *int) {
+		v := strings.TrimSpace(f.Get(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			fe[name] = fmt.Sprintf("%q is not a whole number", v)
+			return
+		}
+		*dst = n
+	}
+	intField("workers", &q.Workers)
+	intField("spin_ms", &q.SpinMS)
+	intField("wait_ms", &q.WaitMS)
+	intField("limit", &q.Limit)
+	intField("cpus", &q.CPUs)
+	intField("stall_every", &q.StallEvery)
+	intField("stall_ms", &q.StallMS)
+	intField("backlog", &q.Backlog)
+	if v := f.Get("accept"); v != "" {
+		_ = q.Accept.UnmarshalText([]byte(v)) // kept as given; Validate names a bad one
+	}
+	intField("timeout_ms", &q.TimeoutMS)
+	if v := strings.TrimSpace(f.Get("rng")); v != "" {
+		q.RNG = v
+	}
+	if v := strings.TrimSpace(f.Get("seconds")); v != "" {
+		sec, err := plainNumber(v)
+		if err != nil {
+			fe["seconds"] = fmt.Sprintf("%q is not a number of seconds", v)
+		} else {
+			q.Seconds = sec
+		}
+	}
+	if v := strings.TrimSpace(f.Get("seed")); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			fe["seed"] = fmt.Sprintf("%q is not allowed: want a whole number from 0 to %d", v, uint64(math.MaxUint64))
+		} else {
+			q.Seed = seed
+		}
+	}
+	if v := strings.TrimSpace(f.Get("mode")); v != "" {
+		q.Mode = v
+	}
+	for _, part := range splitList(f.Get("rates")) {
+		rate, err := plainNumber(part)
+		if err != nil {
+			fe["rates"] = fmt.Sprintf("%q is not a number: want rates a second separated by commas, e.g. 40, 80, 120", part)
+			break
+		}
+		q.Rates = append(q.Rates, rate)
+	}
+	for _, part := range splitList(f.Get("clients")) {
+		c, err := strconv.Atoi(part)
+		if err != nil {
+			fe["clients"] = fmt.Sprintf("%q is not a whole number: want client counts separated by commas, e.g. 1, 4, 16", part)
+			break
+		}
+		q.Clients = append(q.Clients, c)
+	}
+	// A form carries both lists; the one its mode does not use is ignored.
+	if q.Mode == runner.ModeClosed {
+		q.Rates = nil
+		delete(fe, "rates")
+	} else if q.Mode == runner.ModeOpen {
+		q.Clients = nil
+		delete(fe, "clients")
+	}
+	q.Block = strings.TrimSpace(f.Get("block"))
+	return q, fe, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func jsonKindOf(field string) string {
+	switch field {
+	case "rates":
+		return "a list of numbers, e.g. [40, 80]"
+	case "clients":
+		return "a list of whole numbers, e.g. [1, 4]"
+	case "mode", "block", "lesson":
+		return "a string"
+	case "seconds":
+		return "a number"
+	case "seed":
+		return "a whole number of 0 or more"
+	}
+	return "a whole number"
+}
+
+// fieldMessage is one bad field, for pages.
+type fieldMessage struct{ Field, Message string }
+
+// fieldList orders bad fields as the Run form shows them, then any others
+// by name.
+func fieldList(fe map[string]string) []fieldMessage {
+	var out []fieldMessage
+	known := map[string]bool{"body": true}
+	for _, name := range append(append([]string(nil), sweepFields...), "body") {
+		known[name] = true
+		if m, ok := fe[name]; ok {
+			out = append(out, fieldMessage{name, m})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(fe)) {
+		if !known[name] {
+			out = append(out, fieldMessage{name, fe[name]})
+		}
+	}
+	return out
+}
+
+// labPreset turns a lesson's lab block into the form's starting values.
+func labPreset(l *lessons.Lab) runner.Request {
+	q := runner.Request{Config: l.Config(), Rates: l.Rates, Seconds: l.Seconds, Seed: uint64(l.Seed), RNG: l.RNG,
+		Mode: runner.ModeOpen, TimeoutMS: l.TimeoutMS, Block: l.ID}
+	if l.Closed > 0 {
+		q.Mode, q.Clients = runner.ModeClosed, []int{l.Closed}
+	}
+	return q
+}

@@ -1,0 +1,425 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/url"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"capacitylab/input"
+	"capacitylab/lessons"
+	"capacitylab/model"
+	"capacitylab/store"
+)
+
+// defaultCaveats are the generic assumptions and omissions of each kind
+// (the package doc of model states them); a lesson block lists its own.
+func defaultCaveats(kind string) (assumes, ignores []string) {
+	switch kind {
+	case model.KindLittlesLaw:
+		return []string{"A long-run average over a stable system: what arrives also leaves."},
+			[]string{"How the times are spread out: the law says nothing about percentiles.", "What happens inside: waiting and being served are one number."}
+	case model.KindAdmissionLimit:
+		return []string{"Every service takes exactly the mean time.", "Workers take the queue in order."},
+			[]string{"Variation in service time: real p99s are longer.", "Time spent before the queue.", "Retries."}
+	case model.KindTwoCeilings:
+		return []string{"Each request spins on a processor, then waits, as the lab's requests do.", "Processors are shared perfectly."},
+			[]string{"Scheduling and context-switch overhead.", "The load generator's own use of the machine.", "Queueing delay below the ceiling."}
+	case model.KindQueueCurve:
+		return []string{"Poisson arrivals and exponential service times.", "Identical servers taking one queue, first come first served.", "Nobody gives up."},
+			[]string{"Timeouts and retries.", "Admission limits.", "Service times that vary less: the lab's spin is fixed, so the lab queues less than this predicts."}
+	}
+	return nil, nil
+}
+
+// quantityLabel is how a widget names one of its quantities to a learner.
+type quantityLabel struct {
+	Label string `json:"label"`
+	Unit  string `json:"unit"`
+}
+
+// quantityLabels names every quantity a kind reports (model.QuantityNames):
+// its parameters from the spec, its outputs from the table below.
+func quantityLabels(spec model.Spec) map[string]quantityLabel {
+	out := map[string]quantityLabel{
+		"limit":             {"Admission limit (exact)", "requests"},
+		"rounded_limit":     {"Admission limit", "requests"},
+		"worst_ms":          {"Time in system of the last one admitted", "ms"},
+		"worker_ceiling":    {"Worker ceiling", "per second"},
+		"processor_ceiling": {"Processor ceiling", "per second"},
+		"ceiling":           {"Ceiling", "per second"},
+		"speedup_cap":       {"Speedup cap", "times one worker"},
+		"capacity":          {"Capacity", "per second"},
+		"utilisation":       {"Utilisation", ""},
+		"prob_wait":         {"Chance of waiting", ""},
+		"mean_in_system":    {"Mean requests in system", "requests"},
+		"mean_queue":        {"Mean requests waiting", "requests"},
+		"mean_wait_ms":      {"Mean wait", "ms"},
+		"mean_response_ms":  {"Mean response time", "ms"},
+		"p50_response_ms":   {"Median response time", "ms"},
+		"p99_response_ms":   {"p99 response time", "ms"},
+		"knee_arrivals":     {"Knee", "per second"},
+	}
+	for _, p := range spec.Params {
+		out[p.Name] = quantityLabel{p.Label, p.Unit}
+	}
+	mine := map[string]quantityLabel{}
+	for _, n := range model.QuantityNames(spec.Kind) {
+		mine[n] = out[n]
+	}
+	return mine
+}
+
+// withUnit writes a number and its unit, the unit of a count in the
+// singular for exactly one ("1 worker", "2 workers").
+func withUnit(v float64, unit string) string {
+	if unit == "" {
+		return model.Format(v)
+	}
+	if v == 1 {
+		switch unit {
+		case "workers", "requests", "cores", "servers", "callers":
+			unit = strings.TrimSuffix(unit, "s")
+		}
+	}
+	return model.Format(v) + " " + unit
+}
+
+// missText says, encouragingly, what one unmet target still needs:
+// "Workers: 1 worker; bring it up to 10 workers (within ±0.5)."
+// static/js/widgettext.js writes the same sentence.
+func missText(labels map[string]quantityLabel, m model.Miss) string {
+	q, ok := labels[m.Param]
+	if !ok {
+		q = quantityLabel{Label: m.Param}
+	}
+	want := withUnit(float64(m.Want), q.Unit)
+	if float64(m.Tol) > 0 {
+		want += " (within ±" + model.Format(float64(m.Tol)) + ")"
+	}
+	if !m.Got.Finite() {
+		return q.Label + ": no value at these settings; the goal wants " + want + "."
+	}
+	dir := "up"
+	if float64(m.Got) > float64(m.Want) {
+		dir = "down"
+	}
+	return q.Label + ": " + withUnit(float64(m.Got), q.Unit) + "; bring it " + dir + " to " + want + "."
+}
+
+// widgetInput is one parameter's controls as rendered.
+type widgetInput struct {
+	P      model.Param
+	Value  float64 // what the controls show; for the implied one, its computed value (NaN if undefined)
+	Slider slider
+	Target *model.Target // the goal's target on this parameter, if any
+	// RangePos is where the range input sits: Value snapped to the
+	// range's step grid and limits, as a browser would snap it, so that
+	// "was" holds exactly what an untouched range sends back.
+	RangePos float64
+	Implied  bool
+	Error    string // the problem with the value the learner sent, if any
+}
+
+// widgetView is everything one widget renders, on a lesson page or alone.
+type widgetView struct {
+	ID         string // element id prefix: the block id, or "w-" + kind
+	Title      string // the standalone page's heading
+	Spec       model.Spec
+	Solve      string
+	Inputs     []widgetInput
+	Result     model.Result
+	Labels     map[string]quantityLabel
+	Errors     input.FieldErrors
+	GoalText   string
+	Found      string
+	Targets    []model.Target
+	Status     model.GoalStatus
+	Recorded   *store.Goal // the learner's recorded goal, on a lesson page
+	Assumes    []string
+	Ignores    []string
+	Action     string      // where the GET form goes
+	Hidden     [][2]string // extra hidden fields of the form
+	ShareURL   string      // the standalone preset of the current values
+	RecordURL  string      // where widgets.js POSTs a reached goal ("" = nowhere)
+	PlotHTML   string      // the plot (chart.Figure), for the kinds that have one
+	PlotURL    string      // where widgets.js fetches a fresh plot
+	Standalone bool
+	Assets     widgetAssetURLs
+}
+
+// buildWidget computes a widget and lays out its controls. values are
+// merged over the kind's defaults by model.Compute; bad ones have already
+// been removed and are listed in errs. The result and plot come from mc
+// when it has them (nil: computed every time).
+func buildWidget(mc *modelCache, id string, spec model.Spec, values map[string]float64, solve string, errs input.FieldErrors) (widgetView, error) {
+	e, err := mc.entry(spec.Kind, values, solve)
+	if err != nil {
+		return widgetView{}, err
+	}
+	res := e.res
+	v := widgetView{ID: id, Spec: spec, Solve: res.Solve, Result: res, Labels: quantityLabels(spec), Errors: errs}
+	for _, p := range spec.Params {
+		in := widgetInput{P: p, Value: res.Values[p.Name], Implied: p.Name == res.Solve && res.Solve != ""}
+		if in.Implied {
+			in.Value = math.NaN()
+			if q, ok := res.Quantities[p.Name]; ok {
+				in.Value = q
+			}
+		}
+		in.Error = errs[p.Name]
+		v.Inputs = append(v.Inputs, in)
+	}
+	if _, ok := widgetPlotChart(res, id); ok {
+		v.PlotHTML = mc.plotHTML(e, id)
+		v.PlotURL = "/widgets/" + spec.Kind + "/plot"
+	}
+	v.layoutSliders()
+	return v, nil
+}
+
+// withGoal sets the goal and checks it against the current result; the
+// sliders take the goal into account.
+func (v *widgetView) withGoal(text, found string, targets []model.Target) {
+	v.GoalText, v.Found, v.Targets = text, found, targets
+	v.Status = model.GoalReached(v.Result.Quantities, targets)
+	v.layoutSliders()
+}
+
+// HasGoal reports whether the widget shows a goal.
+func (v widgetView) HasGoal() bool { return v.GoalText != "" || len(v.Targets) > 0 }
+
+// Was is the "was" field: the range positions as rendered.
+func (v widgetView) Was() string {
+	var parts []string
+	for _, in := range v.Inputs {
+		if !in.Implied {
+			parts = append(parts, in.P.Name+":"+fmtNum(in.RangePos))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// OtherErrors are the problems with what the form sent that belong to no
+// input (solve, goal, an unknown name), shown above the controls.
+func (v widgetView) OtherErrors() []string {
+	inputs := map[string]bool{}
+	for _, in := range v.Inputs {
+		inputs[in.P.Name] = true
+	}
+	var out []string
+	for _, name := range v.Errors.Names() {
+		if !inputs[name] {
+			out = append(out, name+": "+v.Errors[name])
+		}
+	}
+	return out
+}
+
+// MissTexts are the encouraging lines for each unmet target.
+func (v widgetView) MissTexts() []string {
+	out := make([]string, len(v.Status.Misses))
+	for i, m := range v.Status.Misses {
+		out[i] = missText(v.Labels, m)
+	}
+	return out
+}
+
+// TargetsJSON and LabelsJSON feed widgets.js.
+func (v widgetView) TargetsJSON() string { return mustJSON(v.Targets) }
+
+// LabelsJSON is the labels of the quantities the goal names, as JSON:
+// what widgets.js needs to say what a target still misses (a parameter's
+// unit for its input errors it reads beside the input).
+func (v widgetView) LabelsJSON() string {
+	out := map[string]quantityLabel{}
+	for _, t := range v.Targets {
+		out[t.Param] = v.Labels[t.Param]
+	}
+	return mustJSON(out)
+}
+
+func mustJSON(x any) string {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}
+
+// Quantity writes a result quantity for the page, multiplied by scale, or
+// none when the result has no finite value for it. static/js/widgets.js
+// writes the same text into each <output data-q=NAME data-scale data-none>.
+func (v widgetView) Quantity(name string, scale float64, none string) string {
+	q, ok := v.Result.Quantities[name]
+	if !ok {
+		return none
+	}
+	return model.Format(q * scale)
+}
+
+// Binds reports whether the two-ceilings ceiling named which binds.
+func (v widgetView) Binds(which string) bool {
+	if v.Result.Ceilings == nil {
+		return false
+	}
+	b := v.Result.Ceilings.Binds
+	return b == which || b == model.BindsBoth
+}
+
+// Stable reports whether a queue-curve widget has a steady state.
+func (v widgetView) Stable() bool { return v.Result.Queue == nil || v.Result.Queue.Stable }
+
+// Steps is the admission limit's working.
+func (v widgetView) Steps() []string {
+	if v.Result.Admission == nil {
+		return nil
+	}
+	return v.Result.Admission.Steps
+}
+
+// presetURL is the standalone page showing this widget with the given
+// values, solve choice, goal and caveats: what "share this preset" links.
+func presetURL(kind string, values map[string]float64, solve string, goalText, found string, targets []model.Target, assumes, ignores []string) string {
+	q := url.Values{}
+	for _, p := range model.Specs()[kind].Params {
+		if x, ok := values[p.Name]; ok && p.Name != solve {
+			q.Set(p.Name, fmtNum(x))
+		}
+	}
+	if solve != "" {
+		q.Set("solve", solve)
+	}
+	if len(targets) > 0 {
+		q.Set("goal", goalParam(targets))
+	}
+	if goalText != "" {
+		q.Set("goal_text", goalText)
+	}
+	if found != "" {
+		q.Set("found", found)
+	}
+	for _, a := range assumes {
+		q.Add("assumes", a)
+	}
+	for _, a := range ignores {
+		q.Add("ignores", a)
+	}
+	return "/widgets/" + kind + "?" + q.Encode()
+}
+
+// paramValues are the widget's parameters as computed (the implied one
+// included), which is what a recorded goal keeps.
+func paramValues(v widgetView) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range v.Spec.Params {
+		if x, ok := v.Result.Quantities[p.Name]; ok {
+			out[p.Name] = x
+		}
+	}
+	return out
+}
+
+func lessonTargets(ts []lessons.Target) []model.Target {
+	out := make([]model.Target, len(ts))
+	for i, t := range ts {
+		out[i] = model.Target{Param: t.Param, Value: t.Value, Tol: t.Tol}
+	}
+	return out
+}
+
+// lessonWidgetView builds a lesson's model block as a widget: the block's
+// values, or those the page's widget form sent for it, its goal and
+// caveats, and the learner's recorded goal.
+func lessonWidgetView(ctx context.Context, l *lessons.Lesson, m *lessons.Model, st store.LessonState) (widgetView, error) {
+	spec := specOf(m)
+	values := map[string]float64{}
+	for k, x := range m.Values {
+		values[k] = x
+	}
+	solve := m.Solve
+	var errs input.FieldErrors
+	wc, _ := ctx.Value(widgetCtxKey{}).(*widgetCtx)
+	if wc != nil && wc.Block == m.ID {
+		for k, x := range wc.Query.Values {
+			values[k] = x
+		}
+		if wc.Query.Solve != "" {
+			solve = wc.Query.Solve
+		}
+		errs = wc.Errors
+		if wc.Query.Nudge.Dir != 0 && len(errs) == 0 {
+			nudged(spec, values, wc.Query.Nudge, lessonTargets(m.Goal.Want))
+		}
+	}
+	var mc *modelCache
+	if wc != nil {
+		mc = wc.Models
+	}
+	v, err := buildWidget(mc, m.ID, spec, values, solve, errs)
+	if err != nil {
+		return widgetView{}, err
+	}
+	targets := lessonTargets(m.Goal.Want)
+	v.withGoal(m.Goal.Text, m.Goal.Found, targets)
+	if g, ok := st.Goals[m.ID]; ok {
+		v.Recorded = &g
+	}
+	v.Assumes, v.Ignores = m.Assumes, m.Ignores
+	if len(v.Assumes) == 0 && len(v.Ignores) == 0 {
+		v.Assumes, v.Ignores = defaultCaveats(m.Widget)
+	}
+	v.Action = lessonURL(l.Slug) + "#" + m.ID
+	v.Hidden = [][2]string{{"widget", m.ID}}
+	v.RecordURL = actionURL(l.Slug, "model", m.ID)
+	v.ShareURL = presetURL(m.Widget, paramValues(v), v.Solve, m.Goal.Text, m.Goal.Found, targets, v.Assumes, v.Ignores)
+	return v, nil
+}
+
+// widgetAssetURLs are the stylesheets and script a widget page loads.
+type widgetAssetURLs struct {
+	AppCSS, WidgetCSS, WidgetJS string
+}
+
+// lessonWidget renders a lesson's model block as its widget, reading the
+// page's widget form values from the request context (lessonWidgets).
+func lessonWidget(l *lessons.Lesson, m *lessons.Model, st store.LessonState) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		v, err := lessonWidgetView(ctx, l, m, st)
+		if err != nil {
+			return err
+		}
+		return widget(v).Render(ctx, w)
+	})
+}
+
+// numberStep is a number input's step: 1 for whole parameters, "any"
+// otherwise, so a value off the range input's grid can still be sent.
+func numberStep(p model.Param) string {
+	if p.Whole {
+		return "1"
+	}
+	return "any"
+}
+
+// inputValue is an input's value attribute ("" for an undefined value).
+func inputValue(in widgetInput) string {
+	if math.IsNaN(in.Value) || math.IsInf(in.Value, 0) {
+		return ""
+	}
+	return fmtNum(in.Value)
+}
+
+// impliedValue is the hidden field that carries the implied quantity's
+// computed value, so that choosing another quantity to work out without
+// JavaScript starts from it.
+func impliedValue(in widgetInput) string {
+	if !in.Implied {
+		return ""
+	}
+	return inputValue(in)
+}
