@@ -405,13 +405,17 @@ func recordSimulated(ctx context.Context, cfg RecordConfig, j recordJob, ran *La
 	for i, r := range rows {
 		cells[i] = RowCells(r, ran.Config())
 	}
-	rng := cmpOr(ran.RNG, string(loadrun.PCG))
+	// A closed loop draws nothing at random: its source names no rng or seed.
+	draws := fmt.Sprintf("; rng %s; seed %d", cmpOr(ran.RNG, string(loadrun.PCG)), j.lab.Seed)
+	if ran.Closed > 0 {
+		draws = "; closed loop, no random draws"
+	}
 	build := ""
 	if cfg.Build != "" {
 		build = "; build " + cfg.Build
 	}
-	source := fmt.Sprintf("server lessons record --lab %s; simulated by package sim, no lab or generator ran; rng %s; seed %d%s; session %s; %s",
-		j.lab.ID, rng, j.lab.Seed, build, sess.id, when.Format("2006-01-02 15:04 MST"))
+	source := fmt.Sprintf("server lessons record --lab %s; simulated by package sim, no lab or generator ran%s%s; session %s; %s",
+		j.lab.ID, draws, build, sess.id, when.Format("2006-01-02 15:04 MST"))
 	if scale != 1 {
 		source += fmt.Sprintf("; TRIAL: windows scaled by %g (%g s instead of %g s), not the preset as written", scale, ran.Seconds, j.lab.Seconds)
 	}
