@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
 	"capacitylab/model"
@@ -72,6 +73,7 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 		fidelityCPU, kneeRho, lessons.QuietLoadAverage)
 	fmt.Fprintf(&report, "%-30s %5s %8s %5s %9s %9s %9s %9s %7s %7s\n", "table", "load", "offered", "ρ", "ok/s rec", "ok/s sim", "p50 rec", "p50 sim", "ok/s", "p50")
 	tables, below, p50Held := 0, 0, 0
+	var notSimulated []string // tables of presets the simulator does not model
 	for _, l := range course.Lessons {
 		for _, b := range l.Blocks() {
 			tb, ok := b.(*lessons.Table)
@@ -85,6 +87,13 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 			}
 			if lab.Simulated {
 				continue // the simulator's own table: nothing measured to compare with
+			}
+			if cfg := lab.Config(); cfg.Accept != labsvc.AcceptDoor || cfg.Backlog != 0 {
+				// The kernel's accept queue is the live lab's alone
+				// (Model.Validate): such a table has nothing to be
+				// compared with.
+				notSimulated = append(notSimulated, fmt.Sprintf("%s (ACCEPT=%s BACKLOG=%d)", tb.ID, cfg.Accept, cfg.Backlog))
+				continue
 			}
 			tables++
 			load, known := tb.LoadAverageAtStart()
@@ -147,6 +156,10 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", report.String())
+	if len(notSimulated) > 0 {
+		t.Logf("NOT COMPARED: %d table(s) of presets whose workers accept from the kernel's queue, which the simulator does not model: %s",
+			len(notSimulated), strings.Join(notSimulated, ", "))
+	}
 	if tables == 0 || below == 0 {
 		t.Fatalf("%d recorded tables, %d rows below the knee: nothing was compared", tables, below)
 	}

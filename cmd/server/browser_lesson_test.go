@@ -222,7 +222,8 @@ func TestBrowserLearnerWalk(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(predict+` [data-testid="predict-reveal"]`)),
 		chromedp.Click(chromedp.CSS(predict+` [data-testid="predict-reveal"]`)),
 		chromedp.WaitVisible(chromedp.CSS(predict+` [data-testid="predict-answer"]`)),
-		chromedp.Click(chromedp.CSS(check+` [data-testid="option-a"]`)),
+		// Option c ("45") is right.
+		chromedp.Click(chromedp.CSS(check+` [data-testid="option-c"]`)),
 		chromedp.Click(chromedp.CSS(check+` [data-testid="check-submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(check+` [data-testid="check-result"]`)),
 	)
