@@ -72,7 +72,7 @@ func (s *server) simulateSweep(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if len(fe) > 0 {
-		return s.refuseSweep(w, r, fe)
+		return refuseSimulation(fe)
 	}
 	v := simView{Request: q, Simulated: true}
 	if les != nil {
@@ -139,6 +139,16 @@ func (s *server) simulateSweep(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, v)
 	}
 	return nil
+}
+
+// refuseSimulation is the 400 for bad fields, as refuseSweep's for a run:
+// one message per field, in JSON as "errors" or as a list on the page.
+func refuseSimulation(fe runner.FieldErrors) error {
+	msg := "Nothing was simulated: 1 field needs fixing."
+	if len(fe) != 1 {
+		msg = fmt.Sprintf("Nothing was simulated: %d fields need fixing.", len(fe))
+	}
+	return &Error{Code: CodeInvalid, Message: msg, Title: "Nothing was simulated", Fields: fe}
 }
 
 // simLimits are the limits a simulated sweep is held to: the runner's,

@@ -132,7 +132,7 @@ func TestSimulateRefusesAsARunDoes(t *testing.T) {
 	q.Workers = 0
 	var want runner.FieldErrors
 	errors.As(runner.DefaultLimits(runtime.NumCPU()).Validate(q), &want)
-	if res.StatusCode != 400 || got.Error == nil || got.Errors["workers"] == "" || got.Errors["workers"] != want["workers"] {
+	if res.StatusCode != 400 || got.Error == nil || got.Error.Message != "Nothing was simulated: 1 field needs fixing." || got.Errors["workers"] == "" || got.Errors["workers"] != want["workers"] {
 		t.Fatalf("bad workers: %d %s; a run's validation says %q", res.StatusCode, res.body, want["workers"])
 	}
 	accept := url.Values{"workers": {"2"}, "accept": {"workers"}, "rates": {"40"}, "seconds": {"1"}}
