@@ -139,6 +139,8 @@
 // or sweep comes back with labsvc's and loadrun's messages, as for a real
 // run. A simulated request costs about 80 ns of processor (one worker,
 // FIFO, records and loadrun's statistics included); a 30 s window at 100
-// a second about 0.25 ms, an 8-window lesson sweep about 2 ms
-// (docs/BENCHMARKS.md has the figures and how they were measured).
+// a second about 0.3 ms, an 8-window lesson sweep of 64 workers on one
+// processor about 6 ms (docs/BENCHMARKS.md has the figures and how they
+// were measured). The web package's Simulate (POST /api/simulate) is such
+// a handler: every lab block of a lesson offers it.
 package sim
