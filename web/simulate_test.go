@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -139,5 +141,36 @@ func TestSimulateRefusesAsARunDoes(t *testing.T) {
 	res = s.postJSON(c, "/api/simulate", accept)
 	if res.StatusCode != 400 || !strings.Contains(res.body, "ACCEPT") {
 		t.Errorf("ACCEPT=workers: %d %s, want a 400 saying the simulator models the door only", res.StatusCode, res.body)
+	}
+}
+
+// TestSimulatedPresetOffersNoRun: a lab block whose preset is simulated
+// (its table comes from the simulator) offers Simulate and no Run; its
+// live twin beside it is where a run is measured.
+func TestSimulatedPresetOffersNoRun(t *testing.T) {
+	dir := t.TempDir()
+	lesson := "---\nslug: s\npart: P\nchapter: C\nnumber: 1\ntitle: T\nminutes: 1\nas_of: 2026-12-01\n---\n\nText.\n\n" +
+		"```lab id=s-sim\nworkers: 1\nspin_ms: 0\nwait_ms: 10\nlimit: 0\ncpus: 1\nrates: [50]\nseconds: 1\nsimulated: true\n```\n\n" +
+		"```lab id=s-live\nworkers: 1\nspin_ms: 0\nwait_ms: 10\nlimit: 0\ncpus: 1\nrates: [50]\nseconds: 1\n```\n"
+	if err := os.WriteFile(filepath.Join(dir, "s.md"), []byte(lesson), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := lessons.LoadWith(os.DirFS(dir), lessons.LoadOptions{Pending: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSiteAt(t, filepath.Join(t.TempDir(), "p.db"), func(d *Deps) { d.Course = func() (*lessons.Course, error) { return c, nil } })
+	doc := parse(t, s.get(nil, "/lessons/s").body)
+	for id, wantRun := range map[string]bool{"s-sim": false, "s-live": true} {
+		blocks := find(doc, byTestID("lab-"+id))
+		if len(blocks) != 1 {
+			t.Fatalf("no lab block %s", id)
+		}
+		if got := len(find(blocks[0], byTestID("lab-run"))) == 1; got != wantRun {
+			t.Errorf("%s offers Run: %v, want %v", id, got, wantRun)
+		}
+		if len(find(blocks[0], byTestID("lab-simulate"))) != 1 {
+			t.Errorf("%s offers no Simulate", id)
+		}
 	}
 }
