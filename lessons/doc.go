@@ -74,7 +74,9 @@
 // pages link to it, and keep that measurement (the preset's run, its
 // recorded tables and other learners' runs of it; see [Lesson.Settling]
 // and [Lesson.SettledBy]) folded until the learner has locked in or
-// skipped the prediction. A predict may name the cells that settle it
+// skipped the prediction. A simulated preset and a live one of the lesson
+// with the same settings are twins, one sweep simulated and measured: a
+// predict settled by either folds both, and their tables. A predict may name the cells that settle it
 // with read: rows (offered rates of the settling preset; left out for a
 // closed loop, or for every row) and columns (names of [RecordColumns]);
 // pages then put the learner's prediction beside those cells of what was

@@ -146,10 +146,13 @@ func TestSimulateRefusesAsARunDoes(t *testing.T) {
 
 // TestSimulatedPresetOffersNoRun: a lab block whose preset is simulated
 // (its table comes from the simulator) offers Simulate and no Run; its
-// live twin beside it is where a run is measured.
+// live twin beside it is where a run is measured. A Predict settled by the
+// simulated preset folds the twin too: before it is answered, simulating
+// the twin (the same sweep) is refused.
 func TestSimulatedPresetOffersNoRun(t *testing.T) {
 	dir := t.TempDir()
 	lesson := "---\nslug: s\npart: P\nchapter: C\nnumber: 1\ntitle: T\nminutes: 1\nas_of: 2026-12-01\n---\n\nText.\n\n" +
+		"```predict id=s-p\nprompt: Q?\noptions:\n  - text: A\n    correct: true\n    explain: Yes.\n  - text: B\n    explain: No.\nsettled_by: s-sim\n```\n\n" +
 		"```lab id=s-sim\nworkers: 1\nspin_ms: 0\nwait_ms: 10\nlimit: 0\ncpus: 1\nrates: [50]\nseconds: 1\nsimulated: true\n```\n\n" +
 		"```lab id=s-live\nworkers: 1\nspin_ms: 0\nwait_ms: 10\nlimit: 0\ncpus: 1\nrates: [50]\nseconds: 1\n```\n"
 	if err := os.WriteFile(filepath.Join(dir, "s.md"), []byte(lesson), 0o644); err != nil {
@@ -160,7 +163,16 @@ func TestSimulatedPresetOffersNoRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSiteAt(t, filepath.Join(t.TempDir(), "p.db"), func(d *Deps) { d.Course = func() (*lessons.Course, error) { return c, nil } })
-	doc := parse(t, s.get(nil, "/lessons/s").body)
+	cl := s.client()
+	twin := url.Values{"block": {"s-live"}, "workers": {"1"}, "spin_ms": {"0"}, "wait_ms": {"10"}, "cpus": {"1"}, "rates": {"50"}, "seconds": {"1"}}
+	if res := s.postJSON(cl, "/api/simulate", twin); res.StatusCode != 409 {
+		t.Errorf("simulating the folded twin before predicting: %d %s, want 409", res.StatusCode, res.body)
+	}
+	s.post(cl, "/lessons/s/predict/s-p", url.Values{"action": {"skip"}})
+	if res := s.postJSON(cl, "/api/simulate", twin); res.StatusCode != 200 {
+		t.Errorf("simulating the twin after the skip: %d %s", res.StatusCode, res.body)
+	}
+	doc := parse(t, s.get(cl, "/lessons/s").body)
 	for id, wantRun := range map[string]bool{"s-sim": false, "s-live": true} {
 		blocks := find(doc, byTestID("lab-"+id))
 		if len(blocks) != 1 {
