@@ -203,9 +203,13 @@ func simTable(q runner.Request, rows []loadrun.Row, preds []prediction, show []s
 	t := runTable(runView{Request: q, Rows: rows, Prediction: preds, show: show})
 	t.ID = "sim-rows-" + cmpOr(q.Block, "request")
 	t.Label = "Rows of the simulation, one per window"
-	// The settings in the caption also tell two simulations on one page
-	// apart (each table's region is named by its caption).
-	t.Caption = "Simulated, not measured: one row per window, computed by the simulator from these settings: " + requestSummary(q) +
+	// The block and the settings in the caption also tell two simulations
+	// on one page apart (each table's region is named by its caption).
+	of := ""
+	if q.Block != "" {
+		of = " for the lab block " + q.Block
+	}
+	t.Caption = "Simulated, not measured" + of + ": one row per window, computed by the simulator from these settings: " + requestSummary(q) +
 		". Times in ms from the intended send; the model columns are what the model predicts."
 	t.TestID = "sim-rows"
 	return t
