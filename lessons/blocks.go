@@ -113,6 +113,7 @@ type labFields struct {
 	RNG        string `yaml:"rng"`
 	Backlog    int    `yaml:"backlog"`
 	Accept     string `yaml:"accept"`
+	Simulated  bool   `yaml:"simulated"`
 }
 
 type tableFields struct {
@@ -487,7 +488,7 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	l := &Lab{ID: id, Line: line, Workers: f.Workers, SpinMS: f.SpinMS, WaitMS: f.WaitMS, Limit: f.Limit, CPUs: f.CPUs,
 		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
 		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show,
-		Backlog: f.Backlog, Accept: labsvc.AcceptMode(f.Accept)}
+		Backlog: f.Backlog, Accept: labsvc.AcceptMode(f.Accept), Simulated: f.Simulated}
 	if f.Accept == "door" {
 		l.Accept = labsvc.AcceptDoor
 	}

@@ -404,6 +404,38 @@ func (l *Lesson) settledIndex() map[string]*Question {
 				out[t.ID] = q
 			}
 		}
+		// A simulated preset and a live one with the same settings (twins)
+		// measure one sweep: the predict settled by either folds both,
+		// and their tables.
+		for _, tw := range l.twins(lab) {
+			if _, seen := out[tw.ID]; !seen {
+				out[tw.ID] = q
+			}
+			for _, p := range l.Body {
+				if t, ok := p.Block.(*Table); ok && t.Preset == tw.ID {
+					if _, seen := out[t.ID]; !seen {
+						out[t.ID] = q
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// twins returns the other lab presets of the lesson with lab's settings
+// where one of the two is simulated and the other is not: the same sweep,
+// simulated and measured.
+func (l *Lesson) twins(lab *Lab) []*Lab {
+	if lab == nil {
+		return nil
+	}
+	var out []*Lab
+	same := strings.TrimSuffix(canonicalPreset(lab), " simulated")
+	for _, p := range l.Body {
+		if o, ok := p.Block.(*Lab); ok && o != lab && o.Simulated != lab.Simulated && strings.TrimSuffix(canonicalPreset(o), " simulated") == same {
+			out = append(out, o)
+		}
 	}
 	return out
 }

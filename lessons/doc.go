@@ -74,7 +74,9 @@
 // pages link to it, and keep that measurement (the preset's run, its
 // recorded tables and other learners' runs of it; see [Lesson.Settling]
 // and [Lesson.SettledBy]) folded until the learner has locked in or
-// skipped the prediction. A predict may name the cells that settle it
+// skipped the prediction. A simulated preset and a live one of the lesson
+// with the same settings are twins, one sweep simulated and measured: a
+// predict settled by either folds both, and their tables. A predict may name the cells that settle it
 // with read: rows (offered rates of the settling preset; left out for a
 // closed loop, or for every row) and columns (names of [RecordColumns]);
 // pages then put the learner's prediction beside those cells of what was
@@ -139,6 +141,13 @@
 // setting: the fingerprint does not cover it, so adding it to a recorded
 // lesson keeps its tables valid.
 //
+// simulated: true makes a preset whose table is produced by the simulator
+// (package sim) from the preset's knobs rather than measured on a lab, as
+// when a lesson reproduces a published simulation: the recorder simulates
+// it (see Recording), pages offer Simulate and no Run for it, and its
+// table, which is the same on any machine, stands apart from the rule that
+// a lesson's tables share one recording session.
+//
 //	```lab id=littles-sweep
 //	workers: 1
 //	spin_ms: 2
@@ -171,8 +180,8 @@
 // fingerprint is the SHA-256 (see [Fingerprint]) of "capacitylab table v1",
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
 // cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
-// stall_ms when either is set, rng when given, and backlog and accept only
-// when set; not its id), the columns,
+// stall_ms when either is set, rng when given, and backlog, accept and
+// simulated only when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a
@@ -247,6 +256,13 @@
 // lesson's tables must share one), the load average at the start, what
 // other programs used during the run, and whether the generator had to
 // share the lab's processors (a preset whose CPUS takes every core).
+//
+// A simulated preset runs no lab and no generator: the recorder simulates
+// it with package sim (the preset's knobs and timeout, its arrivals from its
+// seed and rng, no processor time beyond SPIN_MS) and its source says so
+// ("simulated by package sim, no lab or generator ran", the rng and seed,
+// the build and the session) instead of naming a machine and its load; the
+// busy checks do not apply to it.
 //
 // # Marks
 //

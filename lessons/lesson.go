@@ -136,6 +136,11 @@ type Lab struct {
 	RNG        string            // random source of the arrivals: "" or "pcg" (the default), or "python"
 	Backlog    int               // the lab's BACKLOG; 0 = the system's maximum
 	Accept     labsvc.AcceptMode // the lab's ACCEPT; the zero value is the door
+
+	// Simulated says the preset's table is produced by the simulator
+	// (package sim) from the preset's knobs, not measured on a lab: the
+	// recorder simulates it, and pages offer Simulate and no Run for it.
+	Simulated bool
 }
 
 // Kind returns "lab".

@@ -451,3 +451,30 @@ func TestSettling(t *testing.T) {
 		}
 	}
 }
+
+// TestSettlingFoldsTwins: a predict settled by a simulated preset also
+// folds the live preset with the same settings and its table (the same
+// sweep, measured), and not a live preset whose settings differ.
+func TestSettlingFoldsTwins(t *testing.T) {
+	lab := func(id, extra string) string {
+		return "```lab id=" + id + "\nworkers: 1\nspin_ms: 0\nwait_ms: 10\nlimit: 0\ncpus: 1\nrates: [50]\nseconds: 1\n" + extra + "```\n\n" +
+			"```table id=" + id + "-result preset=" + id + "\npending: true\n```\n\n"
+	}
+	body := head("tw", 1) + "\nText.\n\n" +
+		"```predict id=tw-p\nprompt: Q?\noptions:\n  - text: A\n    correct: true\n    explain: Yes.\n  - text: B\n    explain: No.\nsettled_by: tw-sim\n```\n\n" +
+		lab("tw-sim", "simulated: true\n") + lab("tw-live", "") + lab("tw-other", "seed: 2\n")
+	c, err := LoadWith(fstest.MapFS{"tw.md": {Data: []byte(body)}}, LoadOptions{Pending: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Lessons[0]
+	for id, want := range map[string]string{"tw-sim": "tw-p", "tw-sim-result": "tw-p", "tw-live": "tw-p", "tw-live-result": "tw-p", "tw-other": "", "tw-other-result": ""} {
+		got := ""
+		if q := l.SettledBy(id); q != nil {
+			got = q.ID
+		}
+		if got != want {
+			t.Errorf("SettledBy(%s) = %q, want %q", id, got, want)
+		}
+	}
+}

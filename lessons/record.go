@@ -17,6 +17,7 @@ import (
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/sim"
 )
 
 // RecordColumns returns the columns `server lessons record` writes for a
@@ -179,7 +180,9 @@ func Record(ctx context.Context, cfg RecordConfig) ([]Recorded, error) {
 		len(jobs), windows, fmtSecs(secs), fmtSecs(drain))
 	cores := runtime.NumCPU()
 	busy := ""
-	if la := loadAvg(); la != "" {
+	// A simulation does not depend on how busy the machine is.
+	allSimulated := !slices.ContainsFunc(jobs, func(j recordJob) bool { return !j.lab.Simulated })
+	if la := loadAvg(); la != "" && !allSimulated {
 		if one, err := strconv.ParseFloat(strings.Fields(la)[0], 64); err == nil && one > maxLoad*float64(cores) {
 			if !cfg.Busy {
 				return nil, fmt.Errorf("the machine is busy: load average %s on %d cores, above %g a core (%g): the tables would measure the other work as much as the lab; wait until `uptime` shows a quiet machine, or record anyway with --busy, and the tables will say so",
@@ -351,6 +354,9 @@ func recordOne(ctx context.Context, cfg RecordConfig, j recordJob, scale float64
 	ran := *j.lab
 	ran.Seconds = j.lab.Seconds * scale
 
+	if j.lab.Simulated {
+		return recordSimulated(ctx, cfg, j, &ran, scale, when, sess, start)
+	}
 	pr, err := runPreset(ctx, cfg.Child, &ran, cfg.Others, logw)
 	if err != nil {
 		return Recorded{}, err
@@ -382,6 +388,60 @@ func recordOne(ctx context.Context, cfg RecordConfig, j recordJob, scale float64
 	}
 	rec.Rows, rec.Elapsed = pr.rows, time.Since(start)
 	return rec, nil
+}
+
+// recordSimulated writes the table of a simulated preset: package sim's
+// rows for the preset as run (ran: seconds scaled), under a source that
+// names the simulator instead of a machine and its load.
+func recordSimulated(ctx context.Context, cfg RecordConfig, j recordJob, ran *Lab, scale float64, when time.Time, sess session, start time.Time) (Recorded, error) {
+	rows, err := SimulatePreset(ctx, ran)
+	if err != nil {
+		return Recorded{}, err
+	}
+	if err := checkRows(rows, io.Discard); err != nil {
+		return Recorded{}, err
+	}
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		cells[i] = RowCells(r, ran.Config())
+	}
+	// A closed loop draws nothing at random: its source names no rng or seed.
+	draws := fmt.Sprintf("; rng %s; seed %d", cmpOr(ran.RNG, string(loadrun.PCG)), j.lab.Seed)
+	if ran.Closed > 0 {
+		draws = "; closed loop, no random draws"
+	}
+	build := ""
+	if cfg.Build != "" {
+		build = "; build " + cfg.Build
+	}
+	source := fmt.Sprintf("server lessons record --lab %s; simulated by package sim, no lab or generator ran%s%s; session %s; %s",
+		j.lab.ID, draws, build, sess.id, when.Format("2006-01-02 15:04 MST"))
+	if scale != 1 {
+		source += fmt.Sprintf("; TRIAL: windows scaled by %g (%g s instead of %g s), not the preset as written", scale, ran.Seconds, j.lab.Seconds)
+	}
+	rec, err := writeTable(cfg.Dir, j.file, j.lab, ran, cells, source)
+	if err != nil {
+		return Recorded{}, err
+	}
+	rec.Rows, rec.Elapsed = rows, time.Since(start)
+	return rec, nil
+}
+
+// SimulatePreset simulates a preset with package sim, as the recorder does
+// for a simulated preset: its knobs, its caller timeout, its arrivals from
+// its seed and rng (or its clients), and no processor time beyond SPIN_MS.
+func SimulatePreset(ctx context.Context, l *Lab) ([]loadrun.Row, error) {
+	sw := loadrun.Sweep{Seconds: l.Seconds, Seed: uint64(l.Seed), RNG: loadrun.Source(l.RNG)}
+	if l.Closed > 0 {
+		sw.Clients = []int{l.Closed}
+	} else {
+		sw.Rates = l.Rates
+	}
+	rep, err := sim.Run(ctx, sim.Model{Lab: l.Config(), Timeout: timeoutOf(l)}, sw, nil)
+	if err != nil {
+		return nil, err
+	}
+	return rep.Rows(), nil
 }
 
 // checkRows refuses rows that must not become a table: a window that lost
@@ -624,7 +684,11 @@ func recordCaption(l *Lab) string {
 	} else if l.Backlog > 0 {
 		limit += fmt.Sprintf(", listen backlog %d", l.Backlog)
 	}
-	s := fmt.Sprintf("Recorded: %d %s, %d ms spin + %d ms wait, %s, %d %s; ", l.Workers, worker, l.SpinMS, l.WaitMS, limit, l.CPUs, cpu)
+	verb := "Recorded"
+	if l.Simulated {
+		verb = "Simulated, not measured"
+	}
+	s := fmt.Sprintf("%s: %d %s, %d ms spin + %d ms wait, %s, %d %s; ", verb, l.Workers, worker, l.SpinMS, l.WaitMS, limit, l.CPUs, cpu)
 	if l.StallEvery > 0 {
 		s = strings.TrimSuffix(s, "; ") + fmt.Sprintf(", a %d ms stall every %d requests; ", l.StallMS, l.StallEvery)
 	}

@@ -2,6 +2,9 @@ package lessons
 
 import (
 	"bytes"
+	"capacitylab/affinity"
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
 	"context"
 	"os"
 	"path/filepath"
@@ -12,10 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"capacitylab/affinity"
-	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 )
 
 // labChildEnv makes this test binary serve as its own lab child, so the
@@ -651,5 +650,55 @@ func TestRecordCaption(t *testing.T) {
 		if got := recordCaption(&c.lab); got != c.want {
 			t.Errorf("caption\n got %q\nwant %q", got, c.want)
 		}
+	}
+}
+
+// TestRecordSimulatedPreset records a simulated preset (one FIFO server
+// with 10 ms of service and a 500 ms stall on every 200th request, CPython's
+// arrivals from seed 21) on a machine said to be busy: no lab starts, the
+// table is the simulator's rows exactly, its source says it was simulated
+// (rng, seed, build, session) and names no machine or load, and it loads.
+func TestRecordSimulatedPreset(t *testing.T) {
+	body := "```lab id=s\nworkers: 1\nspin_ms: 0\nwait_ms: 10\nlimit: 0\ncpus: 1\nstall_every: 200\nstall_ms: 500\nrates: [60, 80]\nseconds: 30\nseed: 21\nrng: python\ntimeout_ms: 60000\nsimulated: true\n```\n\nProse.\n"
+	dir := recordDir(t, map[string]string{"s.md": head("s", 1) + body})
+	var log bytes.Buffer
+	cfg := testRecordConfig(t, dir, &log)
+	cfg.Child = labsvc.ChildCommand{} // no lab may start
+	cfg.LoadAvg = func() string { return "9.00 9.00 9.00" }
+	cfg.Others = func(int) (float64, bool) { t.Error("a simulated preset measured other programs"); return 0, false }
+	recs, err := Record(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Record: %v\nlog:\n%s", err, log.String())
+	}
+	c, err := LoadWith(os.DirFS(dir), LoadOptions{})
+	if err != nil {
+		t.Fatalf("the recorded file does not load: %v", err)
+	}
+	tb := c.tableOf("s")
+	if tb == nil || len(recs) != 1 {
+		t.Fatalf("no table recorded for s (%d recorded)", len(recs))
+	}
+	want := "server lessons record --lab s; simulated by package sim, no lab or generator ran; rng python; seed 21; build 0123456789ab+dirty; session 20261130T120000Z; 2026-11-30 12:00 UTC"
+	if tb.Source != want {
+		t.Errorf("source = %q, want %q", tb.Source, want)
+	}
+	if !strings.HasPrefix(tb.Caption, "Simulated, not measured: 1 worker") {
+		t.Errorf("caption = %q, want it to say the table is simulated", tb.Caption)
+	}
+	lab, _ := c.Lessons[0].Block("s")
+	rows, err := SimulatePreset(context.Background(), lab.(*Lab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if got, want := tb.Rows[i], RowCells(r, lab.(*Lab).Config()); !slices.Equal(got, want) {
+			t.Errorf("row %d = %v, the simulator's %v", i+1, got, want)
+		}
+	}
+	// The published experiment's 60 a second window (CPython agrees,
+	// package sim's TestPublishedExperimentAgainstPython): every arrival
+	// served, none given up.
+	if tb.Rows[0][1] != "1774" || tb.Rows[0][2] != "1774" || tb.Rows[0][4] != "0" {
+		t.Errorf("60 a second: sent %s, ok %s, gaveup %s; want 1774 sent, all ok", tb.Rows[0][1], tb.Rows[0][2], tb.Rows[0][4])
 	}
 }

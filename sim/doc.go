@@ -106,8 +106,14 @@
 //     rather than sharing.
 //   - The live lab's processors also run its own work (accepting, reading,
 //     answering, Go's runtime), time-sliced by the kernel with the spins;
-//     the simulation's run only spins (CPUPerRequest, when set, is spent
-//     as part of the spin).
+//     the simulation's run only spins. CPUPerRequest, when set, is spent
+//     with the spin but spread over its turns (each quantum stretched by
+//     the same share), so a spin takes as many turns as SPIN_MS alone, as
+//     in the lab, whose own work is not a turn of its own. Spent as one
+//     more short turn at the end instead, it sent every spin to the back
+//     of the line once more, and the simulated p50 of worker-bound presets
+//     past their knee came out 1.5 to 10 times the recorded one
+//     (docs/BENCHMARKS.md, the fidelity table).
 //   - The door only: ACCEPT=workers, where callers wait in the kernel's
 //     accept queue of BACKLOG and are dropped past it (labsvc), is not
 //     simulated; a Model with ACCEPT or BACKLOG set is refused, saying so.
@@ -133,6 +139,8 @@
 // or sweep comes back with labsvc's and loadrun's messages, as for a real
 // run. A simulated request costs about 80 ns of processor (one worker,
 // FIFO, records and loadrun's statistics included); a 30 s window at 100
-// a second about 0.25 ms, an 8-window lesson sweep about 2 ms
-// (docs/BENCHMARKS.md has the figures and how they were measured).
+// a second about 0.3 ms, an 8-window lesson sweep of 64 workers on one
+// processor about 6 ms (docs/BENCHMARKS.md has the figures and how they
+// were measured). The web package's Simulate (POST /api/simulate) is such
+// a handler: every lab block of a lesson offers it.
 package sim

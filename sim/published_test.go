@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +47,7 @@ func TestPublishedExperimentAgainstPython(t *testing.T) {
 		t.Fatalf("python3 wrote %d windows, want 4", len(want))
 	}
 	// Long enough that no caller gives up: every arrival is served and counted.
-	m := sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1, StallEvery: 200, StallMS: 500}, Timeout: loadrun.MaxTimeout}
+	m := publishedModel
 	open, err := sim.Run(context.Background(), m, loadrun.Sweep{Rates: []float64{60, 80, 90}, Seconds: 30, Seed: 21, RNG: loadrun.Python}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -67,5 +71,51 @@ func TestPublishedExperimentAgainstPython(t *testing.T) {
 			}
 		}
 		t.Logf("%-9s sent %4d  mean %8.3f  p50 %8.3f  p95 %8.3f  p99 %8.3f  max %8.3f ms", w["window"], r.Sent, r.MeanMS, r.P50MS, r.P95MS, r.P99MS, r.MaxMS)
+	}
+}
+
+// publishedModel is the published experiment's server: one worker, 10 ms
+// of service (a wait, so no processor is shared), a 500 ms stall on every
+// 200th request, and callers patient enough that every arrival is served
+// and counted.
+var publishedModel = sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1, StallEvery: 200, StallMS: 500}, Timeout: loadrun.MaxTimeout}
+
+// How far the seed moves the published experiment's mean: seeds 1 to 20
+// of CPython's random.seed, each simulated as the lesson's seed 21 is, at
+// 80 a second (the server's ceiling) and at 60. The means are printed (go
+// test -run SeedSpread -v ./sim), and the open- and closed-loop lesson's
+// sentences about them must give their least, greatest and (at 80) median,
+// to the millisecond.
+func TestPublishedSeedSpread(t *testing.T) {
+	text, err := os.ReadFile("../lessons/content/open-closed.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lesson := strings.Join(strings.Fields(string(text)), " ")
+	for _, rate := range []float64{80, 60} {
+		var means []float64
+		var report strings.Builder
+		for seed := uint64(1); seed <= 20; seed++ {
+			rep, err := sim.Run(context.Background(), publishedModel, loadrun.Sweep{Rates: []float64{rate}, Seconds: 30, Seed: seed, RNG: loadrun.Python}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rep.Rows()[0]
+			if r.OK != r.Sent || r.Lost != 0 {
+				t.Fatalf("%v a second, seed %d: sent %d, ok %d, lost %d: not every arrival served", rate, seed, r.Sent, r.OK, r.Lost)
+			}
+			means = append(means, r.MeanMS)
+			fmt.Fprintf(&report, "seed %2d: sent %4d  mean %6.1f  p50 %6.1f  p99 %6.1f ms\n", seed, r.Sent, r.MeanMS, r.P50MS, r.P99MS)
+		}
+		sorted := slices.Sorted(slices.Values(means))
+		lo, hi, median := sorted[0], sorted[len(sorted)-1], (sorted[9]+sorted[10])/2
+		t.Logf("%v a second, 30 s, CPython seeds 1 to 20:\n%sleast %.1f, median %.1f, greatest %.1f ms", rate, report.String(), lo, median, hi)
+		want := fmt.Sprintf("seeds 1 to 20 give means from %.0f ms to %.0f ms, with a median of %.0f ms", lo, hi, median)
+		if rate == 60 {
+			want = fmt.Sprintf("at 60 a second the same seeds give means from %.0f ms to %.0f ms", lo, hi)
+		}
+		if !strings.Contains(lesson, want) {
+			t.Errorf("the lesson does not say %q", want)
+		}
 	}
 }

@@ -40,7 +40,9 @@ type Model struct {
 	// CPUPerRequest is processor time the lab spends on each request
 	// beyond SPIN_MS (accepting, reading, answering and closing it),
 	// spent with the spin and shared with the spins on the CPUS
-	// processors. 0, the knobs alone, is the default; MeasuredCPUPerRequest
+	// processors, spread over the spin's turns (each turn's quantum
+	// stretched by the same share) so that a spin takes as many turns as
+	// SPIN_MS alone: the live lab's own work is not a turn of its own. 0, the knobs alone, is the default; MeasuredCPUPerRequest
 	// is what the live lab measured.
 	CPUPerRequest time.Duration
 	// Refuse is how long a refused caller waits for its 503; 0 means
@@ -213,6 +215,14 @@ func newWindow(m Model, w loadrun.Window) *window {
 	s.refuseNS = int64(orDefault(m.Refuse, DefaultRefuse))
 	s.length = int64(w.Length)
 	s.quantum = int64(orDefault(m.quantum, labsvc.SpinQuantum))
+	// The lab's own work on a request is not a turn of its own: the live
+	// lab's runs outside the spins' turns, on the same processors, so each
+	// turn takes a little longer and a spin takes as many turns as its
+	// SPIN_MS alone would. Spread over the turns, it stretches the quantum
+	// by the same share as the spin.
+	if spin := int64(m.Lab.SpinMS) * int64(time.Millisecond); m.CPUPerRequest > 0 && spin > 0 {
+		s.quantum = s.quantum * s.spinNS / spin
+	}
 	s.turns = make([]turn, 0, m.Lab.CPUs)
 	n := len(w.Schedule)
 	if w.Clients > 0 {

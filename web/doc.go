@@ -40,6 +40,10 @@
 //	POST /api/progress/reset                confirm=yes or {"confirm": true}
 //	POST /api/sweeps                        queue a live sweep (JSON or the lab block's form): 202 {id, position,
 //	                                        estimated_start, url, stream}; a plain form gets 303 to the run's page
+//	POST /api/simulate                      the same request simulated in process (package sim), never stored:
+//	                                        200 {simulated: true, request, rows, prediction, requests, took_ms};
+//	                                        ?panel=1 the simulation's panel (HTML) for the lab block; a plain form
+//	                                        gets a page; 409 while a Predict the named block settles is unanswered
 //	GET  /api/runs/{id}                     a run (config, rows, status, live state) as JSON
 //	POST /api/runs/{id}/cancel              cancel the learner's own queued or running run: {"id", "status": "cancelling"}
 //	GET  /runs                              saved runs as tables, the learner's own first
@@ -251,8 +255,8 @@
 //
 // Handlers return errors; one function (server.fail) maps an *Error's code
 // to a status and renders an HTML page or JSON. JSON is the answer for
-// /api/ and /ws/ URLs (except a plain browser form posting to /api/sweeps,
-// which gets the page) and for requests that prefer application/json:
+// /api/ and /ws/ URLs (except a plain browser form posting to /api/sweeps
+// or /api/simulate, which gets the page) and for requests that prefer application/json:
 //
 //	{"error": {"code": "conflict", "message": "Your prediction was locked in ..."}}
 //

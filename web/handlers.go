@@ -391,15 +391,12 @@ func (s *server) blockDone(w http.ResponseWriter, r *http.Request, l *lessons.Le
 		resp.Check = &checkJSON{Correct: c.Last.Correct, Attempts: c.Count, First: c.First}
 	}
 	if q.Type == "predict" {
-		lab, tables := l.Settling(q)
-		var blocks []lessons.Block
-		if lab != nil {
-			blocks = append(blocks, lab)
-		}
-		for _, t := range tables {
-			blocks = append(blocks, t)
-		}
-		for _, b := range blocks {
+		// Every block the predict folds (Lesson.SettledBy): its
+		// measurement, and a simulated preset's live twin with its table.
+		for _, b := range l.Blocks() {
+			if l.SettledBy(b.BlockID()) != q {
+				continue
+			}
 			html, err := renderString(ctx, blockView(l, b, st))
 			if err != nil {
 				return err

@@ -51,6 +51,7 @@ func (s *server) routes() http.Handler {
 
 	// Live sweeps and saved runs (sweeps.go, runpages.go, runpanel.go, runcsv.go, compare.go, stream.go).
 	r.Post("/api/sweeps", s.handle(s.submitSweep))
+	r.Post("/api/simulate", s.handle(s.simulateSweep)) // simulate.go: the same request, simulated in process
 	r.Get("/api/runs/{id}", s.handle(s.apiRun))
 	r.Post("/api/runs/{id}/cancel", s.handle(s.cancelRun))
 	r.Get("/runs", s.handle(s.runsPage))

@@ -246,6 +246,24 @@ function clearErrors(form) {
   for (const el of form.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
 }
 
+// showRefusal shows a refused Run or Simulate in the block: each bad
+// field's message beside it (the knobs brought in and opened), and the
+// error's message in the status line.
+async function showRefusal(form, msg, res, body) {
+  if (res.status === 400 && body.errors) {
+    const details = form.querySelector("details.knobs");
+    if (details) details.open = true;
+    await loadKnobs(form);
+    for (const [field, text] of Object.entries(body.errors)) {
+      const out = form.querySelector(`[data-error-for="${CSS.escape(field)}"]`);
+      const input = form.querySelector(`[name="${CSS.escape(field)}"]`);
+      if (out) out.textContent = text;
+      if (input) input.setAttribute("aria-invalid", "true");
+    }
+  }
+  msg.textContent = body.error ? body.error.message : `The server answered ${res.status}.`;
+}
+
 // submitRun posts the lab block's form and shows the run in the block.
 async function submitRun(form) {
   const msg = form.querySelector('[data-testid="lab-run-message"]');
@@ -271,18 +289,7 @@ async function submitRun(form) {
       follow(form, panel, body.id);
       return;
     }
-    if (res.status === 400 && body.errors) {
-      const details = form.querySelector("details.knobs");
-      if (details) details.open = true;
-      await loadKnobs(form);
-      for (const [field, text] of Object.entries(body.errors)) {
-        const out = form.querySelector(`[data-error-for="${CSS.escape(field)}"]`);
-        const input = form.querySelector(`[name="${CSS.escape(field)}"]`);
-        if (out) out.textContent = text;
-        if (input) input.setAttribute("aria-invalid", "true");
-      }
-    }
-    msg.textContent = body.error ? body.error.message : `The server answered ${res.status}.`;
+    await showRefusal(form, msg, res, body);
     if (res.status === 429 && form.querySelector('[data-testid="lab-replay"]')) {
       msg.append(" Or watch the recorded run replayed at its real pace.");
     }
@@ -296,6 +303,37 @@ async function submitRun(form) {
     msg.textContent = "The run could not be sent: is the server reachable?";
   } finally {
     if (!started) button.disabled = false;
+  }
+}
+
+// simulate posts the lab block's form (the same fields as Run) to
+// /api/simulate and shows the simulation's table and chart in the block's
+// simulation slot. Refusals show as Run's do.
+async function simulate(form, button) {
+  const msg = form.querySelector('[data-testid="lab-run-message"]');
+  const slot = form.parentElement.querySelector("[data-sim-slot]");
+  clearErrors(form);
+  button.disabled = true;
+  msg.textContent = "Simulating…";
+  try {
+    const res = await fetch(`${button.formAction}?panel=1`, {
+      method: "POST",
+      headers: { Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(new FormData(form)),
+    });
+    if (res.ok) {
+      slot.innerHTML = await res.text();
+      msg.textContent = "Simulated: the table and chart are below, labelled as a simulation.";
+      const panel = slot.querySelector("[data-sim-panel]");
+      if (panel) panel.focus();
+      return;
+    }
+    const body = await res.json().catch(() => ({}));
+    await showRefusal(form, msg, res, body);
+  } catch (err) {
+    msg.textContent = "The simulation could not be sent: is the server reachable?";
+  } finally {
+    button.disabled = false;
   }
 }
 
@@ -321,6 +359,10 @@ function init() {
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       if (ev.submitter && ev.submitter.matches("[data-lab-cancel]")) return;
+      if (ev.submitter && ev.submitter.matches("[data-lab-simulate]")) {
+        simulate(form, ev.submitter);
+        return;
+      }
       submitRun(form);
     });
     const cancel = form.querySelector("[data-lab-cancel]");
