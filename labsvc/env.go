@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"capacitylab/admit"
 )
 
 // Default addresses of the terminal lab (cmd/lab). Both are loopback: the lab
@@ -46,6 +48,9 @@ func knobs() []knob {
 
 // acceptUsage is the -h text of --accept.
 const acceptUsage = "who accepts connections: `door` (the lab accepts every caller at once and queues it) or workers (each free worker accepts the next; the rest wait in the kernel's accept queue) (env ACCEPT, default door)"
+
+// PolicyUsage is the -h text of --policy, for the lab and the proxy.
+const PolicyUsage = "the admission `policy`: queue (LIMIT bounds the callers waiting), inflight,quota=N, aimd, gradient or codel, with parameters as name=value after commas, e.g. aimd,backoff=0.5 (env POLICY, default queue; package admit documents each)"
 
 // ErrUsage is wrapped by ParseSettings errors that come from the command line
 // itself (unknown flag, stray argument, -h). Such errors, like FieldErrors,
@@ -102,10 +107,11 @@ type KnobFlags struct {
 	fs     *flag.FlagSet
 	raw    []*string
 	accept *string
+	policy *string
 }
 
 // AddKnobFlags defines a flag for every knob (--workers, --spin-ms, …,
-// --backlog, --accept) on fs.
+// --backlog, --accept, --policy) on fs.
 func AddKnobFlags(fs *flag.FlagSet) *KnobFlags {
 	kf := &KnobFlags{fs: fs}
 	def := DefaultConfig()
@@ -113,6 +119,7 @@ func AddKnobFlags(fs *flag.FlagSet) *KnobFlags {
 		kf.raw = append(kf.raw, fs.String(k.flag, "", fmt.Sprintf("%s (env %s, default %d, %d to %d)", k.usage, k.env, *k.field(&def), k.lo, k.hi)))
 	}
 	kf.accept = fs.String("accept", "", acceptUsage)
+	kf.policy = fs.String("policy", "", PolicyUsage)
 	return kf
 }
 
@@ -123,7 +130,7 @@ func (kf *KnobFlags) Given() []string {
 	for _, k := range knobs() {
 		names = append(names, k.flag)
 	}
-	for _, name := range append(names, "accept") {
+	for _, name := range append(names, "accept", "policy") {
 		kf.fs.Visit(func(f *flag.Flag) {
 			if f.Name == name {
 				out = append(out, "--"+name)
@@ -143,6 +150,7 @@ func (kf *KnobFlags) Config(getenv func(string) string) (Config, error) {
 	kf.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	c := DefaultConfig()
 	var errs FieldErrors
+	var err error
 	for i, k := range knobs() {
 		v := strings.TrimSpace(*kf.raw[i])
 		if !given[k.flag] {
@@ -164,6 +172,17 @@ func (kf *KnobFlags) Config(getenv func(string) string) (Config, error) {
 		}
 		if c.Accept = parseAccept(v); c.Accept != AcceptDoor && c.Accept != AcceptWorkers {
 			errs = append(errs, FieldError{Field: "ACCEPT", Value: v, Allowed: "door or workers"})
+		}
+	}
+	if v := strings.TrimSpace(getenv("POLICY")); given["policy"] || v != "" {
+		if given["policy"] {
+			v = strings.TrimSpace(*kf.policy)
+		}
+		var se *admit.SpecError
+		if c.Policy, err = admit.ParseSpec(v); errors.As(err, &se) {
+			errs = append(errs, FieldError{Field: "POLICY", Value: se.Value, Allowed: se.Allowed})
+		} else if v == "" {
+			errs = append(errs, FieldError{Field: "POLICY", Value: v, Allowed: admit.Allowed})
 		}
 	}
 	if errs != nil {
@@ -188,12 +207,13 @@ func (c Config) Args() []string {
 	for _, k := range knobs() {
 		out = append(out, fmt.Sprintf("--%s=%d", k.flag, *k.field(&c)))
 	}
-	return append(out, "--accept="+c.Accept.String())
+	return append(out, "--accept="+c.Accept.String(), "--policy="+c.Policy.String())
 }
 
 // String renders c the way the lessons write it: "WORKERS=1 SPIN_MS=2 ...".
 // The knobs a lesson sets only now and then are left out while they are
-// off: the stall knobs while both are 0, BACKLOG while 0, ACCEPT while door.
+// off: the stall knobs while both are 0, BACKLOG while 0, ACCEPT while door,
+// POLICY while queue.
 func (c Config) String() string {
 	var b strings.Builder
 	for i, k := range knobs() {
@@ -210,6 +230,9 @@ func (c Config) String() string {
 	}
 	if c.Accept != AcceptDoor {
 		b.WriteString(" ACCEPT=" + c.Accept.String())
+	}
+	if c.Policy != "" {
+		b.WriteString(" POLICY=" + c.Policy.String())
 	}
 	return b.String()
 }
