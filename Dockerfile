@@ -1,5 +1,6 @@
-# One image with the three binaries: server (the course), lab (the service the
-# lessons measure) and load (the generator). Static, no cgo, non-root.
+# One image with the four binaries: server (the course), lab (the service the
+# lessons measure), load (the generator) and proxy (an admission policy in
+# front of any HTTP service). Static, no cgo, non-root.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -8,10 +9,11 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/server ./cmd/server \
  && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/lab ./cmd/lab \
  && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/load ./cmd/load \
+ && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/proxy ./cmd/proxy \
  && mkdir -p /out/data
 
 FROM scratch
-COPY --from=build /out/server /out/lab /out/load /usr/local/bin/
+COPY --from=build /out/server /out/lab /out/load /out/proxy /usr/local/bin/
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
 ENV DATA=/data

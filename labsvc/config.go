@@ -1,8 +1,11 @@
 package labsvc
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"capacitylab/admit"
 )
 
 // Sandbox caps for the lab's knobs. The server validates sweeps from the
@@ -37,6 +40,11 @@ type Config struct {
 
 	Backlog int        `json:"backlog"` // BACKLOG: listen backlog, 0 = the system's maximum
 	Accept  AcceptMode `json:"accept"`  // ACCEPT: who accepts connections; the zero value is the door
+
+	// Policy is the door's admission policy (POLICY, package admit): the
+	// zero value is the queue policy, whose bound is LIMIT; every other
+	// policy carries its parameters in the Spec and needs LIMIT 0.
+	Policy admit.Spec `json:"policy"`
 }
 
 // AcceptMode says who accepts the lab's connections (ACCEPT). Its zero
@@ -134,8 +142,28 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, FieldError{Field: "ACCEPT", Value: string(c.Accept), Allowed: "door or workers"})
 	}
+	errs = append(errs, c.policyErrors()...)
 	if errs == nil {
 		return nil
+	}
+	return errs
+}
+
+// policyErrors checks POLICY, and LIMIT and ACCEPT against it.
+func (c Config) policyErrors() FieldErrors {
+	var se *admit.SpecError
+	if err := c.Policy.Validate(); errors.As(err, &se) {
+		return FieldErrors{{Field: "POLICY", Value: se.Value, Allowed: se.Allowed}}
+	}
+	kind := c.Policy.Kind()
+	var errs FieldErrors
+	if kind != admit.Queue && c.Limit != 0 && c.Accept != AcceptWorkers {
+		errs = append(errs, FieldError{Field: "LIMIT", Value: fmt.Sprint(c.Limit),
+			Allowed: fmt.Sprintf("0 with POLICY=%s (LIMIT bounds the queue policy's waiting callers; %s's own parameters are in POLICY)", kind, kind)})
+	}
+	if kind != admit.Queue && c.Accept == AcceptWorkers {
+		errs = append(errs, FieldError{Field: "POLICY", Value: string(c.Policy),
+			Allowed: "queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)"})
 	}
 	return errs
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"capacitylab/admit"
 	"capacitylab/input"
 )
 
@@ -34,7 +35,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) metrics {
 	buckets := []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2, 5, 10}
 	m := metrics{
 		accepted: prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_accepted_total", Help: "Connections admitted by the door into the queue."}),
-		refused:  prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_refused_total", Help: "Connections answered 503 by the door because LIMIT was reached."}),
+		refused:  prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_refused_total", Help: "Connections answered 503: refused by the door's admission policy, or dropped from the queue (POLICY=codel)."}),
 		done:     prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_done_total", Help: "Requests served to completion."}),
 		bads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lab_bad_total", Help: "Accepted connections that never sent a complete request, by reason."},
 			[]string{"reason"}),
@@ -58,6 +59,9 @@ func newMetrics(reg *prometheus.Registry, s *Server) metrics {
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(m.accepted, m.refused, m.done, m.bads, m.queueWait, m.service, m.spinCPU, queued, inService, workers)
+	if err := s.policy.Register(reg); err != nil {
+		panic(err) // a fresh registry holds nothing of the same name
+	}
 	return m
 }
 
@@ -149,7 +153,7 @@ type FieldErrorJSON struct {
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
-const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms, backlog"
+const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms, backlog, policy"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
@@ -191,6 +195,21 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			dst, env = &p.StallMS, "STALL_MS"
 		case "backlog":
 			dst, env = &p.Backlog, "BACKLOG"
+		case "policy":
+			// A JSON string, as POLICY spells it.
+			var text string
+			if err := json.Unmarshal(raw[k], &text); err != nil {
+				errs = append(errs, FieldError{Field: "POLICY", Value: strings.TrimSpace(string(raw[k])), Allowed: "a JSON string such as \"aimd,backoff=0.5\": " + admit.Allowed})
+				continue
+			}
+			spec, err := admit.ParseSpec(text)
+			var se *admit.SpecError
+			if errors.As(err, &se) {
+				errs = append(errs, FieldError{Field: "POLICY", Value: se.Value, Allowed: se.Allowed})
+				continue
+			}
+			p.Policy = &spec
+			continue
 		case "workers", "cpus", "accept":
 			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("%s cannot change while the lab runs: want only %s", strings.ToUpper(k), patchKnobs)})
 			return

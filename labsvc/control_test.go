@@ -42,6 +42,18 @@ func TestControlConfig(t *testing.T) {
 		{"bad stall", `{"stall_every": 5, "stall_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "STALL_MS=10001 is not allowed: want 0 to 10000"},
 		{"stall", `{"stall_every": 5, "stall_ms": 100}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1, StallEvery: 5, StallMS: 100}, ""},
 		{"stall off", `{"stall_every": 0, "stall_ms": 0}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},
+		// another policy needs LIMIT 0: its bounds are its own parameters
+		{"policy with limit", `{"policy": "inflight,quota=2"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1},
+			"LIMIT=10 is not allowed: want 0 with POLICY=inflight"},
+		// the policy, as POLICY spells it, in a JSON string; kept canonical
+		{"policy", `{"policy": "inflight, quota=2", "limit": 0}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"}, ""},
+		{"bad policy", `{"policy": "aimd,backoff=2"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"},
+			"POLICY=aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99"},
+		{"unknown policy", `{"policy": "lifo"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"},
+			"POLICY=lifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+		{"policy not a string", `{"policy": 5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"},
+			"POLICY=5 is not allowed: want a JSON string"},
+		{"policy back", `{"policy": "queue", "limit": 10}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},
 		// a misspelt knob is named
 		{"unknown", `{"spin": 4}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, `unknown knob "spin"`},
 		// not JSON at all

@@ -3,7 +3,7 @@
 //
 // # Knobs
 //
-// Config holds nine knobs, read by ParseSettings from flags with environment
+// Config holds ten knobs, read by ParseSettings from flags with environment
 // fallbacks (a flag wins), then defaults:
 //
 //	env          flag           default  range         meaning
@@ -16,6 +16,7 @@
 //	STALL_MS     --stall-ms     0        0..10000      what a stalled request takes instead
 //	BACKLOG      --backlog      0        0..65535      listen backlog, 0 = the system's maximum
 //	ACCEPT       --accept       door     door|workers  who accepts connections
+//	POLICY       --policy       queue    see below     the door's admission policy
 //	ADDR         --addr         127.0.0.1:8000         requests (cmd/lab only)
 //	CONTROL_ADDR --control      127.0.0.1:8001         control API (cmd/lab only)
 //
@@ -27,7 +28,15 @@
 // as FieldErrors, one "VAR=value is not allowed: want lo to hi" per knob, all
 // on one line; cmd/lab prints it and exits with status 2. ACCEPT is door or
 // workers, and with ACCEPT=workers LIMIT must be 0 (there is no queue of
-// the lab's own to limit). An unknown flag or
+// the lab's own to limit). POLICY is a policy of package admit as it
+// spells it: queue (the default, whose bound is LIMIT), or inflight,
+// aimd, gradient or codel with their parameters after commas
+// ("inflight,quota=5", "aimd,backoff=0.5"); a bad name or parameter is
+// reported as POLICY=value with what is allowed. With any policy but
+// queue LIMIT must be 0 (the policy's bounds are its parameters), and
+// with ACCEPT=workers POLICY must be queue: the workers take callers
+// straight from the kernel's accept queue, so there is no door to admit
+// or refuse them at (BACKLOG bounds that queue instead). An unknown flag or
 // a stray argument is an ErrUsage error listing the flags there are (also
 // status 2).
 //
@@ -37,13 +46,16 @@
 // method and path; a body is allowed with Content-Length, at most
 // MaxBodyBytes, and is discarded; chunked bodies are refused as garbage).
 //
-// The door accepts each connection. If a worker is free, the door hands the
-// connection to it at once, the way a kernel hands an accepted connection
-// to a thread blocked in accept: it is in service from that moment, even
-// if the worker has not yet had the processor to start on it. Otherwise,
-// if LIMIT > 0 and LIMIT connections already wait in the queue, the door
-// refuses it: it reads the request once
-// (waiting at most RefuseReadTimeout), writes
+// The door accepts each connection and asks its admission policy
+// (POLICY, package admit) whether to let it in. The queue policy refuses
+// it when every worker is taken and LIMIT > 0 connections already wait in
+// the queue; inflight, aimd and gradient when their limit of connections
+// are inside (queued or in service); codel refuses nobody at the door. If
+// a worker is free, the door hands the connection to it at once, the way
+// a kernel hands an accepted connection to a thread blocked in accept: it
+// is in service from that moment, even if the worker has not yet had the
+// processor to start on it. A refused caller gets the door's refusal: the
+// door reads the request once (waiting at most RefuseReadTimeout), writes
 //
 //	HTTP/1.1 503 Service Unavailable
 //	Connection: close
@@ -55,7 +67,15 @@
 // then half-closes and drains the connection (at most LingerTimeout) before
 // closing it, so the caller reads the 503 instead of a connection reset. A
 // refused connection never reaches a worker. Otherwise the connection joins
-// the FIFO queue, where it waits only because every worker is taken.
+// the FIFO queue, where it waits only because every worker is taken. With
+// POLICY=codel a worker taking a connection from the queue asks the policy
+// first, which may drop it for having waited too long: it is refused as
+// at the door (and counted in refused and dropped), and the worker takes
+// the next. The policy learns from every request the lab serves: its
+// latency, from accept to answer. What each policy does and assumes, and
+// its parameters, are in package admit; a POST /reset makes the policy
+// forget what it learned, so that every window of a sweep starts from the
+// same policy.
 //
 // With ACCEPT=workers there is no door: each worker, whenever it is free,
 // accepts the next connection from the listening socket itself, the way a
@@ -151,15 +171,18 @@
 //	GET  /healthz   "ok"
 //	GET  /config    the knobs in force and the processors the lab runs on:
 //	                {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,
-//	                 "stall_every":0,"stall_ms":0,"backlog":0,"accept":"door","processors":[0]}
+//	                 "stall_every":0,"stall_ms":0,"backlog":0,"accept":"door",
+//	                 "policy":"queue","processors":[0]}
 //	POST /config    change some of spin_ms, wait_ms, limit, stall_every, stall_ms, backlog,
-//	                e.g. {"limit": 10}; 200 with the new config (as GET), or 400 with
+//	                policy, e.g. {"limit": 10} or {"policy": "aimd", "limit": 0};
+//	                200 with the new config (as GET), or 400 with
 //	                {"error": "...one line...", "fields": [{"field","value","allowed"}]}
 //	                (workers, cpus and accept cannot change while the lab runs)
 //	GET  /stats     the current window (Stats)
 //	POST /reset     close the window, returning it (Stats), and begin a new one
-//	GET  /metrics   Prometheus text format, cumulative since start (lab_* plus
-//	                the Go runtime and process collectors)
+//	GET  /metrics   Prometheus text format, cumulative since start (lab_*, the
+//	                policy's admit_* as package admit describes them, and the
+//	                Go runtime and process collectors)
 //
 // The changes (POST /config, POST /reset) are for programs on this
 // machine, not for web pages, which could otherwise retune a learner's lab
@@ -167,15 +190,17 @@
 // Origin naming another host, or Sec-Fetch-Site: cross-site) is refused
 // with 403, one without Content-Type: application/json with 415, and the
 // body of POST /config must be one JSON object whose values are JSON whole
-// numbers and nothing after it (a string such as "5", a fraction, a
-// second object or trailing text: 400; a body over 64 KiB: 413). Every
-// refusal is {"error": "..."} and changes nothing.
+// numbers (policy's a JSON string) and nothing after it (a string such as
+// "5", a fraction, a second object or trailing text: 400; a body over 64
+// KiB: 413). Every refusal is {"error": "..."} and changes nothing.
 //
 // Stats (GET /stats) has these fields, counted since the last reset:
 //
 //	since         when the window began (RFC 3339)
 //	accepted      connections the door admitted, handed or queued (including carried)
-//	refused       connections answered 503 by the door
+//	refused       connections answered 503: refused by the door, or dropped
+//	dropped       connections admitted, then dropped from the queue (codel)
+//	policy_limit  the policy's bound on connections inside now, 0 = none
 //	done          requests served to completion, whether or not the caller listened
 //	queued        connections waiting now for a worker (every worker taken)
 //	queued_max    most waiting at once
@@ -194,11 +219,12 @@
 //
 // A Summary is {"n","mean","p50","p99","max"} in milliseconds, percentiles
 // nearest-rank over the n retained samples (at most MaxSamples). At every
-// instant accepted = done + queued + in_service + bad (Stats.Unaccounted is
-// 0); connections still queued or in service at a reset are carried into the
-// new window's accepted so this holds within every window. The kernel's
-// queue is outside accepted: those callers have not been accepted yet. The
-// three backlog fields are -1 where the system does not say (off Linux).
+// instant accepted = done + queued + in_service + bad + dropped
+// (Stats.Unaccounted is 0); connections still queued or in service at a
+// reset are carried into the new window's accepted so this holds within
+// every window. The kernel's queue is outside accepted: those callers
+// have not been accepted yet. The three backlog fields are -1 where the
+// system does not say (off Linux).
 //
 // # Supervisor
 //

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"capacitylab/admit"
 	"capacitylab/envflag"
 )
 
@@ -47,6 +48,9 @@ func knobs() []knob {
 
 // acceptUsage is the -h text of --accept.
 const acceptUsage = "who accepts connections: `door` (the lab accepts every caller at once and queues it) or workers (each free worker accepts the next; the rest wait in the kernel's accept queue)"
+
+// PolicyUsage is the -h text of --policy, for the lab and the proxy.
+const PolicyUsage = "the admission `policy`: queue (LIMIT bounds the callers waiting), inflight,quota=N, aimd, gradient or codel, with parameters as name=value after commas, e.g. aimd,backoff=0.5 (package admit documents each)"
 
 // ErrUsage is wrapped by ParseSettings errors that come from the command line
 // itself (unknown flag, stray argument, -h). Such errors, like FieldErrors,
@@ -106,10 +110,11 @@ func labFlags(name string) (fs *envflag.Set, kf *KnobFlags, addr, control *envfl
 type KnobFlags struct {
 	knobs  []*envflag.Setting // in knobs() order
 	accept *envflag.Setting
+	policy *envflag.Setting
 }
 
 // AddKnobFlags defines a setting for every knob (--workers, --spin-ms, …,
-// --backlog, --accept) on fs, each with its environment variable.
+// --backlog, --accept, --policy) on fs, each with its environment variable.
 func AddKnobFlags(fs *envflag.Set) *KnobFlags {
 	kf := &KnobFlags{}
 	def := DefaultConfig()
@@ -118,13 +123,14 @@ func AddKnobFlags(fs *envflag.Set) *KnobFlags {
 			Allowed: fmt.Sprintf("%d to %d", k.lo, k.hi), Usage: k.usage}))
 	}
 	kf.accept = fs.Add(envflag.Setting{Flag: "accept", Env: "ACCEPT", Default: def.Accept.String(), Allowed: "door or workers", Usage: acceptUsage})
+	kf.policy = fs.Add(envflag.Setting{Flag: "policy", Env: "POLICY", Shown: "queue", Allowed: "queue, inflight,quota=N, aimd, gradient, codel, each with parameters after commas", Usage: PolicyUsage})
 	return kf
 }
 
 // Given lists the knob flags given on the command line, as "--name".
 func (kf *KnobFlags) Given() []string {
 	var out []string
-	for _, st := range append(append([]*envflag.Setting(nil), kf.knobs...), kf.accept) {
+	for _, st := range append(append([]*envflag.Setting(nil), kf.knobs...), kf.accept, kf.policy) {
 		if st.Given() {
 			out = append(out, "--"+st.Flag)
 		}
@@ -137,6 +143,7 @@ func (kf *KnobFlags) Given() []string {
 func (kf *KnobFlags) Config() (Config, error) {
 	c := DefaultConfig()
 	var errs FieldErrors
+	var err error
 	for i, k := range knobs() {
 		st := kf.knobs[i]
 		if st.Source == "" {
@@ -154,6 +161,15 @@ func (kf *KnobFlags) Config() (Config, error) {
 		v := strings.TrimSpace(kf.accept.Value)
 		if c.Accept = parseAccept(v); c.Accept != AcceptDoor && c.Accept != AcceptWorkers {
 			errs = append(errs, FieldError{Field: "ACCEPT", Value: v, Allowed: "door or workers"})
+		}
+	}
+	if kf.policy.Source != "" {
+		v := strings.TrimSpace(kf.policy.Value)
+		var se *admit.SpecError
+		if c.Policy, err = admit.ParseSpec(v); errors.As(err, &se) {
+			errs = append(errs, FieldError{Field: "POLICY", Value: se.Value, Allowed: se.Allowed})
+		} else if v == "" {
+			errs = append(errs, FieldError{Field: "POLICY", Value: v, Allowed: admit.Allowed})
 		}
 	}
 	if errs != nil {
@@ -178,12 +194,13 @@ func (c Config) Args() []string {
 	for _, k := range knobs() {
 		out = append(out, fmt.Sprintf("--%s=%d", k.flag, *k.field(&c)))
 	}
-	return append(out, "--accept="+c.Accept.String())
+	return append(out, "--accept="+c.Accept.String(), "--policy="+c.Policy.String())
 }
 
 // String renders c the way the lessons write it: "WORKERS=1 SPIN_MS=2 ...".
 // The knobs a lesson sets only now and then are left out while they are
-// off: the stall knobs while both are 0, BACKLOG while 0, ACCEPT while door.
+// off: the stall knobs while both are 0, BACKLOG while 0, ACCEPT while door,
+// POLICY while queue.
 func (c Config) String() string {
 	var b strings.Builder
 	for i, k := range knobs() {
@@ -200,6 +217,9 @@ func (c Config) String() string {
 	}
 	if c.Accept != AcceptDoor {
 		b.WriteString(" ACCEPT=" + c.Accept.String())
+	}
+	if c.Policy != "" {
+		b.WriteString(" POLICY=" + c.Policy.String())
 	}
 	return b.String()
 }

@@ -74,10 +74,33 @@ func TestParseSettings(t *testing.T) {
 		// workers that accept for themselves keep no queue, so LIMIT cannot bound one
 		{"limit with workers accepting", nil, map[string]string{"ACCEPT": "workers", "LIMIT": "10"}, labsvc.Settings{},
 			"LIMIT=10 is not allowed: want 0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)", false},
+		// an admission policy from the environment, and from a flag (written canonically)
+		{"policy env", nil, map[string]string{"POLICY": "inflight,quota=5", "WORKERS": "4"},
+			labsvc.Settings{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1, Policy: "inflight,quota=5"}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		{"policy flag", []string{"--policy", "aimd, backoff=0.50"}, map[string]string{"POLICY": "fifo"},
+			labsvc.Settings{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Policy: "aimd,backoff=0.5"}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// POLICY=queue is the default, spelt out
+		{"policy queue", nil, map[string]string{"POLICY": "queue", "LIMIT": "4"},
+			labsvc.Settings{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 4, CPUs: 1}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// an unknown policy lists those there are
+		{"unknown policy", nil, map[string]string{"POLICY": "fifo"}, labsvc.Settings{},
+			"POLICY=fifo is not allowed: want queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
+		// a parameter out of range names it, its range and what it means
+		{"policy parameter", []string{"--policy=aimd,backoff=2"}, nil, labsvc.Settings{},
+			"POLICY=aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99: the fraction of the limit an overload signal leaves", false},
+		// a policy's flag given empty is a mistake
+		{"empty policy flag", []string{"--policy="}, nil, labsvc.Settings{},
+			"POLICY= is not allowed: want queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
+		// LIMIT is the queue policy's: another policy's bounds are in POLICY
+		{"limit with policy", nil, map[string]string{"POLICY": "inflight,quota=5", "LIMIT": "3"}, labsvc.Settings{},
+			"LIMIT=3 is not allowed: want 0 with POLICY=inflight (LIMIT bounds the queue policy's waiting callers; inflight's own parameters are in POLICY)", false},
+		// with workers accepting for themselves there is no door for a policy
+		{"policy with workers accepting", nil, map[string]string{"POLICY": "codel", "ACCEPT": "workers"}, labsvc.Settings{},
+			"POLICY=codel is not allowed: want queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)", false},
 		// a misspelt flag: the message lists the flags there are
-		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)", true},
+		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)", true},
 		// a stray argument
-		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)`, true},
+		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +128,7 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 	for _, c := range []labsvc.Config{
 		{Workers: 7, SpinMS: 3, WaitMS: 0, Limit: 12, CPUs: 2},
 		{Workers: 64, SpinMS: 2, WaitMS: 0, CPUs: 1, Backlog: 128, Accept: labsvc.AcceptWorkers},
+		{Workers: 8, SpinMS: 2, WaitMS: 18, CPUs: 1, Policy: "gradient,tolerance=2,long=100"},
 	} {
 		got, err := labsvc.ParseConfig(c.Args(), func(k string) string {
 			if k == "ACCEPT" {
@@ -123,6 +147,10 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 	}
 	w := labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 0, CPUs: 1, Backlog: 128, Accept: labsvc.AcceptWorkers}
 	if s := w.String(); s != "WORKERS=64 SPIN_MS=2 WAIT_MS=0 LIMIT=0 CPUS=1 BACKLOG=128 ACCEPT=workers" {
+		t.Errorf("String() = %q", s)
+	}
+	p := labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1, Policy: "inflight,quota=10"}
+	if s := p.String(); s != "WORKERS=64 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 POLICY=inflight,quota=10" {
 		t.Errorf("String() = %q", s)
 	}
 	// With a stall the stall knobs travel too, and are written out.

@@ -12,10 +12,17 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"capacitylab/admit"
 )
 
 // Server is one lab: a door, a FIFO queue, WORKERS workers and a control
 // API. Build it with NewServer and run it once with Serve.
+//
+// The door's admission policy (POLICY, package admit) decides who is let
+// in: the queue policy refuses a caller when LIMIT callers already wait,
+// others by their own arithmetic; codel may also drop a caller from the
+// queue when a worker takes it. Every refusal is the same 503.
 //
 // The door hands a connection straight to a worker when one is free, the
 // way a kernel hands an accepted connection to a thread blocked in
@@ -44,6 +51,8 @@ type Server struct {
 	wg        sync.WaitGroup // every goroutine Serve starts, including lingering closes
 	refusing  chan struct{}  // semaphore: refusals and 400s being answered
 	procs     *processors    // the lab's CPUS processors, taken by spins
+	policy    *admit.Door    // the door's admission policy (POLICY)
+	epoch     time.Time      // the origin of the policy's clock
 	kq        *kernelQueue   // set by Serve: the request listener's accept queue, for BACKLOG and backlogged
 	fellBack  atomic.Bool    // the thread CPU clock failed once (logged once)
 }
@@ -111,8 +120,13 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{logger: logger, workers: cfg.Workers, cfg: cfg, reg: prometheus.NewRegistry()}
+	s := &Server{logger: logger, workers: cfg.Workers, cfg: cfg, reg: prometheus.NewRegistry(), epoch: time.Now()}
 	s.cond = sync.NewCond(&s.mu)
+	var err error
+	if s.policy, err = admit.NewDoor(cfg.Policy, cfg.Limit, max(cfg.Workers, 0)); err != nil {
+		// An invalid cfg: Serve reports it and serves nothing.
+		s.policy, _ = admit.NewDoor("", 0, 0)
+	}
 	s.refusing = make(chan struct{}, MaxRefusing)
 	s.procs = newProcessors(cfg.CPUs)
 	s.w.reset(time.Now(), 0, 0)
@@ -205,12 +219,15 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	scancel()
 	s.mu.Lock()
 	s.closed = true
+	at := s.since(time.Now())
 	for s.queue.n > 0 {
 		_ = s.queue.pop().conn.Close()
+		s.policy.Done(at, 0, admit.Abandoned)
 	}
 	for s.handed.n > 0 {
 		_ = s.handed.pop().conn.Close()
 		s.inService--
+		s.policy.Done(at, 0, admit.Abandoned)
 	}
 	s.mu.Unlock()
 	s.cond.Broadcast()
@@ -270,27 +287,23 @@ func (s *Server) door(ctx context.Context, ln net.Listener) error {
 			_ = c.Close()
 			return nil
 		}
-		if s.cfg.Limit > 0 && s.idle == 0 && s.queue.n >= s.cfg.Limit {
+		at := s.since(now)
+		if !s.policy.Admit(at, s.idle, s.queue.n) {
 			s.w.refused++
 			s.mu.Unlock()
 			s.m.refused.Inc()
 			// At most MaxRefusing refusals at once; beyond that the door
 			// waits, and callers wait in the kernel's accept backlog.
-			select {
-			case s.refusing <- struct{}{}:
-			case <-ctx.Done():
-				_ = c.Close()
+			if !s.refuseLater(ctx, c) {
 				return nil
 			}
-			s.wg.Go(func() {
-				refuse(c)
-				<-s.refusing
-			})
 			continue
 		}
 		stall := s.admitLocked()
 		if s.idle > 0 {
-			// A worker is free: it is this connection's now.
+			// A worker is free: it is this connection's now (a caller
+			// that did not wait is never dropped).
+			s.policy.Start(at, 0)
 			s.idle--
 			s.inService++
 			s.handed.push(pending{conn: c, at: now, took: now, stall: stall})
@@ -304,6 +317,26 @@ func (s *Server) door(ctx context.Context, ln net.Listener) error {
 		s.m.accepted.Inc()
 	}
 }
+
+// refuseLater answers c's refusal off the caller's goroutine, at most
+// MaxRefusing at once (beyond that it waits for one to end). It returns
+// false, having closed c, if ctx ends first.
+func (s *Server) refuseLater(ctx context.Context, c net.Conn) bool {
+	select {
+	case s.refusing <- struct{}{}:
+	case <-ctx.Done():
+		_ = c.Close()
+		return false
+	}
+	s.wg.Go(func() {
+		refuse(c)
+		<-s.refusing
+	})
+	return true
+}
+
+// since is t as the policy's clock reads it.
+func (s *Server) since(t time.Time) time.Duration { return t.Sub(s.epoch) }
 
 // admitLocked counts a connection admitted to service in the window and
 // says whether it is the Nth, 2Nth, … of STALL_EVERY, which stalls. The
@@ -338,6 +371,11 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 			_ = c.Close()
 			return nil
 		}
+		// The policy is queue with LIMIT 0 here (Validate): it admits
+		// everyone, and counts them inside.
+		at := s.since(now)
+		s.policy.Admit(at, 0, 0)
+		s.policy.Start(at, 0)
 		stall := s.admitLocked()
 		s.inService++
 		spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
@@ -372,6 +410,7 @@ func refuse(c net.Conn) {
 func (s *Server) work(ctx context.Context) {
 	buf := make([]byte, MaxHeaderBytes)
 	out := make([]byte, 0, 256)
+	var dropped []net.Conn
 	var sp spinner
 	wt := newWaiter()
 	defer wt.close()
@@ -398,19 +437,32 @@ func (s *Server) work(ctx context.Context) {
 			// free (or takes the next caller) before writing, so a caller
 			// that reads its answer and connects again at once finds it
 			// free, not still writing or closing.
-			next := s.queue.n > 0 && !s.closed
+			var next bool
+			p, next, dropped = s.takeLocked(dropped[:0])
 			if next {
-				p = s.queue.pop()
 				s.inService++
 			} else {
 				s.idle++
 			}
-			if answered != nil {
+			if answered != nil || len(dropped) > 0 {
 				s.mu.Unlock()
-				// The answer is far smaller than a fresh connection's send
-				// buffer, so the write cannot block and needs no deadline.
-				_, _ = answered.Write(out)
-				_ = answered.Close()
+				if answered != nil {
+					// The answer is far smaller than a fresh connection's
+					// send buffer, so the write cannot block and needs no
+					// deadline.
+					_, _ = answered.Write(out)
+					_ = answered.Close()
+				}
+				s.m.refused.Add(float64(len(dropped)))
+				for i, c := range dropped {
+					if !s.refuseLater(ctx, c) {
+						for _, c := range dropped[i+1:] {
+							_ = c.Close()
+						}
+						break
+					}
+				}
+				clear(dropped)
 				s.mu.Lock()
 			}
 			if !next {
@@ -421,6 +473,29 @@ func (s *Server) work(ctx context.Context) {
 			p.took = time.Now()
 		}
 	}
+}
+
+// takeLocked takes the oldest queued connection for a worker, asking the
+// policy first: the connections it drops (they waited too long, codel)
+// are appended to dropped, counted as refused, for the worker to refuse
+// once it has let go of s.mu. ok is false when none is left to take (or
+// the lab is closing).
+func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Conn) {
+	if s.queue.n == 0 || s.closed {
+		return p, false, dropped
+	}
+	now := time.Now()
+	at := s.since(now)
+	for s.queue.n > 0 {
+		p = s.queue.pop()
+		if s.policy.Start(at, now.Sub(p.at)) {
+			return p, true, dropped
+		}
+		s.w.dropped++
+		s.w.refused++
+		dropped = append(dropped, p.conn)
+	}
+	return pending{}, false, dropped
 }
 
 // serve handles one connection taken from the queue. When it served the
@@ -463,15 +538,18 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		// Shutting down: the request was not served.
 		s.mu.Lock()
 		s.inService--
+		s.policy.Done(s.since(time.Now()), 0, admit.Abandoned)
 		s.mu.Unlock()
 		_ = p.conn.Close()
 		return out, nil
 	}
-	service := time.Since(take)
+	end := time.Now()
+	service := end.Sub(take)
 	// Count it before answering, so a caller that has its answer finds it in
 	// the stats.
 	s.mu.Lock()
 	s.inService--
+	s.policy.Done(s.since(end), end.Sub(p.at), admit.Served)
 	s.w.done++
 	s.w.busy += service
 	s.w.spinCPU += cpu
@@ -485,6 +563,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 func (s *Server) finishBad(res outcome, busy time.Duration) {
 	s.mu.Lock()
 	s.inService--
+	s.policy.Done(s.since(time.Now()), 0, admit.Abandoned)
 	s.w.busy += busy
 	switch res {
 	case reqTimeout:
@@ -514,6 +593,7 @@ type ConfigPatch struct {
 	StallEvery *int
 	StallMS    *int
 	Backlog    *int
+	Policy     *admit.Spec
 }
 
 // apply returns c changed by p.
@@ -536,6 +616,9 @@ func (p ConfigPatch) apply(c Config) Config {
 	if p.Backlog != nil {
 		c.Backlog = *p.Backlog
 	}
+	if p.Policy != nil {
+		c.Policy = *p.Policy
+	}
 	return c
 }
 
@@ -544,7 +627,8 @@ func (p ConfigPatch) apply(c Config) Config {
 // system's error when a new BACKLOG cannot be applied). A lower LIMIT
 // refuses new callers while the queue is longer, and a lower BACKLOG turns
 // new callers away while the kernel's queue is longer; neither evicts
-// anybody.
+// anybody. A new POLICY (or LIMIT) starts a fresh policy at once, which
+// counts the callers already inside but has learned nothing.
 func (s *Server) SetConfig(p ConfigPatch) (Config, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -552,8 +636,15 @@ func (s *Server) SetConfig(p ConfigPatch) (Config, error) {
 	if err := c.Validate(); err != nil {
 		return s.cfg, err
 	}
+	if c.Policy != s.cfg.Policy || c.Limit != s.cfg.Limit {
+		if err := s.policy.Set(c.Policy, c.Limit); err != nil {
+			return s.cfg, err
+		}
+	}
 	if c.Backlog != s.cfg.Backlog && s.kq != nil {
 		if err := s.kq.setBacklog(c.Backlog); err != nil {
+			// Put the policy back as it was.
+			_ = s.policy.Set(s.cfg.Policy, s.cfg.Limit)
 			return s.cfg, err
 		}
 	}
@@ -573,11 +664,15 @@ func (s *Server) Stats() Stats {
 
 // Reset closes the current window, returning it, and begins a new one.
 // Connections queued or in service at that moment are carried into the new
-// window (see Stats.Carried).
+// window (see Stats.Carried). The policy forgets what it learned (an
+// adaptive limit starts again), so that each window of a sweep starts
+// from the same policy, as each simulated window does.
 func (s *Server) Reset() Stats {
 	s.mu.Lock()
 	st, waits, svcs := s.snapshotLocked()
-	s.w.reset(time.Now(), s.queue.n, s.inService)
+	now := time.Now()
+	s.w.reset(now, s.queue.n, s.inService)
+	s.policy.Reset()
 	s.w.backlogMax = st.Backlogged
 	s.mu.Unlock()
 	st.QueueWaitMS = summarize(waits)
@@ -600,6 +695,9 @@ func (s *Server) snapshotLocked() (Stats, []float64, []float64) {
 		Carried:   w.carried,
 		BusyMS:    ms(w.busy),
 		SpinCPUMS: ms(w.spinCPU),
+
+		Dropped:     w.dropped,
+		PolicyLimit: s.policy.Limit(),
 
 		Backlogged: -1, BackloggedMax: -1, Backlog: -1,
 	}

@@ -42,19 +42,29 @@ type BadCounts struct {
 // Stats is the lab's window of counters since the last reset, as served by
 // GET /stats. At every instant
 //
-//	accepted = done + queued + in_service + bad
+//	accepted = done + queued + in_service + bad + dropped
 //
 // holds (see Unaccounted).
 type Stats struct {
 	Since     time.Time `json:"since"`      // when the window began (start or last reset)
 	Accepted  int64     `json:"accepted"`   // admitted by the door into the queue (plus Carried)
-	Refused   int64     `json:"refused"`    // answered 503 by the door (never queued)
+	Refused   int64     `json:"refused"`    // answered 503: refused at the door (never queued), or Dropped
 	Done      int64     `json:"done"`       // served to completion, whether or not the caller still listened
 	Queued    int       `json:"queued"`     // waiting in the queue now
 	QueuedMax int       `json:"queued_max"` // most that waited at once in this window
 	InService int       `json:"in_service"` // held by a worker now
 	Bad       int64     `json:"bad"`        // accepted but no complete request (sum of BadBy)
 	BadBy     BadCounts `json:"bad_by"`
+	// Dropped is how many were admitted, then taken from the queue and
+	// refused (503) because they had waited too long (POLICY=codel);
+	// they are counted in Refused too, so Refused is every 503 the lab
+	// answered.
+	Dropped int64 `json:"dropped"`
+	// PolicyLimit is the admission policy's bound on requests inside
+	// (queued + in service) now: the quota, an adaptive policy's current
+	// limit, WORKERS + LIMIT for the queue policy with a LIMIT; 0 when it
+	// has none.
+	PolicyLimit int `json:"policy_limit"`
 	// Carried is how many were queued or in service when the window began;
 	// they are included in Accepted so the identity holds within a window.
 	Carried int64 `json:"carried"`
@@ -87,16 +97,17 @@ type Stats struct {
 	Backlog       int `json:"backlog"`
 }
 
-// Unaccounted returns accepted − done − queued − in_service − bad, which is
-// always 0 unless the lab has a bug.
+// Unaccounted returns accepted − done − queued − in_service − bad −
+// dropped, which is always 0 unless the lab has a bug.
 func (s Stats) Unaccounted() int64 {
-	return s.Accepted - s.Done - int64(s.Queued) - int64(s.InService) - s.Bad
+	return s.Accepted - s.Done - int64(s.Queued) - int64(s.InService) - s.Bad - s.Dropped
 }
 
 // window holds the counters of one stats window; the Server guards it.
 type window struct {
 	since                   time.Time
 	accepted, refused, done int64
+	dropped                 int64 // admitted, then dropped from the queue (in refused too)
 	carried                 int64
 	admitted                int64 // admitted by the door in this window, carried ones not counted: the stall count
 	bad                     BadCounts
@@ -111,7 +122,7 @@ func (w *window) reset(now time.Time, queued, inService int) {
 	w.since = now
 	w.carried = int64(queued + inService)
 	w.accepted = w.carried
-	w.refused, w.done, w.admitted = 0, 0, 0
+	w.refused, w.done, w.admitted, w.dropped = 0, 0, 0, 0
 	w.bad = BadCounts{}
 	w.queuedMax = queued
 	w.busy, w.spinCPU = 0, 0

@@ -5,6 +5,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"capacitylab/admit"
 )
 
 // Limits of the request side of the wire.
@@ -28,8 +30,9 @@ const (
 	// MaxRefusing bounds the refusals being answered at once (each lives at
 	// most RefuseReadTimeout + LingerTimeout).
 	MaxRefusing = 1024
-	// RetryAfter is the Retry-After header (whole seconds) a refused caller is given.
-	RetryAfter = "1"
+	// RetryAfter is the Retry-After header (whole seconds) a refused
+	// caller is given: every refusal's, admit.RetryAfter.
+	RetryAfter = admit.RetryAfter
 )
 
 // outcome is how reading one request ended.
@@ -174,9 +177,11 @@ func appendMS(b []byte, d time.Duration) []byte {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// refusedResponse is the whole answer the door gives when LIMIT is reached.
+// refusedResponse is the whole answer the door gives a caller its policy
+// refuses, at arrival or from the queue: admit's refusal, written on the
+// wire (admit.Refuse writes the same through net/http).
 const refusedResponse = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nRetry-After: " +
-	RetryAfter + "\r\nContent-Length: 11\r\n\r\nqueue full\n"
+	admit.RetryAfter + "\r\nContent-Length: 11\r\n\r\n" + admit.RefusalBody
 
 // badRequest renders the 400 given to garbage.
 func badRequest(reason string) string {

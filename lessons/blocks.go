@@ -113,6 +113,7 @@ type labFields struct {
 	RNG        string `yaml:"rng"`
 	Backlog    int    `yaml:"backlog"`
 	Accept     string `yaml:"accept"`
+	Policy     string `yaml:"policy"`
 	Simulated  bool   `yaml:"simulated"`
 }
 
@@ -492,6 +493,7 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	if f.Accept == "door" {
 		l.Accept = labsvc.AcceptDoor
 	}
+	_ = l.Policy.UnmarshalText([]byte(f.Policy)) // canonical, or kept as given for Validate to name
 	if d.has("show") && len(f.Show) == 0 {
 		p.add(d.line("show"), "%s: show is empty: want the columns the lesson talks about, from %s, or no show: for every column", what, strings.Join(RecordColumns(l.Config()), ", "))
 	}

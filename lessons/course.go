@@ -320,7 +320,7 @@ func (l *Lesson) Counts() map[string]int {
 // Config returns the lab knobs of the preset as a labsvc.Config.
 func (l *Lab) Config() labsvc.Config {
 	return labsvc.Config{Workers: l.Workers, SpinMS: l.SpinMS, WaitMS: l.WaitMS, Limit: l.Limit, CPUs: l.CPUs,
-		StallEvery: l.StallEvery, StallMS: l.StallMS, Backlog: l.Backlog, Accept: l.Accept}
+		StallEvery: l.StallEvery, StallMS: l.StallMS, Backlog: l.Backlog, Accept: l.Accept, Policy: l.Policy}
 }
 
 // Correct returns the correct option of the question.

@@ -134,7 +134,10 @@
 // or python for CPython's random.seed and expovariate; see package
 // loadrun), the lab's backlog (BACKLOG, 0 to 65535; 0 = the system's
 // maximum) and accept (ACCEPT: door, the default, or workers, which needs
-// limit 0), and show (the columns, names of [RecordColumns], that the
+// limit 0), policy (POLICY, the door's admission policy as package admit
+// spells it: queue, the default, whose bound is limit; or inflight, aimd,
+// gradient or codel with parameters after commas, such as
+// "inflight,quota=5", which need limit 0), and show (the columns, names of [RecordColumns], that the
 // lesson's text talks about: pages show them first, in this order, in the preset's recorded table
 // and in the table of a run of it, with the other columns one click away;
 // an unknown name is an error at its line). show is presentation, not a
@@ -180,8 +183,8 @@
 // fingerprint is the SHA-256 (see [Fingerprint]) of "capacitylab table v1",
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
 // cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
-// stall_ms when either is set, rng when given, and backlog, accept and
-// simulated only when set; not its id), the columns,
+// stall_ms when either is set, rng when given, and backlog, accept,
+// policy and simulated only when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a

@@ -53,9 +53,10 @@ func Fingerprint(preset *Lab, columns []string, rows [][]string, source string) 
 // and number format, e.g.
 // "preset workers=1 spin_ms=2 wait_ms=18 limit=0 cpus=1 rates=10,20 seconds=5 seed=1 closed=0 timeout_ms=0",
 // followed by " stall_every=N stall_ms=M" when either is set, " rng=R"
-// when rng is given, and " backlog=N", " accept=workers" and " simulated"
-// only when the preset sets them (so the form of every preset written before they existed
-// is unchanged). The id is left out: renaming a preset does not change what
+// when rng is given, and " backlog=N", " accept=workers", " policy=P"
+// (the policy as its canonical Spec) and " simulated" only when the preset
+// sets them (so the form of every preset written before they existed is
+// unchanged). The id is left out: renaming a preset does not change what
 // was measured.
 func canonicalPreset(l *Lab) string {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -77,6 +78,7 @@ func canonicalPreset(l *Lab) string {
 		optional(l.RNG != "", " rng="+l.RNG) +
 		optional(l.Backlog != 0, " backlog="+strconv.Itoa(l.Backlog)) +
 		optional(l.Accept != labsvc.AcceptDoor, " accept="+l.Accept.String()) +
+		optional(l.Policy != "", " policy="+string(l.Policy)) +
 		optional(l.Simulated, " simulated")
 }
 

@@ -3,6 +3,7 @@ package lessons
 import (
 	"html/template"
 
+	"capacitylab/admit"
 	"capacitylab/labsvc"
 )
 
@@ -136,6 +137,7 @@ type Lab struct {
 	RNG        string            // random source of the arrivals: "" or "pcg" (the default), or "python"
 	Backlog    int               // the lab's BACKLOG; 0 = the system's maximum
 	Accept     labsvc.AcceptMode // the lab's ACCEPT; the zero value is the door
+	Policy     admit.Spec        // the lab's POLICY; the zero value is the queue policy
 
 	// Simulated says the preset's table is produced by the simulator
 	// (package sim) from the preset's knobs, not measured on a lab: the

@@ -48,7 +48,7 @@ const (
 
 // Request is what a learner asks to run: the lab's knobs, then the sweep.
 // Its JSON form is flat: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,
-// "cpus":1,"stall_every":0,"stall_ms":0,"rates":[40,80],"seconds":2,"seed":1,
+// "policy":"queue","cpus":1,"stall_every":0,"stall_ms":0,"rates":[40,80],"seconds":2,"seed":1,
 // "rng":"pcg","mode":"open","clients":[],"timeout_ms":2000,"lesson":"...",
 // "block":"..."}.
 type Request struct {

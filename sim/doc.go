@@ -33,15 +33,25 @@
 // and still serves the request. A refused caller reads its 503 Refuse
 // (DefaultRefuse, 0.05 ms, when 0) after its send.
 //
-// The door. A request that finds a worker free is handed to it at once
-// (queue wait 0). Otherwise, when LIMIT > 0 and LIMIT requests already
-// wait, it is refused; otherwise it joins the FIFO queue. Only requests
-// that find every worker taken queue and count for queued (queued_max)
-// and LIMIT. The door numbers the requests it admits (not the refused)
-// from 1; with STALL_EVERY = N > 0 the Nth, 2Nth, … are stalled.
+// The door. Its admission policy (POLICY) is the lab's own: the same
+// package admit, on the window's clock (nanoseconds from its start), a
+// fresh policy each window as the lab's starts again at each reset. It
+// refuses a request as the lab's would: with the queue policy when every
+// worker is taken and LIMIT > 0 requests already wait; with inflight,
+// aimd and gradient when their limit are inside. A request it admits
+// that finds a worker free is handed to it at once (queue wait 0);
+// otherwise it joins the FIFO queue. Only requests that find every
+// worker taken queue and count for queued (queued_max) and LIMIT. The
+// door numbers the requests it admits (not the refused) from 1; with
+// STALL_EVERY = N > 0 the Nth, 2Nth, … are stalled.
 //
-// A worker serves its request, then takes the oldest queued request, or
-// becomes free. Serving is: spin SPIN_MS of processor time (plus
+// A worker serves its request, tells the policy its latency (from its
+// send, which is its arrival), then takes the oldest queued request, or
+// becomes free; with POLICY=codel the policy may drop the request taken
+// instead, when it waited too long, and the worker takes the next. A
+// dropped request's caller reads its 503 a refusal's time later (Refuse),
+// unless it gives up first; the lab's refused counts it either way, as
+// the live lab's does. Serving is: spin SPIN_MS of processor time (plus
 // CPUPerRequest, 0 unless set), then wait WAIT_MS; a stalled request
 // instead waits STALL_MS and spins nothing. The spinning requests share
 // the CPUS processors exactly as the lab's do (package labsvc): round

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"capacitylab/admit"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
@@ -32,7 +33,7 @@ const MeasuredCPUPerRequest = 70 * time.Microsecond
 // labsvc.Config.Validate.
 type Model struct {
 	// Lab holds the lab's knobs: WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS,
-	// STALL_EVERY and STALL_MS, with the lab's own ranges.
+	// STALL_EVERY, STALL_MS and POLICY, with the lab's own ranges.
 	Lab labsvc.Config
 	// Timeout is the caller's timeout, from its send; 0 means
 	// loadrun.DefaultTimeout.
@@ -178,6 +179,7 @@ type window struct {
 	spinNS, waitNS, stallNS, timeoutNS, refuseNS int64
 
 	// the lab
+	door      *admit.Door // the door's policy, on the window's clock
 	idle      int
 	queue     fifo[queued]
 	turns     []turn     // spins on a processor now: at most CPUS
@@ -188,7 +190,8 @@ type window struct {
 	stalls    fifo[timer]
 	last      int64 // when cpuNS was last brought up to date
 	admitted  int64
-	refused   int64
+	refused   int64 // every 503: refused at the door, or dropped
+	dropped   int64 // admitted, then dropped from the queue
 	done      int64
 	queuedMax int
 	serviceNS int64 // sum of the service times of done requests
@@ -208,6 +211,9 @@ type window struct {
 
 func newWindow(m Model, w loadrun.Window) *window {
 	s := &window{m: m, w: w, idle: m.Lab.Workers}
+	// Validate has checked the policy: a fresh one each window, as the
+	// lab's forgets what it learned at each reset.
+	s.door, _ = admit.NewDoor(m.Lab.Policy, m.Lab.Limit, m.Lab.Workers)
 	s.spinNS = int64(m.Lab.SpinMS)*int64(time.Millisecond) + int64(m.CPUPerRequest)
 	s.waitNS = int64(m.Lab.WaitMS) * int64(time.Millisecond)
 	s.stallNS = int64(m.Lab.StallMS) * int64(time.Millisecond)
@@ -413,22 +419,45 @@ func (s *window) finish(j int32, took, t int64) {
 		service := t - took
 		s.serviceNS += service
 		r := &s.rec[j]
+		s.door.Done(time.Duration(t), time.Duration(t)-r.Sent, admit.Served)
 		if r.Outcome == loadrun.Unfinished && t <= int64(r.Sent)+s.timeoutNS {
 			r.Outcome, r.Status, r.End = loadrun.OK, 200, time.Duration(t)
 			r.QueueWaitMS = headerMS(took - int64(r.Intended))
 			r.ServiceMS = headerMS(service)
 			s.callerDone(j, t)
 		}
-		if s.queue.empty() {
+		q, ok := s.take(t)
+		if !ok {
 			s.idle++
 			return
 		}
-		q := s.queue.pop()
 		if s.begin(q, t) {
 			return
 		}
 		j, took = q.job, t
 	}
+}
+
+// take takes the oldest queued job for a worker at t, asking the policy
+// first: the jobs it drops (they waited too long, codel) are refused then,
+// as the lab refuses them. ok is false when none is left.
+func (s *window) take(t int64) (q queued, ok bool) {
+	for !s.queue.empty() {
+		q = s.queue.pop()
+		r := &s.rec[q.job]
+		if s.door.Start(time.Duration(t), time.Duration(t)-r.Sent) {
+			return q, true
+		}
+		s.dropped++
+		s.refused++
+		// Its caller reads the 503 a refusal's time later, unless it
+		// gives up first (then it has, or will have, its gaveup).
+		if r.Outcome == loadrun.Unfinished && t+s.refuseNS <= int64(r.Sent)+s.timeoutNS {
+			r.Outcome, r.Status, r.End = loadrun.Refused, 503, time.Duration(t+s.refuseNS)
+			s.refusals.push(timer{at: t + s.refuseNS, job: q.job})
+		}
+	}
+	return queued{}, false
 }
 
 // headerMS is a time as the lab writes it in X-Queue-Wait-Ms and
@@ -528,8 +557,7 @@ func (s *window) send(t int64) {
 		return
 	}
 	s.inFlight++
-	lim := s.m.Lab.Limit
-	if s.idle == 0 && lim > 0 && s.queue.len() >= lim {
+	if !s.door.Admit(time.Duration(t), s.idle, s.queue.len()) {
 		s.refused++
 		r.Outcome, r.Status, r.End = loadrun.Refused, 503, time.Duration(t+s.refuseNS)
 		s.refusals.push(timer{at: t + s.refuseNS, job: j})
@@ -538,6 +566,7 @@ func (s *window) send(t int64) {
 	s.admitted++
 	q := queued{job: j, stall: s.m.Lab.StallEvery > 0 && s.admitted%int64(s.m.Lab.StallEvery) == 0}
 	if s.idle > 0 {
+		s.door.Start(time.Duration(t), 0) // a caller that did not wait is served
 		s.idle--
 		s.advance(t)
 		if !s.begin(q, t) {
@@ -564,7 +593,7 @@ func (s *window) result() (loadrun.Result, loadrun.LabStats, error) {
 		Done:         s.done,
 		Queued:       s.queue.len(),
 		QueuedMax:    s.queuedMax,
-		InService:    int(s.admitted - s.done - int64(s.queue.len())),
+		InService:    int(s.admitted - s.done - s.dropped - int64(s.queue.len())),
 		ProcessCPUMS: float64(s.cpuNS) / 1e6,
 	}
 	if s.done > 0 {

@@ -480,6 +480,9 @@ func labPresetWords(l *lessons.Lab) string {
 	if l.Limit > 0 {
 		limit = fmt.Sprintf("at most %s waiting for a worker (LIMIT=%d)", counted(l.Limit, "caller", "callers"), l.Limit)
 	}
+	if l.Policy != "" {
+		limit = fmt.Sprintf("the admission policy POLICY=%s", l.Policy)
+	}
 	if l.Accept == labsvc.AcceptWorkers {
 		backlog := "the system's maximum"
 		if l.Backlog > 0 {
@@ -514,6 +517,7 @@ type knob struct {
 	Block, Name, Label, Unit, Help, Env string
 	Value, Min, Max, Step               string
 	Text                                bool        // a list typed as text, not a number input
+	Words                               bool        // words typed as text (no numeric keypad), such as a policy
 	Choices                             [][2]string // a select of these values and their words
 	Mode                                string      // shown only in this mode ("" = always)
 }
@@ -530,6 +534,7 @@ func labServiceKnobs(block string, q runner.Request) []knob {
 		{Block: block, Name: "spin_ms", Label: "Processor time per request", Unit: "ms", Help: "Real computation on the lab's processors.", Env: "SPIN_MS", Value: itoa(q.SpinMS), Min: "0", Max: "1000"},
 		{Block: block, Name: "wait_ms", Label: "Waiting time per request", Unit: "ms", Help: "A downstream call: it holds a worker but not a processor.", Env: "WAIT_MS", Value: itoa(q.WaitMS), Min: "0", Max: "10000"},
 		{Block: block, Name: "limit", Label: "Admission limit", Unit: "callers", Help: "How many may wait for a worker; more are refused with 503. 0 means no limit.", Env: "LIMIT", Value: itoa(q.Limit), Min: "0", Max: "100000"},
+		{Block: block, Name: "policy", Label: "Admission policy", Help: "Who the door lets in: queue (the admission limit bounds the callers waiting), or inflight,quota=N (at most N inside), aimd, gradient or codel, with settings after commas; any but queue needs an admission limit of 0.", Env: "POLICY", Value: q.Policy.String(), Words: true},
 		{Block: block, Name: "cpus", Label: "Processors", Unit: "CPUs", Help: "Processors the lab may use; the load generator keeps one of the server's.", Env: "CPUS", Value: itoa(q.CPUs), Min: "1", Max: itoa(labsvc.MaxCPUs)},
 		{Block: block, Name: "stall_every", Label: "Stall every", Unit: "requests", Help: "Every Nth request the lab admits takes the stall time instead of its work, like a pause to collect garbage. 0 means never.", Env: "STALL_EVERY", Value: itoa(q.StallEvery), Min: "0", Max: itoa(labsvc.MaxStallEvery)},
 		{Block: block, Name: "stall_ms", Label: "Stall time", Unit: "ms", Help: "How long a stalled request takes.", Env: "STALL_MS", Value: itoa(q.StallMS), Min: "0", Max: itoa(labsvc.MaxStallMS)},

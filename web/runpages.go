@@ -97,6 +97,10 @@ func settingList(q runner.Request) []setting {
 	if q.Limit > 0 {
 		limit = counted(q.Limit, "caller", "callers") + " may wait; more are refused"
 	}
+	policy := "queue (the admission limit bounds the callers waiting)"
+	if q.Policy != "" {
+		policy = q.Policy.Describe()
+	}
 	load := "open loop: " + joinFloats(q.Rates) + " requests a second, one window each"
 	if q.Mode == runner.ModeClosed {
 		load = "closed loop: " + joinInts(q.Clients) + " clients, one window each"
@@ -129,6 +133,7 @@ func settingList(q runner.Request) []setting {
 		{"spin_ms", "Processor time a request", ms(q.SpinMS), "SPIN_MS"},
 		{"wait_ms", "Waiting a request", ms(q.WaitMS), "WAIT_MS"},
 		{"limit", "Admission limit", limit, "LIMIT"},
+		{"policy", "Admission policy", policy, "POLICY"},
 		{"cpus", "Processors", itoa(q.CPUs), "CPUS"},
 		{"stall", "Periodic stall", stall, "STALL_EVERY"},
 		{"accept", "Who accepts callers", accept, "ACCEPT"},

@@ -19,7 +19,7 @@ import (
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -94,6 +94,9 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 	if v := f.Get("accept"); v != "" {
 		_ = q.Accept.UnmarshalText([]byte(v)) // kept as given; Validate names a bad one
 	}
+	if v := f.Get("policy"); v != "" {
+		_ = q.Policy.UnmarshalText([]byte(v)) // canonical, or kept as given for Validate to name
+	}
 	intField("timeout_ms", &q.TimeoutMS)
 	if v := strings.TrimSpace(f.Get("rng")); v != "" {
 		q.RNG = v
@@ -161,8 +164,10 @@ func jsonKindOf(field string) string {
 		return "a list of numbers, e.g. [40, 80]"
 	case "clients":
 		return "a list of whole numbers, e.g. [1, 4]"
-	case "mode", "block", "lesson":
+	case "mode", "block", "lesson", "accept":
 		return "a string"
+	case "policy":
+		return "a string such as \"inflight,quota=5\""
 	case "seconds":
 		return "a number"
 	case "seed":

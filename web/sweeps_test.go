@@ -775,6 +775,12 @@ func TestSweepMessagesArePlain(t *testing.T) {
 		{"knob of the wrong type", `{"workers":"many","rates":[10],"seconds":1}`, "workers", "want a whole number"},
 		// The other knobs too.
 		{"spin of the wrong type", `{"spin_ms":[2],"rates":[10],"seconds":1}`, "spin_ms", "want a whole number"},
+		// The admission policy is a string, as POLICY spells it; a bad one
+		// is named with what is allowed, and LIMIT belongs to the queue
+		// policy.
+		{"policy of the wrong type", `{"policy":5,"rates":[10],"seconds":1}`, "policy", "want a string such as \"inflight,quota=5\""},
+		{"unknown policy", `{"policy":"fifo","rates":[10],"seconds":1}`, "policy", "POLICY=fifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+		{"limit with a policy", `{"policy":"inflight,quota=5","limit":3,"rates":[10],"seconds":1}`, "limit", "LIMIT=3 is not allowed: want 0 with POLICY=inflight"},
 		// A huge rate is named in a few characters.
 		{"huge rate", `{"rates":[1e308],"seconds":1}`, "rates", "rate 1e+308 is not allowed"},
 		// A huge window length too.

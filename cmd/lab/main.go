@@ -6,12 +6,15 @@
 //
 //	WORKERS=4 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 lab [--addr 127.0.0.1:8000] [--control 127.0.0.1:8001]
 //	WORKERS=64 ACCEPT=workers BACKLOG=128 lab
+//	WORKERS=64 POLICY=inflight,quota=12 lab
 //
 // Every knob is also a flag (--workers, --spin-ms, --wait-ms, --limit,
-// --cpus, --stall-every, --stall-ms, --backlog, --accept); a flag wins over
-// its environment variable. STALL_EVERY=N STALL_MS=M makes every Nth request
-// take M ms; ACCEPT=workers has each free worker accept the next caller
-// itself, the rest waiting in the kernel's accept queue of BACKLOG. It prints one line when
+// --cpus, --stall-every, --stall-ms, --backlog, --accept, --policy); a flag
+// wins over its environment variable. STALL_EVERY=N STALL_MS=M makes every
+// Nth request take M ms; ACCEPT=workers has each free worker accept the next
+// caller itself, the rest waiting in the kernel's accept queue of BACKLOG;
+// POLICY is the door's admission policy (package admit: queue, the default,
+// bounded by LIMIT; inflight,quota=N; aimd; gradient; codel). It prints one line when
 // it listens and stops cleanly on SIGINT or SIGTERM. Bad configuration exits
 // with status 2 and one line naming the variable, its value and the allowed
 // range.

@@ -9,7 +9,7 @@
 //	     [--seed N] [--timeout 2s] [--schedule poisson|uniform] [--rng pcg|python]
 //	     [--closed N] [--arrivals FILE] [--records FILE] [--json] [--check]
 //	load --simulate [--workers N --spin-ms MS --wait-ms MS --limit N --cpus N
-//	     --stall-every N --stall-ms MS] [the same sweep flags]
+//	     --stall-every N --stall-ms MS --policy P] [the same sweep flags]
 //
 // Flags:
 //
@@ -32,8 +32,9 @@
 //	--simulate        simulate the lab instead of sending (package sim): nothing is sent,
 //	                  the rows and records are the simulator's; the lab's knobs come from
 //	                  --workers, --spin-ms, --wait-ms, --limit, --cpus, --stall-every,
-//	                  --stall-ms or WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS, STALL_EVERY,
-//	                  STALL_MS, as cmd/lab reads them
+//	                  --stall-ms, --policy or WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS,
+//	                  STALL_EVERY, STALL_MS, POLICY, as cmd/lab reads them (the policy
+//	                  is package admit's, the lab's own code)
 //	--records FILE    write every request's raw record as CSV to FILE
 //	--json            one JSON object per row on stdout instead of the table
 //	--check           check the service and print what to expect, then exit

@@ -91,6 +91,41 @@ func TestSimulateTableAndJSON(t *testing.T) {
 	}
 }
 
+// --simulate --policy runs the lab's own admission policy (package admit)
+// in the simulated door: the rows are package sim's for the same knobs,
+// and a quota of 6 on 4 workers of 40 ms at 150 a second refuses some
+// and never lets more than 2 wait.
+func TestSimulatePolicy(t *testing.T) {
+	env := map[string]string{"WORKERS": "4", "POLICY": "inflight, quota=6", "TARGET": "http://127.0.0.1:1"}
+	getenv := func(k string) string { return env[k] }
+	out, errOut, err := runLoad(t, getenv, "--simulate", "--wait-ms", "38", "--rate", "150", "--seconds", "4", "--json")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "POLICY=inflight,quota=6") {
+		t.Errorf("stderr %q, want it to name the policy simulated", errOut)
+	}
+	m := sim.Model{Lab: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 38, CPUs: 1, Policy: "inflight,quota=6"}}
+	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Rates: []float64{150}, Seconds: 4, Seed: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.NewEncoder(&want).Encode(rep.Rows()[0]); err != nil {
+		t.Fatal(err)
+	}
+	if out != want.String() {
+		t.Errorf("--json row:\n%s\npackage sim's:\n%s", out, want.String())
+	}
+	var row loadrun.Row
+	if err := json.Unmarshal([]byte(out), &row); err != nil {
+		t.Fatal(err)
+	}
+	if row.Refused == 0 || row.Queued > 2 || row.Done != row.OK || row.Lost != 0 {
+		t.Errorf("row %+v: want refusals, at most 2 queued (6 inside, 4 in service), done = ok, lost 0", row)
+	}
+}
+
 // With one worker and fixed service, --simulate --arrivals gives every
 // latency exactly: completion minus intended send, to the microsecond the
 // records are written in.
@@ -189,6 +224,12 @@ func TestSimulateBadInput(t *testing.T) {
 		{"accept without simulate", nil, []string{"--accept", "workers", "--rate", "10"}, "--accept sets the simulated lab's knobs: add --simulate"},
 		{"bad accept", map[string]string{"ACCEPT": "kernel"}, []string{"--simulate", "--rate", "10"}, "ACCEPT=kernel is not allowed: want door or workers"},
 		{"workers accept", nil, []string{"--simulate", "--accept", "workers", "--backlog", "16", "--rate", "10"}, "ACCEPT=workers BACKLOG=16 is not simulated"},
+		// The admission policy is checked as cmd/lab checks it: an unknown
+		// name or a parameter out of range is named with what is allowed.
+		{"unknown policy", nil, []string{"--simulate", "--policy", "lifo", "--rate", "10"}, "POLICY=lifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+		{"policy parameter", map[string]string{"POLICY": "aimd,backoff=2"}, []string{"--simulate", "--rate", "10"}, "POLICY=aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99"},
+		{"policy with limit", nil, []string{"--simulate", "--policy", "inflight,quota=6", "--limit", "3", "--rate", "10"}, "LIMIT=3 is not allowed: want 0 with POLICY=inflight"},
+		{"policy without simulate", nil, []string{"--policy", "inflight,quota=6", "--rate", "10"}, "--policy sets the simulated lab's knobs: add --simulate"},
 		// A real lab's flags make no sense in a simulation.
 		{"target with simulate", nil, []string{"--simulate", "--target", "http://127.0.0.1:1"}, "--target is for a real lab"},
 		// The rate cap is the real run's.

@@ -1,0 +1,159 @@
+// Package admit is the admission policies, one implementation used by the
+// lab's door (package labsvc), by its simulation (package sim) and by the
+// proxy that stands in front of any HTTP service (cmd/proxy).
+//
+// A policy decides who is let in. Its user keeps its own queue and
+// workers and tells a Door of each request's moments: Admit when it
+// arrives (admit or refuse), Start when a worker takes it (serve, or drop
+// it after all), Done when it ends (its latency and Outcome). Every
+// refusal, at arrival or from the queue, is the lab door's: 503 with
+// Retry-After: 1 and the body "queue full" (Refuse, RetryAfter,
+// RefusalBody), and it never reaches a worker.
+//
+// "Inside" means admitted and not done: waiting for a worker or in
+// service. At the lab that is queued + in_service; at a proxy with no
+// workers of its own, the requests in flight to the upstream.
+//
+// # The policies
+//
+// A policy is written as the POLICY knob spells it (Spec): its name, then
+// any of its parameters as name=value, separated by commas with no spaces
+// ("aimd,backoff=0.5,interval_ms=200"), so that it needs no quotes in a
+// shell. Times are in milliseconds. Help lists the defaults.
+//
+// queue (the default): a caller that finds every worker taken waits in a
+// FIFO queue, unless LIMIT callers already wait, when it is refused
+// (LIMIT 0: never). Its one parameter is the LIMIT knob, not part of
+// POLICY, so every preset written before policies existed means what it
+// did. It assumes the service's own workers are its capacity: it bounds
+// the queue behind them, not the requests in service (with many workers
+// on few processors it goes blind: they all fit "in service").
+//
+// inflight,quota=N: a fixed quota. A caller is refused when N requests
+// are inside, whatever they are doing. N has no default. It assumes
+// whoever sets N knows the capacity: by Little's law a service that
+// answers X a second within R holds N = X × R inside, and a quota of N
+// holds the callers to N ÷ R a second whatever R becomes (after a bad
+// release that doubles R, half).
+//
+//	quota        1 to 100000, required  requests inside at once
+//
+// aimd: an adaptive quota, additive increase and multiplicative decrease
+// (as TCP's congestion window, and Netflix's concurrency-limits AIMDLimit
+// and the capacity demo's proxy do). The limit is a number with a
+// fraction; a caller is refused while its whole part are inside. It grows
+// by increase once an interval, at the first answer in time after the
+// interval has passed, if at least half of the limit was inside at some
+// moment in it (a limit nobody uses proves nothing, and growing with no
+// answers coming back would feed a stalled service). An overload signal
+// cuts it to backoff of itself, not below min, and starts a new interval:
+// an answer Overloaded (503, 429, another 5xx, no connection), TimedOut
+// (the proxy's timeout, or the caller gave up), or Served later than
+// latency_ms from admission. Signals from requests admitted before the
+// last cut are ignored: they were let in under the old limit and say
+// nothing of the new one (one cut per congestion event, as TCP cuts once
+// per window of losses). It assumes overload shows as such a signal: at
+// the lab's own door the only one is latency (the lab serves everything
+// it admits, and does not see its callers give up), so latency_ms should
+// be what callers will wait; its default is the load generator's default
+// timeout. The limit saw-tooths around the capacity: it must exceed it to
+// learn where it is.
+//
+//	start        1 to 100000, 10      the limit at the start and after a reset
+//	min          1 to 100000, 1       the least a cut leaves
+//	max          1 to 100000, 1000    the most it grows to (min ≤ start ≤ max)
+//	increase     0.01 to 1000, 1      added once an interval
+//	backoff      0.5 to 0.99, 0.75    the fraction of the limit a cut leaves
+//	interval_ms  1 to 600000, 100     how often the limit may grow
+//	latency_ms   0 to 600000, 2000    an answer slower than this is overload; 0: none
+//
+// gradient: an adaptive quota that follows latency, in the style of
+// Netflix's concurrency-limits Gradient2 (Envoy's adaptive concurrency
+// filter does the same with a minimum latency it measures at low
+// concurrency every so often instead of an average). Latencies of
+// answers (Served, and TimedOut at how long they waited; an Overloaded
+// answer is no sample: a quick refusal says nothing of the service's
+// speed) are gathered in windows of at least interval_ms and at least
+// samples answers. At each window's end its mean latency, short, is
+// compared with a baseline, long, that stands for the latency without
+// load: the mean of the first ten windows, then an exponential average
+// over long windows (factor 2 ÷ (long + 1)), which falls by 5% at once
+// whenever it is more than twice short (after a long overload ends). If
+// at least half of the limit was inside at some moment of the window,
+//
+//	gradient = clamp(tolerance × long ÷ short, 0.5, 1)
+//	estimate = limit × gradient + headroom
+//	limit    = clamp(limit × (1 − smoothing) + estimate × smoothing, min, max)
+//
+// so while latency stays within tolerance of the baseline the limit grows
+// by headroom × smoothing a window, and as latency rises above it the
+// limit shrinks, by at most half of the smoothed step a window. It
+// assumes the service's latency without load changes slowly against long
+// windows: a lasting change of speed (a bad release) is first taken for
+// queueing, and the baseline catches up over about long ÷ 2 windows,
+// while the limit settles where the latency is tolerance times the
+// baseline, with headroom's worth of queue.
+//
+//	start        1 to 100000, 20      the limit at the start and after a reset
+//	min          1 to 100000, 1       the least it shrinks to
+//	max          1 to 100000, 1000    the most it grows to (min ≤ start ≤ max)
+//	smoothing    0.01 to 1, 0.2       how much of each estimate the limit takes
+//	tolerance    1 to 10, 1.5         how many times the baseline a window's latency may be
+//	headroom     0 to 1000, 4         requests added to each estimate
+//	interval_ms  1 to 600000, 100     the shortest window
+//	samples      1 to 100000, 10      the fewest answers a window needs
+//	long         1 to 100000, 600     windows the baseline averages over
+//
+// codel: a bound on time in queue, CoDel as Facebook's RPC servers use it
+// (folly's and wangle's Codel, described in "Fail at Scale"; CoDel itself
+// is Nichols and Jacobson's, ACM Queue 2012). Every caller is admitted;
+// a worker that takes a request from the queue asks the policy first. The
+// policy keeps the least wait of the requests taken in the current
+// interval (a request handed to a free worker at once waited 0). At the
+// first one taken after the interval ends, the queue is overloaded if
+// that least wait was above target_ms (the queue never emptied: it is a
+// standing queue, not a burst), and a new interval begins. While
+// overloaded, a request that waited more than twice target_ms is dropped
+// (refused then) and the worker takes the next, so the callers served
+// wait about target to twice target, and the rest hear 503 instead of
+// waiting out their timeouts. Like folly's, it drops by this "slough"
+// bound rather than at CoDel's increasing rate, which suits requests
+// better than packets. It assumes waiting is the symptom to bound: it
+// does nothing about requests in service (many workers on few processors
+// serve slowly without a queue), and with one queue and few workers it
+// samples only as often as a worker takes a request.
+//
+//	target_ms    1 to 600000, 5       the wait a standing queue may keep
+//	interval_ms  1 to 600000, 100     how long the least wait must stay above target
+//
+// The queue stays first in, first out under overload, not Facebook's
+// adaptive LIFO, for three reasons. The drop already removes the stale
+// requests that LIFO would leave at the back to time out: what LIFO buys,
+// fresh requests served while the queue stands, codel buys with a quick
+// 503 to the stale ones, which their callers can act on at once rather
+// than after their whole timeout. The lab's callers share one timeout, so
+// serving the newest first gains nothing a bounded wait does not. And the
+// lab teaches waiting as FIFO (queue_wait is the time behind those
+// ahead), so one discipline in every policy keeps the lessons' sums true.
+//
+// # What a policy does not do
+//
+// The policies count requests, not connections or bytes, and know nothing
+// of who the callers are: no fairness between callers, no priorities, no
+// retries. The adaptive ones learn only from what the Door is told; with
+// LIMIT, WORKERS and the service's own queue they compose as the user
+// arranges (the lab: policy first, then its FIFO queue and workers).
+//
+// # Clocks and concurrency
+//
+// A Door never reads the clock: every method takes now, a duration since
+// an origin of the caller's choosing, so the simulator runs the policies
+// on simulated time and tests step them by hand. A Door is not safe for
+// concurrent use; the lab calls it under its door's lock, the proxy under
+// its own. Its arithmetic, Admit, Start and Done with the metrics
+// registered, costs under 105 ns a request, with no allocation
+// (BenchmarkDoor; docs/BENCHMARKS.md). Register exports it on a
+// Prometheus registry (admit_limit, admit_inflight, admit_queue_seconds,
+// admit_refused_total, admit_dropped_total, admit_policy_info), which is
+// safe to read while the door is in use.
+package admit

@@ -1,0 +1,112 @@
+package admit_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"capacitylab/admit"
+)
+
+func TestParseSpec(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+	}{
+		// The zero value and the word both mean the queue policy.
+		{"", ""},
+		{"queue", ""},
+		{"  queue ", ""},
+		// Parameters come out in the documented order, numbers in their
+		// shortest form, spaces gone.
+		{"inflight,quota=5", "inflight,quota=5"},
+		{"aimd", "aimd"},
+		{"aimd, interval_ms = 200 ,backoff=0.50", "aimd,backoff=0.5,interval_ms=200"},
+		{"gradient,long=100,tolerance=2", "gradient,tolerance=2,long=100"},
+		{"codel,target_ms=10,interval_ms=200", "codel,target_ms=10,interval_ms=200"},
+		// Defaults may be given; they are kept, as given.
+		{"aimd,start=10", "aimd,start=10"},
+		{"aimd,min=5,start=5,max=5", "aimd,start=5,min=5,max=5"},
+	} {
+		got, err := admit.ParseSpec(tc.in)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("ParseSpec(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseSpecErrors(t *testing.T) {
+	for _, tc := range []struct {
+		in, allowed string
+	}{
+		// An unknown name lists the policies.
+		{"fifo", "queue, inflight, aimd, gradient or codel"},
+		{"AIMD", "queue, inflight, aimd, gradient or codel"},
+		{",quota=5", "a policy's name first"},
+		// The queue policy's parameter is the LIMIT knob.
+		{"queue,limit=5", "queue alone: the queue policy's bound on callers waiting for a worker is the LIMIT knob"},
+		// A required parameter, named with its range.
+		{"inflight", "inflight,quota=N with N a whole number from 1 to 100000"},
+		// An unknown parameter lists the policy's own.
+		{"aimd,quota=5", "aimd's parameters only: start, min, max, increase, backoff, interval_ms, latency_ms"},
+		{"codel,target=5", "codel's parameters only: target_ms, interval_ms"},
+		// Out of range, not a number, not whole.
+		{"aimd,backoff=1", "backoff from 0.5 to 0.99"},
+		{"aimd,backoff=NaN", "backoff from 0.5 to 0.99"},
+		{"inflight,quota=0", "quota a whole number from 1 to 100000"},
+		{"inflight,quota=2.5", "quota a whole number from 1 to 100000"},
+		{"inflight,quota=five", "quota a whole number from 1 to 100000"},
+		{"gradient,smoothing=0", "smoothing from 0.01 to 1"},
+		{"codel,target_ms=0", "target_ms a whole number from 1 to 600000"},
+		// Malformed, twice, and inconsistent.
+		{"aimd,backoff", "each of aimd's parameters as name=value"},
+		{"aimd,backoff=", "each of aimd's parameters as name=value"},
+		{"aimd,,backoff=0.5", "each of aimd's parameters as name=value"},
+		{"aimd,backoff=0.5,backoff=0.6", "backoff once"},
+		{"aimd,start=5,min=10", "min ≤ start ≤ max (min=10 start=5 max=1000)"},
+		{"gradient,max=10", "min ≤ start ≤ max (min=1 start=20 max=10)"},
+	} {
+		got, err := admit.ParseSpec(tc.in)
+		var se *admit.SpecError
+		if !errors.As(err, &se) {
+			t.Errorf("ParseSpec(%q) = %q, %v; want a *SpecError", tc.in, got, err)
+			continue
+		}
+		if !strings.Contains(se.Allowed, tc.allowed) || se.Value != strings.TrimSpace(tc.in) {
+			t.Errorf("ParseSpec(%q): value %q, allowed %q; want the value as given and allowed containing %q", tc.in, se.Value, se.Allowed, tc.allowed)
+		}
+		if string(got) != strings.TrimSpace(tc.in) {
+			t.Errorf("ParseSpec(%q) returned %q: a bad spec is kept as given", tc.in, got)
+		}
+	}
+}
+
+// A Spec is text in JSON and YAML: canonical when it parses, kept as given
+// (for Validate to name) when it does not; the zero value reads "queue".
+func TestSpecText(t *testing.T) {
+	var s admit.Spec
+	if err := s.UnmarshalText([]byte("aimd, backoff=0.5")); err != nil || s != "aimd,backoff=0.5" || s.Kind() != admit.AIMD {
+		t.Errorf("UnmarshalText: %q (%s), %v", s, s.Kind(), err)
+	}
+	if err := s.UnmarshalText([]byte("fifo,x=1")); err != nil || s != "fifo,x=1" || s.Validate() == nil || s.Kind() != "fifo" {
+		t.Errorf("UnmarshalText of a bad spec: %q, %v, Validate %v", s, err, s.Validate())
+	}
+	var zero admit.Spec
+	if b, _ := zero.MarshalText(); string(b) != "queue" || zero.Kind() != admit.Queue || zero.Validate() != nil {
+		t.Errorf("the zero Spec marshals %q, kind %q", b, zero.Kind())
+	}
+	if got := admit.Spec("aimd,backoff=0.5").Describe(); got != "aimd,start=10,min=1,max=1000,increase=1,backoff=0.5,interval_ms=100,latency_ms=2000" {
+		t.Errorf("Describe = %q", got)
+	}
+	if got := admit.Spec("inflight,quota=3").Describe(); got != "inflight,quota=3" {
+		t.Errorf("Describe = %q", got)
+	}
+	help := admit.Help()
+	for _, k := range admit.Kinds() {
+		if !strings.Contains(help, k) {
+			t.Errorf("Help does not name %s:\n%s", k, help)
+		}
+	}
+	if !strings.Contains(help, "inflight,quota=N\n") || !strings.Contains(help, "codel,target_ms=5,interval_ms=100\n") {
+		t.Errorf("Help does not list the parameters with their defaults:\n%s", help)
+	}
+}

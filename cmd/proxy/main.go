@@ -1,0 +1,132 @@
+// Command proxy stands in front of any HTTP service and applies an
+// admission policy (package admit) to the requests it sends there, as the
+// lab's door applies one to its own: the same policies, the same refusal
+// (503 with Retry-After: 1), the same metrics.
+//
+// Usage:
+//
+//	UPSTREAM=http://127.0.0.1:8000 POLICY=inflight,quota=5 proxy
+//	proxy --upstream http://127.0.0.1:8000 --policy aimd,backoff=0.75 [--addr 127.0.0.1:7000] [--control 127.0.0.1:7001]
+//	proxy --policy codel --workers 7 --timeout 2.5s
+//
+// Every setting is a flag with an environment fallback (the flag wins):
+//
+//	flag        env          default                 meaning
+//	--addr      ADDR         127.0.0.1:7000          where callers' requests are taken
+//	--control   CONTROL_ADDR 127.0.0.1:7001          GET /healthz, /config, /metrics
+//	--upstream  UPSTREAM     http://127.0.0.1:8000   the service behind (the lab's default address)
+//	--policy    POLICY       queue                   the admission policy, as package admit spells it
+//	--limit     LIMIT        0                       the queue policy's bound on callers waiting for a worker
+//	--workers   WORKERS      0                       requests sent upstream at once; 0 = every one admitted
+//	--timeout   TIMEOUT      0                       how long to wait for the upstream's answer; 0 = as long as the caller
+//
+// A request is admitted or refused by the policy when it arrives. With
+// WORKERS=0 (the default) every admitted request goes upstream at once,
+// so "inside" (what inflight, aimd and gradient limit) is the requests in
+// flight to the upstream, as in the capacity demo's proxy; with WORKERS=N
+// at most N go at once and the rest wait in a FIFO queue, bounded by
+// LIMIT (the queue policy) or by their time in it (codel), as at the
+// lab's door. The policy learns from each answer: a 503, 429 or other 5xx
+// from the upstream, or no connection to it (answered 502), is an
+// overload signal; so is no answer within TIMEOUT (answered 504) and a
+// caller that goes away before its answer (the caller gave up: a timeout
+// from its side); any other answer is served, its latency from arrival to
+// the end of the answer a sample. The upstream's answers, 503s included,
+// are passed on as they are.
+//
+// Bad settings exit with status 2 and one line naming each variable, its
+// value and what is allowed; nothing is served. The proxy prints one line
+// when it listens and stops cleanly on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"capacitylab/labsvc"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proxy:", err)
+		os.Exit(exitStatus(err))
+	}
+}
+
+// exitStatus is 2 for a configuration or usage mistake, 1 otherwise.
+func exitStatus(err error) int {
+	var fe labsvc.FieldErrors
+	if errors.As(err, &fe) || errors.Is(err, labsvc.ErrUsage) {
+		return 2
+	}
+	return 1
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	s, err := parseSettings(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the usage has been printed
+	}
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	p, err := newProxy(s, logger)
+	if err != nil {
+		return err
+	}
+	requests, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("listening for requests: %w", err)
+	}
+	control, err := net.Listen("tcp", s.control)
+	if err != nil {
+		requests.Close()
+		return fmt.Errorf("listening for control: %w", err)
+	}
+	fmt.Fprintf(stdout, "proxy: listening on http://%s (requests) and http://%s (control); upstream %s; %s\n",
+		requests.Addr(), control.Addr(), s.upstream, s)
+	errLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	servers := []*http.Server{
+		{Handler: p, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute, ErrorLog: errLog},
+		{Handler: p.controlHandler(), ReadHeaderTimeout: 5 * time.Second, ErrorLog: errLog},
+	}
+	errc := make(chan error, 2)
+	for i, ln := range []net.Listener{requests, control} {
+		go func() {
+			if err := servers[i].Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+				return
+			}
+			errc <- nil
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		err = nil
+	case err = <-errc:
+		err = fmt.Errorf("serving: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, hs := range servers {
+		if hs.Shutdown(sctx) != nil {
+			_ = hs.Close()
+		}
+	}
+	p.close()
+	return err
+}

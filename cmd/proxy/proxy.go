@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"capacitylab/admit"
+)
+
+// proxy is the request handler: the policy's door, the queue of callers
+// waiting for a worker (with WORKERS > 0), and the reverse proxy.
+type proxy struct {
+	s      settings
+	rp     *httputil.ReverseProxy
+	reg    *prometheus.Registry
+	sent   *prometheus.CounterVec // answers from upstream by what the policy learned
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	door  *admit.Door // its times are since epoch
+	epoch time.Time
+	busy  int       // requests sent upstream and not yet answered
+	queue []*waiter // callers waiting for a worker, oldest first
+}
+
+// waiter is a caller waiting for a worker: ready says true when it may
+// go upstream, false when the policy dropped it.
+type waiter struct {
+	at    time.Time
+	ready chan bool // buffered: the sender never waits
+}
+
+// result is what the policy learns of one request sent upstream, set by
+// the reverse proxy's hooks.
+type result struct {
+	caller  context.Context // the caller's request's: ended when the caller went away
+	outcome admit.Outcome
+}
+
+type resultKey struct{}
+
+func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
+	door, err := admit.NewDoor(s.policy, s.limit, s.workers)
+	if err != nil {
+		return nil, err
+	}
+	target, err := url.Parse(s.upstream)
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{s: s, door: door, epoch: time.Now(), logger: logger, reg: prometheus.NewRegistry()}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.SetXForwarded()
+		},
+		Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			MaxIdleConns:        256,
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			res := resp.Request.Context().Value(resultKey{}).(*result)
+			if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+				res.outcome = admit.Overloaded
+			} else {
+				res.outcome = admit.Served
+			}
+			return nil
+		},
+		ErrorHandler: p.upstreamFailed,
+		ErrorLog:     slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+	p.sent = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "proxy_upstream_total",
+		Help: "Requests sent upstream, by what the policy learned: served, overloaded (429, 5xx, no connection), timeout (TIMEOUT, or the caller left), abandoned."},
+		[]string{"outcome"})
+	for _, o := range []admit.Outcome{admit.Served, admit.Overloaded, admit.TimedOut, admit.Abandoned} {
+		p.sent.WithLabelValues(outcomeName(o))
+	}
+	upstream := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "proxy_upstream_inflight", Help: "Requests sent upstream and not yet answered."},
+		func() float64 { p.mu.Lock(); defer p.mu.Unlock(); return float64(p.busy) })
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "proxy_waiting", Help: "Callers waiting for a worker (WORKERS > 0)."},
+		func() float64 { p.mu.Lock(); defer p.mu.Unlock(); return float64(len(p.queue)) })
+	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), p.sent, upstream, waiting)
+	if err := door.Register(p.reg); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// outcomeName names an outcome as proxy_upstream_total labels it.
+func outcomeName(o admit.Outcome) string {
+	switch o {
+	case admit.Served:
+		return "served"
+	case admit.Overloaded:
+		return "overloaded"
+	case admit.TimedOut:
+		return "timeout"
+	}
+	return "abandoned"
+}
+
+// free is how many more requests may go upstream now.
+func (p *proxy) freeLocked() int {
+	if p.s.workers == 0 {
+		return 1 // always one more: the upstream is not bounded here
+	}
+	return p.s.workers - p.busy
+}
+
+// ServeHTTP admits or refuses a caller, waits for a worker if need be, and
+// sends its request upstream.
+func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
+	at := arrived.Sub(p.epoch)
+	p.mu.Lock()
+	if !p.door.Admit(at, p.freeLocked(), len(p.queue)) {
+		p.mu.Unlock()
+		admit.Refuse(w)
+		return
+	}
+	if p.freeLocked() > 0 {
+		p.door.Start(at, 0)
+		p.busy++
+		p.mu.Unlock()
+	} else {
+		wt := &waiter{at: arrived, ready: make(chan bool, 1)}
+		p.queue = append(p.queue, wt)
+		p.mu.Unlock()
+		if !p.wait(w, r, wt) {
+			return
+		}
+	}
+	p.forward(w, r, arrived)
+}
+
+// wait waits for a worker for wt; it reports false when the caller was
+// dropped (refused) or went away meanwhile.
+func (p *proxy) wait(w http.ResponseWriter, r *http.Request, wt *waiter) bool {
+	select {
+	case ok := <-wt.ready:
+		if !ok {
+			admit.Refuse(w)
+		}
+		return ok
+	case <-r.Context().Done():
+	}
+	// The caller gave up waiting: a timeout from its side.
+	now := time.Now()
+	p.mu.Lock()
+	if i := slices.Index(p.queue, wt); i >= 0 {
+		p.queue = slices.Delete(p.queue, i, i+1)
+		p.door.Done(now.Sub(p.epoch), now.Sub(wt.at), admit.TimedOut)
+		p.mu.Unlock()
+		return false
+	}
+	p.mu.Unlock()
+	// A worker was given to it (or it was dropped) as the caller left.
+	if <-wt.ready {
+		p.release(now, wt.at, admit.TimedOut)
+	}
+	return false
+}
+
+// forward sends the request upstream and gives the worker back.
+func (p *proxy) forward(w http.ResponseWriter, r *http.Request, arrived time.Time) {
+	res := &result{caller: r.Context(), outcome: admit.Abandoned}
+	ctx := context.WithValue(r.Context(), resultKey{}, res)
+	if p.s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.s.timeout)
+		defer cancel()
+	}
+	// Deferred: the reverse proxy panics with http.ErrAbortHandler when
+	// the caller goes away in the middle of the answer.
+	defer func() {
+		if res.outcome == admit.Served && res.caller.Err() != nil {
+			res.outcome = admit.TimedOut // the caller left before the whole answer
+		}
+		p.sent.WithLabelValues(outcomeName(res.outcome)).Inc()
+		p.release(time.Now(), arrived, res.outcome)
+	}()
+	p.rp.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// upstreamFailed is the reverse proxy's ErrorHandler: no answer from the
+// upstream.
+func (p *proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error) {
+	res := r.Context().Value(resultKey{}).(*result)
+	switch {
+	case res.caller.Err() != nil:
+		// The caller went away: it gave up, a timeout from its side.
+		res.outcome = admit.TimedOut
+	case errors.Is(err, context.DeadlineExceeded):
+		res.outcome = admit.TimedOut
+		plain(w, http.StatusGatewayTimeout, "the upstream did not answer within TIMEOUT\n")
+	default:
+		res.outcome = admit.Overloaded
+		p.logger.Debug("upstream failed", "err", err)
+		plain(w, http.StatusBadGateway, "the upstream could not be reached\n")
+	}
+}
+
+func plain(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+// release ends a request that went upstream (o is what the policy learns),
+// and gives its worker to the callers waiting, oldest first, as the policy
+// lets them start.
+func (p *proxy) release(end, arrived time.Time, o admit.Outcome) {
+	at := end.Sub(p.epoch)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.door.Done(at, end.Sub(arrived), o)
+	p.busy--
+	for len(p.queue) > 0 && p.freeLocked() > 0 {
+		wt := p.queue[0]
+		p.queue = slices.Delete(p.queue, 0, 1)
+		if p.door.Start(at, end.Sub(wt.at)) {
+			p.busy++
+			wt.ready <- true
+		} else {
+			wt.ready <- false
+		}
+	}
+}
+
+// close lets go of the idle connections to the upstream.
+func (p *proxy) close() {
+	p.rp.Transport.(*http.Transport).CloseIdleConnections()
+}
+
+// controlHandler serves GET /healthz, /config and /metrics.
+func (p *proxy) controlHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		plain(w, http.StatusOK, "ok\n")
+	})
+	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(configReply{Upstream: p.s.upstream, Policy: p.s.policy, Describe: p.s.policy.Describe(),
+			Limit: p.s.limit, Workers: p.s.workers, TimeoutMS: p.s.timeout.Milliseconds()})
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// configReply is the body of GET /config: the settings in force.
+type configReply struct {
+	Upstream  string     `json:"upstream"`
+	Policy    admit.Spec `json:"policy"`
+	Describe  string     `json:"policy_in_force"` // every parameter, defaults included
+	Limit     int        `json:"limit"`
+	Workers   int        `json:"workers"`
+	TimeoutMS int64      `json:"timeout_ms"`
+}
