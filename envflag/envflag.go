@@ -1,4 +1,4 @@
-// Package envflag is how the commands (server, lab, load) read their
+// Package envflag is how the commands (server, lab, load, proxy) read their
 // settings: flags, some of which fall back to an environment variable and
 // then a default. It is the one way to read flags with environment
 // fallbacks.

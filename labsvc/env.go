@@ -52,6 +52,10 @@ const acceptUsage = "who accepts connections: `door` (the lab accepts every call
 // PolicyUsage is the -h text of --policy, for the lab and the proxy.
 const PolicyUsage = "the admission `policy`: queue (LIMIT bounds the callers waiting), inflight,quota=N, aimd, gradient or codel, with parameters as name=value after commas, e.g. aimd,backoff=0.5 (package admit documents each)"
 
+// PolicyAllowed is what --policy allows, for -h and the README, for the lab
+// and the proxy.
+const PolicyAllowed = "queue, inflight,quota=N, aimd, gradient, codel, each with parameters after commas"
+
 // ErrUsage is wrapped by ParseSettings errors that come from the command line
 // itself (unknown flag, stray argument, -h). Such errors, like FieldErrors,
 // should end the program with exit status 2, except flag.ErrHelp (also
@@ -123,7 +127,7 @@ func AddKnobFlags(fs *envflag.Set) *KnobFlags {
 			Allowed: fmt.Sprintf("%d to %d", k.lo, k.hi), Usage: k.usage}))
 	}
 	kf.accept = fs.Add(envflag.Setting{Flag: "accept", Env: "ACCEPT", Default: def.Accept.String(), Allowed: "door or workers", Usage: acceptUsage})
-	kf.policy = fs.Add(envflag.Setting{Flag: "policy", Env: "POLICY", Shown: "queue", Allowed: "queue, inflight,quota=N, aimd, gradient, codel, each with parameters after commas", Usage: PolicyUsage})
+	kf.policy = fs.Add(envflag.Setting{Flag: "policy", Env: "POLICY", Shown: "queue", Allowed: PolicyAllowed, Usage: PolicyUsage})
 	return kf
 }
 

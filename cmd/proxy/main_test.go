@@ -413,6 +413,9 @@ func TestBadSettings(t *testing.T) {
 		{"empty flag", nil, []string{"--policy="}, "POLICY= is not allowed: want queue, inflight"},
 		{"two at once", map[string]string{"WORKERS": "x", "TIMEOUT": "-1s"}, nil, "WORKERS=x is not allowed: want 0 to 100000; TIMEOUT=-1s is not allowed"},
 		{"unknown flag", nil, []string{"--quota=5"}, "usage: flag provided but not defined: -quota; want only the flags"},
+		{"empty address flag", nil, []string{"--control="}, "usage: --control is empty: want host:port, such as 127.0.0.1:7001"},
+		{"empty workers flag", map[string]string{"WORKERS": "3"}, []string{"--workers="}, "WORKERS= is not allowed: want 0 to 100000"},
+		{"stray argument", nil, []string{"serve"}, `usage: unexpected argument "serve"; want only the flags --addr, --control, --limit`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -434,5 +437,48 @@ func TestBadSettings(t *testing.T) {
 				t.Errorf("something listens on %s after a bad setting", addr)
 			}
 		})
+	}
+}
+
+// A flag wins over its variable; an empty or blank variable is unset.
+func TestSettingsSources(t *testing.T) {
+	env := map[string]string{"WORKERS": "4", "POLICY": "  ", "TIMEOUT": "", "UPSTREAM": "http://127.0.0.1:9"}
+	s, err := parseSettings([]string{"--workers", "7", "--limit=3"}, func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := settings{addr: defaultAddr, control: defaultControl, upstream: "http://127.0.0.1:9", limit: 3, workers: 7}
+	if s != want {
+		t.Errorf("settings %+v, want %+v", s, want)
+	}
+	if got := s.String(); got != "POLICY=queue LIMIT=3 WORKERS=7" {
+		t.Errorf("settings say %q", got)
+	}
+}
+
+// -h lists every flag with its variable, default and what it allows, then
+// the policies' parameters, and is not an error to exit 2 for.
+func TestHelp(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if err := run(t.Context(), []string{"-h"}, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("run -h = %v", err)
+	}
+	for _, want := range []string{
+		"usage: proxy [flags]",
+		"env ADDR, default 127.0.0.1:7000)",
+		"env CONTROL_ADDR, default 127.0.0.1:7001)",
+		"env UPSTREAM, default http://127.0.0.1:8000, an http:// or https:// URL)",
+		"env POLICY, default queue, queue, inflight,quota=N",
+		"env LIMIT, default 0, 0 to 100000)",
+		"env WORKERS, default 0, 0 to 100000)",
+		"env TIMEOUT, default 0, 0 to 10m0s)",
+		"policies and their parameters' defaults (package admit):",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("-h lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout %q: nothing should have started", stdout.String())
 	}
 }

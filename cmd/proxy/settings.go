@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"capacitylab/admit"
+	"capacitylab/envflag"
 	"capacitylab/labsvc"
 )
 
@@ -49,95 +50,96 @@ func (s settings) String() string {
 	return out
 }
 
+// proxyFlags are the proxy's settings, each a flag with an environment
+// variable as its fallback (package envflag).
+type proxyFlags struct {
+	set                                                      *envflag.Set
+	addr, control, upstream, policy, limit, workers, timeout *envflag.Setting
+}
+
+// newProxyFlags defines the proxy's settings: the README's table of them,
+// which TestREADMEProxyTable keeps true.
+func newProxyFlags() *proxyFlags {
+	fs := envflag.New("proxy")
+	return &proxyFlags{
+		set:      fs,
+		upstream: fs.Add(envflag.Setting{Flag: "upstream", Env: "UPSTREAM", Default: defaultUpstream, Allowed: "an http:// or https:// URL", Usage: "the `URL` of the service behind"}),
+		policy:   fs.Add(envflag.Setting{Flag: "policy", Env: "POLICY", Shown: "queue", Allowed: labsvc.PolicyAllowed, Usage: labsvc.PolicyUsage}),
+		limit:    fs.Add(envflag.Setting{Flag: "limit", Env: "LIMIT", Default: "0", Allowed: fmt.Sprintf("0 to %d", admit.MaxLimit), Usage: "the queue policy's bound on callers waiting for a worker, `0` = none; needs --workers"}),
+		workers:  fs.Add(envflag.Setting{Flag: "workers", Env: "WORKERS", Default: "0", Allowed: fmt.Sprintf("0 to %d", maxWorkers), Usage: "requests sent upstream at once, the rest waiting in a queue; `0` = every one admitted"}),
+		timeout:  fs.Add(envflag.Setting{Flag: "timeout", Env: "TIMEOUT", Default: "0", Allowed: "0 to " + maxTimeout.String(), Usage: "how long to wait for the upstream's answer, e.g. 2.5s; `0` = as long as the caller waits"}),
+		addr:     fs.Add(envflag.Setting{Flag: "addr", Env: "ADDR", Default: defaultAddr, Usage: "`host:port` for callers' requests"}),
+		control:  fs.Add(envflag.Setting{Flag: "control", Env: "CONTROL_ADDR", Default: defaultControl, Usage: "`host:port` for GET /healthz, /config and /metrics"}),
+	}
+}
+
 // parseSettings reads the flags with the environment (through getenv) as
-// fallback, then defaults. A bad value, from a flag or the environment (an
-// empty variable counts as unset, an empty flag does not), is reported as
-// labsvc.FieldErrors, one "VAR=value is not allowed: want ..." per
-// setting; an unknown flag or a stray argument as a labsvc.ErrUsage error
-// listing the flags there are; -h writes the usage to usage and returns
-// flag.ErrHelp (wrapped in ErrUsage).
+// fallback, then defaults (package envflag). A bad value, from a flag or
+// the environment (an empty variable counts as unset, an empty flag does
+// not), is reported as labsvc.FieldErrors, one "VAR=value is not allowed:
+// want ..." per setting, as the lab reports its knobs; an empty address, an
+// unknown flag or a stray argument as a labsvc.ErrUsage error (an unknown
+// flag's listing the flags there are); -h writes the usage, with the
+// policies' parameters, to usage and returns flag.ErrHelp (wrapped in
+// ErrUsage).
 func parseSettings(args []string, getenv func(string) string, usage io.Writer) (settings, error) {
-	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	addr := fs.String("addr", "", "`host:port` for callers' requests (env ADDR, default "+defaultAddr+")")
-	control := fs.String("control", "", "`host:port` for GET /healthz, /config and /metrics (env CONTROL_ADDR, default "+defaultControl+")")
-	upstream := fs.String("upstream", "", "the `URL` of the service behind (env UPSTREAM, default "+defaultUpstream+")")
-	policy := fs.String("policy", "", labsvc.PolicyUsage+" (env POLICY, default queue)")
-	limit := fs.String("limit", "", fmt.Sprintf("the queue policy's bound on callers waiting for a worker, `0` = none (env LIMIT, default 0, 0 to %d; needs --workers)", admit.MaxLimit))
-	workers := fs.String("workers", "", fmt.Sprintf("requests sent upstream at once, the rest waiting in a queue; `0` = every one admitted (env WORKERS, default 0, 0 to %d)", maxWorkers))
-	timeout := fs.String("timeout", "", "how long to wait for the upstream's answer, e.g. 2.5s; `0` = as long as the caller waits (env TIMEOUT, default 0, at most "+maxTimeout.String()+")")
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
-	allowed := fmt.Sprintf("want only the flags %s (-h explains them)", strings.Join(names, ", "))
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			if usage != nil {
-				fmt.Fprintf(usage, "usage: proxy [flags]\n")
-				fs.SetOutput(usage)
-				fs.PrintDefaults()
-				fmt.Fprintf(usage, "policies and their parameters' defaults (package admit):\n%s", admit.Help())
-			}
-			return settings{}, fmt.Errorf("%w: %w", labsvc.ErrUsage, err)
+	f := newProxyFlags()
+	if err := f.set.Parse(args, getenv, usage); err != nil {
+		if errors.Is(err, flag.ErrHelp) && usage != nil {
+			fmt.Fprintf(usage, "policies and their parameters' defaults (package admit):\n%s", admit.Help())
 		}
-		return settings{}, fmt.Errorf("%w: %w; %s", labsvc.ErrUsage, err, allowed)
+		return settings{}, fmt.Errorf("%w: %w", labsvc.ErrUsage, err)
 	}
-	if fs.NArg() > 0 {
-		return settings{}, fmt.Errorf("%w: unexpected argument %q; %s", labsvc.ErrUsage, fs.Arg(0), allowed)
+	if flags := f.set.FlagSet(); flags.NArg() > 0 {
+		return settings{}, fmt.Errorf("%w: unexpected argument %q; want only the flags %s (-h explains them)", labsvc.ErrUsage, flags.Arg(0), strings.Join(f.set.Flags(), ", "))
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	// value is a setting's text: the flag if given, else the environment.
-	value := func(name, env string, flagValue *string) (string, bool) {
-		if given[name] {
-			return strings.TrimSpace(*flagValue), true
+	for _, a := range []*envflag.Setting{f.addr, f.control} {
+		if strings.TrimSpace(a.Value) == "" {
+			return settings{}, fmt.Errorf("%w: %s is empty: want host:port, such as %s", labsvc.ErrUsage, a.Name(), a.Default)
 		}
-		v := strings.TrimSpace(getenv(env))
-		return v, v != ""
 	}
-	s := settings{addr: defaultAddr, control: defaultControl, upstream: defaultUpstream}
+	s := settings{addr: strings.TrimSpace(f.addr.Value), control: strings.TrimSpace(f.control.Value), upstream: defaultUpstream}
 	var errs labsvc.FieldErrors
-	bad := func(field, v, want string) {
-		errs = append(errs, labsvc.FieldError{Field: field, Value: v, Allowed: want})
+	bad := func(st *envflag.Setting, v, want string) {
+		errs = append(errs, labsvc.FieldError{Field: st.Env, Value: v, Allowed: want})
 	}
-	if v, ok := value("addr", "ADDR", addr); ok {
-		s.addr = v
+	// value is a setting's text when a flag or the environment gave it.
+	value := func(st *envflag.Setting) (string, bool) {
+		return strings.TrimSpace(st.Value), st.Source != ""
 	}
-	if v, ok := value("control", "CONTROL_ADDR", control); ok {
-		s.control = v
-	}
-	if v, ok := value("upstream", "UPSTREAM", upstream); ok {
+	if v, ok := value(f.upstream); ok {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			bad("UPSTREAM", v, "an http:// or https:// URL with a host, such as "+defaultUpstream)
+			bad(f.upstream, v, "an http:// or https:// URL with a host, such as "+defaultUpstream)
 		} else {
 			s.upstream = v
 		}
 	}
-	if v, ok := value("policy", "POLICY", policy); ok {
+	if v, ok := value(f.policy); ok {
 		var se *admit.SpecError
 		var err error
 		if s.policy, err = admit.ParseSpec(v); errors.As(err, &se) {
-			bad("POLICY", se.Value, se.Allowed)
+			bad(f.policy, se.Value, se.Allowed)
 		} else if v == "" {
-			bad("POLICY", v, admit.Allowed)
+			bad(f.policy, v, admit.Allowed)
 		}
 	}
-	whole := func(name, env string, flagValue *string, hi int, dst *int) {
-		if v, ok := value(name, env, flagValue); ok {
+	whole := func(st *envflag.Setting, hi int, dst *int) {
+		if v, ok := value(st); ok {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 || n > hi {
-				bad(env, v, fmt.Sprintf("0 to %d", hi))
+				bad(st, v, fmt.Sprintf("0 to %d", hi))
 				return
 			}
 			*dst = n
 		}
 	}
-	whole("limit", "LIMIT", limit, admit.MaxLimit, &s.limit)
-	whole("workers", "WORKERS", workers, maxWorkers, &s.workers)
-	if v, ok := value("timeout", "TIMEOUT", timeout); ok {
+	whole(f.limit, admit.MaxLimit, &s.limit)
+	whole(f.workers, maxWorkers, &s.workers)
+	if v, ok := value(f.timeout); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > maxTimeout {
-			bad("TIMEOUT", v, "a duration from 0 to "+maxTimeout.String()+", such as 2.5s or 500ms")
+			bad(f.timeout, v, "a duration from 0 to "+maxTimeout.String()+", such as 2.5s or 500ms")
 		} else {
 			s.timeout = d
 		}
@@ -148,12 +150,12 @@ func parseSettings(args []string, getenv func(string) string, usage io.Writer) (
 	kind := s.policy.Kind()
 	switch {
 	case s.limit > 0 && kind != admit.Queue:
-		bad("LIMIT", strconv.Itoa(s.limit), fmt.Sprintf("0 with POLICY=%s (LIMIT bounds the queue policy's waiting callers; %s's own parameters are in POLICY)", kind, kind))
+		bad(f.limit, strconv.Itoa(s.limit), fmt.Sprintf("0 with POLICY=%s (LIMIT bounds the queue policy's waiting callers; %s's own parameters are in POLICY)", kind, kind))
 	case s.limit > 0 && s.workers == 0:
-		bad("LIMIT", strconv.Itoa(s.limit), "0 with WORKERS=0 (nobody waits at the proxy unless WORKERS bounds the requests it sends at once)")
+		bad(f.limit, strconv.Itoa(s.limit), "0 with WORKERS=0 (nobody waits at the proxy unless WORKERS bounds the requests it sends at once)")
 	}
 	if kind == admit.CoDel && s.workers == 0 {
-		bad("WORKERS", "0", "1 or more with POLICY=codel (codel bounds the time callers wait for a worker; with WORKERS=0 nobody waits)")
+		bad(f.workers, "0", "1 or more with POLICY=codel (codel bounds the time callers wait for a worker; with WORKERS=0 nobody waits)")
 	}
 	if errs != nil {
 		return settings{}, errs
