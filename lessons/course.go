@@ -8,8 +8,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	"capacitylab/labsvc"
 )
 
 //go:embed content
@@ -30,14 +28,37 @@ func Content() fs.FS {
 // *.md file except README.md and names starting with "." or "_".
 // Subdirectories are not read. On any problem it returns nil and an Errors
 // listing every problem found, each with file and line; otherwise the
-// course in reading order (part, chapter, number).
+// course in reading order (part, chapter, number). It does not check lab
+// blocks' settings against the lab and the generator: LoadWith with a
+// CheckLab does.
 func Load(fsys fs.FS) (*Course, error) {
-	return load(fsys, false)
+	return LoadWith(fsys, LoadOptions{})
 }
 
-// load is Load; noPrints skips the table fingerprint checks, for the
+// LoadOptions says what LoadWith checks beyond the content's own format.
+type LoadOptions struct {
+	// CheckLab says what in a lab block's settings the lab or the load
+	// generator would refuse, one problem a setting (package recorder's
+	// CheckLab: the content package does not know their limits). Load
+	// reports each at the setting's line, with every other problem of
+	// the course. nil leaves the settings unchecked.
+	CheckLab func(*Lab) []LabProblem
+}
+
+// LabProblem is a setting of a lab block that cannot be run as it is.
+type LabProblem struct {
+	Key string // the setting, as the block names it: workers, rng, accept, ...
+	Msg string // what is wrong and what is allowed, e.g. "workers 0 is not allowed: want 1 to 1024"
+}
+
+// LoadWith is Load with the checks opts asks for.
+func LoadWith(fsys fs.FS, opts LoadOptions) (*Course, error) {
+	return load(fsys, false, opts)
+}
+
+// load is LoadWith; noPrints skips the table fingerprint checks, for the
 // recorder, which must read presets whose tables are stale.
-func load(fsys fs.FS, noPrints bool) (*Course, error) {
+func load(fsys fs.FS, noPrints bool, opts LoadOptions) (*Course, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, Errors{{File: ".", Msg: fmt.Sprintf("cannot read the content directory: %v", err)}}
@@ -58,6 +79,9 @@ func load(fsys fs.FS, noPrints bool) (*Course, error) {
 		pf, perrs := parseFileWith(md, name, src, noPrints)
 		errs = append(errs, perrs...)
 		files = append(files, pf)
+		if opts.CheckLab != nil && pf.lesson != nil {
+			errs = append(errs, checkLabs(pf.lesson, opts.CheckLab)...)
+		}
 	}
 	if len(files) == 0 && len(errs) == 0 {
 		return nil, Errors{{File: ".", Msg: "no lessons found: want at least one *.md file (other than README.md) at the top of the content directory"}}
@@ -74,12 +98,28 @@ func load(fsys fs.FS, noPrints bool) (*Course, error) {
 	return c, nil
 }
 
-// Check runs the same parsing and validation as Load, for authors
-// (`server lessons check [DIR]`). It returns nil or an Errors; it prints
-// nothing.
+// Check runs the same parsing and validation as Load. It returns nil or
+// an Errors; it prints nothing.
 func Check(fsys fs.FS) error {
 	_, err := Load(fsys)
 	return err
+}
+
+// checkLabs runs check on every lab block of l that gives every setting a
+// preset must (a missing one is reported already), each problem at its
+// setting's line.
+func checkLabs(l *Lesson, check func(*Lab) []LabProblem) Errors {
+	var errs Errors
+	for _, b := range l.Blocks() {
+		lab, ok := b.(*Lab)
+		if !ok || !lab.complete {
+			continue
+		}
+		for _, pr := range check(lab) {
+			errs = append(errs, Error{File: l.File, Line: lab.KeyLine(pr.Key), Msg: fmt.Sprintf("lab %q: %s", lab.ID, pr.Msg)})
+		}
+	}
+	return errs
 }
 
 // isLessonFile reports whether a file name at the content root is a lesson.
@@ -282,12 +322,6 @@ func (l *Lesson) Counts() map[string]int {
 		}
 	}
 	return counts
-}
-
-// Config returns the lab knobs of the preset as a labsvc.Config.
-func (l *Lab) Config() labsvc.Config {
-	return labsvc.Config{Workers: l.Workers, SpinMS: l.SpinMS, WaitMS: l.WaitMS, Limit: l.Limit, CPUs: l.CPUs,
-		StallEvery: l.StallEvery, StallMS: l.StallMS, Backlog: l.Backlog, Accept: l.Accept}
 }
 
 // Correct returns the correct option of the question.

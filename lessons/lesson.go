@@ -1,10 +1,6 @@
 package lessons
 
-import (
-	"html/template"
-
-	"capacitylab/labsvc"
-)
+import "html/template"
 
 // Course is every lesson, validated, in reading order (part, chapter, number).
 type Course struct {
@@ -130,15 +126,33 @@ type Lab struct {
 	// not cover it. Empty: every column, in its own order.
 	Show []string
 
-	StallEvery int               // the lab's STALL_EVERY: every Nth request stalls; 0 = never
-	StallMS    int               // the lab's STALL_MS: what a stalled request takes
-	RNG        string            // random source of the arrivals: "" or "pcg" (the default), or "python"
-	Backlog    int               // the lab's BACKLOG; 0 = the system's maximum
-	Accept     labsvc.AcceptMode // the lab's ACCEPT; the zero value is the door
+	StallEvery int    // the lab's STALL_EVERY: every Nth request stalls; 0 = never
+	StallMS    int    // the lab's STALL_MS: what a stalled request takes
+	RNG        string // random source of the arrivals: "" or "pcg" (the default), or "python"
+	Backlog    int    // the lab's BACKLOG; 0 = the system's maximum
+	Accept     string // the lab's ACCEPT: "" for the door (written door or left out), or "workers"
+
+	keyLines map[string]int // the line of each key the block gives
+	complete bool           // every setting a preset must give is there
 }
 
 // Kind returns "lab".
 func (l *Lab) Kind() string { return "lab" }
+
+// Gives reports whether the lab block gives setting key (workers, rng, ...).
+func (l *Lab) Gives(key string) bool {
+	_, ok := l.keyLines[key]
+	return ok
+}
+
+// KeyLine returns the line of setting key (workers, rng, ...) in the lab
+// block, or the block's own line when the block does not give it.
+func (l *Lab) KeyLine(key string) int {
+	if n, ok := l.keyLines[key]; ok {
+		return n
+	}
+	return l.Line
+}
 
 // BlockID returns the lab block's id.
 func (l *Lab) BlockID() string { return l.ID }

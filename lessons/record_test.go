@@ -1,30 +1,12 @@
 package lessons
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"capacitylab/affinity"
-	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 )
-
-// labChildEnv makes this test binary serve as its own lab child, so the
-// recorder's tests start real lab processes without building a binary.
-const labChildEnv = "LESSONS_TEST_LAB_CHILD"
-
-func TestMain(m *testing.M) {
-	labsvc.ChildMain(labChildEnv)
-	os.Exit(m.Run())
-}
 
 // recordDir writes files into a fresh directory and returns it.
 func recordDir(t *testing.T, files map[string]string) string {
@@ -38,251 +20,7 @@ func recordDir(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// testRecordConfig records into dir with real lab children (this binary),
-// a fixed clock and a fixed load average.
-func testRecordConfig(t *testing.T, dir string, log *bytes.Buffer) RecordConfig {
-	t.Helper()
-	cc, err := labsvc.SelfCommand(labChildEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return RecordConfig{
-		Dir:     dir,
-		Child:   cc,
-		Log:     log,
-		Now:     func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
-		LoadAvg: func() string { return "0.10 0.20 0.30" },
-		Build:   "0123456789ab+dirty",
-	}
-}
-
-// tinyLesson is a lesson with an open-loop preset (one worker, one rate of
-// 10 a second, 1 s) and a closed-loop preset (2 clients, 1 s, the worker
-// accepting for itself from a backlog of 16), with prose after each.
-func tinyLesson() string {
-	return head("a", 1) + goodBody("a") + "\nProse after the open lab.\n\n" +
-		"```lab id=a-closed\nworkers: 1\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nseconds: 1\nclosed: 2\nbacklog: 16\naccept: workers\n```\n\nProse after the closed lab.\n"
-}
-
-// tableBlocks returns the table fences in src.
-func tableBlocks(src string) []string {
-	return regexp.MustCompile("(?m)^```table .*$").FindAllString(src, -1)
-}
-
-// TestRecordEndToEnd records a tiny lesson against real lab children, then
-// checks that the tables validate, that nothing else changed, that
-// recording again replaces instead of duplicating (keeping an author's
-// caption), and that a number edited by hand is caught with file and line.
-func TestRecordEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs real lab children for about 5 s")
-	}
-	orig := tinyLesson()
-	dir := recordDir(t, map[string]string{"a.md": orig})
-	var log bytes.Buffer
-	cfg := testRecordConfig(t, dir, &log)
-	cpusBefore, err := affinity.ProcessCPUs(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := Record(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("Record: %v\nlog:\n%s", err, log.String())
-	}
-	// Each preset kept this process (the generator) off the lab's
-	// processors, said so, and put the affinity back afterwards.
-	lg := log.String()
-	if n := strings.Count(lg, "  generator pinned") + strings.Count(lg, "  generator not pinned") + strings.Count(lg, "generator shares the lab's"); n != 2 {
-		t.Errorf("the log says where the generator ran %d times, want once per preset (2):\n%s", n, log.String())
-	}
-	if now, err := affinity.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, cpusBefore) {
-		t.Errorf("after Record this process may use %v (%v), want %v as before", now, err, cpusBefore)
-	}
-	if len(recs) != 2 || recs[0].Table != "a-lab-result" || recs[1].Table != "a-closed-result" {
-		t.Fatalf("recorded %+v, want tables a-lab-result and a-closed-result", recs)
-	}
-	for _, r := range recs {
-		if len(r.Rows) != 1 || r.Rows[0].Sent == 0 || r.Rows[0].Lost != 0 || r.Rows[0].OK+r.Rows[0].Refused+r.Rows[0].Gaveup+r.Rows[0].Error != r.Rows[0].Sent {
-			t.Errorf("%s: rows %+v: want one window that sent requests and accounted for each", r.Lab, r.Rows)
-		}
-	}
-	if !strings.Contains(log.String(), "[2/2] a.md a-closed") || !strings.Contains(log.String(), "wrote table a-closed-result") {
-		t.Errorf("progress log lacks the preset lines:\n%s", log.String())
-	}
-	c, err := Load(os.DirFS(dir))
-	if err != nil {
-		t.Fatalf("recorded content does not validate: %v", err)
-	}
-	b, _, _ := c.Block("a-lab-result")
-	tb := b.(*Table)
-	if tb.Preset != "a-lab" || len(tb.Rows) != 1 || strings.Join(tb.Columns, " ") != strings.Join(RecordColumns(labsvc.Config{}), " ") {
-		t.Errorf("table = %+v", tb)
-	}
-	// A lab whose worker accepts for itself has the kernel's queue beside
-	// its own: backlogged, after queued. One caller waits there while the
-	// other is served, two when the one served reconnects before the
-	// worker, still closing its connection, is back at accept.
-	b, _, _ = c.Block("a-closed-result")
-	if tb := b.(*Table); strings.Join(tb.Columns, " ") != "offered sent ok refused gaveup error ok_per_sec p50_ms p99_ms done lost queued backlogged mean_ms" ||
-		len(tb.Rows) != 1 || tb.Rows[0][11] != "0" || (tb.Rows[0][12] != "1" && tb.Rows[0][12] != "2") {
-		t.Errorf("closed-loop table with ACCEPT=workers = %+v, want backlogged after queued, queued 0 and backlogged 1 or 2", tb)
-	}
-	for _, want := range []string{"server lessons record --lab a-lab", "seed 0", "cores", "; build 0123456789ab+dirty; 2026-11-30 12:00 UTC", "load average at start 0.10 0.20 0.30"} {
-		if !strings.Contains(tb.Source, want) {
-			t.Errorf("source %q lacks %q", tb.Source, want)
-		}
-	}
-	if got := tb.Rows[0][0]; got != "10" {
-		t.Errorf("offered cell = %q, want the preset's rate 10", got)
-	}
-	cb, _, _ := c.Block("a-closed-result")
-	if ct := cb.(*Table); !strings.Contains(ct.Caption, "closed loop, 2 clients") {
-		t.Errorf("closed caption = %q", ct.Caption)
-	}
-
-	// Nothing but the two inserted blocks (each with its blank line) changed.
-	src := readFile(t, dir, "a.md")
-	stripped := regexp.MustCompile("(?s)\n```table [^\n]*\n.*?\n```\n").ReplaceAllString(src, "")
-	if stripped != orig {
-		t.Errorf("outside the tables the file changed:\n got: %q\nwant: %q", stripped, orig)
-	}
-	if n := len(tableBlocks(src)); n != 2 {
-		t.Fatalf("%d table blocks after the first recording, want 2", n)
-	}
-
-	// An author rewords a caption; recording the open preset again replaces
-	// its table in place and keeps the caption.
-	src = strings.Replace(src, "caption: \"Recorded: 1 worker", "caption: \"An author's caption: 1 worker", 1)
-	writeFile(t, dir, "a.md", src)
-	log.Reset()
-	cfg.Lab = "a-lab"
-	if _, err := Record(context.Background(), cfg); err != nil {
-		t.Fatalf("second Record: %v\nlog:\n%s", err, log.String())
-	}
-	src2 := readFile(t, dir, "a.md")
-	if got := tableBlocks(src2); len(got) != 2 || got[0] != "```table id=a-lab-result preset=a-lab" {
-		t.Errorf("table fences after recording again = %q, want the same two", got)
-	}
-	if !strings.Contains(src2, "caption: \"An author's caption: 1 worker") {
-		t.Error("recording again lost the author's caption")
-	}
-	if _, err := Load(os.DirFS(dir)); err != nil {
-		t.Fatalf("content recorded twice does not validate: %v", err)
-	}
-
-	// A hand-edited number: the loader names the file and the table's line.
-	line := 0
-	for i, l := range strings.Split(src2, "\n") {
-		if strings.HasPrefix(l, "```table id=a-lab-result") {
-			line = i + 1
-		}
-	}
-	edited := regexp.MustCompile(`(?m)^(  - \["10", ")(\d+)`).ReplaceAllString(src2, "${1}99999")
-	if edited == src2 {
-		t.Fatal("test could not find the row to edit")
-	}
-	writeFile(t, dir, "a.md", edited)
-	_, err = Load(os.DirFS(dir))
-	want := "a.md:" + strconv.Itoa(line) + `: table "a-lab-result": fingerprint does not match`
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Load after a hand edit = %v, want an error containing %q", err, want)
-	}
-}
-
-// TestRecordTrialIsMarked records with a shortened window: the table says
-// TRIAL and does not validate until recorded at full length.
-func TestRecordTrialIsMarked(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a real lab child")
-	}
-	dir := recordDir(t, map[string]string{"a.md": head("a", 1) + goodBody("a")})
-	var log bytes.Buffer
-	cfg := testRecordConfig(t, dir, &log)
-	cfg.SecondsScale = 0.5
-	if _, err := Record(context.Background(), cfg); err != nil {
-		t.Fatalf("Record: %v\nlog:\n%s", err, log.String())
-	}
-	src := readFile(t, dir, "a.md")
-	if !strings.Contains(src, "TRIAL: windows scaled by 0.5 (0.5 s instead of 1 s)") {
-		t.Errorf("trial table does not say so:\n%s", src)
-	}
-	if _, err := Load(os.DirFS(dir)); err == nil || !strings.Contains(err.Error(), "--seconds-scale trial") {
-		t.Errorf("Load of a trial table = %v, want a fingerprint mismatch naming trials", err)
-	}
-}
-
-// TestRecordOneOfMany records one preset (--lab) in a course where another
-// lesson's table is stale: the recording succeeds, the other file is left
-// alone, and the log says it still does not validate.
-func TestRecordOneOfMany(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a real lab child")
-	}
-	stale := head("b", 2) + goodBody("b") + "```table id=b-t preset=b-lab\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: typed\n```\n"
-	dir := recordDir(t, map[string]string{"a.md": head("a", 1) + goodBody("a"), "b.md": stale})
-	var log bytes.Buffer
-	cfg := testRecordConfig(t, dir, &log)
-	cfg.Lab = "a-lab"
-	recs, err := Record(context.Background(), cfg)
-	if err != nil || len(recs) != 1 || recs[0].File != "a.md" {
-		t.Fatalf("Record = %+v, %v; want one table in a.md\nlog:\n%s", recs, err, log.String())
-	}
-	if got := readFile(t, dir, "b.md"); got != stale {
-		t.Error("b.md changed although only a-lab was recorded")
-	}
-	if !strings.Contains(log.String(), "files not recorded this time do not validate yet") || !strings.Contains(log.String(), `b.md:29: table "b-t": fingerprint is missing`) {
-		t.Errorf("log does not report the stale table in b.md:\n%s", log.String())
-	}
-}
-
-func TestRecordRefusesBadRequests(t *testing.T) {
-	good := head("a", 1) + goodBody("a")
-	tests := []struct {
-		name  string
-		files map[string]string
-		cfg   func(*RecordConfig)
-		want  string
-	}{
-		// An unknown lesson lists the slugs there are.
-		{"unknown lesson", map[string]string{"a.md": good}, func(c *RecordConfig) { c.Lesson = "nope" }, `no lesson with slug "nope"`},
-		// An unknown preset is named.
-		{"unknown lab", map[string]string{"a.md": good}, func(c *RecordConfig) { c.Lab = "nope" }, `no lab preset "nope" in the course`},
-		// A scale above 1 would record longer windows than the preset says.
-		{"scale above 1", map[string]string{"a.md": good}, func(c *RecordConfig) { c.SecondsScale = 2 }, "seconds scale 2 is not allowed"},
-		// Content that does not validate (other than fingerprints) is not run.
-		{"broken content", map[string]string{"a.md": strings.Replace(good, "workers: 1", "workers: 0", 1)}, func(*RecordConfig) {},
-			`does not validate, so its presets cannot be trusted; fix these first:` + "\n" + `a.md:21: lab "a-lab": workers 0 is not allowed`},
-		// Two tables for one preset: the recorder will not guess which to keep.
-		{"two tables for a preset", map[string]string{"a.md": good +
-			"```table id=t1 preset=a-lab\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\n```\n" +
-			"```table id=t2 preset=a-lab\ncaption: c\ncolumns: [x]\nrows: [[\"1\"]]\nsource: s\n```\n"},
-			func(*RecordConfig) {}, `tables "t1" (line 29) and "t2" (line 35) both name preset a-lab: keep one`},
-		// A fixtures-only directory has nothing to record by default.
-		{"fixtures only", map[string]string{"a.md": fixtureHead("a", 1) + goodBody("a")}, func(*RecordConfig) {}, `has no lab presets to record (lessons in part "Fixtures"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := recordDir(t, tt.files)
-			var log bytes.Buffer
-			cfg := testRecordConfig(t, dir, &log)
-			tt.cfg(&cfg)
-			recs, err := Record(context.Background(), cfg)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Record = %v, want an error containing %q", err, tt.want)
-			}
-			if len(recs) != 0 {
-				t.Errorf("recorded %d tables despite the error", len(recs))
-			}
-			for name, body := range tt.files {
-				if got := readFile(t, dir, name); got != body {
-					t.Errorf("%s changed although nothing was recorded", name)
-				}
-			}
-		})
-	}
-}
-
-// TestWriteTablePlacement checks where writeTable puts a table, with rows
+// TestWriteTablePlacement checks where WriteTable puts a table, with rows
 // given (no lab is run): after the lab block, in place of an old table
 // wherever it stands, and with the file's own line ends.
 func TestWriteTablePlacement(t *testing.T) {
@@ -317,18 +55,18 @@ func TestWriteTablePlacement(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := recordDir(t, map[string]string{"a.md": tt.src})
-			rec, err := writeTable(dir, "a.md", &lab, &lab, cells, "src line")
+			rec, err := WriteTable(dir, "a.md", &lab, &lab, cells, "A caption.", "src line")
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("writeTable = %v, want an error containing %q", err, tt.wantErr)
+					t.Fatalf("WriteTable = %v, want an error containing %q", err, tt.wantErr)
 				}
 				if readFile(t, dir, "a.md") != tt.src {
-					t.Error("the file changed although writeTable failed")
+					t.Error("the file changed although WriteTable failed")
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("writeTable: %v", err)
+				t.Fatalf("WriteTable: %v", err)
 			}
 			got := readFile(t, dir, "a.md")
 			if !regexp.MustCompile(tt.wantRe).MatchString(got) {
@@ -405,7 +143,7 @@ func TestFingerprintCovers(t *testing.T) {
 		{"limit", func(l *Lab) { l.Limit = 5 }, cols, rows, "s"},
 		{"cpus", func(l *Lab) { l.CPUs = 2 }, cols, rows, "s"},
 		{"backlog", func(l *Lab) { l.Backlog = 128 }, cols, rows, "s"},
-		{"accept", func(l *Lab) { l.Accept = labsvc.AcceptWorkers }, cols, rows, "s"},
+		{"accept", func(l *Lab) { l.Accept = AcceptWorkers }, cols, rows, "s"},
 		// Each setting of the sweep.
 		{"rates", func(l *Lab) { l.Rates = []float64{10.5} }, cols, rows, "s"},
 		{"seconds", func(l *Lab) { l.Seconds = 2 }, cols, rows, "s"},
@@ -462,44 +200,6 @@ func TestYAMLQuoteRoundTrips(t *testing.T) {
 	}
 }
 
-func TestCheckRows(t *testing.T) {
-	ok := loadrun.Row{Window: 0, Offered: 10, Sent: 10, OK: 10}
-	tests := []struct {
-		name string
-		rows []loadrun.Row
-		want string // "" = accepted
-		warn string // expected on the log
-	}{
-		// Every request accounted for: accepted.
-		{"balanced", []loadrun.Row{ok}, "", ""},
-		// A lost request is a generator bug: refused, naming the window.
-		{"lost", []loadrun.Row{ok, {Window: 1, Sent: 10, OK: 8, Gaveup: 1, Lost: 1}},
-			"window 2 lost 1 request(s) (sent 10, but ok 8 + refused 0 + gaveup 1 + error 0 account for fewer): a load generator bug; the table was not written", ""},
-		// A window that began on a lab still busy with the last one is not clean.
-		{"not drained", []loadrun.Row{{Window: 0, Sent: 5, OK: 5, Note: "lab had not drained after 30s (queued 3, in service 1)"}},
-			"window 1: lab had not drained after 30s (queued 3, in service 1), so it started with old requests in the lab", ""},
-		// Arrivals the generator could not send are counted and warned about.
-		{"not sent", []loadrun.Row{{Window: 0, Sent: 9, OK: 9, NotSent: 1}}, "", "window 1: 1 arrival(s) not sent"},
-		// No rows at all is not a table.
-		{"no rows", nil, "the sweep produced no rows", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var log bytes.Buffer
-			err := checkRows(tt.rows, &log)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("checkRows = %v, want accepted", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("checkRows = %v, want an error containing %q", err, tt.want)
-			}
-			if !strings.Contains(log.String(), tt.warn) {
-				t.Errorf("log %q lacks %q", log.String(), tt.warn)
-			}
-		})
-	}
-}
-
 func readFile(t *testing.T, dir, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, name))
@@ -507,13 +207,6 @@ func readFile(t *testing.T, dir, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-func writeFile(t *testing.T, dir, name, body string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestLoadAverageAtStart(t *testing.T) {

@@ -58,6 +58,18 @@ func (d *ydoc) line(path ...any) int {
 }
 
 // has reports whether the top-level mapping has key.
+// keyLines is the line of every key at the top of the document.
+func (d *ydoc) keyLines() map[string]int {
+	lines := map[string]int{}
+	if d.root == nil {
+		return lines
+	}
+	for i := 0; i+1 < len(d.root.Content); i += 2 {
+		lines[d.root.Content[i].Value] = d.line(d.root.Content[i].Value)
+	}
+	return lines
+}
+
 func (d *ydoc) has(key string) bool {
 	if d.root == nil {
 		return false

@@ -9,11 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
 	"capacitylab/model"
+	"capacitylab/recorder"
 	"capacitylab/sim"
 )
 
@@ -86,12 +85,9 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 			tables++
 			load, known := tb.LoadAverageAtStart()
 			quiet := known && load <= lessons.QuietLoadAverage
-			m := sim.Model{Lab: lab.Config(), Timeout: time.Duration(lab.TimeoutMS) * time.Millisecond, CPUPerRequest: fidelityCPU}
-			sw := loadrun.Sweep{Rates: lab.Rates, Seconds: lab.Seconds, Seed: uint64(lab.Seed), RNG: loadrun.Source(lab.RNG)}
-			if lab.Closed > 0 {
-				sw.Rates, sw.Clients = nil, []int{lab.Closed}
-			}
-			rep, err := sim.Run(context.Background(), m, sw, nil)
+			p := recorder.Preset(lab)
+			m := sim.Model{Lab: p.Config, Timeout: p.Timeout(), CPUPerRequest: fidelityCPU}
+			rep, err := sim.Run(context.Background(), m, p.Sweep(), nil)
 			if err != nil {
 				t.Fatalf("%s: preset %s: %v", l.File, lab.ID, err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"capacitylab/lessons"
+	"capacitylab/recorder"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -151,7 +152,7 @@ func newRunLabelCache() runLabelCache {
 }
 
 func (c *runLabelCache) label(sr store.Run) string {
-	key := sr.ID + "\x00" + sr.Status
+	key := sr.ID + "\x00" + string(sr.Status)
 	if l, ok := c.b.get(key); ok {
 		return l
 	}
@@ -385,11 +386,11 @@ func recordMarkdownText(l *lessons.Lesson, b *lessons.RecordBlock, rec store.Rec
 		return sb.String()
 	}
 	// The columns and cells of the lessons' recorded tables.
-	cols := lessons.RecordColumns(q.Config)
+	cols := lessons.RecordColumns(string(q.Accept))
 	sb.WriteString("| " + strings.Join(cols, " | ") + " |\n")
 	sb.WriteString("|" + strings.Repeat("---:|", len(cols)) + "\n")
 	for _, row := range run.Rows {
-		sb.WriteString("| " + strings.Join(lessons.RowCells(row, q.Config), " | ") + " |\n")
+		sb.WriteString("| " + strings.Join(recorder.RowCells(row, string(q.Accept)), " | ") + " |\n")
 	}
 	return sb.String()
 }

@@ -170,7 +170,7 @@ func differingLabels(ps []settingPair) string {
 }
 
 // statusText is a run's status in words, for lists and headings.
-func statusText(status string, position int) string {
+func statusText(status store.RunStatus, position int) string {
 	switch status {
 	case store.RunQueued:
 		if position > 0 {
@@ -188,7 +188,7 @@ func statusText(status string, position int) string {
 	case store.RunInterrupted:
 		return "Interrupted"
 	}
-	return status
+	return string(status)
 }
 
 // distView is the latency distribution section of a run page: the

@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/gorilla/websocket"
 
+	"capacitylab/loadrun"
 	"capacitylab/runner"
 	"capacitylab/store"
 	"capacitylab/wsconn"
@@ -365,7 +366,7 @@ func (s *server) storedLog(ctx context.Context, r store.Run, since int) ([]runne
 		}
 		var q runner.Request
 		json.Unmarshal(r.Request, &q) // the runner wrote it; a run without one has no windows
-		e := runner.Event{Seq: last + 1, Kind: end, At: r.EndedAt, Window: len(r.Rows), Windows: q.Windows(), Reason: r.Reason}
+		e := runner.Event{Seq: last + 1, Kind: end, At: r.EndedAt, WindowProgress: loadrun.WindowProgress{Window: len(r.Rows), Windows: q.Windows()}, Reason: r.Reason}
 		e.JSON = eventJSON(e)
 		out = append(out, e)
 	}
@@ -380,15 +381,20 @@ func storedEvents(r store.Run) []runner.Event {
 	out := make([]runner.Event, 0, n+1)
 	for i := range r.Rows {
 		row := r.Rows[i]
-		out = append(out, runner.Event{Seq: i + 1, Kind: runner.KindRow, At: r.EndedAt, Window: row.Window, Windows: n,
-			Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds, Row: &row})
+		out = append(out, runner.Event{Seq: i + 1, Kind: runner.KindRow, At: r.EndedAt, WindowProgress: rowProgress(row, n), Row: &row})
 	}
 	kind := runner.Kind(r.Status)
 	if !kind.Terminal() {
 		kind = runner.KindInterrupted
 	}
-	out = append(out, runner.Event{Seq: n + 1, Kind: kind, At: r.EndedAt, Window: n, Windows: n, Reason: r.Reason})
+	out = append(out, runner.Event{Seq: n + 1, Kind: kind, At: r.EndedAt, WindowProgress: loadrun.WindowProgress{Window: n, Windows: n}, Reason: r.Reason})
 	return out
+}
+
+// rowProgress is where a stored run's window stood when its row came: the
+// row event's WindowProgress, without the elapsed time (not stored).
+func rowProgress(row loadrun.Row, windows int) loadrun.WindowProgress {
+	return loadrun.WindowProgress{Window: row.Window, Windows: windows, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds}
 }
 
 // pacedEvent is an event of a replay and when to send it, from the
@@ -398,11 +404,8 @@ type pacedEvent struct {
 	e  runner.Event
 }
 
-// replayProgressEvery is how often a replay sends progress.
-const replayProgressEvery = 250 * time.Millisecond
-
 // pacedEvents rebuilds a finished run as it unfolded: started, then for
-// each window progress every replayProgressEvery (its counts interpolated
+// each window progress every loadrun.ProgressEvery (its counts interpolated
 // evenly from the row: a replay shows pace, not the original arrivals)
 // and its row when the window's seconds have passed, then the terminal
 // event. Windows follow each other with runner.WindowOverhead between.
@@ -419,26 +422,27 @@ func pacedEvents(r store.Run) []pacedEvent {
 	if n > 0 {
 		seconds = r.Rows[0].Seconds
 	}
-	add(0, runner.Event{Kind: runner.KindStarted, Seconds: seconds})
+	add(0, runner.Event{Kind: runner.KindStarted, WindowProgress: loadrun.WindowProgress{Seconds: seconds}})
 	var t time.Duration
 	for i := range r.Rows {
 		row := r.Rows[i]
 		length := time.Duration(row.Seconds * float64(time.Second))
-		for el := replayProgressEvery; el < length; el += replayProgressEvery {
+		for el := loadrun.ProgressEvery; el < length; el += loadrun.ProgressEvery {
 			frac := float64(el) / float64(length)
 			sent := int(math.Round(frac * float64(row.Sent)))
-			add(t+el, runner.Event{Kind: runner.KindProgress, Window: row.Window, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds,
-				ElapsedMS: float64(el.Milliseconds()), Sent: sent, Ended: sent})
+			at := rowProgress(row, n)
+			at.ElapsedMS, at.Sent, at.Ended = float64(el.Milliseconds()), sent, sent
+			add(t+el, runner.Event{Kind: runner.KindProgress, WindowProgress: at})
 		}
 		t += length
-		add(t, runner.Event{Kind: runner.KindRow, Window: row.Window, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds, Row: &row})
+		add(t, runner.Event{Kind: runner.KindRow, WindowProgress: rowProgress(row, n), Row: &row})
 		t += runner.WindowOverhead
 	}
 	kind := runner.Kind(r.Status)
 	if !kind.Terminal() {
 		kind = runner.KindInterrupted
 	}
-	add(t, runner.Event{Kind: kind, Window: n, Reason: r.Reason})
+	add(t, runner.Event{Kind: kind, WindowProgress: loadrun.WindowProgress{Window: n}, Reason: r.Reason})
 	return out
 }
 

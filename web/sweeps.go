@@ -22,6 +22,8 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
+	"capacitylab/recorder"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -63,7 +65,7 @@ func prefersHTML(r *http.Request) bool {
 // out take the lab's defaults (labsvc.DefaultConfig) and open mode. A field
 // that cannot be read at all is reported like any other bad field.
 func parseSweep(r *http.Request) (runner.Request, runner.FieldErrors, error) {
-	q := runner.Request{Config: labsvc.DefaultConfig(), Mode: runner.ModeOpen}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.DefaultConfig(), Mode: runner.ModeOpen}}
 	fe := runner.FieldErrors{}
 	if !isForm(r) {
 		dec := json.NewDecoder(r.Body)
@@ -337,24 +339,24 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) error {
 // runView is one run as the pages and GET /api/runs/{id} show it: the
 // stored run, overlaid with the runner's live state when it holds the run.
 type runView struct {
-	ID             string         `json:"id"`
-	Status         string         `json:"status"`
-	Reason         string         `json:"reason,omitempty"`
-	Request        runner.Request `json:"request"`
-	Lesson         string         `json:"lesson,omitempty"`
-	Block          string         `json:"block,omitempty"`
-	Mine           bool           `json:"mine"`
-	Position       int            `json:"position,omitempty"`
-	EstimatedStart time.Time      `json:"estimated_start,omitzero"`
-	CreatedAt      time.Time      `json:"created_at"`
-	StartedAt      time.Time      `json:"started_at,omitzero"`
-	EndedAt        time.Time      `json:"ended_at,omitzero"`
-	Rows           []loadrun.Row  `json:"rows"`
-	Records        int            `json:"records"`
-	LastSeq        int            `json:"last_seq"`
-	Prediction     []prediction   `json:"prediction"`
-	chart          chartEntry     // the chart of Rows with Prediction
-	show           []string       // the columns its lab block shows first (lessons.Lab.Show)
+	ID             string          `json:"id"`
+	Status         store.RunStatus `json:"status"`
+	Reason         string          `json:"reason,omitempty"`
+	Request        runner.Request  `json:"request"`
+	Lesson         string          `json:"lesson,omitempty"`
+	Block          string          `json:"block,omitempty"`
+	Mine           bool            `json:"mine"`
+	Position       int             `json:"position,omitempty"`
+	EstimatedStart time.Time       `json:"estimated_start,omitzero"`
+	CreatedAt      time.Time       `json:"created_at"`
+	StartedAt      time.Time       `json:"started_at,omitzero"`
+	EndedAt        time.Time       `json:"ended_at,omitzero"`
+	Rows           []loadrun.Row   `json:"rows"`
+	Records        int             `json:"records"`
+	LastSeq        int             `json:"last_seq"`
+	Prediction     []prediction    `json:"prediction"`
+	chart          chartEntry      // the chart of Rows with Prediction
+	show           []string        // the columns its lab block shows first (lessons.Lab.Show)
 }
 
 // Live reports whether the run is still queued or running.
@@ -528,7 +530,7 @@ var rowColumns = []string{"window", "offered", "sent", "ok", "refused", "gaveup"
 var defaultRunShow = []string{"offered", "ok_per_sec", "p50_ms", "p99_ms", "queued", "refused", "gaveup"}
 
 // rowCells formats a row's cells in rowColumns order: the recorded
-// tables' columns exactly as lessons.RowCells writes them (so a run and a
+// tables' columns exactly as recorder.RowCells writes them (so a run and a
 // recorded table, and the reading line beside them, show the same
 // figures), the rest to one decimal. Windows are counted from 1, as
 // people count them (the row's JSON counts from 0).
@@ -539,9 +541,8 @@ func rowCells(row loadrun.Row) []string {
 	recorded := map[string]string{}
 	// Every column a recorded table may have (backlogged too, which only
 	// a lab whose workers accept records), formatted as recorded.
-	every := labsvc.Config{Accept: labsvc.AcceptWorkers}
-	cells := lessons.RowCells(row, every)
-	for i, c := range lessons.RecordColumns(every) {
+	cells := recorder.RowCells(row, lessons.AcceptWorkers)
+	for i, c := range lessons.AllColumns() {
 		recorded[c] = cells[i]
 	}
 	out := make([]string, len(rowColumns))
@@ -689,7 +690,7 @@ type runListItem struct {
 	ID       string
 	Title    string // runTitle: the lesson and the preset in words
 	Windows  string // "4 windows of 2 s"
-	Status   string
+	Status   store.RunStatus
 	Reason   string
 	Lesson   string
 	Created  time.Time
@@ -755,14 +756,10 @@ func joinInts(vs []int) string {
 	return strings.Join(s, ", ")
 }
 
-// labPreset turns a lesson's lab block into the form's starting values.
+// labPreset turns a lesson's lab block into the form's starting values:
+// the preset it runs (recorder.Preset, as its recorded table was measured).
 func labPreset(l *lessons.Lab) runner.Request {
-	q := runner.Request{Config: l.Config(), Rates: l.Rates, Seconds: l.Seconds, Seed: uint64(l.Seed), RNG: l.RNG,
-		Mode: runner.ModeOpen, TimeoutMS: l.TimeoutMS, Block: l.ID}
-	if l.Closed > 0 {
-		q.Mode, q.Clients = runner.ModeClosed, []int{l.Closed}
-	}
-	return q
+	return runner.Request{Preset: recorder.Preset(l), Block: l.ID}
 }
 
 func boolText(b bool) string { return strconv.FormatBool(b) }
@@ -805,7 +802,7 @@ func statusLine(v runView) string {
 	case statusReplaying:
 		return fmt.Sprintf("Replaying a recorded run at its real pace: %d of %d windows so far.", len(v.Rows), n)
 	}
-	return v.Status
+	return string(v.Status)
 }
 
 // startsIn says when a queued run is expected to start.
@@ -886,7 +883,7 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 	key := id + "/stored/" + rowsQ
 	if s.runner != nil {
 		if snap, live := s.runner.Get(id); live {
-			key = id + "/" + strconv.Itoa(snap.LastSeq) + "/" + snap.Status + "/" + rowsQ
+			key = id + "/" + strconv.Itoa(snap.LastSeq) + "/" + string(snap.Status) + "/" + rowsQ
 		}
 	}
 	out, err := s.keptPanel(key, func() ([]byte, bool, error) {
@@ -915,7 +912,7 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 		}
 		// Kept only when rendered from the state the key names: the
 		// runner's run may have moved on between the key and loadRun.
-		keep := key == id+"/stored/"+rowsQ || key == id+"/"+strconv.Itoa(v.LastSeq)+"/"+v.Status+"/"+rowsQ
+		keep := key == id+"/stored/"+rowsQ || key == id+"/"+strconv.Itoa(v.LastSeq)+"/"+string(v.Status)+"/"+rowsQ
 		return []byte(html), keep, nil
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"capacitylab/lessons"
+	"capacitylab/recorder"
 )
 
 // diskCourse serves lessons from a directory for authors: on each request
@@ -52,7 +53,7 @@ func (d *diskCourse) get() (*lessons.Course, error) {
 	if stamp == d.stamp {
 		return d.course, d.err
 	}
-	d.course, d.err = lessons.Load(os.DirFS(d.dir))
+	d.course, d.err = lessons.LoadWith(os.DirFS(d.dir), recorder.LoadOptions())
 	d.stamp = stamp
 	if d.err != nil {
 		d.log.Warn("lessons do not validate", "dir", d.dir, "err", d.err)

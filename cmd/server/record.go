@@ -10,7 +10,8 @@ import (
 	"strconv"
 
 	"capacitylab/labsvc"
-	"capacitylab/lessons"
+	"capacitylab/measure"
+	"capacitylab/recorder"
 )
 
 // defaultContentDir is where `server lessons record` finds the lessons when
@@ -18,9 +19,10 @@ import (
 const defaultContentDir = "lessons/content"
 
 // runRecord is "server lessons record": it runs each lab preset of the
-// lessons in --content (default lessons/content) against a lab child (this
-// binary with "lab-child"), and writes each preset's result table into its
-// lesson file. Progress goes to stderr. Run it on a quiet machine: the
+// lessons in --content (default lessons/content) as a learner's run is
+// measured, with a lab child and a load child (this binary with
+// "lab-child" and "load-child"; package recorder), and writes each
+// preset's result table into its lesson file. Progress goes to stderr. Run it on a quiet machine: the
 // tables are what the lessons' prose reads.
 //
 //	--content DIR       lesson directory to record into (default lessons/content)
@@ -50,16 +52,19 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("finding this binary to run lab children: %w", err)
+		return fmt.Errorf("finding this binary to run a preset's children: %w", err)
 	}
-	recs, err := lessons.Record(ctx, lessons.RecordConfig{
+	recs, err := recorder.Record(ctx, recorder.Config{
 		Dir:          *dir,
 		Lesson:       *slug,
 		Lab:          *lab,
 		SecondsScale: scale,
-		Child:        labsvc.ChildCommand{Path: exe, Args: []string{"lab-child"}},
-		Log:          stderr,
-		Build:        buildRevision(),
+		Children: measure.Config{
+			Lab:  labsvc.ChildCommand{Path: exe, Args: []string{"lab-child"}},
+			Load: labsvc.ChildCommand{Path: exe, Args: []string{"load-child"}},
+		},
+		Log:   stderr,
+		Build: buildRevision(),
 	})
 	fmt.Fprintf(stderr, "record: wrote %d table(s) into %s\n", len(recs), *dir)
 	return err
