@@ -63,7 +63,10 @@
 // start, the lab child died mid-window (with its last words) or the load
 // child did, the lab had not drained an earlier window's backlog before the
 // next one, or the run's rows or records could not be stored (the disk is
-// full: the run stops at that window).
+// full: the run stops at that window). The reason is written for the
+// learner: the error behind it (a Go error, with pids and addresses) goes
+// to the server's log only; of a lab child that died, the reason quotes
+// its exit status and its own last words, which are about the knobs.
 // A run is done only once its rows, records and status are stored: if
 // storing the done status fails, the run ends failed instead. interrupted means the server
 // stopped (Close); whatever was measured is kept. A learner may cancel

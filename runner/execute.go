@@ -97,7 +97,8 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 	case errors.As(err, &se):
 		if se.Child == "lab child" {
 			r.log.Error("lab child did not start", "run", ru.id, "err", se.Err)
-			return store.RunFailed, "The lab service did not start, so nothing was measured. " + se.Err.Error(), KindFailed, 0
+			return store.RunFailed, "The lab service did not start, so nothing was measured. If your knobs ask for a lot of memory or processor, try smaller ones; " +
+				"otherwise run it again, and if it keeps failing, tell the instructor (the reason is in the server's log).", KindFailed, 0
 		}
 		r.log.Error("load child did not start", "run", ru.id, "err", se.Err)
 		return store.RunFailed, "The load generator did not start, so nothing was measured. Run it again; if it keeps failing, tell the instructor.", KindFailed, 0
@@ -109,8 +110,8 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 				"Run it again; if it keeps failing, tell the instructor.", window, n), KindFailed, finished
 		}
 		return store.RunFailed, fmt.Sprintf("The lab service stopped during window %d of %d, so the run stopped there (the rows before it are kept). "+
-			"If your knobs ask for a lot of memory or processor, try smaller ones; otherwise run it again. What the lab said: %v",
-			window, n, ee), KindFailed, finished
+			"If your knobs ask for a lot of memory or processor, try smaller ones; otherwise run it again. The lab ended with %s; its last words: %s",
+			window, n, ee.Err, ee.LastWords), KindFailed, finished
 	case errors.Is(err, errNotDrained):
 		return store.RunFailed, fmt.Sprintf("The lab was still busy with an earlier window's backlog when window %d began (%s), so later windows would measure "+
 			"the backlog, not their own rate. Lower the highest rates, add WORKERS, or set LIMIT so the lab refuses what it cannot serve.",
@@ -127,10 +128,12 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 			"Run it again; if it keeps failing, tell the instructor.", finished, n), KindFailed, finished
 	case errors.As(err, &sw):
 		r.log.Error("sweep failed", "run", ru.id, "err", err)
-		return store.RunFailed, fmt.Sprintf("The sweep stopped after %d of %d windows: %v. Run it again; if it keeps failing, tell the instructor.", finished, n, err), KindFailed, finished
+		return store.RunFailed, fmt.Sprintf("The load generator could not reach the lab's control after %d of %d windows, so the run stopped there (the rows before it are kept). "+
+			"Run it again; if it keeps failing, tell the instructor.", finished, n), KindFailed, finished
 	}
 	r.log.Error("run failed", "run", ru.id, "err", err)
-	return store.RunFailed, fmt.Sprintf("The run stopped after %d of %d windows: %v. Run it again; if it keeps failing, tell the instructor.", finished, n, err), KindFailed, finished
+	return store.RunFailed, fmt.Sprintf("The run stopped after %d of %d windows for a reason on the server's side (the rows before it are kept). "+
+		"Run it again; if it keeps failing, tell the instructor.", finished, n), KindFailed, finished
 }
 
 // childDied logs a child (the lab's or the load generator's) that exited

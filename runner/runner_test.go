@@ -644,6 +644,12 @@ func TestFailureReasons(t *testing.T) {
 		if end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "The lab service did not start, so nothing was measured") {
 			t.Errorf("ended with %+v", end)
 		}
+		// The learner reads words meant for them; the Go error behind
+		// them ("labsvc: lab child (pid …) did not start: …") is the
+		// server log's.
+		if strings.Contains(end.Reason, "labsvc") || strings.Contains(end.Reason, "pid") || strings.Contains(end.Reason, "stdout") {
+			t.Errorf("the reason shows the learner an internal error: %q", end.Reason)
+		}
 	})
 	t.Run("lab did not drain", func(t *testing.T) {
 		// DrainWait 1 s: the lab serves 10 a second (one worker, 100 ms
