@@ -16,7 +16,7 @@ type Kind string
 // done, failed, cancelled or interrupted.
 const (
 	KindQueued      Kind = "queued"      // waiting: position and estimated start (again whenever they change)
-	KindStarted     Kind = "started"     // the lab child is up and the first window begins
+	KindStarted     Kind = "started"     // the lab and load children are up and the first window begins
 	KindProgress    Kind = "progress"    // a window is running: counts so far
 	KindRow         Kind = "row"         // a window ended: its whole row
 	KindDone        Kind = "done"        // every window ran
