@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,12 +28,29 @@ const sameLesson = "---\nslug: s\npart: P\nchapter: C\nnumber: 1\ntitle: T\nminu
 // recorded as a lesson's table and run as a learner's run on the same
 // machine, give the same rows. The counts are equal exactly (the same
 // arrivals, sent at the same intended times, below saturation: every one
-// answered ok); the latencies, which no two runs share to the
-// microsecond, agree to within a millisecond at the median and in the
-// mean (the requests take about 10 ms).
+// answered ok), whatever the machine is doing. The latencies, which no two
+// runs share to the microsecond, must agree to within a millisecond at the
+// median and in the mean (the requests take about 10 ms) when the machine
+// is quiet: a one-minute load average at most lessons.QuietLoadAverage at
+// the start, the level above which the recorder itself warns, as
+// sim.TestFidelityAgainstRecordedTables holds its latencies. On a busy
+// machine two measurements one after the other differ by several
+// milliseconds at the median whatever measures them (12 ms at a load
+// average of 14 here), so the latencies are then printed, not held, and
+// the test says so.
 func TestRunnerAndRecorderMeasureTheSame(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two measurements of 2 × 2 s with real children")
+	}
+	loadAvg := readLoadAvg()
+	quiet := false
+	if f := strings.Fields(loadAvg); len(f) > 0 {
+		if one, err := strconv.ParseFloat(f[0], 64); err == nil {
+			quiet = one <= lessons.QuietLoadAverage
+		}
+	}
+	if !quiet {
+		t.Logf("LATENCIES NOT HELD: load average %q at the start is above %.1f (or unknown); only the counts are compared", loadAvg, lessons.QuietLoadAverage)
 	}
 	dir := writeDir(t, map[string]string{"s.md": sameLesson})
 	var log bytes.Buffer
@@ -92,6 +111,9 @@ func TestRunnerAndRecorderMeasureTheSame(t *testing.T) {
 		}
 		if a.OK != a.Sent || a.Lost != 0 {
 			t.Errorf("window %d: recorded %d ok of %d sent, %d lost: the preset is meant to be below saturation", i, a.OK, a.Sent, a.Lost)
+		}
+		if !quiet {
+			continue
 		}
 		if d := math.Abs(a.P50MS - b.P50MS); d > 1 {
 			t.Errorf("window %d: p50 %.2f ms recorded, %.2f ms run: %.2f ms apart, want at most 1", i, a.P50MS, b.P50MS, d)
