@@ -97,8 +97,9 @@
 // queued comes when the run joins the queue and again whenever its position
 // or estimated start changes; started when its two children are up;
 // progress four times a second while a window runs (every report of the
-// load child, loadrun.ProgressEvery apart, and one as the window ends; its
-// elapsed_ms says when the counts were read); row once per window,
+// load child, loadrun.ProgressEvery apart, and one as the window ends
+// unless it comes less than half of ProgressEvery after the one before;
+// its elapsed_ms says when the counts were read); row once per window,
 // carrying the whole loadrun.Row (the window's final counts); and last
 // exactly one terminal event: done, failed, cancelled or interrupted
 // (window is then how many windows finished, reason says why in words for

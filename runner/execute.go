@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"capacitylab/childproc"
 	"capacitylab/loadrun"
@@ -43,6 +44,7 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 	ctx, q := ru.ctx, ru.req
 	n := q.Windows()
 	var drainNote string
+	lastProgress := loadrun.WindowProgress{Window: -1} // the last progress logged
 	res, err := measure.Measure(ctx, measure.Config{Lab: r.cfg.Lab, Load: r.cfg.Load, DrainWait: r.cfg.DrainWait}, q.Preset, func(e measure.Event) error {
 		switch e.Kind {
 		case measure.EventStarted:
@@ -53,6 +55,15 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 			ru.log.append(Event{Kind: KindStarted, EstimatedEnd: ru.started.Add(ru.estimate), WindowProgress: q.at()})
 			r.mu.Unlock()
 		case measure.EventProgress:
+			// A window's last report comes as it ends, often just after a
+			// tick: it is not logged when it follows the one before by
+			// less than half of ProgressEvery (the row, right after it,
+			// carries the final counts), so watchers get progress at most
+			// about four times a second.
+			if e.Window == lastProgress.Window && e.ElapsedMS-lastProgress.ElapsedMS < float64(loadrun.ProgressEvery/2)/float64(time.Millisecond) {
+				break
+			}
+			lastProgress = e.WindowProgress
 			ru.log.append(Event{Kind: KindProgress, WindowProgress: e.WindowProgress})
 		case measure.EventWindow:
 			// The raw records first, then the row: the next window waits
