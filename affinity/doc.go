@@ -2,15 +2,18 @@
 // measures, and says where each side runs.
 //
 // A lab child pins itself to its first CPUS processors (labsvc's sandbox),
-// but that alone does not stop the generator's process (the load
-// generator, and in the server the web server and its websocket watchers)
-// from running on them too, which would charge the generator's work to the
-// lab. Whoever runs the generator owns its pinning: the runner, the lesson
-// recorder and cmd/load call PinAwayFrom with the lab's processors
-// (ProcessCPUs of the child's pid, which is right however it was started,
-// or what the lab's control API reports). PinAwayFrom pins every thread of
-// the calling process to the processors it may use minus the lab's and
-// returns a Pinning whose Restore puts each thread's previous mask back.
+// but that alone does not stop the generator's process from running on
+// them too, which would charge the generator's work to the lab. Whoever
+// runs the generator owns its pinning, and only the generator is pinned:
+// a run's load child (package measure) and cmd/load call PinAwayFrom with
+// the lab's processors (ProcessCPUs of the lab child's pid, which is right
+// however it was started, or what the lab's control API reports), once,
+// and never put it back: the process is the generator for as long as it
+// lives. The server that starts the children is never pinned. PinAwayFrom
+// pins every thread of the calling process to the processors it may use
+// minus the lab's and returns a Pinning whose Restore puts each thread's
+// previous mask back, for a process that goes on after its lab stops (the
+// tests, which start one lab child after another).
 //
 // Affinity is per thread on Linux (sched_setaffinity), so PinAwayFrom and
 // Restore walk /proc/self/task until a pass finds no new thread; threads

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"capacitylab/childproc"
 )
 
 // Supervisor limits.
@@ -23,10 +25,6 @@ const (
 	ChildReadyTimeout = 10 * time.Second
 	// ChildStopTimeout is how long Stop waits after SIGTERM before SIGKILL.
 	ChildStopTimeout = 2 * time.Second
-	// childTailBytes is how much of a child's stderr is kept for its last words.
-	childTailBytes = 4 << 10
-	// childLastLines is how many stderr lines an unexpected exit reports.
-	childLastLines = 10
 )
 
 // File descriptors of the listeners a child inherits (ExtraFiles 0 and 1).
@@ -38,13 +36,15 @@ const (
 // childReadyPrefix starts the line a child prints on stdout once it serves.
 const childReadyPrefix = "lab: child ready"
 
-// ChildCommand is the program StartChild runs as a lab child. The program
-// must call RunChild with the arguments that follow Args (the lab's flags).
-// The server re-executes its own binary: {Path: os.Executable(), Args:
-// ["lab-child"]}; cmd/lab accepts the same hidden "lab-child" subcommand.
+// ChildCommand is a program started as a child: by StartChild as a lab
+// child, which must call RunChild with the arguments that follow Args (the
+// lab's flags), or by package measure as a load child. The server
+// re-executes its own binary: {Path: os.Executable(), Args: ["lab-child"]}
+// (or "load-child"); cmd/lab accepts the same hidden "lab-child"
+// subcommand, cmd/load "load-child".
 type ChildCommand struct {
 	Path string   // program to execute
-	Args []string // arguments before the lab's flags, e.g. ["lab-child"]
+	Args []string // arguments before the child's own, e.g. ["lab-child"]
 	Env  []string // extra environment entries, added to the parent's
 }
 
@@ -56,7 +56,7 @@ type Child struct {
 	cfg      Config
 	target   string
 	control  string
-	stderr   *tail
+	stderr   *childproc.Tail
 	stopping atomic.Bool
 	done     chan struct{}
 	err      error // set before done is closed
@@ -95,14 +95,14 @@ func StartChild(ctx context.Context, cc ChildCommand, cfg Config) (*Child, error
 	cmd := exec.Command(cc.Path, args...)
 	cmd.Env = append(append(os.Environ(), cc.Env...), fmt.Sprintf("GOMAXPROCS=%d", GoMaxProcs(cfg)))
 	cmd.ExtraFiles = []*os.File{reqFile, ctlFile}
-	cmd.SysProcAttr = childAttr()
+	cmd.SysProcAttr = childproc.Attr()
 	cmd.WaitDelay = time.Second // do not wait forever for output pipes after the exit
 	c := &Child{
 		cmd:     cmd,
 		cfg:     cfg,
 		target:  "http://" + reqLn.Addr().String(),
 		control: "http://" + ctlLn.Addr().String(),
-		stderr:  &tail{},
+		stderr:  &childproc.Tail{},
 		done:    make(chan struct{}),
 	}
 	cmd.Stderr = c.stderr
@@ -132,7 +132,7 @@ func StartChild(ctx context.Context, cc ChildCommand, cfg Config) (*Child, error
 	go func() {
 		werr := cmd.Wait()
 		if !c.stopping.Load() {
-			c.err = &ExitError{Pid: cmd.Process.Pid, Err: werr, LastWords: c.stderr.lastLines(childLastLines)}
+			c.err = &childproc.ExitError{Name: "lab child", Pid: cmd.Process.Pid, Err: werr, LastWords: c.stderr.LastLines(childproc.LastLines)}
 		}
 		close(c.done)
 	}()
@@ -159,7 +159,7 @@ func StartChild(ctx context.Context, cc ChildCommand, cfg Config) (*Child, error
 		c.stopping.Store(true)
 		_ = cmd.Process.Kill()
 		<-c.done
-		return nil, fmt.Errorf("labsvc: lab child (pid %d) did not start: %v; last words: %s", cmd.Process.Pid, rerr, c.stderr.lastLines(childLastLines))
+		return nil, fmt.Errorf("labsvc: lab child (pid %d) did not start: %v; last words: %s", cmd.Process.Pid, rerr, c.stderr.LastLines(childproc.LastLines))
 	}
 	return c, nil
 }
@@ -179,17 +179,6 @@ func loopbackListener() (*net.TCPListener, *os.File, error) {
 	return ln, f, nil
 }
 
-// ExitError is Child.Err after a child exited unexpectedly.
-type ExitError struct {
-	Pid       int
-	Err       error  // from waiting for it: "exit status 3", "signal: killed"
-	LastWords string // its last stderr lines, joined by " | ", or "(none)"
-}
-
-func (e *ExitError) Error() string {
-	return fmt.Sprintf("lab child (pid %d) exited unexpectedly: %v; last words: %s", e.Pid, e.Err, e.LastWords)
-}
-
 // Target returns the base URL requests go to, e.g. "http://127.0.0.1:41234".
 func (c *Child) Target() string { return c.target }
 
@@ -206,8 +195,9 @@ func (c *Child) Config() Config { return c.cfg }
 func (c *Child) Done() <-chan struct{} { return c.done }
 
 // Err returns nil while the child runs and after an exit that was asked for
-// (Stop, or the context ending); after an unexpected exit it returns an
-// *ExitError carrying the exit status and the child's last stderr lines.
+// (Stop, or the context ending); after an unexpected exit it returns a
+// *childproc.ExitError carrying the exit status and the child's last stderr
+// lines.
 func (c *Child) Err() error {
 	select {
 	case <-c.done:
@@ -274,35 +264,4 @@ func inheritedListener(fd uintptr, name string) (net.Listener, error) {
 		return nil, fmt.Errorf("labsvc: inherited descriptor %d (%s) is not a listener: %w", fd, name, err)
 	}
 	return ln, nil
-}
-
-// tail keeps the last childTailBytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > childTailBytes {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-childTailBytes:]...)
-	}
-	return len(p), nil
-}
-
-// lastLines returns up to n last lines, joined by " | ", or "(none)".
-func (t *tail) lastLines(n int) string {
-	t.mu.Lock()
-	text := strings.TrimSpace(string(t.buf))
-	t.mu.Unlock()
-	if text == "" {
-		return "(none)"
-	}
-	lines := strings.Split(text, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

@@ -236,8 +236,8 @@
 // ApplySandbox, prints one line beginning "lab: child ready" on stdout and
 // serves. It runs in its own
 // process group with Pdeathsig SIGKILL, is killed when the context ends, and
-// is always waited for; an unexpected exit is reported by Child.Err with the
-// child's last stderr lines.
+// is always waited for; an unexpected exit is reported by Child.Err (a
+// *childproc.ExitError) with the child's last stderr lines.
 //
 // ApplySandbox pins every thread of the lab to its first CPUS processors,
 // sets GOMAXPROCS to CPUS + 1 (GoMaxProcs: CPUS for the spins, one more so
@@ -255,7 +255,8 @@
 // LabCPUs(cfg) says which processors a child started now with cfg takes,
 // and GET /config reports the processors a running lab uses. Keeping the
 // load generator off them is the generator's business (package affinity:
-// the runner, the lesson recorder and cmd/load pin themselves away). On
+// a run's load child, package measure, and cmd/load pin themselves away;
+// the server that starts both children is never pinned). On
 // systems without processor affinity LabCPUs returns an error saying so,
 // ApplySandbox records it in the sandbox line, and CPUS bounds only the
 // spins and GOMAXPROCS.

@@ -42,7 +42,8 @@ func ChildMain(envVar string) {
 }
 
 // SelfCommand returns the ChildCommand that re-executes the running program
-// with envVar=1, for a program that calls ChildMain(envVar).
+// with envVar=1, for a program that calls ChildMain(envVar) (or, for a
+// load child, measure.ChildMain(envVar)).
 func SelfCommand(envVar string) (ChildCommand, error) {
 	exe, err := os.Executable()
 	if err != nil {

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"capacitylab/input"
-	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 	"capacitylab/model"
 
 	"github.com/yuin/goldmark/ast"
@@ -468,7 +466,11 @@ func (fp *fileParser) list(d *ydoc, what, key string, items []string, want strin
 	return out
 }
 
-// lab validates and builds a lab block against labsvc's sandbox caps.
+// lab validates and builds a lab block: the settings it must give, the
+// course's own bounds on rates, seconds, clients and timeout, and the
+// columns it shows. Whether the lab and the load generator accept its
+// knobs and random source is for LoadOptions.CheckLab (package recorder):
+// the content does not know their limits.
 func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab {
 	p := fp.p
 	missing := false
@@ -489,28 +491,17 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	l := &Lab{ID: id, Line: line, Workers: f.Workers, SpinMS: f.SpinMS, WaitMS: f.WaitMS, Limit: f.Limit, CPUs: f.CPUs,
 		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
 		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show,
-		Backlog: f.Backlog, Accept: labsvc.AcceptMode(f.Accept), Simulated: f.Simulated}
-	if f.Accept == "door" {
-		l.Accept = labsvc.AcceptDoor
+		Backlog: f.Backlog, Accept: strings.TrimSpace(f.Accept), Simulated: f.Simulated, keyLines: d.keyLines(), complete: !missing}
+	if l.Accept == "door" {
+		l.Accept = ""
 	}
 	_ = l.Policy.UnmarshalText([]byte(f.Policy)) // canonical, or kept as given for Validate to name
 	if d.has("show") && len(f.Show) == 0 {
-		p.add(d.line("show"), "%s: show is empty: want the columns the lesson talks about, from %s, or no show: for every column", what, strings.Join(RecordColumns(l.Config()), ", "))
+		p.add(d.line("show"), "%s: show is empty: want the columns the lesson talks about, from %s, or no show: for every column", what, strings.Join(RecordColumns(l.Accept), ", "))
 	}
-	fp.columns(d, what, "show", f.Show, RecordColumns(l.Config()))
+	fp.columns(d, what, "show", f.Show, RecordColumns(l.Accept))
 	if missing {
 		return l
-	}
-	if err := l.Config().Validate(); err != nil {
-		var fes labsvc.FieldErrors
-		if errors.As(err, &fes) {
-			for _, fe := range fes {
-				key := strings.ToLower(fe.Field)
-				p.add(d.line(key), "%s: %s %s is not allowed: want %s", what, key, fe.Value, fe.Allowed)
-			}
-		} else {
-			p.add(line, "%s: %v", what, err)
-		}
 	}
 	if !closedLoop && (len(f.Rates) < 1 || len(f.Rates) > maxRates) {
 		p.add(d.line("rates"), "%s: rates has %d entries: want 1 to %d", what, len(f.Rates), maxRates)
@@ -528,11 +519,6 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	}
 	if f.TimeoutMS < 0 || f.TimeoutMS > maxTimeoutMS {
 		p.add(d.line("timeout_ms"), "%s: timeout_ms %d is not allowed: want 0 (the runner's default) to %d", what, f.TimeoutMS, maxTimeoutMS)
-	}
-	if d.has("rng") {
-		if _, err := loadrun.ParseSource(f.RNG); err != nil {
-			p.add(d.line("rng"), "%s: rng: %v (pcg is the default; python draws CPython's random.seed and expovariate arrivals)", what, err)
-		}
 	}
 	return l
 }
@@ -631,10 +617,10 @@ func (fp *fileParser) checkReads(l *Lesson) {
 			case lab.Closed > 0:
 				fp.p.add(line, "%s: read.rows: the preset %q is a closed loop with one window: leave rows out", ra.what, lab.ID)
 			case !slices.Contains(lab.Rates, r):
-				fp.p.add(line, "%s: read.rows: %g is not an offered rate of the preset %q: want one of %s", ra.what, r, lab.ID, rateList(lab.Rates))
+				fp.p.add(line, "%s: read.rows: %g is not an offered rate of the preset %q: want one of %s", ra.what, r, lab.ID, RateList(lab.Rates))
 			}
 		}
-		cols := RecordColumns(lab.Config())
+		cols := RecordColumns(lab.Accept)
 		for i, c := range ra.q.Read.Columns {
 			if slices.Contains(AllColumns(), c) && !slices.Contains(cols, c) {
 				fp.p.add(ra.d.line("read", "columns", i), "%s: read.columns: the preset %q has no column %q (only a lab with accept: workers has it): want one of %s", ra.what, lab.ID, c, strings.Join(cols, ", "))

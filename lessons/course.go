@@ -8,8 +8,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	"capacitylab/labsvc"
 )
 
 //go:embed content
@@ -31,12 +29,13 @@ func Content() fs.FS {
 // Subdirectories are not read. On any problem it returns nil and an Errors
 // listing every problem found, each with file and line; otherwise the
 // course in reading order (part, chapter, number). A table still to be
-// recorded (pending: true) is a problem: see LoadWith.
+// recorded (pending: true) is a problem, and lab blocks' settings are not
+// checked against the lab and the generator: see LoadWith.
 func Load(fsys fs.FS) (*Course, error) {
 	return LoadWith(fsys, LoadOptions{})
 }
 
-// LoadOptions says what LoadWith accepts beyond what Load does.
+// LoadOptions says what LoadWith accepts and checks beyond what Load does.
 type LoadOptions struct {
 	// Pending accepts tables written "pending: true", whose presets are
 	// still to be recorded, for authors (`server lessons check --pending`,
@@ -44,10 +43,23 @@ type LoadOptions struct {
 	// without it, so nothing unrecorded ships.
 	Pending bool
 
+	// CheckLab says what in a lab block's settings the lab or the load
+	// generator would refuse, one problem a setting (package recorder's
+	// CheckLab: the content package does not know their limits). Load
+	// reports each at the setting's line, with every other problem of
+	// the course. nil leaves the settings unchecked.
+	CheckLab func(*Lab) []LabProblem
+
 	noPrints bool // skip table fingerprint checks: the recorder reads presets whose tables are stale
 }
 
-// LoadWith is Load with options.
+// LabProblem is a setting of a lab block that cannot be run as it is.
+type LabProblem struct {
+	Key string // the setting, as the block names it: workers, rng, accept, ...
+	Msg string // what is wrong and what is allowed, e.g. "workers 0 is not allowed: want 1 to 1024"
+}
+
+// LoadWith is Load with the options opts asks for.
 func LoadWith(fsys fs.FS, opts LoadOptions) (*Course, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
@@ -69,6 +81,9 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Course, error) {
 		pf, perrs := parseFileWith(md, name, src, opts)
 		errs = append(errs, perrs...)
 		files = append(files, pf)
+		if opts.CheckLab != nil && pf.lesson != nil {
+			errs = append(errs, checkLabs(pf.lesson, opts.CheckLab)...)
+		}
 	}
 	if len(files) == 0 && len(errs) == 0 {
 		return nil, Errors{{File: ".", Msg: "no lessons found: want at least one *.md file (other than README.md) at the top of the content directory"}}
@@ -113,6 +128,23 @@ func Check(fsys fs.FS, opts LoadOptions) error {
 		return errs.sorted()
 	}
 	return nil
+}
+
+// checkLabs runs check on every lab block of l that gives every setting a
+// preset must (a missing one is reported already), each problem at its
+// setting's line.
+func checkLabs(l *Lesson, check func(*Lab) []LabProblem) Errors {
+	var errs Errors
+	for _, b := range l.Blocks() {
+		lab, ok := b.(*Lab)
+		if !ok || !lab.complete {
+			continue
+		}
+		for _, pr := range check(lab) {
+			errs = append(errs, Error{File: l.File, Line: lab.KeyLine(pr.Key), Msg: fmt.Sprintf("lab %q: %s", lab.ID, pr.Msg)})
+		}
+	}
+	return errs
 }
 
 // isLessonFile reports whether a file name at the content root is a lesson.
@@ -315,12 +347,6 @@ func (l *Lesson) Counts() map[string]int {
 		}
 	}
 	return counts
-}
-
-// Config returns the lab knobs of the preset as a labsvc.Config.
-func (l *Lab) Config() labsvc.Config {
-	return labsvc.Config{Workers: l.Workers, SpinMS: l.SpinMS, WaitMS: l.WaitMS, Limit: l.Limit, CPUs: l.CPUs,
-		StallEvery: l.StallEvery, StallMS: l.StallMS, Backlog: l.Backlog, Accept: l.Accept, Policy: l.Policy}
 }
 
 // Correct returns the correct option of the question.

@@ -1,10 +1,8 @@
 package lessons
 
 import (
-	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -223,43 +221,4 @@ func TestTableCaptionsDiffer(t *testing.T) {
 			seen[tb.Caption] = tb
 		}
 	}
-}
-
-// TestContentSimulatedTablesReproduce: a simulated preset's recorded table
-// is what the simulator gives for it now, cell for cell, so a change to the
-// simulator that moves a published number shows here (such tables are the
-// same on any machine, and stand apart from the one-session rule).
-func TestContentSimulatedTablesReproduce(t *testing.T) {
-	c, err := LoadWith(Content(), LoadOptions{Pending: true})
-	if err != nil {
-		t.Fatalf("embedded content does not load: %v", err)
-	}
-	n := 0
-	for _, l := range c.Lessons {
-		for _, b := range l.Blocks() {
-			lab, ok := b.(*Lab)
-			if !ok || !lab.Simulated {
-				continue
-			}
-			tb := c.tableOf(lab.ID)
-			if tb == nil || tb.Pending {
-				continue // TestContentPresetsAreRecordedTogether reports it
-			}
-			n++
-			rows, err := SimulatePreset(context.Background(), lab)
-			if err != nil {
-				t.Fatalf("%s: preset %s: %v", l.File, lab.ID, err)
-			}
-			if len(rows) != len(tb.Rows) {
-				t.Errorf("%s: table %s has %d rows, the simulator %d", l.File, tb.ID, len(tb.Rows), len(rows))
-				continue
-			}
-			for i, r := range rows {
-				if got, want := tb.Rows[i], RowCells(r, lab.Config()); !slices.Equal(got, want) {
-					t.Errorf("%s: table %s row %d = %v, the simulator now gives %v: record it again (server lessons record --lab %s)", l.File, tb.ID, i+1, got, want, lab.ID)
-				}
-			}
-		}
-	}
-	t.Logf("%d simulated tables reproduced", n)
 }

@@ -121,7 +121,9 @@
 //	```
 //
 // lab: a sweep preset. Required: workers, spin_ms, wait_ms, limit, cpus (the
-// lab's knobs, checked by labsvc.Config.Validate) and seconds (window
+// lab's knobs, checked against the lab's limits by LoadOptions.CheckLab:
+// the server and the recorder load the course with recorder.CheckLab,
+// which uses labsvc.Config.Validate; Load alone does not) and seconds (window
 // length, above 0 and at most 30). An open-loop preset gives rates (1 to 8
 // offered rates, each above 0 and at most 2000 a second, one window each);
 // a closed-loop preset gives closed (1 to 1024 clients, one window) and no
@@ -129,10 +131,10 @@
 // an error. Optional: seed (default 0, a seed like any other; it shapes the
 // open loop's arrivals), closed (0 = open loop), timeout_ms (caller
 // timeout, 0 to 60000; 0 = the runner's default, 2 s), stall_every and
-// stall_ms (the lab's periodic stall, checked by labsvc.Config.Validate;
-// default 0, off) and rng (the arrivals' random source: pcg, the default,
-// or python for CPython's random.seed and expovariate; see package
-// loadrun), the lab's backlog (BACKLOG, 0 to 65535; 0 = the system's
+// stall_ms (the lab's periodic stall, checked as the knobs are; default
+// 0, off) and rng (the arrivals' random source: pcg, the default, or python
+// for CPython's random.seed and expovariate; see package loadrun; checked
+// by CheckLab too), the lab's backlog (BACKLOG, 0 to 65535; 0 = the system's
 // maximum) and accept (ACCEPT: door, the default, or workers, which needs
 // limit 0), policy (POLICY, the door's admission policy as package admit
 // spells it: queue, the default, whose bound is limit; or inflight, aimd,
@@ -236,24 +238,26 @@
 // # Recording
 //
 // `server lessons record [--content DIR] [--lesson SLUG] [--lab ID]
-// [--seconds-scale F] [--max-load F] [--busy]` (see [Record]) runs each
-// lab preset of the course (default: every lesson except the fixtures)
-// against a fresh lab child with the preset's knobs, with the load runner:
-// open loop over its rates, or a closed loop of its clients. It writes the
-// result as the table with preset=ID (recorded or pending), replacing it
-// where it stands, or inserting a table with id ID-result after the lab
-// block; nothing else in the file changes. Columns are [RecordColumns]
-// (backlogged after queued when the preset's accept is workers), written
-// by [RowCells]: counts as whole numbers, rates and milliseconds
-// to one decimal, "-" for a lab counter that could not be read. It prints
-// progress on standard error.
+// [--seconds-scale F] [--max-load F] [--busy]` (package recorder) runs
+// each lab preset of the course (default: every lesson except the
+// fixtures; see [PlanRecording]) as a learner's run is measured (package
+// measure: a fresh lab child with the preset's knobs and a load child of
+// its own): open loop over its rates, or a closed loop of its clients. It
+// writes the result ([WriteTable]) as the table with preset=ID (recorded
+// or pending), replacing it where it stands, or inserting a table with id
+// ID-result after the lab block; nothing else in the file changes. Columns
+// are [RecordColumns] (backlogged after queued when the preset's accept is
+// workers), written by recorder.RowCells: counts as whole numbers, rates
+// and milliseconds to one decimal (send_lag_p99_ms to two), "-" for a lab
+// counter that could not be read. It prints progress on standard error.
 //
 // It refuses to start when the 1-minute load average is above --max-load
-// (default [DefaultMaxLoad], 0.3) per core, and refuses a table when other
-// programs used more than that while its preset ran (measured from /proc
-// on Linux, less the recorder's and the lab's own processor time), when a
-// window lost a request (lost ≠ 0), when the lab had not drained before a
-// window, or when the preset changed while it ran. --busy records anyway,
+// (default recorder.DefaultMaxLoad, 0.3) per core, and refuses a table
+// when other programs used more than that while its preset ran (measured
+// from /proc on Linux, less the recorder's and its lab and load children's
+// own processor time), when a window lost a request (lost ≠ 0), when the
+// lab had not drained before a window, or when the preset changed while it
+// ran. --busy records anyway,
 // and the source then says BUSY and why. The source names the session (the
 // time the invocation started; every table it writes shares it, and a
 // lesson's tables must share one), the load average at the start, what

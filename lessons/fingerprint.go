@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
-
-	"capacitylab/labsvc"
 )
 
 // FixturePart is the front-matter part of lessons that hold test fixtures;
@@ -77,7 +75,7 @@ func canonicalPreset(l *Lab) string {
 		optional(l.StallEvery != 0 || l.StallMS != 0, " stall_every="+strconv.Itoa(l.StallEvery)+" stall_ms="+strconv.Itoa(l.StallMS)) +
 		optional(l.RNG != "", " rng="+l.RNG) +
 		optional(l.Backlog != 0, " backlog="+strconv.Itoa(l.Backlog)) +
-		optional(l.Accept != labsvc.AcceptDoor, " accept="+l.Accept.String()) +
+		optional(l.Accept != "", " accept="+l.Accept) +
 		optional(l.Policy != "", " policy="+string(l.Policy)) +
 		optional(l.Simulated, " simulated")
 }

@@ -4,7 +4,6 @@ import (
 	"html/template"
 
 	"capacitylab/admit"
-	"capacitylab/labsvc"
 )
 
 // Course is every lesson, validated, in reading order (part, chapter, number).
@@ -132,21 +131,39 @@ type Lab struct {
 	// not cover it. Empty: every column, in its own order.
 	Show []string
 
-	StallEvery int               // the lab's STALL_EVERY: every Nth request stalls; 0 = never
-	StallMS    int               // the lab's STALL_MS: what a stalled request takes
-	RNG        string            // random source of the arrivals: "" or "pcg" (the default), or "python"
-	Backlog    int               // the lab's BACKLOG; 0 = the system's maximum
-	Accept     labsvc.AcceptMode // the lab's ACCEPT; the zero value is the door
-	Policy     admit.Spec        // the lab's POLICY; the zero value is the queue policy
+	StallEvery int        // the lab's STALL_EVERY: every Nth request stalls; 0 = never
+	StallMS    int        // the lab's STALL_MS: what a stalled request takes
+	RNG        string     // random source of the arrivals: "" or "pcg" (the default), or "python"
+	Backlog    int        // the lab's BACKLOG; 0 = the system's maximum
+	Accept     string     // the lab's ACCEPT: "" for the door (written door or left out), or "workers"
+	Policy     admit.Spec // the lab's POLICY; the zero value is the queue policy
 
 	// Simulated says the preset's table is produced by the simulator
 	// (package sim) from the preset's knobs, not measured on a lab: the
 	// recorder simulates it, and pages offer Simulate and no Run for it.
 	Simulated bool
+
+	keyLines map[string]int // the line of each key the block gives
+	complete bool           // every setting a preset must give is there
 }
 
 // Kind returns "lab".
 func (l *Lab) Kind() string { return "lab" }
+
+// Gives reports whether the lab block gives setting key (workers, rng, ...).
+func (l *Lab) Gives(key string) bool {
+	_, ok := l.keyLines[key]
+	return ok
+}
+
+// KeyLine returns the line of setting key (workers, rng, ...) in the lab
+// block, or the block's own line when the block does not give it.
+func (l *Lab) KeyLine(key string) int {
+	if n, ok := l.keyLines[key]; ok {
+		return n
+	}
+	return l.Line
+}
 
 // BlockID returns the lab block's id.
 func (l *Lab) BlockID() string { return l.ID }
@@ -227,8 +244,8 @@ type RecordField struct {
 
 // RecordBlock is a form in which the learner writes their own record of a
 // decision (setting, criterion, measurement, number, what would reverse
-// it) with one of their saved runs attached. (The name Record is taken by
-// the table recorder.)
+// it) with one of their saved runs attached. (Recording a table is
+// package recorder's Record.)
 type RecordBlock struct {
 	ID     string
 	Line   int

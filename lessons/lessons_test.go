@@ -9,7 +9,6 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"capacitylab/labsvc"
 	"capacitylab/model"
 )
 
@@ -86,8 +85,8 @@ func TestEmbeddedContentLoads(t *testing.T) {
 	if !ok {
 		t.Fatal("no littles-sweep")
 	}
-	if got, want := lab.Config(), (labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 0, CPUs: 1}); got != want {
-		t.Errorf("littles-sweep config = %+v, want %+v", got, want)
+	if lab.Workers != 1 || lab.SpinMS != 2 || lab.WaitMS != 18 || lab.Limit != 0 || lab.CPUs != 1 || lab.Accept != "" {
+		t.Errorf("littles-sweep knobs = %+v, want 1 worker, spin 2 ms, wait 18 ms, no limit, 1 CPU, the door", lab)
 	}
 }
 
@@ -179,6 +178,12 @@ func TestParseLab(t *testing.T) {
 		if !ok {
 			t.Fatalf("no lab %s", want.ID)
 		}
+		// Each setting's line is kept, for the checks of the lab's
+		// limits (LoadOptions.CheckLab), which name it.
+		if !lab.complete || lab.KeyLine("workers") != want.Line+1 || lab.KeyLine("cpus") != want.Line+5 || !lab.Gives("seconds") || lab.Gives("backlog") || lab.KeyLine("backlog") != want.Line {
+			t.Errorf("lab %s: complete %v, lines %v", want.ID, lab.complete, lab.keyLines)
+		}
+		want.keyLines, want.complete = lab.keyLines, lab.complete
 		if !reflect.DeepEqual(lab, want) {
 			t.Errorf("lab =\n %+v\nwant\n %+v", lab, want)
 		}

@@ -84,7 +84,7 @@ func (l *Lesson) Reading() ReadingTime {
 			text(b.Caption)
 		case *Lab:
 			windows := float64(max(len(b.Rates), 1))
-			r.RunSeconds += windows*(b.Seconds+runOverheadSeconds) + drainEstimate(b, 1)
+			r.RunSeconds += windows*(b.Seconds+runOverheadSeconds) + b.DrainSeconds(1)
 		}
 	}
 	r.Minutes = int(math.Round(float64(r.Words)/ReadingWordsPerMinute + r.RunSeconds/60 + float64(r.Doing)))

@@ -57,6 +57,18 @@ func (d *ydoc) line(path ...any) int {
 	return line
 }
 
+// keyLines is the line of every key at the top of the document.
+func (d *ydoc) keyLines() map[string]int {
+	lines := map[string]int{}
+	if d.root == nil {
+		return lines
+	}
+	for i := 0; i+1 < len(d.root.Content); i += 2 {
+		lines[d.root.Content[i].Value] = d.line(d.root.Content[i].Value)
+	}
+	return lines
+}
+
 // has reports whether the top-level mapping has key.
 func (d *ydoc) has(key string) bool {
 	if d.root == nil {

@@ -169,27 +169,33 @@
 //
 // Sweep.Run sends Events on a channel and closes it when it returns. In JSON:
 //
-//	{"kind":"progress","window":0,"windows":4,"rate":40,"seconds":20,
-//	 "elapsed_ms":1200.5,"sent":47,"ended":46,"not_sent":0}
-//	{"kind":"row","window":0,"windows":4,"rate":40,"seconds":20,"row":{...}}
-//	{"kind":"done","window":4,"windows":4,"seconds":20,"error":"..."}
+//	{"kind":"progress","windows":4,"window":0,"rate":40,"seconds":20,
+//	 "elapsed_ms":1200.5,"sent":47,"ended":46}
+//	{"kind":"row","windows":4,"window":0,"rate":40,"seconds":20,"elapsed_ms":20012.3,
+//	 "sent":800,"ended":800,"row":{...}}
+//	{"kind":"done","windows":4,"window":4,"seconds":20,"error":"..."}
 //
-// progress comes every ProgressEvery (200 ms, so at least four a second)
-// while a window runs, and once when it ends; closed-loop windows carry
-// clients instead of rate. row comes once per window, after the lab's
-// counters were read. done comes last; window is then how many windows
-// finished, and error is set when the sweep failed or was cancelled.
-// Progress is dropped rather than blocked on once the context is cancelled;
-// row and done are always delivered, so the receiver must read until the
-// channel is closed.
+// (zero-valued fields are left out, except kind and window). Every field
+// but kind, row and error is the event's WindowProgress, which a run's log
+// (package runner) carries too. progress comes every ProgressEvery (250
+// ms, four a second) while a window runs, and once when it ends; closed-loop
+// windows carry clients instead of rate. row comes once per window, after
+// the lab's counters were read. done comes last; window is then how many
+// windows finished, and error is set when the sweep failed or was
+// cancelled. Progress is dropped rather than blocked on once the context is
+// cancelled; row and done are always delivered, so the receiver must read
+// until the channel is closed.
 //
 // Rows and raw records are also handed over window by window: Sweep.WindowDone
-// is called with each window's WindowReport (its row and every record) as
+// is called with each window's WindowReport (its row, every record and the
+// row event's WindowProgress) as
 // soon as the window ends, before its row event, from the sweep's own
 // goroutine. The next window waits for it to return, so a caller that saves
 // the records there (the runner does) neither loses a finished window's
 // records if the sweep never ends nor competes with a measurement while it
-// saves them. Run's Report still holds every window at the end.
+// saves them. Run's Report still holds every window at the end. Package
+// measure runs every sweep against a lab this way, and carries the windows
+// from a load child to the server over a pipe.
 //
 // # Drivers
 //
@@ -205,7 +211,7 @@
 // Control reads GET /stats (accepted, refused, done, queued, queued_max,
 // backlogged_max, in_service, bad), calls POST /reset and reads GET /config. Before each
 // window a sweep waits Pause after the previous window's row (0 by
-// default; the runner pauses so a watching class's page updates fall
+// default; package measure pauses so a watching class's page updates fall
 // between windows), polls /stats until queued + in_service = 0 (at most
-// DrainWait, default 30 s), then resets.
+// DrainWait, DefaultDrainWait: 10 s), then resets.
 package loadrun

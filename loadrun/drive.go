@@ -9,8 +9,11 @@ import (
 	"time"
 )
 
-// ProgressEvery is how often a running window reports progress.
-const ProgressEvery = 200 * time.Millisecond
+// ProgressEvery is how often a running window reports progress: four
+// times a second. It is the one cadence of progress everywhere: a sweep's
+// events, the load child's pipe and a run's log (package runner logs every
+// report) all carry it.
+const ProgressEvery = 250 * time.Millisecond
 
 // Progress is a running window's counts so far.
 type Progress struct {

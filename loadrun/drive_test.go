@@ -292,8 +292,10 @@ func TestOpenProgress(t *testing.T) {
 		got = append(got, p)
 		mu.Unlock()
 	})
-	if len(got) < 5 { // four a second at least, plus the final one
-		t.Fatalf("%d progress reports in a 1 s window, want at least 5", len(got))
+	// One every ProgressEvery (three in a window of just under a second),
+	// plus the final one.
+	if want := int(time.Second / loadrun.ProgressEvery); len(got) < want {
+		t.Fatalf("%d progress reports in a 1 s window, want at least %d", len(got), want)
 	}
 	for i := 1; i < len(got); i++ {
 		if got[i].Sent < got[i-1].Sent || got[i].Ended < got[i-1].Ended || got[i].Elapsed < got[i-1].Elapsed {

@@ -2,12 +2,8 @@ package loadrun_test
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,21 +15,12 @@ import (
 )
 
 // The acceptance tests run the lab as a child process, as the server does,
-// so that its CPUS knob is real: with LOADRUN_TEST_LAB_CHILD set, this test
-// binary is that child and runs labsvc.RunChild instead of the tests.
+// so that its CPUS knob is real: with LOADRUN_TEST_LAB_CHILD=1, this test
+// binary is that child (labsvc.ChildMain) instead of the tests.
 const labChildEnv = "LOADRUN_TEST_LAB_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(labChildEnv) != "" {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-		err := labsvc.RunChild(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "lab child:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	labsvc.ChildMain(labChildEnv)
 	goleak.VerifyTestMain(m)
 }
 
@@ -77,12 +64,12 @@ func startLab(t testing.TB, cfg labsvc.Config) lab {
 // processors.
 func startChildLab(t testing.TB, cfg labsvc.Config) lab {
 	t.Helper()
-	exe, err := os.Executable()
+	cc, err := labsvc.SelfCommand(labChildEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	child, err := labsvc.StartChild(ctx, labsvc.ChildCommand{Path: exe, Env: []string{labChildEnv + "=1"}}, cfg)
+	child, err := labsvc.StartChild(ctx, cc, cfg)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

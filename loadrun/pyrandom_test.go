@@ -27,14 +27,14 @@ type pyVectors struct {
 		Exp80  []string `json:"expovariate80"`
 	} `json:"seeds"`
 	Schedules []struct {
-		Kind    loadrun.Kind `json:"kind"`
-		Rate    float64      `json:"rate"`
-		Seconds float64      `json:"seconds"`
-		Seed    uint64       `json:"seed"`
-		Count   int          `json:"count"`
-		First   []int64      `json:"first"`
-		Last    int64        `json:"last"`
-		SHA256  string       `json:"sha256"`
+		Kind    loadrun.ArrivalProcess `json:"kind"`
+		Rate    float64                `json:"rate"`
+		Seconds float64                `json:"seconds"`
+		Seed    uint64                 `json:"seed"`
+		Count   int                    `json:"count"`
+		First   []int64                `json:"first"`
+		Last    int64                  `json:"last"`
+		SHA256  string                 `json:"sha256"`
 	} `json:"schedules"`
 }
 

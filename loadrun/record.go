@@ -2,6 +2,7 @@ package loadrun
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -50,6 +51,17 @@ func (o Outcome) String() string {
 
 // MarshalText encodes the outcome as its name.
 func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText reads an outcome's name as String writes it.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for c := Unfinished; c <= NotSent; c++ {
+		if c.String() == string(b) {
+			*o = c
+			return nil
+		}
+	}
+	return fmt.Errorf("outcome %q is not known: want ok, refused, gaveup, error, not_sent or unfinished", b)
+}
 
 // Reasons recorded with Error and NotSent outcomes (and Gaveup, to say in
 // which phase the caller gave up).

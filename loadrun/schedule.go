@@ -7,16 +7,16 @@ import (
 	"time"
 )
 
-// Kind names an arrival process.
-type Kind string
+// ArrivalProcess names how a schedule spaces its arrivals.
+type ArrivalProcess string
 
 // The arrival processes a schedule can follow.
 const (
 	// Poisson arrivals: independent exponential gaps with mean 1/rate.
-	Poisson Kind = "poisson"
+	Poisson ArrivalProcess = "poisson"
 	// Uniform arrivals: evenly spaced, one every 1/rate, starting at a
 	// random phase in the first gap (the phase comes from the seed).
-	Uniform Kind = "uniform"
+	Uniform ArrivalProcess = "uniform"
 )
 
 // Sandbox caps on what one window may ask for. They protect the machine the
@@ -30,11 +30,11 @@ const (
 	MaxMaxInFlight     = 16384 // upper bound for MaxInFlight
 )
 
-// ParseKind turns "poisson" or "uniform" into a Kind.
-func ParseKind(s string) (Kind, error) {
-	switch Kind(s) {
+// ParseArrivalProcess turns "poisson" or "uniform" into an ArrivalProcess.
+func ParseArrivalProcess(s string) (ArrivalProcess, error) {
+	switch ArrivalProcess(s) {
 	case Poisson, Uniform:
-		return Kind(s), nil
+		return ArrivalProcess(s), nil
 	}
 	return "", fmt.Errorf("schedule %q is not known: want poisson or uniform", s)
 }
@@ -85,7 +85,7 @@ func ParseSource(s string) (Source, error) {
 // seconds. The same arguments always give the same schedule, so a window
 // can be computed up front and replayed. It returns an error for a rate or
 // length outside the caps (see CheckRate) or an unknown kind.
-func Schedule(kind Kind, rate, seconds float64, seed uint64) ([]time.Duration, error) {
+func Schedule(kind ArrivalProcess, rate, seconds float64, seed uint64) ([]time.Duration, error) {
 	return PCG.Schedule(kind, rate, seconds, seed)
 }
 
@@ -93,11 +93,11 @@ func Schedule(kind Kind, rate, seconds float64, seed uint64) ([]time.Duration, e
 // Poisson accumulates gaps in seconds, t += gap, while t < seconds;
 // uniform puts arrival k at phase + k/rate. Each time is then rounded to
 // the nanosecond.
-func (src Source) Schedule(kind Kind, rate, seconds float64, seed uint64) ([]time.Duration, error) {
+func (src Source) Schedule(kind ArrivalProcess, rate, seconds float64, seed uint64) ([]time.Duration, error) {
 	if err := CheckRate(rate, seconds); err != nil {
 		return nil, err
 	}
-	if _, err := ParseKind(string(kind)); err != nil {
+	if _, err := ParseArrivalProcess(string(kind)); err != nil {
 		return nil, err
 	}
 	// exp draws an exponential gap of mean 1/rate, unit a float in [0, 1).

@@ -86,7 +86,7 @@ func TestKSRejectsUniformGaps(t *testing.T) {
 }
 
 func TestScheduleReplays(t *testing.T) {
-	for _, kind := range []loadrun.Kind{loadrun.Poisson, loadrun.Uniform} {
+	for _, kind := range []loadrun.ArrivalProcess{loadrun.Poisson, loadrun.Uniform} {
 		a, _ := loadrun.Schedule(kind, 300, 5, 42)
 		b, _ := loadrun.Schedule(kind, 300, 5, 42)
 		c, _ := loadrun.Schedule(kind, 300, 5, 43)
@@ -123,7 +123,7 @@ func TestUniformIsEvenlySpaced(t *testing.T) {
 func TestScheduleRejectsBadInput(t *testing.T) {
 	cases := []struct {
 		name    string
-		kind    loadrun.Kind
+		kind    loadrun.ArrivalProcess
 		rate    float64
 		seconds float64
 		want    string
@@ -139,7 +139,7 @@ func TestScheduleRejectsBadInput(t *testing.T) {
 		// Too many arrivals in one window would exhaust memory.
 		{"too many arrivals", loadrun.Poisson, 5000, 600, "arrivals, above the cap"},
 		// Only two processes are known.
-		{"unknown kind", loadrun.Kind("bursty"), 10, 1, `schedule "bursty" is not known`},
+		{"unknown kind", loadrun.ArrivalProcess("bursty"), 10, 1, `schedule "bursty" is not known`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,8 +9,10 @@ import (
 )
 
 // DefaultDrainWait bounds how long a sweep waits for the lab to drain
-// before a window.
-const DefaultDrainWait = 30 * time.Second
+// before a window. Every sweep measured against a lab (package measure:
+// learners' runs, the recorded tables, cmd/load) waits this long; a lab
+// still busy after it leaves a note on the row.
+const DefaultDrainWait = 10 * time.Second
 
 // Sweep is a series of windows against one lab: one per offered rate (open
 // loop) or one per client count (closed loop).
@@ -28,11 +30,11 @@ type Sweep struct {
 	// rate is len(Arrivals) ÷ Seconds.
 	Arrivals []time.Duration
 
-	Seconds     float64 // length of every window
-	Seed        uint64  // window i uses RNG.WindowSeed(Seed, i)
-	Kind        Kind    // arrival process; "" means Poisson
-	RNG         Source  // random source of the schedules; "" means PCG
-	MaxInFlight int     // 0 means Open's default: one timeout's arrivals, within DefaultMaxInFlight..MaxMaxInFlight
+	Seconds     float64        // length of every window
+	Seed        uint64         // window i uses RNG.WindowSeed(Seed, i)
+	Process     ArrivalProcess // arrival process; "" means Poisson
+	RNG         Source         // random source of the schedules; "" means PCG
+	MaxInFlight int            // 0 means Open's default: one timeout's arrivals, within DefaultMaxInFlight..MaxMaxInFlight
 	DrainWait   time.Duration
 
 	// Pause is how long the sweep waits after a window's row is sent
@@ -75,8 +77,8 @@ func (s Sweep) ValidatePlan() error {
 	if given != 1 {
 		return errors.New("give one of rates (open loop), client counts (closed loop) or arrival times (a trace), not more and not none")
 	}
-	if s.Kind != "" {
-		if _, err := ParseKind(string(s.Kind)); err != nil {
+	if s.Process != "" {
+		if _, err := ParseArrivalProcess(string(s.Process)); err != nil {
 			return err
 		}
 	}
@@ -140,7 +142,7 @@ func (s Sweep) WindowSchedule(i int) ([]time.Duration, error) {
 	if i < 0 || i >= len(s.Rates) {
 		return nil, fmt.Errorf("window %d is not an open-loop window of this sweep: want 0 to %d", i, len(s.Rates)-1)
 	}
-	kind := s.Kind
+	kind := s.Process
 	if kind == "" {
 		kind = Poisson
 	}
@@ -170,26 +172,37 @@ const (
 	EventDone     EventKind = "done"     // the sweep ended, with Error if it failed
 )
 
-// Event is one message of a sweep's stream; the package doc specifies it.
-type Event struct {
-	Kind      EventKind `json:"kind"`
-	Window    int       `json:"window"`
-	Windows   int       `json:"windows"` // how many windows the sweep has
-	Rate      float64   `json:"rate,omitempty"`
-	Clients   int       `json:"clients,omitempty"`
-	Seconds   float64   `json:"seconds"`
-	ElapsedMS float64   `json:"elapsed_ms,omitempty"`
-	Sent      int       `json:"sent,omitempty"`
-	Ended     int       `json:"ended,omitempty"`
-	NotSent   int       `json:"not_sent,omitempty"`
-	Row       *Row      `json:"row,omitempty"`
-	Error     string    `json:"error,omitempty"`
+// WindowProgress is which window of a sweep an event is about and how far
+// it has got: the fields a sweep's events share, and the run log's events
+// too (package runner embeds it, with the same JSON). Window counts from 0;
+// in a done event it is how many windows finished.
+type WindowProgress struct {
+	Windows   int     `json:"windows,omitempty"` // how many windows the sweep has
+	Window    int     `json:"window"`
+	Rate      float64 `json:"rate,omitempty"`       // open loop: the window's offered rate
+	Clients   int     `json:"clients,omitempty"`    // closed loop: the window's clients
+	Seconds   float64 `json:"seconds,omitempty"`    // the window's length
+	ElapsedMS float64 `json:"elapsed_ms,omitempty"` // since the window began
+	Sent      int     `json:"sent,omitempty"`       // requests that have left
+	Ended     int     `json:"ended,omitempty"`      // sent requests that have ended
+	NotSent   int     `json:"not_sent,omitempty"`   // arrivals due but not sent
 }
 
-// WindowReport is one finished window: its row and every raw record.
+// Event is one message of a sweep's stream; the package doc specifies it.
+type Event struct {
+	Kind EventKind `json:"kind"`
+	WindowProgress
+	Row   *Row   `json:"row,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// WindowReport is one finished window: its row, every raw record, and the
+// window's place in the sweep with its final counts (the row event's
+// WindowProgress).
 type WindowReport struct {
-	Row     Row
-	Records []Record
+	Row      Row
+	Records  []Record
+	Progress WindowProgress
 }
 
 // Report is what a sweep produced, window by window.
@@ -272,7 +285,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		events <- e
 	}
 	finish := func(err error) (Report, error) {
-		done := Event{Kind: EventDone, Window: len(rep.Windows), Seconds: s.Seconds}
+		done := Event{Kind: EventDone, WindowProgress: WindowProgress{Window: len(rep.Windows), Seconds: s.Seconds}}
 		if err != nil {
 			done.Error = err.Error()
 		}
@@ -317,7 +330,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			}
 		}
 
-		base := Event{Kind: EventProgress, Window: i, Seconds: s.Seconds}
+		base := Event{Kind: EventProgress, WindowProgress: WindowProgress{Windows: n, Window: i, Seconds: s.Seconds}}
 		w := Window{Index: i, MaxInFlight: s.MaxInFlight, Think: s.Think, Length: length}
 		rate := s.WindowRate(i)
 		if s.OpenLoop() {
@@ -379,13 +392,15 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			notes = append(notes, fmt.Sprintf("%d requests lost: a generator bug", row.Lost))
 		}
 		row.Note = strings.Join(notes, "; ")
-		wr := WindowReport{Row: row, Records: res.Records}
+		at := WindowProgress{Windows: n, Window: i, Rate: base.Rate, Clients: w.Clients, Seconds: s.Seconds, ElapsedMS: ms(res.Elapsed),
+			Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent}
+		wr := WindowReport{Row: row, Records: res.Records, Progress: at}
 		rep.Windows = append(rep.Windows, wr)
 		if s.WindowDone != nil {
 			s.WindowDone(wr)
 		}
 		r := row
-		emit(Event{Kind: EventRow, Window: i, Rate: base.Rate, Clients: w.Clients, Seconds: s.Seconds, ElapsedMS: ms(res.Elapsed), Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent, Row: &r})
+		emit(Event{Kind: EventRow, WindowProgress: at, Row: &r})
 		if ctx.Err() != nil {
 			return finish(ctx.Err())
 		}

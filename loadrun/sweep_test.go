@@ -240,7 +240,7 @@ func TestSweepValidate(t *testing.T) {
 		// The zero Target has nowhere to send.
 		{"no target", loadrun.Sweep{Rates: []float64{1}, Seconds: 1}, "target is missing"},
 		// An unknown arrival process.
-		{"bad kind", loadrun.Sweep{Target: target, Rates: []float64{1}, Seconds: 1, Kind: "bursty"}, "not known"},
+		{"bad kind", loadrun.Sweep{Target: target, Rates: []float64{1}, Seconds: 1, Process: "bursty"}, "not known"},
 		// An unknown random source.
 		{"bad rng", loadrun.Sweep{Target: target, Rates: []float64{1}, Seconds: 1, RNG: "lcg"}, "random source \"lcg\" is not known: want pcg or python"},
 		// A trace and rates at once is ambiguous.

@@ -39,19 +39,37 @@ type Ceilings struct {
 	Sentence   string `json:"sentence"`
 }
 
+// CeilingRates is the two ceilings, per second, from what one request
+// holds: a worker for workerMS and a processor for processorMS, so
+// workers × 1000 ÷ workerMS and cpus × 1000 ÷ processorMS, each +Inf when
+// its hold is 0. TwoCeilings takes the holds from the lab's knobs (spin +
+// wait, and spin); cmd/load --check from what it measures at rest (the
+// service time, and the processor time a request costs).
+func CeilingRates(workers, cpus, workerMS, processorMS float64) (worker, processor float64) {
+	worker, processor = math.Inf(1), math.Inf(1)
+	if workerMS > 0 {
+		worker = workers * 1000 / workerMS
+	}
+	if processorMS > 0 {
+		processor = cpus * 1000 / processorMS
+	}
+	return worker, processor
+}
+
 // TwoCeilings computes both ceilings, which binds and the speedup cap.
 // Inputs are validated by the caller (workers, cpus ≥ 1; spin, wait ≥ 0).
 func TwoCeilings(workers, cpus, spinMS, waitMS float64) Ceilings {
 	inf := math.Inf(1)
 	total := spinMS + waitMS
 	r := Ceilings{Workers: Num(workers), CPUs: Num(cpus), SpinMS: Num(spinMS), WaitMS: Num(waitMS)}
-	wc, one, share := inf, inf, math.NaN()
+	wc, pc := CeilingRates(workers, cpus, total, spinMS)
+	one, share := inf, math.NaN()
 	if total > 0 {
-		wc, one, share = workers*1000/total, 1000/total, spinMS/total
+		one, share = 1000/total, spinMS/total
 	}
-	pc, capx := inf, inf
+	capx := inf
 	if spinMS > 0 {
-		pc, capx = cpus*1000/spinMS, cpus*total/spinMS
+		capx = cpus * total / spinMS
 	}
 	r.WorkerCeiling, r.ProcessorCeiling, r.OneWorker, r.SpinShare, r.SpeedupCap = Num(wc), Num(pc), Num(one), Num(share), Num(capx)
 	r.Ceiling = Num(math.Min(wc, pc))

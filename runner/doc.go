@@ -17,29 +17,20 @@
 // FieldErrors, one message per field, naming what is wrong and what is
 // allowed. Nothing is queued on error.
 //
-// Each run starts its own lab child (labsvc.StartChild with
-// Config.Child: the server re-executes itself with "lab-child"), runs the
-// loadrun sweep against it and stops it, so every run starts from a fresh
-// lab with exactly the knobs asked for.
+// Each run is one measure.Measure of its request's preset: a lab child
+// (Config.Lab: the server re-executes itself with "lab-child") and a load
+// child (Config.Load: "load-child") of its own, so every run starts from a
+// fresh lab with exactly the knobs asked for, and is measured exactly as
+// the lessons' recorded tables are. The load child pins itself to the
+// processors the lab child does not use and sets its own GOMAXPROCS; the
+// runner's process (the web server and every websocket watcher) is never
+// pinned and its GOMAXPROCS never changed by a run. With Config.Concurrent
+// > 1 runs share the machine (each load child keeps off its own lab only).
 //
-// While a run's lab child runs, the runner pins its own process (the load
-// generator, the web server and every websocket watcher) to the processors
-// the child does not use (affinity.PinAwayFrom with the child's processors)
-// and restores the previous affinity when the child stops, so the lab's
-// CPUS processors do the lab's work only. For as long, it lowers
-// GOMAXPROCS to the number of processors left to it (and afterwards puts
-// back the value set by the GOMAXPROCS environment variable, or hands the
-// choice back to the runtime when none was set): with more Go processors than operating system processors
-// the kernel time-slices the threads holding them, and a load generator
-// goroutine queued behind a descheduled thread sends late. It does not when the lab has
-// every processor the server may use (a 1-core host) or when
-// Config.Concurrent > 1 (runs then share the machine anyway); a log line
-// says which.
-//
-// Windows follow each other WindowPause apart (loadrun's Sweep.Pause):
-// what a watching class's pages do with a row (package web sends each
-// watcher the run's panel 150 ms after the row) then happens between
-// measurements, not in the next window.
+// Windows follow each other measure.WindowPause apart: what a watching
+// class's pages do with a row (package web sends each watcher the run's
+// panel 150 ms after the row) then happens between measurements, not in
+// the next window.
 //
 // A run's expected length (Estimate) is StartOverhead plus, per window, its
 // seconds and WindowOverhead. A queued run's estimated start is now plus the
@@ -68,10 +59,14 @@
 //
 // queued → running → done | failed | cancelled | interrupted; a queued run
 // may also go straight to cancelled or interrupted. failed carries a
-// reason a learner can act on: the lab did not start, the lab child died
-// mid-window (with its last words), the lab had not drained an earlier
-// window's backlog before the next one, or the run's rows or records
-// could not be stored (the disk is full: the run stops at that window).
+// reason a learner can act on: the lab (or the load generator) did not
+// start, the lab child died mid-window (with its last words) or the load
+// child did, the lab had not drained an earlier window's backlog before the
+// next one, or the run's rows or records could not be stored (the disk is
+// full: the run stops at that window). The reason is written for the
+// learner: the error behind it (a Go error, with pids and addresses) goes
+// to the server's log only; of a lab child that died, the reason quotes
+// its exit status and its own last words, which are about the knobs.
 // A run is done only once its rows, records and status are stored: if
 // storing the done status fails, the run ends failed instead. interrupted means the server
 // stopped (Close); whatever was measured is kept. A learner may cancel
@@ -79,10 +74,9 @@
 //
 // With Config.Store set, every run is saved: created (queued) before
 // Submit returns, its status and times at every change, and each window's
-// row and raw request records as the window ends (the records through
-// loadrun.Sweep.WindowDone, before the next window begins, so saving them
-// never overlaps a measurement and a crash loses at most the window in
-// progress).
+// row and raw request records as the window ends (measure's window event,
+// before the next window begins, so saving them never overlaps a
+// measurement and a crash loses at most the window in progress).
 //
 // # Events
 //
@@ -94,20 +88,19 @@
 //	 "estimated_start":"2026-11-30T11:00:42Z","windows":2,"window":0,"seconds":2}
 //	{"seq":2,"kind":"started","at":...,"estimated_end":...,"windows":2,"window":0,"seconds":2}
 //	{"seq":3,"kind":"progress","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
-//	 "elapsed_ms":200.4,"sent":8,"ended":7,"not_sent":0}
+//	 "elapsed_ms":250.4,"sent":10,"ended":9}
 //	{"seq":12,"kind":"row","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
 //	 "elapsed_ms":2010.3,"row":{...loadrun.Row...}}
 //	{"seq":25,"kind":"done","at":...,"windows":2,"window":2}
 //	{"seq":9,"kind":"failed","at":...,"windows":2,"window":1,"reason":"The lab service stopped during window 2 of 2, ..."}
 //
 // queued comes when the run joins the queue and again whenever its position
-// or estimated start changes; started when its lab child is up; progress
-// four times a second while a window runs (ProgressEvery: loadrun reports
-// every 200 ms; the first report of a window is logged at once, then the
-// newest report every 250 ms, so a progress event's counts are at most
-// 200 ms old, and its elapsed_ms says when they were read); row once per
-// window, carrying the whole loadrun.Row (the window's final counts: the
-// progress reports after the last logged one are not logged); and last
+// or estimated start changes; started when its two children are up;
+// progress four times a second while a window runs (every report of the
+// load child, loadrun.ProgressEvery apart, and one as the window ends
+// unless it comes less than half of ProgressEvery after the one before;
+// its elapsed_ms says when the counts were read); row once per window,
+// carrying the whole loadrun.Row (the window's final counts); and last
 // exactly one terminal event: done, failed, cancelled or interrupted
 // (window is then how many windows finished, reason says why in words for
 // the learner). The log itself has no gaps: seq counts every logged event.
@@ -138,9 +131,10 @@
 // Each event carries its JSON encoding (Event.JSON), made once when it is
 // logged, so a server fanning one event out to many watchers encodes it
 // once. The hand-out to subscribers wakes their readers 32 at a time,
-// letting the woken ones run in between (runtime.Gosched): a thousand
-// websocket writers made runnable at once would queue ahead of the load
-// generator's goroutines (it shares this process) and make its sends late.
+// letting the woken ones run in between (runtime.Gosched), so a thousand
+// websocket writers made runnable at once do not queue ahead of the rest
+// of the server. The load generator is not among them: it runs in the
+// run's load child.
 //
 // # Metrics
 //
@@ -153,8 +147,11 @@
 //	capacitylab_run_watchers_dropped_total  counter: subscriptions dropped for falling behind
 //	capacitylab_run_queue_wait_seconds      histogram: from queued to started
 //	capacitylab_lab_child_deaths_total      counter: lab children that died during a run
+//	capacitylab_load_child_deaths_total     counter: load children that died during a run
 //
-// A lab child that dies during a run is also logged, as a warning "lab
-// child died" with the run, the window, its pid, its exit status or signal
-// (exit) and its last lines on stderr (last_words).
+// A child that dies during a run is also logged, as a warning "lab child
+// died" or "load child died" with the run, the window, its pid, its exit
+// status or signal (exit) and its last lines on stderr (last_words). Each
+// run's start is logged with where its two children run (run started:
+// lab_pid, lab_cpus, load_pid, load_cpus, load_gomaxprocs, pinning).
 package runner

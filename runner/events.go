@@ -16,7 +16,7 @@ type Kind string
 // done, failed, cancelled or interrupted.
 const (
 	KindQueued      Kind = "queued"      // waiting: position and estimated start (again whenever they change)
-	KindStarted     Kind = "started"     // the lab child is up and the first window begins
+	KindStarted     Kind = "started"     // the lab and load children are up and the first window begins
 	KindProgress    Kind = "progress"    // a window is running: counts so far
 	KindRow         Kind = "row"         // a window ended: its whole row
 	KindDone        Kind = "done"        // every window ran
@@ -40,20 +40,18 @@ type Event struct {
 	Kind Kind      `json:"kind"`
 	At   time.Time `json:"at"`
 
-	Position       int          `json:"position,omitempty"`       // queued: 1 = next to start
-	EstimatedStart time.Time    `json:"estimated_start,omitzero"` // queued
-	EstimatedEnd   time.Time    `json:"estimated_end,omitzero"`   // started
-	Windows        int          `json:"windows,omitempty"`        // queued, started, progress, row, done
-	Window         int          `json:"window"`                   // progress, row: index from 0; done: windows finished
-	Rate           float64      `json:"rate,omitempty"`           // progress, row (open loop)
-	Clients        int          `json:"clients,omitempty"`        // progress, row (closed loop)
-	Seconds        float64      `json:"seconds,omitempty"`        // window length
-	ElapsedMS      float64      `json:"elapsed_ms,omitempty"`     // progress: since the window began
-	Sent           int          `json:"sent,omitempty"`           // progress
-	Ended          int          `json:"ended,omitempty"`          // progress
-	NotSent        int          `json:"not_sent,omitempty"`       // progress
-	Row            *loadrun.Row `json:"row,omitempty"`            // row
-	Reason         string       `json:"reason,omitempty"`         // failed, cancelled, interrupted
+	Position       int       `json:"position,omitempty"`       // queued: 1 = next to start
+	EstimatedStart time.Time `json:"estimated_start,omitzero"` // queued
+	EstimatedEnd   time.Time `json:"estimated_end,omitzero"`   // started
+
+	// WindowProgress is where the sweep is: windows (queued, started,
+	// progress, row, done), window (progress, row: from 0; done: windows
+	// finished), rate or clients and seconds, and the counts so far
+	// (progress, row), as the load child reported them.
+	loadrun.WindowProgress
+
+	Row    *loadrun.Row `json:"row,omitempty"`    // row
+	Reason string       `json:"reason,omitempty"` // failed, cancelled, interrupted
 
 	// JSON is the event's JSON encoding, made once when it was logged, so
 	// a thousand watchers cost one encoding, not a thousand.
@@ -62,9 +60,10 @@ type Event struct {
 
 // fanoutChunk is how many subscribers append wakes before it lets the
 // goroutines it woke run (runtime.Gosched). Waking a thousand watchers'
-// writers at once would queue them all ahead of the load generator's
-// goroutines, whose sends would then be late; in chunks, a generator
-// goroutine waits behind at most about this many writes.
+// writers at once would queue them all ahead of whatever else the server
+// runs (the load generator is in a process of its own since package
+// measure); in chunks, a goroutine waits behind at most about this many
+// writes.
 const fanoutChunk = 32
 
 // eventLog is a run's events in order. Appending never blocks: each

@@ -12,11 +12,14 @@ import (
 // ended, with its learner, lesson, block and status, after the run's final
 // state is saved.
 func TestFinishedIsToldOfEachRun(t *testing.T) {
-	type told struct{ learner, lesson, block, status string }
+	type told struct {
+		learner, lesson, block string
+		status                 store.RunStatus
+	}
 	got := make(chan told, 4)
 	var st *store.Store // set by newRunner below, before any run ends
-	saved := make(chan string, 4)
-	r, st := newRunner(t, runner.Config{Finished: func(learner, lesson, block string, status runner.Status) {
+	saved := make(chan store.RunStatus, 4)
+	r, st := newRunner(t, runner.Config{Finished: func(learner, lesson, block string, status store.RunStatus) {
 		got <- told{learner, lesson, block, status}
 		// The final state is in the store by now.
 		runs, err := st.LearnerRuns(t.Context(), learner, 1)

@@ -5,25 +5,31 @@ import (
 	"fmt"
 	"iter"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"capacitylab/labsvc"
+	"capacitylab/measure"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
 
-// The runner's lab children are this test binary re-executed: with
-// RUNNER_TEST_CHILD=serve, TestMain runs labsvc.RunChild (the entry point
-// cmd/lab and cmd/server use for "lab-child") instead of the tests.
-const childEnv = "RUNNER_TEST_CHILD"
+// The runner's children are this test binary re-executed: with
+// RUNNER_TEST_CHILD=1 it is a lab child (labsvc.ChildMain: the RunChild
+// that cmd/lab and cmd/server use for "lab-child"), with RUNNER_TEST_LOAD=1
+// a load child (measure.ChildMain: the RunLoadChild behind "load-child"),
+// instead of the tests.
+const (
+	childEnv = "RUNNER_TEST_CHILD"
+	loadEnv  = "RUNNER_TEST_LOAD"
+)
 
 func TestMain(m *testing.M) {
+	labsvc.ChildMain(childEnv)
+	measure.ChildMain(loadEnv)
 	if os.Getenv(childEnv) == "die" {
 		// A lab that serves for a while, then says why it fails on
 		// stderr and exits with status 3 (TestChildDeathLogged).
@@ -37,26 +43,27 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(0)
 	}
-	if os.Getenv(childEnv) == "serve" {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-		err := labsvc.RunChild(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "lab child:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
 	goleak.VerifyTestMain(m)
 }
 
-// testChild is the ChildCommand that re-executes this test binary.
+// testChild is the ChildCommand that re-executes this test binary as a
+// lab child.
 func testChild(t testing.TB) labsvc.ChildCommand {
-	exe, err := os.Executable()
+	cc, err := labsvc.SelfCommand(childEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return labsvc.ChildCommand{Path: exe, Env: []string{childEnv + "=serve"}}
+	return cc
+}
+
+// testLoad is the ChildCommand that re-executes this test binary as a
+// load child.
+func testLoad(t testing.TB) labsvc.ChildCommand {
+	cc, err := labsvc.SelfCommand(loadEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc
 }
 
 // newRunner starts a runner with a real SQLite store in a temp dir and
@@ -67,7 +74,7 @@ func newRunner(t *testing.T, cfg runner.Config) (*runner.Runner, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Child = testChild(t)
+	cfg.Lab, cfg.Load = testChild(t), testLoad(t)
 	cfg.Store = st
 	r, err := runner.New(cfg)
 	if err != nil {
@@ -83,7 +90,7 @@ func newRunner(t *testing.T, cfg runner.Config) (*runner.Runner, *store.Store) {
 // small is a short open-loop sweep a lab with the default knobs (ceiling
 // 50/s with one worker of 20 ms) serves easily.
 func small(rates ...float64) runner.Request {
-	return runner.Request{Config: labsvc.Config{Workers: 4, SpinMS: 1, WaitMS: 4, CPUs: 1}, Rates: rates, Seconds: 1, Seed: 7}
+	return runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 4, SpinMS: 1, WaitMS: 4, CPUs: 1}, Rates: rates, Seconds: 1, Seed: 7}}
 }
 
 // collect reads a run's events from seq since until its terminal event,
@@ -142,7 +149,7 @@ func last(es []runner.Event) runner.Event {
 }
 
 // waitStatus polls until run id has status, failing after timeout.
-func waitStatus(t *testing.T, r *runner.Runner, id, status string, timeout time.Duration) runner.Snapshot {
+func waitStatus(t *testing.T, r *runner.Runner, id string, status store.RunStatus, timeout time.Duration) runner.Snapshot {
 	t.Helper()
 	end := time.Now().Add(timeout)
 	for {

@@ -11,6 +11,8 @@ type metrics struct {
 	dropped prometheus.Counter
 	wait    prometheus.Histogram
 	deaths  prometheus.Counter // lab children that died during a run
+
+	loadDeaths prometheus.Counter // load children that died during a run
 }
 
 // newMetrics registers the runner's series on reg:
@@ -22,6 +24,7 @@ type metrics struct {
 //	capacitylab_run_watchers_dropped_total  counter: subscriptions dropped for falling behind
 //	capacitylab_run_queue_wait_seconds      histogram: from queued to started
 //	capacitylab_lab_child_deaths_total      counter: lab children that died during a run
+//	capacitylab_load_child_deaths_total     counter: load children that died during a run
 func newMetrics(reg prometheus.Registerer, r *Runner) *metrics {
 	m := &metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -32,6 +35,9 @@ func newMetrics(reg prometheus.Registerer, r *Runner) *metrics {
 		}),
 		deaths: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "capacitylab_lab_child_deaths_total", Help: "Lab child processes that exited unexpectedly during a run (each is logged).",
+		}),
+		loadDeaths: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "capacitylab_load_child_deaths_total", Help: "Load generator child processes that exited unexpectedly during a run (each is logged).",
 		}),
 		wait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "capacitylab_run_queue_wait_seconds", Help: "Time sweep runs waited in the queue before starting.",
@@ -45,7 +51,7 @@ func newMetrics(reg prometheus.Registerer, r *Runner) *metrics {
 			return float64(f())
 		}
 	}
-	reg.MustRegister(m.runs, m.dropped, m.wait, m.deaths,
+	reg.MustRegister(m.runs, m.dropped, m.wait, m.deaths, m.loadDeaths,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "capacitylab_runs_queued", Help: "Sweep runs waiting in the queue."},
 			count(func() int { return len(r.queue) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "capacitylab_runs_running", Help: "Sweep runs running."},

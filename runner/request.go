@@ -1,16 +1,17 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
 	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 )
 
 // Sandbox caps on one run, the defaults of Limits. A sweep from the browser
@@ -40,64 +41,27 @@ const (
 // fails to compile otherwise).
 const _ uint = loadrun.MaxRate - DefaultMaxOffered
 
-// Modes of a run.
+// Modes of a run: measure.Preset's.
 const (
-	ModeOpen   = "open"   // open loop: arrivals at the offered rates, whatever the answers
-	ModeClosed = "closed" // closed loop: N clients, each sending its next request after an answer
+	ModeOpen   = measure.ModeOpen   // open loop: arrivals at the offered rates, whatever the answers
+	ModeClosed = measure.ModeClosed // closed loop: N clients, each sending its next request after an answer
 )
 
-// Request is what a learner asks to run: the lab's knobs, then the sweep.
-// Its JSON form is flat: {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,
-// "policy":"queue","cpus":1,"stall_every":0,"stall_ms":0,"rates":[40,80],"seconds":2,"seed":1,
-// "rng":"pcg","mode":"open","clients":[],"timeout_ms":2000,"lesson":"...",
-// "block":"..."}.
+// Request is what a learner asks to run: a measure.Preset (the lab's
+// knobs, then the sweep) and where it was started. Its JSON form is flat:
+// {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"policy":"queue","cpus":1,
+// "stall_every":0,"stall_ms":0,"rates":[40,80],"seconds":2,"seed":1,"rng":"pcg",
+// "mode":"open","clients":[],"timeout_ms":2000,"lesson":"...","block":"..."}.
 type Request struct {
-	labsvc.Config
-	Rates     []float64 `json:"rates,omitempty"`   // open loop: one window per rate
-	Clients   []int     `json:"clients,omitempty"` // closed loop: one window per client count
-	Seconds   float64   `json:"seconds"`           // length of every window
-	Seed      uint64    `json:"seed"`              // the arrival schedule's seed
-	RNG       string    `json:"rng,omitempty"`     // the schedule's random source: "" or "pcg" (the default), or "python"
-	Mode      string    `json:"mode"`              // ModeOpen (default) or ModeClosed
-	TimeoutMS int       `json:"timeout_ms"`        // the caller's timeout; 0 = loadrun.DefaultTimeout
-	Lesson    string    `json:"lesson,omitempty"`  // where the run was started, if from a lesson
-	Block     string    `json:"block,omitempty"`
+	measure.Preset
+	Lesson string `json:"lesson,omitempty"` // where the run was started, if from a lesson
+	Block  string `json:"block,omitempty"`
 }
 
-// Windows is how many windows the run has.
-func (q Request) Windows() int {
-	if q.mode() == ModeClosed {
-		return len(q.Clients)
-	}
-	return len(q.Rates)
-}
-
-func (q Request) mode() string {
-	if q.Mode == "" {
-		return ModeOpen
-	}
-	return q.Mode
-}
-
-// Plan is the sweep the request asks for, without a target: its windows,
-// seed and random source. A run sends it to a lab child; a simulation
-// (package sim) runs it with sim.Model{Lab: q.Config, Timeout: q.Timeout()}.
-func (q Request) Plan() loadrun.Sweep {
-	sw := loadrun.Sweep{Seconds: q.Seconds, Seed: q.Seed, RNG: loadrun.Source(q.RNG)}
-	if q.mode() == ModeClosed {
-		sw.Clients = q.Clients
-	} else {
-		sw.Rates = q.Rates
-	}
-	return sw
-}
-
-// Timeout is the caller's timeout the run uses.
-func (q Request) Timeout() time.Duration {
-	if q.TimeoutMS <= 0 {
-		return loadrun.DefaultTimeout
-	}
-	return time.Duration(q.TimeoutMS) * time.Millisecond
+// at is where a run of q stands before it starts: its windows and their
+// length.
+func (q Request) at() loadrun.WindowProgress {
+	return loadrun.WindowProgress{Windows: q.Windows(), Seconds: q.Seconds}
 }
 
 // CPUSeconds is the processor time the run asks of the lab, in seconds:
@@ -108,7 +72,7 @@ func (q Request) Timeout() time.Duration {
 func (q Request) CPUSeconds() float64 {
 	spin := float64(q.SpinMS) / 1000
 	total := 0.0
-	if q.mode() == ModeClosed {
+	if q.Closed() {
 		if q.SpinMS == 0 {
 			return 0
 		}
@@ -180,8 +144,7 @@ func (l Limits) Validate(q Request) error {
 		}
 	}
 
-	mode := q.mode()
-	switch mode {
+	switch cmp.Or(q.Mode, ModeOpen) {
 	case ModeOpen:
 		switch {
 		case len(q.Rates) == 0:

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"capacitylab/labsvc"
+	"capacitylab/measure"
 	"capacitylab/runner"
 )
 
 // Validate returns one message per bad field, naming what is wrong and what
 // is allowed, against the caps of the host and of the limits given.
 func TestValidate(t *testing.T) {
-	ok := runner.Request{Config: labsvc.DefaultConfig(), Rates: []float64{40, 80}, Seconds: 2}
+	ok := runner.Request{Preset: measure.Preset{Config: labsvc.DefaultConfig(), Rates: []float64{40, 80}, Seconds: 2}}
 	with := func(f func(*runner.Request)) runner.Request {
 		q := ok
 		q.Rates = append([]float64(nil), ok.Rates...)
@@ -98,7 +99,7 @@ func TestValidate(t *testing.T) {
 
 // A run's estimate counts its windows, their seconds and the overheads.
 func TestEstimate(t *testing.T) {
-	q := runner.Request{Rates: []float64{1, 2, 3}, Seconds: 2}
+	q := runner.Request{Preset: measure.Preset{Rates: []float64{1, 2, 3}, Seconds: 2}}
 	want := runner.StartOverhead + 3*(2e9+runner.WindowOverhead)
 	if got := runner.Estimate(q); got != want {
 		t.Errorf("Estimate = %v, want %v", got, want)
@@ -115,13 +116,13 @@ func TestCPUSeconds(t *testing.T) {
 		want float64
 	}{
 		// Two open windows of 10 s at 50 and 100 a second, 2 ms each: 1 + 2 s.
-		{"open", runner.Request{Config: labsvc.Config{SpinMS: 2}, Rates: []float64{50, 100}, Seconds: 10}, 3},
+		{"open", runner.Request{Preset: measure.Preset{Config: labsvc.Config{SpinMS: 2}, Rates: []float64{50, 100}, Seconds: 10}}, 3},
 		// The heaviest run: 8 × 30 s at 2,000 a second, a second each.
-		{"heaviest", runner.Request{Config: labsvc.Config{SpinMS: 1000}, Rates: []float64{2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000}, Seconds: 30}, 480000},
+		{"heaviest", runner.Request{Preset: measure.Preset{Config: labsvc.Config{SpinMS: 1000}, Rates: []float64{2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000}, Seconds: 30}}, 480000},
 		// Four closed-loop clients for 10 s, 2 ms spin and 18 ms wait: each busy a tenth.
-		{"closed", runner.Request{Config: labsvc.Config{SpinMS: 2, WaitMS: 18}, Mode: runner.ModeClosed, Clients: []int{4}, Seconds: 10}, 4},
+		{"closed", runner.Request{Preset: measure.Preset{Config: labsvc.Config{SpinMS: 2, WaitMS: 18}, Mode: runner.ModeClosed, Clients: []int{4}, Seconds: 10}}, 4},
 		// No spin asks no processor.
-		{"closed no spin", runner.Request{Mode: runner.ModeClosed, Clients: []int{4}, Seconds: 10}, 0},
+		{"closed no spin", runner.Request{Preset: measure.Preset{Mode: runner.ModeClosed, Clients: []int{4}, Seconds: 10}}, 0},
 	}
 	for _, tt := range tests {
 		if got := tt.q.CPUSeconds(); math.Abs(got-tt.want) > 1e-9 {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -17,34 +16,26 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 	"capacitylab/store"
 )
 
 // Defaults of Config.
 const (
-	DefaultQueueCapacity    = 8                // runs in the queue, the running ones included
-	DefaultConcurrent       = 1                // runs at once: more would measure each other
-	DefaultSubscriberBuffer = 256              // live events a watcher may fall behind before it is dropped
-	DefaultRetain           = 16               // finished runs whose event logs stay in memory (about 1 MB each at most)
-	DefaultDrainWait        = 10 * time.Second // how long the lab may take to drain between windows
+	DefaultQueueCapacity    = 8   // runs in the queue, the running ones included
+	DefaultConcurrent       = 1   // runs at once: more would measure each other
+	DefaultSubscriberBuffer = 256 // live events a watcher may fall behind before it is dropped
+	DefaultRetain           = 16  // finished runs whose event logs stay in memory (about 1 MB each at most)
 	// DefaultPerAddress is how many runs one client address may have
 	// waiting or running at once (learners behind one address, such as
 	// a school's, share it): no one client can hold the queue.
 	DefaultPerAddress = 3
-	// ProgressEvery is how often a running window's progress is logged
-	// (and so sent to watchers): four times a second. loadrun reports
-	// every loadrun.ProgressEvery; the first report of a window is logged
-	// at once, then the newest one every ProgressEvery.
-	ProgressEvery = 250 * time.Millisecond
-	// WindowPause is the pause between a run's windows (loadrun's
-	// Sweep.Pause): a watching class's pages redraw their charts from the
-	// row's panel (package web) in it, not during the next window.
-	WindowPause = 500 * time.Millisecond
 	// WindowOverhead is what a window costs beyond its seconds, for
-	// estimates: the pause, draining, resetting, the last requests' tail.
-	WindowOverhead = WindowPause + 250*time.Millisecond
-	// StartOverhead is what starting and stopping a lab child costs, for
-	// estimates.
+	// estimates: the pause (measure.WindowPause), draining, resetting, the
+	// last requests' tail.
+	WindowOverhead = measure.WindowPause + 250*time.Millisecond
+	// StartOverhead is what starting and stopping a run's two children
+	// costs, for estimates.
 	StartOverhead = time.Second
 	// saveTimeout bounds each write to the store.
 	saveTimeout = 30 * time.Second
@@ -111,17 +102,18 @@ type Saver interface {
 	AddRunEvent(ctx context.Context, id string, e store.RunEvent) error
 }
 
-// Config configures a Runner. Child is required; zero values elsewhere
-// take the defaults.
+// Config configures a Runner. Lab and Load are required; zero values
+// elsewhere take the defaults.
 type Config struct {
-	Child            labsvc.ChildCommand   // how to start a lab child (the server re-executes itself with "lab-child")
+	Lab              labsvc.ChildCommand   // how to start a run's lab child (the server re-executes itself with "lab-child")
+	Load             labsvc.ChildCommand   // how to start a run's load child (the server re-executes itself with "load-child")
 	QueueCapacity    int                   // runs in the queue, running ones included; DefaultQueueCapacity
 	PerAddress       int                   // runs one client address may have waiting or running; DefaultPerAddress
 	Concurrent       int                   // runs at once; DefaultConcurrent
 	Limits           Limits                // sandbox caps; HostLimits() when MaxRates is 0
 	SubscriberBuffer int                   // DefaultSubscriberBuffer
 	Retain           int                   // DefaultRetain
-	DrainWait        time.Duration         // DefaultDrainWait
+	DrainWait        time.Duration         // how long the lab may take to drain between windows; 0: loadrun.DefaultDrainWait
 	Store            Saver                 // nil: runs are kept in memory only
 	Logger           *slog.Logger          // nil: discard
 	Registerer       prometheus.Registerer // where the runner's metrics go; nil: none
@@ -129,11 +121,8 @@ type Config struct {
 	// Finished, if set, is told of each run that started once it has
 	// ended (saved, its terminal event sent), outside the runner's lock:
 	// package lti posts the learner's new score when a lab run is done.
-	Finished func(learner, lesson, block string, status Status)
+	Finished func(learner, lesson, block string, status store.RunStatus)
 }
-
-// Status is where a run stands; the values are the store's.
-type Status = string
 
 // Ticket is what Submit returns: the new run's id and place in the queue.
 type Ticket struct {
@@ -144,19 +133,20 @@ type Ticket struct {
 
 // Snapshot is a run as the runner holds it now.
 type Snapshot struct {
-	ID             string        `json:"id"`
-	Learner        string        `json:"-"`
-	Request        Request       `json:"request"`
-	Status         Status        `json:"status"`
-	Reason         string        `json:"reason,omitempty"`
-	Position       int           `json:"position,omitempty"` // queued only
-	EstimatedStart time.Time     `json:"estimated_start,omitzero"`
-	CreatedAt      time.Time     `json:"created_at"`
-	StartedAt      time.Time     `json:"started_at,omitzero"`
-	EndedAt        time.Time     `json:"ended_at,omitzero"`
-	Rows           []loadrun.Row `json:"rows"`
-	LastSeq        int           `json:"last_seq"`
-	LabPID         int           `json:"-"` // the running lab child's process id, 0 when none
+	ID             string          `json:"id"`
+	Learner        string          `json:"-"`
+	Request        Request         `json:"request"`
+	Status         store.RunStatus `json:"status"`
+	Reason         string          `json:"reason,omitempty"`
+	Position       int             `json:"position,omitempty"` // queued only
+	EstimatedStart time.Time       `json:"estimated_start,omitzero"`
+	CreatedAt      time.Time       `json:"created_at"`
+	StartedAt      time.Time       `json:"started_at,omitzero"`
+	EndedAt        time.Time       `json:"ended_at,omitzero"`
+	Rows           []loadrun.Row   `json:"rows"`
+	LastSeq        int             `json:"last_seq"`
+	LabPID         int             `json:"-"` // the running lab child's process id, 0 when none
+	LoadPID        int             `json:"-"` // the running load child's process id, 0 when none
 }
 
 // run is one run's state; fields other than id, learner, req and log are
@@ -169,7 +159,7 @@ type run struct {
 	estimate time.Duration
 	log      *eventLog
 
-	status    Status
+	status    store.RunStatus
 	reason    string
 	created   time.Time
 	started   time.Time
@@ -179,20 +169,20 @@ type run struct {
 	cancel    context.CancelCauseFunc // set while running
 	cancelled bool                    // the learner asked to cancel
 	labPID    int                     // the lab child's pid while it runs
+	loadPID   int                     // the load child's pid while it runs
 	saveErr   error                   // the first failure to store its rows or records
 }
 
 // Runner is the queue of sweep runs: bounded, one run at a time by
-// default, one waiting or running run per learner. Each run starts its own
-// lab child, runs its sweep and stops the child. Every run has an event
+// default, one waiting or running run per learner. Each run is one
+// measure.Measure: a lab child and a load child of its own. Every run has an event
 // log that watchers subscribe to from any sequence number.
 type Runner struct {
 	cfg    Config
 	limits Limits
 	log    *slog.Logger
 	now    func() time.Time
-	hc     *http.Client // for the lab's control API; no keep-alives, so nothing idles after a run
-	met    *metrics     // nil without Config.Registerer
+	met    *metrics // nil without Config.Registerer
 
 	ctx    context.Context
 	stop   context.CancelCauseFunc
@@ -223,8 +213,11 @@ var errCancelled = errors.New("cancelled by its owner")
 
 // New starts a Runner; Close stops it.
 func New(cfg Config) (*Runner, error) {
-	if cfg.Child.Path == "" {
-		return nil, errors.New("runner: Config.Child.Path is empty: want the program that runs a lab child")
+	if cfg.Lab.Path == "" {
+		return nil, errors.New("runner: Config.Lab.Path is empty: want the program that runs a lab child")
+	}
+	if cfg.Load.Path == "" {
+		return nil, errors.New("runner: Config.Load.Path is empty: want the program that runs a load child")
 	}
 	if cfg.QueueCapacity <= 0 {
 		cfg.QueueCapacity = DefaultQueueCapacity
@@ -241,9 +234,6 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Retain <= 0 {
 		cfg.Retain = DefaultRetain
 	}
-	if cfg.DrainWait <= 0 {
-		cfg.DrainWait = DefaultDrainWait
-	}
 	limits := cfg.Limits
 	if limits.MaxRates == 0 {
 		limits = HostLimits()
@@ -253,7 +243,6 @@ func New(cfg Config) (*Runner, error) {
 		limits:  limits,
 		log:     cfg.Logger,
 		now:     cfg.Now,
-		hc:      &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
 		wake:    make(chan struct{}, cfg.Concurrent),
 		closed:  make(chan struct{}),
 		running: map[string]*run{},
@@ -367,7 +356,7 @@ func (r *Runner) SubmitFrom(ctx context.Context, learner, addr string, q Request
 	r.byID[id] = ru
 	pos := len(r.queue)
 	start := r.startEstimateLocked(pos - 1)
-	ru.log.append(Event{Kind: KindQueued, Position: pos, EstimatedStart: start, Windows: q.Windows(), Seconds: q.Seconds})
+	ru.log.append(Event{Kind: KindQueued, Position: pos, EstimatedStart: start, WindowProgress: q.at()})
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -479,14 +468,14 @@ func (r *Runner) Cancel(id, learner string) error {
 func (r *Runner) requeueEventsLocked(from int) {
 	for j := from; j < len(r.queue); j++ {
 		ru := r.queue[j]
-		ru.log.append(Event{Kind: KindQueued, Position: j + 1, EstimatedStart: r.startEstimateLocked(j), Windows: ru.req.Windows(), Seconds: ru.req.Seconds})
+		ru.log.append(Event{Kind: KindQueued, Position: j + 1, EstimatedStart: r.startEstimateLocked(j), WindowProgress: ru.req.at()})
 	}
 }
 
 // finishLocked ends a run: status, reason, end time, store, terminal event.
 // It saves synchronously; the lock is held, which keeps the stored status
 // in step with the queue.
-func (r *Runner) finishLocked(ru *run, status Status, reason string, e Event) {
+func (r *Runner) finishLocked(ru *run, status store.RunStatus, reason string, e Event) {
 	ru.status, ru.reason, ru.ended = status, reason, r.now()
 	// Saved before the terminal event goes out, so whoever sees the
 	// event finds the run's final state in the store. A run is reported
@@ -551,7 +540,7 @@ func (r *Runner) Get(id string) (Snapshot, bool) {
 		return Snapshot{}, false
 	}
 	s := Snapshot{ID: ru.id, Learner: ru.learner, Request: ru.req, Status: ru.status, Reason: ru.reason,
-		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended, Rows: slices.Clone(ru.rows), LabPID: ru.labPID}
+		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended, Rows: slices.Clone(ru.rows), LabPID: ru.labPID, LoadPID: ru.loadPID}
 	if s.Rows == nil {
 		s.Rows = []loadrun.Row{}
 	}

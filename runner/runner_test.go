@@ -2,9 +2,11 @@ package runner_test
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 	"capacitylab/runner"
 	"capacitylab/sim"
 	"capacitylab/store"
@@ -65,7 +68,7 @@ func TestRunToCompletion(t *testing.T) {
 		t.Fatalf("event kinds %v, last %+v: want one started, two rows, done last", kinds, last(es))
 	}
 	for w := range 2 {
-		// One-second windows with progress every 200 ms: at least four.
+		// One-second windows with progress every 250 ms and as each ends: at least four.
 		if progressPerWindow[w] < 4 {
 			t.Errorf("window %d had %d progress events, want at least 4", w, progressPerWindow[w])
 		}
@@ -82,8 +85,8 @@ func TestRunToCompletion(t *testing.T) {
 		arrivals += row.Arrivals
 	}
 	snap := waitStatus(t, r, tk.ID, store.RunDone, 5*time.Second)
-	if len(snap.Rows) != 2 || snap.LabPID != 0 {
-		t.Errorf("snapshot has %d rows, lab pid %d; want 2 rows and no lab", len(snap.Rows), snap.LabPID)
+	if len(snap.Rows) != 2 || snap.LabPID != 0 || snap.LoadPID != 0 {
+		t.Errorf("snapshot has %d rows, lab pid %d, load pid %d; want 2 rows and no children", len(snap.Rows), snap.LabPID, snap.LoadPID)
 	}
 
 	saved, err := st.Run(t.Context(), tk.ID)
@@ -224,9 +227,8 @@ func TestQueueLimitsAndCancel(t *testing.T) {
 // Killing the lab child in the middle of a window fails that run with the
 // child's fate in the reason; the next queued run starts and finishes.
 // While a window runs, the finished windows' rows and raw records are
-// already in the store (a crash now would keep them), and this process (the
-// generator) runs on processors the lab child does not; its affinity is
-// back as it was once the runs end.
+// already in the store (a crash now would keep them), and the run's load
+// child (the generator) runs on processors the lab child does not.
 func TestChildKilledMidRun(t *testing.T) {
 	selfBefore, err := affinity.ProcessCPUs(os.Getpid())
 	if err != nil {
@@ -263,7 +265,7 @@ func TestChildKilledMidRun(t *testing.T) {
 					t.Fatal("running run has no lab pid")
 				}
 				checkSavedSoFar(t, st, a.ID, 1)
-				checkApart(t, s.LabPID, selfBefore)
+				checkApart(t, s.LabPID, s.LoadPID, selfBefore)
 				if err := syscall.Kill(s.LabPID, syscall.SIGKILL); err != nil {
 					t.Fatal(err)
 				}
@@ -301,8 +303,63 @@ func TestChildKilledMidRun(t *testing.T) {
 		t.Errorf("b's row %+v: want ok answers, nothing lost", row)
 	}
 	waitStatus(t, r, b.ID, store.RunDone, 5*time.Second)
-	if now, err := affinity.ProcessCPUs(os.Getpid()); err != nil || !slices.Equal(now, selfBefore) {
-		t.Errorf("after the runs this process may use %v (%v), want %v as before", now, err, selfBefore)
+}
+
+// Killing the load child (the generator) in the middle of a window fails
+// the run, saying the load generator stopped in that window, logs its
+// death with its exit and counts it; the finished window's row and records
+// are kept, with nothing lost, and the lab child is stopped.
+func TestLoadChildKilledMidRun(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	logs := &syncBuffer{}
+	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r, err := runner.New(runner.Config{Lab: testChild(t), Load: testLoad(t), Store: st, Registerer: reg, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tk, err := r.Submit(t.Context(), "a", small(20, 20, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, sub, err := r.Subscribe(tk.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labPID int
+	es := replay
+	for e := range each(sub) {
+		es = append(es, e)
+		if e.Kind == runner.KindProgress && e.Window == 1 && e.ElapsedMS > 200 && labPID == 0 {
+			s, _ := r.Get(tk.ID)
+			labPID = s.LabPID
+			if err := syscall.Kill(s.LoadPID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sub.Close()
+	end := last(es)
+	if labPID == 0 || end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "The load generator stopped during window 2 of 3") || end.Window != 1 {
+		t.Fatalf("the run ended %+v, want failed in window 2 of 3 with one window finished", end)
+	}
+	checkSavedSoFar(t, st, tk.ID, 1)
+	saved, err := st.Run(t.Context(), tk.ID)
+	if err != nil || saved.Status != store.RunFailed || saved.Rows[0].Lost != 0 {
+		t.Errorf("saved %+v (%v): want failed, its row with nothing lost", saved, err)
+	}
+	if !strings.Contains(logs.String(), "load child died") || !strings.Contains(logs.String(), "signal: killed") {
+		t.Errorf("the death is not logged:\n%s", logs.String())
+	}
+	if n := counterValue(t, reg, "capacitylab_load_child_deaths_total"); n != 1 {
+		t.Errorf("capacitylab_load_child_deaths_total = %v, want 1", n)
+	}
+	if !errors.Is(syscall.Kill(labPID, 0), syscall.ESRCH) {
+		t.Errorf("lab child %d still exists after its run failed", labPID)
 	}
 }
 
@@ -330,30 +387,125 @@ func checkSavedSoFar(t *testing.T, st *store.Store, id string, rows int) {
 	}
 }
 
-// checkApart fails unless this process and the lab child share no
+// checkApart fails unless the load child and the lab child share no
 // processor. On a host where this process may use only one processor there
 // is nowhere to go, so nothing is checked.
-func checkApart(t *testing.T, labPID int, selfBefore []int) {
+func checkApart(t *testing.T, labPID, loadPID int, selfBefore []int) {
 	t.Helper()
 	if len(selfBefore) < 2 {
 		t.Logf("only processor(s) %v: the generator cannot be kept off the lab's", selfBefore)
 		return
 	}
+	if loadPID == 0 {
+		t.Fatal("the running run has no load child")
+	}
 	lab, err := affinity.ProcessCPUs(labPID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, err := affinity.ThreadCPUs(os.Getpid())
+	load, err := affinity.ThreadCPUs(loadPID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for tid, cpus := range self {
+	for tid, cpus := range load {
 		for _, c := range cpus {
 			if slices.Contains(lab, c) {
-				t.Errorf("thread %d of the runner's process may use processor %d, which the lab child (%v) uses", tid, c, lab)
+				t.Errorf("thread %d of the load child may use processor %d, which the lab child (%v) uses", tid, c, lab)
 			}
 		}
 	}
+}
+
+// placement is this process's GOMAXPROCS and each of its threads'
+// processors, as /proc/self/task reads them.
+type placement struct {
+	gomaxprocs int
+	threads    map[int][]int
+}
+
+func placementNow(t *testing.T) placement {
+	t.Helper()
+	threads, err := affinity.ThreadCPUs(os.Getpid())
+	if err != nil {
+		t.Skipf("this system does not say where threads run: %v", err)
+	}
+	return placement{gomaxprocs: runtime.GOMAXPROCS(0), threads: threads}
+}
+
+// checkPlacement fails unless every thread of now may use exactly the
+// processors the process had before (threads come and go; each one's
+// mask must be the one all had) and GOMAXPROCS is as before.
+func checkPlacement(t *testing.T, when string, before, now placement) {
+	t.Helper()
+	var want []int
+	for _, cpus := range before.threads {
+		want = cpus
+		break
+	}
+	for tid, cpus := range before.threads {
+		if !slices.Equal(cpus, want) {
+			t.Fatalf("before any run, thread %d may use %v and another %v: the test needs one mask for the whole process", tid, cpus, want)
+		}
+	}
+	if now.gomaxprocs != before.gomaxprocs {
+		t.Errorf("%s: GOMAXPROCS is %d, was %d before the run", when, now.gomaxprocs, before.gomaxprocs)
+	}
+	for tid, cpus := range now.threads {
+		if !slices.Equal(cpus, want) {
+			t.Errorf("%s: thread %d of the server's process may use %v, every thread could use %v before the run", when, tid, cpus, want)
+		}
+	}
+}
+
+// A run never re-pins the server's process nor changes its GOMAXPROCS:
+// every thread of this process (the runner, as in the server) may use the
+// same processors, and GOMAXPROCS is the same, before the run, while a
+// window runs (read in the middle of each of them), and after it ended,
+// while its lab child is pinned to its processor and its load child to the
+// others.
+func TestServerNeverRepinned(t *testing.T) {
+	before := placementNow(t)
+	r, _ := newRunner(t, runner.Config{})
+	tk, err := r.Submit(t.Context(), "alice", small(40, 80))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, sub, err := r.Subscribe(tk.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	during := map[int]bool{}
+	check := func(e runner.Event) {
+		if e.Kind != runner.KindProgress || e.ElapsedMS < 400 || during[e.Window] {
+			return
+		}
+		during[e.Window] = true
+		s, _ := r.Get(tk.ID)
+		checkApart(t, s.LabPID, s.LoadPID, before.threads[os.Getpid()]) // the main thread's id is the pid
+		load, err := affinity.ThreadCPUs(s.LoadPID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("window %d: lab child %d, load child %d on %v", e.Window, s.LabPID, s.LoadPID, load)
+		checkPlacement(t, fmt.Sprintf("during window %d", e.Window), before, placementNow(t))
+	}
+	var end runner.Event
+	for _, e := range replay {
+		check(e)
+		end = e
+	}
+	for e := range each(sub) {
+		check(e)
+		end = e
+	}
+	if end.Kind != runner.KindDone {
+		t.Fatalf("the run ended %+v, want done", end)
+	}
+	if !during[0] || !during[1] {
+		t.Fatalf("placement read during windows %v, want both", during)
+	}
+	checkPlacement(t, "after the run", before, placementNow(t))
 }
 
 // A watcher that reconnects with the last seq it saw gets the rest, each
@@ -479,7 +631,7 @@ func TestFailureReasons(t *testing.T) {
 		}
 		defer st.Close()
 		// /bin/false exits at once instead of saying it is ready.
-		r, err := runner.New(runner.Config{Child: labsvc.ChildCommand{Path: "/bin/false"}, Store: st})
+		r, err := runner.New(runner.Config{Lab: labsvc.ChildCommand{Path: "/bin/false"}, Load: testLoad(t), Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,13 +644,19 @@ func TestFailureReasons(t *testing.T) {
 		if end.Kind != runner.KindFailed || !strings.Contains(end.Reason, "The lab service did not start, so nothing was measured") {
 			t.Errorf("ended with %+v", end)
 		}
+		// The learner reads words meant for them; the Go error behind
+		// them ("labsvc: lab child (pid …) did not start: …") is the
+		// server log's.
+		if strings.Contains(end.Reason, "labsvc") || strings.Contains(end.Reason, "pid") || strings.Contains(end.Reason, "stdout") {
+			t.Errorf("the reason shows the learner an internal error: %q", end.Reason)
+		}
 	})
 	t.Run("lab did not drain", func(t *testing.T) {
 		// DrainWait 1 s: the lab serves 10 a second (one worker, 100 ms
 		// each) and is offered 100 a second for a second, so about 90
 		// requests are still queued when window 1 is due.
 		r, _ := newRunner(t, runner.Config{DrainWait: time.Second})
-		q := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 100, CPUs: 1}, Rates: []float64{100, 10, 10}, Seconds: 1, TimeoutMS: 500}
+		q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 100, CPUs: 1}, Rates: []float64{100, 10, 10}, Seconds: 1, TimeoutMS: 500}}
 		tk, err := r.Submit(t.Context(), "a", q)
 		if err != nil {
 			t.Fatal(err)
@@ -533,7 +691,7 @@ func TestFailureReasons(t *testing.T) {
 // the clients managed to send, and the row says how many clients there were.
 func TestClosedLoopRun(t *testing.T) {
 	r, _ := newRunner(t, runner.Config{})
-	q := runner.Request{Config: labsvc.Config{Workers: 2, SpinMS: 1, WaitMS: 9, CPUs: 1}, Mode: runner.ModeClosed, Clients: []int{1, 4}, Seconds: 1}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 2, SpinMS: 1, WaitMS: 9, CPUs: 1}, Mode: runner.ModeClosed, Clients: []int{1, 4}, Seconds: 1}}
 	tk, err := r.Submit(t.Context(), "a", q)
 	if err != nil {
 		t.Fatal(err)
@@ -565,7 +723,7 @@ func TestClosedLoopRun(t *testing.T) {
 // instead of its 2 ms wait.
 func TestStallAndPythonArrivals(t *testing.T) {
 	r, st := newRunner(t, runner.Config{})
-	q := runner.Request{Config: labsvc.Config{Workers: 1, WaitMS: 2, CPUs: 1, StallEvery: 4, StallMS: 60}, Rates: []float64{8}, Seconds: 2, Seed: 21, RNG: "python"}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, WaitMS: 2, CPUs: 1, StallEvery: 4, StallMS: 60}, Rates: []float64{8}, Seconds: 2, Seed: 21, RNG: "python"}}
 	tk, err := r.Submit(t.Context(), "a", q)
 	if err != nil {
 		t.Fatal(err)
@@ -607,7 +765,7 @@ func TestPlanSimulates(t *testing.T) {
 	if err := runner.HostLimits().Validate(q); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := sim.Run(t.Context(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Plan(), nil)
+	rep, err := sim.Run(t.Context(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +791,7 @@ func TestChildDeathLogged(t *testing.T) {
 	logs := &syncBuffer{}
 	child := testChild(t)
 	child.Env = []string{childEnv + "=die"} // serves, then dies 1.5 s after it started
-	r, err := runner.New(runner.Config{Child: child, Registerer: reg, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	r, err := runner.New(runner.Config{Lab: child, Load: testLoad(t), Registerer: reg, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -709,12 +867,12 @@ func TestRunNotSavedIsNotDone(t *testing.T) {
 	}
 	defer st.Close()
 	logs := &syncBuffer{}
-	r, err := runner.New(runner.Config{Child: testChild(t), Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	r, err := runner.New(runner.Config{Lab: testChild(t), Load: testLoad(t), Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	q := runner.Request{Config: labsvc.Config{Workers: 4, WaitMS: 1, CPUs: 1}, Rates: []float64{600, 600}, Seconds: 1, Seed: 7}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 4, WaitMS: 1, CPUs: 1}, Rates: []float64{600, 600}, Seconds: 1, Seed: 7}}
 	tk, err := r.Submit(t.Context(), "a", q)
 	if err != nil {
 		t.Fatal(err)

@@ -143,7 +143,7 @@
 //
 // A web handler simulates a run request in process with
 //
-//	rep, err := sim.Run(ctx, sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Plan(), nil)
+//	rep, err := sim.Run(ctx, sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
 //
 // after the runner's own validation (runner.Limits.Validate); a bad model
 // or sweep comes back with labsvc's and loadrun's messages, as for a real

@@ -9,12 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
 	"capacitylab/model"
+	"capacitylab/recorder"
 	"capacitylab/sim"
 )
 
@@ -89,7 +88,8 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 			if lab.Simulated {
 				continue // the simulator's own table: nothing measured to compare with
 			}
-			if cfg := lab.Config(); cfg.Accept != labsvc.AcceptDoor || cfg.Backlog != 0 {
+			p := recorder.Preset(lab)
+			if cfg := p.Config; cfg.Accept != labsvc.AcceptDoor || cfg.Backlog != 0 {
 				// The kernel's accept queue is the live lab's alone
 				// (Model.Validate): such a table has nothing to be
 				// compared with.
@@ -99,12 +99,8 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 			tables++
 			load, known := tb.LoadAverageAtStart()
 			quiet := known && load <= lessons.QuietLoadAverage
-			m := sim.Model{Lab: lab.Config(), Timeout: time.Duration(lab.TimeoutMS) * time.Millisecond, CPUPerRequest: fidelityCPU}
-			sw := loadrun.Sweep{Rates: lab.Rates, Seconds: lab.Seconds, Seed: uint64(lab.Seed), RNG: loadrun.Source(lab.RNG)}
-			if lab.Closed > 0 {
-				sw.Rates, sw.Clients = nil, []int{lab.Closed}
-			}
-			rep, err := sim.Run(context.Background(), m, sw, nil)
+			m := sim.Model{Lab: p.Config, Timeout: p.Timeout(), CPUPerRequest: fidelityCPU}
+			rep, err := sim.Run(context.Background(), m, p.Sweep(), nil)
 			if err != nil {
 				t.Fatalf("%s: preset %s: %v", l.File, lab.ID, err)
 			}
@@ -112,7 +108,7 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 			// The same without the lab's own processor time: the knobs alone.
 			m0 := m
 			m0.CPUPerRequest = 0
-			rep0, err := sim.Run(context.Background(), m0, sw, nil)
+			rep0, err := sim.Run(context.Background(), m0, p.Sweep(), nil)
 			if err != nil {
 				t.Fatalf("%s: preset %s: %v", l.File, lab.ID, err)
 			}

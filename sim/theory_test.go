@@ -57,7 +57,7 @@ func TestAgreesWithTheory(t *testing.T) {
 		// D/D/1: evenly spaced arrivals 25 ms apart never find the worker
 		// busy with 20 ms of service: every latency is exactly 20 ms.
 		{"D/D/1", sim.Model{Lab: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}},
-			loadrun.Sweep{Rates: []float64{40}, Seconds: 60, Seed: 1, Kind: loadrun.Uniform}, 20},
+			loadrun.Sweep{Rates: []float64{40}, Seconds: 60, Seed: 1, Process: loadrun.Uniform}, 20},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

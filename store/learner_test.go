@@ -116,7 +116,7 @@ func TestLearnerRunsKeptListFollowsWrites(t *testing.T) {
 			}
 			var out []string
 			for _, r := range rs {
-				out = append(out, r.ID+":"+r.Status)
+				out = append(out, r.ID+":"+string(r.Status))
 			}
 			return strings.Join(out, ",")
 		}

@@ -14,14 +14,18 @@ import (
 // ErrNoRun is returned when no run has the id asked for.
 var ErrNoRun = errors.New("no such run")
 
-// Run statuses as stored.
+// RunStatus is where a run stands, as stored: queued → running → done,
+// failed, cancelled or interrupted (package runner says when each comes).
+type RunStatus string
+
+// The statuses of a run.
 const (
-	RunQueued      = "queued"
-	RunRunning     = "running"
-	RunDone        = "done"
-	RunFailed      = "failed"
-	RunCancelled   = "cancelled"
-	RunInterrupted = "interrupted"
+	RunQueued      RunStatus = "queued"
+	RunRunning     RunStatus = "running"
+	RunDone        RunStatus = "done"
+	RunFailed      RunStatus = "failed"
+	RunCancelled   RunStatus = "cancelled"
+	RunInterrupted RunStatus = "interrupted"
 )
 
 // Run is one sweep run from the web: who asked for what, what became of it,
@@ -32,7 +36,7 @@ type Run struct {
 	Lesson    string          `json:"lesson,omitempty"`
 	Block     string          `json:"block,omitempty"`
 	Request   json.RawMessage `json:"request"`
-	Status    string          `json:"status"`
+	Status    RunStatus       `json:"status"`
 	Reason    string          `json:"reason,omitempty"`
 	CreatedAt time.Time       `json:"created_at"`
 	StartedAt time.Time       `json:"started_at,omitzero"`

@@ -28,7 +28,7 @@ func TestSweepFairShares(t *testing.T) {
 	var rn *runner.Runner
 	site := newSiteAt(t, filepath.Join(t.TempDir(), "db"), func(d *Deps) {
 		var err error
-		rn, err = runner.New(runner.Config{Child: slowLab, QueueCapacity: 8, Store: d.Store})
+		rn, err = runner.New(runner.Config{Load: testLoad(t), Lab: slowLab, QueueCapacity: 8, Store: d.Store})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestRunCostBoundsRaised(t *testing.T) {
 	var rn *runner.Runner
 	site := newSiteAt(t, filepath.Join(t.TempDir(), "db"), func(d *Deps) {
 		var err error
-		rn, err = runner.New(runner.Config{Child: slowLab, Limits: lim, Store: d.Store})
+		rn, err = runner.New(runner.Config{Load: testLoad(t), Lab: slowLab, Limits: lim, Store: d.Store})
 		if err != nil {
 			t.Fatal(err)
 		}

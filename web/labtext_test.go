@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"capacitylab/classroom"
-	"capacitylab/labsvc"
 	"capacitylab/lessons"
 )
 
@@ -43,10 +42,10 @@ func TestLabTextClosedLoop(t *testing.T) {
 		// The lab's environment line has the knobs, and BACKLOG and ACCEPT
 		// only when a preset sets them.
 		{"door env", labEnv(open), []string{"WORKERS=1 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 go run ./cmd/lab"}, []string{"BACKLOG", "ACCEPT"}},
-		{"workers env", labEnv(&lessons.Lab{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers}),
+		{"workers env", labEnv(&lessons.Lab{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Backlog: 8, Accept: lessons.AcceptWorkers}),
 			[]string{"WORKERS=1 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 BACKLOG=8 ACCEPT=workers go run ./cmd/lab"}, nil},
 		// Workers that accept for themselves, and their backlog, are in the preset's words.
-		{"workers words", labPresetWords(&lessons.Lab{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers}),
+		{"workers words", labPresetWords(&lessons.Lab{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Backlog: 8, Accept: lessons.AcceptWorkers}),
 			[]string{"no admission limit, the workers accepting callers themselves (the rest wait in the kernel's accept queue, up to BACKLOG=8)"}, nil},
 		{"door words", labPresetWords(open), []string{"no admission limit."}, []string{"accept", "backlog"}},
 		// An open preset is described by its rates.

@@ -20,6 +20,7 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
+	"capacitylab/recorder"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -260,13 +261,12 @@ func reading(q *lessons.Question, lab *lessons.Lab, columns []string, rows [][]s
 }
 
 // runReading is reading over a run's rows, formatted as recorded tables
-// are (lessons.RowCells), with every column a recorded table may have.
+// are (recorder.RowCells), with every column a recorded table may have.
 func runReading(q *lessons.Question, lab *lessons.Lab, rows []loadrun.Row) []readRow {
-	every := labsvc.Config{Accept: labsvc.AcceptWorkers}
-	cols := lessons.RecordColumns(every)
+	cols := lessons.AllColumns()
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = lessons.RowCells(r, every)
+		cells[i] = recorder.RowCells(r, lessons.AcceptWorkers)
 		if r.N == 0 {
 			// No answer was timed: a latency of 0 would be a lie.
 			for j, c := range cols {
@@ -483,7 +483,7 @@ func labPresetWords(l *lessons.Lab) string {
 	if l.Policy != "" {
 		limit = fmt.Sprintf("the admission policy POLICY=%s", l.Policy)
 	}
-	if l.Accept == labsvc.AcceptWorkers {
+	if l.Accept == lessons.AcceptWorkers {
 		backlog := "the system's maximum"
 		if l.Backlog > 0 {
 			backlog = fmt.Sprintf("BACKLOG=%d", l.Backlog)

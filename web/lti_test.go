@@ -426,8 +426,12 @@ func (s *ltiSite) waitGrade(ok func(store.LTIGrade) bool) {
 // runnerWithFinished is a runner of real lab children from lab that tells
 // done(learner, lesson) of each run that finished done.
 func runnerWithFinished(d *Deps, lab string, done func(learner, lesson string)) (*runner.Runner, error) {
-	return runner.New(runner.Config{Child: labsvc.ChildCommand{Path: lab, Args: []string{"lab-child"}}, Store: d.Store,
-		Finished: func(learner, lesson, _ string, status runner.Status) {
+	load, err := labsvc.SelfCommand(loadChildEnv)
+	if err != nil {
+		return nil, err
+	}
+	return runner.New(runner.Config{Load: load, Lab: labsvc.ChildCommand{Path: lab, Args: []string{"lab-child"}}, Store: d.Store,
+		Finished: func(learner, lesson, _ string, status store.RunStatus) {
 			if status == store.RunDone {
 				done(learner, lesson)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"capacitylab/input"
 	"capacitylab/lessons"
+	"capacitylab/recorder"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -143,7 +144,7 @@ const runLabelCacheSize = 4096
 // saved run that changes), so a lesson page with a record block does not
 // decode up to recordRunsMax requests per view.
 func (s *server) runLabelOf(sr store.Run) string {
-	l, _ := s.runLabels.getOrMake(sr.ID+"\x00"+sr.Status, func() (string, bool, error) { return runLabel(sr), true, nil })
+	l, _ := s.runLabels.getOrMake(sr.ID+"\x00"+string(sr.Status), func() (string, bool, error) { return runLabel(sr), true, nil })
 	return l
 }
 
@@ -372,11 +373,11 @@ func recordMarkdownText(l *lessons.Lesson, b *lessons.RecordBlock, rec store.Rec
 		return sb.String()
 	}
 	// The columns and cells of the lessons' recorded tables.
-	cols := lessons.RecordColumns(q.Config)
+	cols := lessons.RecordColumns(string(q.Accept))
 	sb.WriteString("| " + strings.Join(cols, " | ") + " |\n")
 	sb.WriteString("|" + strings.Repeat("---:|", len(cols)) + "\n")
 	for _, row := range run.Rows {
-		sb.WriteString("| " + strings.Join(lessons.RowCells(row, q.Config), " | ") + " |\n")
+		sb.WriteString("| " + strings.Join(recorder.RowCells(row, string(q.Accept)), " | ") + " |\n")
 	}
 	return sb.String()
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -34,7 +35,7 @@ func recordForm(run string) url.Values {
 func saveTestRun(t *testing.T, site *testSite, id, learner string) {
 	t.Helper()
 	ctx := context.Background()
-	req, _ := json.Marshal(runner.Request{Rates: []float64{40, 100}, Seconds: 1, Seed: 7, Block: "limit-on"})
+	req, _ := json.Marshal(runner.Request{Preset: measure.Preset{Rates: []float64{40, 100}, Seconds: 1, Seed: 7}, Block: "limit-on"})
 	if err := site.store.SaveRun(ctx, store.Run{ID: id, Learner: learner, Lesson: "admission-limit", Block: "limit-on",
 		Request: req, Status: store.RunDone, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
@@ -314,10 +315,10 @@ func TestRunLabelCacheFollowsStatus(t *testing.T) {
 	s := &server{runLabels: newCache[string](runLabelCacheSize)}
 	r := store.Run{ID: "r1", Status: store.RunRunning, CreatedAt: time.Date(2026, 11, 30, 13, 0, 0, 0, time.UTC),
 		Request: json.RawMessage(`{"workers":2,"spin_ms":2,"wait_ms":18,"cpus":1,"rates":[20,40],"seconds":2}`)}
-	for _, status := range []string{store.RunRunning, store.RunDone, store.RunDone} {
+	for _, status := range []store.RunStatus{store.RunRunning, store.RunDone, store.RunDone} {
 		r.Status = status
 		got := s.runLabelOf(r)
-		if want := runLabel(r); got != want || !strings.Contains(got, status) {
+		if want := runLabel(r); got != want || !strings.Contains(got, string(status)) {
 			t.Errorf("status %s: kept label %q, want %q", status, got, want)
 		}
 	}

@@ -25,7 +25,7 @@ func TestStoredStreamKeepsSeq(t *testing.T) {
 	site := newSiteAt(t, dbPath, func(d *Deps) {
 		var err error
 		// Retain 1: the runner keeps only the last finished run's log.
-		rn, err = runner.New(runner.Config{Child: labsvc.ChildCommand{Path: lab, Args: []string{"lab-child"}}, Retain: 1, Store: d.Store})
+		rn, err = runner.New(runner.Config{Load: testLoad(t), Lab: labsvc.ChildCommand{Path: lab, Args: []string{"lab-child"}}, Retain: 1, Store: d.Store})
 		if err != nil {
 			t.Fatal(err)
 		}

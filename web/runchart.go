@@ -59,7 +59,7 @@ func predict(q runner.Request, rows []loadrun.Row) []prediction {
 }
 
 // numText writes a measured or modelled number as the run's table does
-// (one decimal at most, as lessons.RowCells), so a chart's stops, marks
+// (one decimal at most, as recorder.RowCells), so a chart's stops, marks
 // and description read the figures the table beside them shows; "—" for
 // NaN.
 func numText(v float64) string {

@@ -9,13 +9,14 @@ import (
 	"capacitylab/chart"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 	"capacitylab/runner"
 )
 
 // predictAt is model.Lab.At for a run's request, with "no steady state"
 // as null (the formulas are tested in package model).
 func TestPredictAt(t *testing.T) {
-	q := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}}}
 	if p := predictAt(q, 25); p.OKPerSec != 25 || p.P50MS == nil || p.P99MS == nil || *p.P99MS < *p.P50MS {
 		t.Errorf("half load: %+v", p)
 	}
@@ -28,7 +29,7 @@ func TestPredictAt(t *testing.T) {
 // people count windows (from 1) with the model's value beside the
 // measurement; the table has every window, measured or not yet.
 func TestRunChart(t *testing.T) {
-	q := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{20, 40, 60}, Seconds: 1}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{20, 40, 60}, Seconds: 1}}
 	rows := []loadrun.Row{
 		{Window: 0, Offered: 20, OKPerSec: 21, P50MS: 30, P99MS: 78},
 		{Window: 1, Offered: 40, OKPerSec: 27, P50MS: 45, P99MS: 95},
@@ -119,7 +120,7 @@ func TestDistributionChart(t *testing.T) {
 
 // Compare marks exactly the settings that differ, and says which in words.
 func TestCompareSettings(t *testing.T) {
-	a := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{40, 80}, Seconds: 2, Seed: 1, Mode: runner.ModeOpen}
+	a := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{40, 80}, Seconds: 2, Seed: 1, Mode: runner.ModeOpen}}
 	b := a
 	b.Limit = 9
 	b.Rates = []float64{40, 80, 120}
@@ -146,7 +147,7 @@ func TestCompareSettings(t *testing.T) {
 		t.Errorf("door against workers: %q", got)
 	}
 	// A closed loop has no schedule: seeds that differ are not a difference.
-	c1 := runner.Request{Config: a.Config, Clients: []int{8}, Seconds: 2, Seed: 1, Mode: runner.ModeClosed}
+	c1 := runner.Request{Preset: measure.Preset{Config: a.Config, Clients: []int{8}, Seconds: 2, Seed: 1, Mode: runner.ModeClosed}}
 	c2 := c1
 	c2.Seed = 99
 	if got := differingLabels(compareSettings(c1, c2)); !strings.HasPrefix(got, "The two runs have the same settings") {
@@ -156,7 +157,7 @@ func TestCompareSettings(t *testing.T) {
 
 // Run titles are in words: the lesson and the preset.
 func TestRunTitle(t *testing.T) {
-	q := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{10, 20, 40}, Mode: runner.ModeOpen}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{10, 20, 40}, Mode: runner.ModeOpen}}
 	if got := runTitle("How many requests are inside your service", q); got != "How many requests are inside your service — 1 worker, 10–40/s" {
 		t.Errorf("title %q", got)
 	}
@@ -169,7 +170,7 @@ func TestRunTitle(t *testing.T) {
 // BenchmarkRunChart builds and renders the chart of a finished 8-window
 // run, as the server does once per row (the chart cache keeps it).
 func BenchmarkRunChart(b *testing.B) {
-	q := runner.Request{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{25, 50, 75, 100, 125, 150, 175, 200}, Seconds: 1}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{25, 50, 75, 100, 125, 150, 175, 200}, Seconds: 1}}
 	var rows []loadrun.Row
 	for i, r := range q.Rates {
 		rows = append(rows, loadrun.Row{Window: i, Offered: r, OKPerSec: math.Min(r, 190), P50MS: 20 + float64(i), P99MS: 40 + 10*float64(i)})

@@ -180,7 +180,7 @@ func differingLabels(ps []settingPair) string {
 }
 
 // statusText is a run's status in words, for lists and headings.
-func statusText(status string, position int) string {
+func statusText(status store.RunStatus, position int) string {
 	switch status {
 	case store.RunQueued:
 		if position > 0 {
@@ -198,7 +198,7 @@ func statusText(status string, position int) string {
 	case store.RunInterrupted:
 		return "Interrupted"
 	}
-	return status
+	return string(status)
 }
 
 // distView is the latency distribution section of a run page: the
@@ -323,7 +323,7 @@ type runListItem struct {
 	ID       string
 	Title    string // runTitle: the lesson and the preset in words
 	Windows  string // "4 windows of 2 s"
-	Status   string
+	Status   store.RunStatus
 	Reason   string
 	Lesson   string
 	Created  time.Time

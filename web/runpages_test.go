@@ -13,6 +13,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -46,7 +47,7 @@ func saveRunWithRecords(t *testing.T, site *testSite, id, learner, lesson, block
 	}
 }
 
-var testPreset = runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{10, 40}, Seconds: 2, Seed: 1, Mode: runner.ModeOpen}
+var testPreset = runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{10, 40}, Seconds: 2, Seed: 1, Mode: runner.ModeOpen}}
 
 // A run's page is titled in words (its lesson and preset), counts windows
 // from 1, and shows a latency distribution of the window asked for.

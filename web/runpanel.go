@@ -49,7 +49,7 @@ func statusLine(v runView) string {
 	case statusReplaying:
 		return fmt.Sprintf("Replaying a recorded run at its real pace: %d of %d windows so far.", len(v.Rows), n)
 	}
-	return v.Status
+	return string(v.Status)
 }
 
 // startsIn says when a queued run is expected to start.
@@ -115,7 +115,7 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 	key := id + "/stored/" + rowsQ
 	if s.runner != nil {
 		if snap, live := s.runner.Get(id); live {
-			key = id + "/" + strconv.Itoa(snap.LastSeq) + "/" + snap.Status + "/" + rowsQ
+			key = id + "/" + strconv.Itoa(snap.LastSeq) + "/" + string(snap.Status) + "/" + rowsQ
 		}
 	}
 	out, err := s.panels.getOrMake(key, func() ([]byte, bool, error) {
@@ -144,7 +144,7 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 		}
 		// Kept only when rendered from the state the key names: the
 		// runner's run may have moved on between the key and loadRun.
-		keep := key == id+"/stored/"+rowsQ || key == id+"/"+strconv.Itoa(v.LastSeq)+"/"+v.Status+"/"+rowsQ
+		keep := key == id+"/stored/"+rowsQ || key == id+"/"+strconv.Itoa(v.LastSeq)+"/"+string(v.Status)+"/"+rowsQ
 		return []byte(html), keep, nil
 	})
 	if err != nil {

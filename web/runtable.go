@@ -9,6 +9,7 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
+	"capacitylab/recorder"
 )
 
 // rowColumns are the columns of a run's table: JSON names of loadrun.Row,
@@ -23,7 +24,7 @@ var rowColumns = []string{"window", "offered", "sent", "ok", "refused", "gaveup"
 var defaultRunShow = []string{"offered", "ok_per_sec", "p50_ms", "p99_ms", "queued", "refused", "gaveup"}
 
 // rowCells formats a row's cells in rowColumns order: the recorded
-// tables' columns exactly as lessons.RowCells writes them (so a run and a
+// tables' columns exactly as recorder.RowCells writes them (so a run and a
 // recorded table, and the reading line beside them, show the same
 // figures), the rest to one decimal. Windows are counted from 1, as
 // people count them (the row's JSON counts from 0).
@@ -34,9 +35,8 @@ func rowCells(row loadrun.Row) []string {
 	recorded := map[string]string{}
 	// Every column a recorded table may have (backlogged too, which only
 	// a lab whose workers accept records), formatted as recorded.
-	every := labsvc.Config{Accept: labsvc.AcceptWorkers}
-	cells := lessons.RowCells(row, every)
-	for i, c := range lessons.RecordColumns(every) {
+	cells := recorder.RowCells(row, lessons.AcceptWorkers)
+	for i, c := range lessons.AllColumns() {
 		recorded[c] = cells[i]
 	}
 	out := make([]string, len(rowColumns))

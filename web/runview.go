@@ -19,24 +19,24 @@ import (
 // runView is one run as the pages and GET /api/runs/{id} show it: the
 // stored run, overlaid with the runner's live state when it holds the run.
 type runView struct {
-	ID             string         `json:"id"`
-	Status         string         `json:"status"`
-	Reason         string         `json:"reason,omitempty"`
-	Request        runner.Request `json:"request"`
-	Lesson         string         `json:"lesson,omitempty"`
-	Block          string         `json:"block,omitempty"`
-	Mine           bool           `json:"mine"`
-	Position       int            `json:"position,omitempty"`
-	EstimatedStart time.Time      `json:"estimated_start,omitzero"`
-	CreatedAt      time.Time      `json:"created_at"`
-	StartedAt      time.Time      `json:"started_at,omitzero"`
-	EndedAt        time.Time      `json:"ended_at,omitzero"`
-	Rows           []loadrun.Row  `json:"rows"`
-	Records        int            `json:"records"`
-	LastSeq        int            `json:"last_seq"`
-	Prediction     []prediction   `json:"prediction"`
-	chart          chartEntry     // the chart of Rows with Prediction
-	show           []string       // the columns its lab block shows first (lessons.Lab.Show)
+	ID             string          `json:"id"`
+	Status         store.RunStatus `json:"status"`
+	Reason         string          `json:"reason,omitempty"`
+	Request        runner.Request  `json:"request"`
+	Lesson         string          `json:"lesson,omitempty"`
+	Block          string          `json:"block,omitempty"`
+	Mine           bool            `json:"mine"`
+	Position       int             `json:"position,omitempty"`
+	EstimatedStart time.Time       `json:"estimated_start,omitzero"`
+	CreatedAt      time.Time       `json:"created_at"`
+	StartedAt      time.Time       `json:"started_at,omitzero"`
+	EndedAt        time.Time       `json:"ended_at,omitzero"`
+	Rows           []loadrun.Row   `json:"rows"`
+	Records        int             `json:"records"`
+	LastSeq        int             `json:"last_seq"`
+	Prediction     []prediction    `json:"prediction"`
+	chart          chartEntry      // the chart of Rows with Prediction
+	show           []string        // the columns its lab block shows first (lessons.Lab.Show)
 }
 
 // Live reports whether the run is still queued or running.

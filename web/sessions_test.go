@@ -34,7 +34,7 @@ func newClassSite(t *testing.T, dbPath, key, labBin string) *classSite {
 	site := newSiteAt(t, dbPath, func(d *Deps) {
 		if labBin != "" {
 			var err error
-			rn, err = runner.New(runner.Config{Child: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, Store: d.Store})
+			rn, err = runner.New(runner.Config{Load: testLoad(t), Lab: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, Store: d.Store})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -96,7 +96,7 @@ func (s *server) simulateSweep(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	start := time.Now()
-	rep, err := sim.Run(r.Context(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Plan(), nil)
+	rep, err := sim.Run(r.Context(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
 	v.TookMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		if r.Context().Err() != nil {

@@ -14,6 +14,8 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
+	"capacitylab/measure"
+	"capacitylab/recorder"
 	"capacitylab/runner"
 	"capacitylab/sim"
 
@@ -66,8 +68,8 @@ func TestSimulateAnswersTheSimulator(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.body), &got); err != nil || res.StatusCode != 200 {
 		t.Fatalf("simulate: %d %s (%v)", res.StatusCode, res.body, err)
 	}
-	q := runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Mode: runner.ModeOpen, Rates: []float64{10, 20}, Seconds: 1, Seed: 7}
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Plan(), nil)
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Mode: runner.ModeOpen, Rates: []float64{10, 20}, Seconds: 1, Seed: 7}}
+	rep, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +106,8 @@ func TestSimulateAnswersTheSimulator(t *testing.T) {
 	// The first columns are the block's show: offered, ok_per_sec, p50_ms
 	// after the window.
 	cells := find(trs[1], func(n *html.Node) bool { return n.Data == "td" })
-	cfg := labsvc.Config{Accept: labsvc.AcceptWorkers}
-	rec := lessons.RowCells(want[0], cfg)
-	cols := lessons.RecordColumns(cfg)
+	rec := recorder.RowCells(want[0], lessons.AcceptWorkers)
+	cols := lessons.AllColumns()
 	if text(cells[0]) != "1" || text(cells[1]) != rec[slices.Index(cols, "offered")] || text(cells[2]) != rec[slices.Index(cols, "ok_per_sec")] || text(cells[3]) != rec[slices.Index(cols, "p50_ms")] {
 		t.Errorf("first row %q %q %q %q, want window 1 and the simulated offered, ok_per_sec, p50_ms", text(cells[0]), text(cells[1]), text(cells[2]), text(cells[3]))
 	}
@@ -130,7 +131,7 @@ func TestSimulateRefusesAsARunDoes(t *testing.T) {
 	json.Unmarshal([]byte(res.body), &got)
 	// What a run's validation (the runner's limits, here this machine's
 	// defaults, as a server without a runner uses) says of the same request.
-	q := runner.Request{Config: labsvc.DefaultConfig(), Mode: runner.ModeOpen, Rates: []float64{40}, Seconds: 1}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.DefaultConfig(), Mode: runner.ModeOpen, Rates: []float64{40}, Seconds: 1}}
 	q.Workers = 0
 	var want runner.FieldErrors
 	errors.As(runner.DefaultLimits(runtime.NumCPU()).Validate(q), &want)

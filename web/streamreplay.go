@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"capacitylab/loadrun"
 	"capacitylab/runner"
 	"capacitylab/store"
 	"capacitylab/wsconn"
@@ -43,11 +44,8 @@ type pacedEvent struct {
 	e  runner.Event
 }
 
-// replayProgressEvery is how often a replay sends progress.
-const replayProgressEvery = 250 * time.Millisecond
-
 // pacedEvents rebuilds a finished run as it unfolded: started, then for
-// each window progress every replayProgressEvery (its counts interpolated
+// each window progress every loadrun.ProgressEvery (its counts interpolated
 // evenly from the row: a replay shows pace, not the original arrivals)
 // and its row when the window's seconds have passed, then the terminal
 // event. Windows follow each other with runner.WindowOverhead between.
@@ -64,26 +62,27 @@ func pacedEvents(r store.Run) []pacedEvent {
 	if n > 0 {
 		seconds = r.Rows[0].Seconds
 	}
-	add(0, runner.Event{Kind: runner.KindStarted, Seconds: seconds})
+	add(0, runner.Event{Kind: runner.KindStarted, WindowProgress: loadrun.WindowProgress{Seconds: seconds}})
 	var t time.Duration
 	for i := range r.Rows {
 		row := r.Rows[i]
 		length := time.Duration(row.Seconds * float64(time.Second))
-		for el := replayProgressEvery; el < length; el += replayProgressEvery {
+		for el := loadrun.ProgressEvery; el < length; el += loadrun.ProgressEvery {
 			frac := float64(el) / float64(length)
 			sent := int(math.Round(frac * float64(row.Sent)))
-			add(t+el, runner.Event{Kind: runner.KindProgress, Window: row.Window, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds,
-				ElapsedMS: float64(el.Milliseconds()), Sent: sent, Ended: sent})
+			at := rowProgress(row, n)
+			at.ElapsedMS, at.Sent, at.Ended = float64(el.Milliseconds()), sent, sent
+			add(t+el, runner.Event{Kind: runner.KindProgress, WindowProgress: at})
 		}
 		t += length
-		add(t, runner.Event{Kind: runner.KindRow, Window: row.Window, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds, Row: &row})
+		add(t, runner.Event{Kind: runner.KindRow, WindowProgress: rowProgress(row, n), Row: &row})
 		t += runner.WindowOverhead
 	}
 	kind := runner.Kind(r.Status)
 	if !kind.Terminal() {
 		kind = runner.KindInterrupted
 	}
-	add(t, runner.Event{Kind: kind, Window: n, Reason: r.Reason})
+	add(t, runner.Event{Kind: kind, WindowProgress: loadrun.WindowProgress{Window: n}, Reason: r.Reason})
 	return out
 }
 

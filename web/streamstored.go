@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"capacitylab/loadrun"
 	"capacitylab/runner"
 	"capacitylab/store"
 	"capacitylab/wsconn"
@@ -62,7 +63,7 @@ func (s *server) storedLog(ctx context.Context, r store.Run, since int) ([]runne
 		}
 		var q runner.Request
 		json.Unmarshal(r.Request, &q) // the runner wrote it; a run without one has no windows
-		e := runner.Event{Seq: last + 1, Kind: end, At: r.EndedAt, Window: len(r.Rows), Windows: q.Windows(), Reason: r.Reason}
+		e := runner.Event{Seq: last + 1, Kind: end, At: r.EndedAt, WindowProgress: loadrun.WindowProgress{Window: len(r.Rows), Windows: q.Windows()}, Reason: r.Reason}
 		e.JSON = eventJSON(e)
 		out = append(out, e)
 	}
@@ -77,13 +78,18 @@ func storedEvents(r store.Run) []runner.Event {
 	out := make([]runner.Event, 0, n+1)
 	for i := range r.Rows {
 		row := r.Rows[i]
-		out = append(out, runner.Event{Seq: i + 1, Kind: runner.KindRow, At: r.EndedAt, Window: row.Window, Windows: n,
-			Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds, Row: &row})
+		out = append(out, runner.Event{Seq: i + 1, Kind: runner.KindRow, At: r.EndedAt, WindowProgress: rowProgress(row, n), Row: &row})
 	}
 	kind := runner.Kind(r.Status)
 	if !kind.Terminal() {
 		kind = runner.KindInterrupted
 	}
-	out = append(out, runner.Event{Seq: n + 1, Kind: kind, At: r.EndedAt, Window: n, Windows: n, Reason: r.Reason})
+	out = append(out, runner.Event{Seq: n + 1, Kind: kind, At: r.EndedAt, WindowProgress: loadrun.WindowProgress{Window: n, Windows: n}, Reason: r.Reason})
 	return out
+}
+
+// rowProgress is where a stored run's window stood when its row came: the
+// row event's WindowProgress, without the elapsed time (not stored).
+func rowProgress(row loadrun.Row, windows int) loadrun.WindowProgress {
+	return loadrun.WindowProgress{Window: row.Window, Windows: windows, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds}
 }

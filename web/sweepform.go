@@ -14,6 +14,8 @@ import (
 	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
+	"capacitylab/measure"
+	"capacitylab/recorder"
 	"capacitylab/runner"
 )
 
@@ -42,7 +44,7 @@ func prefersHTML(r *http.Request) bool {
 // out take the lab's defaults (labsvc.DefaultConfig) and open mode. A field
 // that cannot be read at all is reported like any other bad field.
 func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
-	q := runner.Request{Config: labsvc.DefaultConfig(), Mode: runner.ModeOpen}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.DefaultConfig(), Mode: runner.ModeOpen}}
 	fe := input.FieldErrors{}
 	if !isForm(r) {
 		err := input.DecodeJSON(r.Body, &q)
@@ -198,12 +200,9 @@ func fieldList(fe map[string]string) []fieldMessage {
 	return out
 }
 
-// labPreset turns a lesson's lab block into the form's starting values.
+// labPreset turns a lesson's lab block into the form's starting values:
+// the preset it runs (recorder.Preset, as its recorded table was measured
+// or simulated).
 func labPreset(l *lessons.Lab) runner.Request {
-	q := runner.Request{Config: l.Config(), Rates: l.Rates, Seconds: l.Seconds, Seed: uint64(l.Seed), RNG: l.RNG,
-		Mode: runner.ModeOpen, TimeoutMS: l.TimeoutMS, Block: l.ID}
-	if l.Closed > 0 {
-		q.Mode, q.Clients = runner.ModeClosed, []int{l.Closed}
-	}
-	return q
+	return runner.Request{Preset: recorder.Preset(l), Block: l.ID}
 }

@@ -27,6 +27,7 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -47,6 +48,7 @@ const watcherRoleEnv = "CAPACITYLAB_BENCH_WATCHERS"
 
 // TestMain runs the tests, or, with watcherRoleEnv set, the watcher role.
 func TestMain(m *testing.M) {
+	measure.ChildMain(loadChildEnv)
 	if n := os.Getenv(watcherRoleEnv); n != "" {
 		os.Exit(watcherMain(n, os.Stdin, os.Stdout, os.Stderr))
 	}
@@ -285,9 +287,7 @@ func watcherCPUs(b *testing.B) string {
 }
 
 // startWatchers starts a watcher process of n clients; it waits for the
-// line naming the run (see watcherMain). It is started before the run, so
-// it keeps every processor when the runner pins the server away from the
-// lab's.
+// line naming the run (see watcherMain).
 func startWatchers(b *testing.B, n int) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *strings.Builder) {
 	b.Helper()
 	nice := defaultWatcherNice
@@ -384,8 +384,8 @@ func runAndWatch(b *testing.B, site *testSite, rn *runner.Runner, watchers int) 
 }
 
 // cpuTimes is the processor time a run cost the server process (the web
-// server, the runner, the load generator and the websocket fan-out) and
-// the watcher process.
+// server, the runner and the websocket fan-out; the load generator is the
+// run's load child) and the watcher process.
 type cpuTimes struct {
 	server, watchers time.Duration
 }
@@ -448,7 +448,21 @@ func BenchmarkWatchers(b *testing.B) {
 		}
 		b.ReportMetric(float64(rep.Progress)/benchWatchers, "progress/watcher")
 		b.ReportMetric(float64(rep.Gaps)/benchWatchers, "gaps/watcher")
+		// The generator's send lag watched against alone, in one run of
+		// the benchmark: 1 means the class cost it nothing. And whether
+		// the rows' counts are the same (the same arrivals, all ok).
+		same := 1.0
+		for w := range 3 {
+			a, x := alone[w], watched[w]
+			if a.Sent != x.Sent || a.OK != x.OK || a.Refused != x.Refused || a.Gaveup != x.Gaveup || a.Error != x.Error || a.NotSent != x.NotSent || a.Lost != 0 || x.Lost != 0 {
+				same = 0
+			}
+		}
+		b.ReportMetric(same, "rows-counts-same")
 		for _, w := range []int{1, 2} {
+			if alone[w].SendLagP99MS > 0 {
+				b.ReportMetric(watched[w].SendLagP99MS/alone[w].SendLagP99MS, fmt.Sprintf("w%d-lagp99-watched/alone", w))
+			}
 			b.ReportMetric(alone[w].OKPerSec, fmt.Sprintf("w%d-ok/s-alone", w))
 			b.ReportMetric(watched[w].OKPerSec, fmt.Sprintf("w%d-ok/s-watched", w))
 			b.ReportMetric(alone[w].P99MS, fmt.Sprintf("w%d-p99ms-alone", w))
@@ -470,7 +484,7 @@ func newBenchSite(b *testing.B, lab string) (*testSite, *runner.Runner) {
 		b.Fatal(err)
 	}
 	c := loadCourse(b)
-	rn, err := runner.New(runner.Config{Child: labsvc.ChildCommand{Path: lab, Args: []string{"lab-child"}}, Store: st})
+	rn, err := runner.New(runner.Config{Load: testLoad(b), Lab: labsvc.ChildCommand{Path: lab, Args: []string{"lab-child"}}, Store: st})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -38,6 +39,22 @@ func buildLab(t testing.TB) string {
 	return bin
 }
 
+// loadChildEnv makes this test binary a run's load child (measure.ChildMain
+// in TestMain): the generator the runner starts for each run beside its
+// lab child.
+const loadChildEnv = "CAPACITYLAB_WEB_TEST_LOAD_CHILD"
+
+// testLoad is the ChildCommand that starts this test binary as a load
+// child.
+func testLoad(t testing.TB) labsvc.ChildCommand {
+	t.Helper()
+	cc, err := labsvc.SelfCommand(loadChildEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc
+}
+
 // newRunSite starts a real server with a runner whose runs start real lab
 // children from labBin (any path when no run will start).
 func newRunSite(t *testing.T, dbPath, labBin string, capacity int) (*testSite, *runner.Runner) {
@@ -47,7 +64,7 @@ func newRunSite(t *testing.T, dbPath, labBin string, capacity int) (*testSite, *
 		var err error
 		// Every test client is 127.0.0.1: the address's share is the
 		// whole queue here (TestSweepFairShares tests the share).
-		rn, err = runner.New(runner.Config{Child: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, QueueCapacity: capacity, PerAddress: capacity, Store: d.Store})
+		rn, err = runner.New(runner.Config{Load: testLoad(t), Lab: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, QueueCapacity: capacity, PerAddress: capacity, Store: d.Store})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -529,7 +546,7 @@ func TestCompareRuns(t *testing.T) {
 	site := newSite(t)
 	ctx := t.Context()
 	saveRun := func(id string, limit int, rows ...loadrun.Row) {
-		req, _ := json.Marshal(runner.Request{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: limit, CPUs: 1}, Rates: []float64{40, 80}, Seconds: 2})
+		req, _ := json.Marshal(runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: limit, CPUs: 1}, Rates: []float64{40, 80}, Seconds: 2}})
 		if err := site.store.SaveRun(ctx, store.Run{ID: id, Learner: "someone", Request: req, Status: "done", CreatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
@@ -599,9 +616,9 @@ func TestCompareRuns(t *testing.T) {
 func TestReferenceRunReplay(t *testing.T) {
 	site := newSite(t)
 	ctx := t.Context()
-	req, _ := json.Marshal(runner.Request{Config: labsvc.DefaultConfig(), Rates: []float64{20, 40}, Seconds: 0.5, Block: "sat-sweep"})
+	req, _ := json.Marshal(runner.Request{Preset: measure.Preset{Config: labsvc.DefaultConfig(), Rates: []float64{20, 40}, Seconds: 0.5}, Block: "sat-sweep"})
 	t0 := time.Now().Add(-time.Hour)
-	for i, status := range []string{"done", "failed"} {
+	for i, status := range []store.RunStatus{store.RunDone, store.RunFailed} {
 		id := []string{"good", "broken"}[i]
 		if err := site.store.SaveRun(ctx, store.Run{ID: id, Learner: "x", Block: "sat-sweep", Lesson: "saturation", Request: req, Status: status,
 			CreatedAt: t0.Add(time.Duration(i) * time.Minute), StartedAt: t0, EndedAt: t0.Add(2 * time.Second)}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
 	"capacitylab/model"
+	"capacitylab/recorder"
 	"capacitylab/store"
 )
 
@@ -257,7 +258,7 @@ func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // labEnv is the environment line that starts the lab with a preset's knobs
 // (BACKLOG and ACCEPT only when the preset sets them).
 func labEnv(l *lessons.Lab) string {
-	return l.Config().String() + " go run ./cmd/lab"
+	return recorder.Preset(l).Config.String() + " go run ./cmd/lab"
 }
 
 // labLoad is the load command that runs a preset's sweep.

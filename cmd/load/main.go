@@ -42,11 +42,20 @@
 // Without --json, the table's columns are aligned and a row is printed as
 // each window ends; progress goes to stderr when stderr is a terminal.
 //
+// The sweep is measured as the server's runs and the lessons' recorded
+// tables are (package measure's Generate): the lab drained before each
+// window (at most loadrun.DefaultDrainWait), windows measure.WindowPause
+// apart, each window's row printed and its raw records written to --records
+// as it ends, so an interrupted sweep keeps the windows it finished.
+//
 // When the control API is on this machine (a loopback address), load reads
 // the processors the lab runs on (GET /config) and pins every thread of its
 // own process to the others while it runs, so its work is not charged to
 // the lab; one line on stderr says what it did (nothing is pinned when the
 // lab has every processor, or off Linux). A lab elsewhere is left alone.
+//
+// "load load-child" is the hidden mode package measure starts as a run's
+// load child: it speaks measure's pipe protocol on stdin and stdout.
 //
 // --check prints four lines: whether the service is up (exit 1 if not); its
 // knobs; what 20 sequential requests measure at rest: the service time (the

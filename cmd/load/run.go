@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -21,6 +21,8 @@ import (
 	"capacitylab/envflag"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
+	"capacitylab/model"
 	"capacitylab/sim"
 )
 
@@ -63,7 +65,7 @@ type options struct {
 	seconds         float64
 	seed            uint64
 	timeout         time.Duration
-	kind            loadrun.Kind
+	process         loadrun.ArrivalProcess
 	rng             loadrun.Source
 	records         string
 	json, check     bool
@@ -134,7 +136,7 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 		o.control = ""
 	}
 	var err error
-	if o.kind, err = loadrun.ParseKind(text("schedule")); err != nil {
+	if o.process, err = loadrun.ParseArrivalProcess(text("schedule")); err != nil {
 		return o, usageError{err.Error()}
 	}
 	if o.rng, err = loadrun.ParseSource(text("rng")); err != nil {
@@ -235,6 +237,12 @@ func parseClients(s string) ([]int, error) {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && args[0] == "load-child" {
+		// Hidden: a load child of package measure (the server's runs
+		// start their own binary so; this one serves the same), speaking
+		// its pipe protocol on stdin and stdout.
+		return measure.RunLoadChild(ctx, os.Stdin, stdout, stderr)
+	}
 	o, err := parse(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil // the usage has been printed
@@ -242,7 +250,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	s := loadrun.Sweep{Rates: o.rates, Clients: o.clients, Arrivals: o.arrivals, Seconds: o.seconds, Seed: o.seed, Kind: o.kind, RNG: o.rng}
+	s := loadrun.Sweep{Rates: o.rates, Clients: o.clients, Arrivals: o.arrivals, Seconds: o.seconds, Seed: o.seed, Process: o.process, RNG: o.rng}
 	var target loadrun.Target
 	var ctl *loadrun.Control
 	if o.simulate {
@@ -292,32 +300,40 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	events := make(chan loadrun.Event, 64)
-	type result struct {
-		rep loadrun.Report
-		err error
+	// Each window's records go to the file as the window ends, so an
+	// interrupted sweep keeps the windows it finished.
+	var recs *csv.Writer
+	if recFile != nil {
+		recs = csv.NewWriter(recFile)
+		if err := recs.Write(loadrun.CSVHeader()); err != nil {
+			return fmt.Errorf("writing records to %s: %w", o.records, err)
+		}
 	}
-	done := make(chan result, 1)
-	go func() {
-		rep, err := s.Run(ctx, events)
-		done <- result{rep, err}
-	}()
-	closedLoop := len(o.clients) > 0
-	tbl := newTable(stdout, closedLoop)
+	tbl := newTable(stdout, len(o.clients) > 0)
 	live := isTerminal(stderr)
 	var werr error
-	for e := range events {
+	windows := 0
+	err = measure.Generate(ctx, s, func(e measure.Event) error {
 		switch e.Kind {
-		case loadrun.EventProgress:
+		case measure.EventProgress:
 			if live {
-				fmt.Fprintf(stderr, "\r\033[K%s", progressLine(e))
+				fmt.Fprintf(stderr, "\r\033[K%s", progressLine(e.WindowProgress))
 			}
-		case loadrun.EventRow:
+		case measure.EventWindow:
+			windows++
 			if live {
 				fmt.Fprint(stderr, "\r\033[K")
 			}
+			if recs != nil {
+				if err := loadrun.AppendCSV(recs, e.Records); err != nil {
+					return fmt.Errorf("writing records to %s: %w", o.records, err)
+				}
+				if recs.Flush(); recs.Error() != nil {
+					return fmt.Errorf("writing records to %s: %w", o.records, recs.Error())
+				}
+			}
 			if werr != nil {
-				continue
+				return nil
 			}
 			if o.json {
 				werr = json.NewEncoder(stdout).Encode(e.Row)
@@ -325,34 +341,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				werr = tbl.row(*e.Row)
 			}
 		}
-	}
-	res := <-done
+		return nil
+	})
 	if recFile != nil {
-		bw := bufio.NewWriter(recFile)
-		if err := loadrun.WriteCSV(bw, res.rep.Records()); err != nil {
-			return fmt.Errorf("writing records to %s: %w", o.records, err)
-		}
-		if err := bw.Flush(); err != nil {
-			return fmt.Errorf("writing records to %s: %w", o.records, err)
-		}
-		if err := recFile.Close(); err != nil {
-			return fmt.Errorf("writing records to %s: %w", o.records, err)
+		if cerr := recFile.Close(); cerr != nil && err == nil {
+			return fmt.Errorf("writing records to %s: %w", o.records, cerr)
 		}
 	}
-	if res.err != nil {
+	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted after %d of %d windows; every request sent was accounted for", len(res.rep.Windows), s.Windows())
+			return fmt.Errorf("interrupted after %d of %d windows; every request sent was accounted for", windows, s.Windows())
 		}
-		return res.err
+		return err
 	}
 	return werr
 }
 
-// keepOffLab pins this process to the processors the lab does not use,
-// when the lab's control API is on this machine (a loopback address) and
-// says where the lab runs (GET /config: processors), and says on stderr in
-// one line what it did; the caller restores the returned Pinning when done.
-// A lab elsewhere, or one that does not say, is left alone (nil).
+// keepOffLab pins this process (the generator) to the processors the lab
+// does not use, when the lab's control API is on this machine (a loopback
+// address) and says where the lab runs (GET /config: processors), and says
+// on stderr in one line what it did; the caller restores the returned
+// Pinning when done (run may be called again in the same process, as the
+// tests do). A lab elsewhere, or one that does not say, is left alone (nil).
 func keepOffLab(ctx context.Context, ctl *loadrun.Control, stderr io.Writer) *affinity.Pinning {
 	if !loopback(ctl.URL()) {
 		return nil
@@ -414,7 +424,7 @@ func rootCause(err error) error {
 	return err
 }
 
-func progressLine(e loadrun.Event) string {
+func progressLine(e loadrun.WindowProgress) string {
 	what := fmt.Sprintf("%g/s", e.Rate)
 	if e.Clients > 0 {
 		what = fmt.Sprintf("%d clients", e.Clients)
@@ -556,8 +566,7 @@ func check(ctx context.Context, target loadrun.Target, ctl *loadrun.Control, w i
 
 	// Both ceilings from the figures printed above: the workers' from the
 	// service time, the processors' from the processor time a request.
-	workersCeiling := float64(cfg.Workers) / svc * 1000
-	cpuCeiling := float64(cfg.CPUs) / cpu * 1000
+	workersCeiling, cpuCeiling := model.CeilingRates(float64(cfg.Workers), float64(cfg.CPUs), svc, cpu)
 	binds, at := "workers", workersCeiling
 	if cpuCeiling < workersCeiling {
 		binds, at = "processors", cpuCeiling

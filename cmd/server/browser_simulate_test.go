@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
+	"capacitylab/recorder"
 	"capacitylab/sim"
 )
 
@@ -65,15 +65,14 @@ func TestBrowserSimulate(t *testing.T) {
 		t.Fatal(err)
 	}
 	preset := presetOf(t, "sat-sweep")
-	cfg := preset.Config()
-	timeout := time.Duration(preset.TimeoutMS) * time.Millisecond
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: cfg, Timeout: timeout}, loadrun.Sweep{Rates: []float64{20, 40}, Seconds: 2, Seed: uint64(preset.Seed)}, nil)
+	p := recorder.Preset(preset)
+	rep, err := sim.Run(context.Background(), sim.Model{Lab: p.Config, Timeout: p.Timeout()}, loadrun.Sweep{Rates: []float64{20, 40}, Seconds: 2, Seed: p.Seed}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := lessons.RecordColumns(cfg)
+	rec := lessons.RecordColumns(preset.Accept)
 	for i, r := range rep.Rows() {
-		want := lessons.RowCells(r, cfg)
+		want := recorder.RowCells(r, preset.Accept)
 		for _, col := range []string{"offered", "sent", "ok_per_sec", "p50_ms", "p99_ms"} {
 			j := slices.Index(cols, col)
 			if j < 0 {

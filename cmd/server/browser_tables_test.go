@@ -14,6 +14,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -63,7 +64,7 @@ func TestBrowserWideTablesScroll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := json.Marshal(runner.Request{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, Limit: 0, CPUs: 1}, Rates: []float64{100, 200, 400, 800}, Seconds: 10})
+	req, _ := json.Marshal(runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, Limit: 0, CPUs: 1}, Rates: []float64{100, 200, 400, 800}, Seconds: 10}})
 	ctx := t.Context()
 	if err := st.SaveRun(ctx, store.Run{ID: "widetable", Learner: "someone", Request: req, Status: "done", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"capacitylab/lessons"
+	"capacitylab/recorder"
 )
 
 // diskCourse serves lessons from a directory for authors: on each request
@@ -54,7 +55,9 @@ func (d *diskCourse) get() (*lessons.Course, error) {
 	if stamp == d.stamp {
 		return d.course, d.err
 	}
-	d.course, d.err = lessons.LoadWith(os.DirFS(d.dir), lessons.LoadOptions{Pending: true})
+	opts := recorder.LoadOptions()
+	opts.Pending = true
+	d.course, d.err = lessons.LoadWith(os.DirFS(d.dir), opts)
 	d.stamp = stamp
 	if d.err != nil {
 		d.log.Warn("lessons do not validate", "dir", d.dir, "err", d.err)

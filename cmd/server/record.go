@@ -11,7 +11,8 @@ import (
 	"strconv"
 
 	"capacitylab/labsvc"
-	"capacitylab/lessons"
+	"capacitylab/measure"
+	"capacitylab/recorder"
 )
 
 // defaultContentDir is where `server lessons record` finds the lessons when
@@ -19,12 +20,14 @@ import (
 const defaultContentDir = "lessons/content"
 
 // runRecord is "server lessons record": it runs each lab preset of the
-// lessons in --content (default lessons/content) against a lab child (this
-// binary with "lab-child"), and writes each preset's result table into its
-// lesson file. Progress goes to stderr. Run it on a quiet machine: the
-// tables are what the lessons' prose reads. Every table written by one
-// invocation names the same session in its source; record a lesson's
-// presets together (--lesson), since its tables are compared.
+// lessons in --content (default lessons/content) as a learner's run is
+// measured, with a lab child and a load child (this binary with
+// "lab-child" and "load-child"; package recorder), and writes each
+// preset's result table into its lesson file. Progress goes to stderr. Run
+// it on a quiet machine: the tables are what the lessons' prose reads.
+// Every table written by one invocation names the same session in its
+// source; record a lesson's presets together (--lesson), since its tables
+// are compared.
 //
 //	--content DIR       lesson directory to record into (default lessons/content)
 //	--lesson SLUG       only this lesson
@@ -42,7 +45,7 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) error {
 	slug := fs.String("lesson", "", "record only this lesson (slug)")
 	lab := fs.String("lab", "", "record only this lab preset (id)")
 	scaleText := fs.String("seconds-scale", "1", "multiply every window's length by this, more than 0 and at most 1, for quick trials")
-	maxLoadText := fs.String("max-load", strconv.FormatFloat(lessons.DefaultMaxLoad, 'g', -1, 64), "most load a core may carry from other work while recording")
+	maxLoadText := fs.String("max-load", strconv.FormatFloat(recorder.DefaultMaxLoad, 'g', -1, 64), "most load a core may carry from other work while recording")
 	busy := fs.Bool("busy", false, "record even when the machine is busier than --max-load (the tables say so)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,18 +66,21 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("finding this binary to run lab children: %w", err)
+		return fmt.Errorf("finding this binary to run a preset's children: %w", err)
 	}
-	recs, err := lessons.Record(ctx, lessons.RecordConfig{
+	recs, err := recorder.Record(ctx, recorder.Config{
 		Dir:          *dir,
 		Lesson:       *slug,
 		Lab:          *lab,
 		SecondsScale: scale,
 		MaxLoad:      maxLoad,
 		Busy:         *busy,
-		Child:        labsvc.ChildCommand{Path: exe, Args: []string{"lab-child"}},
-		Log:          stderr,
-		Build:        buildRevision(),
+		Children: measure.Config{
+			Lab:  labsvc.ChildCommand{Path: exe, Args: []string{"lab-child"}},
+			Load: labsvc.ChildCommand{Path: exe, Args: []string{"load-child"}},
+		},
+		Log:   stderr,
+		Build: buildRevision(),
 	})
 	fmt.Fprintf(stderr, "record: wrote %d table(s) into %s\n", len(recs), *dir)
 	return err

@@ -25,6 +25,8 @@ import (
 	"capacitylab/envflag"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
+	"capacitylab/measure"
+	"capacitylab/recorder"
 	"capacitylab/runner"
 	"capacitylab/static"
 	"capacitylab/store"
@@ -101,6 +103,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// "lab-child" (labsvc.StartChild passes its listeners).
 		return labsvc.RunChild(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if len(args) == 1 && args[0] == "load-child" {
+		// Hidden: each sweep's load generator is this binary with
+		// "load-child", speaking package measure's pipe protocol on its
+		// stdin and stdout (the one place the server reads its stdin).
+		return measure.RunLoadChild(ctx, os.Stdin, stdout, stderr)
+	}
 	cfg, err := parseFlags(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil // -h: the usage is printed, nothing else to do
@@ -118,7 +126,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		course = dc.get
 	} else {
-		c, err := lessons.Load(lessons.Content())
+		c, err := lessons.LoadWith(lessons.Content(), recorder.LoadOptions())
 		if err != nil {
 			return fmt.Errorf("embedded lessons do not validate:\n%w", err)
 		}
@@ -145,12 +153,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if since, err := st.WriteHealth(ctx); err != nil {
 		log.Error("the store cannot write: pages are served, changes are refused (503) until there is room", "since", since, "err", err)
 	}
-	labCmd := cfg.labCommand
-	if labCmd == "" {
-		if labCmd, err = os.Executable(); err != nil {
-			return fmt.Errorf("finding this binary to run lab children: %w", err)
-		}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this binary to run a sweep's children: %w", err)
 	}
+	labCmd := cmpOr(cfg.labCommand, self)
 	// One registry for every part's metrics, served by web at /metrics.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -162,7 +169,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	limits := runner.HostLimits()
 	limits.MaxRunSeconds, limits.MaxRunCPUSeconds = float64(cfg.maxRunSeconds), float64(cfg.maxRunCPU)
 	rn, err := runner.New(runner.Config{
-		Child:         labsvc.ChildCommand{Path: labCmd, Args: []string{"lab-child"}},
+		Lab:           labsvc.ChildCommand{Path: labCmd, Args: []string{"lab-child"}},
+		Load:          labsvc.ChildCommand{Path: self, Args: []string{"load-child"}},
 		QueueCapacity: cfg.queue,
 		PerAddress:    cfg.perAddress,
 		Limits:        limits,
@@ -170,7 +178,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:        log,
 		Registerer:    reg,
 		// A lab run to the end counts in the learner's LTI grade.
-		Finished: func(learner, lesson, _ string, status runner.Status) {
+		Finished: func(learner, lesson, _ string, status store.RunStatus) {
 			if status == store.RunDone {
 				tool.ProgressChanged(ctx, learner, lesson)
 			}
@@ -424,7 +432,8 @@ func runLessons(args []string, stdout io.Writer) error {
 		fsys = os.DirFS(dir)
 		where = dir
 	}
-	opts := lessons.LoadOptions{Pending: *pending}
+	opts := recorder.LoadOptions()
+	opts.Pending = *pending
 	if err := lessons.Check(fsys, opts); err != nil {
 		var errs lessons.Errors
 		if errors.As(err, &errs) {
@@ -478,7 +487,9 @@ func runMarks(args []string, stdout io.Writer) error {
 	if info, err := os.Stat(*dir); err != nil || !info.IsDir() {
 		return usageError{fmt.Sprintf("lessons marks: --content %q is not a directory: want the directory holding the lesson *.md files (run from the repository root for the default, lessons/content)", *dir)}
 	}
-	c, err := lessons.LoadWith(os.DirFS(*dir), lessons.LoadOptions{Pending: true})
+	opts := recorder.LoadOptions()
+	opts.Pending = true
+	c, err := lessons.LoadWith(os.DirFS(*dir), opts)
 	if err != nil {
 		return fmt.Errorf("%s does not load:\n%w", *dir, err)
 	}

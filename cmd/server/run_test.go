@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -406,5 +407,59 @@ func TestRunCostFlags(t *testing.T) {
 	raised := start(t, map[string]string{"MAX_RUN_CPU": "480000"}, "--data", t.TempDir(), "--lab-command", "/bin/false", "--max-run-seconds", "240")
 	if code := post(raised); code != http.StatusAccepted {
 		t.Errorf("the heaviest run with the bounds raised: %d, want 202", code)
+	}
+}
+
+// A sweep posted to the server runs end to end with the server's own
+// binary as both of its children ("lab-child" and "load-child", as in
+// production: no --lab-command): both rows come back, every request
+// accounted for.
+func TestRunSweepWithOwnChildren(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	body := `{"workers":2,"spin_ms":1,"wait_ms":9,"limit":0,"cpus":1,"rates":[20,40],"seconds":1,"seed":3}`
+	req, _ := http.NewRequest("POST", srv.url+"/api/sweeps", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc struct{ ID string }
+	err = json.NewDecoder(res.Body).Decode(&acc)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusAccepted || acc.ID == "" {
+		t.Fatalf("POST /api/sweeps: %d, id %q (%v)", res.StatusCode, acc.ID, err)
+	}
+	var run struct {
+		Status string
+		Reason string
+		Rows   []struct {
+			Arrivals, Sent, Lost int
+			NotSent              int `json:"not_sent"`
+		}
+	}
+	for end := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		res, err := http.Get(srv.url + "/api/runs/" + acc.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(res.Body).Decode(&run)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != "queued" && run.Status != "running" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the run is still %s after a minute", run.Status)
+		}
+	}
+	if run.Status != "done" || len(run.Rows) != 2 {
+		t.Fatalf("the run ended %s (%s) with %d rows, want done with 2", run.Status, run.Reason, len(run.Rows))
+	}
+	for i, r := range run.Rows {
+		if r.Sent == 0 || r.Lost != 0 || r.Sent+r.NotSent != r.Arrivals {
+			t.Errorf("row %d: %d arrivals, %d sent, %d not sent, %d lost: want every arrival accounted for and none lost", i, r.Arrivals, r.Sent, r.NotSent, r.Lost)
+		}
 	}
 }

@@ -1,0 +1,94 @@
+// Package measure is the one measurement path: a lab preset in; its rows,
+// raw records and events out. A learner's run (package runner), a
+// lesson's recorded table (package recorder) and cmd/load against a lab in
+// a terminal all measure through it, so they measure under the same
+// conditions.
+//
+// # Presets
+//
+// A Preset is the lab's knobs (labsvc.Config) and the sweep against it:
+// rates (open loop) or client counts (closed loop), the window's seconds,
+// the seed, the random source and the caller's timeout. Preset.Sweep is
+// the one mapping from a preset to a loadrun.Sweep.
+//
+// # A measurement
+//
+// Measure runs a preset as two children of the calling process, each this
+// program started again (package childproc):
+//
+//   - the lab child (labsvc.StartChild, "lab-child"), which pins itself to
+//     its first CPUS processors and serves;
+//   - the load child ("load-child", RunLoadChild), the generator, which
+//     pins every one of its threads, once and for good, to the processors
+//     the lab does not use (affinity.PinAwayFrom with the lab child's
+//     processors, walking /proc/self/task until no new thread appears),
+//     sets GOMAXPROCS to their number, and runs the sweep at the lab.
+//
+// The calling process (the server, with its web pages and a class's
+// websocket watchers) is never pinned and its GOMAXPROCS never changed, so
+// the children it starts inherit every processor and place themselves;
+// what it does while a run goes on costs the generator nothing but what
+// the kernel's scheduler gives away. When the lab has every processor the
+// process may use (a 1-core host) or the system has no processor affinity,
+// the load child is not pinned and its hello says why.
+//
+// Generate is the generator's side on its own: a sweep against a lab that
+// is already serving, with the settings every measurement uses (WindowPause
+// between windows, the lab drained before each, loadrun.DefaultDrainWait),
+// the windows handed over as they end. The load child runs it, and so does
+// cmd/load in a terminal (which pins its own process away from the lab:
+// there it is the generator).
+//
+// # The load child's pipe
+//
+// Parent and load child speak JSON, one object a line: the parent on the
+// child's stdin, the child on its stdout (its stderr is free text, kept
+// for its last words). Version 1 (ProtocolVersion):
+//
+// Parent to child. First the start line, then one next line after each
+// window the parent has taken, or a stop line:
+//
+//	{"kind":"start","version":1,"target":"http://127.0.0.1:41234","control":"http://127.0.0.1:41235",
+//	 "lab_cpus":[0],"drain_wait_ms":10000,"preset":{...Preset...}}
+//	{"kind":"next","window":0}
+//	{"kind":"stop"}
+//
+// stop (or the end of stdin) ends the measurement at once: the window in
+// progress is cut short, sent, and the child says done. The child refuses
+// a start line of another version (exit status 1, the reason on stderr).
+//
+// Child to parent. First hello, then for each window: progress lines while
+// it runs (every loadrun.ProgressEvery), its raw records in lines of at
+// most 1,000, in seq order, then its row, after which the child waits for
+// next (or stop) before the window after it begins; last, done:
+//
+//	{"kind":"hello","version":1,"pid":5678,"cpus":[1],"gomaxprocs":1,
+//	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]"}
+//	{"kind":"progress","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":250.3,"sent":10,"ended":9}
+//	{"kind":"records","window":0,"records":[{"seq":0,"intended_ns":12873,"sent_ns":13101,
+//	 "end_ns":20513004,"outcome":"ok","status":200,"queue_wait_ms":0.01,"service_ms":20.2},...]}
+//	{"kind":"row","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":1021.7,"sent":41,"ended":41,"row":{...loadrun.Row...}}
+//	{"kind":"row",...,"cut":true,"row":{...}}
+//	{"kind":"done","windows":2,"window":0,"seconds":1,"error":"..."}
+//
+// The fields besides kind, records, row, cut and error are
+// loadrun.WindowProgress; a record's times are nanoseconds from its
+// window's start and its fields those of loadrun.Record (outcome by name:
+// ok, refused, gaveup, error, not_sent). cut marks a window cut short by a
+// stop. done's error says why the sweep ended early (the lab's control API
+// failed, or the parent said stop); the child then exits with status 0.
+//
+// The parent holds the child to it: the first line must be a hello of its
+// version; progress and records belong to the window in progress; records
+// come in seq order from 0; and a row's arrivals must equal the records
+// that came for it, so every request the generator sent is accounted for
+// before its window is handed over. A line that breaks any of this, or is
+// not JSON, ends the measurement with a *ProtocolError naming the line;
+// windows handed over before it stay handed over. A child that exits
+// without its done line (it crashed, or was killed) is reported as a
+// *childproc.ExitError with its exit status and last stderr lines, as a lab
+// child that dies is; so is one that says nothing for longer than the
+// drain wait and 30 s (it is hung: it is killed). The lab child's death stops the load child (the
+// window in progress is cut short and handed over, Cut saying why) and is
+// reported in preference to what follows from it.
+package measure

@@ -1,0 +1,124 @@
+package measure
+
+import (
+	"context"
+	"time"
+
+	"capacitylab/loadrun"
+)
+
+// WindowPause is the pause between a sweep's windows (loadrun's
+// Sweep.Pause) in every measurement: what a watching class's pages do with
+// a row (package web sends each watcher the run's panel 150 ms after the
+// row) then happens between measurements, not in the next window.
+const WindowPause = 500 * time.Millisecond
+
+// EventKind names an Event.
+type EventKind string
+
+// The kinds of events a measurement hands its caller, in order: started
+// once (Measure only), then for each window progress until it ends and
+// one window event.
+const (
+	EventStarted  EventKind = "started"  // both children are up: Lab and Load say where each runs
+	EventProgress EventKind = "progress" // a window is running: its counts so far
+	EventWindow   EventKind = "window"   // a window ended: its row and every raw record
+)
+
+// Event is one thing a measurement reports.
+type Event struct {
+	Kind EventKind
+	loadrun.WindowProgress
+	Row     *loadrun.Row     // window: the window's row
+	Records []loadrun.Record // window: one per arrival, in seq order
+	// Cut is why a window event's window was cut short (the measurement
+	// was cancelled, or the lab child died), nil when it ran to its end.
+	// Its row says "cancelled before the window ended" and still accounts
+	// for every arrival.
+	Cut error
+
+	Lab, Load Child // started: the two children
+}
+
+// Child says where one child of a measurement runs.
+type Child struct {
+	Pid        int
+	CPUs       []int  // the processors it may use (nil when unknown)
+	GoMaxProcs int    // its GOMAXPROCS
+	Note       string // how it was placed, in words (the load child's pinning)
+}
+
+// Generate runs sw against a lab that is already serving (sw's Target and
+// Control) in this process, and hands handle a progress event while each
+// window runs and a window event as each one ends, every call from the
+// goroutine that called Generate, in order. It is the generator's side of a
+// measurement: the load child runs it (see Measure), and so does cmd/load
+// against a lab in a terminal. Every sweep it runs pauses WindowPause
+// between windows and waits for the lab to drain (sw.DrainWait, 0 for
+// loadrun.DefaultDrainWait), as every measurement does.
+//
+// The next window does not begin until handle returns from a window event,
+// so whatever it does with the records (saving them, sending them on)
+// never overlaps a measurement. An error from handle stops the sweep: the
+// window in progress is cut short (its window event still comes) and
+// Generate returns that error. Cancelling ctx does the same and returns
+// its cause; a failure of the sweep itself (the lab's control API) is
+// returned as it is.
+func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if sw.Driver == nil {
+		sw.Pause = WindowPause
+	}
+	windows := make(chan loadrun.WindowReport)
+	handled := make(chan struct{})
+	var failed error // the first error handle returned
+	stopOn := func(err error) {
+		if err != nil && failed == nil {
+			failed = err
+			cancel(err)
+		}
+	}
+	sw.WindowDone = func(wr loadrun.WindowReport) {
+		windows <- wr
+		<-handled
+	}
+	// Unbuffered: a window's progress is received before its WindowDone
+	// is called (both come from the sweep's goroutine), so no progress
+	// of a window is handed over after its window event.
+	events := make(chan loadrun.Event)
+	ran := make(chan error, 1)
+	go func() {
+		_, err := sw.Run(ctx, events)
+		ran <- err
+	}()
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			// Rows come with their records through WindowDone, and the
+			// end is Run's return.
+			if e.Kind == loadrun.EventProgress && failed == nil {
+				stopOn(handle(Event{Kind: EventProgress, WindowProgress: e.WindowProgress}))
+			}
+		case wr := <-windows:
+			ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records}
+			if ctx.Err() != nil {
+				ev.Cut = context.Cause(ctx)
+			}
+			stopOn(handle(ev))
+			handled <- struct{}{}
+		case err := <-ran:
+			switch {
+			case failed != nil:
+				return failed
+			case err != nil && ctx.Err() != nil:
+				return context.Cause(ctx)
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package measure
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"capacitylab/loadrun"
+)
+
+// ProtocolVersion is the version of the load child's pipe protocol (see
+// the package doc). A parent and a child that speak different versions
+// refuse each other before anything is sent.
+const ProtocolVersion = 1
+
+// Sizes of the pipe protocol.
+const (
+	// recordsPerLine is how many raw records one records line carries.
+	recordsPerLine = 1000
+	// maxLine bounds one line from a load child: a records line of
+	// recordsPerLine records is about 150 KB.
+	maxLine = 4 << 20
+)
+
+// Kinds of the lines on the pipe (see the package doc).
+const (
+	lineStart    = "start"
+	lineNext     = "next"
+	lineStop     = "stop"
+	lineHello    = "hello"
+	lineProgress = "progress"
+	lineRecords  = "records"
+	lineRow      = "row"
+	lineDone     = "done"
+)
+
+// startLine is the first line a parent writes to a load child.
+type startLine struct {
+	Kind        string  `json:"kind"`
+	Version     int     `json:"version"`
+	Target      string  `json:"target"`        // the lab's request address, http://127.0.0.1:port
+	Control     string  `json:"control"`       // the lab's control API
+	LabCPUs     []int   `json:"lab_cpus"`      // the lab's processors, to keep off (none: unknown)
+	DrainWaitMS float64 `json:"drain_wait_ms"` // 0: loadrun.DefaultDrainWait
+	Preset      Preset  `json:"preset"`        // what to send: its sweep (the knobs are the lab's)
+}
+
+// controlLine is every later line a parent writes: next (window W is
+// taken: begin the next one) or stop.
+type controlLine struct {
+	Kind   string `json:"kind"`
+	Window int    `json:"window,omitempty"`
+}
+
+// childLine is one line a load child writes: hello, progress, records, row
+// or done. The fields each kind carries are in the package doc.
+type childLine struct {
+	Kind string `json:"kind"`
+
+	// hello
+	Version    int    `json:"version,omitempty"`
+	Pid        int    `json:"pid,omitempty"`
+	CPUs       []int  `json:"cpus,omitempty"`
+	GoMaxProcs int    `json:"gomaxprocs,omitempty"`
+	Pinning    string `json:"pinning,omitempty"`
+
+	// progress, records, row, done
+	*loadrun.WindowProgress
+
+	Records []wireRecord `json:"records,omitempty"` // records
+	Row     *loadrun.Row `json:"row,omitempty"`     // row
+	Cut     bool         `json:"cut,omitempty"`     // row: the window was cut short
+	Error   string       `json:"error,omitempty"`   // done: why the sweep failed or stopped
+}
+
+// wireRecord is a raw record on the pipe; times are nanoseconds from the
+// window's start.
+type wireRecord struct {
+	Seq         int             `json:"seq"`
+	Intended    int64           `json:"intended_ns"`
+	Sent        int64           `json:"sent_ns"`
+	End         int64           `json:"end_ns"`
+	Outcome     loadrun.Outcome `json:"outcome"`
+	Status      int             `json:"status,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	QueueWaitMS float64         `json:"queue_wait_ms"`
+	ServiceMS   float64         `json:"service_ms"`
+}
+
+func toWire(r loadrun.Record) wireRecord {
+	return wireRecord{Seq: r.Seq, Intended: int64(r.Intended), Sent: int64(r.Sent), End: int64(r.End), Outcome: r.Outcome,
+		Status: r.Status, Reason: r.Reason, QueueWaitMS: r.QueueWaitMS, ServiceMS: r.ServiceMS}
+}
+
+func fromWire(window int, w wireRecord) loadrun.Record {
+	return loadrun.Record{Window: window, Seq: w.Seq, Intended: time.Duration(w.Intended), Sent: time.Duration(w.Sent), End: time.Duration(w.End),
+		Outcome: w.Outcome, Status: w.Status, Reason: w.Reason, QueueWaitMS: w.QueueWaitMS, ServiceMS: w.ServiceMS}
+}
+
+// lineWriter writes JSON lines, one at a time, each flushed at once.
+type lineWriter struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+func newLineWriter(w io.Writer) *lineWriter {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	return &lineWriter{w: bw, enc: json.NewEncoder(bw)}
+}
+
+// send writes v as one line and flushes it.
+func (lw *lineWriter) send(v any) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if err := lw.enc.Encode(v); err != nil {
+		return err
+	}
+	return lw.w.Flush()
+}
+
+// ProtocolError is a line from a load child that breaks the pipe protocol:
+// not JSON, a kind out of place, or a window whose records do not account
+// for every arrival of its row. The measurement stops there.
+type ProtocolError struct {
+	Line int    // the line's number, from 1
+	What string // what is wrong with it
+}
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("the load child broke the pipe protocol at line %d: %s", e.Line, e.What)
+}

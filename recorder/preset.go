@@ -1,0 +1,93 @@
+package recorder
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"capacitylab/labsvc"
+	"capacitylab/lessons"
+	"capacitylab/loadrun"
+	"capacitylab/measure"
+)
+
+// Preset is the preset a lesson's lab block runs: its knobs (the door's
+// policy among them) and its sweep, one window per rate, or one window of
+// Closed clients for a closed loop. It is the one mapping from a lab block
+// to what is measured or simulated: the recorder records it (or, for a
+// simulated block, simulates it: SimulatePreset), and a lesson page's Run
+// and Simulate send it (package web).
+func Preset(l *lessons.Lab) measure.Preset {
+	p := measure.Preset{
+		Config: labsvc.Config{Workers: l.Workers, SpinMS: l.SpinMS, WaitMS: l.WaitMS, Limit: l.Limit, CPUs: l.CPUs,
+			StallEvery: l.StallEvery, StallMS: l.StallMS, Backlog: l.Backlog, Accept: labsvc.AcceptMode(l.Accept), Policy: l.Policy},
+		Rates: l.Rates, Seconds: l.Seconds, Seed: uint64(l.Seed), RNG: l.RNG, Mode: measure.ModeOpen, TimeoutMS: l.TimeoutMS,
+	}
+	if l.Closed > 0 {
+		p.Mode, p.Rates, p.Clients = measure.ModeClosed, nil, []int{l.Closed}
+	}
+	return p
+}
+
+// CheckLab says what in a lab block's settings the lab or the load
+// generator would refuse: its knobs (labsvc.Config.Validate) and its
+// random source (loadrun.ParseSource). It is the lessons.LoadOptions
+// CheckLab that the server and the recorder load the course with.
+func CheckLab(l *lessons.Lab) []lessons.LabProblem {
+	var out []lessons.LabProblem
+	if err := Preset(l).Config.Validate(); err != nil {
+		var fes labsvc.FieldErrors
+		if !errors.As(err, &fes) {
+			return []lessons.LabProblem{{Msg: err.Error()}}
+		}
+		for _, fe := range fes {
+			key := strings.ToLower(fe.Field)
+			out = append(out, lessons.LabProblem{Key: key, Msg: fmt.Sprintf("%s %s is not allowed: want %s", key, fe.Value, fe.Allowed)})
+		}
+	}
+	if l.Gives("rng") {
+		if _, err := loadrun.ParseSource(l.RNG); err != nil {
+			out = append(out, lessons.LabProblem{Key: "rng", Msg: fmt.Sprintf("rng: %v (pcg is the default; python draws CPython's random.seed and expovariate arrivals)", err)})
+		}
+	}
+	return out
+}
+
+// LoadOptions is how the course is loaded wherever its presets will be
+// run: with CheckLab.
+func LoadOptions() lessons.LoadOptions { return lessons.LoadOptions{CheckLab: CheckLab} }
+
+// RowCells formats one row of a lab whose ACCEPT is accept ("" or
+// "workers") as a recorded table holds it, in lessons.RecordColumns order
+// (pages use it for a run of a preset too, so a run and a recorded table
+// show the same figures): counts as whole numbers, rates and milliseconds
+// to one decimal (send_lag_p99_ms to two, as it is often under 0.1 ms),
+// and "-" for a lab counter that could not be read.
+func RowCells(r loadrun.Row, accept string) []string {
+	opt := func(v int) string {
+		if v < 0 {
+			return "-"
+		}
+		return strconv.Itoa(v)
+	}
+	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	optf := func(v float64) string {
+		if v < 0 {
+			return "-"
+		}
+		return f(v, 1)
+	}
+	cells := []string{
+		fmtNum(r.Offered), strconv.Itoa(r.Sent), strconv.Itoa(r.OK), strconv.Itoa(r.Refused), strconv.Itoa(r.Gaveup), strconv.Itoa(r.Error),
+		f(r.OKPerSec, 1), f(r.P50MS, 1), f(r.P99MS, 1), opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued), f(r.MeanMS, 1),
+		f(r.P95MS, 1), strconv.Itoa(r.N), strconv.Itoa(r.Late), f(r.SendLagP99MS, 2), optf(r.LabServiceMS), optf(r.LabCPUMS),
+	}
+	if accept == lessons.AcceptWorkers {
+		cells = slices.Insert(cells, slices.Index(lessons.AllColumns(), "backlogged"), opt(r.Backlogged))
+	}
+	return cells
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
