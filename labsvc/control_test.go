@@ -211,3 +211,43 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		t.Errorf("Serve with WORKERS=0 = %v, want FieldErrors naming WORKERS", err)
 	}
 }
+
+// Config.Set changes a knob as POST /config does: for every knob in
+// ChangeableKnobs the lab takes the change and reports the config Set
+// gives; the knobs fixed for the life of the lab, or that do not exist,
+// are refused by both.
+func TestConfigSetAgreesWithTheLab(t *testing.T) {
+	l := startLab(t, labsvc.DefaultConfig())
+	values := map[string]string{"SPIN_MS": "3", "WAIT_MS": "40", "LIMIT": "0", "STALL_EVERY": "7", "STALL_MS": "9", "BACKLOG": "64", "POLICY": "aimd,backoff=0.5"}
+	want := labsvc.DefaultConfig()
+	for knob := range strings.SplitSeq(labsvc.ChangeableKnobs, ", ") {
+		v, ok := values[knob]
+		if !ok {
+			t.Fatalf("%s is changeable but has no test value", knob)
+		}
+		next, err := want.Set(knob, v)
+		if err != nil {
+			t.Fatalf("Set(%s, %s): %v", knob, v, err)
+		}
+		want = next
+		body := `{"` + strings.ToLower(knob) + `": ` + v + `}`
+		if knob == "POLICY" {
+			body = `{"policy": "` + v + `"}`
+		}
+		var got labsvc.Config
+		if code := doJSON(t, "POST", l.control+"/config", body, &got); code != 200 || got != want {
+			t.Errorf("POST /config %s = %d %+v; Set gives %+v", body, code, got, want)
+		}
+	}
+	for _, knob := range []string{"WORKERS", "CPUS", "ACCEPT", "SPEED"} {
+		if _, err := want.Set(knob, "2"); err == nil {
+			t.Errorf("Set(%s) succeeded, want it refused", knob)
+		}
+		if code := doJSON(t, "POST", l.control+"/config", `{"`+strings.ToLower(knob)+`": 2}`, nil); code != 400 {
+			t.Errorf("POST /config %s = %d, want 400", knob, code)
+		}
+	}
+	if _, err := want.Set("WAIT_MS", "10001"); err == nil || err.Error() != "WAIT_MS=10001 is not allowed: want 0 to 10000" {
+		t.Errorf("Set(WAIT_MS, 10001) = %v", err)
+	}
+}

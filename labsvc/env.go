@@ -227,3 +227,41 @@ func (c Config) String() string {
 	}
 	return b.String()
 }
+
+// ChangeableKnobs are the knobs a running lab may change (POST /config),
+// as their environment variables spell them.
+const ChangeableKnobs = "SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY"
+
+// Set returns c with one knob changed as a running lab would change it
+// (POST /config): knob as its environment variable spells it (one of
+// ChangeableKnobs), value as the variable would hold it. A knob that does
+// not exist, or cannot change while the lab runs, is an error saying which
+// may; a bad value a FieldErrors as Validate gives, and so is a knob whose
+// new value does not go with the others (LIMIT with a POLICY but queue).
+func (c Config) Set(knob, value string) (Config, error) {
+	value = strings.TrimSpace(value)
+	switch knob {
+	case "WORKERS", "CPUS", "ACCEPT":
+		return c, fmt.Errorf("%s cannot change while the lab runs: want one of %s", knob, ChangeableKnobs)
+	case "POLICY":
+		spec, err := admit.ParseSpec(value)
+		var se *admit.SpecError
+		if errors.As(err, &se) {
+			return c, FieldErrors{{Field: "POLICY", Value: se.Value, Allowed: se.Allowed}}
+		}
+		c.Policy = spec
+		return c, c.Validate()
+	}
+	for _, k := range knobs() {
+		if k.env != knob {
+			continue
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < k.lo || n > k.hi {
+			return c, FieldErrors{{Field: k.env, Value: value, Allowed: fmt.Sprintf("%d to %d", k.lo, k.hi)}}
+		}
+		*k.field(&c) = n
+		return c, c.Validate()
+	}
+	return c, fmt.Errorf("unknown knob %q: want one of %s", knob, ChangeableKnobs)
+}

@@ -1,6 +1,7 @@
 package loadrun
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,7 +44,7 @@ type LabSummary struct {
 }
 
 // Control talks to the lab's control API (GET /stats, POST /reset,
-// GET /config). Build one with NewControl.
+// GET /config, POST /config). Build one with NewControl.
 type Control struct {
 	base string
 	hc   *http.Client
@@ -82,6 +83,79 @@ func (c Control) Reset(ctx context.Context) error {
 // Config decodes GET /config into v.
 func (c Control) Config(ctx context.Context, v any) error {
 	return c.call(ctx, http.MethodGet, "/config", v)
+}
+
+// Set makes a knob change now (POST /config with the one knob), as a
+// sweep does at the change's time. The lab's refusal is returned with
+// its reason.
+func (c Control) Set(ctx context.Context, k KnobChange) error {
+	body, err := k.body()
+	if err != nil {
+		return err
+	}
+	return c.post(ctx, "/config", body)
+}
+
+// knobValues reads the current values of the knobs changes name (GET
+// /config), as JSON bodies of POST /config that would set them back.
+func (c Control) knobValues(ctx context.Context, changes []KnobChange) ([][]byte, error) {
+	var cfg map[string]json.RawMessage
+	if err := c.Config(ctx, &cfg); err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	seen := map[string]bool{}
+	for _, k := range changes {
+		name := strings.ToLower(k.Knob)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		v, ok := cfg[name]
+		if !ok {
+			return nil, fmt.Errorf("lab control GET /config: the lab has no knob %s to change", k.Knob)
+		}
+		b, err := json.Marshal(map[string]json.RawMessage{name: v})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// restore sets knobs back to values knobValues read.
+func (c Control) restore(ctx context.Context, bodies [][]byte) error {
+	for _, b := range bodies {
+		if err := c.post(ctx, "/config", b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c Control) post(ctx context.Context, path string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("lab control POST %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(reply, &e) == nil && e.Error != "" {
+			return fmt.Errorf("lab control POST %s %s: status %d: %s", path, body, resp.StatusCode, e.Error)
+		}
+		return fmt.Errorf("lab control POST %s %s: status %d", path, body, resp.StatusCode)
+	}
+	return nil
 }
 
 func (c Control) call(ctx context.Context, method, path string, v any) error {

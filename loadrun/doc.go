@@ -85,8 +85,9 @@
 //	          or other
 //	not_sent  due but not sent: reason inflight_cap (MaxInFlight requests were
 //	          outstanding: by default as many as arrive in one caller timeout,
-//	          at least 2,048 and at most 16,384) or canceled (the run was
-//	          cancelled before it was due)
+//	          at least 2,048 and at most 16,384), client_busy (a client with a
+//	          fixed pool of ClientWorkers workers had every one busy) or
+//	          canceled (the run was cancelled before it was due)
 //
 // WriteCSV writes records with a header line and these columns:
 //
@@ -131,7 +132,12 @@
 //	                 waiting in the kernel's accept queue, not yet accepted by the lab
 //	                 (with ACCEPT=workers the only queue there is); -1 without control,
 //	                 or where the lab cannot read it
-//	not_sent         arrivals that were due but not sent
+//	not_sent         arrivals that were due but not sent (the generator's
+//	                 in-flight cap, or a cancelled run)
+//	client_busy      arrivals that found every one of the client's workers busy
+//	                 (Sweep.ClientWorkers), so were not sent: the client's own
+//	                 limit, as a real client with a fixed pool has; their records
+//	                 are not_sent with reason client_busy
 //	late             sends that left more than 1 ms (LateAfter) after intended
 //	send_lag_p99_ms  nearest-rank p99 of sent − intended over sent requests
 //	mean_ms p95_ms max_ms   of ok latencies
@@ -159,8 +165,8 @@
 //
 // # Accounting
 //
-// arrivals = sent + not_sent, and sent = ok + refused + gaveup + error + lost
-// with lost = 0. A window ends only when every sent request has ended, which
+// arrivals = sent + not_sent + client_busy, and sent = ok + refused +
+// gaveup + error + lost with lost = 0. A window ends only when every sent request has ended, which
 // is at most one timeout after its last arrival. Cancelling the context stops
 // sending at once: arrivals not yet due become not_sent/canceled and requests
 // in flight end as error/canceled, so the books still balance.
@@ -171,15 +177,18 @@
 //
 //	{"kind":"progress","windows":4,"window":0,"rate":40,"seconds":20,
 //	 "elapsed_ms":1200.5,"sent":47,"ended":46}
+//	{"kind":"knob","windows":4,"window":0,"rate":40,"seconds":20,"elapsed_ms":10001.2,
+//	 "change":"10s:WAIT_MS=2000"}
 //	{"kind":"row","windows":4,"window":0,"rate":40,"seconds":20,"elapsed_ms":20012.3,
 //	 "sent":800,"ended":800,"row":{...}}
 //	{"kind":"done","windows":4,"window":4,"seconds":20,"error":"..."}
 //
 // (zero-valued fields are left out, except kind and window). Every field
-// but kind, row and error is the event's WindowProgress, which a run's log
+// but kind, row, change and error is the event's WindowProgress, which a run's log
 // (package runner) carries too. progress comes every ProgressEvery (250
 // ms, four a second) while a window runs, and once when it ends; closed-loop
-// windows carry clients instead of rate. row comes once per window, after
+// windows carry clients instead of rate. knob comes when the lab has taken
+// one of the sweep's knob changes, elapsed_ms saying when (see below). row comes once per window, after
 // the lab's counters were read. done comes last; window is then how many
 // windows finished, and error is set when the sweep failed or was
 // cancelled. Progress is dropped rather than blocked on once the context is
@@ -209,9 +218,28 @@
 // # The lab's control API
 //
 // Control reads GET /stats (accepted, refused, done, queued, queued_max,
-// backlogged_max, in_service, bad), calls POST /reset and reads GET /config. Before each
+// backlogged_max, in_service, bad), calls POST /reset, reads GET /config
+// and changes knobs with POST /config. Before each
 // window a sweep waits Pause after the previous window's row (0 by
 // default; package measure pauses so a watching class's page updates fall
 // between windows), polls /stats until queued + in_service = 0 (at most
 // DrainWait, DefaultDrainWait: 10 s), then resets.
+//
+// # Knob changes
+//
+// A sweep's Changes (KnobChange, written "30s:WAIT_MS=2000") change the
+// lab's knobs at their times into every window, through POST /config: a
+// bad release, a policy switched mid-run. Before the first window the
+// sweep reads the changed knobs' values (GET /config); in each window a
+// goroutine beside the generator waits for each change's time, counted
+// from just before the window's own clock starts (microseconds apart),
+// posts it, and sends a knob event once the lab has taken it, with
+// elapsed_ms when it answered; as the window ends (after its stats are
+// read) the knobs are set back, so every window starts from the same lab.
+// A change whose time comes after the window's last request ended is not
+// made, and the row's note says so. A change the lab refuses, or a
+// control API that fails, ends the sweep after that window, as any
+// failure of the control API does. Which knobs may change, and to what,
+// is the lab's to say (labsvc.Config.Set); a change's time must fall
+// inside the window (ValidatePlan).
 package loadrun

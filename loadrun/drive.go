@@ -17,11 +17,14 @@ const ProgressEvery = 250 * time.Millisecond
 
 // Progress is a running window's counts so far.
 type Progress struct {
-	Elapsed  time.Duration // since the window started
-	Sent     int           // requests that have left
-	Ended    int           // sent requests that have finished, whatever the outcome
-	NotSent  int           // arrivals that were due but not sent
-	InFlight int           // Sent − Ended
+	Elapsed time.Duration // since the window started
+	Sent    int           // requests that have left
+	Ended   int           // sent requests that have finished, whatever the outcome
+	NotSent int           // arrivals that were due but not sent by the generator
+	// ClientBusy is arrivals that found every client worker busy
+	// (Open.ClientWorkers), not sent.
+	ClientBusy int
+	InFlight   int // Sent − Ended
 }
 
 // Result is one finished window: every record, in Seq order, and the
@@ -43,22 +46,33 @@ type Open struct {
 	// fixed 2,048 would turn a target's 0.2 s stall into arrivals not sent,
 	// where a real caller would have sent them and waited.
 	MaxInFlight int
-	Window      int // copied into every record
+	// ClientWorkers, when not 0, is a client with a fixed pool of that
+	// many workers, each busy with one request from its send to its end:
+	// an arrival that finds every one busy is recorded as NotSent with
+	// ReasonClientBusy, and counted in the row's client_busy rather than
+	// not_sent (it is the client's limit at work, not the generator
+	// falling short). It replaces MaxInFlight.
+	ClientWorkers int
+	Window        int // copied into every record
 }
 
 // Run sends the schedule and returns when every request has ended. At each
 // arrival the dispatcher takes the send time and starts the connection
 // when the target is an IP address (see Target.begin); the rest of the request runs on a goroutine of its
 // own, so a slow one never delays the next send. An arrival that finds MaxInFlight requests outstanding is recorded
-// as NotSent with ReasonInFlightCap. Cancelling ctx stops sending (the rest
+// as NotSent with ReasonInFlightCap (with ClientWorkers: that many, and
+// ReasonClientBusy). Cancelling ctx stops sending (the rest
 // of the schedule is recorded as NotSent with ReasonCanceled) and ends
 // outstanding requests with Error/ReasonCanceled; every arrival still has
 // exactly one record. progress, when not nil, is called every ProgressEvery
 // from a goroutine of its own, and once more at the end.
 func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
-	limit := int64(o.MaxInFlight)
+	limit, full := int64(o.MaxInFlight), ReasonInFlightCap
 	if limit <= 0 {
 		limit = int64(defaultInFlight(o.Schedule, o.Target.Timeout()))
+	}
+	if o.ClientWorkers > 0 {
+		limit, full = int64(o.ClientWorkers), ReasonClientBusy
 	}
 	records := make([]Record, len(o.Schedule))
 	w := newLive()
@@ -76,7 +90,7 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 		case ctx.Err() != nil:
 			r.Outcome, r.Reason = NotSent, ReasonCanceled
 		case inFlight.Load() >= limit:
-			r.Outcome, r.Reason = NotSent, ReasonInFlightCap
+			r.Outcome, r.Reason = NotSent, full
 		}
 		if r.Outcome == NotSent {
 			r.Sent, r.End = off, off
@@ -165,6 +179,7 @@ type live struct {
 	sent  atomic.Int64
 	ended atomic.Int64
 	not   atomic.Int64
+	busy  atomic.Int64
 	mu    sync.Mutex
 	m     Metrics
 }
@@ -177,16 +192,19 @@ func (w *live) finish(r Record) {
 	w.mu.Lock()
 	w.m.Add(r)
 	w.mu.Unlock()
-	if r.Outcome == NotSent {
+	switch {
+	case r.Outcome == NotSent && r.Reason == ReasonClientBusy:
+		w.busy.Add(1)
+	case r.Outcome == NotSent:
 		w.not.Add(1)
-	} else {
+	default:
 		w.ended.Add(1)
 	}
 }
 
 func (w *live) progress() Progress {
 	s, e := int(w.sent.Load()), int(w.ended.Load())
-	return Progress{Elapsed: time.Since(w.start), Sent: s, Ended: e, NotSent: int(w.not.Load()), InFlight: s - e}
+	return Progress{Elapsed: time.Since(w.start), Sent: s, Ended: e, NotSent: int(w.not.Load()), ClientBusy: int(w.busy.Load()), InFlight: s - e}
 }
 
 // tick calls progress every ProgressEvery until the returned stop is called.

@@ -3,6 +3,7 @@ package loadrun_test
 import (
 	"context"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -131,4 +132,65 @@ func collect(ctx context.Context, s loadrun.Sweep) (loadrun.Report, []loadrun.Ev
 	}
 	o := <-done
 	return o.rep, evs, o.err
+}
+
+// A client of 2 workers (Open.ClientWorkers) against a lab whose answers
+// take at least 200 ms, arrivals every 20 ms: never more than 2 requests
+// are out at once; every arrival that found both workers busy is recorded
+// not_sent with reason client_busy and counted in the row's client_busy,
+// not in not_sent; sent + client_busy = arrivals and lost is 0.
+func TestOpenClientWorkers(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 200, CPUs: 1})
+	target, err := loadrun.NewTarget(l.target, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := loadrun.Schedule(loadrun.Uniform, 50, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := loadrun.Open{Target: target, Schedule: sched, ClientWorkers: 2}.Run(t.Context(), nil)
+	row := res.Metrics.Row(50, time.Second)
+	if row.Lost != 0 || row.NotSent != 0 || row.Sent+row.ClientBusy != row.Arrivals || row.Arrivals != len(sched) {
+		t.Errorf("arrivals %d, sent %d, client_busy %d, not_sent %d, lost %d: want sent + client_busy = arrivals (%d), not_sent 0 and lost 0",
+			row.Arrivals, row.Sent, row.ClientBusy, row.NotSent, row.Lost, len(sched))
+	}
+	// At most 2 out at once: 1 s of 200 ms answers is about 10 sent.
+	if row.Sent < 6 || row.Sent > 12 || row.OK != row.Sent {
+		t.Errorf("sent %d, ok %d: want every one of about 10 (two workers, 200 ms each, for 1 s) answered", row.Sent, row.OK)
+	}
+	type edge struct {
+		at time.Duration
+		d  int
+	}
+	var edges []edge
+	busy := 0
+	for _, r := range res.Records {
+		switch {
+		case r.Outcome == loadrun.NotSent:
+			if r.Reason != loadrun.ReasonClientBusy {
+				t.Errorf("record %d: not sent for %q, want client_busy", r.Seq, r.Reason)
+			}
+			busy++
+		default:
+			edges = append(edges, edge{r.Sent, 1}, edge{r.End, -1})
+		}
+	}
+	if busy != row.ClientBusy {
+		t.Errorf("%d records client_busy, the row counts %d", busy, row.ClientBusy)
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.at != b.at {
+			return int(a.at - b.at)
+		}
+		return a.d - b.d // an end before a send at the same instant
+	})
+	out, most := 0, 0
+	for _, e := range edges {
+		out += e.d
+		most = max(most, out)
+	}
+	if most > 2 {
+		t.Errorf("%d requests were out at once, more than the client's 2 workers", most)
+	}
 }

@@ -27,6 +27,7 @@ type Row struct {
 	Queued       int     `json:"queued"`
 	Backlogged   int     `json:"backlogged"`
 	NotSent      int     `json:"not_sent"`
+	ClientBusy   int     `json:"client_busy"`
 	Late         int     `json:"late"`
 	SendLagP99MS float64 `json:"send_lag_p99_ms"`
 	MeanMS       float64 `json:"mean_ms"`
@@ -52,6 +53,7 @@ type Row struct {
 type Metrics struct {
 	arrivals, sent                     int
 	ok, refused, gaveup, errs, notSent int
+	clientBusy                         int
 	late                               int
 	lagMax                             time.Duration
 	okSum                              time.Duration
@@ -65,7 +67,11 @@ func (m *Metrics) Add(r Record) {
 	m.arrivals++
 	switch r.Outcome {
 	case NotSent:
-		m.notSent++
+		if r.Reason == ReasonClientBusy {
+			m.clientBusy++
+		} else {
+			m.notSent++
+		}
 		return
 	case OK:
 		m.ok++
@@ -118,6 +124,7 @@ func (m *Metrics) Row(offered float64, window time.Duration) Row {
 		Gaveup:       m.gaveup,
 		Error:        m.errs,
 		NotSent:      m.notSent,
+		ClientBusy:   m.clientBusy,
 		Late:         m.late,
 		N:            len(m.okLat),
 		Done:         -1,

@@ -35,7 +35,19 @@ type Sweep struct {
 	Process     ArrivalProcess // arrival process; "" means Poisson
 	RNG         Source         // random source of the schedules; "" means PCG
 	MaxInFlight int            // 0 means Open's default: one timeout's arrivals, within DefaultMaxInFlight..MaxMaxInFlight
-	DrainWait   time.Duration
+	// ClientWorkers, when not 0, is a client with that many workers, as
+	// a real client with a fixed pool has (open loop only): an arrival
+	// that finds every worker busy with a request is not sent and is
+	// counted in client_busy (Open.ClientWorkers).
+	ClientWorkers int
+	DrainWait     time.Duration
+
+	// Changes are knob changes made through the lab's control API at
+	// their times into every window (see KnobChange): each window starts
+	// from the knobs the lab had when the sweep began (they are read
+	// then, and set back as each window ends), and each change made is
+	// a knob event. They need Control, and no Driver.
+	Changes []KnobChange
 
 	// Pause is how long the sweep waits after a window's row is sent
 	// before the next window begins (then the lab is drained and reset as
@@ -60,6 +72,12 @@ type Sweep struct {
 func (s Sweep) Validate() error {
 	if s.Target.addr == "" && s.Driver == nil {
 		return errors.New("target is missing: want http://host:port")
+	}
+	if len(s.Changes) > 0 && s.Driver != nil {
+		return errors.New("knob changes are made through a real lab's control API: a simulation has none")
+	}
+	if len(s.Changes) > 0 && s.Control == nil {
+		return errors.New("knob changes are made through the lab's control API: give its URL")
 	}
 	return s.ValidatePlan()
 }
@@ -112,6 +130,15 @@ func (s Sweep) ValidatePlan() error {
 	}
 	if s.MaxInFlight < 0 || s.MaxInFlight > MaxMaxInFlight {
 		return fmt.Errorf("in-flight cap %d is not allowed: want 0 (the default: one timeout's arrivals, at least %d) to %d", s.MaxInFlight, DefaultMaxInFlight, MaxMaxInFlight)
+	}
+	if s.ClientWorkers < 0 || s.ClientWorkers > MaxMaxInFlight {
+		return fmt.Errorf("client workers %d is not allowed: want 0 (no fixed pool) to %d", s.ClientWorkers, MaxMaxInFlight)
+	}
+	if s.ClientWorkers > 0 && !s.OpenLoop() {
+		return errors.New("client workers are for an open loop: a closed loop's clients are its workers")
+	}
+	if err := checkChanges(s.Changes, s.Seconds); err != nil {
+		return err
 	}
 	if s.DrainWait < 0 {
 		return fmt.Errorf("drain wait %v is not allowed: want 0 (default %v) or more", s.DrainWait, DefaultDrainWait)
@@ -168,6 +195,7 @@ type EventKind string
 // The kinds of events a sweep sends.
 const (
 	EventProgress EventKind = "progress" // a window is running: counts so far
+	EventKnob     EventKind = "knob"     // a knob change was made (Change, at ElapsedMS into the window)
 	EventRow      EventKind = "row"      // a window ended: its row
 	EventDone     EventKind = "done"     // the sweep ended, with Error if it failed
 )
@@ -185,15 +213,19 @@ type WindowProgress struct {
 	ElapsedMS float64 `json:"elapsed_ms,omitempty"` // since the window began
 	Sent      int     `json:"sent,omitempty"`       // requests that have left
 	Ended     int     `json:"ended,omitempty"`      // sent requests that have ended
-	NotSent   int     `json:"not_sent,omitempty"`   // arrivals due but not sent
+	NotSent   int     `json:"not_sent,omitempty"`   // arrivals due but not sent by the generator
+	// ClientBusy is arrivals that found every client worker busy
+	// (Sweep.ClientWorkers), not sent.
+	ClientBusy int `json:"client_busy,omitempty"`
 }
 
 // Event is one message of a sweep's stream; the package doc specifies it.
 type Event struct {
 	Kind EventKind `json:"kind"`
 	WindowProgress
-	Row   *Row   `json:"row,omitempty"`
-	Error string `json:"error,omitempty"`
+	Row    *Row   `json:"row,omitempty"`
+	Change string `json:"change,omitempty"` // knob: the change made, as KnobChange writes it
+	Error  string `json:"error,omitempty"`
 }
 
 // WindowReport is one finished window: its row, every raw record, and the
@@ -233,9 +265,12 @@ type Window struct {
 	Index       int
 	Schedule    []time.Duration // open loop: the intended send times (see Sweep.WindowSchedule)
 	MaxInFlight int             // open loop: 0 means DefaultMaxInFlight
-	Clients     int             // closed loop: how many clients; 0 for open loop
-	Think       time.Duration   // closed loop: each client's pause after an answer
-	Length      time.Duration   // closed loop: clients send while less than this has passed
+	// ClientWorkers is the client's fixed pool of workers (open loop), 0
+	// for none: see Open.ClientWorkers.
+	ClientWorkers int
+	Clients       int           // closed loop: how many clients; 0 for open loop
+	Think         time.Duration // closed loop: each client's pause after an answer
+	Length        time.Duration // closed loop: clients send while less than this has passed
 }
 
 // Driver runs a sweep's windows somewhere other than over the network:
@@ -303,6 +338,14 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		drainWait = DefaultDrainWait
 	}
 	length := secondsToDuration(s.Seconds)
+	changes := sortedChanges(s.Changes)
+	var knobsBefore [][]byte // the changed knobs' values before the sweep, as POST /config bodies
+	if len(changes) > 0 {
+		var err error
+		if knobsBefore, err = s.Control.knobValues(ctx, changes); err != nil {
+			return finish(ctxOr(ctx, err))
+		}
+	}
 
 	for i := range n {
 		if i > 0 && s.Pause > 0 && s.Driver == nil {
@@ -331,7 +374,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		}
 
 		base := Event{Kind: EventProgress, WindowProgress: WindowProgress{Windows: n, Window: i, Seconds: s.Seconds}}
-		w := Window{Index: i, MaxInFlight: s.MaxInFlight, Think: s.Think, Length: length}
+		w := Window{Index: i, MaxInFlight: s.MaxInFlight, ClientWorkers: s.ClientWorkers, Think: s.Think, Length: length}
 		rate := s.WindowRate(i)
 		if s.OpenLoop() {
 			base.Rate = rate
@@ -347,8 +390,23 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		progress := func(p Progress) {
 			e := base
 			e.ElapsedMS = ms(p.Elapsed)
-			e.Sent, e.Ended, e.NotSent = p.Sent, p.Ended, p.NotSent
+			e.Sent, e.Ended, e.NotSent, e.ClientBusy = p.Sent, p.Ended, p.NotSent, p.ClientBusy
 			emit(e)
+		}
+		// The window's knob changes run beside it, timed from just before
+		// it starts (its own clock starts microseconds later).
+		var made []applied
+		changed := make(chan struct{})
+		ended := make(chan struct{})
+		if len(changes) > 0 && s.Driver == nil {
+			ch := changer{ctl: s.Control, changes: changes, emit: emit, base: base.WindowProgress}
+			start := time.Now()
+			go func() {
+				defer close(changed)
+				made = ch.run(ctx, start, ended)
+			}()
+		} else {
+			close(changed)
 		}
 
 		var res Result
@@ -361,10 +419,19 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			}
 			res, lab = r, &st
 		case w.Clients == 0:
-			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, Window: i}.Run(ctx, progress)
+			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i}.Run(ctx, progress)
 		default:
 			res = Closed{Target: s.Target, Clients: w.Clients, Think: w.Think, Length: length, Window: i}.Run(ctx, progress)
 		}
+		close(ended)
+		<-changed
+		var changeErr error
+		for _, a := range made {
+			if a.err != nil {
+				changeErr = a.err
+			}
+		}
+		notes = append(notes, changeNotes(made)...)
 
 		row := res.Metrics.Row(rate, length)
 		row.Window = i
@@ -381,6 +448,12 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			}
 			lab = &st
 		}
+		if len(made) > 0 && ctx.Err() == nil {
+			// Every window starts from the knobs the sweep began with.
+			if err := s.Control.restore(ctx, knobsBefore); err != nil && changeErr == nil {
+				changeErr = err
+			}
+		}
 		if lab != nil && ctx.Err() == nil {
 			row.Done = int(lab.Done)
 			row.Queued = lab.QueuedMax
@@ -393,7 +466,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		}
 		row.Note = strings.Join(notes, "; ")
 		at := WindowProgress{Windows: n, Window: i, Rate: base.Rate, Clients: w.Clients, Seconds: s.Seconds, ElapsedMS: ms(res.Elapsed),
-			Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent}
+			Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent, ClientBusy: row.ClientBusy}
 		wr := WindowReport{Row: row, Records: res.Records, Progress: at}
 		rep.Windows = append(rep.Windows, wr)
 		if s.WindowDone != nil {
@@ -403,6 +476,9 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		emit(Event{Kind: EventRow, WindowProgress: at, Row: &r})
 		if ctx.Err() != nil {
 			return finish(ctx.Err())
+		}
+		if changeErr != nil {
+			return finish(changeErr)
 		}
 	}
 	return finish(nil)

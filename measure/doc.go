@@ -8,7 +8,14 @@
 //
 // A Preset is the lab's knobs (labsvc.Config) and the sweep against it:
 // rates (open loop) or client counts (closed loop), the window's seconds,
-// the seed, the random source and the caller's timeout. Preset.Sweep is
+// the seed, the random source and the caller's timeout; and optionally
+// an open-loop client's fixed pool of workers (MaxInFlight, JSON
+// max_inflight: arrivals finding them all busy count in client_busy) and
+// knob changes at given times into every window (At, JSON at:
+// ["30s:WAIT_MS=2000"], made through the lab's control API; see
+// loadrun's Knob changes). Validate checks each change against the
+// preset's knobs as they stand when it is made (CheckChanges, which
+// cmd/load uses against a running lab's knobs too). Preset.Sweep is
 // the one mapping from a preset to a loadrun.Sweep.
 //
 // # A measurement
@@ -43,12 +50,12 @@
 //
 // Parent and load child speak JSON, one object a line: the parent on the
 // child's stdin, the child on its stdout (its stderr is free text, kept
-// for its last words). Version 1 (ProtocolVersion):
+// for its last words). Version 2 (ProtocolVersion; 2 added the knob line):
 //
 // Parent to child. First the start line, then one next line after each
 // window the parent has taken, or a stop line:
 //
-//	{"kind":"start","version":1,"target":"http://127.0.0.1:41234","control":"http://127.0.0.1:41235",
+//	{"kind":"start","version":2,"target":"http://127.0.0.1:41234","control":"http://127.0.0.1:41235",
 //	 "lab_cpus":[0],"drain_wait_ms":10000,"preset":{...Preset...}}
 //	{"kind":"next","window":0}
 //	{"kind":"stop"}
@@ -58,20 +65,22 @@
 // a start line of another version (exit status 1, the reason on stderr).
 //
 // Child to parent. First hello, then for each window: progress lines while
-// it runs (every loadrun.ProgressEvery), its raw records in lines of at
+// it runs (every loadrun.ProgressEvery), a knob line for each of the
+// preset's knob changes (At) as the lab takes it, its raw records in lines of at
 // most 1,000, in seq order, then its row, after which the child waits for
 // next (or stop) before the window after it begins; last, done:
 //
-//	{"kind":"hello","version":1,"pid":5678,"cpus":[1],"gomaxprocs":1,
+//	{"kind":"hello","version":2,"pid":5678,"cpus":[1],"gomaxprocs":1,
 //	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]"}
 //	{"kind":"progress","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":250.3,"sent":10,"ended":9}
+//	{"kind":"knob","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":500.2,"change":"500ms:WAIT_MS=40"}
 //	{"kind":"records","window":0,"records":[{"seq":0,"intended_ns":12873,"sent_ns":13101,
 //	 "end_ns":20513004,"outcome":"ok","status":200,"queue_wait_ms":0.01,"service_ms":20.2},...]}
 //	{"kind":"row","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":1021.7,"sent":41,"ended":41,"row":{...loadrun.Row...}}
 //	{"kind":"row",...,"cut":true,"row":{...}}
 //	{"kind":"done","windows":2,"window":0,"seconds":1,"error":"..."}
 //
-// The fields besides kind, records, row, cut and error are
+// The fields besides kind, records, row, change, cut and error are
 // loadrun.WindowProgress; a record's times are nanoseconds from its
 // window's start and its fields those of loadrun.Record (outcome by name:
 // ok, refused, gaveup, error, not_sent). cut marks a window cut short by a
@@ -79,7 +88,7 @@
 // failed, or the parent said stop); the child then exits with status 0.
 //
 // The parent holds the child to it: the first line must be a hello of its
-// version; progress and records belong to the window in progress; records
+// version; progress, knob and records belong to the window in progress; records
 // come in seq order from 0; and a row's arrivals must equal the records
 // that came for it, so every request the generator sent is accounted for
 // before its window is handed over. A line that breaks any of this, or is

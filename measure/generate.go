@@ -17,11 +17,13 @@ const WindowPause = 500 * time.Millisecond
 type EventKind string
 
 // The kinds of events a measurement hands its caller, in order: started
-// once (Measure only), then for each window progress until it ends and
-// one window event.
+// once (Measure only), then for each window progress until it ends (with
+// a knob event among them for each knob change made) and one window
+// event.
 const (
 	EventStarted  EventKind = "started"  // both children are up: Lab and Load say where each runs
 	EventProgress EventKind = "progress" // a window is running: its counts so far
+	EventKnob     EventKind = "knob"     // a knob change was made in the window: Change, at ElapsedMS
 	EventWindow   EventKind = "window"   // a window ended: its row and every raw record
 )
 
@@ -31,6 +33,7 @@ type Event struct {
 	loadrun.WindowProgress
 	Row     *loadrun.Row     // window: the window's row
 	Records []loadrun.Record // window: one per arrival, in seq order
+	Change  string           // knob: the change made, as loadrun.KnobChange writes it
 	// Cut is why a window event's window was cut short (the measurement
 	// was cancelled, or the lab child died), nil when it ran to its end.
 	// Its row says "cancelled before the window ended" and still accounts
@@ -101,8 +104,12 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 			}
 			// Rows come with their records through WindowDone, and the
 			// end is Run's return.
-			if e.Kind == loadrun.EventProgress && failed == nil {
+			switch {
+			case failed != nil:
+			case e.Kind == loadrun.EventProgress:
 				stopOn(handle(Event{Kind: EventProgress, WindowProgress: e.WindowProgress}))
+			case e.Kind == loadrun.EventKnob:
+				stopOn(handle(Event{Kind: EventKnob, WindowProgress: e.WindowProgress, Change: e.Change}))
 			}
 		case wr := <-windows:
 			ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records}

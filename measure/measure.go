@@ -71,8 +71,9 @@ func (e *SweepError) Error() string { return e.Msg }
 // child pinned to the processors the lab does not use, which sends p's
 // sweep at the lab and streams every window back over a pipe (see the
 // package doc), and stops both. handle is called from Measure's goroutine,
-// in order: one started event, then while each window runs its progress,
-// and as it ends one window event with its row and every raw record. The
+// in order: one started event, then while each window runs its progress
+// (and a knob event for each of p.At made), and as it ends one window
+// event with its row and every raw record. The
 // next window begins only once handle has returned from a window event;
 // an error from handle stops the measurement (the window in progress is
 // cut short and still handed over) and is returned.
@@ -317,6 +318,14 @@ func (m *measurement) line(l numberedLine) {
 		}
 		if m.stopCause == nil {
 			m.handled(m.handle(Event{Kind: EventProgress, WindowProgress: *c.WindowProgress}))
+		}
+	case lineKnob:
+		if c.Window != m.window || c.Change == "" {
+			m.broke(l.n, "a knob line that is not a change in window %d", m.window)
+			return
+		}
+		if m.stopCause == nil {
+			m.handled(m.handle(Event{Kind: EventKnob, WindowProgress: *c.WindowProgress, Change: c.Change}))
 		}
 	case lineRecords:
 		if c.Window != m.window {

@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 //	malformed  a line that is not JSON after window 0's row
 //	exit       exits with status 4, saying why on stderr, after window 0's row
 //	drop       leaves out the last record of window 0
-//	v2         says hello in protocol version 2
+//	vnext      says hello in the protocol version after this one
 func misbehave(way string) {
 	out := &filter{w: os.Stdout, way: way}
 	err := measure.RunLoadChild(context.Background(), os.Stdin, out, os.Stderr)
@@ -79,8 +79,8 @@ func (f *filter) Write(p []byte) (int, error) {
 			return 0, err
 		}
 		switch {
-		case f.way == "v2" && l["kind"] == "hello":
-			l["version"] = 2
+		case f.way == "vnext" && l["kind"] == "hello":
+			l["version"] = measure.ProtocolVersion + 1
 			line, _ = json.Marshal(l)
 			line = append(line, '\n')
 		case f.way == "drop" && l["kind"] == "records" && f.rows == 0:
@@ -272,7 +272,7 @@ func TestPipeProtocolBroken(t *testing.T) {
 			return errors.As(err, &pe)
 		}},
 		// Another protocol version: nothing is measured.
-		{"another version", "v2", 0, "speaks protocol version 2", func(err error) bool {
+		{"another version", "vnext", 0, fmt.Sprintf("speaks protocol version %d", measure.ProtocolVersion+1), func(err error) bool {
 			var se *measure.StartError
 			return errors.As(err, &se) && se.Child == "load child"
 		}},

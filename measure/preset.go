@@ -1,8 +1,10 @@
 package measure
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"capacitylab/labsvc"
@@ -19,7 +21,8 @@ const (
 // against it. Its JSON form is flat: {"workers":1,"spin_ms":2,"wait_ms":18,
 // "limit":0,"policy":"queue","cpus":1,"stall_every":0,"stall_ms":0,
 // "backlog":0,"accept":"door","rates":[40,80],"seconds":2,"seed":1,
-// "rng":"pcg","mode":"open","timeout_ms":2000}. A learner's run (runner.Request) and a lesson's lab
+// "rng":"pcg","mode":"open","timeout_ms":2000}, and optionally
+// "max_inflight":10 and "at":["30s:WAIT_MS=2000"]. A learner's run (runner.Request) and a lesson's lab
 // block (package recorder maps one to a Preset) are both a Preset.
 type Preset struct {
 	labsvc.Config
@@ -30,6 +33,13 @@ type Preset struct {
 	RNG       string    `json:"rng,omitempty"`     // the schedule's random source: "" or "pcg" (the default), or "python"
 	Mode      string    `json:"mode"`              // ModeOpen ("" too) or ModeClosed
 	TimeoutMS int       `json:"timeout_ms"`        // the caller's timeout; 0 = loadrun.DefaultTimeout
+	// MaxInFlight, when not 0, gives the open-loop client a fixed pool of
+	// that many workers (loadrun.Sweep.ClientWorkers): an arrival that
+	// finds them all busy is counted in client_busy, not sent.
+	MaxInFlight int `json:"max_inflight,omitempty"`
+	// At are knob changes made at their times into every window, through
+	// the lab's control API: ["30s:WAIT_MS=2000"] (loadrun.KnobChange).
+	At []loadrun.KnobChange `json:"at,omitempty"`
 }
 
 // Closed reports whether the preset is a closed loop.
@@ -57,7 +67,7 @@ func (p Preset) Timeout() time.Duration {
 // sends it at a lab child, and a simulation (package sim) runs it with
 // sim.Model{Lab: p.Config, Timeout: p.Timeout()}.
 func (p Preset) Sweep() loadrun.Sweep {
-	sw := loadrun.Sweep{Seconds: p.Seconds, Seed: p.Seed, RNG: loadrun.Source(p.RNG)}
+	sw := loadrun.Sweep{Seconds: p.Seconds, Seed: p.Seed, RNG: loadrun.Source(p.RNG), ClientWorkers: p.MaxInFlight, Changes: p.At}
 	if p.Closed() {
 		sw.Clients = p.Clients
 	} else {
@@ -93,5 +103,29 @@ func (p Preset) Validate() error {
 	if err := loadrun.CheckTimeout(p.Timeout()); err != nil {
 		errs = append(errs, err)
 	}
+	if err := CheckChanges(p.Config, p.At); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// CheckChanges says what is wrong with knob changes against a lab whose
+// knobs are cfg, or nil: each must name a knob the lab can change while
+// it runs (labsvc.ChangeableKnobs) with a value it allows, given the
+// knobs in force then (cfg with the changes before it, in time order).
+// Their times are the sweep's to check (they must fall in the window).
+func CheckChanges(cfg labsvc.Config, changes []loadrun.KnobChange) error {
+	sorted := slices.Clone(changes)
+	slices.SortStableFunc(sorted, func(a, b loadrun.KnobChange) int { return cmp.Compare(a.At, b.At) })
+	for _, c := range sorted {
+		if err := c.Err(); err != nil {
+			return err
+		}
+		next, err := cfg.Set(c.Knob, c.Value)
+		if err != nil {
+			return fmt.Errorf("knob change %s: %w", c, err)
+		}
+		cfg = next
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 // ProtocolVersion is the version of the load child's pipe protocol (see
 // the package doc). A parent and a child that speak different versions
 // refuse each other before anything is sent.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // Sizes of the pipe protocol.
 const (
@@ -32,6 +32,7 @@ const (
 	lineStop     = "stop"
 	lineHello    = "hello"
 	lineProgress = "progress"
+	lineKnob     = "knob"
 	lineRecords  = "records"
 	lineRow      = "row"
 	lineDone     = "done"
@@ -55,8 +56,8 @@ type controlLine struct {
 	Window int    `json:"window,omitempty"`
 }
 
-// childLine is one line a load child writes: hello, progress, records, row
-// or done. The fields each kind carries are in the package doc.
+// childLine is one line a load child writes: hello, progress, knob,
+// records, row or done. The fields each kind carries are in the package doc.
 type childLine struct {
 	Kind string `json:"kind"`
 
@@ -72,6 +73,7 @@ type childLine struct {
 
 	Records []wireRecord `json:"records,omitempty"` // records
 	Row     *loadrun.Row `json:"row,omitempty"`     // row
+	Change  string       `json:"change,omitempty"`  // knob: the change made (loadrun.KnobChange)
 	Cut     bool         `json:"cut,omitempty"`     // row: the window was cut short
 	Error   string       `json:"error,omitempty"`   // done: why the sweep failed or stopped
 }

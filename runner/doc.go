@@ -53,7 +53,12 @@
 // labsvc.Config.Validate, and rng (the schedule's random source, "pcg" or
 // "python") by loadrun.ParseSource. FieldErrors keys are the JSON names of
 // Request: workers, spin_ms, wait_ms, limit, cpus, stall_every, stall_ms,
-// backlog, accept, rates, clients, seconds, mode, rng, timeout_ms.
+// backlog, accept, rates, clients, seconds, mode, rng, timeout_ms,
+// max_inflight (an open-loop client's fixed pool of workers: 0 for none,
+// or 1 to the closed-loop clients' cap, 256) and at (at most MaxChanges,
+// 8, knob changes such as "30s:WAIT_MS=2000", each inside the window, for
+// a knob the lab can change while it runs, with a value it allows given
+// the knobs before it).
 //
 // # Statuses
 //
@@ -89,6 +94,8 @@
 //	{"seq":2,"kind":"started","at":...,"estimated_end":...,"windows":2,"window":0,"seconds":2}
 //	{"seq":3,"kind":"progress","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
 //	 "elapsed_ms":250.4,"sent":10,"ended":9}
+//	{"seq":7,"kind":"knob","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
+//	 "elapsed_ms":1000.4,"change":"1s:WAIT_MS=40"}
 //	{"seq":12,"kind":"row","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
 //	 "elapsed_ms":2010.3,"row":{...loadrun.Row...}}
 //	{"seq":25,"kind":"done","at":...,"windows":2,"window":2}
@@ -99,7 +106,9 @@
 // progress four times a second while a window runs (every report of the
 // load child, loadrun.ProgressEvery apart, and one as the window ends
 // unless it comes less than half of ProgressEvery after the one before;
-// its elapsed_ms says when the counts were read); row once per window,
+// its elapsed_ms says when the counts were read); knob as each of the
+// request's knob changes (at) is made in a window, elapsed_ms saying when
+// the lab took it, so a chart can mark it; row once per window,
 // carrying the whole loadrun.Row (the window's final counts); and last
 // exactly one terminal event: done, failed, cancelled or interrupted
 // (window is then how many windows finished, reason says why in words for

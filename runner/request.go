@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"capacitylab/input"
 	"capacitylab/labsvc"
@@ -31,6 +32,9 @@ const (
 	// asking far more than its processors can give leaves a backlog that
 	// holds the lab long after its windows end.
 	DefaultMaxRunCPUSeconds = 60
+	// MaxChanges is how many knob changes (at) one run may make in each
+	// window.
+	MaxChanges = 8
 	// MinWindowSeconds is the shortest window: shorter ones measure
 	// next to nothing (a window of a nanosecond sends no request and
 	// would be "done").
@@ -203,6 +207,36 @@ func (l Limits) Validate(q Request) error {
 	if q.RNG != "" {
 		if _, err := loadrun.ParseSource(q.RNG); err != nil {
 			fe["rng"] = err.Error()
+		}
+	}
+	switch {
+	case q.MaxInFlight < 0 || q.MaxInFlight > l.MaxClients:
+		fe["max_inflight"] = fmt.Sprintf("%d client workers is not allowed: want 0 (no fixed pool) or 1 to %d", q.MaxInFlight, l.MaxClients)
+	case q.MaxInFlight > 0 && q.Closed():
+		fe["max_inflight"] = "a fixed pool of client workers is for open mode: a closed loop's clients are its workers; leave it 0"
+	}
+	switch {
+	case len(q.At) > MaxChanges:
+		fe["at"] = fmt.Sprintf("%d knob changes is too many: want at most %d", len(q.At), MaxChanges)
+	case len(q.At) > 0:
+		for _, c := range q.At {
+			if err := c.Err(); err != nil {
+				fe["at"] = err.Error()
+				break
+			}
+		}
+		if secondsOK && fe["at"] == "" {
+			for _, c := range q.At {
+				if c.At >= time.Duration(q.Seconds*float64(time.Second)) {
+					fe["at"] = fmt.Sprintf("knob change %s is past the end of the window: want a time from 0 to less than %s s", c, num(q.Seconds))
+					break
+				}
+			}
+		}
+		if fe["at"] == "" {
+			if err := measure.CheckChanges(q.Config, q.At); err != nil {
+				fe["at"] = err.Error() + " (a change is TIME:KNOB=VALUE, e.g. 30s:WAIT_MS=2000; the knobs that may change: " + labsvc.ChangeableKnobs + ")"
+			}
 		}
 	}
 	if q.TimeoutMS < 0 || q.TimeoutMS > l.MaxTimeoutMS {

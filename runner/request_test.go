@@ -7,9 +7,20 @@ import (
 	"testing"
 
 	"capacitylab/labsvc"
+	"capacitylab/loadrun"
 	"capacitylab/measure"
 	"capacitylab/runner"
 )
+
+// changes reads knob changes as a JSON request carries them (a bad one
+// kept for Validate to name).
+func changes(texts ...string) []loadrun.KnobChange {
+	out := make([]loadrun.KnobChange, len(texts))
+	for i, s := range texts {
+		_ = out[i].UnmarshalText([]byte(s))
+	}
+	return out
+}
 
 // Validate returns one message per bad field, naming what is wrong and what
 // is allowed, against the caps of the host and of the limits given.
@@ -32,6 +43,26 @@ func TestValidate(t *testing.T) {
 	}{
 		// The preset a lesson starts from is fine.
 		{"valid", eightCores, ok, nil},
+		// A bad release at 1 s of a 2 s window, a client of 10 workers.
+		{"knob change and client workers", eightCores, with(func(q *runner.Request) { q.At, q.MaxInFlight = changes("1s:WAIT_MS=2000"), 10 }), nil},
+		// A knob change at the window's end or later.
+		{"knob change past the window", eightCores, with(func(q *runner.Request) { q.At = changes("2s:WAIT_MS=2000") }),
+			map[string]string{"at": "knob change 2s:WAIT_MS=2000 is past the end of the window: want a time from 0 to less than 2 s"}},
+		// A knob the lab does not have, or cannot change while it runs.
+		{"unknown knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:SPEED=2") }), map[string]string{"at": `unknown knob "SPEED": want one of SPIN_MS`}},
+		{"fixed knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:CPUS=2") }), map[string]string{"at": "CPUS cannot change while the lab runs"}},
+		// A value the lab would refuse.
+		{"bad knob value", eightCores, with(func(q *runner.Request) { q.At = changes("1s:WAIT_MS=10001") }), map[string]string{"at": "WAIT_MS=10001 is not allowed: want 0 to 10000"}},
+		// Text that is not a change.
+		{"not a change", eightCores, with(func(q *runner.Request) { q.At = changes("soon:WAIT_MS=1") }), map[string]string{"at": `the time "soon" is not allowed`}},
+		// Too many changes.
+		{"too many changes", eightCores, with(func(q *runner.Request) {
+			q.At = changes("1s:WAIT_MS=1", "1s:WAIT_MS=2", "1s:WAIT_MS=3", "1s:WAIT_MS=4", "1s:WAIT_MS=5", "1s:WAIT_MS=6", "1s:WAIT_MS=7", "1s:WAIT_MS=8", "1s:WAIT_MS=9")
+		}), map[string]string{"at": "9 knob changes is too many: want at most 8"}},
+		// Client workers: open loop only, within the clients' cap.
+		{"client workers closed", eightCores, with(func(q *runner.Request) { q.Mode, q.Rates, q.Clients, q.MaxInFlight = "closed", nil, []int{2}, 4 }),
+			map[string]string{"max_inflight": "a fixed pool of client workers is for open mode"}},
+		{"client workers over cap", eightCores, with(func(q *runner.Request) { q.MaxInFlight = 257 }), map[string]string{"max_inflight": "257 client workers is not allowed: want 0 (no fixed pool) or 1 to 256"}},
 		// Closed loop with client counts is fine.
 		{"valid closed", eightCores, with(func(q *runner.Request) { q.Mode, q.Rates, q.Clients = "closed", nil, []int{1, 4} }), nil},
 		// One core: the lab may have it (the generator shares).

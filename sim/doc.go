@@ -21,7 +21,8 @@
 // Callers. Open loop: a request is sent at each intended time of the
 // window's schedule (Sent = Intended: the simulated generator is never
 // late), unless MaxInFlight requests are outstanding, when it is not sent
-// (not_sent, inflight_cap), as the real generator does. Closed loop:
+// (not_sent, inflight_cap), as the real generator does; with
+// ClientWorkers, when that many are outstanding (client_busy). Closed loop:
 // Clients clients each send at 0, then again Think after each request
 // ends, while less than the window's length has passed (records are
 // numbered in send order; clients sending at one instant go in client

@@ -204,7 +204,8 @@ type window struct {
 	refusals fifo[timer]
 	inFlight int
 	maxIn    int
-	end      int64 // the last caller's end so far
+	full     string // the reason of an arrival not sent for maxIn: inflight_cap or client_busy
+	end      int64  // the last caller's end so far
 	length   int64
 	tooMany  bool // a closed loop reached loadrun.MaxArrivals requests
 }
@@ -241,9 +242,12 @@ func newWindow(m Model, w loadrun.Window) *window {
 	if w.Clients > 0 {
 		s.client = make([]int32, 0, n)
 	}
-	s.maxIn = w.MaxInFlight
+	s.maxIn, s.full = w.MaxInFlight, loadrun.ReasonInFlightCap
 	if s.maxIn <= 0 {
 		s.maxIn = loadrun.DefaultMaxInFlight
+	}
+	if w.ClientWorkers > 0 {
+		s.maxIn, s.full = w.ClientWorkers, loadrun.ReasonClientBusy
 	}
 	return s
 }
@@ -553,7 +557,7 @@ func (s *window) send(t int64) {
 	r.Intended, r.Sent, r.End = time.Duration(t), time.Duration(t), time.Duration(t)
 	r.QueueWaitMS, r.ServiceMS = -1, -1
 	if client < 0 && s.inFlight >= s.maxIn {
-		r.Outcome, r.Reason = loadrun.NotSent, loadrun.ReasonInFlightCap
+		r.Outcome, r.Reason = loadrun.NotSent, s.full
 		return
 	}
 	s.inFlight++

@@ -22,7 +22,7 @@ func (s *server) rowsCSV(w http.ResponseWriter, r *http.Request, id string) erro
 	w.Header().Set("Content-Disposition", `attachment; filename="run-`+id+`.csv"`)
 	cw := csv.NewWriter(w)
 	head := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued", "backlogged",
-		"not_sent", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n", "window", "arrivals", "seconds", "send_lag_max_ms", "clients", "note"}
+		"not_sent", "client_busy", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n", "window", "arrivals", "seconds", "send_lag_max_ms", "clients", "note"}
 	cw.Write(head)
 	for _, row := range v.Rows {
 		f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
@@ -36,7 +36,7 @@ func (s *server) rowsCSV(w http.ResponseWriter, r *http.Request, id string) erro
 			return strconv.Itoa(n)
 		}
 		cw.Write([]string{f(row.Offered), i(row.Sent), i(row.OK), i(row.Refused), i(row.Gaveup), i(row.Error), f(row.OKPerSec), f(row.P50MS), f(row.P99MS),
-			opt(row.Done), i(row.Lost), opt(row.Queued), opt(row.Backlogged), i(row.NotSent), i(row.Late), f(row.SendLagP99MS), f(row.MeanMS), f(row.P95MS), f(row.MaxMS), i(row.N),
+			opt(row.Done), i(row.Lost), opt(row.Queued), opt(row.Backlogged), i(row.NotSent), i(row.ClientBusy), i(row.Late), f(row.SendLagP99MS), f(row.MeanMS), f(row.P95MS), f(row.MaxMS), i(row.N),
 			i(row.Window), i(row.Arrivals), f(row.Seconds), f(row.SendLagMaxMS), i(row.Clients), row.Note})
 	}
 	cw.Flush()

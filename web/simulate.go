@@ -71,6 +71,9 @@ func (s *server) simulateSweep(w http.ResponseWriter, r *http.Request) error {
 			errors.As(verr, &fe)
 		}
 	}
+	if len(q.At) > 0 && fe["at"] == "" {
+		fe["at"] = "knob changes are made in a real run, through the lab's control API: the simulator has none; leave at empty to simulate"
+	}
 	if len(fe) > 0 {
 		return refuseSimulation(fe)
 	}

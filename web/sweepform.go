@@ -14,6 +14,7 @@ import (
 	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
+	"capacitylab/loadrun"
 	"capacitylab/measure"
 	"capacitylab/recorder"
 	"capacitylab/runner"
@@ -21,7 +22,7 @@ import (
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "at", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -100,6 +101,16 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 		_ = q.Policy.UnmarshalText([]byte(v)) // canonical, or kept as given for Validate to name
 	}
 	intField("timeout_ms", &q.TimeoutMS)
+	intField("max_inflight", &q.MaxInFlight)
+	// Knob changes, one a line or separated by semicolons (a policy's
+	// value has commas): 30s:WAIT_MS=2000; 45s:POLICY=aimd,backoff=0.5
+	for part := range strings.FieldsFuncSeq(f.Get("at"), func(r rune) bool { return r == ';' || r == '\n' || r == '\r' }) {
+		if part = strings.TrimSpace(part); part != "" {
+			var c loadrun.KnobChange
+			_ = c.UnmarshalText([]byte(part)) // kept with why when it is not a change, for Validate to name
+			q.At = append(q.At, c)
+		}
+	}
 	if v := strings.TrimSpace(f.Get("rng")); v != "" {
 		q.RNG = v
 	}
@@ -174,6 +185,8 @@ func jsonKindOf(field string) string {
 		return "a number"
 	case "seed":
 		return "a whole number of 0 or more"
+	case "at":
+		return "a list of knob changes such as [\"30s:WAIT_MS=2000\"]"
 	}
 	return "a whole number"
 }

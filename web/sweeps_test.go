@@ -155,6 +155,20 @@ func TestSweepValidation(t *testing.T) {
 		{"rates wrong type", `{"rates":"fast","seconds":1}`, "rates"},
 		// A block that is not a lab of the course.
 		{"unknown block", `{"rates":[10],"seconds":1,"block":"no-such-block"}`, "block"},
+		// A knob change at the window's end or later.
+		{"knob change past the window", `{"rates":[10],"seconds":1,"at":["1s:WAIT_MS=2000"]}`, "at"},
+		// A knob the lab does not have.
+		{"knob change unknown knob", `{"rates":[10],"seconds":2,"at":["1s:SPEED=2"]}`, "at"},
+		// A value the lab would refuse.
+		{"knob change bad value", `{"rates":[10],"seconds":2,"at":["1s:WAIT_MS=20000"]}`, "at"},
+		// Text that is not a change.
+		{"knob change form", `{"rates":[10],"seconds":2,"at":["WAIT_MS=20"]}`, "at"},
+		// A change that is not text.
+		{"knob change wrong type", `{"rates":[10],"seconds":2,"at":[5]}`, "at"},
+		// A client's workers in closed mode.
+		{"max_inflight closed", `{"mode":"closed","clients":[2],"seconds":1,"max_inflight":4}`, "max_inflight"},
+		// A negative pool of client workers.
+		{"max_inflight negative", `{"rates":[10],"seconds":1,"max_inflight":-1}`, "max_inflight"},
 		// Not JSON at all.
 		{"not json", `rates=10`, "body"},
 	}

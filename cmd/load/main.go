@@ -7,7 +7,8 @@
 //
 //	load [--target URL] [--control URL] [--rate 40,48,60,100] [--seconds 20]
 //	     [--seed N] [--timeout 2s] [--schedule poisson|uniform] [--rng pcg|python]
-//	     [--closed N] [--arrivals FILE] [--records FILE] [--json] [--check]
+//	     [--closed N] [--arrivals FILE] [--max-inflight N] [--at TIME:KNOB=VALUE ...]
+//	     [--records FILE] [--json] [--check]
 //	load --simulate [--workers N --spin-ms MS --wait-ms MS --limit N --cpus N
 //	     --stall-every N --stall-ms MS --policy P] [the same sweep flags]
 //
@@ -35,6 +36,14 @@
 //	                  --stall-ms, --policy or WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS,
 //	                  STALL_EVERY, STALL_MS, POLICY, as cmd/lab reads them (the policy
 //	                  is package admit's, the lab's own code)
+//	--max-inflight N  a client with N workers (open loop; 0, the default, for none): an
+//	                  arrival that finds all N busy is not sent and counts in client_busy
+//	                  (arrivals = sent + not_sent + client_busy)
+//	--at TIME:KNOB=VALUE
+//	                  change a lab knob at TIME into every window through the control
+//	                  API, e.g. --at 30s:WAIT_MS=2000; repeatable; each window starts from
+//	                  the knobs the lab had (set back as it ends); a line on stderr says
+//	                  when the lab took each change
 //	--records FILE    write every request's raw record as CSV to FILE
 //	--json            one JSON object per row on stdout instead of the table
 //	--check           check the service and print what to expect, then exit
@@ -73,7 +82,9 @@
 // Bad input (unparsable rates, seconds ≤ 0, a rate above the cap, an
 // unreachable target or control API, an arrivals file that is empty,
 // unsorted or has a bad line (named), a knob out of range, a knob flag
-// without --simulate) prints one line and exits with status 2 before
+// without --simulate, an --at past the window's end, for a knob the lab
+// cannot change or with a value it would refuse given its knobs, read
+// from GET /config) prints one line and exits with status 2 before
 // anything is sent.
 package main
 

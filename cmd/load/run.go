@@ -70,7 +70,32 @@ type options struct {
 	records         string
 	json, check     bool
 	simulate        bool
-	lab             labsvc.Config // with simulate: the simulated lab's knobs
+	lab             labsvc.Config        // with simulate: the simulated lab's knobs
+	maxInFlight     int                  // the client's fixed pool of workers, 0 for none
+	changes         []loadrun.KnobChange // --at, in the order given
+}
+
+// changeList is --at: every knob change given, in order.
+type changeList []loadrun.KnobChange
+
+func (l *changeList) String() string {
+	if l == nil {
+		return ""
+	}
+	s := make([]string, len(*l))
+	for i, c := range *l {
+		s[i] = c.String()
+	}
+	return strings.Join(s, " ")
+}
+
+func (l *changeList) Set(v string) error {
+	c, err := loadrun.ParseKnobChange(v)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, c)
+	return nil
 }
 
 // loadFlags defines load's flags: the target and the lab's control API
@@ -93,6 +118,8 @@ func loadFlags() (fs *envflag.Set, target, control *envflag.Setting, knobs *labs
 	f.String("rng", string(loadrun.PCG), "random source of the schedules: pcg, or python (CPython's random.seed and expovariate)")
 	f.String("arrivals", "", "send at the times in this file (seconds from the window's start, one a line) instead of --rate")
 	f.Bool("simulate", false, "simulate the lab (package sim) with the knob flags or WORKERS, SPIN_MS, ... instead of sending")
+	f.Int("max-inflight", 0, "a client with this many workers (open loop): an arrival that finds them all busy is not sent and counts in client_busy; 0 for none")
+	f.Var(&changeList{}, "at", "change a lab knob at a time into every window, "+loadrun.KnobChangeSyntax+"; repeatable")
 	knobs = labsvc.AddKnobFlags(fs)
 	return fs, target, control, knobs
 }
@@ -143,6 +170,20 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 		return o, usageError{"--rng: " + err.Error()}
 	}
 	o.simulate = get("simulate").Get().(bool)
+	o.changes = *f.Lookup("at").Value.(*changeList)
+	o.maxInFlight = get("max-inflight").Get().(int)
+	if o.maxInFlight < 0 || o.maxInFlight > loadrun.MaxMaxInFlight {
+		return o, usagef("--max-inflight %d is not allowed: want 0 (no fixed pool of client workers) or 1 to %d", o.maxInFlight, loadrun.MaxMaxInFlight)
+	}
+	if o.maxInFlight > 0 && closed != "" {
+		return o, usagef("--max-inflight is for an open loop: with --closed the clients are the workers")
+	}
+	if len(o.changes) > 0 && o.simulate {
+		return o, usagef("--at changes a real lab's knobs through its control API: --simulate has none")
+	}
+	if len(o.changes) > 0 && o.control == "" {
+		return o, usagef("--at changes the lab's knobs through its control API: give --control, not none")
+	}
 	if o.simulate {
 		for _, name := range []string{"target", "control", "check"} {
 			if set(name) {
@@ -250,7 +291,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	s := loadrun.Sweep{Rates: o.rates, Clients: o.clients, Arrivals: o.arrivals, Seconds: o.seconds, Seed: o.seed, Process: o.process, RNG: o.rng}
+	s := loadrun.Sweep{Rates: o.rates, Clients: o.clients, Arrivals: o.arrivals, Seconds: o.seconds, Seed: o.seed, Process: o.process, RNG: o.rng,
+		ClientWorkers: o.maxInFlight, Changes: o.changes}
 	var target loadrun.Target
 	var ctl *loadrun.Control
 	if o.simulate {
@@ -290,14 +332,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if o.simulate {
 		fmt.Fprintf(stderr, "load: simulating %s (package sim): nothing is sent\n", o.lab)
-	} else if err := reachable(ctx, o.target, target, ctl); err != nil {
-		// Reachability, before anything is sent: the control API answers and
-		// the target accepts a connection (opened and closed, no request).
-		if recFile != nil {
-			recFile.Close()
-			os.Remove(o.records)
+	} else {
+		// Before anything is sent: the knob changes are ones this lab
+		// takes, the control API answers and the target accepts a
+		// connection (opened and closed, no request).
+		err := checkChanges(ctx, ctl, o.changes)
+		if err == nil {
+			err = reachable(ctx, o.target, target, ctl)
 		}
-		return err
+		if err != nil {
+			if recFile != nil {
+				recFile.Close()
+				os.Remove(o.records)
+			}
+			return err
+		}
 	}
 
 	// Each window's records go to the file as the window ends, so an
@@ -319,6 +368,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			if live {
 				fmt.Fprintf(stderr, "\r\033[K%s", progressLine(e.WindowProgress))
 			}
+		case measure.EventKnob:
+			if live {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+			fmt.Fprintf(stderr, "load: window %d, %.3f s in: the lab took %s\n", e.Window+1, e.ElapsedMS/1000, e.Change)
 		case measure.EventWindow:
 			windows++
 			if live {
@@ -411,6 +465,23 @@ func reachable(ctx context.Context, rawTarget string, t loadrun.Target, ctl *loa
 	return c.Close()
 }
 
+// checkChanges checks --at against the lab's knobs in force (GET /config),
+// as a run's preset is checked (measure.CheckChanges), before anything is
+// sent.
+func checkChanges(ctx context.Context, ctl *loadrun.Control, changes []loadrun.KnobChange) error {
+	if len(changes) == 0 || ctl == nil {
+		return nil
+	}
+	var cfg labsvc.Config
+	if err := ctl.Config(ctx, &cfg); err != nil {
+		return usagef("--at: the lab's knobs could not be read from %s: %v", ctl.URL(), rootCause(err))
+	}
+	if err := measure.CheckChanges(cfg, changes); err != nil {
+		return usagef("--at: %v (the knobs that may change: %s)", err, labsvc.ChangeableKnobs)
+	}
+	return nil
+}
+
 // rootCause strips Go's operation prefixes down to the system's words.
 func rootCause(err error) error {
 	var se *os.SyscallError
@@ -429,8 +500,8 @@ func progressLine(e loadrun.WindowProgress) string {
 	if e.Clients > 0 {
 		what = fmt.Sprintf("%d clients", e.Clients)
 	}
-	return fmt.Sprintf("window %d/%d  %s  %.1f/%g s  sent %d  ended %d  in flight %d  not sent %d",
-		e.Window+1, e.Windows, what, e.ElapsedMS/1000, e.Seconds, e.Sent, e.Ended, e.Sent-e.Ended, e.NotSent)
+	return fmt.Sprintf("window %d/%d  %s  %.1f/%g s  sent %d  ended %d  in flight %d  not sent %d  client busy %d",
+		e.Window+1, e.Windows, what, e.ElapsedMS/1000, e.Seconds, e.Sent, e.Ended, e.Sent-e.Ended, e.NotSent, e.ClientBusy)
 }
 
 // table prints rows with aligned columns, one row at a time.
@@ -445,7 +516,7 @@ func newTable(w io.Writer, closedLoop bool) *table { return &table{w: w, closed:
 // columns are the lessons' columns, then the generator's honesty columns.
 func columns(closedLoop bool) []string {
 	cols := []string{"offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms", "done", "lost", "queued", "backlogged",
-		"not_sent", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n"}
+		"not_sent", "client_busy", "late", "send_lag_p99_ms", "mean_ms", "p95_ms", "max_ms", "n"}
 	if closedLoop {
 		cols = append([]string{"clients"}, cols...)
 	}
@@ -477,7 +548,7 @@ func (t *table) row(r loadrun.Row) error {
 		strconv.Itoa(r.Sent), strconv.Itoa(r.OK), strconv.Itoa(r.Refused), strconv.Itoa(r.Gaveup), strconv.Itoa(r.Error),
 		fmt.Sprintf("%.2f", r.OKPerSec), fmt.Sprintf("%.1f", r.P50MS), fmt.Sprintf("%.1f", r.P99MS),
 		opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued), opt(r.Backlogged),
-		strconv.Itoa(r.NotSent), strconv.Itoa(r.Late), fmt.Sprintf("%.3f", r.SendLagP99MS),
+		strconv.Itoa(r.NotSent), strconv.Itoa(r.ClientBusy), strconv.Itoa(r.Late), fmt.Sprintf("%.3f", r.SendLagP99MS),
 		fmt.Sprintf("%.1f", r.MeanMS), fmt.Sprintf("%.1f", r.P95MS), fmt.Sprintf("%.1f", r.MaxMS), strconv.Itoa(r.N),
 	}
 	if t.closed {

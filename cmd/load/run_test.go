@@ -431,6 +431,22 @@ func TestBadInput(t *testing.T) {
 		{"unwritable records", []string{"--records", "/nonexistent/dir/r.csv"}, "cannot be written"},
 		// The control API is not there.
 		{"control unreachable", []string{"--control", freeURL(t)}, "control API at"},
+		// A knob change at the window's end or later.
+		{"knob change past the window", []string{"--at", "1s:WAIT_MS=5"}, "knob change 1s:WAIT_MS=5 is past the end of the window: want a time from 0 to less than the window's 1s"},
+		// A change that is not TIME:KNOB=VALUE.
+		{"knob change form", []string{"--at", "WAIT_MS=5"}, "want TIME:KNOB=VALUE"},
+		// A knob the lab does not have.
+		{"unknown knob", []string{"--at", "500ms:SPEED=3"}, `--at: knob change 500ms:SPEED=3: unknown knob "SPEED": want one of SPIN_MS, WAIT_MS`},
+		// A knob that cannot change while the lab runs.
+		{"fixed knob", []string{"--at", "500ms:WORKERS=3"}, "WORKERS cannot change while the lab runs"},
+		// A value the lab would refuse.
+		{"bad knob value", []string{"--at", "500ms:WAIT_MS=99999"}, "WAIT_MS=99999 is not allowed: want 0 to 10000"},
+		// A change needs the lab's control API.
+		{"knob change without control", []string{"--control", "none", "--at", "500ms:WAIT_MS=5"}, "--at changes the lab's knobs through its control API"},
+		// The client's workers are an open loop's.
+		{"max-inflight closed", []string{"--closed", "2", "--max-inflight", "3"}, "--max-inflight is for an open loop"},
+		// A negative pool.
+		{"negative max-inflight", []string{"--max-inflight", "-1"}, "--max-inflight -1 is not allowed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -446,4 +462,80 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("err = %v, want exit 2 naming the unreachable target", err)
 		}
 	})
+}
+
+// --at through a real lab: WAIT_MS 5 until 500 ms into each window, then
+// 40; stderr says when the lab took it; the records' service times are
+// the old WAIT_MS before it and the new one after; the lab has its own
+// knobs back when load ends. With --max-inflight 2 at 40 a second, the
+// arrivals that found both workers busy are client_busy, and sent +
+// client_busy = arrivals.
+func TestAtAndMaxInFlight(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	recs := filepath.Join(t.TempDir(), "r.csv")
+	out, errOut, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--rate", "40,40", "--seconds", "1",
+		"--at", "500ms:WAIT_MS=40", "--max-inflight", "2", "--json", "--records", recs)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	took := regexp.MustCompile(`load: window (\d), ([0-9.]+) s in: the lab took 500ms:WAIT_MS=40\n`).FindAllStringSubmatch(errOut, -1)
+	if len(took) != 2 || took[0][1] != "1" || took[1][1] != "2" {
+		t.Fatalf("stderr %q: want one line a window saying when the lab took the change", errOut)
+	}
+	for _, m := range took {
+		if at := parseNum(t, m[2]); at < 0.5 || at > 0.75 {
+			t.Errorf("window %s: the lab took the change %v s in, want 0.5 to 0.75 s", m[1], at)
+		}
+	}
+	var rows []loadrun.Row
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		var r loadrun.Row
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		rows = append(rows, r)
+	}
+	for _, r := range rows {
+		if r.Lost != 0 || r.NotSent != 0 || r.ClientBusy == 0 || r.Sent+r.ClientBusy != r.Arrivals {
+			t.Errorf("window %d: arrivals %d, sent %d, client_busy %d, not_sent %d, lost %d: want sent + client_busy = arrivals, some client_busy, lost 0",
+				r.Window, r.Arrivals, r.Sent, r.ClientBusy, r.NotSent, r.Lost)
+		}
+	}
+	rows2 := readRecords(t, recs)
+	head := rows2[0]
+	idx := func(name string) int { return slices.Index(head, name) }
+	var before, after []float64
+	for _, f := range rows2[1:] {
+		if f[idx("outcome")] == "not_sent" {
+			if f[idx("reason")] != "client_busy" {
+				t.Errorf("record %v: not sent, want reason client_busy", f)
+			}
+			continue
+		}
+		sent, svc := parseNum(t, f[idx("sent_ms")]), parseNum(t, f[idx("service_ms")])
+		switch {
+		case sent < 450:
+			before = append(before, svc)
+		case sent > 800:
+			after = append(after, svc)
+		}
+	}
+	if len(before) == 0 || len(after) == 0 {
+		t.Fatalf("%d answers sent before the change and %d well after it: want some of each", len(before), len(after))
+	}
+	for _, v := range before {
+		if v >= 40 {
+			t.Errorf("a request sent before the change took %v ms of service, want under the new WAIT_MS (40)", v)
+		}
+	}
+	for _, v := range after {
+		if v < 40 {
+			t.Errorf("a request sent after the change took %v ms of service, under the WAIT_MS of 40 it set", v)
+		}
+	}
+	ctl, _ := loadrun.NewControl(l.control, nil)
+	var cfg labsvc.Config
+	if err := ctl.Config(t.Context(), &cfg); err != nil || cfg.WaitMS != 5 {
+		t.Errorf("after the run the lab has WAIT_MS %d (%v), want its own 5 back", cfg.WaitMS, err)
+	}
 }
