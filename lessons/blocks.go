@@ -19,13 +19,17 @@ import (
 
 // Limits on block contents.
 const (
-	minOptions   = 2
-	maxOptions   = 8
-	maxRates     = 8
-	maxRate      = 2000 // requests a second
-	maxSeconds   = 30   // window length
-	maxClosed    = 1024 // closed-loop clients
-	maxTimeoutMS = 60000
+	minOptions = 2
+	maxOptions = 8
+	maxRates   = 8
+	maxRate    = 2000 // requests a second
+	maxSeconds = 30   // window length
+	maxClosed  = 1024 // closed-loop clients
+	// maxClientWorkers bounds max_inflight, an open-loop client's fixed
+	// pool of workers: the runner's cap on clients.
+	maxClientWorkers = 256
+	maxChanges       = 8 // knob changes (at) in a preset, the runner's cap
+	maxTimeoutMS     = 60000
 
 	maxRecordLabel = 80  // characters in a record field's label
 	maxRecordHint  = 300 // characters in a record field's hint
@@ -113,6 +117,9 @@ type labFields struct {
 	Accept     string `yaml:"accept"`
 	Policy     string `yaml:"policy"`
 	Simulated  bool   `yaml:"simulated"`
+
+	MaxInFlight int      `yaml:"max_inflight"`
+	At          []string `yaml:"at"`
 }
 
 type tableFields struct {
@@ -491,7 +498,8 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	l := &Lab{ID: id, Line: line, Workers: f.Workers, SpinMS: f.SpinMS, WaitMS: f.WaitMS, Limit: f.Limit, CPUs: f.CPUs,
 		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
 		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show,
-		Backlog: f.Backlog, Accept: strings.TrimSpace(f.Accept), Simulated: f.Simulated, keyLines: d.keyLines(), complete: !missing}
+		Backlog: f.Backlog, Accept: strings.TrimSpace(f.Accept), Simulated: f.Simulated, MaxInFlight: f.MaxInFlight, At: f.At,
+		keyLines: d.keyLines(), complete: !missing}
 	if l.Accept == "door" {
 		l.Accept = ""
 	}
@@ -519,6 +527,23 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	}
 	if f.TimeoutMS < 0 || f.TimeoutMS > maxTimeoutMS {
 		p.add(d.line("timeout_ms"), "%s: timeout_ms %d is not allowed: want 0 (the runner's default) to %d", what, f.TimeoutMS, maxTimeoutMS)
+	}
+	switch {
+	case f.MaxInFlight < 0 || f.MaxInFlight > maxClientWorkers:
+		p.add(d.line("max_inflight"), "%s: max_inflight %d is not allowed: want 0 (no fixed pool of client workers) to %d", what, f.MaxInFlight, maxClientWorkers)
+	case f.MaxInFlight > 0 && closedLoop:
+		p.add(d.line("max_inflight"), "%s: max_inflight is for an open loop: with closed: %d the clients are the workers", what, f.Closed)
+	}
+	if len(f.At) > maxChanges {
+		p.add(d.line("at"), "%s: at has %d knob changes: want at most %d", what, len(f.At), maxChanges)
+	}
+	for i, c := range f.At {
+		if strings.TrimSpace(c) == "" {
+			p.add(d.line("at", i), "%s: at[%d] is empty: want a knob change such as 30s:WAIT_MS=2000", what, i)
+		}
+	}
+	if len(f.At) > 0 && f.Simulated {
+		p.add(d.line("at"), "%s: at is for a measured preset: knob changes are made through the lab's control API, and the simulator has none", what)
 	}
 	return l
 }

@@ -139,7 +139,14 @@
 // limit 0), policy (POLICY, the door's admission policy as package admit
 // spells it: queue, the default, whose bound is limit; or inflight, aimd,
 // gradient or codel with parameters after commas, such as
-// "inflight,quota=5", which need limit 0), and show (the columns, names of [RecordColumns], that the
+// "inflight,quota=5", which need limit 0), max_inflight (an open-loop
+// client of that many workers, as the capacity demo's client has: 0, the
+// default, for none, to 256; arrivals finding them all busy count in
+// client_busy), at (at most 8 knob changes made at their times into every
+// window through the lab's control API, such as [30s:WAIT_MS=2000]: a bad
+// release; package recorder checks each falls inside the window and names
+// a knob the lab can change with a value it allows; not with simulated),
+// and show (the columns, names of [RecordColumns], that the
 // lesson's text talks about: pages show them first, in this order, in the preset's recorded table
 // and in the table of a run of it, with the other columns one click away;
 // an unknown name is an error at its line). show is presentation, not a
@@ -186,7 +193,7 @@
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
 // cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
 // stall_ms when either is set, rng when given, and backlog, accept,
-// policy and simulated only when set; not its id), the columns,
+// policy, simulated, max_inflight and at only when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a

@@ -77,7 +77,9 @@ func canonicalPreset(l *Lab) string {
 		optional(l.Backlog != 0, " backlog="+strconv.Itoa(l.Backlog)) +
 		optional(l.Accept != "", " accept="+l.Accept) +
 		optional(l.Policy != "", " policy="+string(l.Policy)) +
-		optional(l.Simulated, " simulated")
+		optional(l.Simulated, " simulated") +
+		optional(l.MaxInFlight != 0, " max_inflight="+strconv.Itoa(l.MaxInFlight)) +
+		optional(len(l.At) > 0, " at="+strings.Join(l.At, ";"))
 }
 
 func optional(given bool, s string) string {

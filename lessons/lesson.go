@@ -143,6 +143,14 @@ type Lab struct {
 	// recorder simulates it, and pages offer Simulate and no Run for it.
 	Simulated bool
 
+	// MaxInFlight is the open-loop client's fixed pool of workers (0 for
+	// none): arrivals that find them all busy count in client_busy.
+	MaxInFlight int
+	// At are knob changes made at their times into every window, as
+	// written ("30s:WAIT_MS=2000"); package recorder checks them against
+	// the preset's knobs (CheckLab) and reads them (recorder.Preset).
+	At []string
+
 	keyLines map[string]int // the line of each key the block gives
 	complete bool           // every setting a preset must give is there
 }

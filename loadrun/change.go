@@ -79,9 +79,11 @@ func (k *KnobChange) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// checkChanges says what is wrong with a sweep's knob changes, or nil:
-// each must fall inside the window (0 ≤ At < seconds).
-func checkChanges(changes []KnobChange, seconds float64) error {
+// CheckChangeTimes says what is wrong with a sweep's knob changes, or
+// nil: each must have been read as a change (Err) and fall inside a
+// window of seconds (0 ≤ At < seconds). What knob and value is the
+// lab's to judge (package measure's CheckChanges).
+func CheckChangeTimes(changes []KnobChange, seconds float64) error {
 	if len(changes) == 0 {
 		return nil
 	}

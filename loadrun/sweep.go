@@ -137,7 +137,7 @@ func (s Sweep) ValidatePlan() error {
 	if s.ClientWorkers > 0 && !s.OpenLoop() {
 		return errors.New("client workers are for an open loop: a closed loop's clients are its workers")
 	}
-	if err := checkChanges(s.Changes, s.Seconds); err != nil {
+	if err := CheckChangeTimes(s.Changes, s.Seconds); err != nil {
 		return err
 	}
 	if s.DrainWait < 0 {

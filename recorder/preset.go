@@ -28,6 +28,12 @@ func Preset(l *lessons.Lab) measure.Preset {
 	if l.Closed > 0 {
 		p.Mode, p.Rates, p.Clients = measure.ModeClosed, nil, []int{l.Closed}
 	}
+	p.MaxInFlight = l.MaxInFlight
+	for _, s := range l.At {
+		var c loadrun.KnobChange
+		_ = c.UnmarshalText([]byte(s)) // kept with why when it is not a change: CheckLab names it
+		p.At = append(p.At, c)
+	}
 	return p
 }
 
@@ -45,6 +51,14 @@ func CheckLab(l *lessons.Lab) []lessons.LabProblem {
 		for _, fe := range fes {
 			key := strings.ToLower(fe.Field)
 			out = append(out, lessons.LabProblem{Key: key, Msg: fmt.Sprintf("%s %s is not allowed: want %s", key, fe.Value, fe.Allowed)})
+		}
+	}
+	if l.Gives("at") {
+		p := Preset(l)
+		if err := loadrun.CheckChangeTimes(p.At, p.Seconds); err != nil {
+			out = append(out, lessons.LabProblem{Key: "at", Msg: "at: " + err.Error()})
+		} else if err := measure.CheckChanges(p.Config, p.At); err != nil {
+			out = append(out, lessons.LabProblem{Key: "at", Msg: "at: " + err.Error()})
 		}
 	}
 	if l.Gives("rng") {

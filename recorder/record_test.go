@@ -410,6 +410,20 @@ func TestCheckLab(t *testing.T) {
 		{"limit beside a policy", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 5\ncpus: 1\nrates: [10]\nseconds: 1\npolicy: codel\n```\n", []string{
 			`a.md:14: lab "l": limit 5 is not allowed: want 0 with POLICY=codel (LIMIT bounds the queue policy's waiting callers; codel's own parameters are in POLICY)`,
 		}},
+		// Knob changes fall inside the window, name a knob the lab can
+		// change and give a value it allows.
+		{"knob change past the window", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\nat: [1s:WAIT_MS=40]\n```\n", []string{
+			`a.md:18: lab "l": at: knob change 1s:WAIT_MS=40 is past the end of the window: want a time from 0 to less than the window's 1s`,
+		}},
+		{"knob change unknown knob", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\nat: [500ms:SPEED=2]\n```\n", []string{
+			`a.md:18: lab "l": at: knob change 500ms:SPEED=2: unknown knob "SPEED": want one of SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY`,
+		}},
+		{"knob change bad value", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\nat: [500ms:WAIT_MS=20000]\n```\n", []string{
+			`a.md:18: lab "l": at: knob change 500ms:WAIT_MS=20000: WAIT_MS=20000 is not allowed: want 0 to 10000`,
+		}},
+		{"knob change form", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\nat: [WAIT_MS=20]\n```\n", []string{
+			`a.md:18: lab "l": at: knob change "WAIT_MS=20" is not allowed: want TIME:KNOB=VALUE, e.g. 30s:WAIT_MS=2000 (TIME from the window's start, such as 30s or 1.5s)`,
+		}},
 		// A preset missing a knob is reported missing, not also out of range.
 		{"missing knob", "```lab id=l\nworkers: 1\nspin_ms: 2\nwait_ms: 18\ncpus: 1\nrates: [10]\nseconds: 1\n```\n", []string{
 			`a.md:10: lab "l": limit is missing: a lab preset gives workers, spin_ms, wait_ms, limit, cpus, seconds, and rates (open loop) or closed (closed loop)`,
@@ -513,6 +527,14 @@ func TestPreset(t *testing.T) {
 	withPolicy.Limit, withPolicy.Policy = 0, "aimd,backoff=0.5"
 	if p := Preset(&withPolicy); p.Policy != "aimd,backoff=0.5" || p.Validate() != nil {
 		t.Errorf("Preset(with a policy) = %+v (%v), want POLICY=aimd,backoff=0.5", p.Config, p.Validate())
+	}
+	// A bad release and a client of 10 workers reach the preset and its
+	// sweep.
+	release := open
+	release.Limit, release.MaxInFlight, release.At = 0, 10, []string{"2s:WAIT_MS=100", "4s:POLICY=aimd"}
+	if p := Preset(&release); p.MaxInFlight != 10 || len(p.At) != 2 || p.At[0].String() != "2s:WAIT_MS=100" || p.At[1].Value != "aimd" ||
+		p.Sweep().ClientWorkers != 10 || len(p.Sweep().Changes) != 2 || p.Validate() != nil {
+		t.Errorf("Preset(with at and max_inflight) = max_inflight %d, at %v (%v)", p.MaxInFlight, p.At, p.Validate())
 	}
 	closed := lessons.Lab{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Seconds: 1, Closed: 2, Accept: lessons.AcceptWorkers}
 	p = Preset(&closed)

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
 	"capacitylab/input"
 	"capacitylab/labsvc"
@@ -225,17 +224,14 @@ func (l Limits) Validate(q Request) error {
 				break
 			}
 		}
-		if secondsOK && fe["at"] == "" {
-			for _, c := range q.At {
-				if c.At >= time.Duration(q.Seconds*float64(time.Second)) {
-					fe["at"] = fmt.Sprintf("knob change %s is past the end of the window: want a time from 0 to less than %s s", c, num(q.Seconds))
-					break
-				}
+		if fe["at"] == "" && secondsOK {
+			if err := loadrun.CheckChangeTimes(q.At, q.Seconds); err != nil {
+				fe["at"] = err.Error()
 			}
 		}
 		if fe["at"] == "" {
 			if err := measure.CheckChanges(q.Config, q.At); err != nil {
-				fe["at"] = err.Error() + " (a change is TIME:KNOB=VALUE, e.g. 30s:WAIT_MS=2000; the knobs that may change: " + labsvc.ChangeableKnobs + ")"
+				fe["at"] = err.Error()
 			}
 		}
 	}

@@ -47,7 +47,7 @@ func TestValidate(t *testing.T) {
 		{"knob change and client workers", eightCores, with(func(q *runner.Request) { q.At, q.MaxInFlight = changes("1s:WAIT_MS=2000"), 10 }), nil},
 		// A knob change at the window's end or later.
 		{"knob change past the window", eightCores, with(func(q *runner.Request) { q.At = changes("2s:WAIT_MS=2000") }),
-			map[string]string{"at": "knob change 2s:WAIT_MS=2000 is past the end of the window: want a time from 0 to less than 2 s"}},
+			map[string]string{"at": "knob change 2s:WAIT_MS=2000 is past the end of the window: want a time from 0 to less than the window's 2s"}},
 		// A knob the lab does not have, or cannot change while it runs.
 		{"unknown knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:SPEED=2") }), map[string]string{"at": `unknown knob "SPEED": want one of SPIN_MS`}},
 		{"fixed knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:CPUS=2") }), map[string]string{"at": "CPUS cannot change while the lab runs"}},

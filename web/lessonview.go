@@ -559,7 +559,18 @@ func labLoadKnobs(block string, q runner.Request, lim runner.Limits) []knob {
 		{Block: block, Name: "rng", Label: "Random source", Help: "What draws the arrivals from the seed; CPython's gives the arrivals a Python script seeded the same way would.", Env: "--rng", Value: rng,
 			Choices: [][2]string{{"pcg", "PCG (the default)"}, {string(loadrun.Python), "CPython's random module"}}, Mode: runner.ModeOpen},
 		{Block: block, Name: "timeout_ms", Label: "Caller timeout", Unit: "ms", Help: "A caller gives up after this long; 0 means 2000.", Env: "--timeout", Value: itoa(q.TimeoutMS), Min: "0", Max: itoa(lim.MaxTimeoutMS)},
+		{Block: block, Name: "max_inflight", Label: "Client workers", Help: "The callers' fixed pool of workers: an arrival that finds every one busy is not sent and is counted as client busy. 0 means no fixed pool.", Env: "--max-inflight", Value: itoa(q.MaxInFlight), Min: "0", Max: itoa(lim.MaxClients), Mode: runner.ModeOpen},
+		{Block: block, Name: "at", Label: "Knob changes", Help: "Change a lab knob partway through every window, as TIME:KNOB=VALUE, several separated by semicolons: 10s:WAIT_MS=200 is a bad release 10 s in. Each window starts from the settings above. Empty means none.", Env: "--at", Value: joinChanges(q.At), Words: true},
 	}
+}
+
+// joinChanges writes knob changes as the form's at field takes them.
+func joinChanges(cs []loadrun.KnobChange) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = c.String()
+	}
+	return strings.Join(s, "; ")
 }
 
 // classKnobs are the knobs a class's host may change before running a lab

@@ -204,7 +204,8 @@ func TestSweepValidation(t *testing.T) {
 	// lab program does not exist here, so the run itself then fails.)
 	form := url.Values{"workers": {"2"}, "spin_ms": {"1"}, "wait_ms": {"4"}, "limit": {"0"}, "cpus": {"1"}, "stall_every": {"50"}, "stall_ms": {"30"},
 		"backlog": {"16"}, "accept": {"workers"},
-		"mode": {"open"}, "rates": {"20, 40"}, "clients": {""}, "seconds": {"1"}, "seed": {"5"}, "rng": {"python"}, "timeout_ms": {"0"}, "block": {"sat-sweep"}}
+		"mode": {"open"}, "rates": {"20, 40"}, "clients": {""}, "seconds": {"1"}, "seed": {"5"}, "rng": {"python"}, "timeout_ms": {"0"}, "block": {"sat-sweep"},
+		"max_inflight": {"3"}, "at": {"500ms:WAIT_MS=8; 700ms:STALL_EVERY=0"}}
 	res = site.post(nil, "/api/sweeps", form)
 	loc := res.Header.Get("Location")
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/runs/") {
@@ -213,8 +214,14 @@ func TestSweepValidation(t *testing.T) {
 	snap, ok := rn.Get(strings.TrimPrefix(loc, "/runs/"))
 	if !ok || snap.Request.Lesson != "saturation" || snap.Request.Workers != 2 || len(snap.Request.Rates) != 2 || snap.Request.Seed != 5 ||
 		snap.Request.StallEvery != 50 || snap.Request.StallMS != 30 || snap.Request.RNG != "python" ||
-		snap.Request.Backlog != 16 || snap.Request.Accept != labsvc.AcceptWorkers {
+		snap.Request.Backlog != 16 || snap.Request.Accept != labsvc.AcceptWorkers ||
+		snap.Request.MaxInFlight != 3 || len(snap.Request.At) != 2 || snap.Request.At[1].String() != "700ms:STALL_EVERY=0" {
 		t.Errorf("queued from the form: %+v", snap.Request)
+	}
+	// A bad knob change in a form is named like any other field.
+	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"10"}, "seconds": {"1"}, "at": {"500ms:WAIT_MS=20000"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="at"`) || !strings.Contains(res.body, `WAIT_MS=20000 is not allowed: want 0 to 10000`) {
+		t.Errorf("form with a bad knob change: %d\n%s", res.StatusCode, res.body)
 	}
 	// A bad stall or random source in a form is named like any other field.
 	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"10"}, "seconds": {"1"}, "stall_ms": {"soon"}})

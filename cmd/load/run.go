@@ -477,7 +477,7 @@ func checkChanges(ctx context.Context, ctl *loadrun.Control, changes []loadrun.K
 		return usagef("--at: the lab's knobs could not be read from %s: %v", ctl.URL(), rootCause(err))
 	}
 	if err := measure.CheckChanges(cfg, changes); err != nil {
-		return usagef("--at: %v (the knobs that may change: %s)", err, labsvc.ChangeableKnobs)
+		return usagef("--at: %v", err)
 	}
 	return nil
 }

@@ -138,6 +138,12 @@ function watch(panel, replay = false, onEnd = null) {
         }
         break;
       }
+      case "knob": {
+        // A knob change the run makes in every window (its "at"), as the
+        // lab took it.
+        announce(panel, `Window ${e.window + 1} of ${e.windows}: ${fmt((e.elapsed_ms || 0) / 1000)} s in, the lab took ${e.change}.`);
+        break;
+      }
       case "row": {
         const r = e.row || {};
         setProgress(panel, "window-progress", 1);
