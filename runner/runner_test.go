@@ -906,3 +906,72 @@ func TestRunNotSavedIsNotDone(t *testing.T) {
 		t.Errorf("the failure is not logged:\n%s", logs.String())
 	}
 }
+
+// A run with a knob change and a client of fixed workers: its log has a
+// knob event in each window, after the window began and before its row,
+// saying when the lab took the change; the saved records show the new
+// WAIT_MS after it; arrivals that found both client workers busy are
+// client_busy, and the rows still account for every arrival.
+func TestKnobChangeAndClientWorkersRun(t *testing.T) {
+	r, st := newRunner(t, runner.Config{})
+	c, err := loadrun.ParseKnobChange("500ms:WAIT_MS=40")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 4, WaitMS: 5, CPUs: 1}, Rates: []float64{40, 40}, Seconds: 1, Seed: 3,
+		MaxInFlight: 2, At: []loadrun.KnobChange{c}}}
+	tk, err := r.Submit(t.Context(), "a", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := collect(t, r, tk.ID, 0, 30*time.Second)
+	if last(es).Kind != runner.KindDone {
+		t.Fatalf("ended %+v", last(es))
+	}
+	window, knobs := -1, map[int]float64{}
+	for _, e := range es {
+		switch e.Kind {
+		case runner.KindProgress:
+			window = e.Window
+		case runner.KindKnob:
+			if e.Window != window || e.Change != "500ms:WAIT_MS=40" {
+				t.Errorf("knob event %+v during window %d", e, window)
+			}
+			knobs[e.Window] = e.ElapsedMS
+		case runner.KindRow:
+			if _, ok := knobs[e.Window]; !ok {
+				t.Errorf("window %d's row came without a knob event before it", e.Window)
+			}
+			row := e.Row
+			if row.Lost != 0 || row.NotSent != 0 || row.ClientBusy == 0 || row.Sent+row.ClientBusy != row.Arrivals {
+				t.Errorf("window %d: arrivals %d, sent %d, client_busy %d, not_sent %d, lost %d", e.Window, row.Arrivals, row.Sent, row.ClientBusy, row.NotSent, row.Lost)
+			}
+		}
+	}
+	if len(knobs) != 2 {
+		t.Fatalf("knob events in windows %v, want one in each of 2", knobs)
+	}
+	var recs []loadrun.Record
+	if err := st.EachRecord(t.Context(), tk.ID, func(rec loadrun.Record) error { recs = append(recs, rec); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// A wait never ends early: every answer sent after the change took at
+	// least the new WAIT_MS; those sent before it, the old one (median).
+	before := map[int][]float64{}
+	for _, rec := range recs {
+		at := time.Duration(knobs[rec.Window] * float64(time.Millisecond))
+		switch {
+		case rec.Outcome != loadrun.OK:
+		case rec.Sent > at && rec.ServiceMS < 40:
+			t.Errorf("window %d record %d sent %v after the change (%v) was served in %v ms, under the new WAIT_MS", rec.Window, rec.Seq, rec.Sent, at, rec.ServiceMS)
+		case rec.Sent < at-30*time.Millisecond:
+			before[rec.Window] = append(before[rec.Window], rec.ServiceMS)
+		}
+	}
+	for w, svc := range before {
+		slices.Sort(svc)
+		if m := svc[len(svc)/2]; m < 5 || m >= 40 {
+			t.Errorf("window %d: service time median %v ms before the change, want WAIT_MS 5's (5 to 40 ms)", w, m)
+		}
+	}
+}

@@ -280,3 +280,25 @@ func TestSimulatePythonArrivals(t *testing.T) {
 		}
 	}
 }
+
+// --max-inflight with --simulate: the simulated client has 2 workers, so
+// against a lab of one worker taking 200 ms at least, an arrival every
+// 20 ms mostly finds both busy: those count in client_busy, never in
+// not_sent, and sent + client_busy = arrivals with lost 0.
+func TestSimulateMaxInFlight(t *testing.T) {
+	out, errOut, err := runLoad(t, noenv, "--simulate", "--workers", "1", "--spin-ms", "0", "--wait-ms", "200", "--rate", "50", "--seconds", "1",
+		"--schedule", "uniform", "--max-inflight", "2", "--json")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	var r loadrun.Row
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	// Two out at once, each at least 200 ms (the second waits for the
+	// first): at most 2 sent in the first 200 ms and one per 200 ms after.
+	if r.Lost != 0 || r.NotSent != 0 || r.Sent+r.ClientBusy != r.Arrivals || r.Arrivals != 50 || r.Sent > 7 || r.Sent < 4 {
+		t.Errorf("arrivals %d, sent %d, client_busy %d, not_sent %d, lost %d: want 50 = sent (4 to 7) + client_busy, not_sent and lost 0",
+			r.Arrivals, r.Sent, r.ClientBusy, r.NotSent, r.Lost)
+	}
+}
