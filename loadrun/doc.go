@@ -235,7 +235,8 @@
 // from just before the window's own clock starts (microseconds apart),
 // posts it, and sends a knob event once the lab has taken it, with
 // elapsed_ms when it answered; as the window ends (after its stats are
-// read) the knobs are set back, so every window starts from the same lab.
+// read) the knobs are set back, so every window starts from the same lab
+// (and a cancelled sweep, too, leaves the lab as it found it).
 // A change whose time comes after the window's last request ended is not
 // made, and the row's note says so. A change the lab refuses, or a
 // control API that fails, ends the sweep after that window, as any

@@ -194,3 +194,45 @@ func TestOpenClientWorkers(t *testing.T) {
 		t.Errorf("%d requests were out at once, more than the client's 2 workers", most)
 	}
 }
+
+// A knob change through the lab's control API: the sweep's knob event
+// says when the lab took it, and a sweep cancelled after it leaves the
+// lab with its own knobs.
+func TestSweepKnobChangeCancelled(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	target, err := loadrun.NewTarget(l.target, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := loadrun.NewControl(l.control, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadrun.ParseKnobChange("200ms:WAIT_MS=30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events := make(chan loadrun.Event)
+	sw := loadrun.Sweep{Target: target, Control: &ctl, Rates: []float64{20}, Seconds: 2, Seed: 1, Changes: []loadrun.KnobChange{c}}
+	go func() { _, _ = sw.Run(ctx, events) }()
+	var knob *loadrun.Event
+	for e := range events {
+		if e.Kind == loadrun.EventKnob {
+			knob = &e
+			var cfg labsvc.Config
+			if err := ctl.Config(t.Context(), &cfg); err != nil || cfg.WaitMS != 30 {
+				t.Errorf("after the knob event the lab has WAIT_MS %d (%v), want 30", cfg.WaitMS, err)
+			}
+			cancel()
+		}
+	}
+	if knob == nil || knob.Change != "200ms:WAIT_MS=30" || knob.ElapsedMS < 200 || knob.ElapsedMS > 400 {
+		t.Fatalf("knob event %+v, want 200ms:WAIT_MS=30 at 200 to 400 ms", knob)
+	}
+	var cfg labsvc.Config
+	if err := ctl.Config(t.Context(), &cfg); err != nil || cfg.WaitMS != 5 {
+		t.Errorf("after the cancelled sweep the lab has WAIT_MS %d (%v), want its own 5", cfg.WaitMS, err)
+	}
+}

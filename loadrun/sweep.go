@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -13,6 +14,10 @@ import (
 // learners' runs, the recorded tables, cmd/load) waits this long; a lab
 // still busy after it leaves a note on the row.
 const DefaultDrainWait = 10 * time.Second
+
+// restoreWait bounds setting a lab's changed knobs back after a window,
+// even when the sweep was cancelled.
+const restoreWait = 5 * time.Second
 
 // Sweep is a series of windows against one lab: one per offered rate (open
 // loop) or one per client count (closed loop).
@@ -448,11 +453,14 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			}
 			lab = &st
 		}
-		if len(made) > 0 && ctx.Err() == nil {
-			// Every window starts from the knobs the sweep began with.
-			if err := s.Control.restore(ctx, knobsBefore); err != nil && changeErr == nil {
+		if slices.ContainsFunc(made, func(a applied) bool { return !a.skipped }) {
+			// Every window starts from the knobs the sweep began with, and
+			// a cancelled sweep leaves the lab with them too.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreWait)
+			if err := s.Control.restore(rctx, knobsBefore); err != nil && changeErr == nil && ctx.Err() == nil {
 				changeErr = err
 			}
+			cancel()
 		}
 		if lab != nil && ctx.Err() == nil {
 			row.Done = int(lab.Done)
