@@ -68,11 +68,13 @@ func TestMeasureKnobChange(t *testing.T) {
 		slices.Sort(after)
 		mb, ma := before[len(before)/2], after[len(after)/2]
 		t.Logf("window %d: change at %v; service time median %.3f ms before (n=%d), %.3f ms after (n=%d)", i, at, mb, len(before), ma, len(after))
-		// A wait never ends early: every service time after the change is
-		// at least the new WAIT_MS, and the medians are within 5 ms of
-		// what was set (the lab aims for 1%).
-		if after[0] < 60 {
-			t.Errorf("window %d: a request sent after the change was served in %.3f ms, under the WAIT_MS of 60 it set", i, after[0])
+		// Every service time after the change is at least the new
+		// WAIT_MS, less the at most 1 ms the lab's waiter may end a wait
+		// early (labsvc's wait_linux.go sets its timer early by its recent
+		// wake-up delay), and the medians are within 5 ms of what was set
+		// (the lab aims for 1%).
+		if after[0] < 59 {
+			t.Errorf("window %d: a request sent after the change was served in %.3f ms, more than 1 ms under the WAIT_MS of 60 it set", i, after[0])
 		}
 		if mb < 10 || mb > 15 || ma < 60 || ma > 65 {
 			t.Errorf("window %d: service time median %.3f ms before the change and %.3f ms after; want 10 to 15 ms (WAIT_MS=10), then 60 to 65 ms (WAIT_MS=60)", i, mb, ma)

@@ -955,15 +955,16 @@ func TestKnobChangeAndClientWorkersRun(t *testing.T) {
 	if err := st.EachRecord(t.Context(), tk.ID, func(rec loadrun.Record) error { recs = append(recs, rec); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	// A wait never ends early: every answer sent after the change took at
-	// least the new WAIT_MS; those sent before it, the old one (median).
+	// Every answer sent after the change took at least the new WAIT_MS,
+	// less the at most 1 ms the lab's waiter may end a wait early; those
+	// sent before it, the old one (median).
 	before := map[int][]float64{}
 	for _, rec := range recs {
 		at := time.Duration(knobs[rec.Window] * float64(time.Millisecond))
 		switch {
 		case rec.Outcome != loadrun.OK:
-		case rec.Sent > at && rec.ServiceMS < 40:
-			t.Errorf("window %d record %d sent %v after the change (%v) was served in %v ms, under the new WAIT_MS", rec.Window, rec.Seq, rec.Sent, at, rec.ServiceMS)
+		case rec.Sent > at && rec.ServiceMS < 39:
+			t.Errorf("window %d record %d sent %v after the change (%v) was served in %v ms, more than 1 ms under the new WAIT_MS", rec.Window, rec.Seq, rec.Sent, at, rec.ServiceMS)
 		case rec.Sent < at-30*time.Millisecond:
 			before[rec.Window] = append(before[rec.Window], rec.ServiceMS)
 		}
