@@ -125,6 +125,14 @@ func settingList(q runner.Request) []setting {
 	if q.Backlog > 0 {
 		backlog = counted(q.Backlog, "caller", "callers")
 	}
+	workers := "no fixed pool"
+	if q.MaxInFlight > 0 {
+		workers = counted(q.MaxInFlight, "worker", "workers") + "; an arrival that finds every one busy is not sent (client busy)"
+	}
+	changes := "none"
+	if len(q.At) > 0 {
+		changes = joinChanges(q.At) + ", in every window"
+	}
 	if q.RNG == string(loadrun.Python) && q.Mode != runner.ModeClosed {
 		seed += " (CPython's random module)"
 	}
@@ -142,6 +150,8 @@ func settingList(q runner.Request) []setting {
 		{"seconds", "Window length", fmtNum(q.Seconds) + " s", ""},
 		{"seed", "Seed of the arrivals", seed, ""},
 		{"timeout", "Caller's timeout", timeout, ""},
+		{"max_inflight", "Client workers", workers, "--max-inflight"},
+		{"at", "Knob changes", changes, "--at"},
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // which are also the names the lessons' recorded tables and cmd/load use,
 // so a learner reads the same heading in their run as in the lesson.
 var rowColumns = []string{"window", "offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms",
-	"mean_ms", "done", "lost", "queued", "backlogged", "not_sent", "late", "send_lag_p99_ms", "note"}
+	"mean_ms", "done", "lost", "queued", "backlogged", "not_sent", "client_busy", "late", "send_lag_p99_ms", "note"}
 
 // defaultRunShow are the columns a run's table shows first when its lab
 // block names none (show:); a run whose workers accept for themselves
