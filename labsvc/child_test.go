@@ -416,21 +416,26 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 	if st.Queued < 64 {
 		t.Errorf("queued %d: the lab was not overloaded (256 callers, 64 workers)", st.Queued)
 	}
-	if med := took[len(took)/2]; med > 10*time.Millisecond {
-		t.Errorf("GET /stats median %v under overload, want within a few ms (at most 10 ms)", med)
-	}
-	// The tail is bounded only when the lab had its processor to itself.
-	// Under `go test ./...` other packages' labs and generators run at
-	// the same time and some are pinned to the same processor; on the CI
-	// machine the lab then got 94% of it and five calls in twenty took
-	// 11 ms to 1.07 s, the time other programs held the processor, not
-	// time the lab's control API spent waiting for its own workers (which
-	// is what made every call take 0.6 to 1.9 s before). The median and
-	// the upper quartile hold either way.
-	if q3 := took[len(took)*3/4-1]; q3 > 50*time.Millisecond {
-		t.Errorf("GET /stats upper quartile %v under overload, want at most 50 ms", q3)
-	}
+	// The bounds are for a lab that has its processor. Under `go test
+	// ./...` (and more so under -race) other packages' labs and
+	// generators run at the same time, some pinned to the same processor:
+	// on the CI machine the lab once got 94% of it and five calls in
+	// twenty took 11 ms to 1.07 s; under -race beside a build, 38% and a
+	// median of 12.8 ms. That is time other programs held the processor,
+	// not time the control API waited for the lab's own workers (before
+	// it had a processor of its own, calls took 0.23 to 1.93 s, median
+	// 0.81 s, with the lab at 61% of its processor). So the median's and the upper
+	// quartile's bounds grow as the lab's share of its processor shrinks
+	// (10 ms and 50 ms at a full share), and the slowest call is bounded
+	// only when the lab had the processor to itself.
 	share := st.ProcessCPUMS / 10 / elapsed
+	scale := 100 / max(share, 10)
+	if med, bound := took[len(took)/2], time.Duration(scale*float64(10*time.Millisecond)); med > bound {
+		t.Errorf("GET /stats median %v under overload, want within a few ms (at most 10 ms at the lab's full share of its processor; %v at its %.0f%%)", med, bound, share)
+	}
+	if q3, bound := took[len(took)*3/4-1], time.Duration(scale*float64(50*time.Millisecond)); q3 > bound {
+		t.Errorf("GET /stats upper quartile %v under overload, want at most 50 ms at the lab's full share of its processor (%v at its %.0f%%)", q3, bound, share)
+	}
 	if share < 98 {
 		t.Logf("NOT CHECKED: the slowest call's bound (100 ms): other programs took %.0f%% of the lab's processor during the test", 100-share)
 		return
