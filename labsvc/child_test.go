@@ -377,6 +377,13 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
 	}
+	if raceDetector {
+		// Under -race the lab child is instrumented too: with the lab at
+		// 96% of its processor the median call took 12.9 ms and the upper
+		// quartile 60 ms (CI, 2026-12-01), the detector's cost in the
+		// control API's own goroutine. The plain run checks the bounds.
+		t.Skip("NOT RUN under the race detector: its timings are the detector's; `go test ./labsvc` checks them")
+	}
 	c := serveChild(t, labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1})
 	cpus, err := affinity.ProcessCPUs(c.Pid())
 	if err != nil {
