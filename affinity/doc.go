@@ -1,7 +1,7 @@
 // Package affinity keeps a load generator off the processors of the lab it
 // measures, and says where each side runs.
 //
-// A lab child pins itself to its first CPUS processors (labsvc's sandbox),
+// A lab child pins itself to its first CPUS processors (labsvc's sandbox, with PinTo),
 // but that alone does not stop the generator's process (the load
 // generator, and in the server the web server and its websocket watchers)
 // from running on them too, which would charge the generator's work to the
