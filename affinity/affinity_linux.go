@@ -65,11 +65,11 @@ func PinAwayFrom(lab []int) (*Pinning, error) {
 	// pinned one: recording that as its "before" would make Restore pin
 	// it for good (and every thread it starts later). Such threads get
 	// the calling thread's mask from before, as threads started later do.
-	existing, err := threadIDs()
+	existing, err := ThreadIDs()
 	if err != nil {
 		return nil, err
 	}
-	if err := p.setAll(func(tid int) (unix.CPUSet, error) {
+	if err := setAll(func(tid int) (unix.CPUSet, error) {
 		if !slices.Contains(existing, tid) {
 			return rest, nil
 		}
@@ -88,7 +88,7 @@ func PinAwayFrom(lab []int) (*Pinning, error) {
 }
 
 func (p *Pinning) restore() error {
-	return p.setAll(func(tid int) (unix.CPUSet, error) {
+	return setAll(func(tid int) (unix.CPUSet, error) {
 		if old, ok := p.saved.before[tid]; ok {
 			return old, nil
 		}
@@ -101,10 +101,10 @@ func (p *Pinning) restore() error {
 // has not set (threads may be created while it goes round; a new thread
 // takes its creator's mask, so once every thread is set no new one escapes).
 // Threads that exit meanwhile (ESRCH) are skipped.
-func (p *Pinning) setAll(mask func(tid int) (unix.CPUSet, error)) error {
+func setAll(mask func(tid int) (unix.CPUSet, error)) error {
 	done := map[int]bool{}
 	for pass := 0; pass < 10; pass++ {
-		tids, err := threadIDs()
+		tids, err := ThreadIDs()
 		if err != nil {
 			return err
 		}
@@ -131,6 +131,16 @@ func (p *Pinning) setAll(mask func(tid int) (unix.CPUSet, error)) error {
 		}
 	}
 	return errors.New("setting affinity: threads kept appearing after 10 passes")
+}
+
+// PinTo limits every thread of the calling process to cpus, as a lab child
+// pins itself to its CPUS processors; threads started later inherit it.
+func PinTo(cpus []int) error {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	return setAll(func(int) (unix.CPUSet, error) { return set, nil })
 }
 
 // ThreadCPUs reads the processors each thread of process pid may run on,
@@ -176,7 +186,9 @@ func ThreadCPUs(pid int) (map[int][]int, error) {
 	return out, nil
 }
 
-func threadIDs() ([]int, error) {
+// ThreadIDs lists the ids of the calling process's threads, from
+// /proc/self/task.
+func ThreadIDs() ([]int, error) {
 	ents, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return nil, fmt.Errorf("listing threads: %w", err)

@@ -426,8 +426,8 @@ func TestBadSettings(t *testing.T) {
 			ln.Close()
 			var stdout, stderr strings.Builder
 			err = run(t.Context(), append([]string{"--addr", addr, "--control", "127.0.0.1:0"}, tc.args...), func(k string) string { return tc.env[k] }, &stdout, &stderr)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || exitStatus(err) != 2 {
-				t.Fatalf("run = %v (exit %d), want one line with %q and exit 2", err, exitStatus(err), tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || labsvc.ExitStatus(err) != 2 {
+				t.Fatalf("run = %v (exit %d), want one line with %q and exit 2", err, labsvc.ExitStatus(err), tc.want)
 			}
 			if stdout.Len() != 0 {
 				t.Errorf("stdout %q: nothing should have started", stdout.String())

@@ -255,8 +255,11 @@ func startClass(base, lesson string) chromedp.Action[chromedp.Void] {
 func openDetails(sel string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		for _, a := range []chromedp.Action[chromedp.Void]{
-			chromedp.Evaluate[chromedp.Void](`document.querySelector('` + sel + ` > summary').scrollIntoView({block: "center"})`),
-			chromedp.Click(chromedp.CSS(sel + " > summary")),
+			// Opening a <details> is the browser's own behaviour, not
+			// ours: the click on its summary missed now and then in CI
+			// (the step timed out with the details closed), so it is
+			// opened as the click would, which fires the same toggle event.
+			chromedp.Evaluate[chromedp.Void](`(d => { d.scrollIntoView({block: "center"}); d.open = true })(document.querySelector('` + sel + `'))`),
 			classPoll(`document.querySelector('` + sel + `').open`),
 		} {
 			if _, err := a(ctx, t); err != nil {
