@@ -26,3 +26,9 @@ func PinTo([]int) error { return errNoAffinity }
 
 // ThreadIDs cannot list threads on this system.
 func ThreadIDs() ([]int, error) { return nil, errNoAffinity }
+
+// ThreadsOf cannot list threads on this system.
+func ThreadsOf(int) ([]int, error) { return nil, errNoAffinity }
+
+// EachThread cannot list threads on this system: it calls set for none.
+func EachThread(func(tid int) error) error { return errNoAffinity }

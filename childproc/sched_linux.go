@@ -1,6 +1,7 @@
 package childproc
 
 import (
+	"capacitylab/affinity"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,7 +24,7 @@ import (
 // RLIMIT_NICE that allows it; without, the first thread refuses, nothing
 // is changed and the error says so (it wraps unix.EACCES or unix.EPERM).
 func SetNice(nice int) error {
-	return eachThread(func(tid int) error {
+	return affinity.EachThread(func(tid int) error {
 		err := unix.Setpriority(unix.PRIO_PROCESS, tid, nice)
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 			return fmt.Errorf("niceness %d not permitted (it takes root or CAP_SYS_NICE): %w", nice, err)
@@ -46,7 +47,7 @@ func SetNice(nice int) error {
 // It needs CAP_SYS_NICE (root) or an RLIMIT_RTPRIO of priority; without,
 // the first thread refuses, nothing is changed and the error says so.
 func SetRoundRobin(priority int) error {
-	return eachThread(func(tid int) error {
+	return affinity.EachThread(func(tid int) error {
 		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_RR, Priority: uint32(priority)}
 		err := unix.SchedSetAttr(tid, &attr, 0)
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
@@ -59,36 +60,6 @@ func SetRoundRobin(priority int) error {
 	})
 }
 
-// eachThread calls set for every thread of the calling process, passing
-// over /proc/self/task until a pass finds no thread it has not seen
-// (threads may be started while it goes round; each takes its creator's
-// settings, so once every thread is set no new one escapes). Threads that
-// exit meanwhile (ESRCH) are skipped; set's first other error is returned.
-func eachThread(set func(tid int) error) error {
-	done := map[int]bool{}
-	for pass := 0; pass < 10; pass++ {
-		tids, err := threadIDs(os.Getpid())
-		if err != nil {
-			return err
-		}
-		fresh := 0
-		for _, tid := range tids {
-			if done[tid] {
-				continue
-			}
-			fresh++
-			done[tid] = true
-			if err := set(tid); err != nil && !errors.Is(err, unix.ESRCH) {
-				return err
-			}
-		}
-		if fresh == 0 {
-			return nil
-		}
-	}
-	return errors.New("threads kept appearing after 10 passes over them")
-}
-
 // Sched is how the kernel schedules one thread.
 type Sched struct {
 	Nice       int    // -20 to 19 (kept, unused, under a real-time policy)
@@ -96,15 +67,31 @@ type Sched struct {
 	RTPriority int    // 1 to 99 under fifo and round-robin; 0 otherwise
 }
 
-// policies names the kernel's scheduling policies by number.
-var policies = map[int]string{0: "normal", 1: "fifo", 2: "round-robin", 3: "batch", 5: "idle", 6: "deadline"}
+// policyName names the kernel's scheduling policy number p.
+func policyName(p int) string {
+	switch p {
+	case 0:
+		return "normal"
+	case 1:
+		return "fifo"
+	case 2:
+		return "round-robin"
+	case 3:
+		return "batch"
+	case 5:
+		return "idle"
+	case 6:
+		return "deadline"
+	}
+	return "policy " + strconv.Itoa(p)
+}
 
 // ThreadScheds reads how each thread of process pid is scheduled, from
 // /proc/<pid>/task/<tid>/stat, keyed by thread id. Threads that exit
 // while it reads are left out. It is how tests and operators check what
 // SetNice and SetRoundRobin did.
 func ThreadScheds(pid int) (map[int]Sched, error) {
-	tids, err := threadIDs(pid)
+	tids, err := affinity.ThreadsOf(pid)
 	if err != nil {
 		return nil, err
 	}
@@ -147,24 +134,5 @@ func parseStat(line string) (Sched, error) {
 		}
 		n[k] = v
 	}
-	policy, ok := policies[n[2]]
-	if !ok {
-		policy = "policy " + strconv.Itoa(n[2])
-	}
-	return Sched{Nice: n[0], RTPriority: n[1], Policy: policy}, nil
-}
-
-// threadIDs lists the threads of process pid.
-func threadIDs(pid int) ([]int, error) {
-	ents, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-	if err != nil {
-		return nil, fmt.Errorf("listing the threads of %d: %w", pid, err)
-	}
-	tids := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
+	return Sched{Nice: n[0], RTPriority: n[1], Policy: policyName(n[2])}, nil
 }
