@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,11 +64,11 @@ func PinAwayFrom(lab []int) (*Pinning, error) {
 	// pinned one: recording that as its "before" would make Restore pin
 	// it for good (and every thread it starts later). Such threads get
 	// the calling thread's mask from before, as threads started later do.
-	existing, err := threadIDs()
+	existing, err := ThreadIDs()
 	if err != nil {
 		return nil, err
 	}
-	if err := p.setAll(func(tid int) (unix.CPUSet, error) {
+	if err := setAll(func(tid int) (unix.CPUSet, error) {
 		if !slices.Contains(existing, tid) {
 			return rest, nil
 		}
@@ -88,7 +87,7 @@ func PinAwayFrom(lab []int) (*Pinning, error) {
 }
 
 func (p *Pinning) restore() error {
-	return p.setAll(func(tid int) (unix.CPUSet, error) {
+	return setAll(func(tid int) (unix.CPUSet, error) {
 		if old, ok := p.saved.before[tid]; ok {
 			return old, nil
 		}
@@ -101,10 +100,31 @@ func (p *Pinning) restore() error {
 // has not set (threads may be created while it goes round; a new thread
 // takes its creator's mask, so once every thread is set no new one escapes).
 // Threads that exit meanwhile (ESRCH) are skipped.
-func (p *Pinning) setAll(mask func(tid int) (unix.CPUSet, error)) error {
+func setAll(mask func(tid int) (unix.CPUSet, error)) error {
+	return EachThread(func(tid int) error {
+		set, err := mask(tid)
+		if err != nil {
+			return fmt.Errorf("reading affinity of thread %d: %w", tid, err)
+		}
+		if err := unix.SchedSetaffinity(tid, &set); err != nil {
+			return fmt.Errorf("setting affinity of thread %d: %w", tid, err)
+		}
+		return nil
+	})
+}
+
+// EachThread calls set for every thread of the calling process, passing
+// over /proc/self/task until a pass finds no thread it has not seen:
+// threads may be started while it goes round, and each takes its
+// creator's settings (affinity, niceness, scheduling policy), so once
+// every thread is set no new one escapes. Threads that exit meanwhile
+// (set's error wraps unix.ESRCH) are skipped; set's first other error is
+// returned. PinTo, PinAwayFrom and Restore set affinity with it;
+// childproc sets niceness and policy with it.
+func EachThread(set func(tid int) error) error {
 	done := map[int]bool{}
 	for pass := 0; pass < 10; pass++ {
-		tids, err := threadIDs()
+		tids, err := ThreadIDs()
 		if err != nil {
 			return err
 		}
@@ -115,22 +135,25 @@ func (p *Pinning) setAll(mask func(tid int) (unix.CPUSet, error)) error {
 			}
 			fresh++
 			done[tid] = true
-			set, err := mask(tid)
-			if err == unix.ESRCH {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("reading affinity of thread %d: %w", tid, err)
-			}
-			if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-				return fmt.Errorf("setting affinity of thread %d: %w", tid, err)
+			if err := set(tid); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
 			}
 		}
 		if fresh == 0 {
 			return nil
 		}
 	}
-	return errors.New("setting affinity: threads kept appearing after 10 passes")
+	return errors.New("threads kept appearing after 10 passes over them")
+}
+
+// PinTo limits every thread of the calling process to cpus, as a lab child
+// pins itself to its CPUS processors; threads started later inherit it.
+func PinTo(cpus []int) error {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	return setAll(func(int) (unix.CPUSet, error) { return set, nil })
 }
 
 // ThreadCPUs reads the processors each thread of process pid may run on,
@@ -138,18 +161,13 @@ func (p *Pinning) setAll(mask func(tid int) (unix.CPUSet, error)) error {
 // id. Threads that exit while it reads are left out. It is how tests and
 // operators check where a lab and its generator run.
 func ThreadCPUs(pid int) (map[int][]int, error) {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	ents, err := os.ReadDir(dir)
+	tids, err := ThreadsOf(pid)
 	if err != nil {
-		return nil, fmt.Errorf("listing threads of %d: %w", pid, err)
+		return nil, err
 	}
-	out := make(map[int][]int, len(ents))
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "status"))
+	out := make(map[int][]int, len(tids))
+	for _, tid := range tids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 				continue
@@ -176,10 +194,15 @@ func ThreadCPUs(pid int) (map[int][]int, error) {
 	return out, nil
 }
 
-func threadIDs() ([]int, error) {
-	ents, err := os.ReadDir("/proc/self/task")
+// ThreadIDs lists the ids of the calling process's threads, from
+// /proc/self/task.
+func ThreadIDs() ([]int, error) { return ThreadsOf(os.Getpid()) }
+
+// ThreadsOf lists the ids of process pid's threads, from /proc/<pid>/task.
+func ThreadsOf(pid int) ([]int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
-		return nil, fmt.Errorf("listing threads: %w", err)
+		return nil, fmt.Errorf("listing threads of %d: %w", pid, err)
 	}
 	tids := make([]int, 0, len(ents))
 	for _, e := range ents {

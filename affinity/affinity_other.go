@@ -20,3 +20,15 @@ func (p *Pinning) restore() error { return nil }
 
 // ThreadCPUs cannot read threads' processors on this system.
 func ThreadCPUs(int) (map[int][]int, error) { return nil, errNoAffinity }
+
+// PinTo cannot pin on this system: it says so and changes nothing.
+func PinTo([]int) error { return errNoAffinity }
+
+// ThreadIDs cannot list threads on this system.
+func ThreadIDs() ([]int, error) { return nil, errNoAffinity }
+
+// ThreadsOf cannot list threads on this system.
+func ThreadsOf(int) ([]int, error) { return nil, errNoAffinity }
+
+// EachThread cannot list threads on this system: it calls set for none.
+func EachThread(func(tid int) error) error { return errNoAffinity }

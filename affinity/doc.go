@@ -1,9 +1,9 @@
 // Package affinity keeps a load generator off the processors of the lab it
 // measures, and says where each side runs.
 //
-// A lab child pins itself to its first CPUS processors (labsvc's sandbox),
-// but that alone does not stop the generator's process from running on
-// them too, which would charge the generator's work to the lab. Whoever
+// A lab child pins itself to its first CPUS processors (labsvc's sandbox,
+// with PinTo), but that alone does not stop the generator's process from
+// running on them too, which would charge the generator's work to the lab. Whoever
 // runs the generator owns its pinning, and only the generator is pinned:
 // a run's load child (package measure) and cmd/load call PinAwayFrom with
 // the lab's processors (ProcessCPUs of the lab child's pid, which is right

@@ -377,6 +377,13 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
 	}
+	if raceDetector {
+		// Under -race the lab child is instrumented too: with the lab at
+		// 96% of its processor the median call took 12.9 ms and the upper
+		// quartile 60 ms (CI, 2026-12-01), the detector's cost in the
+		// control API's own goroutine. The plain run checks the bounds.
+		t.Skip("NOT RUN under the race detector: its timings are the detector's; `go test ./labsvc` checks them")
+	}
 	c := serveChild(t, labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1})
 	cpus, err := affinity.ProcessCPUs(c.Pid())
 	if err != nil {
@@ -401,6 +408,11 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 	}
 	time.Sleep(time.Second) // the queue fills
 	doJSON(t, "POST", c.Control()+"/reset", "", nil)
+	stopProbe := make(chan struct{})
+	probe, err := wakeLate(cpus, stopProbe)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var took []time.Duration
 	var st labsvc.Stats
 	for range 20 {
@@ -409,6 +421,13 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 		st = stats(t, c.Control())
 		took = append(took, time.Since(start))
 	}
+	close(stopProbe)
+	late := <-probe
+	slices.Sort(late)
+	if len(late) == 0 {
+		t.Fatal("the wake-up probe took no samples")
+	}
+	t.Logf("a thread on the lab's processor woke %v late at the median, %v nine times in ten, at most %v (%d naps)", late[len(late)/2], late[len(late)*9/10], late[len(late)-1], len(late))
 	elapsed := time.Since(st.Since).Seconds()
 	slices.Sort(took)
 	t.Logf("GET /stats took %v (sorted); meanwhile the lab served %.0f/s, used %.0f%% of its processor, queued %d",
@@ -416,26 +435,40 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 	if st.Queued < 64 {
 		t.Errorf("queued %d: the lab was not overloaded (256 callers, 64 workers)", st.Queued)
 	}
-	if med := took[len(took)/2]; med > 10*time.Millisecond {
-		t.Errorf("GET /stats median %v under overload, want within a few ms (at most 10 ms)", med)
-	}
-	// The tail is bounded only when the lab had its processor to itself.
-	// Under `go test ./...` other packages' labs and generators run at
-	// the same time and some are pinned to the same processor; on the CI
-	// machine the lab then got 94% of it and five calls in twenty took
-	// 11 ms to 1.07 s, the time other programs held the processor, not
-	// time the lab's control API spent waiting for its own workers (which
-	// is what made every call take 0.6 to 1.9 s before). The median and
-	// the upper quartile hold either way.
-	if q3 := took[len(took)*3/4-1]; q3 > 50*time.Millisecond {
-		t.Errorf("GET /stats upper quartile %v under overload, want at most 50 ms", q3)
-	}
+	// Two sets of bounds. The goal, a few milliseconds, holds for a lab
+	// that has its processor: at most 10 ms for the median, 50 ms for the
+	// upper quartile and 100 ms for the slowest call. It is checked when
+	// the lab had at least 98% of its processor and a thread pinned there
+	// woke within 1 ms of when it asked nine times in ten (wakeLate). Under
+	// `go test ./...` other packages' labs and generators run at the same
+	// time, some on the same processor, and the machine decides: on the CI
+	// machine the lab once got 93% of it and the median was 11 ms, another
+	// time 94% and five calls in twenty took 11 ms to 1.07 s; here, with
+	// two busy loops on the lab's processor, 43% and a median of 1.8 ms.
+	// That is time other programs held the processor, not time the
+	// control API waited for the lab's own workers. What the control API
+	// must never do again, whatever else runs, is wait behind them: before
+	// it had a processor of its own, calls took 0.23 to 1.93 s, median
+	// 0.81 s, with the lab at 61% of its processor, and 192 queued 2 ms
+	// spins are 0.38 s of work. So on a busy machine the bounds are the
+	// ones that failure cannot meet: 50 ms for the median, 200 ms for the
+	// upper quartile.
 	share := st.ProcessCPUMS / 10 / elapsed
-	if share < 98 {
-		t.Logf("NOT CHECKED: the slowest call's bound (100 ms): other programs took %.0f%% of the lab's processor during the test", 100-share)
-		return
+	floor := late[len(late)*9/10]
+	quiet := share >= 98 && floor <= time.Millisecond
+	medBound, q3Bound := 50*time.Millisecond, 200*time.Millisecond
+	if quiet {
+		medBound, q3Bound = 10*time.Millisecond, 50*time.Millisecond
+	} else {
+		t.Logf("NOT CHECKED: the goal's bounds (10, 50 and 100 ms); the lab had %.0f%% of its processor and a thread there woke up to %v late nine times in ten (checked at 98%% and 1 ms): checking only that no call waited behind the lab's workers", share, floor)
 	}
-	if worst := took[len(took)-1]; worst > 100*time.Millisecond {
+	if med := took[len(took)/2]; med > medBound {
+		t.Errorf("GET /stats median %v under overload, want at most %v (lab at %.0f%% of its processor, wake-ups up to %v late)", med, medBound, share, floor)
+	}
+	if q3 := took[len(took)*3/4-1]; q3 > q3Bound {
+		t.Errorf("GET /stats upper quartile %v under overload, want at most %v (lab at %.0f%% of its processor, wake-ups up to %v late)", q3, q3Bound, share, floor)
+	}
+	if worst := took[len(took)-1]; quiet && worst > 100*time.Millisecond {
 		t.Errorf("slowest GET /stats %v under overload, want at most 100 ms", worst)
 	}
 }

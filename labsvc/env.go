@@ -63,6 +63,17 @@ const PolicyAllowed = "queue, inflight,quota=N, aimd, gradient, codel, each with
 // may exit 0.
 var ErrUsage = errors.New("usage")
 
+// ExitStatus is the exit status of a command (lab, proxy) that ends with
+// err: 2 for a configuration or usage mistake (FieldErrors, ErrUsage), 1
+// otherwise.
+func ExitStatus(err error) int {
+	var fe FieldErrors
+	if errors.As(err, &fe) || errors.Is(err, ErrUsage) {
+		return 2
+	}
+	return 1
+}
+
 // ParseSettings reads the knobs and addresses from args (flags such as
 // --workers=4) with the environment (WORKERS=4, read through getenv) as
 // fallback, then defaults (package envflag). A value that is not a whole

@@ -81,6 +81,7 @@ func TestRefusalsUnderBurst(t *testing.T) {
 func TestServiceTimeAtRest(t *testing.T) {
 	const n = 40
 	l := startLab(t, labsvc.DefaultConfig())
+	irq0, irqErr := interruptTime()
 	var svc []float64
 	for range n {
 		r, err := call(l.addr, 5*time.Second)
@@ -110,8 +111,20 @@ func TestServiceTimeAtRest(t *testing.T) {
 	if st.Done != n || st.QueueWaitMS.Max > 5 {
 		t.Errorf("done=%d queue_wait_ms=%+v, want %d done and no queueing at rest", st.Done, st.QueueWaitMS, n)
 	}
-	if per := st.SpinCPUMS / float64(st.Done); per < 1.99 || per > 2.1 {
-		t.Errorf("spin_cpu_ms per request = %.3f, want SPIN_MS=2", per)
+	// A spin never computes less than SPIN_MS, and on a quiet machine at
+	// most a few chunks more. Its thread's clock is also charged for the
+	// interrupts handled while it runs: on the CI machine, with other
+	// packages' tests busy on the loopback, 40 spins measured 2.174 ms
+	// each. So the upper bound grows by the interrupt time the machine
+	// logged during the test, shared among the spins, and says so.
+	allow := 0.1
+	if irq1, err := interruptTime(); irqErr == nil && err == nil && irq1 > irq0 {
+		extra := float64(irq1-irq0) / float64(time.Millisecond) / n
+		t.Logf("NOT HELD TO 2.1 ms: the processors handled %v of interrupts during the test (at most %.2f ms a spin); spins held to 2.1 + %.2f ms", irq1-irq0, extra, extra)
+		allow += extra
+	}
+	if per := st.SpinCPUMS / float64(st.Done); per < 1.99 || per > 2+allow {
+		t.Errorf("spin_cpu_ms per request = %.3f, want SPIN_MS=2 (at least 1.99, at most %.2f)", per, 2+allow)
 	}
 	// busy_ms is the worker-time the callers saw, summed (each header is
 	// rounded to the microsecond).

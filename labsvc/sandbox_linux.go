@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"capacitylab/affinity"
 )
 
 // pin sets the affinity of every thread of the process to the first n
@@ -18,48 +20,10 @@ func pin(n int) ([]int, error) {
 		return nil, err
 	}
 	cpus := allowed[:min(len(allowed), n)]
-	var set unix.CPUSet
-	for _, cpu := range cpus {
-		set.Set(cpu)
-	}
-	// Threads may be created while we go round; pass until one finds no new
-	// thread.
-	done := map[int]bool{}
-	for pass := 0; pass < 5; pass++ {
-		tids, err := threadIDs()
-		if err != nil {
-			return nil, err
-		}
-		fresh := 0
-		for _, tid := range tids {
-			if done[tid] {
-				continue
-			}
-			fresh++
-			if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-				return nil, fmt.Errorf("setting affinity: %w", err)
-			}
-			done[tid] = true
-		}
-		if fresh == 0 {
-			break
-		}
+	if err := affinity.PinTo(cpus); err != nil {
+		return nil, err
 	}
 	return cpus, nil
-}
-
-func threadIDs() ([]int, error) {
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil, fmt.Errorf("listing threads: %w", err)
-	}
-	tids := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
 }
 
 // idleMonitor gives the Go runtime's monitor thread (sysmon) the SCHED_IDLE
@@ -73,7 +37,7 @@ func threadIDs() ([]int, error) {
 // the thread whose id follows the process id most closely. It returns that
 // thread's id.
 func idleMonitor() (int, error) {
-	tids, err := threadIDs()
+	tids, err := affinity.ThreadIDs()
 	if err != nil {
 		return 0, err
 	}

@@ -221,16 +221,35 @@ func TestShapeFourWorkers(t *testing.T) {
 	})
 }
 
-// WORKERS=16 on one CPU: the processor binds (1 ÷ 2 ms = 500/s), far below
-// the workers' 16 ÷ 20 ms = 800/s.
+// WORKERS=16 on one CPU: the processor binds (1 ÷ 2 ms = 500/s, less the
+// lab's own processor time per request), far below the workers' 16 ÷ 20 ms
+// = 800/s. The lab measures its processor time (lab_cpu_ms, over the
+// window and its drain), so the bound is checked against what it measured:
+// at the peak the lab's processor was at least 90% busy, each request cost
+// it at least the 2 ms spin, and the peak is nowhere near the workers'
+// 800/s. (A fixed band of 420 to 520 failed in CI under -race on a slower
+// machine: 411 to 419 a second at 2.32 to 2.37 ms of processor a request,
+// the processor 97 to 99% busy.)
 func TestShapeOneCPU(t *testing.T) {
 	rates, seconds := []float64{700}, 2.0
 	if long() {
 		rates, seconds = []float64{400, 600, 700}, 20
 	}
 	shape(t, labsvc.Config{Workers: 16, SpinMS: 2, WaitMS: 18, CPUs: 1}, rates, seconds, func(rows []loadrun.Row) (p []string) {
-		if pk := peak(rows); pk < 420 || pk > 520 {
-			p = append(p, fmt.Sprintf("peak ok_per_sec %.2f, want it between 420 and 520", pk))
+		top := rows[0]
+		for _, r := range rows {
+			if r.OKPerSec > top.OKPerSec {
+				top = r
+			}
+		}
+		if top.LabCPUMS <= 0 || top.Done == 0 {
+			return append(p, fmt.Sprintf("offered %v: the lab's processor time was not measured (lab_cpu_ms %v, done %d)", top.Offered, top.LabCPUMS, top.Done))
+		}
+		perReq := top.LabCPUMS / float64(top.Done) // ms of the lab's processor a request
+		busy := top.OKPerSec * perReq / 1000       // share of its one processor in use
+		if perReq < 2 || busy < 0.9 || top.OKPerSec > 520 {
+			p = append(p, fmt.Sprintf("peak ok_per_sec %.2f at %.3f ms of processor a request (its processor %.0f%% busy): want the processor to bind, at least 90%% busy, each request at least the 2 ms spin, and at most 520 a second",
+				top.OKPerSec, perReq, 100*busy))
 		}
 		return p
 	})

@@ -29,7 +29,10 @@
 //     pins every one of its threads, once and for good, to the processors
 //     the lab does not use (affinity.PinAwayFrom with the lab child's
 //     processors, walking /proc/self/task until no new thread appears),
-//     sets GOMAXPROCS to their number, and runs the sweep at the lab.
+//     sets GOMAXPROCS to their number, raises every one of its threads to
+//     real-time round-robin priority LoadChildRTPriority and niceness
+//     LoadChildNice (childproc.SetRoundRobin, SetNice; threads started
+//     later inherit both), and runs the sweep at the lab.
 //
 // The calling process (the server, with its web pages and a class's
 // websocket watchers) is never pinned and its GOMAXPROCS never changed, so
@@ -37,7 +40,21 @@
 // what it does while a run goes on costs the generator nothing but what
 // the kernel's scheduler gives away. When the lab has every processor the
 // process may use (a 1-core host) or the system has no processor affinity,
-// the load child is not pinned and its hello says why.
+// the load child is not pinned and its hello says why; its priority is
+// then not raised either (it would outrank the lab on the lab's
+// processor).
+//
+// The priority matters where the generator shares its processor with the
+// server's websocket fan-out to a class (2 cores: one for the lab, one for
+// everything else). At the same priority the kernel shares that processor
+// and the generator's sends wait behind the fan-out (send-lag p99 of 2 to
+// 5 ms with 1,000 watchers against 0.1 ms alone); a niceness of -10 alone
+// halves that; real-time, the generator runs as soon as it is ready and
+// sends as on time watched as alone (docs/BENCHMARKS.md). It is the load
+// child's own setting: the server's threads keep theirs. Where it is not
+// permitted (it takes root or CAP_SYS_NICE) the load child runs at the
+// niceness it inherited, or at LoadChildNice if only that is permitted;
+// its hello says why and the runner logs a warning.
 //
 // Generate is the generator's side on its own: a sweep against a lab that
 // is already serving, with the settings every measurement uses (WindowPause
@@ -71,7 +88,8 @@
 // next (or stop) before the window after it begins; last, done:
 //
 //	{"kind":"hello","version":2,"pid":5678,"cpus":[1],"gomaxprocs":1,
-//	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]"}
+//	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]",
+//	 "nice":-10,"rt_priority":1,"priority":"generator at real-time round-robin priority 1, niceness -10"}
 //	{"kind":"progress","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":250.3,"sent":10,"ended":9}
 //	{"kind":"knob","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":500.2,"change":"500ms:WAIT_MS=40"}
 //	{"kind":"records","window":0,"records":[{"seq":0,"intended_ns":12873,"sent_ns":13101,

@@ -49,6 +49,9 @@ type Child struct {
 	CPUs       []int  // the processors it may use (nil when unknown)
 	GoMaxProcs int    // its GOMAXPROCS
 	Note       string // how it was placed, in words (the load child's pinning)
+	Nice       int    // the niceness its threads run at (the load child's; 0 for the lab child)
+	RTPriority int    // its threads' real-time round-robin priority; 0: not real-time
+	Priority   string // the load child's priority, or why it was not raised, in words
 }
 
 // Generate runs sw against a lab that is already serving (sw's Target and

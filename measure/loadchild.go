@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"capacitylab/affinity"
+	"capacitylab/childproc"
 	"capacitylab/loadrun"
 )
 
@@ -64,6 +65,7 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 	hello := childLine{Kind: lineHello, Version: ProtocolVersion, Pid: os.Getpid()}
 	hello.CPUs, hello.Pinning = pinAway(start.LabCPUs)
 	hello.GoMaxProcs = runtime.GOMAXPROCS(0)
+	hello.Nice, hello.RTPriority, hello.Priority = raisePriority(len(hello.CPUs) > 0)
 	out := newLineWriter(stdout)
 	if err := out.send(hello); err != nil {
 		return fmt.Errorf("load child: writing hello: %w", err)
@@ -170,6 +172,46 @@ func pinAway(lab []int) ([]int, string) {
 	}
 	runtime.GOMAXPROCS(len(p.Generator))
 	return p.Generator, p.String()
+}
+
+// How a load child raises its scheduling priority as it starts (see
+// raisePriority): every one of its threads at real-time round-robin
+// priority LoadChildRTPriority, and at niceness LoadChildNice, which ranks
+// it among normal threads where the real-time policy is refused.
+const (
+	LoadChildRTPriority = 1
+	LoadChildNice       = -10
+)
+
+// raisePriority raises the scheduling priority of every thread of this
+// process, for good, when it runs on processors of its own (pinned away
+// from the lab): on a 2-core machine the generator's processor is the one
+// the server's websocket fan-out to a class uses too, and the generator
+// should send on time whatever the server does. It sets niceness
+// LoadChildNice, then real-time round-robin priority LoadChildRTPriority,
+// so the generator runs first whenever it is ready. Unpinned, it would
+// outrank the lab on the lab's processor, so it is not raised. It returns
+// the niceness and real-time priority (0: none) the threads run at and a
+// line saying so, or why not.
+func raisePriority(pinned bool) (nice, rt int, note string) {
+	if nices, err := childproc.ThreadScheds(os.Getpid()); err == nil {
+		nice = nices[os.Getpid()].Nice
+	}
+	if !pinned {
+		return nice, 0, fmt.Sprintf("generator's priority not raised (niceness %d): it shares the lab's processors", nice)
+	}
+	nerr := childproc.SetNice(LoadChildNice)
+	if nerr == nil {
+		nice = LoadChildNice
+	}
+	rerr := childproc.SetRoundRobin(LoadChildRTPriority)
+	switch {
+	case rerr == nil:
+		return nice, LoadChildRTPriority, fmt.Sprintf("generator at real-time round-robin priority %d, niceness %d", LoadChildRTPriority, nice)
+	case nerr == nil:
+		return nice, 0, fmt.Sprintf("generator at niceness %d, not real-time: %v", nice, rerr)
+	}
+	return nice, 0, fmt.Sprintf("generator's priority not raised (niceness %d): %v; %v", nice, nerr, rerr)
 }
 
 // ChildMain makes the running program able to serve as its own load

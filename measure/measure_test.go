@@ -171,11 +171,11 @@ func checkWindows(t *testing.T, ws []measure.Event) {
 func TestMeasure(t *testing.T) {
 	p := preset(40, 80)
 	var rec recording
-	var apart error
+	var apart, niced error
 	checked := false
 	res, err := measure.Measure(t.Context(), children(t, "1"), p, func(e measure.Event) error {
 		if e.Kind == measure.EventProgress && e.Window == 1 && !checked {
-			checked, apart = true, childrenApart(rec.started)
+			checked, apart, niced = true, childrenApart(rec.started), loadChildNiced(rec.started)
 		}
 		return rec.handle(e)
 	})
@@ -188,6 +188,12 @@ func TestMeasure(t *testing.T) {
 	checkWindows(t, rec.windows)
 	if !checked || apart != nil {
 		t.Errorf("the children's processors were checked during window 1: %v (%v)", checked, apart)
+	}
+	if niced != nil {
+		t.Errorf("the load child's niceness, read during window 1: %v", niced)
+	}
+	if res.Load.RTPriority != measure.LoadChildRTPriority {
+		t.Logf("NOTE: the load child is not real-time here: %s", res.Load.Priority)
 	}
 	t.Logf("lab %+v; load %+v", res.Lab, res.Load)
 	if res.Load.Pid == 0 || res.Load.GoMaxProcs < 1 || res.Load.Note == "" || res.Lab.Pid == 0 {
@@ -237,6 +243,36 @@ func childrenApart(started measure.Event) error {
 			if slices.Contains(lab, c) {
 				return fmt.Errorf("thread %d of the load child may use processor %d, which the lab child (%v) uses", tid, c, lab)
 			}
+		}
+	}
+	return nil
+}
+
+// loadChildNiced says whether every thread of the load child, including
+// those started since its hello, is scheduled as its hello said (nil), and
+// whether that is real-time round-robin at measure.LoadChildRTPriority and
+// niceness measure.LoadChildNice wherever that is permitted (as root) and
+// the load child is pinned away from the lab.
+func loadChildNiced(started measure.Event) error {
+	scheds, err := childproc.ThreadScheds(started.Load.Pid)
+	if err != nil {
+		return err
+	}
+	l := started.Load
+	if os.Geteuid() == 0 && len(l.CPUs) > 0 && (l.RTPriority != measure.LoadChildRTPriority || l.Nice != measure.LoadChildNice) {
+		return fmt.Errorf("as root, pinned to %v, the load child runs at real-time priority %d, niceness %d; want %d and %d: %s",
+			l.CPUs, l.RTPriority, l.Nice, measure.LoadChildRTPriority, measure.LoadChildNice, l.Priority)
+	}
+	want := childproc.Sched{Nice: l.Nice, Policy: "normal"}
+	if l.RTPriority > 0 {
+		want.Policy, want.RTPriority = "round-robin", l.RTPriority
+	}
+	if len(scheds) < 2 {
+		return fmt.Errorf("the load child has %d thread(s): want the generator's", len(scheds))
+	}
+	for tid, s := range scheds {
+		if s != want {
+			return fmt.Errorf("thread %d of the load child (pid %d) is scheduled %+v, its hello said %+v (%s)", tid, l.Pid, s, want, l.Priority)
 		}
 	}
 	return nil

@@ -67,6 +67,9 @@ type childLine struct {
 	CPUs       []int  `json:"cpus,omitempty"`
 	GoMaxProcs int    `json:"gomaxprocs,omitempty"`
 	Pinning    string `json:"pinning,omitempty"`
+	Nice       int    `json:"nice,omitempty"`
+	RTPriority int    `json:"rt_priority,omitempty"`
+	Priority   string `json:"priority,omitempty"`
 
 	// progress, records, row, done
 	*loadrun.WindowProgress

@@ -62,17 +62,8 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "proxy:", err)
-		os.Exit(exitStatus(err))
+		os.Exit(labsvc.ExitStatus(err))
 	}
-}
-
-// exitStatus is 2 for a configuration or usage mistake, 1 otherwise.
-func exitStatus(err error) int {
-	var fe labsvc.FieldErrors
-	if errors.As(err, &fe) || errors.Is(err, labsvc.ErrUsage) {
-		return 2
-	}
-	return 1
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

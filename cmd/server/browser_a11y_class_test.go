@@ -143,7 +143,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 
 	// Round 1, voting open, one vote in.
 	doSteps(t, host, "host opens round 1",
-		chromedp.Click(chromedp.CSS(`[data-testid="open-sample-predict"]`)),
+		clickStable(`[data-testid="open-sample-predict"]`),
 	)
 	doSteps(t, learner, "learner votes About 50",
 		chromedp.WaitEnabled(chromedp.CSS(q+` [data-testid="vote-sample-predict-a"]`)),
@@ -160,7 +160,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 
 	// Round 1 revealed: everyone sees the bar chart.
 	doSteps(t, host, "host reveals round 1",
-		chromedp.Click(chromedp.CSS(`[data-testid="reveal-sample-predict"]`)),
+		clickStable(`[data-testid="reveal-sample-predict"]`),
 		classPoll(status+`.includes("Round 1: revealed, 1 vote")`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="next-sample-predict"]`)),
 	)
@@ -174,7 +174,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	// Round 2: the learner moves to About 500; once revealed, everyone
 	// sees both charts and the movement.
 	doSteps(t, host, "host starts round 2",
-		chromedp.Click(chromedp.CSS(`[data-testid="next-sample-predict"]`)),
+		clickStable(`[data-testid="next-sample-predict"]`),
 		classPoll(status+`.includes("Round 2: voting is open, 0 votes so far")`),
 	)
 	doSteps(t, learner, "learner changes to About 500",
@@ -186,7 +186,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	const want = "1 moved from About 50 to About 500"
 	doSteps(t, host, "host reveals round 2",
 		classPoll(status+`.includes("Round 2: voting is open, 1 vote so far")`),
-		chromedp.Click(chromedp.CSS(`[data-testid="reveal-sample-predict"]`)),
+		clickStable(`[data-testid="reveal-sample-predict"]`),
 		classPoll(status+`.includes("Round 2: revealed, 1 vote")`),
 		classPoll(moved+`.includes("`+want+`")`),
 	)
@@ -200,7 +200,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	// The answer: everyone sees the right option and its explanation,
 	// the learner their vote's verdict.
 	doSteps(t, host, "host shows the answer",
-		chromedp.Click(chromedp.CSS(`[data-testid="answer-sample-predict"]`)),
+		clickStable(`[data-testid="answer-sample-predict"]`),
 		classPoll(status+`.includes("The answer is About 50")`))
 	for _, tab := range []context.Context{learner, projector} {
 		doSteps(t, tab, "the class sees the answer",

@@ -129,6 +129,27 @@ func clickToPage(sel string) chromedp.Action[chromedp.Void] {
 	}
 }
 
+// clickStable clicks what sel finds once it is visible and has stopped
+// moving: the same box in two readings 50 ms apart. chromedp reads where
+// the element is and then sends the mouse there; a page that is still
+// laying itself out (a status line that re-wraps above a button as a
+// message arrives) moves the button in between and the click lands beside
+// it. A person would not click a button while it moves; the browser tests
+// wait as they would.
+func clickStable(sel string) chromedp.Action[chromedp.Void] {
+	box := `(() => { const e = document.querySelector(` + "`" + sel + "`" + `);
+		if (!e || e.hidden || !e.offsetParent) { window.__clickBox = ""; return false; }
+		const r = e.getBoundingClientRect(), k = [r.x, r.y, r.width, r.height].join(",");
+		const same = window.__clickBox === k; window.__clickBox = k; return same; })()`
+	wait := chromedp.Poll[chromedp.Void](box, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := wait(ctx, t); err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.Click(chromedp.CSS(sel))(ctx, t)
+	}
+}
+
 // stepTimeout bounds one browser step, so a failing step leaves time to
 // take a screenshot of what the page showed.
 const stepTimeout = 10 * time.Second
