@@ -122,8 +122,13 @@ func setAll(mask func(tid int) (unix.CPUSet, error)) error {
 // returned. PinTo, PinAwayFrom and Restore set affinity with it;
 // childproc sets niceness and policy with it.
 func EachThread(set func(tid int) error) error {
+	const maxPasses = 1000
 	done := map[int]bool{}
-	for pass := 0; pass < 10; pass++ {
+	// A pass can find threads started during the one before, so a process
+	// starting threads one after another needs a pass for each (the tests
+	// start 16 while pinning: CI under -race needed more than 10 passes).
+	// The bound only stops a process that never stops starting threads.
+	for pass := 0; pass < maxPasses; pass++ {
 		tids, err := ThreadIDs()
 		if err != nil {
 			return err
@@ -143,7 +148,7 @@ func EachThread(set func(tid int) error) error {
 			return nil
 		}
 	}
-	return errors.New("threads kept appearing after 10 passes over them")
+	return fmt.Errorf("threads kept appearing after %d passes over them", maxPasses)
 }
 
 // PinTo limits every thread of the calling process to cpus, as a lab child

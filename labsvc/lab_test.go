@@ -219,6 +219,18 @@ func TestAbandonedRequestsServed(t *testing.T) {
 		}
 		c.Close()
 	}
+	// Nobody waits for a reply, so wait until the door has taken every
+	// connection before waiting for quiet: a lab that has not accepted
+	// them yet is quiet too (CI under -race once read accepted=0).
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st := stats(t, l.control)
+		if st.Accepted+st.Refused >= abandoned {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("after 5 s the lab had taken %d of the %d connections", st.Accepted+st.Refused, abandoned)
+		}
+	}
 	st := quiet(t, l.control, 5*time.Second)
 	if st.Done != abandoned || st.Bad != 0 || st.Accepted != abandoned {
 		t.Errorf("after %d abandoned requests: accepted=%d done=%d bad=%d, want all accepted and done", abandoned, st.Accepted, st.Done, st.Bad)
