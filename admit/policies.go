@@ -73,11 +73,18 @@ func (a *aimd) begin(now time.Duration) {
 
 func (a *aimd) admit(now time.Duration, inside, _, _ int) bool {
 	a.begin(now)
-	if inside >= int(a.lim) {
-		a.peak = max(a.peak, inside)
+	return admitUnder(a.lim, &a.peak, inside)
+}
+
+// admitUnder is the adaptive policies' door: a caller is let in while
+// fewer than lim are inside, and peak keeps the most inside (counting one
+// refused at the limit as the limit reached) since the policy last looked.
+func admitUnder(lim float64, peak *int, inside int) bool {
+	if inside >= int(lim) {
+		*peak = max(*peak, inside)
 		return false
 	}
-	a.peak = max(a.peak, inside+1)
+	*peak = max(*peak, inside+1)
 	return true
 }
 
@@ -144,12 +151,7 @@ func (g *gradient) begin(now time.Duration) {
 
 func (g *gradient) admit(now time.Duration, inside, _, _ int) bool {
 	g.begin(now)
-	if inside >= int(g.lim) {
-		g.peak = max(g.peak, inside)
-		return false
-	}
-	g.peak = max(g.peak, inside+1)
-	return true
+	return admitUnder(g.lim, &g.peak, inside)
 }
 
 func (g *gradient) start(time.Duration, time.Duration) bool { return true }
