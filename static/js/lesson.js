@@ -131,15 +131,9 @@ function fromHTML(html) {
 // currentBlock fetches this page again and returns its block with id, or
 // null.
 async function currentBlock(id) {
-  try {
-    const res = await fetch(window.location.pathname, { credentials: "same-origin" });
-    if (!res.ok) return null;
-    const doc = new DOMParser().parseFromString(await res.text(), "text/html");
-    const block = doc.getElementById(id);
-    return block ? document.importNode(block, true) : null;
-  } catch (err) {
-    return null;
-  }
+  const doc = await fetchPage();
+  const block = doc && doc.getElementById(id);
+  return block ? document.importNode(block, true) : null;
 }
 
 function enhance(root) {
@@ -164,15 +158,21 @@ function watchRuns() {
   observer.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-status"] });
 }
 
-async function refreshRunChoices() {
-  let doc;
+// fetchPage fetches this page again as the server renders it now, or
+// gives null when it cannot (the blocks then stay as they are).
+async function fetchPage() {
   try {
     const res = await fetch(window.location.pathname, { credentials: "same-origin" });
-    if (!res.ok) return;
-    doc = new DOMParser().parseFromString(await res.text(), "text/html");
+    if (!res.ok) return null;
+    return new DOMParser().parseFromString(await res.text(), "text/html");
   } catch (err) {
-    return;
+    return null;
   }
+}
+
+async function refreshRunChoices() {
+  const doc = await fetchPage();
+  if (!doc) return;
   for (const select of document.querySelectorAll("select[data-record-runs]")) {
     const fresh = doc.getElementById(select.id);
     if (!fresh) continue;
@@ -194,14 +194,8 @@ document.addEventListener("capacitylab:run-ended", async (event) => {
   if (!lab) return;
   const ids = [lab.id];
   if (lab.dataset.settles) ids.push(lab.dataset.settles);
-  let doc;
-  try {
-    const res = await fetch(window.location.pathname, { credentials: "same-origin" });
-    if (!res.ok) return;
-    doc = new DOMParser().parseFromString(await res.text(), "text/html");
-  } catch (err) {
-    return;
-  }
+  const doc = await fetchPage();
+  if (!doc) return;
   for (const id of ids) {
     const old = document.getElementById(id);
     const fresh = doc.getElementById(id);
