@@ -28,6 +28,34 @@ func (fe FieldErrors) Error() string {
 // Names returns the fields with errors, sorted.
 func (fe FieldErrors) Names() []string { return slices.Sorted(maps.Keys(fe)) }
 
+// Add records msg for field unless the field has a message already: the
+// first problem found with a field is the one reported.
+func (fe FieldErrors) Add(field, msg string) {
+	if _, ok := fe[field]; !ok {
+		fe[field] = msg
+	}
+}
+
+// Err returns fe as an error, or nil when it holds none, so that a
+// function collecting problems in a FieldErrors can end with
+// `return fe.Err()`.
+func (fe FieldErrors) Err() error {
+	if len(fe) == 0 {
+		return nil
+	}
+	return fe
+}
+
+// NotAllowed is the message for a field given value when allowed is what
+// it may hold: "0 is not allowed: want 1 to 1024", or "an empty value is
+// not allowed: want ..." when value is empty.
+func NotAllowed(value, allowed string) string {
+	if value == "" {
+		value = "an empty value"
+	}
+	return value + " is not allowed: want " + allowed
+}
+
 // Problem is the kind of mistake a JSONError reports.
 type Problem int
 

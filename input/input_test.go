@@ -95,7 +95,19 @@ func TestFieldErrors(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	var none FieldErrors
-	if none.Error() != "" || len(none.Names()) != 0 {
+	if none.Error() != "" || len(none.Names()) != 0 || none.Err() != nil {
 		t.Error("nil FieldErrors is not empty")
+	}
+	// Add keeps the first problem found with a field; Err is nil until
+	// there is one.
+	fe = FieldErrors{}
+	if fe.Err() != nil {
+		t.Error("empty FieldErrors.Err() is not nil")
+	}
+	fe.Add("LIMIT", NotAllowed("-3", "0 to 100000"))
+	fe.Add("LIMIT", NotAllowed("-3", "0 with POLICY=aimd"))
+	fe.Add("POLICY", NotAllowed("", "queue, inflight, aimd, gradient or codel"))
+	if got, want := fe.Err().Error(), "LIMIT: -3 is not allowed: want 0 to 100000; POLICY: an empty value is not allowed: want queue, inflight, aimd, gradient or codel"; got != want {
+		t.Errorf("Err().Error() = %q, want %q", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"capacitylab/admit"
+	"capacitylab/input"
 )
 
 // Sandbox caps for the lab's knobs. The server validates sweeps from the
@@ -93,35 +94,14 @@ func DefaultConfig() Config {
 	return Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 0, CPUs: 1}
 }
 
-// FieldError says which knob is wrong, what it was given and what is allowed.
-type FieldError struct {
-	Field   string // the environment variable name, e.g. "WORKERS"
-	Value   string // the value as given
-	Allowed string // the allowed range, e.g. "1 to 1024"
-}
-
-func (e FieldError) Error() string {
-	return fmt.Sprintf("%s=%s is not allowed: want %s", e.Field, e.Value, e.Allowed)
-}
-
-// FieldErrors is every problem found in one Config, in knob order.
-type FieldErrors []FieldError
-
-func (es FieldErrors) Error() string {
-	msgs := make([]string, len(es))
-	for i, e := range es {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "; ")
-}
-
-// Validate checks every knob against the sandbox caps and returns nil or a
-// FieldErrors naming each bad knob.
+// Validate checks every knob against the sandbox caps and returns nil or
+// an input.FieldErrors naming each bad knob by its environment variable
+// ("WORKERS"), with the value given and what is allowed.
 func (c Config) Validate() error {
-	var errs FieldErrors
+	errs := input.FieldErrors{}
 	check := func(field string, v, lo, hi int) {
 		if v < lo || v > hi {
-			errs = append(errs, FieldError{Field: field, Value: fmt.Sprint(v), Allowed: fmt.Sprintf("%d to %d", lo, hi)})
+			errs.Add(field, input.NotAllowed(fmt.Sprint(v), fmt.Sprintf("%d to %d", lo, hi)))
 		}
 	}
 	check("WORKERS", c.Workers, 1, MaxWorkers)
@@ -136,34 +116,31 @@ func (c Config) Validate() error {
 	case AcceptDoor:
 	case AcceptWorkers:
 		if c.Limit != 0 {
-			errs = append(errs, FieldError{Field: "LIMIT", Value: fmt.Sprint(c.Limit),
-				Allowed: "0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)"})
+			errs.Add("LIMIT", input.NotAllowed(fmt.Sprint(c.Limit),
+				"0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)"))
 		}
 	default:
-		errs = append(errs, FieldError{Field: "ACCEPT", Value: string(c.Accept), Allowed: "door or workers"})
+		errs.Add("ACCEPT", input.NotAllowed(string(c.Accept), "door or workers"))
 	}
-	errs = append(errs, c.policyErrors()...)
-	if errs == nil {
-		return nil
-	}
-	return errs
+	c.policyErrors(errs)
+	return errs.Err()
 }
 
-// policyErrors checks POLICY, and LIMIT and ACCEPT against it.
-func (c Config) policyErrors() FieldErrors {
+// policyErrors adds to errs what is wrong with POLICY, and with LIMIT and
+// ACCEPT against it.
+func (c Config) policyErrors(errs input.FieldErrors) {
 	var se *admit.SpecError
 	if err := c.Policy.Validate(); errors.As(err, &se) {
-		return FieldErrors{{Field: "POLICY", Value: se.Value, Allowed: se.Allowed}}
+		errs.Add("POLICY", input.NotAllowed(se.Value, se.Allowed))
+		return
 	}
 	kind := c.Policy.Kind()
-	var errs FieldErrors
 	if kind != admit.Queue && c.Limit != 0 && c.Accept != AcceptWorkers {
-		errs = append(errs, FieldError{Field: "LIMIT", Value: fmt.Sprint(c.Limit),
-			Allowed: fmt.Sprintf("0 with POLICY=%s (LIMIT bounds the queue policy's waiting callers; %s's own parameters are in POLICY)", kind, kind)})
+		errs.Add("LIMIT", input.NotAllowed(fmt.Sprint(c.Limit),
+			fmt.Sprintf("0 with POLICY=%s (LIMIT bounds the queue policy's waiting callers; %s's own parameters are in POLICY)", kind, kind)))
 	}
 	if kind != admit.Queue && c.Accept == AcceptWorkers {
-		errs = append(errs, FieldError{Field: "POLICY", Value: string(c.Policy),
-			Allowed: "queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)"})
+		errs.Add("POLICY", input.NotAllowed(string(c.Policy),
+			"queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)"))
 	}
-	return errs
 }

@@ -141,15 +141,11 @@ func configReply(c Config) ConfigReply {
 
 // ControlError is the JSON body of a 400 from the control API.
 type ControlError struct {
-	Error  string           `json:"error"`            // one line saying what is wrong and what is allowed
-	Fields []FieldErrorJSON `json:"fields,omitempty"` // one entry per bad knob
-}
-
-// FieldErrorJSON is a FieldError as JSON.
-type FieldErrorJSON struct {
-	Field   string `json:"field"`
-	Value   string `json:"value"`
-	Allowed string `json:"allowed"`
+	Error string `json:"error"` // one line saying what is wrong and what is allowed
+	// Errors says what is wrong with each bad knob, by its environment
+	// variable: {"SPIN_MS": "abc is not allowed: want 0 to 1000"}, as the
+	// server's own error bodies do for the fields of a sweep.
+	Errors input.FieldErrors `json:"errors,omitempty"`
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
@@ -173,7 +169,7 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p ConfigPatch
-	var errs FieldErrors
+	errs := input.FieldErrors{}
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
 		keys = append(keys, k)
@@ -199,13 +195,13 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			// A JSON string, as POLICY spells it.
 			var text string
 			if err := json.Unmarshal(raw[k], &text); err != nil {
-				errs = append(errs, FieldError{Field: "POLICY", Value: strings.TrimSpace(string(raw[k])), Allowed: "a JSON string such as \"aimd,backoff=0.5\": " + admit.Allowed})
+				errs.Add("POLICY", input.NotAllowed(strings.TrimSpace(string(raw[k])), "a JSON string such as \"aimd,backoff=0.5\": "+admit.Allowed))
 				continue
 			}
 			spec, err := admit.ParseSpec(text)
 			var se *admit.SpecError
 			if errors.As(err, &se) {
-				errs = append(errs, FieldError{Field: "POLICY", Value: se.Value, Allowed: se.Allowed})
+				errs.Add("POLICY", input.NotAllowed(se.Value, se.Allowed))
 				continue
 			}
 			p.Policy = &spec
@@ -223,12 +219,12 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 		v, err := strconv.Atoi(text)
 		if err != nil {
 			lo, hi := knobRange(env)
-			errs = append(errs, FieldError{Field: env, Value: text, Allowed: fmt.Sprintf("%d to %d", lo, hi)})
+			errs.Add(env, input.NotAllowed(text, fmt.Sprintf("%d to %d", lo, hi)))
 			continue
 		}
 		*dst = &v
 	}
-	if errs == nil {
+	if len(errs) == 0 {
 		cfg, err := s.SetConfig(p)
 		if err == nil {
 			writeJSON(w, http.StatusOK, configReply(cfg))
@@ -240,26 +236,14 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		// Report the knobs that parsed but are out of range too.
-		var more FieldErrors
+		var more input.FieldErrors
 		if errors.As(p.apply(s.Config()).Validate(), &more) {
-			errs = append(errs, more...)
-		}
-		slices.SortStableFunc(errs, func(a, b FieldError) int { return knobIndex(a.Field) - knobIndex(b.Field) })
-	}
-	ce := ControlError{Error: errs.Error()}
-	for _, e := range errs {
-		ce.Fields = append(ce.Fields, FieldErrorJSON(e))
-	}
-	writeJSON(w, http.StatusBadRequest, ce)
-}
-
-func knobIndex(env string) int {
-	for i, k := range knobs() {
-		if k.env == env {
-			return i
+			for k, msg := range more {
+				errs.Add(k, msg)
+			}
 		}
 	}
-	return -1
+	writeJSON(w, http.StatusBadRequest, ControlError{Error: errs.Error(), Errors: errs})
 }
 
 func knobRange(env string) (int, int) {

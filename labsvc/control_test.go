@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/input"
 	"capacitylab/labsvc"
 )
 
@@ -30,29 +31,29 @@ func TestControlConfig(t *testing.T) {
 		// several knobs at once, including a simulated bad release
 		{"change all three", `{"spin_ms": 2, "wait_ms": 40, "limit": 10}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},
 		// out of range, validated like start-up: nothing changes
-		{"negative spin", `{"spin_ms": -1}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "SPIN_MS=-1 is not allowed: want 0 to 1000"},
-		// every bad knob is named, in knob order, on one line
+		{"negative spin", `{"spin_ms": -1}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "SPIN_MS: -1 is not allowed: want 0 to 1000"},
+		// every bad knob is named, in the order of their names, on one line
 		{"two bad", `{"limit": "many", "wait_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1},
-			`WAIT_MS=10001 is not allowed: want 0 to 10000; LIMIT="many" is not allowed: want 0 to 100000`},
+			`LIMIT: "many" is not allowed: want 0 to 100000; WAIT_MS: 10001 is not allowed: want 0 to 10000`},
 		// a fraction is not a whole number of milliseconds
-		{"fraction", `{"wait_ms": 2.5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WAIT_MS=2.5 is not allowed"},
+		{"fraction", `{"wait_ms": 2.5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WAIT_MS: 2.5 is not allowed"},
 		// WORKERS and CPUS are fixed for the life of the lab
 		{"workers", `{"workers": 4}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WORKERS cannot change while the lab runs"},
 		// the stall knobs change like the others, and are checked like them
-		{"bad stall", `{"stall_every": 5, "stall_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "STALL_MS=10001 is not allowed: want 0 to 10000"},
+		{"bad stall", `{"stall_every": 5, "stall_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "STALL_MS: 10001 is not allowed: want 0 to 10000"},
 		{"stall", `{"stall_every": 5, "stall_ms": 100}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1, StallEvery: 5, StallMS: 100}, ""},
 		{"stall off", `{"stall_every": 0, "stall_ms": 0}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},
 		// another policy needs LIMIT 0: its bounds are its own parameters
 		{"policy with limit", `{"policy": "inflight,quota=2"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1},
-			"LIMIT=10 is not allowed: want 0 with POLICY=inflight"},
+			"LIMIT: 10 is not allowed: want 0 with POLICY=inflight"},
 		// the policy, as POLICY spells it, in a JSON string; kept canonical
 		{"policy", `{"policy": "inflight, quota=2", "limit": 0}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"}, ""},
 		{"bad policy", `{"policy": "aimd,backoff=2"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"},
-			"POLICY=aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99"},
+			"POLICY: aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99"},
 		{"unknown policy", `{"policy": "lifo"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"},
-			"POLICY=lifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+			"POLICY: lifo is not allowed: want queue, inflight, aimd, gradient or codel"},
 		{"policy not a string", `{"policy": 5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"},
-			"POLICY=5 is not allowed: want a JSON string"},
+			"POLICY: 5 is not allowed: want a JSON string"},
 		{"policy back", `{"policy": "queue", "limit": 10}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},
 		// a misspelt knob is named
 		{"unknown", `{"spin": 4}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, `unknown knob "spin"`},
@@ -71,6 +72,12 @@ func TestControlConfig(t *testing.T) {
 				code := doJSON(t, "POST", l.control+"/config", tc.body, &ce)
 				if code != tc.status || !strings.Contains(ce.Error, tc.errSubstr) || strings.Contains(ce.Error, "\n") {
 					t.Errorf("POST /config %s = %d %q, want %d with %q on one line", tc.body, code, ce.Error, tc.status, tc.errSubstr)
+				}
+				// A bad knob's value is named in errors too, by the
+				// knob's environment variable, and the line is the
+				// same problems.
+				if strings.Contains(tc.errSubstr, " is not allowed") && (len(ce.Errors) == 0 || ce.Errors.Error() != ce.Error) {
+					t.Errorf("POST /config %s: errors %v, want the knobs of %q", tc.body, ce.Errors, ce.Error)
 				}
 			}
 			if got := l.srv.Config(); got != tc.want {
@@ -206,8 +213,8 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	a, _ := netListen(t)
 	b, _ := netListen(t)
 	err := srv.Serve(t.Context(), a, b)
-	var fe labsvc.FieldErrors
-	if !errors.As(err, &fe) || fe[0].Field != "WORKERS" {
+	var fe input.FieldErrors
+	if !errors.As(err, &fe) || fe["WORKERS"] == "" {
 		t.Errorf("Serve with WORKERS=0 = %v, want FieldErrors naming WORKERS", err)
 	}
 }
@@ -247,7 +254,7 @@ func TestConfigSetAgreesWithTheLab(t *testing.T) {
 			t.Errorf("POST /config %s = %d, want 400", knob, code)
 		}
 	}
-	if _, err := want.Set("WAIT_MS", "10001"); err == nil || err.Error() != "WAIT_MS=10001 is not allowed: want 0 to 10000" {
+	if _, err := want.Set("WAIT_MS", "10001"); err == nil || err.Error() != "WAIT_MS: 10001 is not allowed: want 0 to 10000" {
 		t.Errorf("Set(WAIT_MS, 10001) = %v", err)
 	}
 }

@@ -25,14 +25,14 @@
 //
 // A bad value (not a whole number, out of range, or a flag given empty such
 // as --workers=; an empty environment variable counts as unset) is reported
-// as FieldErrors, one "VAR=value is not allowed: want lo to hi" per knob, all
-// on one line; cmd/lab prints it and exits with status 2. ACCEPT is door or
+// as input.FieldErrors, one "VAR: value is not allowed: want lo to hi" per
+// knob, all on one line; cmd/lab prints it and exits with status 2. ACCEPT is door or
 // workers, and with ACCEPT=workers LIMIT must be 0 (there is no queue of
 // the lab's own to limit). POLICY is a policy of package admit as it
 // spells it: queue (the default, whose bound is LIMIT), or inflight,
 // aimd, gradient or codel with their parameters after commas
 // ("inflight,quota=5", "aimd,backoff=0.5"); a bad name or parameter is
-// reported as POLICY=value with what is allowed. With any policy but
+// reported as POLICY's value with what is allowed. With any policy but
 // queue LIMIT must be 0 (the policy's bounds are its parameters), and
 // with ACCEPT=workers POLICY must be queue: the workers take callers
 // straight from the kernel's accept queue, so there is no door to admit
@@ -176,7 +176,7 @@
 //	POST /config    change some of spin_ms, wait_ms, limit, stall_every, stall_ms, backlog,
 //	                policy, e.g. {"limit": 10} or {"policy": "aimd", "limit": 0};
 //	                200 with the new config (as GET), or 400 with
-//	                {"error": "...one line...", "fields": [{"field","value","allowed"}]}
+//	                {"error": "...one line...", "errors": {"SPIN_MS": "abc is not allowed: want 0 to 1000"}}
 //	                (workers, cpus and accept cannot change while the lab runs)
 //	GET  /stats     the current window (Stats)
 //	POST /reset     close the window, returning it (Stats), and begin a new one

@@ -9,6 +9,7 @@ import (
 
 	"capacitylab/admit"
 	"capacitylab/envflag"
+	"capacitylab/input"
 )
 
 // Default addresses of the terminal lab (cmd/lab). Both are loopback: the lab
@@ -57,17 +58,17 @@ const PolicyUsage = "the admission `policy`: queue (LIMIT bounds the callers wai
 const PolicyAllowed = "queue, inflight,quota=N, aimd, gradient, codel, each with parameters after commas"
 
 // ErrUsage is wrapped by ParseSettings errors that come from the command line
-// itself (unknown flag, stray argument, -h). Such errors, like FieldErrors,
-// should end the program with exit status 2, except flag.ErrHelp (also
-// wrapped, for -h), after which the usage has been written and the program
-// may exit 0.
+// itself (unknown flag, stray argument, -h). Such errors, like the
+// input.FieldErrors a bad knob gives, should end the program with exit
+// status 2, except flag.ErrHelp (also wrapped, for -h), after which the
+// usage has been written and the program may exit 0.
 var ErrUsage = errors.New("usage")
 
 // ExitStatus is the exit status of a command (lab, proxy) that ends with
-// err: 2 for a configuration or usage mistake (FieldErrors, ErrUsage), 1
-// otherwise.
+// err: 2 for a configuration or usage mistake (input.FieldErrors,
+// ErrUsage), 1 otherwise.
 func ExitStatus(err error) int {
-	var fe FieldErrors
+	var fe input.FieldErrors
 	if errors.As(err, &fe) || errors.Is(err, ErrUsage) {
 		return 2
 	}
@@ -77,8 +78,8 @@ func ExitStatus(err error) int {
 // ParseSettings reads the knobs and addresses from args (flags such as
 // --workers=4) with the environment (WORKERS=4, read through getenv) as
 // fallback, then defaults (package envflag). A value that is not a whole
-// number or is out of range yields FieldErrors with one "VAR=value is not
-// allowed: want lo to hi" per bad knob, whether it came from a flag or the
+// number or is out of range yields input.FieldErrors with one "VAR: value
+// is not allowed: want lo to hi" per bad knob, whether it came from a flag or the
 // environment; a flag given with an empty value (--workers=) is such a bad
 // value, while an empty environment variable counts as unset. An unknown
 // flag or a stray argument yields an ErrUsage error that lists the flags
@@ -157,7 +158,7 @@ func (kf *KnobFlags) Given() []string {
 // environment, else the default), with the errors ParseSettings documents.
 func (kf *KnobFlags) Config() (Config, error) {
 	c := DefaultConfig()
-	var errs FieldErrors
+	errs := input.FieldErrors{}
 	var err error
 	for i, k := range knobs() {
 		st := kf.knobs[i]
@@ -167,7 +168,7 @@ func (kf *KnobFlags) Config() (Config, error) {
 		v := strings.TrimSpace(st.Value)
 		n, err := strconv.Atoi(v)
 		if err != nil || n < k.lo || n > k.hi {
-			errs = append(errs, FieldError{Field: k.env, Value: v, Allowed: fmt.Sprintf("%d to %d", k.lo, k.hi)})
+			errs.Add(k.env, input.NotAllowed(v, fmt.Sprintf("%d to %d", k.lo, k.hi)))
 			continue
 		}
 		*k.field(&c) = n
@@ -175,19 +176,19 @@ func (kf *KnobFlags) Config() (Config, error) {
 	if kf.accept.Source != "" {
 		v := strings.TrimSpace(kf.accept.Value)
 		if c.Accept = parseAccept(v); c.Accept != AcceptDoor && c.Accept != AcceptWorkers {
-			errs = append(errs, FieldError{Field: "ACCEPT", Value: v, Allowed: "door or workers"})
+			errs.Add("ACCEPT", input.NotAllowed(v, "door or workers"))
 		}
 	}
 	if kf.policy.Source != "" {
 		v := strings.TrimSpace(kf.policy.Value)
 		var se *admit.SpecError
 		if c.Policy, err = admit.ParseSpec(v); errors.As(err, &se) {
-			errs = append(errs, FieldError{Field: "POLICY", Value: se.Value, Allowed: se.Allowed})
+			errs.Add("POLICY", input.NotAllowed(se.Value, se.Allowed))
 		} else if v == "" {
-			errs = append(errs, FieldError{Field: "POLICY", Value: v, Allowed: admit.Allowed})
+			errs.Add("POLICY", input.NotAllowed(v, admit.Allowed))
 		}
 	}
-	if errs != nil {
+	if len(errs) > 0 {
 		return Config{}, errs
 	}
 	if err := c.Validate(); err != nil {
@@ -247,7 +248,7 @@ const ChangeableKnobs = "SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG
 // (POST /config): knob as its environment variable spells it (one of
 // ChangeableKnobs), value as the variable would hold it. A knob that does
 // not exist, or cannot change while the lab runs, is an error saying which
-// may; a bad value a FieldErrors as Validate gives, and so is a knob whose
+// may; a bad value an input.FieldErrors as Validate gives, and so is a knob whose
 // new value does not go with the others (LIMIT with a POLICY but queue).
 func (c Config) Set(knob, value string) (Config, error) {
 	value = strings.TrimSpace(value)
@@ -258,7 +259,7 @@ func (c Config) Set(knob, value string) (Config, error) {
 		spec, err := admit.ParseSpec(value)
 		var se *admit.SpecError
 		if errors.As(err, &se) {
-			return c, FieldErrors{{Field: "POLICY", Value: se.Value, Allowed: se.Allowed}}
+			return c, input.FieldErrors{"POLICY": input.NotAllowed(se.Value, se.Allowed)}
 		}
 		c.Policy = spec
 		return c, c.Validate()
@@ -269,7 +270,7 @@ func (c Config) Set(knob, value string) (Config, error) {
 		}
 		n, err := strconv.Atoi(value)
 		if err != nil || n < k.lo || n > k.hi {
-			return c, FieldErrors{{Field: k.env, Value: value, Allowed: fmt.Sprintf("%d to %d", k.lo, k.hi)}}
+			return c, input.FieldErrors{k.env: input.NotAllowed(value, fmt.Sprintf("%d to %d", k.lo, k.hi))}
 		}
 		*k.field(&c) = n
 		return c, c.Validate()

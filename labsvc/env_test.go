@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"capacitylab/input"
 	"capacitylab/labsvc"
 )
 
@@ -40,20 +41,20 @@ func TestParseSettings(t *testing.T) {
 		{"flag wins", []string{"--workers=3", "-wait-ms", "0", "--control", "127.0.0.1:0"}, map[string]string{"WORKERS": "16"},
 			labsvc.Settings{Config: labsvc.Config{Workers: 3, SpinMS: 2, WaitMS: 0, CPUs: 1}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:0"}, "", false},
 		// not a number
-		{"non-numeric env", nil, map[string]string{"SPIN_MS": "two"}, labsvc.Settings{}, "SPIN_MS=two is not allowed: want 0 to 1000", false},
+		{"non-numeric env", nil, map[string]string{"SPIN_MS": "two"}, labsvc.Settings{}, "SPIN_MS: two is not allowed: want 0 to 1000", false},
 		// a flag's bad value is named by its variable too
-		{"non-numeric flag", []string{"--limit=lots"}, nil, labsvc.Settings{}, "LIMIT=lots is not allowed: want 0 to 100000", false},
+		{"non-numeric flag", []string{"--limit=lots"}, nil, labsvc.Settings{}, "LIMIT: lots is not allowed: want 0 to 100000", false},
 		// no workers at all
-		{"zero workers", nil, map[string]string{"WORKERS": "0"}, labsvc.Settings{}, "WORKERS=0 is not allowed: want 1 to 1024", false},
+		{"zero workers", nil, map[string]string{"WORKERS": "0"}, labsvc.Settings{}, "WORKERS: 0 is not allowed: want 1 to 1024", false},
 		// negative
-		{"negative wait", []string{"--wait-ms=-5"}, nil, labsvc.Settings{}, "WAIT_MS=-5 is not allowed: want 0 to 10000", false},
+		{"negative wait", []string{"--wait-ms=-5"}, nil, labsvc.Settings{}, "WAIT_MS: -5 is not allowed: want 0 to 10000", false},
 		// beyond the sandbox caps
-		{"too many workers", nil, map[string]string{"WORKERS": "5000"}, labsvc.Settings{}, "WORKERS=5000 is not allowed: want 1 to 1024", false},
+		{"too many workers", nil, map[string]string{"WORKERS": "5000"}, labsvc.Settings{}, "WORKERS: 5000 is not allowed: want 1 to 1024", false},
 		// every bad knob on one line, in knob order
 		{"two bad", nil, map[string]string{"CPUS": "0", "WORKERS": "x"}, labsvc.Settings{},
-			"WORKERS=x is not allowed: want 1 to 1024; CPUS=0 is not allowed: want 1 to 64", false},
+			"CPUS: 0 is not allowed: want 1 to 64; WORKERS: x is not allowed: want 1 to 1024", false},
 		// a flag given empty (--workers=$UNSET) is a mistake, not the default
-		{"empty flag", []string{"--workers="}, map[string]string{"WORKERS": "4"}, labsvc.Settings{}, "WORKERS= is not allowed: want 1 to 1024", false},
+		{"empty flag", []string{"--workers="}, map[string]string{"WORKERS": "4"}, labsvc.Settings{}, "WORKERS: an empty value is not allowed: want 1 to 1024", false},
 		// an empty environment variable is unset
 		{"empty env", nil, map[string]string{"WORKERS": " "}, labsvc.Settings{Config: def, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
 		// the stall knobs, from the environment and a flag
@@ -61,19 +62,19 @@ func TestParseSettings(t *testing.T) {
 			labsvc.Settings{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, StallEvery: 200, StallMS: 500}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
 		// a stall longer than the cap, and a negative period
 		{"bad stall", []string{"--stall-every=-1"}, map[string]string{"STALL_MS": "20000"}, labsvc.Settings{},
-			"STALL_EVERY=-1 is not allowed: want 0 to 1000000; STALL_MS=20000 is not allowed: want 0 to 10000", false},
+			"STALL_EVERY: -1 is not allowed: want 0 to 1000000; STALL_MS: 20000 is not allowed: want 0 to 10000", false},
 		// workers that accept for themselves, with a small backlog
 		{"accept workers", []string{"--backlog=64"}, map[string]string{"ACCEPT": "workers", "WORKERS": "64"},
 			labsvc.Settings{Config: labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1, Backlog: 64, Accept: labsvc.AcceptWorkers}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
 		// ACCEPT=door is the default, spelt out
 		{"accept door", []string{"--accept", "door"}, map[string]string{"ACCEPT": "workers"}, labsvc.Settings{Config: def, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
 		// only two doors exist
-		{"unknown accept", nil, map[string]string{"ACCEPT": "kernel"}, labsvc.Settings{}, "ACCEPT=kernel is not allowed: want door or workers", false},
+		{"unknown accept", nil, map[string]string{"ACCEPT": "kernel"}, labsvc.Settings{}, "ACCEPT: kernel is not allowed: want door or workers", false},
 		// the kernel's backlog is at most 65535
-		{"backlog too big", []string{"--backlog=70000"}, nil, labsvc.Settings{}, "BACKLOG=70000 is not allowed: want 0 to 65535", false},
+		{"backlog too big", []string{"--backlog=70000"}, nil, labsvc.Settings{}, "BACKLOG: 70000 is not allowed: want 0 to 65535", false},
 		// workers that accept for themselves keep no queue, so LIMIT cannot bound one
 		{"limit with workers accepting", nil, map[string]string{"ACCEPT": "workers", "LIMIT": "10"}, labsvc.Settings{},
-			"LIMIT=10 is not allowed: want 0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)", false},
+			"LIMIT: 10 is not allowed: want 0 with ACCEPT=workers (the workers take callers straight from the kernel's accept queue; BACKLOG bounds that)", false},
 		// an admission policy from the environment, and from a flag (written canonically)
 		{"policy env", nil, map[string]string{"POLICY": "inflight,quota=5", "WORKERS": "4"},
 			labsvc.Settings{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1, Policy: "inflight,quota=5"}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
@@ -84,19 +85,19 @@ func TestParseSettings(t *testing.T) {
 			labsvc.Settings{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 4, CPUs: 1}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
 		// an unknown policy lists those there are
 		{"unknown policy", nil, map[string]string{"POLICY": "fifo"}, labsvc.Settings{},
-			"POLICY=fifo is not allowed: want queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
+			"POLICY: fifo is not allowed: want queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
 		// a parameter out of range names it, its range and what it means
 		{"policy parameter", []string{"--policy=aimd,backoff=2"}, nil, labsvc.Settings{},
-			"POLICY=aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99: the fraction of the limit an overload signal leaves", false},
+			"POLICY: aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99: the fraction of the limit an overload signal leaves", false},
 		// a policy's flag given empty is a mistake
 		{"empty policy flag", []string{"--policy="}, nil, labsvc.Settings{},
-			"POLICY= is not allowed: want queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
+			"POLICY: an empty value is not allowed: want queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
 		// LIMIT is the queue policy's: another policy's bounds are in POLICY
 		{"limit with policy", nil, map[string]string{"POLICY": "inflight,quota=5", "LIMIT": "3"}, labsvc.Settings{},
-			"LIMIT=3 is not allowed: want 0 with POLICY=inflight (LIMIT bounds the queue policy's waiting callers; inflight's own parameters are in POLICY)", false},
+			"LIMIT: 3 is not allowed: want 0 with POLICY=inflight (LIMIT bounds the queue policy's waiting callers; inflight's own parameters are in POLICY)", false},
 		// with workers accepting for themselves there is no door for a policy
 		{"policy with workers accepting", nil, map[string]string{"POLICY": "codel", "ACCEPT": "workers"}, labsvc.Settings{},
-			"POLICY=codel is not allowed: want queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)", false},
+			"POLICY: codel is not allowed: want queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)", false},
 		// a misspelt flag: the message lists the flags there are
 		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)", true},
 		// a stray argument
@@ -115,7 +116,7 @@ func TestParseSettings(t *testing.T) {
 			if err == nil || err.Error() != tc.wantErr {
 				t.Fatalf("error %v, want %q", err, tc.wantErr)
 			}
-			var fe labsvc.FieldErrors
+			var fe input.FieldErrors
 			if tc.usage != errors.Is(err, labsvc.ErrUsage) || tc.usage == errors.As(err, &fe) {
 				t.Errorf("error %v: usage=%v, want usage=%v (and FieldErrors otherwise)", err, errors.Is(err, labsvc.ErrUsage), tc.usage)
 			}

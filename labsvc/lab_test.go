@@ -616,7 +616,7 @@ func TestBacklogChanges(t *testing.T) {
 	if code := doJSON(t, "POST", l.control+"/config", `{"accept": "door"}`, &ce); code != 400 || !strings.Contains(ce.Error, "ACCEPT cannot change while the lab runs") {
 		t.Errorf("POST /config accept = %d %q, want 400 saying ACCEPT cannot change", code, ce.Error)
 	}
-	if code := doJSON(t, "POST", l.control+"/config", `{"limit": 3}`, &ce); code != 400 || !strings.Contains(ce.Error, "LIMIT=3 is not allowed: want 0 with ACCEPT=workers") {
+	if code := doJSON(t, "POST", l.control+"/config", `{"limit": 3}`, &ce); code != 400 || !strings.Contains(ce.Error, "LIMIT: 3 is not allowed: want 0 with ACCEPT=workers") {
 		t.Errorf("POST /config limit 3 = %d %q, want 400: the workers keep no queue to limit", code, ce.Error)
 	}
 }

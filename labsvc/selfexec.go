@@ -2,7 +2,6 @@ package labsvc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -34,11 +33,7 @@ func ChildMain(envVar string) {
 		os.Exit(0)
 	}
 	fmt.Fprintln(os.Stderr, "lab child:", err)
-	var fe FieldErrors
-	if errors.As(err, &fe) || errors.Is(err, ErrUsage) {
-		os.Exit(2)
-	}
-	os.Exit(1)
+	os.Exit(ExitStatus(err))
 }
 
 // SelfCommand returns the ChildCommand that re-executes the running program

@@ -90,8 +90,8 @@ func TestPresetValidateChanges(t *testing.T) {
 		{"past the window", "2s:WAIT_MS=100", "knob change 2s:WAIT_MS=100 is past the end of the window: want a time from 0 to less than the window's 2s"},
 		{"unknown knob", "1s:SPEED=3", `knob change 1s:SPEED=3: unknown knob "SPEED": want one of ` + labsvc.ChangeableKnobs},
 		{"fixed knob", "1s:WORKERS=4", "knob change 1s:WORKERS=4: WORKERS cannot change while the lab runs"},
-		{"bad value", "1s:WAIT_MS=20000", "knob change 1s:WAIT_MS=20000: WAIT_MS=20000 is not allowed: want 0 to 10000"},
-		{"bad policy", "1s:POLICY=fifo", "knob change 1s:POLICY=fifo: POLICY=fifo is not allowed"},
+		{"bad value", "1s:WAIT_MS=20000", "knob change 1s:WAIT_MS=20000: 20000 is not allowed: want 0 to 10000"},
+		{"bad policy", "1s:POLICY=fifo", "knob change 1s:POLICY=fifo: fifo is not allowed"},
 	}
 	for _, tt := range tests {
 		c, err := loadrun.ParseKnobChange(tt.at)
@@ -122,7 +122,7 @@ func TestPresetValidateChanges(t *testing.T) {
 		t.Errorf("LIMIT 0 at 0.5 s, then POLICY inflight at 1.5 s: %v", err)
 	}
 	p.At[1].At = 1600 * time.Millisecond
-	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "LIMIT=5 is not allowed: want 0 with POLICY=inflight") {
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "knob change 1.5s:POLICY=inflight,quota=5: LIMIT: 5 is not allowed: want 0 with POLICY=inflight") {
 		t.Errorf("POLICY inflight at 1.5 s while LIMIT is 5 until 1.6 s: Validate = %v, want LIMIT named", err)
 	}
 	// Text that is not a change, read from JSON, is named too.

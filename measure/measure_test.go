@@ -426,7 +426,7 @@ func TestPresetValidate(t *testing.T) {
 		want string
 	}{
 		// A knob out of the lab's range.
-		{"knob", measure.Preset{Config: labsvc.Config{Workers: 0, CPUs: 1}, Rates: []float64{10}, Seconds: 1}, "WORKERS=0 is not allowed"},
+		{"knob", measure.Preset{Config: labsvc.Config{Workers: 0, CPUs: 1}, Rates: []float64{10}, Seconds: 1}, "WORKERS: 0 is not allowed"},
 		// Clients in an open loop.
 		{"clients in open loop", measure.Preset{Config: labsvc.DefaultConfig(), Rates: []float64{10}, Clients: []int{2}, Seconds: 1}, "client counts are for a closed loop"},
 		// An unknown mode.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 )
@@ -122,6 +123,12 @@ func CheckChanges(cfg labsvc.Config, changes []loadrun.KnobChange) error {
 			return err
 		}
 		next, err := cfg.Set(c.Knob, c.Value)
+		var fe input.FieldErrors
+		if errors.As(err, &fe) && len(fe) == 1 && fe[c.Knob] != "" {
+			// The change's own knob: "knob change 1s:WAIT_MS=20000:
+			// 20000 is not allowed: want 0 to 10000".
+			return fmt.Errorf("knob change %s: %s", c, fe[c.Knob])
+		}
 		if err != nil {
 			return fmt.Errorf("knob change %s: %w", c, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
@@ -44,13 +45,13 @@ func Preset(l *lessons.Lab) measure.Preset {
 func CheckLab(l *lessons.Lab) []lessons.LabProblem {
 	var out []lessons.LabProblem
 	if err := Preset(l).Config.Validate(); err != nil {
-		var fes labsvc.FieldErrors
+		var fes input.FieldErrors
 		if !errors.As(err, &fes) {
 			return []lessons.LabProblem{{Msg: err.Error()}}
 		}
-		for _, fe := range fes {
-			key := strings.ToLower(fe.Field)
-			out = append(out, lessons.LabProblem{Key: key, Msg: fmt.Sprintf("%s %s is not allowed: want %s", key, fe.Value, fe.Allowed)})
+		for _, knob := range fes.Names() {
+			key := strings.ToLower(knob) // the block's key: WORKERS is workers
+			out = append(out, lessons.LabProblem{Key: key, Msg: key + " " + fes[knob]})
 		}
 	}
 	if l.Gives("at") {

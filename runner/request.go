@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"capacitylab/input"
-	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
 )
@@ -133,17 +132,17 @@ type FieldErrors = input.FieldErrors
 // FieldErrors with one message per bad field.
 func (l Limits) Validate(q Request) error {
 	fe := FieldErrors{}
-	var cerrs labsvc.FieldErrors
+	var cerrs FieldErrors
 	if err := q.Config.Validate(); err != nil {
-		cerrs, _ = err.(labsvc.FieldErrors)
+		cerrs, _ = err.(FieldErrors)
 	}
-	for _, e := range cerrs {
-		fe[strings.ToLower(e.Field)] = e.Error()
+	for knob, msg := range cerrs {
+		fe[strings.ToLower(knob)] = msg // WORKERS is the request's "workers"
 	}
 	if _, bad := fe["cpus"]; !bad && q.CPUs > l.MaxCPUs {
-		fe["cpus"] = fmt.Sprintf("CPUS=%d is not allowed here: want 1 to %d (this machine has %d cores and keeps one for the load generator)", q.CPUs, l.MaxCPUs, l.MaxCPUs+1)
+		fe["cpus"] = fmt.Sprintf("%d is not allowed here: want 1 to %d (this machine has %d cores and keeps one for the load generator)", q.CPUs, l.MaxCPUs, l.MaxCPUs+1)
 		if l.MaxCPUs == 1 {
-			fe["cpus"] = fmt.Sprintf("CPUS=%d is not allowed here: want 1 (the lab gets one core; the load generator needs the other)", q.CPUs)
+			fe["cpus"] = fmt.Sprintf("%d is not allowed here: want 1 (the lab gets one core; the load generator needs the other)", q.CPUs)
 		}
 	}
 

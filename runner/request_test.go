@@ -52,7 +52,7 @@ func TestValidate(t *testing.T) {
 		{"unknown knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:SPEED=2") }), map[string]string{"at": `unknown knob "SPEED": want one of SPIN_MS`}},
 		{"fixed knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:CPUS=2") }), map[string]string{"at": "CPUS cannot change while the lab runs"}},
 		// A value the lab would refuse.
-		{"bad knob value", eightCores, with(func(q *runner.Request) { q.At = changes("1s:WAIT_MS=10001") }), map[string]string{"at": "WAIT_MS=10001 is not allowed: want 0 to 10000"}},
+		{"bad knob value", eightCores, with(func(q *runner.Request) { q.At = changes("1s:WAIT_MS=10001") }), map[string]string{"at": "WAIT_MS: 10001 is not allowed: want 0 to 10000"}},
 		// Text that is not a change.
 		{"not a change", eightCores, with(func(q *runner.Request) { q.At = changes("soon:WAIT_MS=1") }), map[string]string{"at": `the time "soon" is not allowed`}},
 		// Too many changes.
@@ -73,7 +73,7 @@ func TestValidate(t *testing.T) {
 		{"eight core host", eightCores, with(func(q *runner.Request) { q.CPUs = 8 }), map[string]string{"cpus": "want 1 to 7"}},
 		// The lab's own caps come through labsvc.Config.Validate, one per knob.
 		{"lab knobs", eightCores, with(func(q *runner.Request) { q.Workers, q.SpinMS, q.WaitMS, q.Limit = 0, -1, 10001, -3 }),
-			map[string]string{"workers": "WORKERS=0 is not allowed: want 1 to 1024", "spin_ms": "SPIN_MS=-1", "wait_ms": "WAIT_MS=10001", "limit": "LIMIT=-3"}},
+			map[string]string{"workers": "0 is not allowed: want 1 to 1024", "spin_ms": "-1 is not allowed", "wait_ms": "10001 is not allowed", "limit": "-3 is not allowed"}},
 		// NaN is not a rate.
 		{"rate NaN", eightCores, with(func(q *runner.Request) { q.Rates[0] = math.NaN() }), map[string]string{"rates": "rate NaN is not allowed"}},
 		// 2,000 a second is the cap; 2,000.5 is over it.

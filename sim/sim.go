@@ -57,7 +57,7 @@ type Model struct {
 }
 
 // Validate says what is wrong with the model, or nil: the lab's knobs as
-// labsvc reports them (labsvc.FieldErrors), then the caller's timeout as
+// labsvc reports them (input.FieldErrors), then the caller's timeout as
 // loadrun reports it.
 func (m Model) Validate() error {
 	if err := m.Lab.Validate(); err != nil {

@@ -616,8 +616,8 @@ func TestClassRunForEveryone(t *testing.T) {
 	// The stall knobs are checked like the others.
 	longStall := 20000
 	host.send(classroom.In{Kind: classroom.KindRun, Lab: "sample-lab", Knobs: &classroom.Knobs{StallMS: &longStall}})
-	if o := host.expect(classroom.KindError, classroom.KindPresence); !strings.Contains(o.Message, "STALL_MS=20000 is not allowed") {
-		t.Fatalf("run with a 20 s stall: %+v, want a refusal naming STALL_MS", o)
+	if o := host.expect(classroom.KindError, classroom.KindPresence); !strings.Contains(o.Message, "stall_ms: 20000 is not allowed") {
+		t.Fatalf("run with a 20 s stall: %+v, want a refusal naming stall_ms", o)
 	}
 	// The host changes the preset's rates (10, 20) to 15 and 25.
 	host.send(classroom.In{Kind: classroom.KindRun, Lab: "sample-lab", Knobs: &classroom.Knobs{Rates: []float64{15, 25}}})

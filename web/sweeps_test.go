@@ -220,7 +220,7 @@ func TestSweepValidation(t *testing.T) {
 	}
 	// A bad knob change in a form is named like any other field.
 	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"10"}, "seconds": {"1"}, "at": {"500ms:WAIT_MS=20000"}})
-	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="at"`) || !strings.Contains(res.body, `WAIT_MS=20000 is not allowed: want 0 to 10000`) {
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="at"`) || !strings.Contains(res.body, `WAIT_MS=20000: 20000 is not allowed: want 0 to 10000`) {
 		t.Errorf("form with a bad knob change: %d\n%s", res.StatusCode, res.body)
 	}
 	// A bad stall or random source in a form is named like any other field.
@@ -817,8 +817,8 @@ func TestSweepMessagesArePlain(t *testing.T) {
 		// is named with what is allowed, and LIMIT belongs to the queue
 		// policy.
 		{"policy of the wrong type", `{"policy":5,"rates":[10],"seconds":1}`, "policy", "want a string such as \"inflight,quota=5\""},
-		{"unknown policy", `{"policy":"fifo","rates":[10],"seconds":1}`, "policy", "POLICY=fifo is not allowed: want queue, inflight, aimd, gradient or codel"},
-		{"limit with a policy", `{"policy":"inflight,quota=5","limit":3,"rates":[10],"seconds":1}`, "limit", "LIMIT=3 is not allowed: want 0 with POLICY=inflight"},
+		{"unknown policy", `{"policy":"fifo","rates":[10],"seconds":1}`, "policy", "fifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+		{"limit with a policy", `{"policy":"inflight,quota=5","limit":3,"rates":[10],"seconds":1}`, "limit", "3 is not allowed: want 0 with POLICY=inflight"},
 		// A huge rate is named in a few characters.
 		{"huge rate", `{"rates":[1e308],"seconds":1}`, "rates", "rate 1e+308 is not allowed"},
 		// A huge window length too.

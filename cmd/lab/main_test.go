@@ -145,17 +145,17 @@ func TestBadConfigExits2(t *testing.T) {
 		want string // the whole of stderr
 	}{
 		// no workers
-		{"zero workers", nil, []string{"WORKERS=0"}, "lab: WORKERS=0 is not allowed: want 1 to 1024\n"},
+		{"zero workers", nil, []string{"WORKERS=0"}, "lab: WORKERS: 0 is not allowed: want 1 to 1024\n"},
 		// not a number
-		{"non-numeric", nil, []string{"SPIN_MS=fast"}, "lab: SPIN_MS=fast is not allowed: want 0 to 1000\n"},
+		{"non-numeric", nil, []string{"SPIN_MS=fast"}, "lab: SPIN_MS: fast is not allowed: want 0 to 1000\n"},
 		// beyond the sandbox cap, given as a flag
-		{"wait cap", []string{"--wait-ms=20000"}, nil, "lab: WAIT_MS=20000 is not allowed: want 0 to 10000\n"},
+		{"wait cap", []string{"--wait-ms=20000"}, nil, "lab: WAIT_MS: 20000 is not allowed: want 0 to 10000\n"},
 		// two mistakes, still one line
-		{"two", []string{"--cpus=-1"}, []string{"LIMIT=-3"}, "lab: LIMIT=-3 is not allowed: want 0 to 100000; CPUS=-1 is not allowed: want 1 to 64\n"},
+		{"two", []string{"--cpus=-1"}, []string{"LIMIT=-3"}, "lab: CPUS: -1 is not allowed: want 1 to 64; LIMIT: -3 is not allowed: want 0 to 100000\n"},
 		// a misspelt flag
 		{"unknown flag", []string{"--spin=2"}, nil, "lab: usage: flag provided but not defined: -spin; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)\n"},
 		// a flag left empty by an unset shell variable
-		{"empty flag", []string{"--limit="}, nil, "lab: LIMIT= is not allowed: want 0 to 100000\n"},
+		{"empty flag", []string{"--limit="}, nil, "lab: LIMIT: an empty value is not allowed: want 0 to 100000\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -440,7 +440,7 @@ func TestBadInput(t *testing.T) {
 		// A knob that cannot change while the lab runs.
 		{"fixed knob", []string{"--at", "500ms:WORKERS=3"}, "WORKERS cannot change while the lab runs"},
 		// A value the lab would refuse.
-		{"bad knob value", []string{"--at", "500ms:WAIT_MS=99999"}, "WAIT_MS=99999 is not allowed: want 0 to 10000"},
+		{"bad knob value", []string{"--at", "500ms:WAIT_MS=99999"}, "knob change 500ms:WAIT_MS=99999: 99999 is not allowed: want 0 to 10000"},
 		// A change needs the lab's control API.
 		{"knob change without control", []string{"--control", "none", "--at", "500ms:WAIT_MS=5"}, "--at changes the lab's knobs through its control API"},
 		// The client's workers are an open loop's.

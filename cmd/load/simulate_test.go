@@ -218,17 +218,17 @@ func TestSimulateBadInput(t *testing.T) {
 		// A knob flag without --simulate would be silently ignored by a real lab.
 		{"knob without simulate", nil, []string{"--workers", "4", "--rate", "10"}, "--workers sets the simulated lab's knobs: add --simulate"},
 		// The knobs are checked as cmd/lab checks them, from the environment too.
-		{"bad knob env", map[string]string{"WORKERS": "0"}, []string{"--simulate", "--rate", "10"}, "WORKERS=0 is not allowed: want 1 to 1024"},
-		{"bad knob flag", nil, []string{"--simulate", "--stall-ms", "-4", "--rate", "10"}, "STALL_MS=-4 is not allowed: want 0 to 10000"},
+		{"bad knob env", map[string]string{"WORKERS": "0"}, []string{"--simulate", "--rate", "10"}, "WORKERS: 0 is not allowed: want 1 to 1024"},
+		{"bad knob flag", nil, []string{"--simulate", "--stall-ms", "-4", "--rate", "10"}, "STALL_MS: -4 is not allowed: want 0 to 10000"},
 		// The knob flags carry ACCEPT and BACKLOG too, and the simulator says it does not model them.
 		{"accept without simulate", nil, []string{"--accept", "workers", "--rate", "10"}, "--accept sets the simulated lab's knobs: add --simulate"},
-		{"bad accept", map[string]string{"ACCEPT": "kernel"}, []string{"--simulate", "--rate", "10"}, "ACCEPT=kernel is not allowed: want door or workers"},
+		{"bad accept", map[string]string{"ACCEPT": "kernel"}, []string{"--simulate", "--rate", "10"}, "ACCEPT: kernel is not allowed: want door or workers"},
 		{"workers accept", nil, []string{"--simulate", "--accept", "workers", "--backlog", "16", "--rate", "10"}, "ACCEPT=workers BACKLOG=16 is not simulated"},
 		// The admission policy is checked as cmd/lab checks it: an unknown
 		// name or a parameter out of range is named with what is allowed.
-		{"unknown policy", nil, []string{"--simulate", "--policy", "lifo", "--rate", "10"}, "POLICY=lifo is not allowed: want queue, inflight, aimd, gradient or codel"},
-		{"policy parameter", map[string]string{"POLICY": "aimd,backoff=2"}, []string{"--simulate", "--rate", "10"}, "POLICY=aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99"},
-		{"policy with limit", nil, []string{"--simulate", "--policy", "inflight,quota=6", "--limit", "3", "--rate", "10"}, "LIMIT=3 is not allowed: want 0 with POLICY=inflight"},
+		{"unknown policy", nil, []string{"--simulate", "--policy", "lifo", "--rate", "10"}, "POLICY: lifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+		{"policy parameter", map[string]string{"POLICY": "aimd,backoff=2"}, []string{"--simulate", "--rate", "10"}, "POLICY: aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99"},
+		{"policy with limit", nil, []string{"--simulate", "--policy", "inflight,quota=6", "--limit", "3", "--rate", "10"}, "LIMIT: 3 is not allowed: want 0 with POLICY=inflight"},
 		{"policy without simulate", nil, []string{"--policy", "inflight,quota=6", "--rate", "10"}, "--policy sets the simulated lab's knobs: add --simulate"},
 		// A real lab's flags make no sense in a simulation.
 		{"target with simulate", nil, []string{"--simulate", "--target", "http://127.0.0.1:1"}, "--target is for a real lab"},

@@ -403,20 +403,20 @@ func TestBadSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown policy", map[string]string{"POLICY": "fifo"}, nil, "POLICY=fifo is not allowed: want queue, inflight, aimd, gradient or codel"},
-		{"quota missing", nil, []string{"--policy", "inflight"}, "POLICY=inflight is not allowed: want inflight,quota=N with N a whole number from 1 to 100000"},
-		{"parameter out of range", nil, []string{"--policy=gradient,tolerance=0.5"}, "POLICY=gradient,tolerance=0.5 is not allowed: want tolerance from 1 to 10"},
-		{"limit without workers", map[string]string{"LIMIT": "5"}, nil, "LIMIT=5 is not allowed: want 0 with WORKERS=0"},
-		{"limit with another policy", map[string]string{"LIMIT": "5", "WORKERS": "2", "POLICY": "aimd"}, nil, "LIMIT=5 is not allowed: want 0 with POLICY=aimd"},
-		{"codel without workers", map[string]string{"POLICY": "codel"}, nil, "WORKERS=0 is not allowed: want 1 or more with POLICY=codel"},
-		{"bad upstream", map[string]string{"UPSTREAM": "ftp://127.0.0.1:21"}, nil, "UPSTREAM=ftp://127.0.0.1:21 is not allowed: want an http:// or https:// URL with a host"},
-		{"bad workers", nil, []string{"--workers=-1"}, "WORKERS=-1 is not allowed: want 0 to 100000"},
-		{"bad timeout", map[string]string{"TIMEOUT": "soon"}, nil, "TIMEOUT=soon is not allowed: want a duration from 0 to 10m0s"},
-		{"empty flag", nil, []string{"--policy="}, "POLICY= is not allowed: want queue, inflight"},
-		{"two at once", map[string]string{"WORKERS": "x", "TIMEOUT": "-1s"}, nil, "WORKERS=x is not allowed: want 0 to 100000; TIMEOUT=-1s is not allowed"},
+		{"unknown policy", map[string]string{"POLICY": "fifo"}, nil, "POLICY: fifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+		{"quota missing", nil, []string{"--policy", "inflight"}, "POLICY: inflight is not allowed: want inflight,quota=N with N a whole number from 1 to 100000"},
+		{"parameter out of range", nil, []string{"--policy=gradient,tolerance=0.5"}, "POLICY: gradient,tolerance=0.5 is not allowed: want tolerance from 1 to 10"},
+		{"limit without workers", map[string]string{"LIMIT": "5"}, nil, "LIMIT: 5 is not allowed: want 0 with WORKERS=0"},
+		{"limit with another policy", map[string]string{"LIMIT": "5", "WORKERS": "2", "POLICY": "aimd"}, nil, "LIMIT: 5 is not allowed: want 0 with POLICY=aimd"},
+		{"codel without workers", map[string]string{"POLICY": "codel"}, nil, "WORKERS: 0 is not allowed: want 1 or more with POLICY=codel"},
+		{"bad upstream", map[string]string{"UPSTREAM": "ftp://127.0.0.1:21"}, nil, "UPSTREAM: ftp://127.0.0.1:21 is not allowed: want an http:// or https:// URL with a host"},
+		{"bad workers", nil, []string{"--workers=-1"}, "WORKERS: -1 is not allowed: want 0 to 100000"},
+		{"bad timeout", map[string]string{"TIMEOUT": "soon"}, nil, "TIMEOUT: soon is not allowed: want a duration from 0 to 10m0s"},
+		{"empty flag", nil, []string{"--policy="}, "POLICY: an empty value is not allowed: want queue, inflight"},
+		{"two at once", map[string]string{"WORKERS": "x", "TIMEOUT": "-1s"}, nil, "TIMEOUT: -1s is not allowed: want a duration from 0 to 10m0s, such as 2.5s or 500ms; WORKERS: x is not allowed"},
 		{"unknown flag", nil, []string{"--quota=5"}, "usage: flag provided but not defined: -quota; want only the flags"},
 		{"empty address flag", nil, []string{"--control="}, "usage: --control is empty: want host:port, such as 127.0.0.1:7001"},
-		{"empty workers flag", map[string]string{"WORKERS": "3"}, []string{"--workers="}, "WORKERS= is not allowed: want 0 to 100000"},
+		{"empty workers flag", map[string]string{"WORKERS": "3"}, []string{"--workers="}, "WORKERS: an empty value is not allowed: want 0 to 100000"},
 		{"stray argument", nil, []string{"serve"}, `usage: unexpected argument "serve"; want only the flags --addr, --control, --limit`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

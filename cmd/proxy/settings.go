@@ -12,6 +12,7 @@ import (
 
 	"capacitylab/admit"
 	"capacitylab/envflag"
+	"capacitylab/input"
 	"capacitylab/labsvc"
 )
 
@@ -76,7 +77,7 @@ func newProxyFlags() *proxyFlags {
 // parseSettings reads the flags with the environment (through getenv) as
 // fallback, then defaults (package envflag). A bad value, from a flag or
 // the environment (an empty variable counts as unset, an empty flag does
-// not), is reported as labsvc.FieldErrors, one "VAR=value is not allowed:
+// not), is reported as input.FieldErrors, one "VAR: value is not allowed:
 // want ..." per setting, as the lab reports its knobs; an empty address, an
 // unknown flag or a stray argument as a labsvc.ErrUsage error (an unknown
 // flag's listing the flags there are); -h writes the usage, with the
@@ -99,9 +100,9 @@ func parseSettings(args []string, getenv func(string) string, usage io.Writer) (
 		}
 	}
 	s := settings{addr: strings.TrimSpace(f.addr.Value), control: strings.TrimSpace(f.control.Value), upstream: defaultUpstream}
-	var errs labsvc.FieldErrors
+	errs := input.FieldErrors{}
 	bad := func(st *envflag.Setting, v, want string) {
-		errs = append(errs, labsvc.FieldError{Field: st.Env, Value: v, Allowed: want})
+		errs.Add(st.Env, input.NotAllowed(v, want))
 	}
 	// value is a setting's text when a flag or the environment gave it.
 	value := func(st *envflag.Setting) (string, bool) {
@@ -144,7 +145,7 @@ func parseSettings(args []string, getenv func(string) string, usage io.Writer) (
 			s.timeout = d
 		}
 	}
-	if errs != nil {
+	if len(errs) > 0 {
 		return settings{}, errs
 	}
 	kind := s.policy.Kind()
@@ -157,7 +158,7 @@ func parseSettings(args []string, getenv func(string) string, usage io.Writer) (
 	if kind == admit.CoDel && s.workers == 0 {
 		bad(f.workers, "0", "1 or more with POLICY=codel (codel bounds the time callers wait for a worker; with WORKERS=0 nobody waits)")
 	}
-	if errs != nil {
+	if len(errs) > 0 {
 		return settings{}, errs
 	}
 	return s, nil
