@@ -16,7 +16,11 @@
 // FieldErrors maps a field, by the name the sender used (a JSON name such
 // as "rates", a widget parameter such as "arrivals"), to one message
 // saying what is wrong with it and what is allowed, without the field's
-// name. It is the error a sweep's validation (package runner) and a
-// widget's (package model) return, and what web's error path renders: in
-// JSON, and beside each field on a page.
+// name (NotAllowed words the usual one: "0 is not allowed: want 1 to
+// 1024"). It is the one field-error type: what a sweep's validation
+// (package runner), a widget's (package model), the lab's knobs (package
+// labsvc: by environment variable, "WORKERS", on its command line and in
+// its control API's 400s) and the proxy's settings return, and what web's
+// error path renders: in JSON, and beside each field on a page. Its Error
+// reads "field: message; ..." in the order of the fields' names.
 package input
