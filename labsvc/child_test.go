@@ -3,6 +3,7 @@ package labsvc_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"capacitylab/affinity"
+	"capacitylab/input"
 	"capacitylab/labsvc"
 )
 
@@ -160,11 +162,13 @@ func TestChildDeathReported(t *testing.T) {
 // A child that cannot start reports why, and leaves nothing running.
 func TestChildBadStart(t *testing.T) {
 	// An invalid config is refused before anything is started.
-	if _, err := labsvc.StartChild(t.Context(), testChild(t, "serve"), labsvc.Config{Workers: 1, CPUs: 0}); err == nil || !strings.Contains(err.Error(), "CPUS=0") {
-		t.Errorf("StartChild with CPUS=0 = %v, want a FieldErrors naming CPUS", err)
+	_, err := labsvc.StartChild(t.Context(), testChild(t, "serve"), labsvc.Config{Workers: 1, CPUs: 0})
+	var fe input.FieldErrors
+	if !errors.As(err, &fe) || !strings.HasPrefix(fe["CPUS"], "0 is not allowed") {
+		t.Errorf("StartChild with CPUS=0 = %v, want an input.FieldErrors naming CPUS", err)
 	}
 	// A program that is not a lab child fails with its own words.
-	_, err := labsvc.StartChild(t.Context(), labsvc.ChildCommand{Path: "/bin/sh", Args: []string{"-c", "echo not a lab >&2; exit 4", "sh"}}, labsvc.DefaultConfig())
+	_, err = labsvc.StartChild(t.Context(), labsvc.ChildCommand{Path: "/bin/sh", Args: []string{"-c", "echo not a lab >&2; exit 4", "sh"}}, labsvc.DefaultConfig())
 	if err == nil || !strings.Contains(err.Error(), "not a lab") {
 		t.Errorf("StartChild of a non-lab = %v, want an error quoting its stderr", err)
 	}

@@ -63,7 +63,7 @@ func TestControlRefusesCrossSiteAndLooseBodies(t *testing.T) {
 		{"config as text/plain", "POST", "/config", `{"spin_ms": 900}`, map[string]string{"Content-Type": "text/plain"}, 415, "Content-Type: application/json"},
 		{"reset without a content type", "POST", "/reset", "", nil, 415, "Content-Type: application/json"},
 		// A number as a string.
-		{"string number", "POST", "/config", `{"spin_ms": "900"}`, jsonCT, 400, "SPIN_MS=\"900\" is not allowed"},
+		{"string number", "POST", "/config", `{"spin_ms": "900"}`, jsonCT, 400, "SPIN_MS: \"900\" is not allowed"},
 		// A second object after the first.
 		{"two objects", "POST", "/config", `{"spin_ms": 3} {"spin_ms": 900}`, jsonCT, 400, "one JSON object"},
 		// Trailing text.

@@ -52,7 +52,7 @@ func TestValidate(t *testing.T) {
 		{"unknown knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:SPEED=2") }), map[string]string{"at": `unknown knob "SPEED": want one of SPIN_MS`}},
 		{"fixed knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:CPUS=2") }), map[string]string{"at": "CPUS cannot change while the lab runs"}},
 		// A value the lab would refuse.
-		{"bad knob value", eightCores, with(func(q *runner.Request) { q.At = changes("1s:WAIT_MS=10001") }), map[string]string{"at": "WAIT_MS: 10001 is not allowed: want 0 to 10000"}},
+		{"bad knob value", eightCores, with(func(q *runner.Request) { q.At = changes("1s:WAIT_MS=10001") }), map[string]string{"at": "knob change 1s:WAIT_MS=10001: 10001 is not allowed: want 0 to 10000"}},
 		// Text that is not a change.
 		{"not a change", eightCores, with(func(q *runner.Request) { q.At = changes("soon:WAIT_MS=1") }), map[string]string{"at": `the time "soon" is not allowed`}},
 		// Too many changes.
