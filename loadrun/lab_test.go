@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -234,5 +235,52 @@ func TestSweepKnobChangeCancelled(t *testing.T) {
 	var cfg labsvc.Config
 	if err := ctl.Config(t.Context(), &cfg); err != nil || cfg.WaitMS != 5 {
 		t.Errorf("after the cancelled sweep the lab has WAIT_MS %d (%v), want its own 5", cfg.WaitMS, err)
+	}
+}
+
+// A lab that stops during a window, after which its statistics cannot be
+// read, costs the sweep nothing it measured: the window is handed over
+// (WindowDone) cut short, with every arrival's record and a note saying
+// why the lab's side is missing, and the sweep stops with the error
+// rather than dropping the window. (Before, the failed GET /stats ended
+// the sweep and the window's records were lost: the runner's
+// TestChildKilledMidRun found it on a loaded machine, when the kill came
+// after the window's last request.)
+func TestSweepLabGoneAfterWindow(t *testing.T) {
+	l := startChildLab(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	s := sweepOf(t, l, time.Second)
+	s.Rates, s.Seconds = []float64{40, 40}, 1
+	var done []loadrun.WindowReport
+	s.WindowDone = func(wr loadrun.WindowReport) { done = append(done, wr) }
+	events := make(chan loadrun.Event, 16)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Run(t.Context(), events)
+		errc <- err
+	}()
+	stopped := false
+	for e := range events {
+		if !stopped && e.Kind == loadrun.EventProgress && e.Window == 0 && e.ElapsedMS >= 200 {
+			l.stop() // the lab child ends; the window goes on sending into nothing
+			stopped = true
+		}
+	}
+	err := <-errc
+	if !stopped {
+		t.Fatal("the sweep ended before a progress event of its first window")
+	}
+	if err == nil {
+		t.Fatal("the sweep ended without an error against a lab that had stopped")
+	}
+	if len(done) != 1 {
+		t.Fatalf("%d windows handed over, want the first one (cut) and no other", len(done))
+	}
+	wr := done[0]
+	t.Logf("sweep error: %v; row note %q; %d arrivals, %d ok, %d errors", err, wr.Row.Note, wr.Row.Arrivals, wr.Row.OK, wr.Row.Error)
+	if wr.Cut == nil || !strings.Contains(wr.Row.Note, "the lab's statistics could not be read after the window") {
+		t.Errorf("window 1: cut %v, note %q; want it cut, saying the lab's statistics could not be read", wr.Cut, wr.Row.Note)
+	}
+	if wr.Row.Arrivals == 0 || len(wr.Records) != wr.Row.Arrivals || wr.Row.Lost != 0 {
+		t.Errorf("window 1: %d records for %d arrivals, lost %d; want one record per arrival and none lost", len(wr.Records), wr.Row.Arrivals, wr.Row.Lost)
 	}
 }

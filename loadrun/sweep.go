@@ -240,6 +240,12 @@ type WindowReport struct {
 	Row      Row
 	Records  []Record
 	Progress WindowProgress
+	// Cut is why the window did not end as a whole window does, or nil:
+	// the sweep's context's cause when it was cancelled during the window,
+	// or the failure to read the lab's statistics after it (the lab
+	// stopped answering once every request had ended). Its row and records
+	// are handed over all the same, and the sweep then stops.
+	Cut error
 }
 
 // Report is what a sweep produced, window by window.
@@ -444,14 +450,22 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			row.Clients = w.Clients
 			row.Offered = round(float64(row.Sent)/s.Seconds, 100)
 		}
+		var cut error
 		if ctx.Err() != nil {
 			notes = append(notes, "cancelled before the window ended")
+			cut = context.Cause(ctx)
 		} else if s.Control != nil && lab == nil {
 			st, err := s.Control.Stats(ctx)
 			if err != nil {
-				return finish(ctxOr(ctx, err))
+				// Every request of the window has its record; only the
+				// lab's side of the row is missing. The window is handed
+				// over cut short, so nothing measured is lost, and the
+				// sweep stops.
+				cut = ctxOr(ctx, err)
+				notes = append(notes, "the lab's statistics could not be read after the window ("+err.Error()+")")
+			} else {
+				lab = &st
 			}
-			lab = &st
 		}
 		if slices.ContainsFunc(made, func(a applied) bool { return !a.skipped }) {
 			// Every window starts from the knobs the sweep began with, and
@@ -475,7 +489,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		row.Note = strings.Join(notes, "; ")
 		at := WindowProgress{Windows: n, Window: i, Rate: base.Rate, Clients: w.Clients, Seconds: s.Seconds, ElapsedMS: ms(res.Elapsed),
 			Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent, ClientBusy: row.ClientBusy}
-		wr := WindowReport{Row: row, Records: res.Records, Progress: at}
+		wr := WindowReport{Row: row, Records: res.Records, Progress: at, Cut: cut}
 		rep.Windows = append(rep.Windows, wr)
 		if s.WindowDone != nil {
 			s.WindowDone(wr)
@@ -484,6 +498,9 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		emit(Event{Kind: EventRow, WindowProgress: at, Row: &r})
 		if ctx.Err() != nil {
 			return finish(ctx.Err())
+		}
+		if cut != nil {
+			return finish(cut)
 		}
 		if changeErr != nil {
 			return finish(changeErr)

@@ -35,9 +35,11 @@ type Event struct {
 	Records []loadrun.Record // window: one per arrival, in seq order
 	Change  string           // knob: the change made, as loadrun.KnobChange writes it
 	// Cut is why a window event's window was cut short (the measurement
-	// was cancelled, or the lab child died), nil when it ran to its end.
-	// Its row says "cancelled before the window ended" and still accounts
-	// for every arrival.
+	// was cancelled, the lab child died, or the lab stopped answering
+	// after the window's requests ended: loadrun.WindowReport.Cut), nil
+	// when it ran to its end. Its row says why ("cancelled before the
+	// window ended", or that the lab's statistics could not be read) and
+	// still accounts for every arrival.
 	Cut error
 
 	Lab, Load Child // started: the two children
@@ -115,7 +117,7 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 				stopOn(handle(Event{Kind: EventKnob, WindowProgress: e.WindowProgress, Change: e.Change}))
 			}
 		case wr := <-windows:
-			ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records}
+			ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records, Cut: wr.Cut}
 			if ctx.Err() != nil {
 				ev.Cut = context.Cause(ctx)
 			}

@@ -351,6 +351,16 @@ func (m *measurement) line(l numberedLine) {
 			return
 		}
 		ev := Event{Kind: EventWindow, WindowProgress: *c.WindowProgress, Row: c.Row, Records: m.records}
+		if c.Cut && m.stopCause == nil {
+			// The load child cut the window on its own: the lab stopped
+			// answering after the window's requests ended. When the lab
+			// died, that is seen within a moment, and is the cause.
+			select {
+			case <-m.lab.Done():
+			case <-time.After(time.Second):
+			}
+			m.notice()
+		}
 		if c.Cut {
 			ev.Cut = m.stopCause
 			if ev.Cut == nil {
