@@ -5,6 +5,7 @@ package affinity
 import (
 	"errors"
 	"runtime"
+	"time"
 )
 
 // errNoAffinity says why nothing is pinned on this operating system.
@@ -32,3 +33,8 @@ func ThreadsOf(int) ([]int, error) { return nil, errNoAffinity }
 
 // EachThread cannot list threads on this system: it calls set for none.
 func EachThread(func(tid int) error) error { return errNoAffinity }
+
+// WakeLate is measured on Linux only.
+func WakeLate([]int, time.Duration, <-chan struct{}) (<-chan []time.Duration, error) {
+	return nil, errNoAffinity
+}

@@ -413,7 +413,7 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 	time.Sleep(time.Second) // the queue fills
 	doJSON(t, "POST", c.Control()+"/reset", "", nil)
 	stopProbe := make(chan struct{})
-	probe, err := wakeLate(cpus, stopProbe)
+	probe, err := affinity.WakeLate(cpus, 5*time.Millisecond, stopProbe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 	// that has its processor: at most 10 ms for the median, 50 ms for the
 	// upper quartile and 100 ms for the slowest call. It is checked when
 	// the lab had at least 98% of its processor and a thread pinned there
-	// woke within 1 ms of when it asked nine times in ten (wakeLate). Under
+	// woke within 1 ms of when it asked nine times in ten (affinity.WakeLate). Under
 	// `go test ./...` other packages' labs and generators run at the same
 	// time, some on the same processor, and the machine decides: on the CI
 	// machine the lab once got 93% of it and the median was 11 ms, another
