@@ -531,6 +531,7 @@ func TestSpinsShareTheProcessor(t *testing.T) {
 				t.Fatalf("the %d workers did not take the %d connections", n, n)
 			}
 		}
+		before := stats(t, c.Control())
 		sent := make([]time.Time, n)
 		for i, conn := range conns {
 			sent[i] = time.Now()
@@ -556,8 +557,23 @@ func TestSpinsShareTheProcessor(t *testing.T) {
 		wg.Wait()
 		first, last := slices.Min(took), slices.Max(took)
 		t.Logf("round %d: four 5 ms spins on one processor answered after %v ms (processor sharing: all near 20; first come: 5, 10, 15, 20)", round+1, took)
-		if first < 12 || first < 0.6*last {
-			t.Errorf("round %d: the first answer after %.1f ms and the last after %.1f ms: want the first at least 12 ms and 0.6 of the last (shared turns), not one spin after another", round+1, first, last)
+		// One spin after another answers the first at 5 ms, whatever
+		// the machine does.
+		if first < 12 {
+			t.Errorf("round %d: the first answer after %.1f ms: want at least 12 ms (shared turns), not one spin after another", round+1, first)
+		}
+		// Shared turns end the four together: the first at least 0.6 of
+		// the last. A stall of the lab's processor delays whichever spin
+		// it catches (under the race detector beside a busy loop, 20.3
+		// and 34.0 ms), so this is held when the lab had its processor:
+		// the processor time it used in the round (the spins' 20 ms and
+		// its own work) at least 90% of the time to the last answer.
+		used := stats(t, c.Control()).ProcessCPUMS - before.ProcessCPUMS
+		switch share := used / last; {
+		case share < 0.9:
+			t.Logf("round %d: NOT CHECKED: the first answer at least 0.6 of the last: the lab used %.1f ms of processor in the %.1f ms to the last answer (%.0f%%; checked from 90%%)", round+1, used, last, 100*share)
+		case first < 0.6*last:
+			t.Errorf("round %d: the first answer after %.1f ms and the last after %.1f ms, the lab using %.1f ms of processor meanwhile: want the first at least 0.6 of the last (shared turns)", round+1, first, last, used)
 		}
 		quiet(t, c.Control(), 5*time.Second)
 	}

@@ -11,14 +11,17 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"capacitylab/affinity"
 	"capacitylab/labsvc"
 )
 
@@ -257,4 +260,30 @@ func metric(t testing.TB, control, name string) float64 {
 	}
 	t.Fatalf("no %s in %s/metrics", name, control)
 	return 0
+}
+
+// watchWakeups measures, until the returned function is called, how late a
+// thread on cpus wakes (affinity.WakeLate, 5 ms naps). The function says
+// whether the machine was quiet there, nine naps in ten waking within
+// 1 ms, and describes what was measured for the log. Tests hold a lab to
+// its timing goals only on a quiet machine and say loudly what they did
+// not check otherwise. Where it cannot be measured it reports not quiet.
+func watchWakeups(t *testing.T, cpus []int) func() (bool, string) {
+	t.Helper()
+	stop := make(chan struct{})
+	probe, err := affinity.WakeLate(cpus, 5*time.Millisecond, stop)
+	if err != nil {
+		close(stop)
+		return func() (bool, string) { return false, "the wake-up floor was not measured: " + err.Error() }
+	}
+	return sync.OnceValues(func() (bool, string) {
+		close(stop)
+		late := <-probe
+		if len(late) == 0 {
+			return false, "the wake-up probe took no samples"
+		}
+		slices.Sort(late)
+		p90 := late[len(late)*9/10]
+		return p90 <= time.Millisecond, fmt.Sprintf("a thread on processor(s) %v woke %v late nine times in ten, at most %v (%d naps)", cpus, p90, late[len(late)-1], len(late))
+	})
 }
