@@ -51,11 +51,13 @@ var promqlNames = func() map[string]string {
 // by/without/on/ignoring/group_left/group_right, Grafana's variables
 // ($__rate_interval, ${job}) and comments are skipped; every other word is
 // a metric name unless it is a PromQL word (promqlNames). A word followed
-// by "(" must be a function or an aggregation.
+// by "(" must be a function or an aggregation, and parentheses must
+// balance. It is no full parser: Prometheus's own may still refuse what
+// it accepts.
 func promqlSelectors(expr string) ([]selector, error) {
 	var out []selector
 	s := expr
-	i := 0
+	i, depth := 0, 0
 	skipSpace := func() {
 		for i < len(s) && strings.ContainsRune(" \t\r\n", rune(s[i])) {
 			i++
@@ -152,9 +154,19 @@ func promqlSelectors(expr string) ([]selector, error) {
 				}
 				out = append(out, sel)
 			}
+		case c == '(' || c == ')':
+			if c == '(' {
+				depth++
+			} else if depth--; depth < 0 {
+				return nil, fmt.Errorf("at %d: ) without (", i)
+			}
+			i++
 		default:
-			i++ // an operator, a parenthesis, a comma
+			i++ // an operator, a comma
 		}
+	}
+	if depth > 0 {
+		return nil, fmt.Errorf("%d ( without )", depth)
 	}
 	return out, nil
 }
@@ -272,6 +284,9 @@ func TestPromQLSelectors(t *testing.T) {
 			[]string{`lab_queued{job="lab"}`, `lab_workers{job="lab"}`}, ""},
 		// A misspelt function is an error, not a metric nor silence.
 		{`histogram_quantil(0.5, admit_queue_seconds_bucket{job="lab"})`, nil, "histogram_quantil( is no PromQL function"},
+		// Unbalanced parentheses are errors.
+		{`rate(lab_done_total{job="lab"}[1m]`, nil, "1 ( without )"},
+		{`sum(rate(lab_done_total{job="lab"}[1m])))`, nil, ") without ("},
 		// Broken matchers are errors.
 		{`admit_limit{job="lab"`, nil, "want , or } after job"},
 		{`admit_limit{,}`, nil, "want a label name"},
