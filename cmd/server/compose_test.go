@@ -14,6 +14,8 @@ import (
 type composeFile struct {
 	Services map[string]struct {
 		Image       string            `yaml:"image"`
+		Entrypoint  []string          `yaml:"entrypoint"`
+		Volumes     []string          `yaml:"volumes"`
 		Environment map[string]string `yaml:"environment"`
 		Profiles    []string          `yaml:"profiles"`
 		Ports       []string          `yaml:"ports"`
