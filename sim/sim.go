@@ -1,14 +1,17 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"capacitylab/admit"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 )
 
 // DefaultRefuse is how long a refused caller waits for its 503 when
@@ -32,8 +35,10 @@ const MeasuredCPUPerRequest = 70 * time.Microsecond
 // instead of sent. The zero value is not valid: Lab must pass
 // labsvc.Config.Validate.
 type Model struct {
-	// Lab holds the lab's knobs: WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS,
-	// STALL_EVERY, STALL_MS and POLICY, with the lab's own ranges.
+	// Lab holds the lab's knobs as each window starts: WORKERS, SPIN_MS,
+	// WAIT_MS, LIMIT, CPUS, STALL_EVERY, STALL_MS and POLICY, with the
+	// lab's own ranges. A window's knob changes (loadrun.Window.Changes)
+	// change them at their times, as the lab's POST /config does.
 	Lab labsvc.Config
 	// Timeout is the caller's timeout, from its send; 0 means
 	// loadrun.DefaultTimeout.
@@ -80,6 +85,24 @@ func (m Model) Validate() error {
 	return nil
 }
 
+// CheckChanges says what is wrong with knob changes made into each window
+// of a simulation of the model, or nil: what the lab itself would refuse,
+// in measure.CheckChanges's words (a knob it cannot change while it runs,
+// a value out of range or that does not go with the knobs in force then),
+// and a change of BACKLOG, which belongs to the kernel's accept queue the
+// simulator does not model. Their times are the sweep's to check.
+func (m Model) CheckChanges(changes []loadrun.KnobChange) error {
+	if err := measure.CheckChanges(m.Lab, changes); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if c.Knob == "BACKLOG" {
+			return fmt.Errorf("knob change %s is not simulated: BACKLOG is the kernel's accept queue, and the simulator models the lab's door only; run the lab to change it", c)
+		}
+	}
+	return nil
+}
+
 // Run simulates sweep sw against the model: it is sw.Run with m as its
 // Driver (sw.Target, Control, DrainWait and Pause are not used), with the
 // same validation, rows, events, WindowDone calls and report as a real run.
@@ -93,6 +116,9 @@ func Run(ctx context.Context, m Model, sw loadrun.Sweep, events chan<- loadrun.E
 // when the window's last request ended.
 func (m Model) RunWindow(ctx context.Context, w loadrun.Window) (loadrun.Result, loadrun.LabStats, error) {
 	if err := m.Validate(); err != nil {
+		return loadrun.Result{}, loadrun.LabStats{}, err
+	}
+	if err := m.CheckChanges(w.Changes); err != nil {
 		return loadrun.Result{}, loadrun.LabStats{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -126,8 +152,11 @@ type timer struct {
 // turn is a spinning job on a processor, or in line for one: rem is the
 // processor time it still needs as of start, when its turn began; its turn
 // ends at end (a quantum later, or when its spin is done if nobody waits).
+// Its quantum and the wait that follows its spin are the knobs' when its
+// service began (the lab reads SPIN_MS and WAIT_MS then).
 type turn struct {
 	start, end, rem, took int64
+	quantum, wait         int64
 	job                   int32
 }
 
@@ -168,6 +197,22 @@ func (q *fifo[T]) pop() T {
 	return v
 }
 
+// insert puts t in q, a queue of timers in the order they are due, after
+// every timer due at or before it. Timers of one length arrive in that
+// order, so it is a push unless a knob change made a wait or stall
+// shorter than those begun before it.
+func insert(q *fifo[timer], t timer) {
+	q.push(t)
+	mask := len(q.buf) - 1
+	for i := q.n - 1; i > 0; i-- {
+		at, prev := (q.head+i)&mask, (q.head+i-1)&mask
+		if q.buf[prev].at <= t.at {
+			break
+		}
+		q.buf[at], q.buf[prev] = q.buf[prev], q.buf[at]
+	}
+}
+
 // window is one simulated window. Times are int64 nanoseconds from the
 // window's start.
 type window struct {
@@ -176,19 +221,25 @@ type window struct {
 	rec    []loadrun.Record
 	client []int32 // closed loop: whose each request is
 
-	spinNS, waitNS, stallNS, timeoutNS, refuseNS int64
+	timeoutNS, refuseNS int64
+
+	// the lab's knobs in force, and what a request begun now spends
+	cfg                     labsvc.Config
+	spinNS, waitNS, stallNS int64
+	quantum                 int64           // a spin's turn on a processor
+	changes                 []labsvc.Config // the knobs after each of the window's changes, in time order
+	changed                 int             // how many of them are made
 
 	// the lab
 	door      *admit.Door // the door's policy, on the window's clock
 	idle      int
 	queue     fifo[queued]
-	turns     []turn     // spins on a processor now: at most CPUS
-	line      fifo[turn] // spins waiting for their next turn, in order
-	quantum   int64
-	ending    int // the turn whose end is the next spin event (nextLab)
-	waits     fifo[timer]
-	stalls    fifo[timer]
-	last      int64 // when cpuNS was last brought up to date
+	turns     []turn      // spins on a processor now: at most CPUS
+	line      fifo[turn]  // spins waiting for their next turn, in order
+	ending    int         // the turn whose end is the next spin event (nextLab)
+	waits     fifo[timer] // in the order they end
+	stalls    fifo[timer] // in the order they end
+	last      int64       // when cpuNS was last brought up to date
 	admitted  int64
 	refused   int64 // every 503: refused at the door, or dropped
 	dropped   int64 // admitted, then dropped from the queue
@@ -215,21 +266,18 @@ func newWindow(m Model, w loadrun.Window) *window {
 	// Validate has checked the policy: a fresh one each window, as the
 	// lab's forgets what it learned at each reset.
 	s.door, _ = admit.NewDoor(m.Lab.Policy, m.Lab.Limit, m.Lab.Workers)
-	s.spinNS = int64(m.Lab.SpinMS)*int64(time.Millisecond) + int64(m.CPUPerRequest)
-	s.waitNS = int64(m.Lab.WaitMS) * int64(time.Millisecond)
-	s.stallNS = int64(m.Lab.StallMS) * int64(time.Millisecond)
+	s.setKnobs(m.Lab)
+	// CheckChanges has checked the changes: each is one the lab takes.
+	changes := slices.SortedStableFunc(slices.Values(w.Changes), func(a, b loadrun.KnobChange) int { return cmp.Compare(a.At, b.At) })
+	cfg := m.Lab
+	for _, c := range changes {
+		cfg, _ = cfg.Set(c.Knob, c.Value)
+		s.changes = append(s.changes, cfg)
+	}
+	s.w.Changes = changes
 	s.timeoutNS = int64(orDefault(m.Timeout, loadrun.DefaultTimeout))
 	s.refuseNS = int64(orDefault(m.Refuse, DefaultRefuse))
 	s.length = int64(w.Length)
-	s.quantum = int64(orDefault(m.quantum, labsvc.SpinQuantum))
-	// The lab's own work on a request is not a turn of its own: the live
-	// lab's runs outside the spins' turns, on the same processors, so each
-	// turn takes a little longer and a spin takes as many turns as its
-	// SPIN_MS alone would. Spread over the turns, it stretches the quantum
-	// by the same share as the spin.
-	if spin := int64(m.Lab.SpinMS) * int64(time.Millisecond); m.CPUPerRequest > 0 && spin > 0 {
-		s.quantum = s.quantum * s.spinNS / spin
-	}
 	s.turns = make([]turn, 0, m.Lab.CPUs)
 	n := len(w.Schedule)
 	if w.Clients > 0 {
@@ -252,6 +300,47 @@ func newWindow(m Model, w loadrun.Window) *window {
 	return s
 }
 
+// setKnobs puts the lab's knobs cfg in force: what a request whose service
+// begins from now on spins, waits or stalls, and its spin's quantum.
+func (s *window) setKnobs(cfg labsvc.Config) {
+	s.cfg = cfg
+	s.spinNS = int64(cfg.SpinMS)*int64(time.Millisecond) + int64(s.m.CPUPerRequest)
+	s.waitNS = int64(cfg.WaitMS) * int64(time.Millisecond)
+	s.stallNS = int64(cfg.StallMS) * int64(time.Millisecond)
+	s.quantum = int64(orDefault(s.m.quantum, labsvc.SpinQuantum))
+	// The lab's own work on a request is not a turn of its own: the live
+	// lab's runs outside the spins' turns, on the same processors, so each
+	// turn takes a little longer and a spin takes as many turns as its
+	// SPIN_MS alone would. Spread over the turns, it stretches the quantum
+	// by the same share as the spin.
+	if spin := int64(cfg.SpinMS) * int64(time.Millisecond); s.m.CPUPerRequest > 0 && spin > 0 {
+		s.quantum = s.quantum * s.spinNS / spin
+	}
+}
+
+// nextChange is when the window's next knob change is due.
+func (s *window) nextChange() int64 {
+	if s.changed < len(s.changes) {
+		return int64(s.w.Changes[s.changed].At)
+	}
+	return never
+}
+
+// change makes the window's next knob change, as the lab's POST /config
+// does: a new POLICY or LIMIT starts a fresh policy at once (counting the
+// requests inside, having learned nothing); SPIN_MS, WAIT_MS and STALL_MS
+// hold for requests whose service begins from now on, STALL_EVERY for
+// requests admitted from now on (counted on from the window's start).
+func (s *window) change() {
+	next := s.changes[s.changed]
+	s.changed++
+	if next.Policy != s.cfg.Policy || next.Limit != s.cfg.Limit {
+		// CheckChanges has checked it: the lab's SetConfig takes it.
+		_ = s.door.Set(next.Policy, next.Limit)
+	}
+	s.setKnobs(next)
+}
+
 func orDefault(d, def time.Duration) time.Duration {
 	if d == 0 {
 		return def
@@ -263,19 +352,23 @@ func orDefault(d, def time.Duration) time.Duration {
 // for its caller and nothing more is due to be sent. At one instant the
 // lab's events come first (a worker finishing frees itself before the
 // door sees a new caller), then callers giving up or reading a refusal,
-// then sends.
+// then sends. A knob change due at an instant comes before all of them.
 func (s *window) run() {
 	for !s.tooMany {
 		tLab, which := s.nextLab()
 		tEnd, isRefusal := s.nextEnd()
 		tSend := s.nextSend()
+		tChange := s.nextChange()
 		switch {
 		case tLab == never && tEnd == never && tSend == never:
 			return
 		case tSend == never && s.inFlight == 0:
 			// Nothing more to send and no caller waiting: the window is
-			// over, whatever the lab still has to do.
+			// over, whatever the lab still has to do, and changes not yet
+			// due are not made.
 			return
+		case tChange <= tLab && tChange <= tEnd && tChange <= tSend:
+			s.change()
 		case tLab <= tEnd && tLab <= tSend:
 			s.lab(tLab, which)
 		case tEnd <= tSend:
@@ -328,7 +421,7 @@ func (s *window) advance(t int64) {
 func (s *window) play(tr turn, t int64) turn {
 	tr.start, tr.end = t, t+tr.rem
 	if !s.line.empty() {
-		tr.end = t + min(tr.rem, s.quantum)
+		tr.end = t + min(tr.rem, tr.quantum)
 	}
 	return tr
 }
@@ -346,18 +439,18 @@ func (s *window) wait(tr turn, t int64) {
 	if s.line.empty() {
 		for i := range s.turns {
 			r := &s.turns[i]
-			r.end = min(r.end, r.start+((t-r.start)/s.quantum+1)*s.quantum)
+			r.end = min(r.end, r.start+((t-r.start)/r.quantum+1)*r.quantum)
 		}
 	}
 	s.line.push(tr)
 }
 
-// spun moves job j, taken at took, its spin done at t, on to its wait.
-func (s *window) spun(j int32, took, t int64) {
-	if s.waitNS > 0 {
-		s.waits.push(timer{at: t + s.waitNS, took: took, job: j})
+// spun moves the job of turn r, its spin done at t, on to its wait.
+func (s *window) spun(r turn, t int64) {
+	if r.wait > 0 {
+		insert(&s.waits, timer{at: t + r.wait, took: r.took, job: r.job})
 	} else {
-		s.finish(j, took, t)
+		s.finish(r.job, r.took, t)
 	}
 }
 
@@ -383,7 +476,7 @@ func (s *window) lab(t int64, which int) {
 			s.turns[i] = s.play(s.line.pop(), t)
 		}
 		if r.rem <= 0 {
-			s.spun(r.job, r.took, t)
+			s.spun(r, t)
 		}
 	case evWait:
 		w := s.waits.pop()
@@ -394,8 +487,9 @@ func (s *window) lab(t int64, which int) {
 	}
 }
 
-// begin puts job q in service at t: it spins, then waits, or stalls.
-// It reports false when the job needs no time at all (it finishes at t).
+// begin puts job q in service at t: it spins, then waits, or stalls, as
+// the knobs in force at t say. It reports false when the job needs no time
+// at all (it finishes at t).
 func (s *window) begin(q queued, t int64) bool {
 	j := q.job
 	switch {
@@ -403,11 +497,11 @@ func (s *window) begin(q queued, t int64) bool {
 		if s.stallNS == 0 {
 			return false
 		}
-		s.stalls.push(timer{at: t + s.stallNS, took: t, job: j})
+		insert(&s.stalls, timer{at: t + s.stallNS, took: t, job: j})
 	case s.spinNS > 0:
-		s.wait(turn{rem: s.spinNS, took: t, job: j}, t)
+		s.wait(turn{rem: s.spinNS, took: t, quantum: s.quantum, wait: s.waitNS, job: j}, t)
 	case s.waitNS > 0:
-		s.waits.push(timer{at: t + s.waitNS, took: t, job: j})
+		insert(&s.waits, timer{at: t + s.waitNS, took: t, job: j})
 	default:
 		return false
 	}
@@ -568,7 +662,7 @@ func (s *window) send(t int64) {
 		return
 	}
 	s.admitted++
-	q := queued{job: j, stall: s.m.Lab.StallEvery > 0 && s.admitted%int64(s.m.Lab.StallEvery) == 0}
+	q := queued{job: j, stall: s.cfg.StallEvery > 0 && s.admitted%int64(s.cfg.StallEvery) == 0}
 	if s.idle > 0 {
 		s.door.Start(time.Duration(t), 0) // a caller that did not wait is served
 		s.idle--
@@ -603,5 +697,5 @@ func (s *window) result() (loadrun.Result, loadrun.LabStats, error) {
 	if s.done > 0 {
 		st.ServiceMS = loadrun.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
 	}
-	return loadrun.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end)}, st, nil
+	return loadrun.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end), Changed: s.changed}, st, nil
 }
