@@ -92,6 +92,9 @@ func (m Model) Validate() error {
 // and a change of BACKLOG, which belongs to the kernel's accept queue the
 // simulator does not model. Their times are the sweep's to check.
 func (m Model) CheckChanges(changes []loadrun.KnobChange) error {
+	if len(changes) == 0 {
+		return nil
+	}
 	if err := measure.CheckChanges(m.Lab, changes); err != nil {
 		return err
 	}
@@ -152,12 +155,12 @@ type timer struct {
 // turn is a spinning job on a processor, or in line for one: rem is the
 // processor time it still needs as of start, when its turn began; its turn
 // ends at end (a quantum later, or when its spin is done if nobody waits).
-// Its quantum and the wait that follows its spin are the knobs' when its
-// service began (the lab reads SPIN_MS and WAIT_MS then).
+// Its quantum and the wait that follows its spin are those of the knobs
+// in force when its service began (the lab reads SPIN_MS and WAIT_MS then):
+// knobs indexes window.knobs.
 type turn struct {
 	start, end, rem, took int64
-	quantum, wait         int64
-	job                   int32
+	job, knobs            int32
 }
 
 // queued is a job waiting for a worker.
@@ -202,6 +205,15 @@ func (q *fifo[T]) pop() T {
 // order, so it is a push unless a knob change made a wait or stall
 // shorter than those begun before it.
 func insert(q *fifo[timer], t timer) {
+	if q.n == 0 || q.buf[(q.head+q.n-1)&(len(q.buf)-1)].at <= t.at {
+		q.push(t)
+		return
+	}
+	insertEarly(q, t)
+}
+
+// insertEarly is insert for a timer due before the last one in q.
+func insertEarly(q *fifo[timer], t timer) {
 	q.push(t)
 	mask := len(q.buf) - 1
 	for i := q.n - 1; i > 0; i-- {
@@ -223,12 +235,15 @@ type window struct {
 
 	timeoutNS, refuseNS int64
 
-	// the lab's knobs in force, and what a request begun now spends
-	cfg                     labsvc.Config
-	spinNS, waitNS, stallNS int64
-	quantum                 int64           // a spin's turn on a processor
-	changes                 []labsvc.Config // the knobs after each of the window's changes, in time order
-	changed                 int             // how many of them are made
+	// the lab's knobs: at the window's start, then after each of its
+	// changes in time order (the changes sorted, in w.Changes), and what a
+	// request spends under each; changed of the changes are made, so
+	// cfgs[changed] and knobs[changed] are in force
+	cfgs    []labsvc.Config
+	knobs   []knobsNS
+	changed int
+	cfg0    [1]labsvc.Config // cfgs' storage when there are no changes
+	knobs0  [1]knobsNS
 
 	// the lab
 	door      *admit.Door // the door's policy, on the window's clock
@@ -266,15 +281,25 @@ func newWindow(m Model, w loadrun.Window) *window {
 	// Validate has checked the policy: a fresh one each window, as the
 	// lab's forgets what it learned at each reset.
 	s.door, _ = admit.NewDoor(m.Lab.Policy, m.Lab.Limit, m.Lab.Workers)
-	s.setKnobs(m.Lab)
-	// CheckChanges has checked the changes: each is one the lab takes.
-	changes := slices.SortedStableFunc(slices.Values(w.Changes), func(a, b loadrun.KnobChange) int { return cmp.Compare(a.At, b.At) })
-	cfg := m.Lab
-	for _, c := range changes {
-		cfg, _ = cfg.Set(c.Knob, c.Value)
-		s.changes = append(s.changes, cfg)
+	s.cfg0[0] = m.Lab
+	s.cfgs = s.cfg0[:]
+	if len(w.Changes) > 0 {
+		// CheckChanges has checked the changes: each is one the lab takes.
+		changes := slices.SortedStableFunc(slices.Values(w.Changes), func(a, b loadrun.KnobChange) int { return cmp.Compare(a.At, b.At) })
+		cfg := m.Lab
+		for _, c := range changes {
+			cfg, _ = cfg.Set(c.Knob, c.Value)
+			s.cfgs = append(s.cfgs, cfg)
+		}
+		s.w.Changes = changes
 	}
-	s.w.Changes = changes
+	s.knobs = s.knobs0[:]
+	if len(s.cfgs) > 1 {
+		s.knobs = make([]knobsNS, len(s.cfgs))
+	}
+	for i, cfg := range s.cfgs {
+		s.knobs[i] = m.knobsNS(cfg)
+	}
 	s.timeoutNS = int64(orDefault(m.Timeout, loadrun.DefaultTimeout))
 	s.refuseNS = int64(orDefault(m.Refuse, DefaultRefuse))
 	s.length = int64(w.Length)
@@ -300,27 +325,34 @@ func newWindow(m Model, w loadrun.Window) *window {
 	return s
 }
 
-// setKnobs puts the lab's knobs cfg in force: what a request whose service
-// begins from now on spins, waits or stalls, and its spin's quantum.
-func (s *window) setKnobs(cfg labsvc.Config) {
-	s.cfg = cfg
-	s.spinNS = int64(cfg.SpinMS)*int64(time.Millisecond) + int64(s.m.CPUPerRequest)
-	s.waitNS = int64(cfg.WaitMS) * int64(time.Millisecond)
-	s.stallNS = int64(cfg.StallMS) * int64(time.Millisecond)
-	s.quantum = int64(orDefault(s.m.quantum, labsvc.SpinQuantum))
+// knobsNS is what a request whose service begins under some knobs spends:
+// its spin (CPUPerRequest included), wait and stall, in nanoseconds, and
+// its spin's quantum.
+type knobsNS struct {
+	spin, wait, stall, quantum int64
+}
+
+func (m Model) knobsNS(cfg labsvc.Config) knobsNS {
+	k := knobsNS{
+		spin:    int64(cfg.SpinMS)*int64(time.Millisecond) + int64(m.CPUPerRequest),
+		wait:    int64(cfg.WaitMS) * int64(time.Millisecond),
+		stall:   int64(cfg.StallMS) * int64(time.Millisecond),
+		quantum: int64(orDefault(m.quantum, labsvc.SpinQuantum)),
+	}
 	// The lab's own work on a request is not a turn of its own: the live
 	// lab's runs outside the spins' turns, on the same processors, so each
 	// turn takes a little longer and a spin takes as many turns as its
 	// SPIN_MS alone would. Spread over the turns, it stretches the quantum
 	// by the same share as the spin.
-	if spin := int64(cfg.SpinMS) * int64(time.Millisecond); s.m.CPUPerRequest > 0 && spin > 0 {
-		s.quantum = s.quantum * s.spinNS / spin
+	if spin := int64(cfg.SpinMS) * int64(time.Millisecond); m.CPUPerRequest > 0 && spin > 0 {
+		k.quantum = k.quantum * k.spin / spin
 	}
+	return k
 }
 
 // nextChange is when the window's next knob change is due.
 func (s *window) nextChange() int64 {
-	if s.changed < len(s.changes) {
+	if s.changed < len(s.w.Changes) {
 		return int64(s.w.Changes[s.changed].At)
 	}
 	return never
@@ -332,13 +364,12 @@ func (s *window) nextChange() int64 {
 // hold for requests whose service begins from now on, STALL_EVERY for
 // requests admitted from now on (counted on from the window's start).
 func (s *window) change() {
-	next := s.changes[s.changed]
+	was, next := s.cfgs[s.changed], s.cfgs[s.changed+1]
 	s.changed++
-	if next.Policy != s.cfg.Policy || next.Limit != s.cfg.Limit {
+	if next.Policy != was.Policy || next.Limit != was.Limit {
 		// CheckChanges has checked it: the lab's SetConfig takes it.
 		_ = s.door.Set(next.Policy, next.Limit)
 	}
-	s.setKnobs(next)
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -421,7 +452,7 @@ func (s *window) advance(t int64) {
 func (s *window) play(tr turn, t int64) turn {
 	tr.start, tr.end = t, t+tr.rem
 	if !s.line.empty() {
-		tr.end = t + min(tr.rem, tr.quantum)
+		tr.end = t + min(tr.rem, s.knobs[tr.knobs].quantum)
 	}
 	return tr
 }
@@ -439,7 +470,8 @@ func (s *window) wait(tr turn, t int64) {
 	if s.line.empty() {
 		for i := range s.turns {
 			r := &s.turns[i]
-			r.end = min(r.end, r.start+((t-r.start)/r.quantum+1)*r.quantum)
+			q := s.knobs[r.knobs].quantum
+			r.end = min(r.end, r.start+((t-r.start)/q+1)*q)
 		}
 	}
 	s.line.push(tr)
@@ -447,8 +479,8 @@ func (s *window) wait(tr turn, t int64) {
 
 // spun moves the job of turn r, its spin done at t, on to its wait.
 func (s *window) spun(r turn, t int64) {
-	if r.wait > 0 {
-		insert(&s.waits, timer{at: t + r.wait, took: r.took, job: r.job})
+	if wait := s.knobs[r.knobs].wait; wait > 0 {
+		insert(&s.waits, timer{at: t + wait, took: r.took, job: r.job})
 	} else {
 		s.finish(r.job, r.took, t)
 	}
@@ -492,16 +524,17 @@ func (s *window) lab(t int64, which int) {
 // at all (it finishes at t).
 func (s *window) begin(q queued, t int64) bool {
 	j := q.job
+	k := &s.knobs[s.changed]
 	switch {
 	case q.stall:
-		if s.stallNS == 0 {
+		if k.stall == 0 {
 			return false
 		}
-		insert(&s.stalls, timer{at: t + s.stallNS, took: t, job: j})
-	case s.spinNS > 0:
-		s.wait(turn{rem: s.spinNS, took: t, quantum: s.quantum, wait: s.waitNS, job: j}, t)
-	case s.waitNS > 0:
-		insert(&s.waits, timer{at: t + s.waitNS, took: t, job: j})
+		insert(&s.stalls, timer{at: t + k.stall, took: t, job: j})
+	case k.spin > 0:
+		s.wait(turn{rem: k.spin, took: t, job: j, knobs: int32(s.changed)}, t)
+	case k.wait > 0:
+		insert(&s.waits, timer{at: t + k.wait, took: t, job: j})
 	default:
 		return false
 	}
@@ -662,7 +695,8 @@ func (s *window) send(t int64) {
 		return
 	}
 	s.admitted++
-	q := queued{job: j, stall: s.cfg.StallEvery > 0 && s.admitted%int64(s.cfg.StallEvery) == 0}
+	every := int64(s.cfgs[s.changed].StallEvery)
+	q := queued{job: j, stall: every > 0 && s.admitted%every == 0}
 	if s.idle > 0 {
 		s.door.Start(time.Duration(t), 0) // a caller that did not wait is served
 		s.idle--
