@@ -213,7 +213,8 @@
 // the window's records and the lab's counters, and Sweep.Run builds rows,
 // notes, events and the report from them exactly as for a real run. It
 // neither drains, resets nor pauses between windows (each simulated window
-// starts from an empty lab).
+// starts from an empty lab), and the sweep's knob changes are the driver's
+// to make (see Knob changes).
 //
 // # The lab's control API
 //
