@@ -145,7 +145,8 @@
 // client_busy), at (at most 8 knob changes made at their times into every
 // window through the lab's control API, such as [30s:WAIT_MS=2000]: a bad
 // release; package recorder checks each falls inside the window and names
-// a knob the lab can change with a value it allows; not with simulated),
+// a knob the lab can change with a value it allows; with simulated, the
+// simulator makes them at their times, and BACKLOG is refused),
 // and show (the columns, names of [RecordColumns], that the
 // lesson's text talks about: pages show them first, in this order, in the preset's recorded table
 // and in the table of a run of it, with the other columns one click away;

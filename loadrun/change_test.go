@@ -51,7 +51,7 @@ func TestKnobChangeText(t *testing.T) {
 }
 
 // A sweep's knob changes must fall inside the window and need a lab's
-// control API; a simulation has none. A fixed pool of client workers is
+// control API or a Driver to make them. A fixed pool of client workers is
 // for an open loop, within the generator's cap.
 func TestSweepValidateChangesAndWorkers(t *testing.T) {
 	target, err := loadrun.NewTarget("http://127.0.0.1:9", time.Second)

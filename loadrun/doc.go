@@ -213,7 +213,8 @@
 // the window's records and the lab's counters, and Sweep.Run builds rows,
 // notes, events and the report from them exactly as for a real run. It
 // neither drains, resets nor pauses between windows (each simulated window
-// starts from an empty lab).
+// starts from an empty lab), and the sweep's knob changes are the driver's
+// to make (see Knob changes).
 //
 // # The lab's control API
 //
@@ -243,4 +244,11 @@
 // failure of the control API does. Which knobs may change, and to what,
 // is the lab's to say (labsvc.Config.Set); a change's time must fall
 // inside the window (ValidatePlan).
+//
+// With a Driver (a simulation) the changes go to the driver with each
+// window (Window.Changes), which makes them at their times itself; as
+// the window ends, Run sends a knob event for each change the driver made
+// (Result.Changed), elapsed_ms its time exactly, before the row, and
+// notes those it did not make, as for a real run. Nothing is set back:
+// each driven window starts from the driver's own knobs.
 package loadrun

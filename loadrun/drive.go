@@ -33,6 +33,11 @@ type Result struct {
 	Records []Record
 	Metrics *Metrics
 	Elapsed time.Duration // from the window's start until its last request ended
+	// Changed is how many of a Driver's Window.Changes (in time order) it
+	// made before the window's last request ended; the rest were not
+	// made. Open and Closed leave it 0: a real run's changes are made
+	// beside them.
+	Changed int
 }
 
 // Open is one open-loop window: each arrival is sent at its scheduled time

@@ -47,11 +47,12 @@ type Sweep struct {
 	ClientWorkers int
 	DrainWait     time.Duration
 
-	// Changes are knob changes made through the lab's control API at
-	// their times into every window (see KnobChange): each window starts
+	// Changes are knob changes made at their times into every window
+	// (see KnobChange), through the lab's control API: each window starts
 	// from the knobs the lab had when the sweep began (they are read
 	// then, and set back as each window ends), and each change made is
-	// a knob event. They need Control, and no Driver.
+	// a knob event. They need Control, or a Driver, which is given them
+	// with each window (Window.Changes) and makes them itself.
 	Changes []KnobChange
 
 	// Pause is how long the sweep waits after a window's row is sent
@@ -78,10 +79,7 @@ func (s Sweep) Validate() error {
 	if s.Target.addr == "" && s.Driver == nil {
 		return errors.New("target is missing: want http://host:port")
 	}
-	if len(s.Changes) > 0 && s.Driver != nil {
-		return errors.New("knob changes are made through a real lab's control API: a simulation has none")
-	}
-	if len(s.Changes) > 0 && s.Control == nil {
+	if len(s.Changes) > 0 && s.Control == nil && s.Driver == nil {
 		return errors.New("knob changes are made through the lab's control API: give its URL")
 	}
 	return s.ValidatePlan()
@@ -282,6 +280,10 @@ type Window struct {
 	Clients       int           // closed loop: how many clients; 0 for open loop
 	Think         time.Duration // closed loop: each client's pause after an answer
 	Length        time.Duration // closed loop: clients send while less than this has passed
+	// Changes are the sweep's knob changes, in time order, for the
+	// Driver to make at their times into the window (Result.Changed says
+	// how many it made).
+	Changes []KnobChange
 }
 
 // Driver runs a sweep's windows somewhere other than over the network:
@@ -351,7 +353,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 	length := secondsToDuration(s.Seconds)
 	changes := sortedChanges(s.Changes)
 	var knobsBefore [][]byte // the changed knobs' values before the sweep, as POST /config bodies
-	if len(changes) > 0 {
+	if len(changes) > 0 && s.Driver == nil {
 		var err error
 		if knobsBefore, err = s.Control.knobValues(ctx, changes); err != nil {
 			return finish(ctxOr(ctx, err))
@@ -424,11 +426,23 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		var lab *LabStats
 		switch {
 		case s.Driver != nil:
+			w.Changes = changes
 			r, st, err := s.Driver.RunWindow(ctx, w)
 			if err != nil {
 				return finish(err)
 			}
 			res, lab = r, &st
+			// The driver made its first Changed changes, each at its time.
+			for k, c := range changes {
+				if k >= r.Changed {
+					made = append(made, applied{change: c, skipped: true})
+					continue
+				}
+				made = append(made, applied{change: c, elapsed: c.At})
+				e := Event{Kind: EventKnob, WindowProgress: base.WindowProgress, Change: c.String()}
+				e.ElapsedMS = ms(c.At)
+				emit(e)
+			}
 		case w.Clients == 0:
 			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i}.Run(ctx, progress)
 		default:
@@ -467,7 +481,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 				lab = &st
 			}
 		}
-		if slices.ContainsFunc(made, func(a applied) bool { return !a.skipped }) {
+		if s.Driver == nil && slices.ContainsFunc(made, func(a applied) bool { return !a.skipped }) {
 			// Every window starts from the knobs the sweep began with, and
 			// a cancelled sweep leaves the lab with them too.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreWait)

@@ -12,6 +12,7 @@ import (
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/sim"
 )
 
 // Preset is the preset a lesson's lab block runs: its knobs (the door's
@@ -60,6 +61,11 @@ func CheckLab(l *lessons.Lab) []lessons.LabProblem {
 			out = append(out, lessons.LabProblem{Key: "at", Msg: "at: " + err.Error()})
 		} else if err := measure.CheckChanges(p.Config, p.At); err != nil {
 			out = append(out, lessons.LabProblem{Key: "at", Msg: "at: " + err.Error()})
+		} else if l.Simulated {
+			// A simulated preset's changes are the simulator's to make.
+			if err := (sim.Model{Lab: p.Config}).CheckChanges(p.At); err != nil {
+				out = append(out, lessons.LabProblem{Key: "at", Msg: "at: " + err.Error()})
+			}
 		}
 	}
 	if l.Gives("rng") {

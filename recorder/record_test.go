@@ -424,6 +424,11 @@ func TestCheckLab(t *testing.T) {
 		{"knob change form", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\nat: [WAIT_MS=20]\n```\n", []string{
 			`a.md:18: lab "l": at: knob change "WAIT_MS=20" is not allowed: want TIME:KNOB=VALUE, e.g. 30s:WAIT_MS=2000 (TIME from the window's start, such as 30s or 1.5s)`,
 		}},
+		// A simulated preset's changes are the simulator's to make: it does
+		// not model BACKLOG.
+		{"simulated backlog change", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\nat: [500ms:BACKLOG=16]\nsimulated: true\n```\n", []string{
+			`a.md:18: lab "l": at: knob change 500ms:BACKLOG=16 is not simulated: BACKLOG is the kernel's accept queue, and the simulator models the lab's door only; run the lab to change it`,
+		}},
 		// A preset missing a knob is reported missing, not also out of range.
 		{"missing knob", "```lab id=l\nworkers: 1\nspin_ms: 2\nwait_ms: 18\ncpus: 1\nrates: [10]\nseconds: 1\n```\n", []string{
 			`a.md:10: lab "l": limit is missing: a lab preset gives workers, spin_ms, wait_ms, limit, cpus, seconds, and rates (open loop) or closed (closed loop)`,

@@ -74,10 +74,32 @@
 // nanosecond; with more, the turns are exact too (TestProcessorRoundRobin
 // works cases by hand).
 //
-// Order at one instant: the lab's events first (a worker that finishes at
-// t frees itself, or takes the next queued request, before a caller
-// arriving at t reaches the door), then callers giving up or reading a
-// refusal, then sends.
+// Knob changes. A window's changes (loadrun.Window.Changes, the same
+// "30s:WAIT_MS=2000" a real run makes through the lab's POST /config,
+// times from the window's start) change the simulated lab's knobs at
+// their times, each where the live lab's code applies it (labsvc's
+// SetConfig and the workers that read the knobs): a new POLICY or LIMIT
+// starts a fresh policy at once (package admit's Door.Set), which counts
+// the requests already inside but has learned nothing, and judges the
+// next arrival; a lower LIMIT evicts nobody. SPIN_MS, WAIT_MS and STALL_MS
+// hold for each request whose service begins at the change or later (a
+// worker reads them as it takes a request): a request already spinning,
+// waiting or stalling keeps the knobs it began with, so a wait begun
+// before WAIT_MS fell may end after one begun later. STALL_EVERY holds
+// for requests admitted from the change on, the door's count going on
+// from the window's start (the Nth admitted stalls when N is a multiple
+// of the new value). Each window starts again from Model.Lab, as a real
+// sweep sets the knobs back after each window. WORKERS, CPUS and ACCEPT
+// cannot change while the lab runs, and BACKLOG, the kernel's accept
+// queue, is not simulated: such changes are refused (Model.CheckChanges,
+// with the lab's own messages), as are values the lab refuses. A change
+// due after the window's last request ended is not made (Result.Changed
+// counts those made); loadrun notes it, as for a real run.
+//
+// Order at one instant: a knob change due then first, then the lab's
+// events (a worker that finishes at t frees itself, or takes the next
+// queued request, before a caller arriving at t reaches the door), then
+// callers giving up or reading a refusal, then sends.
 //
 // The window ends when nothing more is due to be sent and every sent
 // request has ended for its caller; that is when a real sweep reads the
@@ -148,7 +170,8 @@
 //
 // after the runner's own validation (runner.Limits.Validate); a bad model
 // or sweep comes back with labsvc's and loadrun's messages, as for a real
-// run. A simulated request costs about 80 ns of processor (one worker,
+// run, and the sweep's knob changes (q.At, in Sweep.Changes) are made as
+// above. A simulated request costs about 80 ns of processor (one worker,
 // FIFO, records and loadrun's statistics included); a 30 s window at 100
 // a second about 0.3 ms, an 8-window lesson sweep of 64 workers on one
 // processor about 6 ms (docs/BENCHMARKS.md has the figures and how they

@@ -1,14 +1,17 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"capacitylab/admit"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 )
 
 // DefaultRefuse is how long a refused caller waits for its 503 when
@@ -32,8 +35,10 @@ const MeasuredCPUPerRequest = 70 * time.Microsecond
 // instead of sent. The zero value is not valid: Lab must pass
 // labsvc.Config.Validate.
 type Model struct {
-	// Lab holds the lab's knobs: WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS,
-	// STALL_EVERY, STALL_MS and POLICY, with the lab's own ranges.
+	// Lab holds the lab's knobs as each window starts: WORKERS, SPIN_MS,
+	// WAIT_MS, LIMIT, CPUS, STALL_EVERY, STALL_MS and POLICY, with the
+	// lab's own ranges. A window's knob changes (loadrun.Window.Changes)
+	// change them at their times, as the lab's POST /config does.
 	Lab labsvc.Config
 	// Timeout is the caller's timeout, from its send; 0 means
 	// loadrun.DefaultTimeout.
@@ -80,6 +85,27 @@ func (m Model) Validate() error {
 	return nil
 }
 
+// CheckChanges says what is wrong with knob changes made into each window
+// of a simulation of the model, or nil: what the lab itself would refuse,
+// in measure.CheckChanges's words (a knob it cannot change while it runs,
+// a value out of range or that does not go with the knobs in force then),
+// and a change of BACKLOG, which belongs to the kernel's accept queue the
+// simulator does not model. Their times are the sweep's to check.
+func (m Model) CheckChanges(changes []loadrun.KnobChange) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	if err := measure.CheckChanges(m.Lab, changes); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if c.Knob == "BACKLOG" {
+			return fmt.Errorf("knob change %s is not simulated: BACKLOG is the kernel's accept queue, and the simulator models the lab's door only; run the lab to change it", c)
+		}
+	}
+	return nil
+}
+
 // Run simulates sweep sw against the model: it is sw.Run with m as its
 // Driver (sw.Target, Control, DrainWait and Pause are not used), with the
 // same validation, rows, events, WindowDone calls and report as a real run.
@@ -93,6 +119,9 @@ func Run(ctx context.Context, m Model, sw loadrun.Sweep, events chan<- loadrun.E
 // when the window's last request ended.
 func (m Model) RunWindow(ctx context.Context, w loadrun.Window) (loadrun.Result, loadrun.LabStats, error) {
 	if err := m.Validate(); err != nil {
+		return loadrun.Result{}, loadrun.LabStats{}, err
+	}
+	if err := m.CheckChanges(w.Changes); err != nil {
 		return loadrun.Result{}, loadrun.LabStats{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -126,9 +155,12 @@ type timer struct {
 // turn is a spinning job on a processor, or in line for one: rem is the
 // processor time it still needs as of start, when its turn began; its turn
 // ends at end (a quantum later, or when its spin is done if nobody waits).
+// Its quantum and the wait that follows its spin are those of the knobs
+// in force when its service began (the lab reads SPIN_MS and WAIT_MS then):
+// knobs indexes window.knobs.
 type turn struct {
 	start, end, rem, took int64
-	job                   int32
+	job, knobs            int32
 }
 
 // queued is a job waiting for a worker.
@@ -168,6 +200,31 @@ func (q *fifo[T]) pop() T {
 	return v
 }
 
+// insert puts t in q, a queue of timers in the order they are due, after
+// every timer due at or before it. Timers of one length arrive in that
+// order, so it is a push unless a knob change made a wait or stall
+// shorter than those begun before it.
+func insert(q *fifo[timer], t timer) {
+	if q.n == 0 || q.buf[(q.head+q.n-1)&(len(q.buf)-1)].at <= t.at {
+		q.push(t)
+		return
+	}
+	insertEarly(q, t)
+}
+
+// insertEarly is insert for a timer due before the last one in q.
+func insertEarly(q *fifo[timer], t timer) {
+	q.push(t)
+	mask := len(q.buf) - 1
+	for i := q.n - 1; i > 0; i-- {
+		at, prev := (q.head+i)&mask, (q.head+i-1)&mask
+		if q.buf[prev].at <= t.at {
+			break
+		}
+		q.buf[at], q.buf[prev] = q.buf[prev], q.buf[at]
+	}
+}
+
 // window is one simulated window. Times are int64 nanoseconds from the
 // window's start.
 type window struct {
@@ -176,19 +233,28 @@ type window struct {
 	rec    []loadrun.Record
 	client []int32 // closed loop: whose each request is
 
-	spinNS, waitNS, stallNS, timeoutNS, refuseNS int64
+	timeoutNS, refuseNS int64
+
+	// the lab's knobs: at the window's start, then after each of its
+	// changes in time order (the changes sorted, in w.Changes), and what a
+	// request spends under each; changed of the changes are made, so
+	// cfgs[changed] and knobs[changed] are in force
+	cfgs    []labsvc.Config
+	knobs   []knobsNS
+	changed int
+	cfg0    [1]labsvc.Config // cfgs' storage when there are no changes
+	knobs0  [1]knobsNS
 
 	// the lab
 	door      *admit.Door // the door's policy, on the window's clock
 	idle      int
 	queue     fifo[queued]
-	turns     []turn     // spins on a processor now: at most CPUS
-	line      fifo[turn] // spins waiting for their next turn, in order
-	quantum   int64
-	ending    int // the turn whose end is the next spin event (nextLab)
-	waits     fifo[timer]
-	stalls    fifo[timer]
-	last      int64 // when cpuNS was last brought up to date
+	turns     []turn      // spins on a processor now: at most CPUS
+	line      fifo[turn]  // spins waiting for their next turn, in order
+	ending    int         // the turn whose end is the next spin event (nextLab)
+	waits     fifo[timer] // in the order they end
+	stalls    fifo[timer] // in the order they end
+	last      int64       // when cpuNS was last brought up to date
 	admitted  int64
 	refused   int64 // every 503: refused at the door, or dropped
 	dropped   int64 // admitted, then dropped from the queue
@@ -215,21 +281,28 @@ func newWindow(m Model, w loadrun.Window) *window {
 	// Validate has checked the policy: a fresh one each window, as the
 	// lab's forgets what it learned at each reset.
 	s.door, _ = admit.NewDoor(m.Lab.Policy, m.Lab.Limit, m.Lab.Workers)
-	s.spinNS = int64(m.Lab.SpinMS)*int64(time.Millisecond) + int64(m.CPUPerRequest)
-	s.waitNS = int64(m.Lab.WaitMS) * int64(time.Millisecond)
-	s.stallNS = int64(m.Lab.StallMS) * int64(time.Millisecond)
+	s.cfg0[0] = m.Lab
+	s.cfgs = s.cfg0[:]
+	if len(w.Changes) > 0 {
+		// CheckChanges has checked the changes: each is one the lab takes.
+		changes := slices.SortedStableFunc(slices.Values(w.Changes), func(a, b loadrun.KnobChange) int { return cmp.Compare(a.At, b.At) })
+		cfg := m.Lab
+		for _, c := range changes {
+			cfg, _ = cfg.Set(c.Knob, c.Value)
+			s.cfgs = append(s.cfgs, cfg)
+		}
+		s.w.Changes = changes
+	}
+	s.knobs = s.knobs0[:]
+	if len(s.cfgs) > 1 {
+		s.knobs = make([]knobsNS, len(s.cfgs))
+	}
+	for i, cfg := range s.cfgs {
+		s.knobs[i] = m.knobsNS(cfg)
+	}
 	s.timeoutNS = int64(orDefault(m.Timeout, loadrun.DefaultTimeout))
 	s.refuseNS = int64(orDefault(m.Refuse, DefaultRefuse))
 	s.length = int64(w.Length)
-	s.quantum = int64(orDefault(m.quantum, labsvc.SpinQuantum))
-	// The lab's own work on a request is not a turn of its own: the live
-	// lab's runs outside the spins' turns, on the same processors, so each
-	// turn takes a little longer and a spin takes as many turns as its
-	// SPIN_MS alone would. Spread over the turns, it stretches the quantum
-	// by the same share as the spin.
-	if spin := int64(m.Lab.SpinMS) * int64(time.Millisecond); m.CPUPerRequest > 0 && spin > 0 {
-		s.quantum = s.quantum * s.spinNS / spin
-	}
 	s.turns = make([]turn, 0, m.Lab.CPUs)
 	n := len(w.Schedule)
 	if w.Clients > 0 {
@@ -252,6 +325,53 @@ func newWindow(m Model, w loadrun.Window) *window {
 	return s
 }
 
+// knobsNS is what a request whose service begins under some knobs spends:
+// its spin (CPUPerRequest included), wait and stall, in nanoseconds, and
+// its spin's quantum.
+type knobsNS struct {
+	spin, wait, stall, quantum int64
+}
+
+func (m Model) knobsNS(cfg labsvc.Config) knobsNS {
+	k := knobsNS{
+		spin:    int64(cfg.SpinMS)*int64(time.Millisecond) + int64(m.CPUPerRequest),
+		wait:    int64(cfg.WaitMS) * int64(time.Millisecond),
+		stall:   int64(cfg.StallMS) * int64(time.Millisecond),
+		quantum: int64(orDefault(m.quantum, labsvc.SpinQuantum)),
+	}
+	// The lab's own work on a request is not a turn of its own: the live
+	// lab's runs outside the spins' turns, on the same processors, so each
+	// turn takes a little longer and a spin takes as many turns as its
+	// SPIN_MS alone would. Spread over the turns, it stretches the quantum
+	// by the same share as the spin.
+	if spin := int64(cfg.SpinMS) * int64(time.Millisecond); m.CPUPerRequest > 0 && spin > 0 {
+		k.quantum = k.quantum * k.spin / spin
+	}
+	return k
+}
+
+// nextChange is when the window's next knob change is due.
+func (s *window) nextChange() int64 {
+	if s.changed < len(s.w.Changes) {
+		return int64(s.w.Changes[s.changed].At)
+	}
+	return never
+}
+
+// change makes the window's next knob change, as the lab's POST /config
+// does: a new POLICY or LIMIT starts a fresh policy at once (counting the
+// requests inside, having learned nothing); SPIN_MS, WAIT_MS and STALL_MS
+// hold for requests whose service begins from now on, STALL_EVERY for
+// requests admitted from now on (counted on from the window's start).
+func (s *window) change() {
+	was, next := s.cfgs[s.changed], s.cfgs[s.changed+1]
+	s.changed++
+	if next.Policy != was.Policy || next.Limit != was.Limit {
+		// CheckChanges has checked it: the lab's SetConfig takes it.
+		_ = s.door.Set(next.Policy, next.Limit)
+	}
+}
+
 func orDefault(d, def time.Duration) time.Duration {
 	if d == 0 {
 		return def
@@ -263,19 +383,23 @@ func orDefault(d, def time.Duration) time.Duration {
 // for its caller and nothing more is due to be sent. At one instant the
 // lab's events come first (a worker finishing frees itself before the
 // door sees a new caller), then callers giving up or reading a refusal,
-// then sends.
+// then sends. A knob change due at an instant comes before all of them.
 func (s *window) run() {
 	for !s.tooMany {
 		tLab, which := s.nextLab()
 		tEnd, isRefusal := s.nextEnd()
 		tSend := s.nextSend()
+		tChange := s.nextChange()
 		switch {
 		case tLab == never && tEnd == never && tSend == never:
 			return
 		case tSend == never && s.inFlight == 0:
 			// Nothing more to send and no caller waiting: the window is
-			// over, whatever the lab still has to do.
+			// over, whatever the lab still has to do, and changes not yet
+			// due are not made.
 			return
+		case tChange <= tLab && tChange <= tEnd && tChange <= tSend:
+			s.change()
 		case tLab <= tEnd && tLab <= tSend:
 			s.lab(tLab, which)
 		case tEnd <= tSend:
@@ -328,7 +452,7 @@ func (s *window) advance(t int64) {
 func (s *window) play(tr turn, t int64) turn {
 	tr.start, tr.end = t, t+tr.rem
 	if !s.line.empty() {
-		tr.end = t + min(tr.rem, s.quantum)
+		tr.end = t + min(tr.rem, s.knobs[tr.knobs].quantum)
 	}
 	return tr
 }
@@ -346,18 +470,19 @@ func (s *window) wait(tr turn, t int64) {
 	if s.line.empty() {
 		for i := range s.turns {
 			r := &s.turns[i]
-			r.end = min(r.end, r.start+((t-r.start)/s.quantum+1)*s.quantum)
+			q := s.knobs[r.knobs].quantum
+			r.end = min(r.end, r.start+((t-r.start)/q+1)*q)
 		}
 	}
 	s.line.push(tr)
 }
 
-// spun moves job j, taken at took, its spin done at t, on to its wait.
-func (s *window) spun(j int32, took, t int64) {
-	if s.waitNS > 0 {
-		s.waits.push(timer{at: t + s.waitNS, took: took, job: j})
+// spun moves the job of turn r, its spin done at t, on to its wait.
+func (s *window) spun(r turn, t int64) {
+	if wait := s.knobs[r.knobs].wait; wait > 0 {
+		insert(&s.waits, timer{at: t + wait, took: r.took, job: r.job})
 	} else {
-		s.finish(j, took, t)
+		s.finish(r.job, r.took, t)
 	}
 }
 
@@ -383,7 +508,7 @@ func (s *window) lab(t int64, which int) {
 			s.turns[i] = s.play(s.line.pop(), t)
 		}
 		if r.rem <= 0 {
-			s.spun(r.job, r.took, t)
+			s.spun(r, t)
 		}
 	case evWait:
 		w := s.waits.pop()
@@ -394,20 +519,22 @@ func (s *window) lab(t int64, which int) {
 	}
 }
 
-// begin puts job q in service at t: it spins, then waits, or stalls.
-// It reports false when the job needs no time at all (it finishes at t).
+// begin puts job q in service at t: it spins, then waits, or stalls, as
+// the knobs in force at t say. It reports false when the job needs no time
+// at all (it finishes at t).
 func (s *window) begin(q queued, t int64) bool {
 	j := q.job
+	k := &s.knobs[s.changed]
 	switch {
 	case q.stall:
-		if s.stallNS == 0 {
+		if k.stall == 0 {
 			return false
 		}
-		s.stalls.push(timer{at: t + s.stallNS, took: t, job: j})
-	case s.spinNS > 0:
-		s.wait(turn{rem: s.spinNS, took: t, job: j}, t)
-	case s.waitNS > 0:
-		s.waits.push(timer{at: t + s.waitNS, took: t, job: j})
+		insert(&s.stalls, timer{at: t + k.stall, took: t, job: j})
+	case k.spin > 0:
+		s.wait(turn{rem: k.spin, took: t, job: j, knobs: int32(s.changed)}, t)
+	case k.wait > 0:
+		insert(&s.waits, timer{at: t + k.wait, took: t, job: j})
 	default:
 		return false
 	}
@@ -568,7 +695,8 @@ func (s *window) send(t int64) {
 		return
 	}
 	s.admitted++
-	q := queued{job: j, stall: s.m.Lab.StallEvery > 0 && s.admitted%int64(s.m.Lab.StallEvery) == 0}
+	every := int64(s.cfgs[s.changed].StallEvery)
+	q := queued{job: j, stall: every > 0 && s.admitted%every == 0}
 	if s.idle > 0 {
 		s.door.Start(time.Duration(t), 0) // a caller that did not wait is served
 		s.idle--
@@ -603,5 +731,5 @@ func (s *window) result() (loadrun.Result, loadrun.LabStats, error) {
 	if s.done > 0 {
 		st.ServiceMS = loadrun.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
 	}
-	return loadrun.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end)}, st, nil
+	return loadrun.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end), Changed: s.changed}, st, nil
 }

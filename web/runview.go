@@ -148,13 +148,22 @@ func (s *server) chartOf(v runView) chartEntry {
 func requestSummary(q runner.Request) string {
 	knobs := q.Config.String()
 	if q.Mode == runner.ModeClosed {
-		return fmt.Sprintf("%s · closed loop, %s clients · %s s a window", knobs, joinInts(q.Clients), fmtNum(q.Seconds))
+		return fmt.Sprintf("%s · closed loop, %s clients · %s s a window", knobs, joinInts(q.Clients), fmtNum(q.Seconds)) + changesSummary(q)
 	}
 	seed := fmt.Sprintf("seed %d", q.Seed)
 	if q.RNG != "" && q.RNG != string(loadrun.PCG) {
 		seed += " (" + q.RNG + ")"
 	}
-	return fmt.Sprintf("%s · %s a second · %s s a window · %s", knobs, joinFloats(q.Rates), fmtNum(q.Seconds), seed)
+	return fmt.Sprintf("%s · %s a second · %s s a window · %s", knobs, joinFloats(q.Rates), fmtNum(q.Seconds), seed) + changesSummary(q)
+}
+
+// changesSummary is " · at 10s:WAIT_MS=200 in every window" for a run
+// with knob changes, "" for one without.
+func changesSummary(q runner.Request) string {
+	if len(q.At) == 0 {
+		return ""
+	}
+	return " · at " + joinChanges(q.At) + " in every window"
 }
 
 func joinFloats(vs []float64) string {

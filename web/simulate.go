@@ -71,8 +71,13 @@ func (s *server) simulateSweep(w http.ResponseWriter, r *http.Request) error {
 			errors.As(verr, &fe)
 		}
 	}
-	if len(q.At) > 0 && fe["at"] == "" {
-		fe["at"] = "knob changes are made in a real run, through the lab's control API: the simulator has none; leave at empty to simulate"
+	m := sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+	if len(fe) == 0 && len(q.At) > 0 {
+		// The runner has checked the changes as the lab would; what is
+		// left is the one the simulator does not model (BACKLOG).
+		if err := m.CheckChanges(q.At); err != nil {
+			fe["at"] = err.Error()
+		}
 	}
 	if len(fe) > 0 {
 		return refuseSimulation(fe)
@@ -99,7 +104,7 @@ func (s *server) simulateSweep(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	start := time.Now()
-	rep, err := sim.Run(r.Context(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	rep, err := sim.Run(r.Context(), m, q.Sweep(), nil)
 	v.TookMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		if r.Context().Err() != nil {

@@ -14,6 +14,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
+	"capacitylab/loadrun"
 	"capacitylab/measure"
 	"capacitylab/recorder"
 	"capacitylab/runner"
@@ -184,6 +185,72 @@ func TestSimulatedPresetOffersNoRun(t *testing.T) {
 		}
 		if len(find(blocks[0], byTestID("lab-simulate"))) != 1 {
 			t.Errorf("%s offers no Simulate", id)
+		}
+	}
+}
+
+// TestSimulateMakesKnobChanges: Simulate takes a run's knob changes (at)
+// and answers package sim's rows with the changes made; the panel's
+// caption names them; a change the lab would refuse gets a run's own
+// message, and one the simulator does not model (BACKLOG) a 400 saying so.
+func TestSimulateMakesKnobChanges(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	s.post(c, samplePredict, url.Values{"action": {"skip"}})
+	form := sampleSim()
+	form.Set("at", "500ms:WAIT_MS=200")
+	res := s.postJSON(c, "/api/simulate", form)
+	var got simView
+	if err := json.Unmarshal([]byte(res.body), &got); err != nil || res.StatusCode != 200 {
+		t.Fatalf("simulate: %d %s (%v)", res.StatusCode, res.body, err)
+	}
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Mode: runner.ModeOpen, Rates: []float64{10, 20}, Seconds: 1, Seed: 7}}
+	plain, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change, _ := loadrun.ParseKnobChange("500ms:WAIT_MS=200")
+	q.At = []loadrun.KnobChange{change}
+	rep, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range rep.Rows() {
+		g := got.Rows[i]
+		if g.Sent != w.Sent || g.OK != w.OK || g.P99MS != w.P99MS || g.Lost != 0 {
+			t.Errorf("row %d: sent %d ok %d p99 %v lost %d; sim.Run with the change gives sent %d ok %d p99 %v", i+1, g.Sent, g.OK, g.P99MS, g.Lost, w.Sent, w.OK, w.P99MS)
+		}
+		if p := plain.Rows()[i]; g.P99MS <= p.P99MS {
+			t.Errorf("row %d: p99 %v ms with WAIT_MS 200 from 500 ms, %v without: want the change to show", i+1, g.P99MS, p.P99MS)
+		}
+	}
+	panel := s.do(c, "POST", "/api/simulate?panel=1", form, map[string]string{"Accept": "application/json"})
+	if panel.StatusCode != 200 || !strings.Contains(panel.body, "at 500ms:WAIT_MS=200 in every window") {
+		t.Errorf("panel: %d; want its caption to name the knob change", panel.StatusCode)
+	}
+
+	for _, tt := range []struct{ at, want string }{
+		{"500ms:WORKERS=3", ""}, // the run's own message
+		{"5s:WAIT_MS=20", ""},
+		{"500ms:BACKLOG=16", "knob change 500ms:BACKLOG=16 is not simulated"},
+	} {
+		form.Set("at", tt.at)
+		res := s.postJSON(c, "/api/simulate", form)
+		var body errorBody
+		json.Unmarshal([]byte(res.body), &body)
+		want := tt.want
+		if want == "" {
+			bad := q
+			bad.At = nil
+			var c loadrun.KnobChange
+			_ = c.UnmarshalText([]byte(tt.at))
+			bad.At = append(bad.At, c)
+			var fe runner.FieldErrors
+			errors.As(runner.DefaultLimits(runtime.NumCPU()).Validate(bad), &fe)
+			want = fe["at"]
+		}
+		if res.StatusCode != 400 || want == "" || !strings.Contains(body.Errors["at"], want) {
+			t.Errorf("at %s: %d %s; want a 400 whose at says %q", tt.at, res.StatusCode, res.body, want)
 		}
 	}
 }

@@ -35,15 +35,17 @@
 //	                  --workers, --spin-ms, --wait-ms, --limit, --cpus, --stall-every,
 //	                  --stall-ms, --policy or WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS,
 //	                  STALL_EVERY, STALL_MS, POLICY, as cmd/lab reads them (the policy
-//	                  is package admit's, the lab's own code)
+//	                  is package admit's, the lab's own code); --at changes them at
+//	                  their times as the lab would (BACKLOG is not simulated)
 //	--max-inflight N  a client with N workers (open loop; 0, the default, for none): an
 //	                  arrival that finds all N busy is not sent and counts in client_busy
 //	                  (arrivals = sent + not_sent + client_busy)
 //	--at TIME:KNOB=VALUE
 //	                  change a lab knob at TIME into every window through the control
-//	                  API, e.g. --at 30s:WAIT_MS=2000; repeatable; each window starts from
-//	                  the knobs the lab had (set back as it ends); a line on stderr says
-//	                  when the lab took each change
+//	                  API (with --simulate, the simulated lab's), e.g. --at
+//	                  30s:WAIT_MS=2000; repeatable; each window starts from the knobs
+//	                  the lab had (set back as it ends); a line on stderr says when the
+//	                  lab took each change
 //	--records FILE    write every request's raw record as CSV to FILE
 //	--json            one JSON object per row on stdout instead of the table
 //	--check           check the service and print what to expect, then exit

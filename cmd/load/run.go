@@ -178,10 +178,7 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 	if o.maxInFlight > 0 && closed != "" {
 		return o, usagef("--max-inflight is for an open loop: with --closed the clients are the workers")
 	}
-	if len(o.changes) > 0 && o.simulate {
-		return o, usagef("--at changes a real lab's knobs through its control API: --simulate has none")
-	}
-	if len(o.changes) > 0 && o.control == "" {
+	if len(o.changes) > 0 && !o.simulate && o.control == "" {
 		return o, usagef("--at changes the lab's knobs through its control API: give --control, not none")
 	}
 	if o.simulate {
@@ -323,6 +320,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := s.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
+	if m, ok := s.Driver.(sim.Model); ok {
+		// The knob changes are checked against the simulated lab's knobs
+		// as a real lab's are against its own (checkChanges), before
+		// anything is simulated.
+		if err := m.CheckChanges(o.changes); err != nil {
+			return usagef("--at: %v", err)
+		}
+	}
 	var recFile *os.File
 	if o.records != "" {
 		if recFile, err = os.Create(o.records); err != nil {
@@ -360,6 +365,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	tbl := newTable(stdout, len(o.clients) > 0)
 	live := isTerminal(stderr)
+	lab := "the lab" // who took a knob change
+	if o.simulate {
+		lab = "the simulated lab"
+	}
 	var werr error
 	windows := 0
 	err = measure.Generate(ctx, s, func(e measure.Event) error {
@@ -372,7 +381,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			if live {
 				fmt.Fprint(stderr, "\r\033[K")
 			}
-			fmt.Fprintf(stderr, "load: window %d, %.3f s in: the lab took %s\n", e.Window+1, e.ElapsedMS/1000, e.Change)
+			fmt.Fprintf(stderr, "load: window %d, %.3f s in: %s took %s\n", e.Window+1, e.ElapsedMS/1000, lab, e.Change)
 		case measure.EventWindow:
 			windows++
 			if live {

@@ -168,6 +168,26 @@ func TestSimulateArrivalsExact(t *testing.T) {
 	}
 }
 
+// --simulate --at makes the change in the simulated lab at its time: a
+// request served before it takes the old WAIT_MS, one after it the new;
+// stderr says when the simulated lab took it, as for a real lab.
+func TestSimulateAt(t *testing.T) {
+	arrivals := writeFile(t, "0\n0.6\n")
+	records := filepath.Join(t.TempDir(), "records.csv")
+	_, errOut, err := runLoad(t, noenv, "--simulate", "--workers", "1", "--spin-ms", "0", "--wait-ms", "100", "--arrivals", arrivals, "--seconds", "1",
+		"--at", "500ms:WAIT_MS=300", "--records", records)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "load: window 1, 0.500 s in: the simulated lab took 500ms:WAIT_MS=300\n") {
+		t.Errorf("stderr %q: want a line saying the simulated lab took the change at 0.5 s", errOut)
+	}
+	recs := readRecords(t, records)
+	if len(recs) != 3 || recs[1][4] != "100.000" || recs[1][10] != "100" || recs[2][4] != "900.000" || recs[2][10] != "300" {
+		t.Errorf("records %q: want the first served 0–100 ms (WAIT_MS 100), the second 600–900 ms (300)", recs[1:])
+	}
+}
+
 // --arrivals feeds a real run too: the requests leave at the file's times.
 func TestArrivalsRealRun(t *testing.T) {
 	l := startLab(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 2, CPUs: 1})
@@ -236,6 +256,12 @@ func TestSimulateBadInput(t *testing.T) {
 		{"rate above cap", nil, []string{"--simulate", "--rate", "12000"}, "at most 10000 a second"},
 		// The timeout cap is the real run's.
 		{"long timeout", nil, []string{"--simulate", "--rate", "10", "--timeout", "2m"}, "timeout 2m0s is not allowed: want more than 0 and at most 1m0s"},
+		// Knob changes are checked against the simulated lab's knobs as a
+		// real lab's are against its own, with the same words.
+		{"simulated fixed knob", nil, []string{"--simulate", "--rate", "10", "--at", "500ms:WORKERS=3"}, "--at: knob change 500ms:WORKERS=3: WORKERS cannot change while the lab runs"},
+		{"simulated bad value", nil, []string{"--simulate", "--rate", "10", "--at", "500ms:WAIT_MS=99999"}, "--at: knob change 500ms:WAIT_MS=99999: 99999 is not allowed: want 0 to 10000"},
+		{"simulated change past the window", nil, []string{"--simulate", "--rate", "10", "--seconds", "1", "--at", "1s:WAIT_MS=5"}, "knob change 1s:WAIT_MS=5 is past the end of the window"},
+		{"simulated backlog", nil, []string{"--simulate", "--rate", "10", "--at", "500ms:BACKLOG=16"}, "--at: knob change 500ms:BACKLOG=16 is not simulated"},
 		// An unknown random source.
 		{"bad rng", nil, []string{"--simulate", "--rng", "lcg"}, `--rng: random source "lcg" is not known: want pcg or python`},
 	}

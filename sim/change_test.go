@@ -1,0 +1,338 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+	"capacitylab/sim"
+)
+
+// releaseLab is the hand-worked trace of a bad release and a tighter
+// LIMIT: one worker, no processor time, WAIT_MS 200; at 500 ms WAIT_MS
+// becomes 400, at 1200 ms LIMIT becomes 1. Every decision that depends
+// on a change comes 150 ms or more after it, and every other one 40 ms
+// or more from the event it depends on, so that a live lab's late timers
+// and its control API's round trip cannot change it.
+//
+//	arrival  served       service  outcome
+//	0        0–200        200      ok
+//	460      460–660      200      ok: began before the change, keeps WAIT_MS 200
+//	470      660–1060     400      ok: taken after the change, WAIT_MS 400
+//	700      1060–1460    400      ok
+//	750      1460–1860    400      ok
+//	800      1860–2260    400      ok (three queued at 800: a lower LIMIT evicts nobody)
+//	1400     –            –        refused: LIMIT 1, two waiting (750, 800)
+//	1550     –            –        refused: one waiting (800)
+//	1950     2260–2660    400      ok: none waiting
+//	2000     –            –        refused: one waiting (1950)
+var releaseLab = struct {
+	cfg      labsvc.Config
+	changes  []string
+	arrivals []int
+	want     string
+	service  []float64 // each ok's X-Service-Ms, in send order
+}{
+	cfg:      labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 200, CPUs: 1},
+	changes:  []string{"500ms:WAIT_MS=400", "1.2s:LIMIT=1"},
+	arrivals: []int{0, 460, 470, 700, 750, 800, 1400, 1550, 1950, 2000},
+	want:     "oooooorror",
+	service:  []float64{200, 200, 400, 400, 400, 400, 400},
+}
+
+func parseChanges(t *testing.T, texts []string) []loadrun.KnobChange {
+	t.Helper()
+	var out []loadrun.KnobChange
+	for _, s := range texts {
+		c, err := loadrun.ParseKnobChange(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// releaseSweep is releaseLab's arrivals in one 3 s window with its changes.
+func releaseSweep(t *testing.T) loadrun.Sweep {
+	sw := policySweep(releaseLab.arrivals)
+	sw.Seconds = 3
+	sw.Changes = parseChanges(t, releaseLab.changes)
+	return sw
+}
+
+// knobEvents collects a sweep's knob events as "window@ms:change".
+func knobEvents(events <-chan loadrun.Event) <-chan []string {
+	out := make(chan []string, 1)
+	go func() {
+		var got []string
+		for e := range events {
+			if e.Kind == loadrun.EventKnob {
+				got = append(got, fmt.Sprintf("%d@%g:%s", e.Window, e.ElapsedMS, e.Change))
+			}
+		}
+		out <- got
+	}()
+	return out
+}
+
+// The simulator makes a window's knob changes at their times, where the
+// lab applies them: releaseLab's trace, worked by hand, request by
+// request, service time by service time; a knob event for each change
+// at its time; nothing lost.
+func TestChangesSimulated(t *testing.T) {
+	events := make(chan loadrun.Event, 64)
+	got := knobEvents(events)
+	rep, err := sim.Run(context.Background(), sim.Model{Lab: releaseLab.cfg}, releaseSweep(t), events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := <-got; strings.Join(k, " ") != "0@500:500ms:WAIT_MS=400 0@1200:1.2s:LIMIT=1" {
+		t.Errorf("knob events %q, want each change at its time", k)
+	}
+	recs := rep.Records()
+	if o := outcomes(recs); o != releaseLab.want {
+		t.Errorf("outcomes %s, want %s", o, releaseLab.want)
+	}
+	var svc []float64
+	for _, r := range recs {
+		if r.Outcome == loadrun.OK {
+			svc = append(svc, r.ServiceMS)
+		}
+	}
+	if fmt.Sprint(svc) != fmt.Sprint(releaseLab.service) {
+		t.Errorf("service times %v, want %v", svc, releaseLab.service)
+	}
+	row := rep.Rows()[0]
+	if row.Lost != 0 || row.Refused != 3 || row.Done != 7 || row.Queued != 3 || row.Note != "" {
+		t.Errorf("row %+v: want lost 0, refused 3, done 7, queued 3, no note", row)
+	}
+	if end := recs[len(recs)-2].End; end != 2660*time.Millisecond {
+		t.Errorf("the last ok ended at %v, want 2.66s", end)
+	}
+}
+
+// The simulator and a live lab agree on releaseLab's trace: sent over
+// real TCP by the load generator to a real lab on loopback, its knobs
+// changed through the control API at the same times, the requests are
+// refused where the simulation says, and each answer's service time is
+// the simulated one, less at most 1 ms (the lab's waiter may end a wait
+// that early) and at most 15 ms more (a busy 2-core machine's late
+// timers).
+func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
+	simRep, err := sim.Run(context.Background(), sim.Model{Lab: releaseLab.cfg}, releaseSweep(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, control := serveLab(t, releaseLab.cfg)
+	tg, err := loadrun.NewTarget(target, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := loadrun.NewControl(control, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := releaseSweep(t)
+	sw.Target, sw.Control = tg, &ctl
+	events := make(chan loadrun.Event, 64)
+	got := knobEvents(events)
+	liveRep, err := sw.Run(t.Context(), events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := <-got
+	t.Logf("live knob events %q", took)
+	live, simulated := liveRep.Records(), simRep.Records()
+	if lo, so := outcomes(live), outcomes(simulated); lo != so {
+		t.Fatalf("live lab %s, simulated %s: they disagree (the live lab took the changes at %q)", lo, so, took)
+	}
+	for i := range live {
+		l, s := live[i], simulated[i]
+		if s.Outcome != loadrun.OK {
+			continue
+		}
+		if l.ServiceMS < s.ServiceMS-1 || l.ServiceMS > s.ServiceMS+15 {
+			t.Errorf("request %d sent at %v: live service %.3f ms, simulated %.3f ms", i, s.Sent, l.ServiceMS, s.ServiceMS)
+		}
+	}
+	lr, sr := liveRep.Rows()[0], simRep.Rows()[0]
+	if lr.Lost != 0 || lr.Refused != sr.Refused || lr.Done != sr.Done || lr.Queued != sr.Queued {
+		t.Errorf("live row lost %d refused %d done %d queued %d; simulated refused %d done %d queued %d",
+			lr.Lost, lr.Refused, lr.Done, lr.Queued, sr.Refused, sr.Done, sr.Queued)
+	}
+}
+
+// STALL_EVERY changed mid-window counts on from the window's start, as
+// the lab's door does, and a shorter wait begun later may end first.
+// Three workers, so that services overlap: WAIT_MS 100 until 150 ms,
+// then 10, with every 3rd admitted stalling 40 ms.
+//
+//	arrival  admitted  service
+//	0        1         0–100    (WAIT_MS 100)
+//	100      2         100–200  begun before the change: 100, ends after
+//	160      3         160–200  stall (3rd): 40
+//	170      4         170–180  WAIT_MS 10: ends before the one begun at 100
+func TestChangesStallCountsOn(t *testing.T) {
+	sw := policySweep([]int{0, 100, 160, 170})
+	sw.Changes = parseChanges(t, []string{"150ms:WAIT_MS=10", "150ms:STALL_MS=40", "150ms:STALL_EVERY=3"})
+	rep, err := sim.Run(context.Background(), sim.Model{Lab: labsvc.Config{Workers: 3, WaitMS: 100, CPUs: 1}}, sw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rep.Records() {
+		got = append(got, fmt.Sprintf("%v-%v", r.Sent, r.End))
+	}
+	want := "0s-100ms 100ms-200ms 160ms-200ms 170ms-180ms"
+	if strings.Join(got, " ") != want || outcomes(rep.Records()) != "oooo" {
+		t.Errorf("records %q (%s), want %s, all ok", got, outcomes(rep.Records()), want)
+	}
+}
+
+// A change due after the window's last request ended is not made: no
+// knob event, and the row's note says so, as for a real run.
+func TestChangeAfterTheEndNotMade(t *testing.T) {
+	sw := policySweep([]int{0})
+	sw.Changes = parseChanges(t, []string{"500ms:WAIT_MS=300"})
+	events := make(chan loadrun.Event, 16)
+	got := knobEvents(events)
+	rep, err := sim.Run(context.Background(), sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1}}, sw, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := <-got; len(k) != 0 {
+		t.Errorf("knob events %q, want none", k)
+	}
+	if note := rep.Rows()[0].Note; note != "knob change 500ms:WAIT_MS=300 not made: the window ended first" {
+		t.Errorf("note %q, want it to say the change was not made", note)
+	}
+}
+
+// Changes the lab would refuse, and BACKLOG, which the simulator does not
+// model, are refused before anything is simulated, in the lab's words.
+func TestChangesRefused(t *testing.T) {
+	m := sim.Model{Lab: labsvc.Config{Workers: 2, WaitMS: 10, CPUs: 1}}
+	for _, tt := range []struct{ change, want string }{
+		{"1s:WORKERS=4", "knob change 1s:WORKERS=4: WORKERS cannot change while the lab runs"},
+		{"1s:WAIT_MS=99999", "knob change 1s:WAIT_MS=99999: 99999 is not allowed: want 0 to 10000"},
+		{"1s:SPEED=3", `knob change 1s:SPEED=3: unknown knob "SPEED"`},
+		{"1s:BACKLOG=16", "knob change 1s:BACKLOG=16 is not simulated: BACKLOG is the kernel's accept queue"},
+	} {
+		sw := policySweep([]int{0})
+		sw.Seconds = 2
+		sw.Changes = parseChanges(t, []string{tt.change})
+		_, err := sim.Run(context.Background(), m, sw, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error containing %q", tt.change, err, tt.want)
+		}
+	}
+}
+
+// releaseRates are the rates a second, by send time, of ok answers, gave
+// up and refused callers and arrivals not sent, over [from, to).
+type releaseRates struct{ ok, gaveup, refused, busy float64 }
+
+func ratesBetween(recs []loadrun.Record, from, to time.Duration) releaseRates {
+	var n releaseRates
+	for _, r := range recs {
+		if r.Intended < from || r.Intended >= to {
+			continue
+		}
+		switch r.Outcome {
+		case loadrun.OK:
+			n.ok++
+		case loadrun.Gaveup:
+			n.gaveup++
+		case loadrun.Refused:
+			n.refused++
+		case loadrun.NotSent:
+			n.busy++
+		}
+	}
+	s := (to - from).Seconds()
+	return releaseRates{n.ok / s, n.gaveup / s, n.refused / s, n.busy / s}
+}
+
+// erlangB is the share of arrivals a loss system of n servers turns away
+// at offered load a (arrival rate × holding time).
+func erlangB(n int, a float64) float64 {
+	b := 1.0
+	for k := 1; k <= n; k++ {
+		b = a * b / (float64(k) + a*b)
+	}
+	return b
+}
+
+// The issue's bad release in its scaled units (time ÷ 10): an origin of 7
+// workers whose 100 ms of work becomes 200 ms 20 s into a 60 s window
+// (capacity 70 a second, then 35), a client of 10 workers sending 50 a
+// second and giving up after 250 ms. With the lab's queue unbounded
+// (experiment 1) it drowns: before the release nearly every arrival is
+// answered; after it gave-up dominates, and once the queue has grown
+// every request sent gives up while the lab stays busy serving callers
+// that are gone. It drowns slowly: the client's 10 workers, each held
+// 250 ms by a caller that gives up, send about 37 a second (the rest are
+// client_busy), a little over the 35 the lab serves, so its queue grows
+// by about 2 a second and the last ok answers come some 25 s after the
+// release. With an
+// in-flight quota of N = X × R = 50 × 0.1 = 5 (experiment 3) the client
+// is held near N ÷ R = 25 a second after the release and nobody gives up:
+// exactly what a loss system of 5 places offered 50 × 0.2 = 10 erlangs
+// carries (Erlang's B), a little under N ÷ R because Poisson arrivals
+// find the quota full at times when fewer would do.
+func TestBadReleaseSimulated(t *testing.T) {
+	release := 20 * time.Second
+	run := func(policy string) []loadrun.Record {
+		t.Helper()
+		cfg := labsvc.Config{Workers: 7, WaitMS: 100, CPUs: 1}
+		cfg, err := cfg.Set("POLICY", policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := loadrun.Sweep{Rates: []float64{50}, Seconds: 60, Seed: 17, ClientWorkers: 10,
+			Changes: parseChanges(t, []string{"20s:WAIT_MS=200"})}
+		rep, err := sim.Run(context.Background(), sim.Model{Lab: cfg, Timeout: 250 * time.Millisecond}, sw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row := rep.Rows()[0]; row.Lost != 0 || row.Arrivals != row.Sent+row.ClientBusy {
+			t.Fatalf("%s: row %+v: want lost 0, every arrival sent or client_busy", policy, row)
+		}
+		return rep.Records()
+	}
+
+	// Experiment 1: the origin drowns.
+	recs := run("queue")
+	before := ratesBetween(recs, 2*time.Second, release)
+	after := ratesBetween(recs, release+2*time.Second, 60*time.Second)
+	drowned := ratesBetween(recs, 45*time.Second, 60*time.Second)
+	t.Logf("queue, before: %+v a second; from 2 s after the release: %+v; the last 15 s: %+v", before, after, drowned)
+	if before.ok < 0.95*50 || before.gaveup > 0.5 {
+		t.Errorf("before the release %.1f ok and %.1f gave up a second: want nearly all of 50 answered", before.ok, before.gaveup)
+	}
+	if after.gaveup < 3*after.ok {
+		t.Errorf("after the release %.1f ok and %.1f gave up a second: want gave-up to dominate", after.ok, after.gaveup)
+	}
+	if drowned.ok > 0.5 || drowned.gaveup < 30 {
+		t.Errorf("in the last 15 s %.1f ok and %.1f gave up a second: want nearly every request sent to give up", drowned.ok, drowned.gaveup)
+	}
+
+	// Experiment 3: a fixed quota of 5 inside holds the client near N ÷ R.
+	recs = run("inflight,quota=5")
+	before = ratesBetween(recs, 2*time.Second, release)
+	after = ratesBetween(recs, release+2*time.Second, 60*time.Second)
+	want := 50 * (1 - erlangB(5, 50*0.2))
+	t.Logf("inflight,quota=5, before: %+v a second; from 2 s after the release: %+v; Erlang's B carries %.1f, N ÷ R = 25", before, after, want)
+	if after.gaveup != 0 || math.Abs(after.ok-want) > 0.1*want || after.ok > 25 {
+		t.Errorf("after the release %.1f ok and %.1f gave up a second: want none to give up and ok within 10%% of %.1f (at most N ÷ R = 25)", after.ok, after.gaveup, want)
+	}
+	if wantBefore := 50 * (1 - erlangB(5, 50*0.1)); math.Abs(before.ok-wantBefore) > 0.1*wantBefore {
+		t.Errorf("before the release %.1f ok a second, want within 10%% of Erlang's B %.1f", before.ok, wantBefore)
+	}
+}
