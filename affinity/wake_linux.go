@@ -19,15 +19,31 @@ func WakeLate(cpus []int, nap time.Duration, stop <-chan struct{}) (<-chan []tim
 	out := make(chan []time.Duration, 1)
 	ready := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // the thread ends with the goroutine: its mask goes with it
-		var set unix.CPUSet
+		// The thread is given back as it was found, its mask restored,
+		// rather than ended with the goroutine (as a goroutine that exits
+		// locked would end it): a child process started from this thread
+		// earlier, with Pdeathsig set as the lab's children are, would be
+		// killed when its thread ended.
+		runtime.LockOSThread()
+		var prev, set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &prev); err != nil {
+			runtime.UnlockOSThread()
+			ready <- err
+			return
+		}
 		for _, c := range cpus {
 			set.Set(c)
 		}
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			runtime.UnlockOSThread()
 			ready <- err
 			return
 		}
+		defer func() {
+			if unix.SchedSetaffinity(0, &prev) == nil {
+				runtime.UnlockOSThread()
+			} // else the goroutine exits locked and the thread ends with it
+		}()
 		ready <- nil
 		var late []time.Duration
 		ts := unix.NsecToTimespec(int64(nap))

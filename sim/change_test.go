@@ -149,8 +149,39 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 	took := <-got
 	t.Logf("live knob events %q", took)
 	live, simulated := liveRep.Records(), simRep.Records()
+	// The trace's decisions are 150 ms after a change and 40 ms from the
+	// event they depend on. The live lab kept the trace's timeline when
+	// it made each change within 100 ms of its time and its one worker's
+	// services, one after another, added up to at most 30 ms more than
+	// the model's: a machine that stalls the lab longer (one run took the
+	// LIMIT change 138 ms late) moves the decisions, not the model's
+	// rules, so then the comparison is reported, not held.
+	late := 0.0
+	for _, k := range took {
+		var w int
+		var at float64
+		var change string
+		if _, err := fmt.Sscanf(k, "%d@%g:%s", &w, &at, &change); err != nil {
+			t.Fatalf("knob event %q: %v", k, err)
+		}
+		c, err := loadrun.ParseKnobChange(change)
+		if err != nil {
+			t.Fatal(err)
+		}
+		late = max(late, at-float64(c.At)/float64(time.Millisecond))
+	}
+	drift := 0.0
+	for i := range live {
+		if live[i].Outcome == loadrun.OK && simulated[i].Outcome == loadrun.OK {
+			drift += live[i].ServiceMS - simulated[i].ServiceMS
+		}
+	}
+	if late > 100 || drift > 30 {
+		t.Logf("NOT CHECKED: the live lab against the simulator request by request: the live lab made a change up to %.1f ms late and its services added up to %.1f ms more than the model's (held when at most 100 and 30 ms); outcomes live %s, simulated %s", late, drift, outcomes(live), outcomes(simulated))
+		return
+	}
 	if lo, so := outcomes(live), outcomes(simulated); lo != so {
-		t.Fatalf("live lab %s, simulated %s: they disagree (the live lab took the changes at %q)", lo, so, took)
+		t.Fatalf("live lab %s, simulated %s: they disagree (the live lab took the changes at %q, at most %.1f ms late; its services %.1f ms longer in all)", lo, so, took, late, drift)
 	}
 	for i := range live {
 		l, s := live[i], simulated[i]
