@@ -152,7 +152,8 @@ func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id strin
 			measured[1], modelMS(p.P50MS), measured[2], modelMS(p.P99MS)})
 	}
 	desc := strconv.Itoa(len(rows)) + " measured windows. The two-ceilings model says at most " + model.Format(float64(c.Ceiling)) +
-		" answers a second (" + c.Binds + " bind). The numbers are in the table under the chart."
+		" answers a second (" + c.Binds + " bind)."
+	desc += changesNote(q) + " The numbers are in the table under the chart."
 	return chart.Chart{ID: id, Title: "Measured against the model", Desc: desc, XTitle: "Offered load, requests a second", XMax: xMax,
 		Panels: []chart.Panel{throughput, latency}, Table: table}
 }

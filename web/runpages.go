@@ -270,7 +270,19 @@ func (s *server) runDistribution(ctx context.Context, v runView, windowQ string)
 func modelNote(q runner.Request) string {
 	c := labOf(q).Ceilings()
 	return "The dashed lines are the model: throughput from the two ceilings (the lower is " + model.Format(float64(c.Ceiling)) +
-		" a second here), latency from an M/M/c queue with the same servers and service time. Where a solid line leaves its dashed one, the model stops describing this lab."
+		" a second here), latency from an M/M/c queue with the same servers and service time. Where a solid line leaves its dashed one, the model stops describing this lab." +
+		changesNote(q)
+}
+
+// changesNote says, for a run or simulation whose windows change knobs
+// mid-way, that the model's lines are for the knobs each window starts
+// with ("" when there are no changes): the models see one lab, and such a
+// window is two labs one after the other.
+func changesNote(q runner.Request) string {
+	if len(q.At) == 0 {
+		return ""
+	}
+	return " The model is for the knobs each window starts with: the knob changes (" + joinChanges(q.At) + ") are not in its lines."
 }
 
 // orText is s, or alt when s is empty.

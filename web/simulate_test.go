@@ -228,6 +228,11 @@ func TestSimulateMakesKnobChanges(t *testing.T) {
 	if panel.StatusCode != 200 || !strings.Contains(panel.body, "at 500ms:WAIT_MS=200 in every window") {
 		t.Errorf("panel: %d; want its caption to name the knob change", panel.StatusCode)
 	}
+	// The model's dashed lines are one lab's: the page says they leave
+	// the change out, where a sighted learner reads it.
+	if !strings.Contains(panel.body, "dashed lines are the model. The model is for the knobs each window starts with: the knob changes (500ms:WAIT_MS=200) are not in its lines.") {
+		t.Errorf("panel: want it to say the model's lines leave out the knob change")
+	}
 
 	for _, tt := range []struct{ at, want string }{
 		{"500ms:WORKERS=3", ""}, // the run's own message
