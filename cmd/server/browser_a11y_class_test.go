@@ -213,7 +213,7 @@ func TestBrowserAccessibilityClass(t *testing.T) {
 	// The class run: the host opens the knobs and runs the lesson's preset
 	// (two rates, one second each); everyone watches the rows arrive.
 	runDone := chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
-		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
+		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]')?.dataset.status === "done"`,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second))
 	// First a rate that is not a number: the host's status says so.
 	const rates = `[data-testid="knobs-sample-lab"] [data-testid="run-field-rates"]`

@@ -111,11 +111,22 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // textOf returns the trimmed visible text of the first node matching sel.
 func textOf(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
+	// A fragment the page replaces between finding the node and reading
+	// it leaves chromium a node id it has discarded: find it again (a run's
+	// end re-renders its slot just after its status reads done).
+	var err error
+	for range 5 {
+		var s string
+		if s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel))); err == nil {
+			return strings.TrimSpace(s)
+		}
+		if !strings.Contains(err.Error(), "No node with given id") && !strings.Contains(err.Error(), "Could not find node with given id") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return strings.TrimSpace(s)
+	t.Fatalf("text of %s: %v", sel, err)
+	return ""
 }
 
 // clickToPage clicks what sel finds (a link or a submit button that leaves

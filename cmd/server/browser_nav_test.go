@@ -67,7 +67,7 @@ func TestBrowserLessonNav(t *testing.T) {
 		t.Errorf("folded bar: expanded, list display, prev and next in view = %q (%v), want \"false none true true\"", got, err)
 	}
 	doSteps(t, ctx, "open the contents", chromedp.Click(chromedp.CSS(`.lesson-nav-toggle button`)),
-		chromedp.Poll[chromedp.Void](`document.querySelector(".lesson-nav-toggle button").getAttribute("aria-expanded") === "true" &&
+		chromedp.Poll[chromedp.Void](`document.querySelector(".lesson-nav-toggle button")?.getAttribute("aria-expanded") === "true" &&
 			getComputedStyle(`+nav+`.querySelector(".toc")).display !== "none"`))
 	screenshot(t, ctx, "lesson-nav-375-open")
 

@@ -54,7 +54,7 @@ func TestBrowserRunSweep(t *testing.T) {
 		// Both rows, the chart's two measured points, and the status done.
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('`+slot+` [data-testid="run-rows"] tbody tr').length === 2 &&
 			document.querySelectorAll('`+slot+` .chart-plot .pt.q-ok').length === 2 &&
-			document.querySelector('`+slot+` [data-testid="run-status"]').dataset.status === "done"`,
+			document.querySelector('`+slot+` [data-testid="run-status"]')?.dataset.status === "done"`,
 			chromedp.WithPollingTimeout(stepTimeout)),
 	)
 	// The announcer is for screen readers only (the status line shows

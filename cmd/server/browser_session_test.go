@@ -173,7 +173,7 @@ func TestBrowserClassSession(t *testing.T) {
 		poll(`document.querySelector('main').dataset.screen === "run" && !document.querySelector('[data-testid="class-run"]').hidden &&
 			document.querySelector('[data-testid="class-q-sample-predict"]').hidden &&
 			document.querySelector('[data-testid="join-corner"]').hidden === false`),
-		chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done" &&
+		chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="class-run"] [data-testid="run-status"]')?.dataset.status === "done" &&
 			document.querySelectorAll('[data-testid="class-run"] svg.chart-plot .pt').length > 0`,
 			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second)),
 	)
@@ -208,7 +208,7 @@ func TestBrowserClassSession(t *testing.T) {
 	doStepsWithin(t, learner, "learner watches the run", runStepTimeout,
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
-			document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
+			document.querySelector('[data-testid="class-run"] [data-testid="run-status"]')?.dataset.status === "done"`,
 			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second)),
 	)
 	// The class run is the same run panel a lesson shows: the chart with
@@ -273,7 +273,12 @@ func openDetails(sel string) chromedp.Action[chromedp.Void] {
 // classPoll waits, within one step, until the JavaScript expression js is
 // true on the page.
 func classPoll(js string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout))
+	// A page replaces a fragment by removing the old one: an element the
+	// predicate reads may be missing for a moment, which is "not yet", not
+	// a failure (a TypeError reading a property of null). Other errors
+	// still fail the step.
+	guarded := `(() => { try { return (` + js + `); } catch (e) { if (e instanceof TypeError) return false; throw e; } })()`
+	return chromedp.Poll[chromedp.Void](guarded, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout))
 }
 
 // TestBrowserClassSecondRoundAndKnobs runs the second half of Peer
@@ -391,7 +396,7 @@ func TestBrowserClassSecondRoundAndKnobs(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)),
 	)
 	rowsDone := chromedp.Poll[chromedp.Void](`document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr').length === 2 &&
-		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]').dataset.status === "done"`,
+		document.querySelector('[data-testid="class-run"] [data-testid="run-status"]')?.dataset.status === "done"`,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second))
 	offered := `Array.from(document.querySelectorAll('[data-testid="class-run"] [data-testid="run-rows"] tbody tr')).map(tr => tr.cells[1].textContent).join(",")`
 	doStepsWithin(t, learner, "learner watches the edited run", runStepTimeout, chromedp.WaitVisible(chromedp.CSS(`[data-testid="class-run"]`)), rowsDone)
