@@ -109,7 +109,9 @@ func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id strin
 	}
 	// The latency axis is the measurements' (the model's p99 near its
 	// capacity would flatten them; its dashed line leaves at the top). With
-	// no rows yet, it is the model's at the first window.
+	// no rows yet, it is the model's at the first window. Behind client
+	// workers the model's p99 is bounded (no request waits for more than
+	// the client's workers ahead of it), so the axis also takes it in.
 	if yLat == 0 && len(preds) > 0 && preds[0].P99MS != nil {
 		yLat = 2 * *preds[0].P99MS
 	}
@@ -122,6 +124,9 @@ func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id strin
 		mok = append(mok, pt.OKPerSec)
 		m50 = append(m50, pt.P50MS)
 		m99 = append(m99, pt.P99MS)
+		if q.MaxInFlight > 0 && !math.IsNaN(pt.P99MS) {
+			yLat = math.Max(yLat, pt.P99MS)
+		}
 	}
 	okModel := chart.Series{Name: "ok/s, model (two ceilings)", Quantity: "ok", Style: chart.Model, X: []float64{0, ceiling, xMax}, Y: []float64{0, ceiling, ceiling}}
 	queueName := "M/M/c"

@@ -43,6 +43,9 @@ func TestPredictWithClientWorkers(t *testing.T) {
 	if !strings.Contains(okModel.Name, "M/M/c/K, K = 6") || len(okModel.X) < 50 || !strings.Contains(c.Panels[1].Series[1].Name, "M/M/c/K") {
 		t.Errorf("model series %q (%d points), %q: want the M/M/c/K curve", okModel.Name, len(okModel.X), c.Panels[1].Series[1].Name)
 	}
+	if top, p99 := c.Panels[1].YMax, c.Panels[1].Series[1].Y[len(c.Panels[1].Series[1].Y)-1]; top < p99 {
+		t.Errorf("latency axis up to %v, below the model's bounded p99 %v: its line would leave the chart", top, p99)
+	}
 	if got := strings.Join(c.Panels[0].Stops[0].Lines, " | "); !strings.Contains(got, "client busy 1/s (model ") {
 		t.Errorf("throughput stop %q, want the client busy beside the model's", got)
 	}
