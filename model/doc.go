@@ -1,6 +1,7 @@
 // Package model holds the capacity formulas behind the lessons' model
 // widgets, once: Little's law, the admission limit, the two ceilings and the
-// M/M/c queue curve, with goal checking. The web server calls
+// M/M/c queue curve, with goal checking, and the lab's models beside a run
+// (with M/M/c/K behind a client of fixed workers). The web server calls
 // Compute for pages and for GET /api/models/{kind}; static/js/model.js is
 // the same formulas for the page to run as the controls move, and both are
 // held to the shared vectors in testdata/vectors.json.
@@ -135,4 +136,59 @@
 // queue that is (the CPUs with the spin when the processors bind, each
 // request then also waiting WAIT_MS; else the workers with spin + wait).
 // Drawing is package chart's; the charts themselves are built in web.
+//
+// # A client of N workers (Lab.ClientWorkers)
+//
+// A client with a fixed pool of N workers (loadrun.Open.ClientWorkers, a
+// run's --max-inflight) sends a Poisson arrival of rate λ only when one of
+// its workers is free, and that worker stays busy until the answer. In
+// front of Lab.Queue's queue (c servers of mean service S, then extraMS = D
+// outside it) this is a closed network of N customers: the idle workers (a
+// single server of rate λ), the c servers, and a delay of D (an infinite
+// server). Its steady state is product form: with a = λ·S and b = λ·D in
+// erlangs,
+//
+//	p(n, m) ∝ g(n) · b^m ÷ m!,   g(n) = a^n ÷ ∏_{i≤n} min(i, c),   n + m ≤ N
+//
+// for n at the servers and m in the delay, whatever the delay's
+// distribution. With D = 0 (the workers bind) it is M/M/c/K with K = N, and
+// an Erlang loss system M/M/N/N, Erlang B, when N ≤ c (the lab never
+// queues). An arrival finds all N busy with chance P_K = Σ_{n+m=N} p(n, m),
+// so
+//
+//	ok/s = λ·(1 − P_K),   client_busy/s = λ·P_K
+//
+// (computed in logarithms, so any N and load stay finite). A sent request
+// finds n at the servers with chance q(n) ∝ g(n)·Σ_{m≤N−1−n} b^m ÷ m!
+// (the states with a worker free, by PASTA). First come, first served, it
+// waits for j = n − c + 1 departures of c busy servers when n ≥ c, then is
+// served, so counting the events of a Poisson process of rate c ÷ S (each,
+// once it is served, its own with chance 1 ÷ c):
+//
+//	P(T > t | j) = Σ_i Poisson(c·t ÷ S; i) · r^{(i−j)+},   r = (c − 1) ÷ c
+//
+// a sum of positive terms (the Erlang(j + 1) tail for c = 1), mixed over
+// q and summed until what is left is below 1e-16 of it. p50 and p99 invert
+// it by bisection as for M/M/c and add D. There is a steady state at every
+// rate: Lab.Curve is CurveSteps + 1 points evenly from 0 to the rate asked
+// for. With N large and ρ < 1 it is M/M/c again (the tests hold it to
+// QueueCurve, to Erlang B and to M/M/1/K in closed form).
+//
+// When the processors bind, the model holds the client's workers through
+// the CPUs and the WAIT_MS after them: the delay station above, solved
+// exactly rather than by a fixed point. Lab.ClientCeiling is the client's
+// own ceiling, N × 1000 ÷ (spin + wait), what N workers could send if no
+// request ever waited; ok/s never passes it nor the two ceilings. Assumes:
+// Poisson arrivals, exponential service at the servers (the CPUs shared
+// first come, first served), a worker freed the moment its answer comes.
+// Ignores: the caller's timeout (a worker whose caller gives up is freed
+// then, which the model does not see), the admission limit and refusals
+// (a refused request frees its worker at once), the lab's own worker limit
+// when the processors bind. The lab's service time is fixed, not
+// exponential: blocking in a loss system (N ≤ c) is insensitive to that
+// (Erlang B), and so is the product form with the processors shared, but
+// with N > c and the workers binding the lab is M/D/c/K and turns fewer
+// away than the model, and latency always differs: with no wait the lab
+// answers in exactly S where the model says p50 S·ln 2, p99 S·ln 100
+// (sim's TestClientWorkersAgainstTheModel measures the gaps).
 package model

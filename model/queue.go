@@ -87,17 +87,23 @@ func tail(cw, mu, theta, t float64) float64 {
 	return (1-cw)*es + cw*h
 }
 
-// percentile returns the time t (ms) with P(T > t) = p, by doubling an
-// upper bound and then bisecting (at most 100 steps) until the bracket is
-// within 1e-13 of its top.
+// percentile returns the time t (ms) with P(T > t) = p for the M/M/c
+// response time: invert of tail.
 func percentile(cw, mu, theta, p float64) float64 {
-	lo, hi := 0.0, 1/mu
-	for i := 0; i < 200 && tail(cw, mu, theta, hi) > p; i++ {
+	return invert(func(t float64) float64 { return tail(cw, mu, theta, t) }, 1/mu, p)
+}
+
+// invert returns the time t (ms) with tail(t) = p for a decreasing tail,
+// by doubling an upper bound from start and then bisecting (at most 100
+// steps) until the bracket is within 1e-13 of its top.
+func invert(tail func(float64) float64, start, p float64) float64 {
+	lo, hi := 0.0, start
+	for i := 0; i < 200 && tail(hi) > p; i++ {
 		lo, hi = hi, hi*2
 	}
 	for i := 0; i < 100 && hi-lo > 1e-13*hi; i++ {
 		mid := (lo + hi) / 2
-		if tail(cw, mu, theta, mid) > p {
+		if tail(mid) > p {
 			lo = mid
 		} else {
 			hi = mid

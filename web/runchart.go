@@ -11,25 +11,31 @@ import (
 )
 
 // prediction is what the model says at one offered rate (model.Lab.At):
-// throughput from the two ceilings, latency from the M/M/c queue. The
-// latencies are null where the queue has no steady state or the lab does
-// no work per request.
+// throughput from the two ceilings, latency from the M/M/c queue; with a
+// client of fixed workers (MaxInFlight), throughput, client busy and
+// latency from the M/M/c/K queue behind them. The latencies are null where
+// the queue has no steady state or the lab does no work per request.
 type prediction struct {
 	Offered  float64  `json:"offered"`
 	OKPerSec float64  `json:"ok_per_sec"`
 	P50MS    *float64 `json:"p50_ms"`
 	P99MS    *float64 `json:"p99_ms"`
+	// ClientBusyPerSec is the arrivals a second the client's workers turn
+	// away (only with MaxInFlight).
+	ClientBusyPerSec float64 `json:"client_busy_per_sec,omitempty"`
 }
 
-// labOf is the lab a request measures, as the models see it.
+// labOf is the lab a request measures, and the client in front of it, as
+// the models see them.
 func labOf(q runner.Request) model.Lab {
-	return model.Lab{Workers: float64(q.Workers), CPUs: float64(q.CPUs), SpinMS: float64(q.SpinMS), WaitMS: float64(q.WaitMS)}
+	return model.Lab{Workers: float64(q.Workers), CPUs: float64(q.CPUs), SpinMS: float64(q.SpinMS), WaitMS: float64(q.WaitMS),
+		ClientWorkers: float64(q.MaxInFlight)}
 }
 
 // predictAt applies the models to one offered rate.
 func predictAt(q runner.Request, offered float64) prediction {
 	pt := labOf(q).At(offered)
-	p := prediction{Offered: offered, OKPerSec: pt.OKPerSec}
+	p := prediction{Offered: offered, OKPerSec: pt.OKPerSec, ClientBusyPerSec: pt.ClientBusyPerSec}
 	if !math.IsNaN(pt.P50MS) {
 		p.P50MS = &pt.P50MS
 	}
@@ -74,7 +80,8 @@ func windowName(w int) string { return "Window " + strconv.Itoa(w+1) }
 
 // runChart draws a run's rows against offered rate: ok a second (with the
 // two-ceilings model and the "everything answered" diagonal), then p50 and
-// p99 latency (with the M/M/c model's p50 and p99). Each quantity has one
+// p99 latency (with the M/M/c model's p50 and p99); with a client of fixed
+// workers, both models are the M/M/c/K queue behind them. Each quantity has one
 // colour: measured solid with points, the model dashed across the whole
 // range. Each window is a stop showing its numbers beside the model's.
 func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id string) chart.Chart {
@@ -102,28 +109,40 @@ func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id strin
 	}
 	// The latency axis is the measurements' (the model's p99 near its
 	// capacity would flatten them; its dashed line leaves at the top). With
-	// no rows yet, it is the model's at the first window.
+	// no rows yet, it is the model's at the first window. Behind client
+	// workers the model's p99 is bounded (no request waits for more than
+	// the client's workers ahead of it), so the axis also takes it in.
 	if yLat == 0 && len(preds) > 0 && preds[0].P99MS != nil {
 		yLat = 2 * *preds[0].P99MS
 	}
 	if yLat == 0 {
 		yLat = float64(q.SpinMS+q.WaitMS) * 3
 	}
-	var mx, m50, m99 []float64
+	var mx, mok, m50, m99 []float64
 	for _, pt := range lab.Curve(xMax) {
 		mx = append(mx, pt.Offered)
+		mok = append(mok, pt.OKPerSec)
 		m50 = append(m50, pt.P50MS)
 		m99 = append(m99, pt.P99MS)
+		if q.MaxInFlight > 0 && !math.IsNaN(pt.P99MS) {
+			yLat = math.Max(yLat, pt.P99MS)
+		}
+	}
+	okModel := chart.Series{Name: "ok/s, model (two ceilings)", Quantity: "ok", Style: chart.Model, X: []float64{0, ceiling, xMax}, Y: []float64{0, ceiling, ceiling}}
+	queueName := "M/M/c"
+	if q.MaxInFlight > 0 {
+		queueName = "M/M/c/K, K = " + strconv.Itoa(q.MaxInFlight)
+		okModel = chart.Series{Name: "ok/s, model (" + queueName + ")", Quantity: "ok", Style: chart.Model, X: mx, Y: mok}
 	}
 
 	throughput := chart.Panel{Title: "Throughput: ok answers a second", YMax: yOK * 1.05, Series: []chart.Series{
 		{Name: "all answered", Quantity: "muted", Style: chart.Guide, X: []float64{0, xMax}, Y: []float64{0, xMax}},
-		{Name: "ok/s, model (two ceilings)", Quantity: "ok", Style: chart.Model, X: []float64{0, ceiling, xMax}, Y: []float64{0, ceiling, ceiling}},
+		okModel,
 		{Name: "ok/s, measured", Quantity: "ok", Style: chart.Measured, X: rx, Y: rok},
 	}}
 	latency := chart.Panel{Title: "Latency of ok answers, ms", YMax: yLat * 1.1, Series: []chart.Series{
-		{Name: "p50, model (M/M/c)", Quantity: "p50", Style: chart.Model, X: mx, Y: m50},
-		{Name: "p99, model (M/M/c)", Quantity: "p99", Style: chart.Model, X: mx, Y: m99},
+		{Name: "p50, model (" + queueName + ")", Quantity: "p50", Style: chart.Model, X: mx, Y: m50},
+		{Name: "p99, model (" + queueName + ")", Quantity: "p99", Style: chart.Model, X: mx, Y: m99},
 		{Name: "p50, measured", Quantity: "p50", Style: chart.Measured, X: rx, Y: rp50},
 		{Name: "p99, measured", Quantity: "p99", Style: chart.Measured, X: rx, Y: rp99},
 	}}
@@ -143,8 +162,11 @@ func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id strin
 			offered = r.Offered
 			measured = []string{numText(r.OKPerSec), numText(r.P50MS), numText(r.P99MS)}
 			head := windowName(r.Window) + ": offered " + numText(r.Offered) + " a second"
-			throughput.Stops = append(throughput.Stops, chart.Stop{X: r.Offered, Focus: true, Lines: []string{
-				head, "ok " + numText(r.OKPerSec) + "/s (model " + numText(p.OKPerSec) + ")"}})
+			lines := []string{head, "ok " + numText(r.OKPerSec) + "/s (model " + numText(p.OKPerSec) + ")"}
+			if q.MaxInFlight > 0 && r.Seconds > 0 {
+				lines = append(lines, "client busy "+numText(float64(r.ClientBusy)/r.Seconds)+"/s (model "+numText(p.ClientBusyPerSec)+")")
+			}
+			throughput.Stops = append(throughput.Stops, chart.Stop{X: r.Offered, Focus: true, Lines: lines})
 			latency.Stops = append(latency.Stops, chart.Stop{X: r.Offered, Focus: true, Lines: []string{
 				head, "p50 " + numText(r.P50MS) + " ms (model " + modelMS(p.P50MS) + ")", "p99 " + numText(r.P99MS) + " ms (model " + modelMS(p.P99MS) + ")"}})
 		}
@@ -152,10 +174,29 @@ func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id strin
 			measured[1], modelMS(p.P50MS), measured[2], modelMS(p.P99MS)})
 	}
 	desc := strconv.Itoa(len(rows)) + " measured windows. The two-ceilings model says at most " + model.Format(float64(c.Ceiling)) +
-		" answers a second (" + c.Binds + " bind)."
+		" answers a second (" + c.Binds + " bind)." + clientText(q, lab, xMax)
 	desc += changesNote(q) + " The numbers are in the table under the chart."
 	return chart.Chart{ID: id, Title: "Measured against the model", Desc: desc, XTitle: "Offered load, requests a second", XMax: xMax,
 		Panels: []chart.Panel{throughput, latency}, Table: table}
+}
+
+// clientText says what a client of fixed workers does to the model, in a
+// sentence for the chart's description ("" with no limit): the most its
+// workers can send if nothing waited, and what the M/M/c/K model says
+// gets through at the right edge of the chart.
+func clientText(q runner.Request, lab model.Lab, xMax float64) string {
+	if q.MaxInFlight <= 0 {
+		return ""
+	}
+	w := strconv.Itoa(q.MaxInFlight)
+	s := " A client of " + counted(q.MaxInFlight, "worker", "workers") + " sends at most " + model.Format(lab.ClientCeiling()) +
+		" a second, if no request ever waited"
+	if math.IsInf(lab.ClientCeiling(), 1) {
+		s = " A client of " + counted(q.MaxInFlight, "worker", "workers") + " is never busy when a request takes no time"
+	}
+	at := lab.At(xMax)
+	return s + "; offered " + model.Format(xMax) + " a second, the model (M/M/c/K, K = " + w + ") has " + model.Format(at.OKPerSec) +
+		" answered and " + model.Format(at.ClientBusyPerSec) + " turned away as client busy."
 }
 
 // modelMS is a modelled latency, or "no steady state".

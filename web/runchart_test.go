@@ -25,6 +25,38 @@ func TestPredictAt(t *testing.T) {
 	}
 }
 
+// With client workers (MaxInFlight) the prediction is the M/M/c/K model
+// behind them: past the lab's capacity the client turns arrivals away
+// (client busy) instead of the queue growing without end, so there is a
+// latency to show; the chart's model lines, the throughput stops and the
+// description say so.
+func TestPredictWithClientWorkers(t *testing.T) {
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 2, WaitMS: 20, CPUs: 1}, Rates: []float64{50, 150}, Seconds: 1,
+		MaxInFlight: 6}}
+	over := predictAt(q, 150)
+	if over.P99MS == nil || over.ClientBusyPerSec <= 0 || over.OKPerSec >= 100 || math.Abs(over.OKPerSec+over.ClientBusyPerSec-150) > 1e-9 {
+		t.Errorf("overloaded behind 6 client workers: %+v, want ok under the 100/s ceiling, the rest client busy, and a p99", over)
+	}
+	rows := []loadrun.Row{{Window: 0, Offered: 50, OKPerSec: 49, ClientBusy: 1, Seconds: 1, P50MS: 22, P99MS: 40}}
+	c := runChart(q, rows, predict(q, rows), "c1")
+	okModel := c.Panels[0].Series[1]
+	if !strings.Contains(okModel.Name, "M/M/c/K, K = 6") || len(okModel.X) < 50 || !strings.Contains(c.Panels[1].Series[1].Name, "M/M/c/K") {
+		t.Errorf("model series %q (%d points), %q: want the M/M/c/K curve", okModel.Name, len(okModel.X), c.Panels[1].Series[1].Name)
+	}
+	if top, p99 := c.Panels[1].YMax, c.Panels[1].Series[1].Y[len(c.Panels[1].Series[1].Y)-1]; top < p99 {
+		t.Errorf("latency axis up to %v, below the model's bounded p99 %v: its line would leave the chart", top, p99)
+	}
+	if got := strings.Join(c.Panels[0].Stops[0].Lines, " | "); !strings.Contains(got, "client busy 1/s (model ") {
+		t.Errorf("throughput stop %q, want the client busy beside the model's", got)
+	}
+	if !strings.Contains(c.Desc, "A client of 6 workers sends at most 300 a second") {
+		t.Errorf("description %q, want the client's limit named", c.Desc)
+	}
+	if !strings.Contains(modelNote(q), "client of 6 workers") {
+		t.Errorf("model note %q, want the client's workers named", modelNote(q))
+	}
+}
+
 // The run chart: a stop per measured window in each panel, named as
 // people count windows (from 1) with the model's value beside the
 // measurement; the table has every window, measured or not yet.
@@ -175,6 +207,23 @@ func BenchmarkRunChart(b *testing.B) {
 	for i, r := range q.Rates {
 		rows = append(rows, loadrun.Row{Window: i, Offered: r, OKPerSec: math.Min(r, 190), P50MS: 20 + float64(i), P99MS: 40 + 10*float64(i)})
 	}
+	benchRunChart(b, q, rows)
+}
+
+// BenchmarkRunChartClientWorkers is BenchmarkRunChart behind a client of
+// the most workers a run may have (256): the M/M/c/K model at every curve
+// point and window instead of one M/M/c curve.
+func BenchmarkRunChartClientWorkers(b *testing.B) {
+	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{25, 50, 75, 100, 125, 150, 175, 200}, Seconds: 1,
+		MaxInFlight: 256}}
+	var rows []loadrun.Row
+	for i, r := range q.Rates {
+		rows = append(rows, loadrun.Row{Window: i, Offered: r, OKPerSec: math.Min(r, 190), P50MS: 20 + float64(i), P99MS: 40 + 10*float64(i), Seconds: 1})
+	}
+	benchRunChart(b, q, rows)
+}
+
+func benchRunChart(b *testing.B, q runner.Request, rows []loadrun.Row) {
 	ctx := context.Background()
 	for b.Loop() {
 		c := runChart(q, rows, predict(q, rows), "bench")

@@ -268,7 +268,14 @@ func (s *server) runDistribution(ctx context.Context, v runView, windowQ string)
 
 // modelNote says how the model beside a run is drawn.
 func modelNote(q runner.Request) string {
-	c := labOf(q).Ceilings()
+	lab := labOf(q)
+	c := lab.Ceilings()
+	if q.MaxInFlight > 0 {
+		return "The dashed lines are the model: the lab as an M/M/c queue with the same servers and service time, behind a client of " +
+			counted(q.MaxInFlight, "worker", "workers") + " that sends an arrival only when one is free (M/M/c/K), for throughput, client busy and latency; " +
+			"the two ceilings still cap it at " + model.Format(float64(c.Ceiling)) + " a second, and the client's workers at " + model.Format(lab.ClientCeiling()) +
+			" a second if nothing waited. Where a solid line leaves its dashed one, the model stops describing this lab." + changesNote(q)
+	}
 	return "The dashed lines are the model: throughput from the two ceilings (the lower is " + model.Format(float64(c.Ceiling)) +
 		" a second here), latency from an M/M/c queue with the same servers and service time. Where a solid line leaves its dashed one, the model stops describing this lab." +
 		changesNote(q)
