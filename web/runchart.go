@@ -264,7 +264,8 @@ func compareChart(a, b runView, rows []compareRow, id string) chart.Chart {
 type distribution struct {
 	Window                     int
 	OK, Refused, Gaveup, Error int
-	NotSent                    int
+	NotSent                    int       // due but not sent, for whatever reason (ClientBusy included)
+	ClientBusy                 int       // of NotSent: found every client worker busy (loadrun.ReasonClientBusy)
 	LatMS                      []float64 // ok latencies, sorted
 }
 
@@ -282,6 +283,9 @@ func (d *distribution) add(r loadrun.Record) {
 		d.Error++
 	case loadrun.NotSent:
 		d.NotSent++
+		if r.Reason == loadrun.ReasonClientBusy {
+			d.ClientBusy++
+		}
 	}
 }
 
@@ -392,10 +396,27 @@ func outcomesText(d distribution) string {
 		}
 	}
 	s += "."
-	if d.NotSent > 0 {
-		s += " " + strconv.Itoa(d.NotSent) + " were due but not sent."
+	if busy := d.ClientBusy; busy > 0 {
+		s += " " + strconv.Itoa(busy) + " " + wasWere(busy) + " due when every client worker was busy, so the client did not send " + itThem(busy) + "."
+	}
+	if other := d.NotSent - d.ClientBusy; other > 0 {
+		s += " " + strconv.Itoa(other) + " " + wasWere(other) + " due but not sent."
 	}
 	return s
+}
+
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 func lowerFirst(s string) string {

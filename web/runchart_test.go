@@ -232,3 +232,21 @@ func benchRunChart(b *testing.B, q runner.Request, rows []loadrun.Row) {
 		}
 	}
 }
+
+// The window's outcomes in words tell arrivals the client's own workers
+// could not take (client_busy) from arrivals the generator did not send.
+func TestOutcomesTextClientBusy(t *testing.T) {
+	var d distribution
+	for _, r := range []loadrun.Record{
+		{Outcome: loadrun.OK}, {Outcome: loadrun.OK}, {Outcome: loadrun.Refused},
+		{Outcome: loadrun.NotSent, Reason: loadrun.ReasonClientBusy},
+		{Outcome: loadrun.NotSent, Reason: loadrun.ReasonClientBusy},
+		{Outcome: loadrun.NotSent, Reason: loadrun.ReasonInFlightCap},
+	} {
+		d.add(r)
+	}
+	want := "Of 3 requests sent, 2 were answered ok, 1 refused. 2 were due when every client worker was busy, so the client did not send them. 1 was due but not sent."
+	if got := outcomesText(d); got != want {
+		t.Errorf("outcomesText = %q, want %q", got, want)
+	}
+}
