@@ -129,23 +129,9 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, control := serveLab(t, releaseLab.cfg)
-	tg, err := loadrun.NewTarget(target, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := loadrun.NewControl(control, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sw := releaseSweep(t)
-	sw.Target, sw.Control = tg, &ctl
 	events := make(chan loadrun.Event, 64)
 	got := knobEvents(events)
-	liveRep, err := sw.Run(t.Context(), events)
-	if err != nil {
-		t.Fatal(err)
-	}
+	liveRep := runLive(t, releaseLab.cfg, releaseSweep(t), events)
 	took := <-got
 	t.Logf("live knob events %q", took)
 	live, simulated := liveRep.Records(), simRep.Records()
@@ -170,12 +156,7 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 		}
 		late = max(late, at-float64(c.At)/float64(time.Millisecond))
 	}
-	drift := 0.0
-	for i := range live {
-		if live[i].Outcome == loadrun.OK && simulated[i].Outcome == loadrun.OK {
-			drift += live[i].ServiceMS - simulated[i].ServiceMS
-		}
-	}
+	_, drift := timeline(live, simulated)
 	if late > 100 || drift > 30 {
 		t.Logf("NOT CHECKED: the live lab against the simulator request by request: the live lab made a change up to %.1f ms late and its services added up to %.1f ms more than the model's (held when at most 100 and 30 ms); outcomes live %s, simulated %s", late, drift, outcomes(live), outcomes(simulated))
 		return

@@ -104,21 +104,7 @@ func TestPoliciesSimulatedAgreeWithTheLab(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			target, control := serveLab(t, cfg)
-			tg, err := loadrun.NewTarget(target, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctl, err := loadrun.NewControl(control, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sw := policySweep(tc.arrivals)
-			sw.Target, sw.Control = tg, &ctl
-			liveRep, err := sw.Run(t.Context(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			liveRep := runLive(t, cfg, policySweep(tc.arrivals), nil)
 			live, simulated := outcomes(liveRep.Records()), outcomes(simRep.Records())
 			// The traces keep each decision 15 ms or more from the events
 			// it depends on. The live run kept the trace's timeline when
@@ -127,14 +113,7 @@ func TestPoliciesSimulatedAgreeWithTheLab(t *testing.T) {
 			// in all; a machine that stalls either for longer moves the
 			// decisions, not the rules (one run at load 6.7 disagreed), so
 			// then the comparison is reported, not held.
-			lag, drift := 0.0, 0.0
-			lrecs, srecs := liveRep.Records(), simRep.Records()
-			for i := range lrecs {
-				lag = max(lag, float64(lrecs[i].Sent-lrecs[i].Intended)/float64(time.Millisecond))
-				if lrecs[i].Outcome == loadrun.OK && srecs[i].Outcome == loadrun.OK {
-					drift += lrecs[i].ServiceMS - srecs[i].ServiceMS
-				}
-			}
+			lag, drift := timeline(liveRep.Records(), simRep.Records())
 			if lag > 5 || drift > 5 {
 				t.Logf("NOT CHECKED: live against simulated request by request: the generator sent up to %.1f ms late and the lab's services took %.1f ms more than the model's in all (held at 5 and 5 ms); live %s, simulated %s", lag, drift, live, simulated)
 				return
@@ -149,6 +128,41 @@ func TestPoliciesSimulatedAgreeWithTheLab(t *testing.T) {
 			t.Logf("live %s, simulated %s (want %s)", live, simulated, tc.want)
 		})
 	}
+}
+
+// runLive runs sw against cfg served in process on loopback (serveLab),
+// sending events to events when not nil, and returns its report.
+func runLive(t *testing.T, cfg labsvc.Config, sw loadrun.Sweep, events chan<- loadrun.Event) loadrun.Report {
+	t.Helper()
+	target, control := serveLab(t, cfg)
+	tg, err := loadrun.NewTarget(target, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := loadrun.NewControl(control, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw.Target, sw.Control = tg, &ctl
+	rep, err := sw.Run(t.Context(), events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// timeline says how far a live run of a trace left the simulated one's
+// timeline: the latest send after its intended time (lag), and how much
+// longer the live lab's services took than the simulated ones over the
+// requests both answered ok (drift), both in ms.
+func timeline(live, simulated []loadrun.Record) (lag, drift float64) {
+	for i := range live {
+		lag = max(lag, float64(live[i].Sent-live[i].Intended)/float64(time.Millisecond))
+		if live[i].Outcome == loadrun.OK && simulated[i].Outcome == loadrun.OK {
+			drift += live[i].ServiceMS - simulated[i].ServiceMS
+		}
+	}
+	return lag, drift
 }
 
 // serveLab serves cfg in process on loopback until the test ends and
