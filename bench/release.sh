@@ -4,7 +4,8 @@
 # adaptive policies side by side.
 #
 # Each run starts a fresh lab (cmd/lab, CPUS=1, pinned to its processor as
-# the README says; cmd/load keeps off it) with 100 ms of work a request
+# the README says; cmd/load keeps off it, at real-time priority where that
+# is permitted, as the server's load child runs) with 100 ms of work a request
 # (SPIN_MS=0 WAIT_MS=100: 7 workers serve 70 a second), and sends one
 # open-loop window of WINDOW seconds (default 30, the runner's cap) from
 # cmd/load: 50 a second, Poisson, from a client of 10 workers, each caller
@@ -52,6 +53,15 @@ go build -o "$work/lab" ./cmd/lab
 go build -o "$work/load" ./cmd/load
 go build -o "$work/release" ./bench/release
 
+# The generator at the load child's priority (measure.LoadChildRTPriority
+# and LoadChildNice, as the server's runs have it) where that is permitted,
+# so that other work on its processor does not delay its sends; the
+# header says which.
+rt=()
+if chrt -r 1 nice -n -10 true 2>/dev/null; then
+	rt=(chrt -r 1 nice -n -10)
+fi
+
 # one NAME SEED LOADFLAGS -- KNOBS...: one window against a fresh lab.
 one() {
 	local name=$1 seed=$2 flags=()
@@ -71,7 +81,7 @@ one() {
 	[ -n "$target" ] && [ -n "$control" ] || { echo "release.sh: the lab did not start: $(cat "$work/lab.out" "$work/lab.err")" >&2; exit 1; }
 	"$work/release" watch "$control" >"$work/watch" &
 	watch_pid=$!
-	"$work/load" --target "$target" --control "$control" --rate 50 --seconds "$WINDOW" --timeout 250ms \
+	"${rt[@]}" "$work/load" --target "$target" --control "$control" --rate 50 --seconds "$WINDOW" --timeout 250ms \
 		--max-inflight 10 --at "${RELEASE}s:WAIT_MS=200" --seed "$seed" "${flags[@]}" \
 		--records "$work/records.csv" >"$work/load.out" 2>"$work/load.err" ||
 		{ echo "release.sh: load failed: $(cat "$work/load.err")" >&2; exit 1; }
@@ -98,7 +108,7 @@ experiments=(
 	"4 codel,target_ms=24,timeout_ms=245|-- WORKERS=7 POLICY=codel,target_ms=24,timeout_ms=245"
 )
 
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg); tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'); window ${WINDOW} s, release at ${RELEASE} s, seeds ${SEEDS}"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg); tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'); window ${WINDOW} s, release at ${RELEASE} s, seeds ${SEEDS}; generator ${rt[*]:-at its inherited priority (real-time not permitted)}"
 "$work/release" header
 for e in "${experiments[@]}"; do
 	name=${e%%|*}
