@@ -167,7 +167,7 @@
 // on simulated time and tests step them by hand. A Door is not safe for
 // concurrent use; the lab calls it under its door's lock, the proxy under
 // its own. Its arithmetic, Admit, Start and Done with the metrics
-// registered, costs under 105 ns a request, with no allocation
+// registered, costs under 115 ns a request, with no allocation
 // (BenchmarkDoor; docs/BENCHMARKS.md). Register exports it on a
 // Prometheus registry (admit_limit, admit_inflight, admit_queue_seconds,
 // admit_refused_total, admit_dropped_total, admit_policy_info), which is
