@@ -304,7 +304,8 @@
 // EXPR reads recorded cells as NAME[ROW].COLUMN, where NAME is a table or
 // its lab preset (anywhere in the course), ROW is a row by its offered
 // rate (60) or position (#1, as closed-loop rows must be named), or a list
-// of rows (60,80,100) or * for every row, inside min, max, sum or mean; and
+// of rows (60,80,100), a range of positions (#11-#30, as a time table's
+// seconds are read) or * for every row, inside min, max, sum or mean; and
 // COLUMN a column, or (EXPR) over the row's columns, as in
 // overload-sweep[100].(done - ok). NAME.SETTING reads a preset's knob
 // (workers, spin_ms, wait_ms, limit, cpus, seconds, seed, closed,
