@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -150,6 +151,11 @@ func (s *server) widgetPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// plotKinds are the widget kinds with a plot (widgetPlotChart).
+func plotKinds() []string {
+	return []string{model.KindTwoCeilings, model.KindQueueCurve, model.KindQuota, model.KindAIMD}
+}
+
 func (s *server) widgetAssets() widgetAssetURLs {
 	return widgetAssetURLs{AppCSS: s.assets.URL("css/app.css"), WidgetCSS: s.assets.URL("css/widgets.css"), WidgetJS: s.assets.URL("js/widgets.js")}
 }
@@ -164,8 +170,8 @@ func (s *server) widgetPlot(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if spec.Kind != model.KindQueueCurve && spec.Kind != model.KindTwoCeilings {
-		return errorf(CodeNotFound, spec.Title+" has no plot: plots are drawn for "+model.KindQueueCurve+" and "+model.KindTwoCeilings+".")
+	if !slices.Contains(plotKinds(), spec.Kind) {
+		return errorf(CodeNotFound, spec.Title+" has no plot: plots are drawn for "+strings.Join(plotKinds(), ", ")+".")
 	}
 	q := r.URL.Query()
 	wq, errs := parseWidgetQuery(spec.Kind, q, false)
