@@ -79,8 +79,8 @@ func TestAIMDCapacityUp(t *testing.T) {
 // TestAIMDBackoffTradeOff: a gentler cut keeps the saw-tooth nearer the
 // capacity, so it lets in more of it (the widget's lesson).
 func TestAIMDBackoffTradeOff(t *testing.T) {
-	harsh := AIMDLimit(17.5, 8.75, 10, 1, 0.5, 100, 1, 30)
-	gentle := AIMDLimit(17.5, 8.75, 10, 1, 0.9, 100, 1, 30)
+	harsh := AIMDLimit(17.5, 8.75, 5, 1, 0.5, 100, 1, 15)
+	gentle := AIMDLimit(17.5, 8.75, 5, 1, 0.9, 100, 1, 15)
 	if !(float64(gentle.DeliveredPct) > float64(harsh.DeliveredPct)) {
 		t.Errorf("backoff 0.9 lets in %v%%, 0.5 %v%%: the gentler cut should let in more", gentle.DeliveredPct, harsh.DeliveredPct)
 	}

@@ -181,11 +181,13 @@
 // the last half is what the saw-tooth settles to: about C2 × (1 + b) ÷ 2
 // for small a, so a gentler cut (b nearer 1) lets in more of the capacity
 // and takes longer to settle. With the defaults (C 17.5 → 8.75 in flight
-// at 10 s of 30: the scaled demo's 7 workers plus the queue a 250 ms
+// at 5 s of 15: the scaled demo's 7 workers plus the queue a 250 ms
 // deadline holds, at 100 then 200 ms of work; a = 1 each 100 ms, b = 0.75)
-// it settles in 0.3 s and lets in 91.4% of C2; b = 0.5 79.0% (0.1 s), b =
-// 0.9 98.0% (0.7 s). Real signals are late and noisy, so these are upper
-// bounds: the demo's proxy measured far less. Assumes: the capacity as a number of requests in flight known
+// it settles in 0.3 s and lets in 91.4% of C2; b = 0.5 79.2% (0.1 s), b =
+// 0.9 98.2% (0.7 s). Real signals are late and noisy, so these are upper
+// bounds: the demo's proxy measured far less.
+//
+// Assumes: the capacity as a number of requests in flight known
 // exactly and the same every interval, an overload signal in the same
 // interval L passes it, requests up to C in time and the rest late.
 // Ignores: randomness (real signals come late and noisy, so real limits

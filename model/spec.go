@@ -80,12 +80,12 @@ func Specs() map[string]Spec {
 		KindAIMD: {Kind: KindAIMD, Title: "An AIMD limit against a capacity step", Params: []Param{
 			{Name: "capacity_before", Label: "Capacity before the step", Unit: "requests", Min: 0.25, Max: 100000, Step: 0.25, Default: 17.5},
 			{Name: "capacity_after", Label: "Capacity after the step", Unit: "requests", Min: 0.25, Max: 100000, Step: 0.25, Default: 8.75},
-			{Name: "step_s", Label: "Time of the step", Unit: "s", Min: 0, Max: 600, Step: 1, Default: 10},
+			{Name: "step_s", Label: "Time of the step", Unit: "s", Min: 0, Max: 600, Step: 1, Default: 5},
 			{Name: "increase", Label: "Increase each interval", Unit: "requests", Min: 0.01, Max: 1000, Step: 0.01, Default: 1},
-			{Name: "backoff", Label: "Fraction a cut leaves", Unit: "", Min: 0.5, Max: 0.99, Step: 0.01, Default: 0.75},
+			{Name: "backoff", Label: "Fraction a cut leaves", Unit: "of the limit", Min: 0.5, Max: 0.99, Step: 0.01, Default: 0.75},
 			{Name: "interval_ms", Label: "Interval", Unit: "ms", Min: 100, Max: 60000, Step: 100, Default: 100},
 			{Name: "floor", Label: "Floor", Unit: "requests", Min: 1, Max: 100000, Step: 1, Default: 1},
-			{Name: "duration_s", Label: "Duration", Unit: "s", Min: 1, Max: 600, Step: 1, Default: 30},
+			{Name: "duration_s", Label: "Duration", Unit: "s", Min: 1, Max: 600, Step: 1, Default: 15},
 		}},
 	}
 }

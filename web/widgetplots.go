@@ -263,8 +263,11 @@ func aimdChart(a model.AIMD, id string) chart.Chart {
 		top = math.Max(top, v)
 	}
 	p := chart.Panel{Title: "Requests in flight", YMax: top * 1.1, Series: []chart.Series{
-		{Name: "capacity C(t)", Quantity: "muted", Style: chart.Guide, X: sx, Y: sy},
-		{Name: "the limit L(t)", Quantity: "a", Style: chart.Model, X: lx, Y: ly},
+		// The limit changes every interval: a thin solid line reads as a
+		// saw-tooth where a dashed one breaks into noise; the capacity,
+		// the model's assumption, is dashed.
+		{Name: "capacity C(t)", Quantity: "muted", Style: chart.Model, X: sx, Y: sy},
+		{Name: "the limit L(t)", Quantity: "a", Style: chart.Guide, X: lx, Y: ly},
 	}}
 	step := float64(a.StepS)
 	table := chart.Table{Caption: "The limit over time", Head: []string{"from, s", "capacity", "limit"}}

@@ -196,7 +196,7 @@ func TestWidgetPageRendersEachKind(t *testing.T) {
 			}
 		}},
 		// A step at the end: nothing after it, and the page says so.
-		{"aimd no step", "/widgets/aimd?step_s=30&duration_s=30", func(t *testing.T, body string) {
+		{"aimd no step", "/widgets/aimd?step_s=15&duration_s=15", func(t *testing.T, body string) {
 			if got := testIDText(t, body, "q-settle_s"); got != "not in time" {
 				t.Errorf("settle = %q, want not in time", got)
 			}
