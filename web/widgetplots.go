@@ -156,7 +156,7 @@ func quotaChart(q model.Quota, id string) chart.Chart {
 	rel0 := chart.Mark{X: rel, Label: "release", Quantity: "accent", Solid: true}
 	ok.Marks, queue.Marks = []chart.Mark{rel0}, []chart.Mark{rel0}
 	desc := q.Sentence
-	table := chart.Table{Caption: "The quota through the release, the model's steady rates", Head: []string{"", "with the quota /s", "without it /s", "capacity /s", "waiting without it"}}
+	table := chart.Table{Caption: "The quota through the release, the model's steady rates", Head: []string{"when", "with the quota /s", "without it /s", "capacity /s", "waiting without it"}}
 	if !q.Defined {
 		ok.Note = "No quota: N = X × R has no value here"
 		return chart.Chart{ID: id + "-plot", Title: "A quota through a bad release", Desc: desc, XTitle: "Seconds (the release at 20 s)", XMax: end,
