@@ -164,7 +164,8 @@ func (s *server) widgetAssets() widgetAssetURLs {
 // query's values as the HTML the widget shows (widgets.js swaps it in as
 // the controls move), and GET /widgets/{kind}/plot.svg, the same plot as
 // an SVG image of its own. id= is the widget's element id, which prefixes
-// the plot's own ids (letters, digits and hyphens).
+// the plot's own ids (letters, digits and hyphens); solve= is the widget's
+// (the quota's implied quantity).
 func (s *server) widgetPlot(w http.ResponseWriter, r *http.Request) error {
 	spec, err := widgetKind(r)
 	if err != nil {
@@ -185,7 +186,7 @@ func (s *server) widgetPlot(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return paramErrorsError(errs)
 	}
-	v, err := buildWidget(s.models, id, spec, wq.Values, "", nil)
+	v, err := buildWidget(s.models, id, spec, wq.Values, wq.Solve, nil)
 	if err != nil {
 		return err
 	}

@@ -711,6 +711,11 @@ func TestWidgetPlotAndFraming(t *testing.T) {
 		!strings.Contains(page.body, strings.ReplaceAll(res.body, "abc-plot", "w-queue-curve-plot")) {
 		t.Errorf("plot: %d %q %.300s", res.StatusCode, res.Header.Get("Content-Type"), res.body)
 	}
+	// The quota's plot works out what solve says: R from N = 5 with no
+	// arrivals has no value, and the plot says there is no quota.
+	if res := s.get(nil, "/widgets/quota/plot?solve=latency_ms&arrivals=0&quota=5&latency_ms=100"); res.StatusCode != 200 || !strings.Contains(res.body, "No quota: N = X × R has no value here") {
+		t.Errorf("quota plot with solve=latency_ms: %d %.300s", res.StatusCode, res.body)
+	}
 	// The quota and the AIMD limit have plots too.
 	for _, kind := range []string{"quota", "aimd"} {
 		if res := s.get(nil, "/widgets/"+kind+"/plot?id=abc"); res.StatusCode != 200 || !strings.HasPrefix(res.body, `<figure class="chart" id="abc-plot"`) {

@@ -142,6 +142,7 @@ function setup(root) {
       plotAbort = new AbortController();
       const q = new URLSearchParams();
       for (const [k, x] of Object.entries(vals)) q.set(k, String(x));
+      if (solve) q.set("solve", solve);
       q.set("id", root.id);
       try {
         const res = await fetch(plotURL + "?" + q, { signal: plotAbort.signal });
