@@ -177,16 +177,7 @@ export function quota({ arrivals, latency_ms: latencyMS, quota: quotaN, release_
  * backoff), unrounded; C is capacity_before until step_s, then
  * capacity_after.
  */
-export function aimd({
-  capacity_before: c1,
-  capacity_after: c2,
-  step_s: stepS,
-  increase,
-  backoff,
-  interval_ms: intervalMS,
-  floor,
-  duration_s: durationS,
-}) {
+export function aimd({ capacity_before: c1, capacity_after: c2, step_s: stepS, increase, backoff, interval_ms: intervalMS, floor, duration_s: durationS }) {
   const F = formatNumber;
   const r = {
     capacity_before: c1,
