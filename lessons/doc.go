@@ -97,13 +97,16 @@
 // recorded. Write options that read well in any order.
 //
 // model: widget (a kind from package model: littles-law, admission-limit,
-// two-ceilings, queue-curve); solve (littles-law only and required there:
-// the parameter the widget works out, which must then be left out of
-// values); values (initial parameter values, checked by model.Validate;
-// missing ones take the widget's defaults); goal with text (the
-// instruction), want (a list of {param, value, tol}: every param a
-// parameter of the widget, value in its range, tol above 0; all must hold
-// at once) and found (what the learner has found, shown on reaching the
+// two-ceilings, queue-curve, quota, aimd); solve (required for the kinds
+// that work one quantity out, littles-law and quota, and allowed for no
+// other: the quantity the widget works out, one of the kind's Solves,
+// which must then be left out of values); values (initial parameter
+// values, checked by model.Validate; missing ones take the widget's
+// defaults); goal with text (the instruction), want (a list of {param,
+// value, tol}: every param a quantity of the widget, model.QuantityNames,
+// a parameter's value in its range, tol above 0; all must hold at once:
+// {param: delivered_pct, value: 95, tol: 5} asks an aimd widget to let in
+// 90 to 100% of the new capacity) and found (what the learner has found, shown on reaching the
 // goal); assumes and ignores (non-empty lists of sentences).
 //
 //	```model id=littles-model
