@@ -61,8 +61,8 @@ func misbehave(way string) {
 
 // filter passes a load child's lines on, breaking the protocol as way says.
 type filter struct {
-	w    io.Writer
-	way  string
+	w       io.Writer
+	way     string
 	buf     []byte
 	rows    int
 	sampled bool // the first sample was dealt with
