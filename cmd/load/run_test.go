@@ -447,6 +447,7 @@ func TestBadInput(t *testing.T) {
 		{"max-inflight closed", []string{"--closed", "2", "--max-inflight", "3"}, "--max-inflight is for an open loop"},
 		// A negative pool.
 		{"negative max-inflight", []string{"--max-inflight", "-1"}, "--max-inflight -1 is not allowed"},
+		{"samples without over-time", []string{"--samples", "s.csv"}, "--samples writes a run over time's samples: add --over-time"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
