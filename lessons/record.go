@@ -315,7 +315,9 @@ func writeTable(dir, file string, preset, ran *Lab, cols []string, cells [][]str
 
 // isTimeTable reports whether columns are a time table's: they begin
 // window, at_s.
-func isTimeTable(cols []string) bool { return len(cols) >= 2 && cols[0] == "window" && cols[1] == "at_s" }
+func isTimeTable(cols []string) bool {
+	return len(cols) >= 2 && cols[0] == "window" && cols[1] == "at_s"
+}
 
 // TimeTable reports whether the table is a time table: one row a sample
 // of a run over time, its columns beginning window, at_s (TimeColumns).

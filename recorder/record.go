@@ -222,9 +222,9 @@ type session struct {
 type presetRun struct {
 	rows    []loadrun.Row
 	samples []loadrun.Sample // a run over time's, every window's in order
-	shared bool    // the generator ran on the lab's processors
-	others float64 // cores other programs used while it ran
-	known  bool    // others could be measured
+	shared  bool             // the generator ran on the lab's processors
+	others  float64          // cores other programs used while it ran
+	known   bool             // others could be measured
 }
 
 // recordOne runs one preset and writes its table.
