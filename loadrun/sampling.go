@@ -187,7 +187,8 @@ func (s *sampler) last(elapsed time.Duration, lab *LabStats) []Sample {
 // elapsed after its start, taken every apart, as a live window would have
 // taken them but without the lab's side (Lab false): in flight at each
 // interval's end is counted from the records' send and end times. A
-// driven window (package sim) is sampled this way. The records may come
+// driven window (package sim) is sampled this way, and its lab's side
+// filled in from what the driver read (Result.Lab). The records may come
 // in any order.
 func SampleRecords(window int, records []Record, elapsed, every time.Duration) []Sample {
 	s := newSampler(window, every)

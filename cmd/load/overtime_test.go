@@ -88,10 +88,11 @@ func TestOverTime(t *testing.T) {
 }
 
 // --over-time with --simulate: the simulated windows are sampled from
-// their records (the lab's side not known: limit and queue "?").
+// their records, the simulated lab read at each second (a door of 3
+// inside by policy: limit 3).
 func TestSimulateOverTime(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "samples.csv")
-	out, errOut, err := runLoad(t, noenv, "--simulate", "--workers", "2", "--spin-ms", "0", "--wait-ms", "50", "--rate", "30,60", "--seconds", "3",
+	out, errOut, err := runLoad(t, noenv, "--simulate", "--workers", "4", "--spin-ms", "0", "--wait-ms", "50", "--policy", "inflight,quota=3", "--rate", "30,60", "--seconds", "3",
 		"--over-time", "--samples", path, "--json", "--max-inflight", "3")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
@@ -103,8 +104,8 @@ func TestSimulateOverTime(t *testing.T) {
 		t.Fatalf("%d lines on stderr, %d samples in the file: want at least 3 a window\n%s", len(got), len(lines)-1, errOut)
 	}
 	for _, m := range got {
-		if m[7] != "?" || m[8] != "?" {
-			t.Errorf("line %q: a simulation does not read a lab: want limit ? and queue ?", m[0])
+		if m[7] != "3" || m[8] == "?" {
+			t.Errorf("line %q: want the simulated lab read: limit 3 and its queue", m[0])
 		}
 	}
 }

@@ -567,8 +567,8 @@ func progressLine(e loadrun.WindowProgress) string {
 //	w1  3s  ok/s 48.0  refused 0  gaveup 0  in flight 2  limit 3  queue 0  p99 24.7 ms
 //
 // limit is "none" when the lab's policy has no bound, and limit and
-// queue are "?" when the lab was not read (no lab, a read that took
-// longer than the second, or a simulation).
+// queue are "?" when the lab was not read (no lab, or a read that took
+// longer than the second).
 func sampleLine(s loadrun.Sample) string {
 	okPerSec := 0.0
 	if s.Seconds > 0 {
