@@ -44,6 +44,7 @@ func checkSampleFile(t *testing.T, path string, rows []loadrun.Row) [][]string {
 	return lines
 }
 
+// jsonRows reads the rows load --json printed, one JSON object a line.
 func jsonRows(t *testing.T, out string) []loadrun.Row {
 	t.Helper()
 	var rows []loadrun.Row
