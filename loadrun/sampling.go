@@ -79,10 +79,11 @@ func (s *sampler) fold(r Record) {
 		iv.s.Refused++
 	case Gaveup:
 		iv.s.GaveUp++
-	case Error, Unfinished:
-		// An unfinished record is a bug that the row shows in lost;
-		// here it still counts once.
+	case Error:
 		iv.s.Errors++
+	case Unfinished:
+		// A bug, which the row shows in lost; the samples leave it out
+		// as the row's outcomes do, so they still add up to the row.
 	case NotSent:
 		if r.Reason == ReasonClientBusy {
 			iv.s.ClientBusy++
