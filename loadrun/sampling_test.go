@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -278,5 +279,40 @@ func BenchmarkSendLagSampled(b *testing.B) {
 	b.ReportMetric(median(diff), "diff_median_ms")
 	b.ReportMetric(slices.Max(plain), "plain_worst_ms")
 	b.ReportMetric(slices.Max(sampled), "sampled_worst_ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkSampledAllocs counts the allocations of a whole 1 s window at
+// 2,000 a second against an instant target in this process (generator and
+// target together), plain and sampled every 100 ms, per request: what
+// sampling adds per request is the difference (its own per-interval
+// work, with no lab to read, spread over the requests).
+func BenchmarkSampledAllocs(b *testing.B) {
+	target, err := loadrun.NewTarget(loadrun.StartInstant(b), loadrun.DefaultTimeout)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sched, err := loadrun.Schedule(loadrun.Uniform, 2000, 1, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	allocs := func(s loadrun.Sampling) float64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := loadrun.Open{Target: target, Schedule: sched, Sampling: s}.Run(context.Background(), nil)
+		runtime.ReadMemStats(&after)
+		if row := res.Metrics.Row(2000, time.Second); row.Lost != 0 || (s.Every > 0 && len(res.Samples) < 10) {
+			b.Fatalf("lost %d, %d samples", row.Lost, len(res.Samples))
+		}
+		time.Sleep(100 * time.Millisecond) // let the target's handlers finish
+		return float64(after.Mallocs-before.Mallocs) / float64(len(sched))
+	}
+	var plain, sampled []float64
+	for b.Loop() {
+		plain = append(plain, allocs(loadrun.Sampling{}))
+		sampled = append(sampled, allocs(loadrun.Sampling{Every: 100 * time.Millisecond}))
+	}
+	b.ReportMetric(slices.Min(plain), "plain_allocs/request")
+	b.ReportMetric(slices.Min(sampled), "sampled_allocs/request")
 	b.ReportMetric(0, "ns/op")
 }
