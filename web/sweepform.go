@@ -22,7 +22,7 @@ import (
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "at", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "at", "over_time", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -187,6 +187,8 @@ func jsonKindOf(field string) string {
 		return "a whole number of 0 or more"
 	case "at":
 		return "a list of knob changes such as [\"30s:WAIT_MS=2000\"]"
+	case "over_time":
+		return "true or false"
 	}
 	return "a whole number"
 }
