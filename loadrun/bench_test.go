@@ -106,6 +106,81 @@ func BenchmarkOpenLoopLabOneCore(b *testing.B) {
 	}
 }
 
+// BenchmarkSendLagAB puts two dispatchers side by side against a lab child
+// as BenchmarkOpenLoopLabOneCore's: A gives up its Go processor for the
+// whole of every sleep (loadrun.YieldSleep, the dispatcher before holdLast),
+// B is Open.Run as it is. Each of b.N pairs is one floor window
+// (loadrun.SleepFloorWindow) and one 2 s window of each dispatcher on the
+// same Poisson schedule, A first in even pairs and B first in odd ones, so
+// both meet the same machine. It logs every pair and reports, over the
+// pairs, the median and worst over_floor_ms of each side (its send-lag p99
+// less the pair's floor p99), the pairs in which B was over the floor by
+// less than A, and each side's worst achieved/offered and not_sent. Rates:
+// LOADRUN_BENCH_RATES, default 8000,10000. Run with -benchtime=6x.
+func BenchmarkSendLagAB(b *testing.B) {
+	if os.Getenv("LOADRUN_BENCH_RATES") == "" {
+		b.Setenv("LOADRUN_BENCH_RATES", "8000,10000")
+	}
+	l := startChildLab(b, labsvc.Config{Workers: 64, SpinMS: 0, WaitMS: 0, CPUs: 1})
+	target, err := loadrun.NewTarget(l.target, loadrun.DefaultTimeout)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, rate := range benchRates(b) {
+		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) {
+			const seconds = 2
+			var overA, overB []float64
+			worstA, worstB, notA, notB, bWins := 2.0, 2.0, 0, 0, 0
+			run := func(o loadrun.Open, floor float64) (over, achieved float64, notSent int) {
+				row := o.Run(context.Background(), nil).Metrics.Row(rate, seconds*time.Second)
+				if row.Lost != 0 {
+					b.Fatalf("lost %d", row.Lost)
+				}
+				return row.SendLagP99MS - floor, row.OKPerSec / (float64(row.Arrivals) / seconds), row.NotSent
+			}
+			for i := 0; b.Loop(); i++ {
+				sched, err := loadrun.Schedule(loadrun.Poisson, rate, seconds, uint64(i+1))
+				if err != nil {
+					b.Fatal(err)
+				}
+				wakes := loadrun.SleepFloorWindow(b, sched)
+				slices.Sort(wakes)
+				floor := float64(loadrun.NearestRank(wakes, 99)) / 1e6
+				open := loadrun.Open{Target: target, Schedule: sched}
+				var oa, ob, aa, ab float64
+				var na, nb int
+				if i%2 == 0 {
+					oa, aa, na = run(loadrun.YieldSleep(open), floor)
+					ob, ab, nb = run(open, floor)
+				} else {
+					ob, ab, nb = run(open, floor)
+					oa, aa, na = run(loadrun.YieldSleep(open), floor)
+				}
+				b.Logf("pair %d (%s first): floor_p99 %.3f ms; over_floor A %.3f B %.3f ms; achieved A %.4f B %.4f; not_sent A %d B %d",
+					i, map[bool]string{true: "A", false: "B"}[i%2 == 0], floor, oa, ob, aa, ab, na, nb)
+				overA, overB = append(overA, oa), append(overB, ob)
+				worstA, worstB = min(worstA, aa), min(worstB, ab)
+				notA, notB = max(notA, na), max(notB, nb)
+				if ob < oa {
+					bWins++
+				}
+			}
+			slices.Sort(overA)
+			slices.Sort(overB)
+			b.ReportMetric(overA[len(overA)/2], "A_over_floor_median_ms")
+			b.ReportMetric(overB[len(overB)/2], "B_over_floor_median_ms")
+			b.ReportMetric(overA[len(overA)-1], "A_over_floor_worst_ms")
+			b.ReportMetric(overB[len(overB)-1], "B_over_floor_worst_ms")
+			b.ReportMetric(float64(bWins), "B_better_pairs")
+			b.ReportMetric(worstA, "A_achieved/offered")
+			b.ReportMetric(worstB, "B_achieved/offered")
+			b.ReportMetric(float64(notA), "A_not_sent")
+			b.ReportMetric(float64(notB), "B_not_sent")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
 // BenchmarkRetainedRecord measures the heap a finished window keeps per
 // arrival (its Record plus the Metrics samples): runtime.MemStats.HeapAlloc
 // after a full GC with the window's Result held, minus the same after it is

@@ -57,6 +57,17 @@
 // resolved and dialled with net.Dialer on that goroutine, and Sent is then
 // taken there, just before the lookup.
 //
+// Between arrivals the dispatcher sleeps in nanosleep(2) (Go's timers wake
+// up to a millisecond late). When the process has more than one Go
+// processor (GOMAXPROCS ≥ 2), it keeps its own through the last
+// millisecond of each sleep (all of a shorter one): a sleep that gives the
+// processor up lets the runtime hand it to the goroutines reading replies,
+// and on waking the dispatcher would have to get one back before sending,
+// waiting in the runtime's queue when none is free; held, it runs the
+// moment the kernel wakes its thread, and the readers use the other
+// processors. With one Go processor it gives it up for the whole sleep, or
+// the readers could not run while it waits.
+//
 // Replies. The reply is read by a small HTTP/1.x reader of its own, through
 // a pooled 8 KiB buffer, allocation-free: the status line ("HTTP/1.x NNN"
 // and an optional reason), the headers ("Name: value"; a head longer than

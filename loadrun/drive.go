@@ -3,6 +3,7 @@ package loadrun
 import (
 	"context"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,11 @@ type Open struct {
 	// falling short). It replaces MaxInFlight.
 	ClientWorkers int
 	Window        int // copied into every record
+
+	// yieldSleep makes the dispatcher give up its Go processor for the
+	// whole of every sleep, as it did before holdLast (test builds only:
+	// the side-by-side benchmark's other side).
+	yieldSleep bool
 }
 
 // Run sends the schedule and returns when every request has ended. At each
@@ -80,6 +86,10 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 		limit, full = int64(o.ClientWorkers), ReasonClientBusy
 	}
 	records := make([]Record, len(o.Schedule))
+	hold := dispatcherHold(runtime.GOMAXPROCS(0))
+	if o.yieldSleep {
+		hold = 0
+	}
 	w := newLive()
 	stopTicker := w.tick(progress)
 
@@ -89,7 +99,7 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 		r := &records[i]
 		*r = Record{Window: o.Window, Seq: i, Intended: off, QueueWaitMS: -1, ServiceMS: -1}
 		if ctx.Err() == nil {
-			sleepUntil(ctx, w.start.Add(off))
+			sleepUntil(ctx, w.start.Add(off), hold)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -167,7 +177,7 @@ func (c Closed) Run(ctx context.Context, progress func(Progress)) Result {
 				w.finish(r)
 				perClient[ci] = append(perClient[ci], r)
 				if c.Think > 0 {
-					sleepUntil(ctx, time.Now().Add(c.Think))
+					sleepUntil(ctx, time.Now().Add(c.Think), 0)
 				}
 			}
 		}()
@@ -250,16 +260,48 @@ func (w *live) result(records []Record, stopTicker func(), progress func(Progres
 // noticed within this long.
 const sleepChunk = 20 * time.Millisecond
 
+// holdLast is how much of each of its sleeps the open-loop dispatcher
+// spends keeping its Go processor (heldSleep): the whole sleep when it is
+// shorter, the last holdLast of a longer one. A sleep that gives the
+// processor up (preciseSleep) lets the runtime hand it to the goroutines
+// reading replies, and on waking the dispatcher must get a processor back
+// before it can send; when none is free it waits in the runtime's queue
+// until a reader's goroutine stops (BenchmarkLagSources filed about half of
+// the late sends at 5,000 to 10,000 a second there). Held, the dispatcher
+// runs the moment the kernel wakes its thread. A garbage collection's stop
+// waits at most this long for it.
+const holdLast = time.Millisecond
+
+// dispatcherHold is the part of each sleep the open-loop dispatcher holds
+// its processor for, with gomaxprocs Go processors: holdLast when another
+// processor is there for the reply readers, 0 (give it up for the whole
+// sleep) when the dispatcher's is the only one.
+func dispatcherHold(gomaxprocs int) time.Duration {
+	if gomaxprocs < 2 {
+		return 0
+	}
+	return holdLast
+}
+
 // sleepUntil waits until t, or until ctx is done (noticed within
 // sleepChunk). It sleeps with preciseSleep: Go's timers wake up to a
 // millisecond late on Linux (the runtime's poller waits in whole
-// milliseconds), which alone would make most sends "late".
-func sleepUntil(ctx context.Context, t time.Time) {
+// milliseconds), which alone would make most sends "late". The last hold
+// of the wait (all of it when shorter) it sleeps with heldSleep, keeping
+// the goroutine's Go processor, so that it runs again as soon as the
+// kernel wakes its thread. It returns how many sleeps it made.
+func sleepUntil(ctx context.Context, t time.Time, hold time.Duration) (sleeps int) {
 	for ctx.Err() == nil {
 		d := time.Until(t)
-		if d <= 0 {
-			return
+		switch {
+		case d <= 0:
+			return sleeps
+		case d <= hold:
+			heldSleep(d)
+		default:
+			preciseSleep(min(d-hold, sleepChunk))
 		}
-		preciseSleep(min(d, sleepChunk))
+		sleeps++
 	}
+	return sleeps
 }
