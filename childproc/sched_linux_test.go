@@ -156,3 +156,43 @@ func TestSetNiceNotPermitted(t *testing.T) {
 		}
 	}
 }
+
+// RaiseThread raises the calling thread alone, and restore puts it back.
+func TestRaiseThread(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skipf("SKIPPED: not root (euid %d), so a real-time priority is not permitted here", os.Geteuid())
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := syscall.Gettid()
+	before, err := childproc.ThreadScheds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore, err := childproc.RaiseThread(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	during, err := childproc.ThreadScheds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restore(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := childproc.ThreadScheds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := during[tid]; s.Policy != "round-robin" || s.RTPriority != 3 {
+		t.Errorf("the raised thread is scheduled %+v: want round-robin 3", s)
+	}
+	for other, s := range during {
+		if other != tid && before[other] != (childproc.Sched{}) && s != before[other] {
+			t.Errorf("thread %d went from %+v to %+v: only the caller's thread should change", other, before[other], s)
+		}
+	}
+	if after[tid] != before[tid] {
+		t.Errorf("after restore the thread is scheduled %+v: want %+v as before", after[tid], before[tid])
+	}
+}

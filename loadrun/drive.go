@@ -60,11 +60,14 @@ type Open struct {
 	// falling short). It replaces MaxInFlight.
 	ClientWorkers int
 	Window        int // copied into every record
-
-	// yieldSleep makes the dispatcher give up its Go processor for the
-	// whole of every sleep, as it did before holdLast (test builds only:
-	// the side-by-side benchmark's other side).
-	yieldSleep bool
+	// Dispatcher, when not nil, is called as the window starts on the
+	// dispatcher's own thread, locked to it for the window, and the
+	// function it returns (when not nil) as the window ends, on the same
+	// thread: the load child raises that one thread's scheduling priority
+	// above the rest of its process's with it (childproc.RaiseThread), so
+	// that the dispatcher runs the moment its sleep ends, ahead of the
+	// threads reading replies on the same processor.
+	Dispatcher func() (undo func())
 }
 
 // Run sends the schedule and returns when every request has ended. At each
@@ -85,11 +88,18 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 	if o.ClientWorkers > 0 {
 		limit, full = int64(o.ClientWorkers), ReasonClientBusy
 	}
-	records := make([]Record, len(o.Schedule))
-	hold := dispatcherHold(runtime.GOMAXPROCS(0))
-	if o.yieldSleep {
-		hold = 0
+	if o.Dispatcher != nil {
+		runtime.LockOSThread()
+		undo := o.Dispatcher()
+		defer func() {
+			if undo != nil {
+				undo()
+			}
+			runtime.UnlockOSThread()
+		}()
 	}
+	records := make([]Record, len(o.Schedule))
+	hold := dispatcherHold(runtime.GOMAXPROCS(0), o.Dispatcher != nil)
 	w := newLive()
 	stopTicker := w.tick(progress)
 
@@ -260,24 +270,28 @@ func (w *live) result(records []Record, stopTicker func(), progress func(Progres
 // noticed within this long.
 const sleepChunk = 20 * time.Millisecond
 
-// holdLast is how much of each of its sleeps the open-loop dispatcher
-// spends keeping its Go processor (heldSleep): the whole sleep when it is
-// shorter, the last holdLast of a longer one. A sleep that gives the
-// processor up (preciseSleep) lets the runtime hand it to the goroutines
-// reading replies, and on waking the dispatcher must get a processor back
-// before it can send; when none is free it waits in the runtime's queue
-// until a reader's goroutine stops (BenchmarkLagSources filed about half of
-// the late sends at 5,000 to 10,000 a second there). Held, the dispatcher
-// runs the moment the kernel wakes its thread. A garbage collection's stop
-// waits at most this long for it.
+// holdLast is how much of each of its sleeps a raised open-loop
+// dispatcher (Open.Dispatcher) spends keeping its Go processor
+// (heldSleep): the whole sleep when it is shorter, the last holdLast of a
+// longer one. A sleep that gives the processor up lets the runtime hand it
+// to the goroutines reading replies, and on waking the dispatcher must get
+// a processor back before it can send; when none is free it waits in the
+// runtime's queue until a reader's goroutine stops. Held, it runs the
+// moment the kernel wakes its thread, which a raised thread's kernel
+// priority makes at once. A garbage collection's stop waits at most this
+// long for it.
 const holdLast = time.Millisecond
 
 // dispatcherHold is the part of each sleep the open-loop dispatcher holds
-// its processor for, with gomaxprocs Go processors: holdLast when another
-// processor is there for the reply readers, 0 (give it up for the whole
-// sleep) when the dispatcher's is the only one.
-func dispatcherHold(gomaxprocs int) time.Duration {
-	if gomaxprocs < 2 {
+// its processor for, with gomaxprocs Go processors: holdLast when its
+// thread is raised above the readers' (Open.Dispatcher) and another
+// processor is there for the readers, else 0 (give it up for the whole
+// sleep). Without a raised thread holding gains nothing measurable: with
+// two processors the runtime parked the dispatcher after 0.1 to 0.3% of
+// its sleeps at 8,000 and 10,000 a second (BenchmarkLagSources), and the
+// wait was the kernel's run queue.
+func dispatcherHold(gomaxprocs int, raised bool) time.Duration {
+	if gomaxprocs < 2 || !raised {
 		return 0
 	}
 	return holdLast

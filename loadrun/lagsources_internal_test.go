@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // StartInstant serves an instant target at 127.0.0.1 until tb ends and
@@ -92,9 +90,10 @@ func StartInstant(tb testing.TB) string {
 //
 // Each pair of windows runs one dispatcher of each kind on the same
 // schedule, in alternating order: "yield" gives its Go processor up for
-// the whole of every sleep (the dispatcher before holdLast), "held" sleeps
-// as Open.Run does (the last holdLast keeping it); each figure below is
-// reported for both, prefixed yield_ and held_.
+// the whole of every sleep (Open.Run's dispatcher unless raised), "held"
+// keeps it through the last holdLast (a raised one's, without raising this
+// thread); each figure below is reported for both, prefixed yield_ and
+// held_.
 //
 // A late send (lag > LateAfter) is filed under one cause: "start" when
 // Sent − wake was most of its lag; otherwise the dispatcher woke late, and
@@ -112,6 +111,7 @@ func StartInstant(tb testing.TB) string {
 //	late_queued_% late_parked_% late_oncpu_% late_work_% late_asleep_% late_start_%
 //	                                       shares of the late sends
 //	gc_cycles                              garbage collections in the window
+//	not_ok                                 sends that did not end ok (a loaded target)
 //	steal_ms                               time the hypervisor took from this
 //	                                       machine's processors during the
 //	                                       window (/proc/stat, 10 ms ticks)
@@ -145,9 +145,9 @@ func lagSources(b *testing.B, url string, rate float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hold := dispatcherHold(runtime.GOMAXPROCS(0))
+	hold := dispatcherHold(runtime.GOMAXPROCS(0), true)
 	if hold == 0 {
-		b.Logf("GOMAXPROCS %d: Open.Run holds no processor, so held is yield here", runtime.GOMAXPROCS(0))
+		b.Logf("GOMAXPROCS %d: a dispatcher holds no processor, so held is yield here (set GOMAXPROCS=2)", runtime.GOMAXPROCS(0))
 	}
 	var yield, held lagReport
 	for i := 0; b.Loop(); i++ {
@@ -182,6 +182,7 @@ func lagSources(b *testing.B, url string, rate float64) {
 		b.ReportMetric(r.stealMS, side.name+"steal_ms")
 		b.ReportMetric(r.startPct, side.name+"late_start_%")
 		b.ReportMetric(float64(r.gcs), side.name+"gc_cycles")
+		b.ReportMetric(float64(r.notOK), side.name+"not_ok")
 	}
 	b.ReportMetric(0, "ns/op")
 }
@@ -193,6 +194,7 @@ type lagReport struct {
 	latePct, queuedPct, oncpuPct, asleepPct, startPct, stealMS float64
 	parkedPct, parkedAllPct, workPct, workP99                  float64
 	gcs                                                        uint32
+	notOK                                                      int // sends that did not end ok
 }
 
 func (r lagReport) worse(o lagReport) lagReport {
@@ -249,7 +251,7 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration, hold
 	stallCause := &byAsleep
 	for i, r := range records {
 		if r.Outcome != OK {
-			b.Fatalf("arrival %d: %v %s", i, r.Outcome, r.Reason)
+			rep.notOK++ // a loaded target's give-ups: still sent, still filed
 		}
 		if parked[i] {
 			parkedAll++
@@ -336,19 +338,6 @@ func threadSchedstat(b *testing.B, f *os.File) (run, queued time.Duration) {
 		b.Fatalf("schedstat %q: want numbers", buf[:n])
 	}
 	return time.Duration(r), time.Duration(q)
-}
-
-// voluntarySwitches is how many times the calling thread has given up its
-// processor of its own accord (getrusage(2)'s ru_nvcsw for the thread):
-// once for each nanosleep, and once more each time the Go runtime parks it
-// in a futex (a thread whose goroutine woke with no Go processor free).
-// Being preempted by the kernel is not counted here.
-func voluntarySwitches(b *testing.B) int64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		b.Fatalf("getrusage: %v", err)
-	}
-	return ru.Nvcsw
 }
 
 // stealTicks reads the machine's total steal time from /proc/stat (the

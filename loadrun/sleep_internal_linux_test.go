@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// The open-loop dispatcher keeps its Go processor through the last holdLast
-// of each sleep and gives it up before that. With one processor, a
+// A raised open-loop dispatcher keeps its Go processor through the last
+// holdLast of each sleep and gives it up before that. With one processor, a
 // goroutine made runnable before the sleep can run during it only if the
 // sleeper gave the processor up: it must not have run after a sleep shorter
 // than the hold, and must have run after a long one (the runtime's monitor
@@ -46,14 +46,16 @@ func TestSleepUntilHoldsItsProcessorForTheLastPart(t *testing.T) {
 	}
 }
 
-// The dispatcher holds its processor only when the readers have another.
+// The dispatcher holds its processor only when its thread is raised and
+// the readers have another.
 func TestDispatcherHold(t *testing.T) {
 	for _, tc := range []struct {
-		procs int
-		want  time.Duration
-	}{{1, 0}, {2, holdLast}, {3, holdLast}} {
-		if got := dispatcherHold(tc.procs); got != tc.want {
-			t.Errorf("dispatcherHold(%d) = %v, want %v", tc.procs, got, tc.want)
+		procs  int
+		raised bool
+		want   time.Duration
+	}{{1, true, 0}, {2, true, holdLast}, {3, true, holdLast}, {2, false, 0}, {1, false, 0}} {
+		if got := dispatcherHold(tc.procs, tc.raised); got != tc.want {
+			t.Errorf("dispatcherHold(%d, %v) = %v, want %v", tc.procs, tc.raised, got, tc.want)
 		}
 	}
 }
