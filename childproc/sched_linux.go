@@ -60,36 +60,6 @@ func SetRoundRobin(priority int) error {
 	})
 }
 
-// RaiseThread puts the calling thread alone under the real-time
-// round-robin policy at priority (1 to 99), above the threads of its
-// process at a lower one, and returns restore, which puts it back as it
-// was. The caller must be locked to its thread (runtime.LockOSThread)
-// from before RaiseThread until after restore, or the Go runtime would run
-// other goroutines on the raised thread. Threads the Go runtime starts
-// meanwhile do not inherit the priority: it starts them from a thread of
-// its own while the caller is locked. It needs what SetRoundRobin needs.
-func RaiseThread(priority int) (restore func() error, err error) {
-	tid := unix.Gettid()
-	old, err := unix.SchedGetAttr(tid, 0)
-	if err != nil {
-		return nil, fmt.Errorf("reading thread %d's scheduling: %w", tid, err)
-	}
-	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_RR, Priority: uint32(priority)}
-	if err := unix.SchedSetAttr(tid, &attr, 0); err != nil {
-		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
-			return nil, fmt.Errorf("real-time priority %d not permitted (it takes root or CAP_SYS_NICE): %w", priority, err)
-		}
-		return nil, fmt.Errorf("setting thread %d to real-time priority %d: %w", tid, priority, err)
-	}
-	return func() error {
-		old.Size = unix.SizeofSchedAttr
-		if err := unix.SchedSetAttr(tid, old, 0); err != nil {
-			return fmt.Errorf("putting thread %d's scheduling back: %w", tid, err)
-		}
-		return nil
-	}, nil
-}
-
 // Sched is how the kernel schedules one thread.
 type Sched struct {
 	Nice       int    // -20 to 19 (kept, unused, under a real-time policy)

@@ -25,11 +25,6 @@ func SetRoundRobin(priority int) error {
 	return fmt.Errorf("real-time priority %d not set on %s: %w", priority, runtime.GOOS, errors.ErrUnsupported)
 }
 
-// RaiseThread does nothing here: threads' policy is set on Linux only.
-func RaiseThread(priority int) (restore func() error, err error) {
-	return nil, fmt.Errorf("real-time priority %d not set on %s: %w", priority, runtime.GOOS, errors.ErrUnsupported)
-}
-
 // ThreadScheds cannot read threads' scheduling on this system.
 func ThreadScheds(int) (map[int]Sched, error) {
 	return nil, fmt.Errorf("threads' scheduling is not read on %s: %w", runtime.GOOS, errors.ErrUnsupported)

@@ -53,7 +53,7 @@ func benchRates(b *testing.B) []float64 {
 //
 // The goals: achieved/offered ≥ 0.99 and over_floor_ms ≤ 0.5 at every
 // rate up to loadrun.MaxRate.
-func fidelity(b *testing.B, url string, rate float64, procs int, dispatcher func() func()) {
+func fidelity(b *testing.B, url string, rate float64, procs int) {
 	target, err := loadrun.NewTarget(url, loadrun.DefaultTimeout)
 	if err != nil {
 		b.Fatal(err)
@@ -69,7 +69,7 @@ func fidelity(b *testing.B, url string, rate float64, procs int, dispatcher func
 		slices.Sort(wakes)
 		floor := float64(loadrun.NearestRank(wakes, 99)) / 1e6
 		prev := runtime.GOMAXPROCS(procs)
-		res := loadrun.Open{Target: target, Schedule: sched, Dispatcher: dispatcher}.Run(context.Background(), nil)
+		res := loadrun.Open{Target: target, Schedule: sched}.Run(context.Background(), nil)
 		runtime.GOMAXPROCS(prev)
 		row := res.Metrics.Row(rate, seconds*time.Second)
 		if row.Lost != 0 {
@@ -96,7 +96,7 @@ func fidelity(b *testing.B, url string, rate float64, procs int, dispatcher func
 func BenchmarkOpenLoopInstant(b *testing.B) {
 	url := loadrun.StartInstant(b)
 	for _, rate := range benchRates(b) {
-		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, url, rate, runtime.GOMAXPROCS(0), nil) })
+		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, url, rate, runtime.GOMAXPROCS(0)) })
 	}
 }
 
@@ -104,26 +104,25 @@ func BenchmarkOpenLoopInstant(b *testing.B) {
 // pinned to one core that does no work per request (WORKERS=64, SPIN_MS=0,
 // WAIT_MS=0, CPUS=1). Run with -benchtime=3x. With LOADRUN_BENCH_AS_CHILD=1
 // the generator runs as the load child runs it (asLoadChild: real-time,
-// GOMAXPROCS 2 during its windows, the dispatcher's thread raised); the
-// floor windows run at this process's GOMAXPROCS either way.
+// GOMAXPROCS 1 during its windows); the floor windows run at this
+// process's GOMAXPROCS either way.
 func BenchmarkOpenLoopLabOneCore(b *testing.B) {
 	l := startChildLab(b, labsvc.Config{Workers: 64, SpinMS: 0, WaitMS: 0, CPUs: 1})
-	procs, dispatcher := asLoadChild(b)
+	procs := asLoadChild(b)
 	for _, rate := range benchRates(b) {
-		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, l.target, rate, procs, dispatcher) })
+		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, l.target, rate, procs) })
 	}
 }
 
 // asLoadChild gives this process the load child's priority when
 // LOADRUN_BENCH_AS_CHILD=1 (every thread real-time round-robin
-// measure.LoadChildRTPriority, niceness measure.LoadChildNice; it takes
-// root) and returns the load child's GOMAXPROCS for one generator
-// processor (2) and its Open.Dispatcher, which raises the dispatcher's
-// thread to measure.LoadChildDispatcherRTPriority. Otherwise it changes
-// nothing and returns this process's GOMAXPROCS and no Dispatcher.
-func asLoadChild(b *testing.B) (procs int, dispatcher func() func()) {
+// measure.LoadChildRTPriority, niceness measure.LoadChildNice, for good;
+// it takes root) and returns the load child's GOMAXPROCS for one generator
+// processor (1). Otherwise it changes nothing and returns this process's
+// GOMAXPROCS.
+func asLoadChild(b *testing.B) (procs int) {
 	if os.Getenv("LOADRUN_BENCH_AS_CHILD") != "1" {
-		return runtime.GOMAXPROCS(0), nil
+		return runtime.GOMAXPROCS(0)
 	}
 	if err := childproc.SetNice(measure.LoadChildNice); err != nil {
 		b.Fatal(err)
@@ -131,110 +130,9 @@ func asLoadChild(b *testing.B) (procs int, dispatcher func() func()) {
 	if err := childproc.SetRoundRobin(measure.LoadChildRTPriority); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("as the load child: every thread real-time %d, niceness %d; GOMAXPROCS 2 with the dispatcher at %d",
-		measure.LoadChildRTPriority, measure.LoadChildNice, measure.LoadChildDispatcherRTPriority)
-	return 2, func() func() {
-		restore, err := childproc.RaiseThread(measure.LoadChildDispatcherRTPriority)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return func() { _ = restore() }
-	}
-}
-
-// BenchmarkSendLagAB puts the load child's generator before and after
-// issue 16's dispatcher change side by side, against a lab child as
-// BenchmarkOpenLoopLabOneCore's, this process at the load child's priority
-// (asLoadChild; it takes root, and the benchmark skips without it). A is
-// the load child before: GOMAXPROCS 1, every thread at one priority, the
-// dispatcher giving its Go processor up for every sleep. B is the load
-// child now: GOMAXPROCS 2, the dispatcher's thread raised a priority above
-// the rest (Open.Dispatcher) and keeping its Go processor through the end
-// of each sleep. GOMAXPROCS is set before each window. Each of b.N pairs is
-// one floor window (loadrun.SleepFloorWindow, at this process's own
-// GOMAXPROCS) and one 2 s window of each side on the same Poisson schedule,
-// A first in even pairs and B first in odd ones, so both meet the same
-// machine. It logs every pair and reports, over the pairs, the median and
-// worst over_floor_ms of each side (its send-lag p99 less the pair's floor
-// p99), the pairs in which B was over the floor by less than A, and each
-// side's worst achieved/offered and not_sent. Rates: LOADRUN_BENCH_RATES,
-// default 8000,10000. Run with -benchtime=8x.
-func BenchmarkSendLagAB(b *testing.B) {
-	if os.Getenv("LOADRUN_BENCH_RATES") == "" {
-		b.Setenv("LOADRUN_BENCH_RATES", "8000,10000")
-	}
-	if os.Geteuid() != 0 {
-		b.Skipf("SKIPPED: not root (euid %d): the load child's real-time priority is not permitted here", os.Geteuid())
-	}
-	b.Setenv("LOADRUN_BENCH_AS_CHILD", "1")
-	l := startChildLab(b, labsvc.Config{Workers: 64, SpinMS: 0, WaitMS: 0, CPUs: 1})
-	target, err := loadrun.NewTarget(l.target, loadrun.DefaultTimeout)
-	if err != nil {
-		b.Fatal(err)
-	}
-	procs := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(procs)
-	procsB, dispatcherB := asLoadChild(b)
-	for _, rate := range benchRates(b) {
-		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) {
-			const seconds = 2
-			var overA, overB []float64
-			worstA, worstB, notA, notB, bWins := 2.0, 2.0, 0, 0, 0
-			run := func(o loadrun.Open, procs int, floor float64) (over, achieved float64, notSent int) {
-				runtime.GOMAXPROCS(procs)
-				row := o.Run(context.Background(), nil).Metrics.Row(rate, seconds*time.Second)
-				if row.Lost != 0 {
-					b.Fatalf("lost %d", row.Lost)
-				}
-				return row.SendLagP99MS - floor, row.OKPerSec / (float64(row.Arrivals) / seconds), row.NotSent
-			}
-			for i := 0; b.Loop(); i++ {
-				sched, err := loadrun.Schedule(loadrun.Poisson, rate, seconds, uint64(i+1))
-				if err != nil {
-					b.Fatal(err)
-				}
-				runtime.GOMAXPROCS(procs)
-				wakes := loadrun.SleepFloorWindow(b, sched)
-				slices.Sort(wakes)
-				floor := float64(loadrun.NearestRank(wakes, 99)) / 1e6
-				sideA := loadrun.Open{Target: target, Schedule: sched}
-				sideB := loadrun.Open{Target: target, Schedule: sched, Dispatcher: dispatcherB}
-				var oa, ob, aa, ab float64
-				var na, nb int
-				if i%2 == 0 {
-					oa, aa, na = run(sideA, 1, floor)
-					ob, ab, nb = run(sideB, procsB, floor)
-				} else {
-					ob, ab, nb = run(sideB, procsB, floor)
-					oa, aa, na = run(sideA, 1, floor)
-				}
-				first := "A"
-				if i%2 == 1 {
-					first = "B"
-				}
-				b.Logf("pair %d (%s first): floor_p99 %.3f ms; over_floor A %.3f B %.3f ms; achieved A %.4f B %.4f; not_sent A %d B %d",
-					i, first, floor, oa, ob, aa, ab, na, nb)
-				overA, overB = append(overA, oa), append(overB, ob)
-				worstA, worstB = min(worstA, aa), min(worstB, ab)
-				notA, notB = max(notA, na), max(notB, nb)
-				if ob < oa {
-					bWins++
-				}
-			}
-			slices.Sort(overA)
-			slices.Sort(overB)
-			b.ReportMetric(overA[len(overA)/2], "A_over_floor_median_ms")
-			b.ReportMetric(overB[len(overB)/2], "B_over_floor_median_ms")
-			b.ReportMetric(overA[len(overA)-1], "A_over_floor_worst_ms")
-			b.ReportMetric(overB[len(overB)-1], "B_over_floor_worst_ms")
-			b.ReportMetric(float64(bWins), "B_better_pairs")
-			b.ReportMetric(worstA, "A_achieved/offered")
-			b.ReportMetric(worstB, "B_achieved/offered")
-			b.ReportMetric(float64(notA), "A_not_sent")
-			b.ReportMetric(float64(notB), "B_not_sent")
-			b.ReportMetric(0, "ns/op")
-		})
-	}
+	b.Logf("as the load child: every thread real-time %d, niceness %d; GOMAXPROCS 1 in the generator's windows",
+		measure.LoadChildRTPriority, measure.LoadChildNice)
+	return 1
 }
 
 // BenchmarkRetainedRecord measures the heap a finished window keeps per

@@ -57,27 +57,6 @@
 // resolved and dialled with net.Dialer on that goroutine, and Sent is then
 // taken there, just before the lookup.
 //
-// Between arrivals the dispatcher sleeps in nanosleep(2) (Go's timers wake
-// up to a millisecond late), giving its Go processor up meanwhile. An
-// Open.Dispatcher (Sweep.Dispatcher) is called on the dispatcher's own
-// thread, locked to it for the window, as the window starts, and what it
-// returns as the window ends: the load child raises that thread a
-// real-time priority above its other threads with it, so that on its
-// processor the dispatcher runs the moment its sleep ends rather than
-// after the threads reading replies. Such a dispatcher, when the process
-// has more than one Go processor, also keeps its own through the last
-// millisecond of each sleep (all of a shorter one): a sleep that gives the
-// processor up lets the runtime hand it to the goroutines reading replies,
-// and on waking the dispatcher would have to get one back before sending,
-// waiting in the runtime's queue when none is free (with one Go processor,
-// as the load child had before, the runtime parked it so after 0.2 to 5%
-// of its sleeps at 5,000 to 8,000 a second on a loaded machine); held, it
-// runs at once, and the readers use the other processors. Without a raised
-// thread it always gives its processor up: with two, the runtime parked it
-// after only 0.1 to 0.3% of its sleeps, and its late wakes were the
-// kernel's run queue, which holding does not shorten (BenchmarkLagSources,
-// docs/BENCHMARKS.md).
-//
 // Replies. The reply is read by a small HTTP/1.x reader of its own, through
 // a pooled 8 KiB buffer, allocation-free: the status line ("HTTP/1.x NNN"
 // and an optional reason), the headers ("Name: value"; a head longer than

@@ -3,7 +3,6 @@ package loadrun
 import (
 	"context"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -60,14 +59,6 @@ type Open struct {
 	// falling short). It replaces MaxInFlight.
 	ClientWorkers int
 	Window        int // copied into every record
-	// Dispatcher, when not nil, is called as the window starts on the
-	// dispatcher's own thread, locked to it for the window, and the
-	// function it returns (when not nil) as the window ends, on the same
-	// thread: the load child raises that one thread's scheduling priority
-	// above the rest of its process's with it (childproc.RaiseThread), so
-	// that the dispatcher runs the moment its sleep ends, ahead of the
-	// threads reading replies on the same processor.
-	Dispatcher func() (undo func())
 }
 
 // Run sends the schedule and returns when every request has ended. At each
@@ -88,18 +79,7 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 	if o.ClientWorkers > 0 {
 		limit, full = int64(o.ClientWorkers), ReasonClientBusy
 	}
-	if o.Dispatcher != nil {
-		runtime.LockOSThread()
-		undo := o.Dispatcher()
-		defer func() {
-			if undo != nil {
-				undo()
-			}
-			runtime.UnlockOSThread()
-		}()
-	}
 	records := make([]Record, len(o.Schedule))
-	hold := dispatcherHold(runtime.GOMAXPROCS(0), o.Dispatcher != nil)
 	w := newLive()
 	stopTicker := w.tick(progress)
 
@@ -109,7 +89,7 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 		r := &records[i]
 		*r = Record{Window: o.Window, Seq: i, Intended: off, QueueWaitMS: -1, ServiceMS: -1}
 		if ctx.Err() == nil {
-			sleepUntil(ctx, w.start.Add(off), hold)
+			sleepUntil(ctx, w.start.Add(off))
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -187,7 +167,7 @@ func (c Closed) Run(ctx context.Context, progress func(Progress)) Result {
 				w.finish(r)
 				perClient[ci] = append(perClient[ci], r)
 				if c.Think > 0 {
-					sleepUntil(ctx, time.Now().Add(c.Think), 0)
+					sleepUntil(ctx, time.Now().Add(c.Think))
 				}
 			}
 		}()
@@ -270,51 +250,18 @@ func (w *live) result(records []Record, stopTicker func(), progress func(Progres
 // noticed within this long.
 const sleepChunk = 20 * time.Millisecond
 
-// holdLast is how much of each of its sleeps a raised open-loop
-// dispatcher (Open.Dispatcher) spends keeping its Go processor
-// (heldSleep): the whole sleep when it is shorter, the last holdLast of a
-// longer one. A sleep that gives the processor up lets the runtime hand it
-// to the goroutines reading replies, and on waking the dispatcher must get
-// a processor back before it can send; when none is free it waits in the
-// runtime's queue until a reader's goroutine stops. Held, it runs the
-// moment the kernel wakes its thread, which a raised thread's kernel
-// priority makes at once. A garbage collection's stop waits at most this
-// long for it.
-const holdLast = time.Millisecond
-
-// dispatcherHold is the part of each sleep the open-loop dispatcher holds
-// its processor for, with gomaxprocs Go processors: holdLast when its
-// thread is raised above the readers' (Open.Dispatcher) and another
-// processor is there for the readers, else 0 (give it up for the whole
-// sleep). Without a raised thread holding gains nothing measurable: with
-// two processors the runtime parked the dispatcher after 0.1 to 0.3% of
-// its sleeps at 8,000 and 10,000 a second (BenchmarkLagSources), and the
-// wait was the kernel's run queue.
-func dispatcherHold(gomaxprocs int, raised bool) time.Duration {
-	if gomaxprocs < 2 || !raised {
-		return 0
-	}
-	return holdLast
-}
-
 // sleepUntil waits until t, or until ctx is done (noticed within
 // sleepChunk). It sleeps with preciseSleep: Go's timers wake up to a
 // millisecond late on Linux (the runtime's poller waits in whole
-// milliseconds), which alone would make most sends "late". The last hold
-// of the wait (all of it when shorter) it sleeps with heldSleep, keeping
-// the goroutine's Go processor, so that it runs again as soon as the
-// kernel wakes its thread. It returns how many sleeps it made.
-func sleepUntil(ctx context.Context, t time.Time, hold time.Duration) (sleeps int) {
+// milliseconds), which alone would make most sends "late". It returns how
+// many sleeps it made.
+func sleepUntil(ctx context.Context, t time.Time) (sleeps int) {
 	for ctx.Err() == nil {
 		d := time.Until(t)
-		switch {
-		case d <= 0:
+		if d <= 0 {
 			return sleeps
-		case d <= hold:
-			heldSleep(d)
-		default:
-			preciseSleep(min(d-hold, sleepChunk))
 		}
+		preciseSleep(min(d, sleepChunk))
 		sleeps++
 	}
 	return sleeps

@@ -87,14 +87,7 @@ func StartInstant(tb testing.TB) string {
 //	        from a system call and found no Go processor free, or was
 //	        preempted and queued) until it was handed one (the dispatcher
 //	        is locked to its thread, so it comes back on the same one)
-//
-// Each pair of windows runs one dispatcher of each kind on the same
-// schedule, in alternating order: "yield" gives its Go processor up for
-// the whole of every sleep (Open.Run's dispatcher unless raised), "held"
-// keeps it through the last holdLast (a raised one's, without raising this
-// thread); each figure below is reported for both, prefixed yield_ and
-// held_.
-//
+
 // A late send (lag > LateAfter) is filed under one cause: "start" when
 // Sent − wake was most of its lag; otherwise the dispatcher woke late, and
 // the send is filed under the cause of the stall it was caught in (the
@@ -145,45 +138,29 @@ func lagSources(b *testing.B, url string, rate float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hold := dispatcherHold(runtime.GOMAXPROCS(0), true)
-	if hold == 0 {
-		b.Logf("GOMAXPROCS %d: a dispatcher holds no processor, so held is yield here (set GOMAXPROCS=2)", runtime.GOMAXPROCS(0))
-	}
-	var yield, held lagReport
+	var worst lagReport
 	for i := 0; b.Loop(); i++ {
 		sched, err := Schedule(Poisson, rate, 2, uint64(i+1))
 		if err != nil {
 			b.Fatal(err)
 		}
-		if i%2 == 0 {
-			yield = yield.worse(instrumentedWindow(b, target, sched, 0))
-			held = held.worse(instrumentedWindow(b, target, sched, hold))
-		} else {
-			held = held.worse(instrumentedWindow(b, target, sched, hold))
-			yield = yield.worse(instrumentedWindow(b, target, sched, 0))
-		}
+		worst = worst.worse(instrumentedWindow(b, target, sched))
 	}
-	for _, side := range []struct {
-		name string
-		r    lagReport
-	}{{"yield_", yield}, {"held_", held}} {
-		r := side.r
-		b.ReportMetric(r.lagP99, side.name+"lag_p99_ms")
-		b.ReportMetric(r.wakeP99, side.name+"wake_p99_ms")
-		b.ReportMetric(r.startP99, side.name+"start_p99_ms")
-		b.ReportMetric(r.latePct, side.name+"late_%")
-		b.ReportMetric(r.parkedAllPct, side.name+"parked_%")
-		b.ReportMetric(r.queuedPct, side.name+"late_queued_%")
-		b.ReportMetric(r.oncpuPct, side.name+"late_oncpu_%")
-		b.ReportMetric(r.parkedPct, side.name+"late_parked_%")
-		b.ReportMetric(r.workPct, side.name+"late_work_%")
-		b.ReportMetric(r.workP99, side.name+"work_p99_ms")
-		b.ReportMetric(r.asleepPct, side.name+"late_asleep_%")
-		b.ReportMetric(r.stealMS, side.name+"steal_ms")
-		b.ReportMetric(r.startPct, side.name+"late_start_%")
-		b.ReportMetric(float64(r.gcs), side.name+"gc_cycles")
-		b.ReportMetric(float64(r.notOK), side.name+"not_ok")
-	}
+	b.ReportMetric(worst.lagP99, "lag_p99_ms")
+	b.ReportMetric(worst.wakeP99, "wake_p99_ms")
+	b.ReportMetric(worst.startP99, "start_p99_ms")
+	b.ReportMetric(worst.workP99, "work_p99_ms")
+	b.ReportMetric(worst.latePct, "late_%")
+	b.ReportMetric(worst.parkedAllPct, "parked_%")
+	b.ReportMetric(worst.queuedPct, "late_queued_%")
+	b.ReportMetric(worst.parkedPct, "late_parked_%")
+	b.ReportMetric(worst.oncpuPct, "late_oncpu_%")
+	b.ReportMetric(worst.workPct, "late_work_%")
+	b.ReportMetric(worst.asleepPct, "late_asleep_%")
+	b.ReportMetric(worst.startPct, "late_start_%")
+	b.ReportMetric(worst.stealMS, "steal_ms")
+	b.ReportMetric(float64(worst.gcs), "gc_cycles")
+	b.ReportMetric(float64(worst.notOK), "not_ok")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -204,13 +181,13 @@ func (r lagReport) worse(o lagReport) lagReport {
 	return r
 }
 
-// instrumentedWindow runs sched as Open.Run's dispatcher does, sleeping
-// with hold (see sleepUntil), and files its late sends. Arrival i's
+// instrumentedWindow runs sched as Open.Run's dispatcher does and files
+// its late sends. Arrival i's
 // counters run from the previous arrival's wake to this one's: they cover
 // the previous send (Target.begin's socket, connect and write, and the go
 // statement) as well as this sleep, since a delay in either makes this
 // wake late.
-func instrumentedWindow(b *testing.B, target Target, sched []time.Duration, hold time.Duration) lagReport {
+func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagReport {
 	schedstat, release := lockThreadSchedstat(b)
 	defer release()
 
@@ -229,7 +206,7 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration, hold
 	vol0, sleeps, prevWork := voluntarySwitches(b), 0, time.Duration(0)
 	start := time.Now()
 	for i, off := range sched {
-		sleeps += sleepUntil(ctx, start.Add(off), hold)
+		sleeps += sleepUntil(ctx, start.Add(off))
 		wake[i] = time.Since(start) - off
 		run1, queue1 := threadSchedstat(b, schedstat)
 		vol1 := voluntarySwitches(b)
@@ -400,7 +377,7 @@ func SleepFloorWindow(tb testing.TB, sched []time.Duration) []time.Duration {
 	ctx := context.Background()
 	start := time.Now()
 	for i, off := range sched {
-		sleepUntil(ctx, start.Add(off), 0)
+		sleepUntil(ctx, start.Add(off))
 		wakes[i] = time.Since(start) - off
 	}
 	return wakes
@@ -417,7 +394,7 @@ func sleepWindow(b *testing.B, sched []time.Duration) (p99, latePct, queuedPct, 
 	start := time.Now()
 	for i, off := range sched {
 		_, q0 := threadSchedstat(b, schedstat)
-		sleepUntil(ctx, start.Add(off), 0)
+		sleepUntil(ctx, start.Add(off))
 		wakes[i] = time.Since(start) - off
 		_, q1 := threadSchedstat(b, schedstat)
 		if wakes[i] <= LateAfter {

@@ -6,6 +6,3 @@ import "time"
 
 // preciseSleep is time.Sleep where nanosleep(2) is not used.
 func preciseSleep(d time.Duration) { time.Sleep(d) }
-
-// heldSleep is preciseSleep where nanosleep(2) is not used.
-func heldSleep(d time.Duration) { preciseSleep(d) }

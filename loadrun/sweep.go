@@ -46,8 +46,6 @@ type Sweep struct {
 	// counted in client_busy (Open.ClientWorkers).
 	ClientWorkers int
 	DrainWait     time.Duration
-	// Dispatcher is given to every open-loop window (Open.Dispatcher).
-	Dispatcher func() (undo func())
 
 	// Changes are knob changes made at their times into every window
 	// (see KnobChange), through the lab's control API: each window starts
@@ -446,7 +444,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 				emit(e)
 			}
 		case w.Clients == 0:
-			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i, Dispatcher: s.Dispatcher}.Run(ctx, progress)
+			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i}.Run(ctx, progress)
 		default:
 			res = Closed{Target: s.Target, Clients: w.Clients, Think: w.Think, Length: length, Window: i}.Run(ctx, progress)
 		}

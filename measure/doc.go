@@ -29,15 +29,10 @@
 //     pins every one of its threads, once and for good, to the processors
 //     the lab does not use (affinity.PinAwayFrom with the lab child's
 //     processors, walking /proc/self/task until no new thread appears),
-//     sets GOMAXPROCS to one more than their number (the open-loop
-//     dispatcher keeps a Go processor of its own through the end of each
-//     sleep: loadrun's Sending), raises every one of its threads to
+//     sets GOMAXPROCS to their number, raises every one of its threads to
 //     real-time round-robin priority LoadChildRTPriority and niceness
 //     LoadChildNice (childproc.SetRoundRobin, SetNice; threads started
-//     later inherit both), and runs the sweep at the lab, the open-loop
-//     dispatcher's own thread raised to LoadChildDispatcherRTPriority
-//     for each window (loadrun.Sweep.Dispatcher, childproc.RaiseThread)
-//     so that it runs ahead of the threads reading replies.
+//     later inherit both), and runs the sweep at the lab.
 //
 // The calling process (the server, with its web pages and a class's
 // websocket watchers) is never pinned and its GOMAXPROCS never changed, so
@@ -92,9 +87,9 @@
 // most 1,000, in seq order, then its row, after which the child waits for
 // next (or stop) before the window after it begins; last, done:
 //
-//	{"kind":"hello","version":2,"pid":5678,"cpus":[1],"gomaxprocs":2,
+//	{"kind":"hello","version":2,"pid":5678,"cpus":[1],"gomaxprocs":1,
 //	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]",
-//	 "nice":-10,"rt_priority":1,"priority":"generator at real-time round-robin priority 1, niceness -10; the open-loop dispatcher's thread at 2"}
+//	 "nice":-10,"rt_priority":1,"priority":"generator at real-time round-robin priority 1, niceness -10"}
 //	{"kind":"progress","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":250.3,"sent":10,"ended":9}
 //	{"kind":"knob","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":500.2,"change":"500ms:WAIT_MS=40"}
 //	{"kind":"records","window":0,"records":[{"seq":0,"intended_ns":12873,"sent_ns":13101,

@@ -26,7 +26,7 @@ var errStopped = errors.New("the parent stopped the measurement")
 // RunLoadChild is the body of a load child process: it reads the start
 // line on stdin, pins every thread of its own process to the processors
 // the lab does not use (for good: it never puts them back), sets GOMAXPROCS
-// to one more than their number, says hello on stdout, runs the preset's sweep at the
+// to their number, says hello on stdout, runs the preset's sweep at the
 // lab with Generate and reports it on stdout line by line, as the package
 // doc specifies. It returns nil once it has written its done line, even
 // when the sweep failed (the done line says why); an error means the
@@ -66,10 +66,6 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 	hello.CPUs, hello.Pinning = pinAway(start.LabCPUs)
 	hello.GoMaxProcs = runtime.GOMAXPROCS(0)
 	hello.Nice, hello.RTPriority, hello.Priority = raisePriority(len(hello.CPUs) > 0)
-	if hello.RTPriority > 0 {
-		sw.Dispatcher = raiseDispatcher
-		hello.Priority += fmt.Sprintf("; the open-loop dispatcher's thread at %d", LoadChildDispatcherRTPriority)
-	}
 	out := newLineWriter(stdout)
 	if err := out.send(hello); err != nil {
 		return fmt.Errorf("load child: writing hello: %w", err)
@@ -160,12 +156,9 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 }
 
 // pinAway pins every thread of this process, for good, to the processors
-// it may use other than lab, and sets GOMAXPROCS to one more than their
-// number: the open-loop dispatcher keeps its Go processor through the end
-// of each sleep (see loadrun's Sending), and the goroutines reading
-// replies then still have as many as there are processors. It returns the
-// processors it is pinned to (nil when it is not) and a line saying what
-// it did.
+// it may use other than lab, and sets GOMAXPROCS to their number. It
+// returns the processors it is pinned to (nil when it is not) and a line
+// saying what it did.
 func pinAway(lab []int) ([]int, string) {
 	if len(lab) == 0 {
 		return nil, "generator not pinned: the lab's processors are not known"
@@ -177,7 +170,7 @@ func pinAway(lab []int) ([]int, string) {
 	if !p.Pinned() {
 		return nil, p.String()
 	}
-	runtime.GOMAXPROCS(len(p.Generator) + 1)
+	runtime.GOMAXPROCS(len(p.Generator))
 	return p.Generator, p.String()
 }
 
@@ -188,25 +181,7 @@ func pinAway(lab []int) ([]int, string) {
 const (
 	LoadChildRTPriority = 1
 	LoadChildNice       = -10
-	// LoadChildDispatcherRTPriority is the open-loop dispatcher's own
-	// thread's, for the length of each window (raiseDispatcher): above
-	// the rest of the load child, so that on its processor it runs the
-	// moment its sleep ends instead of waiting for a thread reading
-	// replies to stop (threads of one real-time priority take turns).
-	LoadChildDispatcherRTPriority = LoadChildRTPriority + 1
 )
-
-// raiseDispatcher is the load child's loadrun.Open.Dispatcher: it raises
-// the dispatcher's thread to LoadChildDispatcherRTPriority and returns
-// what puts it back. Where the kernel refuses, the dispatcher runs at the
-// process's priority, as every other thread does.
-func raiseDispatcher() (undo func()) {
-	restore, err := childproc.RaiseThread(LoadChildDispatcherRTPriority)
-	if err != nil {
-		return nil
-	}
-	return func() { _ = restore() }
-}
 
 // raisePriority raises the scheduling priority of every thread of this
 // process, for good, when it runs on processors of its own (pinned away

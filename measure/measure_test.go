@@ -164,7 +164,7 @@ func checkWindows(t *testing.T, ws []measure.Event) {
 }
 
 // A measurement: the lab child on its processor, the load child on the
-// others (pinned, with GOMAXPROCS one more than their number), every window handed over
+// others (pinned, with GOMAXPROCS their number), every window handed over
 // in order with every record, each arrival at its scheduled time (the
 // records' intended times are the preset's schedule), and both children
 // gone afterwards.
@@ -199,8 +199,8 @@ func TestMeasure(t *testing.T) {
 	if res.Load.Pid == 0 || res.Load.GoMaxProcs < 1 || res.Load.Note == "" || res.Lab.Pid == 0 {
 		t.Errorf("children %+v %+v: want both pids, the load child's GOMAXPROCS and its pinning", res.Lab, res.Load)
 	}
-	if len(res.Load.CPUs) > 0 && res.Load.GoMaxProcs != len(res.Load.CPUs)+1 {
-		t.Errorf("the load child is pinned to %v with GOMAXPROCS %d: want one Go processor a processor and one for the dispatcher", res.Load.CPUs, res.Load.GoMaxProcs)
+	if len(res.Load.CPUs) > 0 && res.Load.GoMaxProcs != len(res.Load.CPUs) {
+		t.Errorf("the load child is pinned to %v with GOMAXPROCS %d: want one Go processor a processor", res.Load.CPUs, res.Load.GoMaxProcs)
 	}
 	for i, w := range rec.windows {
 		want, err := p.Sweep().WindowSchedule(i)
@@ -270,22 +270,10 @@ func loadChildNiced(started measure.Event) error {
 	if len(scheds) < 2 {
 		return fmt.Errorf("the load child has %d thread(s): want the generator's", len(scheds))
 	}
-	// Real-time, the open-loop dispatcher's thread runs one priority
-	// above the rest while a window runs (this is read during one).
-	dispatcher := want
-	dispatcher.RTPriority = measure.LoadChildDispatcherRTPriority
-	raised := 0
 	for tid, s := range scheds {
-		if l.RTPriority > 0 && s == dispatcher {
-			raised++
-			continue
-		}
 		if s != want {
 			return fmt.Errorf("thread %d of the load child (pid %d) is scheduled %+v, its hello said %+v (%s)", tid, l.Pid, s, want, l.Priority)
 		}
-	}
-	if l.RTPriority > 0 && raised != 1 {
-		return fmt.Errorf("%d threads of the load child (pid %d) run at the dispatcher's priority %d during a window: want exactly 1 (%s)", raised, l.Pid, measure.LoadChildDispatcherRTPriority, l.Priority)
 	}
 	return nil
 }
