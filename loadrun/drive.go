@@ -276,13 +276,16 @@ const sleepChunk = 20 * time.Millisecond
 // sleepUntil waits until t, or until ctx is done (noticed within
 // sleepChunk). It sleeps with preciseSleep: Go's timers wake up to a
 // millisecond late on Linux (the runtime's poller waits in whole
-// milliseconds), which alone would make most sends "late".
-func sleepUntil(ctx context.Context, t time.Time) {
+// milliseconds), which alone would make most sends "late". It returns how
+// many sleeps it made.
+func sleepUntil(ctx context.Context, t time.Time) (sleeps int) {
 	for ctx.Err() == nil {
 		d := time.Until(t)
 		if d <= 0 {
-			return
+			return sleeps
 		}
 		preciseSleep(min(d, sleepChunk))
+		sleeps++
 	}
+	return sleeps
 }
