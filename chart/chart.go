@@ -21,6 +21,9 @@ const (
 	// Histogram is bars from the x axis: X are the bins' left edges, Y
 	// their counts, Width their width in x units.
 	Histogram
+	// Trace is a solid line without marks: a quantity sampled often (a
+	// run over time, a point a second), where marks would hide the line.
+	Trace
 )
 
 // Marker is the shape of a measured series' points.
@@ -363,7 +366,8 @@ func marksOf(ms []Mark, sc scale) []markView {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ms[a].X, ms[b].X) })
 	out := make([]markView, len(ms))
-	for row, i := range order {
+	row := 0
+	for _, i := range order {
 		m := ms[i]
 		q := m.Quantity
 		if q == "" {
@@ -375,6 +379,9 @@ func marksOf(ms []Mark, sc scale) []markView {
 			anchor = "end"
 		}
 		out[i] = markView{At: pct(f), Label: m.Label, Quantity: q, Anchor: anchor, Solid: m.Solid, Row: row}
+		if m.Label != "" {
+			row++ // an unlabelled mark (a line repeated across panels) takes no row
+		}
 	}
 	return out
 }
@@ -459,6 +466,13 @@ var Colours = map[string]string{
 	"count":  "#4f5d73",
 	"accent": "#0b57d0",
 	"muted":  "#4a5260",
+	// A run over time (TimeChart): how requests ended, and what was inside.
+	"refused":  "#7a3db8",
+	"gaveup":   "#b3261e",
+	"busy":     "#6b6b00",
+	"inflight": "#00707a",
+	"lab":      "#8a5a00",
+	"limit":    "#c0177a",
 }
 
 func colour(q string) string {
@@ -485,6 +499,8 @@ func classOf(kind string, s Series) string {
 		st = "guide"
 	case Histogram:
 		st = "hist"
+	case Trace:
+		st = "trace"
 	}
 	return kind + " q-" + s.Quantity + " " + st
 }
