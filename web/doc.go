@@ -56,6 +56,7 @@
 //	GET  /runs/{id}/chart.svg               the run's chart (rows so far, the model beside them) as an SVG image
 //	GET  /runs/{id}/panel                   the run's panel alone, for runs.js to put in a lab block (?rows=N: a replay)
 //	GET  /runs/{id}/records.csv             every raw request record of the run (loadrun's CSV format)
+//	GET  /runs/{id}/samples.csv             a run over time's samples, one line a second (404 for a run without)
 //	POST /runs/{id}/cancel                  the cancel form: 303 back to the run's page
 //	GET  /ws/runs/{id}                      websocket: the run's events after ?since=N, then live ones (stream*.go)
 //	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404 (pages

@@ -35,7 +35,11 @@ type runView struct {
 	Records        int             `json:"records"`
 	LastSeq        int             `json:"last_seq"`
 	Prediction     []prediction    `json:"prediction"`
-	chart          chartEntry      // the chart of Rows with Prediction
+	// Samples are a run over time's seconds (loadrun.Sample), in order;
+	// none for other runs.
+	Samples   []loadrun.Sample `json:"samples,omitempty"`
+	chart     chartEntry       // the chart of Rows with Prediction
+	timeChart chartEntry       // the chart of Samples (when there are any)
 	show           []string        // the columns its lab block shows first (lessons.Lab.Show)
 }
 
@@ -90,6 +94,9 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 	}
 	v.chart = s.chartOf(v)
 	v.Prediction = v.chart.preds
+	if v.overTime() {
+		v.timeChart = s.timeChartOf(v)
+	}
 	if v.Block != "" {
 		if course, err := s.course(); err == nil {
 			if lab, _, ok := course.Lab(v.Block); ok {
@@ -133,12 +140,7 @@ func (s *server) chartOf(v runView) chartEntry {
 		var e chartEntry
 		e.preds = predict(v.Request, v.Rows)
 		e.chart = runChart(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
-		html, err := renderString(context.Background(), chart.Figure(e.chart))
-		if err != nil {
-			// templ writes into memory here: only a bug gets this far.
-			html = "<p>The chart could not be drawn.</p>"
-		}
-		e.html = html
+		e.html = renderChart(e.chart)
 		return e, true, nil
 	})
 	return e
