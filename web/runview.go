@@ -40,7 +40,7 @@ type runView struct {
 	Samples   []loadrun.Sample `json:"samples,omitempty"`
 	chart     chartEntry       // the chart of Rows with Prediction
 	timeChart chartEntry       // the chart of Samples (when there are any)
-	show           []string        // the columns its lab block shows first (lessons.Lab.Show)
+	show      []string         // the columns its lab block shows first (lessons.Lab.Show)
 }
 
 // Live reports whether the run is still queued or running.
