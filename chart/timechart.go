@@ -36,8 +36,9 @@ type TimeRun struct {
 // and p99 of the ok answers, with the caller's timeout dashed. Each knob
 // change is a dashed line across all three, its change written once, on
 // the first plot. A point stands at the end of the second it describes.
-// Every second is a hover stop; every fifth (and each window's last) is a
-// keyboard stop too; the table has every number.
+// Every fifth second of a window and each window's last (every second of
+// a run of at most ten) is a stop a pointer and a keyboard reach; the
+// table has every number.
 func TimeChart(r TimeRun) Chart {
 	windows := windowSpans(r.Samples)
 	total := 0.0
@@ -128,7 +129,7 @@ func TimeChart(r TimeRun) Chart {
 			if len(windows) > 1 {
 				head = "Window " + strconv.Itoa(w.window+1) + ", " + head
 			}
-			focus := k == len(w.samples)-1 || isMultiple(s.AtS+s.Seconds, 5)
+			stop := len(r.Samples) <= everySecond || k == len(w.samples)-1 || isMultiple(s.AtS+s.Seconds, stopEvery)
 			rl := []string{head, "ok " + rateText(ok[len(ok)-1]) + "/s, refused " + rateText(refused[len(refused)-1]) + "/s",
 				"gave up " + rateText(gaveup[len(gaveup)-1]) + "/s"}
 			if s.ClientBusy > 0 {
@@ -151,9 +152,11 @@ func TimeChart(r TimeRun) Chart {
 			if s.OK == 0 {
 				ll[1] = "no ok answers"
 			}
-			rateStops = append(rateStops, Stop{X: x, Lines: rl, Focus: focus})
-			insideStops = append(insideStops, Stop{X: x, Lines: il, Focus: focus})
-			latStops = append(latStops, Stop{X: x, Lines: ll, Focus: focus})
+			if stop {
+				rateStops = append(rateStops, Stop{X: x, Lines: rl, Focus: true})
+				insideStops = append(insideStops, Stop{X: x, Lines: il, Focus: true})
+				latStops = append(latStops, Stop{X: x, Lines: ll, Focus: true})
+			}
 			table.Rows = append(table.Rows, append(append([]string{strconv.Itoa(w.window + 1), secondsText(s.AtS), secondsText(s.AtS + s.Seconds),
 				rateText(ok[len(ok)-1]), rateText(refused[len(refused)-1]), rateText(gaveup[len(gaveup)-1]), rateText(busy[len(busy)-1]),
 				rateText(errs[len(errs)-1]), strconv.Itoa(s.InFlight)}, labCells...), rateText(p50[len(p50)-1]), rateText(p99[len(p99)-1])))
@@ -231,6 +234,16 @@ func TimeChart(r TimeRun) Chart {
 	return Chart{ID: r.ID, Title: "The run over time, a second at a time", Desc: desc, XTitle: xTitle, XMax: xMax,
 		Panels: []Panel{rates, insidePanel, lat}, Table: table}
 }
+
+// A time chart's stops: every stopEvery seconds of a window, or every
+// second of a run of at most everySecond seconds. A stop costs about 1.8
+// KB of the page in its three plots, and a live run's panel is sent to
+// every watcher as it grows: 30 s of stops every second made a 70 KB
+// panel, every fifth second 30 KB (both with the table of every second).
+const (
+	stopEvery   = 5
+	everySecond = 10
+)
 
 // windowSpan is one window's samples and where it sits on the run's x axis.
 type windowSpan struct {

@@ -156,8 +156,8 @@ func TestTimeChartMarks(t *testing.T) {
 	}
 }
 
-// Every second is a hover stop; the keyboard reaches every fifth second
-// and each window's last.
+// Every fifth second and each window's last is a stop a pointer and a
+// keyboard reach; a run of at most ten seconds has a stop every second.
 func TestTimeChartStops(t *testing.T) {
 	var ss []loadrun.Sample
 	for k := 0; k < 12; k++ {
@@ -165,21 +165,22 @@ func TestTimeChartStops(t *testing.T) {
 	}
 	c := TimeChart(TimeRun{ID: "s", Samples: ss, Windows: 1, Seconds: 12})
 	for _, p := range c.Panels {
-		if len(p.Stops) != 12 {
-			t.Fatalf("panel %q: %d stops, want 12", p.Title, len(p.Stops))
-		}
-		var focus []float64
+		var at []float64
 		for _, s := range p.Stops {
-			if s.Focus {
-				focus = append(focus, s.X)
+			if !s.Focus {
+				t.Errorf("panel %q: a stop at %v the keyboard does not reach", p.Title, s.X)
 			}
+			at = append(at, s.X)
 		}
-		if len(focus) != 3 || focus[0] != 5 || focus[1] != 10 || focus[2] != 12 {
-			t.Errorf("panel %q: keyboard stops at %v, want 5, 10, 12", p.Title, focus)
+		if len(at) != 3 || at[0] != 5 || at[1] != 10 || at[2] != 12 {
+			t.Errorf("panel %q: stops at %v, want 5, 10, 12", p.Title, at)
 		}
 	}
-	if got := c.Panels[0].Stops[1].Lines; got[2] != "gave up 0/s, client busy 1/s" {
-		t.Errorf("second 2's rate lines %q", got)
+	if short := TimeChart(TimeRun{ID: "s", Samples: ss[:10]}); len(short.Panels[0].Stops) != 10 {
+		t.Errorf("a run of 10 s has %d stops, want one a second", len(short.Panels[0].Stops))
+	}
+	if got := c.Panels[0].Stops[1].Lines; got[0] != "9–10 s" || got[2] != "gave up 0/s, client busy 1/s" {
+		t.Errorf("second 10's rate lines %q", got)
 	}
 	seriesOf(t, c.Panels[0], "client busy")
 	// No lab statistics: no lab series, no limit, "—" in the table.
