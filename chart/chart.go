@@ -108,6 +108,10 @@ type Chart struct {
 	// Legend lists the series' names and styles; nil: every named series
 	// of every panel, once per name.
 	Legend []Series
+	// PanelLegends puts each panel's own series in a legend under its
+	// title, in place of the one legend above (Figure; the standalone SVG
+	// keeps one legend): for panels that each draw other quantities.
+	PanelLegends bool
 }
 
 // NiceCeil returns the smallest 1, 2 or 5 × 10^k at or above v, or 1 when v
@@ -431,6 +435,11 @@ func barsOf(bs []Bar, sc scale) []barView {
 func barsHeight(n int) (height, axisY, labelY string, h float64) {
 	h = float64(n)*barRowEm + 0.4
 	return em(h), em(h - 0.2), em(h + 1.1), h
+}
+
+// legend is a panel's own legend: its named series, once per name.
+func (p Panel) legend() []Series {
+	return Chart{Panels: []Panel{p}}.legendOf()
 }
 
 // legendOf is the chart's legend: Legend, or every named series once.

@@ -232,7 +232,7 @@ func TimeChart(r TimeRun) Chart {
 		xTitle += ", its windows one after another"
 	}
 	return Chart{ID: r.ID, Title: "The run over time, a second at a time", Desc: desc, XTitle: xTitle, XMax: xMax,
-		Panels: []Panel{rates, insidePanel, lat}, Table: table}
+		Panels: []Panel{rates, insidePanel, lat}, Table: table, PanelLegends: true}
 }
 
 // A time chart's stops: every stopEvery seconds of a window, or every
