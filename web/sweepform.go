@@ -196,6 +196,8 @@ func jsonKindOf(field string) string {
 		return "a whole number of 0 or more"
 	case "at":
 		return "a list of knob changes such as [\"30s:WAIT_MS=2000\"]"
+	case "over_time":
+		return "true or false"
 	}
 	return "a whole number"
 }

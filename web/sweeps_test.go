@@ -169,6 +169,10 @@ func TestSweepValidation(t *testing.T) {
 		{"max_inflight closed", `{"mode":"closed","clients":[2],"seconds":1,"max_inflight":4}`, "max_inflight"},
 		// A negative pool of client workers.
 		{"max_inflight negative", `{"rates":[10],"seconds":1,"max_inflight":-1}`, "max_inflight"},
+		// A run over time asked with a word, not true or false.
+		{"over_time wrong type", `{"rates":[10],"seconds":2,"over_time":"yes"}`, "over_time"},
+		// A run over time whose windows are shorter than a sample.
+		{"over_time short windows", `{"rates":[10],"seconds":0.5,"over_time":true}`, "over_time"},
 		// Not JSON at all.
 		{"not json", `rates=10`, "body"},
 	}

@@ -147,6 +147,10 @@ function watch(panel, replay = false, onEnd = null) {
         announce(panel, `Window ${e.window + 1} of ${e.windows}: ${fmt((e.elapsed_ms || 0) / 1000)} s in, the lab took ${e.change}.`);
         break;
       }
+      case "sample":
+        // A run over time's second of a window: the panel messages draw
+        // the samples (the time chart); not the end of the run.
+        break;
       case "row": {
         const r = e.row || {};
         setProgress(panel, "window-progress", 1);
