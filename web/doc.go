@@ -221,8 +221,11 @@
 // messages, which are not events of the log: {"kind": "panel", "seq": S,
 // "panel": HTML}, the run's panel (GET /runs/{id}/panel) as the server
 // rendered it after event S. One follows each row 150 ms behind it (the
-// rows go out to every watcher first), one follows the last event at once,
-// and one follows the replayed events if a row was among them. The panel
+// rows go out to every watcher first), one follows a run over time's
+// sample 2 s behind it unless a panel is already waiting (so the time
+// chart is redrawn every two to three seconds: samplePanelEvery), one
+// follows the last event at once, and one follows the replayed events if
+// a row or a sample was among them. The panel
 // is rendered once for every watcher, so a page redraws its chart and rows
 // without a request of its own (a class's pages would otherwise all ask at
 // once, as the next window starts); without "panel" (it could not be

@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -73,6 +75,29 @@ func tableTimeChart(t *lessons.Table) (chart.Chart, bool) {
 	c := chart.TimeChart(timeRunOf(q, samples, t.ID+"-time"))
 	c.Title = "The recorded run over time, a second at a time"
 	return c, true
+}
+
+// storedSamples are the samples of a run the runner no longer holds, from
+// its stored sample events.
+func (s *server) storedSamples(ctx context.Context, id string) ([]loadrun.Sample, error) {
+	events, err := s.store.RunEvents(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []loadrun.Sample
+	for _, e := range events {
+		if runner.Kind(e.Kind) != runner.KindSample {
+			continue
+		}
+		var ev runner.Event
+		if err := json.Unmarshal(e.JSON, &ev); err != nil {
+			return nil, fmt.Errorf("run %s: stored event %d: %w", id, e.Seq, err)
+		}
+		if ev.Sample != nil {
+			out = append(out, *ev.Sample)
+		}
+	}
+	return out, nil
 }
 
 // samplesCSV is GET /runs/{id}/samples.csv: every sample of a run over

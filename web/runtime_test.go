@@ -2,11 +2,18 @@ package web
 
 import (
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
+	"capacitylab/runner"
 )
 
 // A recorded table whose columns begin window, at_s is drawn as a time
@@ -73,4 +80,113 @@ func TestRunWithoutSamples(t *testing.T) {
 	if res := site.get(nil, "/runs/nope/samples.csv"); res.StatusCode != 404 || !strings.Contains(res.body, "There is no run nope") {
 		t.Errorf("samples.csv of no run: %d", res.StatusCode)
 	}
+}
+
+// A real run over time (a lab child and a load child): the stream's sample
+// events are followed, while the window is measured, by panel messages
+// that carry the time chart with the samples so far; afterwards the run's
+// page draws every sample and links the samples' CSV, whose lines add up
+// to the row; and a server that no longer holds the run (a restart) reads
+// the same samples from the store.
+func TestRunOverTimePageAndCSV(t *testing.T) {
+	lab := buildLab(t)
+	dbPath := filepath.Join(t.TempDir(), "runs.db")
+	site, _ := newRunSite(t, dbPath, lab, 4)
+	c := site.client()
+	code, _, m := postSweep(t, c, site.srv.URL, `{"workers":4,"spin_ms":0,"wait_ms":10,"cpus":1,"rates":[40],"seconds":5,"seed":3,`+
+		`"timeout_ms":250,"at":["2s:WAIT_MS=30"],"over_time":true}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("POST: %d %v", code, m)
+	}
+	id := m["id"].(string)
+	conn := dial(t, site.srv.URL, id, 0)
+	defer conn.Close()
+	var row *loadrun.Row
+	samples := 0
+	var livePanels []int // samples drawn by each panel that came while the window was measured
+	for {
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			break // the close frame after the last event
+		}
+		var e struct {
+			runner.Event
+			Panel string `json:"panel"`
+		}
+		if err := json.Unmarshal(data, &e); err != nil {
+			t.Fatalf("message %s: %v", data, err)
+		}
+		switch {
+		case e.Kind == "panel" && row == nil:
+			// A panel while the window is measured, rendered when it is
+			// sent: its time chart has at least the samples before it.
+			n := samplesIn(t, e.Panel)
+			if n < samples || n == 0 {
+				t.Errorf("a live panel after %d samples draws %d", samples, n)
+			}
+			livePanels = append(livePanels, n)
+		case e.Kind == runner.KindSample:
+			samples++
+		case e.Kind == runner.KindRow:
+			row = e.Row
+		}
+	}
+	if row == nil || samples < 5 {
+		t.Fatalf("the run ended with row %v and %d samples", row, samples)
+	}
+	// The chart grows as the window is measured: two panels at least (a
+	// sample's panel waits samplePanelEvery), drawing more samples each time.
+	t.Logf("live panels drew %v of %d samples", livePanels, samples)
+	if len(livePanels) < 2 || livePanels[len(livePanels)-1] <= livePanels[0] || livePanels[len(livePanels)-1] > samples {
+		t.Errorf("live panels drew %v samples of %d: want at least two while the window was measured, growing", livePanels, samples)
+	}
+
+	check := func(site *testSite, when string) {
+		page := site.get(c, "/runs/"+id)
+		if n := samplesIn(t, page.body); n != samples {
+			t.Errorf("%s: the run page's time chart draws %d samples, the stream had %d", when, n, samples)
+		}
+		for _, want := range []string{`data-testid="run-samples-csv"`, ">WAIT_MS=30 at 2 s</text>", "caller&#39;s timeout, 250 ms"} {
+			if !strings.Contains(page.body, want) {
+				t.Errorf("%s: the run page lacks %s", when, want)
+			}
+		}
+		res := site.get(c, "/runs/"+id+"/samples.csv")
+		recs, err := csv.NewReader(strings.NewReader(res.body)).ReadAll()
+		if err != nil || res.StatusCode != 200 || len(recs) != samples+1 || strings.Join(recs[0], ",") != strings.Join(loadrun.SampleColumns(), ",") {
+			t.Fatalf("%s: samples.csv %d, %d lines (want %d), %v\n%s", when, res.StatusCode, len(recs), samples+1, err, res.body)
+		}
+		got, err := loadrun.ParseSamples(recs[0], recs[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ok, ended int
+		for _, s := range got {
+			ok += s.OK
+			ended += s.OK + s.Refused + s.GaveUp + s.Errors + s.ClientBusy + s.NotSent
+			if !s.Lab {
+				t.Errorf("%s: a sample at %v s without the lab's statistics", when, s.AtS)
+			}
+		}
+		if ok != row.OK || ended != row.Arrivals {
+			t.Errorf("%s: the samples' ok %d and arrivals %d, the row's %d and %d", when, ok, ended, row.OK, row.Arrivals)
+		}
+	}
+	check(site, "the runner holding the run")
+	site.srv.Close()
+	again, _ := newRunSite(t, dbPath, lab, 4)
+	check(again, "after a restart")
+}
+
+// samplesIn is how many samples the time chart in a page or panel draws
+// (its data-samples).
+func samplesIn(t *testing.T, body string) int {
+	t.Helper()
+	nodes := find(parse(t, body), byTestID("run-time-chart"))
+	if len(nodes) != 1 {
+		return 0
+	}
+	n, _ := strconv.Atoi(must(attr(nodes[0], "data-samples")))
+	return n
 }

@@ -67,7 +67,8 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 	if live {
 		v = runView{ID: id, Status: snap.Status, Reason: snap.Reason, Request: snap.Request, Lesson: snap.Request.Lesson, Block: snap.Request.Block,
 			Mine: learner != "" && snap.Learner == learner, Position: snap.Position, EstimatedStart: snap.EstimatedStart,
-			CreatedAt: snap.CreatedAt, StartedAt: snap.StartedAt, EndedAt: snap.EndedAt, Rows: snap.Rows, LastSeq: snap.LastSeq}
+			CreatedAt: snap.CreatedAt, StartedAt: snap.StartedAt, EndedAt: snap.EndedAt, Rows: snap.Rows, LastSeq: snap.LastSeq,
+			Samples: snap.Samples}
 	} else {
 		stored, err := s.store.Run(ctx, id)
 		if errors.Is(err, store.ErrNoRun) {
@@ -81,6 +82,11 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 			Mine: learner != "" && stored.Learner == learner, CreatedAt: stored.CreatedAt, StartedAt: stored.StartedAt, EndedAt: stored.EndedAt, Rows: stored.Rows}
 		if err := json.Unmarshal(stored.Request, &v.Request); err != nil {
 			return v, fmt.Errorf("run %s: stored request: %w", id, err)
+		}
+		if v.Request.OverTime {
+			if v.Samples, err = s.storedSamples(ctx, id); err != nil {
+				return v, err
+			}
 		}
 	}
 	if v.Rows == nil {

@@ -57,9 +57,25 @@ type runSource struct {
 // milliseconds (BENCHMARKS); the panels follow.
 const panelDelay = 150 * time.Millisecond
 
+// samplePanelEvery is how long a run over time's panel waits behind a
+// sample: samples come every second, and each panel (30 KB for a 30 s
+// window, its time chart and table growing with it) goes to every
+// watcher while the window is being measured, so a class's watchers get
+// the time chart redrawn every two to three seconds, not every second.
+const samplePanelEvery = 2 * time.Second
+
+// schedule makes e's panel due after d.
+func (s *runSource) schedule(e *runner.Event, d time.Duration) {
+	s.pending = e
+	wake := make(chan struct{})
+	s.wake = wake
+	s.timer = time.AfterFunc(d, func() { close(wake) })
+}
+
 // newRunSource streams replay, then sub's events (sub nil: replay only).
-// With panel set, row events and the last event are followed by a panel
-// message (after the last replayed one, at once).
+// With panel set, row events, a run over time's sample events (at most
+// one panel every samplePanelEvery) and the last event are followed by a
+// panel message (after the last replayed one, at once).
 func newRunSource(replay []runner.Event, sub *runner.Subscription, since int, panel func(runner.Event) []byte) *runSource {
 	s := &runSource{sub: sub, last: since, now: make(chan struct{}), panel: panel}
 	close(s.now)
@@ -67,7 +83,7 @@ func newRunSource(replay []runner.Event, sub *runner.Subscription, since int, pa
 	for i, e := range replay {
 		s.replay = append(s.replay, eventJSON(e))
 		s.last = e.Seq
-		if e.Kind == runner.KindRow || e.Kind.Terminal() {
+		if e.Kind == runner.KindRow || e.Kind == runner.KindSample || e.Kind.Terminal() {
 			drawn = &replay[i]
 		}
 	}
@@ -159,10 +175,12 @@ func (s *runSource) Take() ([][]byte, bool, wsconn.End) {
 			if s.pending != nil {
 				s.timer.Stop() // this row's panel shows the earlier rows too
 			}
-			s.pending = &es[i]
-			wake := make(chan struct{})
-			s.wake = wake
-			s.timer = time.AfterFunc(panelDelay, func() { close(wake) })
+			s.schedule(&es[i], panelDelay)
+		case e.Kind == runner.KindSample && s.pending == nil:
+			// A run over time's panel follows its samples at most once
+			// every samplePanelEvery; a panel already waiting will show
+			// this sample too.
+			s.schedule(&es[i], samplePanelEvery)
 		}
 	}
 	if !more && s.sub.Dropped() {
