@@ -112,6 +112,11 @@ type Chart struct {
 	// title, in place of the one legend above (Figure; the standalone SVG
 	// keeps one legend): for panels that each draw other quantities.
 	PanelLegends bool
+	// Stacked puts the panels one above another at every width (Figure),
+	// so their shared x axis lines up: a time chart's.
+	Stacked bool
+	// XSteps is how many steps the x axis is cut into at most; 0: 5.
+	XSteps int
 }
 
 // NiceCeil returns the smallest 1, 2 or 5 × 10^k at or above v, or 1 when v
@@ -217,7 +222,7 @@ func (c Chart) xAxis() (top, step float64) {
 			}
 		}
 	}
-	return Axis(m, 5)
+	return Axis(m, cmp.Or(c.XSteps, 5))
 }
 
 // yAxis is the panel's y axis top and step, from YMax or the series.

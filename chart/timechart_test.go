@@ -48,9 +48,9 @@ func TestTimeChartScales(t *testing.T) {
 	if len(c.Panels) != 3 {
 		t.Fatalf("%d panels, want 3", len(c.Panels))
 	}
-	// Window 1 spans 0–3 s, window 2 3–6.5 s: the axis rounds 6.5 up to 8.
-	if top, _ := c.xAxis(); top != 8 {
-		t.Errorf("x axis top %v, want 8", top)
+	// Window 1 spans 0–3 s, window 2 3–6.5 s: the axis rounds 6.5 up to 7.
+	if top, _ := c.xAxis(); top != 7 {
+		t.Errorf("x axis top %v, want 7", top)
 	}
 	ok := seriesOf(t, c.Panels[0], "ok")
 	wantX := []float64{1, 2, 3, 3, 4, 5, 6, 6.5}
@@ -142,7 +142,7 @@ func TestTimeChartMarks(t *testing.T) {
 		t.Errorf("mark labels %v, want the change and the window written once each", labels)
 	}
 	// Unlabelled marks take no label row: the change's label is on row 0.
-	for _, m := range marksOf(c.Panels[0].Marks, scale{8, 1}) {
+	for _, m := range marksOf(c.Panels[0].Marks, scale{7, 1}) {
 		if m.Label != "" && m.Row != 0 {
 			t.Errorf("change label on row %d, want 0", m.Row)
 		}
@@ -239,5 +239,22 @@ func TestTimeChartOneSample(t *testing.T) {
 	}
 	if !strings.Contains(c.Desc, "1 second measured over 1 window") {
 		t.Errorf("description %q", c.Desc)
+	}
+}
+
+// A 30 s window whose last requests end at 30.25 s: the axis ends at 35 s
+// in 5 s steps, not at 40 in steps of 10.
+func TestTimeChartAxisOfAWindow(t *testing.T) {
+	var ss []loadrun.Sample
+	for k := 0; k < 30; k++ {
+		ss = append(ss, loadrun.Sample{AtS: float64(k), Seconds: 1, OK: 50})
+	}
+	ss = append(ss, loadrun.Sample{AtS: 30, Seconds: 0.25, OK: 1})
+	c := TimeChart(TimeRun{ID: "w", Samples: ss, Windows: 1, Seconds: 30})
+	if top, step := c.xAxis(); top != 35 || step != 5 {
+		t.Errorf("x axis to %v in steps of %v, want 35 in 5", top, step)
+	}
+	if !c.Stacked || !c.PanelLegends {
+		t.Error("a time chart's panels are stacked, each with its legend")
 	}
 }
