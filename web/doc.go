@@ -44,7 +44,7 @@
 //	                                        200 {simulated: true, request, rows, prediction, requests, took_ms};
 //	                                        ?panel=1 the simulation's panel (HTML) for the lab block; a plain form
 //	                                        gets a page; 409 while a Predict the named block settles is unanswered
-//	GET  /api/runs/{id}                     a run (config, rows, status, live state) as JSON
+//	GET  /api/runs/{id}                     a run (config, rows, a run over time's samples, status, live state) as JSON
 //	POST /api/runs/{id}/cancel              cancel the learner's own queued or running run: {"id", "status": "cancelling"}
 //	GET  /runs                              saved runs as tables, the learner's own first
 //	GET  /runs/compare                      ?a=ID&b=ID: two runs side by side: their settings (the differing ones
