@@ -222,8 +222,9 @@
 // "panel": HTML}, the run's panel (GET /runs/{id}/panel) as the server
 // rendered it after event S. One follows each row 150 ms behind it (the
 // rows go out to every watcher first), one follows a run over time's
-// sample 2 s behind it unless a panel is already waiting (so the time
-// chart is redrawn every two to three seconds: samplePanelEvery), one
+// sample 5 s behind it unless a panel is already waiting, with its time
+// chart alone (so the chart is redrawn every five to six seconds while a
+// window is measured: samplePanelEvery), one
 // follows the last event at once, and one follows the replayed events if
 // a row or a sample was among them. The panel
 // is rendered once for every watcher, so a page redraws its chart and rows

@@ -93,7 +93,7 @@ func TestRunOverTimePageAndCSV(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "runs.db")
 	site, _ := newRunSite(t, dbPath, lab, 4)
 	c := site.client()
-	code, _, m := postSweep(t, c, site.srv.URL, `{"workers":4,"spin_ms":0,"wait_ms":10,"cpus":1,"rates":[40],"seconds":5,"seed":3,`+
+	code, _, m := postSweep(t, c, site.srv.URL, `{"workers":4,"spin_ms":0,"wait_ms":10,"cpus":1,"rates":[40],"seconds":14,"seed":3,`+
 		`"timeout_ms":250,"at":["2s:WAIT_MS=30"],"over_time":true}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("POST: %d %v", code, m)
@@ -132,11 +132,12 @@ func TestRunOverTimePageAndCSV(t *testing.T) {
 			row = e.Row
 		}
 	}
-	if row == nil || samples < 5 {
+	if row == nil || samples < 14 {
 		t.Fatalf("the run ended with row %v and %d samples", row, samples)
 	}
-	// The chart grows as the window is measured: two panels at least (a
-	// sample's panel waits samplePanelEvery), drawing more samples each time.
+	// The chart grows as the window is measured: two panels at least in
+	// 14 s (a sample's panel waits samplePanelEvery, 5 s), drawing more
+	// samples each time.
 	t.Logf("live panels drew %v of %d samples", livePanels, samples)
 	if len(livePanels) < 2 || livePanels[len(livePanels)-1] <= livePanels[0] || livePanels[len(livePanels)-1] > samples {
 		t.Errorf("live panels drew %v samples of %d: want at least two while the window was measured, growing", livePanels, samples)

@@ -57,12 +57,15 @@ type runSource struct {
 // milliseconds (BENCHMARKS); the panels follow.
 const panelDelay = 150 * time.Millisecond
 
-// samplePanelEvery is how long a run over time's panel waits behind a
-// sample: samples come every second, and each panel (30 KB for a 30 s
-// window, its time chart and table growing with it) goes to every
-// watcher while the window is being measured, so a class's watchers get
-// the time chart redrawn every two to three seconds, not every second.
-const samplePanelEvery = 2 * time.Second
+// samplePanelEvery is how long a run over time's panel message (its time
+// chart alone) waits behind a sample: samples come every second, and each
+// message (some 10 to 30 KB, growing with the window) goes to every
+// watcher while the window is being measured. A class's watchers get the
+// time chart redrawn every five to six seconds, not every second: with
+// 1,000 watchers on this 2-core machine, sample panels every two to three
+// seconds delayed rows far more than the rows-only stream (see
+// docs/BENCHMARKS.md).
+const samplePanelEvery = 5 * time.Second
 
 // schedule makes e's panel due after d.
 func (s *runSource) schedule(e *runner.Event, d time.Duration) {
@@ -79,13 +82,22 @@ func (s *runSource) schedule(e *runner.Event, d time.Duration) {
 func newRunSource(replay []runner.Event, sub *runner.Subscription, since int, panel func(runner.Event) []byte) *runSource {
 	s := &runSource{sub: sub, last: since, now: make(chan struct{}), panel: panel}
 	close(s.now)
-	var drawn *runner.Event
+	// The panel after the replay is the whole panel if a row or the last
+	// event was replayed, the time chart alone if only samples were (each
+	// is rendered as the run stands now).
+	var drawn, sampled *runner.Event
 	for i, e := range replay {
 		s.replay = append(s.replay, eventJSON(e))
 		s.last = e.Seq
-		if e.Kind == runner.KindRow || e.Kind == runner.KindSample || e.Kind.Terminal() {
+		switch {
+		case e.Kind == runner.KindRow || e.Kind.Terminal():
 			drawn = &replay[i]
+		case e.Kind == runner.KindSample:
+			sampled = &replay[i]
 		}
+	}
+	if drawn == nil {
+		drawn = sampled
 	}
 	if drawn != nil && panel != nil {
 		s.replay = append(s.replay, panel(*drawn))
@@ -95,7 +107,7 @@ func newRunSource(replay []runner.Event, sub *runner.Subscription, since int, pa
 
 // withPanel makes a live run's panel messages: {"kind": "panel", "seq": S,
 // "panel": HTML}, the run's panel (GET /runs/{id}/panel) as the server
-// renders it after event S, so a page redraws its chart and rows from the
+// renders it after event S (after a sample, its time chart alone), so a page redraws its chart and rows from the
 // stream instead of each watcher asking for them (a class of a thousand
 // would ask at once, as the next window starts). It is made once per
 // event and kept for every watcher. A failure is logged and sends a panel
@@ -107,7 +119,13 @@ func (s *server) withPanel(ctx context.Context, id string) func(runner.Event) []
 			if err != nil {
 				return nil, false, err
 			}
-			html, err := renderString(ctx, runPanel(v))
+			// A sample changes the time chart alone: its panel message is
+			// that part of the panel, a third of it or less.
+			part := runPanel(v)
+			if e.Kind == runner.KindSample && v.overTime() {
+				part = runTimeChart(v)
+			}
+			html, err := renderString(ctx, part)
 			if err != nil {
 				return nil, false, err
 			}

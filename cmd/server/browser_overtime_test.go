@@ -10,9 +10,10 @@ import (
 )
 
 // A learner ticks "Over time (a sample every second)" in a lab block's
-// settings and presses Run: while the window is measured, the block's
-// panel shows the time chart, and it grows (more seconds drawn) before
-// the row arrives; when the run is done, the chart has a second for each
+// settings and presses Run on a 14 s window: while the window is
+// measured, the block's panel shows the time chart, and it grows (more
+// seconds drawn: it is redrawn every five to six seconds) before the row
+// arrives; when the run is done, the chart has a second for each
 // second of the window and its page links the samples' CSV.
 func TestBrowserRunOverTimeChartGrows(t *testing.T) {
 	lab := buildLabBinary(t)
@@ -31,15 +32,15 @@ func TestBrowserRunOverTimeChartGrows(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lab-run"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="lab-sat-sweep"] [data-testid="lab-settings"] summary`)),
 		chromedp.SetValue(chromedp.CSS(`[data-testid="run-field-rates"]`), "20"),
-		chromedp.SetValue(chromedp.CSS(`[data-testid="run-field-seconds"]`), "8"),
+		chromedp.SetValue(chromedp.CSS(`[data-testid="run-field-seconds"]`), "14"),
 		chromedp.SetValue(chromedp.CSS(`[data-testid="run-field-timeout_ms"]`), "0"),
 		chromedp.Click(chromedp.CSS(`[data-testid="run-field-over_time"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="lab-run"]`)),
 		chromedp.Poll[chromedp.Void](drawn+` > 0`, chromedp.WithPollingTimeout(stepTimeout)),
 	)
 	first, err := chromedp.Run(ctx, chromedp.Evaluate[int](drawn))
-	if err != nil || first <= 0 || first >= 8 {
-		t.Fatalf("the first time chart drew %d seconds (%v): want some of the window's 8 while it runs", first, err)
+	if err != nil || first <= 0 || first >= 14 {
+		t.Fatalf("the first time chart drew %d seconds (%v): want some of the window's 14 while it runs", first, err)
 	}
 	screenshot(t, ctx, "run-over-time-live")
 	doSteps(t, ctx, "the chart grows before the row",
@@ -47,7 +48,7 @@ func TestBrowserRunOverTimeChartGrows(t *testing.T) {
 	)
 	doSteps(t, ctx, "the run ends",
 		chromedp.Poll[chromedp.Void](`document.querySelector('`+slot+` [data-testid="run-status"]')?.dataset.status === "done" &&
-			Number(document.querySelector('`+chartSel+`')?.dataset.samples) >= 8`, chromedp.WithPollingTimeout(stepTimeout)),
+			Number(document.querySelector('`+chartSel+`')?.dataset.samples) >= 14`, chromedp.WithPollingTimeout(stepTimeout)),
 	)
 	runID, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+slot+` [data-run-panel]').dataset.runId`))
 	if err != nil || runID == "" {
