@@ -102,7 +102,7 @@ func TestRunOverTimePageAndCSV(t *testing.T) {
 	conn := dial(t, site.srv.URL, id, 0)
 	defer conn.Close()
 	var row *loadrun.Row
-	samples := 0
+	samples, late := 0, time.Duration(0)
 	var livePanels []int // samples drawn by each panel that came while the window was measured
 	for {
 		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -128,12 +128,19 @@ func TestRunOverTimePageAndCSV(t *testing.T) {
 			livePanels = append(livePanels, n)
 		case e.Kind == runner.KindSample:
 			samples++
+			// Events are not held back while a sample's panel waits
+			// (samplePanelEvery, 5 s): held, they would come up to 5 s
+			// late.
+			late = max(late, time.Since(e.At))
 		case e.Kind == runner.KindRow:
 			row = e.Row
 		}
 	}
 	if row == nil || samples < 14 {
 		t.Fatalf("the run ended with row %v and %d samples", row, samples)
+	}
+	if late > samplePanelEvery/2 {
+		t.Errorf("a sample event came %v after it was logged: held back with the panel", late)
 	}
 	// The chart grows as the window is measured: two panels at least in
 	// 14 s (a sample's panel waits samplePanelEvery, 5 s), drawing more
