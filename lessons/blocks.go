@@ -120,6 +120,7 @@ type labFields struct {
 
 	MaxInFlight int      `yaml:"max_inflight"`
 	At          []string `yaml:"at"`
+	OverTime    bool     `yaml:"over_time"`
 }
 
 type tableFields struct {
@@ -499,7 +500,7 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
 		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show,
 		Backlog: f.Backlog, Accept: strings.TrimSpace(f.Accept), Simulated: f.Simulated, MaxInFlight: f.MaxInFlight, At: f.At,
-		keyLines: d.keyLines(), complete: !missing}
+		OverTime: f.OverTime, keyLines: d.keyLines(), complete: !missing}
 	if l.Accept == "door" {
 		l.Accept = ""
 	}

@@ -147,6 +147,8 @@
 // release; package recorder checks each falls inside the window and names
 // a knob the lab can change with a value it allows; with simulated, the
 // simulator makes them at their times, and BACKLOG is refused),
+// over_time (true: a run over time, every window sampled each second; the
+// recorder writes a time table beside the window table, see below),
 // and show (the columns, names of [RecordColumns], that the
 // lesson's text talks about: pages show them first, in this order, in the preset's recorded table
 // and in the table of a run of it, with the other columns one click away;
@@ -194,7 +196,7 @@
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
 // cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
 // stall_ms when either is set, rng when given, and backlog, accept,
-// policy, simulated, max_inflight and at only when set; not its id), the columns,
+// policy, simulated, max_inflight, at and over_time only when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a
@@ -258,6 +260,19 @@
 // workers), written by recorder.RowCells: counts as whole numbers, rates
 // and milliseconds to one decimal (send_lag_p99_ms to two), "-" for a lab
 // counter that could not be read. It prints progress on standard error.
+//
+// A preset with over_time: true gets a second table, its time table
+// ([WriteTimeTable]): the same kind of table block (caption, columns,
+// rows, source, fingerprint over the same preset and source), whose
+// columns are [TimeColumns] (window, at_s, ok, refused, gaveup,
+// client_busy, in_flight, queued, limit, p50_ms, p99_ms, dropped), one
+// row a second of each window and a last one for what is left of it;
+// "—" where there is nothing to say (the lab was not read that second, or
+// no answer was ok). It replaces the preset's time table where it stands,
+// or is inserted with id ID-time after the preset's window table. A
+// table whose columns begin window, at_s is a time table
+// ([Table.TimeTable]); a preset has at most one table of each kind, and
+// a mark's table of a preset is its window table.
 //
 // It refuses to start when the 1-minute load average is above --max-load
 // (default recorder.DefaultMaxLoad, 0.3) per core, and refuses a table

@@ -150,6 +150,10 @@ type Lab struct {
 	// written ("30s:WAIT_MS=2000"); package recorder checks them against
 	// the preset's knobs (CheckLab) and reads them (recorder.Preset).
 	At []string
+	// OverTime makes the preset a run over time: every window sampled
+	// each second, and the recorder writes a time table (TimeColumns)
+	// beside its window table.
+	OverTime bool
 
 	keyLines map[string]int // the line of each key the block gives
 	complete bool           // every setting a preset must give is there

@@ -584,11 +584,12 @@ func (e *evalEnv) resolve(name string) (*Lab, *Table, error) {
 	return nil, nil, fmt.Errorf("%q is a %s block: want a table or a lab preset", name, b.Kind())
 }
 
-// tableOf returns the table recorded from the preset with the given id.
+// tableOf returns the (window) table recorded from the preset with the
+// given id.
 func (c *Course) tableOf(preset string) *Table {
 	for _, l := range c.Lessons {
 		for _, b := range l.Blocks() {
-			if t, ok := b.(*Table); ok && t.Preset == preset {
+			if t, ok := b.(*Table); ok && t.Preset == preset && !t.TimeTable() {
 				return t
 			}
 		}

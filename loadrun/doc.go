@@ -223,8 +223,10 @@
 // and stay with the window (WindowReport.Samples). A driven window
 // (package sim) is sampled from its records once it ends
 // (SampleRecords): in flight counted from the records, the lab's side
-// not known (lab false); its samples go out with its knob events in time
-// order.
+// from what the driver read at each boundary (Window.SampleEvery,
+// Result.Lab; package sim reads its simulated lab there) and at the end
+// (lab false where it read nothing); its samples go out with its knob
+// events in time order.
 //
 // Rows and raw records are also handed over window by window: Sweep.WindowDone
 // is called with each window's WindowReport (its row, every record and the

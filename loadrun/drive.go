@@ -36,6 +36,11 @@ type Result struct {
 	// Samples are the window's samples when it was sampled (Sampling),
 	// in order.
 	Samples []Sample
+	// Lab is a Driver's lab as it was at each of the window's
+	// Window.SampleEvery boundaries (Lab[k] at the end of interval k), as
+	// GET /stats would have read it, when the driver knows it; a sweep
+	// fills its samples' lab fields from it.
+	Lab []LabStats
 	// Changed is how many of a Driver's Window.Changes (in time order) it
 	// made before the window's last request ended; the rest were not
 	// made. Open and Closed leave it 0: a real run's changes are made

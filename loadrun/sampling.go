@@ -79,10 +79,11 @@ func (s *sampler) fold(r Record) {
 		iv.s.Refused++
 	case Gaveup:
 		iv.s.GaveUp++
-	case Error, Unfinished:
-		// An unfinished record is a bug that the row shows in lost;
-		// here it still counts once.
+	case Error:
 		iv.s.Errors++
+	case Unfinished:
+		// A bug, which the row shows in lost; the samples leave it out
+		// as the row's outcomes do, so they still add up to the row.
 	case NotSent:
 		if r.Reason == ReasonClientBusy {
 			iv.s.ClientBusy++
@@ -187,7 +188,8 @@ func (s *sampler) last(elapsed time.Duration, lab *LabStats) []Sample {
 // elapsed after its start, taken every apart, as a live window would have
 // taken them but without the lab's side (Lab false): in flight at each
 // interval's end is counted from the records' send and end times. A
-// driven window (package sim) is sampled this way. The records may come
+// driven window (package sim) is sampled this way, and its lab's side
+// filled in from what the driver read (Result.Lab). The records may come
 // in any order.
 func SampleRecords(window int, records []Record, elapsed, every time.Duration) []Sample {
 	s := newSampler(window, every)

@@ -300,6 +300,9 @@ type Window struct {
 	// Driver to make at their times into the window (Result.Changed says
 	// how many it made).
 	Changes []KnobChange
+	// SampleEvery is the sweep's (a run over time): a Driver that knows
+	// its lab's state reads it at each boundary into Result.Lab.
+	SampleEvery time.Duration
 }
 
 // Driver runs a sweep's windows somewhere other than over the network:
@@ -403,7 +406,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		}
 
 		base := Event{Kind: EventProgress, WindowProgress: WindowProgress{Windows: n, Window: i, Seconds: s.Seconds}}
-		w := Window{Index: i, MaxInFlight: s.MaxInFlight, ClientWorkers: s.ClientWorkers, Think: s.Think, Length: length}
+		w := Window{Index: i, MaxInFlight: s.MaxInFlight, ClientWorkers: s.ClientWorkers, Think: s.Think, Length: length, SampleEvery: s.SampleEvery}
 		rate := s.WindowRate(i)
 		if s.OpenLoop() {
 			base.Rate = rate
@@ -464,8 +467,17 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			var samples []Sample
 			if s.SampleEvery > 0 {
 				// A driven window is sampled from its records once it has
-				// ended (the lab's side is not known: Lab false).
+				// ended, the lab's side from what the driver read at each
+				// boundary and at the end (Lab false where it read none).
 				samples = SampleRecords(i, res.Records, res.Elapsed, s.SampleEvery)
+				for k := range samples {
+					switch {
+					case k == len(samples)-1:
+						setLab(&samples[k], st)
+					case k < len(r.Lab):
+						setLab(&samples[k], r.Lab[k])
+					}
+				}
 				res.Samples = samples
 			}
 			// The driver made its first Changed changes, each at its time;
