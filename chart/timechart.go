@@ -24,7 +24,9 @@ type TimeRun struct {
 	Seconds float64
 	// TimeoutMS is the caller's timeout, drawn dashed across the latency
 	// panel; 0: not drawn.
-	TimeoutMS float64
+	TimeoutMS float64 // QueuedOnly says the lab's requests in service are not known (a
+	// recorded table without in_service): the lab's line is its queue.
+	QueuedOnly bool
 }
 
 // TimeChart draws a run over time: x is seconds of the run (its windows one
@@ -178,7 +180,11 @@ func TimeChart(r TimeRun) Chart {
 		{Name: "in flight (the generator's)", Quantity: "inflight", Style: Trace, X: ends, Y: inflight},
 	}}
 	if anyLab {
-		insidePanel.Series = append(insidePanel.Series, Series{Name: "lab: queued + in service", Quantity: "lab", Style: Trace, X: ends, Y: inside})
+		name := "lab: queued + in service"
+		if r.QueuedOnly {
+			name = "lab: queued"
+		}
+		insidePanel.Series = append(insidePanel.Series, Series{Name: name, Quantity: "lab", Style: Trace, X: ends, Y: inside})
 	}
 	if anyLimit {
 		insidePanel.Series = append(insidePanel.Series, Series{Name: "policy's limit", Quantity: "limit", Style: Trace, X: limitX, Y: limitY})

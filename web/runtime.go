@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -21,7 +22,7 @@ import (
 // (loadrun.Sample). Its page and a lab block's live panel draw the samples
 // as a time chart (chart.TimeChart) above the chart of its rows, kept per
 // run and number of samples as the rows' chart is; the samples download
-// as CSV; a lesson's recorded time table (loadrun.IsTimeTable) is drawn
+// as CSV; a lesson's recorded time table (lessons.Table.TimeTable) is drawn
 // the same way above its table.
 
 // timeRunOf is what the time chart needs of a run: its samples and the
@@ -61,7 +62,7 @@ func renderChart(c chart.Chart) string {
 // the table is not a time table or its rows cannot be read (the lessons'
 // check names a bad cell: the table still shows).
 func tableTimeChart(t *lessons.Table) (chart.Chart, bool) {
-	if !loadrun.IsTimeTable(t.Columns) || len(t.Rows) == 0 {
+	if !t.TimeTable() || len(t.Rows) == 0 {
 		return chart.Chart{}, false
 	}
 	samples, err := loadrun.ParseSamples(t.Columns, t.Rows)
@@ -72,7 +73,9 @@ func tableTimeChart(t *lessons.Table) (chart.Chart, bool) {
 	if t.Lab != nil {
 		q.Preset = recorder.Preset(t.Lab)
 	}
-	c := chart.TimeChart(timeRunOf(q, samples, t.ID+"-time"))
+	r := timeRunOf(q, samples, t.ID+"-time")
+	r.QueuedOnly = !slices.Contains(t.Columns, "in_service")
+	c := chart.TimeChart(r)
 	c.Title = "The recorded run over time, a second at a time"
 	return c, true
 }
