@@ -200,6 +200,10 @@ type Table struct {
 	Fixture bool
 	// Show is its preset's Show, copied when the lesson is loaded.
 	Show []string
+	// Lab is its preset, set when the lesson is loaded (nil when Preset
+	// names no lab block): a time table's chart marks the preset's knob
+	// changes and its caller's timeout.
+	Lab *Lab
 	// Pending marks a table whose preset is still to be recorded: it has
 	// no rows. Only LoadWith with Pending set accepts it.
 	Pending bool

@@ -22,27 +22,20 @@ func (s Sample) Cells() []string {
 		f(s.P50MS), f(s.P99MS), i(s.InFlight), strconv.FormatBool(s.Lab), i(s.Queued), i(s.InService), i(s.Limit), strconv.FormatInt(s.Dropped, 10)}
 }
 
-// IsTimeTable reports whether a table's columns are a run over time's
-// samples: they begin with window and at_s.
-func IsTimeTable(columns []string) bool {
-	return len(columns) >= 2 && columns[0] == "window" && columns[1] == "at_s"
-}
-
 // ParseSamples reads a time table's rows (columns named as SampleColumns
-// names them, in any order, any of them left out but window and at_s)
-// into samples. An empty cell or "—" is 0. Without a lab column, a
-// sample has the lab's statistics when the table has any of queued,
-// in_service or limit. A cell that is not a number is an error naming its
-// row and column; a column that is not a Sample's is ignored.
+// names them, window and at_s first, the others in any order or left
+// out) into samples. An empty cell or "—" is 0. Without a lab column, a
+// sample has the lab's statistics when any of its queued, in_service or
+// limit cells says a number. A cell that is not a number is an error
+// naming its row and column; a column that is not a Sample's is ignored.
 func ParseSamples(columns []string, rows [][]string) ([]Sample, error) {
-	if !IsTimeTable(columns) {
+	if len(columns) < 2 || columns[0] != "window" || columns[1] != "at_s" {
 		return nil, fmt.Errorf("a time table's columns begin with window, at_s: these begin %s", strings.Join(columns[:min(2, len(columns))], ", "))
 	}
 	hasLab := slices.Contains(columns, "lab")
-	labCols := slices.ContainsFunc(columns, func(c string) bool { return c == "queued" || c == "in_service" || c == "limit" })
 	out := make([]Sample, 0, len(rows))
 	for r, row := range rows {
-		s := Sample{Lab: !hasLab && labCols}
+		var s Sample
 		for c, name := range columns {
 			if c >= len(row) {
 				break
@@ -62,6 +55,9 @@ func ParseSamples(columns []string, rows [][]string) ([]Sample, error) {
 			v, err := strconv.ParseFloat(cell, 64)
 			if err != nil {
 				return nil, fmt.Errorf("row %d, column %s: %q is not a number", r+1, name, cell)
+			}
+			if !hasLab && (name == "queued" || name == "in_service" || name == "limit") {
+				s.Lab = true
 			}
 			n := int(v)
 			switch name {

@@ -111,6 +111,15 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 			q.At = append(q.At, c)
 		}
 	}
+	// A checkbox sends true when checked and nothing when not; the
+	// preset's hidden fields send true or false.
+	switch v := strings.TrimSpace(f.Get("over_time")); v {
+	case "", "false":
+	case "true", "on":
+		q.OverTime = true
+	default:
+		fe["over_time"] = fmt.Sprintf("%q is not allowed: want true (a sample every second) or false", v)
+	}
 	if v := strings.TrimSpace(f.Get("rng")); v != "" {
 		q.RNG = v
 	}

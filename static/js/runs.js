@@ -44,7 +44,8 @@ function fmt(v) {
 
 // refresh replaces the panel's chart and table body with the server's
 // rendering of the run: html when a panel message brought it (a live
-// stream sends one after each row and after the last event), else fetched
+// stream sends one after each row, at most one a second as a run over
+// time's samples arrive, and after the last event), else fetched
 // (of its first rows windows, in a replay).
 async function refresh(panel, id, rows, html) {
   if (html === undefined) {
@@ -54,10 +55,12 @@ async function refresh(panel, id, rows, html) {
     html = await res.text();
   }
   const doc = new DOMParser().parseFromString(html, "text/html");
-  for (const sel of ['[data-testid="run-chart"]', '[data-testid="run-rows"] tbody']) {
+  for (const sel of ['[data-testid="run-time-chart"]', '[data-testid="run-chart"]', '[data-testid="run-rows"] tbody']) {
     const fresh = doc.querySelector(sel);
     const old = panel.querySelector(sel);
     if (fresh && old) old.replaceWith(document.adoptNode(fresh));
+    // A run over time's chart appears with its first sample, above the rows' chart.
+    else if (fresh && sel.includes("run-time-chart")) panel.querySelector('[data-testid="run-chart"]')?.before(document.adoptNode(fresh));
   }
 }
 
