@@ -595,6 +595,18 @@ func (r *Runner) Subscribe(id string, since int) ([]Event, *Subscription, error)
 	return replay, sub, nil
 }
 
+// Watchers returns how many subscriptions to run id's events are live
+// (0 for a run the runner does not hold).
+func (r *Runner) Watchers(id string) int {
+	r.mu.Lock()
+	ru, ok := r.byID[id]
+	r.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	return ru.log.subscribers()
+}
+
 // Close stops the runner: queued runs and the running ones are marked
 // interrupted (what was measured so far is kept), their lab children are
 // stopped, and Close returns when every goroutine of the runner has ended.

@@ -224,7 +224,10 @@
 // rows go out to every watcher first), one follows a run over time's
 // sample 5 s behind it unless a panel is already waiting, with its time
 // chart alone (so the chart is redrawn every five to six seconds while a
-// window is measured: samplePanelEvery), one
+// window is measured: samplePanelEvery) while at most liveChartWatchers
+// (8) watch the run; a class watching gets the sample events as they come
+// (the page writes the last second's figures in its status line) and the
+// chart with each row, between windows, as every panel is. One
 // follows the last event at once, and one follows the replayed events if
 // a row or a sample was among them. The panel
 // is rendered once for every watcher, so a page redraws its chart and rows

@@ -200,3 +200,62 @@ func samplesIn(t *testing.T, body string) int {
 	n, _ := strconv.Atoi(must(attr(nodes[0], "data-samples")))
 	return n
 }
+
+// A run over time watched by more than liveChartWatchers (a class): every
+// watcher gets every sample event as it comes, and the time chart is
+// redrawn with the row, not while the window is measured. The watchers
+// connect while the run waits behind another, so they are all there
+// before its first sample.
+func TestRunOverTimeCrowdGetsChartWithRows(t *testing.T) {
+	lab := buildLab(t)
+	site, _ := newRunSite(t, filepath.Join(t.TempDir(), "runs.db"), lab, 4)
+	first := site.client()
+	if code, _, m := postSweep(t, first, site.srv.URL, `{"workers":4,"spin_ms":0,"wait_ms":10,"cpus":1,"rates":[20],"seconds":2,"seed":3}`); code != http.StatusAccepted {
+		t.Fatalf("POST the first run: %d %v", code, m)
+	}
+	code, _, m := postSweep(t, site.client(), site.srv.URL, `{"workers":4,"spin_ms":0,"wait_ms":10,"cpus":1,"rates":[40],"seconds":7,"seed":3,"over_time":true}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("POST: %d %v", code, m)
+	}
+	id := m["id"].(string)
+	type seen struct{ samples, livePanels int }
+	results := make(chan seen, liveChartWatchers+1)
+	for range liveChartWatchers + 1 {
+		conn := dial(t, site.srv.URL, id, 0)
+		go func() {
+			defer conn.Close()
+			var s seen
+			rowSeen := false
+			for {
+				conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+				_, data, err := conn.ReadMessage()
+				if err != nil {
+					break
+				}
+				var e runner.Event
+				if json.Unmarshal(data, &e) != nil {
+					continue
+				}
+				switch {
+				case e.Kind == "panel" && !rowSeen:
+					s.livePanels++
+				case e.Kind == runner.KindSample:
+					s.samples++
+				case e.Kind == runner.KindRow:
+					rowSeen = true
+				}
+			}
+			results <- s
+		}()
+	}
+	for i := range liveChartWatchers + 1 {
+		s := <-results
+		if s.samples < 7 {
+			t.Errorf("watcher %d got %d sample events: want every second of the 7 s window (a sample's panel would be due 5 s after the first)", i, s.samples)
+		}
+		if s.livePanels != 0 {
+			t.Errorf("watcher %d got %d panels while the window was measured: want none with %d watching (liveChartWatchers %d)",
+				i, s.livePanels, liveChartWatchers+1, liveChartWatchers)
+		}
+	}
+}

@@ -27,7 +27,9 @@ func (s *server) liveStream(ctx context.Context, id string, since int) (streamOp
 		return nil, err
 	}
 	return func() (wsconn.Source, func()) {
-		return newRunSource(replay, sub, since, s.withPanel(ctx, id)), sub.Close
+		src := newRunSource(replay, sub, since, s.withPanel(ctx, id))
+		src.liveChart = func() bool { return s.runner.Watchers(id) <= liveChartWatchers }
+		return src, sub.Close
 	}, nil
 }
 
@@ -54,6 +56,9 @@ type runSource struct {
 	// panel goes with the first of them after it is due (progress comes
 	// four times a second while a window is measured).
 	holding bool
+	// liveChart says whether a sample may schedule a panel now (few
+	// enough watchers: liveChartWatchers); nil: always.
+	liveChart func() bool
 }
 
 // panelDelay is how long a row's panel message waits behind the row: the
@@ -70,6 +75,19 @@ const panelDelay = 150 * time.Millisecond
 // tuned by measurement: the machine was never quiet enough (see the i17
 // notes); the events go on meanwhile (holding is false).
 const samplePanelEvery = 5 * time.Second
+
+// liveChartWatchers is the most watchers a run over time may have for its
+// time chart to be redrawn while a window is measured. A learner's own run
+// has one or two; a class has tens to a thousand, and a thousand copies of
+// a 10 to 30 KB chart every few seconds is work for the server's threads,
+// which are not pinned and may run on the lab's processor mid-window
+// (BenchmarkWatchers with CAPACITYLAB_BENCH_OVER_TIME=1: window p99 18.6 →
+// 72.5 ms watched by 1,000 at load 2 to 4, against 24.5 → 22.8 ms for a
+// plain sweep). Above it the sample events still reach every watcher as
+// they come (a few hundred bytes each: the page writes the second's
+// figures in its status line) and the chart is redrawn with each row,
+// between windows, as every other panel is.
+const liveChartWatchers = 8
 
 // schedule makes e's panel due after d; hold keeps the events back until
 // it is sent.
@@ -201,7 +219,7 @@ func (s *runSource) Take() ([][]byte, bool, wsconn.End) {
 				s.timer.Stop() // this row's panel shows the earlier rows too
 			}
 			s.schedule(&es[i], panelDelay, true)
-		case e.Kind == runner.KindSample && s.pending == nil:
+		case e.Kind == runner.KindSample && s.pending == nil && (s.liveChart == nil || s.liveChart()):
 			// A run over time's panel follows its samples at most once
 			// every samplePanelEvery; a panel already waiting will show
 			// this sample too.

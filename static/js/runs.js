@@ -105,6 +105,11 @@ function watch(panel, replay = false, onEnd = null) {
   let last = replay ? 0 : Number(panel.dataset.since || "0");
   let rowsSeen = 0;
   let finished = false;
+  // A run over time's last second, in words, for the status line: every
+  // watcher gets the samples as they come, while the time chart is redrawn
+  // every few seconds for a learner's own run and with each row when a
+  // class watches (web's liveChartWatchers).
+  let second = "";
 
   const onEvent = (e) => {
     if (e.kind === "panel") {
@@ -137,7 +142,7 @@ function watch(panel, replay = false, onEnd = null) {
         if (replay) {
           setStatus(panel, `Replaying a recorded run at its real pace: window ${e.window + 1} of ${e.windows} (${what}).`, "replaying");
         } else {
-          setStatus(panel, `Running: window ${e.window + 1} of ${e.windows} (${what}): ${e.sent || 0} sent, ${e.ended || 0} ended.`, "running");
+          setStatus(panel, `Running: window ${e.window + 1} of ${e.windows} (${what}): ${e.sent || 0} sent, ${e.ended || 0} ended.${second}`, "running");
         }
         break;
       }
@@ -147,11 +152,16 @@ function watch(panel, replay = false, onEnd = null) {
         announce(panel, `Window ${e.window + 1} of ${e.windows}: ${fmt((e.elapsed_ms || 0) / 1000)} s in, the lab took ${e.change}.`);
         break;
       }
-      case "sample":
+      case "sample": {
         // A run over time's second of a window: the panel messages draw
         // the samples (the time chart); not the end of the run.
+        const m = e.sample || {};
+        const inside = m.lab ? `, ${fmt(m.queued + m.in_service)} inside the lab` : "";
+        second = ` Second ${fmt(Math.floor(m.at_s || 0) + 1)}: ${fmt(m.ok)} ok, ${fmt(m.refused)} refused, ${fmt(m.gaveup)} gave up${inside}.`;
         break;
+      }
       case "row": {
+        second = "";
         const r = e.row || {};
         setProgress(panel, "window-progress", 1);
         setProgress(panel, "run-progress", (e.window + 1) / e.windows);
