@@ -267,9 +267,10 @@
 // A preset with over_time: true gets a second table, its time table
 // ([WriteTimeTable]): the same kind of table block (caption, columns,
 // rows, source, fingerprint over the same preset and source), whose
-// columns are [TimeColumns] (window, at_s, ok, refused, gaveup,
-// client_busy, in_flight, queued, limit, p50_ms, p99_ms, dropped), one
-// row a second of each window and a last one for what is left of it;
+// columns are [TimeColumns] (window, at_s, seconds, ok, refused, gaveup,
+// client_busy, in_flight, queued, in_service, limit, p50_ms, p99_ms,
+// dropped), one row a second of each window and a last one, seconds
+// shorter, for what is left of it;
 // "—" where there is nothing to say (the lab was not read that second, or
 // no answer was ok). It replaces the preset's time table where it stands,
 // or is inserted with id ID-time after the preset's window table. A

@@ -51,7 +51,7 @@ func RecordColumns(accept string) []string {
 // began. A table whose columns begin window, at_s is a time table
 // (Table.TimeTable).
 func TimeColumns() []string {
-	return []string{"window", "at_s", "ok", "refused", "gaveup", "client_busy", "in_flight", "queued", "limit", "p50_ms", "p99_ms", "dropped"}
+	return []string{"window", "at_s", "seconds", "ok", "refused", "gaveup", "client_busy", "in_flight", "queued", "in_service", "limit", "p50_ms", "p99_ms", "dropped"}
 }
 
 // AcceptWorkers is a lab block's accept: workers (labsvc.AcceptWorkers).

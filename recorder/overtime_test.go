@@ -98,7 +98,7 @@ func TestRecordOverTimeSimulated(t *testing.T) {
 	tt := checkTimeTable(t, c, "s")
 	// The simulated lab is read each second: its door of 3.
 	for _, r := range tt.Rows {
-		if r[8] != "3" {
+		if r[10] != "3" {
 			t.Errorf("simulated row %v: want limit 3", r)
 		}
 	}
@@ -139,10 +139,10 @@ func TestRecordOverTime(t *testing.T) {
 	tt := checkTimeTable(t, c, "m")
 	read := 0
 	for _, r := range tt.Rows {
-		if r[8] != "—" {
+		if r[10] != "—" {
 			read++
-			if r[8] != "3" {
-				t.Errorf("row %v: limit %s, want 3", r, r[8])
+			if r[10] != "3" {
+				t.Errorf("row %v: limit %s, want 3", r, r[10])
 			}
 		}
 	}

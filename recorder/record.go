@@ -321,12 +321,12 @@ func SampleCells(s loadrun.Sample) []string {
 		}
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
-	queued, limit, dropped := none, none, none
+	queued, inService, limit, dropped := none, none, none, none
 	if s.Lab {
-		queued, limit, dropped = strconv.Itoa(s.Queued), strconv.Itoa(s.Limit), strconv.FormatInt(s.Dropped, 10)
+		queued, inService, limit, dropped = strconv.Itoa(s.Queued), strconv.Itoa(s.InService), strconv.Itoa(s.Limit), strconv.FormatInt(s.Dropped, 10)
 	}
-	return []string{strconv.Itoa(s.Window), fmtNum(math.Round(s.AtS*1000) / 1000), strconv.Itoa(s.OK), strconv.Itoa(s.Refused), strconv.Itoa(s.GaveUp),
-		strconv.Itoa(s.ClientBusy), strconv.Itoa(s.InFlight), queued, limit, ms(s.P50MS), ms(s.P99MS), dropped}
+	return []string{strconv.Itoa(s.Window), fmtNum(math.Round(s.AtS*1000) / 1000), fmtNum(math.Round(s.Seconds*1000) / 1000), strconv.Itoa(s.OK), strconv.Itoa(s.Refused), strconv.Itoa(s.GaveUp),
+		strconv.Itoa(s.ClientBusy), strconv.Itoa(s.InFlight), queued, inService, limit, ms(s.P50MS), ms(s.P99MS), dropped}
 }
 
 // recordSimulated writes the table of a simulated preset: package sim's

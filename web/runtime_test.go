@@ -23,14 +23,14 @@ func TestTimeTableDrawnAboveItsTable(t *testing.T) {
 	lab := &lessons.Lab{ID: "release-lab", Workers: 7, WaitMS: 100, CPUs: 1, Rates: []float64{50}, Seconds: 4, TimeoutMS: 250,
 		At: []string{"2s:WAIT_MS=200"}}
 	tb := &lessons.Table{ID: "release-table", Preset: lab.ID, Lab: lab, Caption: "The bad release, a second at a time",
-		// The recorder's columns (lessons.TimeColumns): no in_service, "—" where the lab was not read or nothing was ok.
+		// The recorder's columns (lessons.TimeColumns), "—" where the lab was not read or nothing was ok.
 		Columns: lessons.TimeColumns(),
 		Rows: [][]string{
-			// window, at_s, ok, refused, gaveup, client_busy, in_flight, queued, limit, p50_ms, p99_ms, dropped
-			{"0", "0", "50", "0", "0", "0", "5", "0", "—", "100", "101", "0"},
-			{"0", "1", "49", "0", "0", "0", "5", "—", "—", "100", "102", "0"},
-			{"0", "2", "35", "0", "10", "2", "10", "3", "—", "200", "248", "0"},
-			{"0", "3", "0", "0", "15", "4", "10", "9", "—", "—", "—", "0"},
+			// window, at_s, seconds, ok, refused, gaveup, client_busy, in_flight, queued, in_service, limit, p50_ms, p99_ms, dropped
+			{"0", "0", "1", "50", "0", "0", "0", "5", "0", "5", "—", "100", "101", "0"},
+			{"0", "1", "1", "49", "0", "0", "0", "5", "—", "—", "—", "100", "102", "0"},
+			{"0", "2", "1", "35", "0", "10", "2", "10", "3", "7", "—", "200", "248", "0"},
+			{"0", "3", "1", "0", "0", "15", "4", "10", "9", "7", "—", "—", "—", "0"},
 		}}
 	var b bytes.Buffer
 	if err := tableView(tb, false).Render(t.Context(), &b); err != nil {
@@ -42,7 +42,7 @@ func TestTimeTableDrawnAboveItsTable(t *testing.T) {
 		t.Fatalf("time chart at %d, table at %d: want the chart above the table", chartAt, tableAt)
 	}
 	for _, want := range []string{">WAIT_MS=200 at 2 s</text>", "caller&#39;s timeout, 250 ms", "Requests a second, by how they ended",
-		"lab: queued</li>", "client busy", "4 seconds measured over 1 window"} {
+		"lab: queued + in service</li>", "client busy", "4 seconds measured over 1 window"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the time table's chart lacks %q", want)
 		}
