@@ -21,6 +21,9 @@ const (
 	// Histogram is bars from the x axis: X are the bins' left edges, Y
 	// their counts, Width their width in x units.
 	Histogram
+	// Trace is a solid line without marks: a quantity sampled often (a
+	// run over time, a point a second), where marks would hide the line.
+	Trace
 )
 
 // Marker is the shape of a measured series' points.
@@ -105,6 +108,15 @@ type Chart struct {
 	// Legend lists the series' names and styles; nil: every named series
 	// of every panel, once per name.
 	Legend []Series
+	// PanelLegends puts each panel's own series in a legend under its
+	// title, in place of the one legend above (Figure; the standalone SVG
+	// keeps one legend): for panels that each draw other quantities.
+	PanelLegends bool
+	// Stacked puts the panels one above another at every width (Figure),
+	// so their shared x axis lines up: a time chart's.
+	Stacked bool
+	// XSteps is how many steps the x axis is cut into at most; 0: 5.
+	XSteps int
 }
 
 // NiceCeil returns the smallest 1, 2 or 5 × 10^k at or above v, or 1 when v
@@ -210,7 +222,7 @@ func (c Chart) xAxis() (top, step float64) {
 			}
 		}
 	}
-	return Axis(m, 5)
+	return Axis(m, cmp.Or(c.XSteps, 5))
 }
 
 // yAxis is the panel's y axis top and step, from YMax or the series.
@@ -363,7 +375,8 @@ func marksOf(ms []Mark, sc scale) []markView {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ms[a].X, ms[b].X) })
 	out := make([]markView, len(ms))
-	for row, i := range order {
+	row := 0
+	for _, i := range order {
 		m := ms[i]
 		q := m.Quantity
 		if q == "" {
@@ -375,6 +388,9 @@ func marksOf(ms []Mark, sc scale) []markView {
 			anchor = "end"
 		}
 		out[i] = markView{At: pct(f), Label: m.Label, Quantity: q, Anchor: anchor, Solid: m.Solid, Row: row}
+		if m.Label != "" {
+			row++ // an unlabelled mark (a line repeated across panels) takes no row
+		}
 	}
 	return out
 }
@@ -426,6 +442,11 @@ func barsHeight(n int) (height, axisY, labelY string, h float64) {
 	return em(h), em(h - 0.2), em(h + 1.1), h
 }
 
+// legend is a panel's own legend: its named series, once per name.
+func (p Panel) legend() []Series {
+	return Chart{Panels: []Panel{p}}.legendOf()
+}
+
 // legendOf is the chart's legend: Legend, or every named series once.
 func (c Chart) legendOf() []Series {
 	if c.Legend != nil {
@@ -459,6 +480,13 @@ var Colours = map[string]string{
 	"count":  "#4f5d73",
 	"accent": "#0b57d0",
 	"muted":  "#4a5260",
+	// A run over time (TimeChart): how requests ended, and what was inside.
+	"refused":  "#7a3db8",
+	"gaveup":   "#b3261e",
+	"busy":     "#6b6b00",
+	"inflight": "#00707a",
+	"lab":      "#8a5a00",
+	"limit":    "#c0177a",
 }
 
 func colour(q string) string {
@@ -485,6 +513,8 @@ func classOf(kind string, s Series) string {
 		st = "guide"
 	case Histogram:
 		st = "hist"
+	case Trace:
+		st = "trace"
 	}
 	return kind + " q-" + s.Quantity + " " + st
 }

@@ -1,8 +1,16 @@
 // Package chart is the site's one plotter. Every chart (a run's chart,
 // the comparison of two runs, a window's latency distribution, the model
-// widgets' plots) is a Chart: a title, a sentence for screen readers,
-// panels sharing one x axis from 0, and the numbers as a Table. Package
-// web builds them from runs and model results; this package only draws.
+// widgets' plots, a run over time) is a Chart: a title, a sentence for
+// screen readers, panels sharing one x axis from 0, and the numbers as a
+// Table. Package web builds them from runs and model results; this
+// package only draws, but for TimeChart, which lays out a run over time
+// from its loadrun.Samples (a run's page, a lab block's live panel and a
+// lesson's recorded time table all draw one): seconds of the run on x,
+// windows one after another; three stacked plots (Stacked, each with its
+// own legend: PanelLegends) of how requests ended a second, what was
+// inside at each second's end (the policy's limit a step line), and the
+// ok answers' p50 and p99 under the caller's timeout; each knob change a
+// line across all three, written once.
 //
 // # Two renderings
 //
@@ -26,9 +34,12 @@
 //
 // Each quantity has one colour (Colours, and the stylesheet's --q-*
 // properties for the light and dark schemes): ok (throughput), p50, p99,
-// mean, a and b (two runs compared), count (histogram bins), accent and
-// muted. Measured series are solid lines through round (or square)
-// points; the model is dashed, in the same colour as what it predicts.
+// mean, a and b (two runs compared), count (histogram bins), refused,
+// gaveup, busy (client busy), inflight (the generator's), lab (queued and
+// in service) and limit (a policy's), accent and muted. Measured series
+// are solid lines through round (or square) points, or without points
+// (Trace) when sampled every second; the model is dashed, in the same
+// colour as what it predicts.
 // Elements carry q-{quantity} classes, and ln (lines), pt (points), bins;
 // the colours are also written as presentation attributes, which the
 // stylesheet overrides.

@@ -120,6 +120,7 @@ type labFields struct {
 
 	MaxInFlight int      `yaml:"max_inflight"`
 	At          []string `yaml:"at"`
+	OverTime    bool     `yaml:"over_time"`
 }
 
 type tableFields struct {
@@ -397,19 +398,20 @@ func (fp *fileParser) model(d *ydoc, what, id string, line int, f modelFields) *
 		names = append(names, prm.Name)
 	}
 	allowed := strings.Join(names, ", ")
-	if f.Widget == model.KindLittlesLaw {
+	if len(spec.Solves) > 0 {
+		solves := strings.Join(spec.Solves, ", ")
 		switch {
 		case f.Solve == "":
-			p.add(d.line("solve"), "%s: solve is missing: want the quantity the widget works out, one of %s", what, allowed)
-		case !slices.Contains(names, f.Solve):
-			p.add(d.line("solve"), "%s: solve %q is not a parameter of %s: want one of %s", what, f.Solve, f.Widget, allowed)
+			p.add(d.line("solve"), "%s: solve is missing: want the quantity the widget works out, one of %s", what, solves)
+		case !slices.Contains(spec.Solves, f.Solve):
+			p.add(d.line("solve"), "%s: solve %q is not a quantity %s works out: want one of %s", what, f.Solve, f.Widget, solves)
 		default:
 			if _, given := f.Values[f.Solve]; given {
 				p.add(d.line("values", f.Solve), "%s: values.%s is worked out by the widget (solve: %s): leave it out", what, f.Solve, f.Solve)
 			}
 		}
 	} else if d.has("solve") {
-		p.add(d.line("solve"), "%s: solve applies to the %s widget only: remove it", what, model.KindLittlesLaw)
+		p.add(d.line("solve"), "%s: solve applies to the widgets that work one quantity out (%s) only: remove it", what, strings.Join(solvingKinds(), ", "))
 	}
 	if err := model.Validate(f.Widget, f.Values); err != nil {
 		var pes input.FieldErrors
@@ -437,13 +439,18 @@ func (fp *fileParser) model(d *ydoc, what, id string, line int, f modelFields) *
 		if len(f.Goal.Want) == 0 {
 			p.add(d.line("goal", "want"), "%s: goal.want is empty: want at least one {param, value, tol}", what)
 		}
+		quantities := model.QuantityNames(f.Widget)
 		for i, t := range f.Goal.Want {
 			tl := d.line("goal", "want", i)
 			switch {
-			case !slices.Contains(names, t.Param):
-				p.add(tl, "%s: goal.want[%d]: param %q is not a parameter of %s: want one of %s", what, i, t.Param, f.Widget, allowed)
+			case !slices.Contains(quantities, t.Param):
+				p.add(tl, "%s: goal.want[%d]: param %q is not a quantity of %s: want one of %s", what, i, t.Param, f.Widget, strings.Join(quantities, ", "))
 			case !(t.Tol > 0) || math.IsInf(t.Tol, 0):
 				p.add(tl, "%s: goal.want[%d]: tol %g is not allowed: want a tolerance above 0", what, i, t.Tol)
+			case !slices.Contains(names, t.Param):
+				if math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
+					p.add(tl, "%s: goal.want[%d]: value %g is not allowed: want a number", what, i, t.Value)
+				}
 			default:
 				if err := model.Validate(f.Widget, map[string]float64{t.Param: t.Value}); err != nil {
 					p.add(tl, "%s: goal.want[%d]: %v", what, i, err)
@@ -455,6 +462,18 @@ func (fp *fileParser) model(d *ydoc, what, id string, line int, f modelFields) *
 	m.Assumes = fp.list(d, what, "assumes", f.Assumes, "what the model takes for granted")
 	m.Ignores = fp.list(d, what, "ignores", f.Ignores, "what the model leaves out")
 	return m
+}
+
+// solvingKinds are the widgets that work one quantity out of the others
+// (their spec has Solves), in Kinds order.
+func solvingKinds() []string {
+	var out []string
+	for _, k := range model.Kinds() {
+		if len(model.Specs()[k].Solves) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // list checks a non-empty list of non-empty strings.
@@ -499,7 +518,7 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
 		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show,
 		Backlog: f.Backlog, Accept: strings.TrimSpace(f.Accept), Simulated: f.Simulated, MaxInFlight: f.MaxInFlight, At: f.At,
-		keyLines: d.keyLines(), complete: !missing}
+		OverTime: f.OverTime, keyLines: d.keyLines(), complete: !missing}
 	if l.Accept == "door" {
 		l.Accept = ""
 	}

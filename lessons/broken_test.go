@@ -188,7 +188,7 @@ func TestBrokenLessons(t *testing.T) {
 		}},
 		// Model widgets come from package model.
 		{"unknown widget", map[string]string{"a.md": head("a", 1) + "```model id=m\nwidget: queueing\n```\n"}, []string{
-			`a.md:11: model "m": unknown widget "queueing": want one of admission-limit, littles-law, queue-curve, two-ceilings`,
+			`a.md:11: model "m": unknown widget "queueing": want one of admission-limit, aimd, littles-law, queue-curve, quota, two-ceilings`,
 		}},
 		// Model values are checked against the widget's ranges, goals against its parameters.
 		{"model values and goal", map[string]string{"a.md": head("a", 1) + "```model id=m\nwidget: littles-law\nsolve: inflight\n" +
@@ -196,8 +196,18 @@ func TestBrokenLessons(t *testing.T) {
 			"assumes: [a]\nignores: [b]\n```\n"}, []string{
 			`a.md:13: model "m": values.arrivals: 9000 is out of range: want 0 to 5000 per second`,
 			`a.md:13: model "m": values.latency: not a parameter of littles-law: want one of arrivals, latency_ms, inflight`,
-			`a.md:17: model "m": goal.want[0]: param "cpus" is not a parameter of littles-law: want one of arrivals, latency_ms, inflight`,
+			`a.md:17: model "m": goal.want[0]: param "cpus" is not a quantity of littles-law: want one of arrivals, latency_ms, inflight`,
 			`a.md:18: model "m": goal.want[1]: tol 0 is not allowed: want a tolerance above 0`,
+		}},
+		// quota works one quantity out as littles-law does; aimd does not,
+		// and its goal may name an output (delivered_pct), not a made-up one.
+		{"quota and aimd solve and goal", map[string]string{"a.md": head("a", 1) + "```model id=m\nwidget: quota\nsolve: workers\n" +
+			"goal:\n  text: Do it.\n  want:\n    - {param: with_quota_after, value: 25, tol: 1}\n  found: Done.\nassumes: [a]\nignores: [b]\n```\n" +
+			"```model id=n\nwidget: aimd\nsolve: floor\ngoal:\n  text: Do it.\n  want:\n    - {param: delivered_pct, value: 95, tol: 5}\n" +
+			"    - {param: goodput, value: 1, tol: 1}\n  found: Done.\nassumes: [a]\nignores: [b]\n```\n"}, []string{
+			`a.md:12: model "m": solve "workers" is not a quantity quota works out: want one of quota, arrivals, latency_ms`,
+			`a.md:23: model "n": solve applies to the widgets that work one quantity out (littles-law, quota) only: remove it`,
+			`a.md:28: model "n": goal.want[1]: param "goodput" is not a quantity of aimd: want one of capacity_before, capacity_after, step_s, increase, backoff, interval_ms, floor, duration_s, mean_limit, delivered_pct, min_after, max_after, settle_s`,
 		}},
 		// Rates and seconds have the course's bounds. (The knobs' limits
 		// are the lab's: package recorder's CheckLab reports workers and

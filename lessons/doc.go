@@ -97,13 +97,16 @@
 // recorded. Write options that read well in any order.
 //
 // model: widget (a kind from package model: littles-law, admission-limit,
-// two-ceilings, queue-curve); solve (littles-law only and required there:
-// the parameter the widget works out, which must then be left out of
-// values); values (initial parameter values, checked by model.Validate;
-// missing ones take the widget's defaults); goal with text (the
-// instruction), want (a list of {param, value, tol}: every param a
-// parameter of the widget, value in its range, tol above 0; all must hold
-// at once) and found (what the learner has found, shown on reaching the
+// two-ceilings, queue-curve, quota, aimd); solve (required for the kinds
+// that work one quantity out, littles-law and quota, and allowed for no
+// other: the quantity the widget works out, one of the kind's Solves,
+// which must then be left out of values); values (initial parameter
+// values, checked by model.Validate; missing ones take the widget's
+// defaults); goal with text (the instruction), want (a list of {param,
+// value, tol}: every param a quantity of the widget, model.QuantityNames,
+// a parameter's value in its range, tol above 0; all must hold at once:
+// {param: delivered_pct, value: 95, tol: 5} asks an aimd widget to let in
+// 90 to 100% of the new capacity) and found (what the learner has found, shown on reaching the
 // goal); assumes and ignores (non-empty lists of sentences).
 //
 //	```model id=littles-model
@@ -147,6 +150,8 @@
 // release; package recorder checks each falls inside the window and names
 // a knob the lab can change with a value it allows; with simulated, the
 // simulator makes them at their times, and BACKLOG is refused),
+// over_time (true: a run over time, every window sampled each second; the
+// recorder writes a time table beside the window table, see below),
 // and show (the columns, names of [RecordColumns], that the
 // lesson's text talks about: pages show them first, in this order, in the preset's recorded table
 // and in the table of a run of it, with the other columns one click away;
@@ -194,7 +199,7 @@
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
 // cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
 // stall_ms when either is set, rng when given, and backlog, accept,
-// policy, simulated, max_inflight and at only when set; not its id), the columns,
+// policy, simulated, max_inflight, at and over_time only when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a
@@ -259,6 +264,20 @@
 // and milliseconds to one decimal (send_lag_p99_ms to two), "-" for a lab
 // counter that could not be read. It prints progress on standard error.
 //
+// A preset with over_time: true gets a second table, its time table
+// ([WriteTimeTable]): the same kind of table block (caption, columns,
+// rows, source, fingerprint over the same preset and source), whose
+// columns are [TimeColumns] (window, at_s, seconds, ok, refused, gaveup,
+// client_busy, in_flight, queued, in_service, limit, p50_ms, p99_ms,
+// dropped), one row a second of each window and a last one, seconds
+// shorter, for what is left of it;
+// "—" where there is nothing to say (the lab was not read that second, or
+// no answer was ok). It replaces the preset's time table where it stands,
+// or is inserted with id ID-time after the preset's window table. A
+// table whose columns begin window, at_s is a time table
+// ([Table.TimeTable]); a preset has at most one table of each kind, and
+// a mark's table of a preset is its window table.
+//
 // It refuses to start when the 1-minute load average is above --max-load
 // (default recorder.DefaultMaxLoad, 0.3) per core, and refuses a table
 // when other programs used more than that while its preset ran (measured
@@ -304,7 +323,8 @@
 // EXPR reads recorded cells as NAME[ROW].COLUMN, where NAME is a table or
 // its lab preset (anywhere in the course), ROW is a row by its offered
 // rate (60) or position (#1, as closed-loop rows must be named), or a list
-// of rows (60,80,100) or * for every row, inside min, max, sum or mean; and
+// of rows (60,80,100), a range of positions (#11-#30, as a time table's
+// seconds are read) or * for every row, inside min, max, sum or mean; and
 // COLUMN a column, or (EXPR) over the row's columns, as in
 // overload-sweep[100].(done - ok). NAME.SETTING reads a preset's knob
 // (workers, spin_ms, wait_ms, limit, cpus, seconds, seed, closed,

@@ -52,8 +52,8 @@ func Fingerprint(preset *Lab, columns []string, rows [][]string, source string) 
 // "preset workers=1 spin_ms=2 wait_ms=18 limit=0 cpus=1 rates=10,20 seconds=5 seed=1 closed=0 timeout_ms=0",
 // followed by " stall_every=N stall_ms=M" when either is set, " rng=R"
 // when rng is given, and " backlog=N", " accept=workers", " policy=P"
-// (the policy as its canonical Spec) and " simulated" only when the preset
-// sets them (so the form of every preset written before they existed is
+// (the policy as its canonical Spec), " simulated", " max_inflight=N",
+// " at=C;C" and " over_time" only when the preset sets them (so the form of every preset written before they existed is
 // unchanged). The id is left out: renaming a preset does not change what
 // was measured.
 func canonicalPreset(l *Lab) string {
@@ -79,7 +79,8 @@ func canonicalPreset(l *Lab) string {
 		optional(l.Policy != "", " policy="+string(l.Policy)) +
 		optional(l.Simulated, " simulated") +
 		optional(l.MaxInFlight != 0, " max_inflight="+strconv.Itoa(l.MaxInFlight)) +
-		optional(len(l.At) > 0, " at="+strings.Join(l.At, ";"))
+		optional(len(l.At) > 0, " at="+strings.Join(l.At, ";")) +
+		optional(l.OverTime, " over_time")
 }
 
 func optional(given bool, s string) string {

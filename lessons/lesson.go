@@ -150,6 +150,10 @@ type Lab struct {
 	// written ("30s:WAIT_MS=2000"); package recorder checks them against
 	// the preset's knobs (CheckLab) and reads them (recorder.Preset).
 	At []string
+	// OverTime makes the preset a run over time: every window sampled
+	// each second, and the recorder writes a time table (TimeColumns)
+	// beside its window table.
+	OverTime bool
 
 	keyLines map[string]int // the line of each key the block gives
 	complete bool           // every setting a preset must give is there
@@ -196,6 +200,10 @@ type Table struct {
 	Fixture bool
 	// Show is its preset's Show, copied when the lesson is loaded.
 	Show []string
+	// Lab is its preset, set when the lesson is loaded (nil when Preset
+	// names no lab block): a time table's chart marks the preset's knob
+	// changes and its caller's timeout.
+	Lab *Lab
 	// Pending marks a table whose preset is still to be recorded: it has
 	// no rows. Only LoadWith with Pending set accepts it.
 	Pending bool

@@ -203,6 +203,11 @@ func TestParseTable(t *testing.T) {
 	}
 	want := &Table{ID: "t1", Line: 29, Preset: "a-lab", Caption: "Made up for a test.", Columns: []string{"rate", "ok"},
 		Rows: rows, Source: "typed in a test", Fingerprint: fpr}
+	// Its preset, set at load.
+	if lb, _, _ := c.Block("a-lab"); b.(*Table).Lab != lb {
+		t.Errorf("table's Lab %p, want its preset a-lab %p", b.(*Table).Lab, lb)
+	}
+	want.Lab = b.(*Table).Lab
 	if !reflect.DeepEqual(b, want) {
 		t.Errorf("table =\n %+v\nwant\n %+v", b, want)
 	}

@@ -584,11 +584,12 @@ func (e *evalEnv) resolve(name string) (*Lab, *Table, error) {
 	return nil, nil, fmt.Errorf("%q is a %s block: want a table or a lab preset", name, b.Kind())
 }
 
-// tableOf returns the table recorded from the preset with the given id.
+// tableOf returns the (window) table recorded from the preset with the
+// given id.
 func (c *Course) tableOf(preset string) *Table {
 	for _, l := range c.Lessons {
 		for _, b := range l.Blocks() {
-			if t, ok := b.(*Table); ok && t.Preset == preset {
+			if t, ok := b.(*Table); ok && t.Preset == preset && !t.TimeTable() {
 				return t
 			}
 		}
@@ -881,12 +882,25 @@ func (p *exprParser) ref(name string) (exprNode, error) {
 	for {
 		t := p.next()
 		switch {
+		case t.kind == "row" && p.isOp("-"):
+			// #A-#B: the rows from position A to B, as a time table's
+			// seconds are read.
+			p.next()
+			e := p.next()
+			a, _ := strconv.Atoi(t.text[1:])
+			b, _ := strconv.Atoi(e.text[1:])
+			if e.kind != "row" || b < a {
+				return nil, fmt.Errorf("%s[%s-%s]: want a range of positions, first to last, as in [#11-#30]", name, t.text, e.text)
+			}
+			for i := a; i <= b; i++ {
+				n.rows = append(n.rows, "#"+strconv.Itoa(i))
+			}
 		case t.kind == "num" || t.kind == "row":
 			n.rows = append(n.rows, t.text)
 		case t.kind == "op" && t.text == "*":
 			n.rows = append(n.rows, "*")
 		default:
-			return nil, fmt.Errorf("%s[...]: want rows by offered rate (60), position (#1) or * for every row, found %q", name, t.text)
+			return nil, fmt.Errorf("%s[...]: want rows by offered rate (60), position (#1), positions (#11-#30) or * for every row, found %q", name, t.text)
 		}
 		if p.isOp(",") {
 			p.next()

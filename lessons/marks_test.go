@@ -48,7 +48,8 @@ func TestMarks(t *testing.T) {
 		"About [190]{= m-lab.workers / 0.021; ±2%}, over [1,000]{= sum(m-table[*].ok) + 510} answered.\n" + // 33
 		"The tail [stayed inside the budget]{? max(m-table[*].p99_ms) <= 230 and m-lab.cpus = 1}.\n" + // 34
 		"It was [48.0]{= m-table[60].ok_per_sec} (stale) and [2]{= m-table[60].queued} (not measured).\n" + // 35
-		"```check id=m-check\nprompt: Which is right, [200]{= m-table[40].ok}?\noptions:\n  - {text: \"[47]{= m-table[#2].ok_per_sec} a second\", correct: true, explain: Yes.}\n  - {text: Fifty, explain: No.}\n```\n" // 36-41
+		"Both rows: [490]{= sum(m-table[#1-#2].ok)}, one: [200]{= sum(m-table[#1-#1].ok)}.\n" + // 36
+		"```check id=m-check\nprompt: Which is right, [200]{= m-table[40].ok}?\noptions:\n  - {text: \"[47]{= m-table[#2].ok_per_sec} a second\", correct: true, explain: Yes.}\n  - {text: Fifty, explain: No.}\n```\n" // 37-42
 	c, err := loadMarks(t, body, LoadOptions{})
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -88,8 +89,10 @@ func TestMarks(t *testing.T) {
 		{34, "stayed inside the budget", MarkStale, ""}, // a p99 of 1937.5 is not ≤ 230
 		{35, "48.0", MarkStale, "47.1"},
 		{35, "2", MarkBroken, ""},
-		{37, "200", MarkOK, ""},
-		{39, "47", MarkOK, ""},
+		{36, "490", MarkOK, ""}, // positions #1 to #2: 200 + 290
+		{36, "200", MarkOK, ""},
+		{38, "200", MarkOK, ""},
+		{40, "47", MarkOK, ""},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("CheckMarks:\n got %v\nwant %v", got, want)
@@ -162,6 +165,9 @@ func TestMarkErrors(t *testing.T) {
 		{"unknown name", "[47]{= m-tabel[60].ok}", `no table or lab preset "m-tabel" in the course`},
 		{"unknown row", "[47]{= m-table[50].ok}", "no row offered 50: want one of 40, 60, #N for the N-th row, or *"},
 		{"row out of range", "[47]{= m-table[#3].ok}", "there is no row #3: want #1 to #2"},
+		{"range out of range", "[47]{= sum(m-table[#1-#3].ok)}", "there is no row #3: want #1 to #2"},
+		{"range backwards", "[47]{= sum(m-table[#2-#1].ok)}", "want a range of positions, first to last, as in [#11-#30]"},
+		{"range to a rate", "[47]{= sum(m-table[#1-60].ok)}", "want a range of positions, first to last"},
 		{"unknown column", "[47]{= m-table[60].okk}", `table m-table has no column "okk"`},
 		{"unknown setting", "[47]{= m-lab.worker}", `"worker" is not a setting of a preset`},
 		{"hyphen without spaces", "[47]{= m-table[60].(ok-refused)}", `table m-table has no column "ok-refused"`},

@@ -296,6 +296,7 @@ func (fp *fileParser) body(out *parsed, body []byte) {
 		if lb, ok := l.Block(ta.table.Preset); ok {
 			if lab, ok := lb.(*Lab); ok {
 				ta.table.Show = lab.Show
+				ta.table.Lab = lab
 			}
 		}
 	}

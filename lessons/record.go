@@ -39,6 +39,21 @@ func RecordColumns(accept string) []string {
 	return cols
 }
 
+// TimeColumns returns the columns of a time table, which `server lessons
+// record` writes beside the window table of a preset with over_time: true:
+// one row a sample of a run over time (loadrun.Sample, a second of a
+// window), window (from 0) and at_s (the second's start, from the
+// window's start) first, then the requests that ended in it (ok,
+// refused, gaveup), the arrivals the client's workers could not take
+// (client_busy), the generator's requests in flight at its end, the lab's
+// queue and its policy's limit read then, p50 and p99 of its ok answers,
+// and how many the lab's policy dropped from its queue since the window
+// began. A table whose columns begin window, at_s is a time table
+// (Table.TimeTable).
+func TimeColumns() []string {
+	return []string{"window", "at_s", "seconds", "ok", "refused", "gaveup", "client_busy", "in_flight", "queued", "in_service", "limit", "p50_ms", "p99_ms", "dropped"}
+}
+
 // AcceptWorkers is a lab block's accept: workers (labsvc.AcceptWorkers).
 const AcceptWorkers = "workers"
 
@@ -192,6 +207,22 @@ type Written struct {
 // while it still describes the preset (the old table was recorded from the
 // preset as it is, at full length).
 func WriteTable(dir, file string, preset, ran *Lab, cells [][]string, caption, source string) (Written, error) {
+	return writeTable(dir, file, preset, ran, RecordColumns(ran.Accept), cells, caption, source)
+}
+
+// WriteTimeTable is WriteTable for a preset's time table (cells in
+// TimeColumns order, one row a sample): it replaces the preset's time
+// table where it stands or, with id PRESET-time, goes after the preset's
+// window table (after the lab block when there is none). A preset has at
+// most one table of each kind.
+func WriteTimeTable(dir, file string, preset, ran *Lab, cells [][]string, caption, source string) (Written, error) {
+	return writeTable(dir, file, preset, ran, TimeColumns(), cells, caption, source)
+}
+
+// writeTable writes a table of columns cols: a time table (TimeColumns)
+// or a window table.
+func writeTable(dir, file string, preset, ran *Lab, cols []string, cells [][]string, caption, source string) (Written, error) {
+	timeTable := isTimeTable(cols)
 	path := filepath.Join(dir, file)
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -207,15 +238,28 @@ func WriteTable(dir, file string, preset, ran *Lab, cells [][]string, caption, s
 		return Written{}, fmt.Errorf("the preset changed in %s while it was being recorded; the table was not written: record it again", file)
 	}
 	var old []*Table
+	var windows *Table // the preset's window table, which a new time table follows
 	for _, blk := range pf.lesson.Blocks() {
-		if t, ok := blk.(*Table); ok && t.Preset == preset.ID {
+		t, ok := blk.(*Table)
+		switch {
+		case !ok || t.Preset != preset.ID:
+		case t.TimeTable() == timeTable:
 			old = append(old, t)
+		case windows == nil:
+			windows = t
 		}
 	}
+	kind := ""
+	if timeTable {
+		kind = "time "
+	}
 	if len(old) > 1 {
-		return Written{}, fmt.Errorf("tables %q (line %d) and %q (line %d) both name preset %s: keep one, then record again", old[0].ID, old[0].Line, old[1].ID, old[1].Line, preset.ID)
+		return Written{}, fmt.Errorf("%stables %q (line %d) and %q (line %d) both name preset %s: keep one, then record again", kind, old[0].ID, old[0].Line, old[1].ID, old[1].Line, preset.ID)
 	}
 	id := preset.ID + "-result"
+	if timeTable {
+		id = preset.ID + "-time"
+	}
 	if len(old) == 1 {
 		id = old[0].ID
 		// Keep an author's caption while it still describes the preset: the
@@ -232,7 +276,6 @@ func WriteTable(dir, file string, preset, ran *Lab, cells [][]string, caption, s
 	if len(lines) > 0 && bytes.HasSuffix(lines[0], []byte("\r\n")) {
 		eol = "\r\n"
 	}
-	cols := RecordColumns(ran.Accept)
 	block := tableBlock(id, preset.ID, caption, cols, cells, source, Fingerprint(ran, cols, cells, source), eol)
 	var out bytes.Buffer
 	var line int
@@ -247,7 +290,11 @@ func WriteTable(dir, file string, preset, ran *Lab, cells [][]string, caption, s
 		writeLines(&out, lines[last:])
 		line = first
 	} else {
-		last, err := fenceEnd(lines, now.Line)
+		after := now.Line // a new table goes after the lab block,
+		if timeTable && windows != nil {
+			after = windows.Line // a new time table after the window table
+		}
+		last, err := fenceEnd(lines, after)
 		if err != nil {
 			return Written{}, err
 		}
@@ -265,6 +312,16 @@ func WriteTable(dir, file string, preset, ran *Lab, cells [][]string, caption, s
 	}
 	return Written{File: file, Lab: preset.ID, Table: id, Line: line}, nil
 }
+
+// isTimeTable reports whether columns are a time table's: they begin
+// window, at_s.
+func isTimeTable(cols []string) bool {
+	return len(cols) >= 2 && cols[0] == "window" && cols[1] == "at_s"
+}
+
+// TimeTable reports whether the table is a time table: one row a sample
+// of a run over time, its columns beginning window, at_s (TimeColumns).
+func (t *Table) TimeTable() bool { return isTimeTable(t.Columns) }
 
 // tableBlock formats a table block, ending with its closing fence and eol.
 func tableBlock(id, preset, caption string, cols []string, cells [][]string, source, fingerprint, eol string) string {

@@ -160,6 +160,7 @@ func TestFingerprintCovers(t *testing.T) {
 		{"stall every", func(l *Lab) { l.StallEvery = 200 }, cols, rows, "s"},
 		{"stall ms", func(l *Lab) { l.StallMS = 500 }, cols, rows, "s"},
 		{"rng", func(l *Lab) { l.RNG = "python" }, cols, rows, "s"},
+		{"over time", func(l *Lab) { l.OverTime = true }, cols, rows, "s"},
 		// The table itself.
 		{"column renamed", func(*Lab) {}, []string{"offered", "done"}, rows, "s"},
 		{"cell edited", func(*Lab) {}, cols, [][]string{{"10", "11"}}, "s"},
@@ -179,7 +180,7 @@ func TestFingerprintCovers(t *testing.T) {
 	}
 	// A preset without a stall or an rng is written as before they existed,
 	// so the tables recorded then keep their fingerprints.
-	if c := canonicalPreset(&base); strings.Contains(c, "stall") || strings.Contains(c, "rng") {
+	if c := canonicalPreset(&base); strings.Contains(c, "stall") || strings.Contains(c, "rng") || strings.Contains(c, "over_time") {
 		t.Errorf("canonical preset %q names settings the preset does not give", c)
 	}
 	// A preset that leaves backlog and accept at their defaults has the

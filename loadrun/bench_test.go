@@ -13,8 +13,10 @@ import (
 	"time"
 	"unsafe"
 
+	"capacitylab/childproc"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/measure"
 )
 
 // benchRates is the list of offered rates the fidelity benchmarks try;
@@ -51,7 +53,7 @@ func benchRates(b *testing.B) []float64 {
 //
 // The goals: achieved/offered ≥ 0.99 and over_floor_ms ≤ 0.5 at every
 // rate up to loadrun.MaxRate.
-func fidelity(b *testing.B, url string, rate float64) {
+func fidelity(b *testing.B, url string, rate float64, procs int) {
 	target, err := loadrun.NewTarget(url, loadrun.DefaultTimeout)
 	if err != nil {
 		b.Fatal(err)
@@ -66,7 +68,9 @@ func fidelity(b *testing.B, url string, rate float64) {
 		wakes := loadrun.SleepFloorWindow(b, sched)
 		slices.Sort(wakes)
 		floor := float64(loadrun.NearestRank(wakes, 99)) / 1e6
+		prev := runtime.GOMAXPROCS(procs)
 		res := loadrun.Open{Target: target, Schedule: sched}.Run(context.Background(), nil)
+		runtime.GOMAXPROCS(prev)
 		row := res.Metrics.Row(rate, seconds*time.Second)
 		if row.Lost != 0 {
 			b.Fatalf("lost %d", row.Lost)
@@ -92,18 +96,43 @@ func fidelity(b *testing.B, url string, rate float64) {
 func BenchmarkOpenLoopInstant(b *testing.B) {
 	url := loadrun.StartInstant(b)
 	for _, rate := range benchRates(b) {
-		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, url, rate) })
+		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, url, rate, runtime.GOMAXPROCS(0)) })
 	}
 }
 
 // BenchmarkOpenLoopLabOneCore measures the generator against a lab child
 // pinned to one core that does no work per request (WORKERS=64, SPIN_MS=0,
-// WAIT_MS=0, CPUS=1). Run with -benchtime=3x.
+// WAIT_MS=0, CPUS=1). Run with -benchtime=3x. With LOADRUN_BENCH_AS_CHILD=1
+// the generator runs as the load child runs it (asLoadChild: real-time,
+// GOMAXPROCS 1 during its windows); the floor windows run at this
+// process's GOMAXPROCS either way.
 func BenchmarkOpenLoopLabOneCore(b *testing.B) {
 	l := startChildLab(b, labsvc.Config{Workers: 64, SpinMS: 0, WaitMS: 0, CPUs: 1})
+	procs := asLoadChild(b)
 	for _, rate := range benchRates(b) {
-		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, l.target, rate) })
+		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, l.target, rate, procs) })
 	}
+}
+
+// asLoadChild gives this process the load child's priority when
+// LOADRUN_BENCH_AS_CHILD=1 (every thread real-time round-robin
+// measure.LoadChildRTPriority, niceness measure.LoadChildNice, for good;
+// it takes root) and returns the load child's GOMAXPROCS for one generator
+// processor (1). Otherwise it changes nothing and returns this process's
+// GOMAXPROCS.
+func asLoadChild(b *testing.B) (procs int) {
+	if os.Getenv("LOADRUN_BENCH_AS_CHILD") != "1" {
+		return runtime.GOMAXPROCS(0)
+	}
+	if err := childproc.SetNice(measure.LoadChildNice); err != nil {
+		b.Fatal(err)
+	}
+	if err := childproc.SetRoundRobin(measure.LoadChildRTPriority); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("as the load child: every thread real-time %d, niceness %d; GOMAXPROCS 1 in the generator's windows",
+		measure.LoadChildRTPriority, measure.LoadChildNice)
+	return 1
 }
 
 // BenchmarkRetainedRecord measures the heap a finished window keeps per

@@ -25,6 +25,11 @@ type LabStats struct {
 	BackloggedMax int   `json:"backlogged_max"`
 	InService     int   `json:"in_service"`
 	Bad           int64 `json:"bad"`
+	// Dropped is how many the lab's admission policy admitted and then
+	// dropped from its queue in the window; PolicyLimit its bound on
+	// requests inside now (0: none).
+	Dropped     int64 `json:"dropped"`
+	PolicyLimit int   `json:"policy_limit"`
 	// ProcessCPUMS is the processor time the whole lab process used in the
 	// window, ms; SpinCPUMS the part its spins used.
 	ProcessCPUMS float64 `json:"process_cpu_ms"`

@@ -179,6 +179,10 @@
 //	 "elapsed_ms":1200.5,"sent":47,"ended":46}
 //	{"kind":"knob","windows":4,"window":0,"rate":40,"seconds":20,"elapsed_ms":10001.2,
 //	 "change":"10s:WAIT_MS=2000"}
+//	{"kind":"sample","windows":4,"window":0,"rate":40,"seconds":20,"elapsed_ms":1000,
+//	 "sample":{"window":0,"at_s":0,"seconds":1,"ok":38,"refused":0,"gaveup":0,"errors":0,
+//	 "client_busy":0,"not_sent":0,"p50_ms":21.1,"p99_ms":24.7,"in_flight":1,"lab":true,
+//	 "queued":0,"in_service":1,"limit":3,"dropped":0}}
 //	{"kind":"row","windows":4,"window":0,"rate":40,"seconds":20,"elapsed_ms":20012.3,
 //	 "sent":800,"ended":800,"row":{...}}
 //	{"kind":"done","windows":4,"window":4,"seconds":20,"error":"..."}
@@ -188,12 +192,41 @@
 // (package runner) carries too. progress comes every ProgressEvery (250
 // ms, four a second) while a window runs, and once when it ends; closed-loop
 // windows carry clients instead of rate. knob comes when the lab has taken
-// one of the sweep's knob changes, elapsed_ms saying when (see below). row comes once per window, after
+// one of the sweep's knob changes, elapsed_ms saying when (see below).
+// sample comes only in a run over time (see Samples). row comes once per window, after
 // the lab's counters were read. done comes last; window is then how many
 // windows finished, and error is set when the sweep failed or was
 // cancelled. Progress is dropped rather than blocked on once the context is
 // cancelled; row and done are always delivered, so the receiver must read
 // until the channel is closed.
+//
+// # Samples
+//
+// A sweep with SampleEvery (a run over time; package measure samples every
+// second) samples each window: at every SampleEvery from the window's
+// start a goroutine of its own (never the dispatcher) reads the lab's
+// GET /stats when the sweep has a Control, giving the read at most one
+// interval (a slower read is abandoned and that sample says lab false),
+// then takes the interval's Sample: the requests that ended in it (an
+// arrival never sent: when it was due), p50 and p99 of its ok answers,
+// the generator's in flight at its end, and the lab's queued, in service,
+// policy limit and dropped as read. Each record is counted where the
+// window already folds its statistics (under the same lock, as it
+// finishes; no second pass, no allocation per request once the
+// interval's latency slice has grown); a record whose end was stamped
+// just before a boundary but that finished after that interval's sample
+// was taken counts in the next, so every arrival is counted exactly once
+// and a window's samples add up to its row. When the window's last
+// request has ended a last sample covers what is left (seconds: its
+// length), with the lab read once more. Samples go out as sample events,
+// elapsed_ms the interval's end, in order and before the window's row,
+// and stay with the window (WindowReport.Samples). A driven window
+// (package sim) is sampled from its records once it ends
+// (SampleRecords): in flight counted from the records, the lab's side
+// from what the driver read at each boundary (Window.SampleEvery,
+// Result.Lab; package sim reads its simulated lab there) and at the end
+// (lab false where it read nothing); its samples go out with its knob
+// events in time order.
 //
 // Rows and raw records are also handed over window by window: Sweep.WindowDone
 // is called with each window's WindowReport (its row, every record and the

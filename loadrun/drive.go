@@ -33,6 +33,14 @@ type Result struct {
 	Records []Record
 	Metrics *Metrics
 	Elapsed time.Duration // from the window's start until its last request ended
+	// Samples are the window's samples when it was sampled (Sampling),
+	// in order.
+	Samples []Sample
+	// Lab is a Driver's lab as it was at each of the window's
+	// Window.SampleEvery boundaries (Lab[k] at the end of interval k), as
+	// GET /stats would have read it, when the driver knows it; a sweep
+	// fills its samples' lab fields from it.
+	Lab []LabStats
 	// Changed is how many of a Driver's Window.Changes (in time order) it
 	// made before the window's last request ended; the rest were not
 	// made. Open and Closed leave it 0: a real run's changes are made
@@ -51,6 +59,8 @@ type Open struct {
 	// fixed 2,048 would turn a target's 0.2 s stall into arrivals not sent,
 	// where a real caller would have sent them and waited.
 	MaxInFlight int
+	// Sampling, when its Every is not 0, samples the window over time.
+	Sampling Sampling
 	// ClientWorkers, when not 0, is a client with a fixed pool of that
 	// many workers, each busy with one request from its send to its end:
 	// an arrival that finds every one busy is recorded as NotSent with
@@ -81,6 +91,7 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 	}
 	records := make([]Record, len(o.Schedule))
 	w := newLive()
+	sp := o.Sampling.start(ctx, w, o.Window)
 	stopTicker := w.tick(progress)
 
 	var wg sync.WaitGroup
@@ -116,7 +127,7 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 		}()
 	}
 	wg.Wait()
-	return w.result(records, stopTicker, progress)
+	return w.result(ctx, records, sp, stopTicker, progress)
 }
 
 // defaultInFlight is the in-flight cap of an open-loop window that sets
@@ -141,6 +152,8 @@ type Closed struct {
 	Think   time.Duration
 	Length  time.Duration
 	Window  int
+	// Sampling, when its Every is not 0, samples the window over time.
+	Sampling Sampling
 }
 
 // Run runs the clients and returns when every request has ended. Records
@@ -148,6 +161,7 @@ type Closed struct {
 // clients and ends outstanding requests with Error/ReasonCanceled.
 func (c Closed) Run(ctx context.Context, progress func(Progress)) Result {
 	w := newLive()
+	sp := c.Sampling.start(ctx, w, c.Window)
 	stopTicker := w.tick(progress)
 	var seq atomic.Int64
 	perClient := make([][]Record, c.Clients)
@@ -175,7 +189,7 @@ func (c Closed) Run(ctx context.Context, progress func(Progress)) Result {
 	wg.Wait()
 	records := slices.Concat(perClient...)
 	slices.SortFunc(records, func(a, b Record) int { return a.Seq - b.Seq })
-	return w.result(records, stopTicker, progress)
+	return w.result(ctx, records, sp, stopTicker, progress)
 }
 
 // live is a window's shared state while it runs.
@@ -187,6 +201,7 @@ type live struct {
 	busy  atomic.Int64
 	mu    sync.Mutex
 	m     Metrics
+	s     *sampler // when the window is sampled; folded with m, under mu
 }
 
 func newLive() *live { return &live{start: time.Now()} }
@@ -196,6 +211,9 @@ func (w *live) markSent() { w.sent.Add(1) }
 func (w *live) finish(r Record) {
 	w.mu.Lock()
 	w.m.Add(r)
+	if w.s != nil {
+		w.s.fold(r)
+	}
 	w.mu.Unlock()
 	switch {
 	case r.Outcome == NotSent && r.Reason == ReasonClientBusy:
@@ -236,14 +254,19 @@ func (w *live) tick(progress func(Progress)) (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
-func (w *live) result(records []Record, stopTicker func(), progress func(Progress)) Result {
+// result is the window's Result once its last request has ended: the
+// sampler (when there is one) is stopped first, so the window's end falls
+// after its last sample's boundary, and its last samples are sent after
+// the last progress.
+func (w *live) result(ctx context.Context, records []Record, sp *sampling, stopTicker func(), progress func(Progress)) Result {
+	sp.stop()
 	elapsed := time.Since(w.start)
 	stopTicker()
 	if progress != nil {
 		progress(w.progress())
 	}
 	m := w.m
-	return Result{Records: records, Metrics: &m, Elapsed: elapsed}
+	return Result{Records: records, Metrics: &m, Elapsed: elapsed, Samples: sp.last(ctx, elapsed)}
 }
 
 // sleepChunk bounds one precise sleep, so that a cancelled context is
@@ -253,13 +276,16 @@ const sleepChunk = 20 * time.Millisecond
 // sleepUntil waits until t, or until ctx is done (noticed within
 // sleepChunk). It sleeps with preciseSleep: Go's timers wake up to a
 // millisecond late on Linux (the runtime's poller waits in whole
-// milliseconds), which alone would make most sends "late".
-func sleepUntil(ctx context.Context, t time.Time) {
+// milliseconds), which alone would make most sends "late". It returns how
+// many sleeps it made.
+func sleepUntil(ctx context.Context, t time.Time) (sleeps int) {
 	for ctx.Err() == nil {
 		d := time.Until(t)
 		if d <= 0 {
-			return
+			return sleeps
 		}
 		preciseSleep(min(d, sleepChunk))
+		sleeps++
 	}
+	return sleeps
 }

@@ -63,40 +63,55 @@ func StartInstant(tb testing.TB) string {
 }
 
 // BenchmarkLagSources shows where late sends come from. It runs 2 s Poisson
-// windows against StartInstant with Open.Run's dispatch loop (sleepUntil,
-// Target.begin, which takes Sent and starts the connection, then one
-// goroutine per request for Target.complete), the dispatcher locked to its
-// thread, and these extra clocks:
+// windows with Open.Run's dispatch loop (sleepUntil, then Target.begin,
+// which takes Sent and starts the connection, then one goroutine per
+// request for Target.complete), the dispatcher locked to its thread, and
+// these extra clocks for arrival i, counted from arrival i−1's wake to
+// arrival i's (so over arrival i−1's send and arrival i's sleep):
 //
 //	wake    when the dispatcher got back from sleepUntil, minus Intended
 //	start   Sent minus wake: the dispatcher's own delay between waking
 //	        and sending (catching up on arrivals already due)
-//	queued  during that sleep, how long the dispatcher's thread waited in
-//	        this kernel's run queue for a processor (second field of
+//	work    how long arrival i−1's send took the dispatcher, from its Sent
+//	        to the end of its go statement (socket, connect, write)
+//	queued  how long the dispatcher's thread waited in this kernel's run
+//	        queue for a processor (second field of
 //	        /proc/thread-self/schedstat)
-//	oncpu   during that sleep, how long the thread was counted as running
-//	        (first field): the thread should be asleep, so time here is time
+//	oncpu   how long the thread was counted as running (first field) beyond
+//	        work: the thread should be asleep then, so time here is time
 //	        taken from it while "running": the hypervisor running another
 //	        guest on this virtual processor (steal), or interrupts
-//
+//	parked  whether the thread gave up its processor of its own accord
+//	        (getrusage's voluntary switches) more times than it called
+//	        nanosleep: the Go runtime parked it (its goroutine came back
+//	        from a system call and found no Go processor free, or was
+//	        preempted and queued) until it was handed one (the dispatcher
+//	        is locked to its thread, so it comes back on the same one)
+
 // A late send (lag > LateAfter) is filed under one cause: "start" when
 // Sent − wake was most of its lag; otherwise the dispatcher woke late, and
 // the send is filed under the cause of the stall it was caught in (the
-// first late wake of a run of consecutive late wakes): "queued" when the
-// thread waited in the run queue for at least half of that wake's
-// lateness, "oncpu" when its counted running time was at least half of it,
-// else "asleep": the thread was neither queued nor running, so it was
-// parked inside the Go runtime (woken from nanosleep with no Go P free, or
-// a garbage-collection stop) or nanosleep itself overslept. Reported per
-// window, worst of b.N:
+// first late wake of a run of consecutive late wakes), the first of these
+// that holds for that wake: "queued" when the thread waited in the run
+// queue for at least half of its lateness, "parked" when the runtime
+// parked it, "oncpu" when its extra running time was at least half of it,
+// "work" when the previous send took at least half of it, else "asleep"
+// (nanosleep itself overslept). Reported per window, worst of b.N:
 //
-//	lag_p99_ms wake_p99_ms start_p99_ms    99th percentiles of each clock
+//	lag_p99_ms wake_p99_ms start_p99_ms work_p99_ms   99th percentiles of each clock
 //	late_%                                 late sends of all sends
-//	late_queued_% late_oncpu_% late_asleep_% late_start_%   shares of the late sends
+//	parked_%                               arrivals whose clocks saw the runtime park the thread
+//	late_queued_% late_parked_% late_oncpu_% late_work_% late_asleep_% late_start_%
+//	                                       shares of the late sends
 //	gc_cycles                              garbage collections in the window
+//	not_ok                                 sends that did not end ok (a loaded target)
 //	steal_ms                               time the hypervisor took from this
 //	                                       machine's processors during the
 //	                                       window (/proc/stat, 10 ms ticks)
+//
+// The target is StartInstant in this process, or the lab at
+// LOADRUN_BENCH_TARGET (a URL) when set: run a lab pinned to one processor
+// and this benchmark pinned to the other to see the generator's core alone.
 //
 // Run: go test -run '^$' -bench LagSources -benchtime=3x ./loadrun/
 // (LOADRUN_BENCH_RATES=2000 picks the rates; default 1000,2000,3000).
@@ -105,7 +120,10 @@ func BenchmarkLagSources(b *testing.B) {
 	if spec == "" {
 		spec = "1000,2000,3000"
 	}
-	url := StartInstant(b)
+	url := os.Getenv("LOADRUN_BENCH_TARGET")
+	if url == "" {
+		url = StartInstant(b)
+	}
 	for f := range strings.SplitSeq(spec, ",") {
 		rate, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil {
@@ -126,19 +144,23 @@ func lagSources(b *testing.B, url string, rate float64) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep := instrumentedWindow(b, target, sched)
-		worst = worst.worse(rep)
+		worst = worst.worse(instrumentedWindow(b, target, sched))
 	}
 	b.ReportMetric(worst.lagP99, "lag_p99_ms")
 	b.ReportMetric(worst.wakeP99, "wake_p99_ms")
 	b.ReportMetric(worst.startP99, "start_p99_ms")
+	b.ReportMetric(worst.workP99, "work_p99_ms")
 	b.ReportMetric(worst.latePct, "late_%")
+	b.ReportMetric(worst.parkedAllPct, "parked_%")
 	b.ReportMetric(worst.queuedPct, "late_queued_%")
+	b.ReportMetric(worst.parkedPct, "late_parked_%")
 	b.ReportMetric(worst.oncpuPct, "late_oncpu_%")
+	b.ReportMetric(worst.workPct, "late_work_%")
 	b.ReportMetric(worst.asleepPct, "late_asleep_%")
-	b.ReportMetric(worst.stealMS, "steal_ms")
 	b.ReportMetric(worst.startPct, "late_start_%")
+	b.ReportMetric(worst.stealMS, "steal_ms")
 	b.ReportMetric(float64(worst.gcs), "gc_cycles")
+	b.ReportMetric(float64(worst.notOK), "not_ok")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -147,7 +169,9 @@ func lagSources(b *testing.B, url string, rate float64) {
 type lagReport struct {
 	lagP99, wakeP99, startP99                                  float64
 	latePct, queuedPct, oncpuPct, asleepPct, startPct, stealMS float64
+	parkedPct, parkedAllPct, workPct, workP99                  float64
 	gcs                                                        uint32
+	notOK                                                      int // sends that did not end ok
 }
 
 func (r lagReport) worse(o lagReport) lagReport {
@@ -157,6 +181,12 @@ func (r lagReport) worse(o lagReport) lagReport {
 	return r
 }
 
+// instrumentedWindow runs sched as Open.Run's dispatcher does and files
+// its late sends. Arrival i's
+// counters run from the previous arrival's wake to this one's: they cover
+// the previous send (Target.begin's socket, connect and write, and the go
+// statement) as well as this sleep, since a delay in either makes this
+// wake late.
 func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagReport {
 	schedstat, release := lockThreadSchedstat(b)
 	defer release()
@@ -165,33 +195,43 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 	wake := make([]time.Duration, len(sched))
 	queued := make([]time.Duration, len(sched))
 	oncpu := make([]time.Duration, len(sched))
+	work := make([]time.Duration, len(sched)) // the previous send's own time
+	parked := make([]bool, len(sched))
 	steal0 := stealTicks(b)
 	var gc0, gc1 runtime.MemStats
 	runtime.ReadMemStats(&gc0)
 	ctx := context.Background()
 	var wg sync.WaitGroup
+	run0, queue0 := threadSchedstat(b, schedstat)
+	vol0, sleeps, prevWork := voluntarySwitches(b), 0, time.Duration(0)
 	start := time.Now()
 	for i, off := range sched {
-		run0, queue0 := threadSchedstat(b, schedstat)
-		sleepUntil(ctx, start.Add(off))
+		sleeps += sleepUntil(ctx, start.Add(off))
 		wake[i] = time.Since(start) - off
 		run1, queue1 := threadSchedstat(b, schedstat)
-		queued[i], oncpu[i] = queue1-queue0, run1-run0
+		vol1 := voluntarySwitches(b)
+		queued[i], oncpu[i], work[i] = queue1-queue0, run1-run0-prevWork, prevWork
+		parked[i] = vol1-vol0 > int64(sleeps)
+		run0, queue0, vol0, sleeps = run1, queue1, vol1, 0
 		r := &records[i]
 		*r = Record{Seq: i, Intended: off}
 		s := target.begin(r, start, nil)
 		wg.Go(func() { target.complete(ctx, r, start, s, nil) })
+		prevWork = time.Since(start) - r.Sent
 	}
 	wg.Wait()
 	runtime.ReadMemStats(&gc1)
 
 	var rep lagReport
 	var lags, wakes, starts []time.Duration
-	late, byQueued, byOncpu, byAsleep, byStart := 0, 0, 0, 0, 0
+	late, byQueued, byOncpu, byParked, byWork, byAsleep, byStart, parkedAll := 0, 0, 0, 0, 0, 0, 0, 0
 	stallCause := &byAsleep
 	for i, r := range records {
 		if r.Outcome != OK {
-			b.Fatalf("arrival %d: %v %s", i, r.Outcome, r.Reason)
+			rep.notOK++ // a loaded target's give-ups: still sent, still filed
+		}
+		if parked[i] {
+			parkedAll++
 		}
 		lag, st := r.Lag(), r.Sent-r.Intended-wake[i]
 		lags, wakes, starts = append(lags, lag), append(wakes, wake[i]), append(starts, st)
@@ -199,8 +239,12 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 			switch { // the first late wake of a stall
 			case 2*queued[i] >= wake[i]:
 				stallCause = &byQueued
+			case parked[i]:
+				stallCause = &byParked
 			case 2*oncpu[i] >= wake[i]:
 				stallCause = &byOncpu
+			case 2*work[i] >= wake[i]:
+				stallCause = &byWork
 			default:
 				stallCause = &byAsleep
 			}
@@ -220,10 +264,14 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 		return ms(NearestRank(s, 99))
 	}
 	rep.lagP99, rep.wakeP99, rep.startP99 = p99(lags), p99(wakes), p99(starts)
+	rep.workP99 = p99(work)
 	rep.latePct = 100 * float64(late) / float64(len(records))
+	rep.parkedAllPct = 100 * float64(parkedAll) / float64(len(records))
 	if late > 0 {
 		rep.queuedPct = 100 * float64(byQueued) / float64(late)
 		rep.oncpuPct = 100 * float64(byOncpu) / float64(late)
+		rep.parkedPct = 100 * float64(byParked) / float64(late)
+		rep.workPct = 100 * float64(byWork) / float64(late)
 		rep.asleepPct = 100 * float64(byAsleep) / float64(late)
 		rep.startPct = 100 * float64(byStart) / float64(late)
 	}

@@ -47,6 +47,13 @@ type Sweep struct {
 	ClientWorkers int
 	DrainWait     time.Duration
 
+	// SampleEvery, when not 0, makes the sweep a run over time: every
+	// window is sampled every SampleEvery from its start and once more
+	// when its last request has ended (see Sample), each sample sent as a
+	// sample event and kept in the window's report. With a Control the
+	// lab's statistics are read at each interval's end. 0: no samples.
+	SampleEvery time.Duration
+
 	// Changes are knob changes made at their times into every window
 	// (see KnobChange), through the lab's control API: each window starts
 	// from the knobs the lab had when the sweep began (they are read
@@ -143,6 +150,9 @@ func (s Sweep) ValidatePlan() error {
 	if err := CheckChangeTimes(s.Changes, s.Seconds); err != nil {
 		return err
 	}
+	if err := checkSampleEvery(s.SampleEvery); err != nil {
+		return err
+	}
 	if s.DrainWait < 0 {
 		return fmt.Errorf("drain wait %v is not allowed: want 0 (default %v) or more", s.DrainWait, DefaultDrainWait)
 	}
@@ -200,7 +210,9 @@ const (
 	EventProgress EventKind = "progress" // a window is running: counts so far
 	EventKnob     EventKind = "knob"     // a knob change was made (Change, at ElapsedMS into the window)
 	EventRow      EventKind = "row"      // a window ended: its row
-	EventDone     EventKind = "done"     // the sweep ended, with Error if it failed
+	// EventSample is one interval of a window in a run over time (see
+	// sample.go, Sweep.SampleEvery).
+	EventDone EventKind = "done" // the sweep ended, with Error if it failed
 )
 
 // WindowProgress is which window of a sweep an event is about and how far
@@ -226,9 +238,10 @@ type WindowProgress struct {
 type Event struct {
 	Kind EventKind `json:"kind"`
 	WindowProgress
-	Row    *Row   `json:"row,omitempty"`
-	Change string `json:"change,omitempty"` // knob: the change made, as KnobChange writes it
-	Error  string `json:"error,omitempty"`
+	Row    *Row    `json:"row,omitempty"`
+	Sample *Sample `json:"sample,omitempty"` // sample: the interval
+	Change string  `json:"change,omitempty"` // knob: the change made, as KnobChange writes it
+	Error  string  `json:"error,omitempty"`
 }
 
 // WindowReport is one finished window: its row, every raw record, and the
@@ -238,6 +251,9 @@ type WindowReport struct {
 	Row      Row
 	Records  []Record
 	Progress WindowProgress
+	// Samples are the window's samples in a run over time
+	// (Sweep.SampleEvery), in order; nil otherwise.
+	Samples []Sample
 	// Cut is why the window did not end as a whole window does, or nil:
 	// the sweep's context's cause when it was cancelled during the window,
 	// or the failure to read the lab's statistics after it (the lab
@@ -284,6 +300,9 @@ type Window struct {
 	// Driver to make at their times into the window (Result.Changed says
 	// how many it made).
 	Changes []KnobChange
+	// SampleEvery is the sweep's (a run over time): a Driver that knows
+	// its lab's state reads it at each boundary into Result.Lab.
+	SampleEvery time.Duration
 }
 
 // Driver runs a sweep's windows somewhere other than over the network:
@@ -387,7 +406,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		}
 
 		base := Event{Kind: EventProgress, WindowProgress: WindowProgress{Windows: n, Window: i, Seconds: s.Seconds}}
-		w := Window{Index: i, MaxInFlight: s.MaxInFlight, ClientWorkers: s.ClientWorkers, Think: s.Think, Length: length}
+		w := Window{Index: i, MaxInFlight: s.MaxInFlight, ClientWorkers: s.ClientWorkers, Think: s.Think, Length: length, SampleEvery: s.SampleEvery}
 		rate := s.WindowRate(i)
 		if s.OpenLoop() {
 			base.Rate = rate
@@ -422,6 +441,19 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			close(changed)
 		}
 
+		var sampling Sampling
+		if s.SampleEvery > 0 {
+			sampling.Every = s.SampleEvery
+			sampling.Send = func(smp Sample) {
+				e := Event{Kind: EventSample, WindowProgress: base.WindowProgress, Sample: &smp}
+				e.ElapsedMS = ms(secondsToDuration(smp.AtS + smp.Seconds))
+				emit(e)
+			}
+			if s.Control != nil {
+				sampling.Lab = s.Control.Stats
+			}
+		}
+
 		var res Result
 		var lab *LabStats
 		switch {
@@ -432,21 +464,45 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 				return finish(err)
 			}
 			res, lab = r, &st
-			// The driver made its first Changed changes, each at its time.
+			var samples []Sample
+			if s.SampleEvery > 0 {
+				// A driven window is sampled from its records once it has
+				// ended, the lab's side from what the driver read at each
+				// boundary and at the end (Lab false where it read none).
+				samples = SampleRecords(i, res.Records, res.Elapsed, s.SampleEvery)
+				for k := range samples {
+					switch {
+					case k == len(samples)-1:
+						setLab(&samples[k], st)
+					case k < len(r.Lab):
+						setLab(&samples[k], r.Lab[k])
+					}
+				}
+				res.Samples = samples
+			}
+			// The driver made its first Changed changes, each at its time;
+			// its knob and sample events go out in time order.
 			for k, c := range changes {
 				if k >= r.Changed {
 					made = append(made, applied{change: c, skipped: true})
 					continue
+				}
+				for len(samples) > 0 && secondsToDuration(samples[0].AtS+samples[0].Seconds) <= c.At {
+					sampling.Send(samples[0])
+					samples = samples[1:]
 				}
 				made = append(made, applied{change: c, elapsed: c.At})
 				e := Event{Kind: EventKnob, WindowProgress: base.WindowProgress, Change: c.String()}
 				e.ElapsedMS = ms(c.At)
 				emit(e)
 			}
+			for _, smp := range samples {
+				sampling.Send(smp)
+			}
 		case w.Clients == 0:
-			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i}.Run(ctx, progress)
+			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i, Sampling: sampling}.Run(ctx, progress)
 		default:
-			res = Closed{Target: s.Target, Clients: w.Clients, Think: w.Think, Length: length, Window: i}.Run(ctx, progress)
+			res = Closed{Target: s.Target, Clients: w.Clients, Think: w.Think, Length: length, Window: i, Sampling: sampling}.Run(ctx, progress)
 		}
 		close(ended)
 		<-changed
@@ -503,7 +559,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		row.Note = strings.Join(notes, "; ")
 		at := WindowProgress{Windows: n, Window: i, Rate: base.Rate, Clients: w.Clients, Seconds: s.Seconds, ElapsedMS: ms(res.Elapsed),
 			Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent, ClientBusy: row.ClientBusy}
-		wr := WindowReport{Row: row, Records: res.Records, Progress: at, Cut: cut}
+		wr := WindowReport{Row: row, Records: res.Records, Progress: at, Samples: res.Samples, Cut: cut}
 		rep.Windows = append(rep.Windows, wr)
 		if s.WindowDone != nil {
 			s.WindowDone(wr)

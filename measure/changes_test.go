@@ -176,3 +176,58 @@ func TestPresetValidateChanges(t *testing.T) {
 		t.Errorf("a change without a time: Validate = %v", err)
 	}
 }
+
+// A run over time through the one measurement path: a lab child whose
+// door lets 3 in at once, WAIT_MS 10 raised to 60 at 1 s. Each window's
+// sample events come before its window event, in order, and are the
+// window event's samples; they add up to its row; the lab read at each
+// second's end says limit 3; and the median of the answers that ended in
+// the last second (all sent after the change) is at least 60 ms.
+func TestMeasureOverTime(t *testing.T) {
+	change, err := loadrun.ParseKnobChange("1s:WAIT_MS=60")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := measure.Preset{Config: labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 10, CPUs: 1, Policy: "inflight,quota=3"}, Rates: []float64{20, 30}, Seconds: 2.2, Seed: 5,
+		At: []loadrun.KnobChange{change}, OverTime: true}
+	var rec recording
+	var samples [][]loadrun.Sample
+	_, err = measure.Measure(t.Context(), children(t, "1"), p, func(e measure.Event) error {
+		if e.Kind == measure.EventSample {
+			if e.Sample == nil || e.Window != len(rec.windows) {
+				t.Errorf("a sample event of window %d came after %d window events", e.Window, len(rec.windows))
+			}
+			for len(samples) <= e.Window {
+				samples = append(samples, nil)
+			}
+			samples[e.Window] = append(samples[e.Window], *e.Sample)
+		}
+		return rec.handle(e)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWindows(t, rec.windows)
+	if len(rec.windows) != 2 {
+		t.Fatalf("%d windows", len(rec.windows))
+	}
+	for i, w := range rec.windows {
+		if len(w.Samples) != 3 || !slices.Equal(samples[i], w.Samples) {
+			t.Fatalf("window %d: %d samples handed over with it, %d as events (want 3, the same)", i, len(w.Samples), len(samples[i]))
+		}
+		var ok int
+		for k, s := range w.Samples {
+			t.Logf("window %d at %.0f s (%.3f s): ok %d refused %d, in flight %d, lab %v limit %d queued %d, p50 %.1f ms", i, s.AtS, s.Seconds, s.OK, s.Refused, s.InFlight, s.Lab, s.Limit, s.Queued, s.P50MS)
+			ok += s.OK
+			if s.Lab && s.Limit != 3 {
+				t.Errorf("window %d sample %d: limit %d, want 3", i, k, s.Limit)
+			}
+		}
+		if ok != w.Row.OK {
+			t.Errorf("window %d: samples count %d ok, the row %d", i, ok, w.Row.OK)
+		}
+		if s := w.Samples[2]; s.OK > 0 && s.P50MS < 60 {
+			t.Errorf("window %d: median %.1f ms after WAIT_MS=60", i, s.P50MS)
+		}
+	}
+}

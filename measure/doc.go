@@ -13,7 +13,9 @@
 // max_inflight: arrivals finding them all busy count in client_busy) and
 // knob changes at given times into every window (At, JSON at:
 // ["30s:WAIT_MS=2000"], made through the lab's control API; see
-// loadrun's Knob changes). Validate checks each change against the
+// loadrun's Knob changes), and a run over time (OverTime, JSON
+// over_time: every window sampled every SampleEvery, one second, the
+// lab read at each sample's end; see loadrun's Samples). Validate checks each change against the
 // preset's knobs as they stand when it is made (CheckChanges, which
 // cmd/load uses against a running lab's knobs too). Preset.Sweep is
 // the one mapping from a preset to a loadrun.Sweep.
@@ -67,12 +69,13 @@
 //
 // Parent and load child speak JSON, one object a line: the parent on the
 // child's stdin, the child on its stdout (its stderr is free text, kept
-// for its last words). Version 2 (ProtocolVersion; 2 added the knob line):
+// for its last words). Version 3 (ProtocolVersion; 2 added the knob line,
+// 3 the sample line):
 //
 // Parent to child. First the start line, then one next line after each
 // window the parent has taken, or a stop line:
 //
-//	{"kind":"start","version":2,"target":"http://127.0.0.1:41234","control":"http://127.0.0.1:41235",
+//	{"kind":"start","version":3,"target":"http://127.0.0.1:41234","control":"http://127.0.0.1:41235",
 //	 "lab_cpus":[0],"drain_wait_ms":10000,"preset":{...Preset...}}
 //	{"kind":"next","window":0}
 //	{"kind":"stop"}
@@ -83,32 +86,42 @@
 //
 // Child to parent. First hello, then for each window: progress lines while
 // it runs (every loadrun.ProgressEvery), a knob line for each of the
-// preset's knob changes (At) as the lab takes it, its raw records in lines of at
+// preset's knob changes (At) as the lab takes it, in a run over time
+// (OverTime) a sample line at the end of each second and a last one when
+// its last request has ended, its raw records in lines of at
 // most 1,000, in seq order, then its row, after which the child waits for
 // next (or stop) before the window after it begins; last, done:
 //
-//	{"kind":"hello","version":2,"pid":5678,"cpus":[1],"gomaxprocs":1,
+//	{"kind":"hello","version":3,"pid":5678,"cpus":[1],"gomaxprocs":1,
 //	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]",
 //	 "nice":-10,"rt_priority":1,"priority":"generator at real-time round-robin priority 1, niceness -10"}
 //	{"kind":"progress","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":250.3,"sent":10,"ended":9}
 //	{"kind":"knob","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":500.2,"change":"500ms:WAIT_MS=40"}
+//	{"kind":"sample","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":1000,
+//	 "sample":{"window":0,"at_s":0,"seconds":1,"ok":38,"refused":0,"gaveup":0,"errors":0,
+//	 "client_busy":0,"not_sent":0,"p50_ms":21.1,"p99_ms":24.7,"in_flight":1,"lab":true,
+//	 "queued":0,"in_service":1,"limit":3,"dropped":0}}
 //	{"kind":"records","window":0,"records":[{"seq":0,"intended_ns":12873,"sent_ns":13101,
 //	 "end_ns":20513004,"outcome":"ok","status":200,"queue_wait_ms":0.01,"service_ms":20.2},...]}
 //	{"kind":"row","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":1021.7,"sent":41,"ended":41,"row":{...loadrun.Row...}}
 //	{"kind":"row",...,"cut":true,"row":{...}}
 //	{"kind":"done","windows":2,"window":0,"seconds":1,"error":"..."}
 //
-// The fields besides kind, records, row, change, cut and error are
-// loadrun.WindowProgress; a record's times are nanoseconds from its
+// The fields besides kind, records, row, change, sample, cut and error are
+// loadrun.WindowProgress; a sample is a loadrun.Sample (elapsed_ms is its
+// end); a record's times are nanoseconds from its
 // window's start and its fields those of loadrun.Record (outcome by name:
 // ok, refused, gaveup, error, not_sent). cut marks a window cut short by a
 // stop. done's error says why the sweep ended early (the lab's control API
 // failed, or the parent said stop); the child then exits with status 0.
 //
 // The parent holds the child to it: the first line must be a hello of its
-// version; progress, knob and records belong to the window in progress; records
-// come in seq order from 0; and a row's arrivals must equal the records
-// that came for it, so every request the generator sent is accounted for
+// version; progress, knob, sample and records belong to the window in
+// progress; samples come only in a run over time, each beginning where the
+// one before it ended (the first at 0); records come in seq order from 0;
+// a row's arrivals must equal the records that came for it, and in a run
+// over time its counts (ok, refused, gaveup, error, client_busy, not_sent)
+// the sums of its samples unless the window was cut short, so every request the generator sent is accounted for
 // before its window is handed over. A line that breaks any of this, or is
 // not JSON, ends the measurement with a *ProtocolError naming the line;
 // windows handed over before it stay handed over. A child that exits

@@ -18,12 +18,13 @@ type EventKind string
 
 // The kinds of events a measurement hands its caller, in order: started
 // once (Measure only), then for each window progress until it ends (with
-// a knob event among them for each knob change made) and one window
-// event.
+// a knob event among them for each knob change made, and in a run over
+// time a sample event for each interval) and one window event.
 const (
 	EventStarted  EventKind = "started"  // both children are up: Lab and Load say where each runs
 	EventProgress EventKind = "progress" // a window is running: its counts so far
 	EventKnob     EventKind = "knob"     // a knob change was made in the window: Change, at ElapsedMS
+	EventSample   EventKind = "sample"   // a run over time: one interval of the window (Sample)
 	EventWindow   EventKind = "window"   // a window ended: its row and every raw record
 )
 
@@ -34,6 +35,10 @@ type Event struct {
 	Row     *loadrun.Row     // window: the window's row
 	Records []loadrun.Record // window: one per arrival, in seq order
 	Change  string           // knob: the change made, as loadrun.KnobChange writes it
+	Sample  *loadrun.Sample  // sample: the interval
+	// Samples are a window event's samples in a run over time
+	// (Preset.OverTime), in order: the sample events it had.
+	Samples []loadrun.Sample
 	// Cut is why a window event's window was cut short (the measurement
 	// was cancelled, the lab child died, or the lab stopped answering
 	// after the window's requests ended: loadrun.WindowReport.Cut), nil
@@ -115,9 +120,11 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 				stopOn(handle(Event{Kind: EventProgress, WindowProgress: e.WindowProgress}))
 			case e.Kind == loadrun.EventKnob:
 				stopOn(handle(Event{Kind: EventKnob, WindowProgress: e.WindowProgress, Change: e.Change}))
+			case e.Kind == loadrun.EventSample:
+				stopOn(handle(Event{Kind: EventSample, WindowProgress: e.WindowProgress, Sample: e.Sample}))
 			}
 		case wr := <-windows:
-			ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records, Cut: wr.Cut}
+			ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records, Samples: wr.Samples, Cut: wr.Cut}
 			if ctx.Err() != nil {
 				ev.Cut = context.Cause(ctx)
 			}

@@ -113,6 +113,8 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 			return sent(out.send(childLine{Kind: lineProgress, WindowProgress: &e.WindowProgress}))
 		case EventKnob:
 			return sent(out.send(childLine{Kind: lineKnob, WindowProgress: &e.WindowProgress, Change: e.Change}))
+		case EventSample:
+			return sent(out.send(childLine{Kind: lineSample, WindowProgress: &e.WindowProgress, Sample: e.Sample}))
 		case EventWindow:
 			w := e.Window
 			for i := 0; i < len(e.Records); i += recordsPerLine {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"slices"
@@ -72,8 +73,9 @@ func (e *SweepError) Error() string { return e.Msg }
 // sweep at the lab and streams every window back over a pipe (see the
 // package doc), and stops both. handle is called from Measure's goroutine,
 // in order: one started event, then while each window runs its progress
-// (and a knob event for each of p.At made), and as it ends one window
-// event with its row and every raw record. The
+// (and a knob event for each of p.At made, and in a run over time a sample
+// event for each interval), and as it ends one window event with its row,
+// every raw record and its samples. The
 // next window begins only once handle has returned from a window event;
 // an error from handle stops the measurement (the window in progress is
 // cut short and still handed over) and is returned.
@@ -131,7 +133,7 @@ func Measure(ctx context.Context, cfg Config, p Preset, handle func(Event) error
 	defer load.kill()
 	res.Load = load.child
 
-	m := measurement{load: load, lab: lab, labInfo: res.Lab, handle: handle, ctx: ctx,
+	m := measurement{load: load, lab: lab, labInfo: res.Lab, handle: handle, ctx: ctx, overTime: p.OverTime,
 		silence: cmp.Or(cfg.DrainWait, loadrun.DefaultDrainWait) + silenceMargin}
 	// The lab's death or ctx's end stop the load child at once, even while
 	// the loop waits for handle (storing a window can take a while): the
@@ -203,6 +205,9 @@ type measurement struct {
 	lab     *labsvc.Child
 	labInfo Child
 	handle  func(Event) error
+	// overTime: the preset is a run over time, whose windows' samples
+	// must add up to their rows.
+	overTime bool
 
 	finished  int
 	stopCause error // why the load child was told to stop; nil while it was not
@@ -210,7 +215,8 @@ type measurement struct {
 	protoErr  error // the first break of the protocol
 	doneLine  *childLine
 	records   []loadrun.Record
-	window    int // the window whose lines come now
+	samples   []loadrun.Sample // the window in progress's samples so far
+	window    int              // the window whose lines come now
 	killAt    <-chan time.Time
 	killed    bool          // killed after StopGrace
 	silence   time.Duration // how long the child may say nothing
@@ -327,6 +333,15 @@ func (m *measurement) line(l numberedLine) {
 		if m.stopCause == nil {
 			m.handled(m.handle(Event{Kind: EventKnob, WindowProgress: *c.WindowProgress, Change: c.Change}))
 		}
+	case lineSample:
+		if !m.sampleFits(c) {
+			m.broke(l.n, "a sample line that is not window %d's next sample (at %.3f s)", m.window, m.sampledTo())
+			return
+		}
+		m.samples = append(m.samples, *c.Sample)
+		if m.stopCause == nil {
+			m.handled(m.handle(Event{Kind: EventSample, WindowProgress: *c.WindowProgress, Sample: c.Sample}))
+		}
 	case lineRecords:
 		if c.Window != m.window {
 			m.broke(l.n, "records of window %d during window %d", c.Window, m.window)
@@ -349,8 +364,13 @@ func (m *measurement) line(l numberedLine) {
 			// row counts its arrivals, and each one has its record.
 			m.broke(l.n, "window %d's row counts %d arrivals but %d records came", m.window, c.Row.Arrivals, len(m.records))
 			return
+		case m.overTime && !c.Cut && !samplesAddUp(m.samples, *c.Row):
+			// A run over time accounts for every arrival in its samples
+			// too.
+			m.broke(l.n, "window %d's samples do not add up to its row", m.window)
+			return
 		}
-		ev := Event{Kind: EventWindow, WindowProgress: *c.WindowProgress, Row: c.Row, Records: m.records}
+		ev := Event{Kind: EventWindow, WindowProgress: *c.WindowProgress, Row: c.Row, Records: m.records, Samples: m.samples}
 		if c.Cut && m.stopCause == nil {
 			// The load child cut the window on its own: the lab stopped
 			// answering after the window's requests ended. When the lab
@@ -369,7 +389,7 @@ func (m *measurement) line(l numberedLine) {
 		} else {
 			m.finished++
 		}
-		m.records = nil
+		m.records, m.samples = nil, nil
 		m.handled(m.handle(ev))
 		// A lab that died or a ctx that ended while the window was
 		// handled has not been seen by the loop yet.
@@ -528,4 +548,32 @@ func (c *loadChild) exitErr() error {
 		return errors.New("exit status 0 without its done line")
 	}
 	return c.werr
+}
+
+// sampledTo is where the window in progress's samples so far end, in
+// seconds from its start.
+func (m *measurement) sampledTo() float64 {
+	if n := len(m.samples); n > 0 {
+		return m.samples[n-1].AtS + m.samples[n-1].Seconds
+	}
+	return 0
+}
+
+// sampleFits reports whether c is the window in progress's next sample:
+// the preset asked for samples, and the sample is of this window and
+// begins where the last one ended (at 0 for the first).
+func (m *measurement) sampleFits(c childLine) bool {
+	return m.overTime && c.Sample != nil && c.Window == m.window && c.Sample.Window == m.window &&
+		c.Sample.Seconds >= 0 && math.Abs(c.Sample.AtS-m.sampledTo()) < 1e-6
+}
+
+// samplesAddUp reports whether a window's samples count every arrival of
+// its row once: their ok, refused, gave up, errors, client busy and not
+// sent add up to the row's.
+func samplesAddUp(samples []loadrun.Sample, row loadrun.Row) bool {
+	var ok, refused, gaveup, errs, busy, notSent int
+	for _, s := range samples {
+		ok, refused, gaveup, errs, busy, notSent = ok+s.OK, refused+s.Refused, gaveup+s.GaveUp, errs+s.Errors, busy+s.ClientBusy, notSent+s.NotSent
+	}
+	return ok == row.OK && refused == row.Refused && gaveup == row.Gaveup && errs == row.Error && busy == row.ClientBusy && notSent == row.NotSent
 }

@@ -47,6 +47,8 @@ func TestMain(m *testing.M) {
 //	exit       exits with status 4, saying why on stderr, after window 0's row
 //	drop       leaves out the last record of window 0
 //	vnext      says hello in the protocol version after this one
+//	nosample   leaves out window 0's first sample (a run over time)
+//	oversample counts one ok too many in window 0's first sample
 func misbehave(way string) {
 	out := &filter{w: os.Stdout, way: way}
 	err := measure.RunLoadChild(context.Background(), os.Stdin, out, os.Stderr)
@@ -59,10 +61,11 @@ func misbehave(way string) {
 
 // filter passes a load child's lines on, breaking the protocol as way says.
 type filter struct {
-	w    io.Writer
-	way  string
-	buf  []byte
-	rows int
+	w       io.Writer
+	way     string
+	buf     []byte
+	rows    int
+	sampled bool // the first sample was dealt with
 }
 
 func (f *filter) Write(p []byte) (int, error) {
@@ -81,6 +84,15 @@ func (f *filter) Write(p []byte) (int, error) {
 		switch {
 		case f.way == "vnext" && l["kind"] == "hello":
 			l["version"] = measure.ProtocolVersion + 1
+			line, _ = json.Marshal(l)
+			line = append(line, '\n')
+		case f.way == "nosample" && l["kind"] == "sample" && f.rows == 0 && !f.sampled:
+			f.sampled = true
+			continue
+		case f.way == "oversample" && l["kind"] == "sample" && f.rows == 0 && !f.sampled:
+			f.sampled = true
+			smp := l["sample"].(map[string]any)
+			smp["ok"] = smp["ok"].(float64) + 1
 			line, _ = json.Marshal(l)
 			line = append(line, '\n')
 		case f.way == "drop" && l["kind"] == "records" && f.rows == 0:
@@ -312,11 +324,28 @@ func TestPipeProtocolBroken(t *testing.T) {
 			var se *measure.StartError
 			return errors.As(err, &se) && se.Child == "load child"
 		}},
+		// A run over time whose window 0 lacks its first sample: the
+		// second does not begin where the samples so far end.
+		{"a sample missing", "nosample", 0, "not window 0's next sample", func(err error) bool {
+			var pe *measure.ProtocolError
+			return errors.As(err, &pe)
+		}},
+		// A sample that counts an answer too many: the row is refused.
+		{"a sample miscounted", "oversample", 0, "window 0's samples do not add up to its row", func(err error) bool {
+			var pe *measure.ProtocolError
+			return errors.As(err, &pe)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recording
-			res, err := measure.Measure(t.Context(), children(t, tt.way), preset(40, 40, 40), rec.handle)
+			p := preset(40, 40, 40)
+			if strings.HasSuffix(tt.way, "sample") {
+				// The ways that break a run over time: windows of 2 s have
+				// two samples or more.
+				p.OverTime, p.Seconds = true, 2
+			}
+			res, err := measure.Measure(t.Context(), children(t, tt.way), p, rec.handle)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !tt.check(err) {
 				t.Fatalf("Measure = %v (%T), want an error saying %q", err, err, tt.want)
 			}

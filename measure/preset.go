@@ -23,7 +23,7 @@ const (
 // "limit":0,"policy":"queue","cpus":1,"stall_every":0,"stall_ms":0,
 // "backlog":0,"accept":"door","rates":[40,80],"seconds":2,"seed":1,
 // "rng":"pcg","mode":"open","timeout_ms":2000}, and optionally
-// "max_inflight":10 and "at":["30s:WAIT_MS=2000"]. A learner's run (runner.Request) and a lesson's lab
+// "max_inflight":10, "at":["30s:WAIT_MS=2000"] and "over_time":true. A learner's run (runner.Request) and a lesson's lab
 // block (package recorder maps one to a Preset) are both a Preset.
 type Preset struct {
 	labsvc.Config
@@ -41,7 +41,15 @@ type Preset struct {
 	// At are knob changes made at their times into every window, through
 	// the lab's control API: ["30s:WAIT_MS=2000"] (loadrun.KnobChange).
 	At []loadrun.KnobChange `json:"at,omitempty"`
+	// OverTime makes the measurement a run over time: every window is
+	// sampled every SampleEvery (loadrun.Sweep.SampleEvery), the lab read
+	// at each sample's end.
+	OverTime bool `json:"over_time,omitempty"`
 }
+
+// SampleEvery is the interval of a run over time (Preset.OverTime): a
+// sample every second.
+const SampleEvery = time.Second
 
 // Closed reports whether the preset is a closed loop.
 func (p Preset) Closed() bool { return p.Mode == ModeClosed }
@@ -69,6 +77,9 @@ func (p Preset) Timeout() time.Duration {
 // sim.Model{Lab: p.Config, Timeout: p.Timeout()}.
 func (p Preset) Sweep() loadrun.Sweep {
 	sw := loadrun.Sweep{Seconds: p.Seconds, Seed: p.Seed, RNG: loadrun.Source(p.RNG), ClientWorkers: p.MaxInFlight, Changes: p.At}
+	if p.OverTime {
+		sw.SampleEvery = SampleEvery
+	}
 	if p.Closed() {
 		sw.Clients = p.Clients
 	} else {

@@ -14,7 +14,7 @@ import (
 // ProtocolVersion is the version of the load child's pipe protocol (see
 // the package doc). A parent and a child that speak different versions
 // refuse each other before anything is sent.
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // Sizes of the pipe protocol.
 const (
@@ -33,6 +33,7 @@ const (
 	lineHello    = "hello"
 	lineProgress = "progress"
 	lineKnob     = "knob"
+	lineSample   = "sample"
 	lineRecords  = "records"
 	lineRow      = "row"
 	lineDone     = "done"
@@ -57,7 +58,7 @@ type controlLine struct {
 }
 
 // childLine is one line a load child writes: hello, progress, knob,
-// records, row or done. The fields each kind carries are in the package doc.
+// sample, records, row or done. The fields each kind carries are in the package doc.
 type childLine struct {
 	Kind string `json:"kind"`
 
@@ -74,11 +75,12 @@ type childLine struct {
 	// progress, records, row, done
 	*loadrun.WindowProgress
 
-	Records []wireRecord `json:"records,omitempty"` // records
-	Row     *loadrun.Row `json:"row,omitempty"`     // row
-	Change  string       `json:"change,omitempty"`  // knob: the change made (loadrun.KnobChange)
-	Cut     bool         `json:"cut,omitempty"`     // row: the window was cut short
-	Error   string       `json:"error,omitempty"`   // done: why the sweep failed or stopped
+	Records []wireRecord    `json:"records,omitempty"` // records
+	Row     *loadrun.Row    `json:"row,omitempty"`     // row
+	Change  string          `json:"change,omitempty"`  // knob: the change made (loadrun.KnobChange)
+	Sample  *loadrun.Sample `json:"sample,omitempty"`  // sample: one interval of the window
+	Cut     bool            `json:"cut,omitempty"`     // row: the window was cut short
+	Error   string          `json:"error,omitempty"`   // done: why the sweep failed or stopped
 }
 
 // wireRecord is a raw record on the pipe; times are nanoseconds from the

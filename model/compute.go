@@ -7,7 +7,7 @@ import (
 
 // Result is one widget's answer, ready for JSON: the inputs it used, every
 // finite quantity by name (what goals are checked against), the read-back
-// sentence and the kind's own detail (exactly one of the four is set).
+// sentence and the kind's own detail (exactly one of the six is set).
 type Result struct {
 	Kind     string             `json:"kind"`
 	Solve    string             `json:"solve,omitempty"`
@@ -22,12 +22,14 @@ type Result struct {
 	Admission  *Admission         `json:"admission_limit,omitempty"`
 	Ceilings   *Ceilings          `json:"two_ceilings,omitempty"`
 	Queue      *Queue             `json:"queue_curve,omitempty"`
+	Quota      *Quota             `json:"quota,omitempty"`
+	AIMD       *AIMD              `json:"aimd,omitempty"`
 }
 
 // Compute validates values for a widget kind (missing ones take the spec's
 // default), works out the model and returns its Result. solve names the
-// implied quantity for littles-law ("" means inflight) and must be "" for
-// the other kinds. Bad input returns input.FieldErrors naming each parameter.
+// implied quantity for littles-law ("" means inflight) and quota ("" means
+// quota) and must be "" for the other kinds. Bad input returns input.FieldErrors naming each parameter.
 func Compute(kind string, values map[string]float64, solve string) (Result, error) {
 	solve, err := ResolveSolve(kind, solve)
 	if err != nil {
@@ -92,6 +94,30 @@ func Compute(kind string, values map[string]float64, solve string) (Result, erro
 		put("p50_response_ms", r.At.P50ResponseMS)
 		put("p99_response_ms", r.At.P99ResponseMS)
 		put("knee_arrivals", r.Knee.Arrivals)
+	case KindQuota:
+		r := QuotaRelease(v["arrivals"], v["latency_ms"], v["quota"], v["release_ms"], v["workers"], v["timeout_ms"], solve)
+		res.Quota, res.Sentence = &r, r.Sentence
+		for _, q := range []struct {
+			name string
+			n    Num
+		}{{"arrivals", r.Arrivals}, {"latency_ms", r.LatencyMS}, {"quota", r.Quota}, {"release_ms", r.ReleaseMS}, {"workers", r.Workers},
+			{"timeout_ms", r.TimeoutMS}, {"capacity_before", r.CapacityBefore}, {"capacity_after", r.CapacityAfter}, {"quota_rate", r.QuotaRate},
+			{"with_quota_before", r.WithQuotaBefore}, {"with_quota_after", r.WithQuotaAfter}, {"refused_after", r.RefusedAfter},
+			{"quota_latency_ms", r.QuotaLatencyMS}, {"without_quota_after", r.WithoutQuotaAfter}, {"queue_growth", r.QueueGrowth},
+			{"late_after_s", r.LateAfterS}} {
+			put(q.name, q.n)
+		}
+	case KindAIMD:
+		r := AIMDLimit(v["capacity_before"], v["capacity_after"], v["step_s"], v["increase"], v["backoff"], v["interval_ms"], v["floor"], v["duration_s"])
+		res.AIMD, res.Sentence = &r, r.Sentence
+		for _, p := range Specs()[kind].Params {
+			put(p.Name, Num(v[p.Name]))
+		}
+		put("mean_limit", r.MeanLimit)
+		put("delivered_pct", r.DeliveredPct)
+		put("min_after", r.MinAfter)
+		put("max_after", r.MaxAfter)
+		put("settle_s", r.SettleS)
 	default:
 		return Result{}, fmt.Errorf("model: kind %q is in Specs but has no formula", kind)
 	}
@@ -146,7 +172,8 @@ func GoalReached(quantities map[string]float64, want []Target) GoalStatus {
 }
 
 // outputs lists each kind's computed quantities, as the package doc names
-// them (littles-law has none beyond its parameters).
+// them (littles-law has none beyond its parameters; quota's implied one is
+// one of its parameters).
 func outputs(kind string) []string {
 	switch kind {
 	case KindAdmissionLimit:
@@ -156,6 +183,11 @@ func outputs(kind string) []string {
 	case KindQueueCurve:
 		return []string{"capacity", "utilisation", "prob_wait", "mean_in_system", "mean_queue", "mean_wait_ms",
 			"mean_response_ms", "p50_response_ms", "p99_response_ms", "knee_arrivals"}
+	case KindQuota:
+		return []string{"capacity_before", "capacity_after", "quota_rate", "with_quota_before", "with_quota_after", "refused_after",
+			"quota_latency_ms", "without_quota_after", "queue_growth", "late_after_s"}
+	case KindAIMD:
+		return []string{"mean_limit", "delivered_pct", "min_after", "max_after", "settle_s"}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 // Package model holds the capacity formulas behind the lessons' model
-// widgets, once: Little's law, the admission limit, the two ceilings and the
-// M/M/c queue curve, with goal checking, and the lab's models beside a run
+// widgets, once: Little's law, the admission limit, the two ceilings, the
+// M/M/c queue curve, an in-flight quota through a bad release and an AIMD
+// limit against a capacity step, with goal checking, and the lab's models beside a run
 // (with M/M/c/K behind a client of fixed workers). The web server calls
 // Compute for pages and for GET /api/models/{kind}; static/js/model.js is
 // the same formulas for the page to run as the controls move, and both are
@@ -93,16 +94,118 @@
 // timeouts and retries, admission limits, service time that varies less
 // (the lab's spin is fixed, so the lab queues less than this predicts).
 //
+// # An in-flight quota through a bad release (quota)
+//
+// A client sends X requests a second to an origin of c workers whose
+// response time is R ms; a release makes it R' ms. A quota on the requests
+// inside is sized before the release by Little's law:
+//
+//	N = X × R ÷ 1000                      requests in flight
+//	capacity = c × 1000 ÷ R before, c × 1000 ÷ R' after   per second
+//	with the quota:  min(X, N × 1000 ÷ R, c × 1000 ÷ R) before,
+//	                 min(X, N × 1000 ÷ R', c × 1000 ÷ R') after
+//	refused after = X − (with the quota, after)
+//	latency with the quota = R' while all are let in, else N × 1000 ÷ (with the quota, after)
+//	without it: served min(X, c × 1000 ÷ R'); the queue grows by g = X − c × 1000 ÷ R'
+//	late after = (timeout − R') × (c × 1000 ÷ R') ÷ (1000 × g)  seconds
+//
+// solve names the implied one of quota (default), arrivals and latency_ms,
+// exactly as Little's law (SolveLittlesLaw, with inflight as quota). The
+// latency with the quota is Little's law again: N inside served at the rate
+// above stay N ÷ rate, which is R' when N ≤ c and N × R' ÷ c when the quota
+// lets more in than there are workers (quota_late when that passes the
+// timeout). Without the quota, a caller arriving s seconds after the
+// release finds about g × s requests queued, each turn of c taking R', so it
+// waits g × s ÷ (c ÷ R') seconds; late after is when that wait plus R'
+// passes the timeout (0 when R' alone does; no value without a timeout or
+// when the queue does not grow and R' is within it). From then on the
+// origin works for callers who have gone. The demo (5 a second, 1 s,
+// 7 workers, 2 s after, 2.5 s timeout) gives N = 5, 3.5 a second of
+// capacity after, 2.5 a second through the quota and late after 7/6 s; a
+// tenth of the time (50, 100 ms, 200 ms, 250 ms) gives 5, 35, 25 and
+// 7/60 s. Outputs: capacity_before, capacity_after, quota_rate,
+// with_quota_before, with_quota_after, refused_after, quota_latency_ms,
+// without_quota_after, queue_growth, late_after_s.
+//
+// The chart (web) is ok answers a second against time, 60 s with the
+// release at 20 s (the recorded experiments' timeline), with and without
+// the quota, over the origin's capacity, and a second panel with the
+// origin's queue. Against time rather than against N, because the lesson
+// is the release: the same N = X × R that passes all of X before it holds
+// the client to N ÷ R' after it and keeps the origin's queue empty, while
+// the line without it runs at capacity until the queue outlasts the
+// timeout and then drops to nothing with the origin still busy; a curve
+// against N would show the first half only. Assumes: a fluid model (steady
+// rates, every request exactly R or R'), the quota sized from R before the
+// release and not changed, callers who give up at the timeout and do not
+// retry, an origin that works every request it queued (it does not see its
+// callers leave) with a queue without limit. Ignores: randomness of the
+// arrivals (with Poisson arrivals a full quota turns away more: the
+// simulator measured 22 of 25 a second, as Erlang's B formula predicts),
+// the client's own workers (10 workers each held up to the timeout cap
+// what the client can send), a finite queue at the origin (the demo's 100
+// refuse the rest), the moment of the release itself (requests inside at
+// the release finish at the old time).
+//
+// # An AIMD limit against a capacity step (aimd)
+//
+// A deterministic, discrete-time model of an AIMD limit L (as package
+// admit's aimd): at the start of each interval k, at t = k × interval,
+//
+//	C(t) = C1 before the step, C2 from it on (the requests the service can hold within the deadline)
+//	L ≤ C(t):  L ← L + a
+//	L > C(t):  L ← max(floor, L × b)
+//
+// unrounded (package admit keeps its limit with a fraction too and lets in
+// its whole part; rounding each cut down would make a = 1 teeth of whole
+// numbers only, and a cut of a small limit lose more than b says). L starts
+// at C1 at 0 s (a limit that had found the capacity before the step) and the series holds one L and C an interval (time_s,
+// limit, capacity; at most 6,000: 600 s in steps of 100 ms). Outputs:
+//
+//	min_after, max_after   the least and most L from the step on
+//	tail_from_s            step + (duration − step) ÷ 2: the last half of the time after the step
+//	mean_limit             mean L over that last half
+//	delivered_pct          100 × mean(min(L, C)) ÷ C2 over it: what the limit lets in within capacity
+//	settle_s               from the step to the first interval whose L is at or under C2 just
+//	                       after a cut made against C2
+//
+// Settled means the saw-tooth has found the new capacity: after the step
+// down L is cut until it first falls to C2 or under; after a step up it
+// climbs until it first passes C2 and is cut under it. From then on (C
+// constant) every tooth runs from a cut to at most C2 + a, so this is the
+// first tooth that lies within the new capacity's saw-tooth. No value when
+// that does not happen before the end; a step at or after the end leaves
+// every figure after it without a value (Stepped false, with a message).
+// floored is set when L is at the floor at some interval from the step on:
+// a collapse, not a search (the goal asks for none). The mean over
+// the last half is what the saw-tooth settles to: about C2 × (1 + b) ÷ 2
+// for small a, so a gentler cut (b nearer 1) lets in more of the capacity
+// and takes longer to settle. With the defaults (C 17.5 → 8.75 in flight
+// at 5 s of 15: the scaled demo's 7 workers plus the queue a 250 ms
+// deadline holds, at 100 then 200 ms of work; a = 1 each 100 ms, b = 0.75)
+// it settles in 0.3 s and lets in 91.4% of C2; b = 0.5 79.2% (0.1 s), b =
+// 0.9 98.2% (0.7 s). Real signals are late and noisy, so these are upper
+// bounds: the demo's proxy measured far less.
+//
+// Assumes: the capacity as a number of requests in flight known
+// exactly and the same every interval, an overload signal in the same
+// interval L passes it, requests up to C in time and the rest late.
+// Ignores: randomness (real signals come late and noisy, so real limits
+// overshoot further), a limit that is not used (admit grows only a limit
+// that is at least half used), the max, and signals from requests let in
+// before the last cut (admit ignores them; here each interval stands
+// alone).
+//
 // # Numbers, sentences and goals
 //
 // Result.Quantities holds every finite input and output by name (for
-// littles-law the implied one replaces its input); goals are checked
+// littles-law and quota the implied one replaces its input); goals are checked
 // against it. Output names: littles-law arrivals, latency_ms, inflight;
 // admission-limit limit, rounded_limit, worst_ms; two-ceilings
 // worker_ceiling, processor_ceiling, ceiling, speedup_cap; queue-curve
 // capacity, utilisation, prob_wait, mean_in_system, mean_queue,
 // mean_wait_ms, mean_response_ms, p50_response_ms, p99_response_ms,
-// knee_arrivals. GoalReached says a Target holds when
+// knee_arrivals; quota and aimd as in their sections. GoalReached says a Target holds when
 // |got − value| ≤ tol + 1e-9 × max(1, |value|); a missing quantity does not
 // hold. model.Target mirrors lessons.Target (model cannot import lessons).
 //

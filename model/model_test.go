@@ -92,6 +92,17 @@ func TestComputeRejectsBadInput(t *testing.T) {
 		{"zero service time", KindQueueCurve, "", map[string]float64{"service_ms": 0}, "service_ms", "out of range: want 0.1 to 10000 ms"},
 		{"an unknown solve", KindLittlesLaw, "rate", nil, "solve", "want one of inflight, arrivals, latency_ms"},
 		{"a solve for a kind without one", KindTwoCeilings, "inflight", nil, "solve", "leave solve out"},
+		// The quota's and the AIMD limit's parameters.
+		{"no workers", KindQuota, "", map[string]float64{"workers": 0}, "workers", "out of range: want 1 to 100000 workers"},
+		{"half a worker", KindQuota, "", map[string]float64{"workers": 6.5}, "workers", "not a whole number"},
+		{"a release of 0 ms", KindQuota, "", map[string]float64{"release_ms": 0}, "release_ms", "want 1 to 600000 ms"},
+		{"a negative timeout", KindQuota, "", map[string]float64{"timeout_ms": -1}, "timeout_ms", "want 0 to 600000 ms"},
+		{"a solve quota cannot imply", KindQuota, "workers", nil, "solve", "want one of quota, arrivals, latency_ms"},
+		{"a backoff that grows", KindAIMD, "", map[string]float64{"backoff": 1.2}, "backoff", "want 0.5 to 0.99"},
+		{"intervals too short", KindAIMD, "", map[string]float64{"interval_ms": 10}, "interval_ms", "want 100 to 60000 ms"},
+		{"too long", KindAIMD, "", map[string]float64{"duration_s": 601}, "duration_s", "want 1 to 600 s"},
+		{"a floor of 0", KindAIMD, "", map[string]float64{"floor": 0}, "floor", "want 1 to 100000 requests"},
+		{"a solve for aimd", KindAIMD, "floor", nil, "solve", "leave solve out"},
 	}
 	for _, c := range cases {
 		_, err := Compute(c.kind, c.values, c.solve)

@@ -15,6 +15,8 @@ const (
 	KindAdmissionLimit = "admission-limit"
 	KindTwoCeilings    = "two-ceilings"
 	KindQueueCurve     = "queue-curve"
+	KindQuota          = "quota"
+	KindAIMD           = "aimd"
 )
 
 // Param describes one input of a widget: its query-string name, the label a
@@ -38,7 +40,7 @@ type Spec struct {
 	Title  string  `json:"title"`
 	Params []Param `json:"params"`
 	// Solves lists the quantities a learner may choose to have implied,
-	// first one the default (littles-law only; empty for the others).
+	// first one the default (littles-law and quota; empty for the others).
 	Solves []string `json:"solves,omitempty"`
 }
 
@@ -66,6 +68,24 @@ func Specs() map[string]Spec {
 			{Name: "servers", Label: "Servers", Unit: "servers", Min: 1, Max: 256, Step: 1, Default: 1, Whole: true},
 			{Name: "service_ms", Label: "Mean service time", Unit: "ms", Min: 0.1, Max: 10000, Step: 0.1, Default: 20},
 			{Name: "arrivals", Label: "Offered load", Unit: "per second", Min: 0, Max: 100000, Step: 1, Default: 40},
+		}},
+		KindQuota: {Kind: KindQuota, Title: "An in-flight quota through a bad release", Params: []Param{
+			{Name: "arrivals", Label: "Arrivals", Unit: "per second", Min: 0, Max: 100000, Step: 1, Default: 50},
+			{Name: "latency_ms", Label: "Response time before the release", Unit: "ms", Min: 1, Max: 600000, Step: 1, Default: 100},
+			{Name: "quota", Label: "Quota", Unit: "requests", Min: 1, Max: 100000, Step: 1, Default: 5},
+			{Name: "release_ms", Label: "Response time after the release", Unit: "ms", Min: 1, Max: 600000, Step: 1, Default: 200},
+			{Name: "workers", Label: "The origin's workers", Unit: "workers", Min: 1, Max: 100000, Step: 1, Default: 7, Whole: true},
+			{Name: "timeout_ms", Label: "Caller's timeout (0: none)", Unit: "ms", Min: 0, Max: 600000, Step: 1, Default: 250},
+		}, Solves: []string{"quota", "arrivals", "latency_ms"}},
+		KindAIMD: {Kind: KindAIMD, Title: "An AIMD limit against a capacity step", Params: []Param{
+			{Name: "capacity_before", Label: "Capacity before the step", Unit: "requests", Min: 0.25, Max: 100000, Step: 0.25, Default: 17.5},
+			{Name: "capacity_after", Label: "Capacity after the step", Unit: "requests", Min: 0.25, Max: 100000, Step: 0.25, Default: 8.75},
+			{Name: "step_s", Label: "Time of the step", Unit: "s", Min: 0, Max: 600, Step: 1, Default: 5},
+			{Name: "increase", Label: "Increase each interval", Unit: "requests", Min: 0.01, Max: 1000, Step: 0.01, Default: 1},
+			{Name: "backoff", Label: "Fraction a cut leaves", Unit: "of the limit", Min: 0.5, Max: 0.99, Step: 0.01, Default: 0.75},
+			{Name: "interval_ms", Label: "Interval", Unit: "ms", Min: 100, Max: 60000, Step: 100, Default: 100},
+			{Name: "floor", Label: "Floor", Unit: "requests", Min: 1, Max: 100000, Step: 1, Default: 1},
+			{Name: "duration_s", Label: "Duration", Unit: "s", Min: 1, Max: 600, Step: 1, Default: 15},
 		}},
 	}
 }

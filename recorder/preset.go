@@ -30,7 +30,7 @@ func Preset(l *lessons.Lab) measure.Preset {
 	if l.Closed > 0 {
 		p.Mode, p.Rates, p.Clients = measure.ModeClosed, nil, []int{l.Closed}
 	}
-	p.MaxInFlight = l.MaxInFlight
+	p.MaxInFlight, p.OverTime = l.MaxInFlight, l.OverTime
 	for _, s := range l.At {
 		var c loadrun.KnobChange
 		_ = c.UnmarshalText([]byte(s)) // kept with why when it is not a change: CheckLab names it
@@ -67,6 +67,9 @@ func CheckLab(l *lessons.Lab) []lessons.LabProblem {
 				out = append(out, lessons.LabProblem{Key: "at", Msg: "at: " + err.Error()})
 			}
 		}
+	}
+	if l.OverTime && l.Seconds < measure.SampleEvery.Seconds() {
+		out = append(out, lessons.LabProblem{Key: "over_time", Msg: fmt.Sprintf("over_time: a run over time takes a sample every %v: want seconds of at least %v, or leave over_time out", measure.SampleEvery, measure.SampleEvery.Seconds())})
 	}
 	if l.Gives("rng") {
 		if _, err := loadrun.ParseSource(l.RNG); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -68,6 +69,10 @@ type Recorded struct {
 	lessons.Written
 	Rows    []loadrun.Row // the measured rows
 	Elapsed time.Duration // how long the preset took, drains included
+	// Time is the time table written beside it for a preset with
+	// over_time (its Table is "" otherwise), and Samples what it holds.
+	Time    lessons.Written
+	Samples []loadrun.Sample
 }
 
 // Record runs lab presets, each through measure.Measure (a lab child and a
@@ -156,6 +161,9 @@ func Record(ctx context.Context, cfg Config) ([]Recorded, error) {
 			return out, fmt.Errorf("%s: preset %s: %w", j.File, j.Lab.ID, err)
 		}
 		fmt.Fprintf(logw, "  wrote table %s at %s:%d (%s)\n", rec.Table, rec.File, rec.Line, rec.Elapsed.Round(100*time.Millisecond))
+		if rec.Time.Table != "" {
+			fmt.Fprintf(logw, "  wrote time table %s at %s:%d (%d samples)\n", rec.Time.Table, rec.Time.File, rec.Time.Line, len(rec.Samples))
+		}
 		out = append(out, rec)
 	}
 	// What was written must now load, fingerprints included (a scaled
@@ -212,10 +220,11 @@ type session struct {
 
 // presetRun is what running one preset measured besides its rows.
 type presetRun struct {
-	rows   []loadrun.Row
-	shared bool    // the generator ran on the lab's processors
-	others float64 // cores other programs used while it ran
-	known  bool    // others could be measured
+	rows    []loadrun.Row
+	samples []loadrun.Sample // a run over time's, every window's in order
+	shared  bool             // the generator ran on the lab's processors
+	others  float64          // cores other programs used while it ran
+	known   bool             // others could be measured
 }
 
 // recordOne runs one preset and writes its table.
@@ -249,32 +258,88 @@ func recordOne(ctx context.Context, cfg Config, j lessons.RecordJob, scale float
 		busy = cmpOr(busy, fmt.Sprintf("BUSY: other programs used more than %g a core while it ran", cfg.MaxLoad))
 	}
 
-	cells := make([][]string, len(pr.rows))
-	for i, r := range pr.rows {
+	source := recordSource(j.Lab, scale, when, la, cfg.Build, sess.id, pr, busy)
+	return writeTables(cfg.Dir, j, &ran, pr.rows, pr.samples, source, start)
+}
+
+// writeTables writes a preset's window table and, for a run over time,
+// its time table, both under source.
+func writeTables(dir string, j lessons.RecordJob, ran *lessons.Lab, rows []loadrun.Row, samples []loadrun.Sample, source string, start time.Time) (Recorded, error) {
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
 		cells[i] = RowCells(r, ran.Accept)
 	}
-	source := recordSource(j.Lab, scale, when, la, cfg.Build, sess.id, pr, busy)
-	w, err := lessons.WriteTable(cfg.Dir, j.File, j.Lab, &ran, cells, recordCaption(&ran), source)
+	w, err := lessons.WriteTable(dir, j.File, j.Lab, ran, cells, recordCaption(ran), source)
 	if err != nil {
 		return Recorded{}, err
 	}
-	return Recorded{Written: w, Rows: pr.rows, Elapsed: time.Since(start)}, nil
+	rec := Recorded{Written: w, Rows: rows}
+	if ran.OverTime {
+		if err := checkSamples(rows, samples); err != nil {
+			return rec, err
+		}
+		cells := make([][]string, len(samples))
+		for i, s := range samples {
+			cells[i] = SampleCells(s)
+		}
+		if rec.Time, err = lessons.WriteTimeTable(dir, j.File, j.Lab, ran, cells, timeCaption(ran), source); err != nil {
+			return rec, err
+		}
+		rec.Samples = samples
+	}
+	rec.Elapsed = time.Since(start)
+	return rec, nil
+}
+
+// checkSamples refuses a time table whose samples do not account for
+// every arrival of their window's row once.
+func checkSamples(rows []loadrun.Row, samples []loadrun.Sample) error {
+	for _, r := range rows {
+		var n int
+		for _, s := range samples {
+			if s.Window == r.Window {
+				n += s.OK + s.Refused + s.GaveUp + s.Errors + s.ClientBusy + s.NotSent
+			}
+		}
+		if n != r.Arrivals {
+			return fmt.Errorf("window %d: its samples count %d arrivals, its row %d; the time table was not written", r.Window+1, n, r.Arrivals)
+		}
+	}
+	return nil
+}
+
+// SampleCells formats one sample of a run over time as a time table holds
+// it, in lessons.TimeColumns order: window from 0, at_s in seconds, counts
+// as whole numbers, milliseconds to one decimal, and "—" for what was not
+// there to read (the lab that second, percentiles of a second without an
+// ok answer).
+func SampleCells(s loadrun.Sample) []string {
+	const none = "—"
+	ms := func(v float64) string {
+		if s.OK == 0 {
+			return none
+		}
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	queued, inService, limit, dropped := none, none, none, none
+	if s.Lab {
+		queued, inService, limit, dropped = strconv.Itoa(s.Queued), strconv.Itoa(s.InService), strconv.Itoa(s.Limit), strconv.FormatInt(s.Dropped, 10)
+	}
+	return []string{strconv.Itoa(s.Window), fmtNum(math.Round(s.AtS*1000) / 1000), fmtNum(math.Round(s.Seconds*1000) / 1000), strconv.Itoa(s.OK), strconv.Itoa(s.Refused), strconv.Itoa(s.GaveUp),
+		strconv.Itoa(s.ClientBusy), strconv.Itoa(s.InFlight), queued, inService, limit, ms(s.P50MS), ms(s.P99MS), dropped}
 }
 
 // recordSimulated writes the table of a simulated preset: package sim's
 // rows for the preset as run (ran: seconds scaled), under a source that
 // names the simulator instead of a machine and its load.
 func recordSimulated(ctx context.Context, cfg Config, j lessons.RecordJob, ran *lessons.Lab, scale float64, when time.Time, sess session, start time.Time) (Recorded, error) {
-	rows, err := SimulatePreset(ctx, ran)
+	rep, err := simulate(ctx, ran)
 	if err != nil {
 		return Recorded{}, err
 	}
+	rows := rep.Rows()
 	if err := checkRows(rows, io.Discard); err != nil {
 		return Recorded{}, err
-	}
-	cells := make([][]string, len(rows))
-	for i, r := range rows {
-		cells[i] = RowCells(r, ran.Accept)
 	}
 	// A closed loop draws nothing at random: its source names no rng or seed.
 	draws := fmt.Sprintf("; rng %s; seed %d", cmpOr(ran.RNG, string(loadrun.PCG)), j.Lab.Seed)
@@ -290,11 +355,16 @@ func recordSimulated(ctx context.Context, cfg Config, j lessons.RecordJob, ran *
 	if scale != 1 {
 		source += fmt.Sprintf("; TRIAL: windows scaled by %g (%g s instead of %g s), not the preset as written", scale, ran.Seconds, j.Lab.Seconds)
 	}
-	w, err := lessons.WriteTable(cfg.Dir, j.File, j.Lab, ran, cells, recordCaption(ran), source)
-	if err != nil {
-		return Recorded{}, err
+	return writeTables(cfg.Dir, j, ran, rows, samplesOf(rep), source, start)
+}
+
+// samplesOf returns every window's samples of a report, in order.
+func samplesOf(rep loadrun.Report) []loadrun.Sample {
+	var out []loadrun.Sample
+	for _, w := range rep.Windows {
+		out = append(out, w.Samples...)
 	}
-	return Recorded{Written: w, Rows: rows, Elapsed: time.Since(start)}, nil
+	return out
 }
 
 // SimulatePreset simulates a lab block's preset with package sim, as the
@@ -302,12 +372,18 @@ func recordSimulated(ctx context.Context, cfg Config, j lessons.RecordJob, ran *
 // caller timeout, its arrivals from its seed and rng (or its clients), and
 // no processor time beyond SPIN_MS.
 func SimulatePreset(ctx context.Context, l *lessons.Lab) ([]loadrun.Row, error) {
-	p := Preset(l)
-	rep, err := sim.Run(ctx, sim.Model{Lab: p.Config, Timeout: p.Timeout()}, p.Sweep(), nil)
+	rep, err := simulate(ctx, l)
 	if err != nil {
 		return nil, err
 	}
 	return rep.Rows(), nil
+}
+
+// simulate simulates a lab block's preset (see SimulatePreset) and returns
+// the whole report: rows, records and, for a run over time, samples.
+func simulate(ctx context.Context, l *lessons.Lab) (loadrun.Report, error) {
+	p := Preset(l)
+	return sim.Run(ctx, sim.Model{Lab: p.Config, Timeout: p.Timeout()}, p.Sweep(), nil)
 }
 
 // checkRows refuses rows that must not become a table: a window that lost
@@ -355,6 +431,7 @@ func runPreset(ctx context.Context, children measure.Config, l *lessons.Lab, oth
 			pr.others, pr.known = others(pids)
 			r := e.Row
 			pr.rows = append(pr.rows, *r)
+			pr.samples = append(pr.samples, e.Samples...)
 			fmt.Fprintf(logw, "  window %d/%d offered %s: ok %d refused %d gaveup %d error %d lost %d, ok/s %.1f, p50 %.1f ms, p99 %.1f ms, done %d, queued %d\n",
 				e.Window+1, e.Windows, fmtNum(r.Offered), r.OK, r.Refused, r.Gaveup, r.Error, r.Lost, r.OKPerSec, r.P50MS, r.P99MS, r.Done, r.Queued)
 			if r.Note != "" {
@@ -442,6 +519,17 @@ func clients(n int) string {
 		return "1 client"
 	}
 	return fmt.Sprintf("%d clients", n)
+}
+
+// timeCaption is the caption of a newly recorded time table: the window
+// table's, said of each second.
+func timeCaption(l *lessons.Lab) string {
+	_, rest, _ := strings.Cut(recordCaption(l), ": ")
+	verb := "Recorded over time"
+	if l.Simulated {
+		verb = "Simulated over time, not measured"
+	}
+	return verb + ", a row a second of each window: " + rest
 }
 
 // recordCaption is the caption of a newly recorded table.

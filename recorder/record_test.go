@@ -410,6 +410,10 @@ func TestCheckLab(t *testing.T) {
 		{"limit beside a policy", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 5\ncpus: 1\nrates: [10]\nseconds: 1\npolicy: codel\n```\n", []string{
 			`a.md:14: lab "l": limit 5 is not allowed: want 0 with POLICY=codel (LIMIT bounds the queue policy's waiting callers; codel's own parameters are in POLICY)`,
 		}},
+		// A run over time samples each second: its windows last one.
+		{"over time, short windows", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 0.5\nover_time: true\n```\n", []string{
+			`a.md:18: lab "l": over_time: a run over time takes a sample every 1s: want seconds of at least 1, or leave over_time out`,
+		}},
 		// Knob changes fall inside the window, name a knob the lab can
 		// change and give a value it allows.
 		{"knob change past the window", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\nat: [1s:WAIT_MS=40]\n```\n", []string{
@@ -716,7 +720,7 @@ func TestContentSimulatedTablesReproduce(t *testing.T) {
 			}
 			var tb *lessons.Table
 			for _, o := range l.Blocks() {
-				if t, ok := o.(*lessons.Table); ok && t.Preset == lab.ID {
+				if t, ok := o.(*lessons.Table); ok && t.Preset == lab.ID && !t.TimeTable() {
 					tb = t
 				}
 			}

@@ -55,10 +55,11 @@
 // Request: workers, spin_ms, wait_ms, limit, cpus, stall_every, stall_ms,
 // backlog, accept, rates, clients, seconds, mode, rng, timeout_ms,
 // max_inflight (an open-loop client's fixed pool of workers: 0 for none,
-// or 1 to the closed-loop clients' cap, 256) and at (at most MaxChanges,
+// or 1 to the closed-loop clients' cap, 256), at (at most MaxChanges,
 // 8, knob changes such as "30s:WAIT_MS=2000", each inside the window, for
 // a knob the lab can change while it runs, with a value it allows given
-// the knobs before it).
+// the knobs before it) and over_time (a run over time, a sample every
+// second: its windows last at least a second).
 //
 // # Statuses
 //
@@ -96,6 +97,10 @@
 //	 "elapsed_ms":250.4,"sent":10,"ended":9}
 //	{"seq":7,"kind":"knob","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
 //	 "elapsed_ms":1000.4,"change":"1s:WAIT_MS=40"}
+//	{"seq":9,"kind":"sample","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
+//	 "elapsed_ms":1000,"sample":{"window":0,"at_s":0,"seconds":1,"ok":38,"refused":0,
+//	 "gaveup":0,"errors":0,"client_busy":0,"not_sent":0,"p50_ms":21.1,"p99_ms":24.7,
+//	 "in_flight":1,"lab":true,"queued":0,"in_service":1,"limit":3,"dropped":0}}
 //	{"seq":12,"kind":"row","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
 //	 "elapsed_ms":2010.3,"row":{...loadrun.Row...}}
 //	{"seq":25,"kind":"done","at":...,"windows":2,"window":2}
@@ -108,7 +113,12 @@
 // unless it comes less than half of ProgressEvery after the one before;
 // its elapsed_ms says when the counts were read); knob as each of the
 // request's knob changes (at) is made in a window, elapsed_ms saying when
-// the lab took it, so a chart can mark it; row once per window,
+// the lab took it, so a chart can mark it; in a run over time (over_time)
+// sample at the end of each second of a window and once more when its
+// last request has ended, carrying the loadrun.Sample (elapsed_ms is its
+// end; a window's samples add up to its row), never skipped and stored
+// with the others, so a watcher who comes late or after the run has them
+// all; row once per window,
 // carrying the whole loadrun.Row (the window's final counts); and last
 // exactly one terminal event: done, failed, cancelled or interrupted
 // (window is then how many windows finished, reason says why in words for

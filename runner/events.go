@@ -19,6 +19,7 @@ const (
 	KindStarted     Kind = "started"     // the lab and load children are up and the first window begins
 	KindProgress    Kind = "progress"    // a window is running: counts so far
 	KindKnob        Kind = "knob"        // a knob change was made: Change, at elapsed_ms into the window
+	KindSample      Kind = "sample"      // a run over time: one second of a window (Sample)
 	KindRow         Kind = "row"         // a window ended: its whole row
 	KindDone        Kind = "done"        // every window ran
 	KindFailed      Kind = "failed"      // the run stopped on a fault; Reason says what to do
@@ -51,9 +52,10 @@ type Event struct {
 	// (progress, row), as the load child reported them.
 	loadrun.WindowProgress
 
-	Row    *loadrun.Row `json:"row,omitempty"`    // row
-	Change string       `json:"change,omitempty"` // knob: the change made, as loadrun.KnobChange writes it ("30s:WAIT_MS=2000")
-	Reason string       `json:"reason,omitempty"` // failed, cancelled, interrupted
+	Row    *loadrun.Row    `json:"row,omitempty"`    // row
+	Sample *loadrun.Sample `json:"sample,omitempty"` // sample
+	Change string          `json:"change,omitempty"` // knob: the change made, as loadrun.KnobChange writes it ("30s:WAIT_MS=2000")
+	Reason string          `json:"reason,omitempty"` // failed, cancelled, interrupted
 
 	// JSON is the event's JSON encoding, made once when it was logged, so
 	// a thousand watchers cost one encoding, not a thousand.

@@ -71,6 +71,13 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 			ru.log.append(Event{Kind: KindProgress, WindowProgress: e.WindowProgress})
 		case measure.EventKnob:
 			ru.log.append(Event{Kind: KindKnob, WindowProgress: e.WindowProgress, Change: e.Change})
+		case measure.EventSample:
+			if e.Sample != nil {
+				r.mu.Lock()
+				ru.samples = append(ru.samples, *e.Sample)
+				r.mu.Unlock()
+			}
+			ru.log.append(Event{Kind: KindSample, WindowProgress: e.WindowProgress, Sample: e.Sample})
 		case measure.EventWindow:
 			// The raw records first, then the row: the next window waits
 			// for both, so saving never overlaps a measurement and a

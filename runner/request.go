@@ -234,6 +234,9 @@ func (l Limits) Validate(q Request) error {
 			}
 		}
 	}
+	if q.OverTime && secondsOK && secondsToSample(q.Seconds) {
+		fe["over_time"] = fmt.Sprintf("a run over time takes a sample every %v: want windows of at least %v (seconds), or leave over_time off", measure.SampleEvery, measure.SampleEvery)
+	}
 	if q.TimeoutMS < 0 || q.TimeoutMS > l.MaxTimeoutMS {
 		fe["timeout_ms"] = fmt.Sprintf("timeout %d ms is not allowed: want 0 (the default, %v) to %d", q.TimeoutMS, loadrun.DefaultTimeout, l.MaxTimeoutMS)
 	}
@@ -242,6 +245,10 @@ func (l Limits) Validate(q Request) error {
 	}
 	return fe
 }
+
+// secondsToSample reports whether a window of seconds is too short to be
+// sampled over time: shorter than one sample.
+func secondsToSample(seconds float64) bool { return seconds < measure.SampleEvery.Seconds() }
 
 // num formats a number without trailing zeros, and one far from the
 // ones a form takes in exponent form (1e+308, 1e-09), never hundreds of

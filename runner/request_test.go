@@ -63,6 +63,10 @@ func TestValidate(t *testing.T) {
 		{"client workers closed", eightCores, with(func(q *runner.Request) { q.Mode, q.Rates, q.Clients, q.MaxInFlight = "closed", nil, []int{2}, 4 }),
 			map[string]string{"max_inflight": "a fixed pool of client workers is for open mode"}},
 		{"client workers over cap", eightCores, with(func(q *runner.Request) { q.MaxInFlight = 257 }), map[string]string{"max_inflight": "257 client workers is not allowed: want 0 (no fixed pool) or 1 to 256"}},
+		// A run over time: windows of a second or more.
+		{"over time", eightCores, with(func(q *runner.Request) { q.OverTime = true }), nil},
+		{"over time, short windows", eightCores, with(func(q *runner.Request) { q.OverTime, q.Seconds = true, 0.5 }),
+			map[string]string{"over_time": "a run over time takes a sample every 1s: want windows of at least 1s (seconds), or leave over_time off"}},
 		// Closed loop with client counts is fine.
 		{"valid closed", eightCores, with(func(q *runner.Request) { q.Mode, q.Rates, q.Clients = "closed", nil, []int{1, 4} }), nil},
 		// One core: the lab may have it (the generator shares).

@@ -144,9 +144,12 @@ type Snapshot struct {
 	StartedAt      time.Time       `json:"started_at,omitzero"`
 	EndedAt        time.Time       `json:"ended_at,omitzero"`
 	Rows           []loadrun.Row   `json:"rows"`
-	LastSeq        int             `json:"last_seq"`
-	LabPID         int             `json:"-"` // the running lab child's process id, 0 when none
-	LoadPID        int             `json:"-"` // the running load child's process id, 0 when none
+	// Samples are a run over time's seconds so far (its sample events'),
+	// in order; none for other runs.
+	Samples []loadrun.Sample `json:"samples,omitempty"`
+	LastSeq int              `json:"last_seq"`
+	LabPID  int              `json:"-"` // the running lab child's process id, 0 when none
+	LoadPID int              `json:"-"` // the running load child's process id, 0 when none
 }
 
 // run is one run's state; fields other than id, learner, req and log are
@@ -165,6 +168,7 @@ type run struct {
 	started   time.Time
 	ended     time.Time
 	rows      []loadrun.Row
+	samples   []loadrun.Sample        // a run over time's, as logged
 	ctx       context.Context         // set while running
 	cancel    context.CancelCauseFunc // set while running
 	cancelled bool                    // the learner asked to cancel
@@ -540,7 +544,7 @@ func (r *Runner) Get(id string) (Snapshot, bool) {
 		return Snapshot{}, false
 	}
 	s := Snapshot{ID: ru.id, Learner: ru.learner, Request: ru.req, Status: ru.status, Reason: ru.reason,
-		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended, Rows: slices.Clone(ru.rows), LabPID: ru.labPID, LoadPID: ru.loadPID}
+		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended, Rows: slices.Clone(ru.rows), Samples: slices.Clone(ru.samples), LabPID: ru.labPID, LoadPID: ru.loadPID}
 	if s.Rows == nil {
 		s.Rows = []loadrun.Row{}
 	}
@@ -589,6 +593,18 @@ func (r *Runner) Subscribe(id string, since int) ([]Event, *Subscription, error)
 	}
 	replay, sub := ru.log.subscribe(since)
 	return replay, sub, nil
+}
+
+// Watchers returns how many subscriptions to run id's events are live
+// (0 for a run the runner does not hold).
+func (r *Runner) Watchers(id string) int {
+	r.mu.Lock()
+	ru, ok := r.byID[id]
+	r.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	return ru.log.subscribers()
 }
 
 // Close stops the runner: queued runs and the running ones are marked

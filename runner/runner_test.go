@@ -1,9 +1,11 @@
 package runner_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -974,5 +976,83 @@ func TestKnobChangeAndClientWorkersRun(t *testing.T) {
 		if m := svc[len(svc)/2]; m < 5 || m >= 40 {
 			t.Errorf("window %d: service time median %v ms before the change, want WAIT_MS 5's (5 to 40 ms)", w, m)
 		}
+	}
+}
+
+// A run over time: its log has a sample event at the end of each second of
+// a window and one as the window ends, in order, before the window's row;
+// a window's samples add up to its row; a watcher who subscribes after the
+// run gets every one of them, and so does the store (each event with its
+// seq and JSON), so a page opened later can draw them.
+func TestOverTimeRun(t *testing.T) {
+	r, st := newRunner(t, runner.Config{})
+	q := small(40, 60)
+	q.Seconds, q.OverTime = 1.5, true
+	tk, err := r.Submit(t.Context(), "a", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := collect(t, r, tk.ID, 0, 30*time.Second)
+	if last(es).Kind != runner.KindDone {
+		t.Fatalf("ended %+v", last(es))
+	}
+	samples := map[int][]loadrun.Sample{}
+	for _, e := range es {
+		switch e.Kind {
+		case runner.KindSample:
+			if e.Sample == nil || e.Sample.Window != e.Window {
+				t.Fatalf("sample event %+v", e)
+			}
+			want := 0.0
+			if s := samples[e.Window]; len(s) > 0 {
+				want = s[len(s)-1].AtS + s[len(s)-1].Seconds
+			}
+			if math.Abs(e.Sample.AtS-want) > 1e-6 {
+				t.Errorf("window %d: a sample at %v s after samples to %v s", e.Window, e.Sample.AtS, want)
+			}
+			samples[e.Window] = append(samples[e.Window], *e.Sample)
+		case runner.KindRow:
+			s := samples[e.Window]
+			var ok, refused, other int
+			for _, x := range s {
+				ok, refused, other = ok+x.OK, refused+x.Refused, other+x.GaveUp+x.Errors+x.ClientBusy+x.NotSent
+			}
+			row := e.Row
+			if len(s) != 2 || ok != row.OK || refused != row.Refused || other != row.Gaveup+row.Error+row.ClientBusy+row.NotSent || row.Lost != 0 {
+				t.Errorf("window %d: %d samples (want 2) count ok %d, refused %d, the rest %d; the row %+v", e.Window, len(s), ok, refused, other, row)
+			}
+			for k, x := range s {
+				if !x.Lab {
+					t.Errorf("window %d sample %d: the lab was not read", e.Window, k)
+				}
+			}
+		}
+	}
+	if len(samples) != 2 {
+		t.Fatalf("samples in windows %v, want 2 windows", samples)
+	}
+	// A watcher after the run, and the store, have every sample event.
+	again := collect(t, r, tk.ID, 0, 5*time.Second)
+	stored, err := st.RunEvents(t.Context(), tk.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var late, kept int
+	for _, e := range again {
+		if e.Kind == runner.KindSample {
+			late++
+		}
+	}
+	for _, e := range stored {
+		if e.Kind == string(runner.KindSample) {
+			var got runner.Event
+			if err := json.Unmarshal(e.JSON, &got); err != nil || got.Sample == nil {
+				t.Fatalf("stored sample event %d: %s (%v)", e.Seq, e.JSON, err)
+			}
+			kept++
+		}
+	}
+	if late != 4 || kept != 4 {
+		t.Errorf("a watcher after the run got %d sample events, the store has %d: want 4", late, kept)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -346,5 +347,65 @@ func TestBadReleaseSimulated(t *testing.T) {
 	}
 	if wantBefore := 50 * (1 - erlangB(5, 50*0.1)); math.Abs(before.ok-wantBefore) > 0.1*wantBefore {
 		t.Errorf("before the release %.1f ok a second, want within 10%% of Erlang's B %.1f", before.ok, wantBefore)
+	}
+}
+
+// A simulated run over time: the bad release (WAIT_MS 100 → 200 at 5 s of
+// 10) behind a door of 5 inside (inflight,quota=5), 50 a second, a client
+// of 10 workers. The samples add up to the row; each reads the simulated
+// lab (limit 5, never more than 5 inside); in flight at each second's
+// end is what the records say; the median follows the change; and the
+// samples are the same from run to run.
+func TestOverTimeSimulated(t *testing.T) {
+	cfg, err := labsvc.Config{Workers: 7, WaitMS: 100, CPUs: 1}.Set("POLICY", "inflight,quota=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := loadrun.Sweep{Rates: []float64{50}, Seconds: 10, Seed: 17, ClientWorkers: 10, SampleEvery: time.Second,
+		Changes: parseChanges(t, []string{"5s:WAIT_MS=200"})}
+	m := sim.Model{Lab: cfg, Timeout: 250 * time.Millisecond}
+	rep, err := sim.Run(context.Background(), m, sw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rep.Windows[0]
+	row := w.Row
+	if len(w.Samples) != 10 && len(w.Samples) != 11 {
+		t.Fatalf("%d samples of a 10 s window (ended at %.3f s)", len(w.Samples), w.Progress.ElapsedMS/1000)
+	}
+	var sum loadrun.Sample
+	for k, s := range w.Samples {
+		t.Logf("%4.1f s: ok %d refused %d gaveup %d client_busy %d in flight %d, queued %d in service %d limit %d, p50 %.1f ms",
+			s.AtS, s.OK, s.Refused, s.GaveUp, s.ClientBusy, s.InFlight, s.Queued, s.InService, s.Limit, s.P50MS)
+		sum.OK, sum.Refused, sum.GaveUp, sum.Errors, sum.ClientBusy, sum.NotSent = sum.OK+s.OK, sum.Refused+s.Refused, sum.GaveUp+s.GaveUp, sum.Errors+s.Errors, sum.ClientBusy+s.ClientBusy, sum.NotSent+s.NotSent
+		if !s.Lab || s.Limit != 5 || s.Queued+s.InService > 5 {
+			t.Errorf("sample %d: lab %v, limit %d, %d queued and %d in service: want the door of 5 read", k, s.Lab, s.Limit, s.Queued, s.InService)
+		}
+		if last := k == len(w.Samples)-1; !last {
+			// In flight at the boundary, from the records.
+			at := time.Duration(k+1) * time.Second
+			n := 0
+			for _, r := range w.Records {
+				if r.Outcome != loadrun.NotSent && r.Sent <= at && at < r.End {
+					n++
+				}
+			}
+			if s.InFlight != n || n > 10 {
+				t.Errorf("sample %d: %d in flight, the records say %d (at most the client's 10)", k, s.InFlight, n)
+			}
+		}
+	}
+	if sum.OK != row.OK || sum.Refused != row.Refused || sum.GaveUp != row.Gaveup || sum.Errors != row.Error || sum.ClientBusy != row.ClientBusy || sum.NotSent != row.NotSent {
+		t.Errorf("samples add up to %+v, the row %+v", sum, row)
+	}
+	if before, after := w.Samples[3].P50MS, w.Samples[7].P50MS; before < 100 || before >= 200 || after < 200 {
+		t.Errorf("median %.1f ms at 3 s and %.1f ms at 7 s: want WAIT_MS 100's, then 200's", before, after)
+	}
+	again, err := sim.Run(context.Background(), m, sw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again.Windows[0].Samples, w.Samples) {
+		t.Error("the same simulated sweep gave other samples")
 	}
 }

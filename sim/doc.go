@@ -96,7 +96,15 @@
 // due after the window's last request ended is not made (Result.Changed
 // counts those made); loadrun notes it, as for a real run.
 //
-// Order at one instant: a knob change due then first, then the lab's
+// A run over time (loadrun.Window.SampleEvery, a sweep with SampleEvery):
+// at each boundary, before anything else due then, the simulated lab is
+// read as GET /stats reads the live one (queued, in service, the policy's
+// limit, dropped: Result.Lab), and loadrun samples the window from its
+// records, the last sample with the lab as it was when the window ended;
+// so a simulated run over time charts as a measured one does.
+//
+// Order at one instant: a run over time's read of the lab, then a knob
+// change due then, then the lab's
 // events (a worker that finishes at t frees itself, or takes the next
 // queued request, before a caller arriving at t reaches the door), then
 // callers giving up or reading a refusal, then sends.

@@ -274,6 +274,11 @@ type window struct {
 	end      int64  // the last caller's end so far
 	length   int64
 	tooMany  bool // a closed loop reached loadrun.MaxArrivals requests
+
+	// a run over time: the lab as it was at each boundary (Result.Lab)
+	every      int64 // w.SampleEvery; 0: none
+	nextSample int64
+	labAt      []loadrun.LabStats
 }
 
 func newWindow(m Model, w loadrun.Window) *window {
@@ -281,6 +286,10 @@ func newWindow(m Model, w loadrun.Window) *window {
 	// Validate has checked the policy: a fresh one each window, as the
 	// lab's forgets what it learned at each reset.
 	s.door, _ = admit.NewDoor(m.Lab.Policy, m.Lab.Limit, m.Lab.Workers)
+	s.every, s.nextSample = int64(w.SampleEvery), never
+	if s.every > 0 {
+		s.nextSample = s.every
+	}
 	s.cfg0[0] = m.Lab
 	s.cfgs = s.cfg0[:]
 	if len(w.Changes) > 0 {
@@ -390,6 +399,7 @@ func (s *window) run() {
 		tEnd, isRefusal := s.nextEnd()
 		tSend := s.nextSend()
 		tChange := s.nextChange()
+		tSample := s.nextSample
 		switch {
 		case tLab == never && tEnd == never && tSend == never:
 			return
@@ -398,6 +408,8 @@ func (s *window) run() {
 			// over, whatever the lab still has to do, and changes not yet
 			// due are not made.
 			return
+		case tSample <= tChange && tSample <= tLab && tSample <= tEnd && tSample <= tSend:
+			s.sample()
 		case tChange <= tLab && tChange <= tEnd && tChange <= tSend:
 			s.change()
 		case tLab <= tEnd && tLab <= tSend:
@@ -408,6 +420,33 @@ func (s *window) run() {
 			s.send(tSend)
 		}
 	}
+}
+
+// sample reads the lab at a boundary of a run over time, as a live run
+// reads GET /stats there: before anything else due at that instant.
+func (s *window) sample() {
+	s.labAt = append(s.labAt, s.stats())
+	s.nextSample += s.every
+}
+
+// stats is the lab's GET /stats as it stands: its counters, its queue,
+// the requests in service, its policy's limit and what it dropped.
+func (s *window) stats() loadrun.LabStats {
+	st := loadrun.LabStats{
+		Accepted:     s.admitted,
+		Refused:      s.refused,
+		Done:         s.done,
+		Queued:       s.queue.len(),
+		QueuedMax:    s.queuedMax,
+		InService:    int(s.admitted - s.done - s.dropped - int64(s.queue.len())),
+		ProcessCPUMS: float64(s.cpuNS) / 1e6,
+		Dropped:      s.dropped,
+		PolicyLimit:  s.door.Limit(),
+	}
+	if s.done > 0 {
+		st.ServiceMS = loadrun.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
+	}
+	return st
 }
 
 // The lab's event sources.
@@ -719,17 +758,5 @@ func (s *window) result() (loadrun.Result, loadrun.LabStats, error) {
 	for _, r := range s.rec {
 		m.Add(r)
 	}
-	st := loadrun.LabStats{
-		Accepted:     s.admitted,
-		Refused:      s.refused,
-		Done:         s.done,
-		Queued:       s.queue.len(),
-		QueuedMax:    s.queuedMax,
-		InService:    int(s.admitted - s.done - s.dropped - int64(s.queue.len())),
-		ProcessCPUMS: float64(s.cpuNS) / 1e6,
-	}
-	if s.done > 0 {
-		st.ServiceMS = loadrun.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
-	}
-	return loadrun.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end), Changed: s.changed}, st, nil
+	return loadrun.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end), Changed: s.changed, Lab: s.labAt}, s.stats(), nil
 }

@@ -29,7 +29,7 @@
 //	                                        settings" without script; runs.js brings the knobs into the block)
 //	GET  /widgets/{kind}                    one model widget alone (no site chrome, framable), values in the query
 //	GET  /widgets/{kind}/plot               the widget's plot for the query's values as the widget's HTML (two-ceilings,
-//	                                        queue-curve; widgets.js swaps it in)
+//	                                        queue-curve, quota, aimd; widgets.js swaps it in)
 //	GET  /widgets/{kind}/plot.svg           the same plot as an SVG image of its own
 //	GET  /api/models                        every widget kind's parameters (model.Spec) as JSON
 //	GET  /api/models/{kind}                 model.Compute's Result for the query's values as JSON
@@ -44,7 +44,7 @@
 //	                                        200 {simulated: true, request, rows, prediction, requests, took_ms};
 //	                                        ?panel=1 the simulation's panel (HTML) for the lab block; a plain form
 //	                                        gets a page; 409 while a Predict the named block settles is unanswered
-//	GET  /api/runs/{id}                     a run (config, rows, status, live state) as JSON
+//	GET  /api/runs/{id}                     a run (config, rows, a run over time's samples, status, live state) as JSON
 //	POST /api/runs/{id}/cancel              cancel the learner's own queued or running run: {"id", "status": "cancelling"}
 //	GET  /runs                              saved runs as tables, the learner's own first
 //	GET  /runs/compare                      ?a=ID&b=ID: two runs side by side: their settings (the differing ones
@@ -56,6 +56,7 @@
 //	GET  /runs/{id}/chart.svg               the run's chart (rows so far, the model beside them) as an SVG image
 //	GET  /runs/{id}/panel                   the run's panel alone, for runs.js to put in a lab block (?rows=N: a replay)
 //	GET  /runs/{id}/records.csv             every raw request record of the run (loadrun's CSV format)
+//	GET  /runs/{id}/samples.csv             a run over time's samples, one line a second (404 for a run without)
 //	POST /runs/{id}/cancel                  the cancel form: 303 back to the run's page
 //	GET  /ws/runs/{id}                      websocket: the run's events after ?since=N, then live ones (stream*.go)
 //	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404 (pages
@@ -220,8 +221,15 @@
 // messages, which are not events of the log: {"kind": "panel", "seq": S,
 // "panel": HTML}, the run's panel (GET /runs/{id}/panel) as the server
 // rendered it after event S. One follows each row 150 ms behind it (the
-// rows go out to every watcher first), one follows the last event at once,
-// and one follows the replayed events if a row was among them. The panel
+// rows go out to every watcher first), one follows a run over time's
+// sample 5 s behind it unless a panel is already waiting, with its time
+// chart alone (so the chart is redrawn every five to six seconds while a
+// window is measured: samplePanelEvery) while at most liveChartWatchers
+// (8) watch the run; a class watching gets the sample events as they come
+// (the page writes the last second's figures in its status line) and the
+// chart with each row, between windows, as every panel is. One
+// follows the last event at once, and one follows the replayed events if
+// a row or a sample was among them. The panel
 // is rendered once for every watcher, so a page redraws its chart and rows
 // without a request of its own (a class's pages would otherwise all ask at
 // once, as the next window starts); without "panel" (it could not be

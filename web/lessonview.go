@@ -517,6 +517,7 @@ type knob struct {
 	Block, Name, Label, Unit, Help, Env string
 	Value, Min, Max, Step               string
 	Text                                bool        // a list typed as text, not a number input
+	Check                               bool        // a checkbox: Value "true" when checked, sending true
 	Words                               bool        // words typed as text (no numeric keypad), such as a policy
 	Choices                             [][2]string // a select of these values and their words
 	Mode                                string      // shown only in this mode ("" = always)
@@ -561,6 +562,7 @@ func labLoadKnobs(block string, q runner.Request, lim runner.Limits) []knob {
 		{Block: block, Name: "timeout_ms", Label: "Caller timeout", Unit: "ms", Help: "A caller gives up after this long; 0 means 2000.", Env: "--timeout", Value: itoa(q.TimeoutMS), Min: "0", Max: itoa(lim.MaxTimeoutMS)},
 		{Block: block, Name: "max_inflight", Label: "Client workers", Help: "The callers' fixed pool of workers: an arrival that finds every one busy is not sent and is counted as client busy. 0 means no fixed pool.", Env: "--max-inflight", Value: itoa(q.MaxInFlight), Min: "0", Max: itoa(lim.MaxClients), Mode: runner.ModeOpen},
 		{Block: block, Name: "at", Label: "Knob changes", Help: "Change a lab knob partway through every window, as TIME:KNOB=VALUE, several separated by semicolons: 10s:WAIT_MS=200 is a bad release 10 s in. Each window starts from the settings above. Empty means none.", Env: "--at", Value: joinChanges(q.At), Words: true},
+		{Block: block, Name: "over_time", Label: "Over time (a sample every second)", Help: "Also count every second of each window: requests by how they ended, what is inside, and the p50 and p99, drawn over time with the knob changes marked.", Env: "--over-time", Value: boolText(q.OverTime), Check: true},
 	}
 }
 
@@ -610,6 +612,9 @@ func labPresetValues(b *lessons.Lab) [][2]string {
 	}
 	out = append(out, [2]string{"mode", mode})
 	for _, k := range labLoadKnobs(b.ID, q, runner.DefaultLimits(1)) {
+		if k.Check && k.Value != "true" {
+			continue // an unchecked checkbox sends nothing
+		}
 		out = append(out, [2]string{k.Name, k.Value})
 	}
 	return out

@@ -331,7 +331,7 @@ func formValues(n *html.Node) []string {
 					out = append(out, name+"="+must(attr(o, "value")))
 				}
 			}
-		case must(attr(f, "type")) == "radio":
+		case must(attr(f, "type")) == "radio" || must(attr(f, "type")) == "checkbox":
 			if _, on := attr(f, "checked"); on {
 				out = append(out, name+"="+must(attr(f, "value")))
 			}

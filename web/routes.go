@@ -60,6 +60,7 @@ func (s *server) routes() http.Handler {
 	r.Get("/runs/{id}/chart.svg", s.handle(s.runChartSVG))
 	r.Get("/runs/{id}/panel", s.handle(s.runPanelFragment))
 	r.Get("/runs/{id}/records.csv", s.handle(s.recordsCSV))
+	r.Get("/runs/{id}/samples.csv", s.handle(s.samplesCSV))
 	r.Post("/runs/{id}/cancel", s.handle(s.cancelRun))
 	r.Get("/ws/runs/{id}", s.handle(s.streamRun))
 	r.Get("/api/labs/{block}/reference", s.handle(s.labReferenceRun))

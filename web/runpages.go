@@ -136,6 +136,10 @@ func settingList(q runner.Request) []setting {
 	if q.RNG == string(loadrun.Python) && q.Mode != runner.ModeClosed {
 		seed += " (CPython's random module)"
 	}
+	overTime := "no: one row a window"
+	if q.OverTime {
+		overTime = "yes: a sample every second of each window, and a row a window"
+	}
 	return []setting{
 		{"workers", "Workers", itoa(q.Workers), "WORKERS"},
 		{"spin_ms", "Processor time a request", ms(q.SpinMS), "SPIN_MS"},
@@ -152,6 +156,7 @@ func settingList(q runner.Request) []setting {
 		{"timeout", "Caller's timeout", timeout, ""},
 		{"max_inflight", "Client workers", workers, "--max-inflight"},
 		{"at", "Knob changes", changes, "--at"},
+		{"over_time", "Over time", overTime, "--over-time"},
 	}
 }
 

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"capacitylab/loadrun"
 	"capacitylab/store"
 )
 
@@ -136,6 +138,11 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 				v.Status, v.Reason = statusReplaying, ""
 				v.chart = s.chartOf(v)
 				v.Prediction = v.chart.preds
+				// A run over time's samples, of the windows replayed so far.
+				v.Samples = slices.DeleteFunc(slices.Clone(v.Samples), func(smp loadrun.Sample) bool { return smp.Window >= n })
+				if v.overTime() {
+					v.timeChart = s.timeChartOf(v)
+				}
 			}
 		}
 		html, err := renderString(r.Context(), runPanel(v))

@@ -35,8 +35,12 @@ type runView struct {
 	Records        int             `json:"records"`
 	LastSeq        int             `json:"last_seq"`
 	Prediction     []prediction    `json:"prediction"`
-	chart          chartEntry      // the chart of Rows with Prediction
-	show           []string        // the columns its lab block shows first (lessons.Lab.Show)
+	// Samples are a run over time's seconds (loadrun.Sample), in order;
+	// none for other runs.
+	Samples   []loadrun.Sample `json:"samples,omitempty"`
+	chart     chartEntry       // the chart of Rows with Prediction
+	timeChart chartEntry       // the chart of Samples (when there are any)
+	show      []string         // the columns its lab block shows first (lessons.Lab.Show)
 }
 
 // Live reports whether the run is still queued or running.
@@ -63,7 +67,8 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 	if live {
 		v = runView{ID: id, Status: snap.Status, Reason: snap.Reason, Request: snap.Request, Lesson: snap.Request.Lesson, Block: snap.Request.Block,
 			Mine: learner != "" && snap.Learner == learner, Position: snap.Position, EstimatedStart: snap.EstimatedStart,
-			CreatedAt: snap.CreatedAt, StartedAt: snap.StartedAt, EndedAt: snap.EndedAt, Rows: snap.Rows, LastSeq: snap.LastSeq}
+			CreatedAt: snap.CreatedAt, StartedAt: snap.StartedAt, EndedAt: snap.EndedAt, Rows: snap.Rows, LastSeq: snap.LastSeq,
+			Samples: snap.Samples}
 	} else {
 		stored, err := s.store.Run(ctx, id)
 		if errors.Is(err, store.ErrNoRun) {
@@ -78,6 +83,11 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 		if err := json.Unmarshal(stored.Request, &v.Request); err != nil {
 			return v, fmt.Errorf("run %s: stored request: %w", id, err)
 		}
+		if v.Request.OverTime {
+			if v.Samples, err = s.storedSamples(ctx, id); err != nil {
+				return v, err
+			}
+		}
 	}
 	if v.Rows == nil {
 		v.Rows = []loadrun.Row{}
@@ -90,6 +100,9 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 	}
 	v.chart = s.chartOf(v)
 	v.Prediction = v.chart.preds
+	if v.overTime() {
+		v.timeChart = s.timeChartOf(v)
+	}
 	if v.Block != "" {
 		if course, err := s.course(); err == nil {
 			if lab, _, ok := course.Lab(v.Block); ok {
@@ -133,12 +146,7 @@ func (s *server) chartOf(v runView) chartEntry {
 		var e chartEntry
 		e.preds = predict(v.Request, v.Rows)
 		e.chart = runChart(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
-		html, err := renderString(context.Background(), chart.Figure(e.chart))
-		if err != nil {
-			// templ writes into memory here: only a bug gets this far.
-			html = "<p>The chart could not be drawn.</p>"
-		}
-		e.html = html
+		e.html = renderChart(e.chart)
 		return e, true, nil
 	})
 	return e

@@ -22,7 +22,7 @@ import (
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "at", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "at", "over_time", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -111,6 +111,15 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 			q.At = append(q.At, c)
 		}
 	}
+	// A checkbox sends true when checked and nothing when not; the
+	// preset's hidden fields send true or false.
+	switch v := strings.TrimSpace(f.Get("over_time")); v {
+	case "", "false":
+	case "true", "on":
+		q.OverTime = true
+	default:
+		fe["over_time"] = fmt.Sprintf("%q is not allowed: want true (a sample every second) or false", v)
+	}
 	if v := strings.TrimSpace(f.Get("rng")); v != "" {
 		q.RNG = v
 	}
@@ -187,6 +196,8 @@ func jsonKindOf(field string) string {
 		return "a whole number of 0 or more"
 	case "at":
 		return "a list of knob changes such as [\"30s:WAIT_MS=2000\"]"
+	case "over_time":
+		return "true or false"
 	}
 	return "a whole number"
 }

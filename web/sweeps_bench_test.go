@@ -40,6 +40,23 @@ const benchWatchers = 1000
 // compare with and without them.
 const benchSweep = `{"workers":4,"spin_ms":1,"wait_ms":9,"cpus":1,"rates":[100,200,300],"seconds":2,"seed":11}`
 
+// benchOverTimeEnv, set to 1, makes benchSweep a run over time with
+// windows of 6 s (benchSweepOverTime): a sample every second, and the
+// panels that follow the samples while each window is measured
+// (samplePanelEvery), sent to every watcher.
+const benchOverTimeEnv = "CAPACITYLAB_BENCH_OVER_TIME"
+
+const benchSweepOverTime = `{"workers":4,"spin_ms":1,"wait_ms":9,"cpus":1,"rates":[100,200,300],"seconds":6,"seed":11,"over_time":true}`
+
+// benchBody is the sweep the benchmark posts: benchSweep, or
+// benchSweepOverTime with benchOverTimeEnv=1.
+func benchBody() string {
+	if os.Getenv(benchOverTimeEnv) == "1" {
+		return benchSweepOverTime
+	}
+	return benchSweep
+}
+
 // watcherRoleEnv selects the watcher role: when it is set (to the number of
 // websocket clients to open), the test binary is not a test run but a class
 // of watchers in a process of its own (see watcherMain), as browsers would
@@ -341,7 +358,7 @@ func runAndWatch(b *testing.B, site *testSite, rn *runner.Runner, watchers int) 
 	if watchers > 0 {
 		cmd, stdin, stdout = startWatchers(b, watchers)
 	}
-	code, _, m := postSweep(b, site.client(), site.srv.URL, benchSweep)
+	code, _, m := postSweep(b, site.client(), site.srv.URL, benchBody())
 	if code != http.StatusAccepted {
 		b.Fatalf("POST: %d %v", code, m)
 	}

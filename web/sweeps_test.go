@@ -169,6 +169,10 @@ func TestSweepValidation(t *testing.T) {
 		{"max_inflight closed", `{"mode":"closed","clients":[2],"seconds":1,"max_inflight":4}`, "max_inflight"},
 		// A negative pool of client workers.
 		{"max_inflight negative", `{"rates":[10],"seconds":1,"max_inflight":-1}`, "max_inflight"},
+		// A run over time asked with a word, not true or false.
+		{"over_time wrong type", `{"rates":[10],"seconds":2,"over_time":"yes"}`, "over_time"},
+		// A run over time whose windows are shorter than a sample.
+		{"over_time short windows", `{"rates":[10],"seconds":0.5,"over_time":true}`, "over_time"},
 		// Not JSON at all.
 		{"not json", `rates=10`, "body"},
 	}
@@ -205,7 +209,7 @@ func TestSweepValidation(t *testing.T) {
 	form := url.Values{"workers": {"2"}, "spin_ms": {"1"}, "wait_ms": {"4"}, "limit": {"0"}, "cpus": {"1"}, "stall_every": {"50"}, "stall_ms": {"30"},
 		"backlog": {"16"}, "accept": {"workers"},
 		"mode": {"open"}, "rates": {"20, 40"}, "clients": {""}, "seconds": {"1"}, "seed": {"5"}, "rng": {"python"}, "timeout_ms": {"0"}, "block": {"sat-sweep"},
-		"max_inflight": {"3"}, "at": {"500ms:WAIT_MS=8; 700ms:STALL_EVERY=0"}}
+		"max_inflight": {"3"}, "at": {"500ms:WAIT_MS=8; 700ms:STALL_EVERY=0"}, "over_time": {"true"}}
 	res = site.post(nil, "/api/sweeps", form)
 	loc := res.Header.Get("Location")
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/runs/") {
@@ -215,8 +219,15 @@ func TestSweepValidation(t *testing.T) {
 	if !ok || snap.Request.Lesson != "saturation" || snap.Request.Workers != 2 || len(snap.Request.Rates) != 2 || snap.Request.Seed != 5 ||
 		snap.Request.StallEvery != 50 || snap.Request.StallMS != 30 || snap.Request.RNG != "python" ||
 		snap.Request.Backlog != 16 || snap.Request.Accept != labsvc.AcceptWorkers ||
-		snap.Request.MaxInFlight != 3 || len(snap.Request.At) != 2 || snap.Request.At[1].String() != "700ms:STALL_EVERY=0" {
+		snap.Request.MaxInFlight != 3 || len(snap.Request.At) != 2 || snap.Request.At[1].String() != "700ms:STALL_EVERY=0" || !snap.Request.OverTime {
 		t.Errorf("queued from the form: %+v", snap.Request)
+	}
+	// The Over time checkbox sends true when checked and nothing when not;
+	// the preset's hidden fields send false; anything else is named.
+	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"10"}, "seconds": {"1"}, "over_time": {"sometimes"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="over_time"`) ||
+		!strings.Contains(res.body, `&#34;sometimes&#34; is not allowed: want true (a sample every second) or false`) {
+		t.Errorf("form with a bad over_time: %d\n%s", res.StatusCode, res.body)
 	}
 	// A bad knob change in a form is named like any other field.
 	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"10"}, "seconds": {"1"}, "at": {"500ms:WAIT_MS=20000"}})

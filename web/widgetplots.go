@@ -121,6 +121,180 @@ func widgetPlotChart(res model.Result, id string) (chart.Chart, bool) {
 		return queueCurveChart(*res.Queue, id), true
 	case res.Ceilings != nil:
 		return ceilingsChart(*res.Ceilings, id), true
+	case res.Quota != nil:
+		return quotaChart(*res.Quota, id), true
+	case res.AIMD != nil:
+		return aimdChart(*res.AIMD, id), true
 	}
 	return chart.Chart{}, false
+}
+
+// The quota chart's timeline: 60 s with the release at 20 s, as the
+// recorded experiments run (model/doc.go says why against time).
+const (
+	quotaReleaseS = 20.0
+	quotaEndS     = 60.0
+)
+
+// quotaChart draws the quota through the release against time: the ok
+// answers a second with and without the quota over the origin's capacity,
+// and the origin's queue, from the model's steady rates before and after.
+func quotaChart(q model.Quota, id string) chart.Chart {
+	f := model.Format
+	rel, end := quotaReleaseS, quotaEndS
+	step := func(before, after float64) ([]float64, []float64) {
+		return []float64{0, rel, rel, end}, []float64{before, before, after, after}
+	}
+	timeout := float64(q.TimeoutMS)
+	capX, capY := step(float64(q.CapacityBefore), float64(q.CapacityAfter))
+	title := "Answered, a second"
+	if timeout > 0 {
+		title = "Answered within the " + f(timeout) + " ms timeout, a second"
+	}
+	ok := chart.Panel{Title: title, Series: []chart.Series{{Name: "the origin's capacity, c ÷ R", Quantity: "muted", Style: chart.Guide, X: capX, Y: capY}}}
+	queue := chart.Panel{Title: "Waiting at the origin, requests"}
+	rel0 := chart.Mark{X: rel, Label: "release", Quantity: "accent", Solid: true}
+	ok.Marks, queue.Marks = []chart.Mark{rel0}, []chart.Mark{rel0}
+	desc := q.Sentence
+	table := chart.Table{Caption: "The quota through the release, the model's steady rates", Head: []string{"when", "with the quota /s", "without it /s", "capacity /s", "waiting without it"}}
+	if !q.Defined {
+		ok.Note = "No quota: N = X × R has no value here"
+		return chart.Chart{ID: id + "-plot", Title: "A quota through a bad release", Desc: desc, XTitle: "Seconds (the release at 20 s)", XMax: end,
+			Panels: []chart.Panel{ok}, Table: table}
+	}
+	x, n, c := float64(q.Arrivals), float64(q.Quota), float64(q.Workers)
+	late := float64(q.LateAfterS)
+	// With the quota: its answers are in time unless its own latency
+	// passes the timeout.
+	withAfter := float64(q.WithQuotaAfter)
+	if q.QuotaLate {
+		withAfter = 0
+	}
+	withX, withY := step(float64(q.WithQuotaBefore), withAfter)
+	// Without it: the origin serves its capacity, in time until the queue
+	// outlasts the timeout, then nothing in time.
+	served := float64(q.WithoutQuotaAfter)
+	beforeWithout := math.Min(x, float64(q.CapacityBefore))
+	woX, woY := step(beforeWithout, served)
+	switch {
+	case math.IsNaN(late):
+	case late == 0:
+		woY[2], woY[3] = 0, 0
+	case rel+late < end:
+		woX = []float64{0, rel, rel, rel + late, rel + late, end}
+		woY = []float64{beforeWithout, beforeWithout, served, served, 0, 0}
+	}
+	ok.Series = append(ok.Series,
+		chart.Series{Name: "without a quota", Quantity: "b", Style: chart.Model, X: woX, Y: woY},
+		chart.Series{Name: "with the quota N = " + f(n), Quantity: "a", Style: chart.Model, X: withX, Y: withY})
+	inside := n
+	if withAfter >= x {
+		inside = x * float64(q.ReleaseMS) / 1000
+	}
+	waitingQuota := math.Max(0, inside-c)
+	growth := float64(q.QueueGrowth)
+	queue.Series = []chart.Series{
+		{Name: "without a quota", Quantity: "b", Style: chart.Model, X: []float64{0, rel, end}, Y: []float64{0, 0, growth * (end - rel)}},
+		{Name: "with the quota N = " + f(n), Quantity: "a", Style: chart.Model, X: []float64{0, rel, rel, end}, Y: []float64{0, 0, waitingQuota, waitingQuota}},
+	}
+	if !math.IsNaN(late) && late > 0 && rel+late < end {
+		ok.Marks = append(ok.Marks, chart.Mark{X: rel + late, Label: "callers give up"})
+	}
+	withText := f(withAfter) + " a second"
+	if q.QuotaLate {
+		withText = "none in time (each takes " + f(float64(q.QuotaLatencyMS)) + " ms)"
+	}
+	withoutText := f(served) + " a second, each later than the last"
+	switch {
+	case math.IsNaN(late) && growth == 0:
+		withoutText = f(served) + " a second"
+	case !math.IsNaN(late) && late == 0:
+		withoutText = "none in time (the work alone passes the timeout)"
+	case !math.IsNaN(late):
+		withoutText = f(served) + " a second for " + f(late) + " s, then none in time"
+	}
+	ok.Stops = []chart.Stop{
+		{X: rel / 2, Focus: true, Lines: []string{"Before the release (R = " + f(float64(q.LatencyMS)) + " ms)",
+			"with the quota " + f(float64(q.WithQuotaBefore)) + " a second, without " + f(beforeWithout) + "; capacity " + f(float64(q.CapacityBefore))}},
+		{X: (rel + end) / 2, Focus: true, Lines: []string{"After the release (R' = " + f(float64(q.ReleaseMS)) + " ms, capacity " + f(float64(q.CapacityAfter)) + ")",
+			"with the quota: " + withText + ", " + f(float64(q.RefusedAfter)) + " refused", "without: " + withoutText}},
+	}
+	queue.Stops = []chart.Stop{{X: end, Focus: true, Lines: []string{"At " + f(end) + " s: " + f(growth*(end-rel)) + " waiting without a quota, " + f(waitingQuota) + " with it"}}}
+	table.Rows = [][]string{
+		{"before the release", f(float64(q.WithQuotaBefore)), f(beforeWithout), f(float64(q.CapacityBefore)), "0"},
+		{"after it", withText, withoutText, f(float64(q.CapacityAfter)), "grows by " + f(growth) + " a second"},
+	}
+	return chart.Chart{ID: id + "-plot", Title: "A quota through a bad release: answers a second over time", Desc: desc,
+		XTitle: "Seconds (the release at 20 s)", XMax: end, Panels: []chart.Panel{ok, queue}, Table: table}
+}
+
+// aimdChart draws the AIMD limit L(t) as a step line against the capacity
+// C(t), with the step, the settling point and the last half marked.
+func aimdChart(a model.AIMD, id string) chart.Chart {
+	f := model.Format
+	n := len(a.Limit)
+	end := float64(a.DurationS)
+	var lx, ly, cx, cy []float64
+	for k := 0; k < n; k++ {
+		t0 := float64(a.TimeS[k])
+		t1 := end
+		if k+1 < n {
+			t1 = float64(a.TimeS[k+1])
+		}
+		lx = append(lx, t0, t1)
+		ly = append(ly, float64(a.Limit[k]), float64(a.Limit[k]))
+		if k == 0 || a.Capacity[k] != a.Capacity[k-1] {
+			cx = append(cx, t0)
+			cy = append(cy, float64(a.Capacity[k]))
+		}
+	}
+	cx = append(cx, end)
+	cy = append(cy, float64(a.Capacity[n-1]))
+	// The capacity as a step line too: repeat each level up to the next.
+	var sx, sy []float64
+	for i := range cx {
+		if i > 0 {
+			sx, sy = append(sx, cx[i]), append(sy, cy[i-1])
+		}
+		sx, sy = append(sx, cx[i]), append(sy, cy[i])
+	}
+	top := 0.0
+	for _, v := range append(ly, sy...) {
+		top = math.Max(top, v)
+	}
+	p := chart.Panel{Title: "Requests in flight", YMax: top * 1.1, Series: []chart.Series{
+		// The limit changes every interval: a thin solid line reads as a
+		// saw-tooth where a dashed one breaks into noise; the capacity,
+		// the model's assumption, is dashed.
+		{Name: "capacity C(t)", Quantity: "muted", Style: chart.Model, X: sx, Y: sy},
+		{Name: "the limit L(t)", Quantity: "a", Style: chart.Guide, X: lx, Y: ly},
+	}}
+	step := float64(a.StepS)
+	table := chart.Table{Caption: "The limit over time", Head: []string{"from, s", "capacity", "limit"}}
+	every := int(math.Max(1, math.Ceil(float64(n)/15)))
+	for k := 0; k < n; k += every {
+		table.Rows = append(table.Rows, []string{f(float64(a.TimeS[k])), f(float64(a.Capacity[k])), f(float64(a.Limit[k]))})
+	}
+	if every > 1 {
+		table.Caption += ", every " + f(float64(every)*float64(a.IntervalMS)/1000) + " s"
+	}
+	if !a.Stepped {
+		p.Note = "No step in the time shown"
+		return chart.Chart{ID: id + "-plot", Title: "An AIMD limit against a capacity step", Desc: a.Sentence, XTitle: "Seconds", XMax: end, Panels: []chart.Panel{p}, Table: table}
+	}
+	p.Marks = []chart.Mark{{X: step, Label: "capacity steps", Quantity: "accent", Solid: true}}
+	p.Stops = []chart.Stop{{X: step, Focus: true, Lines: []string{"At " + f(step) + " s the capacity steps from " + f(float64(a.CapacityBefore)) + " to " + f(float64(a.CapacityAfter)),
+		"from then on the limit runs from " + f(float64(a.MinAfter)) + " to " + f(float64(a.MaxAfter))}}}
+	if s := float64(a.SettleS); !math.IsNaN(s) {
+		p.Marks = append(p.Marks, chart.Mark{X: step + s, Label: "settled"})
+		if s > 0 {
+			p.Stops = append(p.Stops, chart.Stop{X: step + s, Focus: true, Lines: []string{"Settled " + f(s) + " s after the step", "the first cut to at or under " + f(float64(a.CapacityAfter))}})
+		}
+	}
+	if tail := float64(a.TailFromS); !math.IsNaN(float64(a.MeanLimit)) {
+		p.Stops = append(p.Stops, chart.Stop{X: (tail + end) / 2, Focus: true, Lines: []string{"From " + f(tail) + " s to the end",
+			"mean limit " + f(float64(a.MeanLimit)) + ", " + f(float64(a.DeliveredPct)) + "% of the new capacity let in"}})
+	}
+	sortStops(p.Stops)
+	return chart.Chart{ID: id + "-plot", Title: "An AIMD limit against a capacity step", Desc: a.Sentence, XTitle: "Seconds", XMax: end, Panels: []chart.Panel{p}, Table: table}
 }

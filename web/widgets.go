@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -150,6 +151,11 @@ func (s *server) widgetPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// plotKinds are the widget kinds with a plot (widgetPlotChart).
+func plotKinds() []string {
+	return []string{model.KindTwoCeilings, model.KindQueueCurve, model.KindQuota, model.KindAIMD}
+}
+
 func (s *server) widgetAssets() widgetAssetURLs {
 	return widgetAssetURLs{AppCSS: s.assets.URL("css/app.css"), WidgetCSS: s.assets.URL("css/widgets.css"), WidgetJS: s.assets.URL("js/widgets.js")}
 }
@@ -158,14 +164,15 @@ func (s *server) widgetAssets() widgetAssetURLs {
 // query's values as the HTML the widget shows (widgets.js swaps it in as
 // the controls move), and GET /widgets/{kind}/plot.svg, the same plot as
 // an SVG image of its own. id= is the widget's element id, which prefixes
-// the plot's own ids (letters, digits and hyphens).
+// the plot's own ids (letters, digits and hyphens); solve= is the widget's
+// (the quota's implied quantity).
 func (s *server) widgetPlot(w http.ResponseWriter, r *http.Request) error {
 	spec, err := widgetKind(r)
 	if err != nil {
 		return err
 	}
-	if spec.Kind != model.KindQueueCurve && spec.Kind != model.KindTwoCeilings {
-		return errorf(CodeNotFound, spec.Title+" has no plot: plots are drawn for "+model.KindQueueCurve+" and "+model.KindTwoCeilings+".")
+	if !slices.Contains(plotKinds(), spec.Kind) {
+		return errorf(CodeNotFound, spec.Title+" has no plot: plots are drawn for "+strings.Join(plotKinds(), ", ")+".")
 	}
 	q := r.URL.Query()
 	wq, errs := parseWidgetQuery(spec.Kind, q, false)
@@ -179,7 +186,7 @@ func (s *server) widgetPlot(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return paramErrorsError(errs)
 	}
-	v, err := buildWidget(s.models, id, spec, wq.Values, "", nil)
+	v, err := buildWidget(s.models, id, spec, wq.Values, wq.Solve, nil)
 	if err != nil {
 		return err
 	}

@@ -143,6 +143,67 @@ func TestWidgetPageRendersEachKind(t *testing.T) {
 				t.Errorf("unstable note = %q", got)
 			}
 		}},
+		// The quota through the issue's demo release, a tenth of its time:
+		// N = 50 × 0.1 = 5; 25 a second through the quota after the release
+		// against 35 of capacity; without it the queue grows 15 a second and
+		// callers are late from 0.117 s. The plot is against time, with the
+		// release marked, both lines and the origin's queue.
+		{"quota", "/widgets/quota?arrivals=50&latency_ms=100&release_ms=200&workers=7&timeout_ms=250", func(t *testing.T, body string) {
+			for id, want := range map[string]string{"q-quota": "5", "q-capacity_after": "35", "q-with_quota_after": "25", "q-queue_growth": "15", "q-late_after_s": "0.117"} {
+				if got := testIDText(t, body, id); got != want {
+					t.Errorf("%s = %q, want %q", id, got, want)
+				}
+			}
+			if got := testIDText(t, body, "widget-steps"); !strings.Contains(got, "min(50, 25, 35) = 25 a second") {
+				t.Errorf("steps = %q", got)
+			}
+			if !hasTestID(t, body, "solve-quota") || !hasTestID(t, body, "solve-arrivals") {
+				t.Error("no choice of the quantity N = X × R works out")
+			}
+			plot := find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })
+			if len(plot) != 1 {
+				t.Fatal("no plot")
+			}
+			h := renderNode(plot[0])
+			for _, want := range []string{"release", "with the quota N = 5", "without a quota", "Waiting at the origin", "callers give up", "Answered within the 250 ms timeout"} {
+				if !strings.Contains(h, want) {
+					t.Errorf("plot does not say %q", want)
+				}
+			}
+		}},
+		// With no timeout nobody gives up: no late time, "never".
+		{"quota no timeout", "/widgets/quota?arrivals=50&latency_ms=100&release_ms=200&workers=7&timeout_ms=0", func(t *testing.T, body string) {
+			if got := testIDText(t, body, "q-late_after_s"); got != "never" {
+				t.Errorf("late after = %q, want never", got)
+			}
+		}},
+		// The AIMD limit's saw-tooth: the hand-worked case of model's tests.
+		{"aimd", "/widgets/aimd?capacity_before=14&capacity_after=7&step_s=6&increase=1&backoff=0.75&interval_ms=1000&floor=1&duration_s=16", func(t *testing.T, body string) {
+			for id, want := range map[string]string{"q-settle_s": "2", "q-mean_limit": "6.57", "q-delivered_pct": "91.85"} {
+				if got := testIDText(t, body, id); got != want {
+					t.Errorf("%s = %q, want %q", id, got, want)
+				}
+			}
+			plot := find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })
+			if len(plot) != 1 {
+				t.Fatal("no plot")
+			}
+			h := renderNode(plot[0])
+			for _, want := range []string{"capacity steps", "settled", "the limit L(t)", "capacity C(t)", "mean limit 6.57, 91.85% of the new capacity let in"} {
+				if !strings.Contains(h, want) {
+					t.Errorf("plot does not say %q", want)
+				}
+			}
+		}},
+		// A step at the end: nothing after it, and the page says so.
+		{"aimd no step", "/widgets/aimd?step_s=15&duration_s=15", func(t *testing.T, body string) {
+			if got := testIDText(t, body, "q-settle_s"); got != "not in time" {
+				t.Errorf("settle = %q, want not in time", got)
+			}
+			if got := testIDText(t, body, "widget-sentence"); !strings.Contains(got, "at or after the end") {
+				t.Errorf("sentence = %q", got)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,7 +297,13 @@ func TestWidgetPageBadParams(t *testing.T) {
 		// Infinity is not a value a control can take.
 		{"infinite", "/widgets/queue-curve?arrivals=Inf", 400, []string{"arrivals", "not a number"}, "arrivals"},
 		// An unknown widget is a 404 listing the kinds.
-		{"unknown kind", "/widgets/erlang", 404, []string{"admission-limit, littles-law, queue-curve, two-ceilings"}, ""},
+		{"unknown kind", "/widgets/erlang", 404, []string{"admission-limit, aimd, littles-law, queue-curve, quota, two-ceilings"}, ""},
+		// The quota's and the AIMD limit's bad values name the field and
+		// what is allowed.
+		{"quota no workers", "/widgets/quota?workers=0", 400, []string{"workers", "want 1 to 100000 workers"}, "workers"},
+		{"quota bad solve", "/widgets/quota?solve=workers", 400, []string{"solve", "quota, arrivals, latency_ms"}, ""},
+		{"aimd backoff above 1", "/widgets/aimd?backoff=1.5", 400, []string{"backoff", "want 0.5 to 0.99"}, "backoff"},
+		{"aimd short interval", "/widgets/aimd?interval_ms=10", 400, []string{"interval_ms", "want 100 to 60000 ms"}, "interval_ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -292,6 +359,14 @@ type apiResult struct {
 			MeanInSystem *float64 `json:"mean_in_system"`
 		} `json:"at"`
 	} `json:"queue_curve"`
+	Quota *struct {
+		Steps []string `json:"steps"`
+	} `json:"quota"`
+	AIMD *struct {
+		Limit    []float64 `json:"limit"`
+		Capacity []float64 `json:"capacity"`
+		SettleS  *float64  `json:"settle_s"`
+	} `json:"aimd"`
 	Goal *model.GoalStatus `json:"goal"`
 }
 
@@ -333,6 +408,32 @@ func TestAPIModels(t *testing.T) {
 		{"queue-curve overloaded", "/api/models/queue-curve?servers=1&service_ms=20&arrivals=50", func(t *testing.T, r apiResult) {
 			if r.Queue == nil || r.Queue.Stable || r.Queue.At.MeanInSystem != nil {
 				t.Errorf("queue = %+v, want unstable with null figures", r.Queue)
+			}
+		}},
+		// The issue's demo in its own units: N = 5 × 1 s = 5, 2.5 a second
+		// through the quota after the release, capacity 3.5, late from 7/6 s.
+		{"quota demo", "/api/models/quota?arrivals=5&latency_ms=1000&release_ms=2000&workers=7&timeout_ms=2500", func(t *testing.T, r apiResult) {
+			q := r.Quantities
+			if r.Solve != "quota" || q["quota"] != 5 || q["with_quota_after"] != 2.5 || q["capacity_after"] != 3.5 || !closeTo(q["late_after_s"], 7.0/6) {
+				t.Errorf("solve %q, quantities %v: want N 5, 2.5 after, capacity 3.5, late from 1.17 s", r.Solve, q)
+			}
+			if r.Quota == nil || len(r.Quota.Steps) != 5 {
+				t.Errorf("quota = %+v, want 5 steps", r.Quota)
+			}
+		}},
+		// solve=arrivals: a quota of 5 held 100 ms sustains 50 a second.
+		{"quota solve arrivals", "/api/models/quota?quota=5&latency_ms=100&solve=arrivals", func(t *testing.T, r apiResult) {
+			if r.Solve != "arrivals" || !closeTo(r.Quantities["arrivals"], 50) {
+				t.Errorf("solve %q, arrivals %v: want 50", r.Solve, r.Quantities["arrivals"])
+			}
+		}},
+		// The AIMD series, one entry an interval, and a goal on an output.
+		{"aimd", "/api/models/aimd?capacity_before=14&capacity_after=7&step_s=6&interval_ms=1000&duration_s=16&goal=delivered_pct:95:5", func(t *testing.T, r apiResult) {
+			if r.AIMD == nil || len(r.AIMD.Limit) != 16 || r.AIMD.Limit[6] != 10.6875 || r.AIMD.Capacity[6] != 7 || r.AIMD.SettleS == nil || *r.AIMD.SettleS != 2 {
+				t.Errorf("aimd = %+v, want 16 intervals, 10.6875 against 7 at 6 s, settled in 2 s", r.AIMD)
+			}
+			if r.Goal == nil || !r.Goal.Reached {
+				t.Errorf("goal = %+v: 91.85%% is within 95 ± 5", r.Goal)
 			}
 		}},
 		// goal= adds the goal's status.
@@ -609,6 +710,17 @@ func TestWidgetPlotAndFraming(t *testing.T) {
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || !strings.HasPrefix(res.body, `<figure class="chart" id="abc-plot"`) ||
 		!strings.Contains(page.body, strings.ReplaceAll(res.body, "abc-plot", "w-queue-curve-plot")) {
 		t.Errorf("plot: %d %q %.300s", res.StatusCode, res.Header.Get("Content-Type"), res.body)
+	}
+	// The quota's plot works out what solve says: R from N = 5 with no
+	// arrivals has no value, and the plot says there is no quota.
+	if res := s.get(nil, "/widgets/quota/plot?solve=latency_ms&arrivals=0&quota=5&latency_ms=100"); res.StatusCode != 200 || !strings.Contains(res.body, "No quota: N = X × R has no value here") {
+		t.Errorf("quota plot with solve=latency_ms: %d %.300s", res.StatusCode, res.body)
+	}
+	// The quota and the AIMD limit have plots too.
+	for _, kind := range []string{"quota", "aimd"} {
+		if res := s.get(nil, "/widgets/"+kind+"/plot?id=abc"); res.StatusCode != 200 || !strings.HasPrefix(res.body, `<figure class="chart" id="abc-plot"`) {
+			t.Errorf("%s plot: %d %.200s", kind, res.StatusCode, res.body)
+		}
 	}
 	// Little's law has no plot; a bad id is refused.
 	if res := s.get(nil, "/widgets/littles-law/plot.svg"); res.StatusCode != 404 {

@@ -32,6 +32,12 @@ func defaultCaveats(kind string) (assumes, ignores []string) {
 	case model.KindQueueCurve:
 		return []string{"Poisson arrivals and exponential service times.", "Identical servers taking one queue, first come first served.", "Nobody gives up."},
 			[]string{"Timeouts and retries.", "Admission limits.", "Service times that vary less: the lab's spin is fixed, so the lab queues less than this predicts."}
+	case model.KindQuota:
+		return []string{"Steady rates: every request takes exactly R before the release and R' after it.", "The origin keeps up before the release, and works every request it queued, even for callers who have gone.", "Callers give up at the timeout and do not retry."},
+			[]string{"Random arrivals: with them a full quota turns away more, and the client gets a little under N ÷ R'.", "The client's own workers, which cap what it can send.", "A limit on the origin's queue."}
+	case model.KindAIMD:
+		return []string{"The capacity is a number of requests in flight, known exactly, and overload shows in the same interval the limit passes it.", "Requests up to the capacity are in time; the rest are late."},
+			[]string{"Noise and delay in the overload signals: real limits overshoot further.", "A limit nobody uses (a real one grows only while it is used).", "Signals from requests let in before the last cut."}
 	}
 	return nil, nil
 }
@@ -46,23 +52,38 @@ type quantityLabel struct {
 // its parameters from the spec, its outputs from the table below.
 func quantityLabels(spec model.Spec) map[string]quantityLabel {
 	out := map[string]quantityLabel{
-		"limit":             {"Admission limit (exact)", "requests"},
-		"rounded_limit":     {"Admission limit", "requests"},
-		"worst_ms":          {"Time in system of the last one admitted", "ms"},
-		"worker_ceiling":    {"Worker ceiling", "per second"},
-		"processor_ceiling": {"Processor ceiling", "per second"},
-		"ceiling":           {"Ceiling", "per second"},
-		"speedup_cap":       {"Speedup cap", "times one worker"},
-		"capacity":          {"Capacity", "per second"},
-		"utilisation":       {"Utilisation", ""},
-		"prob_wait":         {"Chance of waiting", ""},
-		"mean_in_system":    {"Mean requests in system", "requests"},
-		"mean_queue":        {"Mean requests waiting", "requests"},
-		"mean_wait_ms":      {"Mean wait", "ms"},
-		"mean_response_ms":  {"Mean response time", "ms"},
-		"p50_response_ms":   {"Median response time", "ms"},
-		"p99_response_ms":   {"p99 response time", "ms"},
-		"knee_arrivals":     {"Knee", "per second"},
+		"limit":               {"Admission limit (exact)", "requests"},
+		"rounded_limit":       {"Admission limit", "requests"},
+		"worst_ms":            {"Time in system of the last one admitted", "ms"},
+		"worker_ceiling":      {"Worker ceiling", "per second"},
+		"processor_ceiling":   {"Processor ceiling", "per second"},
+		"ceiling":             {"Ceiling", "per second"},
+		"speedup_cap":         {"Speedup cap", "times one worker"},
+		"capacity":            {"Capacity", "per second"},
+		"utilisation":         {"Utilisation", ""},
+		"prob_wait":           {"Chance of waiting", ""},
+		"mean_in_system":      {"Mean requests in system", "requests"},
+		"mean_queue":          {"Mean requests waiting", "requests"},
+		"mean_wait_ms":        {"Mean wait", "ms"},
+		"mean_response_ms":    {"Mean response time", "ms"},
+		"p50_response_ms":     {"Median response time", "ms"},
+		"p99_response_ms":     {"p99 response time", "ms"},
+		"knee_arrivals":       {"Knee", "per second"},
+		"capacity_before":     {"Capacity before", "per second"},
+		"capacity_after":      {"Capacity after", "per second"},
+		"quota_rate":          {"What the quota lets through after", "per second"},
+		"with_quota_before":   {"With the quota, before", "per second"},
+		"with_quota_after":    {"With the quota, after", "per second"},
+		"refused_after":       {"Refused by the quota, after", "per second"},
+		"quota_latency_ms":    {"Response time with the quota, after", "ms"},
+		"without_quota_after": {"Served without a quota, after", "per second"},
+		"queue_growth":        {"Queue growth without a quota", "per second"},
+		"late_after_s":        {"Callers late from", "s after the release"},
+		"mean_limit":          {"Mean limit, last half", "requests"},
+		"delivered_pct":       {"Share of the new capacity let in", "%"},
+		"min_after":           {"Least limit after the step", "requests"},
+		"max_after":           {"Most limit after the step", "requests"},
+		"settle_s":            {"Time to settle", "s after the step"},
 	}
 	for _, p := range spec.Params {
 		out[p.Name] = quantityLabel{p.Label, p.Unit}
@@ -274,12 +295,15 @@ func (v widgetView) Binds(which string) bool {
 // Stable reports whether a queue-curve widget has a steady state.
 func (v widgetView) Stable() bool { return v.Result.Queue == nil || v.Result.Queue.Stable }
 
-// Steps is the admission limit's working.
+// Steps is the working of the admission limit or the quota.
 func (v widgetView) Steps() []string {
-	if v.Result.Admission == nil {
-		return nil
+	switch {
+	case v.Result.Admission != nil:
+		return v.Result.Admission.Steps
+	case v.Result.Quota != nil:
+		return v.Result.Quota.Steps
 	}
-	return v.Result.Admission.Steps
+	return nil
 }
 
 // presetURL is the standalone page showing this widget with the given

@@ -73,6 +73,8 @@ type options struct {
 	lab             labsvc.Config        // with simulate: the simulated lab's knobs
 	maxInFlight     int                  // the client's fixed pool of workers, 0 for none
 	changes         []loadrun.KnobChange // --at, in the order given
+	overTime        bool                 // --over-time: a sample every second, a line for each
+	samples         string               // --samples: write the samples as CSV to this file
 }
 
 // changeList is --at: every knob change given, in order.
@@ -119,6 +121,8 @@ func loadFlags() (fs *envflag.Set, target, control *envflag.Setting, knobs *labs
 	f.String("arrivals", "", "send at the times in this file (seconds from the window's start, one a line) instead of --rate")
 	f.Bool("simulate", false, "simulate the lab (package sim) with the knob flags or WORKERS, SPIN_MS, ... instead of sending")
 	f.Int("max-inflight", 0, "a client with this many workers (open loop): an arrival that finds them all busy is not sent and counts in client_busy; 0 for none")
+	f.Bool("over-time", false, "a run over time: a line every second of each window (ok/s, refused, gave up, in flight, the lab's limit and queue, p99)")
+	f.String("samples", "", "with --over-time: write every second's sample as CSV to this file")
 	f.Var(&changeList{}, "at", "change a lab knob at a time into every window, "+loadrun.KnobChangeSyntax+"; repeatable")
 	knobs = labsvc.AddKnobFlags(fs)
 	return fs, target, control, knobs
@@ -171,6 +175,10 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 	}
 	o.simulate = get("simulate").Get().(bool)
 	o.changes = *f.Lookup("at").Value.(*changeList)
+	o.overTime, o.samples = get("over-time").Get().(bool), text("samples")
+	if o.samples != "" && !o.overTime {
+		return o, usagef("--samples writes a run over time's samples: add --over-time")
+	}
 	o.maxInFlight = get("max-inflight").Get().(int)
 	if o.maxInFlight < 0 || o.maxInFlight > loadrun.MaxMaxInFlight {
 		return o, usagef("--max-inflight %d is not allowed: want 0 (no fixed pool of client workers) or 1 to %d", o.maxInFlight, loadrun.MaxMaxInFlight)
@@ -290,6 +298,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	s := loadrun.Sweep{Rates: o.rates, Clients: o.clients, Arrivals: o.arrivals, Seconds: o.seconds, Seed: o.seed, Process: o.process, RNG: o.rng,
 		ClientWorkers: o.maxInFlight, Changes: o.changes}
+	if o.overTime {
+		s.SampleEvery = measure.SampleEvery
+	}
 	var target loadrun.Target
 	var ctl *loadrun.Control
 	if o.simulate {
@@ -328,12 +339,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return usagef("--at: %v", err)
 		}
 	}
-	var recFile *os.File
+	var recFile, smpFile *os.File
 	if o.records != "" {
 		if recFile, err = os.Create(o.records); err != nil {
 			return usagef("--records %q cannot be written: %v", o.records, rootCause(err))
 		}
 		defer recFile.Close()
+	}
+	if o.samples != "" {
+		if smpFile, err = os.Create(o.samples); err != nil {
+			return usagef("--samples %q cannot be written: %v", o.samples, rootCause(err))
+		}
+		defer smpFile.Close()
 	}
 	if o.simulate {
 		fmt.Fprintf(stderr, "load: simulating %s (package sim): nothing is sent\n", o.lab)
@@ -346,9 +363,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			err = reachable(ctx, o.target, target, ctl)
 		}
 		if err != nil {
-			if recFile != nil {
-				recFile.Close()
-				os.Remove(o.records)
+			for _, f := range []*os.File{recFile, smpFile} {
+				if f != nil {
+					f.Close()
+					os.Remove(f.Name())
+				}
 			}
 			return err
 		}
@@ -361,6 +380,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		recs = csv.NewWriter(recFile)
 		if err := recs.Write(loadrun.CSVHeader()); err != nil {
 			return fmt.Errorf("writing records to %s: %w", o.records, err)
+		}
+	}
+	// Samples go to their file as they come, each flushed, so an
+	// interrupted sweep keeps every second it measured.
+	var smps *csv.Writer
+	if smpFile != nil {
+		smps = csv.NewWriter(smpFile)
+		if err := smps.Write(loadrun.SampleColumns()); err != nil {
+			return fmt.Errorf("writing samples to %s: %w", o.samples, err)
 		}
 	}
 	tbl := newTable(stdout, len(o.clients) > 0)
@@ -382,6 +410,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				fmt.Fprint(stderr, "\r\033[K")
 			}
 			fmt.Fprintf(stderr, "load: window %d, %.3f s in: %s took %s\n", e.Window+1, e.ElapsedMS/1000, lab, e.Change)
+		case measure.EventSample:
+			if live {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+			fmt.Fprintln(stderr, sampleLine(*e.Sample))
+			if smps != nil {
+				if err := smps.Write(e.Sample.Cells()); err != nil {
+					return fmt.Errorf("writing samples to %s: %w", o.samples, err)
+				}
+				if smps.Flush(); smps.Error() != nil {
+					return fmt.Errorf("writing samples to %s: %w", o.samples, smps.Error())
+				}
+			}
 		case measure.EventWindow:
 			windows++
 			if live {
@@ -409,6 +450,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if recFile != nil {
 		if cerr := recFile.Close(); cerr != nil && err == nil {
 			return fmt.Errorf("writing records to %s: %w", o.records, cerr)
+		}
+	}
+	if smpFile != nil {
+		if cerr := smpFile.Close(); cerr != nil && err == nil {
+			return fmt.Errorf("writing samples to %s: %w", o.samples, cerr)
 		}
 	}
 	if err != nil {
@@ -511,6 +557,32 @@ func progressLine(e loadrun.WindowProgress) string {
 	}
 	return fmt.Sprintf("window %d/%d  %s  %.1f/%g s  sent %d  ended %d  in flight %d  not sent %d  client busy %d",
 		e.Window+1, e.Windows, what, e.ElapsedMS/1000, e.Seconds, e.Sent, e.Ended, e.Sent-e.Ended, e.NotSent, e.ClientBusy)
+}
+
+// sampleLine is a run over time's line for one sample (--over-time):
+// window, the second it ends at, then ok a second, refused, gave up, the
+// generator's in flight, the lab's limit and queue, and p99 of the ok
+// answers:
+//
+//	w1  3s  ok/s 48.0  refused 0  gaveup 0  in flight 2  limit 3  queue 0  p99 24.7 ms
+//
+// limit is "none" when the lab's policy has no bound, and limit and
+// queue are "?" when the lab was not read (no lab, or a read that took
+// longer than the second).
+func sampleLine(s loadrun.Sample) string {
+	okPerSec := 0.0
+	if s.Seconds > 0 {
+		okPerSec = float64(s.OK) / s.Seconds
+	}
+	limit, queue := "?", "?"
+	if s.Lab {
+		limit, queue = strconv.Itoa(s.Limit), strconv.Itoa(s.Queued)
+		if s.Limit == 0 {
+			limit = "none"
+		}
+	}
+	return fmt.Sprintf("w%d  %gs  ok/s %.1f  refused %d  gaveup %d  in flight %d  limit %s  queue %s  p99 %.1f ms",
+		s.Window+1, math.Round((s.AtS+s.Seconds)*1000)/1000, okPerSec, s.Refused, s.GaveUp, s.InFlight, limit, queue, s.P99MS)
 }
 
 // table prints rows with aligned columns, one row at a time.

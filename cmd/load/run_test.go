@@ -447,6 +447,7 @@ func TestBadInput(t *testing.T) {
 		{"max-inflight closed", []string{"--closed", "2", "--max-inflight", "3"}, "--max-inflight is for an open loop"},
 		// A negative pool.
 		{"negative max-inflight", []string{"--max-inflight", "-1"}, "--max-inflight -1 is not allowed"},
+		{"samples without over-time", []string{"--samples", "s.csv"}, "--samples writes a run over time's samples: add --over-time"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -487,15 +488,7 @@ func TestAtAndMaxInFlight(t *testing.T) {
 			t.Errorf("window %s: the lab took the change %v s in, want 0.5 to 0.75 s", m[1], at)
 		}
 	}
-	var rows []loadrun.Row
-	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
-		var r loadrun.Row
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		rows = append(rows, r)
-	}
-	for _, r := range rows {
+	for _, r := range jsonRows(t, out) {
 		if r.Lost != 0 || r.NotSent != 0 || r.ClientBusy == 0 || r.Sent+r.ClientBusy != r.Arrivals {
 			t.Errorf("window %d: arrivals %d, sent %d, client_busy %d, not_sent %d, lost %d: want sent + client_busy = arrivals, some client_busy, lost 0",
 				r.Window, r.Arrivals, r.Sent, r.ClientBusy, r.NotSent, r.Lost)

@@ -223,6 +223,8 @@ func TestBrowserAccessibility(t *testing.T) {
 		{"lesson bottleneck-moves (record block)", "/lessons/bottleneck-moves"},
 		{"a lab's settings page", "/lessons/bottleneck-moves/lab/moves-w1/settings"},
 		{"widget page", "/widgets/queue-curve"},
+		{"quota widget page", "/widgets/quota"},
+		{"aimd widget page", "/widgets/aimd"},
 		{"runs", "/runs"},
 		{"saved run, with the distribution of its last window", "/runs/" + runID},
 		{"saved run, window 1's distribution", "/runs/" + runID + "?window=1"},

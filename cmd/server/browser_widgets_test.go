@@ -255,3 +255,46 @@ func TestBrowserWidgetStandalone(t *testing.T) {
 	}
 	screenshot(t, ctx, "widget-littles-law-standalone")
 }
+
+// TestBrowserWidgetQuotaAndAIMD drives the two widgets whose formulas are
+// in modellimits.js, which widgets.js imports only on a page with one:
+// the quota's figures and steps follow a later release, and the AIMD
+// limit's share of the new capacity, its plot and its goal follow a
+// gentler cut.
+func TestBrowserWidgetQuotaAndAIMD(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	ctx := newBrowser(t)
+
+	// Quota: 50 a second at 100 ms is N = 5; a release to 250 ms holds the
+	// client to 5 ÷ 0.25 s = 20 a second.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/widgets/quota?arrivals=50&latency_ms=100&release_ms=200&workers=7&timeout_ms=250")); err != nil {
+		t.Fatal(err)
+	}
+	pollTrue(t, ctx, "widgets.js", `document.querySelector("[data-widget-root]").dataset.live === "true"`)
+	typeInto(t, ctx, "#w-quota-release_ms-n", "250")
+	pollTrue(t, ctx, "20 a second with the quota", `document.querySelector('[data-testid="q-with_quota_after"]').textContent === "20"`)
+	if got := textOf(t, ctx, `[data-testid="widget-steps"]`); !strings.Contains(got, "min(50, 20, 28) = 20 a second") {
+		t.Errorf("steps after the release to 250 ms = %q", got)
+	}
+	if got := textOf(t, ctx, `[data-testid="q-late_after_s"]`); got != "0" {
+		t.Errorf("late after = %q, want 0 (250 ms of work meets the 250 ms timeout)", got)
+	}
+	pollTrue(t, ctx, "the plot to be redrawn", `document.querySelector("[data-plot] figure").textContent.includes("none in time")`)
+	screenshot(t, ctx, "widget-quota")
+
+	// AIMD: the goal wants 90 to 100% of the new capacity; b = 0.5 lets in
+	// 79.19%, b = 0.9 98.21%.
+	goal := "&goal=delivered_pct:95:5"
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/widgets/aimd?backoff=0.5"+goal)); err != nil {
+		t.Fatal(err)
+	}
+	pollTrue(t, ctx, "widgets.js", `document.querySelector("[data-widget-root]").dataset.live === "true"`)
+	if got := textOf(t, ctx, `[data-testid="q-delivered_pct"]`); got != "79.19" {
+		t.Errorf("share at b = 0.5 = %q%%, want 79.19", got)
+	}
+	typeInto(t, ctx, "#w-aimd-backoff-n", "0.9")
+	pollTrue(t, ctx, "98.21% at b = 0.9", `document.querySelector('[data-testid="q-delivered_pct"]').textContent === "98.21"`)
+	pollTrue(t, ctx, "the goal reached", `document.querySelector('[data-testid="widget-goal-state"]').textContent.includes("Goal reached")`)
+	pollTrue(t, ctx, "the plot to be redrawn", `document.querySelector("[data-plot] figure").textContent.includes("98.21% of the new capacity let in")`)
+	screenshot(t, ctx, "widget-aimd")
+}

@@ -2,6 +2,8 @@
 // dependencies and no build step. It mirrors package model (model/*.go) line
 // for line: same formulas, same rounding, same sentences. Both are checked
 // against model/testdata/vectors.json (go test ./model/, node --test static/js/).
+// The quota and AIMD models are in modellimits.js, which widgets.js loads
+// only on a page that has one of them (its compute covers every kind).
 // Infinity and NaN stay numbers here; JSON.stringify writes them as null, as
 // the Go side does.
 
@@ -44,12 +46,12 @@ export function formatNumber(v) {
   return s;
 }
 
-function about(v) {
+export function about(v) {
   const [r] = shown(v);
   return Math.abs(r - v) > 1e-9 * Math.max(1, Math.abs(v)) ? "about " : "";
 }
 
-function plural(shownNum, one, many) {
+export function plural(shownNum, one, many) {
   return shownNum === "1" ? one : many;
 }
 

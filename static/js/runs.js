@@ -44,7 +44,8 @@ function fmt(v) {
 
 // refresh replaces the panel's chart and table body with the server's
 // rendering of the run: html when a panel message brought it (a live
-// stream sends one after each row and after the last event), else fetched
+// stream sends one after each row, at most one a second as a run over
+// time's samples arrive, and after the last event), else fetched
 // (of its first rows windows, in a replay).
 async function refresh(panel, id, rows, html) {
   if (html === undefined) {
@@ -54,10 +55,12 @@ async function refresh(panel, id, rows, html) {
     html = await res.text();
   }
   const doc = new DOMParser().parseFromString(html, "text/html");
-  for (const sel of ['[data-testid="run-chart"]', '[data-testid="run-rows"] tbody']) {
+  for (const sel of ['[data-testid="run-time-chart"]', '[data-testid="run-chart"]', '[data-testid="run-rows"] tbody']) {
     const fresh = doc.querySelector(sel);
     const old = panel.querySelector(sel);
     if (fresh && old) old.replaceWith(document.adoptNode(fresh));
+    // A run over time's chart appears with its first sample, above the rows' chart.
+    else if (fresh && sel.includes("run-time-chart")) panel.querySelector('[data-testid="run-chart"]')?.before(document.adoptNode(fresh));
   }
 }
 
@@ -102,6 +105,11 @@ function watch(panel, replay = false, onEnd = null) {
   let last = replay ? 0 : Number(panel.dataset.since || "0");
   let rowsSeen = 0;
   let finished = false;
+  // A run over time's last second, in words, for the status line: every
+  // watcher gets the samples as they come, while the time chart is redrawn
+  // every few seconds for a learner's own run and with each row when a
+  // class watches (web's liveChartWatchers).
+  let second = "";
 
   const onEvent = (e) => {
     if (e.kind === "panel") {
@@ -134,7 +142,7 @@ function watch(panel, replay = false, onEnd = null) {
         if (replay) {
           setStatus(panel, `Replaying a recorded run at its real pace: window ${e.window + 1} of ${e.windows} (${what}).`, "replaying");
         } else {
-          setStatus(panel, `Running: window ${e.window + 1} of ${e.windows} (${what}): ${e.sent || 0} sent, ${e.ended || 0} ended.`, "running");
+          setStatus(panel, `Running: window ${e.window + 1} of ${e.windows} (${what}): ${e.sent || 0} sent, ${e.ended || 0} ended.${second}`, "running");
         }
         break;
       }
@@ -144,7 +152,16 @@ function watch(panel, replay = false, onEnd = null) {
         announce(panel, `Window ${e.window + 1} of ${e.windows}: ${fmt((e.elapsed_ms || 0) / 1000)} s in, the lab took ${e.change}.`);
         break;
       }
+      case "sample": {
+        // A run over time's second of a window: the panel messages draw
+        // the samples (the time chart); not the end of the run.
+        const m = e.sample || {};
+        const inside = m.lab ? `, ${fmt(m.queued + m.in_service)} inside the lab` : "";
+        second = ` Second ${fmt(Math.floor(m.at_s || 0) + 1)}: ${fmt(m.ok)} ok, ${fmt(m.refused)} refused, ${fmt(m.gaveup)} gave up${inside}.`;
+        break;
+      }
       case "row": {
+        second = "";
         const r = e.row || {};
         setProgress(panel, "window-progress", 1);
         setProgress(panel, "run-progress", (e.window + 1) / e.windows);

@@ -13,11 +13,13 @@
 //   - a value that is not allowed is named beside its field, and the
 //     results, which still show the last values that worked, are marked
 //     stale until it is fixed;
-//   - the result is recomputed in the page with model.js (the same formulas
-//     as package model, held to the same test vectors): the sentence in the
+//   - the result is recomputed in the page with model.js, or
+//     modellimits.js on a page with a quota or AIMD widget (the same
+//     formulas as package model, held to the same test vectors): the sentence in the
 //     polite live region, every <output data-q=NAME> (scaled by data-scale,
 //     or data-none when the quantity has no value), the admission steps,
-//     which ceiling binds, the queue curve's steady state;
+//     which ceiling binds, the queue curve's steady state (the quota's
+//     steps as the admission limit's);
 //   - the plot (two ceilings, queue curve) is fetched from the server's
 //     /widgets/{kind}/plot (its HTML), so it is drawn by one implementation;
 //   - the goal's status and what is still off are updated; the first time
@@ -29,8 +31,14 @@
 //
 // Everything is native controls, so the keyboard alone works.
 
-import { compute, formatNumber, goalReached } from "./model.js";
+import { compute as computeBase, formatNumber, goalReached } from "./model.js";
 import { missText, round12, sliderFor } from "./widgettext.js";
+
+// The quota and AIMD models live in modellimits.js, loaded only when the
+// page has one of them; its compute covers every kind.
+const limitKinds = ["quota", "aimd"];
+const roots = [...document.querySelectorAll("[data-widget-root]")];
+const compute = roots.some((r) => limitKinds.includes(r.dataset.kind)) ? (await import("./modellimits.js")).compute : computeBase;
 
 // rangeParam reads a range input's parameter limits for sliderFor.
 const rangeParam = (range) => ({
@@ -134,6 +142,7 @@ function setup(root) {
       plotAbort = new AbortController();
       const q = new URLSearchParams();
       for (const [k, x] of Object.entries(vals)) q.set(k, String(x));
+      if (solve) q.set("solve", solve);
       q.set("id", root.id);
       try {
         const res = await fetch(plotURL + "?" + q, { signal: plotAbort.signal });
@@ -244,9 +253,10 @@ function setup(root) {
       params.get(solve).hidden.value = q === undefined ? "" : String(q);
     }
     const steps = root.querySelector("[data-steps]");
-    if (steps && res.admission_limit) {
+    const working = (res.admission_limit || res.quota || {}).steps;
+    if (steps && working) {
       steps.replaceChildren(
-        ...res.admission_limit.steps.map((s) => {
+        ...working.map((s) => {
           const li = document.createElement("li");
           li.textContent = s;
           return li;
@@ -350,6 +360,6 @@ function setup(root) {
   update();
 }
 
-for (const root of document.querySelectorAll("[data-widget-root]")) {
+for (const root of roots) {
   if (root.dataset.live !== "true") setup(root);
 }

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"capacitylab/labsvc"
+	"capacitylab/loadrun"
+)
+
+// overTimeLine is one line --over-time prints.
+var overTimeLine = regexp.MustCompile(`(?m)^w(\d+)  ([0-9.]+)s  ok/s ([0-9.]+)  refused (\d+)  gaveup (\d+)  in flight (\d+)  limit (\S+)  queue (\S+)  p99 ([0-9.]+) ms$`)
+
+// checkSampleFile reads a --samples file and holds it to the rows: its
+// header is loadrun.SampleColumns, one line a sample, and each window's
+// samples add up to its row (lost 0).
+func checkSampleFile(t *testing.T, path string, rows []loadrun.Row) [][]string {
+	t.Helper()
+	lines := readRecords(t, path)
+	if !slices.Equal(lines[0], loadrun.SampleColumns()) {
+		t.Fatalf("--samples header %v, want %v", lines[0], loadrun.SampleColumns())
+	}
+	samples, err := loadrun.ParseSamples(lines[0], lines[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		var ok, refused, gaveup, errs, busy, notSent int
+		for _, s := range samples {
+			if s.Window == r.Window {
+				ok, refused, gaveup, errs, busy, notSent = ok+s.OK, refused+s.Refused, gaveup+s.GaveUp, errs+s.Errors, busy+s.ClientBusy, notSent+s.NotSent
+			}
+		}
+		if ok != r.OK || refused != r.Refused || gaveup != r.Gaveup || errs != r.Error || busy != r.ClientBusy || notSent != r.NotSent || r.Lost != 0 {
+			t.Errorf("window %d: the samples count ok %d, refused %d, gaveup %d, errors %d, client_busy %d, not_sent %d; the row %+v",
+				r.Window, ok, refused, gaveup, errs, busy, notSent, r)
+		}
+	}
+	return lines
+}
+
+// jsonRows reads the rows load --json printed, one JSON object a line.
+func jsonRows(t *testing.T, out string) []loadrun.Row {
+	t.Helper()
+	var rows []loadrun.Row
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		var r loadrun.Row
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// --over-time against a real lab whose door lets 3 in at once: a line on
+// stderr at each second of each window and one as it ends, saying the
+// lab's limit (3) and queue; --samples writes the same samples as CSV,
+// adding up to the rows.
+func TestOverTime(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 20, CPUs: 1, Policy: "inflight,quota=3"})
+	path := filepath.Join(t.TempDir(), "samples.csv")
+	out, errOut, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--rate", "40,200", "--seconds", "1.5",
+		"--over-time", "--samples", path, "--json")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	t.Log(errOut)
+	rows := jsonRows(t, out)
+	lines := checkSampleFile(t, path, rows)
+	got := overTimeLine.FindAllStringSubmatch(errOut, -1)
+	if len(got) != len(lines)-1 || len(got) != 4 {
+		t.Fatalf("%d lines on stderr, %d samples in the file: want 2 a window", len(got), len(lines)-1)
+	}
+	for i, m := range got {
+		if want := strconv.Itoa(i/2 + 1); m[1] != want || m[7] != "3" {
+			t.Errorf("line %q: want window %s and limit 3", m[0], want)
+		}
+	}
+	// At 200 a second a door of 3 refuses some: the lines say so.
+	if rows[1].Refused == 0 || got[2][4] == "0" && got[3][4] == "0" {
+		t.Errorf("at 200 a second %d refused, the lines say %s and %s", rows[1].Refused, got[2][4], got[3][4])
+	}
+}
+
+// --over-time with --simulate: the simulated windows are sampled from
+// their records, the simulated lab read at each second (a door of 3
+// inside by policy: limit 3).
+func TestSimulateOverTime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "samples.csv")
+	out, errOut, err := runLoad(t, noenv, "--simulate", "--workers", "4", "--spin-ms", "0", "--wait-ms", "50", "--policy", "inflight,quota=3", "--rate", "30,60", "--seconds", "3",
+		"--over-time", "--samples", path, "--json", "--max-inflight", "3")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	rows := jsonRows(t, out)
+	lines := checkSampleFile(t, path, rows)
+	got := overTimeLine.FindAllStringSubmatch(errOut, -1)
+	if len(got) != len(lines)-1 || len(got) < 6 {
+		t.Fatalf("%d lines on stderr, %d samples in the file: want at least 3 a window\n%s", len(got), len(lines)-1, errOut)
+	}
+	for _, m := range got {
+		if m[7] != "3" || m[8] == "?" {
+			t.Errorf("line %q: want the simulated lab read: limit 3 and its queue", m[0])
+		}
+	}
+}
