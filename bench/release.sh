@@ -112,6 +112,9 @@ experiments=(
 	"4 gradient,start=10,tolerance=1.2,headroom=2,long=300|-- WORKERS=7 POLICY=gradient,start=10,tolerance=1.2,headroom=2,long=300"
 	"4 codel,target_ms=24,interval_ms=1|-- WORKERS=7 POLICY=codel,target_ms=24,interval_ms=1"
 	"4 codel,target_ms=24,timeout_ms=245|-- WORKERS=7 POLICY=codel,target_ms=24,timeout_ms=245"
+	"4u codel,target_ms=24,timeout_ms=245, uniform|--schedule uniform -- WORKERS=7 POLICY=codel,target_ms=24,timeout_ms=245"
+	"4u aimd,latency_ms=245,backoff=0.9,increase=0.2,interval_ms=200, uniform|--schedule uniform -- WORKERS=7 POLICY=aimd,latency_ms=245,backoff=0.9,increase=0.2,interval_ms=200"
+	"4u gradient,start=10,tolerance=1.2,headroom=2,long=300, uniform|--schedule uniform -- WORKERS=7 POLICY=gradient,start=10,tolerance=1.2,headroom=2,long=300"
 )
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg); tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'); window ${WINDOW} s, release at ${RELEASE} s, seeds ${SEEDS}; generator ${rt[*]:-at its inherited priority (real-time not permitted)}; lab ${labrt[*]:-at its inherited priority}"

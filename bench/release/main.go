@@ -1,9 +1,10 @@
 // Command release is bench/release.sh's per-second pass over cmd/load's
-// records, the smallest one the bad release needs until runs over time
-// record their own samples: it cuts a window's records into seconds as
-// loadrun.Sample does (answers by the second they ended in, arrivals not
-// sent by the second they were due in), and prints each second, or one
-// summary line of the seconds before and after the release.
+// records: it cuts a window's records into seconds with
+// loadrun.SampleRecords, as a run over time's samples are counted (answers
+// by the second they ended in, arrivals not sent by the second they were
+// due in), adds the generator's in flight averaged over each second, and
+// prints each second, or one summary line of the seconds before and after
+// the release.
 //
 // Usage:
 //

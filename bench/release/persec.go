@@ -19,52 +19,34 @@ type second struct {
 }
 
 // perSecond cuts one window's records into seconds, up to the end of its
-// last request.
+// last request: loadrun.SampleRecords counts them, as a run over time's
+// samples are counted; what it adds is the generator's in flight averaged
+// over each second (a sample has it at the second's end).
 func perSecond(recs []loadrun.Record) []second {
 	var end time.Duration
 	for _, r := range recs {
-		end = max(end, r.End)
+		end = max(end, r.End, r.Intended)
 	}
-	n := int(end/time.Second) + 1
-	secs := make([]second, n)
-	lat := make([][]float64, n)
-	for i := range secs {
-		secs[i].At = i
+	samples := loadrun.SampleRecords(0, recs, end, time.Second)
+	secs := make([]second, len(samples))
+	for i, s := range samples {
+		secs[i] = second{At: i, OK: s.OK, Refused: s.Refused, GaveUp: s.GaveUp, Errors: s.Errors, Busy: s.ClientBusy, NotSt: s.NotSent, P99MS: s.P99MS}
 	}
 	for _, r := range recs {
 		if r.Outcome == loadrun.NotSent {
-			s := &secs[int(r.Intended/time.Second)]
-			if r.Reason == loadrun.ReasonClientBusy {
-				s.Busy++
-			} else {
-				s.NotSt++
-			}
 			continue
-		}
-		i := int(r.End / time.Second)
-		s := &secs[i]
-		switch r.Outcome {
-		case loadrun.OK:
-			s.OK++
-			lat[i] = append(lat[i], ms(r.Latency()))
-		case loadrun.Refused:
-			s.Refused++
-		case loadrun.Gaveup:
-			s.GaveUp++
-		default:
-			s.Errors++
 		}
 		// The time this request was in flight, spread over the seconds
 		// it spans.
 		for a := r.Sent; a < r.End; {
-			j := int(a / time.Second)
+			j := min(int(a/time.Second), len(secs)-1)
 			b := min(r.End, time.Duration(j+1)*time.Second)
+			if b <= a {
+				b = r.End
+			}
 			secs[j].InFlight += (b - a).Seconds()
 			a = b
 		}
-	}
-	for i := range secs {
-		secs[i].P99MS = quantile(lat[i], 0.99)
 	}
 	return secs
 }
