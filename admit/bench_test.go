@@ -22,6 +22,7 @@ var benchSpecs = []struct {
 	{"aimd", "aimd", 0},
 	{"gradient", "gradient,samples=1", 0},
 	{"codel", "codel", 0},
+	{"codel_timeout", "codel,timeout_ms=250", 0},
 }
 
 // BenchmarkDoor measures what a policy costs a request at the door: one

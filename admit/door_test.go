@@ -275,6 +275,60 @@ func TestCoDelDropping(t *testing.T) {
 	}
 }
 
+// CoDel with the callers' timeout: a request whose wait plus the service
+// time measured lately (smoothed latency of served requests less their
+// smoothed wait) exceeds the timeout is dropped even while the queue is
+// not overloaded, and the service time it measures follows a slower
+// service.
+func TestCoDelTimeout(t *testing.T) {
+	d := door(t, "codel,target_ms=1000,interval_ms=100000,timeout_ms=250", 0, 1)
+	serve := func(at, waited, service time.Duration) bool {
+		t.Helper()
+		if !d.Admit(at-waited, 0, 1) {
+			t.Fatal("codel refused at arrival; it admits everyone")
+		}
+		if !d.Start(at, waited) {
+			return false
+		}
+		d.Done(at+service, waited+service, admit.Served)
+		return true
+	}
+	// Before anything is served it knows no service time: a long wait
+	// passes (the queue is not overloaded).
+	if !serve(0, 140*ms, 100*ms) {
+		t.Fatal("the first request was dropped before any service time was measured")
+	}
+	for i := range 40 {
+		if !serve(time.Duration(i+1)*time.Second, 0, 100*ms) {
+			t.Fatalf("request %d, taken at once, was dropped", i)
+		}
+	}
+	// Service about 100 ms: 140 ms of waiting still leaves time, 160 not.
+	if !serve(50*time.Second, 140*ms, 100*ms) {
+		t.Error("a request that waited 140 ms with 100 ms of service left was dropped under a 250 ms timeout")
+	}
+	if serve(51*time.Second, 160*ms, 100*ms) {
+		t.Error("a request that waited 160 ms with 100 ms of service left was served under a 250 ms timeout")
+	}
+	// The service slows to 200 ms: within a few dozen answers 60 ms of
+	// waiting no longer leaves time.
+	for i := range 40 {
+		serve(time.Duration(60+i)*time.Second, 0, 200*ms)
+	}
+	if serve(200*time.Second, 60*ms, 200*ms) {
+		t.Error("after 40 services of 200 ms, a request that waited 60 ms was served under a 250 ms timeout")
+	}
+	if !serve(201*time.Second, 40*ms, 200*ms) {
+		t.Error("after 40 services of 200 ms, a request that waited 40 ms was dropped under a 250 ms timeout")
+	}
+	// Without timeout_ms nothing changes: the same long wait passes.
+	d = door(t, "codel,target_ms=1000,interval_ms=100000", 0, 1)
+	serve(0, 0, 200*ms)
+	if !serve(time.Second, 160*ms, 200*ms) {
+		t.Error("codel without timeout_ms dropped a request while the queue was not overloaded")
+	}
+}
+
 // Reset forgets what an adaptive policy learned and keeps who is inside;
 // Set changes the policy keeping them too.
 func TestResetAndSet(t *testing.T) {
@@ -316,7 +370,7 @@ func TestDoorMetrics(t *testing.T) {
 	d.Start(220*ms, 60*ms) // least 50 > 5: overloaded, 60 > 10: dropped
 	want := map[string]float64{
 		"admit_dropped_total": 1, "admit_inflight": 2, "admit_limit": 0, "admit_refused_total": 0,
-		`admit_policy_info{policy="codel",spec="codel,target_ms=5,interval_ms=100"}`: 1,
+		`admit_policy_info{policy="codel",spec="codel,target_ms=5,interval_ms=100,timeout_ms=0"}`: 1,
 		"admit_queue_seconds_count": 3, "admit_queue_seconds_sum": 0.110,
 	}
 	checkMetrics(t, reg, want)

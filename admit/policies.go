@@ -14,7 +14,7 @@ func newPolicy(p parsed, limit, slots int) policy {
 		return &gradient{lim: p.v[0], lo: p.v[1], hi: p.v[2], smoothing: p.v[3], tolerance: p.v[4], headroom: p.v[5],
 			interval: p.ms(6), samples: int(p.v[7]), longN: p.v[8]}
 	case CoDel:
-		return &codel{target: p.ms(0), interval: p.ms(1)}
+		return &codel{target: p.ms(0), interval: p.ms(1), timeout: p.ms(2)}
 	}
 	return &queue{limit: limit, slots: slots}
 }
@@ -199,10 +199,18 @@ func (g *gradient) update(short float64) {
 
 // codel drops, as a worker takes it, a request that waited more than
 // twice target while the queue is overloaded: while the least wait of the
-// requests taken in the last interval was above target (see the package
-// doc).
+// requests taken in the last interval was above target; and, with a
+// timeout, one whose wait plus the service time it has measured lately
+// would exceed it, whatever the queue (see the package doc).
 type codel struct {
 	target, interval time.Duration
+	timeout          time.Duration // 0: none
+
+	// Smoothed latencies of served requests from admission and waits of
+	// the requests served (ns, factor codelSmoothing a sample): the
+	// service time is their difference.
+	latency, wait float64
+	served        bool // latency has a sample
 
 	started    bool
 	overloaded bool
@@ -224,7 +232,29 @@ func (c *codel) start(now, waited time.Duration) bool {
 	default:
 		c.least = min(c.least, waited)
 	}
-	return !c.overloaded || waited <= 2*c.target
+	if c.timeout > 0 && c.served && waited+time.Duration(max(0, c.latency-c.wait)) > c.timeout {
+		return false // its caller will have given up before it is served
+	}
+	if c.overloaded && waited > 2*c.target {
+		return false
+	}
+	c.wait += (float64(waited) - c.wait) * codelSmoothing
+	return true
 }
 
-func (c *codel) done(time.Duration, time.Duration, Outcome, int) {}
+// codelSmoothing is the weight of a new sample in codel's smoothed
+// latency and wait, TCP's for its smoothed round-trip time (RFC 6298):
+// at the lab's 35 answers a second after the bad release, a change of
+// service time is mostly learned within about half a second.
+const codelSmoothing = 1.0 / 8
+
+func (c *codel) done(_, latency time.Duration, o Outcome, _ int) {
+	if o != Served {
+		return
+	}
+	if !c.served {
+		c.latency, c.served = float64(latency), true
+		return
+	}
+	c.latency += (float64(latency) - c.latency) * codelSmoothing
+}

@@ -77,6 +77,7 @@ func params(kind string) []param {
 		return []param{
 			{name: "target_ms", def: 5, lo: 1, hi: MaxIntervalMS, whole: true, says: "the time in queue a standing queue may keep, in ms"},
 			{name: "interval_ms", def: 100, lo: 1, hi: MaxIntervalMS, whole: true, says: "how long the least time in queue must stay above target, in ms"},
+			{name: "timeout_ms", def: 0, lo: 0, hi: MaxIntervalMS, whole: true, says: "what callers wait: a request whose wait plus the service time measured lately exceeds it is dropped, overloaded or not, in ms; 0 = none"},
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"inflight", "inflight,quota=N with N a whole number from 1 to 100000"},
 		// An unknown parameter lists the policy's own.
 		{"aimd,quota=5", "aimd's parameters only: start, min, max, increase, backoff, interval_ms, latency_ms"},
-		{"codel,target=5", "codel's parameters only: target_ms, interval_ms"},
+		{"codel,target=5", "codel's parameters only: target_ms, interval_ms, timeout_ms"},
 		// Out of range, not a number, not whole.
 		{"aimd,backoff=1", "backoff from 0.5 to 0.99"},
 		{"aimd,backoff=NaN", "backoff from 0.5 to 0.99"},
@@ -106,7 +106,7 @@ func TestSpecText(t *testing.T) {
 			t.Errorf("Help does not name %s:\n%s", k, help)
 		}
 	}
-	if !strings.Contains(help, "inflight,quota=N\n") || !strings.Contains(help, "codel,target_ms=5,interval_ms=100\n") {
+	if !strings.Contains(help, "inflight,quota=N\n") || !strings.Contains(help, "codel,target_ms=5,interval_ms=100,timeout_ms=0\n") {
 		t.Errorf("Help does not list the parameters with their defaults:\n%s", help)
 	}
 }
