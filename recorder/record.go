@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"capacitylab/admit"
 	"context"
 	"errors"
 	"fmt"
@@ -546,6 +547,9 @@ func recordCaption(l *lessons.Lab) string {
 	if l.Limit > 0 {
 		limit = fmt.Sprintf("admission limit %d", l.Limit)
 	}
+	if l.Policy.Kind() != admit.Queue {
+		limit = "admission policy " + l.Policy.String()
+	}
 	if l.Accept == lessons.AcceptWorkers {
 		// Two presets that differ only in who accepts must not share a
 		// caption: pages name each table by it.
@@ -570,5 +574,21 @@ func recordCaption(l *lessons.Lab) string {
 	} else {
 		s += fmt.Sprintf("open loop at %s a second, %s s windows", lessons.RateList(l.Rates), fmtNum(l.Seconds))
 	}
-	return s + ", caller timeout " + fmtNum(Preset(l).Timeout().Seconds()) + " s."
+	s += ", caller timeout " + fmtNum(Preset(l).Timeout().Seconds()) + " s"
+	if l.MaxInFlight > 0 {
+		s += fmt.Sprintf(", a client of %d workers", l.MaxInFlight)
+	}
+	for i, at := range l.At {
+		// "10s:WAIT_MS=200" reads "WAIT_MS=200 at 10 s".
+		sep := ", "
+		if i == 0 {
+			sep = "; "
+		}
+		when, change, _ := strings.Cut(at, ":")
+		if d, err := time.ParseDuration(when); err == nil {
+			when = fmtNum(d.Seconds()) + " s"
+		}
+		s += sep + change + " at " + when
+	}
+	return s + "."
 }
