@@ -77,7 +77,9 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 	for _, l := range course.Lessons {
 		for _, b := range l.Blocks() {
 			tb, ok := b.(*lessons.Table)
-			if !ok || tb.Fixture || tb.Fingerprint == "" {
+			if !ok || tb.Fixture || tb.Fingerprint == "" || tb.TimeTable() {
+				// A time table's seconds add up to its window table's
+				// row, which is compared below.
 				continue
 			}
 			blk, _ := l.Block(tb.Preset)
@@ -129,7 +131,10 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 				}
 				// Open loop: the simulated generator sends the recorded
 				// run's arrivals (the live one sent every one of them).
-				if lab.Closed == 0 && float64(sr.Sent) != sent {
+				// A client of fixed workers sends those that find one
+				// free, which depends on how long each earlier answer
+				// took: a few more or fewer.
+				if lab.Closed == 0 && lab.MaxInFlight == 0 && float64(sr.Sent) != sent {
 					t.Errorf("%s: simulated sent %d, recorded %v: not the same arrivals", where, sr.Sent, sent)
 				}
 				rho := math.Inf(1)
