@@ -398,13 +398,23 @@ func (t dataTable) Extras() int {
 	return n
 }
 
+// timeTableShow are the columns a recorded time table shows first (its
+// preset's show: names a window table's): a second's outcomes, what was
+// inside the lab and its limit, and the tail.
+var timeTableShow = []string{"at_s", "ok", "refused", "gaveup", "client_busy", "in_service", "queued", "limit", "p99_ms"}
+
 // recordedTable lays out a lesson's recorded table: the columns its
-// preset shows (lessons.Table.Show) first, in that order, then the rest
-// one click away; every column when it shows none.
+// preset shows (lessons.Table.Show; a time table timeTableShow) first, in
+// that order, then the rest one click away; every column when it shows
+// none.
 func recordedTable(t *lessons.Table) dataTable {
 	order := make([]int, 0, len(t.Columns))
 	extra := map[int]bool{}
-	for _, name := range t.Show {
+	show := t.Show
+	if t.TimeTable() {
+		show = timeTableShow
+	}
+	for _, name := range show {
 		if i := slices.Index(t.Columns, name); i >= 0 && !slices.Contains(order, i) {
 			order = append(order, i)
 		}
