@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -229,6 +230,7 @@ func TestSweepValidateSampleEvery(t *testing.T) {
 //
 // Run with -benchtime=9x on a quiet machine; the goal is a difference
 // within the machine's noise (the plain windows' own spread).
+// LOADRUN_BENCH_SAMPLE_EVERY=1s samples as a run over time does.
 func BenchmarkSendLagSampled(b *testing.B) {
 	l := startLab(b, labsvc.Config{Workers: 64, SpinMS: 0, WaitMS: 0, CPUs: 1})
 	target, err := loadrun.NewTarget(l.target, loadrun.DefaultTimeout)
@@ -240,7 +242,7 @@ func BenchmarkSendLagSampled(b *testing.B) {
 		b.Fatal(err)
 	}
 	const rate, seconds = 2000, 2
-	sampling := loadrun.Sampling{Every: 100 * time.Millisecond, Lab: ctl.Stats}
+	sampling := loadrun.Sampling{Every: sampleEveryBench(), Lab: ctl.Stats}
 	run := func(seed uint64, s loadrun.Sampling) float64 {
 		sched, err := loadrun.Schedule(loadrun.Poisson, rate, seconds, seed)
 		if err != nil {
@@ -251,7 +253,7 @@ func BenchmarkSendLagSampled(b *testing.B) {
 		if row.Lost != 0 {
 			b.Fatalf("lost %d", row.Lost)
 		}
-		if s.Every > 0 && len(res.Samples) < seconds*10 {
+		if s.Every > 0 && len(res.Samples) < int(time.Duration(seconds)*time.Second/s.Every) {
 			b.Fatalf("%d samples in %d s at every %v", len(res.Samples), seconds, s.Every)
 		}
 		return row.SendLagP99MS
@@ -315,4 +317,13 @@ func BenchmarkSampledAllocs(b *testing.B) {
 	b.ReportMetric(slices.Min(plain), "plain_allocs/request")
 	b.ReportMetric(slices.Min(sampled), "sampled_allocs/request")
 	b.ReportMetric(0, "ns/op")
+}
+
+// sampleEveryBench is BenchmarkSendLagSampled's interval: 100 ms (ten
+// times as often as a run over time), or LOADRUN_BENCH_SAMPLE_EVERY.
+func sampleEveryBench() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("LOADRUN_BENCH_SAMPLE_EVERY")); err == nil && d > 0 {
+		return d
+	}
+	return 100 * time.Millisecond
 }
