@@ -148,6 +148,9 @@ func (n *Node) beat(ctx context.Context) {
 // "runner lost: ...", with their terminal event; then tells the queued
 // runs their new places. It returns the runs it ended.
 func Reap(ctx context.Context, st *store.Store, lostAfter time.Duration, now func() time.Time, log *slog.Logger) ([]store.LostRun, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	t := now()
 	lost, err := st.ReapLostRuns(ctx, lostAfter, t, func(l store.LostRun) string {
 		host := ""

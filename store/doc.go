@@ -98,6 +98,22 @@
 //	    sent: its sequence number, kind and JSON; AddRunEvent, RunEvents,
 //	    LastRunEvent. Goes with its run.
 //
+// The distributed sweep queue (110_queue.sql; queue.go; package fleet, on
+// Postgres only): runs gain addr (the client address that asked, for the
+// per-address share across replicas), runner (the runner process holding
+// a running run) and job_id (its River job; River's own river_* tables are
+// migrated by rivermigrate under the same start lock). SubmitRun stores a
+// run, its seq-1 queued event and its job in one transaction under an
+// advisory lock; ClaimRun, AppendQueuedEvent, CancelQueuedRun and
+// ReapLostRuns change a run only under its row's lock and only from the
+// status they expect.
+//
+//	runners(id, host, slots, started, heartbeat)
+//	    one row per runner process: how many runs it runs at once, and
+//	    its last heartbeat by the database's clock (Heartbeat); a running
+//	    run whose runner's heartbeat is too old is failed "runner lost"
+//	    (ReapLostRuns). LiveSlots sums the live runners' slots.
+//
 // Wake-ups (wake.go). A server learns at once that a run's events or a
 // class session's votes were written, by itself or by another server on
 // the same Postgres database: WatchRun(id) and WatchClass(code) return a

@@ -57,25 +57,31 @@ func (s *Store) openPool(ctx context.Context, cfg *pgx.ConnConfig) error {
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&s.schema); err != nil {
 		return err
 	}
-	tx, err := pool.Begin(ctx)
+	// River's migrations each run in a transaction of their own (one adds
+	// an enum value a later statement uses, which Postgres refuses in the
+	// same transaction), so the start lock is held by a session of its
+	// own meanwhile: the same key as the store's migrations take, so
+	// servers starting at once migrate River once, after the store.
+	lock, err := pgx.ConnectConfig(ctx, cfg.Copy())
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '120s'`); err != nil {
+	defer lock.Close(context.Background())
+	if _, err := lock.Exec(ctx, `SET lock_timeout = '120s'`); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
+	if _, err := lock.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
 		return fmt.Errorf("waiting for another server's migrations: %w", err)
 	}
 	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: s.schema})
 	if err != nil {
 		return err
 	}
-	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("migrating the sweep queue's tables (River): %w", err)
 	}
-	return tx.Commit(ctx)
+	_, err = lock.Exec(ctx, `SELECT pg_advisory_unlock($1, hashtext(current_schema()))`, migrationLock)
+	return err
 }
 
 // QueueRun is a run waiting or running in the distributed queue, as its
