@@ -144,7 +144,9 @@ func runRunner(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writ
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout, WriteTimeout: writeTimeout,
 		IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
-	fmt.Fprintf(stdout, "runner %s: %d slots; serving /healthz and /metrics on %s\n", id, cfg.runnerSlots, serveURL(ln.Addr()))
+	// The same first line as the other roles, so whatever starts the
+	// processes waits for it alike.
+	fmt.Fprintf(stdout, "serving on %s\n", serveURL(ln.Addr()))
 	log.Info("runner started", "runner", id, "slots", cfg.runnerSlots, "addr", ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
