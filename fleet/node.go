@@ -171,6 +171,26 @@ func Reap(ctx context.Context, st *store.Store, lostAfter time.Duration, now fun
 	return lost, err
 }
 
+// ReapLoop reaps lost runners' runs every few seconds until ctx ends, for a
+// web replica: with every runner gone, their runs still end (and their
+// streams with them) rather than wait for a runner to come back.
+func (q *Queue) ReapLoop(ctx context.Context, log *slog.Logger) {
+	tick := time.NewTicker(reapEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, opTimeout)
+		if _, err := Reap(rctx, q.st, q.cfg.LostAfter, q.now, log); err != nil && ctx.Err() == nil && log != nil {
+			log.Error("reaping lost runners' runs", "err", err)
+		}
+		cancel()
+	}
+}
+
 // sweepWorker is River's worker of sweep jobs.
 type sweepWorker struct {
 	river.WorkerDefaults[SweepArgs]

@@ -295,3 +295,40 @@ func TestStopInterruptsRunning(t *testing.T) {
 		t.Errorf("a stopped runner still counts %d slots", n)
 	}
 }
+
+// With no runner left at all, a web replica's reaper ends the lost run.
+func TestWebReapsWhenNoRunnerIsLeft(t *testing.T) {
+	dbURL := schemaURL(t)
+	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, dbURL), LostAfter: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tk, err := web.SubmitFrom(ctx, "a", "", small(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost := openStore(t, dbURL)
+	if err := ghost.Heartbeat(ctx, "ghost", "gone-host", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := ghost.ClaimRun(ctx, tk.ID, "ghost", time.Now()); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		web.ReapLoop(ctx, nil)
+	}()
+	st := openStore(t, dbURL)
+	r := waitStatus(t, st, tk.ID, store.RunFailed, 20*time.Second)
+	cancel()
+	<-done
+	if !strings.HasPrefix(r.Reason, fleet.LostReasonPrefix+":") {
+		t.Errorf("reason %q", r.Reason)
+	}
+	if es := events(t, st, tk.ID); es[len(es)-1].Kind != runner.KindFailed {
+		t.Errorf("last event %s; want failed", es[len(es)-1].Kind)
+	}
+}

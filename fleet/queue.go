@@ -16,10 +16,12 @@
 // stored one, and queued runs get a queued event with their new position
 // and estimate whenever a run starts or ends.
 //
-// Runners heartbeat every HeartbeatEvery; every runner also reaps (a plain
-// loop, not River's leader: any runner alive ends the runs of one that is
-// not, and the store's conditional updates make two reapers end each run
-// once): a running run whose runner's heartbeat is older than LostAfter
+// Runners heartbeat every HeartbeatEvery; every runner and every web
+// replica (Queue.ReapLoop) also reaps, in a plain loop rather than a
+// periodic job on River's leader: any process alive ends the runs of a
+// runner that is not, even when no runner is left, without waiting for a
+// leader election, and the store's conditional updates make reapers racing
+// end each run once: a running run whose runner's heartbeat is older than LostAfter
 // ends failed, its reason beginning "runner lost", with its terminal event
 // stored, so every stream of it ends. Jobs run once (MaxAttempts 1): a
 // lost run is reported, never silently retried.

@@ -186,6 +186,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		queue = q
+		reap, stopReap := context.WithCancel(ctx)
+		reaped := make(chan struct{})
+		go func() {
+			defer close(reaped)
+			q.ReapLoop(reap, log)
+		}()
+		defer func() {
+			stopReap()
+			<-reaped
+		}()
 	} else {
 		// A lab run to the end counts in the learner's LTI grade.
 		rn, err := newRunner(cfg, st, log, reg, labCmd, self, limits, func(learner, lesson, _ string, status store.RunStatus) {
