@@ -153,6 +153,10 @@ func Reap(ctx context.Context, st *store.Store, lostAfter time.Duration, now fun
 	}
 	t := now()
 	lost, err := st.ReapLostRuns(ctx, lostAfter, t, func(l store.LostRun) string {
+		if l.Runner == "" {
+			return fmt.Sprintf("%s: the runner process that took it from the queue stopped before it started it (for more than %v), "+
+				"so nothing was measured. Run it again.", LostReasonPrefix, lostAfter)
+		}
 		host := ""
 		if l.Host != "" {
 			host = " on " + l.Host

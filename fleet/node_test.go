@@ -332,3 +332,45 @@ func TestWebReapsWhenNoRunnerIsLeft(t *testing.T) {
 		t.Errorf("last event %s; want failed", es[len(es)-1].Kind)
 	}
 }
+
+// A runner that took a run's job and stopped before it claimed the run
+// (its job left running, the run queued): the run is lost too, failed
+// "runner lost" with its terminal event, rather than queued for ever.
+func TestLostBeforeStart(t *testing.T) {
+	dbURL := schemaURL(t)
+	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, dbURL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tk, err := web.SubmitFrom(ctx, "a", "", small(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, dbURL)
+	// What River's fetch does to the job (state, attempted_at) when a
+	// runner takes it, dated as if it took it a minute ago.
+	tag, err := st.Pool().Exec(ctx, `UPDATE river_job SET state = 'running', attempted_at = now() - interval '1 minute'
+		WHERE id = (SELECT job_id FROM runs WHERE id = $1)`, tk.ID)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("marking the job taken: %v (%d rows)", err, tag.RowsAffected())
+	}
+	// Taken a moment ago is not lost yet.
+	if lost, err := fleet.Reap(ctx, st, 2*time.Minute, time.Now, nil); err != nil || len(lost) != 0 {
+		t.Fatalf("reap with a bound longer than the take: %v %v", lost, err)
+	}
+	lost, err := fleet.Reap(ctx, st, 10*time.Second, time.Now, nil)
+	if err != nil || len(lost) != 1 || lost[0].ID != tk.ID {
+		t.Fatalf("reap: %v %v; want the run", lost, err)
+	}
+	r, err := st.Run(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != store.RunFailed || !strings.HasPrefix(r.Reason, fleet.LostReasonPrefix+": the runner process that took it") {
+		t.Errorf("run %s %q", r.Status, r.Reason)
+	}
+	if es := events(t, st, tk.ID); len(es) != 2 || es[1].Kind != runner.KindFailed {
+		t.Errorf("events %+v: want queued then failed", es)
+	}
+}

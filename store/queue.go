@@ -344,13 +344,29 @@ func (s *Store) LiveSlots(ctx context.Context, within time.Duration) (int, error
 	return n, err
 }
 
-// LostRun is a run ReapLostRuns ended.
+// LostRun is a run ReapLostRuns ended: Runner and Host are those of the
+// runner that held it, both "" for a run whose job was taken by a runner
+// that stopped before it started the run.
 type LostRun struct {
 	ID, Runner, Host string
 }
 
+func scanLost(rows pgx.Rows) ([]LostRun, error) {
+	defer rows.Close()
+	var lost []LostRun
+	for rows.Next() {
+		var l LostRun
+		if err := rows.Scan(&l.ID, &l.Runner, &l.Host); err != nil {
+			return nil, err
+		}
+		lost = append(lost, l)
+	}
+	return lost, rows.Err()
+}
+
 // ReapLostRuns ends every running run whose runner's heartbeat is older
-// than after (or that has none): status failed with the reason reason
+// than after (or that has none), and every queued run whose job a runner
+// took longer ago than after without starting it: status failed with the reason reason
 // gives, ended at now, and its terminal event (build makes it for its seq
 // and reason), each in the same transaction. Runs another reaper holds
 // are skipped, and a run already ended is not touched, so reapers racing
@@ -373,22 +389,27 @@ func (s *Store) ReapLostRuns(ctx context.Context, after time.Duration, now time.
 	if err != nil {
 		return nil, fmt.Errorf("store: finding lost runs: %w", err)
 	}
-	var lost []LostRun
-	for rows.Next() {
-		var l LostRun
-		if err := rows.Scan(&l.ID, &l.Runner, &l.Host); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		lost = append(lost, l)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	lost, err := scanLost(rows)
+	if err != nil {
 		return nil, err
 	}
+	// A runner that took a run's job from the queue and stopped before it
+	// claimed the run (the claim follows the take by milliseconds) leaves
+	// the run queued and its job running: lost as well, never started.
+	rows, err = tx.Query(ctx, `SELECT r.id, '', '' FROM runs r JOIN river_job j ON j.id = r.job_id
+		WHERE r.status = 'queued' AND j.state = 'running' AND j.attempted_at < now() - $1 * interval '1 millisecond'
+		ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`, after.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("store: finding runs lost before they started: %w", err)
+	}
+	unstarted, err := scanLost(rows)
+	if err != nil {
+		return nil, err
+	}
+	lost = append(lost, unstarted...)
 	for _, l := range lost {
 		why := reason(l)
-		if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, reason = $3, ended_at = $4 WHERE id = $1 AND status = 'running'`,
+		if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, reason = $3, ended_at = $4 WHERE id = $1 AND status IN ('queued', 'running')`,
 			l.ID, RunFailed, why, stampOf(now)); err != nil {
 			return nil, err
 		}
