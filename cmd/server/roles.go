@@ -21,6 +21,7 @@ import (
 	"capacitylab/affinity"
 	"capacitylab/fleet"
 	"capacitylab/labsvc"
+	"capacitylab/lti"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -85,6 +86,16 @@ func newRunner(cfg config, st *store.Store, log *slog.Logger, reg prometheus.Reg
 	})
 }
 
+// gradeDoneRuns is the Runner's Finished: a lab run to the end counts in
+// the learner's LTI grade.
+func gradeDoneRuns(ctx context.Context, tool *lti.Tool) func(learner, lesson, block string, status store.RunStatus) {
+	return func(learner, lesson, _ string, status store.RunStatus) {
+		if status == store.RunDone {
+			tool.ProgressChanged(ctx, learner, lesson)
+		}
+	}
+}
+
 // runRunner is --role runner: sweep jobs from the shared Postgres, run
 // --runner-slots at once, and /healthz and /metrics on --addr. On SIGTERM
 // (ctx ends) it takes no more jobs and ends its running runs interrupted.
@@ -109,7 +120,18 @@ func runRunner(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writ
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	limits := runner.HostLimits()
 	limits.MaxRunSeconds, limits.MaxRunCPUSeconds = float64(cfg.maxRunSeconds), float64(cfg.maxRunCPU)
-	rn, err := newRunner(cfg, st, log, reg, cmpOr(cfg.labCommand, self), self, limits, nil)
+	// The runner that ends a lab run posts the learner's new LTI grade,
+	// as the single server does.
+	course, err := loadCourse(cfg, log)
+	if err != nil {
+		return err
+	}
+	tool, err := newLTITool(ctx, cfg, st, course, log)
+	if err != nil {
+		return err
+	}
+	defer tool.Close()
+	rn, err := newRunner(cfg, st, log, reg, cmpOr(cfg.labCommand, self), self, limits, gradeDoneRuns(ctx, tool))
 	if err != nil {
 		return err
 	}

@@ -125,19 +125,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runRunner(ctx, cfg, log, stdout)
 	}
 
-	var course web.CourseFunc
-	if cfg.content != "" {
-		dc, err := newDiskCourse(cfg.content, log)
-		if err != nil {
-			return err
-		}
-		course = dc.get
-	} else {
-		c, err := lessons.LoadWith(lessons.Content(), recorder.LoadOptions())
-		if err != nil {
-			return fmt.Errorf("embedded lessons do not validate:\n%w", err)
-		}
-		course = func() (*lessons.Course, error) { return c, nil }
+	course, err := loadCourse(cfg, log)
+	if err != nil {
+		return err
 	}
 
 	assets, err := web.NewAssets(static.FS())
@@ -197,12 +187,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			<-reaped
 		}()
 	} else {
-		// A lab run to the end counts in the learner's LTI grade.
-		rn, err := newRunner(cfg, st, log, reg, labCmd, self, limits, func(learner, lesson, _ string, status store.RunStatus) {
-			if status == store.RunDone {
-				tool.ProgressChanged(ctx, learner, lesson)
-			}
-		})
+		rn, err := newRunner(cfg, st, log, reg, labCmd, self, limits, gradeDoneRuns(ctx, tool))
 		if err != nil {
 			return err
 		}
@@ -271,6 +256,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	<-errc
 	return nil
+}
+
+// loadCourse is the course the server serves: --content's directory,
+// re-read on change, or the embedded lessons.
+func loadCourse(cfg config, log *slog.Logger) (web.CourseFunc, error) {
+	if cfg.content != "" {
+		dc, err := newDiskCourse(cfg.content, log)
+		if err != nil {
+			return nil, err
+		}
+		return dc.get, nil
+	}
+	c, err := lessons.LoadWith(lessons.Content(), recorder.LoadOptions())
+	if err != nil {
+		return nil, fmt.Errorf("embedded lessons do not validate:\n%w", err)
+	}
+	return func() (*lessons.Course, error) { return c, nil }, nil
 }
 
 // serverFlags are the server's settings, each a flag with an environment
