@@ -40,9 +40,9 @@ func startNode(t *testing.T, dbURL, id string) (*fleet.Node, *runner.Runner) {
 	return node, rn
 }
 
-// waitStatus polls the store until run id has status want, failing after
+// waitRun polls the store until run id satisfies ok, failing after
 // timeout.
-func waitStatus(t *testing.T, st *store.Store, id string, want store.RunStatus, timeout time.Duration) store.Run {
+func waitRun(t *testing.T, st *store.Store, id string, ok func(store.Run) bool, timeout time.Duration) store.Run {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -50,33 +50,26 @@ func waitStatus(t *testing.T, st *store.Store, id string, want store.RunStatus, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status == want {
+		if ok(r) {
 			return r
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("run %s is %s (%s) after %v; want %s", id, r.Status, r.Reason, timeout, want)
+			t.Fatalf("run %s is %s (%s) with %d rows after %v", id, r.Status, r.Reason, len(r.Rows), timeout)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-// waitRows polls the store until run id has at least n rows.
+// waitStatus waits until run id has status want.
+func waitStatus(t *testing.T, st *store.Store, id string, want store.RunStatus, timeout time.Duration) store.Run {
+	t.Helper()
+	return waitRun(t, st, id, func(r store.Run) bool { return r.Status == want }, timeout)
+}
+
+// waitRows waits until run id has at least n rows.
 func waitRows(t *testing.T, st *store.Store, id string, n int, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		r, err := st.Run(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Rows) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s has %d rows after %v; want %d", id, len(r.Rows), timeout, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitRun(t, st, id, func(r store.Run) bool { return len(r.Rows) >= n }, timeout)
 }
 
 // events reads run id's stored events and checks that their seqs run
@@ -194,16 +187,11 @@ func TestCancelRunning(t *testing.T) {
 	}
 }
 
-// A runner whose heartbeat stops while it holds a run (here: a runner that
-// claimed the run, beat once and went silent, as a killed process would)
-// loses the run: another runner's reaper ends it failed, "runner lost",
-// with its terminal event stored after the last, once.
-func TestRunnerLost(t *testing.T) {
-	dbURL := schemaURL(t)
-	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, dbURL)})
-	if err != nil {
-		t.Fatal(err)
-	}
+// ghostRun submits a run and has it claimed by runner "ghost" on host
+// "gone-host", which beat once and is silent from then on, as a killed
+// runner process.
+func ghostRun(t *testing.T, dbURL string, web *fleet.Queue) runner.Ticket {
+	t.Helper()
 	ctx := context.Background()
 	tk, err := web.SubmitFrom(ctx, "a", "", small(10))
 	if err != nil {
@@ -216,6 +204,22 @@ func TestRunnerLost(t *testing.T) {
 	if _, _, ok, err := ghost.ClaimRun(ctx, tk.ID, "ghost", time.Now()); !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
+	return tk
+}
+
+// A runner whose heartbeat stops while it holds a run (here: a runner that
+// claimed the run, beat once and went silent, as a killed process would)
+// loses the run: another runner's reaper ends it failed, "runner lost",
+// with its terminal event stored after the last, once.
+func TestRunnerLost(t *testing.T) {
+	dbURL := schemaURL(t)
+	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, dbURL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tk := ghostRun(t, dbURL, web)
+	ghost := openStore(t, dbURL)
 	if _, _, ok, _ := ghost.ClaimRun(ctx, tk.ID, "other", time.Now()); ok {
 		t.Fatal("a running run was claimed twice")
 	}
@@ -305,17 +309,7 @@ func TestWebReapsWhenNoRunnerIsLeft(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tk, err := web.SubmitFrom(ctx, "a", "", small(10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ghost := openStore(t, dbURL)
-	if err := ghost.Heartbeat(ctx, "ghost", "gone-host", 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, ok, err := ghost.ClaimRun(ctx, tk.ID, "ghost", time.Now()); !ok || err != nil {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
+	tk := ghostRun(t, dbURL, web)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
