@@ -97,16 +97,14 @@ func (n *Node) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops taking jobs, ends the running runs interrupted (the Runner's
-// Close), waits for their jobs, and forgets the runner.
+// Stop stops taking jobs and ends the running runs interrupted, as the
+// Runner's Close does: River's StopAndCancel ends the jobs' contexts, which
+// interrupts their runs (rows so far kept, terminal event stored), and
+// returns once they have; then the Runner closes and the runner is
+// forgotten.
 func (n *Node) Stop(ctx context.Context) error {
-	stopped := make(chan error, 1)
-	go func() { stopped <- n.client.Stop(ctx) }()
-	// River stops fetching at once; the runs it is working end
-	// interrupted when the Runner closes, and their jobs then return.
-	time.Sleep(50 * time.Millisecond)
+	err := n.client.StopAndCancel(ctx)
 	n.cfg.Runner.Close()
-	err := <-stopped
 	n.stop()
 	n.wg.Wait()
 	rctx, cancel := context.WithTimeout(context.Background(), opTimeout)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 // it to done with its rows and one contiguous event log; the runner serves
 // /healthz and /metrics and nothing else. Then a runner killed (SIGKILL)
 // mid-run loses its run: another runner's reaper ends it failed, "runner
-// lost", with its terminal event, within the lost bound.
+// lost", with its terminal event, within the lost bound; and a runner
+// stopped by SIGTERM ends its run interrupted.
 func TestRolesWebAndRunner(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts runner processes and real labs")
@@ -60,13 +62,32 @@ func TestRolesWebAndRunner(t *testing.T) {
 	}
 	runnerA.Wait()
 	killed := time.Now()
-	serverProcess(t, t.TempDir(), "--role", "runner", "--runner-slots", "1", "--database-url", dbURL)
+	_, runnerB := serverProcess(t, t.TempDir(), "--role", "runner", "--runner-slots", "1", "--database-url", dbURL)
 	r = waitRun(t, st, id, func(r store.Run) bool { return r.Status != store.RunRunning }, 60*time.Second)
 	if r.Status != store.RunFailed || !strings.HasPrefix(r.Reason, "runner lost: ") || len(r.Rows) == 0 {
 		t.Fatalf("the killed runner's run is %s (%q) with %d rows; want failed, runner lost, its rows kept", r.Status, r.Reason, len(r.Rows))
 	}
 	t.Logf("run reaped %v after its runner was killed: %s", time.Since(killed).Round(100*time.Millisecond), r.Reason)
 	checkEventLog(t, st, id, "failed")
+
+	// SIGTERM: the runner takes no more jobs, ends its running run
+	// interrupted (rows kept, terminal event stored) and exits 0.
+	id = submitSweep(t, web.url, `{"workers":4,"spin_ms":1,"wait_ms":4,"cpus":1,"rates":[20,20,20,20,20,20],"seconds":2,"seed":3}`)
+	waitRun(t, st, id, func(r store.Run) bool { return len(r.Rows) >= 1 }, 60*time.Second)
+	if err := runnerB.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := runnerB.Wait(); err != nil {
+		t.Errorf("the runner stopped by SIGTERM exited with %v", err)
+	}
+	r, err = st.Run(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != store.RunInterrupted || len(r.Rows) == 0 {
+		t.Fatalf("after SIGTERM the run is %s (%q) with %d rows; want interrupted with its rows", r.Status, r.Reason, len(r.Rows))
+	}
+	checkEventLog(t, st, id, "interrupted")
 }
 
 func submitSweep(t *testing.T, base, body string) string {
