@@ -83,9 +83,9 @@
 //	    one row per sweep: request is the runner's request as JSON; status
 //	    is queued, running, done, failed, cancelled or interrupted (runs
 //	    left running by a crash are marked interrupted at start-up, by
-//	    InterruptRuns, which knows no owner: on a Postgres that several
-//	    servers share, one starting would mark the others' runs too, so
-//	    only one of them may run sweeps until runs have owners);
+//	    InterruptRuns, which knows no owner: only the single server,
+//	    --role all, calls it; across processes a running run has its
+//	    runner, and a lost runner's runs are reaped, below);
 //	    started_at and ended_at are '' until they happen.
 //	run_rows(run_id, win, row)
 //	    one row per finished window, row being loadrun.Row as JSON.
