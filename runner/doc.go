@@ -155,6 +155,18 @@
 // of the server. The load generator is not among them: it runs in the
 // run's load child.
 //
+// # Runs queued elsewhere
+//
+// Across processes (server --role web and runner, package fleet) runs are
+// queued in Postgres, not here. A runner process claims one and hands it
+// to RunClaimed, which runs it on this same execution path (children,
+// rows, records, events, statuses), its events numbered after the last
+// stored one (Claimed.LastSeq); its context ending with
+// ErrCancelledByOwner cancels it, any other end interrupts it, and Close
+// interrupts it as a run of the Runner's own. StoreEvent and QueuedEvent
+// make the events other processes append to a stored log (a queued run's
+// new place, a cancel before it started, "runner lost").
+//
 // # Metrics
 //
 // With Config.Registerer set:

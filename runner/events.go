@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"capacitylab/loadrun"
+	"capacitylab/store"
 )
 
 // Kind names an Event.
@@ -62,6 +63,22 @@ type Event struct {
 	JSON []byte `json:"-"`
 }
 
+// StoreEvent is e numbered seq and stamped at, as the store keeps it: for
+// the events a process other than the run's runner appends to its stored
+// log (package fleet: a queued run's position, a cancel before it
+// started, "runner lost").
+func StoreEvent(e Event, seq int, at time.Time) store.RunEvent {
+	e.Seq, e.At = seq, at.UTC()
+	js, _ := json.Marshal(e) // cannot fail: no channels, funcs or cycles
+	return store.RunEvent{Seq: seq, Kind: string(e.Kind), JSON: js}
+}
+
+// QueuedEvent is a queued run's event: its position (1 = next to start)
+// and estimated start.
+func QueuedEvent(q Request, position int, start time.Time) Event {
+	return Event{Kind: KindQueued, Position: position, EstimatedStart: start, WindowProgress: q.at()}
+}
+
 // fanoutChunk is how many subscribers append wakes before it lets the
 // goroutines it woke run (runtime.Gosched). Waking a thousand watchers'
 // writers at once would queue them all ahead of whatever else the server
@@ -75,6 +92,7 @@ const fanoutChunk = 32
 type eventLog struct {
 	mu      sync.Mutex
 	events  []Event
+	base    int // the seq before events[0]: a run claimed from the store (RunClaimed) continues its stored log
 	subs    map[*Subscription]struct{}
 	closed  bool // a terminal event was appended
 	buffer  int
@@ -108,7 +126,7 @@ func (l *eventLog) append(e Event) Event {
 		l.mu.Unlock()
 		return Event{}
 	}
-	e.Seq = len(l.events) + 1
+	e.Seq = l.base + len(l.events) + 1
 	e.At = l.now().UTC()
 	e.JSON, _ = json.Marshal(e) // cannot fail: no channels, funcs or cycles
 	if l.save != nil {
@@ -163,7 +181,7 @@ func (l *eventLog) last() (Event, bool) {
 func (l *eventLog) subscribe(since int) ([]Event, *Subscription) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	since = max(since, 0)
+	since = max(since-l.base, 0)
 	var replay []Event
 	if since < len(l.events) {
 		replay = append(replay, l.events[since:]...)

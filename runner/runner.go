@@ -668,6 +668,10 @@ func (r *Runner) next() *run {
 	return ru
 }
 
+// NewID returns a new random run id, as the runner's own runs get (for
+// runs queued elsewhere: package fleet).
+func NewID() (string, error) { return newID() }
+
 // newID returns a random run id: 16 lower-case hex digits.
 func newID() (string, error) {
 	var b [8]byte

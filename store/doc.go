@@ -83,9 +83,9 @@
 //	    one row per sweep: request is the runner's request as JSON; status
 //	    is queued, running, done, failed, cancelled or interrupted (runs
 //	    left running by a crash are marked interrupted at start-up, by
-//	    InterruptRuns, which knows no owner: on a Postgres that several
-//	    servers share, one starting would mark the others' runs too, so
-//	    only one of them may run sweeps until runs have owners);
+//	    InterruptRuns, which knows no owner: only the single server,
+//	    --role all, calls it; across processes a running run has its
+//	    runner, and a lost runner's runs are reaped, below);
 //	    started_at and ended_at are '' until they happen.
 //	run_rows(run_id, win, row)
 //	    one row per finished window, row being loadrun.Row as JSON.
@@ -97,6 +97,22 @@
 //	    every event of the run's log (package runner) as it was logged and
 //	    sent: its sequence number, kind and JSON; AddRunEvent, RunEvents,
 //	    LastRunEvent. Goes with its run.
+//
+// The distributed sweep queue (110_queue.sql; queue.go; package fleet, on
+// Postgres only): runs gain addr (the client address that asked, for the
+// per-address share across replicas), runner (the runner process holding
+// a running run) and job_id (its River job; River's own river_* tables are
+// migrated by rivermigrate under the same start lock). SubmitRun stores a
+// run, its seq-1 queued event and its job in one transaction under an
+// advisory lock; ClaimRun, AppendQueuedEvent, CancelQueuedRun and
+// ReapLostRuns change a run only under its row's lock and only from the
+// status they expect.
+//
+//	runners(id, host, slots, started, heartbeat)
+//	    one row per runner process: how many runs it runs at once, and
+//	    its last heartbeat by the database's clock (Heartbeat); a running
+//	    run whose runner's heartbeat is too old is failed "runner lost"
+//	    (ReapLostRuns). LiveSlots sums the live runners' slots.
 //
 // Wake-ups (wake.go). A server learns at once that a run's events or a
 // class session's votes were written, by itself or by another server on

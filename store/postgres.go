@@ -76,7 +76,16 @@ func OpenPostgres(ctx context.Context, databaseURL string, opts ...Option) (*Sto
 		sdb.Close()
 		return nil, fmt.Errorf("store: %s: %w", where, err)
 	}
+	if err := s.openPool(ctx, cfg); err != nil {
+		s.wakes.close()
+		if s.pool != nil {
+			s.pool.Close()
+		}
+		sdb.Close()
+		return nil, fmt.Errorf("store: %s: %s", where, oneLine(err))
+	}
 	if err := s.prepare(); err != nil {
+		s.pool.Close()
 		sdb.Close()
 		return nil, fmt.Errorf("store: %s: %s", where, oneLine(err))
 	}

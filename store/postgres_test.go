@@ -59,7 +59,7 @@ func TestSchemasMatch(t *testing.T) {
 			}
 		}
 		for table := range got {
-			if _, ok := want[table]; !ok {
+			if _, ok := want[table]; !ok && !strings.HasPrefix(table, "river_") { // River's own tables (the sweep queue's jobs) are only on Postgres
 				t.Errorf("table %s is only on Postgres", table)
 			}
 		}

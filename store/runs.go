@@ -46,7 +46,9 @@ type Run struct {
 
 // SaveRun inserts a run or updates its status, reason and times (the
 // request, learner and creation time are written once). Rows are added
-// with AddRow.
+// with AddRow. A run's stored end is final: a run already done, failed,
+// cancelled or interrupted is left as it is (a runner that stalled past
+// its heartbeat and was declared lost cannot overwrite that later).
 func (s *Store) SaveRun(ctx context.Context, r Run) error {
 	if r.ID == "" || r.Learner == "" {
 		return errors.New("store: SaveRun needs an id and a learner")
@@ -58,7 +60,8 @@ func (s *Store) SaveRun(ctx context.Context, r Run) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, learner, lesson, block, request, status, reason, created_at, started_at, ended_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, reason = excluded.reason,
-			started_at = excluded.started_at, ended_at = excluded.ended_at`,
+			started_at = excluded.started_at, ended_at = excluded.ended_at
+		WHERE runs.status IN ('queued', 'running')`,
 		r.ID, r.Learner, r.Lesson, r.Block, req, r.Status, r.Reason,
 		stampOf(r.CreatedAt), stampOf(r.StartedAt), stampOf(r.EndedAt))
 	s.runLists.forget(r.Learner)
@@ -95,7 +98,7 @@ type RunEvent struct {
 }
 
 // AddRunEvent stores one event of a run's log (again for the same seq
-// replaces it), and wakes the run's watchers (WatchRun): on Postgres in
+// replaces it, unless the stored one is terminal: a log's end is final), and wakes the run's watchers (WatchRun): on Postgres in
 // the same statement, so every server's watchers wake when it commits.
 // The run must be saved first.
 func (s *Store) AddRunEvent(ctx context.Context, id string, e RunEvent) error {
@@ -117,7 +120,8 @@ func (s *Store) AddRunEvent(ctx context.Context, id string, e RunEvent) error {
 }
 
 const insertRunEvent = `INSERT INTO run_events (run_id, seq, kind, event) VALUES (?, ?, ?, ?)
-	ON CONFLICT (run_id, seq) DO UPDATE SET kind = excluded.kind, event = excluded.event`
+	ON CONFLICT (run_id, seq) DO UPDATE SET kind = excluded.kind, event = excluded.event
+	WHERE run_events.kind NOT IN ('done', 'failed', 'cancelled', 'interrupted')`
 
 // RunEvents returns the stored events of a run with seq above since, in
 // order (none for a run saved before events were stored).

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -284,5 +285,55 @@ func BenchmarkWindowWrites(b *testing.B) {
 		b.ReportMetric(float64(len(recs)*b.N)/secs, "records/s")
 		b.ReportMetric(float64(events*b.N)/secs, "events/s")
 		b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/window")
+	})
+}
+
+// A run's stored end is final: a later SaveRun of another status (a
+// runner declared lost that was only stalled, finishing after all) and a
+// later event at the terminal event's seq leave the end as it was; an
+// event that is not terminal is still replaced.
+func TestStoredEndIsFinal(t *testing.T) {
+	eachDB(t, func(t *testing.T, d testDB) {
+		s := d.open(t)
+		ctx := context.Background()
+		now := time.Now().UTC()
+		r := Run{ID: "r1", Learner: "l", Request: []byte(`{}`), Status: RunRunning, CreatedAt: now, StartedAt: now}
+		if err := s.SaveRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddRunEvent(ctx, "r1", RunEvent{Seq: 1, Kind: "started", JSON: []byte(`{"seq":1,"kind":"started"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddRunEvent(ctx, "r1", RunEvent{Seq: 1, Kind: "progress", JSON: []byte(`{"seq":1,"kind":"progress"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		r.Status, r.Reason, r.EndedAt = RunFailed, "runner lost: test", now
+		if err := s.SaveRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddRunEvent(ctx, "r1", RunEvent{Seq: 2, Kind: "failed", JSON: []byte(`{"seq":2,"kind":"failed"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		r.Status, r.Reason = RunDone, ""
+		if err := s.SaveRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddRunEvent(ctx, "r1", RunEvent{Seq: 2, Kind: "done", JSON: []byte(`{"seq":2,"kind":"done"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Run(ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != RunFailed || got.Reason != "runner lost: test" {
+			t.Errorf("run stored as %s %q after a later save of done; want the failed end kept", got.Status, got.Reason)
+		}
+		es, err := s.RunEvents(ctx, "r1", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 2 || es[0].Kind != "progress" || es[1].Kind != "failed" {
+			t.Errorf("events %+v: want progress (replaced) then failed (kept)", es)
+		}
 	})
 }

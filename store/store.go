@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -53,6 +54,10 @@ type Store struct {
 	// Each lab block's latest done run as last read (LatestRun), keyed
 	// by block in the cache's learner slot; found is false for none.
 	latest learnerCache[struct{}, latestRun]
+	// On Postgres: a pgx pool for the distributed queue and River
+	// (queue.go), and the schema the store works in.
+	pool   *pgxpool.Pool
+	schema string
 }
 
 // latestRun is LatestRun's answer as kept.
@@ -215,6 +220,9 @@ func (s *Store) closeStatements() {
 func (s *Store) Close() error {
 	s.wakes.close()
 	s.closeStatements()
+	if s.pool != nil {
+		s.pool.Close()
+	}
 	return s.db.Close()
 }
 

@@ -50,7 +50,7 @@ type Deps struct {
 	// may be framed by any course page; default "*".
 	WidgetFrameAncestors string
 	Registry             *prometheus.Registry // where the HTTP metrics are registered, served at /metrics
-	Runner               *runner.Runner       // the queue of live sweeps; nil: POST /api/sweeps answers 503
+	Runner               Queue                // the queue of live sweeps; nil: POST /api/sweeps answers 503
 	Classes              *classroom.Manager   // class sessions; nil: the session pages answer 404
 	InstructorKey        string               // if set, starting a class session needs it
 	// LTI is the tool side of LTI 1.3 (launches from learning platforms,
@@ -71,6 +71,22 @@ type Deps struct {
 	JoinsPerMinute, SessionsPerHour int
 }
 
+// Queue is the queue of live sweeps as the handlers use it: the
+// in-process *runner.Runner (--role all), or package fleet's distributed
+// queue (--role web), which holds no run in memory (Get reports none,
+// Subscribe runner.ErrNoRun, Watchers 0), so every run is then served
+// from the store.
+type Queue interface {
+	Limits() runner.Limits
+	Capacity() int
+	Validate(q runner.Request) error
+	SubmitFrom(ctx context.Context, learner, addr string, q runner.Request) (runner.Ticket, error)
+	Cancel(id, learner string) error
+	Get(id string) (runner.Snapshot, bool)
+	Subscribe(id string, since int) ([]runner.Event, *runner.Subscription, error)
+	Watchers(id string) int
+}
+
 // Defaults of Deps.JoinsPerMinute and Deps.SessionsPerHour: a lecture hall
 // behind one address (a school's NAT) joins at once, hundreds in a minute,
 // and one or two instructors start sessions there.
@@ -85,7 +101,7 @@ const (
 type server struct {
 	course    CourseFunc
 	store     *store.Store
-	runner    *runner.Runner
+	runner    Queue
 	assets    *Assets
 	log       *slog.Logger
 	csp       string // Content-Security-Policy of every page

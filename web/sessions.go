@@ -102,7 +102,7 @@ func classOptions(code string, q *lessons.Question) []lessons.Option {
 // the same queue and event stream every learner's run uses. The class is
 // the run's learner ("class-" + code), so a class has one run at a time.
 // Its errors are sentences for the instructor.
-func ClassRuns(course CourseFunc, rn *runner.Runner) classroom.RunFunc {
+func ClassRuns(course CourseFunc, rn Queue) classroom.RunFunc {
 	return func(ctx context.Context, code, lesson, lab string, k *classroom.Knobs) (string, error) {
 		if rn == nil {
 			return "", classroom.Refuse(classroom.ErrCodeConflict, "This server runs no live sweeps; run the lab on your own machine with the commands shown.")
@@ -117,7 +117,7 @@ func ClassRuns(course CourseFunc, rn *runner.Runner) classroom.RunFunc {
 		}
 		q := withKnobs(labPreset(l), k)
 		q.Lesson = lesson
-		tk, err := rn.Submit(ctx, "class-"+code, q)
+		tk, err := rn.SubmitFrom(ctx, "class-"+code, "", q)
 		var full *runner.QueueFullError
 		var mine *runner.AlreadyQueuedError
 		var fe runner.FieldErrors

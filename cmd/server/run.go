@@ -23,6 +23,7 @@ import (
 
 	"capacitylab/classroom"
 	"capacitylab/envflag"
+	"capacitylab/fleet"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/measure"
@@ -80,6 +81,9 @@ type config struct {
 	ltiPlatforms string // LTI platforms file; "" = only those `server lti add` stored
 
 	trustedProxies []netip.Prefix // reverse proxies whose forwarding headers are believed
+
+	role        string // all, web or runner (roles.go)
+	runnerSlots int    // runs a runner role runs at once; 0 = one per core pair it may use
 }
 
 // run is the whole program: args are the command-line arguments without
@@ -117,20 +121,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if cfg.role == roleRunner {
+		return runRunner(ctx, cfg, log, stdout)
+	}
 
-	var course web.CourseFunc
-	if cfg.content != "" {
-		dc, err := newDiskCourse(cfg.content, log)
-		if err != nil {
-			return err
-		}
-		course = dc.get
-	} else {
-		c, err := lessons.LoadWith(lessons.Content(), recorder.LoadOptions())
-		if err != nil {
-			return fmt.Errorf("embedded lessons do not validate:\n%w", err)
-		}
-		course = func() (*lessons.Course, error) { return c, nil }
+	course, err := loadCourse(cfg, log)
+	if err != nil {
+		return err
 	}
 
 	assets, err := web.NewAssets(static.FS())
@@ -145,10 +142,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Runs the last server left queued or running are over. On a full
 	// disk this cannot be stored; the pages show them interrupted anyway
 	// (package web), so it is only logged and the server starts.
-	if n, err := st.InterruptRuns(ctx, runner.UnsavedEndReason); err != nil {
-		log.Error("marking the runs the last server left unfinished as interrupted", "err", err)
-	} else if n > 0 {
-		log.Warn("runs left unfinished by the last server marked interrupted", "runs", n)
+	// Only the single server does: a web replica's runs belong to the
+	// runners, whose lost runs are reaped ("runner lost", package fleet).
+	if cfg.role == roleAll {
+		if n, err := st.InterruptRuns(ctx, runner.UnsavedEndReason); err != nil {
+			log.Error("marking the runs the last server left unfinished as interrupted", "err", err)
+		} else if n > 0 {
+			log.Warn("runs left unfinished by the last server marked interrupted", "runs", n)
+		}
 	}
 	if since, err := st.WriteHealth(ctx); err != nil {
 		log.Error("the store cannot write: pages are served, changes are refused (503) until there is room", "since", since, "err", err)
@@ -168,31 +169,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer tool.Close()
 	limits := runner.HostLimits()
 	limits.MaxRunSeconds, limits.MaxRunCPUSeconds = float64(cfg.maxRunSeconds), float64(cfg.maxRunCPU)
-	rn, err := runner.New(runner.Config{
-		Lab:           labsvc.ChildCommand{Path: labCmd, Args: []string{"lab-child"}},
-		Load:          labsvc.ChildCommand{Path: self, Args: []string{"load-child"}},
-		QueueCapacity: cfg.queue,
-		PerAddress:    cfg.perAddress,
-		Limits:        limits,
-		Store:         st,
-		Logger:        log,
-		Registerer:    reg,
-		// A lab run to the end counts in the learner's LTI grade.
-		Finished: func(learner, lesson, _ string, status store.RunStatus) {
-			if status == store.RunDone {
-				tool.ProgressChanged(ctx, learner, lesson)
-			}
-		},
-	})
-	if err != nil {
-		return err
+	var queue web.Queue
+	if cfg.role == roleWeb {
+		q, err := fleet.NewQueue(fleet.Config{Store: st, QueueCapacity: cfg.queue, PerAddress: cfg.perAddress, Limits: limits})
+		if err != nil {
+			return err
+		}
+		queue = q
+		reap, stopReap := context.WithCancel(ctx)
+		reaped := make(chan struct{})
+		go func() {
+			defer close(reaped)
+			q.ReapLoop(reap, log)
+		}()
+		defer func() {
+			stopReap()
+			<-reaped
+		}()
+	} else {
+		rn, err := newRunner(cfg, st, log, reg, labCmd, self, limits, gradeDoneRuns(ctx, tool))
+		if err != nil {
+			return err
+		}
+		defer rn.Close()
+		queue = rn
 	}
-	defer rn.Close()
 
 	classes, err := classroom.New(classroom.Config{
 		Store:    st,
 		Lessons:  web.ClassLessons(course),
-		StartRun: web.ClassRuns(course, rn),
+		StartRun: web.ClassRuns(course, queue),
 		Idle:     cfg.sessionIdle,
 		Logger:   log,
 	})
@@ -209,7 +215,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:               log,
 		FrameAncestors:       cfg.frameAncestors,
 		WidgetFrameAncestors: cfg.widgetAncestors,
-		Runner:               rn,
+		Runner:               queue,
 		Classes:              classes,
 		InstructorKey:        cfg.instructorKey,
 		LTI:                  tool,
@@ -252,6 +258,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
+// loadCourse is the course the server serves: --content's directory,
+// re-read on change, or the embedded lessons.
+func loadCourse(cfg config, log *slog.Logger) (web.CourseFunc, error) {
+	if cfg.content != "" {
+		dc, err := newDiskCourse(cfg.content, log)
+		if err != nil {
+			return nil, err
+		}
+		return dc.get, nil
+	}
+	c, err := lessons.LoadWith(lessons.Content(), recorder.LoadOptions())
+	if err != nil {
+		return nil, fmt.Errorf("embedded lessons do not validate:\n%w", err)
+	}
+	return func() (*lessons.Course, error) { return c, nil }, nil
+}
+
 // serverFlags are the server's settings, each a flag with an environment
 // variable as its fallback (package envflag).
 type serverFlags struct {
@@ -260,6 +283,7 @@ type serverFlags struct {
 	widgets                                          *envflag.Setting
 	labCommand, instructorKey, publicURL, platforms  *envflag.Setting
 	proxies, idle                                    *envflag.Setting
+	role, runnerSlots                                *envflag.Setting
 	wholes                                           []wholeFlag
 }
 
@@ -297,6 +321,10 @@ func newServerFlags() *serverFlags {
 	f.publicURL = fs.Add(envflag.Setting{Flag: "public-url", Env: "PUBLIC_URL", Shown: "each request's", Usage: "the site's origin as learning platforms and browsers reach it, such as https://lab.example.org, for the LTI URLs"})
 	f.platforms = fs.Add(envflag.Setting{Flag: "lti-platforms", Env: "LTI_PLATFORMS", Shown: "none", Usage: "JSON file of LTI 1.3 platforms, beside those `server lti add` stored"})
 	f.proxies = fs.Add(envflag.Setting{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Shown: "none", Usage: "reverse proxies in front of the server, addresses or networks such as 10.0.0.1,192.168.0.0/16: their Forwarded and X-Forwarded-For/-Proto headers are believed (none: the headers are ignored)"})
+	f.role = fs.Add(envflag.Setting{Flag: "role", Env: "ROLE", Default: roleAll, Allowed: "all, web or runner",
+		Usage: "all: one server with its own queue of sweeps; web: pages and APIs, sweeps queued for the runners (needs --database-url); runner: runs the queued sweeps, serving only /healthz and /metrics (needs --database-url)"})
+	f.runnerSlots = fs.Add(envflag.Setting{Flag: "runner-slots", Env: "RUNNER_SLOTS", Shown: "one per 2 cores it may use", Allowed: "1 to 64",
+		Usage: "sweeps a runner role runs at once (each run's lab and load generator take a core each)"})
 	return f
 }
 
@@ -331,6 +359,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return cfg, usageError{fmt.Sprintf("%s: %v", f.proxies.Name(), err)}
 	} else {
 		cfg.trustedProxies = tp
+	}
+	if err := parseRole(&cfg, f); err != nil {
+		return cfg, err
 	}
 	if fs := f.set.FlagSet(); fs.NArg() > 0 {
 		return cfg, usageError{fmt.Sprintf("unexpected argument %q: want flags only, or a subcommand: \"lessons check [DIR]\", \"lessons marks\", \"lessons record\", \"lti add|list|remove|rotate-key\"", fs.Arg(0))}

@@ -360,6 +360,18 @@ func TestBadFlags(t *testing.T) {
 		{"queue zero", []string{"--queue", "0"}, nil, `--queue "0" is not allowed: want a whole number from 1 to 100`},
 		// A QUEUE from the environment beyond the cap, named as the variable.
 		{"QUEUE too big", nil, map[string]string{"QUEUE": "500"}, `QUEUE "500" is not allowed: want a whole number from 1 to 100`},
+		// A role the server does not have.
+		{"unknown role", []string{"--role", "worker"}, nil, `--role "worker" is not allowed: want all, web or runner`},
+		// The same from the environment, named as the variable.
+		{"ROLE unknown", nil, map[string]string{"ROLE": "Web"}, `ROLE "Web" is not allowed: want all, web or runner`},
+		// A web replica without the Postgres it shares with the runners.
+		{"web without database", []string{"--role", "web"}, nil, "--role web needs --database-url (DATABASE_URL): web replicas and runners share one Postgres"},
+		// A runner without it, its role from the environment.
+		{"runner without database", nil, map[string]string{"ROLE": "runner"}, "ROLE runner needs --database-url (DATABASE_URL)"},
+		// A runner that runs nothing.
+		{"runner-slots zero", []string{"--runner-slots", "0"}, nil, `--runner-slots "0" is not allowed: want a whole number from 1 to 64`},
+		// RUNNER_SLOTS that is not a number.
+		{"RUNNER_SLOTS not a number", nil, map[string]string{"RUNNER_SLOTS": "two"}, `RUNNER_SLOTS "two" is not allowed: want a whole number from 1 to 64`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,374 @@
+// Package fleet is the sweep queue across processes (issue 19): web
+// replicas (server --role web) submit runs into a River job queue on the
+// shared Postgres, in the same transaction as the run's row and its first
+// event (Queue), and runner processes (--role runner) take the jobs and run
+// each with package runner's execution path (Node). It is a package of its
+// own, not part of runner, so that runner's in-process queue (--role all,
+// SQLite or Postgres) stays free of River and Postgres.
+//
+// The queue's rules are runner.Runner's, across replicas: at most Capacity
+// runs waiting or running, one per learner, PerAddress per client address;
+// each submission takes a transaction-scoped advisory lock
+// (store.SubmitRun), so exactly Capacity are accepted however many arrive
+// at once on however many replicas. A run's event log in the store is the
+// truth: the submission stores its queued event as seq 1, a runner claims
+// the run (only a queued run starts) and numbers its events after the last
+// stored one, and queued runs get a queued event with their new position
+// and estimate whenever a run starts or ends.
+//
+// Runners heartbeat every HeartbeatEvery; every runner and every web
+// replica (Queue.ReapLoop) also reaps, in a plain loop rather than a
+// periodic job on River's leader: any process alive ends the runs of a
+// runner that is not, even when no runner is left, without waiting for a
+// leader election, and the store's conditional updates make reapers racing
+// end each run once: a running run whose runner's heartbeat is older than LostAfter
+// ends failed, its reason beginning "runner lost", with its terminal event
+// stored, so every stream of it ends. Jobs run once (MaxAttempts 1): a
+// lost run is reported, never silently retried.
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// Defaults.
+const (
+	HeartbeatEvery = time.Second      // how often a runner says it is alive
+	LostAfter      = 10 * time.Second // a runner silent this long is lost, and so are its runs
+	reapEvery      = 2 * time.Second
+	opTimeout      = 30 * time.Second
+)
+
+// SweepArgs is a sweep job: the run to execute.
+type SweepArgs struct {
+	Run string `json:"run"`
+}
+
+// Kind is River's name of the job kind.
+func (SweepArgs) Kind() string { return "sweep" }
+
+// Config configures a Queue.
+type Config struct {
+	Store         *store.Store // on Postgres
+	QueueCapacity int          // runner.DefaultQueueCapacity when 0
+	PerAddress    int          // runner.DefaultPerAddress when 0
+	Limits        runner.Limits
+	LostAfter     time.Duration // LostAfter when 0: runners counted live for estimates
+	Now           func() time.Time
+}
+
+// Queue is the web side of the distributed queue: what package web calls
+// on runner.Runner, with runs stored and executed elsewhere. It holds no
+// run in memory: Get reports none, Subscribe ErrNoRun and Watchers 0, so
+// package web serves every run from the store.
+type Queue struct {
+	cfg    Config
+	st     *store.Store
+	client *river.Client[pgx.Tx] // insert-only: submits and cancels jobs
+	now    func() time.Time
+}
+
+// NewQueue makes a Queue on cfg.Store, which must be on Postgres.
+func NewQueue(cfg Config) (*Queue, error) {
+	if cfg.Store == nil || cfg.Store.Pool() == nil {
+		return nil, store.ErrNotPostgres
+	}
+	cfg.QueueCapacity = cmpOr(cfg.QueueCapacity, runner.DefaultQueueCapacity)
+	cfg.PerAddress = cmpOr(cfg.PerAddress, runner.DefaultPerAddress)
+	if cfg.Limits.MaxRates == 0 {
+		cfg.Limits = runner.HostLimits()
+	}
+	cfg.LostAfter = cmpOr(cfg.LostAfter, LostAfter)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	client, err := newClient(cfg.Store, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{cfg: cfg, st: cfg.Store, client: client, now: cfg.Now}, nil
+}
+
+func newClient(st *store.Store, rc *river.Config) (*river.Client[pgx.Tx], error) {
+	if rc == nil {
+		rc = &river.Config{}
+	}
+	rc.Schema = st.Schema()
+	rc.JobTimeout = -1 // a sweep runs as long as its windows: Estimate, not a fixed bound
+	return river.NewClient(riverpgxv5.New(st.Pool()), rc)
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Limits returns the caps requests are validated against.
+func (q *Queue) Limits() runner.Limits { return q.cfg.Limits }
+
+// Capacity returns how many runs the queue holds, running ones included.
+func (q *Queue) Capacity() int { return q.cfg.QueueCapacity }
+
+// Validate checks a request against the limits without queueing it.
+func (q *Queue) Validate(r runner.Request) error { return q.cfg.Limits.Validate(r) }
+
+// Get reports no run: the Queue holds none in memory.
+func (q *Queue) Get(string) (runner.Snapshot, bool) { return runner.Snapshot{}, false }
+
+// Subscribe returns runner.ErrNoRun for every run: follow it in the store.
+func (q *Queue) Subscribe(string, int) ([]runner.Event, *runner.Subscription, error) {
+	return nil, nil, runner.ErrNoRun
+}
+
+// Watchers is 0: no run's subscriptions are here.
+func (q *Queue) Watchers(string) int { return 0 }
+
+// Submit is SubmitFrom with no client address.
+func (q *Queue) Submit(ctx context.Context, learner string, r runner.Request) (runner.Ticket, error) {
+	return q.SubmitFrom(ctx, learner, "", r)
+}
+
+// SubmitFrom validates r and queues it for learner at client address addr,
+// with runner.Runner's rules and errors (FieldErrors, *QueueFullError,
+// *AlreadyQueuedError, *ShareError), across every replica.
+func (q *Queue) SubmitFrom(ctx context.Context, learner, addr string, r runner.Request) (runner.Ticket, error) {
+	if learner == "" {
+		return runner.Ticket{}, errors.New("fleet: Submit needs a learner id")
+	}
+	if err := q.cfg.Limits.Validate(r); err != nil {
+		return runner.Ticket{}, err
+	}
+	if r.Mode == "" {
+		r.Mode = runner.ModeOpen
+	}
+	id, err := runner.NewID()
+	if err != nil {
+		return runner.Ticket{}, err
+	}
+	reqJSON, err := json.Marshal(r)
+	if err != nil {
+		return runner.Ticket{}, err
+	}
+	slots, err := q.slots(ctx)
+	if err != nil {
+		return runner.Ticket{}, err
+	}
+	now := q.now()
+	var tk runner.Ticket
+	err = q.st.SubmitRun(ctx, store.Submission{
+		Run:  store.Run{ID: id, Learner: learner, Lesson: r.Lesson, Block: r.Block, Request: reqJSON, Status: store.RunQueued, CreatedAt: now},
+		Addr: addr,
+		Decide: func(active []store.QueueRun) (store.RunEvent, error) {
+			p := plan(active, slots, now)
+			for _, a := range p.runs {
+				if a.Learner == learner {
+					return store.RunEvent{}, &runner.AlreadyQueuedError{ID: a.ID}
+				}
+			}
+			if len(active) >= q.cfg.QueueCapacity {
+				return store.RunEvent{}, &runner.QueueFullError{RetryAfter: p.untilFree()}
+			}
+			if addr != "" {
+				if n, wait := p.addressRuns(addr); n >= q.cfg.PerAddress {
+					return store.RunEvent{}, &runner.ShareError{Share: q.cfg.PerAddress, RetryAfter: wait}
+				}
+			}
+			p.runs = append(p.runs, planned{QueueRun: store.QueueRun{ID: id, Learner: learner, Addr: addr, Status: store.RunQueued}, estimate: runner.Estimate(r)})
+			pos := p.queued()
+			start := p.startAt(len(p.runs) - 1)
+			tk = runner.Ticket{ID: id, Position: pos, EstimatedStart: start}
+			return runner.StoreEvent(runner.QueuedEvent(r, pos, start), 1, now), nil
+		},
+		InsertJob: func(ctx context.Context, tx pgx.Tx) (int64, error) {
+			res, err := q.client.InsertTx(ctx, tx, SweepArgs{Run: id}, &river.InsertOpts{MaxAttempts: 1})
+			if err != nil {
+				return 0, err
+			}
+			return res.Job.ID, nil
+		},
+	})
+	if err != nil {
+		return runner.Ticket{}, err
+	}
+	return tk, nil
+}
+
+// slots is how many runs the live runners run at once (at least 1, so
+// that an estimate with none live still counts the runs ahead).
+func (q *Queue) slots(ctx context.Context) (int, error) {
+	n, err := q.st.LiveSlots(ctx, q.cfg.LostAfter)
+	return max(n, 1), err
+}
+
+// Cancel cancels learner's run id: a queued run at once (cancelled, with
+// its event), a running one through River's JobCancel, which ends the job's
+// context on its runner, which ends the run cancelled.
+func (q *Queue) Cancel(id, learner string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	now := q.now()
+	found, err := q.st.CancelQueuedRun(ctx, id, learner, "You cancelled it before it started.", now, func(seq int) store.RunEvent {
+		return runner.StoreEvent(runner.Event{Kind: runner.KindCancelled, Reason: "You cancelled it before it started."}, seq, now)
+	})
+	switch {
+	case errors.Is(err, store.ErrNoRun):
+		return runner.ErrNoRun
+	case err != nil:
+		return err
+	case found.Learner != learner:
+		return runner.ErrNotYours
+	case found.Status == store.RunQueued:
+		requeue(ctx, q.st, q.cfg.LostAfter, q.now)
+		return nil
+	case found.Status == store.RunRunning:
+		if _, err := q.client.JobCancel(ctx, found.JobID); err != nil {
+			return fmt.Errorf("fleet: cancelling run %s's job %d: %w", id, found.JobID, err)
+		}
+		return nil
+	}
+	return runner.ErrFinished
+}
+
+// planned is an active run with its estimate.
+type planned struct {
+	store.QueueRun
+	estimate time.Duration
+}
+
+// queuePlan is the queue as the estimates see it: running runs then
+// queued ones, oldest first, over slots runs at once.
+type queuePlan struct {
+	runs  []planned
+	slots int
+	now   time.Time
+}
+
+func plan(active []store.QueueRun, slots int, now time.Time) *queuePlan {
+	p := &queuePlan{slots: max(slots, 1), now: now}
+	for _, a := range active {
+		var r runner.Request
+		json.Unmarshal(a.Request, &r)
+		p.runs = append(p.runs, planned{QueueRun: a, estimate: runner.Estimate(r)})
+	}
+	// Running first, each group oldest first (stable).
+	slices.SortStableFunc(p.runs, func(a, b planned) int {
+		return boolInt(a.Status != store.RunRunning) - boolInt(b.Status != store.RunRunning)
+	})
+	return p
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (p *queuePlan) remaining(a planned) time.Duration {
+	return max(0, a.estimate-p.now.Sub(a.StartedAt))
+}
+
+func (p *queuePlan) running() int {
+	n := 0
+	for _, a := range p.runs {
+		if a.Status == store.RunRunning {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *queuePlan) queued() int { return len(p.runs) - p.running() }
+
+// startAt estimates when the run at index i (a queued one) starts: the
+// running runs' remaining time plus the estimates of the queued runs ahead
+// of it, shared over the slots (runner.Runner's estimate, across runners).
+func (p *queuePlan) startAt(i int) time.Time {
+	var total time.Duration
+	ahead := 0
+	for j, a := range p.runs[:i] {
+		if a.Status == store.RunRunning {
+			total += p.remaining(a)
+		} else {
+			total += p.runs[j].estimate
+			ahead++
+		}
+	}
+	if p.slots-p.running() > ahead {
+		return p.now
+	}
+	return p.now.Add(total / time.Duration(p.slots))
+}
+
+// untilFree estimates when a place in a full queue frees up: when the
+// first running run ends, at least a second.
+func (p *queuePlan) untilFree() time.Duration {
+	first := time.Duration(-1)
+	for _, a := range p.runs {
+		if a.Status == store.RunRunning {
+			if d := p.remaining(a); first < 0 || d < first {
+				first = d
+			}
+		}
+	}
+	return max(time.Second, first)
+}
+
+// addressRuns counts addr's runs waiting or running and estimates when the
+// first of them ends (at least a second).
+func (p *queuePlan) addressRuns(addr string) (int, time.Duration) {
+	n, first := 0, time.Duration(-1)
+	for i, a := range p.runs {
+		if a.Addr != addr {
+			continue
+		}
+		n++
+		d := p.remaining(a)
+		if a.Status != store.RunRunning {
+			d = p.startAt(i).Sub(p.now) + a.estimate
+		}
+		if first < 0 || d < first {
+			first = d
+		}
+	}
+	return n, max(time.Second, first)
+}
+
+// requeue gives every queued run a queued event with its position and
+// estimated start now; a run that stopped being queued meanwhile gets none.
+// Failures are left: the next start or end tells them again.
+func requeue(ctx context.Context, st *store.Store, lostAfter time.Duration, now func() time.Time) {
+	active, err := st.ActiveRuns(ctx)
+	if err != nil {
+		return
+	}
+	slots, _ := st.LiveSlots(ctx, lostAfter)
+	t := now()
+	p := plan(active, slots, t)
+	pos := 0
+	for i, a := range p.runs {
+		if a.Status != store.RunQueued {
+			continue
+		}
+		pos++
+		var r runner.Request
+		json.Unmarshal(a.Request, &r)
+		e := runner.QueuedEvent(r, pos, p.startAt(i))
+		st.AppendQueuedEvent(ctx, a.ID, func(seq int) store.RunEvent { return runner.StoreEvent(e, seq, t) })
+	}
+}
