@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +22,7 @@ type composeFile struct {
 		Profiles    []string          `yaml:"profiles"`
 		Ports       []string          `yaml:"ports"`
 		DependsOn   any               `yaml:"depends_on"` // a list, or a map of conditions
+		Cpuset      string            `yaml:"cpuset"`
 		Healthcheck struct {
 			Test []string `yaml:"test"`
 		} `yaml:"healthcheck"`
@@ -53,10 +56,11 @@ func TestComposePostgres(t *testing.T) {
 	if sp.Image != c.Services["server"].Image || pg.Image == "" {
 		t.Fatalf("server-postgres image %q (server's %q), postgres image %q", sp.Image, c.Services["server"].Image, pg.Image)
 	}
-	for name, s := range map[string][]string{"server-postgres": sp.Profiles, "postgres": pg.Profiles} {
-		if len(s) != 1 || s[0] != "postgres" {
-			t.Errorf("%s has profiles %v, want [postgres]: the default `docker compose up` stays SQLite", name, s)
-		}
+	if len(sp.Profiles) != 1 || sp.Profiles[0] != "postgres" {
+		t.Errorf("server-postgres has profiles %v, want [postgres]: the default `docker compose up` stays SQLite", sp.Profiles)
+	}
+	if !slices.Contains(pg.Profiles, "postgres") || !slices.Contains(pg.Profiles, "scale") {
+		t.Errorf("postgres has profiles %v, want postgres and scale (and no default): the default `docker compose up` stays SQLite", pg.Profiles)
 	}
 	dep, _ := sp.DependsOn.(map[string]any)
 	cond, _ := dep["postgres"].(map[string]any)
@@ -83,5 +87,73 @@ func TestComposePostgres(t *testing.T) {
 	}
 	if got.databaseURL != dbURL {
 		t.Errorf("the server read DATABASE_URL as %q, want %q", got.databaseURL, dbURL)
+	}
+}
+
+// compose.yaml's scale profile: two web replicas and two runners on the
+// postgres service (the same URL as server-postgres), each replica
+// reachable only through the load balancer, whose nginx.conf sends to
+// both and passes websockets through; the runners on disjoint processors
+// by default; and the server reads each one's environment as the role it
+// is meant to have.
+func TestComposeScale(t *testing.T) {
+	raw, err := os.ReadFile("../../compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c composeFile
+	if err := yaml.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	wantURL := c.Services["server-postgres"].Environment["DATABASE_URL"]
+	for _, name := range []string{"web-a", "web-b", "runner-a", "runner-b", "lb"} {
+		s, ok := c.Services[name]
+		if !ok {
+			t.Fatalf("compose.yaml has no service %s", name)
+		}
+		if len(s.Profiles) != 1 || s.Profiles[0] != "scale" {
+			t.Errorf("%s has profiles %v, want [scale]", name, s.Profiles)
+		}
+	}
+	for name, role := range map[string]string{"web-a": "web", "web-b": "web", "runner-a": "runner", "runner-b": "runner"} {
+		s := c.Services[name]
+		if s.Image != c.Services["server"].Image {
+			t.Errorf("%s runs image %q, want the server's %q", name, s.Image, c.Services["server"].Image)
+		}
+		if s.Environment["ROLE"] != role || s.Environment["DATABASE_URL"] != wantURL {
+			t.Errorf("%s: ROLE %q, DATABASE_URL %q; want %q and server-postgres's %q", name, s.Environment["ROLE"], s.Environment["DATABASE_URL"], role, wantURL)
+		}
+		if len(s.Ports) != 0 {
+			t.Errorf("%s publishes %v: only the load balancer should be reached from outside", name, s.Ports)
+		}
+		dep, _ := s.DependsOn.(map[string]any)
+		cond, _ := dep["postgres"].(map[string]any)
+		if cond["condition"] != "service_healthy" {
+			t.Errorf("%s must wait for a healthy postgres: depends_on %+v", name, s.DependsOn)
+		}
+		got, err := parseFlags(nil, func(k string) string { return interpolate(s.Environment[k]) }, io.Discard)
+		if err != nil {
+			t.Fatalf("%s's environment: %v", name, err)
+		}
+		if got.databaseURL != interpolate(wantURL) || got.role != role {
+			t.Errorf("%s: the server read role %q, database %q", name, got.role, got.databaseURL)
+		}
+	}
+	if a, b := interpolate(c.Services["runner-a"].Cpuset), interpolate(c.Services["runner-b"].Cpuset); a == "" || a == b {
+		t.Errorf("runner-a's cpuset %q, runner-b's %q: each runner needs processors of its own", a, b)
+	}
+	lb := c.Services["lb"]
+	if len(lb.Ports) != 1 || !slices.Contains(lb.Volumes, "./deploy/nginx/nginx.conf:/etc/nginx/nginx.conf:ro") {
+		t.Fatalf("lb: ports %v, volumes %v", lb.Ports, lb.Volumes)
+	}
+	conf, err := os.ReadFile("../../deploy/nginx/nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"server web-a:8080", "server web-b:8080", "proxy_pass http://web;", "proxy_set_header Upgrade $http_upgrade;",
+		"proxy_set_header Connection $connection_upgrade;", "proxy_http_version 1.1;", "proxy_set_header X-Forwarded-For"} {
+		if !strings.Contains(string(conf), want) {
+			t.Errorf("deploy/nginx/nginx.conf lacks %q", want)
+		}
 	}
 }
