@@ -81,12 +81,16 @@ func (f *follower) close() {
 func (s *Session) followStore(f *follower) {
 	defer s.m.followers.Done()
 	defer close(f.done)
-	defer f.watch.Close()
+	var wakes <-chan store.Wake // nil (none) for a follower that only reads when asked
+	if f.watch != nil {
+		wakes = f.watch.C()
+		defer f.watch.Close()
+	}
 	for {
 		select {
 		case <-f.stop:
 			return
-		case <-f.watch.C():
+		case <-wakes:
 		case <-f.kick:
 		}
 		select {

@@ -16,9 +16,13 @@ import (
 // participants on A and B vote, the projector on B sees every vote
 // counted, a participant moving from A to B keeps its vote and sees the
 // open round, a vote on B after the host closed on A is refused, and the
-// reveal, the answer and the end reach B's sockets.
+// reveal, the answer, the class run and the end reach B's sockets.
 func TestClassAcrossServers(t *testing.T) {
-	rs := replicas(t, 2, Config{})
+	// The class run stands in for the runner's queue (package web's
+	// ClassRuns), which this package does not hold.
+	rs := replicas(t, 2, Config{StartRun: func(ctx context.Context, session, lesson, lab string, k *Knobs) (string, error) {
+		return "r-class-1", nil
+	}})
 	a, b := rs[0], rs[1]
 	ctx := context.Background()
 	sa, tok, err := a.m.Create(ctx, "queues")
@@ -103,9 +107,18 @@ func TestClassAcrossServers(t *testing.T) {
 			t.Errorf("%s: answer %+v, want b with the explanations", c.name, o)
 		}
 	}
+	host.send(In{Kind: KindRun, Lab: "lab-1"})
+	for _, c := range []*client{proj, p1, p2} {
+		if o := c.expect(KindRunStart); o.RunID != "r-class-1" || o.Lab != "lab-1" {
+			t.Errorf("%s: run message %+v, want run r-class-1 of lab-1", c.name, o)
+		}
+	}
+	if st := sb.State(); st.Focus != "lab-1" || st.RunID != "r-class-1" {
+		t.Errorf("B's memory: focus %q run %q, want lab-1 and r-class-1", st.Focus, st.RunID)
+	}
 	host.send(In{Kind: KindEnd})
 	for _, c := range []*client{proj, p1, p2, p3} {
-		c.expect(KindEnded, KindRound, KindRevealed, KindAnswered, KindTally, KindPresence)
+		c.expect(KindEnded, KindRound, KindRevealed, KindAnswered, KindRunStart, KindTally, KindPresence)
 	}
 
 	stored, err := b.st.ClassSession(ctx, code)
@@ -182,7 +195,7 @@ func TestLaggingServerAsksTheStore(t *testing.T) {
 func deafen(m *Manager, s *Session) {
 	s.f.close()
 	<-s.f.done
-	f := newFollower(m.cfg.Store.WatchClass("deaf " + s.code))
+	f := newFollower(nil)
 	m.mu.Lock()
 	s.f = f
 	m.followers.Add(1)
