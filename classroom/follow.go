@@ -105,19 +105,62 @@ func (s *Session) followStore(f *follower) {
 		s.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		c, err := s.m.cfg.Store.ClassSession(ctx, s.code)
+		c, final, err := s.read(ctx)
 		cancel()
 		s.mu.Lock()
 		if err != nil {
 			s.m.log.Error("reading a class session another server changed", "session", s.code, "err", err)
 		} else {
 			s.apply(c, gen != s.hostGen)
+			for _, k := range final {
+				if q := s.questions[k.question]; q != nil && k.round <= len(q.rounds) {
+					q.rounds[k.round-1].votesFinal = true
+				}
+			}
 		}
 		s.mu.Unlock()
 		for _, w := range waiters {
 			close(w)
 		}
 	}
+}
+
+// read reads what the store has of the session that memory may lack:
+// the session's row, the participants after those memory holds, every
+// round, and the votes of each round whose votes memory does not yet
+// hold for good. It returns the rounds whose votes it read after the
+// store showed them closed: their votes can no longer change, so they
+// are final once applied. s.mu is not held.
+func (s *Session) read(ctx context.Context) (store.ClassSession, []voteKey, error) {
+	s.mu.Lock()
+	known := len(s.participants)
+	s.mu.Unlock()
+	st := s.m.cfg.Store
+	c, err := st.ClassSessionHead(ctx, s.code, known)
+	if err != nil {
+		return c, nil, err
+	}
+	var want []store.ClassRound
+	s.mu.Lock()
+	for _, r := range c.Rounds {
+		q := s.questions[r.Question]
+		if q != nil && (r.Round > len(q.rounds) || !q.rounds[r.Round-1].votesFinal) {
+			want = append(want, r)
+		}
+	}
+	s.mu.Unlock()
+	var final []voteKey
+	for _, r := range want {
+		votes, err := st.ClassRoundVotes(ctx, s.code, r.Question, r.Round)
+		if err != nil {
+			return c, nil, err
+		}
+		c.Votes = append(c.Votes, votes...)
+		if r.Status != store.RoundOpen {
+			final = append(final, voteKey{question: r.Question, round: r.Round})
+		}
+	}
+	return c, final, nil
 }
 
 // syncNow returns once a read of the store that began after it was
@@ -241,7 +284,8 @@ func (s *Session) apply(c store.ClassSession, hostStale bool) {
 	}
 }
 
-// voteKey names one participant's vote in one round.
+// voteKey names one participant's vote in one round (or, with no voter,
+// the round).
 type voteKey struct {
 	question     string
 	round, voter int

@@ -121,6 +121,8 @@ type Store interface {
 	EndClassSession(ctx context.Context, code string, at time.Time) error
 	EndIdleClassSessions(ctx context.Context, idleBefore, at time.Time) ([]string, error)
 	TouchClassSession(ctx context.Context, code string, activeAt time.Time) error
+	ClassSessionHead(ctx context.Context, code string, afterParticipant int) (store.ClassSession, error)
+	ClassRoundVotes(ctx context.Context, code, question string, round int) ([]store.ClassVote, error)
 	// SharedClasses reports whether other servers change the same
 	// sessions (Postgres); then every session in memory follows the
 	// store through WatchClass (follow.go).

@@ -31,6 +31,10 @@ func (q *question) answered() bool {
 type round struct {
 	store.ClassRound
 	votes map[int]string // participant id → option
+	// votesFinal: this server's follower read the round's votes after
+	// the store showed it closed, so they cannot change and are not read
+	// again (follow.go).
+	votesFinal bool
 }
 
 func (s *Session) counts(q *question, r *round) []OptionCount {

@@ -111,6 +111,18 @@ func (s *Store) CreateClassSession(ctx context.Context, c ClassSession) error {
 
 // ClassSession reads a session with its participants, rounds and votes.
 func (s *Store) ClassSession(ctx context.Context, code string) (ClassSession, error) {
+	c, err := s.ClassSessionHead(ctx, code, 0)
+	if err != nil {
+		return c, err
+	}
+	c.Votes, err = s.classVotes(ctx, `WHERE session = ?`, code)
+	return c, err
+}
+
+// ClassSessionHead reads a session as ClassSession does but without its
+// votes, and only the participants whose id is above afterParticipant: what
+// a server that holds the session already has need not be read again.
+func (s *Store) ClassSessionHead(ctx context.Context, code string, afterParticipant int) (ClassSession, error) {
 	var c ClassSession
 	var created, active, ended string
 	err := s.db.QueryRowContext(ctx, `SELECT code, lesson, host_hash, focus, run_id, created_at, active_at, ended_at
@@ -124,7 +136,7 @@ func (s *Store) ClassSession(ctx context.Context, code string) (ClassSession, er
 	c.CreatedAt, c.ActiveAt, c.EndedAt = classTimeOf(created), classTimeOf(active), classTimeOf(ended)
 
 	rows, err := s.db.QueryContext(ctx, `SELECT id, token_hash, name, joined_at FROM class_participants
-		WHERE session = ? ORDER BY id`, code)
+		WHERE session = ? AND id > ? ORDER BY id`, code, afterParticipant)
 	if err != nil {
 		return c, err
 	}
@@ -157,26 +169,35 @@ func (s *Store) ClassSession(ctx context.Context, code string) (ClassSession, er
 		r.OpenedAt, r.ClosedAt, r.RevealedAt, r.AnsweredAt = classTimeOf(o), classTimeOf(cl), classTimeOf(rv), classTimeOf(an)
 		c.Rounds = append(c.Rounds, r)
 	}
-	if err := closeRows(rows); err != nil {
-		return c, err
-	}
+	return c, closeRows(rows)
+}
 
-	rows, err = s.db.QueryContext(ctx, `SELECT question, round, participant, option, at FROM class_votes
-		WHERE session = ? ORDER BY question, round, participant`, code)
+// ClassRoundVotes reads the votes of one round of a session, by
+// participant.
+func (s *Store) ClassRoundVotes(ctx context.Context, code, question string, round int) ([]ClassVote, error) {
+	return s.classVotes(ctx, `WHERE session = ? AND question = ? AND round = ?`, code, question, round)
+}
+
+// classVotes reads the votes the where clause picks, by question, round and
+// participant.
+func (s *Store) classVotes(ctx context.Context, where string, args ...any) ([]ClassVote, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT question, round, participant, option, at FROM class_votes
+		`+where+` ORDER BY question, round, participant`, args...)
 	if err != nil {
-		return c, err
+		return nil, err
 	}
+	var votes []ClassVote
 	for rows.Next() {
 		var v ClassVote
 		var at string
 		if err := rows.Scan(&v.Question, &v.Round, &v.Participant, &v.Option, &at); err != nil {
 			rows.Close()
-			return c, err
+			return nil, err
 		}
 		v.At = classTimeOf(at)
-		c.Votes = append(c.Votes, v)
+		votes = append(votes, v)
 	}
-	return c, closeRows(rows)
+	return votes, closeRows(rows)
 }
 
 // AddClassParticipant stores a participant of session code and wakes the
