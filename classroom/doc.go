@@ -72,8 +72,10 @@
 // different one. Every change a session makes is stored, and wakes the
 // session's watchers on every server (store.WatchClass), in the same
 // transaction. Each server holding the session in memory keeps one Watch
-// for it, and on a wake-up reads the stored session once and brings its
-// memory up to date, sending the resulting messages (tally, presence for
+// for it, and on a wake-up reads once what it may lack (participants
+// after those it holds, the rounds, and the votes of every round it has
+// not yet read after the store showed it closed) and brings its memory
+// up to date, sending the resulting messages (tally, presence for
 // a join, round, revealed, answer, run, ended) to its own sockets: one
 // read per server and wake-up, not per socket (follow.go). A server's
 // memory never undoes its own writes still under way.

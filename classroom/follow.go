@@ -15,8 +15,8 @@ import (
 // revealed or answered, the focus, a run, the end) is stored with a
 // wake-up of the session's watchers in its transaction (store.WatchClass),
 // and each server keeps one Watch per session. On a wake-up the
-// follower reads the stored session once and brings the Session in
-// memory up to date (apply), sending the messages the change makes to
+// follower reads once what memory may lack (read) and brings the Session
+// in memory up to date (apply), sending the messages the change makes to
 // this server's own sockets: a tally per changed vote, a round, revealed,
 // answer or run message, presence for a join, ended. So one read per
 // server and wake-up serves all its sockets.
