@@ -330,7 +330,9 @@ func (m *Manager) newSession(c store.ClassSession, info Lesson) *Session {
 	}
 	for _, r := range c.Rounds {
 		if q := s.questions[r.Question]; q != nil && r.Round == len(q.rounds)+1 {
-			q.rounds = append(q.rounds, &round{ClassRound: r, votes: map[int]string{}})
+			// ClassSession reads the votes after the rounds, so a round
+			// read as closed came with all its votes (follow.go).
+			q.rounds = append(q.rounds, &round{ClassRound: r, votes: map[int]string{}, votesFinal: r.Status != store.RoundOpen})
 		}
 	}
 	for _, v := range c.Votes {

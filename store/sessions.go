@@ -109,7 +109,8 @@ func (s *Store) CreateClassSession(ctx context.Context, c ClassSession) error {
 	return err
 }
 
-// ClassSession reads a session with its participants, rounds and votes.
+// ClassSession reads a session with its participants, rounds and votes
+// (the votes last, so a round read as closed comes with all its votes).
 func (s *Store) ClassSession(ctx context.Context, code string) (ClassSession, error) {
 	c, err := s.ClassSessionHead(ctx, code, 0)
 	if err != nil {
