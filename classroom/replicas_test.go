@@ -20,20 +20,11 @@ import (
 func TestClassAcrossServers(t *testing.T) {
 	// The class run stands in for the runner's queue (package web's
 	// ClassRuns), which this package does not hold.
-	rs := replicas(t, 2, Config{StartRun: func(ctx context.Context, session, lesson, lab string, k *Knobs) (string, error) {
+	a, b, sa, sb, tok := classOnTwo(t, Config{StartRun: func(ctx context.Context, session, lesson, lab string, k *Knobs) (string, error) {
 		return "r-class-1", nil
 	}})
-	a, b := rs[0], rs[1]
 	ctx := context.Background()
-	sa, tok, err := a.m.Create(ctx, "queues")
-	if err != nil {
-		t.Fatal(err)
-	}
 	code := sa.Code()
-	sb, err := b.m.Get(ctx, code)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Joins on both servers get distinct ids, whichever is first.
 	id1, t1 := mustJoin(t, sa, "Ada")
 	id2, t2 := mustJoin(t, sb, "Bo")
@@ -142,18 +133,9 @@ func TestClassAcrossServers(t *testing.T) {
 // memory would accept: B knows a participant who joined on A, takes a
 // vote for a round A opened, and refuses a vote after A closed it.
 func TestLaggingServerAsksTheStore(t *testing.T) {
-	rs := replicas(t, 2, Config{})
-	a, b := rs[0], rs[1]
+	a, b, sa, sb, tok := classOnTwo(t, Config{})
 	ctx := context.Background()
-	sa, tok, err := a.m.Create(ctx, "queues")
-	if err != nil {
-		t.Fatal(err)
-	}
 	code := sa.Code()
-	sb, err := b.m.Get(ctx, code)
-	if err != nil {
-		t.Fatal(err)
-	}
 	deafen(b.m, sb)
 
 	_, ptok := mustJoin(t, sa, "")
@@ -188,6 +170,23 @@ func TestLaggingServerAsksTheStore(t *testing.T) {
 	if r := sb.State().Questions[0].Rounds; len(r) != 1 || counts(r[0].Counts) != "a=1 b=0 c=0" {
 		t.Errorf("B's memory after the refused vote: %+v, want its vote a kept and the refused b undone", r)
 	}
+}
+
+// classOnTwo starts two servers on one Postgres schema and a session of
+// the test lesson on the first, and loads it on the second: a and b, the
+// session as each holds it, and the host token.
+func classOnTwo(t *testing.T, cfg Config) (a, b *env, sa, sb *Session, tok string) {
+	t.Helper()
+	rs := replicas(t, 2, cfg)
+	a, b = rs[0], rs[1]
+	sa, tok, err := a.m.Create(context.Background(), "queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb, err = b.m.Get(context.Background(), sa.Code()); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, sa, sb, tok
 }
 
 // deafen makes s's follower hear no wake-ups: it reads the store only
