@@ -3,6 +3,7 @@ package classroom
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"capacitylab/store"
 )
@@ -36,7 +37,8 @@ import (
 // follower is a Session's link to the store when servers share it.
 type follower struct {
 	watch *store.Watch
-	stop  chan struct{} // closed by stopFollowing
+	stop  chan struct{} // closed by stopFollowing, once
+	once  sync.Once
 	done  chan struct{} // closed when followStore has returned
 	kick  chan struct{} // a read is wanted now (syncNow)
 	// waiters are closed when a read that began after they were added
@@ -69,13 +71,7 @@ func (s *Session) stopFollowing() {
 	}
 }
 
-func (f *follower) close() {
-	select {
-	case <-f.stop:
-	default:
-		close(f.stop)
-	}
-}
+func (f *follower) close() { f.once.Do(func() { close(f.stop) }) }
 
 // followStore reads the session on every wake-up or request until stopped.
 func (s *Session) followStore(f *follower) {
