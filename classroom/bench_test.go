@@ -191,22 +191,25 @@ func benchClass(b *testing.B, spread time.Duration) {
 		}
 	}
 	b.StopTimer()
-	report := func(name string, ds []time.Duration) {
-		slices.Sort(ds)
-		rank := func(p float64) time.Duration { // nearest rank
-			k := int(p*float64(len(ds))+0.999999) - 1
-			return ds[max(k, 0)]
-		}
-		b.ReportMetric(float64(rank(0.50).Microseconds())/1000, name+"-p50-ms")
-		b.ReportMetric(float64(rank(0.99).Microseconds())/1000, name+"-p99-ms")
-		b.ReportMetric(float64(ds[len(ds)-1].Microseconds())/1000, name+"-max-ms")
-	}
-	report("vote-tally", voteLat)
-	report("reveal-all", revealLat)
-	report("answer-all", answerLat)
+	reportLatency(b, "vote-tally", voteLat)
+	reportLatency(b, "reveal-all", revealLat)
+	reportLatency(b, "answer-all", answerLat)
 	host.ws.Close()
 	for _, p := range ps {
 		p.ws.Close()
 	}
 	wg.Wait()
+}
+
+// reportLatency reports the p50, p99 (nearest rank) and largest of ds in
+// milliseconds as name-p50-ms, name-p99-ms and name-max-ms.
+func reportLatency(b *testing.B, name string, ds []time.Duration) {
+	slices.Sort(ds)
+	rank := func(p float64) time.Duration {
+		k := int(p*float64(len(ds))+0.999999) - 1
+		return ds[max(k, 0)]
+	}
+	b.ReportMetric(float64(rank(0.50).Microseconds())/1000, name+"-p50-ms")
+	b.ReportMetric(float64(rank(0.99).Microseconds())/1000, name+"-p99-ms")
+	b.ReportMetric(float64(ds[len(ds)-1].Microseconds())/1000, name+"-max-ms")
 }

@@ -65,6 +65,42 @@
 // web layer lets past the limit, so a class behind one address can still
 // join by the link or its QR code.
 //
+// # Across servers
+//
+// Several servers may share one Postgres database (Store.SharedClasses),
+// and a session's host, participants and projector may each reach a
+// different one. Every change a session makes is stored, and wakes the
+// session's watchers on every server (store.WatchClass), in the same
+// transaction. Each server holding the session in memory keeps one Watch
+// for it, and on a wake-up reads once what it may lack (participants
+// after those it holds, the rounds, and the votes of every round it has
+// not yet read after the store showed it closed) and brings its memory
+// up to date, sending the resulting messages (tally, presence for
+// a join, round, revealed, answer, run, ended) to its own sockets: one
+// read per server and wake-up, not per socket (follow.go). A server's
+// memory never undoes its own writes still under way.
+//
+// The store's checks are the truth. A vote that a server's lagging
+// memory would take for a round another server has closed is refused by
+// the store (a vote is only written for a round stored as open), undone,
+// and refused to the voter as closed. A vote memory refuses because the
+// round is not open, a participant token the server does not know, and
+// every host message are first checked against a fresh read of the
+// store. So a server never accepts what the store refuses, and refuses
+// what it accepts for no longer than one read (milliseconds); its
+// sockets see another server's change once the notification arrives
+// (milliseconds; while the store's listening connection is lost, until
+// it is back: it retries within 5 s, then every server rereads
+// everything). Two hosts acting at the same moment on two servers are
+// not serialized: the later write wins. Joins on two servers at once
+// that take the same id are retried with the next (ErrParticipantTaken).
+//
+// Limits: each server numbers its own messages (seq) and draws its own
+// epoch, so a participant whose socket moves to another server gets a
+// fresh state (its votes are the store's and are kept); and the
+// connected counts in presence messages and states count the sockets of
+// the server that sends them, not every server's.
+//
 // # Protocol
 //
 // Each browser opens one websocket per session (the web layer serves it at

@@ -47,6 +47,7 @@ type env struct {
 	t    testing.TB
 	opts []store.Option // how the store is opened
 	path string
+	url  string // a Postgres URL instead of path (postgresURL)
 	st   *store.Store
 	m    *Manager
 	srv  *httptest.Server
@@ -64,7 +65,13 @@ func newEnvTB(t testing.TB, cfg Config) *env {
 
 func (e *env) start(cfg Config) {
 	e.t.Helper()
-	st, err := store.Open(e.path, e.opts...)
+	var st *store.Store
+	var err error
+	if e.url != "" {
+		st, err = store.OpenPostgres(context.Background(), e.url, e.opts...)
+	} else {
+		st, err = store.Open(e.path, e.opts...)
+	}
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -120,6 +120,14 @@ type Store interface {
 	UpdateClassSession(ctx context.Context, code, focus, runID string, activeAt time.Time) error
 	EndClassSession(ctx context.Context, code string, at time.Time) error
 	EndIdleClassSessions(ctx context.Context, idleBefore, at time.Time) ([]string, error)
+	TouchClassSession(ctx context.Context, code string, activeAt time.Time) error
+	ClassSessionHead(ctx context.Context, code string, afterParticipant int) (store.ClassSession, error)
+	ClassRoundVotes(ctx context.Context, code, question string, round int) ([]store.ClassVote, error)
+	// SharedClasses reports whether other servers change the same
+	// sessions (Postgres); then every session in memory follows the
+	// store through WatchClass (follow.go).
+	SharedClasses() bool
+	WatchClass(code string) *store.Watch
 }
 
 // Config configures a Manager. Store and Lessons are required.
@@ -149,6 +157,8 @@ type Manager struct {
 	conns  sync.WaitGroup
 	stop   chan struct{}
 	swept  chan struct{}
+
+	followers sync.WaitGroup // the sessions' followers (follow.go)
 
 	votes   chan voteOp   // to the vote writer (writer.go)
 	written chan struct{} // closed when the vote writer has ended
@@ -202,10 +212,12 @@ func (m *Manager) Close() error {
 			c.kick(wsconn.CloseGoingAway, "server stopping")
 		}
 		s.mu.Unlock()
+		s.stopFollowing()
 	}
 	m.mu.Unlock()
 	<-m.swept
 	m.conns.Wait()
+	m.followers.Wait()
 	close(m.votes)
 	select {
 	case <-m.written:
@@ -237,6 +249,7 @@ func (m *Manager) Create(ctx context.Context, slug string) (*Session, string, er
 		s := m.newSession(c, info)
 		m.mu.Lock()
 		m.live[c.Code] = s
+		m.follow(s)
 		m.mu.Unlock()
 		return s, token, nil
 	}
@@ -298,6 +311,7 @@ func (m *Manager) Get(ctx context.Context, code string) (*Session, error) {
 	}
 	s = m.newSession(c, info)
 	m.live[code] = s
+	m.follow(s)
 	return s, nil
 }
 
@@ -305,7 +319,7 @@ func (m *Manager) newSession(c store.ClassSession, info Lesson) *Session {
 	s := &Session{m: m, code: c.Code, lesson: c.Lesson, hostHash: c.HostHash, epoch: newParticipantToken()[:12],
 		info: info, questions: map[string]*question{}, byToken: map[string]*participant{},
 		focus: c.Focus, runID: c.RunID, ended: c.Ended(), activeAt: c.ActiveAt, savedActive: c.ActiveAt,
-		createdAt: c.CreatedAt, conns: map[*conn]struct{}{}}
+		createdAt: c.CreatedAt, conns: map[*conn]struct{}{}, pending: map[voteKey]int{}}
 	for _, q := range info.Questions {
 		s.questions[q.ID] = &question{Question: q}
 	}
@@ -316,7 +330,9 @@ func (m *Manager) newSession(c store.ClassSession, info Lesson) *Session {
 	}
 	for _, r := range c.Rounds {
 		if q := s.questions[r.Question]; q != nil && r.Round == len(q.rounds)+1 {
-			q.rounds = append(q.rounds, &round{ClassRound: r, votes: map[int]string{}})
+			// ClassSession reads the votes after the rounds, so a round
+			// read as closed came with all its votes (follow.go).
+			q.rounds = append(q.rounds, &round{ClassRound: r, votes: map[int]string{}, votesFinal: r.Status != store.RoundOpen})
 		}
 	}
 	for _, v := range c.Votes {
@@ -369,9 +385,11 @@ func (m *Manager) Sweep(ctx context.Context) {
 	}
 	for code, s := range m.live {
 		s.mu.Lock()
-		if s.ended && len(s.conns) == 0 {
-			delete(m.live, code)
-		}
+		gone := s.ended && len(s.conns) == 0
 		s.mu.Unlock()
+		if gone {
+			delete(m.live, code)
+			s.stopFollowing()
+		}
 	}
 }

@@ -31,6 +31,10 @@ func (q *question) answered() bool {
 type round struct {
 	store.ClassRound
 	votes map[int]string // participant id → option
+	// votesFinal: this server's follower read the round's votes after
+	// the store showed it closed, so they cannot change and are not read
+	// again (follow.go).
+	votesFinal bool
 }
 
 func (s *Session) counts(q *question, r *round) []OptionCount {
@@ -115,6 +119,16 @@ func (s *Session) openQuestion() *question {
 func (s *Session) handleVote(c *conn, in In) {
 	s.mu.Lock()
 	q, r, err := s.checkVote(in)
+	if err != nil && s.f != nil && !s.ended && q != nil {
+		// Refused for the round's state: another server may have
+		// opened it. Ask the store before refusing.
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		s.syncNow(ctx)
+		cancel()
+		s.mu.Lock()
+		q, r, err = s.checkVote(in)
+	}
 	if err != nil {
 		re := err.(*Refusal)
 		s.refuse(c, in.Ref, re.code, re.msg)
@@ -124,6 +138,8 @@ func (s *Session) handleVote(c *conn, in In) {
 	pid := c.p.ID
 	prev, had := r.votes[pid]
 	r.votes[pid] = in.Option
+	key := voteKey{q.ID, r.Round, pid}
+	s.pending[key]++
 	s.touch()
 	done := s.m.queueVote(s.code, store.ClassVote{Question: q.ID, Round: r.Round, Participant: pid, Option: in.Option, At: s.m.cfg.Now().UTC()})
 	s.mu.Unlock()
@@ -131,8 +147,10 @@ func (s *Session) handleVote(c *conn, in In) {
 	err = <-done
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pending[key]--; s.pending[key] <= 0 {
+		delete(s.pending, key)
+	}
 	if err != nil {
-		s.m.log.Error("storing a class vote", "session", s.code, "question", q.ID, "err", err)
 		if r.votes[pid] == in.Option {
 			if had {
 				r.votes[pid] = prev
@@ -140,16 +158,30 @@ func (s *Session) handleVote(c *conn, in In) {
 				delete(r.votes, pid)
 			}
 		}
+		if errRoundNotOpen(err) {
+			// Another server closed the round; its wake-up brings the
+			// closed round here too.
+			s.refuse(c, in.Ref, ErrCodeConflict, fmt.Sprintf("Voting on %s is closed; your vote is locked.", q.label()))
+			return
+		}
+		s.m.log.Error("storing a class vote", "session", s.code, "question", q.ID, "err", err)
 		s.refuse(c, in.Ref, ErrCodeInternal, "Your vote could not be saved; it has been logged. Try again.")
 		return
 	}
 	s.reply(c, Out{Kind: KindVoted, Ref: in.Ref, Question: q.ID, Round: r.Round, Option: in.Option})
-	s.broadcast(Out{Kind: KindTally, Question: q.ID, Round: r.Round, Option: in.Option, Participant: c.p.view(),
+	s.tally(q, r, in.Option, c.p)
+}
+
+// tally tells the hosts (and, their part, the projectors) that p voted
+// option in round r. s.mu is held.
+func (s *Session) tally(q *question, r *round, option string, p *participant) {
+	s.broadcast(Out{Kind: KindTally, Question: q.ID, Round: r.Round, Option: option, Participant: p.view(),
 		Counts: s.counts(q, r), Total: len(r.votes), Movement: s.movement(q, r)}, true)
 }
 
 // checkVote finds the question and open round a vote is for, or says why
-// it is refused. s.mu is held.
+// it is refused; when it is refused for the round's state (not open), it
+// returns the question too. s.mu is held.
 func (s *Session) checkVote(in In) (*question, *round, error) {
 	if s.ended {
 		return nil, nil, conflict("The session has ended.")
@@ -163,10 +195,10 @@ func (s *Session) checkVote(in In) (*question, *round, error) {
 	}
 	r := q.last()
 	if r == nil {
-		return nil, nil, conflict("Voting on %s has not opened yet.", q.label())
+		return q, nil, conflict("Voting on %s has not opened yet.", q.label())
 	}
 	if r.Status != store.RoundOpen {
-		return nil, nil, conflict("Voting on %s is closed; your vote is locked.", q.label())
+		return q, nil, conflict("Voting on %s is closed; your vote is locked.", q.label())
 	}
 	return q, r, nil
 }
@@ -178,6 +210,7 @@ func (s *Session) setFocus(ctx context.Context, id string) error {
 		return nil
 	}
 	s.focus = id
+	s.hostGen++
 	if err := s.m.cfg.Store.UpdateClassSession(ctx, s.code, s.focus, s.runID, s.activeAt); err != nil {
 		return err
 	}
@@ -231,8 +264,23 @@ func (s *Session) close(ctx context.Context, q *question) error {
 	if err := s.setFocus(ctx, q.ID); err != nil {
 		return err
 	}
-	s.broadcast(Out{Kind: KindRound, Question: q.ID, Round: r.Round, Status: store.RoundClosed, Total: len(r.votes)}, false)
+	s.sayClosed(q, r)
 	return nil
+}
+
+// sayClosed, sayRevealed and sayAnswered tell everyone that round r of q
+// closed, shows its spread, or shows q's answer. s.mu is held.
+func (s *Session) sayClosed(q *question, r *round) {
+	s.broadcast(Out{Kind: KindRound, Question: q.ID, Round: r.Round, Status: store.RoundClosed, Total: len(r.votes)}, false)
+}
+
+func (s *Session) sayRevealed(q *question, r *round) {
+	s.broadcast(Out{Kind: KindRevealed, Question: q.ID, Round: r.Round, Status: store.RoundRevealed,
+		Counts: s.counts(q, r), Total: len(r.votes), Movement: s.movement(q, r)}, false)
+}
+
+func (s *Session) sayAnswered(q *question, r *round) {
+	s.broadcast(Out{Kind: KindAnswered, Question: q.ID, Round: r.Round, Correct: q.Correct, Explain: q.Explain}, false)
 }
 
 // reveal is the first step of the reveal: the spread of the last round's
@@ -258,8 +306,7 @@ func (s *Session) reveal(ctx context.Context, q *question) error {
 	if err := s.setFocus(ctx, q.ID); err != nil {
 		return err
 	}
-	s.broadcast(Out{Kind: KindRevealed, Question: q.ID, Round: r.Round, Status: store.RoundRevealed,
-		Counts: s.counts(q, r), Total: len(r.votes), Movement: s.movement(q, r)}, false)
+	s.sayRevealed(q, r)
 	return nil
 }
 
@@ -288,7 +335,7 @@ func (s *Session) answer(ctx context.Context, q *question) error {
 	if err := s.setFocus(ctx, q.ID); err != nil {
 		return err
 	}
-	s.broadcast(Out{Kind: KindAnswered, Question: q.ID, Round: r.Round, Correct: q.Correct, Explain: q.Explain}, false)
+	s.sayAnswered(q, r)
 	return nil
 }
 
@@ -308,6 +355,7 @@ func (s *Session) run(ctx context.Context, lab string, knobs *Knobs) error {
 		return err // a Refusal goes back to the host as it is; anything else is logged
 	}
 	s.runID, s.focus = id, lab
+	s.hostGen++
 	if err := s.m.cfg.Store.UpdateClassSession(ctx, s.code, s.focus, s.runID, s.activeAt); err != nil {
 		return err
 	}

@@ -34,6 +34,15 @@ type Session struct {
 	seq          int
 	log          []logEntry
 	conns        map[*conn]struct{}
+
+	// Following the store when servers share it (follow.go): the
+	// follower (nil on one server), how many focus or run changes this
+	// server's host made (a read begun before one does not undo it), and
+	// the votes this server is writing (a read begun before their commit
+	// does not undo them).
+	f       *follower
+	hostGen int
+	pending map[voteKey]int
 }
 
 type participant struct {
@@ -138,10 +147,22 @@ func (s *Session) Holder(token, participant string) (Who, error) {
 }
 
 // Participant returns the id and name of the participant holding token.
+// A token this server does not know is looked for again in the store
+// when servers share it (the participant may have joined on another).
 func (s *Session) Participant(token string) (id int, name string, ok bool) {
 	if token == "" {
 		return 0, "", false
 	}
+	if id, name, ok = s.participant(token); ok || s.f == nil {
+		return id, name, ok
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	s.syncNow(ctx)
+	return s.participant(token)
+}
+
+func (s *Session) participant(token string) (id int, name string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.byToken[hashToken(token)]
@@ -159,6 +180,19 @@ func (s *Session) Join(ctx context.Context, name string) (id int, token string, 
 	if err != nil {
 		return 0, "", err
 	}
+	// Another server may have given the next id to its own joiner: then
+	// the store refuses it, and the join is tried again after reading
+	// who joined there.
+	for try := 0; ; try++ {
+		id, token, err = s.join(ctx, name)
+		if !errors.Is(err, store.ErrParticipantTaken) || s.f == nil || try == 4 {
+			return id, token, err
+		}
+		s.syncNow(ctx)
+	}
+}
+
+func (s *Session) join(ctx context.Context, name string) (id int, token string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
@@ -182,14 +216,16 @@ func (s *Session) Join(ctx context.Context, name string) (id int, token string, 
 
 func (s *Session) touch() { s.activeAt = s.m.cfg.Now().UTC() }
 
-// flushActive stores the last activity time if it changed.
+// flushActive stores the last activity time if it changed (only that:
+// the focus is the host's to store, and on a shared store another
+// server's host may have moved it).
 func (s *Session) flushActive() {
 	if !s.activeAt.After(s.savedActive) || s.ended {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := s.m.cfg.Store.UpdateClassSession(ctx, s.code, s.focus, s.runID, s.activeAt); err != nil {
+	if err := s.m.cfg.Store.TouchClassSession(ctx, s.code, s.activeAt); err != nil {
 		s.m.log.Error("saving class session activity", "session", s.code, "err", err)
 		return
 	}
@@ -332,6 +368,13 @@ func (s *Session) handle(c *conn, in In) {
 	if in.Kind == KindVote && c.role == RoleParticipant {
 		s.handleVote(c, in)
 		return
+	}
+	if c.role == RoleHost && s.f != nil {
+		// The host acts on the session as stored, whichever server
+		// changed it last.
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		s.syncNow(ctx)
+		cancel()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

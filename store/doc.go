@@ -118,8 +118,11 @@
 // class session's votes were written, by itself or by another server on
 // the same Postgres database: WatchRun(id) and WatchClass(code) return a
 // Watch whose channel C receives a Wake after each AddRunEvent of the run
-// (Seq: the event's sequence number) and after each SaveClassVotes batch
-// of the session, once it is committed. Wake-ups are hints to read the
+// (Seq: the event's sequence number) and after each change of the
+// session (a SaveClassVotes batch, AddClassParticipant, SaveClassRound,
+// UpdateClassSession, EndClassSession, EndIdleClassSessions; not
+// TouchClassSession, which only stores the last activity), once it is
+// committed. Wake-ups are hints to read the
 // store again, never the data: one not yet received is merged with the
 // next (the higher Seq; Missed if either was), so a slow reader is never
 // blocked on and never blocks the writer.
@@ -157,10 +160,9 @@
 // that moves to another replica with its last seq, misses nothing. One
 // Watch per run and replica is enough: the replica's hub fans the events
 // it reads out to all its sockets on that run. A class session works the
-// same way: on a wake-up of WatchClass the replica reads the session's
-// votes once (ClassSession) and sends the tally to its sockets. (Round
-// changes, reveals and the session's focus do not wake yet; they will
-// need the same when classes span replicas.)
+// same way: on a wake-up of WatchClass the replica reads the session
+// once (ClassSession) and sends what changed to its sockets (package
+// classroom, "Across servers"; SharedClasses says whether it must).
 //
 // Class sessions (060_sessions.sql, 080_class_answers.sql; package
 // classroom). Tokens are stored

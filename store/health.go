@@ -181,6 +181,10 @@ func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Re
 	return res, err
 }
 
+func (t *tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.Tx.QueryContext(ctx, t.db.q(query, args), args...)
+}
+
 func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	return t.Tx.QueryRowContext(ctx, t.db.q(query, args), args...)
 }

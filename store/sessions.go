@@ -16,6 +16,10 @@ var (
 	ErrCodeTaken = errors.New("class session code already in use")
 	// ErrRoundNotOpen: a vote was saved for a round that is not open.
 	ErrRoundNotOpen = errors.New("round is not open")
+	// ErrParticipantTaken: AddClassParticipant was given an id already
+	// stored for the session (another server added that participant
+	// first).
+	ErrParticipantTaken = errors.New("class participant id already in use")
 )
 
 // Round statuses of a class question.
@@ -105,8 +109,21 @@ func (s *Store) CreateClassSession(ctx context.Context, c ClassSession) error {
 	return err
 }
 
-// ClassSession reads a session with its participants, rounds and votes.
+// ClassSession reads a session with its participants, rounds and votes
+// (the votes last, so a round read as closed comes with all its votes).
 func (s *Store) ClassSession(ctx context.Context, code string) (ClassSession, error) {
+	c, err := s.ClassSessionHead(ctx, code, 0)
+	if err != nil {
+		return c, err
+	}
+	c.Votes, err = s.classVotes(ctx, `WHERE session = ?`, code)
+	return c, err
+}
+
+// ClassSessionHead reads a session as ClassSession does but without its
+// votes, and only the participants whose id is above afterParticipant: what
+// a server that holds the session already has need not be read again.
+func (s *Store) ClassSessionHead(ctx context.Context, code string, afterParticipant int) (ClassSession, error) {
 	var c ClassSession
 	var created, active, ended string
 	err := s.db.QueryRowContext(ctx, `SELECT code, lesson, host_hash, focus, run_id, created_at, active_at, ended_at
@@ -120,7 +137,7 @@ func (s *Store) ClassSession(ctx context.Context, code string) (ClassSession, er
 	c.CreatedAt, c.ActiveAt, c.EndedAt = classTimeOf(created), classTimeOf(active), classTimeOf(ended)
 
 	rows, err := s.db.QueryContext(ctx, `SELECT id, token_hash, name, joined_at FROM class_participants
-		WHERE session = ? ORDER BY id`, code)
+		WHERE session = ? AND id > ? ORDER BY id`, code, afterParticipant)
 	if err != nil {
 		return c, err
 	}
@@ -153,43 +170,84 @@ func (s *Store) ClassSession(ctx context.Context, code string) (ClassSession, er
 		r.OpenedAt, r.ClosedAt, r.RevealedAt, r.AnsweredAt = classTimeOf(o), classTimeOf(cl), classTimeOf(rv), classTimeOf(an)
 		c.Rounds = append(c.Rounds, r)
 	}
-	if err := closeRows(rows); err != nil {
-		return c, err
-	}
+	return c, closeRows(rows)
+}
 
-	rows, err = s.db.QueryContext(ctx, `SELECT question, round, participant, option, at FROM class_votes
-		WHERE session = ? ORDER BY question, round, participant`, code)
+// ClassRoundVotes reads the votes of one round of a session, by
+// participant.
+func (s *Store) ClassRoundVotes(ctx context.Context, code, question string, round int) ([]ClassVote, error) {
+	return s.classVotes(ctx, `WHERE session = ? AND question = ? AND round = ?`, code, question, round)
+}
+
+// classVotes reads the votes the where clause picks, by question, round and
+// participant.
+func (s *Store) classVotes(ctx context.Context, where string, args ...any) ([]ClassVote, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT question, round, participant, option, at FROM class_votes
+		`+where+` ORDER BY question, round, participant`, args...)
 	if err != nil {
-		return c, err
+		return nil, err
 	}
+	var votes []ClassVote
 	for rows.Next() {
 		var v ClassVote
 		var at string
 		if err := rows.Scan(&v.Question, &v.Round, &v.Participant, &v.Option, &at); err != nil {
 			rows.Close()
-			return c, err
+			return nil, err
 		}
 		v.At = classTimeOf(at)
-		c.Votes = append(c.Votes, v)
+		votes = append(votes, v)
 	}
-	return c, closeRows(rows)
+	return votes, closeRows(rows)
 }
 
-// AddClassParticipant stores a participant of session code.
+// AddClassParticipant stores a participant of session code and wakes the
+// session's watchers. An id already stored returns ErrParticipantTaken.
 func (s *Store) AddClassParticipant(ctx context.Context, code string, p ClassParticipant) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO class_participants (session, id, token_hash, name, joined_at)
+	_, err := s.classWrite(ctx, code, `INSERT INTO class_participants (session, id, token_hash, name, joined_at)
 		VALUES (?, ?, ?, ?, ?)`, code, p.ID, p.TokenHash, p.Name, classStampOf(p.JoinedAt))
+	if isUnique(err) {
+		return fmt.Errorf("session %s participant %d: %w", code, p.ID, ErrParticipantTaken)
+	}
 	return err
 }
 
-// SaveClassRound stores a round or updates its status and times.
+// SaveClassRound stores a round or updates its status and times, and
+// wakes the session's watchers.
 func (s *Store) SaveClassRound(ctx context.Context, code string, r ClassRound) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO class_rounds (session, question, round, status, opened_at, closed_at, revealed_at, answered_at)
+	_, err := s.classWrite(ctx, code, `INSERT INTO class_rounds (session, question, round, status, opened_at, closed_at, revealed_at, answered_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session, question, round) DO UPDATE SET
 			status = excluded.status, closed_at = excluded.closed_at, revealed_at = excluded.revealed_at, answered_at = excluded.answered_at`,
 		code, r.Question, r.Round, r.Status, classStampOf(r.OpenedAt), classStampOf(r.ClosedAt), classStampOf(r.RevealedAt), classStampOf(r.AnsweredAt))
 	return err
+}
+
+// classWrite runs one statement that changes class session code and
+// wakes the session's watchers (WatchClass) once it is committed: on
+// Postgres with a notification in the statement's own transaction, so
+// every server sharing the database hears of it; on SQLite after it.
+func (s *Store) classWrite(ctx context.Context, code, query string, args ...any) (sql.Result, error) {
+	if !s.db.d.postgres {
+		res, err := s.db.ExecContext(ctx, query, args...)
+		if err == nil {
+			s.wakes.wake(wakeKey("class", code), Wake{})
+		}
+		return res, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, wakeSQL, wakeKey("class", code)); err != nil {
+		return nil, err
+	}
+	return res, tx.Commit()
 }
 
 // SaveClassVote stores a vote, replacing the participant's earlier vote in
@@ -240,9 +298,10 @@ func (s *Store) SaveClassVotes(ctx context.Context, code string, votes []ClassVo
 	return nil
 }
 
-// UpdateClassSession stores the session's focus, run and last activity.
+// UpdateClassSession stores the session's focus, run and last activity,
+// and wakes the session's watchers.
 func (s *Store) UpdateClassSession(ctx context.Context, code, focus, runID string, activeAt time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE class_sessions SET focus = ?, run_id = ?, active_at = ? WHERE code = ?`,
+	res, err := s.classWrite(ctx, code, `UPDATE class_sessions SET focus = ?, run_id = ?, active_at = ? WHERE code = ?`,
 		focus, runID, classStampOf(activeAt), code)
 	if err != nil {
 		return err
@@ -253,21 +312,61 @@ func (s *Store) UpdateClassSession(ctx context.Context, code, focus, runID strin
 	return nil
 }
 
+// TouchClassSession stores the session's last activity, unless a later
+// one is stored (another server's). It changes nothing anyone sees, so it
+// wakes nobody.
+func (s *Store) TouchClassSession(ctx context.Context, code string, activeAt time.Time) error {
+	at := classStampOf(activeAt)
+	_, err := s.db.ExecContext(ctx, `UPDATE class_sessions SET active_at = ? WHERE code = ? AND active_at < ?`, at, code, at)
+	return err
+}
+
 // EndClassSession marks a session ended at the given time (once; a later
-// call keeps the first time). Its results stay stored.
+// call keeps the first time) and wakes its watchers. Its results stay
+// stored.
 func (s *Store) EndClassSession(ctx context.Context, code string, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE class_sessions SET ended_at = ? WHERE code = ? AND ended_at = ''`, classStampOf(at), code)
+	_, err := s.classWrite(ctx, code, `UPDATE class_sessions SET ended_at = ? WHERE code = ? AND ended_at = ''`, classStampOf(at), code)
 	return err
 }
 
 // EndIdleClassSessions ends every live session whose last activity is
-// before idleBefore, and returns their codes.
+// before idleBefore, wakes their watchers, and returns their codes.
 func (s *Store) EndIdleClassSessions(ctx context.Context, idleBefore, at time.Time) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `UPDATE class_sessions SET ended_at = ?
-		WHERE ended_at = '' AND active_at < ? RETURNING code`, classStampOf(at), classStampOf(idleBefore))
+	const end = `UPDATE class_sessions SET ended_at = ? WHERE ended_at = '' AND active_at < ? RETURNING code`
+	if !s.db.d.postgres {
+		rows, err := s.db.QueryContext(ctx, end, classStampOf(at), classStampOf(idleBefore))
+		if err != nil {
+			return nil, err
+		}
+		codes, err := scanCodes(rows)
+		for _, c := range codes {
+			s.wakes.wake(wakeKey("class", c), Wake{})
+		}
+		return codes, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, end, classStampOf(at), classStampOf(idleBefore))
+	if err != nil {
+		return nil, err
+	}
+	codes, err := scanCodes(rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range codes {
+		if _, err := tx.ExecContext(ctx, wakeSQL, wakeKey("class", c)); err != nil {
+			return nil, err
+		}
+	}
+	return codes, tx.Commit()
+}
+
+// scanCodes reads a column of session codes and closes rows.
+func scanCodes(rows *sql.Rows) ([]string, error) {
 	var codes []string
 	for rows.Next() {
 		var c string
@@ -279,3 +378,8 @@ func (s *Store) EndIdleClassSessions(ctx context.Context, idleBefore, at time.Ti
 	}
 	return codes, closeRows(rows)
 }
+
+// SharedClasses reports whether other servers may change this store's
+// class sessions: true on Postgres, where several servers share one
+// database, false on SQLite, which one server writes.
+func (s *Store) SharedClasses() bool { return s.db.d.postgres }

@@ -156,3 +156,57 @@ func TestEndIdleClassSessions(t *testing.T) {
 		}
 	})
 }
+
+// ClassSessionHead reads the session without its votes and only the
+// participants after a given id; ClassRoundVotes reads one round's votes.
+// Together they are what ClassSession reads.
+func TestClassSessionInParts(t *testing.T) {
+	eachDB(t, func(t *testing.T, d testDB) {
+		s := d.open(t)
+		ctx := context.Background()
+		t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+		c := ClassSession{Code: "PARTS2", Lesson: "queues", HostHash: "h", CreatedAt: t0, ActiveAt: t0}
+		if err := s.CreateClassSession(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		for id := 1; id <= 3; id++ {
+			if err := s.AddClassParticipant(ctx, c.Code, ClassParticipant{ID: id, TokenHash: string(rune('a' + id)), JoinedAt: t0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, r := range []ClassRound{{Question: "p1", Round: 1, Status: RoundOpen, OpenedAt: t0}, {Question: "c1", Round: 1, Status: RoundOpen, OpenedAt: t0}} {
+			if err := s.SaveClassRound(ctx, c.Code, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.SaveClassVotes(ctx, c.Code, []ClassVote{{Question: "p1", Round: 1, Participant: 2, Option: "b", At: t0},
+			{Question: "p1", Round: 1, Participant: 1, Option: "a", At: t0}, {Question: "c1", Round: 1, Participant: 3, Option: "a", At: t0}}); err != nil {
+			t.Fatal(err)
+		}
+		head, err := s.ClassSessionHead(ctx, c.Code, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(head.Participants) != 2 || head.Participants[0].ID != 2 || len(head.Rounds) != 2 || head.Votes != nil {
+			t.Errorf("head after participant 1: participants %+v, rounds %d, votes %d; want 2 and 3, 2 rounds, no votes",
+				head.Participants, len(head.Rounds), len(head.Votes))
+		}
+		votes, err := s.ClassRoundVotes(ctx, c.Code, "p1", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(votes) != 2 || votes[0].Participant != 1 || votes[0].Option != "a" || votes[1].Participant != 2 {
+			t.Errorf("round p1/1's votes %+v, want participant 1's a and 2's b", votes)
+		}
+		all, err := s.ClassSession(ctx, c.Code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all.Participants) != 3 || len(all.Votes) != 3 {
+			t.Errorf("the whole session: %d participants, %d votes; want 3 and 3", len(all.Participants), len(all.Votes))
+		}
+		if _, err := s.ClassSessionHead(ctx, "NONE22", 0); !errors.Is(err, ErrNoSession) {
+			t.Errorf("head of a session that does not exist: %v, want ErrNoSession", err)
+		}
+	})
+}

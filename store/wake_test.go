@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"testing"
@@ -141,7 +142,8 @@ func TestWatchRunWakesReader(t *testing.T) {
 }
 
 // Votes stored through one Store wake the class session's watchers on
-// another, once per batch, after the batch commits.
+// another, once per batch, after the batch commits; so does closing a
+// round.
 func TestWatchClassWakesReader(t *testing.T) {
 	eachDB(t, func(t *testing.T, d testDB) {
 		a, b := writerAndReader(t, d)
@@ -199,9 +201,15 @@ func TestWatchClassWakesReader(t *testing.T) {
 				quiet = true
 			}
 		}
-		// A batch refused (its round closed) stores nothing and wakes nobody.
+		// Closing the round wakes the watcher; a batch refused (its round
+		// closed) stores nothing and wakes nobody.
 		if err := a.SaveClassRound(ctx, c.Code, ClassRound{Question: "p1", Round: 1, Status: RoundClosed, OpenedAt: t0, ClosedAt: t0}); err != nil {
 			t.Fatal(err)
+		}
+		select {
+		case <-w.C():
+		case <-time.After(20 * time.Second):
+			t.Fatalf("closing the round woke nobody (wake error: %v)", b.WakeErr())
 		}
 		if err := a.SaveClassVote(ctx, c.Code, ClassVote{Question: "p1", Round: 1, Participant: 1, Option: "b", At: t0}); err == nil {
 			t.Fatal("a vote in a closed round was stored")
@@ -213,6 +221,104 @@ func TestWatchClassWakesReader(t *testing.T) {
 			}
 		case <-time.After(300 * time.Millisecond):
 		}
+	})
+}
+
+// Every other change to a class session stored through one Store wakes
+// its watchers on another, after it commits, with the change there to
+// read: a join, a round opened and its steps, the focus and run, the end,
+// and the end after idle time. Storing the last activity alone wakes
+// nobody.
+func TestWatchClassWakesOnEveryChange(t *testing.T) {
+	eachDB(t, func(t *testing.T, d testDB) {
+		a, b := writerAndReader(t, d)
+		ctx := context.Background()
+		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+		c := ClassSession{Code: "WAKE45", Lesson: "queues", HostHash: "h", CreatedAt: t0, ActiveAt: t0}
+		if err := a.CreateClassSession(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		idle := ClassSession{Code: "IDLE67", Lesson: "queues", HostHash: "h", CreatedAt: t0, ActiveAt: t0}
+		if err := a.CreateClassSession(ctx, idle); err != nil {
+			t.Fatal(err)
+		}
+		w, wi := b.WatchClass(c.Code), b.WatchClass(idle.Code)
+		defer w.Close()
+		defer wi.Close()
+		// Until the listener listens, a change may wake nobody: it tells
+		// the watchers so with Missed. Wait for that first.
+		for _, x := range []*Watch{w, wi} {
+			if d.kind == "postgres" {
+				select {
+				case <-x.C():
+				case <-time.After(20 * time.Second):
+					t.Fatalf("the listener never began (wake error: %v)", b.WakeErr())
+				}
+			}
+		}
+		woke := func(w *Watch, what string, check func(ClassSession) bool, code string) {
+			t.Helper()
+			select {
+			case <-w.C():
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s woke nobody (wake error: %v)", what, b.WakeErr())
+			}
+			got, err := b.ClassSession(ctx, code)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !check(got) {
+				t.Errorf("woken after %s, but the store does not show it: %+v", what, got)
+			}
+		}
+		if err := a.AddClassParticipant(ctx, c.Code, ClassParticipant{ID: 1, TokenHash: "t1", JoinedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		woke(w, "a join", func(g ClassSession) bool { return len(g.Participants) == 1 }, c.Code)
+		if err := a.AddClassParticipant(ctx, c.Code, ClassParticipant{ID: 1, TokenHash: "t2", JoinedAt: t0}); !errors.Is(err, ErrParticipantTaken) {
+			t.Errorf("a second participant 1: %v, want ErrParticipantTaken", err)
+		}
+		r := ClassRound{Question: "p1", Round: 1, Status: RoundOpen, OpenedAt: t0}
+		for _, step := range []func(){
+			func() {},
+			func() { r.Status, r.ClosedAt = RoundClosed, t0.Add(time.Second) },
+			func() { r.Status, r.RevealedAt = RoundRevealed, t0.Add(2*time.Second) },
+			func() { r.AnsweredAt = t0.Add(3 * time.Second) },
+		} {
+			step()
+			if err := a.SaveClassRound(ctx, c.Code, r); err != nil {
+				t.Fatal(err)
+			}
+			want := r
+			woke(w, "round step "+r.Status, func(g ClassSession) bool { return len(g.Rounds) == 1 && g.Rounds[0] == want }, c.Code)
+		}
+		if err := a.UpdateClassSession(ctx, c.Code, "lab-1", "r-9", t0.Add(4*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		woke(w, "a run and focus", func(g ClassSession) bool { return g.Focus == "lab-1" && g.RunID == "r-9" }, c.Code)
+		if err := a.TouchClassSession(ctx, c.Code, t0.Add(5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.TouchClassSession(ctx, c.Code, t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.ClassSession(ctx, c.Code); err != nil || !got.ActiveAt.Equal(t0.Add(5*time.Second)) {
+			t.Errorf("activity after touching at +5 s and then +1 s: %v (%v), want the later +5 s kept", got.ActiveAt, err)
+		}
+		select {
+		case wk := <-w.C():
+			t.Errorf("storing the last activity woke the watcher: %+v", wk)
+		case <-time.After(300 * time.Millisecond):
+		}
+		if err := a.EndClassSession(ctx, c.Code, t0.Add(6*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		woke(w, "the end", ClassSession.Ended, c.Code)
+		codes, err := a.EndIdleClassSessions(ctx, t0.Add(time.Second), t0.Add(7*time.Second))
+		if err != nil || len(codes) != 1 || codes[0] != idle.Code {
+			t.Fatalf("ending idle sessions: %v (%v), want %s", codes, err, idle.Code)
+		}
+		woke(wi, "the end after idle time", ClassSession.Ended, idle.Code)
 	})
 }
 

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,44 +11,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"capacitylab/store"
+	"capacitylab/store/storetest"
 )
 
 // postgresSchemaURL makes a schema of the test's own in the database
-// CAPACITYLAB_TEST_POSTGRES names, dropped when the test ends (after the
-// servers it started stop), and returns the URL with it as search_path;
-// it skips the test, saying how to run it, when the variable is not set.
+// CAPACITYLAB_TEST_POSTGRES names (storetest.PostgresURL), dropped when
+// the test ends, after the servers it started stop.
 func postgresSchemaURL(t *testing.T, what string) string {
-	t.Helper()
-	admin := os.Getenv("CAPACITYLAB_TEST_POSTGRES")
-	if admin == "" {
-		t.Skip("SKIPPED: CAPACITYLAB_TEST_POSTGRES is not set; set it to a Postgres URL (.ci/run does) to run " + what)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "test_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Dropped after the servers stop (cleanups run last first).
-	t.Cleanup(func() {
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping the test's schema: %v", err)
-		}
-		conn.Close(context.Background())
-	})
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return storetest.PostgresURL(t, "running "+what)
 }
 
 // A server whose database a newer server has migrated (a replica left on
