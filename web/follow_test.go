@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"capacitylab/labsvc"
 	"capacitylab/runner"
@@ -348,4 +350,83 @@ func TestStoredRunningIsOverOnOneServer(t *testing.T) {
 	if !strings.Contains(v.Reason, "stopped") {
 		t.Errorf("reason %q", v.Reason)
 	}
+}
+
+// A follower hands on each event as it is stored (the wake-up), once,
+// and ends a run whose status became final though its terminal event was
+// never stored (a runner that could not write it) at its next check,
+// with the terminal event the status says, numbered after the last
+// stored one; the last socket to go stops it.
+func TestFollowerEndsWithTheStoredStatus(t *testing.T) {
+	st, err := store.Open(t.TempDir() + "/f.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	run := store.Run{ID: "r-away", Learner: "someone", Status: store.RunRunning, CreatedAt: time.Now(),
+		Request: json.RawMessage(`{"workers":4,"spin_ms":1,"wait_ms":4,"cpus":1,"rates":[40,80],"seconds":1}`)}
+	if err := st.SaveRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	add := func(seq int, kind runner.Kind) {
+		t.Helper()
+		e := runner.Event{Seq: seq, Kind: kind}
+		e.JSON, _ = json.Marshal(e)
+		if err := st.AddRunEvent(ctx, run.ID, store.RunEvent{Seq: seq, Kind: string(kind), JSON: e.JSON}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(1, runner.KindQueued)
+	add(2, runner.KindStarted)
+	s := &server{store: st, log: slog.New(slog.DiscardHandler)}
+	fs := newFollows(st, s.log, s.storedLog, prometheus.NewRegistry())
+	fs.check = 200 * time.Millisecond
+	f, err := fs.acquire(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, sub := f.relay.Subscribe(1)
+	defer sub.Close()
+	if len(replay) != 1 || replay[0].Seq != 2 {
+		t.Fatalf("replay after seq 1: %+v, want seq 2", replay)
+	}
+	take := func(want ...runner.Kind) {
+		t.Helper()
+		var got []runner.Event
+		for len(got) < len(want) {
+			select {
+			case <-sub.Ready():
+				es, _ := sub.Take()
+				got = append(got, es...)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("got %+v, want %v", got, want)
+			}
+		}
+		for i, e := range got {
+			if i >= len(want) || e.Kind != want[i] || e.Seq != 3+i {
+				t.Fatalf("got %+v, want %v from seq 3", got, want)
+			}
+		}
+	}
+	add(3, runner.KindProgress)
+	add(3, runner.KindProgress) // written again: handed on once
+	take(runner.KindProgress)
+	run.Status, run.Reason, run.EndedAt = store.RunFailed, "runner lost: test", time.Now()
+	if err := st.SaveRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sub.Ready():
+		es, more := sub.Take()
+		if len(es) != 1 || es[0].Kind != runner.KindFailed || es[0].Seq != 4 || es[0].Reason != "runner lost: test" || more {
+			t.Fatalf("after the status became final: %+v (more %v), want failed seq 4 with its reason, the end", es, more)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the follower did not end the run within 5 s of its final status (check every 200 ms)")
+	}
+	if running, watches := fs.counts(); running != 0 || watches != 1 {
+		t.Errorf("after the end: %d followers running, %d watches opened; want 0 and 1", running, watches)
+	}
+	fs.release(f)
 }

@@ -43,6 +43,8 @@ type follows struct {
 	// whose stored events do not end (storedLog's).
 	ended func(ctx context.Context, r store.Run, since int) ([]runner.Event, error)
 
+	check time.Duration // followCheckEvery (tests shorten it)
+
 	mu      sync.Mutex
 	runs    map[string]*follower
 	watches int // store watches ever opened (one per follower), for tests and metrics
@@ -65,7 +67,7 @@ type follower struct {
 // capacitylab_followed_run_watches_total, the store watches it opened to
 // follow them (one per run followed, however many watch it).
 func newFollows(st *store.Store, log *slog.Logger, ended func(context.Context, store.Run, int) ([]runner.Event, error), reg prometheus.Registerer) *follows {
-	fs := &follows{store: st, log: log, ended: ended, runs: map[string]*follower{}}
+	fs := &follows{store: st, log: log, ended: ended, check: followCheckEvery, runs: map[string]*follower{}}
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "capacitylab_followed_runs",
 			Help: "Runs live on another process that this server follows from the store now."},
@@ -136,7 +138,7 @@ func (fs *follows) read(ctx context.Context, f *follower, w *store.Watch) {
 	defer close(f.done)
 	defer w.Close()
 	last, check := 0, false
-	timer := time.NewTimer(followCheckEvery)
+	timer := time.NewTimer(fs.check)
 	defer timer.Stop()
 	for first := true; ; first = false {
 		es, err := fs.events(ctx, f.id, last, check)
@@ -158,7 +160,7 @@ func (fs *follows) read(ctx context.Context, f *follower, w *store.Watch) {
 			fs.mu.Unlock()
 			return
 		}
-		wait := followCheckEvery
+		wait := fs.check
 		if err != nil {
 			wait = followRetry
 		}
