@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -429,4 +430,87 @@ func TestFollowerEndsWithTheStoredStatus(t *testing.T) {
 		t.Errorf("after the end: %d followers running, %d watches opened; want 0 and 1", running, watches)
 	}
 	fs.release(f)
+}
+
+// A run over time followed from the store: every watcher gets every
+// sample event, and the time chart redrawn while the window is measured
+// goes to a replica's watchers only while that replica has at most
+// liveChartWatchers of them (counted per replica): C's one watcher gets
+// it, B's nine get the chart with the row.
+func TestFollowRunOverTime(t *testing.T) {
+	dbURL := postgresSchemaURL(t, "the streams of runs over time held by another server")
+	lab := buildLab(t)
+	a, _ := replicaSite(t, dbURL, lab)
+	b, _ := replicaSite(t, dbURL, "")
+	c, _ := replicaSite(t, dbURL, "")
+	// The first run keeps the runner busy while the watchers connect, so
+	// they are all there before the second's first sample.
+	if code, _, m := postSweep(t, a.client(), a.srv.URL, `{"workers":4,"spin_ms":0,"wait_ms":10,"cpus":1,"rates":[20],"seconds":2,"seed":3}`); code != http.StatusAccepted {
+		t.Fatalf("POST the first run: %d %v", code, m)
+	}
+	code, _, m := postSweep(t, a.client(), a.srv.URL, `{"workers":4,"spin_ms":0,"wait_ms":10,"cpus":1,"rates":[40],"seconds":7,"seed":3,"over_time":true}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("POST: %d %v", code, m)
+	}
+	id := m["id"].(string)
+	sites := []*testSite{c}
+	for range liveChartWatchers + 1 {
+		sites = append(sites, b)
+	}
+	reads := make([]streamRead, len(sites))
+	var wg sync.WaitGroup
+	for i, site := range sites {
+		conn := dial(t, site.srv.URL, id, 0)
+		defer conn.Close()
+		wg.Go(func() { reads[i] = readStream(conn, nil) })
+	}
+	wg.Wait()
+	samplesPanel := regexp.MustCompile(`data-testid="run-time-chart" data-samples="(\d+)"`)
+	for i, r := range reads {
+		name := fmt.Sprintf("watcher %d on B", i)
+		if i == 0 {
+			name = "the watcher on C"
+		}
+		if r.err != nil || r.code != websocket.CloseNormalClosure {
+			t.Fatalf("%s: close %d, %v", name, r.code, r.err)
+		}
+		samples, rowSeq := map[int]bool{}, 0
+		for _, e := range r.events {
+			switch e.Kind {
+			case runner.KindSample:
+				samples[e.Seq] = true
+			case runner.KindRow:
+				rowSeq = e.Seq
+			}
+		}
+		if len(samples) < 7 || rowSeq == 0 {
+			t.Fatalf("%s: %d sample events and row seq %d: want every second of the 7 s window, then the row", name, len(samples), rowSeq)
+		}
+		live := 0
+		for _, p := range r.panels {
+			if p.Seq >= rowSeq {
+				continue
+			}
+			live++
+			m := samplesPanel.FindStringSubmatch(p.Panel)
+			if m == nil {
+				t.Fatalf("%s: the panel after seq %d has no time chart:\n%s", name, p.Seq, p.Panel)
+			}
+			before := 0
+			for seq := range samples {
+				if seq <= p.Seq {
+					before++
+				}
+			}
+			if n, _ := strconv.Atoi(m[1]); n < before {
+				t.Errorf("%s: the time chart after seq %d shows %d samples, want the %d sent by then or more", name, p.Seq, n, before)
+			}
+		}
+		switch {
+		case i == 0 && live == 0:
+			t.Errorf("%s, alone on its server, got no time chart while the window was measured", name)
+		case i > 0 && live != 0:
+			t.Errorf("%s got %d panels while the window was measured: want none with %d watching on B (liveChartWatchers %d)", name, live, liveChartWatchers+1, liveChartWatchers)
+		}
+	}
 }
