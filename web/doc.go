@@ -421,6 +421,8 @@
 //
 //	capacitylab_http_requests_total{route, method, code}      counter
 //	capacitylab_http_request_duration_seconds{route}          histogram
+//	capacitylab_followed_runs                                 gauge: runs live on another process followed now
+//	capacitylab_followed_run_watches_total                    counter: store watches opened to follow them (one a run)
 //
 // route is the chi route pattern ("/lessons/{slug}"), or "unmatched";
 // method is one of HTTP's nine methods (GET, HEAD, POST, PUT, PATCH,
