@@ -194,6 +194,9 @@ func TestFollowRunAcrossServers(t *testing.T) {
 		t.Errorf("B's view of the waiting run: status %s, position %d, estimated start %v, last seq %d; want queued, 1, a time, 1 or more",
 			queued.Status, queued.Position, queued.EstimatedStart, queued.LastSeq)
 	}
+	if page := b.get(nil, "/runs/"+ids[1]); !strings.HasPrefix(testIDText(t, page.body, "run-status"), "Queued: number 1 in line") {
+		t.Errorf("B's page of the waiting run says %q", testIDText(t, page.body, "run-status"))
+	}
 
 	const watchers = 60
 	var wg sync.WaitGroup
@@ -244,6 +247,11 @@ func TestFollowRunAcrossServers(t *testing.T) {
 	}
 	if seq := firsts[0].events[len(firsts[0].events)-1].Seq; mid.Status != store.RunRunning || len(mid.Rows) < 1 || mid.LastSeq < seq {
 		t.Errorf("B's view mid-run: status %s, %d rows, last seq %d; want running, a row or more, seq %d or more", mid.Status, len(mid.Rows), mid.LastSeq, seq)
+	}
+	// Its panel (what a page fetches) is live, from where the stream is.
+	panel := b.get(nil, "/runs/"+id+"/panel").body
+	if !strings.Contains(panel, `data-live="true"`) || !strings.HasPrefix(testIDText(t, panel, "run-status"), "Running: window ") {
+		t.Errorf("B's panel mid-run: status %q, live %v", testIDText(t, panel, "run-status"), strings.Contains(panel, `data-live="true"`))
 	}
 	wg.Wait()
 
@@ -320,6 +328,9 @@ func TestFollowRunAcrossServers(t *testing.T) {
 	var done runView
 	if res := b.get(nil, "/api/runs/"+id); json.Unmarshal([]byte(res.body), &done) != nil || done.Status != store.RunDone || len(done.Rows) != 3 {
 		t.Errorf("B's view after the end: %d %s", res.StatusCode, res.body)
+	}
+	if panel := b.get(nil, "/runs/"+id+"/panel").body; !strings.HasPrefix(testIDText(t, panel, "run-status"), "Done: all 3 windows") {
+		t.Errorf("B's panel after the end (and after one fetched mid-run) says %q", testIDText(t, panel, "run-status"))
 	}
 }
 
