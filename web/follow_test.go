@@ -525,3 +525,42 @@ func TestFollowRunOverTime(t *testing.T) {
 		}
 	}
 }
+
+// A client that resumes on a server whose follower is behind it (it saw
+// seq 3 elsewhere; this server's relay has 2) gets neither seq 3 again
+// nor a gap: only the events after its since.
+func TestResumeAheadOfTheFollower(t *testing.T) {
+	relay := runner.NewRelay(0)
+	ev := func(seq int, kind runner.Kind) runner.Event {
+		e := runner.Event{Seq: seq, Kind: kind}
+		e.JSON, _ = json.Marshal(e)
+		return e
+	}
+	relay.Add([]runner.Event{ev(1, runner.KindQueued), ev(2, runner.KindStarted)})
+	replay, sub := relay.Subscribe(3)
+	defer sub.Close()
+	src := newRunSource(replay, sub, 3, nil)
+	if msgs, ended, _ := src.Take(); len(msgs) != 0 || ended {
+		t.Fatalf("replay after seq 3 with the relay at 2: %q (ended %v), want nothing yet", msgs, ended)
+	}
+	relay.Add([]runner.Event{ev(3, runner.KindSample), ev(4, runner.KindProgress), ev(5, runner.KindDone)})
+	var got []runner.Event
+	for ended := false; !ended; {
+		select {
+		case <-src.Ready():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no end after %+v", got)
+		}
+		var msgs [][]byte
+		msgs, ended, _ = src.Take()
+		for _, m := range msgs {
+			var e runner.Event
+			json.Unmarshal(m, &e)
+			got = append(got, e)
+		}
+	}
+	// The relay hands 3 to the subscription; the source does not send it.
+	if len(got) != 2 || got[0].Seq != 4 || got[1].Seq != 5 {
+		t.Errorf("resumed with since=3: %+v, want seq 4 and 5", got)
+	}
+}
