@@ -51,10 +51,12 @@ const followBenchWatchersEnv = "CAPACITYLAB_BENCH_FOLLOW_WATCHERS"
 // does not hold the run: server A runs benchSweep with its runner, server
 // B (no runner, its own store handle on the same Postgres schema) serves
 // N websocket watchers in a process of their own (watcherMain), which
-// follow the run from the store (one watch and one reader on B). It
-// reports, for each N, the p50, p99 and max time from a row event's
-// commit to the store to a watcher reading it, and how many rows were
-// read live. Run it with -benchtime=1x and CAPACITYLAB_TEST_POSTGRES set.
+// follow the run from the store (one watch and one reader on B), and then,
+// as the peer to compare with in the same run, N watchers on A, which
+// holds the run (on=holder). It reports, for each, the p50, p99 and max
+// time from a row event's commit to the store (AddRunEvent returned) to a
+// watcher reading it, and how many rows were read live. Run it with
+// -benchtime=1x and CAPACITYLAB_TEST_POSTGRES set.
 func BenchmarkFollowRows(b *testing.B) {
 	dbURL := postgresSchemaURL(b, "BenchmarkFollowRows")
 	counts := []int{100, 500}
@@ -83,52 +85,61 @@ func BenchmarkFollowRows(b *testing.B) {
 	b.Cleanup(func() { rn.Close() }) // before the store closes
 	replica := benchReplica(b, dbURL, nil)
 	for _, n := range counts {
-		b.Run(fmt.Sprintf("watchers=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				cmd, stdin, stdout := startWatchers(b, n)
-				code, _, m := postSweep(b, a.client(), a.srv.URL, benchBody())
-				if code != http.StatusAccepted {
-					b.Fatalf("POST: %d %v", code, m)
-				}
-				id := m["id"].(string)
-				fmt.Fprintf(stdin, "%s %s\n", wsURL(replica.srv.URL, id, 0), replica.srv.URL)
-				stdin.Close()
-				if err := cmd.Wait(); err != nil {
-					b.Fatalf("watcher process: %v", err)
-				}
-				var rep watchReport
-				if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
-					b.Fatalf("watcher report %q: %v", stdout.String(), err)
-				}
-				if len(rep.Errors) > 0 {
-					b.Fatalf("%d watchers failed, the first: %s", len(rep.Errors), rep.Errors[0])
-				}
-				if rep.Rows != 3*n {
-					b.Fatalf("watchers read %d row events, want %d (3 rows × %d watchers)", rep.Rows, 3*n, n)
-				}
-				commits.mu.Lock()
-				var delays []time.Duration
-				for i, us := range rep.RowDelaysUS {
-					after, ok := commits.after[rep.RowSeqs[i]]
-					if !ok {
-						b.Fatalf("row seq %d was read but its commit was not seen", rep.RowSeqs[i])
-					}
-					delays = append(delays, time.Duration(us)*time.Microsecond-after)
-				}
-				clear(commits.after)
-				commits.mu.Unlock()
-				if len(delays) == 0 {
-					b.Fatal("no row reached a watcher live")
-				}
-				slices.Sort(delays)
-				ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-				b.ReportMetric(ms(loadrun.NearestRank(delays, 50)), "commit-to-read-p50-ms")
-				b.ReportMetric(ms(loadrun.NearestRank(delays, 99)), "commit-to-read-p99-ms")
-				b.ReportMetric(ms(delays[len(delays)-1]), "commit-to-read-max-ms")
-				b.ReportMetric(float64(len(delays)), "rows-live")
-				b.ReportMetric(float64(rep.Carried)/float64(n), "panels-carried/watcher")
+		for _, on := range []struct {
+			name string
+			site *testSite
+		}{{"replica", replica}, {"holder", a}} {
+			b.Run(fmt.Sprintf("watchers=%d/on=%s", n, on.name), func(b *testing.B) { followRows(b, a, on.site, commits, n) })
+		}
+	}
+}
+
+// followRows is one run of BenchmarkFollowRows: benchBody posted to a,
+// n watchers on site.
+func followRows(b *testing.B, a, site *testSite, commits *commitTimes, n int) {
+	for b.Loop() {
+		cmd, stdin, stdout := startWatchers(b, n)
+		code, _, m := postSweep(b, a.client(), a.srv.URL, benchBody())
+		if code != http.StatusAccepted {
+			b.Fatalf("POST: %d %v", code, m)
+		}
+		id := m["id"].(string)
+		fmt.Fprintf(stdin, "%s %s\n", wsURL(site.srv.URL, id, 0), site.srv.URL)
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("watcher process: %v", err)
+		}
+		var rep watchReport
+		if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+			b.Fatalf("watcher report %q: %v", stdout.String(), err)
+		}
+		if len(rep.Errors) > 0 {
+			b.Fatalf("%d watchers failed, the first: %s", len(rep.Errors), rep.Errors[0])
+		}
+		if rep.Rows != 3*n {
+			b.Fatalf("watchers read %d row events, want %d (3 rows × %d watchers)", rep.Rows, 3*n, n)
+		}
+		commits.mu.Lock()
+		var delays []time.Duration
+		for i, us := range rep.RowDelaysUS {
+			after, ok := commits.after[rep.RowSeqs[i]]
+			if !ok {
+				b.Fatalf("row seq %d was read but its commit was not seen", rep.RowSeqs[i])
 			}
-		})
+			delays = append(delays, time.Duration(us)*time.Microsecond-after)
+		}
+		clear(commits.after)
+		commits.mu.Unlock()
+		if len(delays) == 0 {
+			b.Fatal("no row reached a watcher live")
+		}
+		slices.Sort(delays)
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		b.ReportMetric(ms(loadrun.NearestRank(delays, 50)), "commit-to-read-p50-ms")
+		b.ReportMetric(ms(loadrun.NearestRank(delays, 99)), "commit-to-read-p99-ms")
+		b.ReportMetric(ms(delays[len(delays)-1]), "commit-to-read-max-ms")
+		b.ReportMetric(float64(len(delays)), "rows-live")
+		b.ReportMetric(float64(rep.Carried)/float64(n), "panels-carried/watcher")
 	}
 }
 
