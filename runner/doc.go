@@ -140,6 +140,11 @@
 // keeps the logs of queued, running and the last Config.Retain finished
 // runs in memory; older runs are read from the store.
 //
+// A Relay is the same log for a run another process holds, filled by a
+// reader of the store (package web's follower): Add keeps each stored
+// event's seq, time and JSON, Subscribe and Watchers work as the Runner's,
+// so one reader per run fans out to every watcher of a server.
+//
 // With Config.Store set, every event is stored with its seq and JSON
 // (Saver.AddRunEvent) when it is logged, before any watcher gets it, so
 // the store holds every seq a watcher can have seen, even after a crash:

@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"cmp"
 	"encoding/json"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -134,6 +136,13 @@ func (l *eventLog) append(e Event) Event {
 		// watcher saw is in the store after a crash.
 		l.save(e)
 	}
+	l.publish(e)
+	return e
+}
+
+// publish keeps e, numbered already, and hands it to every subscriber
+// (see append). It is called with l.mu held and releases it.
+func (l *eventLog) publish(e Event) {
 	l.events = append(l.events, e)
 	terminal := e.Kind.Terminal()
 	if terminal {
@@ -163,7 +172,6 @@ func (l *eventLog) append(e Event) Event {
 	}
 	clear(targets)
 	l.targets = targets
-	return e
 }
 
 // last returns the last event, if any.
@@ -181,10 +189,12 @@ func (l *eventLog) last() (Event, bool) {
 func (l *eventLog) subscribe(since int) ([]Event, *Subscription) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	since = max(since-l.base, 0)
+	// The first event after since: events are in seq order (a Relay's
+	// may start after 1 or skip one the store lacks).
+	i, _ := slices.BinarySearchFunc(l.events, since, func(e Event, seq int) int { return cmp.Compare(e.Seq, seq+1) })
 	var replay []Event
-	if since < len(l.events) {
-		replay = append(replay, l.events[since:]...)
+	if i < len(l.events) {
+		replay = append(replay, l.events[i:]...)
 	}
 	s := &Subscription{ready: make(chan struct{}, 1), log: l}
 	if l.closed {

@@ -140,8 +140,8 @@
 // does) every Watch receives a Wake with Missed set; WakeErr says why it
 // is not listening meanwhile.
 //
-// How a stream will use them (web does not yet; it serves each run's
-// stream from the one process that runs it):
+// How a stream uses them (package web's follower of a run another
+// process holds, streamfollow.go):
 //
 //	w := st.WatchRun(id) // first, so nothing written after the read below is missed
 //	defer w.Close()

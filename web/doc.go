@@ -217,7 +217,30 @@
 // never logged (the server stopped or was killed mid-run) ends with its
 // terminal event numbered after the last stored one (streamstored.go,
 // storedLog). Runs saved before events were stored replay as a row event
-// per window and the terminal event, numbered from 1. A live run's stream also sends panel
+// per window and the terminal event, numbered from 1.
+//
+// With Deps.SharedRuns (a web replica whose runs run in runner processes
+// on the same store) a run stored queued or running that the local runner
+// does not hold is live on another process and is followed from the store
+// (streamfollow.go): one follower per run and server watches the store
+// (store.WatchRun, before its first read), reads the events after the
+// last it has at the start and after each wake-up (and every 15 s
+// without one, when it also reads the run's status: a run that ended
+// without its terminal event stored ends as storedLog ends it), and hands
+// them to a runner.Relay, whose subscriptions feed every socket on the run
+// through the same source as a held run's: the same messages, seqs,
+// panels and close codes, liveChartWatchers counted on this server's
+// sockets. So a client resumes with since on any server, and a class of
+// 300 on one replica costs one watch and one reader
+// (capacitylab_followed_runs and capacitylab_followed_run_watches_total at
+// /metrics). Its page and GET /api/runs/{id} show its state as the store
+// has it: status, rows and samples so far, last_seq, and while it waits
+// its position and estimated start from its latest queued event. Without
+// SharedRuns (one server) such a run is over: the server marks runs left
+// queued or running interrupted at start, and shows any it could not
+// mark (a full disk) so.
+//
+// A live run's stream also sends panel
 // messages, which are not events of the log: {"kind": "panel", "seq": S,
 // "panel": HTML}, the run's panel (GET /runs/{id}/panel) as the server
 // rendered it after event S. One follows each row 150 ms behind it (the
@@ -398,6 +421,8 @@
 //
 //	capacitylab_http_requests_total{route, method, code}      counter
 //	capacitylab_http_request_duration_seconds{route}          histogram
+//	capacitylab_followed_runs                                 gauge: runs live on another process followed now
+//	capacitylab_followed_run_watches_total                    counter: store watches opened to follow them (one a run)
 //
 // route is the chi route pattern ("/lessons/{slug}"), or "unmatched";
 // method is one of HTTP's nine methods (GET, HEAD, POST, PUT, PATCH,

@@ -85,6 +85,13 @@ func newSiteWith(t *testing.T, dbPath string, opts []store.Option, tweak func(*D
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newSiteOn(t, st, dbPath, tweak)
+}
+
+// newSiteOn starts a server on st (closed when the test ends); dbPath
+// is its SQLite file, if it is one.
+func newSiteOn(t *testing.T, st *store.Store, dbPath string, tweak func(*Deps)) *testSite {
+	t.Helper()
 	c := loadCourse(t)
 	logs := &syncBuffer{}
 	d := Deps{

@@ -95,7 +95,9 @@ func (s *server) lessonCtx(ctx context.Context, learner string, l *lessons.Lesso
 	}
 	for _, sr := range runs {
 		live := sr.Status == store.RunQueued || sr.Status == store.RunRunning
-		if live && lc.Busy == "" && s.runner != nil {
+		if live && lc.Busy == "" && s.sharedRuns {
+			lc.Busy = sr.ID // live here or on another process
+		} else if live && lc.Busy == "" && s.runner != nil {
 			if snap, ok := s.runner.Get(sr.ID); ok && (snap.Status == store.RunQueued || snap.Status == store.RunRunning) {
 				lc.Busy = sr.ID
 			}

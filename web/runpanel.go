@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"capacitylab/loadrun"
+	"capacitylab/runner"
 	"capacitylab/store"
 )
 
@@ -115,9 +116,22 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 	// one each. The panel is the same for every learner. A live run's state
 	// is its last event; a finished one's is final.
 	key := id + "/stored/" + rowsQ
+	held := false
 	if s.runner != nil {
 		if snap, live := s.runner.Get(id); live {
 			key = id + "/" + strconv.Itoa(snap.LastSeq) + "/" + string(snap.Status) + "/" + rowsQ
+			held = true
+		}
+	}
+	if !held && s.sharedRuns {
+		// Perhaps live on another process: its state is its last stored
+		// event until that is the last of all.
+		last, kind, err := s.store.LastRunEvent(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		if !runner.Kind(kind).Terminal() {
+			key = id + "/" + strconv.Itoa(last) + "/followed/" + rowsQ
 		}
 	}
 	out, err := s.panels.getOrMake(key, func() ([]byte, bool, error) {

@@ -17,7 +17,9 @@ import (
 )
 
 // runView is one run as the pages and GET /api/runs/{id} show it: the
-// stored run, overlaid with the runner's live state when it holds the run.
+// stored run, overlaid with the runner's live state when it holds the run
+// (or, for a run live on another process, with the live state the store
+// has: followedState).
 type runView struct {
 	ID             string          `json:"id"`
 	Status         store.RunStatus `json:"status"`
@@ -77,7 +79,10 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 		} else if err != nil {
 			return v, err
 		}
-		stored = settled(stored)
+		followed := s.followed(stored)
+		if !followed {
+			stored = settled(stored)
+		}
 		v = runView{ID: id, Status: stored.Status, Reason: stored.Reason, Lesson: stored.Lesson, Block: stored.Block,
 			Mine: learner != "" && stored.Learner == learner, CreatedAt: stored.CreatedAt, StartedAt: stored.StartedAt, EndedAt: stored.EndedAt, Rows: stored.Rows}
 		if err := json.Unmarshal(stored.Request, &v.Request); err != nil {
@@ -85,6 +90,11 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 		}
 		if v.Request.OverTime {
 			if v.Samples, err = s.storedSamples(ctx, id); err != nil {
+				return v, err
+			}
+		}
+		if followed {
+			if err := s.followedState(ctx, &v); err != nil {
 				return v, err
 			}
 		}
@@ -116,6 +126,8 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 // settled is a stored run the runner does not hold as it stands: one
 // stored queued or running is over (the runner holds every live run), and
 // is shown interrupted, as the server marks it at start when it can.
+// With Deps.SharedRuns such a run is live on another process instead
+// (followed).
 func settled(r store.Run) store.Run {
 	if r.Status == store.RunQueued || r.Status == store.RunRunning {
 		r.Status, r.Reason = store.RunInterrupted, runner.UnsavedEndReason
@@ -193,3 +205,31 @@ func joinInts(vs []int) string {
 func boolText(b bool) string { return strconv.FormatBool(b) }
 
 func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// followedState fills in what the store says of a run live on another
+// process beyond its row (status, rows and samples so far): the seq of
+// its last stored event and, while it is queued, its position and
+// estimated start from its latest queued event.
+func (s *server) followedState(ctx context.Context, v *runView) error {
+	if v.Status != store.RunQueued {
+		last, _, err := s.store.LastRunEvent(ctx, v.ID)
+		v.LastSeq = last
+		return err
+	}
+	events, err := s.store.RunEvents(ctx, v.ID, 0)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		v.LastSeq = e.Seq
+		if runner.Kind(e.Kind) != runner.KindQueued {
+			continue
+		}
+		var q runner.Event
+		if err := json.Unmarshal(e.JSON, &q); err != nil {
+			return fmt.Errorf("run %s: stored event %d: %w", v.ID, e.Seq, err)
+		}
+		v.Position, v.EstimatedStart = q.Position, q.EstimatedStart
+	}
+	return nil
+}

@@ -69,6 +69,12 @@ type Deps struct {
 	// how many class sessions it may start an hour when the server has no
 	// instructor key (DefaultSessionsPerHour when 0).
 	JoinsPerMinute, SessionsPerHour int
+	// SharedRuns says that runs are run by other processes sharing the
+	// store (a web replica beside runner processes): a run stored queued
+	// or running that Runner does not hold is live elsewhere, and its
+	// page, API and stream follow the store (streamfollow.go). Without
+	// it (one server) such a run is over and shown interrupted.
+	SharedRuns bool
 }
 
 // Queue is the queue of live sweeps as the handlers use it: the
@@ -129,6 +135,9 @@ type server struct {
 	proxies []netip.Prefix // whose forwarding headers are believed (proxy.go)
 
 	joins, sessions *classroom.Limiter // per client address (sessions.go)
+
+	sharedRuns bool     // Deps.SharedRuns
+	follows    *follows // the runs followed from the store (streamfollow.go)
 }
 
 // NewServer builds the site's handler: its router, middleware and metrics.
@@ -157,6 +166,8 @@ func NewServer(d Deps) http.Handler {
 	s.csp, s.widgetCSP = contentPolicy(fa), contentPolicy(wfa)
 	s.frameAncestors, s.widgetAncestors = fa, wfa
 	s.metrics = newHTTPMetrics(s.reg)
+	s.sharedRuns = d.SharedRuns
+	s.follows = newFollows(s.store, s.log, s.storedLog, s.reg)
 	return s.routes()
 }
 

@@ -203,6 +203,12 @@ func (s *runSource) Take() ([][]byte, bool, wsconn.End) {
 	}
 	es, more := s.sub.Take()
 	for i, e := range es {
+		if e.Seq <= s.last {
+			// A followed run's reader may be behind the client, which
+			// resumed with a since it saw on another server: the events
+			// up to it come to the subscription, and are not sent again.
+			continue
+		}
 		msgs = append(msgs, eventJSON(e))
 		s.last = e.Seq
 		switch {

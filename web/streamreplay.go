@@ -29,6 +29,9 @@ func (s *server) replayStream(ctx context.Context, id string, since int) (stream
 	if err != nil {
 		return nil, err
 	}
+	if s.followed(stored) {
+		return nil, errorf(CodeConflict, "The run is still live: watch it live rather than replayed.")
+	}
 	paced := pacedEvents(stored)
 	paced = paced[min(since, len(paced)):]
 	return func() (wsconn.Source, func()) {

@@ -11,8 +11,9 @@ import (
 	"capacitylab/wsconn"
 )
 
-// storedStream is the stream of a run the runner does not hold: its
-// events after since as the store kept them (storedLog), then the close.
+// storedStream is the stream of a run the runner does not hold: one live
+// on another process followed (followStream), any other its events after
+// since as the store kept them (storedLog), then the close.
 func (s *server) storedStream(ctx context.Context, id string, since int) (streamOpener, error) {
 	stored, err := s.store.Run(ctx, id)
 	if errors.Is(err, store.ErrNoRun) {
@@ -20,6 +21,9 @@ func (s *server) storedStream(ctx context.Context, id string, since int) (stream
 	}
 	if err != nil {
 		return nil, err
+	}
+	if open, err := s.followStream(ctx, stored, since); open != nil || err != nil {
+		return open, err
 	}
 	replay, err := s.storedLog(ctx, settled(stored), since)
 	if err != nil {

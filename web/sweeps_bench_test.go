@@ -75,6 +75,7 @@ func TestMain(m *testing.M) {
 // watchReport is what a watcher process prints when every stream ended.
 type watchReport struct {
 	RowDelaysUS []int64  `json:"row_delays_us"` // per row event received live: wall clock at reading minus the event's at
+	RowSeqs     []int    `json:"row_seqs"`      // each of those rows' seq
 	Rows        int      `json:"rows"`          // row events received, live or replayed
 	Progress    int      `json:"progress"`      // progress events received, every watcher together
 	Gaps        int      `json:"gaps"`          // seq jumps seen (each one a superseded progress)
@@ -162,6 +163,7 @@ func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
 			defer conn.Close()
 			connected := time.Now()
 			var delays []int64
+			var seqs []int
 			rows, progress, gaps, last, carried := 0, 0, 0, 0, 0
 			var rowRead time.Time // when the last row was read, until its panel came
 			var panelLags []int64
@@ -212,6 +214,7 @@ func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
 					rows++
 					if e.At.After(connected) {
 						delays = append(delays, now.Sub(e.At).Microseconds())
+						seqs = append(seqs, e.Seq)
 					}
 					rowRead = now
 				case "panel":
@@ -228,6 +231,7 @@ func watcherMain(nText string, in io.Reader, out, errOut io.Writer) int {
 			}
 			mu.Lock()
 			rep.RowDelaysUS = append(rep.RowDelaysUS, delays...)
+			rep.RowSeqs = append(rep.RowSeqs, seqs...)
 			rep.Rows += rows
 			rep.Progress += progress
 			rep.Gaps += gaps

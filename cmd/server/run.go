@@ -216,6 +216,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		FrameAncestors:       cfg.frameAncestors,
 		WidgetFrameAncestors: cfg.widgetAncestors,
 		Runner:               queue,
+		SharedRuns:           cfg.role == roleWeb, // runs run in runner processes: follow them from the store
 		Classes:              classes,
 		InstructorKey:        cfg.instructorKey,
 		LTI:                  tool,

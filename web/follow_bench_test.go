@@ -1,0 +1,165 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"capacitylab/labsvc"
+	"capacitylab/lessons"
+	"capacitylab/loadrun"
+	"capacitylab/runner"
+	"capacitylab/store"
+)
+
+// commitTimes is the runner's Saver with the time each row event's write
+// to the store returned (its commit: AddRunEvent is one transaction, its
+// wake-up sent at commit), measured from the event's at.
+type commitTimes struct {
+	runner.Saver
+	mu    sync.Mutex
+	after map[int]time.Duration // by seq: commit minus the event's at
+}
+
+func (c *commitTimes) AddRunEvent(ctx context.Context, id string, e store.RunEvent) error {
+	err := c.Saver.AddRunEvent(ctx, id, e)
+	if runner.Kind(e.Kind) == runner.KindRow {
+		now := time.Now()
+		var ev runner.Event
+		json.Unmarshal(e.JSON, &ev)
+		c.mu.Lock()
+		c.after[e.Seq] = now.Sub(ev.At)
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// followBenchWatchersEnv lists the numbers of watchers BenchmarkFollowRows
+// measures, comma-separated (default 100,500).
+const followBenchWatchersEnv = "CAPACITYLAB_BENCH_FOLLOW_WATCHERS"
+
+// BenchmarkFollowRows measures rows reaching watchers on a replica that
+// does not hold the run: server A runs benchSweep with its runner, server
+// B (no runner, its own store handle on the same Postgres schema) serves
+// N websocket watchers in a process of their own (watcherMain), which
+// follow the run from the store (one watch and one reader on B), and then,
+// as the peer to compare with in the same run, N watchers on A, which
+// holds the run (on=holder). It reports, for each, the p50, p99 and max
+// time from a row event's commit to the store (AddRunEvent returned) to a
+// watcher reading it, and how many rows were read live. Run it with
+// -benchtime=1x and CAPACITYLAB_TEST_POSTGRES set.
+func BenchmarkFollowRows(b *testing.B) {
+	dbURL := postgresSchemaURL(b, "BenchmarkFollowRows")
+	counts := []int{100, 500}
+	if v := os.Getenv(followBenchWatchersEnv); v != "" {
+		counts = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("%s=%q: want numbers of watchers, 1 or more, comma-separated", followBenchWatchersEnv, v)
+			}
+			counts = append(counts, n)
+		}
+	}
+	lab := buildLab(b)
+	commits := &commitTimes{after: map[int]time.Duration{}}
+	var rn *runner.Runner
+	a := benchReplica(b, dbURL, func(d *Deps) {
+		commits.Saver = d.Store
+		var err error
+		rn, err = runner.New(runner.Config{Load: testLoad(b), Lab: labsvc.ChildCommand{Path: lab, Args: []string{"lab-child"}}, Store: commits})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.Runner = rn
+	})
+	b.Cleanup(func() { rn.Close() }) // before the store closes
+	replica := benchReplica(b, dbURL, nil)
+	for _, n := range counts {
+		for _, on := range []struct {
+			name string
+			site *testSite
+		}{{"replica", replica}, {"holder", a}} {
+			b.Run(fmt.Sprintf("watchers=%d/on=%s", n, on.name), func(b *testing.B) { followRows(b, a, on.site, commits, n) })
+		}
+	}
+}
+
+// followRows is one run of BenchmarkFollowRows: benchBody posted to a,
+// n watchers on site.
+func followRows(b *testing.B, a, site *testSite, commits *commitTimes, n int) {
+	for b.Loop() {
+		cmd, stdin, stdout := startWatchers(b, n)
+		code, _, m := postSweep(b, a.client(), a.srv.URL, benchBody())
+		if code != http.StatusAccepted {
+			b.Fatalf("POST: %d %v", code, m)
+		}
+		id := m["id"].(string)
+		fmt.Fprintf(stdin, "%s %s\n", wsURL(site.srv.URL, id, 0), site.srv.URL)
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("watcher process: %v", err)
+		}
+		var rep watchReport
+		if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+			b.Fatalf("watcher report %q: %v", stdout.String(), err)
+		}
+		if len(rep.Errors) > 0 {
+			b.Fatalf("%d watchers failed, the first: %s", len(rep.Errors), rep.Errors[0])
+		}
+		if rep.Rows != 3*n {
+			b.Fatalf("watchers read %d row events, want %d (3 rows × %d watchers)", rep.Rows, 3*n, n)
+		}
+		commits.mu.Lock()
+		var delays []time.Duration
+		for i, us := range rep.RowDelaysUS {
+			after, ok := commits.after[rep.RowSeqs[i]]
+			if !ok {
+				b.Fatalf("row seq %d was read but its commit was not seen", rep.RowSeqs[i])
+			}
+			delays = append(delays, time.Duration(us)*time.Microsecond-after)
+		}
+		clear(commits.after)
+		commits.mu.Unlock()
+		if len(delays) == 0 {
+			b.Fatal("no row reached a watcher live")
+		}
+		slices.Sort(delays)
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		b.ReportMetric(ms(loadrun.NearestRank(delays, 50)), "commit-to-read-p50-ms")
+		b.ReportMetric(ms(loadrun.NearestRank(delays, 99)), "commit-to-read-p99-ms")
+		b.ReportMetric(ms(delays[len(delays)-1]), "commit-to-read-max-ms")
+		b.ReportMetric(float64(len(delays)), "rows-live")
+		b.ReportMetric(float64(rep.Carried)/float64(n), "panels-carried/watcher")
+	}
+}
+
+// benchReplica starts a server with SharedRuns on its own store handle of
+// the Postgres schema at dbURL, for a benchmark; tweak may add a runner.
+func benchReplica(b *testing.B, dbURL string, tweak func(*Deps)) *testSite {
+	b.Helper()
+	st, err := store.OpenPostgres(context.Background(), dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := loadCourse(b)
+	d := Deps{Course: func() (*lessons.Course, error) { return c, nil }, Store: st, Assets: newAssets(b), SharedRuns: true}
+	if tweak != nil {
+		tweak(&d)
+	}
+	srv := httptest.NewServer(NewServer(d))
+	b.Cleanup(func() {
+		srv.Close()
+		st.Close()
+	})
+	return &testSite{srv: srv, store: st, course: c}
+}
