@@ -183,9 +183,7 @@ func (r *Runner) addRow(ru *run, row loadrun.Row) error {
 	if r.cfg.Store == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
-	defer cancel()
-	err := r.cfg.Store.AddRow(ctx, ru.id, row)
+	err := r.save("row", ru.id, func(ctx context.Context) error { return r.cfg.Store.AddRow(ctx, ru.id, row) })
 	if err != nil {
 		r.log.Error("saving row", "run", ru.id, "window", row.Window, "err", err)
 		r.notSaved(ru, err)
@@ -199,9 +197,7 @@ func (r *Runner) saveRecords(ru *run, window int, recs []loadrun.Record) error {
 	if r.cfg.Store == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
-	defer cancel()
-	err := r.cfg.Store.AddRecords(ctx, ru.id, recs)
+	err := r.save("records", ru.id, func(ctx context.Context) error { return r.cfg.Store.AddRecords(ctx, ru.id, recs) })
 	if err != nil {
 		r.log.Error("saving records", "run", ru.id, "window", window, "err", err)
 		r.notSaved(ru, err)

@@ -506,16 +506,39 @@ func (r *Runner) saveLocked(ru *run) error {
 	if r.cfg.Store == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
-	defer cancel()
 	sr := store.Run{ID: ru.id, Learner: ru.learner, Lesson: ru.req.Lesson, Block: ru.req.Block, Status: ru.status, Reason: ru.reason,
 		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended}
 	sr.Request, _ = json.Marshal(ru.req)
-	err := r.cfg.Store.SaveRun(ctx, sr)
+	err := r.save("run", ru.id, func(ctx context.Context) error { return r.cfg.Store.SaveRun(ctx, sr) })
 	if err != nil {
 		r.log.Error("saving run", "run", ru.id, "status", ru.status, "err", err)
 	}
 	return err
+}
+
+// save runs one write of run id to the store (what names it for the log),
+// and while it fails because the database cannot be reached and was not
+// written (store.IsRetryable: Postgres restarting, say), tries again
+// after 100 ms, doubling to 2 s, for up to saveTimeout in all. So a short
+// outage of the database delays a run's writes (and, since each event is
+// stored before it is sent, its events) instead of losing them.
+func (r *Runner) save(what, id string, write func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+	defer cancel()
+	wait := 100 * time.Millisecond
+	for {
+		err := write(ctx)
+		if err == nil || !store.IsRetryable(err) {
+			return err
+		}
+		r.log.Warn("the database cannot be reached: trying the write again", "write", what, "run", id, "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // eventSaver stores run id's events as they are logged. A failure is
@@ -524,9 +547,9 @@ func (r *Runner) saveLocked(ru *run) error {
 func (r *Runner) eventSaver(id string) func(Event) {
 	var failed bool // under the log's lock, as every call is
 	return func(e Event) {
-		ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
-		defer cancel()
-		err := r.cfg.Store.AddRunEvent(ctx, id, store.RunEvent{Seq: e.Seq, Kind: string(e.Kind), JSON: e.JSON})
+		err := r.save("event", id, func(ctx context.Context) error {
+			return r.cfg.Store.AddRunEvent(ctx, id, store.RunEvent{Seq: e.Seq, Kind: string(e.Kind), JSON: e.JSON})
+		})
 		if err != nil && !failed {
 			failed = true
 			r.log.Error("saving run events (later failures of this run are not logged)", "run", id, "seq", e.Seq, "err", err)

@@ -3,12 +3,16 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrFull is what writes fail with, wrapped, when the disk (or the size
@@ -30,6 +34,57 @@ func IsFull(err error) bool {
 	}
 	var coded interface{ Code() int }
 	return errors.As(err, &coded) && coded.Code()&0xff == sqliteFull
+}
+
+// Postgres's SQLSTATEs for a server that is going away or not yet back:
+// admin_shutdown, crash_shutdown, cannot_connect_now.
+const (
+	pgAdminShutdown    = "57P01"
+	pgCrashShutdown    = "57P02"
+	pgCannotConnectNow = "57P03"
+)
+
+// IsUnreachable reports whether err says the database could not be
+// reached, or went away during the request (Postgres stopped, restarting,
+// or the network to it down): a failure of the store's server, not of the
+// request, worth trying again shortly. SQLite's errors never are.
+func IsUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if IsRetryable(err) {
+		return true
+	}
+	if sqlState(err) == pgCrashShutdown {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// IsRetryable reports whether a write that failed with err was certainly
+// not applied because the database could not be reached: the connection
+// could not be made, Postgres is starting (cannot_connect_now), nothing of
+// the statement reached the server (pgconn.SafeToRetry), or Postgres
+// answered it by ending the connection for an orderly shutdown
+// (admin_shutdown: a backend handles that signal only where it may abort,
+// never between a commit and its acknowledgement, so a write that gets it
+// was rolled back). Writing it again once the database is back is safe; a
+// write that failed any other way (a connection cut during its commit, a
+// crash) may have been applied, and is not retried.
+func IsRetryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || pgconn.SafeToRetry(err) || errors.Is(err, driver.ErrBadConn) {
+		return true
+	}
+	switch sqlState(err) {
+	case pgCannotConnectNow, pgAdminShutdown:
+		return true
+	}
+	return false
 }
 
 // Option changes how Open or OpenPostgres opens a store.

@@ -171,12 +171,18 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.ErrorContext(r.Context(), "request failed: the disk is full", "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &Error{Code: CodeUnavailable, Title: "The server's disk is full", RetryAfter: time.Minute,
 			Message: "This could not be saved: the server's disk is full. Nothing you saved before is lost, and reading pages works. Try again in a few minutes; if it keeps happening, tell whoever runs this server."}
+	case store.IsUnreachable(err):
+		// The database is down or restarting: nothing of this request was
+		// done that is not stored, and nothing stored is lost.
+		s.log.ErrorContext(r.Context(), "request failed: the database cannot be reached", "method", r.Method, "path", r.URL.Path, "err", err)
+		e = &Error{Code: CodeUnavailable, Title: "The database cannot be reached", RetryAfter: 10 * time.Second,
+			Message: "The server cannot reach its database just now (it may be restarting). Nothing you saved before is lost. Try again in a few seconds."}
 	default:
 		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		e = errorf(CodeInternal, "Something went wrong on our side. It has been logged; please try again.")
 	}
 	status := statusOf(e.Code)
-	if status >= 500 && e.Code != CodeInternal && !store.IsFull(err) {
+	if status >= 500 && e.Code != CodeInternal && !store.IsFull(err) && !store.IsUnreachable(err) {
 		s.log.WarnContext(r.Context(), "request error", "method", r.Method, "path", r.URL.Path, "code", e.Code)
 	}
 	if e.Log != "" {
