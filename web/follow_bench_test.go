@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,9 +55,12 @@ const followBenchWatchersEnv = "CAPACITYLAB_BENCH_FOLLOW_WATCHERS"
 // N websocket watchers in a process of their own (watcherMain), which
 // follow the run from the store (one watch and one reader on B), and then,
 // as the peer to compare with in the same run, N watchers on A, which
-// holds the run (on=holder). It reports, for each, the p50, p99 and max
+// holds the run (on=holder). on=two-replicas spreads the N over B and a
+// third server C like B (N/2 each, each half in a process of its own), as
+// a class behind a load balancer reaches two replicas. It reports, for each, the p50, p99 and max
 // time from a row event's commit to the store (AddRunEvent returned) to a
-// watcher reading it, and how many rows were read live. Run it with
+// watcher reading it, the p99 from the row event itself (the runner's
+// at: the commit included) to the reading, and how many rows were read live. Run it with
 // -benchtime=1x and CAPACITYLAB_TEST_POSTGRES set.
 func BenchmarkFollowRows(b *testing.B) {
 	dbURL := postgresSchemaURL(b, "BenchmarkFollowRows")
@@ -84,34 +89,54 @@ func BenchmarkFollowRows(b *testing.B) {
 	})
 	b.Cleanup(func() { rn.Close() }) // before the store closes
 	replica := benchReplica(b, dbURL, nil)
+	replica2 := benchReplica(b, dbURL, nil)
 	for _, n := range counts {
 		for _, on := range []struct {
-			name string
-			site *testSite
-		}{{"replica", replica}, {"holder", a}} {
-			b.Run(fmt.Sprintf("watchers=%d/on=%s", n, on.name), func(b *testing.B) { followRows(b, a, on.site, commits, n) })
+			name  string
+			sites []*testSite
+		}{{"replica", []*testSite{replica}}, {"two-replicas", []*testSite{replica, replica2}}, {"holder", []*testSite{a}}} {
+			b.Run(fmt.Sprintf("watchers=%d/on=%s", n, on.name), func(b *testing.B) { followRows(b, a, on.sites, commits, n) })
 		}
 	}
 }
 
 // followRows is one run of BenchmarkFollowRows: benchBody posted to a,
-// n watchers on site.
-func followRows(b *testing.B, a, site *testSite, commits *commitTimes, n int) {
+// n watchers spread evenly over sites, each site's in a process of its own.
+func followRows(b *testing.B, a *testSite, sites []*testSite, commits *commitTimes, n int) {
 	for b.Loop() {
-		cmd, stdin, stdout := startWatchers(b, n)
+		type watchers struct {
+			cmd    *exec.Cmd
+			stdin  io.WriteCloser
+			stdout *strings.Builder
+		}
+		var ws []watchers
+		for i := range sites {
+			cmd, stdin, stdout := startWatchers(b, n/len(sites)+btoi(i < n%len(sites)))
+			ws = append(ws, watchers{cmd, stdin, stdout})
+		}
 		code, _, m := postSweep(b, a.client(), a.srv.URL, benchBody())
 		if code != http.StatusAccepted {
 			b.Fatalf("POST: %d %v", code, m)
 		}
 		id := m["id"].(string)
-		fmt.Fprintf(stdin, "%s %s\n", wsURL(site.srv.URL, id, 0), site.srv.URL)
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			b.Fatalf("watcher process: %v", err)
+		for i, site := range sites {
+			fmt.Fprintf(ws[i].stdin, "%s %s\n", wsURL(site.srv.URL, id, 0), site.srv.URL)
+			ws[i].stdin.Close()
 		}
 		var rep watchReport
-		if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
-			b.Fatalf("watcher report %q: %v", stdout.String(), err)
+		for _, w := range ws {
+			if err := w.cmd.Wait(); err != nil {
+				b.Fatalf("watcher process: %v", err)
+			}
+			var one watchReport
+			if err := json.Unmarshal([]byte(w.stdout.String()), &one); err != nil {
+				b.Fatalf("watcher report %q: %v", w.stdout.String(), err)
+			}
+			rep.Errors = append(rep.Errors, one.Errors...)
+			rep.Rows += one.Rows
+			rep.Carried += one.Carried
+			rep.RowDelaysUS = append(rep.RowDelaysUS, one.RowDelaysUS...)
+			rep.RowSeqs = append(rep.RowSeqs, one.RowSeqs...)
 		}
 		if len(rep.Errors) > 0 {
 			b.Fatalf("%d watchers failed, the first: %s", len(rep.Errors), rep.Errors[0])
@@ -119,6 +144,13 @@ func followRows(b *testing.B, a, site *testSite, commits *commitTimes, n int) {
 		if rep.Rows != 3*n {
 			b.Fatalf("watchers read %d row events, want %d (3 rows × %d watchers)", rep.Rows, 3*n, n)
 		}
+		// From the runner's row event (its at) to a watcher reading it,
+		// the store's commit included.
+		var whole []time.Duration
+		for _, us := range rep.RowDelaysUS {
+			whole = append(whole, time.Duration(us)*time.Microsecond)
+		}
+		slices.Sort(whole)
 		commits.mu.Lock()
 		var delays []time.Duration
 		for i, us := range rep.RowDelaysUS {
@@ -139,6 +171,9 @@ func followRows(b *testing.B, a, site *testSite, commits *commitTimes, n int) {
 		b.ReportMetric(ms(loadrun.NearestRank(delays, 99)), "commit-to-read-p99-ms")
 		b.ReportMetric(ms(delays[len(delays)-1]), "commit-to-read-max-ms")
 		b.ReportMetric(float64(len(delays)), "rows-live")
+		if len(whole) > 0 {
+			b.ReportMetric(ms(loadrun.NearestRank(whole, 99)), "row-to-read-p99-ms")
+		}
 		b.ReportMetric(float64(rep.Carried)/float64(n), "panels-carried/watcher")
 	}
 }
@@ -162,4 +197,11 @@ func benchReplica(b *testing.B, dbURL string, tweak func(*Deps)) *testSite {
 		st.Close()
 	})
 	return &testSite{srv: srv, store: st, course: c}
+}
+
+func btoi(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
