@@ -311,7 +311,9 @@ func TestScaleOutEndToEnd(t *testing.T) {
 			return false
 		})
 		holder.kill()
+		killed := time.Now()
 		evs, ended := watch(t, b.url, id, 0, nil)
+		t.Logf("the run's stream ended %v after its runner was killed", time.Since(killed).Round(time.Millisecond))
 		if !ended {
 			t.Fatal("the stream did not end")
 		}
