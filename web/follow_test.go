@@ -2,15 +2,11 @@ package web
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,54 +15,20 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"capacitylab/labsvc"
 	"capacitylab/runner"
 	"capacitylab/store"
+	"capacitylab/store/storetest"
 )
 
-// postgresTestEnv names the Postgres database the tests of several
-// servers on one store use (as the store's tests do): each test gets a
-// schema of its own there, dropped when it ends.
-const postgresTestEnv = "CAPACITYLAB_TEST_POSTGRES"
-
 // postgresSchemaURL makes a schema of the test's own in the database
-// postgresTestEnv names and returns the URL with it as the search path,
-// or skips the test loudly.
+// CAPACITYLAB_TEST_POSTGRES names and returns the URL with it as the
+// search path, or skips the test loudly (storetest.PostgresURL).
 func postgresSchemaURL(t testing.TB, what string) string {
 	t.Helper()
-	admin := os.Getenv(postgresTestEnv)
-	if admin == "" {
-		t.Skip("SKIPPED: " + postgresTestEnv + " is not set; set it to a Postgres URL the user may create schemas in (.ci/run does) to run " + what)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "test_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("%s: %v", postgresTestEnv, err)
-	}
-	// Dropped after the servers stop (cleanups run last first).
-	t.Cleanup(func() {
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping the test's schema: %v", err)
-		}
-		conn.Close(context.Background())
-	})
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return storetest.PostgresURL(t, what)
 }
 
 // replicaSite starts a server with SharedRuns on its own store handle of
