@@ -129,6 +129,20 @@ func waitRun(t *testing.T, st *store.Store, id string, ok func(store.Run) bool, 
 // 3..., begin with queued and end with one terminal event of kind last.
 func checkEventLog(t *testing.T, st *store.Store, id string, last runner.Kind) {
 	t.Helper()
+	// The run's end is stored before its terminal event (whoever sees the
+	// event finds the final state), so a reader that saw the status may
+	// be a moment ahead of the event: wait for it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, kind, err := st.LastRunEvent(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runner.Kind(kind).Terminal() || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	es, err := st.RunEvents(context.Background(), id, 0)
 	if err != nil {
 		t.Fatal(err)
