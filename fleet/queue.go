@@ -181,16 +181,16 @@ func (q *Queue) SubmitFrom(ctx context.Context, learner, addr string, r runner.R
 				}
 			}
 			if len(active) >= q.cfg.QueueCapacity {
-				return store.RunEvent{}, &runner.QueueFullError{RetryAfter: p.untilFree()}
+				return store.RunEvent{}, &runner.QueueFullError{RetryAfter: p.UntilFree()}
 			}
 			if addr != "" {
-				if n, wait := p.addressRuns(addr); n >= q.cfg.PerAddress {
+				if n, wait := p.AddressRuns(addr); n >= q.cfg.PerAddress {
 					return store.RunEvent{}, &runner.ShareError{Share: q.cfg.PerAddress, RetryAfter: wait}
 				}
 			}
-			p.runs = append(p.runs, planned{QueueRun: store.QueueRun{ID: id, Learner: learner, Addr: addr, Status: store.RunQueued}, estimate: runner.Estimate(r)})
-			pos := p.queued()
-			start := p.startAt(len(p.runs) - 1)
+			p.Runs = append(p.Runs, runner.Planned{Addr: addr, Estimate: runner.Estimate(r)})
+			pos := len(p.Runs) - p.RunningRuns()
+			start := p.StartAt(len(p.Runs) - 1)
 			tk = runner.Ticket{ID: id, Position: pos, EstimatedStart: start}
 			return runner.StoreEvent(runner.QueuedEvent(r, pos, start), 1, now), nil
 		},
@@ -244,31 +244,26 @@ func (q *Queue) Cancel(id, learner string) error {
 	return runner.ErrFinished
 }
 
-// planned is an active run with its estimate.
-type planned struct {
-	store.QueueRun
-	estimate time.Duration
-}
-
-// queuePlan is the queue as the estimates see it: running runs then
-// queued ones, oldest first, over slots runs at once.
+// queuePlan is the queue as the estimates see it (runner.Plan: running
+// runs then queued ones, oldest first, over the live runners' slots), with
+// each run's stored row beside its place.
 type queuePlan struct {
-	runs  []planned
-	slots int
-	now   time.Time
+	runner.Plan
+	runs []store.QueueRun // runs[i] is Plan.Runs[i]
 }
 
 func plan(active []store.QueueRun, slots int, now time.Time) *queuePlan {
-	p := &queuePlan{slots: max(slots, 1), now: now}
-	for _, a := range active {
-		var r runner.Request
-		json.Unmarshal(a.Request, &r)
-		p.runs = append(p.runs, planned{QueueRun: a, estimate: runner.Estimate(r)})
-	}
+	runs := slices.Clone(active)
 	// Running first, each group oldest first (stable).
-	slices.SortStableFunc(p.runs, func(a, b planned) int {
+	slices.SortStableFunc(runs, func(a, b store.QueueRun) int {
 		return boolInt(a.Status != store.RunRunning) - boolInt(b.Status != store.RunRunning)
 	})
+	p := &queuePlan{Plan: runner.Plan{Slots: slots, Now: now}, runs: runs}
+	for _, a := range runs {
+		var r runner.Request
+		json.Unmarshal(a.Request, &r)
+		p.Runs = append(p.Runs, runner.Planned{Addr: a.Addr, Running: a.Status == store.RunRunning, Started: a.StartedAt, Estimate: runner.Estimate(r)})
+	}
 	return p
 }
 
@@ -277,76 +272,6 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func (p *queuePlan) remaining(a planned) time.Duration {
-	return max(0, a.estimate-p.now.Sub(a.StartedAt))
-}
-
-func (p *queuePlan) running() int {
-	n := 0
-	for _, a := range p.runs {
-		if a.Status == store.RunRunning {
-			n++
-		}
-	}
-	return n
-}
-
-func (p *queuePlan) queued() int { return len(p.runs) - p.running() }
-
-// startAt estimates when the run at index i (a queued one) starts: the
-// running runs' remaining time plus the estimates of the queued runs ahead
-// of it, shared over the slots (runner.Runner's estimate, across runners).
-func (p *queuePlan) startAt(i int) time.Time {
-	var total time.Duration
-	ahead := 0
-	for j, a := range p.runs[:i] {
-		if a.Status == store.RunRunning {
-			total += p.remaining(a)
-		} else {
-			total += p.runs[j].estimate
-			ahead++
-		}
-	}
-	if p.slots-p.running() > ahead {
-		return p.now
-	}
-	return p.now.Add(total / time.Duration(p.slots))
-}
-
-// untilFree estimates when a place in a full queue frees up: when the
-// first running run ends, at least a second.
-func (p *queuePlan) untilFree() time.Duration {
-	first := time.Duration(-1)
-	for _, a := range p.runs {
-		if a.Status == store.RunRunning {
-			if d := p.remaining(a); first < 0 || d < first {
-				first = d
-			}
-		}
-	}
-	return max(time.Second, first)
-}
-
-// addressRuns counts addr's runs waiting or running and estimates when the
-// first of them ends (at least a second).
-func (p *queuePlan) addressRuns(addr string) (int, time.Duration) {
-	n, first := 0, time.Duration(-1)
-	for i, a := range p.runs {
-		if a.Addr != addr {
-			continue
-		}
-		n++
-		d := p.remaining(a)
-		if a.Status != store.RunRunning {
-			d = p.startAt(i).Sub(p.now) + a.estimate
-		}
-		if first < 0 || d < first {
-			first = d
-		}
-	}
-	return n, max(time.Second, first)
 }
 
 // requeue gives every queued run a queued event with its position and
@@ -368,7 +293,7 @@ func requeue(ctx context.Context, st *store.Store, lostAfter time.Duration, now 
 		pos++
 		var r runner.Request
 		json.Unmarshal(a.Request, &r)
-		e := runner.QueuedEvent(r, pos, p.startAt(i))
+		e := runner.QueuedEvent(r, pos, p.StartAt(i))
 		st.AppendQueuedEvent(ctx, a.ID, func(seq int) store.RunEvent { return runner.StoreEvent(e, seq, t) })
 	}
 }

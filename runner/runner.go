@@ -331,10 +331,10 @@ func (r *Runner) SubmitFrom(ctx context.Context, learner, addr string, q Request
 		}
 	}
 	if len(r.queue)+len(r.running) >= r.cfg.QueueCapacity {
-		return Ticket{}, &QueueFullError{RetryAfter: r.untilFreeLocked()}
+		return Ticket{}, &QueueFullError{RetryAfter: r.planLocked().UntilFree()}
 	}
 	if addr != "" {
-		if n, wait := r.addressRunsLocked(addr); n >= r.cfg.PerAddress {
+		if n, wait := r.planLocked().AddressRuns(addr); n >= r.cfg.PerAddress {
 			return Ticket{}, &ShareError{Share: r.cfg.PerAddress, RetryAfter: wait}
 		}
 	}
@@ -368,74 +368,30 @@ func (r *Runner) SubmitFrom(ctx context.Context, learner, addr string, q Request
 	return Ticket{ID: id, Position: pos, EstimatedStart: start}, nil
 }
 
-// runningRemainingLocked is how long each running run is still expected
-// to take.
-func (r *Runner) runningRemainingLocked() []time.Duration {
-	now := r.now()
-	var out []time.Duration
+// planLocked is the queue as its estimates see it (Plan): the running
+// runs, then the queued ones in order, so the queued run at index i of
+// r.queue is at len(r.running)+i.
+func (r *Runner) planLocked() Plan {
+	p := Plan{Slots: r.cfg.Concurrent, Now: r.now(), Runs: make([]Planned, 0, len(r.running)+len(r.queue))}
 	for _, ru := range r.running {
-		out = append(out, max(0, ru.estimate-now.Sub(ru.started)))
+		p.Runs = append(p.Runs, Planned{Addr: ru.addr, Running: true, Started: ru.started, Estimate: ru.estimate})
 	}
-	return out
+	for _, ru := range r.queue {
+		p.Runs = append(p.Runs, Planned{Addr: ru.addr, Estimate: ru.estimate})
+	}
+	return p
 }
 
-// startEstimateLocked estimates when the queued run at index i starts: the
-// running runs' remaining time plus the estimates of the runs ahead of it,
-// shared among the Concurrent slots.
+// startEstimateLocked estimates when the queued run at index i starts.
 func (r *Runner) startEstimateLocked(i int) time.Time {
-	var total time.Duration
-	for _, d := range r.runningRemainingLocked() {
-		total += d
-	}
-	for _, ru := range r.queue[:i] {
-		total += ru.estimate
-	}
-	idle := r.cfg.Concurrent - len(r.running)
-	if idle > i {
-		return r.now()
-	}
-	return r.now().Add(total / time.Duration(r.cfg.Concurrent))
-}
-
-// untilFreeLocked estimates when a place in a full queue frees up: when the
-// first running run ends, at least a second.
-func (r *Runner) untilFreeLocked() time.Duration {
-	rem := r.runningRemainingLocked()
-	if len(rem) == 0 {
-		return time.Second
-	}
-	return max(time.Second, slices.Min(rem))
-}
-
-// addressRunsLocked counts addr's runs waiting or running and estimates
-// when the first of them ends (at least a second).
-func (r *Runner) addressRunsLocked(addr string) (int, time.Duration) {
-	n, first := 0, time.Duration(-1)
-	now := r.now()
-	for _, ru := range r.running {
-		if ru.addr == addr {
-			n++
-			if d := max(0, ru.estimate-now.Sub(ru.started)); first < 0 || d < first {
-				first = d
-			}
-		}
-	}
-	for i, ru := range r.queue {
-		if ru.addr == addr {
-			n++
-			if d := r.startEstimateLocked(i).Sub(now) + ru.estimate; first < 0 || d < first {
-				first = d
-			}
-		}
-	}
-	return n, max(time.Second, first)
+	return r.planLocked().StartAt(len(r.running) + i)
 }
 
 // RetryAfter is how long a learner turned away by a full queue should wait.
 func (r *Runner) RetryAfter() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.untilFreeLocked()
+	return r.planLocked().UntilFree()
 }
 
 // Cancel cancels learner's run id, queued or running. It returns ErrNoRun,
