@@ -15,33 +15,61 @@ import (
 // for targets given as IP addresses.
 const directConnect = true
 
+// sockaddr is an IP target's address as connect(2) takes it, built once
+// by NewTarget.
+type sockaddr struct {
+	b [syscall.SizeofSockaddrInet6]byte // a RawSockaddrInet4 or RawSockaddrInet6
+	n uintptr                           // its length; 0 for none
+}
+
+func newSockaddr(ap netip.AddrPort) sockaddr {
+	var sa sockaddr
+	if !ap.IsValid() {
+		return sa
+	}
+	if a := ap.Addr().Unmap(); a.Is4() {
+		r := (*syscall.RawSockaddrInet4)(unsafe.Pointer(&sa.b))
+		r.Family, r.Addr = syscall.AF_INET, a.As4()
+		sa.n = syscall.SizeofSockaddrInet4
+	} else {
+		r := (*syscall.RawSockaddrInet6)(unsafe.Pointer(&sa.b))
+		r.Family, r.Addr = syscall.AF_INET6, a.As16()
+		sa.n = syscall.SizeofSockaddrInet6
+	}
+	// Both put the port, in network order, right after the family.
+	sa.b[2], sa.b[3] = byte(ap.Port()>>8), byte(ap.Port())
+	return sa
+}
+
 // connectStart creates a non-blocking TCP socket and issues connect(2) to
-// ap. It returns the socket once the attempt is under way (or already
+// sa. It returns the socket once the attempt is under way (or already
 // done); a failure that connect reports at once (ECONNREFUSED,
 // EADDRNOTAVAIL, EMFILE from socket(2)...) comes back as an error and no
 // socket is left open.
-func connectStart(ap netip.AddrPort) (int, error) {
-	family := syscall.AF_INET
-	var sa syscall.Sockaddr
-	if a := ap.Addr().Unmap(); a.Is4() {
-		sa = &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: a.As4()}
-	} else {
+//
+// Its system calls are raw: none of them blocks (the socket is
+// non-blocking), and a raw call never hands the caller's Go processor
+// away nor waits to get one back, so the dispatcher (see dispatcher)
+// sends without meeting Go's scheduler.
+func connectStart(sa *sockaddr) (int, error) {
+	family := uintptr(syscall.AF_INET)
+	if sa.n == syscall.SizeofSockaddrInet6 {
 		family = syscall.AF_INET6
-		sa = &syscall.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
 	}
-	fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
-	if err != nil {
-		return -1, os.NewSyscallError("socket", err)
+	fd, _, e := syscall.RawSyscall(syscall.SYS_SOCKET, family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
+	if e != 0 {
+		return -1, os.NewSyscallError("socket", e)
 	}
 	// Receive timestamps from the start, so that the reply's bytes are
 	// stamped when they arrive (arrivalReader), however late they are read.
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	switch err := syscall.Connect(fd, sa); err {
-	case nil, syscall.EINPROGRESS, syscall.EALREADY, syscall.EINTR:
-		return fd, nil
+	on := int32(1)
+	syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, syscall.SOL_SOCKET, unix.SO_TIMESTAMPNS, uintptr(unsafe.Pointer(&on)), unsafe.Sizeof(on), 0)
+	switch _, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&sa.b)), sa.n); e {
+	case 0, syscall.EINPROGRESS, syscall.EALREADY, syscall.EINTR:
+		return int(fd), nil
 	default:
-		_ = syscall.Close(fd)
-		return -1, os.NewSyscallError("connect", err)
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		return -1, os.NewSyscallError("connect", e)
 	}
 }
 
@@ -91,15 +119,17 @@ func connectWait(f *os.File) error {
 // the socket, so the caller must report it: connectWait would no longer
 // find it; the socket is then closed.
 func writeEarly(fd int, p []byte) (int, error) {
-	n, err := syscall.SendmsgN(fd, p, nil, nil, syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL)
-	switch err {
-	case nil:
-		return max(n, 0), nil
+	// Raw, as connectStart's calls: MSG_DONTWAIT never blocks.
+	n, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)),
+		syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
+	switch e {
+	case 0:
+		return int(n), nil
 	case syscall.EAGAIN, syscall.ENOTCONN, syscall.EINTR:
 		return 0, nil
 	}
-	_ = syscall.Close(fd)
-	return 0, os.NewSyscallError("connect", err)
+	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
+	return 0, os.NewSyscallError("connect", e)
 }
 
 // holdArrivalStamps keeps the kernel's receive stamps switched on until

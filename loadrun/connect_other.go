@@ -12,7 +12,12 @@ import (
 // directConnect is false here: complete dials with net.Dialer.
 const directConnect = false
 
-func connectStart(netip.AddrPort) (int, error) {
+// sockaddr is Linux's; here it is never used.
+type sockaddr struct{}
+
+func newSockaddr(netip.AddrPort) sockaddr { return sockaddr{} }
+
+func connectStart(*sockaddr) (int, error) {
 	return -1, errors.New("direct connect is only used on Linux")
 }
 

@@ -89,6 +89,9 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 	if o.ClientWorkers > 0 {
 		limit, full = int64(o.ClientWorkers), ReasonClientBusy
 	}
+	// Replies end when they arrive only while the kernel stamps them; a
+	// sweep also holds them between its windows.
+	defer holdArrivalStamps()()
 	records := make([]Record, len(o.Schedule))
 	w := newLive()
 	sp := o.Sampling.start(ctx, w, o.Window)
@@ -96,11 +99,12 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 
 	var wg sync.WaitGroup
 	var inFlight atomic.Int64
+	d, release := holdDispatcher()
 	for i, off := range o.Schedule {
 		r := &records[i]
 		*r = Record{Window: o.Window, Seq: i, Intended: off, QueueWaitMS: -1, ServiceMS: -1}
 		if ctx.Err() == nil {
-			sleepUntil(ctx, w.start.Add(off))
+			d.sleepUntil(ctx, w.start.Add(off))
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -126,9 +130,17 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 			w.finish(*r)
 		}()
 	}
+	release()
 	wg.Wait()
 	return w.result(ctx, records, sp, stopTicker, progress)
 }
+
+// GoMaxProcs is the GOMAXPROCS for a generator process that may use
+// processors processors (pinned away from the lab): one more Go processor
+// than processors, since an open-loop window's dispatcher keeps one for
+// itself through its sleeps and sends (see dispatcher on Linux), and the
+// replies are read on the others.
+func GoMaxProcs(processors int) int { return processors + 1 }
 
 // defaultInFlight is the in-flight cap of an open-loop window that sets
 // none: the arrivals of one caller timeout at the schedule's mean rate,
@@ -160,6 +172,7 @@ type Closed struct {
 // are numbered in the order they were sent. Cancelling ctx stops the
 // clients and ends outstanding requests with Error/ReasonCanceled.
 func (c Closed) Run(ctx context.Context, progress func(Progress)) Result {
+	defer holdArrivalStamps()()
 	w := newLive()
 	sp := c.Sampling.start(ctx, w, c.Window)
 	stopTicker := w.tick(progress)
@@ -279,12 +292,17 @@ const sleepChunk = 20 * time.Millisecond
 // milliseconds), which alone would make most sends "late". It returns how
 // many sleeps it made.
 func sleepUntil(ctx context.Context, t time.Time) (sleeps int) {
+	return new(dispatcher).sleepUntil(ctx, t)
+}
+
+// sleepUntil is the package's sleepUntil with d's sleep (see dispatcher).
+func (d *dispatcher) sleepUntil(ctx context.Context, t time.Time) (sleeps int) {
 	for ctx.Err() == nil {
-		d := time.Until(t)
-		if d <= 0 {
+		left := time.Until(t)
+		if left <= 0 {
 			return sleeps
 		}
-		preciseSleep(min(d, sleepChunk))
+		d.sleep(min(left, sleepChunk))
 		sleeps++
 	}
 	return sleeps

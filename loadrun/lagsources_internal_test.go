@@ -190,6 +190,13 @@ func (r lagReport) worse(o lagReport) lagReport {
 func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagReport {
 	schedstat, release := lockThreadSchedstat(b)
 	defer release()
+	defer holdArrivalStamps()() // as Open.Run does
+	// Held as Open.Run holds its dispatcher. The clocks below read /proc
+	// through Go's scheduler, which a held thread must not do under a
+	// real-time policy (see dispatcher): run this benchmark under the
+	// normal policy only.
+	d, releaseDispatcher := holdDispatcher()
+	defer releaseDispatcher()
 
 	records := make([]Record, len(sched))
 	wake := make([]time.Duration, len(sched))
@@ -206,7 +213,7 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 	vol0, sleeps, prevWork := voluntarySwitches(b), 0, time.Duration(0)
 	start := time.Now()
 	for i, off := range sched {
-		sleeps += sleepUntil(ctx, start.Add(off))
+		sleeps += d.sleepUntil(ctx, start.Add(off))
 		wake[i] = time.Since(start) - off
 		run1, queue1 := threadSchedstat(b, schedstat)
 		vol1 := voluntarySwitches(b)
@@ -365,21 +372,24 @@ func BenchmarkSleepFloor(b *testing.B) {
 }
 
 // SleepFloorWindow sleeps through sched exactly as Open.Run's dispatcher
-// does (sleepUntil on one locked thread) with nothing to send, and returns
+// does (its sleepUntil, held as Open.Run holds it at this GOMAXPROCS; see
+// dispatcher) with nothing to send, and returns
 // how late it woke for each arrival: the floor this machine, at this
 // moment, sets under any generator's send lag. (Exported for the external
 // fidelity benchmarks, which pair each generator window with a floor
 // window of the same schedule; test builds only.)
 func SleepFloorWindow(tb testing.TB, sched []time.Duration) []time.Duration {
-	runtime.LockOSThread()
+	runtime.LockOSThread() // held or not, as Open.Run's dispatcher is
 	defer runtime.UnlockOSThread()
 	wakes := make([]time.Duration, len(sched))
 	ctx := context.Background()
+	d, release := holdDispatcher()
 	start := time.Now()
 	for i, off := range sched {
-		sleepUntil(ctx, start.Add(off))
+		d.sleepUntil(ctx, start.Add(off))
 		wakes[i] = time.Since(start) - off
 	}
+	release()
 	return wakes
 }
 

@@ -32,6 +32,7 @@ const maxBody = 1 << 20
 type Target struct {
 	addr     string
 	addrPort netip.AddrPort // addr when it is an IP literal; dialled without a lookup
+	sa       *sockaddr      // addrPort as connect(2) takes it
 	request  []byte
 	timeout  time.Duration
 	bufs     *sync.Pool // of *[maxHead]byte, the reply readers' scratch buffers
@@ -58,7 +59,8 @@ func NewTarget(rawURL string, timeout time.Duration) (Target, error) {
 	req := "GET " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: capacitylab-load\r\nConnection: close\r\n\r\n"
 	ap, _ := netip.ParseAddrPort(host) // not an IP literal: resolved at each dial
 	bufs := &sync.Pool{New: func() any { return new([maxHead]byte) }}
-	return Target{addr: host, addrPort: ap, request: []byte(req), timeout: timeout, bufs: bufs}, nil
+	sa := newSockaddr(ap)
+	return Target{addr: host, addrPort: ap, sa: &sa, request: []byte(req), timeout: timeout, bufs: bufs}, nil
 }
 
 // CheckTimeout says what is wrong with a caller's timeout, or nil.
@@ -106,7 +108,7 @@ func (t Target) begin(r *Record, start time.Time, onSent func()) send {
 	if onSent != nil {
 		onSent()
 	}
-	s.fd, s.err = connectStart(t.addrPort)
+	s.fd, s.err = connectStart(t.sa)
 	if s.err == nil {
 		if s.wrote, s.err = writeEarly(s.fd, t.request); s.err != nil {
 			s.fd = -1 // writeEarly closed it

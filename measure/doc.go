@@ -31,10 +31,13 @@
 //     pins every one of its threads, once and for good, to the processors
 //     the lab does not use (affinity.PinAwayFrom with the lab child's
 //     processors, walking /proc/self/task until no new thread appears),
-//     sets GOMAXPROCS to their number, raises every one of its threads to
-//     real-time round-robin priority LoadChildRTPriority and niceness
-//     LoadChildNice (childproc.SetRoundRobin, SetNice; threads started
-//     later inherit both), and runs the sweep at the lab.
+//     sets GOMAXPROCS to one more than their number (loadrun.GoMaxProcs:
+//     an open-loop window's dispatcher keeps one Go processor), raises
+//     every one of its threads to real-time round-robin priority
+//     LoadChildRTPriority and niceness LoadChildNice
+//     (childproc.SetRoundRobin, SetNice; threads started later inherit
+//     both; the dispatcher's thread runs one real-time priority above
+//     them during a window), and runs the sweep at the lab.
 //
 // The calling process (the server, with its web pages and a class's
 // websocket watchers) is never pinned and its GOMAXPROCS never changed, so

@@ -26,7 +26,7 @@ var errStopped = errors.New("the parent stopped the measurement")
 // RunLoadChild is the body of a load child process: it reads the start
 // line on stdin, pins every thread of its own process to the processors
 // the lab does not use (for good: it never puts them back), sets GOMAXPROCS
-// to their number, says hello on stdout, runs the preset's sweep at the
+// to loadrun.GoMaxProcs of them, says hello on stdout, runs the preset's sweep at the
 // lab with Generate and reports it on stdout line by line, as the package
 // doc specifies. It returns nil once it has written its done line, even
 // when the sweep failed (the done line says why); an error means the
@@ -158,7 +158,8 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 }
 
 // pinAway pins every thread of this process, for good, to the processors
-// it may use other than lab, and sets GOMAXPROCS to their number. It
+// it may use other than lab, and sets GOMAXPROCS to loadrun.GoMaxProcs of
+// them (one Go processor more, which the dispatcher keeps). It
 // returns the processors it is pinned to (nil when it is not) and a line
 // saying what it did.
 func pinAway(lab []int) ([]int, string) {
@@ -172,7 +173,7 @@ func pinAway(lab []int) ([]int, string) {
 	if !p.Pinned() {
 		return nil, p.String()
 	}
-	runtime.GOMAXPROCS(len(p.Generator))
+	runtime.GOMAXPROCS(loadrun.GoMaxProcs(len(p.Generator)))
 	return p.Generator, p.String()
 }
 

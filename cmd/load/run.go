@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -319,9 +320,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				return usageError{err.Error()}
 			}
 			ctl = &c
-			if pin := keepOffLab(ctx, ctl, stderr); pin != nil {
-				defer pin.Restore()
-			}
+			defer keepOffLab(ctx, ctl, stderr)()
 		}
 		if o.check {
 			return check(ctx, target, ctl, stdout)
@@ -468,27 +467,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // keepOffLab pins this process (the generator) to the processors the lab
 // does not use, when the lab's control API is on this machine (a loopback
-// address) and says where the lab runs (GET /config: processors), and says
-// on stderr in one line what it did; the caller restores the returned
-// Pinning when done (run may be called again in the same process, as the
-// tests do). A lab elsewhere, or one that does not say, is left alone (nil).
-func keepOffLab(ctx context.Context, ctl *loadrun.Control, stderr io.Writer) *affinity.Pinning {
+// address) and says where the lab runs (GET /config: processors), sets
+// GOMAXPROCS to loadrun.GoMaxProcs of them (the Go runtime would otherwise
+// lower it to their number within a second), and says on stderr in one
+// line what it did. The returned function undoes both (run may be called
+// again in the same process, as the tests do). A lab elsewhere, or one
+// that does not say, is left alone.
+func keepOffLab(ctx context.Context, ctl *loadrun.Control, stderr io.Writer) (undo func()) {
 	if !loopback(ctl.URL()) {
-		return nil
+		return func() {}
 	}
 	var cfg struct {
 		Processors []int `json:"processors"`
 	}
 	if err := ctl.Config(ctx, &cfg); err != nil || len(cfg.Processors) == 0 {
-		return nil // reachable or check says what is wrong
+		return func() {} // reachable or check says what is wrong
 	}
 	pin, err := affinity.PinAwayFrom(cfg.Processors)
 	if err != nil {
 		fmt.Fprintf(stderr, "load: the generator may share the lab's processors %v: %v\n", cfg.Processors, err)
-		return nil
+		return func() {}
 	}
 	fmt.Fprintf(stderr, "load: %s\n", pin)
-	return pin
+	if !pin.Pinned() {
+		return func() {}
+	}
+	prev := runtime.GOMAXPROCS(loadrun.GoMaxProcs(len(pin.Generator)))
+	return func() {
+		runtime.GOMAXPROCS(prev)
+		_ = pin.Restore()
+	}
 }
 
 // loopback reports whether rawURL's host is this machine's loopback.

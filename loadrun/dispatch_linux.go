@@ -1,0 +1,119 @@
+package loadrun
+
+import (
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// dispatcher is the thread an open-loop window sends from. Held (Open.Run
+// holds it for a window when GOMAXPROCS is at least 2; see GoMaxProcs),
+// the dispatching goroutine is locked to its thread, that thread runs one
+// step above the process's other threads, and it keeps its Go processor
+// through its sleeps and sends. So that, at 10,000 arrivals a second, the
+// dispatcher neither waits in the kernel's run queue behind the threads
+// reading replies nor, back from a sleep, for Go's scheduler to give it a
+// processor those threads hold (both measured: BenchmarkLagSources,
+// docs/BENCHMARKS.md).
+//
+// The step: one real-time priority higher under the real-time policies
+// (the load child's threads run at real-time priority 1; measure), the
+// highest niceness, -20, under the normal policy. Either takes root or
+// CAP_SYS_NICE; without, the thread is held at the process's priority.
+// Threads the Go runtime starts meanwhile do not inherit the step: a locked
+// thread never starts threads itself (the runtime asks its template thread).
+//
+// A raised thread must make no system call through Go's scheduler
+// (syscall.Syscall): returning from one while the garbage collector or
+// Go's system monitor holds its goroutine (to scan its stack, or to take
+// its Go processor away), a goroutine waits for them by yielding the
+// processor, and under a real-time policy a yield never gives it to a
+// lower priority, so a collector on the same processor one priority down
+// would never finish (TestHeldDispatcherUnderRealTime hangs so when the
+// sleeps alone go through the scheduler). So
+// every call the dispatcher makes while held is raw (connectStart,
+// writeEarly, sleep): a raw call keeps the goroutine running as far as
+// Go is concerned, and the runtime reaches it, to scan it or to stop the
+// world, by preempting it with a signal, which also ends a raw sleep.
+//
+// Nor may a held thread step down to the process's priority to make such
+// a call: back from it, a goroutine whose Go processor was taken meanwhile
+// waits for another thread to hand one back, and at the common priority
+// that thread and it queue behind whichever of the others is running, for
+// as long as 59 ms measured.
+//
+// What is left: Go's system monitor preempts a goroutine that has run
+// 10 ms without passing through the scheduler, and a raw sleep does not
+// pass through it. A preempted locked goroutine waits for another thread
+// to hand it a Go processor back, at the common priority; mostly for tens
+// of microseconds, but for up to 30 ms when the thread reading replies
+// is busy (measured with the execution tracer, docs/BENCHMARKS.md).
+type dispatcher struct {
+	held         bool
+	base, raised unix.SchedAttr // the thread's own, and one step above
+}
+
+// holdDispatcher holds the calling goroutine's thread as the dispatcher
+// (see dispatcher) when GOMAXPROCS is at least 2, and returns it with the
+// function that lets it go: the thread's own priority back, unlocked. With
+// one Go processor it holds nothing: a dispatcher keeping the only one
+// through its sleeps would leave none to read the replies.
+func holdDispatcher() (*dispatcher, func()) {
+	d := new(dispatcher)
+	if runtime.GOMAXPROCS(0) < 2 {
+		return d, func() {}
+	}
+	runtime.LockOSThread()
+	d.held = true
+	if err := schedGetattr(&d.base); err != nil {
+		return d, runtime.UnlockOSThread
+	}
+	d.raised = d.base
+	switch d.base.Policy {
+	case unix.SCHED_RR, unix.SCHED_FIFO:
+		d.raised.Priority = min(d.base.Priority+1, 99)
+	default:
+		d.raised.Nice = -20
+	}
+	if schedSetattr(&d.raised) != nil {
+		d.raised = d.base // not permitted: held at the process's priority
+	}
+	return d, func() {
+		if d.raised != d.base {
+			_ = schedSetattr(&d.base)
+		}
+		runtime.UnlockOSThread()
+	}
+}
+
+// sleep sleeps for dur: held, in a raw nanosleep(2), keeping its Go
+// processor; otherwise in preciseSleep.
+func (d *dispatcher) sleep(dur time.Duration) {
+	if !d.held {
+		preciseSleep(dur)
+		return
+	}
+	ts := syscall.NsecToTimespec(int64(dur))
+	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0) // EINTR (a signal): the caller loops
+}
+
+// schedGetattr and schedSetattr read and set the calling thread's
+// scheduling attributes with raw system calls (x/sys/unix's go through
+// the scheduler).
+func schedGetattr(a *unix.SchedAttr) error {
+	if _, _, e := syscall.RawSyscall6(unix.SYS_SCHED_GETATTR, 0, uintptr(unsafe.Pointer(a)), unix.SizeofSchedAttr, 0, 0, 0); e != 0 {
+		return e
+	}
+	a.Size = unix.SizeofSchedAttr
+	return nil
+}
+
+func schedSetattr(a *unix.SchedAttr) error {
+	if _, _, e := syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(a)), 0); e != 0 {
+		return e
+	}
+	return nil
+}
