@@ -11,7 +11,8 @@
 #   3. GET /stats under processor-bound overload (within a few ms)
 #   4. the generator against a lab doing no work, 1,000 to 10,000 a second,
 #      each window paired with the machine's wake-up floor (achieved within
-#      1% of offered; send-lag p99 within 0.5 ms of the floor)
+#      1% of offered; send-lag p99 within 0.5 ms of the floor); as root also
+#      as the load child runs it (4b)
 #   5. cmd/load and vegeta side by side at the same rates (bench/compare.sh fast)
 #   6. the two door modes at 64 workers on one processor (bench/doors.sh)
 #   7. the processor's turns: four 5 ms spins at once end together
@@ -19,7 +20,7 @@
 #      (BenchmarkSpinTurns), this build beside one whose quantum is 10 ms
 #      (every 2 ms spin in one turn: first come, first served), alternating
 #
-# Usage: bench/fidelity.sh            (about 8 minutes)
+# Usage: bench/fidelity.sh            (about 8 minutes; 12 as root)
 #        STEPS="1 4" bench/fidelity.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +61,12 @@ fi
 if want 4; then
 	step "4. go test -run '^\$' -bench 'OpenLoopLabOneCore|SleepFloor' -benchtime 3x ./loadrun"
 	(cd loadrun && "$work/loadrun.test" -test.run '^$' -test.bench 'OpenLoopLabOneCore|SleepFloor' -test.benchtime 3x | grep '^Benchmark')
+	if [ "$(id -u)" = 0 ]; then
+		# As runs use it: the load child's real-time priority, the dispatcher
+		# held one above (GOMAXPROCS 2), ten pairs a rate.
+		step "4b. LOADRUN_BENCH_AS_CHILD=1 go test -run '^\$' -bench OpenLoopLabOneCore -benchtime 10x ./loadrun"
+		(cd loadrun && LOADRUN_BENCH_AS_CHILD=1 "$work/loadrun.test" -test.run '^$' -test.bench 'OpenLoopLabOneCore' -test.benchtime 10x | grep '^Benchmark')
+	fi
 fi
 if want 5; then
 	step "5. bench/compare.sh fast"
