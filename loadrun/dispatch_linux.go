@@ -11,9 +11,10 @@ import (
 
 // dispatcher is the thread an open-loop window sends from. Held (Open.Run
 // holds it for a window when GOMAXPROCS is at least 2; see GoMaxProcs),
-// the dispatching goroutine is locked to its thread, that thread runs one
-// step above the process's other threads, and it keeps its Go processor
-// through its sleeps and sends. So that, at 10,000 arrivals a second, the
+// the dispatching goroutine is locked to its thread, its sleeps and sends
+// are raw system calls, so that it keeps its Go processor throughout, and
+// it sleeps one step above the process's other threads, so that when it
+// wakes it preempts them at once. So, at 10,000 arrivals a second, the
 // dispatcher neither waits in the kernel's run queue behind the threads
 // reading replies nor, back from a sleep, for Go's scheduler to give it a
 // processor those threads hold (both measured: BenchmarkLagSources,
@@ -22,28 +23,29 @@ import (
 // The step: one real-time priority higher under the real-time policies
 // (the load child's threads run at real-time priority 1; measure), the
 // highest niceness, -20, under the normal policy. Either takes root or
-// CAP_SYS_NICE; without, the thread is held at the process's priority.
+// CAP_SYS_NICE; without, the thread sleeps at the process's priority.
 // Threads the Go runtime starts meanwhile do not inherit the step: a locked
 // thread never starts threads itself (the runtime asks its template thread).
 //
-// A raised thread must make no system call through Go's scheduler
-// (syscall.Syscall): returning from one while the garbage collector or
-// Go's system monitor holds its goroutine (to scan its stack, or to take
-// its Go processor away), a goroutine waits for them by yielding the
-// processor, and under a real-time policy a yield never gives it to a
-// lower priority, so a collector on the same processor one priority down
-// would never finish (TestHeldDispatcherUnderRealTime hangs so when the
-// sleeps alone go through the scheduler). So
-// every call the dispatcher makes while held is raw (connectStart,
-// writeEarly, sleep): a raw call keeps the goroutine running as far as
-// Go is concerned, and the runtime reaches it, to scan it or to stop the
-// world, by preempting it with a signal, which also ends a raw sleep.
+// The thread is raised only across the sleep itself: it steps down as soon
+// as it wakes, before it runs any Go code that could wait for another
+// thread. A raised thread that waits for a thread of lower priority on the
+// same processor by yielding it waits for ever under a real-time policy,
+// since such a yield never lets a lower priority run; and the Go runtime
+// waits so in places: a goroutine coming back from a system call while
+// the collector or the system monitor holds it (which is why every call
+// the dispatcher makes is raw), and a collector's assist, which an
+// allocation can make the dispatcher run, waiting for a running goroutine
+// to stop so that it can scan its stack. TestHeldDispatcherUnderRealTime
+// hangs both ways: with the sleeps through the scheduler, and with the
+// thread raised for the whole window (under the parallel load of the
+// whole suite).
 //
-// Nor may a held thread step down to the process's priority to make such
-// a call: back from it, a goroutine whose Go processor was taken meanwhile
-// waits for another thread to hand one back, and at the common priority
-// that thread and it queue behind whichever of the others is running, for
-// as long as 59 ms measured.
+// Nor may a held thread step down to make a system call through the
+// scheduler: back from it, a goroutine whose Go processor was taken
+// meanwhile waits for another thread to hand one back, and at the common
+// priority that thread and it queue behind whichever of the others is
+// running, for as long as 59 ms measured.
 //
 // What is left: Go's system monitor preempts a goroutine that has run
 // 10 ms without passing through the scheduler, and a raw sleep does not
@@ -78,26 +80,32 @@ func holdDispatcher() (*dispatcher, func()) {
 	default:
 		d.raised.Nice = -20
 	}
-	if schedSetattr(&d.raised) != nil {
-		d.raised = d.base // not permitted: held at the process's priority
+	// A trial: a thread that may not be raised sleeps at the process's
+	// priority.
+	if schedSetattr(&d.raised) != nil || schedSetattr(&d.base) != nil {
+		d.raised = d.base
 	}
-	return d, func() {
-		if d.raised != d.base {
-			_ = schedSetattr(&d.base)
-		}
-		runtime.UnlockOSThread()
-	}
+	return d, runtime.UnlockOSThread
 }
 
 // sleep sleeps for dur: held, in a raw nanosleep(2), keeping its Go
-// processor; otherwise in preciseSleep.
+// processor, raised for the sleep and stepped down as it wakes; otherwise
+// in preciseSleep.
 func (d *dispatcher) sleep(dur time.Duration) {
 	if !d.held {
 		preciseSleep(dur)
 		return
 	}
 	ts := syscall.NsecToTimespec(int64(dur))
-	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0) // EINTR (a signal): the caller loops
+	if d.raised == d.base {
+		syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0) // EINTR (a signal): the caller loops
+		return
+	}
+	// Three raw calls back to back, with no Go code between them that
+	// could wait for another thread.
+	syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(&d.raised)), 0)
+	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(&d.base)), 0)
 }
 
 // schedGetattr and schedSetattr read and set the calling thread's

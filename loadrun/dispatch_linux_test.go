@@ -15,63 +15,66 @@ import (
 	"capacitylab/childproc"
 )
 
-// A held dispatcher's thread runs one step above the process's priority
-// while held, no other thread does, and letting it go puts the priority
-// back; with one Go processor nothing is held.
+// A held dispatcher's thread sleeps one step above the process's
+// priority, and only while it sleeps: no other thread is raised, and it
+// runs at the process's priority as soon as it wakes; with one Go
+// processor nothing is held.
 func TestHoldDispatcher(t *testing.T) {
 	prev := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(prev)
+	var base, before, after unix.SchedAttr
+	var d *dispatcher
+	tid := make(chan int)
 	done := make(chan struct{})
 	go func() { // a goroutine of its own: its thread's priority is changed
 		defer close(done)
-		var base, during, after unix.SchedAttr
-		if err := schedGetattr(&base); err != nil {
-			t.Error(err)
-			return
-		}
-		d, release := holdDispatcher()
-		tid := unix.Gettid()
-		if err := schedGetattr(&during); err != nil {
-			t.Error(err)
-		}
-		others, err := childproc.ThreadScheds(os.Getpid())
-		if err != nil {
-			t.Error(err)
-		}
-		release()
-		if err := schedGetattr(&after); err != nil {
-			t.Error(err)
-		}
-
-		if !d.held {
-			t.Error("not held at GOMAXPROCS 2")
-			return
-		}
-		switch {
-		case d.raised == d.base:
-			t.Logf("NOT RAISED: this process may not raise a thread's priority (it takes root or CAP_SYS_NICE); checking only that nothing changed")
-			if during != base {
-				t.Errorf("held at %+v, want the process's own %+v", during, base)
-			}
-		case base.Policy == unix.SCHED_RR || base.Policy == unix.SCHED_FIFO:
-			if during.Priority != base.Priority+1 {
-				t.Errorf("held at real-time priority %d, want %d", during.Priority, base.Priority+1)
-			}
-		default:
-			if during.Nice != -20 {
-				t.Errorf("held at niceness %d, want -20", during.Nice)
-			}
-		}
-		for other, s := range others {
-			if other != tid && (s.Nice != int(base.Nice) || s.RTPriority != int(base.Priority)) {
-				t.Errorf("thread %d runs at %+v while the dispatcher is held; only the dispatcher's thread may be raised", other, s)
-			}
-		}
-		if after != base {
-			t.Errorf("after the hold the thread runs at %+v, want %+v back", after, base)
-		}
+		var release func()
+		d, release = holdDispatcher()
+		defer release()
+		_ = schedGetattr(&before)
+		tid <- unix.Gettid()
+		d.sleepUntil(context.Background(), time.Now().Add(300*time.Millisecond))
+		_ = schedGetattr(&after)
 	}()
+	dispatcherTID := <-tid
+	time.Sleep(100 * time.Millisecond) // into the sleep
+	during, err := childproc.ThreadScheds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	<-done
+	if err := schedGetattr(&base); err != nil { // this goroutine's thread: the process's own
+		t.Fatal(err)
+	}
+
+	if !d.held {
+		t.Fatal("not held at GOMAXPROCS 2")
+	}
+	own := childproc.Sched{Nice: int(base.Nice), Policy: "normal", RTPriority: int(base.Priority)}
+	if base.Policy == unix.SCHED_RR {
+		own.Policy = "round-robin"
+	}
+	raised := own
+	switch {
+	case d.raised == d.base:
+		t.Logf("NOT RAISED: this process may not raise a thread's priority (it takes root or CAP_SYS_NICE); checking only that nothing changed")
+	case own.RTPriority > 0:
+		raised.RTPriority++
+	default:
+		raised.Nice = -20
+	}
+	for other, s := range during {
+		want := own
+		if other == dispatcherTID {
+			want = raised
+		}
+		if s != want {
+			t.Errorf("thread %d (the dispatcher's: %v) runs at %+v during the dispatcher's sleep, want %+v", other, other == dispatcherTID, s, want)
+		}
+	}
+	if before != base || after != base {
+		t.Errorf("the held thread runs at %+v before its sleep and %+v after it, want the process's own %+v", before, after, base)
+	}
 
 	runtime.GOMAXPROCS(1)
 	d, release := holdDispatcher()
@@ -84,10 +87,11 @@ func TestHoldDispatcher(t *testing.T) {
 // The held dispatcher never hangs under the load child's real-time policy:
 // five windows at 5,000 a second with a garbage collection every few
 // milliseconds (GOGC=1), every thread at real-time priority 1 and pinned
-// to one processor, the dispatcher one above them. (A dispatcher that made
-// its system calls through Go's scheduler at the raised priority hung
-// this way: it spun waiting for a collector it never let run. Its sleeps
-// alone made so, this test timed out.) The windows run in a child process, since the policy is for
+// to one processor, the dispatcher one above them while it sleeps. (A
+// dispatcher that made its system calls through Go's scheduler at the
+// raised priority hung this way: it spun waiting for a collector it never
+// let run; its sleeps alone made so, this test timed out. So did one
+// raised for the whole window, under the parallel load of the suite.) The windows run in a child process, since the policy is for
 // good; it takes root.
 func TestHeldDispatcherUnderRealTime(t *testing.T) {
 	const childEnv = "LOADRUN_TEST_RT_CHILD"
