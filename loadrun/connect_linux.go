@@ -50,7 +50,9 @@ func newSockaddr(ap netip.AddrPort) sockaddr {
 // Its system calls are raw: none of them blocks (the socket is
 // non-blocking), and a raw call never hands the caller's Go processor
 // away nor waits to get one back, so the dispatcher (see dispatcher)
-// sends without meeting Go's scheduler.
+// sends without meeting Go's scheduler. An error is the bare Errno
+// (classify reads it), so that a failed send allocates nothing on the
+// dispatcher's raised thread.
 func connectStart(sa *sockaddr) (int, error) {
 	family := uintptr(syscall.AF_INET)
 	if sa.n == syscall.SizeofSockaddrInet6 {
@@ -58,7 +60,7 @@ func connectStart(sa *sockaddr) (int, error) {
 	}
 	fd, _, e := syscall.RawSyscall(syscall.SYS_SOCKET, family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
 	if e != 0 {
-		return -1, os.NewSyscallError("socket", e)
+		return -1, e // an Errno: no allocation on the dispatcher's raised thread
 	}
 	// Receive timestamps from the start, so that the reply's bytes are
 	// stamped when they arrive (arrivalReader), however late they are read.
@@ -69,7 +71,7 @@ func connectStart(sa *sockaddr) (int, error) {
 		return int(fd), nil
 	default:
 		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
-		return -1, os.NewSyscallError("connect", e)
+		return -1, e
 	}
 }
 
@@ -129,7 +131,7 @@ func writeEarly(fd int, p []byte) (int, error) {
 		return 0, nil
 	}
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
-	return 0, os.NewSyscallError("connect", e)
+	return 0, e
 }
 
 // holdArrivalStamps keeps the kernel's receive stamps switched on until

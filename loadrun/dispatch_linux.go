@@ -27,9 +27,9 @@ import (
 // Threads the Go runtime starts meanwhile do not inherit the step: a locked
 // thread never starts threads itself (the runtime asks its template thread).
 //
-// The thread is raised only across the sleep itself: it steps down as soon
-// as it wakes, before it runs any Go code that could wait for another
-// thread. A raised thread that waits for a thread of lower priority on the
+// The thread is raised from each sleep until its send has left (Open.Run
+// calls lower before its go statement): while raised it runs no Go code
+// that allocates or could wait for another thread by yielding. A raised thread that waits for a thread of lower priority on the
 // same processor by yielding it waits for ever under a real-time policy,
 // since such a yield never lets a lower priority run; and the Go runtime
 // waits so in places: a goroutine coming back from a system call while
@@ -38,8 +38,8 @@ import (
 // allocation can make the dispatcher run, waiting for a running goroutine
 // to stop so that it can scan its stack. TestHeldDispatcherUnderRealTime
 // hangs both ways: with the sleeps through the scheduler, and with the
-// thread raised for the whole window (under the parallel load of the
-// whole suite).
+// thread raised for the whole window, go statements included (under the
+// parallel load of the whole suite).
 //
 // Nor may a held thread step down to make a system call through the
 // scheduler: back from it, a goroutine whose Go processor was taken
@@ -55,6 +55,7 @@ import (
 // is busy (measured with the execution tracer, docs/BENCHMARKS.md).
 type dispatcher struct {
 	held         bool
+	up           bool           // the thread is raised now
 	base, raised unix.SchedAttr // the thread's own, and one step above
 }
 
@@ -85,27 +86,37 @@ func holdDispatcher() (*dispatcher, func()) {
 	if schedSetattr(&d.raised) != nil || schedSetattr(&d.base) != nil {
 		d.raised = d.base
 	}
-	return d, runtime.UnlockOSThread
+	return d, func() {
+		d.lower()
+		runtime.UnlockOSThread()
+	}
 }
 
-// sleep sleeps for dur: held, in a raw nanosleep(2), keeping its Go
-// processor, raised for the sleep and stepped down as it wakes; otherwise
-// in preciseSleep.
+// lower steps a raised dispatcher down to the process's priority. Open.Run
+// calls it once a send has left, before the go statement (an allocation
+// can make the thread run a collector's assist, which may wait for
+// another goroutine by yielding) and before it records an arrival it does
+// not send.
+func (d *dispatcher) lower() {
+	if d.up {
+		syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(&d.base)), 0)
+		d.up = false
+	}
+}
+
+// sleep sleeps for dur: held, raised, in a raw nanosleep(2), keeping its
+// Go processor (it stays raised until lower); otherwise in preciseSleep.
 func (d *dispatcher) sleep(dur time.Duration) {
 	if !d.held {
 		preciseSleep(dur)
 		return
 	}
-	ts := syscall.NsecToTimespec(int64(dur))
-	if d.raised == d.base {
-		syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0) // EINTR (a signal): the caller loops
-		return
+	if !d.up && d.raised != d.base {
+		syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(&d.raised)), 0)
+		d.up = true
 	}
-	// Three raw calls back to back, with no Go code between them that
-	// could wait for another thread.
-	syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(&d.raised)), 0)
-	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
-	syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(&d.base)), 0)
+	ts := syscall.NsecToTimespec(int64(dur))
+	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0) // EINTR (a signal): the caller loops
 }
 
 // schedGetattr and schedSetattr read and set the calling thread's

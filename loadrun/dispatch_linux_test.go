@@ -16,13 +16,13 @@ import (
 )
 
 // A held dispatcher's thread sleeps one step above the process's
-// priority, and only while it sleeps: no other thread is raised, and it
-// runs at the process's priority as soon as it wakes; with one Go
-// processor nothing is held.
+// priority and stays there until lower (its send has left): no other
+// thread is raised, and lowered it runs at the process's priority; with
+// one Go processor nothing is held.
 func TestHoldDispatcher(t *testing.T) {
 	prev := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(prev)
-	var base, before, after unix.SchedAttr
+	var base, before, woken, after unix.SchedAttr
 	var d *dispatcher
 	tid := make(chan int)
 	done := make(chan struct{})
@@ -34,6 +34,8 @@ func TestHoldDispatcher(t *testing.T) {
 		_ = schedGetattr(&before)
 		tid <- unix.Gettid()
 		d.sleepUntil(context.Background(), time.Now().Add(300*time.Millisecond))
+		_ = schedGetattr(&woken) // still raised: its send has not left
+		d.lower()
 		_ = schedGetattr(&after)
 	}()
 	dispatcherTID := <-tid
@@ -73,7 +75,10 @@ func TestHoldDispatcher(t *testing.T) {
 		}
 	}
 	if before != base || after != base {
-		t.Errorf("the held thread runs at %+v before its sleep and %+v after it, want the process's own %+v", before, after, base)
+		t.Errorf("the held thread runs at %+v before its sleep and %+v once lowered, want the process's own %+v", before, after, base)
+	}
+	if d.raised != d.base && woken != d.raised {
+		t.Errorf("woken, before lower, the held thread runs at %+v, want %+v", woken, d.raised)
 	}
 
 	runtime.GOMAXPROCS(1)
@@ -87,7 +92,8 @@ func TestHoldDispatcher(t *testing.T) {
 // The held dispatcher never hangs under the load child's real-time policy:
 // five windows at 5,000 a second with a garbage collection every few
 // milliseconds (GOGC=1), every thread at real-time priority 1 and pinned
-// to one processor, the dispatcher one above them while it sleeps. (A
+// to one processor, the dispatcher one above them from each sleep to its
+// send. (A
 // dispatcher that made its system calls through Go's scheduler at the
 // raised priority hung this way: it spun waiting for a collector it never
 // let run; its sleeps alone made so, this test timed out. So did one

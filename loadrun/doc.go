@@ -60,14 +60,15 @@
 // The dispatcher's thread. With at least two Go processors (GOMAXPROCS;
 // GoMaxProcs is what a generator pinned to its own processors sets), an
 // open-loop window holds its dispatcher (see dispatcher, Linux): the
-// dispatching goroutine locked to its thread, that thread one priority
-// step above the process's others (where permitted), and every sleep and
-// send a raw system call, so that the dispatcher keeps its Go processor
-// and preempts the threads reading replies when it wakes. Side by side at
-// 8,000 and 10,000 a second, as the load child runs it, this more than
-// halved the median window's send-lag p99 over the machine's floor and
-// met the goal (0.5 ms over it) in 51 of 60 pairs against 37 of 60; it
-// did not remove the worst windows (docs/BENCHMARKS.md).
+// dispatching goroutine locked to its thread, every sleep and send a raw
+// system call, so that it keeps its Go processor, and the thread raised
+// one priority step above the process's others (where permitted) from
+// each sleep until its send has left, so that it preempts the threads
+// reading replies when it wakes. Side by side at 8,000 and 10,000 a
+// second, as the load child runs it, this took the median window's
+// send-lag p99 from 0.3 to 0.4 ms over the machine's floor to under 0.1
+// ms, and met the goal (0.5 ms over it) in 33 of 40 pairs against 25 of
+// 40; it did not remove the worst windows (docs/BENCHMARKS.md).
 //
 // Replies. The reply is read by a small HTTP/1.x reader of its own, through
 // a pooled 8 KiB buffer, allocation-free: the status line ("HTTP/1.x NNN"

@@ -113,6 +113,7 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 			r.Outcome, r.Reason = NotSent, full
 		}
 		if r.Outcome == NotSent {
+			d.lower()
 			r.Sent, r.End = off, off
 			w.finish(*r)
 			continue
@@ -123,6 +124,7 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 		// connection (Target.begin), so neither waits for the new goroutine
 		// to be scheduled; the goroutine completes the request.
 		s := o.Target.begin(r, w.start, w.markSent)
+		d.lower() // before the go statement: see dispatcher
 		go func() {
 			defer wg.Done()
 			o.Target.complete(ctx, r, w.start, s, w.markSent)
