@@ -1,0 +1,6 @@
+//go:build !race
+
+package loadrun
+
+// raceEnabled: built with the race detector (race_on.go).
+const raceEnabled = false
