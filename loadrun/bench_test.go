@@ -67,13 +67,14 @@ func fidelity(b *testing.B, url string, rate float64, procs int) {
 	const seconds = 2
 	worstRatio, worstLag, worstFloor, worstOver, worstLate, notSent := 2.0, 0.0, 0.0, math.Inf(-1), 0.0, 0
 	var overs []float64
+	alternate := os.Getenv("LOADRUN_BENCH_PROCS") == "alternate"
 	for i := 0; b.Loop(); i++ {
 		sched, err := loadrun.Schedule(loadrun.Poisson, rate, seconds, uint64(i+1))
 		if err != nil {
 			b.Fatal(err)
 		}
 		p := procs
-		if os.Getenv("LOADRUN_BENCH_PROCS") == "alternate" && i%2 == 1 {
+		if alternate && i%2 == 1 {
 			p = 1 // the dispatcher not held
 		}
 		prev := runtime.GOMAXPROCS(p)

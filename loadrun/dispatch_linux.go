@@ -27,35 +27,47 @@ import (
 // Threads the Go runtime starts meanwhile do not inherit the step: a locked
 // thread never starts threads itself (the runtime asks its template thread).
 //
-// The thread is raised from each sleep until its send has left (Open.Run
-// calls lower before its go statement): while raised it runs no Go code
-// that allocates or could wait for another thread by yielding. A raised thread that waits for a thread of lower priority on the
-// same processor by yielding it waits for ever under a real-time policy,
-// since such a yield never lets a lower priority run; and the Go runtime
-// waits so in places: a goroutine coming back from a system call while
-// the collector or the system monitor holds it (which is why every call
-// the dispatcher makes is raw), and a collector's assist, which an
-// allocation can make the dispatcher run, waiting for a running goroutine
-// to stop so that it can scan its stack. TestHeldDispatcherUnderRealTime
-// hangs both ways: with the sleeps through the scheduler, and with the
-// thread raised for the whole window, go statements included (under the
-// parallel load of the whole suite).
+// The thread is raised only while it sleeps: raisedSleep, three raw system
+// calls in a function Go can neither preempt nor grow the stack of, raises
+// it, sleeps and steps it down as it wakes, and no Go code runs raised.
+// Under the real-time policies it keeps the processor it took as it woke,
+// through its send, since a thread of equal real-time priority does not
+// preempt a running one (until the running one's 100 ms round-robin turn
+// is spent); under the normal policy the readers may take it back sooner.
+// Go code must not run raised: where the runtime waits for another thread
+// by spinning or yielding, a raised thread on the same processor waits for
+// ever under a real-time policy, since a lower priority never runs beside
+// it. Three such waits were found here: a goroutine coming back from a
+// system call made through the scheduler while the collector or the
+// system monitor holds it (so every call the dispatcher makes is raw); a
+// collector's assist, which an allocation can make the dispatcher run,
+// waiting for a running goroutine to stop; and the dispatcher stopping
+// itself for the collector while the collector, preempted by the
+// dispatcher's wake-up as it marked the dispatcher's goroutine, still
+// holds that goroutine's status (runtime.casGToPreemptScan spun at 93% of
+// the processor for minutes, in a benchmark window at 8,000 a second, and
+// SIGTERM could not stop the process). At the common priority such a spin
+// ends when the dispatcher's round-robin turn does.
+// TestHeldDispatcherUnderRealTime hangs the first two ways with the sleeps
+// through the scheduler, or with the thread raised for the whole window;
+// TestHoldDispatcher checks that the thread is back at the process's
+// priority as soon as it wakes.
 //
-// Nor may a held thread step down to make a system call through the
-// scheduler: back from it, a goroutine whose Go processor was taken
-// meanwhile waits for another thread to hand one back, and at the common
-// priority that thread and it queue behind whichever of the others is
-// running, for as long as 59 ms measured.
+// Nor may a held thread make a system call through the scheduler: back
+// from it, a goroutine whose Go processor was taken meanwhile waits for
+// another thread to hand one back, and at the common priority that thread
+// and it queue behind whichever of the others is running, for as long as
+// 59 ms measured.
 //
 // What is left: Go's system monitor preempts a goroutine that has run
 // 10 ms without passing through the scheduler, and a raw sleep does not
-// pass through it. A preempted locked goroutine waits for another thread
-// to hand it a Go processor back, at the common priority; mostly for tens
-// of microseconds, but for up to 30 ms when the thread reading replies
-// is busy (measured with the execution tracer, docs/BENCHMARKS.md).
+// pass through it; the collector stops it to scan its stack. A preempted
+// locked goroutine waits for another thread to hand it a Go processor
+// back, at the common priority; mostly for tens of microseconds, but for
+// up to 30 ms when the thread reading replies is busy (measured with the
+// execution tracer, docs/BENCHMARKS.md).
 type dispatcher struct {
 	held         bool
-	up           bool           // the thread is raised now
 	base, raised unix.SchedAttr // the thread's own, and one step above
 }
 
@@ -82,44 +94,43 @@ func holdDispatcher() (*dispatcher, func()) {
 		d.raised.Nice = -20
 	}
 	// A trial: a thread that may not be raised sleeps at the process's
-	// priority. Under the race detector it is never raised: every memory
-	// access of the dispatcher's Go code goes through the detector's
-	// runtime, whose locks wait by yielding (TestHeldDispatcherUnderRealTime
-	// hung so under -race).
+	// priority. Under the race detector it is never raised, for caution:
+	// the detector's runtime takes locks that wait by yielding, and
+	// TestHeldDispatcherUnderRealTime hung under -race while the thread
+	// stayed raised from its wake to its send.
 	if raceEnabled || schedSetattr(&d.raised) != nil || schedSetattr(&d.base) != nil {
 		d.raised = d.base
 	}
-	return d, func() {
-		d.lower()
-		runtime.UnlockOSThread()
-	}
+	return d, runtime.UnlockOSThread
 }
 
-// lower steps a raised dispatcher down to the process's priority. Open.Run
-// calls it once a send has left, before the go statement (an allocation
-// can make the thread run a collector's assist, which may wait for
-// another goroutine by yielding) and before it records an arrival it does
-// not send.
-func (d *dispatcher) lower() {
-	if d.up {
-		syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(&d.base)), 0)
-		d.up = false
-	}
-}
-
-// sleep sleeps for dur: held, raised, in a raw nanosleep(2), keeping its
-// Go processor (it stays raised until lower); otherwise in preciseSleep.
+// sleep sleeps for dur: held, in a raw nanosleep(2), keeping its Go
+// processor, raised where it may be (raisedSleep); otherwise in
+// preciseSleep. EINTR (a signal) ends it early: the caller loops.
 func (d *dispatcher) sleep(dur time.Duration) {
 	if !d.held {
 		preciseSleep(dur)
 		return
 	}
-	if !d.up && d.raised != d.base {
-		syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(&d.raised)), 0)
-		d.up = true
-	}
 	ts := syscall.NsecToTimespec(int64(dur))
-	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0) // EINTR (a signal): the caller loops
+	if d.raised == d.base {
+		syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		return
+	}
+	raisedSleep(&ts, &d.raised, &d.base)
+}
+
+// raisedSleep raises the calling thread to raised, sleeps for ts and steps
+// the thread down to base as it wakes. It is nosplit and makes only raw
+// system calls, so nothing of Go's runs in it: the runtime neither
+// preempts it (a nosplit function is no safe point) nor grows its stack.
+//
+//go:nosplit
+//go:norace
+func raisedSleep(ts *syscall.Timespec, raised, base *unix.SchedAttr) {
+	syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(raised)), 0)
+	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(ts)), 0, 0)
+	syscall.RawSyscall(unix.SYS_SCHED_SETATTR, 0, uintptr(unsafe.Pointer(base)), 0)
 }
 
 // schedGetattr and schedSetattr read and set the calling thread's

@@ -16,9 +16,9 @@ import (
 )
 
 // A held dispatcher's thread sleeps one step above the process's
-// priority and stays there until lower (its send has left): no other
-// thread is raised, and lowered it runs at the process's priority; with
-// one Go processor nothing is held.
+// priority and is back at the process's priority as soon as it wakes, so
+// that no Go code runs raised (see dispatcher); no other thread is raised;
+// with one Go processor nothing is held.
 func TestHoldDispatcher(t *testing.T) {
 	prev := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(prev)
@@ -30,12 +30,11 @@ func TestHoldDispatcher(t *testing.T) {
 		defer close(done)
 		var release func()
 		d, release = holdDispatcher()
-		defer release()
 		_ = schedGetattr(&before)
 		tid <- unix.Gettid()
 		d.sleepUntil(context.Background(), time.Now().Add(300*time.Millisecond))
-		_ = schedGetattr(&woken) // still raised: its send has not left
-		d.lower()
+		_ = schedGetattr(&woken)
+		release()
 		_ = schedGetattr(&after)
 	}()
 	dispatcherTID := <-tid
@@ -76,11 +75,8 @@ func TestHoldDispatcher(t *testing.T) {
 			t.Errorf("thread %d (the dispatcher's: %v) runs at %+v during the dispatcher's sleep, want %+v", other, other == dispatcherTID, s, want)
 		}
 	}
-	if before != base || after != base {
-		t.Errorf("the held thread runs at %+v before its sleep and %+v once lowered, want the process's own %+v", before, after, base)
-	}
-	if d.raised != d.base && woken != d.raised {
-		t.Errorf("woken, before lower, the held thread runs at %+v, want %+v", woken, d.raised)
+	if before != base || woken != base || after != base {
+		t.Errorf("the held thread runs at %+v before its sleep, %+v as it wakes and %+v once released, want the process's own %+v each time", before, woken, after, base)
 	}
 
 	runtime.GOMAXPROCS(1)
@@ -92,15 +88,16 @@ func TestHoldDispatcher(t *testing.T) {
 }
 
 // The held dispatcher never hangs under the load child's real-time policy:
-// five windows at 5,000 a second with a garbage collection every few
-// milliseconds (GOGC=1), every thread at real-time priority 1 and pinned
-// to one processor, the dispatcher one above them from each sleep to its
-// send. (A
-// dispatcher that made its system calls through Go's scheduler at the
+// five windows at 5,000 a second, every thread at real-time priority 1 and
+// pinned to one processor, the dispatcher one above them while it sleeps,
+// with GOGC=1 and a goroutine that runs one collection after another (some
+// 1,900 a run, each stopping the dispatcher's goroutine to scan its stack).
+// (A dispatcher that made its system calls through Go's scheduler at the
 // raised priority hung this way: it spun waiting for a collector it never
 // let run; its sleeps alone made so, this test timed out. So did one
-// raised for the whole window, under the parallel load of the suite.) The windows run in a child process, since the policy is for
-// good; it takes root.
+// raised for the whole window, under the parallel load of the suite.) The
+// windows run in a child process, since the policy is for good; it takes
+// root.
 func TestHeldDispatcherUnderRealTime(t *testing.T) {
 	const childEnv = "LOADRUN_TEST_RT_CHILD"
 	if os.Getenv(childEnv) == "1" {
@@ -137,6 +134,27 @@ func heldUnderRealTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Collections one after another besides: each stops the dispatcher's
+	// goroutine to scan its stack, and the dispatcher wakes into it.
+	stop := make(chan struct{})
+	collections := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				collections <- n
+				return
+			default:
+				runtime.GC()
+				n++
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		t.Logf("%d collections forced", <-collections)
+	}()
 	for i := range 5 {
 		sched, err := Schedule(Poisson, 5000, 1, uint64(i+1))
 		if err != nil {

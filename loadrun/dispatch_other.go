@@ -11,5 +11,3 @@ type dispatcher struct{ held bool }
 func holdDispatcher() (*dispatcher, func()) { return new(dispatcher), func() {} }
 
 func (d *dispatcher) sleep(dur time.Duration) { preciseSleep(dur) }
-
-func (d *dispatcher) lower() {}

@@ -62,13 +62,13 @@
 // open-loop window holds its dispatcher (see dispatcher, Linux): the
 // dispatching goroutine locked to its thread, every sleep and send a raw
 // system call, so that it keeps its Go processor, and the thread raised
-// one priority step above the process's others (where permitted) from
-// each sleep until its send has left, so that it preempts the threads
-// reading replies when it wakes. Side by side at 8,000 and 10,000 a
-// second, as the load child runs it, this took the median window's
-// send-lag p99 from 0.3 to 0.4 ms over the machine's floor to under 0.1
-// ms, and met the goal (0.5 ms over it) in 33 of 40 pairs against 25 of
-// 40; it did not remove the worst windows (docs/BENCHMARKS.md).
+// one priority step above the process's others (where permitted) while it
+// sleeps, so that it preempts the threads reading replies when it wakes;
+// it steps down as it wakes, and keeps the processor through its send
+// since an equal priority does not preempt it. Side by side at 8,000 and
+// 10,000 a second, as the load child runs it, holding took the median
+// window's send-lag p99 from 0.3 to 0.4 ms over the machine's floor to
+// about 0.1 ms; it did not remove the worst windows (docs/BENCHMARKS.md).
 //
 // Replies. The reply is read by a small HTTP/1.x reader of its own, through
 // a pooled 8 KiB buffer, allocation-free: the status line ("HTTP/1.x NNN"

@@ -113,7 +113,6 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 			r.Outcome, r.Reason = NotSent, full
 		}
 		if r.Outcome == NotSent {
-			d.lower()
 			r.Sent, r.End = off, off
 			w.finish(*r)
 			continue
@@ -124,7 +123,6 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 		// connection (Target.begin), so neither waits for the new goroutine
 		// to be scheduled; the goroutine completes the request.
 		s := o.Target.begin(r, w.start, w.markSent)
-		d.lower() // before the go statement: see dispatcher
 		go func() {
 			defer wg.Done()
 			o.Target.complete(ctx, r, w.start, s, w.markSent)
@@ -294,7 +292,8 @@ const sleepChunk = 20 * time.Millisecond
 // milliseconds), which alone would make most sends "late". It returns how
 // many sleeps it made.
 func sleepUntil(ctx context.Context, t time.Time) (sleeps int) {
-	return new(dispatcher).sleepUntil(ctx, t)
+	var d dispatcher // not held
+	return d.sleepUntil(ctx, t)
 }
 
 // sleepUntil is the package's sleepUntil with d's sleep (see dispatcher).

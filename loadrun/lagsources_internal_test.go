@@ -223,7 +223,6 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 		r := &records[i]
 		*r = Record{Seq: i, Intended: off}
 		s := target.begin(r, start, nil)
-		d.lower()
 		wg.Go(func() { target.complete(ctx, r, start, s, nil) })
 		prevWork = time.Since(start) - r.Sent
 	}

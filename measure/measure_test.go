@@ -264,7 +264,7 @@ func childrenApart(started measure.Event) error {
 
 // loadChildNiced says whether every thread of the load child, including
 // those started since its hello, is scheduled as its hello said (nil; the
-// dispatcher's thread one step above during a window), and
+// dispatcher's thread one step above while it sleeps in a window), and
 // whether that is real-time round-robin at measure.LoadChildRTPriority and
 // niceness measure.LoadChildNice wherever that is permitted (as root) and
 // the load child is pinned away from the lab.
@@ -282,7 +282,7 @@ func loadChildNiced(started measure.Event) error {
 	if l.RTPriority > 0 {
 		want.Policy, want.RTPriority = "round-robin", l.RTPriority
 	}
-	// During a window one thread, the dispatcher's, runs one step above
+	// During a window one thread, the dispatcher's, sleeps one step above
 	// the others (loadrun's dispatcher): one real-time priority up, or
 	// niceness -20 under the normal policy.
 	raised := want
