@@ -72,13 +72,23 @@ func waitRows(t *testing.T, st *store.Store, id string, n int, timeout time.Dura
 	waitRun(t, st, id, func(r store.Run) bool { return len(r.Rows) >= n }, timeout)
 }
 
-// events reads run id's stored events and checks that their seqs run
-// 1, 2, 3... with exactly one terminal event, the last.
+// events reads run id's stored events, once the log ends with a terminal
+// event or 10 s have passed, and checks that their seqs run 1, 2, 3...
+// with exactly one terminal event, the last.
 func events(t *testing.T, st *store.Store, id string) []runner.Event {
 	t.Helper()
-	stored, err := st.RunEvents(context.Background(), id, 0)
-	if err != nil {
-		t.Fatal(err)
+	// The runner stores a run's final status before its terminal event
+	// (runner.finishLocked), so a log read just after waitStatus may not
+	// have that event yet (seen under two busy loops): wait for it.
+	var stored []store.RunEvent
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if stored, err = st.RunEvents(context.Background(), id, 0); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(stored); time.Now().After(deadline) || n > 0 && terminalJSON(t, stored[n-1].JSON) {
+			break
+		}
 	}
 	var out []runner.Event
 	for i, se := range stored {
@@ -95,6 +105,16 @@ func events(t *testing.T, st *store.Store, id string) []runner.Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// terminalJSON says whether a stored event is a run's terminal event.
+func terminalJSON(t *testing.T, b []byte) bool {
+	t.Helper()
+	var e runner.Event
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e.Kind.Terminal()
 }
 
 // A run submitted on a web replica is executed by a runner: done, with its
