@@ -92,9 +92,9 @@ func fidelity(b *testing.B, url string, rate float64, procs int) {
 		}
 		over := row.SendLagP99MS - floor
 		overs = append(overs, over)
-		pairLog(b, "rate %.0f procs %d pair %d: floor p99 %.3f ms (steal %d ms), lag p99 %.3f ms (steal %d ms), over %.3f ms, achieved %.4f, late %d; ok %d refused %d gaveup %d error %d, latency p99 %.1f ms",
+		pairLog(b, "rate %.0f procs %d pair %d: floor p99 %.3f ms (steal %d ms), lag p99 %.3f ms (steal %d ms), over %.3f ms, achieved %.4f, late %d; of %d arrivals ok %d refused %d gaveup %d error %d, latency p99 %.1f ms, max %.1f ms",
 			rate, p, i+1, floor, 10*(steal1-steal0), row.SendLagP99MS, 10*(steal2-steal1), over, row.OKPerSec/(float64(row.Arrivals)/seconds), row.Late,
-			row.OK, row.Refused, row.Gaveup, row.Error, row.P99MS)
+			row.Arrivals, row.OK, row.Refused, row.Gaveup, row.Error, row.P99MS, row.MaxMS)
 		worstRatio = min(worstRatio, row.OKPerSec/(float64(row.Arrivals)/seconds))
 		worstLag = max(worstLag, row.SendLagP99MS)
 		worstFloor = max(worstFloor, floor)
