@@ -51,8 +51,8 @@ func newSockaddr(ap netip.AddrPort) sockaddr {
 // non-blocking), and a raw call never hands the caller's Go processor
 // away nor waits to get one back, so the dispatcher (see dispatcher)
 // sends without meeting Go's scheduler. An error is the bare Errno
-// (classify reads it), so that a failed send allocates nothing on the
-// dispatcher's raised thread.
+// (classify reads it): a failed send allocates nothing on the
+// dispatcher's path.
 func connectStart(sa *sockaddr) (int, error) {
 	family := uintptr(syscall.AF_INET)
 	if sa.n == syscall.SizeofSockaddrInet6 {
@@ -60,7 +60,7 @@ func connectStart(sa *sockaddr) (int, error) {
 	}
 	fd, _, e := syscall.RawSyscall(syscall.SYS_SOCKET, family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
 	if e != 0 {
-		return -1, e // an Errno: no allocation on the dispatcher's raised thread
+		return -1, e // a bare Errno: see above
 	}
 	// Receive timestamps from the start, so that the reply's bytes are
 	// stamped when they arrive (arrivalReader), however late they are read.

@@ -64,7 +64,7 @@ import (
 // pass through it; the collector stops it to scan its stack. A preempted
 // locked goroutine waits for another thread to hand it a Go processor
 // back, at the common priority; mostly for tens of microseconds, but for
-// up to 30 ms when the thread reading replies is busy (measured with the
+// up to 33 ms when the generator's processor is busy (measured with the
 // execution tracer, docs/BENCHMARKS.md).
 type dispatcher struct {
 	held         bool
@@ -73,7 +73,8 @@ type dispatcher struct {
 
 // holdDispatcher holds the calling goroutine's thread as the dispatcher
 // (see dispatcher) when GOMAXPROCS is at least 2, and returns it with the
-// function that lets it go: the thread's own priority back, unlocked. With
+// function that lets it go, unlocking the thread (whose own priority is
+// back after every sleep). With
 // one Go processor it holds nothing: a dispatcher keeping the only one
 // through its sleeps would leave none to read the replies.
 func holdDispatcher() (*dispatcher, func()) {
