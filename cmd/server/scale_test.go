@@ -421,7 +421,11 @@ func TestScaleOutEndToEnd(t *testing.T) {
 					base = b.url
 				}
 				<-start
-				res, body, err := l.do("POST", base, "/api/sweeps", `{"workers":4,"spin_ms":1,"wait_ms":4,"cpus":1,"rates":[20],"seconds":1,"seed":6}`)
+				// 30 s windows: a run that ended during the burst would
+				// free its place in the queue for one more (CI's burst
+				// took 4 s, long enough for a 1 s run to end and a ninth
+				// to be accepted).
+				res, body, err := l.do("POST", base, "/api/sweeps", `{"workers":4,"spin_ms":1,"wait_ms":4,"cpus":1,"rates":[20],"seconds":30,"seed":6}`)
 				if err != nil {
 					codes[i] = -1
 					return
@@ -445,9 +449,15 @@ func TestScaleOutEndToEnd(t *testing.T) {
 		}
 		t.Logf("500 submissions: %v", count)
 		if count[http.StatusAccepted] != capacity || count[http.StatusTooManyRequests] != n-capacity {
+			for i, id := range ids {
+				if codes[i] == http.StatusAccepted {
+					r, code := learners[i].run(t, a.url, id)
+					t.Logf("accepted run %s: %d %s %q", id, code, r.Status, r.Reason)
+				}
+			}
 			t.Fatalf("answers %v: want exactly %d accepted (the queue's capacity) and the rest 429", count, capacity)
 		}
-		// Let them finish so the processes stop clean.
+		// Cancel them so the processes stop clean.
 		for i, id := range ids {
 			if codes[i] == http.StatusAccepted {
 				learners[i].do("POST", a.url, "/api/runs/"+id+"/cancel", "")
