@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,33 @@ func SetNice(nice int) error {
 		}
 		return nil
 	})
+}
+
+// MayRoundRobin says whether a thread of the calling process may take the
+// real-time round-robin policy at priority: nil, or the error SetRoundRobin
+// would return. It tries on the calling goroutine's own thread, locked
+// meanwhile, and puts that thread back as it was.
+func MayRoundRobin(priority int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	was, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return fmt.Errorf("reading this thread's scheduling: %w", err)
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_RR, Priority: uint32(priority)}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("real-time priority %d not permitted (it takes root or CAP_SYS_NICE): %w", priority, err)
+		}
+		return fmt.Errorf("real-time priority %d: %w", priority, err)
+	}
+	was.Size = unix.SizeofSchedAttr
+	if err := unix.SchedSetAttr(0, was, 0); err != nil {
+		// The thread stays real-time: a thread the runtime may hand any
+		// goroutine to; it should never happen, and it is said.
+		return fmt.Errorf("putting this thread back after trying real-time priority %d: %w", priority, err)
+	}
+	return nil
 }
 
 // SetRoundRobin puts every thread of the calling process under the

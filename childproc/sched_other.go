@@ -25,6 +25,9 @@ func SetRoundRobin(priority int) error {
 	return fmt.Errorf("real-time priority %d not set on %s: %w", priority, runtime.GOOS, errors.ErrUnsupported)
 }
 
+// MayRoundRobin says no: threads' policy is set on Linux only.
+func MayRoundRobin(priority int) error { return SetRoundRobin(priority) }
+
 // ThreadScheds cannot read threads' scheduling on this system.
 func ThreadScheds(int) (map[int]Sched, error) {
 	return nil, fmt.Errorf("threads' scheduling is not read on %s: %w", runtime.GOOS, errors.ErrUnsupported)

@@ -39,9 +39,12 @@ func benchRates(b *testing.B) []float64 {
 
 // fidelity runs b.N Poisson windows of 2 s at rate against target, each
 // paired with a floor window just before it: the same schedule slept
-// through by the dispatcher's own sleep with nothing to send
-// (loadrun.SleepFloorWindow, the machine's wake-up floor at that moment),
-// both at GOMAXPROCS procs.
+// through by the sender's own sleep with nothing to send
+// (loadrun.ThreadFloorWindow for the thread sender, SleepFloorWindow for
+// the Go sender's dispatcher: the machine's wake-up floor at that moment),
+// both at GOMAXPROCS procs. Windows use the thread sender where it is
+// built; LOADRUN_BENCH_SENDER=go uses the Go sender, and =alternate every
+// second pair (at the thread sender's priorities: see asLoadChild).
 // It reports how faithfully the generator kept the schedule, worst window
 // of b.N for each but the last two:
 //
@@ -78,12 +81,21 @@ func fidelity(b *testing.B, url string, rate float64, procs int) {
 			p = 1 // the dispatcher not held
 		}
 		prev := runtime.GOMAXPROCS(p)
+		o, sender := loadrun.Open{Target: target, Schedule: sched}, "thread"
+		if !loadrun.ThreadSender || os.Getenv("LOADRUN_BENCH_SENDER") == "go" || os.Getenv("LOADRUN_BENCH_SENDER") == "alternate" && i%2 == 1 {
+			o, sender = loadrun.SendFromGo(o), "go"
+		}
 		steal0 := loadrun.StealTicks(b)
-		wakes := loadrun.SleepFloorWindow(b, sched)
+		var wakes []time.Duration
+		if sender == "thread" {
+			wakes = loadrun.ThreadFloorWindow(b, sched)
+		} else {
+			wakes = loadrun.SleepFloorWindow(b, sched)
+		}
 		steal1 := loadrun.StealTicks(b)
 		slices.Sort(wakes)
 		floor := float64(loadrun.NearestRank(wakes, 99)) / 1e6
-		res := loadrun.Open{Target: target, Schedule: sched}.Run(context.Background(), nil)
+		res := o.Run(context.Background(), nil)
 		steal2 := loadrun.StealTicks(b)
 		runtime.GOMAXPROCS(prev)
 		row := res.Metrics.Row(rate, seconds*time.Second)
@@ -92,8 +104,8 @@ func fidelity(b *testing.B, url string, rate float64, procs int) {
 		}
 		over := row.SendLagP99MS - floor
 		overs = append(overs, over)
-		pairLog(b, "rate %.0f procs %d pair %d: floor p99 %.3f ms (steal %d ms), lag p99 %.3f ms (steal %d ms), over %.3f ms, achieved %.4f, late %d; of %d arrivals ok %d refused %d gaveup %d error %d, latency p99 %.1f ms, max %.1f ms",
-			rate, p, i+1, floor, 10*(steal1-steal0), row.SendLagP99MS, 10*(steal2-steal1), over, row.OKPerSec/(float64(row.Arrivals)/seconds), row.Late,
+		pairLog(b, "rate %.0f procs %d sender %s pair %d: floor p99 %.3f ms (steal %d ms), lag p99 %.3f ms (steal %d ms), over %.3f ms, achieved %.4f, late %d; of %d arrivals ok %d refused %d gaveup %d error %d, latency p99 %.1f ms, max %.1f ms",
+			rate, p, sender, i+1, floor, 10*(steal1-steal0), row.SendLagP99MS, 10*(steal2-steal1), over, row.OKPerSec/(float64(row.Arrivals)/seconds), row.Late,
 			row.Arrivals, row.OK, row.Refused, row.Gaveup, row.Error, row.P99MS, row.MaxMS)
 		worstRatio = min(worstRatio, row.OKPerSec/(float64(row.Arrivals)/seconds))
 		worstLag = max(worstLag, row.SendLagP99MS)
@@ -139,9 +151,10 @@ func BenchmarkOpenLoopLabOneCore(b *testing.B) {
 }
 
 // asLoadChild gives this process the load child's priority when
-// LOADRUN_BENCH_AS_CHILD=1 (every thread real-time round-robin
-// measure.LoadChildRTPriority, niceness measure.LoadChildNice, for good;
-// it takes root) and returns the load child's GOMAXPROCS for one generator
+// LOADRUN_BENCH_AS_CHILD=1 (every thread at niceness
+// measure.LoadChildNice, for good, and where there is no thread sender or
+// LOADRUN_BENCH_SENDER=go, real-time round-robin
+// measure.LoadChildRTPriority too; it takes root) and returns the load child's GOMAXPROCS for one generator
 // processor (loadrun.GoMaxProcs(1); LOADRUN_BENCH_PROCS=N sets N instead,
 // and LOADRUN_BENCH_PROCS=alternate runs every second pair at 1, where the
 // dispatcher is not held, for a side-by-side comparison). Otherwise it
@@ -153,15 +166,17 @@ func asLoadChild(b *testing.B) (procs int) {
 	if err := childproc.SetNice(measure.LoadChildNice); err != nil {
 		b.Fatal(err)
 	}
-	if err := childproc.SetRoundRobin(measure.LoadChildRTPriority); err != nil {
-		b.Fatal(err)
+	if !loadrun.ThreadSender || os.Getenv("LOADRUN_BENCH_SENDER") == "go" {
+		if err := childproc.SetRoundRobin(measure.LoadChildRTPriority); err != nil {
+			b.Fatal(err)
+		}
 	}
 	procs = loadrun.GoMaxProcs(1)
 	if n, err := strconv.Atoi(os.Getenv("LOADRUN_BENCH_PROCS")); err == nil && n > 0 {
 		procs = n // 1: the dispatcher not held
 	}
-	b.Logf("as the load child: every thread real-time %d, niceness %d; GOMAXPROCS %d in the generator's windows",
-		measure.LoadChildRTPriority, measure.LoadChildNice, procs)
+	b.Logf("as the load child: every thread at niceness %d, real-time %v; the thread sender %v; GOMAXPROCS %d in the generator's windows",
+		measure.LoadChildNice, !loadrun.ThreadSender || os.Getenv("LOADRUN_BENCH_SENDER") == "go", loadrun.ThreadSender, procs)
 	return procs
 }
 

@@ -9,7 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dispatcher is the thread an open-loop window sends from. Held (Open.Run
+// dispatcher is the thread the Go sender (goSender) sends an open-loop
+// window from: where there is no thread sender (a build without cgo) or
+// the target is a host name. Held (Open.Run
 // holds it for a window when GOMAXPROCS is at least 2; see GoMaxProcs),
 // the dispatching goroutine is locked to its thread, its sleeps and sends
 // are raw system calls, so that it keeps its Go processor throughout, and
@@ -65,7 +67,8 @@ import (
 // locked goroutine waits for another thread to hand it a Go processor
 // back, at the common priority; mostly for tens of microseconds, but for
 // up to 33 ms when the generator's processor is busy (measured with the
-// execution tracer, docs/BENCHMARKS.md).
+// execution tracer, docs/BENCHMARKS.md). The thread sender has none of
+// this, and is what sends wherever it is built.
 type dispatcher struct {
 	held         bool
 	base, raised unix.SchedAttr // the thread's own, and one step above

@@ -44,31 +44,40 @@
 // the actual send and covers connect, write and read together.
 //
 // Sending. At each arrival, when the target is an IP address (on Linux), the
-// open-loop dispatcher itself takes the send time (Record.Sent), creates the
-// socket and issues a non-blocking connect(2), and tries at once to write
-// the request without waiting (on loopback the handshake is done by the
-// time connect returns, so the request leaves with the connection attempt);
-// then it hands the request to a goroutine of its own that waits for the
+// sender itself takes the send time (Record.Sent), creates the socket and
+// issues a non-blocking connect(2), and tries at once to write the request
+// without waiting (on loopback the handshake is done by the time connect
+// returns, so the request leaves with the connection attempt); then it
+// hands the request to a goroutine of its own that waits for the
 // connection, writes whatever is left and reads the reply. So Sent is when
 // the request really left, and a goroutine that is slow to be scheduled
 // delays reading the answer (and is counted in its latency), not the send,
 // and does not hold a worker of the service waiting for the request's
-// bytes. A target given by host name is
-// resolved and dialled with net.Dialer on that goroutine, and Sent is then
-// taken there, just before the lookup.
+// bytes. A target given by host name is resolved and dialled with
+// net.Dialer on that goroutine, and Sent is then taken there, just before
+// the lookup.
 //
-// The dispatcher's thread. With at least two Go processors (GOMAXPROCS;
-// GoMaxProcs is what a generator pinned to its own processors sets), an
-// open-loop window holds its dispatcher (see dispatcher, Linux): the
-// dispatching goroutine locked to its thread, every sleep and send a raw
-// system call, so that it keeps its Go processor, and the thread raised
-// one priority step above the process's others (where permitted) while it
-// sleeps, so that it preempts the threads reading replies when it wakes;
-// it steps down as it wakes, and keeps the processor through its send
-// since an equal priority does not preempt it. Side by side at 8,000 and
-// 10,000 a second, as the load child runs it, holding took the median
-// window's send-lag p99 from 0.3 to 0.4 ms over the machine's floor to
-// about 0.1 ms; it did not remove the worst windows (docs/BENCHMARKS.md).
+// The sending thread. On Linux in a build with cgo (ThreadSender), an
+// open-loop window sends from a thread the Go runtime does not know (see
+// threadSender): a C thread that sleeps to each arrival with
+// clock_nanosleep(2) and sends with plain system calls, at real-time
+// round-robin priority SenderRTPriority above the process's other threads
+// (where permitted: root or CAP_SYS_NICE), and hands each sent request to
+// Go through an eventfd. Go's scheduler never preempts it and its
+// collector never stops it, and it alone of the generator is real-time, so
+// a saturated processor does not throttle it. As the load child runs it,
+// its send-lag p99 stays within 0.1 ms of its own wake-up floor at every
+// rate to 10,000 a second (docs/BENCHMARKS.md).
+//
+// Without cgo (the static container image) or for a host name, the Go
+// sender sends from the window's goroutine. With at least two Go
+// processors (GOMAXPROCS; GoMaxProcs is what a generator pinned to its own
+// processors sets) it holds its dispatcher (see dispatcher, Linux): the
+// goroutine locked to its thread, every sleep and send a raw system call,
+// so that it keeps its Go processor, and the thread raised one priority
+// step above the process's others (where permitted) while it sleeps. It
+// meets the same goal up to 5,000 a second; at 8,000 and 10,000 it is late
+// in many windows, when Go's scheduler preempts it (docs/BENCHMARKS.md).
 //
 // Replies. The reply is read by a small HTTP/1.x reader of its own, through
 // a pooled 8 KiB buffer, allocation-free: the status line ("HTTP/1.x NNN"

@@ -69,12 +69,17 @@ type Open struct {
 	// falling short). It replaces MaxInFlight.
 	ClientWorkers int
 	Window        int // copied into every record
+	// sendFromGo sends with the Go sender even where the thread sender
+	// could (test builds set it, to compare the two).
+	sendFromGo bool
 }
 
 // Run sends the schedule and returns when every request has ended. At each
-// arrival the dispatcher takes the send time and starts the connection
-// when the target is an IP address (see Target.begin); the rest of the request runs on a goroutine of its
-// own, so a slow one never delays the next send. An arrival that finds MaxInFlight requests outstanding is recorded
+// arrival the sender takes the send time and, when the target is an IP
+// address, connects and writes the request (from a thread of its own on
+// Linux with cgo: threadSender; otherwise from this goroutine: goSender,
+// Target.begin); the rest of the request runs on a goroutine of its own,
+// so a slow one never delays the next send. An arrival that finds MaxInFlight requests outstanding is recorded
 // as NotSent with ReasonInFlightCap (with ClientWorkers: that many, and
 // ReasonClientBusy). Cancelling ctx stops sending (the rest
 // of the schedule is recorded as NotSent with ReasonCanceled) and ends
@@ -99,17 +104,15 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 
 	var wg sync.WaitGroup
 	var inFlight atomic.Int64
-	d, release := holdDispatcher()
+	snd := newSender(ctx, o.Target, w.start, o.Schedule, limit, &inFlight, o.sendFromGo)
 	for i, off := range o.Schedule {
 		r := &records[i]
 		*r = Record{Window: o.Window, Seq: i, Intended: off, QueueWaitMS: -1, ServiceMS: -1}
-		if ctx.Err() == nil {
-			d.sleepUntil(ctx, w.start.Add(off))
-		}
-		switch {
-		case ctx.Err() != nil:
+		s, v := snd.next(ctx, i, w.start.Add(off), r, w.markSent)
+		switch v {
+		case verdictCanceled:
 			r.Outcome, r.Reason = NotSent, ReasonCanceled
-		case inFlight.Load() >= limit:
+		case verdictFull:
 			r.Outcome, r.Reason = NotSent, full
 		}
 		if r.Outcome == NotSent {
@@ -117,12 +120,7 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 			w.finish(*r)
 			continue
 		}
-		inFlight.Add(1)
 		wg.Add(1)
-		// For an IP target the dispatcher itself takes Sent and starts the
-		// connection (Target.begin), so neither waits for the new goroutine
-		// to be scheduled; the goroutine completes the request.
-		s := o.Target.begin(r, w.start, w.markSent)
 		go func() {
 			defer wg.Done()
 			o.Target.complete(ctx, r, w.start, s, w.markSent)
@@ -130,10 +128,73 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 			w.finish(*r)
 		}()
 	}
-	release()
+	snd.close()
 	wg.Wait()
 	return w.result(ctx, records, sp, stopTicker, progress)
 }
+
+// SenderRTPriority is the real-time round-robin priority an open-loop
+// window's sending thread takes in a process of the normal policy (see
+// threadSender; where the process is real-time, one above it). It takes
+// root or CAP_SYS_NICE; without, the thread tries niceness -20, then
+// stays as it is.
+const SenderRTPriority = 1
+
+// verdict is what became of one arrival of an open-loop window.
+type verdict int
+
+const (
+	verdictSent     verdict = iota
+	verdictCanceled         // not sent: the window was cancelled
+	verdictFull             // not sent: the in-flight cap (or every client worker busy)
+)
+
+// sender sends an open-loop window's arrivals, in order: the thread sender
+// (Linux with cgo, for a target given as an IP address) or the Go sender.
+type sender interface {
+	// next waits until arrival i, due at due, and sends it, unless ctx
+	// is done or the in-flight cap is reached; a send's time goes into
+	// r.Sent, and onSent is called.
+	next(ctx context.Context, i int, due time.Time, r *Record, onSent func()) (send, verdict)
+	// close ends the sending, after the last arrival.
+	close()
+}
+
+// goSender sends from the calling goroutine, sleeping with dispatcher's
+// sleep (held where it may be; see dispatcher), and starts each request
+// with Target.begin.
+type goSender struct {
+	d        *dispatcher
+	release  func()
+	t        Target
+	start    time.Time
+	limit    int64
+	inFlight *atomic.Int64
+}
+
+func newGoSender(t Target, start time.Time, limit int64, inFlight *atomic.Int64) *goSender {
+	d, release := holdDispatcher()
+	return &goSender{d: d, release: release, t: t, start: start, limit: limit, inFlight: inFlight}
+}
+
+func (g *goSender) next(ctx context.Context, _ int, due time.Time, r *Record, onSent func()) (send, verdict) {
+	if ctx.Err() == nil {
+		g.d.sleepUntil(ctx, due)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return send{}, verdictCanceled
+	case g.inFlight.Load() >= g.limit:
+		return send{}, verdictFull
+	}
+	g.inFlight.Add(1)
+	// For an IP target the sender itself takes Sent and starts the
+	// connection (Target.begin), so neither waits for the new goroutine
+	// to be scheduled; the goroutine completes the request.
+	return g.t.begin(r, g.start, onSent), verdictSent
+}
+
+func (g *goSender) close() { g.release() }
 
 // GoMaxProcs is the GOMAXPROCS for a generator process that may use
 // processors processors (pinned away from the lab): one more Go processor

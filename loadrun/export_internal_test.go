@@ -14,3 +14,10 @@ func DefaultInFlight(sched []time.Duration, timeout time.Duration) int {
 // StealTicks is stealTicks: the whole machine's stolen time so far, in
 // /proc/stat's 10 ms ticks (test builds only).
 func StealTicks(b *testing.B) int64 { return stealTicks(b) }
+
+// SendFromGo is o sending with the Go sender even where the thread sender
+// could (test builds only).
+func SendFromGo(o Open) Open {
+	o.sendFromGo = true
+	return o
+}

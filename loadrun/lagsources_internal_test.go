@@ -393,6 +393,29 @@ func SleepFloorWindow(tb testing.TB, sched []time.Duration) []time.Duration {
 	return wakes
 }
 
+// ThreadFloorWindow is SleepFloorWindow for the thread sender: its thread,
+// at its priority, wakes at each arrival of sched with nothing to send
+// (floorSender). It fails the test where there is no thread sender.
+// (Exported for the external fidelity benchmarks; test builds only.)
+func ThreadFloorWindow(tb testing.TB, sched []time.Duration) []time.Duration {
+	ctx := context.Background()
+	start := time.Now()
+	s, err := floorSender(ctx, start, sched)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wakes := make([]time.Duration, len(sched))
+	for i, off := range sched {
+		var r Record
+		if _, v := s.next(ctx, i, start.Add(off), &r, nil); v != verdictSent {
+			tb.Fatalf("the floor's arrival %d: verdict %d", i, v)
+		}
+		wakes[i] = r.Sent - off
+	}
+	s.close()
+	return wakes
+}
+
 func sleepWindow(b *testing.B, sched []time.Duration) (p99, latePct, queuedPct, asleepPct, stealMS float64) {
 	schedstat, release := lockThreadSchedstat(b)
 	defer release()

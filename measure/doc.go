@@ -31,13 +31,13 @@
 //     pins every one of its threads, once and for good, to the processors
 //     the lab does not use (affinity.PinAwayFrom with the lab child's
 //     processors, walking /proc/self/task until no new thread appears),
-//     sets GOMAXPROCS to one more than their number (loadrun.GoMaxProcs:
-//     an open-loop window's dispatcher keeps one Go processor), raises
-//     every one of its threads to real-time round-robin priority
-//     LoadChildRTPriority and niceness LoadChildNice
-//     (childproc.SetRoundRobin, SetNice; threads started later inherit
-//     both; the dispatcher's thread runs one real-time priority above
-//     them during a window), and runs the sweep at the lab.
+//     sets GOMAXPROCS to one more than their number (loadrun.GoMaxProcs),
+//     sets every one of its threads to niceness LoadChildNice
+//     (childproc.SetNice; threads started later inherit it) and sends at
+//     real-time round-robin priority LoadChildRTPriority: from its sending
+//     thread alone where loadrun.ThreadSender (a generator all real-time
+//     is throttled on a saturated processor: see loadrun), every thread
+//     otherwise (childproc.SetRoundRobin), and runs the sweep at the lab.
 //
 // The calling process (the server, with its web pages and a class's
 // websocket watchers) is never pinned and its GOMAXPROCS never changed, so
@@ -55,8 +55,12 @@
 // and the generator's sends wait behind the fan-out (send-lag p99 of 2 to
 // 5 ms with 1,000 watchers against 0.1 ms alone); a niceness of -10 alone
 // halves that; real-time, the generator runs as soon as it is ready and
-// sends as on time watched as alone (docs/BENCHMARKS.md). It is the load
-// child's own setting: the server's threads keep theirs. Where it is not
+// sends as on time watched as alone (docs/BENCHMARKS.md); the sending
+// thread alone at that priority keeps the sends so, while the threads
+// reading replies share the processor at niceness LoadChildNice (the
+// kernel stamps each reply as it arrives, so reading it later does not
+// change its latency). It is the load child's own setting: the server's
+// threads keep theirs. Where it is not
 // permitted (it takes root or CAP_SYS_NICE) the load child runs at the
 // niceness it inherited, or at LoadChildNice if only that is permitted;
 // its hello says why and the runner logs a warning.
@@ -97,7 +101,7 @@
 //
 //	{"kind":"hello","version":3,"pid":5678,"cpus":[1],"gomaxprocs":1,
 //	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]",
-//	 "nice":-10,"rt_priority":1,"priority":"generator at real-time round-robin priority 1, niceness -10"}
+//	 "nice":-10,"rt_priority":1,"priority":"generator at niceness -10, sending from a thread at real-time round-robin priority 1"}
 //	{"kind":"progress","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":250.3,"sent":10,"ended":9}
 //	{"kind":"knob","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":500.2,"change":"500ms:WAIT_MS=40"}
 //	{"kind":"sample","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":1000,

@@ -57,7 +57,7 @@ type Child struct {
 	GoMaxProcs int    // its GOMAXPROCS
 	Note       string // how it was placed, in words (the load child's pinning)
 	Nice       int    // the niceness its threads run at (the load child's; 0 for the lab child)
-	RTPriority int    // its threads' real-time round-robin priority; 0: not real-time
+	RTPriority int    // the real-time round-robin priority its sends go out at (its sending thread's where loadrun.ThreadSender, every thread's otherwise); 0: not real-time
 	Priority   string // the load child's priority, or why it was not raised, in words
 }
 

@@ -178,11 +178,12 @@ func pinAway(lab []int) ([]int, string) {
 }
 
 // How a load child raises its scheduling priority as it starts (see
-// raisePriority): every one of its threads at real-time round-robin
-// priority LoadChildRTPriority, and at niceness LoadChildNice, which ranks
-// it among normal threads where the real-time policy is refused.
+// raisePriority): every one of its threads at niceness LoadChildNice, and
+// its sends at real-time round-robin priority LoadChildRTPriority: from
+// the sending thread alone where loadrun.ThreadSender, from every thread
+// otherwise.
 const (
-	LoadChildRTPriority = 1
+	LoadChildRTPriority = loadrun.SenderRTPriority
 	LoadChildNice       = -10
 )
 
@@ -191,11 +192,16 @@ const (
 // from the lab): on a 2-core machine the generator's processor is the one
 // the server's websocket fan-out to a class uses too, and the generator
 // should send on time whatever the server does. It sets niceness
-// LoadChildNice, then real-time round-robin priority LoadChildRTPriority,
-// so the generator runs first whenever it is ready. Unpinned, it would
-// outrank the lab on the lab's processor, so it is not raised. It returns
-// the niceness and real-time priority (0: none) the threads run at and a
-// line saying so, or why not.
+// LoadChildNice. Where loadrun.ThreadSender, an open-loop window's sending
+// thread takes real-time round-robin priority LoadChildRTPriority itself
+// and the other threads stay at the normal policy (a generator all
+// real-time is throttled on a saturated processor: see loadrun's
+// threadSender), so it only checks that this is permitted; otherwise it
+// sets every thread to that priority, so the generator runs first whenever
+// it is ready. Unpinned, it would outrank the lab on the lab's processor,
+// so it is not raised. It returns the niceness the threads run at, the
+// real-time priority the sends go out at (0: none) and a line saying so,
+// or why not.
 func raisePriority(pinned bool) (nice, rt int, note string) {
 	if nices, err := childproc.ThreadScheds(os.Getpid()); err == nil {
 		nice = nices[os.Getpid()].Nice
@@ -206,6 +212,16 @@ func raisePriority(pinned bool) (nice, rt int, note string) {
 	nerr := childproc.SetNice(LoadChildNice)
 	if nerr == nil {
 		nice = LoadChildNice
+	}
+	if loadrun.ThreadSender {
+		rerr := childproc.MayRoundRobin(LoadChildRTPriority)
+		switch {
+		case rerr == nil:
+			return nice, LoadChildRTPriority, fmt.Sprintf("generator at niceness %d, sending from a thread at real-time round-robin priority %d", nice, LoadChildRTPriority)
+		case nerr == nil:
+			return nice, 0, fmt.Sprintf("generator at niceness %d, its sends not real-time: %v", nice, rerr)
+		}
+		return nice, 0, fmt.Sprintf("generator's priority not raised (niceness %d): %v; %v", nice, nerr, rerr)
 	}
 	rerr := childproc.SetRoundRobin(LoadChildRTPriority)
 	switch {

@@ -264,7 +264,9 @@ func childrenApart(started measure.Event) error {
 
 // loadChildNiced says whether every thread of the load child, including
 // those started since its hello, is scheduled as its hello said (nil; the
-// dispatcher's thread one step above while it sleeps in a window), and
+// sender's thread above them in a window, and with loadrun.ThreadSender
+// there must be exactly one such thread, since it is raised for the whole
+// window), and
 // whether that is real-time round-robin at measure.LoadChildRTPriority and
 // niceness measure.LoadChildNice wherever that is permitted (as root) and
 // the load child is pinned away from the lab.
@@ -279,16 +281,21 @@ func loadChildNiced(started measure.Event) error {
 			l.CPUs, l.RTPriority, l.Nice, measure.LoadChildRTPriority, measure.LoadChildNice, l.Priority)
 	}
 	want := childproc.Sched{Nice: l.Nice, Policy: "normal"}
-	if l.RTPriority > 0 {
+	if l.RTPriority > 0 && !loadrun.ThreadSender {
 		want.Policy, want.RTPriority = "round-robin", l.RTPriority
 	}
-	// During a window one thread, the dispatcher's, sleeps one step above
-	// the others (loadrun's dispatcher): one real-time priority up, or
+	// During a window one thread, the sender's, runs above the others:
+	// with loadrun.ThreadSender, at the hello's real-time priority (or
+	// niceness -20 where that is not permitted); otherwise the Go
+	// dispatcher's thread, one real-time priority up while it sleeps, or
 	// niceness -20 under the normal policy.
 	raised := want
-	if raised.RTPriority > 0 {
+	switch {
+	case loadrun.ThreadSender && l.RTPriority > 0:
+		raised.Policy, raised.RTPriority = "round-robin", l.RTPriority
+	case raised.RTPriority > 0:
 		raised.RTPriority++
-	} else {
+	default:
 		raised.Nice = -20
 	}
 	if len(scheds) < 2 {
@@ -301,9 +308,12 @@ func loadChildNiced(started measure.Event) error {
 		case s == raised && nraised == 0:
 			nraised++
 		default:
-			return fmt.Errorf("thread %d of the load child (pid %d) is scheduled %+v, its hello said %+v (%s), and only the dispatcher's may run at %+v",
+			return fmt.Errorf("thread %d of the load child (pid %d) is scheduled %+v, its hello said %+v (%s), and only the sender's may run at %+v",
 				tid, l.Pid, s, want, l.Priority, raised)
 		}
+	}
+	if loadrun.ThreadSender && raised != want && nraised != 1 {
+		return fmt.Errorf("no thread of the load child (pid %d) runs at %+v during a window: want its sending thread's", l.Pid, raised)
 	}
 	return nil
 }
