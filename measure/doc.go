@@ -55,11 +55,11 @@
 // and the generator's sends wait behind the fan-out (send-lag p99 of 2 to
 // 5 ms with 1,000 watchers against 0.1 ms alone); a niceness of -10 alone
 // halves that; real-time, the generator runs as soon as it is ready and
-// sends as on time watched as alone (docs/BENCHMARKS.md); the sending
-// thread alone at that priority keeps the sends so, while the threads
-// reading replies share the processor at niceness LoadChildNice (the
-// kernel stamps each reply as it arrives, so reading it later does not
-// change its latency). It is the load child's own setting: the server's
+// sends as on time watched as alone (docs/BENCHMARKS.md; measured with
+// every thread real-time, before the sending thread; with it, only that
+// thread is real-time and the threads reading replies share the processor
+// at niceness LoadChildNice, which the kernel's stamp on each reply as it
+// arrives keeps out of the latencies; not yet measured with watchers). It is the load child's own setting: the server's
 // threads keep theirs. Where it is not
 // permitted (it takes root or CAP_SYS_NICE) the load child runs at the
 // niceness it inherited, or at LoadChildNice if only that is permitted;
