@@ -45,8 +45,7 @@ typedef struct {
 	int dry;            // sleep through the schedule, send nothing: the floor
 	// Shared, atomic.
 	int64_t *inflight;  // sent and not yet ended: pinned Go memory (Go decrements)
-	int32_t cancel;     // set by Go: stop sending
-	int32_t raised;     // the thread's step above the process (1) or not (0)
+	int32_t *cancel;    // set by Go: stop sending (pinned Go memory)
 	int64_t published;  // slots [0, published) are final
 } cl_disp;
 
@@ -108,12 +107,12 @@ static int cl_raise(int rtprio) {
 
 static void *cl_run(void *arg) {
 	cl_disp *d = arg;
-	__atomic_store_n(&d->raised, cl_raise(d->rtprio), __ATOMIC_SEQ_CST);
+	cl_raise(d->rtprio); // raised or not, it sends: a test reads its priority
 	uint64_t one = 1;
 	for (int64_t i = 0; i < d->n; i++) {
 		cl_slot *s = &d->slots[i];
 		for (;;) {
-			if (__atomic_load_n(&d->cancel, __ATOMIC_SEQ_CST))
+			if (__atomic_load_n(d->cancel, __ATOMIC_SEQ_CST))
 				break;
 			int64_t now = cl_now(), due = d->due[i];
 			if (now >= due)
@@ -122,7 +121,7 @@ static void *cl_run(void *arg) {
 			struct timespec ts = {wake / 1000000000, wake % 1000000000};
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		}
-		if (__atomic_load_n(&d->cancel, __ATOMIC_SEQ_CST)) {
+		if (__atomic_load_n(d->cancel, __ATOMIC_SEQ_CST)) {
 			s->verdict = 2;
 		} else if (__atomic_load_n(d->inflight, __ATOMIC_SEQ_CST) >= d->limit) {
 			s->verdict = 3;
@@ -204,6 +203,7 @@ type threadSender struct {
 	monoStart int64 // CLOCK_MONOTONIC ns at the window's start
 	start     time.Time
 	pin       runtime.Pinner
+	cancel    *atomic.Int32 // the thread's cancel flag, Go's: a late store after close is harmless
 	stopCtx   func() bool
 	buf       [8]byte
 }
@@ -221,9 +221,7 @@ func startThreadSender(ctx context.Context, t Target, start time.Time, sched []t
 	n := len(sched)
 	d := (*C.cl_disp)(C.calloc(1, C.size_t(unsafe.Sizeof(C.cl_disp{}))))
 	c := &threadSender{d: d, start: start, efd: os.NewFile(uintptr(efd), "eventfd")}
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	c.monoStart = ts.Nano() - int64(time.Since(start))
+	c.monoStart = monoAt(start)
 	d.due = (*C.int64_t)(C.malloc(C.size_t(max(n, 1) * 8)))
 	for i, off := range sched {
 		*(*C.int64_t)(unsafe.Add(unsafe.Pointer(d.due), i*8)) = C.int64_t(c.monoStart + int64(off))
@@ -253,9 +251,13 @@ func startThreadSender(ctx context.Context, t Target, start time.Time, sched []t
 	if dry {
 		d.dry = 1
 	}
+	c.cancel = new(atomic.Int32)
 	c.pin.Pin(inFlight)
+	c.pin.Pin(c.cancel)
 	d.inflight = (*C.int64_t)(unsafe.Pointer(inFlight))
-	c.stopCtx = context.AfterFunc(ctx, func() { atomic.StoreInt32((*int32)(unsafe.Pointer(&d.cancel)), 1) })
+	d.cancel = (*C.int32_t)(unsafe.Pointer(c.cancel))
+	cancel := c.cancel
+	c.stopCtx = context.AfterFunc(ctx, func() { cancel.Store(1) })
 	if e := C.cl_start(d); e != 0 {
 		c.free()
 		return nil, fmt.Errorf("starting the sending thread: %w", syscall.Errno(e))
@@ -285,6 +287,24 @@ func floorSender(ctx context.Context, start time.Time, sched []time.Duration) (s
 	return startThreadSender(ctx, Target{}, start, sched, 1<<62, &inFlight, true)
 }
 
+// monoAt is start on the clock the thread reads (CLOCK_MONOTONIC, ns):
+// the clock read between two readings of Go's, in the closest pair of
+// five, so that it is off by at most half their distance (a few tens of
+// nanoseconds unless a pair was interrupted).
+func monoAt(start time.Time) int64 {
+	best, at := int64(-1), int64(0)
+	for range 5 {
+		var ts unix.Timespec
+		before := time.Since(start)
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		after := time.Since(start)
+		if gap := int64(after - before); best < 0 || gap < best {
+			best, at = gap, ts.Nano()-int64(before+after)/2
+		}
+	}
+	return at
+}
+
 // next waits until arrival i (they come in order) is decided, and returns
 // its send, or why it was not sent. A send's time goes into r.Sent and
 // onSent is called, as Target.begin does.
@@ -302,7 +322,10 @@ func (c *threadSender) next(_ context.Context, i int, _ time.Time, r *Record, on
 	case 3:
 		return send{}, verdictFull
 	}
-	s := send{taken: true, at: c.start.Add(time.Duration(int64(sl.sent) - c.monoStart)), fd: int(sl.fd), wrote: int(sl.wrote)}
+	// Never later than now, which the clocks' mapping (monoAt) could make
+	// it by a hair: the request's end is taken after this.
+	at := min(time.Duration(int64(sl.sent)-c.monoStart), time.Since(c.start))
+	s := send{taken: true, at: c.start.Add(at), fd: int(sl.fd), wrote: int(sl.wrote)}
 	if sl.err != 0 {
 		s.err = syscall.Errno(sl.err)
 	}
@@ -311,11 +334,6 @@ func (c *threadSender) next(_ context.Context, i int, _ time.Time, r *Record, on
 		onSent()
 	}
 	return s, verdictSent
-}
-
-// raised says whether the sending thread runs one step above the process.
-func (c *threadSender) raised() bool {
-	return atomic.LoadInt32((*int32)(unsafe.Pointer(&c.d.raised))) == 1
 }
 
 // close waits for the sending thread to end, which it does after
