@@ -13,6 +13,8 @@ package loadrun
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +44,7 @@ typedef struct {
 	cl_slot *slots;
 	pthread_t thread;
 	int rtprio;         // the real-time priority to take in a normal-policy process
+	int port_lo, port_hi, port_next; // the local ports it binds, in turn (0: the kernel's choice)
 	int dry;            // sleep through the schedule, send nothing: the floor
 	// Shared, atomic.
 	int64_t *inflight;  // sent and not yet ended: pinned Go memory (Go decrements)
@@ -55,6 +58,38 @@ static int64_t cl_now(void) {
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+// cl_bind binds fd to the next free local port of d's range, in turn, so
+// that connect(2) need not search for one: the kernel's search steps over
+// every port in use, and with thousands of requests in flight each
+// connect cost a millisecond and more, which a saturated processor could
+// not give (measured: docs/BENCHMARKS.md). A port in use is passed over;
+// after 64 such it leaves the choice to the kernel.
+static void cl_bind(cl_disp *d, int fd) {
+	if (d->port_lo <= 0)
+		return;
+	struct sockaddr_storage a;
+	memset(&a, 0, sizeof a);
+	socklen_t n;
+	for (int i = 0; i < 64; i++) {
+		int p = d->port_next++;
+		if (d->port_next > d->port_hi)
+			d->port_next = d->port_lo;
+		if (d->family == AF_INET6) {
+			struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&a;
+			a6->sin6_family = AF_INET6;
+			a6->sin6_port = htons((uint16_t)p);
+			n = sizeof *a6;
+		} else {
+			struct sockaddr_in *a4 = (struct sockaddr_in *)&a;
+			a4->sin_family = AF_INET;
+			a4->sin_port = htons((uint16_t)p);
+			n = sizeof *a4;
+		}
+		if (bind(fd, (struct sockaddr *)&a, n) == 0 || errno != EADDRINUSE)
+			return;
+	}
+}
+
 static void cl_send(cl_disp *d, cl_slot *s) {
 	s->fd = -1;
 	s->sent = cl_now();
@@ -66,6 +101,7 @@ static void cl_send(cl_disp *d, cl_slot *s) {
 	}
 	int on = 1;
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+	cl_bind(d, fd);
 	if (connect(fd, (struct sockaddr *)d->sa, d->salen) != 0 && errno != EINPROGRESS && errno != EALREADY && errno != EINTR) {
 		s->err = errno;
 		close(fd);
@@ -247,6 +283,10 @@ func startThreadSender(ctx context.Context, t Target, start time.Time, sched []t
 	d.limit = C.int64_t(limit)
 	d.chunk = C.int64_t(sleepChunk)
 	d.rtprio = C.int(SenderRTPriority)
+	if lo, hi, ok := localPorts(); ok {
+		d.port_lo, d.port_hi = C.int(lo), C.int(hi)
+		d.port_next = C.int(lo + int(uint64(time.Now().UnixNano())%uint64(hi-lo+1)))
+	}
 	d.efd = C.int(efd)
 	if dry {
 		d.dry = 1
@@ -285,6 +325,19 @@ func newSender(ctx context.Context, t Target, start time.Time, sched []time.Dura
 func floorSender(ctx context.Context, start time.Time, sched []time.Duration) (sender, error) {
 	var inFlight atomic.Int64
 	return startThreadSender(ctx, Target{}, start, sched, 1<<62, &inFlight, true)
+}
+
+// localPorts is the system's range of local ports for connections
+// (net.ipv4.ip_local_port_range), which the thread binds in turn.
+func localPorts() (lo, hi int, ok bool) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0, false
+	}
+	if n, err := fmt.Sscan(string(b), &lo, &hi); n != 2 || err != nil || lo < 1 || hi > 65535 || hi <= lo {
+		return 0, 0, false
+	}
+	return lo, hi, true
 }
 
 // monoAt is start on the clock the thread reads (CLOCK_MONOTONIC, ns):
