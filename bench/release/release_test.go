@@ -167,6 +167,14 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 		quiet = p90 <= time.Millisecond
 		floor = fmt.Sprintf("a thread woke %v late nine times in ten, at most %v (%d naps)", p90, late[len(late)-1], len(late))
 	}
+	if raceEnabled {
+		// The detector slows the generator's reading and the lab several
+		// times over, beside the rest of go test -race ./...: CI's run
+		// had 23.0 giving up a second against 11.7 answered (1.97 times;
+		// 2.3 to 2.6 alone, with or without it). The plain go test ./...
+		// checks the rest.
+		quiet, floor = false, "built with the race detector, "+floor
+	}
 
 	// What holds on any machine. 1: before the release the lab answers
 	// nearly every request sent in time; after it more of those sent give
