@@ -66,8 +66,12 @@
 // Go through an eventfd. Go's scheduler never preempts it and its
 // collector never stops it, and it alone of the generator is real-time, so
 // a saturated processor does not throttle it. As the load child runs it,
-// its send-lag p99 stays within 0.1 ms of its own wake-up floor at every
-// rate to 10,000 a second (docs/BENCHMARKS.md).
+// the median window's send-lag p99 is within about 0.1 ms of the thread's
+// own wake-up floor at every rate to 10,000 a second, and every window
+// measured within 0.5 ms from 2,000 a second up (docs/BENCHMARKS.md). It
+// never slows down for the goroutines reading replies: at 8,000 a second
+// and more, once they fall behind (after the lab stalled), a window can
+// end with arrivals given up and unsent, every one counted.
 //
 // Without cgo (the static container image) or for a host name, the Go
 // sender sends from the window's goroutine. With at least two Go

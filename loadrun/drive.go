@@ -198,9 +198,11 @@ func (g *goSender) close() { g.release() }
 
 // GoMaxProcs is the GOMAXPROCS for a generator process that may use
 // processors processors (pinned away from the lab): one more Go processor
-// than processors, since an open-loop window's dispatcher keeps one for
-// itself through its sleeps and sends (see dispatcher on Linux), and the
-// replies are read on the others.
+// than processors, since the Go sender's dispatcher keeps one for itself
+// through its sleeps and sends (see dispatcher on Linux), and the replies
+// are read on the others. The thread sender keeps none; with it, one and
+// two Go processors for one processor measured the same
+// (docs/BENCHMARKS.md).
 func GoMaxProcs(processors int) int { return processors + 1 }
 
 // defaultInFlight is the in-flight cap of an open-loop window that sets
