@@ -129,6 +129,13 @@ func TestHeldDispatcherUnderRealTime(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("SKIPPED: the real-time policy takes root, and this test does not run as root")
 	}
+	if os.Getenv("LOADRUN_TEST_REALTIME") != "1" {
+		// Its child, real-time on one processor, delays every normal
+		// thread there, and go test ./... runs other packages' timed
+		// measurements beside it (measure's knob changes came 268 and
+		// 297 ms late, their load children's Go threads being normal).
+		t.Skip("SKIPPED: runs alone, with LOADRUN_TEST_REALTIME=1 (.ci/run has a step for it): its real-time child would delay other packages' measurements")
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHeldDispatcherUnderRealTime$", "-test.v")
