@@ -4,7 +4,9 @@
 # Starts cmd/lab (knobs from the environment: WORKERS SPIN_MS WAIT_MS LIMIT
 # CPUS, the lessons' defaults 1/2/18/0/1) on free loopback ports, then for
 # each rate in RATES runs one window of cmd/load and one vegeta attack of
-# WINDOW seconds each, draining the lab between runs, and prints one line per
+# WINDOW seconds each, draining the lab between runs (and, before each run,
+# waiting for the connections the last one left in TIME_WAIT: see settle),
+# and prints one line per
 # rate, for both tools: ok answers a second, that as a percentage of the
 # offered rate (achieved), p50 and p99 latency, and the lab's done counter;
 # for cmd/load also its late sends (> 1 ms), arrivals not sent and send-lag
@@ -80,6 +82,32 @@ echo "# each run: $WINDOW s, evenly spaced arrivals, fresh connection per reques
 # field NAME JSON: the first number after "NAME": in a JSON text.
 field() { sed -n "s/.*\"$1\": *\([-0-9.e+]*\).*/\1/p" <<<"$2" | head -n1; }
 
+# settle waits (at most 70 s) until fewer than 1000 connections toward the
+# lab are in TIME_WAIT on this machine's side, and says so when it waited.
+# A tool that gave up on many requests closed them first, and each such
+# connection holds its local port for 60 s: the next tool's connect(2) then
+# searches the crowded port range for each request (measured: cmd/load's
+# sending thread spent over half its processor in that search right after
+# vegeta collapsed, and some connects failed with EADDRNOTAVAIL;
+# docs/BENCHMARKS.md). Each tool starts with the ports as clear as the
+# other had them.
+lab_port=${target##*:}
+lab_port=${lab_port%%/*}
+tw_toward_lab() {
+	awk -v p="$(printf '%04X' "$lab_port")" '$4 == "06" { split($3, a, ":"); if (a[2] == p) n++ } END { print n + 0 }' /proc/net/tcp /proc/net/tcp6
+}
+settle() {
+	local before n waited=0
+	before=$(tw_toward_lab)
+	n=$before
+	while [ "$n" -ge 1000 ] && [ "$waited" -lt 70 ]; do
+		sleep 1
+		waited=$((waited + 1))
+		n=$(tw_toward_lab)
+	done
+	if [ "$waited" -gt 0 ]; then echo "#   before $1 at $rate/s: waited $waited s for $before connections in TIME_WAIT toward the lab to clear (now $n)"; fi
+}
+
 # drain waits until the lab has nothing queued or in service, then resets it.
 drain() {
 	for _ in $(seq 300); do
@@ -93,12 +121,14 @@ drain() {
 printf '%6s | %9s %7s %7s %7s %6s %5s %8s %7s | %9s %7s %7s %7s %6s | %7s\n' \
 	rate load_ok/s ach_% p50_ms p99_ms done late not_sent lag_p99 vegeta_ok/s ach_% p50_ms p99_ms done diff_%
 for rate in $RATES; do
+	settle cmd/load
 	# cmd/load resets and drains the lab itself before its window.
 	row=$("$work/load" --target "$target" --control "$control" --rate "$rate" --seconds "$WINDOW" --schedule uniform --timeout 2s --json 2>/dev/null)
 	l_ok=$(field ok_per_sec "$row"); l_p50=$(field p50_ms "$row"); l_p99=$(field p99_ms "$row"); l_done=$(field done "$row")
 	l_late=$(field late "$row"); l_ns=$(field not_sent "$row"); l_lag=$(field send_lag_p99_ms "$row")
 
 	drain
+	settle vegeta
 	rep=$(echo "GET $target/" | "${PIN[@]}" "$VEGETA" attack -rate="$rate/1s" -duration="${WINDOW}s" -keepalive=false -timeout=2s | "$VEGETA" report -type=json)
 	v_done=$(field done "$(curl -fsS "$control/stats")")
 	v_ok=$(field throughput "$rep")

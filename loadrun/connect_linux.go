@@ -1,6 +1,8 @@
 package loadrun
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/netip"
 	"os"
@@ -155,52 +157,138 @@ func holdArrivalStamps() (release func()) {
 	return func() { _ = unix.Close(fd) }
 }
 
-// arrivalReader reads a direct socket with recvmsg(2) and keeps the
-// kernel's receive time (SO_TIMESTAMPNS) of the last bytes it read. A
+// arrivalReader reads a socket begin connected, with recvmsg(2), and keeps
+// the kernel's receive time (SO_TIMESTAMPNS) of the last bytes it read. A
 // reply's end is then when its last bytes reached this machine's socket,
 // not when the request's goroutine got a processor to read them: a busy
 // generator process (a class's watchers fanned out on the same processor)
 // no longer stretches the latencies it measures.
+//
+// It reads bytes already waiting without Go's poller, and registers the
+// socket with it (os.NewFile: a file, a finalizer, epoll_ctl in and out)
+// only when a read must wait. Under load, when replies wait for their
+// goroutines, most requests then cost no registration at all, so a
+// generator that falls behind gets cheaper per request and catches up
+// (measured: docs/BENCHMARKS.md, "Issue 16: replies read late"). For the
+// same reason the deadline is the caller's give-up time, not this
+// goroutine's: when the poller's deadline has passed, bytes that are
+// already in the socket are still read, and complete judges the reply by
+// when it arrived (late).
 type arrivalReader struct {
-	rc   syscall.RawConn
-	oob  [64]byte
-	last time.Time // kernel receive time of the last bytes read; zero if none carried one
+	ctx      context.Context
+	fd       int
+	deadline time.Time
+	f        *os.File // the socket with Go's poller, once a read had to wait (or file was called); nil before
+	rc       syscall.RawConn
+	stop     func() bool // undoes the cancel hook registered with f
+	expired  bool        // f's deadline passed: read only what is already there
+	oob      [64]byte
+	last     time.Time // kernel receive time of the last bytes read; zero if none carried one
+	lastRead time.Time // when the last bytes were read
 }
 
-// newArrivalReader reads f, a socket connectStart made (with receive
-// timestamps on); ok is false if f cannot be read that way (then read f as
-// it is). A read that carries no stamp leaves the end to the caller.
-func newArrivalReader(f *os.File) (*arrivalReader, bool) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil, false
+// newArrivalReader reads fd, a socket connectStart made (with receive
+// timestamps on), until deadline; cancelling ctx ends a read that waits.
+// The reader owns fd: Close closes it.
+func newArrivalReader(ctx context.Context, fd int, deadline time.Time) *arrivalReader {
+	return &arrivalReader{ctx: ctx, fd: fd, deadline: deadline}
+}
+
+// file registers the socket with Go's poller, with the deadline and the
+// cancel hook, and returns it (for connectWait and the rest of a request
+// that could not be written early).
+func (a *arrivalReader) file() (*os.File, error) {
+	if a.f != nil {
+		return a.f, nil
 	}
-	return &arrivalReader{rc: rc}, true
+	f := os.NewFile(uintptr(a.fd), "tcp")
+	rc, err := f.SyscallConn()
+	if err == nil {
+		err = f.SetDeadline(a.deadline)
+	}
+	if err != nil {
+		_ = f.Close()
+		a.fd = -1
+		return nil, err
+	}
+	a.f, a.rc = f, rc
+	// Cancelling the run unblocks this request at once; the record says so.
+	a.stop = context.AfterFunc(a.ctx, func() { _ = f.SetDeadline(time.Unix(1, 0)) })
+	return f, nil
 }
 
 func (a *arrivalReader) Read(p []byte) (int, error) {
-	var n int
-	var rerr error
-	err := a.rc.Read(func(fd uintptr) bool {
-		var oobn int
-		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), p, a.oob[:], unix.MSG_DONTWAIT)
-		if rerr == unix.EAGAIN || rerr == unix.EINTR {
-			return false // wait until readable (or the deadline)
+	for {
+		if err := a.ctx.Err(); err != nil {
+			return 0, err
 		}
-		if rerr == nil && n > 0 {
-			a.stamp(a.oob[:oobn])
+		if a.f == nil || a.expired {
+			n, err := a.recv(a.fd, p)
+			if err != syscall.EAGAIN {
+				return n, err
+			}
+			if a.expired {
+				return 0, os.ErrDeadlineExceeded // nothing came in time
+			}
+			if _, err := a.file(); err != nil {
+				return 0, err
+			}
 		}
-		return true
-	})
-	switch {
-	case err != nil:
-		return 0, err // the deadline, or the file closed
-	case rerr != nil:
-		return 0, os.NewSyscallError("recvmsg", rerr)
-	case n == 0 && len(p) > 0:
-		return 0, io.EOF
+		var n int
+		var rerr error
+		err := a.rc.Read(func(fd uintptr) bool {
+			n, rerr = a.recv(int(fd), p)
+			return rerr != syscall.EAGAIN // else wait until readable (or the deadline)
+		})
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded) && a.ctx.Err() == nil:
+			// The give-up time has passed, though this goroutine may only
+			// now have got a processor: what is already in the socket is
+			// read, and complete judges it by its stamp.
+			a.expired = true
+			continue
+		case err != nil:
+			return 0, err // the file closed, or the run cancelled
+		}
+		return n, rerr
 	}
-	return n, nil
+}
+
+// recv reads fd once without waiting: the bytes, io.EOF, EAGAIN (bare) when
+// there is nothing yet, or the error.
+func (a *arrivalReader) recv(fd int, p []byte) (int, error) {
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fd, p, a.oob[:], unix.MSG_DONTWAIT)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return 0, syscall.EAGAIN
+		case err != nil:
+			return 0, os.NewSyscallError("recvmsg", err)
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		a.lastRead = time.Now()
+		a.stamp(a.oob[:oobn])
+		return n, nil
+	}
+}
+
+// Close closes the socket.
+func (a *arrivalReader) Close() error {
+	if a.stop != nil {
+		a.stop()
+	}
+	switch {
+	case a.f != nil:
+		return a.f.Close()
+	case a.fd >= 0:
+		fd := a.fd
+		a.fd = -1
+		return unix.Close(fd)
+	}
+	return nil
 }
 
 // stamp keeps the receive time carried in the control messages b.
@@ -218,5 +306,16 @@ func (a *arrivalReader) stamp(b []byte) {
 	}
 }
 
-// arrival is when the last bytes read arrived, or the zero time.
+// arrival is when the last bytes read arrived (the kernel's stamp), or
+// the zero time.
 func (a *arrivalReader) arrival() time.Time { return a.last }
+
+// late says whether the last bytes read came after the deadline: by
+// their stamp, or, without one, by when they were read.
+func (a *arrivalReader) late() bool {
+	at := a.last
+	if at.IsZero() || at.After(a.lastRead) { // none, or a clock step
+		at = a.lastRead
+	}
+	return at.After(a.deadline)
+}

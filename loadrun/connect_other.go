@@ -3,6 +3,7 @@
 package loadrun
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"os"
@@ -28,11 +29,18 @@ func writeEarly(int, []byte) (int, error) { return 0, nil }
 // holdArrivalStamps is Linux's; here there are no stamps to hold.
 func holdArrivalStamps() (release func()) { return func() {} }
 
-// arrivalReader is Linux's; here newArrivalReader always says no.
+// arrivalReader is Linux's; here begin never connects a socket, so none
+// is made.
 type arrivalReader struct{}
 
-func newArrivalReader(*os.File) (*arrivalReader, bool) { return nil, false }
+func newArrivalReader(context.Context, int, time.Time) *arrivalReader { return &arrivalReader{} }
+
+func (*arrivalReader) file() (*os.File, error) { return nil, errors.New("not used") }
 
 func (*arrivalReader) Read([]byte) (int, error) { return 0, errors.New("not used") }
 
+func (*arrivalReader) Close() error { return nil }
+
 func (*arrivalReader) arrival() time.Time { return time.Time{} }
+
+func (*arrivalReader) late() bool { return false }

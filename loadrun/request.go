@@ -147,50 +147,34 @@ func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send
 		return
 	}
 
-	var conn stream
-	if s.fd >= 0 {
-		conn = os.NewFile(uintptr(s.fd), "tcp") // registers it with Go's poller: deadlines work
-	} else {
-		c, err := t.dial(ctx, deadline)
-		if err != nil {
-			finish(classify(ctx, err, ReasonDialTimeout, ReasonOther))
-			return
-		}
-		conn = c
-	}
-	defer conn.Close()
-	// Cancelling the run unblocks this request at once; the record says so.
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	if err := conn.SetDeadline(deadline); err != nil {
-		finish(classify(ctx, err, ReasonDialTimeout, ReasonOther))
-		return
-	}
-	if f, ok := conn.(*os.File); ok {
-		if err := connectWait(f); err != nil {
-			finish(classify(ctx, err, ReasonDialTimeout, ReasonOther))
-			return
-		}
-	}
-	if _, err := conn.Write(t.request[s.wrote:]); err != nil {
-		finish(classify(ctx, err, ReasonWriteTimeout, ReasonOther))
-		return
-	}
 	buf := t.buffer()
-	var src io.Reader = conn
-	var arrived *arrivalReader
-	if f, ok := conn.(*os.File); ok {
-		if a, ok := newArrivalReader(f); ok {
-			arrived, src = a, a
+	defer func() {
+		if t.bufs != nil {
+			t.bufs.Put(buf)
 		}
-	}
-	rep, err := readReply(src, buf[:])
-	if t.bufs != nil {
-		t.bufs.Put(buf)
+	}()
+	var rep reply
+	var ph phase
+	var err error
+	var arrived *arrivalReader
+	if s.fd >= 0 {
+		arrived = newArrivalReader(ctx, s.fd, deadline)
+		defer arrived.Close()
+		rep, ph, err = t.exchangeBegun(arrived, s.wrote, buf[:])
+	} else {
+		rep, ph, err = t.exchange(ctx, deadline, buf[:])
 	}
 	r.Status = rep.status
 	if err != nil {
-		finish(classify(ctx, err, ReasonReadTimeout, ReasonMalformed))
+		timeoutReason, otherReason := ph.reasons()
+		finish(classify(ctx, err, timeoutReason, otherReason))
+		return
+	}
+	// A reply read after the caller's give-up time (its goroutine got a
+	// processor late) counts by when it arrived: a caller gave up on one
+	// that arrived after that time.
+	if arrived != nil && arrived.late() {
+		finish(Gaveup, ReasonReadTimeout)
 		return
 	}
 	r.QueueWaitMS, r.ServiceMS = rep.queueWaitMS, rep.serviceMS
@@ -213,6 +197,68 @@ func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send
 			}
 		}
 	}
+}
+
+// phase is the step of a request that failed: it names the reasons
+// classify gives.
+type phase int
+
+const (
+	phaseDial phase = iota
+	phaseWrite
+	phaseRead
+)
+
+// reasons returns the reason for a give-up in this phase and for an error
+// of no known kind.
+func (p phase) reasons() (timeout, other string) {
+	switch p {
+	case phaseDial:
+		return ReasonDialTimeout, ReasonOther
+	case phaseWrite:
+		return ReasonWriteTimeout, ReasonOther
+	}
+	return ReasonReadTimeout, ReasonMalformed
+}
+
+// exchange dials the target, writes the request and reads the reply, all
+// by deadline; cancelling ctx ends it at once.
+func (t Target) exchange(ctx context.Context, deadline time.Time, buf []byte) (reply, phase, error) {
+	c, err := t.dial(ctx, deadline)
+	if err != nil {
+		return reply{}, phaseDial, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := c.SetDeadline(deadline); err != nil {
+		return reply{}, phaseDial, err
+	}
+	if _, err := c.Write(t.request); err != nil {
+		return reply{}, phaseWrite, err
+	}
+	rep, err := readReply(c, buf)
+	return rep, phaseRead, err
+}
+
+// exchangeBegun finishes a request on the socket begin connected and
+// wrote wrote bytes of the request to: it waits for the connect and
+// writes the rest when begin could not, then reads the reply.
+func (t Target) exchangeBegun(a *arrivalReader, wrote int, buf []byte) (reply, phase, error) {
+	if wrote < len(t.request) {
+		f, err := a.file()
+		if err != nil {
+			return reply{}, phaseDial, err
+		}
+		if err := connectWait(f); err != nil {
+			return reply{}, phaseDial, err
+		}
+		if _, err := f.Write(t.request[wrote:]); err != nil {
+			return reply{}, phaseWrite, err
+		}
+	}
+	rep, err := readReply(a, buf)
+	return rep, phaseRead, err
 }
 
 // dial connects to the target, giving up at deadline.
