@@ -1,7 +1,10 @@
 package loadrun
 
 import (
+	"context"
+	"errors"
 	"io"
+	"os"
 	"net"
 	"testing"
 	"time"
@@ -111,4 +114,124 @@ func TestReplyEndIsArrival(t *testing.T) {
 	if r.End < r.Sent {
 		t.Errorf("end %v before sent %v", r.End, r.Sent)
 	}
+}
+
+// answered begins a request to a loopback listener that answers it at
+// once, after delay, and returns the begun send, the target and when the
+// answer left. The listener and its connection are closed at the test's end.
+func answered(t *testing.T, timeout, delay time.Duration) (Target, send, time.Time) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	tg, err := NewTarget("http://"+ln.Addr().String()+"/work", timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Record
+	s := tg.begin(&r, time.Now(), nil)
+	if s.err != nil || s.wrote != len(tg.request) {
+		t.Fatalf("begin: wrote %d, err %v", s.wrote, s.err)
+	}
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := io.ReadFull(c, make([]byte, len(tg.request))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(delay)
+	at := time.Now()
+	if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	return tg, s, at
+}
+
+// A caller gives up at its timeout; a generator whose goroutine reads the
+// reply later than that (a busy processor) must not count a reply that had
+// arrived in time as given up, nor one that arrived after it as ok. Both
+// are judged by the kernel's arrival stamp.
+func TestGiveUpIsByArrival(t *testing.T) {
+	defer holdArrivalStamps()()
+	time.Sleep(50 * time.Millisecond)
+	const timeout = 100 * time.Millisecond
+
+	t.Run("answered in time, read late", func(t *testing.T) {
+		tg, s, at := answered(t, timeout, 0)
+		start := s.at
+		time.Sleep(2 * timeout) // the goroutine gets a processor after the give-up time
+		var r Record
+		tg.complete(t.Context(), &r, start, s, nil)
+		if r.Outcome != OK || r.Status != 200 {
+			t.Fatalf("record %v/%q/%d, want ok/200: the reply arrived %v after the send, within the %v timeout",
+				r.Outcome, r.Reason, r.Status, at.Sub(start), timeout)
+		}
+		if r.End > at.Sub(start)+20*time.Millisecond {
+			t.Errorf("end %v, want the arrival (%v), not the read", r.End, at.Sub(start))
+		}
+	})
+	t.Run("answered after the give-up time, read later still", func(t *testing.T) {
+		tg, s, at := answered(t, timeout, 2*timeout)
+		time.Sleep(timeout)
+		var r Record
+		tg.complete(t.Context(), &r, s.at, s, nil)
+		if r.Outcome != Gaveup || r.Reason != ReasonReadTimeout {
+			t.Fatalf("record %v/%q, want gaveup/%q: the reply arrived %v after the send, past the %v timeout",
+				r.Outcome, r.Reason, ReasonReadTimeout, at.Sub(s.at), timeout)
+		}
+	})
+	t.Run("the poller's deadline has passed, the reply is there", func(t *testing.T) {
+		_, s, _ := answered(t, timeout, 0)
+		time.Sleep(10 * time.Millisecond)
+		a := newArrivalReader(t.Context(), s.fd, time.Now().Add(-time.Second))
+		defer a.Close()
+		if _, err := a.file(); err != nil { // registered, with its deadline already past
+			t.Fatal(err)
+		}
+		buf := make([]byte, 256)
+		n, err := a.Read(buf)
+		if err != nil || n == 0 {
+			t.Fatalf("read %d bytes, err %v; want the reply that is in the socket", n, err)
+		}
+		if !a.late() {
+			t.Errorf("late() false for bytes stamped %v, after the deadline a second ago", a.arrival())
+		}
+	})
+	t.Run("the poller's deadline has passed, nothing there", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		tg, err := NewTarget("http://"+ln.Addr().String()+"/work", timeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r Record
+		s := tg.begin(&r, time.Now(), nil)
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		a := newArrivalReader(t.Context(), s.fd, time.Now().Add(-time.Second))
+		defer a.Close()
+		if _, err := a.Read(make([]byte, 256)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("read: %v, want the deadline exceeded", err)
+		}
+	})
+	t.Run("cancelled, the reply is there", func(t *testing.T) {
+		tg, s, _ := answered(t, time.Second, 0)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		var r Record
+		tg.complete(ctx, &r, s.at, s, nil)
+		if r.Outcome != Error || r.Reason != ReasonCanceled {
+			t.Fatalf("record %v/%q, want error/%q: a cancelled run ends what it has not read", r.Outcome, r.Reason, ReasonCanceled)
+		}
+	})
 }

@@ -117,12 +117,6 @@ func (t Target) begin(r *Record, start time.Time, onSent func()) send {
 	return s
 }
 
-// stream is a connection as complete uses it: *net.TCPConn and, for a
-// socket begin connected, *os.File.
-type stream interface {
-	io.ReadWriteCloser
-	SetDeadline(time.Time) error
-}
 
 // complete finishes a request begin started: it takes the send time (when
 // begin did not) and connects, or waits for begin's connect, then writes
