@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"net"
+	"os"
 	"testing"
 	"time"
 )

@@ -117,7 +117,6 @@ func (t Target) begin(r *Record, start time.Time, onSent func()) send {
 	return s
 }
 
-
 // complete finishes a request begin started: it takes the send time (when
 // begin did not) and connects, or waits for begin's connect, then writes
 // the request, reads the reply and fills in r. onSent is called when it
