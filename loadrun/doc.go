@@ -189,6 +189,14 @@
 // lengthen the latencies it reports. Elsewhere, and for replies that did not
 // complete, End is when the reader saw the end.
 //
+// The same stamp decides a give-up: a reply whose last bytes arrived by the
+// caller's timeout is ok however late its goroutine read it, and one that
+// arrived after it is gaveup (read_timeout). Bytes already in the socket are
+// read without Go's poller, which a request joins only when it must wait,
+// so a generator that falls behind its replies gets cheaper per request
+// and catches up, instead of turning answered requests into give-ups
+// (docs/BENCHMARKS.md, "Issue 16: replies read late").
+//
 // # Accounting
 //
 // arrivals = sent + not_sent + client_busy, and sent = ok + refused +
