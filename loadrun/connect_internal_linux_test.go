@@ -235,3 +235,30 @@ func TestGiveUpIsByArrival(t *testing.T) {
 		}
 	})
 }
+
+// The kernel stamps a reply on the wall clock; the request's deadline and
+// end are on the monotonic one. arrivalAt takes the stamp's age from the
+// wall reading taken with the read, so a step of the wall clock since the
+// window started (here a minute, as a time service might set it) moves
+// nothing: a reply that arrived 5 ms before the read ended 5 ms before it.
+func TestArrivalAtIgnoresWallClockSteps(t *testing.T) {
+	start := time.Now()
+	deadline := start.Add(250 * time.Millisecond)
+	now := start.Add(200 * time.Millisecond) // the read, on the monotonic clock
+	for _, step := range []time.Duration{0, time.Minute, 50 * time.Millisecond, -time.Minute} {
+		wall := now.Round(0).Add(step) // the wall clock as the read saw it, stepped
+		stamp := wall.Add(-5 * time.Millisecond)
+		at := arrivalAt(now, wall, stamp)
+		if got := at.Sub(start); got != 195*time.Millisecond {
+			t.Errorf("step %v: arrival %v after the start, want 195ms", step, got)
+		}
+		if at.After(deadline) {
+			t.Errorf("step %v: an arrival 195 ms after the send judged after the 250 ms deadline", step)
+		}
+	}
+	// A stamp after the read's own wall reading (the clock stepped back in
+	// between) is an arrival at the read, never later.
+	if at := arrivalAt(now, now.Round(0), now.Round(0).Add(time.Second)); !at.Equal(now) {
+		t.Errorf("a stamp a second after the read: arrival %v after the start, want the read's %v", at.Sub(start), now.Sub(start))
+	}
+}

@@ -183,7 +183,7 @@ type arrivalReader struct {
 	stop     func() bool // undoes the cancel hook registered with f
 	expired  bool        // f's deadline passed: read only what is already there
 	oob      [64]byte
-	last     time.Time // kernel receive time of the last bytes read; zero if none carried one
+	last     time.Time // the kernel's receive stamp of the last bytes read, on the monotonic clock (arrivalAt); zero if none carried one
 	lastRead time.Time // when the last bytes were read
 }
 
@@ -269,8 +269,11 @@ func (a *arrivalReader) recv(fd int, p []byte) (int, error) {
 		case n == 0 && len(p) > 0:
 			return 0, io.EOF
 		}
-		a.lastRead = time.Now()
-		a.stamp(a.oob[:oobn])
+		now := time.Now()
+		a.lastRead = now
+		if wall, ok := stampOf(a.oob[:oobn]); ok {
+			a.last = arrivalAt(now, now.Round(0), wall)
+		}
 		return n, nil
 	}
 }
@@ -291,19 +294,34 @@ func (a *arrivalReader) Close() error {
 	return nil
 }
 
-// stamp keeps the receive time carried in the control messages b.
-func (a *arrivalReader) stamp(b []byte) {
+// stampOf returns the kernel's receive time (wall clock) carried in the
+// control messages b, if there is one.
+func stampOf(b []byte) (time.Time, bool) {
+	var at time.Time
 	for len(b) > 0 {
 		h, data, rest, err := unix.ParseOneSocketControlMessage(b)
 		if err != nil {
-			return
+			break
 		}
 		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})) {
 			ts := (*unix.Timespec)(unsafe.Pointer(&data[0]))
-			a.last = time.Unix(ts.Unix())
+			at = time.Unix(ts.Unix())
 		}
 		b = rest
 	}
+	return at, !at.IsZero()
+}
+
+// arrivalAt is the arrival the kernel stamped (stamp, wall clock) on the
+// monotonic clock of now, the time of the read, whose wall reading is
+// nowWall: now less the stamp's age, the two wall readings' difference. A
+// step of the wall clock (a clock set by hand or by a time service) before
+// the bytes arrived then moves neither the request's end nor its give-up,
+// which are on the monotonic clock; measured from the window's start in
+// wall time, a step of 50 ms would make every reply 50 ms late or early. A
+// stamp after nowWall (a step back in between) is an arrival now.
+func arrivalAt(now, nowWall, stamp time.Time) time.Time {
+	return now.Add(-max(0, nowWall.Sub(stamp)))
 }
 
 // arrival is when the last bytes read arrived (the kernel's stamp), or
@@ -314,7 +332,7 @@ func (a *arrivalReader) arrival() time.Time { return a.last }
 // their stamp, or, without one, by when they were read.
 func (a *arrivalReader) late() bool {
 	at := a.last
-	if at.IsZero() || at.After(a.lastRead) { // none, or a clock step
+	if at.IsZero() {
 		at = a.lastRead
 	}
 	return at.After(a.deadline)

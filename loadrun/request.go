@@ -181,11 +181,11 @@ func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send
 	}
 	// A whole reply came: it ended when its last bytes reached the socket,
 	// which the kernel stamped, not when this goroutine got to read them.
-	// (The kernel's stamp is wall-clock time; one that falls outside the
-	// request's own span, after a clock step, is not used.)
+	// (The stamp is put on the monotonic clock as it is read; one that
+	// still falls outside the request's own span is not used.)
 	if arrived != nil {
 		if at := arrived.arrival(); !at.IsZero() {
-			if end := at.Sub(start.Round(0)); end >= r.Sent && end <= r.End {
+			if end := at.Sub(start); end >= r.Sent && end <= r.End {
 				r.End = end
 			}
 		}
