@@ -63,7 +63,18 @@ func shape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64, ch
 		for _, p := range problems {
 			t.Logf("attempt %d: %s", attempt, p)
 		}
-		if d := disturbed(cfg, rows); len(d) > 0 {
+		d := disturbed(cfg, rows)
+		if loadrun.RaceEnabled {
+			// CI runs the race detector over the whole module at once: the
+			// lab's and the generator's timing there is the neighbours' as
+			// much as theirs, and a stall of a few tens of milliseconds moves
+			// a p99 without moving the mean service time disturbed reads
+			// (CI: LIMIT=10's p99 272 ms at a mean service of 20.7 ms). The
+			// plain go test ./... checks the shape; here a failing attempt
+			// is counted as disturbed, and the test skips saying so.
+			d = append(d, "built with the race detector, which CI runs beside the whole module: the timing is not the lab's alone")
+		}
+		if len(d) > 0 {
 			t.Logf("attempt %d was disturbed: %s", attempt, strings.Join(d, "; "))
 			why = append(why, d...)
 		} else {

@@ -21,3 +21,7 @@ func SendFromGo(o Open) Open {
 	o.sendFromGo = true
 	return o
 }
+
+// RaceEnabled is raceEnabled: built with the race detector (test builds
+// only).
+const RaceEnabled = raceEnabled
