@@ -39,9 +39,8 @@
 //	                         learning platform at once (its button does without JavaScript)
 //	img/icon.svg             the site icon
 //
-// The web package serves each stylesheet and script without its comments
-// and leading blanks (every line break kept, so a line number in the
-// browser is the file's), and each file under a content-hashed URL
+// The web package serves each file as it is, gzipped to browsers that take
+// gzip when that saves bytes, under a content-hashed URL
 // (/static/css/app.<hash>.css) with a year-long immutable Cache-Control,
 // and also under its plain path with Cache-Control: no-cache and an ETag,
 // so that ES module imports between files (which use plain relative
