@@ -89,7 +89,7 @@ field() { sed -n "s/.*\"$1\": *\([-0-9.e+]*\).*/\1/p" <<<"$2" | head -n1; }
 # searches the crowded port range for each request (measured: cmd/load's
 # sending thread spent over half its processor in that search right after
 # vegeta collapsed, and some connects failed with EADDRNOTAVAIL;
-# docs/BENCHMARKS.md). Each tool starts with the ports as clear as the
+# docs/benchmarks-archive.md). Each tool starts with the ports as clear as the
 # other had them.
 lab_port=${target##*:}
 lab_port=${lab_port%%/*}
