@@ -1,4 +1,4 @@
-// Package fleet is the sweep queue across processes (issue 19): web
+// Package fleet is the sweep queue across processes: web
 // replicas (server --role web) submit runs into a River job queue on the
 // shared Postgres, in the same transaction as the run's row and its first
 // event (Queue), and runner processes (--role runner) take the jobs and run
