@@ -1,9 +1,6 @@
 # One image with the four binaries: server (the course), lab (the service the
 # lessons measure), load (the generator) and proxy (an admission policy in
-# front of any HTTP service). Static, no cgo, non-root. Without cgo the load
-# generator sends from Go rather than from a thread of its own (loadrun's
-# ThreadSender): as precise to 5,000 a second, less so above; the lessons'
-# rates are far below that.
+# front of any HTTP service). Static, no cgo (the module has no C), non-root.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

@@ -64,7 +64,7 @@ func PinAwayFrom(lab []int) (*Pinning, error) {
 	// pinned one: recording that as its "before" would make Restore pin
 	// it for good (and every thread it starts later). Such threads get
 	// the calling thread's mask from before, as threads started later do.
-	existing, err := ThreadIDs()
+	existing, err := threadIDs()
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (p *Pinning) restore() error {
 // takes its creator's mask, so once every thread is set no new one escapes).
 // Threads that exit meanwhile (ESRCH) are skipped.
 func setAll(mask func(tid int) (unix.CPUSet, error)) error {
-	return EachThread(func(tid int) error {
+	return eachThread(func(tid int) error {
 		set, err := mask(tid)
 		if err != nil {
 			return fmt.Errorf("reading affinity of thread %d: %w", tid, err)
@@ -113,15 +113,14 @@ func setAll(mask func(tid int) (unix.CPUSet, error)) error {
 	})
 }
 
-// EachThread calls set for every thread of the calling process, passing
+// eachThread calls set for every thread of the calling process, passing
 // over /proc/self/task until a pass finds no thread it has not seen:
 // threads may be started while it goes round, and each takes its
-// creator's settings (affinity, niceness, scheduling policy), so once
-// every thread is set no new one escapes. Threads that exit meanwhile
-// (set's error wraps unix.ESRCH) are skipped; set's first other error is
-// returned. PinTo, PinAwayFrom and Restore set affinity with it;
-// childproc sets niceness and policy with it.
-func EachThread(set func(tid int) error) error {
+// creator's affinity, so once every thread is set no new one escapes.
+// Threads that exit meanwhile (set's error wraps unix.ESRCH) are skipped;
+// set's first other error is returned. PinTo, PinAwayFrom and Restore set
+// affinity with it.
+func eachThread(set func(tid int) error) error {
 	const maxPasses = 1000
 	done := map[int]bool{}
 	// A pass can find threads started during the one before, so a process
@@ -129,7 +128,7 @@ func EachThread(set func(tid int) error) error {
 	// start 16 while pinning: CI under -race needed more than 10 passes).
 	// The bound only stops a process that never stops starting threads.
 	for pass := 0; pass < maxPasses; pass++ {
-		tids, err := ThreadIDs()
+		tids, err := threadIDs()
 		if err != nil {
 			return err
 		}
@@ -166,7 +165,7 @@ func PinTo(cpus []int) error {
 // id. Threads that exit while it reads are left out. It is how tests and
 // operators check where a lab and its generator run.
 func ThreadCPUs(pid int) (map[int][]int, error) {
-	tids, err := ThreadsOf(pid)
+	tids, err := threadsOf(pid)
 	if err != nil {
 		return nil, err
 	}
@@ -199,12 +198,12 @@ func ThreadCPUs(pid int) (map[int][]int, error) {
 	return out, nil
 }
 
-// ThreadIDs lists the ids of the calling process's threads, from
+// threadIDs lists the ids of the calling process's threads, from
 // /proc/self/task.
-func ThreadIDs() ([]int, error) { return ThreadsOf(os.Getpid()) }
+func threadIDs() ([]int, error) { return threadsOf(os.Getpid()) }
 
-// ThreadsOf lists the ids of process pid's threads, from /proc/<pid>/task.
-func ThreadsOf(pid int) ([]int, error) {
+// threadsOf lists the ids of process pid's threads, from /proc/<pid>/task.
+func threadsOf(pid int) ([]int, error) {
 	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
 		return nil, fmt.Errorf("listing threads of %d: %w", pid, err)

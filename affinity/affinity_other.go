@@ -25,15 +25,6 @@ func ThreadCPUs(int) (map[int][]int, error) { return nil, errNoAffinity }
 // PinTo cannot pin on this system: it says so and changes nothing.
 func PinTo([]int) error { return errNoAffinity }
 
-// ThreadIDs cannot list threads on this system.
-func ThreadIDs() ([]int, error) { return nil, errNoAffinity }
-
-// ThreadsOf cannot list threads on this system.
-func ThreadsOf(int) ([]int, error) { return nil, errNoAffinity }
-
-// EachThread cannot list threads on this system: it calls set for none.
-func EachThread(func(tid int) error) error { return errNoAffinity }
-
 // WakeLate is measured on Linux only.
 func WakeLate([]int, time.Duration, <-chan struct{}) (<-chan []time.Duration, error) {
 	return nil, errNoAffinity

@@ -87,7 +87,7 @@ field() { sed -n "s/.*\"$1\": *\([-0-9.e+]*\).*/\1/p" <<<"$2" | head -n1; }
 # A tool that gave up on many requests closed them first, and each such
 # connection holds its local port for 60 s: the next tool's connect(2) then
 # searches the crowded port range for each request (measured: cmd/load's
-# sending thread spent over half its processor in that search right after
+# sender spent over half its processor in that search right after
 # vegeta collapsed, and some connects failed with EADDRNOTAVAIL;
 # docs/benchmarks-archive.md). Each tool starts with the ports as clear as the
 # other had them.

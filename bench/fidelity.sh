@@ -61,12 +61,6 @@ fi
 if want 4; then
 	step "4. go test -run '^\$' -bench 'OpenLoopLabOneCore|SleepFloor' -benchtime 3x ./loadrun"
 	(cd loadrun && "$work/loadrun.test" -test.run '^$' -test.bench 'OpenLoopLabOneCore|SleepFloor' -test.benchtime 3x | grep '^Benchmark')
-	if [ "$(id -u)" = 0 ]; then
-		# As runs use it: the load child's real-time priority, the dispatcher
-		# held one above (GOMAXPROCS 2), ten pairs a rate.
-		step "4b. LOADRUN_BENCH_AS_CHILD=1 go test -run '^\$' -bench OpenLoopLabOneCore -benchtime 10x ./loadrun"
-		(cd loadrun && LOADRUN_BENCH_AS_CHILD=1 "$work/loadrun.test" -test.run '^$' -test.bench 'OpenLoopLabOneCore' -test.benchtime 10x | grep '^Benchmark')
-	fi
 fi
 if want 5; then
 	step "5. bench/compare.sh fast"

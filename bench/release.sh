@@ -4,8 +4,8 @@
 # adaptive policies side by side.
 #
 # Each run starts a fresh lab (cmd/lab, CPUS=1, pinned to its processor as
-# the README says; cmd/load keeps off it, at real-time priority where that
-# is permitted, as the server's load child runs) with 100 ms of work a request
+# the README says; cmd/load keeps off it, at normal priority, as the
+# server's load child runs) with 100 ms of work a request
 # (SPIN_MS=0 WAIT_MS=100: 7 workers serve 70 a second), and sends one
 # open-loop window of WINDOW seconds (default 30, the runner's cap) from
 # cmd/load: 50 a second, Poisson, from a client of 10 workers, each caller
@@ -31,7 +31,6 @@
 # Usage: bench/release.sh                         (SEEDS="1 2 3" WINDOW=30 RELEASE=10)
 #        SEEDS=7 ONLY="codel" bench/release.sh    (only the experiments whose name contains ONLY)
 #        KEEP=dir bench/release.sh                (keep records, watch logs and per-second tables in dir)
-#        LAB_RT=1 bench/release.sh                (the lab at real-time priority too: see below)
 set -euo pipefail
 
 SEEDS=${SEEDS:-1 2 3}
@@ -54,27 +53,13 @@ go build -o "$work/lab" ./cmd/lab
 go build -o "$work/load" ./cmd/load
 go build -o "$work/release" ./bench/release
 
-# The generator at the load child's priority (measure.LoadChildRTPriority
-# and LoadChildNice, as the server's runs have it) where that is permitted,
-# so that other work on its processor does not delay its sends; the
-# header says which. LAB_RT=1 runs the lab at that priority too (on its
-# own processor; it spends little of it at 50 a second, sleeping out
-# WAIT_MS): on a machine others keep busy, the lab's wake-ups are then as
-# on a quiet one. The server's lab child is never raised: say so beside
-# figures measured that way.
-rt=() labrt=()
-if chrt -r 1 nice -n -10 true 2>/dev/null; then
-	rt=(chrt -r 1 nice -n -10)
-	[ "${LAB_RT:-0}" = 0 ] || labrt=("${rt[@]}")
-fi
-
 # one NAME SEED LOADFLAGS -- KNOBS...: one window against a fresh lab.
 one() {
 	local name=$1 seed=$2 flags=()
 	shift 2
 	while [ "$1" != -- ]; do flags+=("$1"); shift; done
 	shift
-	env "$@" SPIN_MS=0 WAIT_MS=100 CPUS=1 "${labrt[@]}" "$work/lab" --addr 127.0.0.1:0 --control 127.0.0.1:0 >"$work/lab.out" 2>"$work/lab.err" &
+	env "$@" SPIN_MS=0 WAIT_MS=100 CPUS=1 "$work/lab" --addr 127.0.0.1:0 --control 127.0.0.1:0 >"$work/lab.out" 2>"$work/lab.err" &
 	lab_pid=$!
 	local line target="" control=""
 	for _ in $(seq 200); do
@@ -87,7 +72,7 @@ one() {
 	[ -n "$target" ] && [ -n "$control" ] || { echo "release.sh: the lab did not start: $(cat "$work/lab.out" "$work/lab.err")" >&2; exit 1; }
 	"$work/release" watch "$control" >"$work/watch" &
 	watch_pid=$!
-	"${rt[@]}" "$work/load" --target "$target" --control "$control" --rate 50 --seconds "$WINDOW" --timeout 250ms \
+	"$work/load" --target "$target" --control "$control" --rate 50 --seconds "$WINDOW" --timeout 250ms \
 		--max-inflight 10 --at "${RELEASE}s:WAIT_MS=200" --seed "$seed" "${flags[@]}" \
 		--records "$work/records.csv" >"$work/load.out" 2>"$work/load.err" ||
 		{ echo "release.sh: load failed: $(cat "$work/load.err")" >&2; exit 1; }
@@ -117,7 +102,7 @@ experiments=(
 	"4u gradient,start=10,tolerance=1.2,headroom=2,long=300, uniform|--schedule uniform -- WORKERS=7 POLICY=gradient,start=10,tolerance=1.2,headroom=2,long=300"
 )
 
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg); tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'); window ${WINDOW} s, release at ${RELEASE} s, seeds ${SEEDS}; generator ${rt[*]:-at its inherited priority (real-time not permitted)}; lab ${labrt[*]:-at its inherited priority}"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg); tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'); window ${WINDOW} s, release at ${RELEASE} s, seeds ${SEEDS}"
 "$work/release" header
 for e in "${experiments[@]}"; do
 	name=${e%%|*}

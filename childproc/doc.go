@@ -3,8 +3,5 @@
 // this program started again, in a process group of its own, dying with
 // the parent where the system allows it (Attr), with the last lines of
 // their stderr kept (Tail) so that an unexpected exit can be reported with
-// its reason and last words (ExitError). A child may raise its own
-// scheduling priority, every thread of it (SetNice, SetRoundRobin: the
-// load child does both); ThreadScheds reads how each thread of a process
-// is scheduled.
+// its reason and last words (ExitError).
 package childproc

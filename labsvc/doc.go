@@ -243,11 +243,9 @@
 // sets GOMAXPROCS to CPUS + 1 (GoMaxProcs: CPUS for the spins, one more so
 // that the door, the workers' reads and writes and the control API never
 // wait behind a spin in Go's run queue; the kernel shares the CPUS
-// processors among them), sets MemoryLimit, and gives the Go runtime's
-// monitor thread (sysmon) the SCHED_IDLE policy: at normal priority its
-// wake-ups, every 20 µs while a goroutine runs, preempted a spinning
-// worker about nine times in a 2 ms spin and stretched the spin's wall
-// time by 0.1 to 0.15 ms. The ready line says what was done.
+// processors among them) and sets MemoryLimit; every thread keeps the
+// normal scheduling policy and priority. The ready line says what was
+// done.
 //
 // # Keeping the generator off the lab
 //

@@ -29,7 +29,6 @@ type Sandbox struct {
 	CPUs        []int  // processors the process is pinned to; nil if pinning was refused
 	AffinityErr string // why pinning was refused or limited, if it was
 	MemoryLimit int64  // bytes
-	Monitor     string // what idleMonitor did, e.g. "sysmon idle (thread 1234)", or why not
 }
 
 // String renders s on one line, e.g. "GOMAXPROCS=1 cpus=[0] memory=256MiB".
@@ -43,9 +42,6 @@ func (s Sandbox) String() string {
 		fmt.Fprintf(&b, " (affinity: %s)", s.AffinityErr)
 	}
 	fmt.Fprintf(&b, " memory=%dMiB", s.MemoryLimit>>20)
-	if s.Monitor != "" {
-		b.WriteString(" " + s.Monitor)
-	}
 	return b.String()
 }
 
@@ -64,11 +60,6 @@ func ApplySandbox(cfg Config) Sandbox {
 		sb.AffinityErr = err.Error()
 	}
 	sb.CPUs = cpus
-	if tid, err := idleMonitor(); err != nil {
-		sb.Monitor = "(sysmon not made idle: " + err.Error() + ")"
-	} else {
-		sb.Monitor = fmt.Sprintf("sysmon=idle(thread %d)", tid)
-	}
 	if cpus != nil && len(cpus) < cfg.CPUs {
 		sb.AffinityErr = fmt.Sprintf("only %d processors allowed", len(cpus))
 	}

@@ -14,9 +14,6 @@ var errNoAffinity = errors.New("processor affinity is not set on " + runtime.GOO
 // spins and GOMAXPROCS.
 func pin(int) ([]int, error) { return nil, errNoAffinity }
 
-// idleMonitor does nothing on this system.
-func idleMonitor() (int, error) { return 0, errNoAffinity }
-
 // LabCPUs cannot say which processors a lab would use on this system.
 func LabCPUs(Config) ([]int, error) { return nil, errNoAffinity }
 

@@ -13,10 +13,8 @@ import (
 	"time"
 	"unsafe"
 
-	"capacitylab/childproc"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
-	"capacitylab/measure"
 )
 
 // benchRates is the list of offered rates the fidelity benchmarks try;
@@ -40,11 +38,8 @@ func benchRates(b *testing.B) []float64 {
 // fidelity runs b.N Poisson windows of 2 s at rate against target, each
 // paired with a floor window just before it: the same schedule slept
 // through by the sender's own sleep with nothing to send
-// (loadrun.ThreadFloorWindow for the thread sender, SleepFloorWindow for
-// the Go sender's dispatcher: the machine's wake-up floor at that moment),
-// both at GOMAXPROCS procs. Windows use the thread sender where it is
-// built; LOADRUN_BENCH_SENDER=go uses the Go sender, and =alternate every
-// second pair (at the thread sender's priorities: see asLoadChild).
+// (loadrun.SleepFloorWindow: the machine's wake-up floor at that moment),
+// both at GOMAXPROCS procs.
 // It reports how faithfully the generator kept the schedule, worst window
 // of b.N for each but the last two:
 //
@@ -77,33 +72,19 @@ func fidelity(b *testing.B, url string, rate float64, procs int) {
 	worstRatio, worstLag, worstFloor, worstOver, worstLate, notSent := 2.0, 0.0, 0.0, math.Inf(-1), 0.0, 0
 	var overs []float64
 	var allLags, allWakes []time.Duration
-	alternate := os.Getenv("LOADRUN_BENCH_PROCS") == "alternate"
 	for i := 0; b.Loop(); i++ {
 		sched, err := loadrun.Schedule(loadrun.Poisson, rate, seconds, uint64(i+1))
 		if err != nil {
 			b.Fatal(err)
 		}
-		p := procs
-		if alternate && i%2 == 1 {
-			p = 1 // the dispatcher not held
-		}
-		prev := runtime.GOMAXPROCS(p)
-		o, sender := loadrun.Open{Target: target, Schedule: sched}, "thread"
-		if !loadrun.ThreadSender || os.Getenv("LOADRUN_BENCH_SENDER") == "go" || os.Getenv("LOADRUN_BENCH_SENDER") == "alternate" && i%2 == 1 {
-			o, sender = loadrun.SendFromGo(o), "go"
-		}
+		prev := runtime.GOMAXPROCS(procs)
 		steal0 := loadrun.StealTicks(b)
-		var wakes []time.Duration
-		if sender == "thread" {
-			wakes = loadrun.ThreadFloorWindow(b, sched)
-		} else {
-			wakes = loadrun.SleepFloorWindow(b, sched)
-		}
+		wakes := loadrun.SleepFloorWindow(sched)
 		steal1 := loadrun.StealTicks(b)
 		allWakes = append(allWakes, wakes...)
 		slices.Sort(wakes)
 		floor := float64(loadrun.NearestRank(wakes, 99)) / 1e6
-		res := o.Run(context.Background(), nil)
+		res := loadrun.Open{Target: target, Schedule: sched}.Run(context.Background(), nil)
 		steal2 := loadrun.StealTicks(b)
 		runtime.GOMAXPROCS(prev)
 		row := res.Metrics.Row(rate, seconds*time.Second)
@@ -117,8 +98,8 @@ func fidelity(b *testing.B, url string, rate float64, procs int) {
 		}
 		over := row.SendLagP99MS - floor
 		overs = append(overs, over)
-		pairLog(b, "rate %.0f procs %d sender %s pair %d: floor p99 %.3f ms (steal %d ms), lag p99 %.3f ms (steal %d ms), over %.3f ms, achieved %.4f, late %d; of %d arrivals ok %d refused %d gaveup %d error %d, latency p99 %.1f ms, max %.1f ms",
-			rate, p, sender, i+1, floor, 10*(steal1-steal0), row.SendLagP99MS, 10*(steal2-steal1), over, row.OKPerSec/(float64(row.Arrivals)/seconds), row.Late,
+		pairLog(b, "rate %.0f procs %d pair %d: floor p99 %.3f ms (steal %d ms), lag p99 %.3f ms (steal %d ms), over %.3f ms, achieved %.4f, late %d; of %d arrivals ok %d refused %d gaveup %d error %d, latency p99 %.1f ms, max %.1f ms",
+			rate, procs, i+1, floor, 10*(steal1-steal0), row.SendLagP99MS, 10*(steal2-steal1), over, row.OKPerSec/(float64(row.Arrivals)/seconds), row.Late,
 			row.Arrivals, row.OK, row.Refused, row.Gaveup, row.Error, row.P99MS, row.MaxMS)
 		worstRatio = min(worstRatio, row.OKPerSec/(float64(row.Arrivals)/seconds))
 		worstLag = max(worstLag, row.SendLagP99MS)
@@ -157,45 +138,29 @@ func BenchmarkOpenLoopInstant(b *testing.B) {
 
 // BenchmarkOpenLoopLabOneCore measures the generator against a lab child
 // pinned to one core that does no work per request (WORKERS=64, SPIN_MS=0,
-// WAIT_MS=0, CPUS=1). Run with -benchtime=3x. With LOADRUN_BENCH_AS_CHILD=1
-// the generator runs as the load child runs it (asLoadChild: real-time,
-// GOMAXPROCS 1 during its windows); the floor windows run at this
-// process's GOMAXPROCS either way.
+// WAIT_MS=0, CPUS=1). Run with -benchtime=3x. This process is pinned away
+// from the lab meanwhile (startChildLab) and runs its windows at the
+// GOMAXPROCS a load child so pinned runs at (generatorProcs).
 func BenchmarkOpenLoopLabOneCore(b *testing.B) {
 	l := startChildLab(b, labsvc.Config{Workers: 64, SpinMS: 0, WaitMS: 0, CPUs: 1})
-	procs := asLoadChild(b)
+	procs := generatorProcs(b)
 	for _, rate := range benchRates(b) {
 		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) { fidelity(b, l.target, rate, procs) })
 	}
 }
 
-// asLoadChild gives this process the load child's priority when
-// LOADRUN_BENCH_AS_CHILD=1 (every thread at niceness
-// measure.LoadChildNice, for good, and where there is no thread sender or
-// LOADRUN_BENCH_SENDER=go, real-time round-robin
-// measure.LoadChildRTPriority too; it takes root) and returns the load child's GOMAXPROCS for one generator
-// processor (loadrun.GoMaxProcs(1); LOADRUN_BENCH_PROCS=N sets N instead,
-// and LOADRUN_BENCH_PROCS=alternate runs every second pair at 1, where the
-// dispatcher is not held, for a side-by-side comparison). Otherwise it
-// changes nothing and returns this process's GOMAXPROCS.
-func asLoadChild(b *testing.B) (procs int) {
-	if os.Getenv("LOADRUN_BENCH_AS_CHILD") != "1" {
-		return runtime.GOMAXPROCS(0)
-	}
-	if err := childproc.SetNice(measure.LoadChildNice); err != nil {
-		b.Fatal(err)
-	}
-	if !loadrun.ThreadSender || os.Getenv("LOADRUN_BENCH_SENDER") == "go" {
-		if err := childproc.SetRoundRobin(measure.LoadChildRTPriority); err != nil {
-			b.Fatal(err)
-		}
-	}
-	procs = loadrun.GoMaxProcs(1)
+// generatorProcs is the GOMAXPROCS of a generator pinned as this process
+// is now: the runtime's default for the processors it may use, which the
+// load child sets as it pins itself (measure), or LOADRUN_BENCH_PROCS=N
+// to compare another.
+func generatorProcs(b *testing.B) int {
 	if n, err := strconv.Atoi(os.Getenv("LOADRUN_BENCH_PROCS")); err == nil && n > 0 {
-		procs = n // 1: the dispatcher not held
+		return n
 	}
-	b.Logf("as the load child: every thread at niceness %d, real-time %v; the thread sender %v; GOMAXPROCS %d in the generator's windows",
-		measure.LoadChildNice, !loadrun.ThreadSender || os.Getenv("LOADRUN_BENCH_SENDER") == "go", loadrun.ThreadSender, procs)
+	prev := runtime.GOMAXPROCS(0)
+	runtime.SetDefaultGOMAXPROCS()
+	procs := runtime.GOMAXPROCS(prev)
+	b.Logf("as the load child, pinned away from the lab: GOMAXPROCS %d in the generator's windows", procs)
 	return procs
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The dispatcher's begin writes the request itself when the socket takes it:
+// The sender's begin writes the request itself when the socket takes it:
 // the target can read the whole request before complete, the request's
 // goroutine, has run at all. (On loopback the handshake is done when
 // connect returns, so the early write always goes through.) Both address

@@ -50,11 +50,10 @@ func newSockaddr(ap netip.AddrPort) sockaddr {
 // socket is left open.
 //
 // Its system calls are raw: none of them blocks (the socket is
-// non-blocking), and a raw call never hands the caller's Go processor
-// away nor waits to get one back, so the dispatcher (see dispatcher)
-// sends without meeting Go's scheduler. An error is the bare Errno
-// (classify reads it): a failed send allocates nothing on the
-// dispatcher's path.
+// non-blocking), so the runtime need not be told of them, and the
+// sending goroutine (Open.Run) neither hands its Go processor away nor
+// waits to get one back. An error is the bare Errno (classify reads it):
+// a failed send allocates nothing on the sending goroutine's path.
 func connectStart(sa *sockaddr) (int, error) {
 	family := uintptr(syscall.AF_INET)
 	if sa.n == syscall.SizeofSockaddrInet6 {

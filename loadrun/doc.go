@@ -43,45 +43,34 @@
 // exactly what happens. The caller's timeout (DefaultTimeout, 2 s) runs from
 // the actual send and covers connect, write and read together.
 //
-// Sending. At each arrival, when the target is an IP address (on Linux), the
-// sender itself takes the send time (Record.Sent), creates the socket and
-// issues a non-blocking connect(2), and tries at once to write the request
-// without waiting (on loopback the handshake is done by the time connect
-// returns, so the request leaves with the connection attempt); then it
-// hands the request to a goroutine of its own that waits for the
-// connection, writes whatever is left and reads the reply. So Sent is when
-// the request really left, and a goroutine that is slow to be scheduled
-// delays reading the answer (and is counted in its latency), not the send,
-// and does not hold a worker of the service waiting for the request's
-// bytes. A target given by host name is resolved and dialled with
-// net.Dialer on that goroutine, and Sent is then taken there, just before
-// the lookup.
+// Sending. An open-loop window sends from the goroutine that runs it
+// (Open.Run), in order: it sleeps to each arrival's intended time, then,
+// when the target is an IP address (on Linux), takes the send time
+// (Record.Sent), creates the socket and issues a non-blocking connect(2),
+// and tries at once to write the request without waiting (on loopback
+// the handshake is done by the time connect returns, so the request
+// leaves with the connection attempt); then it hands the request to a
+// goroutine of its own that waits for the connection, writes whatever is
+// left and reads the reply. So Sent is when the request really left, and
+// a goroutine that is slow to be scheduled delays reading the answer (and
+// is counted in its latency), not the send, and does not hold a worker of
+// the service waiting for the request's bytes. A target given by host
+// name is resolved and dialled with net.Dialer on that goroutine, and
+// Sent is then taken there, just before the lookup.
 //
-// The sending thread. On Linux in a build with cgo (ThreadSender), an
-// open-loop window sends from a thread the Go runtime does not know (see
-// threadSender): a C thread that sleeps to each arrival with
-// clock_nanosleep(2) and sends with plain system calls, at real-time
-// round-robin priority SenderRTPriority above the process's other threads
-// (where permitted: root or CAP_SYS_NICE), and hands each sent request to
-// Go through an eventfd. Go's scheduler never preempts it and its
-// collector never stops it, and it alone of the generator is real-time, so
-// a saturated processor does not throttle it. As the load child runs it,
-// the median window's send-lag p99 is within about 0.1 ms of the thread's
-// own wake-up floor at every rate to 10,000 a second, and every window
-// measured within 0.5 ms from 2,000 a second up (docs/BENCHMARKS.md). It
-// never slows down for the goroutines reading replies: at 8,000 a second
-// and more, once they fall behind (after the lab stalled), a window can
-// end with arrivals given up and unsent, every one counted.
-//
-// Without cgo (the static container image) or for a host name, the Go
-// sender sends from the window's goroutine. With at least two Go
-// processors (GOMAXPROCS; GoMaxProcs is what a generator pinned to its own
-// processors sets) it holds its dispatcher (see dispatcher, Linux): the
-// goroutine locked to its thread, every sleep and send a raw system call,
-// so that it keeps its Go processor, and the thread raised one priority
-// step above the process's others (where permitted) while it sleeps. It
-// meets the same goal up to 5,000 a second; at 8,000 and 10,000 it is late
-// in many windows, when Go's scheduler preempts it (docs/BENCHMARKS.md).
+// Keeping time. The sending goroutine sleeps in nanosleep(2)
+// (preciseSleep, in steps of at most 20 ms so that a cancel is seen), not
+// on Go's timers, which wake up to a millisecond late on Linux. It is
+// plain Go at the process's normal scheduling priority; a run's load
+// child keeps it off the lab's processors by placement (package
+// affinity), never by priority. Whatever delays it is measured, not
+// hidden: every send is timed from its intended time (Record.Lag, the
+// send lag), a row reports the send lag's p99 and the sends later than
+// LateAfter (late), and an arrival still due when MaxInFlight requests
+// are outstanding is counted not sent. The floor under the send lag is
+// how late this machine wakes a sleeping thread at all
+// (BenchmarkSleepFloor; the fidelity benchmarks pair each window with a
+// floor window of the same schedule).
 //
 // Replies. The reply is read by a small HTTP/1.x reader of its own, through
 // a pooled 8 KiB buffer, allocation-free: the status line ("HTTP/1.x NNN"
@@ -238,7 +227,7 @@
 //
 // A sweep with SampleEvery (a run over time; package measure samples every
 // second) samples each window: at every SampleEvery from the window's
-// start a goroutine of its own (never the dispatcher) reads the lab's
+// start a goroutine of its own (never the sending one) reads the lab's
 // GET /stats when the sweep has a Control, giving the read at most one
 // interval (a slower read is abandoned and that sample says lab false),
 // then takes the interval's Sample: the requests that ended in it (an

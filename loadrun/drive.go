@@ -69,20 +69,20 @@ type Open struct {
 	// falling short). It replaces MaxInFlight.
 	ClientWorkers int
 	Window        int // copied into every record
-	// sendFromGo sends with the Go sender even where the thread sender
-	// could (test builds set it, to compare the two).
-	sendFromGo bool
 }
 
-// Run sends the schedule and returns when every request has ended. At each
-// arrival the sender takes the send time and, when the target is an IP
-// address, connects and writes the request (from a thread of its own on
-// Linux with cgo: threadSender; otherwise from this goroutine: goSender,
-// Target.begin); the rest of the request runs on a goroutine of its own,
-// so a slow one never delays the next send. An arrival that finds MaxInFlight requests outstanding is recorded
-// as NotSent with ReasonInFlightCap (with ClientWorkers: that many, and
-// ReasonClientBusy). Cancelling ctx stops sending (the rest
-// of the schedule is recorded as NotSent with ReasonCanceled) and ends
+// Run sends the schedule from the calling goroutine and returns when every
+// request has ended. It sleeps to each arrival's intended time
+// (sleepUntil) and, unless ctx is done or the cap is reached, starts the
+// request there (Target.begin: for a target given as an IP address it
+// takes the send time and issues a non-blocking connect and write at
+// once); the rest of the request runs on a goroutine of its own, so a slow
+// one never delays the next send. Every send is timed from its intended
+// time: how late it left is its send lag (Record.Lag), counted as late
+// past LateAfter. An arrival that finds MaxInFlight requests outstanding
+// is recorded as NotSent with ReasonInFlightCap (with ClientWorkers: that
+// many, and ReasonClientBusy). Cancelling ctx stops sending (the rest of
+// the schedule is recorded as NotSent with ReasonCanceled) and ends
 // outstanding requests with Error/ReasonCanceled; every arrival still has
 // exactly one record. progress, when not nil, is called every ProgressEvery
 // from a goroutine of its own, and once more at the end.
@@ -104,15 +104,14 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 
 	var wg sync.WaitGroup
 	var inFlight atomic.Int64
-	snd := newSender(ctx, o.Target, w.start, o.Schedule, limit, &inFlight, o.sendFromGo)
 	for i, off := range o.Schedule {
 		r := &records[i]
 		*r = Record{Window: o.Window, Seq: i, Intended: off, QueueWaitMS: -1, ServiceMS: -1}
-		s, v := snd.next(ctx, i, w.start.Add(off), r, w.markSent)
-		switch v {
-		case verdictCanceled:
+		sleepUntil(ctx, w.start.Add(off))
+		switch {
+		case ctx.Err() != nil:
 			r.Outcome, r.Reason = NotSent, ReasonCanceled
-		case verdictFull:
+		case inFlight.Load() >= limit:
 			r.Outcome, r.Reason = NotSent, full
 		}
 		if r.Outcome == NotSent {
@@ -120,6 +119,11 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 			w.finish(*r)
 			continue
 		}
+		inFlight.Add(1)
+		// begin takes Sent and starts the connection here, so neither
+		// waits for the new goroutine to be scheduled; the goroutine
+		// completes the request.
+		s := o.Target.begin(r, w.start, w.markSent)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -128,82 +132,9 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 			w.finish(*r)
 		}()
 	}
-	snd.close()
 	wg.Wait()
 	return w.result(ctx, records, sp, stopTicker, progress)
 }
-
-// SenderRTPriority is the real-time round-robin priority an open-loop
-// window's sending thread takes in a process of the normal policy (see
-// threadSender; where the process is real-time, one above it). It takes
-// root or CAP_SYS_NICE; without, the thread tries niceness -20, then
-// stays as it is.
-const SenderRTPriority = 1
-
-// verdict is what became of one arrival of an open-loop window.
-type verdict int
-
-const (
-	verdictSent     verdict = iota
-	verdictCanceled         // not sent: the window was cancelled
-	verdictFull             // not sent: the in-flight cap (or every client worker busy)
-)
-
-// sender sends an open-loop window's arrivals, in order: the thread sender
-// (Linux with cgo, for a target given as an IP address) or the Go sender.
-type sender interface {
-	// next waits until arrival i, due at due, and sends it, unless ctx
-	// is done or the in-flight cap is reached; a send's time goes into
-	// r.Sent, and onSent is called.
-	next(ctx context.Context, i int, due time.Time, r *Record, onSent func()) (send, verdict)
-	// close ends the sending, after the last arrival.
-	close()
-}
-
-// goSender sends from the calling goroutine, sleeping with dispatcher's
-// sleep (held where it may be; see dispatcher), and starts each request
-// with Target.begin.
-type goSender struct {
-	d        *dispatcher
-	release  func()
-	t        Target
-	start    time.Time
-	limit    int64
-	inFlight *atomic.Int64
-}
-
-func newGoSender(t Target, start time.Time, limit int64, inFlight *atomic.Int64) *goSender {
-	d, release := holdDispatcher()
-	return &goSender{d: d, release: release, t: t, start: start, limit: limit, inFlight: inFlight}
-}
-
-func (g *goSender) next(ctx context.Context, _ int, due time.Time, r *Record, onSent func()) (send, verdict) {
-	if ctx.Err() == nil {
-		g.d.sleepUntil(ctx, due)
-	}
-	switch {
-	case ctx.Err() != nil:
-		return send{}, verdictCanceled
-	case g.inFlight.Load() >= g.limit:
-		return send{}, verdictFull
-	}
-	g.inFlight.Add(1)
-	// For an IP target the sender itself takes Sent and starts the
-	// connection (Target.begin), so neither waits for the new goroutine
-	// to be scheduled; the goroutine completes the request.
-	return g.t.begin(r, g.start, onSent), verdictSent
-}
-
-func (g *goSender) close() { g.release() }
-
-// GoMaxProcs is the GOMAXPROCS for a generator process that may use
-// processors processors (pinned away from the lab): one more Go processor
-// than processors, since the Go sender's dispatcher keeps one for itself
-// through its sleeps and sends (see dispatcher on Linux), and the replies
-// are read on the others. The thread sender keeps none; with it, one and
-// two Go processors for one processor measured the same
-// (docs/BENCHMARKS.md).
-func GoMaxProcs(processors int) int { return processors + 1 }
 
 // defaultInFlight is the in-flight cap of an open-loop window that sets
 // none: the arrivals of one caller timeout at the schedule's mean rate,
@@ -352,22 +283,13 @@ const sleepChunk = 20 * time.Millisecond
 // sleepUntil waits until t, or until ctx is done (noticed within
 // sleepChunk). It sleeps with preciseSleep: Go's timers wake up to a
 // millisecond late on Linux (the runtime's poller waits in whole
-// milliseconds), which alone would make most sends "late". It returns how
-// many sleeps it made.
-func sleepUntil(ctx context.Context, t time.Time) (sleeps int) {
-	var d dispatcher // not held
-	return d.sleepUntil(ctx, t)
-}
-
-// sleepUntil is the package's sleepUntil with d's sleep (see dispatcher).
-func (d *dispatcher) sleepUntil(ctx context.Context, t time.Time) (sleeps int) {
+// milliseconds), which alone would make most sends "late".
+func sleepUntil(ctx context.Context, t time.Time) {
 	for ctx.Err() == nil {
 		left := time.Until(t)
 		if left <= 0 {
-			return sleeps
+			return
 		}
-		d.sleep(min(left, sleepChunk))
-		sleeps++
+		preciseSleep(min(left, sleepChunk))
 	}
-	return sleeps
 }

@@ -15,13 +15,6 @@ func DefaultInFlight(sched []time.Duration, timeout time.Duration) int {
 // /proc/stat's 10 ms ticks (test builds only).
 func StealTicks(b *testing.B) int64 { return stealTicks(b) }
 
-// SendFromGo is o sending with the Go sender even where the thread sender
-// could (test builds only).
-func SendFromGo(o Open) Open {
-	o.sendFromGo = true
-	return o
-}
-
 // RaceEnabled is raceEnabled: built with the race detector (test builds
 // only).
 const RaceEnabled = raceEnabled

@@ -20,7 +20,7 @@ type Sampling struct {
 	Every time.Duration
 	// Lab, when not nil, reads the lab's statistics at the end of each
 	// interval (Control.Stats). It runs on the sampler's goroutine, never
-	// the dispatcher's, and is given at most Every: a read that takes
+	// the sending one, and is given at most Every: a read that takes
 	// longer is abandoned and its sample says Lab false.
 	Lab func(context.Context) (LabStats, error)
 	// Send, when not nil, is called with each sample as it is taken, in

@@ -215,7 +215,7 @@ func TestSweepValidateSampleEvery(t *testing.T) {
 	}
 }
 
-// BenchmarkSendLagSampled measures what sampling costs the dispatcher:
+// BenchmarkSendLagSampled measures what sampling costs the sender:
 // pairs of 2 s Poisson windows at 2,000 a second against a lab in this
 // process that answers at once, one window plain and one sampled every
 // 100 ms (ten times as often as a run over time) with the lab's /stats

@@ -31,39 +31,24 @@
 //     pins every one of its threads, once and for good, to the processors
 //     the lab does not use (affinity.PinAwayFrom with the lab child's
 //     processors, walking /proc/self/task until no new thread appears),
-//     sets GOMAXPROCS to one more than their number (loadrun.GoMaxProcs),
-//     sets every one of its threads to niceness LoadChildNice
-//     (childproc.SetNice; threads started later inherit it) and sends at
-//     real-time round-robin priority LoadChildRTPriority: from its sending
-//     thread alone where loadrun.ThreadSender (a generator all real-time
-//     is throttled on a saturated processor: see loadrun), every thread
-//     otherwise (childproc.SetRoundRobin), and runs the sweep at the lab.
+//     sets GOMAXPROCS to the runtime's default for those processors
+//     (runtime.SetDefaultGOMAXPROCS: the runtime read them before the
+//     pinning), and runs the sweep at the lab.
 //
-// The calling process (the server, with its web pages and a class's
-// websocket watchers) is never pinned and its GOMAXPROCS never changed, so
-// the children it starts inherit every processor and place themselves;
-// what it does while a run goes on costs the generator nothing but what
-// the kernel's scheduler gives away. When the lab has every processor the
-// process may use (a 1-core host) or the system has no processor affinity,
-// the load child is not pinned and its hello says why; its priority is
-// then not raised either (it would outrank the lab on the lab's
-// processor).
-//
-// The priority matters where the generator shares its processor with the
-// server's websocket fan-out to a class (2 cores: one for the lab, one for
-// everything else). At the same priority the kernel shares that processor
-// and the generator's sends wait behind the fan-out (send-lag p99 of 2 to
-// 5 ms with 1,000 watchers against 0.1 ms alone); a niceness of -10 alone
-// halves that; real-time, the generator runs as soon as it is ready and
-// sends as on time watched as alone (docs/BENCHMARKS.md; measured with
-// every thread real-time, before the sending thread; with it, only that
-// thread is real-time and the threads reading replies share the processor
-// at niceness LoadChildNice, which the kernel's stamp on each reply as it
-// arrives keeps out of the latencies; not yet measured with watchers). It is the load child's own setting: the server's
-// threads keep theirs. Where it is not
-// permitted (it takes root or CAP_SYS_NICE) the load child runs at the
-// niceness it inherited, or at LoadChildNice if only that is permitted;
-// its hello says why and the runner logs a warning.
+// Both children run at the normal scheduling policy and priority: the
+// generator is kept off the lab's processors by placement, never by
+// priority. The calling process (the server, with its web pages and a
+// class's websocket watchers) is never pinned and its GOMAXPROCS never
+// changed, so the children it starts inherit every processor and place
+// themselves. Where the generator shares its processors with the server's
+// work (2 cores: one for the lab, one for everything else), the kernel
+// shares them at equal priority, and whatever that costs the generator is
+// measured, not hidden: each send is timed from its intended time (the
+// row's send_lag_p99_ms and late), and the kernel's stamp on each reply as
+// it arrives keeps a reader's wait for a processor out of the latencies
+// (see loadrun). When the lab has every processor the process may use (a
+// 1-core host) or the system has no processor affinity, the load child
+// is not pinned and its hello says why.
 //
 // Generate is the generator's side on its own: a sweep against a lab that
 // is already serving, with the settings every measurement uses (WindowPause
@@ -76,13 +61,14 @@
 //
 // Parent and load child speak JSON, one object a line: the parent on the
 // child's stdin, the child on its stdout (its stderr is free text, kept
-// for its last words). Version 3 (ProtocolVersion; 2 added the knob line,
-// 3 the sample line):
+// for its last words). Version 4 (ProtocolVersion; 2 added the knob line,
+// 3 the sample line, 4 dropped the hello's priority fields, nice,
+// rt_priority and priority):
 //
 // Parent to child. First the start line, then one next line after each
 // window the parent has taken, or a stop line:
 //
-//	{"kind":"start","version":3,"target":"http://127.0.0.1:41234","control":"http://127.0.0.1:41235",
+//	{"kind":"start","version":4,"target":"http://127.0.0.1:41234","control":"http://127.0.0.1:41235",
 //	 "lab_cpus":[0],"drain_wait_ms":10000,"preset":{...Preset...}}
 //	{"kind":"next","window":0}
 //	{"kind":"stop"}
@@ -99,9 +85,8 @@
 // most 1,000, in seq order, then its row, after which the child waits for
 // next (or stop) before the window after it begins; last, done:
 //
-//	{"kind":"hello","version":3,"pid":5678,"cpus":[1],"gomaxprocs":1,
-//	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]",
-//	 "nice":-10,"rt_priority":1,"priority":"generator at niceness -10, sending from a thread at real-time round-robin priority 1"}
+//	{"kind":"hello","version":4,"pid":5678,"cpus":[1],"gomaxprocs":1,
+//	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]"}
 //	{"kind":"progress","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":250.3,"sent":10,"ended":9}
 //	{"kind":"knob","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":500.2,"change":"500ms:WAIT_MS=40"}
 //	{"kind":"sample","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":1000,

@@ -56,9 +56,6 @@ type Child struct {
 	CPUs       []int  // the processors it may use (nil when unknown)
 	GoMaxProcs int    // its GOMAXPROCS
 	Note       string // how it was placed, in words (the load child's pinning)
-	Nice       int    // the niceness its threads run at (the load child's; 0 for the lab child)
-	RTPriority int    // the real-time round-robin priority its sends go out at (its sending thread's where loadrun.ThreadSender, every thread's otherwise); 0: not real-time
-	Priority   string // the load child's priority, or why it was not raised, in words
 }
 
 // Generate runs sw against a lab that is already serving (sw's Target and

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"capacitylab/affinity"
-	"capacitylab/childproc"
 	"capacitylab/loadrun"
 )
 
@@ -25,8 +24,8 @@ var errStopped = errors.New("the parent stopped the measurement")
 
 // RunLoadChild is the body of a load child process: it reads the start
 // line on stdin, pins every thread of its own process to the processors
-// the lab does not use (for good: it never puts them back), sets GOMAXPROCS
-// to loadrun.GoMaxProcs of them, says hello on stdout, runs the preset's sweep at the
+// the lab does not use (for good: it never puts them back) with GOMAXPROCS
+// fitted to them (pinAway), says hello on stdout, runs the preset's sweep at the
 // lab with Generate and reports it on stdout line by line, as the package
 // doc specifies. It returns nil once it has written its done line, even
 // when the sweep failed (the done line says why); an error means the
@@ -65,7 +64,6 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 	hello := childLine{Kind: lineHello, Version: ProtocolVersion, Pid: os.Getpid()}
 	hello.CPUs, hello.Pinning = pinAway(start.LabCPUs)
 	hello.GoMaxProcs = runtime.GOMAXPROCS(0)
-	hello.Nice, hello.RTPriority, hello.Priority = raisePriority(len(hello.CPUs) > 0)
 	out := newLineWriter(stdout)
 	if err := out.send(hello); err != nil {
 		return fmt.Errorf("load child: writing hello: %w", err)
@@ -158,10 +156,20 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 }
 
 // pinAway pins every thread of this process, for good, to the processors
-// it may use other than lab, and sets GOMAXPROCS to loadrun.GoMaxProcs of
-// them (one Go processor more, which the dispatcher keeps). It
-// returns the processors it is pinned to (nil when it is not) and a line
-// saying what it did.
+// it may use other than lab, and sets GOMAXPROCS to the runtime's default
+// for them. It returns the processors it is pinned to (nil when it is not)
+// and a line saying what it did.
+//
+// The runtime sets GOMAXPROCS from the processors the process may use
+// when it starts, before this pinning, and afterwards looks again at most
+// once a second (from its monitor thread, which sleeps longer while the
+// process is idle), changing it by stopping the world, possibly in the
+// middle of the first window; and not at all when GOMAXPROCS is set in
+// the environment, which a child inherits from the server.
+// runtime.SetDefaultGOMAXPROCS applies the pinned processors (and any
+// cgroup CPU limit) at once, whatever the environment said: one Go
+// processor for each processor the generator may use, the sending
+// goroutine's and its readers' alike, as in any Go program.
 func pinAway(lab []int) ([]int, string) {
 	if len(lab) == 0 {
 		return nil, "generator not pinned: the lab's processors are not known"
@@ -173,64 +181,8 @@ func pinAway(lab []int) ([]int, string) {
 	if !p.Pinned() {
 		return nil, p.String()
 	}
-	runtime.GOMAXPROCS(loadrun.GoMaxProcs(len(p.Generator)))
+	runtime.SetDefaultGOMAXPROCS()
 	return p.Generator, p.String()
-}
-
-// How a load child raises its scheduling priority as it starts (see
-// raisePriority): every one of its threads at niceness LoadChildNice, and
-// its sends at real-time round-robin priority LoadChildRTPriority: from
-// the sending thread alone where loadrun.ThreadSender, from every thread
-// otherwise.
-const (
-	LoadChildRTPriority = loadrun.SenderRTPriority
-	LoadChildNice       = -10
-)
-
-// raisePriority raises the scheduling priority of every thread of this
-// process, for good, when it runs on processors of its own (pinned away
-// from the lab): on a 2-core machine the generator's processor is the one
-// the server's websocket fan-out to a class uses too, and the generator
-// should send on time whatever the server does. It sets niceness
-// LoadChildNice. Where loadrun.ThreadSender, an open-loop window's sending
-// thread takes real-time round-robin priority LoadChildRTPriority itself
-// and the other threads stay at the normal policy (a generator all
-// real-time is throttled on a saturated processor: see loadrun's
-// threadSender), so it only checks that this is permitted; otherwise it
-// sets every thread to that priority, so the generator runs first whenever
-// it is ready. Unpinned, it would outrank the lab on the lab's processor,
-// so it is not raised. It returns the niceness the threads run at, the
-// real-time priority the sends go out at (0: none) and a line saying so,
-// or why not.
-func raisePriority(pinned bool) (nice, rt int, note string) {
-	if nices, err := childproc.ThreadScheds(os.Getpid()); err == nil {
-		nice = nices[os.Getpid()].Nice
-	}
-	if !pinned {
-		return nice, 0, fmt.Sprintf("generator's priority not raised (niceness %d): it shares the lab's processors", nice)
-	}
-	nerr := childproc.SetNice(LoadChildNice)
-	if nerr == nil {
-		nice = LoadChildNice
-	}
-	if loadrun.ThreadSender {
-		rerr := childproc.MayRoundRobin(LoadChildRTPriority)
-		switch {
-		case rerr == nil:
-			return nice, LoadChildRTPriority, fmt.Sprintf("generator at niceness %d, sending from a thread at real-time round-robin priority %d", nice, LoadChildRTPriority)
-		case nerr == nil:
-			return nice, 0, fmt.Sprintf("generator at niceness %d, its sends not real-time: %v", nice, rerr)
-		}
-		return nice, 0, fmt.Sprintf("generator's priority not raised (niceness %d): %v; %v", nice, nerr, rerr)
-	}
-	rerr := childproc.SetRoundRobin(LoadChildRTPriority)
-	switch {
-	case rerr == nil:
-		return nice, LoadChildRTPriority, fmt.Sprintf("generator at real-time round-robin priority %d, niceness %d", LoadChildRTPriority, nice)
-	case nerr == nil:
-		return nice, 0, fmt.Sprintf("generator at niceness %d, not real-time: %v", nice, rerr)
-	}
-	return nice, 0, fmt.Sprintf("generator's priority not raised (niceness %d): %v; %v", nice, nerr, rerr)
 }
 
 // ChildMain makes the running program able to serve as its own load

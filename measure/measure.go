@@ -487,8 +487,7 @@ func startLoadChild(ctx context.Context, cc labsvc.ChildCommand, start startLine
 		case l.line.Version != ProtocolVersion:
 			return fail(fmt.Errorf("it speaks protocol version %d, this parent %d", l.line.Version, ProtocolVersion))
 		}
-		c.child = Child{Pid: c.child.Pid, CPUs: slices.Clone(l.line.CPUs), GoMaxProcs: l.line.GoMaxProcs, Note: l.line.Pinning,
-			Nice: l.line.Nice, RTPriority: l.line.RTPriority, Priority: l.line.Priority}
+		c.child = Child{Pid: c.child.Pid, CPUs: slices.Clone(l.line.CPUs), GoMaxProcs: l.line.GoMaxProcs, Note: l.line.Pinning}
 		return c, nil
 	case <-timer.C:
 		return fail(fmt.Errorf("no hello after %v", HelloTimeout))

@@ -14,7 +14,7 @@ import (
 // ProtocolVersion is the version of the load child's pipe protocol (see
 // the package doc). A parent and a child that speak different versions
 // refuse each other before anything is sent.
-const ProtocolVersion = 3
+const ProtocolVersion = 4
 
 // Sizes of the pipe protocol.
 const (
@@ -68,9 +68,6 @@ type childLine struct {
 	CPUs       []int  `json:"cpus,omitempty"`
 	GoMaxProcs int    `json:"gomaxprocs,omitempty"`
 	Pinning    string `json:"pinning,omitempty"`
-	Nice       int    `json:"nice,omitempty"`
-	RTPriority int    `json:"rt_priority,omitempty"`
-	Priority   string `json:"priority,omitempty"`
 
 	// progress, records, row, done
 	*loadrun.WindowProgress

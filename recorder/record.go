@@ -424,7 +424,7 @@ func runPreset(ctx context.Context, children measure.Config, l *lessons.Lab, oth
 			others(pids) // start counting what other programs use
 			// The load child keeps off the lab's processors, or says why not.
 			pr.shared = e.Load.CPUs == nil
-			fmt.Fprintf(logw, "  lab on processor(s) %v; %s; %s\n", e.Lab.CPUs, e.Load.Note, e.Load.Priority)
+			fmt.Fprintf(logw, "  lab on processor(s) %v; %s\n", e.Lab.CPUs, e.Load.Note)
 			if pr.shared {
 				fmt.Fprintf(logw, "  warning: the generator shares the lab's processors\n")
 			}

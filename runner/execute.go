@@ -49,11 +49,7 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 		switch e.Kind {
 		case measure.EventStarted:
 			r.log.Info("run started", "run", ru.id, "lab_pid", e.Lab.Pid, "lab_cpus", fmt.Sprint(e.Lab.CPUs),
-				"load_pid", e.Load.Pid, "load_cpus", fmt.Sprint(e.Load.CPUs), "load_gomaxprocs", e.Load.GoMaxProcs, "pinning", e.Load.Note, "priority", e.Load.Priority)
-			if e.Load.RTPriority != measure.LoadChildRTPriority {
-				r.log.Warn("the load child is not real-time: the server's work (a class's websockets) can delay the generator's sends",
-					"run", ru.id, "load_pid", e.Load.Pid, "why", e.Load.Priority)
-			}
+				"load_pid", e.Load.Pid, "load_cpus", fmt.Sprint(e.Load.CPUs), "load_gomaxprocs", e.Load.GoMaxProcs, "pinning", e.Load.Note)
 			r.mu.Lock()
 			ru.labPID, ru.loadPID = e.Lab.Pid, e.Load.Pid
 			ru.log.append(Event{Kind: KindStarted, EstimatedEnd: ru.started.Add(ru.estimate), WindowProgress: q.at()})

@@ -468,11 +468,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // keepOffLab pins this process (the generator) to the processors the lab
 // does not use, when the lab's control API is on this machine (a loopback
 // address) and says where the lab runs (GET /config: processors), sets
-// GOMAXPROCS to loadrun.GoMaxProcs of them (the Go runtime would otherwise
-// lower it to their number within a second), and says on stderr in one
-// line what it did. The returned function undoes both (run may be called
-// again in the same process, as the tests do). A lab elsewhere, or one
-// that does not say, is left alone.
+// GOMAXPROCS to the runtime's default for them at once, as the load child
+// does (see measure's pinAway: the runtime would otherwise apply the
+// pinning only within a second or so, stopping the world as it does), and
+// says on stderr in one line what it did. The returned function undoes
+// both (run may be called again in the same process, as the tests do). A
+// lab elsewhere, or one that does not say, is left alone.
 func keepOffLab(ctx context.Context, ctl *loadrun.Control, stderr io.Writer) (undo func()) {
 	if !loopback(ctl.URL()) {
 		return func() {}
@@ -492,10 +493,10 @@ func keepOffLab(ctx context.Context, ctl *loadrun.Control, stderr io.Writer) (un
 	if !pin.Pinned() {
 		return func() {}
 	}
-	prev := runtime.GOMAXPROCS(loadrun.GoMaxProcs(len(pin.Generator)))
+	runtime.SetDefaultGOMAXPROCS()
 	return func() {
-		runtime.GOMAXPROCS(prev)
 		_ = pin.Restore()
+		runtime.SetDefaultGOMAXPROCS()
 	}
 }
 
