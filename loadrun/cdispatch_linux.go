@@ -193,6 +193,7 @@ static void cl_join(cl_disp *d) { pthread_join(d->thread, NULL); }
 import "C"
 
 import (
+	"capacitylab/result"
 	"context"
 	"fmt"
 	"os"
@@ -361,7 +362,7 @@ func monoAt(start time.Time) int64 {
 // next waits until arrival i (they come in order) is decided, and returns
 // its send, or why it was not sent. A send's time goes into r.Sent and
 // onSent is called, as Target.begin does.
-func (c *threadSender) next(_ context.Context, i int, _ time.Time, r *Record, onSent func()) (send, verdict) {
+func (c *threadSender) next(_ context.Context, i int, _ time.Time, r *result.Record, onSent func()) (send, verdict) {
 	for atomic.LoadInt64((*int64)(unsafe.Pointer(&c.d.published))) <= int64(i) {
 		if _, err := c.efd.Read(c.buf[:]); err != nil {
 			// The eventfd is this sender's own and open until close.

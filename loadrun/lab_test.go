@@ -14,6 +14,7 @@ import (
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // The acceptance tests run the lab as a child process, as the server does,
@@ -116,10 +117,10 @@ func sweepOf(t testing.TB, l lab, timeout time.Duration) loadrun.Sweep {
 }
 
 // collect runs s, gathering every event, and returns them with the report.
-func collect(ctx context.Context, s loadrun.Sweep) (loadrun.Report, []loadrun.Event, error) {
-	events := make(chan loadrun.Event, 16)
+func collect(ctx context.Context, s loadrun.Sweep) (result.Report, []result.Event, error) {
+	events := make(chan result.Event, 16)
 	type out struct {
-		rep loadrun.Report
+		rep result.Report
 		err error
 	}
 	done := make(chan out, 1)
@@ -127,7 +128,7 @@ func collect(ctx context.Context, s loadrun.Sweep) (loadrun.Report, []loadrun.Ev
 		rep, err := s.Run(ctx, events)
 		done <- out{rep, err}
 	}()
-	var evs []loadrun.Event
+	var evs []result.Event
 	for e := range events {
 		evs = append(evs, e)
 	}
@@ -168,8 +169,8 @@ func TestOpenClientWorkers(t *testing.T) {
 	busy := 0
 	for _, r := range res.Records {
 		switch {
-		case r.Outcome == loadrun.NotSent:
-			if r.Reason != loadrun.ReasonClientBusy {
+		case r.Outcome == result.NotSent:
+			if r.Reason != result.ReasonClientBusy {
 				t.Errorf("record %d: not sent for %q, want client_busy", r.Seq, r.Reason)
 			}
 			busy++
@@ -209,18 +210,18 @@ func TestSweepKnobChangeCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := loadrun.ParseKnobChange("200ms:WAIT_MS=30")
+	c, err := result.ParseKnobChange("200ms:WAIT_MS=30")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	events := make(chan loadrun.Event)
-	sw := loadrun.Sweep{Target: target, Control: &ctl, Rates: []float64{20}, Seconds: 2, Seed: 1, Changes: []loadrun.KnobChange{c}}
+	events := make(chan result.Event)
+	sw := loadrun.Sweep{Target: target, Control: &ctl, Rates: []float64{20}, Seconds: 2, Seed: 1, Changes: []result.KnobChange{c}}
 	go func() { _, _ = sw.Run(ctx, events) }()
-	var knob *loadrun.Event
+	var knob *result.Event
 	for e := range events {
-		if e.Kind == loadrun.EventKnob {
+		if e.Kind == result.EventKnob {
 			knob = &e
 			var cfg labsvc.Config
 			if err := ctl.Config(t.Context(), &cfg); err != nil || cfg.WaitMS != 30 {
@@ -250,9 +251,9 @@ func TestSweepLabGoneAfterWindow(t *testing.T) {
 	l := startChildLab(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 5, CPUs: 1})
 	s := sweepOf(t, l, time.Second)
 	s.Rates, s.Seconds = []float64{40, 40}, 1
-	var done []loadrun.WindowReport
-	s.WindowDone = func(wr loadrun.WindowReport) { done = append(done, wr) }
-	events := make(chan loadrun.Event, 16)
+	var done []result.WindowReport
+	s.WindowDone = func(wr result.WindowReport) { done = append(done, wr) }
+	events := make(chan result.Event, 16)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := s.Run(t.Context(), events)
@@ -260,7 +261,7 @@ func TestSweepLabGoneAfterWindow(t *testing.T) {
 	}()
 	stopped := false
 	for e := range events {
-		if !stopped && e.Kind == loadrun.EventProgress && e.Window == 0 && e.ElapsedMS >= 200 {
+		if !stopped && e.Kind == result.EventProgress && e.Window == 0 && e.ElapsedMS >= 200 {
 			l.stop() // the lab child ends; the window goes on sending into nothing
 			stopped = true
 		}

@@ -2,6 +2,7 @@ package loadrun
 
 import (
 	"bytes"
+	"capacitylab/result"
 	"context"
 	"fmt"
 	"net"
@@ -134,7 +135,7 @@ func BenchmarkLagSources(b *testing.B) {
 }
 
 func lagSources(b *testing.B, url string, rate float64) {
-	target, err := NewTarget(url, DefaultTimeout)
+	target, err := NewTarget(url, result.DefaultTimeout)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 	d, releaseDispatcher := holdDispatcher()
 	defer releaseDispatcher()
 
-	records := make([]Record, len(sched))
+	records := make([]result.Record, len(sched))
 	wake := make([]time.Duration, len(sched))
 	queued := make([]time.Duration, len(sched))
 	oncpu := make([]time.Duration, len(sched))
@@ -221,7 +222,7 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 		parked[i] = vol1-vol0 > int64(sleeps)
 		run0, queue0, vol0, sleeps = run1, queue1, vol1, 0
 		r := &records[i]
-		*r = Record{Seq: i, Intended: off}
+		*r = result.Record{Seq: i, Intended: off}
 		s := target.begin(r, start, nil)
 		wg.Go(func() { target.complete(ctx, r, start, s, nil) })
 		prevWork = time.Since(start) - r.Sent
@@ -234,7 +235,7 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 	late, byQueued, byOncpu, byParked, byWork, byAsleep, byStart, parkedAll := 0, 0, 0, 0, 0, 0, 0, 0
 	stallCause := &byAsleep
 	for i, r := range records {
-		if r.Outcome != OK {
+		if r.Outcome != result.OK {
 			rep.notOK++ // a loaded target's give-ups: still sent, still filed
 		}
 		if parked[i] {
@@ -242,7 +243,7 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 		}
 		lag, st := r.Lag(), r.Sent-r.Intended-wake[i]
 		lags, wakes, starts = append(lags, lag), append(wakes, wake[i]), append(starts, st)
-		if wake[i] > LateAfter && (i == 0 || wake[i-1] <= LateAfter) {
+		if wake[i] > result.LateAfter && (i == 0 || wake[i-1] <= result.LateAfter) {
 			switch { // the first late wake of a stall
 			case 2*queued[i] >= wake[i]:
 				stallCause = &byQueued
@@ -256,7 +257,7 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 				stallCause = &byAsleep
 			}
 		}
-		if lag <= LateAfter {
+		if lag <= result.LateAfter {
 			continue
 		}
 		late++
@@ -268,7 +269,7 @@ func instrumentedWindow(b *testing.B, target Target, sched []time.Duration) lagR
 	}
 	p99 := func(s []time.Duration) float64 {
 		slices.Sort(s)
-		return ms(NearestRank(s, 99))
+		return result.MS(result.NearestRank(s, 99))
 	}
 	rep.lagP99, rep.wakeP99, rep.startP99 = p99(lags), p99(wakes), p99(starts)
 	rep.workP99 = p99(work)
@@ -406,7 +407,7 @@ func ThreadFloorWindow(tb testing.TB, sched []time.Duration) []time.Duration {
 	}
 	wakes := make([]time.Duration, len(sched))
 	for i, off := range sched {
-		var r Record
+		var r result.Record
 		if _, v := s.next(ctx, i, start.Add(off), &r, nil); v != verdictSent {
 			tb.Fatalf("the floor's arrival %d: verdict %d", i, v)
 		}
@@ -430,10 +431,10 @@ func sleepWindow(b *testing.B, sched []time.Duration) (p99, latePct, queuedPct, 
 		sleepUntil(ctx, start.Add(off))
 		wakes[i] = time.Since(start) - off
 		_, q1 := threadSchedstat(b, schedstat)
-		if wakes[i] <= LateAfter {
+		if wakes[i] <= result.LateAfter {
 			continue
 		}
-		if i == 0 || wakes[i-1] <= LateAfter { // the first late wake of a stall
+		if i == 0 || wakes[i-1] <= result.LateAfter { // the first late wake of a stall
 			stallCause = &byAsleep
 			if 2*(q1-q0) >= wakes[i] {
 				stallCause = &byQueued
@@ -444,7 +445,7 @@ func sleepWindow(b *testing.B, sched []time.Duration) (p99, latePct, queuedPct, 
 	}
 	stealMS = float64(stealTicks(b)-steal0) * 10
 	slices.Sort(wakes)
-	p99 = ms(NearestRank(wakes, 99))
+	p99 = result.MS(result.NearestRank(wakes, 99))
 	latePct = 100 * float64(late) / float64(len(sched))
 	if late > 0 {
 		queuedPct = 100 * float64(byQueued) / float64(late)

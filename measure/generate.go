@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // WindowPause is the pause between a sweep's windows (loadrun's
@@ -31,17 +32,17 @@ const (
 // Event is one thing a measurement reports.
 type Event struct {
 	Kind EventKind
-	loadrun.WindowProgress
-	Row     *loadrun.Row     // window: the window's row
-	Records []loadrun.Record // window: one per arrival, in seq order
-	Change  string           // knob: the change made, as loadrun.KnobChange writes it
-	Sample  *loadrun.Sample  // sample: the interval
+	result.WindowProgress
+	Row     *result.Row     // window: the window's row
+	Records []result.Record // window: one per arrival, in seq order
+	Change  string          // knob: the change made, as result.KnobChange writes it
+	Sample  *result.Sample  // sample: the interval
 	// Samples are a window event's samples in a run over time
 	// (Preset.OverTime), in order: the sample events it had.
-	Samples []loadrun.Sample
+	Samples []result.Sample
 	// Cut is why a window event's window was cut short (the measurement
 	// was cancelled, the lab child died, or the lab stopped answering
-	// after the window's requests ended: loadrun.WindowReport.Cut), nil
+	// after the window's requests ended: result.WindowReport.Cut), nil
 	// when it ran to its end. Its row says why ("cancelled before the
 	// window ended", or that the lab's statistics could not be read) and
 	// still accounts for every arrival.
@@ -83,7 +84,7 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 	if sw.Driver == nil {
 		sw.Pause = WindowPause
 	}
-	windows := make(chan loadrun.WindowReport)
+	windows := make(chan result.WindowReport)
 	handled := make(chan struct{})
 	var failed error // the first error handle returned
 	stopOn := func(err error) {
@@ -92,14 +93,14 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 			cancel(err)
 		}
 	}
-	sw.WindowDone = func(wr loadrun.WindowReport) {
+	sw.WindowDone = func(wr result.WindowReport) {
 		windows <- wr
 		<-handled
 	}
 	// Unbuffered: a window's progress is received before its WindowDone
 	// is called (both come from the sweep's goroutine), so no progress
 	// of a window is handed over after its window event.
-	events := make(chan loadrun.Event)
+	events := make(chan result.Event)
 	ran := make(chan error, 1)
 	go func() {
 		_, err := sw.Run(ctx, events)
@@ -116,11 +117,11 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 			// end is Run's return.
 			switch {
 			case failed != nil:
-			case e.Kind == loadrun.EventProgress:
+			case e.Kind == result.EventProgress:
 				stopOn(handle(Event{Kind: EventProgress, WindowProgress: e.WindowProgress}))
-			case e.Kind == loadrun.EventKnob:
+			case e.Kind == result.EventKnob:
 				stopOn(handle(Event{Kind: EventKnob, WindowProgress: e.WindowProgress, Change: e.Change}))
-			case e.Kind == loadrun.EventSample:
+			case e.Kind == result.EventSample:
 				stopOn(handle(Event{Kind: EventSample, WindowProgress: e.WindowProgress, Sample: e.Sample}))
 			}
 		case wr := <-windows:

@@ -14,9 +14,9 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
 	"capacitylab/recorder"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/sim"
 
@@ -70,7 +70,9 @@ func TestSimulateAnswersTheSimulator(t *testing.T) {
 		t.Fatalf("simulate: %d %s (%v)", res.StatusCode, res.body, err)
 	}
 	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Mode: runner.ModeOpen, Rates: []float64{10, 20}, Seconds: 1, Seed: 7}}
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	sw := q.Sweep()
+	sw.Driver = sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+	rep, err := sw.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,13 +207,17 @@ func TestSimulateMakesKnobChanges(t *testing.T) {
 		t.Fatalf("simulate: %d %s (%v)", res.StatusCode, res.body, err)
 	}
 	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Mode: runner.ModeOpen, Rates: []float64{10, 20}, Seconds: 1, Seed: 7}}
-	plain, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	sw := q.Sweep()
+	sw.Driver = sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+	plain, err := sw.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	change, _ := loadrun.ParseKnobChange("500ms:WAIT_MS=200")
-	q.At = []loadrun.KnobChange{change}
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	change, _ := result.ParseKnobChange("500ms:WAIT_MS=200")
+	q.At = []result.KnobChange{change}
+	sw = q.Sweep()
+	sw.Driver = sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+	rep, err := sw.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +253,7 @@ func TestSimulateMakesKnobChanges(t *testing.T) {
 		if want == "" {
 			bad := q
 			bad.At = nil
-			var c loadrun.KnobChange
+			var c result.KnobChange
 			_ = c.UnmarshalText([]byte(tt.at))
 			bad.At = append(bad.At, c)
 			var fe runner.FieldErrors

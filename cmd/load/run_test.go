@@ -24,6 +24,7 @@ import (
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // childEnv makes this test binary a lab child (labsvc.ChildMain), for the
@@ -211,7 +212,7 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(recs[0], loadrun.CSVHeader()) {
+	if !slices.Equal(recs[0], result.CSVHeader()) {
 		t.Errorf("records header %q", recs[0])
 	}
 	sent := atoi(t, strings.Fields(lines[1])[1]) + atoi(t, strings.Fields(lines[2])[1])

@@ -14,6 +14,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
@@ -63,7 +64,7 @@ func TestSimulateTableAndJSON(t *testing.T) {
 	}
 	// The same sweep through package sim gives the same rows.
 	m := sim.Model{Lab: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 38, Limit: 5, CPUs: 1}}
-	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Rates: []float64{50, 150}, Seconds: 4, Seed: 3}, nil)
+	rep, err := loadrun.Sweep{Rates: []float64{50, 150}, Seconds: 4, Seed: 3, Driver: m}.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestSimulateTableAndJSON(t *testing.T) {
 	if jsonOut != want.String() {
 		t.Errorf("--json rows:\n%s\npackage sim's:\n%s", jsonOut, want.String())
 	}
-	var last loadrun.Row
+	var last result.Row
 	if err := json.Unmarshal([]byte(strings.Split(jsonOut, "\n")[1]), &last); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestSimulatePolicy(t *testing.T) {
 		t.Errorf("stderr %q, want it to name the policy simulated", errOut)
 	}
 	m := sim.Model{Lab: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 38, CPUs: 1, Policy: "inflight,quota=6"}}
-	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Rates: []float64{150}, Seconds: 4, Seed: 1}, nil)
+	rep, err := loadrun.Sweep{Rates: []float64{150}, Seconds: 4, Seed: 1, Driver: m}.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestSimulatePolicy(t *testing.T) {
 	if out != want.String() {
 		t.Errorf("--json row:\n%s\npackage sim's:\n%s", out, want.String())
 	}
-	var row loadrun.Row
+	var row result.Row
 	if err := json.Unmarshal([]byte(out), &row); err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func TestSimulateMaxInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
-	var r loadrun.Row
+	var r result.Row
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%q: %v", out, err)
 	}
