@@ -2,7 +2,6 @@ package loadrun_test
 
 import (
 	"context"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
 	"capacitylab/result"
 )
@@ -37,24 +37,8 @@ type lab struct {
 // startLab serves cfg in this process until the test ends.
 func startLab(t testing.TB, cfg labsvc.Config) lab {
 	t.Helper()
-	req, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- labsvc.NewServer(cfg, nil).Serve(ctx, req, ctl) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("lab Serve: %v", err)
-		}
-	})
-	return lab{target: "http://" + req.Addr().String() + "/", control: "http://" + ctl.Addr().String()}
+	l := labtest.Serve(t, cfg)
+	return lab{target: l.Target + "/", control: l.Control}
 }
 
 // startChildLab starts cfg as a lab child process (GOMAXPROCS and affinity

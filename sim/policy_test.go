@@ -2,13 +2,13 @@ package sim_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"capacitylab/admit"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
 	"capacitylab/result"
 	"capacitylab/sim"
@@ -135,7 +135,8 @@ func TestPoliciesSimulatedAgreeWithTheLab(t *testing.T) {
 // sending events to events when not nil, and returns its report.
 func runLive(t *testing.T, cfg labsvc.Config, sw loadrun.Sweep, events chan<- result.Event) result.Report {
 	t.Helper()
-	target, control := serveLab(t, cfg)
+	l := labtest.Serve(t, cfg)
+	target, control := l.Target, l.Control
 	tg, err := loadrun.NewTarget(target, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -164,28 +165,4 @@ func timeline(live, simulated []result.Record) (lag, drift float64) {
 		}
 	}
 	return lag, drift
-}
-
-// serveLab serves cfg in process on loopback until the test ends and
-// returns its request and control URLs.
-func serveLab(t *testing.T, cfg labsvc.Config) (target, control string) {
-	t.Helper()
-	req, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- labsvc.NewServer(cfg, nil).Serve(ctx, req, ctl) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return "http://" + req.Addr().String(), "http://" + ctl.Addr().String()
 }

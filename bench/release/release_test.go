@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"net"
 	"runtime"
 	"slices"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
 	"capacitylab/result"
 )
@@ -120,7 +119,8 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		target, control := serveLab(t, cfg)
+		l := labtest.Serve(t, cfg)
+		target, control := l.Target, l.Control
 		tg, err := loadrun.NewTarget(target, 250*msec)
 		if err != nil {
 			t.Fatal(err)
@@ -221,28 +221,4 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 	if r := quota.after.OK / (quota.after.InFlight / (quota.svcMS / 1000)); math.Abs(r-1) > 0.1 {
 		t.Errorf("3, quota 5: %.1f ok a second with %.2f in flight and a %.0f ms service: ok ÷ (in flight ÷ R') = %.2f, want within 10%% of 1 (%s)", quota.after.OK, quota.after.InFlight, quota.svcMS, r, floor)
 	}
-}
-
-// serveLab serves cfg in process on loopback until the test ends and
-// returns its request and control URLs.
-func serveLab(t *testing.T, cfg labsvc.Config) (target, control string) {
-	t.Helper()
-	req, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- labsvc.NewServer(cfg, nil).Serve(ctx, req, ctl) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return "http://" + req.Addr().String(), "http://" + ctl.Addr().String()
 }

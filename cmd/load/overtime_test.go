@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/result"
 )
 
@@ -63,9 +64,9 @@ func jsonRows(t *testing.T, out string) []result.Row {
 // lab's limit (3) and queue; --samples writes the same samples as CSV,
 // adding up to the rows.
 func TestOverTime(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 20, CPUs: 1, Policy: "inflight,quota=3"})
+	l := labtest.Serve(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 20, CPUs: 1, Policy: "inflight,quota=3"})
 	path := filepath.Join(t.TempDir(), "samples.csv")
-	out, errOut, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--rate", "40,200", "--seconds", "1.5",
+	out, errOut, err := runLoad(t, noenv, "--target", l.Target, "--control", l.Control, "--rate", "40,200", "--seconds", "1.5",
 		"--over-time", "--samples", path, "--json")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
 	"capacitylab/result"
 	"capacitylab/sim"
@@ -191,10 +192,10 @@ func TestSimulateAt(t *testing.T) {
 
 // --arrivals feeds a real run too: the requests leave at the file's times.
 func TestArrivalsRealRun(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 2, CPUs: 1})
+	l := labtest.Serve(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 2, CPUs: 1})
 	arrivals := writeFile(t, "0.01\n0.05\n0.05\n0.2\n")
 	records := filepath.Join(t.TempDir(), "records.csv")
-	out, errOut, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--arrivals", arrivals, "--seconds", "0.5", "--records", records)
+	out, errOut, err := runLoad(t, noenv, "--target", l.Target, "--control", l.Control, "--arrivals", arrivals, "--seconds", "0.5", "--records", records)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
