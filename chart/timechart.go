@@ -1,10 +1,11 @@
 package chart
 
 import (
-	"capacitylab/result"
 	"math"
 	"strconv"
 	"strings"
+
+	"capacitylab/result"
 )
 
 // TimeRun is a run over time as TimeChart draws it: its samples (a second

@@ -1,11 +1,12 @@
 package chart
 
 import (
-	"capacitylab/result"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"capacitylab/result"
 )
 
 // badRelease is two windows of 3 s, sampled every second, with a knob

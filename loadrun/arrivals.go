@@ -2,7 +2,6 @@ package loadrun
 
 import (
 	"bufio"
-	"capacitylab/result"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"capacitylab/result"
 )
 
 // maxArrivalLine bounds one line of an arrivals file.

@@ -193,7 +193,6 @@ static void cl_join(cl_disp *d) { pthread_join(d->thread, NULL); }
 import "C"
 
 import (
-	"capacitylab/result"
 	"context"
 	"fmt"
 	"os"
@@ -204,6 +203,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"capacitylab/result"
 )
 
 // ThreadSender says whether open-loop windows send from a thread of their

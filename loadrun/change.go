@@ -1,7 +1,6 @@
 package loadrun
 
 import (
-	"capacitylab/result"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"capacitylab/result"
 )
 
 // CheckChangeTimes says what is wrong with a sweep's knob changes, or

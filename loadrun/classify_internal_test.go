@@ -1,7 +1,6 @@
 package loadrun
 
 import (
-	"capacitylab/result"
 	"context"
 	"errors"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"capacitylab/result"
 )
 
 func TestClassify(t *testing.T) {

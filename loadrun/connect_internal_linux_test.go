@@ -1,7 +1,6 @@
 package loadrun
 
 import (
-	"capacitylab/result"
 	"context"
 	"errors"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"capacitylab/result"
 )
 
 // The dispatcher's begin writes the request itself when the socket takes it:

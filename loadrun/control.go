@@ -2,7 +2,6 @@ package loadrun
 
 import (
 	"bytes"
-	"capacitylab/result"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"capacitylab/result"
 )
 
 // Control talks to the lab's control API (GET /stats, POST /reset,

@@ -1,13 +1,14 @@
 package loadrun
 
 import (
-	"capacitylab/result"
 	"context"
 	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"capacitylab/result"
 )
 
 // ProgressEvery is how often a running window reports progress: four

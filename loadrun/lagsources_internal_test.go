@@ -2,7 +2,6 @@ package loadrun
 
 import (
 	"bytes"
-	"capacitylab/result"
 	"context"
 	"fmt"
 	"net"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"capacitylab/result"
 )
 
 // StartInstant serves an instant target at 127.0.0.1 until tb ends and

@@ -2,7 +2,6 @@ package loadrun
 
 import (
 	"bufio"
-	"capacitylab/result"
 	"context"
 	"errors"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"capacitylab/result"
 )
 
 // replyCases are HTTP replies and what readReply must make of them. wantErr

@@ -1,7 +1,6 @@
 package loadrun
 
 import (
-	"capacitylab/result"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"capacitylab/result"
 )
 
 // maxBody bounds how much of a reply body is read; a longer one is an error.

@@ -1,12 +1,13 @@
 package loadrun
 
 import (
-	"capacitylab/result"
 	"context"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
+
+	"capacitylab/result"
 )
 
 // MinSampleEvery is the shortest interval a run over time may sample

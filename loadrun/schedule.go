@@ -1,11 +1,12 @@
 package loadrun
 
 import (
-	"capacitylab/result"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"capacitylab/result"
 )
 
 // ArrivalProcess names how a schedule spaces its arrivals.

@@ -1,13 +1,14 @@
 package loadrun
 
 import (
-	"capacitylab/result"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"capacitylab/result"
 )
 
 // DefaultDrainWait bounds how long a sweep waits for the lab to drain

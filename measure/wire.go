@@ -2,12 +2,13 @@ package measure
 
 import (
 	"bufio"
-	"capacitylab/result"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
 	"time"
+
+	"capacitylab/result"
 )
 
 // ProtocolVersion is the version of the load child's pipe protocol (see

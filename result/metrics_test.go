@@ -2,11 +2,12 @@ package result_test
 
 import (
 	"bytes"
-	"capacitylab/result"
 	"encoding/csv"
 	"slices"
 	"testing"
 	"time"
+
+	"capacitylab/result"
 )
 
 func TestNearestRank(t *testing.T) {

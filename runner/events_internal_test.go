@@ -1,10 +1,11 @@
 package runner
 
 import (
-	"capacitylab/result"
 	"sync"
 	"testing"
 	"time"
+
+	"capacitylab/result"
 )
 
 // A subscriber that does not take its events is dropped once more than its

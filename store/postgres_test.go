@@ -1,7 +1,6 @@
 package store
 
 import (
-	"capacitylab/result"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"capacitylab/result"
 )
 
 // The Postgres schema (migrations/postgres/100_schema.sql, then the

@@ -1,13 +1,14 @@
 package store
 
 import (
-	"capacitylab/result"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"capacitylab/result"
 )
 
 // ErrNoRun is returned when no run has the id asked for.

@@ -1,13 +1,14 @@
 package store
 
 import (
-	"capacitylab/result"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"capacitylab/result"
 )
 
 // testRecords returns n records of window w with every outcome and both

@@ -34,7 +34,6 @@ package main
 
 import (
 	"bufio"
-	"capacitylab/result"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -48,6 +47,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"capacitylab/result"
 )
 
 func main() {
