@@ -128,7 +128,7 @@
 //
 // # Events
 //
-// Sweep.Run sends Events on a channel and closes it when it returns. In JSON:
+// Sweep.Run hands Events to a callback, one call at a time. In JSON:
 //
 //	{"kind":"progress","windows":4,"window":0,"rate":40,"seconds":20,
 //	 "elapsed_ms":1200.5,"sent":47,"ended":46}
@@ -151,9 +151,11 @@
 // sample comes only in a run over time (see Samples). row comes once per window, after
 // the lab's counters were read. done comes last; window is then how many
 // windows finished, and error is set when the sweep failed or was
-// cancelled. Progress is dropped rather than blocked on once the context is
-// cancelled; row and done are always delivered, so the receiver must read
-// until the channel is closed.
+// cancelled. Progress is no longer handed over once the context is
+// cancelled; row and done always are. A slow callback holds up whichever
+// of the window's goroutines called it (its progress ticker, sampler or
+// knob changer: a later knob change is made late), and the next window
+// waits for its row's call to return.
 //
 // # Samples
 //

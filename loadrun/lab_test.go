@@ -102,22 +102,9 @@ func sweepOf(t testing.TB, l lab, timeout time.Duration) loadrun.Sweep {
 
 // collect runs s, gathering every event, and returns them with the report.
 func collect(ctx context.Context, s loadrun.Sweep) (result.Report, []result.Event, error) {
-	events := make(chan result.Event, 16)
-	type out struct {
-		rep result.Report
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		rep, err := s.Run(ctx, events)
-		done <- out{rep, err}
-	}()
 	var evs []result.Event
-	for e := range events {
-		evs = append(evs, e)
-	}
-	o := <-done
-	return o.rep, evs, o.err
+	rep, err := s.Run(ctx, func(e result.Event) { evs = append(evs, e) })
+	return rep, evs, err
 }
 
 // A client of 2 workers (Open.ClientWorkers) against a lab whose answers
@@ -200,11 +187,9 @@ func TestSweepKnobChangeCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	events := make(chan result.Event)
 	sw := loadrun.Sweep{Target: target, Control: &ctl, Rates: []float64{20}, Seconds: 2, Seed: 1, Changes: []result.KnobChange{c}}
-	go func() { _, _ = sw.Run(ctx, events) }()
 	var knob *result.Event
-	for e := range events {
+	_, _ = sw.Run(ctx, func(e result.Event) {
 		if e.Kind == result.EventKnob {
 			knob = &e
 			var cfg labsvc.Config
@@ -213,7 +198,7 @@ func TestSweepKnobChangeCancelled(t *testing.T) {
 			}
 			cancel()
 		}
-	}
+	})
 	if knob == nil || knob.Change != "200ms:WAIT_MS=30" || knob.ElapsedMS < 200 || knob.ElapsedMS > 400 {
 		t.Fatalf("knob event %+v, want 200ms:WAIT_MS=30 at 200 to 400 ms", knob)
 	}
@@ -237,20 +222,13 @@ func TestSweepLabGoneAfterWindow(t *testing.T) {
 	s.Rates, s.Seconds = []float64{40, 40}, 1
 	var done []result.WindowReport
 	s.WindowDone = func(wr result.WindowReport) { done = append(done, wr) }
-	events := make(chan result.Event, 16)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := s.Run(t.Context(), events)
-		errc <- err
-	}()
 	stopped := false
-	for e := range events {
+	_, err := s.Run(t.Context(), func(e result.Event) {
 		if !stopped && e.Kind == result.EventProgress && e.Window == 0 && e.ElapsedMS >= 200 {
 			l.stop() // the lab child ends; the window goes on sending into nothing
 			stopped = true
 		}
-	}
-	err := <-errc
+	})
 	if !stopped {
 		t.Fatal("the sweep ended before a progress event of its first window")
 	}

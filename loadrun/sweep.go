@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"capacitylab/result"
@@ -207,11 +208,18 @@ func (s Sweep) WindowRate(i int) float64 {
 // Run runs the sweep. For each window it waits for the lab to drain (at most
 // DrainWait; the row's Note says so if it did not), resets the lab's
 // counters, runs the window, waits for every request to end, reads the lab's
-// counters and builds the row. When events is not nil Run sends progress at
-// least every ProgressEvery while a window runs, a row event as each window
-// ends and a done event last, then closes events; the caller must receive
-// until it is closed. Cancelling ctx stops the sweep cleanly: the window in
-// progress still accounts for every arrival, its row is sent with a note, and
+// counters and builds the row. When handle is not nil Run calls it with
+// progress at least every ProgressEvery while a window runs, a knob event
+// as the lab takes each knob change, a sample event for each interval of a
+// run over time, a row event as each window ends and a done event last.
+// Calls never overlap and come in that order, but progress, knob and
+// sample calls come from goroutines of Run's own (the window's progress
+// ticker, its sampler, its knob changer), all ended before Run returns; the
+// next window does not begin until the call with a row returns. Once ctx is
+// cancelled progress is no longer handed over; row and done always are.
+// Cancelling ctx stops the sweep cleanly: the window in
+// progress still accounts for every arrival, its row is handed over with a
+// note, and
 // Run returns ctx's error. A failure of the lab's control API stops the sweep
 // with an error; the user's own mistakes come back from Validate before
 // anything is sent.
@@ -219,26 +227,22 @@ func (s Sweep) WindowRate(i int) float64 {
 // With a Driver, Run neither sends nor drains nor pauses: each window is
 // the driver's, which starts from an empty lab as a drained one would, and
 // sends no progress.
-func (s Sweep) Run(ctx context.Context, events chan<- result.Event) (result.Report, error) {
+func (s Sweep) Run(ctx context.Context, handle func(result.Event)) (result.Report, error) {
 	if s.Driver == nil {
 		// Replies end when they arrive only while the kernel stamps them.
 		defer holdArrivalStamps()()
 	}
 	var rep result.Report
 	n := s.Windows()
+	var handling sync.Mutex // one call of handle at a time
 	emit := func(e result.Event) {
-		if events == nil {
+		if handle == nil || e.Kind == result.EventProgress && ctx.Err() != nil {
 			return
 		}
 		e.Windows = n
-		if e.Kind == result.EventProgress {
-			select {
-			case events <- e:
-			case <-ctx.Done():
-			}
-			return
-		}
-		events <- e
+		handling.Lock()
+		defer handling.Unlock()
+		handle(e)
 	}
 	finish := func(err error) (result.Report, error) {
 		done := result.Event{Kind: result.EventDone, WindowProgress: result.WindowProgress{Window: len(rep.Windows), Seconds: s.Seconds}}
@@ -246,9 +250,6 @@ func (s Sweep) Run(ctx context.Context, events chan<- result.Event) (result.Repo
 			done.Error = err.Error()
 		}
 		emit(done)
-		if events != nil {
-			close(events)
-		}
 		return rep, err
 	}
 	if err := s.Validate(); err != nil {

@@ -143,18 +143,8 @@ func TestSweepCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	events := make(chan result.Event, 16)
-	type out struct {
-		rep result.Report
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		rep, err := s.Run(ctx, events)
-		done <- out{rep, err}
-	}()
 	var evs []result.Event
-	for e := range events {
+	rep, err := s.Run(ctx, func(e result.Event) {
 		if e.Kind == result.EventRow {
 			mu.Lock()
 			if len(handed) <= e.Window {
@@ -164,9 +154,7 @@ func TestSweepCancel(t *testing.T) {
 			mu.Unlock()
 		}
 		evs = append(evs, e)
-	}
-	o := <-done
-	rep, err := o.rep, o.err
+	})
 	if err == nil {
 		t.Fatal("cancelled sweep returned no error")
 	}

@@ -64,12 +64,13 @@ type Child struct {
 
 // Generate runs sw against a lab that is already serving (sw's Target and
 // Control) in this process, and hands handle a progress event while each
-// window runs and a window event as each one ends, every call from the
-// goroutine that called Generate, in order. It is the generator's side of a
-// measurement: the load child runs it (see Measure), and so does cmd/load
-// against a lab in a terminal. Every sweep it runs pauses WindowPause
-// between windows and waits for the lab to drain (sw.DrainWait, 0 for
-// loadrun.DefaultDrainWait), as every measurement does.
+// window runs, knob and sample events as they happen and a window event as
+// each one ends, in order and one call at a time (progress, knob and sample
+// calls come from the sweep's own goroutines, as loadrun.Sweep.Run says). It
+// is the generator's side of a measurement: the load child runs it (see
+// Measure), and so does cmd/load against a lab in a terminal. Every sweep it
+// runs pauses WindowPause between windows and waits for the lab to drain
+// (sw.DrainWait, 0 for loadrun.DefaultDrainWait), as every measurement does.
 //
 // The next window does not begin until handle returns from a window event,
 // so whatever it does with the records (saving them, sending them on)
@@ -84,8 +85,9 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 	if sw.Driver == nil {
 		sw.Pause = WindowPause
 	}
-	windows := make(chan result.WindowReport)
-	handled := make(chan struct{})
+	// Calls of handle never overlap (Sweep.Run serialises its events, and
+	// WindowDone is called once the window's goroutines have ended), so
+	// failed needs no lock of its own.
 	var failed error // the first error handle returned
 	stopOn := func(err error) {
 		if err != nil && failed == nil {
@@ -94,51 +96,30 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 		}
 	}
 	sw.WindowDone = func(wr result.WindowReport) {
-		windows <- wr
-		<-handled
-	}
-	// Unbuffered: a window's progress is received before its WindowDone
-	// is called (both come from the sweep's goroutine), so no progress
-	// of a window is handed over after its window event.
-	events := make(chan result.Event)
-	ran := make(chan error, 1)
-	go func() {
-		_, err := sw.Run(ctx, events)
-		ran <- err
-	}()
-	for {
-		select {
-		case e, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			// Rows come with their records through WindowDone, and the
-			// end is Run's return.
-			switch {
-			case failed != nil:
-			case e.Kind == result.EventProgress:
-				stopOn(handle(Event{Kind: EventProgress, WindowProgress: e.WindowProgress}))
-			case e.Kind == result.EventKnob:
-				stopOn(handle(Event{Kind: EventKnob, WindowProgress: e.WindowProgress, Change: e.Change}))
-			case e.Kind == result.EventSample:
-				stopOn(handle(Event{Kind: EventSample, WindowProgress: e.WindowProgress, Sample: e.Sample}))
-			}
-		case wr := <-windows:
-			ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records, Samples: wr.Samples, Cut: wr.Cut}
-			if ctx.Err() != nil {
-				ev.Cut = context.Cause(ctx)
-			}
-			stopOn(handle(ev))
-			handled <- struct{}{}
-		case err := <-ran:
-			switch {
-			case failed != nil:
-				return failed
-			case err != nil && ctx.Err() != nil:
-				return context.Cause(ctx)
-			}
-			return err
+		ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records, Samples: wr.Samples, Cut: wr.Cut}
+		if ctx.Err() != nil {
+			ev.Cut = context.Cause(ctx)
 		}
+		stopOn(handle(ev))
 	}
+	// Rows come with their records through WindowDone, and the end is
+	// Run's return.
+	_, err := sw.Run(ctx, func(e result.Event) {
+		switch {
+		case failed != nil:
+		case e.Kind == result.EventProgress:
+			stopOn(handle(Event{Kind: EventProgress, WindowProgress: e.WindowProgress}))
+		case e.Kind == result.EventKnob:
+			stopOn(handle(Event{Kind: EventKnob, WindowProgress: e.WindowProgress, Change: e.Change}))
+		case e.Kind == result.EventSample:
+			stopOn(handle(Event{Kind: EventSample, WindowProgress: e.WindowProgress, Sample: e.Sample}))
+		}
+	})
+	switch {
+	case failed != nil:
+		return failed
+	case err != nil && ctx.Err() != nil:
+		return context.Cause(ctx)
+	}
+	return err
 }

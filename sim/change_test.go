@@ -68,19 +68,14 @@ func releaseSweep(t *testing.T) loadrun.Sweep {
 	return sw
 }
 
-// knobEvents collects a sweep's knob events as "window@ms:change".
-func knobEvents(events <-chan result.Event) <-chan []string {
-	out := make(chan []string, 1)
-	go func() {
-		var got []string
-		for e := range events {
-			if e.Kind == result.EventKnob {
-				got = append(got, fmt.Sprintf("%d@%g:%s", e.Window, e.ElapsedMS, e.Change))
-			}
+// knobEvents is a sweep's event handler that collects its knob events in
+// got as "window@ms:change".
+func knobEvents(got *[]string) func(result.Event) {
+	return func(e result.Event) {
+		if e.Kind == result.EventKnob {
+			*got = append(*got, fmt.Sprintf("%d@%g:%s", e.Window, e.ElapsedMS, e.Change))
 		}
-		out <- got
-	}()
-	return out
+	}
 }
 
 // The simulator makes a window's knob changes at their times, where the
@@ -88,13 +83,12 @@ func knobEvents(events <-chan result.Event) <-chan []string {
 // request, service time by service time; a knob event for each change
 // at its time; nothing lost.
 func TestChangesSimulated(t *testing.T) {
-	events := make(chan result.Event, 64)
-	got := knobEvents(events)
-	rep, err := simulate(context.Background(), sim.Model{Lab: releaseLab.cfg}, releaseSweep(t), events)
+	var k []string
+	rep, err := simulate(context.Background(), sim.Model{Lab: releaseLab.cfg}, releaseSweep(t), knobEvents(&k))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := <-got; strings.Join(k, " ") != "0@500:500ms:WAIT_MS=400 0@1200:1.2s:LIMIT=1" {
+	if strings.Join(k, " ") != "0@500:500ms:WAIT_MS=400 0@1200:1.2s:LIMIT=1" {
 		t.Errorf("knob events %q, want each change at its time", k)
 	}
 	recs := rep.Records()
@@ -131,10 +125,8 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := make(chan result.Event, 64)
-	got := knobEvents(events)
-	liveRep := runLive(t, releaseLab.cfg, releaseSweep(t), events)
-	took := <-got
+	var took []string
+	liveRep := runLive(t, releaseLab.cfg, releaseSweep(t), knobEvents(&took))
 	t.Logf("live knob events %q", took)
 	live, simulated := liveRep.Records(), simRep.Records()
 	// The trace's decisions are 150 ms after a change and 40 ms from the
@@ -214,13 +206,12 @@ func TestChangesStallCountsOn(t *testing.T) {
 func TestChangeAfterTheEndNotMade(t *testing.T) {
 	sw := policySweep([]int{0})
 	sw.Changes = parseChanges(t, []string{"500ms:WAIT_MS=300"})
-	events := make(chan result.Event, 16)
-	got := knobEvents(events)
-	rep, err := simulate(context.Background(), sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1}}, sw, events)
+	var k []string
+	rep, err := simulate(context.Background(), sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1}}, sw, knobEvents(&k))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := <-got; len(k) != 0 {
+	if len(k) != 0 {
 		t.Errorf("knob events %q, want none", k)
 	}
 	if note := rep.Rows()[0].Note; note != "knob change 500ms:WAIT_MS=300 not made: the window ended first" {

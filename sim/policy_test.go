@@ -131,9 +131,10 @@ func TestPoliciesSimulatedAgreeWithTheLab(t *testing.T) {
 	}
 }
 
-// runLive runs sw against cfg served in process on loopback (serveLab),
-// sending events to events when not nil, and returns its report.
-func runLive(t *testing.T, cfg labsvc.Config, sw loadrun.Sweep, events chan<- result.Event) result.Report {
+// runLive runs sw against cfg served in process on loopback
+// (labtest.Serve), handing its events to handle when not nil, and returns
+// its report.
+func runLive(t *testing.T, cfg labsvc.Config, sw loadrun.Sweep, handle func(result.Event)) result.Report {
 	t.Helper()
 	l := labtest.Serve(t, cfg)
 	target, control := l.Target, l.Control
@@ -146,7 +147,7 @@ func runLive(t *testing.T, cfg labsvc.Config, sw loadrun.Sweep, events chan<- re
 		t.Fatal(err)
 	}
 	sw.Target, sw.Control = tg, &ctl
-	rep, err := sw.Run(t.Context(), events)
+	rep, err := sw.Run(t.Context(), handle)
 	if err != nil {
 		t.Fatal(err)
 	}

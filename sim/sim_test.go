@@ -18,10 +18,10 @@ import (
 const ms = time.Millisecond
 
 // simulate runs sweep sw with m as its Driver, as every caller of the
-// simulator does.
-func simulate(ctx context.Context, m sim.Model, sw loadrun.Sweep, events chan<- result.Event) (result.Report, error) {
+// simulator does, handing its events to handle when not nil.
+func simulate(ctx context.Context, m sim.Model, sw loadrun.Sweep, handle func(result.Event)) (result.Report, error) {
 	sw.Driver = m
-	return sw.Run(ctx, events)
+	return sw.Run(ctx, handle)
 }
 
 // want is what one record must be: its outcome, its end (ms after the
@@ -366,14 +366,10 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			events := make(chan result.Event, 8)
-			_, err := simulate(context.Background(), c.m, c.sw, events)
+			var evs []result.Event
+			_, err := simulate(context.Background(), c.m, c.sw, func(e result.Event) { evs = append(evs, e) })
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want it to contain %q", err, c.want)
-			}
-			var evs []result.Event
-			for e := range events {
-				evs = append(evs, e)
 			}
 			if len(evs) != 1 || evs[0].Kind != result.EventDone || evs[0].Error != err.Error() {
 				t.Errorf("events %+v, want one done event with the error", evs)
