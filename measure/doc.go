@@ -16,7 +16,7 @@
 // loadrun's Knob changes), and a run over time (OverTime, JSON
 // over_time: every window sampled every SampleEvery, one second, the
 // lab read at each sample's end; see loadrun's Samples). Validate checks each change against the
-// preset's knobs as they stand when it is made (CheckChanges, which
+// preset's knobs as they stand when it is made (labsvc.Config.CheckChanges, which
 // cmd/load uses against a running lab's knobs too). Preset.Sweep is
 // the one mapping from a preset to a loadrun.Sweep.
 //

@@ -83,7 +83,7 @@ func TestSimulateAnswersTheSimulator(t *testing.T) {
 	for i := range want {
 		g, w := got.Rows[i], want[i]
 		if g.Sent != w.Sent || g.OK != w.OK || g.P50MS != w.P50MS || g.P99MS != w.P99MS || g.Lost != 0 {
-			t.Errorf("row %d: sent %d ok %d p50 %v p99 %v lost %d; sim.Run gives sent %d ok %d p50 %v p99 %v", i+1, g.Sent, g.OK, g.P50MS, g.P99MS, g.Lost, w.Sent, w.OK, w.P50MS, w.P99MS)
+			t.Errorf("row %d: sent %d ok %d p50 %v p99 %v lost %d; the simulation gives sent %d ok %d p50 %v p99 %v", i+1, g.Sent, g.OK, g.P50MS, g.P99MS, g.Lost, w.Sent, w.OK, w.P50MS, w.P99MS)
 		}
 	}
 	if got.Requests != want[0].Arrivals+want[1].Arrivals {
@@ -224,7 +224,7 @@ func TestSimulateMakesKnobChanges(t *testing.T) {
 	for i, w := range rep.Rows() {
 		g := got.Rows[i]
 		if g.Sent != w.Sent || g.OK != w.OK || g.P99MS != w.P99MS || g.Lost != 0 {
-			t.Errorf("row %d: sent %d ok %d p99 %v lost %d; sim.Run with the change gives sent %d ok %d p99 %v", i+1, g.Sent, g.OK, g.P99MS, g.Lost, w.Sent, w.OK, w.P99MS)
+			t.Errorf("row %d: sent %d ok %d p99 %v lost %d; the simulation with the change gives sent %d ok %d p99 %v", i+1, g.Sent, g.OK, g.P99MS, g.Lost, w.Sent, w.OK, w.P99MS)
 		}
 		if p := plain.Rows()[i]; g.P99MS <= p.P99MS {
 			t.Errorf("row %d: p99 %v ms with WAIT_MS 200 from 500 ms, %v without: want the change to show", i+1, g.P99MS, p.P99MS)
