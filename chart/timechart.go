@@ -5,18 +5,18 @@ import (
 	"strconv"
 	"strings"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // TimeRun is a run over time as TimeChart draws it: its samples (a second
-// each, loadrun.Sample) in the order they were taken, and what it knows
+// each, result.Sample) in the order they were taken, and what it knows
 // of the run before they arrive.
 type TimeRun struct {
-	ID      string           // the chart's element id prefix
-	Samples []loadrun.Sample // in order: window by window, at_s rising
+	ID      string          // the chart's element id prefix
+	Samples []result.Sample // in order: window by window, at_s rising
 	// Changes are the knob changes made at their times into every window
 	// (measure.Preset.At).
-	Changes []loadrun.KnobChange
+	Changes []result.KnobChange
 	// Windows and Seconds are the run's windows and their length: the x
 	// axis spans them from the start, so a live chart grows into it
 	// rather than rescaling each second. 0: from the samples.
@@ -60,13 +60,13 @@ func TimeChart(r TimeRun) Chart {
 	var limitX, limitY []float64
 	anyBusy, anyErr, anyLab, anyLimit := false, false, false, false
 	yRate, yInside, yLat := 0.0, 0.0, r.TimeoutMS
-	rate := func(n int, s loadrun.Sample) float64 {
+	rate := func(n int, s result.Sample) float64 {
 		if s.Seconds <= 0 {
 			return math.NaN()
 		}
 		return float64(n) / s.Seconds
 	}
-	latency := func(v float64, s loadrun.Sample) float64 {
+	latency := func(v float64, s result.Sample) float64 {
 		if s.OK == 0 {
 			return math.NaN()
 		}
@@ -260,13 +260,13 @@ const (
 type windowSpan struct {
 	window        int
 	start, length float64
-	samples       []loadrun.Sample
+	samples       []result.Sample
 }
 
 // windowSpans groups samples by window, in the order the windows come,
 // each window starting where the one before ended (the end of its last
 // sample: a window's samples run to the end of its last request).
-func windowSpans(samples []loadrun.Sample) []windowSpan {
+func windowSpans(samples []result.Sample) []windowSpan {
 	var out []windowSpan
 	for _, s := range samples {
 		if n := len(out); n == 0 || out[n-1].window != s.Window {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // badRelease is two windows of 3 s, sampled every second, with a knob
@@ -14,10 +14,10 @@ import (
 // lab's queue grows to its limit. The second window's last sample is half
 // a second (a request that ended after the window's 3 s).
 func badRelease() TimeRun {
-	var ss []loadrun.Sample
+	var ss []result.Sample
 	for w := 0; w < 2; w++ {
 		for k := 0; k < 3; k++ {
-			s := loadrun.Sample{Window: w, AtS: float64(k), Seconds: 1, OK: 50, P50MS: 100, P99MS: 110, InFlight: 5,
+			s := result.Sample{Window: w, AtS: float64(k), Seconds: 1, OK: 50, P50MS: 100, P99MS: 110, InFlight: 5,
 				Lab: true, Queued: 0, InService: 5, Limit: 10}
 			if k > 0 {
 				s.OK, s.GaveUp, s.P50MS, s.P99MS, s.InFlight, s.Queued, s.InService, s.Limit = 20, 30, 200, 240, 10, 3, 7, 8+k
@@ -25,9 +25,9 @@ func badRelease() TimeRun {
 			ss = append(ss, s)
 		}
 	}
-	ss = append(ss, loadrun.Sample{Window: 1, AtS: 3, Seconds: 0.5, GaveUp: 2, Lab: true, InService: 2, Limit: 11})
+	ss = append(ss, result.Sample{Window: 1, AtS: 3, Seconds: 0.5, GaveUp: 2, Lab: true, InService: 2, Limit: 11})
 	return TimeRun{ID: "t", Samples: ss, Windows: 2, Seconds: 3, TimeoutMS: 250,
-		Changes: []loadrun.KnobChange{{At: time.Second, Knob: "WAIT_MS", Value: "200"}}}
+		Changes: []result.KnobChange{{At: time.Second, Knob: "WAIT_MS", Value: "200"}}}
 }
 
 func seriesOf(t *testing.T, p Panel, name string) Series {
@@ -159,9 +159,9 @@ func TestTimeChartMarks(t *testing.T) {
 // Every fifth second and each window's last is a stop a pointer and a
 // keyboard reach; a run of at most ten seconds has a stop every second.
 func TestTimeChartStops(t *testing.T) {
-	var ss []loadrun.Sample
+	var ss []result.Sample
 	for k := 0; k < 12; k++ {
-		ss = append(ss, loadrun.Sample{AtS: float64(k), Seconds: 1, OK: 10, P50MS: 5, P99MS: 9, ClientBusy: k % 2})
+		ss = append(ss, result.Sample{AtS: float64(k), Seconds: 1, OK: 10, P50MS: 5, P99MS: 9, ClientBusy: k % 2})
 	}
 	c := TimeChart(TimeRun{ID: "s", Samples: ss, Windows: 1, Seconds: 12})
 	for _, p := range c.Panels {
@@ -224,7 +224,7 @@ func TestTimeChartEmpty(t *testing.T) {
 // One sample: one point in each line, a stop a keyboard reaches, no NaN
 // or Inf in the output.
 func TestTimeChartOneSample(t *testing.T) {
-	c := TimeChart(TimeRun{ID: "o", Samples: []loadrun.Sample{{AtS: 0, Seconds: 1, OK: 3, P50MS: 10, P99MS: 12, InFlight: 1}}, TimeoutMS: 250})
+	c := TimeChart(TimeRun{ID: "o", Samples: []result.Sample{{AtS: 0, Seconds: 1, OK: 3, P50MS: 10, P99MS: 12, InFlight: 1}}, TimeoutMS: 250})
 	if top, _ := c.xAxis(); top != 1 {
 		t.Errorf("x axis top %v, want 1", top)
 	}
@@ -245,11 +245,11 @@ func TestTimeChartOneSample(t *testing.T) {
 // A 30 s window whose last requests end at 30.25 s: the axis ends at 35 s
 // in 5 s steps, not at 40 in steps of 10.
 func TestTimeChartAxisOfAWindow(t *testing.T) {
-	var ss []loadrun.Sample
+	var ss []result.Sample
 	for k := 0; k < 30; k++ {
-		ss = append(ss, loadrun.Sample{AtS: float64(k), Seconds: 1, OK: 50})
+		ss = append(ss, result.Sample{AtS: float64(k), Seconds: 1, OK: 50})
 	}
-	ss = append(ss, loadrun.Sample{AtS: 30, Seconds: 0.25, OK: 1})
+	ss = append(ss, result.Sample{AtS: 30, Seconds: 0.25, OK: 1})
 	c := TimeChart(TimeRun{ID: "w", Samples: ss, Windows: 1, Seconds: 30})
 	if top, step := c.xAxis(); top != 35 || step != 5 {
 		t.Errorf("x axis to %v in steps of %v, want 35 in 5", top, step)

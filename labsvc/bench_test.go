@@ -15,6 +15,7 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 )
 
 // BenchmarkDoor measures the lab's own path, door → queue → worker → answer,
@@ -29,7 +30,7 @@ import (
 func BenchmarkDoor(b *testing.B) {
 	for _, workers := range []int{1, 4} {
 		b.Run(map[int]string{1: "workers=1", 4: "workers=4"}[workers], func(b *testing.B) {
-			l := startLab(b, cfg(workers, 0, 0, 0))
+			l := labtest.Serve(b, cfg(workers, 0, 0, 0))
 			req := []byte("GET / HTTP/1.1\r\nHost: lab\r\n\r\n")
 			b.ReportAllocs()
 			b.SetParallelism(8)
@@ -37,7 +38,7 @@ func BenchmarkDoor(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				buf := make([]byte, 512)
 				for pb.Next() {
-					c, err := net.Dial("tcp", l.addr)
+					c, err := net.Dial("tcp", l.Addr)
 					if err != nil {
 						b.Error(err)
 						return

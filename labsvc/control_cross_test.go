@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 )
 
 // The control API retunes the lab, and it listens on a fixed local port
@@ -19,11 +20,11 @@ import (
 // numbers (400 for a string, a second value or trailing text; 413 for a
 // body over the cap). Nothing refused changes anything.
 func TestControlRefusesCrossSiteAndLooseBodies(t *testing.T) {
-	l := startLab(t, labsvc.DefaultConfig())
-	before := l.srv.Config()
+	l := labtest.Serve(t, labsvc.DefaultConfig())
+	before := l.Server.Config()
 	send := func(method, path, body string, h map[string]string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, l.control+path, strings.NewReader(body))
+		req, err := http.NewRequest(method, l.Control+path, strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +80,7 @@ func TestControlRefusesCrossSiteAndLooseBodies(t *testing.T) {
 			if code != tc.status || !strings.Contains(msg, tc.says) {
 				t.Errorf("%s %s = %d %q, want %d saying %q", tc.method, tc.path, code, msg, tc.status, tc.says)
 			}
-			if got := l.srv.Config(); got != before {
+			if got := l.Server.Config(); got != before {
 				t.Errorf("config in force %+v after a refused request, want %+v", got, before)
 			}
 		})
@@ -89,7 +90,7 @@ func TestControlRefusesCrossSiteAndLooseBodies(t *testing.T) {
 	if code, msg := send("POST", "/config", `{"spin_ms": 3}`, jsonCT); code != 200 {
 		t.Errorf("a program's change: %d %q, want 200", code, msg)
 	}
-	if code, msg := send("POST", "/reset", "", map[string]string{"Content-Type": "application/json", "Origin": l.control}); code != 200 {
+	if code, msg := send("POST", "/reset", "", map[string]string{"Content-Type": "application/json", "Origin": l.Control}); code != 200 {
 		t.Errorf("a same-origin reset: %d %q, want 200", code, msg)
 	}
 	// Reads stay open to any client.

@@ -11,12 +11,13 @@ import (
 
 	"capacitylab/input"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 )
 
 func TestControlConfig(t *testing.T) {
-	l := startLab(t, labsvc.DefaultConfig())
+	l := labtest.Serve(t, labsvc.DefaultConfig())
 	var got labsvc.Config
-	if code := doJSON(t, "GET", l.control+"/config", "", &got); code != 200 || got != labsvc.DefaultConfig() {
+	if code := doJSON(t, "GET", l.Control+"/config", "", &got); code != 200 || got != labsvc.DefaultConfig() {
 		t.Fatalf("GET /config = %d %+v, want the defaults", code, got)
 	}
 	tests := []struct {
@@ -64,12 +65,12 @@ func TestControlConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.status == 200 {
 				var c labsvc.Config
-				if code := doJSON(t, "POST", l.control+"/config", tc.body, &c); code != 200 || c != tc.want {
+				if code := doJSON(t, "POST", l.Control+"/config", tc.body, &c); code != 200 || c != tc.want {
 					t.Errorf("POST /config %s = %d %+v, want 200 %+v", tc.body, code, c, tc.want)
 				}
 			} else {
 				var ce labsvc.ControlError
-				code := doJSON(t, "POST", l.control+"/config", tc.body, &ce)
+				code := doJSON(t, "POST", l.Control+"/config", tc.body, &ce)
 				if code != tc.status || !strings.Contains(ce.Error, tc.errSubstr) || strings.Contains(ce.Error, "\n") {
 					t.Errorf("POST /config %s = %d %q, want %d with %q on one line", tc.body, code, ce.Error, tc.status, tc.errSubstr)
 				}
@@ -80,7 +81,7 @@ func TestControlConfig(t *testing.T) {
 					t.Errorf("POST /config %s: errors %v, want the knobs of %q", tc.body, ce.Errors, ce.Error)
 				}
 			}
-			if got := l.srv.Config(); got != tc.want {
+			if got := l.Server.Config(); got != tc.want {
 				t.Errorf("config in force %+v, want %+v", got, tc.want)
 			}
 		})
@@ -132,15 +133,15 @@ func TestControlConfig(t *testing.T) {
 	}
 	for _, tc := range effects {
 		t.Run("effect/"+tc.name, func(t *testing.T) {
-			if code := doJSON(t, "POST", l.control+"/config", tc.patch, nil); code != 200 {
+			if code := doJSON(t, "POST", l.Control+"/config", tc.patch, nil); code != 200 {
 				t.Fatalf("POST /config %s = %d", tc.patch, code)
 			}
-			doJSON(t, "POST", l.control+"/reset", "", nil)
+			doJSON(t, "POST", l.Control+"/reset", "", nil)
 			replies := make([]reply, tc.calls)
 			var wg sync.WaitGroup
 			for i := range replies {
 				wg.Go(func() {
-					r, err := call(l.addr, 5*time.Second)
+					r, err := call(l.Addr, 5*time.Second)
 					if err != nil {
 						t.Error(err)
 					}
@@ -148,28 +149,28 @@ func TestControlConfig(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			tc.check(t, replies, quiet(t, l.control, 2*time.Second))
+			tc.check(t, replies, quiet(t, l.Control, 2*time.Second))
 		})
 	}
 }
 
 func TestControlStatsResetMetrics(t *testing.T) {
-	l := startLab(t, cfg(1, 0, 0, 0))
+	l := labtest.Serve(t, cfg(1, 0, 0, 0))
 	for range 3 {
-		if _, err := call(l.addr, 5*time.Second); err != nil {
+		if _, err := call(l.Addr, 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if st := stats(t, l.control); st.Done != 3 || st.ServiceMS.N != 3 || st.QueueWaitMS.N != 3 {
+	if st := stats(t, l.Control); st.Done != 3 || st.ServiceMS.N != 3 || st.QueueWaitMS.N != 3 {
 		t.Errorf("stats after 3 requests: %+v", st)
 	}
 	var closed, fresh labsvc.Stats
-	doJSON(t, "POST", l.control+"/reset", "", &closed)
-	fresh = stats(t, l.control)
+	doJSON(t, "POST", l.Control+"/reset", "", &closed)
+	fresh = stats(t, l.Control)
 	if closed.Done != 3 || fresh.Done != 0 || fresh.Accepted != 0 || fresh.ServiceMS.N != 0 || !fresh.Since.After(closed.Since) {
 		t.Errorf("reset returned %+v and left %+v, want the closed window of 3 and an empty new one", closed, fresh)
 	}
-	resp, err := controlClient.Get(l.control + "/metrics")
+	resp, err := controlClient.Get(l.Control + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,22 +183,22 @@ func TestControlStatsResetMetrics(t *testing.T) {
 		}
 	}
 	// The control API is never queued behind the workers.
-	slow := startLab(t, cfg(1, 0, 2000, 0))
-	go func() { _, _ = call(slow.addr, 5*time.Second) }()
+	slow := labtest.Serve(t, cfg(1, 0, 2000, 0))
+	go func() { _, _ = call(slow.Addr, 5*time.Second) }()
 	// Once the worker holds the request (read off the server itself, not
 	// through the control API under test).
-	for deadline := time.Now().Add(5 * time.Second); slow.srv.Stats().InService != 1; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); slow.Server.Stats().InService != 1; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the slow request never reached the worker")
 		}
 	}
 	start := time.Now()
-	st := stats(t, slow.control)
+	st := stats(t, slow.Control)
 	if el := time.Since(start); el > time.Second || st.InService != 1 {
 		t.Errorf("GET /stats took %v with a worker busy (in_service=%d), want an immediate answer", el, st.InService)
 	}
 	// Wrong method: the mux says which are allowed.
-	resp, err = controlClient.Post(l.control+"/stats", "application/json", nil)
+	resp, err = controlClient.Post(l.Control+"/stats", "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 // gives; the knobs fixed for the life of the lab, or that do not exist,
 // are refused by both.
 func TestConfigSetAgreesWithTheLab(t *testing.T) {
-	l := startLab(t, labsvc.DefaultConfig())
+	l := labtest.Serve(t, labsvc.DefaultConfig())
 	values := map[string]string{"SPIN_MS": "3", "WAIT_MS": "40", "LIMIT": "0", "STALL_EVERY": "7", "STALL_MS": "9", "BACKLOG": "64", "POLICY": "aimd,backoff=0.5"}
 	want := labsvc.DefaultConfig()
 	for knob := range strings.SplitSeq(labsvc.ChangeableKnobs, ", ") {
@@ -242,7 +243,7 @@ func TestConfigSetAgreesWithTheLab(t *testing.T) {
 			body = `{"policy": "` + v + `"}`
 		}
 		var got labsvc.Config
-		if code := doJSON(t, "POST", l.control+"/config", body, &got); code != 200 || got != want {
+		if code := doJSON(t, "POST", l.Control+"/config", body, &got); code != 200 || got != want {
 			t.Errorf("POST /config %s = %d %+v; Set gives %+v", body, code, got, want)
 		}
 	}
@@ -250,7 +251,7 @@ func TestConfigSetAgreesWithTheLab(t *testing.T) {
 		if _, err := want.Set(knob, "2"); err == nil {
 			t.Errorf("Set(%s) succeeded, want it refused", knob)
 		}
-		if code := doJSON(t, "POST", l.control+"/config", `{"`+strings.ToLower(knob)+`": 2}`, nil); code != 400 {
+		if code := doJSON(t, "POST", l.Control+"/config", `{"`+strings.ToLower(knob)+`": 2}`, nil); code != 400 {
 			t.Errorf("POST /config %s = %d, want 400", knob, code)
 		}
 	}

@@ -1,15 +1,18 @@
 package labsvc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"capacitylab/admit"
 	"capacitylab/envflag"
 	"capacitylab/input"
+	"capacitylab/result"
 )
 
 // Default addresses of the terminal lab (cmd/lab). Both are loopback: the lab
@@ -276,4 +279,32 @@ func (c Config) Set(knob, value string) (Config, error) {
 		return c, c.Validate()
 	}
 	return c, fmt.Errorf("unknown knob %q: want one of %s", knob, ChangeableKnobs)
+}
+
+// CheckChanges says what is wrong with knob changes against a lab whose
+// knobs are c, or nil: each must name a knob the lab can change while
+// it runs (ChangeableKnobs) with a value it allows, given the
+// knobs in force then (c with the changes before it, in time order).
+// Their times are the sweep's to check (they must fall in the window).
+func (c Config) CheckChanges(changes []result.KnobChange) error {
+	cfg := c
+	sorted := slices.Clone(changes)
+	slices.SortStableFunc(sorted, func(a, b result.KnobChange) int { return cmp.Compare(a.At, b.At) })
+	for _, k := range sorted {
+		if err := k.Err(); err != nil {
+			return err
+		}
+		next, err := cfg.Set(k.Knob, k.Value)
+		var fe input.FieldErrors
+		if errors.As(err, &fe) && len(fe) == 1 && fe[k.Knob] != "" {
+			// The change's own knob: "knob change 1s:WAIT_MS=20000:
+			// 20000 is not allowed: want 0 to 10000".
+			return fmt.Errorf("knob change %s: %s", k, fe[k.Knob])
+		}
+		if err != nil {
+			return fmt.Errorf("knob change %s: %w", k, err)
+		}
+		cfg = next
+	}
+	return nil
 }

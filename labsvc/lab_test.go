@@ -16,6 +16,7 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 )
 
 // With LIMIT=3 and a burst of 200 simultaneous callers, at most 3 ever wait,
@@ -23,7 +24,7 @@ import (
 // reset), and accepted + refused = connections.
 func TestRefusalsUnderBurst(t *testing.T) {
 	const callers = 200
-	l := startLab(t, cfg(1, 0, 20, 3))
+	l := labtest.Serve(t, cfg(1, 0, 20, 3))
 	start := make(chan struct{})
 	replies := make([]reply, callers)
 	errs := make([]error, callers)
@@ -31,7 +32,7 @@ func TestRefusalsUnderBurst(t *testing.T) {
 	for i := range callers {
 		wg.Go(func() {
 			<-start
-			replies[i], errs[i] = call(l.addr, 10*time.Second)
+			replies[i], errs[i] = call(l.Addr, 10*time.Second)
 		})
 	}
 	close(start)
@@ -58,7 +59,7 @@ func TestRefusalsUnderBurst(t *testing.T) {
 			t.Errorf("caller %d: status %d", i, r.status)
 		}
 	}
-	st := quiet(t, l.control, 5*time.Second)
+	st := quiet(t, l.Control, 5*time.Second)
 	t.Logf("ok=%d refused=%d stats: accepted=%d refused=%d done=%d queued_max=%d", ok, refused, st.Accepted, st.Refused, st.Done, st.QueuedMax)
 	if st.QueuedMax > 3 {
 		t.Errorf("queued_max = %d, want at most LIMIT=3", st.QueuedMax)
@@ -82,11 +83,11 @@ func TestRefusalsUnderBurst(t *testing.T) {
 // fastest quarter and the median is logged.
 func TestServiceTimeAtRest(t *testing.T) {
 	const n = 40
-	l := startLab(t, labsvc.DefaultConfig())
+	l := labtest.Serve(t, labsvc.DefaultConfig())
 	irq0, irqErr := interruptTime()
 	var svc []float64
 	for range n {
-		r, err := call(l.addr, 5*time.Second)
+		r, err := call(l.Addr, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +98,7 @@ func TestServiceTimeAtRest(t *testing.T) {
 	}
 	sort.Float64s(svc)
 	q1, median := svc[n/4-1], svc[n/2-1] // nearest rank
-	st := stats(t, l.control)
+	st := stats(t, l.Control)
 	t.Logf("X-Service-Ms min %.3f, p25 %.3f, median %.3f, max %.3f; stats service_ms %+v", svc[0], q1, median, svc[n-1], st.ServiceMS)
 	if svc[0] < 19.9 {
 		t.Errorf("fastest service time %.3f ms, want at least SPIN_MS + WAIT_MS = 20", svc[0])
@@ -163,25 +164,25 @@ func TestWorkerCeiling(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := startLab(t, labsvc.Config{Workers: tc.workers, SpinMS: 2, WaitMS: 18, CPUs: 1})
+			l := labtest.Serve(t, labsvc.Config{Workers: tc.workers, SpinMS: 2, WaitMS: 18, CPUs: 1})
 			var stop atomic.Bool
 			var failures atomic.Int64
 			var wg sync.WaitGroup
 			for range 4 * tc.workers { // closed loop, always more callers than workers
 				wg.Go(func() {
 					for !stop.Load() {
-						if _, err := call(l.addr, 5*time.Second); err != nil {
+						if _, err := call(l.Addr, 5*time.Second); err != nil {
 							failures.Add(1)
 						}
 					}
 				})
 			}
 			time.Sleep(100 * time.Millisecond)
-			doJSON(t, "POST", l.control+"/reset", "", nil)
+			doJSON(t, "POST", l.Control+"/reset", "", nil)
 			time.Sleep(time.Second)
 			end := time.Now() // before the reset: elapsed is if anything short, the rate high
 			var st labsvc.Stats
-			doJSON(t, "POST", l.control+"/reset", "", &st)
+			doJSON(t, "POST", l.Control+"/reset", "", &st)
 			stop.Store(true)
 			wg.Wait()
 			elapsed := end.Sub(st.Since).Seconds()
@@ -210,9 +211,9 @@ func TestWorkerCeiling(t *testing.T) {
 // done: the lab does not notice callers who gave up.
 func TestAbandonedRequestsServed(t *testing.T) {
 	const abandoned = 5
-	l := startLab(t, cfg(1, 0, 50, 0))
+	l := labtest.Serve(t, cfg(1, 0, 50, 0))
 	for range abandoned {
-		c, err := net.Dial("tcp", l.addr)
+		c, err := net.Dial("tcp", l.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +226,7 @@ func TestAbandonedRequestsServed(t *testing.T) {
 	// connection before waiting for quiet: a lab that has not accepted
 	// them yet is quiet too (CI under -race once read accepted=0).
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		st := stats(t, l.control)
+		st := stats(t, l.Control)
 		if st.Accepted+st.Refused >= abandoned {
 			break
 		}
@@ -233,7 +234,7 @@ func TestAbandonedRequestsServed(t *testing.T) {
 			t.Fatalf("after 5 s the lab had taken %d of the %d connections", st.Accepted+st.Refused, abandoned)
 		}
 	}
-	st := quiet(t, l.control, 5*time.Second)
+	st := quiet(t, l.Control, 5*time.Second)
 	if st.Done != abandoned || st.Bad != 0 || st.Accepted != abandoned {
 		t.Errorf("after %d abandoned requests: accepted=%d done=%d bad=%d, want all accepted and done", abandoned, st.Accepted, st.Done, st.Bad)
 	}
@@ -246,7 +247,7 @@ func TestAbandonedRequestsServed(t *testing.T) {
 // counted in bad (never lost), do not hold a worker beyond ReadTimeout, and
 // at every snapshot accepted = done + queued + in_service + bad.
 func TestIdentityAndBadCallers(t *testing.T) {
-	l := startLab(t, cfg(2, 1, 5, 0))
+	l := labtest.Serve(t, cfg(2, 1, 5, 0))
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	var snapErrs []string
@@ -260,7 +261,7 @@ func TestIdentityAndBadCallers(t *testing.T) {
 			default:
 			}
 			var st labsvc.Stats
-			if code := doJSON(t, "GET", l.control+"/stats", "", &st); code != 200 {
+			if code := doJSON(t, "GET", l.Control+"/stats", "", &st); code != 200 {
 				snapErrs = append(snapErrs, fmt.Sprintf("GET /stats: status %d", code))
 				return
 			}
@@ -279,7 +280,7 @@ func TestIdentityAndBadCallers(t *testing.T) {
 	}
 	send := func(payload string, hold time.Duration) func() error {
 		return func() error {
-			c, err := net.Dial("tcp", l.addr)
+			c, err := net.Dial("tcp", l.Addr)
 			if err != nil {
 				return err
 			}
@@ -298,7 +299,7 @@ func TestIdentityAndBadCallers(t *testing.T) {
 	}
 	callers := []caller{
 		// well-behaved callers, served
-		{"good", 40, func() error { _, err := call(l.addr, 5*time.Second); return err }},
+		{"good", 40, func() error { _, err := call(l.Addr, 5*time.Second); return err }},
 		// connects and says nothing until the lab gives up on it
 		{"silent", 2, send("", 3*time.Second)},
 		// sends a line that is not HTTP, and reads the 400
@@ -322,10 +323,10 @@ func TestIdentityAndBadCallers(t *testing.T) {
 	// The silent callers hold a worker for at most ReadTimeout each; wait
 	// for the traffic (not the watcher) to end.
 	time.Sleep(100 * time.Millisecond)
-	quiet(t, l.control, labsvc.ReadTimeout+5*time.Second)
+	quiet(t, l.Control, labsvc.ReadTimeout+5*time.Second)
 	close(stop)
 	wg.Wait()
-	st := quiet(t, l.control, time.Second)
+	st := quiet(t, l.Control, time.Second)
 	for _, err := range callErrs {
 		t.Errorf("caller: %v", err)
 	}
@@ -345,27 +346,27 @@ func TestIdentityAndBadCallers(t *testing.T) {
 // A reset while connections wait carries them into the new window, so the
 // identity holds inside every window and nothing is lost across the reset.
 func TestResetCarriesWork(t *testing.T) {
-	l := startLab(t, cfg(1, 0, 60, 0))
+	l := labtest.Serve(t, cfg(1, 0, 60, 0))
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			if _, err := call(l.addr, 5*time.Second); err != nil {
+			if _, err := call(l.Addr, 5*time.Second); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	// Wait until all 4 are in (1 in service, 3 queued), then reset.
 	deadline := time.Now().Add(3 * time.Second)
-	for st := stats(t, l.control); st.Accepted < 4; st = stats(t, l.control) {
+	for st := stats(t, l.Control); st.Accepted < 4; st = stats(t, l.Control) {
 		if time.Now().After(deadline) {
 			t.Fatalf("requests did not arrive: %+v", st)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
 	var closed labsvc.Stats
-	doJSON(t, "POST", l.control+"/reset", "", &closed)
+	doJSON(t, "POST", l.Control+"/reset", "", &closed)
 	wg.Wait()
-	st := quiet(t, l.control, 2*time.Second)
+	st := quiet(t, l.Control, 2*time.Second)
 	if closed.Accepted != 4 || closed.Unaccounted() != 0 {
 		t.Errorf("closed window %+v, want accepted 4 and the identity", closed)
 	}
@@ -377,13 +378,13 @@ func TestResetCarriesWork(t *testing.T) {
 // Requests are served first come, first served: with one worker, queue waits
 // grow in arrival order.
 func TestFIFO(t *testing.T) {
-	l := startLab(t, cfg(1, 0, 30, 0))
+	l := labtest.Serve(t, cfg(1, 0, 30, 0))
 	// The first request keeps the worker busy while the others queue up in order.
 	var wg sync.WaitGroup
 	waits := make([]float64, 5)
 	for i := range waits {
 		wg.Go(func() {
-			r, err := call(l.addr, 5*time.Second)
+			r, err := call(l.Addr, 5*time.Second)
 			if err != nil {
 				t.Error(err)
 				return
@@ -420,12 +421,12 @@ func TestHandOffToFreeWorkers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// WAIT_MS=600 holds each worker long enough for every caller to
 			// arrive while the first ones are still being served.
-			l := startLab(t, cfg(tc.workers, 0, 600, tc.limit))
+			l := labtest.Serve(t, cfg(tc.workers, 0, 600, tc.limit))
 			replies := make([]reply, tc.calls)
 			var wg sync.WaitGroup
 			for i := range replies {
 				wg.Go(func() {
-					r, err := call(l.addr, 10*time.Second)
+					r, err := call(l.Addr, 10*time.Second)
 					if err != nil {
 						t.Error(err)
 					}
@@ -433,7 +434,7 @@ func TestHandOffToFreeWorkers(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			st := quiet(t, l.control, 5*time.Second)
+			st := quiet(t, l.Control, 5*time.Second)
 			zero, waited, refused := 0, 0, 0
 			for _, r := range replies {
 				switch {
@@ -471,7 +472,7 @@ func TestPeriodicStall(t *testing.T) {
 }
 
 func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) {
-	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 10, CPUs: 1, StallEvery: 3, StallMS: 150, Accept: accept})
+	l := labtest.Serve(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 10, CPUs: 1, StallEvery: 3, StallMS: 150, Accept: accept})
 	cpus, err := affinity.ProcessCPUs(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -487,7 +488,7 @@ func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) {
 	serve := func(n int) []float64 {
 		var svc []float64
 		for range n {
-			r, err := call(l.addr, 5*time.Second)
+			r, err := call(l.Addr, 5*time.Second)
 			if err != nil || r.status != 200 {
 				t.Fatalf("reply %+v, %v; want 200", r, err)
 			}
@@ -513,11 +514,11 @@ func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) {
 		}
 	}
 	check(serve(7), func(i int) bool { return (i+1)%3 == 0 })
-	if st := stats(t, l.control); st.SpinCPUMS != 0 || st.Done != 7 {
+	if st := stats(t, l.Control); st.SpinCPUMS != 0 || st.Done != 7 {
 		t.Errorf("stats done %d spin_cpu_ms %.3f, want 7 and 0", st.Done, st.SpinCPUMS)
 	}
 	// The 7th was the first of a new three; after a reset the count starts again.
-	doJSON(t, "POST", l.control+"/reset", "", nil)
+	doJSON(t, "POST", l.Control+"/reset", "", nil)
 	check(serve(3), func(i int) bool { return i == 2 })
 	// An unstalled request within 60 ms and a stalled one within 200: on
 	// a quiet machine. Under the race detector beside a busy loop a 10 ms
@@ -547,14 +548,14 @@ func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) {
 func TestWorkerFreeWhenReplyWritten(t *testing.T) {
 	for _, callers := range []int{1, 5} {
 		t.Run(fmt.Sprintf("%d callers", callers), func(t *testing.T) {
-			l := startLab(t, cfg(1, 0, 1, 0))
+			l := labtest.Serve(t, cfg(1, 0, 1, 0))
 			var wg sync.WaitGroup
 			var served atomic.Int64
 			end := time.Now().Add(time.Second)
 			for range callers {
 				wg.Go(func() {
 					for time.Now().Before(end) {
-						r, err := call(l.addr, 5*time.Second)
+						r, err := call(l.Addr, 5*time.Second)
 						if err != nil || r.status != 200 {
 							t.Errorf("status %d, %v", r.status, err)
 							return
@@ -564,7 +565,7 @@ func TestWorkerFreeWhenReplyWritten(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			st := quiet(t, l.control, 5*time.Second)
+			st := quiet(t, l.Control, 5*time.Second)
 			t.Logf("%d callers, %d served, queued_max %d", callers, served.Load(), st.QueuedMax)
 			if served.Load() < 100 {
 				t.Errorf("only %d served in 1 s: is the machine overloaded? rerun", served.Load())
@@ -585,7 +586,7 @@ func TestWorkerFreeWhenReplyWritten(t *testing.T) {
 // kernel drops a caller's handshake and the caller's kernel tries again a
 // second later).
 func TestAcceptByWorkers(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 1000, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers})
+	l := labtest.Serve(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 1000, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers})
 	const callers = 6
 	replies := make([]reply, callers)
 	took := make([]time.Duration, callers)
@@ -593,7 +594,7 @@ func TestAcceptByWorkers(t *testing.T) {
 	for i := range callers {
 		wg.Go(func() {
 			start := time.Now()
-			r, err := call(l.addr, 10*time.Second)
+			r, err := call(l.Addr, 10*time.Second)
 			if err != nil {
 				t.Error(err)
 			}
@@ -603,11 +604,11 @@ func TestAcceptByWorkers(t *testing.T) {
 	// While the first two are served, the other four wait in the kernel.
 	var during labsvc.Stats
 	deadline := time.Now().Add(900 * time.Millisecond)
-	for during = stats(t, l.control); (during.Backlogged < callers-2 || during.InService < 2) && time.Now().Before(deadline); during = stats(t, l.control) {
+	for during = stats(t, l.Control); (during.Backlogged < callers-2 || during.InService < 2) && time.Now().Before(deadline); during = stats(t, l.Control) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	wg.Wait()
-	st := quiet(t, l.control, 5*time.Second)
+	st := quiet(t, l.Control, 5*time.Second)
 	t.Logf("during: in_service %d queued %d backlogged %d (backlog %d); after: done %d queued_max %d backlogged_max %d; took %v",
 		during.InService, during.Queued, during.Backlogged, during.Backlog, st.Done, st.QueuedMax, st.BackloggedMax, took)
 	if during.InService != 2 || during.Queued != 0 || during.Backlogged != callers-2 || during.Backlog != 8 {
@@ -636,22 +637,22 @@ func TestAcceptByWorkers(t *testing.T) {
 // BACKLOG changes while the lab runs (POST /config), and the kernel says
 // the new limit; ACCEPT does not.
 func TestBacklogChanges(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 0, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers})
-	if st := stats(t, l.control); st.Backlog != 8 || st.Backlogged != 0 {
+	l := labtest.Serve(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 0, CPUs: 1, Backlog: 8, Accept: labsvc.AcceptWorkers})
+	if st := stats(t, l.Control); st.Backlog != 8 || st.Backlogged != 0 {
 		t.Errorf("backlog %d, backlogged %d at start; want 8 and 0", st.Backlog, st.Backlogged)
 	}
 	var c labsvc.Config
-	if code := doJSON(t, "POST", l.control+"/config", `{"backlog": 2}`, &c); code != 200 || c.Backlog != 2 {
+	if code := doJSON(t, "POST", l.Control+"/config", `{"backlog": 2}`, &c); code != 200 || c.Backlog != 2 {
 		t.Fatalf("POST /config backlog 2 = %d %+v", code, c)
 	}
-	if st := stats(t, l.control); st.Backlog != 2 {
+	if st := stats(t, l.Control); st.Backlog != 2 {
 		t.Errorf("backlog %d after POST /config, want 2", st.Backlog)
 	}
 	var ce labsvc.ControlError
-	if code := doJSON(t, "POST", l.control+"/config", `{"accept": "door"}`, &ce); code != 400 || !strings.Contains(ce.Error, "ACCEPT cannot change while the lab runs") {
+	if code := doJSON(t, "POST", l.Control+"/config", `{"accept": "door"}`, &ce); code != 400 || !strings.Contains(ce.Error, "ACCEPT cannot change while the lab runs") {
 		t.Errorf("POST /config accept = %d %q, want 400 saying ACCEPT cannot change", code, ce.Error)
 	}
-	if code := doJSON(t, "POST", l.control+"/config", `{"limit": 3}`, &ce); code != 400 || !strings.Contains(ce.Error, "LIMIT: 3 is not allowed: want 0 with ACCEPT=workers") {
+	if code := doJSON(t, "POST", l.Control+"/config", `{"limit": 3}`, &ce); code != 400 || !strings.Contains(ce.Error, "LIMIT: 3 is not allowed: want 0 with ACCEPT=workers") {
 		t.Errorf("POST /config limit 3 = %d %q, want 400: the workers keep no queue to limit", code, ce.Error)
 	}
 }

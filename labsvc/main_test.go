@@ -84,43 +84,6 @@ func testChild(t testing.TB, mode string) labsvc.ChildCommand {
 	return labsvc.ChildCommand{Path: exe, Env: []string{childEnv + "=" + mode}}
 }
 
-// lab is an in-process lab on real loopback listeners.
-type lab struct {
-	srv     *labsvc.Server
-	addr    string // requests, host:port
-	control string // control base URL
-}
-
-// startLab serves cfg in process until the test ends, and checks that Serve
-// then returns nil.
-func startLab(t testing.TB, cfg labsvc.Config) lab {
-	t.Helper()
-	req, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := labsvc.NewServer(cfg, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ctx, req, ctl) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-errc:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Errorf("Serve did not return within 5s of cancel")
-		}
-	})
-	return lab{srv: srv, addr: req.Addr().String(), control: "http://" + ctl.Addr().String()}
-}
-
 // reply is one answer read off the wire.
 type reply struct {
 	status     int

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 )
 
 // burst sends n callers at once and returns their replies, failing the
@@ -59,9 +60,9 @@ func tally(t *testing.T, replies []reply) (ok, refused int) {
 func TestInFlightQuotaAtTheDoor(t *testing.T) {
 	c := cfg(2, 0, 300, 0)
 	c.Policy = "inflight,quota=3"
-	l := startLab(t, c)
-	ok, refused := tally(t, burst(t, l.addr, 6))
-	st := quiet(t, l.control, 5*time.Second)
+	l := labtest.Serve(t, c)
+	ok, refused := tally(t, burst(t, l.Addr, 6))
+	st := quiet(t, l.Control, 5*time.Second)
 	if ok != 3 || refused != 3 {
 		t.Errorf("%d ok and %d refused, want 3 and 3", ok, refused)
 	}
@@ -69,7 +70,7 @@ func TestInFlightQuotaAtTheDoor(t *testing.T) {
 		t.Errorf("stats %+v: want accepted 3, refused 3, dropped 0, queued_max 1, policy_limit 3, nothing unaccounted", st)
 	}
 	for name, want := range map[string]float64{"admit_limit": 3, "admit_inflight": 0, "admit_refused_total": 3, "admit_dropped_total": 0, "lab_refused_total": 3, "admit_queue_seconds_count": 3} {
-		if got := metric(t, l.control, name); got != want {
+		if got := metric(t, l.Control, name); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
@@ -87,11 +88,11 @@ func TestInFlightQuotaAtTheDoor(t *testing.T) {
 func TestCoDelDropsAtTheDoor(t *testing.T) {
 	c := cfg(1, 0, 20, 0)
 	c.Policy = "codel,target_ms=5,interval_ms=20"
-	l := startLab(t, c)
+	l := labtest.Serve(t, c)
 	const callers = 12
-	replies := burst(t, l.addr, callers)
+	replies := burst(t, l.Addr, callers)
 	ok, refused := tally(t, replies)
-	st := quiet(t, l.control, 5*time.Second)
+	st := quiet(t, l.Control, 5*time.Second)
 	t.Logf("%d ok, %d refused; stats accepted %d refused %d dropped %d queued_max %d", ok, refused, st.Accepted, st.Refused, st.Dropped, st.QueuedMax)
 	if ok < 2 || refused < 1 || ok+refused != callers {
 		t.Errorf("%d ok and %d refused of %d; want the first two served and some dropped", ok, refused, callers)
@@ -99,10 +100,10 @@ func TestCoDelDropsAtTheDoor(t *testing.T) {
 	if st.Accepted != callers || st.Dropped != int64(refused) || st.Refused != st.Dropped || st.PolicyLimit != 0 || st.Unaccounted() != 0 {
 		t.Errorf("stats %+v: want every caller accepted, the 503s all dropped from the queue, policy_limit 0, nothing unaccounted", st)
 	}
-	if got := metric(t, l.control, "admit_dropped_total"); got != float64(refused) {
+	if got := metric(t, l.Control, "admit_dropped_total"); got != float64(refused) {
 		t.Errorf("admit_dropped_total = %v, want %d", got, refused)
 	}
-	if got := metric(t, l.control, "admit_refused_total"); got != 0 {
+	if got := metric(t, l.Control, "admit_refused_total"); got != 0 {
 		t.Errorf("admit_refused_total = %v, want 0: codel refuses nobody at arrival", got)
 	}
 }
@@ -115,23 +116,23 @@ func TestCoDelDropsAtTheDoor(t *testing.T) {
 func TestAIMDAtTheDoor(t *testing.T) {
 	c := cfg(1, 0, 50, 0)
 	c.Policy = "aimd,start=4,min=1,backoff=0.5,latency_ms=60"
-	l := startLab(t, c)
-	if st := stats(t, l.control); st.PolicyLimit != 4 {
+	l := labtest.Serve(t, c)
+	if st := stats(t, l.Control); st.PolicyLimit != 4 {
 		t.Fatalf("policy_limit %d at the start, want 4", st.PolicyLimit)
 	}
-	ok, refused := tally(t, burst(t, l.addr, 4))
-	st := quiet(t, l.control, 5*time.Second)
+	ok, refused := tally(t, burst(t, l.Addr, 4))
+	st := quiet(t, l.Control, 5*time.Second)
 	if ok != 4 || refused != 0 || st.PolicyLimit != 2 {
 		t.Fatalf("first burst: %d ok, %d refused, policy_limit %d; want 4, 0 and 2", ok, refused, st.PolicyLimit)
 	}
-	ok, refused = tally(t, burst(t, l.addr, 4))
+	ok, refused = tally(t, burst(t, l.Addr, 4))
 	if ok != 2 || refused != 2 {
 		t.Errorf("second burst with a limit of 2: %d ok, %d refused; want 2 and 2", ok, refused)
 	}
-	quiet(t, l.control, 5*time.Second)
+	quiet(t, l.Control, 5*time.Second)
 	var closed labsvc.Stats
-	doJSON(t, "POST", l.control+"/reset", "", &closed)
-	if st := stats(t, l.control); st.PolicyLimit != 4 || closed.Unaccounted() != 0 {
+	doJSON(t, "POST", l.Control+"/reset", "", &closed)
+	if st := stats(t, l.Control); st.PolicyLimit != 4 || closed.Unaccounted() != 0 {
 		t.Errorf("after a reset policy_limit %d (closed window unaccounted %d), want 4 and 0", st.PolicyLimit, closed.Unaccounted())
 	}
 }
@@ -140,28 +141,28 @@ func TestAIMDAtTheDoor(t *testing.T) {
 // the sixth caller inside; back to the queue policy with LIMIT=0 nobody is
 // refused. GET /config and /metrics name the policy in force.
 func TestPolicyChangesWhileRunning(t *testing.T) {
-	l := startLab(t, cfg(8, 0, 200, 0))
+	l := labtest.Serve(t, cfg(8, 0, 200, 0))
 	var got labsvc.ConfigReply
-	if code := doJSON(t, "POST", l.control+"/config", `{"policy": "gradient,start=5"}`, &got); code != 200 || got.Policy != "gradient,start=5" {
+	if code := doJSON(t, "POST", l.Control+"/config", `{"policy": "gradient,start=5"}`, &got); code != 200 || got.Policy != "gradient,start=5" {
 		t.Fatalf("POST /config policy = %d %+v", code, got)
 	}
-	ok, refused := tally(t, burst(t, l.addr, 8))
+	ok, refused := tally(t, burst(t, l.Addr, 8))
 	if ok != 5 || refused != 3 {
 		t.Errorf("gradient,start=5 with 8 workers: %d ok, %d refused; want 5 and 3", ok, refused)
 	}
-	quiet(t, l.control, 5*time.Second)
-	body := metricsText(t, l.control)
+	quiet(t, l.Control, 5*time.Second)
+	body := metricsText(t, l.Control)
 	if want := `admit_policy_info{policy="gradient",spec="gradient,start=5,min=1,max=1000,smoothing=0.2,tolerance=1.5,headroom=4,interval_ms=100,samples=10,long=600"} 1`; !strings.Contains(body, want) {
 		t.Errorf("GET /metrics lacks %s", want)
 	}
-	if code := doJSON(t, "POST", l.control+"/config", `{"policy": "queue"}`, &got); code != 200 || got.Policy != "" {
+	if code := doJSON(t, "POST", l.Control+"/config", `{"policy": "queue"}`, &got); code != 200 || got.Policy != "" {
 		t.Fatalf("POST /config policy queue = %d %+v", code, got)
 	}
-	ok, refused = tally(t, burst(t, l.addr, 10))
+	ok, refused = tally(t, burst(t, l.Addr, 10))
 	if ok != 10 || refused != 0 {
 		t.Errorf("queue with LIMIT=0: %d ok, %d refused; want 10 and 0", ok, refused)
 	}
-	if st := quiet(t, l.control, 5*time.Second); st.QueuedMax != 2 || st.PolicyLimit != 0 {
+	if st := quiet(t, l.Control, 5*time.Second); st.QueuedMax != 2 || st.PolicyLimit != 0 {
 		t.Errorf("queue with LIMIT=0: queued_max %d policy_limit %d; want 2 behind 8 workers, and no limit", st.QueuedMax, st.PolicyLimit)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 )
 
 // What the lab answers to what a caller sends, byte for byte on a real
@@ -41,8 +42,8 @@ func TestWire(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := startLab(t, cfg(1, 0, 0, 0))
-			c, err := net.Dial("tcp", l.addr)
+			l := labtest.Serve(t, cfg(1, 0, 0, 0))
+			c, err := net.Dial("tcp", l.Addr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +64,7 @@ func TestWire(t *testing.T) {
 			if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.body) || !resp.Close {
 				t.Errorf("answer %d %q (close %v), want %d containing %q with Connection: close", resp.StatusCode, body, resp.Close, tc.status, tc.body)
 			}
-			st := quiet(t, l.control, 3*time.Second)
+			st := quiet(t, l.Control, 3*time.Second)
 			got := map[string]int64{"timeout": st.BadBy.Timeout, "gone": st.BadBy.Gone, "garbage": st.BadBy.Garbage}
 			if tc.badKind == "" {
 				if st.Done != 1 || st.Bad != 0 {

@@ -41,7 +41,7 @@ func RecordColumns(accept string) []string {
 
 // TimeColumns returns the columns of a time table, which `server lessons
 // record` writes beside the window table of a preset with over_time: true:
-// one row a sample of a run over time (loadrun.Sample, a second of a
+// one row a sample of a run over time (result.Sample, a second of a
 // window), window (from 0) and at_s (the second's start, from the
 // window's start) first, then the requests that ended in it (ok,
 // refused, gaveup), the arrivals the client's workers could not take
@@ -62,7 +62,7 @@ const AcceptWorkers = "workers"
 func AllColumns() []string { return RecordColumns(AcceptWorkers) }
 
 // DefaultTimeoutMS is the caller's timeout of a preset whose timeout_ms
-// is 0: the load generator's default (loadrun.DefaultTimeout, which
+// is 0: the load generator's default (result.DefaultTimeout, which
 // package recorder's tests hold it to).
 const DefaultTimeoutMS = 2000
 

@@ -10,6 +10,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // The shapes the lessons rest on, measured against a lab child process.
@@ -41,7 +42,7 @@ const attempts = 3
 // attempt fails and every one was disturbed (see disturbed), the machine
 // was too busy to measure the shape and the test is skipped, saying so; a
 // failure in an undisturbed attempt fails the test.
-func shape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64, check func(rows []loadrun.Row) []string) {
+func shape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64, check func(rows []result.Row) []string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("physics test: skipped with -short")
@@ -96,7 +97,7 @@ func shape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64, ch
 // workers do not compete for the processor, or a processor-bound lab did not
 // get its processor. LIMIT=10's p99 < 250 ms, for one, holds only while 11
 // service times fit in 250 ms, i.e. service ≤ 22.7 ms.
-func disturbed(cfg labsvc.Config, rows []loadrun.Row) []string {
+func disturbed(cfg labsvc.Config, rows []result.Row) []string {
 	var d []string
 	nominal := float64(cfg.SpinMS + cfg.WaitMS)
 	cpuBound := cfg.SpinMS > 0 && float64(cfg.CPUs)/float64(cfg.SpinMS) < float64(cfg.Workers)/nominal
@@ -118,11 +119,11 @@ func disturbed(cfg labsvc.Config, rows []loadrun.Row) []string {
 	return d
 }
 
-func sweepShape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64) []loadrun.Row {
+func sweepShape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64) []result.Row {
 	t.Helper()
 	l := startChildLab(t, cfg)
 	defer l.stop()
-	s := sweepOf(t, l, loadrun.DefaultTimeout)
+	s := sweepOf(t, l, result.DefaultTimeout)
 	s.Rates, s.Seconds = rates, seconds
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -139,7 +140,7 @@ func sweepShape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float6
 	return rows
 }
 
-func rowAt(rows []loadrun.Row, offered float64) loadrun.Row {
+func rowAt(rows []result.Row, offered float64) result.Row {
 	for _, r := range rows {
 		if r.Offered == offered {
 			return r
@@ -148,7 +149,7 @@ func rowAt(rows []loadrun.Row, offered float64) loadrun.Row {
 	panic(fmt.Sprintf("no row at offered %v", offered))
 }
 
-func peak(rows []loadrun.Row) float64 {
+func peak(rows []result.Row) float64 {
 	p := 0.0
 	for _, r := range rows {
 		p = max(p, r.OKPerSec)
@@ -163,7 +164,7 @@ func TestShapeOneWorker(t *testing.T) {
 	if long() {
 		rates, seconds = []float64{40, 48, 60, 100}, 20
 	}
-	shape(t, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, rates, seconds, func(rows []loadrun.Row) (p []string) {
+	shape(t, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, rates, seconds, func(rows []result.Row) (p []string) {
 		if pk := peak(rows); pk < 44 || pk > 52 {
 			p = append(p, fmt.Sprintf("peak ok_per_sec %.2f, want it between 44 and 52", pk))
 		}
@@ -194,7 +195,7 @@ func TestShapeLimit(t *testing.T) {
 	if long() {
 		rates, seconds = []float64{40, 48, 60, 100}, 20
 	}
-	shape(t, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 10, CPUs: 1}, rates, seconds, func(rows []loadrun.Row) (p []string) {
+	shape(t, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 10, CPUs: 1}, rates, seconds, func(rows []result.Row) (p []string) {
 		for _, r := range rows {
 			if r.P99MS >= 250 || r.Gaveup != 0 {
 				p = append(p, fmt.Sprintf("offered %v: p99 %.1f ms, gaveup %d; want p99 under 250 ms and nobody giving up", r.Offered, r.P99MS, r.Gaveup))
@@ -224,7 +225,7 @@ func TestShapeFourWorkers(t *testing.T) {
 	if long() {
 		rates, seconds = []float64{150, 200, 300}, 20
 	}
-	shape(t, labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1}, rates, seconds, func(rows []loadrun.Row) (p []string) {
+	shape(t, labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1}, rates, seconds, func(rows []result.Row) (p []string) {
 		if pk := peak(rows); pk < 180 || pk > 205 {
 			p = append(p, fmt.Sprintf("peak ok_per_sec %.2f, want it between 180 and 205", pk))
 		}
@@ -246,7 +247,7 @@ func TestShapeOneCPU(t *testing.T) {
 	if long() {
 		rates, seconds = []float64{400, 600, 700}, 20
 	}
-	shape(t, labsvc.Config{Workers: 16, SpinMS: 2, WaitMS: 18, CPUs: 1}, rates, seconds, func(rows []loadrun.Row) (p []string) {
+	shape(t, labsvc.Config{Workers: 16, SpinMS: 2, WaitMS: 18, CPUs: 1}, rates, seconds, func(rows []result.Row) (p []string) {
 		top := rows[0]
 		for _, r := range rows {
 			if r.OKPerSec > top.OKPerSec {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"capacitylab/result"
 )
 
 // maxArrivalLine bounds one line of an arrivals file.
@@ -40,8 +42,8 @@ func ReadArrivals(r io.Reader) ([]time.Duration, error) {
 		if prevLine > 0 && v < prev {
 			return nil, fmt.Errorf("line %d: %s s comes before line %d's %s s: want the times in increasing order", line, text, prevLine, strconv.FormatFloat(prev, 'f', -1, 64))
 		}
-		if len(out) == MaxArrivals {
-			return nil, fmt.Errorf("line %d: more than %d arrival times: want at most %d in one window", line, int(MaxArrivals), int(MaxArrivals))
+		if len(out) == result.MaxArrivals {
+			return nil, fmt.Errorf("line %d: more than %d arrival times: want at most %d in one window", line, int(result.MaxArrivals), int(result.MaxArrivals))
 		}
 		out = append(out, secondsToDuration(v))
 		prev, prevLine = v, line
@@ -81,11 +83,11 @@ func plainDecimal(s string) bool {
 // checkArrivals says what is wrong with an arrival trace for a window of
 // seconds, or nil.
 func checkArrivals(arr []time.Duration, seconds float64) error {
-	if math.IsNaN(seconds) || seconds <= 0 || seconds > MaxSeconds {
-		return fmt.Errorf("seconds %v is not allowed: want more than 0 and at most %d", seconds, MaxSeconds)
+	if math.IsNaN(seconds) || seconds <= 0 || seconds > result.MaxSeconds {
+		return fmt.Errorf("seconds %v is not allowed: want more than 0 and at most %d", seconds, result.MaxSeconds)
 	}
-	if len(arr) > MaxArrivals {
-		return fmt.Errorf("%d arrival times is above the cap of %d in one window", len(arr), int(MaxArrivals))
+	if len(arr) > result.MaxArrivals {
+		return fmt.Errorf("%d arrival times is above the cap of %d in one window", len(arr), int(result.MaxArrivals))
 	}
 	end := secondsToDuration(seconds)
 	for i, a := range arr {
@@ -98,8 +100,8 @@ func checkArrivals(arr []time.Duration, seconds float64) error {
 			return fmt.Errorf("arrival %d at %v is not before the window's end at %v s: want every time below the window's length", i+1, a, strconv.FormatFloat(seconds, 'f', -1, 64))
 		}
 	}
-	if rate := float64(len(arr)) / seconds; rate > MaxRate {
-		return fmt.Errorf("%d arrivals in %v s is %v a second on average, above the cap of %d a second", len(arr), seconds, rate, MaxRate)
+	if rate := float64(len(arr)) / seconds; rate > result.MaxRate {
+		return fmt.Errorf("%d arrivals in %v s is %v a second on average, above the cap of %d a second", len(arr), seconds, rate, result.MaxRate)
 	}
 	return nil
 }

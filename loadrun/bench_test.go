@@ -15,6 +15,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // benchRates is the list of offered rates the fidelity benchmarks try;
@@ -62,9 +63,9 @@ func benchRates(b *testing.B) []float64 {
 // (steal, /proc/stat, in 10 ms ticks) during its floor and its window.
 //
 // The goals: achieved/offered ≥ 0.99 and over_floor_ms ≤ 0.5 at every
-// rate up to loadrun.MaxRate.
+// rate up to result.MaxRate.
 func fidelity(b *testing.B, url string, rate float64, procs int) {
-	target, err := loadrun.NewTarget(url, loadrun.DefaultTimeout)
+	target, err := loadrun.NewTarget(url, result.DefaultTimeout)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func fidelity(b *testing.B, url string, rate float64, procs int) {
 		steal1 := loadrun.StealTicks(b)
 		allWakes = append(allWakes, wakes...)
 		slices.Sort(wakes)
-		floor := float64(loadrun.NearestRank(wakes, 99)) / 1e6
+		floor := float64(result.NearestRank(wakes, 99)) / 1e6
 		res := loadrun.Open{Target: target, Schedule: sched}.Run(context.Background(), nil)
 		steal2 := loadrun.StealTicks(b)
 		runtime.GOMAXPROCS(prev)
@@ -92,7 +93,7 @@ func fidelity(b *testing.B, url string, rate float64, procs int) {
 			b.Fatalf("lost %d", row.Lost)
 		}
 		for _, r := range res.Records {
-			if r.Outcome != loadrun.NotSent {
+			if r.Outcome != result.NotSent {
 				allLags = append(allLags, r.Lag())
 			}
 		}
@@ -120,7 +121,7 @@ func fidelity(b *testing.B, url string, rate float64, procs int) {
 	b.ReportMetric(overs[(len(overs)-1)/2], "over_median_ms")
 	slices.Sort(allLags)
 	slices.Sort(allWakes)
-	lag99, floor99 := max(0, loadrun.NearestRank(allLags, 99)), loadrun.NearestRank(allWakes, 99)
+	lag99, floor99 := max(0, result.NearestRank(allLags, 99)), result.NearestRank(allWakes, 99)
 	b.ReportMetric(float64(lag99-floor99)/1e6, "pooled_over_ms")
 	pairLog(b, "rate %.0f: all %d pairs pooled: floor p99 %.3f ms of %d wake-ups, lag p99 %.3f ms of %d sends, over %.3f ms; pairs within 0.5 ms %d of %d",
 		rate, len(overs), float64(floor99)/1e6, len(allWakes), float64(lag99)/1e6, len(allLags), float64(lag99-floor99)/1e6, met, len(overs))
@@ -170,7 +171,7 @@ func generatorProcs(b *testing.B) int {
 // released. It also reports the allocations of the whole window per request
 // (generator and in-process target together).
 func BenchmarkRetainedRecord(b *testing.B) {
-	target, err := loadrun.NewTarget(loadrun.StartInstant(b), loadrun.DefaultTimeout)
+	target, err := loadrun.NewTarget(loadrun.StartInstant(b), result.DefaultTimeout)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -195,11 +196,11 @@ func BenchmarkRetainedRecord(b *testing.B) {
 		time.Sleep(100 * time.Millisecond) // let the target's handlers finish
 		held := heap()
 		runtime.KeepAlive(res)
-		res = loadrun.Result{}
+		res = result.Result{}
 		perRecord = (float64(held) - float64(heap())) / float64(len(sched))
 	}
 	b.ReportMetric(perRecord, "retained_B/record")
-	b.ReportMetric(float64(unsafe.Sizeof(loadrun.Record{})), "sizeof_Record_B")
+	b.ReportMetric(float64(unsafe.Sizeof(result.Record{})), "sizeof_Record_B")
 	b.ReportMetric(allocs, "allocs/request")
 	b.ReportMetric(0, "ns/op")
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"capacitylab/result"
 )
 
 // The sender's begin writes the request itself when the socket takes it:
@@ -27,7 +29,7 @@ func TestBeginWritesRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var r Record
+			var r result.Record
 			s := tg.begin(&r, time.Now(), nil)
 			if s.err != nil || s.fd < 0 {
 				t.Fatalf("begin: fd %d, err %v", s.fd, s.err)
@@ -57,7 +59,7 @@ func TestBeginWritesRequest(t *testing.T) {
 				_ = c.Close()
 			}()
 			tg.complete(t.Context(), &r, time.Now(), s, nil)
-			if r.Outcome != OK || r.Status != 200 {
+			if r.Outcome != result.OK || r.Status != 200 {
 				t.Errorf("record %v/%q/%d, want ok/200", r.Outcome, r.Reason, r.Status)
 			}
 		})
@@ -82,7 +84,7 @@ func TestReplyEndIsArrival(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	var r Record
+	var r result.Record
 	s := tg.begin(&r, start, nil)
 	if s.err != nil {
 		t.Fatal(s.err)
@@ -105,7 +107,7 @@ func TestReplyEndIsArrival(t *testing.T) {
 	tg.complete(t.Context(), &r, start, s, nil)
 	read := time.Since(start)
 	t.Logf("sent %v, answered by %v, end %v, read at %v", r.Sent, answered, r.End, read)
-	if r.Outcome != OK {
+	if r.Outcome != result.OK {
 		t.Fatalf("outcome %v/%q, want ok", r.Outcome, r.Reason)
 	}
 	if r.End > answered+20*time.Millisecond {
@@ -130,7 +132,7 @@ func answered(t *testing.T, timeout, delay time.Duration) (Target, send, time.Ti
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r Record
+	var r result.Record
 	s := tg.begin(&r, time.Now(), nil)
 	if s.err != nil || s.wrote != len(tg.request) {
 		t.Fatalf("begin: wrote %d, err %v", s.wrote, s.err)
@@ -166,9 +168,9 @@ func TestGiveUpIsByArrival(t *testing.T) {
 		tg, s, at := answered(t, timeout, 0)
 		start := s.at
 		time.Sleep(2 * timeout) // the goroutine gets a processor after the give-up time
-		var r Record
+		var r result.Record
 		tg.complete(t.Context(), &r, start, s, nil)
-		if r.Outcome != OK || r.Status != 200 {
+		if r.Outcome != result.OK || r.Status != 200 {
 			t.Fatalf("record %v/%q/%d, want ok/200: the reply arrived %v after the send, within the %v timeout",
 				r.Outcome, r.Reason, r.Status, at.Sub(start), timeout)
 		}
@@ -179,11 +181,11 @@ func TestGiveUpIsByArrival(t *testing.T) {
 	t.Run("answered after the give-up time, read later still", func(t *testing.T) {
 		tg, s, at := answered(t, timeout, 2*timeout)
 		time.Sleep(timeout)
-		var r Record
+		var r result.Record
 		tg.complete(t.Context(), &r, s.at, s, nil)
-		if r.Outcome != Gaveup || r.Reason != ReasonReadTimeout {
+		if r.Outcome != result.Gaveup || r.Reason != result.ReasonReadTimeout {
 			t.Fatalf("record %v/%q, want gaveup/%q: the reply arrived %v after the send, past the %v timeout",
-				r.Outcome, r.Reason, ReasonReadTimeout, at.Sub(s.at), timeout)
+				r.Outcome, r.Reason, result.ReasonReadTimeout, at.Sub(s.at), timeout)
 		}
 	})
 	t.Run("the poller's deadline has passed, the reply is there", func(t *testing.T) {
@@ -213,7 +215,7 @@ func TestGiveUpIsByArrival(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r Record
+		var r result.Record
 		s := tg.begin(&r, time.Now(), nil)
 		if s.err != nil {
 			t.Fatal(s.err)
@@ -228,10 +230,10 @@ func TestGiveUpIsByArrival(t *testing.T) {
 		tg, s, _ := answered(t, time.Second, 0)
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		var r Record
+		var r result.Record
 		tg.complete(ctx, &r, s.at, s, nil)
-		if r.Outcome != Error || r.Reason != ReasonCanceled {
-			t.Fatalf("record %v/%q, want error/%q: a cancelled run ends what it has not read", r.Outcome, r.Reason, ReasonCanceled)
+		if r.Outcome != result.Error || r.Reason != result.ReasonCanceled {
+			t.Fatalf("record %v/%q, want error/%q: a cancelled run ends what it has not read", r.Outcome, r.Reason, result.ReasonCanceled)
 		}
 	})
 }

@@ -10,43 +10,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"capacitylab/result"
 )
-
-// LabStats is the part of the lab's GET /stats reply the runner reads.
-type LabStats struct {
-	Since     time.Time `json:"since"` // when the lab's window began (its last reset)
-	Accepted  int64     `json:"accepted"`
-	Refused   int64     `json:"refused"`
-	Done      int64     `json:"done"`
-	Queued    int       `json:"queued"`
-	QueuedMax int       `json:"queued_max"`
-	// BackloggedMax is the most callers the lab found waiting in the
-	// kernel's accept queue in the window; -1 when the lab does not say.
-	BackloggedMax int   `json:"backlogged_max"`
-	InService     int   `json:"in_service"`
-	Bad           int64 `json:"bad"`
-	// Dropped is how many the lab's admission policy admitted and then
-	// dropped from its queue in the window; PolicyLimit its bound on
-	// requests inside now (0: none).
-	Dropped     int64 `json:"dropped"`
-	PolicyLimit int   `json:"policy_limit"`
-	// ProcessCPUMS is the processor time the whole lab process used in the
-	// window, ms; SpinCPUMS the part its spins used.
-	ProcessCPUMS float64 `json:"process_cpu_ms"`
-	SpinCPUMS    float64 `json:"spin_cpu_ms"`
-	// ServiceMS summarises the service times the lab measured (the
-	// X-Service-Ms header of every answer it served).
-	ServiceMS LabSummary `json:"service_ms"`
-}
-
-// LabSummary is the lab's summary of a set of times, ms.
-type LabSummary struct {
-	N    int     `json:"n"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
-}
 
 // Control talks to the lab's control API (GET /stats, POST /reset,
 // GET /config, POST /config). Build one with NewControl.
@@ -74,8 +40,8 @@ func NewControl(rawURL string, hc *http.Client) (Control, error) {
 func (c Control) URL() string { return c.base }
 
 // Stats reads GET /stats.
-func (c Control) Stats(ctx context.Context) (LabStats, error) {
-	s := LabStats{BackloggedMax: -1}
+func (c Control) Stats(ctx context.Context) (result.LabStats, error) {
+	s := result.LabStats{BackloggedMax: -1}
 	err := c.call(ctx, http.MethodGet, "/stats", &s)
 	return s, err
 }
@@ -93,8 +59,8 @@ func (c Control) Config(ctx context.Context, v any) error {
 // Set makes a knob change now (POST /config with the one knob), as a
 // sweep does at the change's time. The lab's refusal is returned with
 // its reason.
-func (c Control) Set(ctx context.Context, k KnobChange) error {
-	body, err := k.body()
+func (c Control) Set(ctx context.Context, k result.KnobChange) error {
+	body, err := changeBody(k)
 	if err != nil {
 		return err
 	}
@@ -103,7 +69,7 @@ func (c Control) Set(ctx context.Context, k KnobChange) error {
 
 // knobValues reads the current values of the knobs changes name (GET
 // /config), as JSON bodies of POST /config that would set them back.
-func (c Control) knobValues(ctx context.Context, changes []KnobChange) ([][]byte, error) {
+func (c Control) knobValues(ctx context.Context, changes []result.KnobChange) ([][]byte, error) {
 	var cfg map[string]json.RawMessage
 	if err := c.Config(ctx, &cfg); err != nil {
 		return nil, err
@@ -194,7 +160,7 @@ func (c Control) call(ctx context.Context, method, path string, v any) error {
 
 // Drain polls Stats until nothing is queued or in service, or until wait has
 // passed. It reports whether the lab drained and the last stats read.
-func (c Control) Drain(ctx context.Context, wait time.Duration) (bool, LabStats, error) {
+func (c Control) Drain(ctx context.Context, wait time.Duration) (bool, result.LabStats, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		s, err := c.Stats(ctx)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // A target whose accept queue is full drops new connection attempts: the
@@ -50,7 +51,7 @@ func TestOpenDialTimeout(t *testing.T) {
 	res := loadrun.Open{Target: target, Schedule: sched}.Run(context.Background(), nil)
 	checkBooks(t, res, len(sched))
 	for _, r := range res.Records {
-		if r.Outcome != loadrun.Gaveup || r.Reason != loadrun.ReasonDialTimeout {
+		if r.Outcome != result.Gaveup || r.Reason != result.ReasonDialTimeout {
 			t.Fatalf("record %d: %v/%q, want gaveup/dial_timeout", r.Seq, r.Outcome, r.Reason)
 		}
 		if wait := r.End - r.Sent; wait < 300*time.Millisecond || wait > 600*time.Millisecond {
@@ -78,7 +79,7 @@ func TestOpenHostName(t *testing.T) {
 	res := loadrun.Open{Target: target, Schedule: sched}.Run(context.Background(), nil)
 	checkBooks(t, res, len(sched))
 	for _, r := range res.Records {
-		if r.Outcome != loadrun.OK || r.Status != 200 || r.QueueWaitMS != 0.5 || r.ServiceMS != 1.25 {
+		if r.Outcome != result.OK || r.Status != 200 || r.QueueWaitMS != 0.5 || r.ServiceMS != 1.25 {
 			t.Fatalf("record %d: %v/%q status %d headers %v/%v, want ok 200 0.5/1.25", r.Seq, r.Outcome, r.Reason, r.Status, r.QueueWaitMS, r.ServiceMS)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"capacitylab/result"
 )
 
 // ProgressEvery is how often a running window reports progress: four
@@ -25,27 +27,6 @@ type Progress struct {
 	// (Open.ClientWorkers), not sent.
 	ClientBusy int
 	InFlight   int // Sent − Ended
-}
-
-// Result is one finished window: every record, in Seq order, and the
-// statistics folded from them.
-type Result struct {
-	Records []Record
-	Metrics *Metrics
-	Elapsed time.Duration // from the window's start until its last request ended
-	// Samples are the window's samples when it was sampled (Sampling),
-	// in order.
-	Samples []Sample
-	// Lab is a Driver's lab as it was at each of the window's
-	// Window.SampleEvery boundaries (Lab[k] at the end of interval k), as
-	// GET /stats would have read it, when the driver knows it; a sweep
-	// fills its samples' lab fields from it.
-	Lab []LabStats
-	// Changed is how many of a Driver's Window.Changes (in time order) it
-	// made before the window's last request ended; the rest were not
-	// made. Open and Closed leave it 0: a real run's changes are made
-	// beside them.
-	Changed int
 }
 
 // Open is one open-loop window: each arrival is sent at its scheduled time
@@ -86,18 +67,18 @@ type Open struct {
 // outstanding requests with Error/ReasonCanceled; every arrival still has
 // exactly one record. progress, when not nil, is called every ProgressEvery
 // from a goroutine of its own, and once more at the end.
-func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
-	limit, full := int64(o.MaxInFlight), ReasonInFlightCap
+func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
+	limit, full := int64(o.MaxInFlight), result.ReasonInFlightCap
 	if limit <= 0 {
 		limit = int64(defaultInFlight(o.Schedule, o.Target.Timeout()))
 	}
 	if o.ClientWorkers > 0 {
-		limit, full = int64(o.ClientWorkers), ReasonClientBusy
+		limit, full = int64(o.ClientWorkers), result.ReasonClientBusy
 	}
 	// Replies end when they arrive only while the kernel stamps them; a
 	// sweep also holds them between its windows.
 	defer holdArrivalStamps()()
-	records := make([]Record, len(o.Schedule))
+	records := make([]result.Record, len(o.Schedule))
 	w := newLive()
 	sp := o.Sampling.start(ctx, w, o.Window)
 	stopTicker := w.tick(progress)
@@ -106,15 +87,15 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 	var inFlight atomic.Int64
 	for i, off := range o.Schedule {
 		r := &records[i]
-		*r = Record{Window: o.Window, Seq: i, Intended: off, QueueWaitMS: -1, ServiceMS: -1}
+		*r = result.Record{Window: o.Window, Seq: i, Intended: off, QueueWaitMS: -1, ServiceMS: -1}
 		sleepUntil(ctx, w.start.Add(off))
 		switch {
 		case ctx.Err() != nil:
-			r.Outcome, r.Reason = NotSent, ReasonCanceled
+			r.Outcome, r.Reason = result.NotSent, result.ReasonCanceled
 		case inFlight.Load() >= limit:
-			r.Outcome, r.Reason = NotSent, full
+			r.Outcome, r.Reason = result.NotSent, full
 		}
-		if r.Outcome == NotSent {
+		if r.Outcome == result.NotSent {
 			r.Sent, r.End = off, off
 			w.finish(*r)
 			continue
@@ -140,12 +121,12 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) Result {
 // none: the arrivals of one caller timeout at the schedule's mean rate,
 // within DefaultMaxInFlight and MaxMaxInFlight.
 func defaultInFlight(sched []time.Duration, timeout time.Duration) int {
-	n := DefaultMaxInFlight
+	n := result.DefaultMaxInFlight
 	if len(sched) > 0 && sched[len(sched)-1] > 0 {
 		rate := float64(len(sched)) / sched[len(sched)-1].Seconds()
 		n = max(n, int(math.Ceil(rate*timeout.Seconds())))
 	}
-	return min(n, MaxMaxInFlight)
+	return min(n, result.MaxMaxInFlight)
 }
 
 // Closed is one closed-loop window: Clients callers, each sending its next
@@ -165,13 +146,13 @@ type Closed struct {
 // Run runs the clients and returns when every request has ended. Records
 // are numbered in the order they were sent. Cancelling ctx stops the
 // clients and ends outstanding requests with Error/ReasonCanceled.
-func (c Closed) Run(ctx context.Context, progress func(Progress)) Result {
+func (c Closed) Run(ctx context.Context, progress func(Progress)) result.Result {
 	defer holdArrivalStamps()()
 	w := newLive()
 	sp := c.Sampling.start(ctx, w, c.Window)
 	stopTicker := w.tick(progress)
 	var seq atomic.Int64
-	perClient := make([][]Record, c.Clients)
+	perClient := make([][]result.Record, c.Clients)
 	var wg sync.WaitGroup
 	for ci := range c.Clients {
 		wg.Add(1)
@@ -182,7 +163,7 @@ func (c Closed) Run(ctx context.Context, progress func(Progress)) Result {
 				if now >= c.Length {
 					return
 				}
-				r := Record{Window: c.Window, Seq: int(seq.Add(1) - 1), Intended: now}
+				r := result.Record{Window: c.Window, Seq: int(seq.Add(1) - 1), Intended: now}
 				c.Target.do(ctx, &r, w.start, w.markSent)
 				r.Intended = r.Sent
 				w.finish(r)
@@ -195,7 +176,7 @@ func (c Closed) Run(ctx context.Context, progress func(Progress)) Result {
 	}
 	wg.Wait()
 	records := slices.Concat(perClient...)
-	slices.SortFunc(records, func(a, b Record) int { return a.Seq - b.Seq })
+	slices.SortFunc(records, func(a, b result.Record) int { return a.Seq - b.Seq })
 	return w.result(ctx, records, sp, stopTicker, progress)
 }
 
@@ -207,7 +188,7 @@ type live struct {
 	not   atomic.Int64
 	busy  atomic.Int64
 	mu    sync.Mutex
-	m     Metrics
+	m     result.Metrics
 	s     *sampler // when the window is sampled; folded with m, under mu
 }
 
@@ -215,7 +196,7 @@ func newLive() *live { return &live{start: time.Now()} }
 
 func (w *live) markSent() { w.sent.Add(1) }
 
-func (w *live) finish(r Record) {
+func (w *live) finish(r result.Record) {
 	w.mu.Lock()
 	w.m.Add(r)
 	if w.s != nil {
@@ -223,9 +204,9 @@ func (w *live) finish(r Record) {
 	}
 	w.mu.Unlock()
 	switch {
-	case r.Outcome == NotSent && r.Reason == ReasonClientBusy:
+	case r.Outcome == result.NotSent && r.Reason == result.ReasonClientBusy:
 		w.busy.Add(1)
-	case r.Outcome == NotSent:
+	case r.Outcome == result.NotSent:
 		w.not.Add(1)
 	default:
 		w.ended.Add(1)
@@ -265,7 +246,7 @@ func (w *live) tick(progress func(Progress)) (stop func()) {
 // sampler (when there is one) is stopped first, so the window's end falls
 // after its last sample's boundary, and its last samples are sent after
 // the last progress.
-func (w *live) result(ctx context.Context, records []Record, sp *sampling, stopTicker func(), progress func(Progress)) Result {
+func (w *live) result(ctx context.Context, records []result.Record, sp *sampling, stopTicker func(), progress func(Progress)) result.Result {
 	sp.stop()
 	elapsed := time.Since(w.start)
 	stopTicker()
@@ -273,7 +254,7 @@ func (w *live) result(ctx context.Context, records []Record, sp *sampling, stopT
 		progress(w.progress())
 	}
 	m := w.m
-	return Result{Records: records, Metrics: &m, Elapsed: elapsed, Samples: sp.last(ctx, elapsed)}
+	return result.Result{Records: records, Metrics: &m, Elapsed: elapsed, Samples: sp.last(ctx, elapsed)}
 }
 
 // sleepChunk bounds one precise sleep, so that a cancelled context is

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // fakeTarget is a tiny TCP server of the test's own, on 127.0.0.1, whose
@@ -113,7 +114,7 @@ func closeAfterRead(c net.Conn) {
 }
 
 // checkBooks asserts the accounting rules every window must obey.
-func checkBooks(t *testing.T, res loadrun.Result, arrivals int) loadrun.Row {
+func checkBooks(t *testing.T, res result.Result, arrivals int) result.Row {
 	t.Helper()
 	row := res.Metrics.Row(0, time.Second)
 	if len(res.Records) != arrivals || row.Arrivals != arrivals {
@@ -129,10 +130,10 @@ func checkBooks(t *testing.T, res loadrun.Result, arrivals int) loadrun.Row {
 		if r.Seq != i {
 			t.Fatalf("record %d has seq %d", i, r.Seq)
 		}
-		if r.Outcome == loadrun.Unfinished {
+		if r.Outcome == result.Unfinished {
 			t.Fatalf("record %d has no outcome", i)
 		}
-		if r.Outcome != loadrun.NotSent && (r.Sent < r.Intended || r.End < r.Sent) {
+		if r.Outcome != result.NotSent && (r.Sent < r.Intended || r.End < r.Sent) {
 			t.Fatalf("record %d times out of order: %+v", i, r)
 		}
 	}
@@ -159,28 +160,28 @@ func TestOpenOutcomes(t *testing.T) {
 	cases := []struct {
 		name    string
 		handle  func(net.Conn) // nil: use downURL
-		outcome loadrun.Outcome
+		outcome result.Outcome
 		reason  string
 		status  int
 	}{
 		// A healthy target: every request ok, the lab's headers recorded.
-		{"instant 200", instant, loadrun.OK, "", 200},
+		{"instant 200", instant, result.OK, "", 200},
 		// The lab's door is full: 503 is a refusal, not an error.
-		{"503", reply("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"), loadrun.Refused, "", 503},
+		{"503", reply("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"), result.Refused, "", 503},
 		// Nothing listening: connection refused at once.
-		{"target down", nil, loadrun.Error, loadrun.ReasonConnRefused, 0},
+		{"target down", nil, result.Error, result.ReasonConnRefused, 0},
 		// The target aborts the connection: reset.
-		{"reset", resetAfterRead, loadrun.Error, loadrun.ReasonReset, 0},
+		{"reset", resetAfterRead, result.Error, result.ReasonReset, 0},
 		// The target hangs up without a reply.
-		{"closed without reply", closeAfterRead, loadrun.Error, loadrun.ReasonEOF, 0},
+		{"closed without reply", closeAfterRead, result.Error, result.ReasonEOF, 0},
 		// Garbage instead of HTTP.
-		{"garbage reply", reply("HELLO THERE\r\n\r\n"), loadrun.Error, loadrun.ReasonMalformed, 0},
+		{"garbage reply", reply("HELLO THERE\r\n\r\n"), result.Error, result.ReasonMalformed, 0},
 		// A reply cut off in the middle of its body.
-		{"truncated body", reply("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort"), loadrun.Error, loadrun.ReasonEOF, 200},
+		{"truncated body", reply("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort"), result.Error, result.ReasonEOF, 200},
 		// Another status is an error that names it.
-		{"500", reply("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n"), loadrun.Error, "status_500", 500},
+		{"500", reply("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n"), result.Error, "status_500", 500},
 		// A target slower than the caller's patience: the caller gives up.
-		{"slow beyond timeout", silent, loadrun.Gaveup, loadrun.ReasonReadTimeout, 0},
+		{"slow beyond timeout", silent, result.Gaveup, result.ReasonReadTimeout, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -200,7 +201,7 @@ func TestOpenOutcomes(t *testing.T) {
 					t.Fatalf("record %d: %v/%q/%d, want %v/%q/%d", r.Seq, r.Outcome, r.Reason, r.Status, c.outcome, c.reason, c.status)
 				}
 			}
-			if c.outcome == loadrun.OK {
+			if c.outcome == result.OK {
 				r := res.Records[0]
 				if r.QueueWaitMS != 0.5 || r.ServiceMS != 1.25 {
 					t.Errorf("lab headers %v/%v, want 0.5/1.25", r.QueueWaitMS, r.ServiceMS)
@@ -209,7 +210,7 @@ func TestOpenOutcomes(t *testing.T) {
 					t.Errorf("n=%d p99=%v, want n=%d and a positive p99", row.N, row.P99MS, len(sched))
 				}
 			}
-			if c.outcome == loadrun.Gaveup {
+			if c.outcome == result.Gaveup {
 				for _, r := range res.Records {
 					if wait := r.End - r.Sent; wait < 300*time.Millisecond || wait > 600*time.Millisecond {
 						t.Fatalf("record %d gave up after %v, want about the 300ms timeout", r.Seq, wait)
@@ -233,7 +234,7 @@ func TestOpenInFlightCap(t *testing.T) {
 		t.Errorf("sent %d gaveup %d not_sent %d, want 5, 5, 45", row.Sent, row.Gaveup, row.NotSent)
 	}
 	for _, r := range res.Records[5:] {
-		if r.Outcome != loadrun.NotSent || r.Reason != loadrun.ReasonInFlightCap {
+		if r.Outcome != result.NotSent || r.Reason != result.ReasonInFlightCap {
 			t.Fatalf("record %d: %v/%q, want not_sent/inflight_cap", r.Seq, r.Outcome, r.Reason)
 		}
 	}
@@ -258,7 +259,7 @@ func TestOpenCancel(t *testing.T) {
 		t.Errorf("sent %d error %d not_sent %d: want some sent (all ending error/canceled) and the rest not_sent", row.Sent, row.Error, row.NotSent)
 	}
 	for _, r := range res.Records {
-		if r.Reason != loadrun.ReasonCanceled {
+		if r.Reason != result.ReasonCanceled {
 			t.Fatalf("record %d: %v/%q, want reason canceled", r.Seq, r.Outcome, r.Reason)
 		}
 	}
@@ -394,7 +395,7 @@ func TestOpenOutOfFiles(t *testing.T) {
 	row := checkBooks(t, res, len(sched))
 	emfile := 0
 	for _, r := range res.Records {
-		if r.Outcome == loadrun.Error && r.Reason == loadrun.ReasonEMFILE {
+		if r.Outcome == result.Error && r.Reason == result.ReasonEMFILE {
 			emfile++
 		}
 	}

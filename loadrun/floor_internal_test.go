@@ -2,6 +2,7 @@ package loadrun
 
 import (
 	"bytes"
+	"capacitylab/result"
 	"context"
 	"fmt"
 	"net"
@@ -189,10 +190,10 @@ func sleepWindow(b *testing.B, sched []time.Duration) (p99, latePct, queuedPct, 
 		sleepUntil(ctx, start.Add(off))
 		wakes[i] = time.Since(start) - off
 		q1 := threadQueued(b, schedstat)
-		if wakes[i] <= LateAfter {
+		if wakes[i] <= result.LateAfter {
 			continue
 		}
-		if i == 0 || wakes[i-1] <= LateAfter { // the first late wake of a stall
+		if i == 0 || wakes[i-1] <= result.LateAfter { // the first late wake of a stall
 			stallCause = &byAsleep
 			if 2*(q1-q0) >= wakes[i] {
 				stallCause = &byQueued
@@ -203,7 +204,7 @@ func sleepWindow(b *testing.B, sched []time.Duration) (p99, latePct, queuedPct, 
 	}
 	stealMS = float64(stealTicks(b)-steal0) * 10
 	slices.Sort(wakes)
-	p99 = ms(NearestRank(wakes, 99))
+	p99 = result.MS(result.NearestRank(wakes, 99))
 	latePct = 100 * float64(late) / float64(len(sched))
 	if late > 0 {
 		queuedPct = 100 * float64(byQueued) / float64(late)

@@ -2,7 +2,6 @@ package loadrun_test
 
 import (
 	"context"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +12,9 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // The acceptance tests run the lab as a child process, as the server does,
@@ -36,24 +37,8 @@ type lab struct {
 // startLab serves cfg in this process until the test ends.
 func startLab(t testing.TB, cfg labsvc.Config) lab {
 	t.Helper()
-	req, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- labsvc.NewServer(cfg, nil).Serve(ctx, req, ctl) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("lab Serve: %v", err)
-		}
-	})
-	return lab{target: "http://" + req.Addr().String() + "/", control: "http://" + ctl.Addr().String()}
+	l := labtest.Serve(t, cfg)
+	return lab{target: l.Target + "/", control: l.Control}
 }
 
 // startChildLab starts cfg as a lab child process (GOMAXPROCS and affinity
@@ -116,23 +101,10 @@ func sweepOf(t testing.TB, l lab, timeout time.Duration) loadrun.Sweep {
 }
 
 // collect runs s, gathering every event, and returns them with the report.
-func collect(ctx context.Context, s loadrun.Sweep) (loadrun.Report, []loadrun.Event, error) {
-	events := make(chan loadrun.Event, 16)
-	type out struct {
-		rep loadrun.Report
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		rep, err := s.Run(ctx, events)
-		done <- out{rep, err}
-	}()
-	var evs []loadrun.Event
-	for e := range events {
-		evs = append(evs, e)
-	}
-	o := <-done
-	return o.rep, evs, o.err
+func collect(ctx context.Context, s loadrun.Sweep) (result.Report, []result.Event, error) {
+	var evs []result.Event
+	rep, err := s.Run(ctx, func(e result.Event) { evs = append(evs, e) })
+	return rep, evs, err
 }
 
 // A client of 2 workers (Open.ClientWorkers) against a lab whose answers
@@ -168,8 +140,8 @@ func TestOpenClientWorkers(t *testing.T) {
 	busy := 0
 	for _, r := range res.Records {
 		switch {
-		case r.Outcome == loadrun.NotSent:
-			if r.Reason != loadrun.ReasonClientBusy {
+		case r.Outcome == result.NotSent:
+			if r.Reason != result.ReasonClientBusy {
 				t.Errorf("record %d: not sent for %q, want client_busy", r.Seq, r.Reason)
 			}
 			busy++
@@ -209,18 +181,16 @@ func TestSweepKnobChangeCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := loadrun.ParseKnobChange("200ms:WAIT_MS=30")
+	c, err := result.ParseKnobChange("200ms:WAIT_MS=30")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	events := make(chan loadrun.Event)
-	sw := loadrun.Sweep{Target: target, Control: &ctl, Rates: []float64{20}, Seconds: 2, Seed: 1, Changes: []loadrun.KnobChange{c}}
-	go func() { _, _ = sw.Run(ctx, events) }()
-	var knob *loadrun.Event
-	for e := range events {
-		if e.Kind == loadrun.EventKnob {
+	sw := loadrun.Sweep{Target: target, Control: &ctl, Rates: []float64{20}, Seconds: 2, Seed: 1, Changes: []result.KnobChange{c}}
+	var knob *result.Event
+	_, _ = sw.Run(ctx, func(e result.Event) {
+		if e.Kind == result.EventKnob {
 			knob = &e
 			var cfg labsvc.Config
 			if err := ctl.Config(t.Context(), &cfg); err != nil || cfg.WaitMS != 30 {
@@ -228,7 +198,7 @@ func TestSweepKnobChangeCancelled(t *testing.T) {
 			}
 			cancel()
 		}
-	}
+	})
 	if knob == nil || knob.Change != "200ms:WAIT_MS=30" || knob.ElapsedMS < 200 || knob.ElapsedMS > 400 {
 		t.Fatalf("knob event %+v, want 200ms:WAIT_MS=30 at 200 to 400 ms", knob)
 	}
@@ -250,22 +220,15 @@ func TestSweepLabGoneAfterWindow(t *testing.T) {
 	l := startChildLab(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 5, CPUs: 1})
 	s := sweepOf(t, l, time.Second)
 	s.Rates, s.Seconds = []float64{40, 40}, 1
-	var done []loadrun.WindowReport
-	s.WindowDone = func(wr loadrun.WindowReport) { done = append(done, wr) }
-	events := make(chan loadrun.Event, 16)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := s.Run(t.Context(), events)
-		errc <- err
-	}()
+	var done []result.WindowReport
+	s.WindowDone = func(wr result.WindowReport) { done = append(done, wr) }
 	stopped := false
-	for e := range events {
-		if !stopped && e.Kind == loadrun.EventProgress && e.Window == 0 && e.ElapsedMS >= 200 {
+	_, err := s.Run(t.Context(), func(e result.Event) {
+		if !stopped && e.Kind == result.EventProgress && e.Window == 0 && e.ElapsedMS >= 200 {
 			l.stop() // the lab child ends; the window goes on sending into nothing
 			stopped = true
 		}
-	}
-	err := <-errc
+	})
 	if !stopped {
 		t.Fatal("the sweep ended before a progress event of its first window")
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"capacitylab/result"
 )
 
 // replyCases are HTTP replies and what readReply must make of them. wantErr
@@ -149,21 +151,21 @@ func TestReadReplyClassified(t *testing.T) {
 	cases := []struct {
 		name    string
 		src     io.Reader
-		outcome Outcome
+		outcome result.Outcome
 		reason  string
 	}{
 		// Malformed replies are errors with reason malformed.
-		{"malformed", strings.NewReader("HELLO\r\n\r\n"), Error, ReasonMalformed},
+		{"malformed", strings.NewReader("HELLO\r\n\r\n"), result.Error, result.ReasonMalformed},
 		// A reply cut short is an error with reason eof.
-		{"truncated", strings.NewReader("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab"), Error, ReasonEOF},
+		{"truncated", strings.NewReader("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab"), result.Error, result.ReasonEOF},
 		// The connection's deadline passing mid-reply is a give-up while reading.
-		{"deadline", io.MultiReader(strings.NewReader("HTTP/1.1 200 OK\r\n"), iotest.ErrReader(os.ErrDeadlineExceeded)), Gaveup, ReasonReadTimeout},
+		{"deadline", io.MultiReader(strings.NewReader("HTTP/1.1 200 OK\r\n"), iotest.ErrReader(os.ErrDeadlineExceeded)), result.Gaveup, result.ReasonReadTimeout},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf [maxHead]byte
 			_, err := readReply(c.src, buf[:])
-			o, r := classify(context.Background(), err, ReasonReadTimeout, ReasonMalformed)
+			o, r := classify(context.Background(), err, result.ReasonReadTimeout, result.ReasonMalformed)
 			if o != c.outcome || r != c.reason {
 				t.Errorf("readReply error %v classified %v/%q, want %v/%q", err, o, r, c.outcome, c.reason)
 			}

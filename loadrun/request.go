@@ -14,14 +14,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"capacitylab/result"
 )
-
-// DefaultTimeout is how long a caller waits, from its actual send, for a
-// complete answer (connect, write and read together) before giving up.
-const DefaultTimeout = 2 * time.Second
-
-// MaxTimeout caps the caller timeout.
-const MaxTimeout = 60 * time.Second
 
 // maxBody bounds how much of a reply body is read; a longer one is an error.
 const maxBody = 1 << 20
@@ -42,9 +37,9 @@ type Target struct {
 // a Target whose callers give up after timeout (DefaultTimeout when 0).
 func NewTarget(rawURL string, timeout time.Duration) (Target, error) {
 	if timeout == 0 {
-		timeout = DefaultTimeout
+		timeout = result.DefaultTimeout
 	}
-	if err := CheckTimeout(timeout); err != nil {
+	if err := result.CheckTimeout(timeout); err != nil {
 		return Target{}, err
 	}
 	u, err := url.Parse(rawURL)
@@ -63,14 +58,6 @@ func NewTarget(rawURL string, timeout time.Duration) (Target, error) {
 	return Target{addr: host, addrPort: ap, sa: &sa, request: []byte(req), timeout: timeout, bufs: bufs}, nil
 }
 
-// CheckTimeout says what is wrong with a caller's timeout, or nil.
-func CheckTimeout(timeout time.Duration) error {
-	if timeout <= 0 || timeout > MaxTimeout {
-		return fmt.Errorf("timeout %v is not allowed: want more than 0 and at most %v", timeout, MaxTimeout)
-	}
-	return nil
-}
-
 // Addr is the host:port requests connect to.
 func (t Target) Addr() string { return t.addr }
 
@@ -80,7 +67,7 @@ func (t Target) Timeout() time.Duration { return t.timeout }
 // do performs one request and fills in r's Sent, End, Outcome, Status,
 // Reason and the lab's headers. start is the window's start; onSent is
 // called at the actual send, before connecting.
-func (t Target) do(ctx context.Context, r *Record, start time.Time, onSent func()) {
+func (t Target) do(ctx context.Context, r *result.Record, start time.Time, onSent func()) {
 	t.complete(ctx, r, start, t.begin(r, start, onSent), onSent)
 }
 
@@ -99,7 +86,7 @@ type send struct {
 // left even if the goroutine that completes the request runs later. For
 // other targets it does nothing: complete takes the send time as it starts
 // dialling.
-func (t Target) begin(r *Record, start time.Time, onSent func()) send {
+func (t Target) begin(r *result.Record, start time.Time, onSent func()) send {
 	if !directConnect || !t.addrPort.IsValid() {
 		return send{fd: -1}
 	}
@@ -121,7 +108,7 @@ func (t Target) begin(r *Record, start time.Time, onSent func()) send {
 // begin did not) and connects, or waits for begin's connect, then writes
 // the request, reads the reply and fills in r. onSent is called when it
 // takes the send time.
-func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send, onSent func()) {
+func (t Target) complete(ctx context.Context, r *result.Record, start time.Time, s send, onSent func()) {
 	r.QueueWaitMS, r.ServiceMS = -1, -1
 	if !s.taken {
 		s.at = time.Now()
@@ -131,12 +118,12 @@ func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send
 		}
 	}
 	deadline := s.at.Add(t.timeout)
-	finish := func(o Outcome, reason string) {
+	finish := func(o result.Outcome, reason string) {
 		r.End = time.Since(start)
 		r.Outcome, r.Reason = o, reason
 	}
 	if s.err != nil {
-		finish(classify(ctx, s.err, ReasonDialTimeout, ReasonOther))
+		finish(classify(ctx, s.err, result.ReasonDialTimeout, result.ReasonOther))
 		return
 	}
 
@@ -167,17 +154,17 @@ func (t Target) complete(ctx context.Context, r *Record, start time.Time, s send
 	// processor late) counts by when it arrived: a caller gave up on one
 	// that arrived after that time.
 	if arrived != nil && arrived.late() {
-		finish(Gaveup, ReasonReadTimeout)
+		finish(result.Gaveup, result.ReasonReadTimeout)
 		return
 	}
 	r.QueueWaitMS, r.ServiceMS = rep.queueWaitMS, rep.serviceMS
 	switch rep.status {
 	case http.StatusOK:
-		finish(OK, "")
+		finish(result.OK, "")
 	case http.StatusServiceUnavailable:
-		finish(Refused, "")
+		finish(result.Refused, "")
 	default:
-		finish(Error, ReasonStatusPrefix+strconv.Itoa(rep.status))
+		finish(result.Error, result.ReasonStatusPrefix+strconv.Itoa(rep.status))
 	}
 	// A whole reply came: it ended when its last bytes reached the socket,
 	// which the kernel stamped, not when this goroutine got to read them.
@@ -207,11 +194,11 @@ const (
 func (p phase) reasons() (timeout, other string) {
 	switch p {
 	case phaseDial:
-		return ReasonDialTimeout, ReasonOther
+		return result.ReasonDialTimeout, result.ReasonOther
 	case phaseWrite:
-		return ReasonWriteTimeout, ReasonOther
+		return result.ReasonWriteTimeout, result.ReasonOther
 	}
-	return ReasonReadTimeout, ReasonMalformed
+	return result.ReasonReadTimeout, result.ReasonMalformed
 }
 
 // exchange dials the target, writes the request and reads the reply, all
@@ -278,33 +265,33 @@ func (t Target) buffer() *[maxHead]byte {
 // classify maps a failed connect, write or read to an outcome and reason.
 // timeoutReason names the phase for a give-up; otherReason is used for
 // errors that are none of the known kinds.
-func classify(ctx context.Context, err error, timeoutReason, otherReason string) (Outcome, string) {
+func classify(ctx context.Context, err error, timeoutReason, otherReason string) (result.Outcome, string) {
 	if ctx.Err() != nil {
-		return Error, ReasonCanceled
+		return result.Error, result.ReasonCanceled
 	}
 	var ne net.Error
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return Gaveup, timeoutReason
+		return result.Gaveup, timeoutReason
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return Error, ReasonConnRefused
+		return result.Error, result.ReasonConnRefused
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
-		return Error, ReasonReset
+		return result.Error, result.ReasonReset
 	case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE):
-		return Error, ReasonEMFILE
+		return result.Error, result.ReasonEMFILE
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return Error, ReasonEADDRNOTAVAIL
+		return result.Error, result.ReasonEADDRNOTAVAIL
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return Error, ReasonEOF
+		return result.Error, result.ReasonEOF
 	}
-	return Error, otherReason
+	return result.Error, otherReason
 }
 
 // Do sends one request now and returns its record, with times measured from
 // the call. It is for one-off probes such as cmd/load's --check; windows
 // use Open and Closed.
-func (t Target) Do(ctx context.Context) Record {
-	var r Record
+func (t Target) Do(ctx context.Context) result.Record {
+	var r result.Record
 	t.do(ctx, &r, time.Now(), nil)
 	return r
 }

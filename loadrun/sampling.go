@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"capacitylab/result"
 )
 
 // MinSampleEvery is the shortest interval a run over time may sample
@@ -22,17 +24,17 @@ type Sampling struct {
 	// interval (Control.Stats). It runs on the sampler's goroutine, never
 	// the sending one, and is given at most Every: a read that takes
 	// longer is abandoned and its sample says Lab false.
-	Lab func(context.Context) (LabStats, error)
+	Lab func(context.Context) (result.LabStats, error)
 	// Send, when not nil, is called with each sample as it is taken, in
 	// order, one call at a time (from the sampler's goroutine, and for the
 	// last samples from the goroutine running the window).
-	Send func(Sample)
+	Send func(result.Sample)
 }
 
 // interval is one interval of a window being folded: its counts and the
 // latencies of its ok answers.
 type interval struct {
-	s   Sample
+	s   result.Sample
 	lat []time.Duration
 }
 
@@ -61,7 +63,7 @@ func newSampler(window int, every time.Duration) *sampler {
 }
 
 // fold counts one finished record in the interval it ended in.
-func (s *sampler) fold(r Record) {
+func (s *sampler) fold(r result.Record) {
 	k := max(int(r.End/s.every), s.first)
 	for k >= s.first+len(s.open) {
 		var lat []time.Duration
@@ -72,26 +74,26 @@ func (s *sampler) fold(r Record) {
 	}
 	iv := &s.open[k-s.first]
 	switch r.Outcome {
-	case OK:
+	case result.OK:
 		iv.s.OK++
 		iv.lat = append(iv.lat, r.Latency())
-	case Refused:
+	case result.Refused:
 		iv.s.Refused++
-	case Gaveup:
+	case result.Gaveup:
 		iv.s.GaveUp++
-	case Error:
+	case result.Error:
 		iv.s.Errors++
-	case Unfinished:
+	case result.Unfinished:
 		// A bug, which the row shows in lost; the samples leave it out
 		// as the row's outcomes do, so they still add up to the row.
-	case NotSent:
-		if r.Reason == ReasonClientBusy {
+	case result.NotSent:
+		if r.Reason == result.ReasonClientBusy {
 			iv.s.ClientBusy++
 		} else {
 			iv.s.NotSent++
 		}
 	}
-	if s.inFlight != nil && r.Outcome != NotSent {
+	if s.inFlight != nil && r.Outcome != result.NotSent {
 		// In flight at the end of interval j when Sent ≤ (j+1)·every < End.
 		for j := max(int(r.Sent/s.every), 0); time.Duration(j+1)*s.every < r.End; j++ {
 			if time.Duration(j+1)*s.every >= r.Sent {
@@ -104,7 +106,7 @@ func (s *sampler) fold(r Record) {
 // pop takes the first open interval (index s.first) out: its counts, and
 // its latencies, which the caller summarises outside the lock and hands
 // back with recycle.
-func (s *sampler) pop() (Sample, []time.Duration) {
+func (s *sampler) pop() (result.Sample, []time.Duration) {
 	var iv interval
 	if len(s.open) > 0 {
 		iv = s.open[0]
@@ -132,17 +134,17 @@ func (s *sampler) recycle(lat []time.Duration) {
 
 // summarise sets p50 and p99 from an interval's ok latencies, sorting them
 // in place.
-func summarise(smp *Sample, lat []time.Duration) {
+func summarise(smp *result.Sample, lat []time.Duration) {
 	if len(lat) == 0 {
 		return
 	}
 	slices.Sort(lat)
-	smp.P50MS = ms(NearestRank(lat, 50))
-	smp.P99MS = ms(NearestRank(lat, 99))
+	smp.P50MS = result.MS(result.NearestRank(lat, 50))
+	smp.P99MS = result.MS(result.NearestRank(lat, 99))
 }
 
 // setLab fills in a sample's lab fields from st.
-func setLab(smp *Sample, st LabStats) {
+func setLab(smp *result.Sample, st result.LabStats) {
 	smp.Lab = true
 	smp.Queued, smp.InService, smp.Limit, smp.Dropped = st.Queued, st.InService, st.PolicyLimit, st.Dropped
 }
@@ -153,9 +155,9 @@ func setLab(smp *Sample, st LabStats) {
 // it. lab, when not nil, is the lab as it was then, for the last sample
 // only (an interval whose boundary the sampler never got to says Lab
 // false).
-func (s *sampler) last(elapsed time.Duration, lab *LabStats) []Sample {
+func (s *sampler) last(elapsed time.Duration, lab *result.LabStats) []result.Sample {
 	end := max(int((elapsed-1)/s.every), s.first) // the interval elapsed ends in
-	var out []Sample
+	var out []result.Sample
 	for k := s.first; k <= end; k++ {
 		// A record stamped at elapsed itself belongs to the last interval.
 		if k == end && len(s.open) > 1 {
@@ -174,7 +176,7 @@ func (s *sampler) last(elapsed time.Duration, lab *LabStats) []Sample {
 		summarise(&smp, lat)
 		s.recycle(lat)
 		if k == end {
-			smp.Seconds = round((elapsed - time.Duration(k)*s.every).Seconds(), 1e6)
+			smp.Seconds = result.Round((elapsed - time.Duration(k)*s.every).Seconds(), 1e6)
 			if lab != nil {
 				setLab(&smp, *lab)
 			}
@@ -191,7 +193,7 @@ func (s *sampler) last(elapsed time.Duration, lab *LabStats) []Sample {
 // driven window (package sim) is sampled this way, and its lab's side
 // filled in from what the driver read (Result.Lab). The records may come
 // in any order.
-func SampleRecords(window int, records []Record, elapsed, every time.Duration) []Sample {
+func SampleRecords(window int, records []result.Record, elapsed, every time.Duration) []result.Sample {
 	s := newSampler(window, every)
 	s.inFlight = map[int]int{}
 	for _, r := range records {
@@ -206,7 +208,7 @@ type sampling struct {
 	cfg     Sampling
 	w       *live
 	s       *sampler
-	samples []Sample
+	samples []result.Sample
 	done    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -235,7 +237,7 @@ func (sp *sampling) run(ctx context.Context) {
 		case <-t.C:
 		}
 		p := sp.w.progress()
-		var st *LabStats
+		var st *result.LabStats
 		if sp.cfg.Lab != nil {
 			st = sp.readLab(ctx)
 		}
@@ -258,7 +260,7 @@ func (sp *sampling) run(ctx context.Context) {
 
 // readLab reads the lab, giving it at most one interval; nil when it did
 // not answer in time.
-func (sp *sampling) readLab(ctx context.Context) *LabStats {
+func (sp *sampling) readLab(ctx context.Context) *result.LabStats {
 	rctx, cancel := context.WithTimeout(ctx, sp.cfg.Every)
 	defer cancel()
 	st, err := sp.cfg.Lab(rctx)
@@ -268,7 +270,7 @@ func (sp *sampling) readLab(ctx context.Context) *LabStats {
 	return &st
 }
 
-func (sp *sampling) send(smp Sample) {
+func (sp *sampling) send(smp result.Sample) {
 	sp.samples = append(sp.samples, smp)
 	if sp.cfg.Send != nil {
 		sp.cfg.Send(smp)
@@ -287,11 +289,11 @@ func (sp *sampling) stop() {
 
 // last sends the window's last samples, after stop; elapsed is the
 // window's end, measured after stop. It returns every sample of the window.
-func (sp *sampling) last(ctx context.Context, elapsed time.Duration) []Sample {
+func (sp *sampling) last(ctx context.Context, elapsed time.Duration) []result.Sample {
 	if sp == nil {
 		return nil
 	}
-	var st *LabStats
+	var st *result.LabStats
 	if sp.cfg.Lab != nil {
 		st = sp.readLab(ctx)
 	}

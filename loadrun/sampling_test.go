@@ -12,16 +12,17 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
-// checkSamples holds a window's samples to what loadrun.Sample promises:
+// checkSamples holds a window's samples to what result.Sample promises:
 // they follow one another from 0 to the window's end, one per interval
 // and a last one for what is left, and their counts add up to the row's,
 // so lost stays 0.
-func checkSamples(t *testing.T, w loadrun.WindowReport, every time.Duration) {
+func checkSamples(t *testing.T, w result.WindowReport, every time.Duration) {
 	t.Helper()
 	row := w.Row
-	var sum loadrun.Sample
+	var sum result.Sample
 	at := 0.0
 	for k, s := range w.Samples {
 		if s.Window != row.Window || math.Abs(s.AtS-at) > 1e-6 {
@@ -67,12 +68,12 @@ func checkSamples(t *testing.T, w loadrun.WindowReport, every time.Duration) {
 func TestSweepOverTimeAgainstLab(t *testing.T) {
 	l := startLab(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 20, CPUs: 1, Policy: "inflight,quota=3"})
 	sw := sweepOf(t, l, time.Second)
-	change, err := loadrun.ParseKnobChange("1200ms:WAIT_MS=120")
+	change, err := result.ParseKnobChange("1200ms:WAIT_MS=120")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const every = time.Second
-	sw.Rates, sw.Seconds, sw.SampleEvery, sw.Changes = []float64{30, 60}, 2.5, every, []loadrun.KnobChange{change}
+	sw.Rates, sw.Seconds, sw.SampleEvery, sw.Changes = []float64{30, 60}, 2.5, every, []result.KnobChange{change}
 	rep, events, err := collect(t.Context(), sw)
 	if err != nil {
 		t.Fatal(err)
@@ -81,11 +82,11 @@ func TestSweepOverTimeAgainstLab(t *testing.T) {
 		t.Fatalf("%d windows, want 2", len(rep.Windows))
 	}
 	// The sample events, window by window, are the report's samples.
-	var sent [][]loadrun.Sample
+	var sent [][]result.Sample
 	rows := 0
 	for _, e := range events {
 		switch e.Kind {
-		case loadrun.EventSample:
+		case result.EventSample:
 			if e.Sample == nil || e.Window != rows || e.Sample.Window != rows {
 				t.Fatalf("a sample event %+v during window %d", e, rows)
 			}
@@ -93,7 +94,7 @@ func TestSweepOverTimeAgainstLab(t *testing.T) {
 				sent = append(sent, nil)
 			}
 			sent[rows] = append(sent[rows], *e.Sample)
-		case loadrun.EventRow:
+		case result.EventRow:
 			rows++
 		}
 	}
@@ -177,17 +178,17 @@ func TestClosedSampled(t *testing.T) {
 // interval's end, and the last interval lasts to the window's end.
 func TestSampleRecords(t *testing.T) {
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	recs := []loadrun.Record{
-		{Seq: 0, Intended: ms(0), Sent: ms(0), End: ms(50), Outcome: loadrun.OK},    // [0,100): ok 50 ms
-		{Seq: 1, Intended: ms(10), Sent: ms(10), End: ms(150), Outcome: loadrun.OK}, // [100,200): ok 140 ms; in flight at 100
-		{Seq: 2, Intended: ms(20), Sent: ms(20), End: ms(20), Outcome: loadrun.NotSent, Reason: loadrun.ReasonInFlightCap},
-		{Seq: 3, Intended: ms(30), Sent: ms(30), End: ms(30), Outcome: loadrun.NotSent, Reason: loadrun.ReasonClientBusy},
-		{Seq: 4, Intended: ms(90), Sent: ms(95), End: ms(310), Outcome: loadrun.Gaveup},    // [300,...): in flight at 100, 200, 300
-		{Seq: 5, Intended: ms(120), Sent: ms(120), End: ms(130), Outcome: loadrun.Refused}, // [100,200)
-		{Seq: 6, Intended: ms(199), Sent: ms(199), End: ms(200), Outcome: loadrun.Error},   // [200,300): ended on the boundary
+	recs := []result.Record{
+		{Seq: 0, Intended: ms(0), Sent: ms(0), End: ms(50), Outcome: result.OK},    // [0,100): ok 50 ms
+		{Seq: 1, Intended: ms(10), Sent: ms(10), End: ms(150), Outcome: result.OK}, // [100,200): ok 140 ms; in flight at 100
+		{Seq: 2, Intended: ms(20), Sent: ms(20), End: ms(20), Outcome: result.NotSent, Reason: result.ReasonInFlightCap},
+		{Seq: 3, Intended: ms(30), Sent: ms(30), End: ms(30), Outcome: result.NotSent, Reason: result.ReasonClientBusy},
+		{Seq: 4, Intended: ms(90), Sent: ms(95), End: ms(310), Outcome: result.Gaveup},    // [300,...): in flight at 100, 200, 300
+		{Seq: 5, Intended: ms(120), Sent: ms(120), End: ms(130), Outcome: result.Refused}, // [100,200)
+		{Seq: 6, Intended: ms(199), Sent: ms(199), End: ms(200), Outcome: result.Error},   // [200,300): ended on the boundary
 	}
 	got := loadrun.SampleRecords(1, recs, ms(320), 100*time.Millisecond)
-	want := []loadrun.Sample{
+	want := []result.Sample{
 		{Window: 1, AtS: 0, Seconds: 0.1, OK: 1, NotSent: 1, ClientBusy: 1, P50MS: 50, P99MS: 50, InFlight: 2},
 		{Window: 1, AtS: 0.1, Seconds: 0.1, OK: 1, Refused: 1, P50MS: 140, P99MS: 140, InFlight: 1},
 		{Window: 1, AtS: 0.2, Seconds: 0.1, Errors: 1, InFlight: 1},
@@ -233,7 +234,7 @@ func TestSweepValidateSampleEvery(t *testing.T) {
 // LOADRUN_BENCH_SAMPLE_EVERY=1s samples as a run over time does.
 func BenchmarkSendLagSampled(b *testing.B) {
 	l := startLab(b, labsvc.Config{Workers: 64, SpinMS: 0, WaitMS: 0, CPUs: 1})
-	target, err := loadrun.NewTarget(l.target, loadrun.DefaultTimeout)
+	target, err := loadrun.NewTarget(l.target, result.DefaultTimeout)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func BenchmarkSendLagSampled(b *testing.B) {
 // sampling adds per request is the difference (its own per-interval
 // work, with no lab to read, spread over the requests).
 func BenchmarkSampledAllocs(b *testing.B) {
-	target, err := loadrun.NewTarget(loadrun.StartInstant(b), loadrun.DefaultTimeout)
+	target, err := loadrun.NewTarget(loadrun.StartInstant(b), result.DefaultTimeout)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"capacitylab/result"
 )
 
 // ArrivalProcess names how a schedule spaces its arrivals.
@@ -17,17 +19,6 @@ const (
 	// Uniform arrivals: evenly spaced, one every 1/rate, starting at a
 	// random phase in the first gap (the phase comes from the seed).
 	Uniform ArrivalProcess = "uniform"
-)
-
-// Sandbox caps on what one window may ask for. They protect the machine the
-// generator runs on; arrivals beyond MaxInFlight are recorded as not_sent.
-const (
-	MaxRate            = 10000 // arrivals per second in one window
-	MaxSeconds         = 600   // length of one window
-	MaxArrivals        = 1e6   // arrivals in one window (rate × seconds)
-	MaxClients         = 1024  // closed-loop clients
-	DefaultMaxInFlight = 2048  // requests in flight at once, open loop, at least (see Open.MaxInFlight)
-	MaxMaxInFlight     = 16384 // upper bound for MaxInFlight
 )
 
 // ParseArrivalProcess turns "poisson" or "uniform" into an ArrivalProcess.
@@ -43,15 +34,15 @@ func ParseArrivalProcess(s string) (ArrivalProcess, error) {
 func CheckRate(rate, seconds float64) error {
 	switch {
 	case math.IsNaN(rate) || rate <= 0:
-		return fmt.Errorf("rate %v is not allowed: want more than 0 and at most %d a second", rate, MaxRate)
-	case rate > MaxRate:
-		return fmt.Errorf("rate %v is above the cap: want at most %d a second", rate, MaxRate)
+		return fmt.Errorf("rate %v is not allowed: want more than 0 and at most %d a second", rate, result.MaxRate)
+	case rate > result.MaxRate:
+		return fmt.Errorf("rate %v is above the cap: want at most %d a second", rate, result.MaxRate)
 	case math.IsNaN(seconds) || seconds <= 0:
-		return fmt.Errorf("seconds %v is not allowed: want more than 0 and at most %d", seconds, MaxSeconds)
-	case seconds > MaxSeconds:
-		return fmt.Errorf("seconds %v is above the cap: want at most %d", seconds, MaxSeconds)
-	case rate*seconds > MaxArrivals:
-		return fmt.Errorf("rate %v for %v s is %v arrivals, above the cap of %d in one window", rate, seconds, rate*seconds, int(MaxArrivals))
+		return fmt.Errorf("seconds %v is not allowed: want more than 0 and at most %d", seconds, result.MaxSeconds)
+	case seconds > result.MaxSeconds:
+		return fmt.Errorf("seconds %v is above the cap: want at most %d", seconds, result.MaxSeconds)
+	case rate*seconds > result.MaxArrivals:
+		return fmt.Errorf("rate %v for %v s is %v arrivals, above the cap of %d in one window", rate, seconds, rate*seconds, int(result.MaxArrivals))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // ksExponential returns the Kolmogorov–Smirnov statistic of gaps (seconds)
@@ -133,7 +134,7 @@ func TestScheduleRejectsBadInput(t *testing.T) {
 		// Negative seconds make no window.
 		{"negative seconds", loadrun.Poisson, 10, -1, "seconds -1 is not allowed"},
 		// The generator's own cap protects the machine.
-		{"rate above cap", loadrun.Poisson, loadrun.MaxRate + 1, 1, "above the cap"},
+		{"rate above cap", loadrun.Poisson, result.MaxRate + 1, 1, "above the cap"},
 		// NaN sneaks through naive comparisons.
 		{"NaN rate", loadrun.Poisson, math.NaN(), 1, "not allowed"},
 		// Too many arrivals in one window would exhaust memory.
@@ -162,11 +163,11 @@ func TestDefaultInFlight(t *testing.T) {
 		want    int
 	}{
 		// The lessons' rates: the floor of 2,048.
-		{"slow", 100, 2 * time.Second, loadrun.DefaultMaxInFlight},
+		{"slow", 100, 2 * time.Second, result.DefaultMaxInFlight},
 		// 5,000 a second for 2 s: 10,000 may be outstanding.
 		{"fast", 5000, 2 * time.Second, 10000},
 		// 10,000 a second for 10 s would be 100,000: the cap.
-		{"capped", 10000, 10 * time.Second, loadrun.MaxMaxInFlight},
+		{"capped", 10000, 10 * time.Second, result.MaxMaxInFlight},
 	}
 	for _, c := range cases {
 		sched, err := loadrun.Schedule(loadrun.Uniform, c.rate, 1, 1)

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"capacitylab/result"
 )
 
 // DefaultDrainWait bounds how long a sweep waits for the lab to drain
@@ -60,7 +63,7 @@ type Sweep struct {
 	// then, and set back as each window ends), and each change made is
 	// a knob event. They need Control, or a Driver, which is given them
 	// with each window (Window.Changes) and makes them itself.
-	Changes []KnobChange
+	Changes []result.KnobChange
 
 	// Pause is how long the sweep waits after a window's row is sent
 	// before the next window begins (then the lab is drained and reset as
@@ -70,7 +73,7 @@ type Sweep struct {
 
 	// Driver, when not nil, runs every window instead of Target and
 	// Control (see Driver): a simulation of the sweep.
-	Driver Driver
+	Driver result.Driver
 
 	// WindowDone, when not nil, is called with each window's row and raw
 	// records as soon as the window ends (before its row event is sent),
@@ -78,7 +81,7 @@ type Sweep struct {
 	// window does not begin until it returns, so slow work here (saving
 	// the records) never overlaps a measurement. It is how a caller keeps
 	// what was measured even if the sweep never finishes.
-	WindowDone func(WindowReport)
+	WindowDone func(result.WindowReport)
 }
 
 // Validate says what is wrong with the sweep, or nil. Nothing is sent.
@@ -131,18 +134,18 @@ func (s Sweep) ValidatePlan() error {
 		}
 	}
 	for _, c := range s.Clients {
-		if c < 1 || c > MaxClients {
-			return fmt.Errorf("clients %d is not allowed: want 1 to %d", c, MaxClients)
+		if c < 1 || c > result.MaxClients {
+			return fmt.Errorf("clients %d is not allowed: want 1 to %d", c, result.MaxClients)
 		}
 	}
-	if s.Think < 0 || s.Think > MaxTimeout {
-		return fmt.Errorf("think time %v is not allowed: want 0 to %v", s.Think, MaxTimeout)
+	if s.Think < 0 || s.Think > result.MaxTimeout {
+		return fmt.Errorf("think time %v is not allowed: want 0 to %v", s.Think, result.MaxTimeout)
 	}
-	if s.MaxInFlight < 0 || s.MaxInFlight > MaxMaxInFlight {
-		return fmt.Errorf("in-flight cap %d is not allowed: want 0 (the default: one timeout's arrivals, at least %d) to %d", s.MaxInFlight, DefaultMaxInFlight, MaxMaxInFlight)
+	if s.MaxInFlight < 0 || s.MaxInFlight > result.MaxMaxInFlight {
+		return fmt.Errorf("in-flight cap %d is not allowed: want 0 (the default: one timeout's arrivals, at least %d) to %d", s.MaxInFlight, result.DefaultMaxInFlight, result.MaxMaxInFlight)
 	}
-	if s.ClientWorkers < 0 || s.ClientWorkers > MaxMaxInFlight {
-		return fmt.Errorf("client workers %d is not allowed: want 0 (no fixed pool) to %d", s.ClientWorkers, MaxMaxInFlight)
+	if s.ClientWorkers < 0 || s.ClientWorkers > result.MaxMaxInFlight {
+		return fmt.Errorf("client workers %d is not allowed: want 0 (no fixed pool) to %d", s.ClientWorkers, result.MaxMaxInFlight)
 	}
 	if s.ClientWorkers > 0 && !s.OpenLoop() {
 		return errors.New("client workers are for an open loop: a closed loop's clients are its workers")
@@ -194,7 +197,7 @@ func (s Sweep) WindowSchedule(i int) ([]time.Duration, error) {
 // whose row reports sent ÷ seconds).
 func (s Sweep) WindowRate(i int) float64 {
 	if len(s.Arrivals) > 0 {
-		return round(float64(len(s.Arrivals))/s.Seconds, 100)
+		return result.Round(float64(len(s.Arrivals))/s.Seconds, 100)
 	}
 	if i < len(s.Rates) {
 		return s.Rates[i]
@@ -202,127 +205,21 @@ func (s Sweep) WindowRate(i int) float64 {
 	return 0
 }
 
-// EventKind names an Event.
-type EventKind string
-
-// The kinds of events a sweep sends.
-const (
-	EventProgress EventKind = "progress" // a window is running: counts so far
-	EventKnob     EventKind = "knob"     // a knob change was made (Change, at ElapsedMS into the window)
-	EventRow      EventKind = "row"      // a window ended: its row
-	// EventSample is one interval of a window in a run over time (see
-	// sample.go, Sweep.SampleEvery).
-	EventDone EventKind = "done" // the sweep ended, with Error if it failed
-)
-
-// WindowProgress is which window of a sweep an event is about and how far
-// it has got: the fields a sweep's events share, and the run log's events
-// too (package runner embeds it, with the same JSON). Window counts from 0;
-// in a done event it is how many windows finished.
-type WindowProgress struct {
-	Windows   int     `json:"windows,omitempty"` // how many windows the sweep has
-	Window    int     `json:"window"`
-	Rate      float64 `json:"rate,omitempty"`       // open loop: the window's offered rate
-	Clients   int     `json:"clients,omitempty"`    // closed loop: the window's clients
-	Seconds   float64 `json:"seconds,omitempty"`    // the window's length
-	ElapsedMS float64 `json:"elapsed_ms,omitempty"` // since the window began
-	Sent      int     `json:"sent,omitempty"`       // requests that have left
-	Ended     int     `json:"ended,omitempty"`      // sent requests that have ended
-	NotSent   int     `json:"not_sent,omitempty"`   // arrivals due but not sent by the generator
-	// ClientBusy is arrivals that found every client worker busy
-	// (Sweep.ClientWorkers), not sent.
-	ClientBusy int `json:"client_busy,omitempty"`
-}
-
-// Event is one message of a sweep's stream; the package doc specifies it.
-type Event struct {
-	Kind EventKind `json:"kind"`
-	WindowProgress
-	Row    *Row    `json:"row,omitempty"`
-	Sample *Sample `json:"sample,omitempty"` // sample: the interval
-	Change string  `json:"change,omitempty"` // knob: the change made, as KnobChange writes it
-	Error  string  `json:"error,omitempty"`
-}
-
-// WindowReport is one finished window: its row, every raw record, and the
-// window's place in the sweep with its final counts (the row event's
-// WindowProgress).
-type WindowReport struct {
-	Row      Row
-	Records  []Record
-	Progress WindowProgress
-	// Samples are the window's samples in a run over time
-	// (Sweep.SampleEvery), in order; nil otherwise.
-	Samples []Sample
-	// Cut is why the window did not end as a whole window does, or nil:
-	// the sweep's context's cause when it was cancelled during the window,
-	// or the failure to read the lab's statistics after it (the lab
-	// stopped answering once every request had ended). Its row and records
-	// are handed over all the same, and the sweep then stops.
-	Cut error
-}
-
-// Report is what a sweep produced, window by window.
-type Report struct {
-	Windows []WindowReport
-}
-
-// Rows returns the rows of every window, in order.
-func (r Report) Rows() []Row {
-	rows := make([]Row, len(r.Windows))
-	for i, w := range r.Windows {
-		rows[i] = w.Row
-	}
-	return rows
-}
-
-// Records returns every record of every window, in order.
-func (r Report) Records() []Record {
-	var out []Record
-	for _, w := range r.Windows {
-		out = append(out, w.Records...)
-	}
-	return out
-}
-
-// Window is one window of a sweep, as a Driver is given it.
-type Window struct {
-	Index       int
-	Schedule    []time.Duration // open loop: the intended send times (see Sweep.WindowSchedule)
-	MaxInFlight int             // open loop: 0 means DefaultMaxInFlight
-	// ClientWorkers is the client's fixed pool of workers (open loop), 0
-	// for none: see Open.ClientWorkers.
-	ClientWorkers int
-	Clients       int           // closed loop: how many clients; 0 for open loop
-	Think         time.Duration // closed loop: each client's pause after an answer
-	Length        time.Duration // closed loop: clients send while less than this has passed
-	// Changes are the sweep's knob changes, in time order, for the
-	// Driver to make at their times into the window (Result.Changed says
-	// how many it made).
-	Changes []KnobChange
-	// SampleEvery is the sweep's (a run over time): a Driver that knows
-	// its lab's state reads it at each boundary into Result.Lab.
-	SampleEvery time.Duration
-}
-
-// Driver runs a sweep's windows somewhere other than over the network:
-// package sim simulates them. It returns each window's records (one per
-// arrival, in Seq order, folded into Result.Metrics) and the lab's
-// counters as they were when the window's last request ended, read the way
-// Control.Stats reads them. Sweep.Run does everything else exactly as for a
-// real run: validation, rows, notes, events, WindowDone and the report.
-type Driver interface {
-	RunWindow(ctx context.Context, w Window) (Result, LabStats, error)
-}
-
 // Run runs the sweep. For each window it waits for the lab to drain (at most
 // DrainWait; the row's Note says so if it did not), resets the lab's
 // counters, runs the window, waits for every request to end, reads the lab's
-// counters and builds the row. When events is not nil Run sends progress at
-// least every ProgressEvery while a window runs, a row event as each window
-// ends and a done event last, then closes events; the caller must receive
-// until it is closed. Cancelling ctx stops the sweep cleanly: the window in
-// progress still accounts for every arrival, its row is sent with a note, and
+// counters and builds the row. When handle is not nil Run calls it with
+// progress at least every ProgressEvery while a window runs, a knob event
+// as the lab takes each knob change, a sample event for each interval of a
+// run over time, a row event as each window ends and a done event last.
+// Calls never overlap and come in that order, but progress, knob and
+// sample calls come from goroutines of Run's own (the window's progress
+// ticker, its sampler, its knob changer), all ended before Run returns; the
+// next window does not begin until the call with a row returns. Once ctx is
+// cancelled progress is no longer handed over; row and done always are.
+// Cancelling ctx stops the sweep cleanly: the window in
+// progress still accounts for every arrival, its row is handed over with a
+// note, and
 // Run returns ctx's error. A failure of the lab's control API stops the sweep
 // with an error; the user's own mistakes come back from Validate before
 // anything is sent.
@@ -330,36 +227,29 @@ type Driver interface {
 // With a Driver, Run neither sends nor drains nor pauses: each window is
 // the driver's, which starts from an empty lab as a drained one would, and
 // sends no progress.
-func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
+func (s Sweep) Run(ctx context.Context, handle func(result.Event)) (result.Report, error) {
 	if s.Driver == nil {
 		// Replies end when they arrive only while the kernel stamps them.
 		defer holdArrivalStamps()()
 	}
-	var rep Report
+	var rep result.Report
 	n := s.Windows()
-	emit := func(e Event) {
-		if events == nil {
+	var handling sync.Mutex // one call of handle at a time
+	emit := func(e result.Event) {
+		if handle == nil || e.Kind == result.EventProgress && ctx.Err() != nil {
 			return
 		}
 		e.Windows = n
-		if e.Kind == EventProgress {
-			select {
-			case events <- e:
-			case <-ctx.Done():
-			}
-			return
-		}
-		events <- e
+		handling.Lock()
+		defer handling.Unlock()
+		handle(e)
 	}
-	finish := func(err error) (Report, error) {
-		done := Event{Kind: EventDone, WindowProgress: WindowProgress{Window: len(rep.Windows), Seconds: s.Seconds}}
+	finish := func(err error) (result.Report, error) {
+		done := result.Event{Kind: result.EventDone, WindowProgress: result.WindowProgress{Window: len(rep.Windows), Seconds: s.Seconds}}
 		if err != nil {
 			done.Error = err.Error()
 		}
 		emit(done)
-		if events != nil {
-			close(events)
-		}
 		return rep, err
 	}
 	if err := s.Validate(); err != nil {
@@ -405,8 +295,8 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			}
 		}
 
-		base := Event{Kind: EventProgress, WindowProgress: WindowProgress{Windows: n, Window: i, Seconds: s.Seconds}}
-		w := Window{Index: i, MaxInFlight: s.MaxInFlight, ClientWorkers: s.ClientWorkers, Think: s.Think, Length: length, SampleEvery: s.SampleEvery}
+		base := result.Event{Kind: result.EventProgress, WindowProgress: result.WindowProgress{Windows: n, Window: i, Seconds: s.Seconds}}
+		w := result.Window{Index: i, MaxInFlight: s.MaxInFlight, ClientWorkers: s.ClientWorkers, Think: s.Think, Length: length, SampleEvery: s.SampleEvery}
 		rate := s.WindowRate(i)
 		if s.OpenLoop() {
 			base.Rate = rate
@@ -421,7 +311,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		}
 		progress := func(p Progress) {
 			e := base
-			e.ElapsedMS = ms(p.Elapsed)
+			e.ElapsedMS = result.MS(p.Elapsed)
 			e.Sent, e.Ended, e.NotSent, e.ClientBusy = p.Sent, p.Ended, p.NotSent, p.ClientBusy
 			emit(e)
 		}
@@ -444,9 +334,9 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		var sampling Sampling
 		if s.SampleEvery > 0 {
 			sampling.Every = s.SampleEvery
-			sampling.Send = func(smp Sample) {
-				e := Event{Kind: EventSample, WindowProgress: base.WindowProgress, Sample: &smp}
-				e.ElapsedMS = ms(secondsToDuration(smp.AtS + smp.Seconds))
+			sampling.Send = func(smp result.Sample) {
+				e := result.Event{Kind: result.EventSample, WindowProgress: base.WindowProgress, Sample: &smp}
+				e.ElapsedMS = result.MS(secondsToDuration(smp.AtS + smp.Seconds))
 				emit(e)
 			}
 			if s.Control != nil {
@@ -454,8 +344,8 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			}
 		}
 
-		var res Result
-		var lab *LabStats
+		var res result.Result
+		var lab *result.LabStats
 		switch {
 		case s.Driver != nil:
 			w.Changes = changes
@@ -464,7 +354,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 				return finish(err)
 			}
 			res, lab = r, &st
-			var samples []Sample
+			var samples []result.Sample
 			if s.SampleEvery > 0 {
 				// A driven window is sampled from its records once it has
 				// ended, the lab's side from what the driver read at each
@@ -492,8 +382,8 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 					samples = samples[1:]
 				}
 				made = append(made, applied{change: c, elapsed: c.At})
-				e := Event{Kind: EventKnob, WindowProgress: base.WindowProgress, Change: c.String()}
-				e.ElapsedMS = ms(c.At)
+				e := result.Event{Kind: result.EventKnob, WindowProgress: base.WindowProgress, Change: c.String()}
+				e.ElapsedMS = result.MS(c.At)
 				emit(e)
 			}
 			for _, smp := range samples {
@@ -518,7 +408,7 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 		row.Window = i
 		if w.Clients > 0 {
 			row.Clients = w.Clients
-			row.Offered = round(float64(row.Sent)/s.Seconds, 100)
+			row.Offered = result.Round(float64(row.Sent)/s.Seconds, 100)
 		}
 		var cut error
 		if ctx.Err() != nil {
@@ -550,22 +440,22 @@ func (s Sweep) Run(ctx context.Context, events chan<- Event) (Report, error) {
 			row.Done = int(lab.Done)
 			row.Queued = lab.QueuedMax
 			row.Backlogged = lab.BackloggedMax
-			row.LabServiceMS = round(lab.ServiceMS.Mean, 1000)
-			row.LabCPUMS = round(lab.ProcessCPUMS, 1000)
+			row.LabServiceMS = result.Round(lab.ServiceMS.Mean, 1000)
+			row.LabCPUMS = result.Round(lab.ProcessCPUMS, 1000)
 		}
 		if row.Lost != 0 {
 			notes = append(notes, fmt.Sprintf("%d requests lost: a generator bug", row.Lost))
 		}
 		row.Note = strings.Join(notes, "; ")
-		at := WindowProgress{Windows: n, Window: i, Rate: base.Rate, Clients: w.Clients, Seconds: s.Seconds, ElapsedMS: ms(res.Elapsed),
+		at := result.WindowProgress{Windows: n, Window: i, Rate: base.Rate, Clients: w.Clients, Seconds: s.Seconds, ElapsedMS: result.MS(res.Elapsed),
 			Sent: row.Sent, Ended: row.Sent - row.Lost, NotSent: row.NotSent, ClientBusy: row.ClientBusy}
-		wr := WindowReport{Row: row, Records: res.Records, Progress: at, Samples: res.Samples, Cut: cut}
+		wr := result.WindowReport{Row: row, Records: res.Records, Progress: at, Samples: res.Samples, Cut: cut}
 		rep.Windows = append(rep.Windows, wr)
 		if s.WindowDone != nil {
 			s.WindowDone(wr)
 		}
 		r := row
-		emit(Event{Kind: EventRow, WindowProgress: at, Row: &r})
+		emit(result.Event{Kind: result.EventRow, WindowProgress: at, Row: &r})
 		if ctx.Err() != nil {
 			return finish(ctx.Err())
 		}

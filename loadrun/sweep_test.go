@@ -12,6 +12,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 func TestSweepAgainstLab(t *testing.T) {
@@ -41,20 +42,20 @@ func TestSweepAgainstLab(t *testing.T) {
 	// The event stream: progress at least four times a second per window,
 	// one row per window in order, done last.
 	progress := map[int]int{}
-	var rowEvents []loadrun.Event
+	var rowEvents []result.Event
 	for i, e := range evs {
 		switch e.Kind {
-		case loadrun.EventProgress:
+		case result.EventProgress:
 			progress[e.Window]++
 			if e.Rate != s.Rates[e.Window] || e.Windows != 2 {
 				t.Errorf("progress event %+v: wrong rate or window count", e)
 			}
-		case loadrun.EventRow:
+		case result.EventRow:
 			rowEvents = append(rowEvents, e)
 			if e.Row == nil || *e.Row != rows[e.Window] {
 				t.Errorf("row event %d does not carry the report's row", e.Window)
 			}
-		case loadrun.EventDone:
+		case result.EventDone:
 			if i != len(evs)-1 || e.Error != "" || e.Window != 2 {
 				t.Errorf("done event %+v at %d of %d: want last, no error, 2 windows", e, i, len(evs))
 			}
@@ -131,10 +132,10 @@ func TestSweepCancel(t *testing.T) {
 	// event goes out: rowsSeen is how many row events the receiver had at
 	// each call.
 	var mu sync.Mutex
-	var handed []loadrun.WindowReport
+	var handed []result.WindowReport
 	var rowsAtCall []int
 	rowsSeen := 0
-	s.WindowDone = func(w loadrun.WindowReport) {
+	s.WindowDone = func(w result.WindowReport) {
 		mu.Lock()
 		defer mu.Unlock()
 		handed = append(handed, w)
@@ -142,19 +143,9 @@ func TestSweepCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	events := make(chan loadrun.Event, 16)
-	type out struct {
-		rep loadrun.Report
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		rep, err := s.Run(ctx, events)
-		done <- out{rep, err}
-	}()
-	var evs []loadrun.Event
-	for e := range events {
-		if e.Kind == loadrun.EventRow {
+	var evs []result.Event
+	rep, err := s.Run(ctx, func(e result.Event) {
+		if e.Kind == result.EventRow {
 			mu.Lock()
 			if len(handed) <= e.Window {
 				t.Errorf("row event of window %d came before WindowDone was called for it", e.Window)
@@ -163,9 +154,7 @@ func TestSweepCancel(t *testing.T) {
 			mu.Unlock()
 		}
 		evs = append(evs, e)
-	}
-	o := <-done
-	rep, err := o.rep, o.err
+	})
 	if err == nil {
 		t.Fatal("cancelled sweep returned no error")
 	}
@@ -191,7 +180,7 @@ func TestSweepCancel(t *testing.T) {
 		t.Errorf("cancelled row %+v: want lost 0, the rest not_sent, every arrival recorded", r)
 	}
 	last := evs[len(evs)-1]
-	if last.Kind != loadrun.EventDone || last.Error == "" {
+	if last.Kind != result.EventDone || last.Error == "" {
 		t.Errorf("last event %+v, want done with an error", last)
 	}
 }
@@ -215,7 +204,7 @@ func TestSweepControlDown(t *testing.T) {
 	if n := fake.conns.Load(); n != 0 {
 		t.Errorf("%d connections reached the target, want none", n)
 	}
-	if len(evs) != 1 || evs[0].Kind != loadrun.EventDone || evs[0].Error == "" {
+	if len(evs) != 1 || evs[0].Kind != result.EventDone || evs[0].Error == "" {
 		t.Errorf("events %+v, want one done event with the error", evs)
 	}
 }

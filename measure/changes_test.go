@@ -10,8 +10,8 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 )
 
 // The bad release through the one measurement path: a lab child and a
@@ -22,12 +22,12 @@ import (
 // second window starts again from WAIT_MS 10 (the knobs are set back as
 // each window ends).
 func TestMeasureKnobChange(t *testing.T) {
-	change, err := loadrun.ParseKnobChange("1s:WAIT_MS=60")
+	change, err := result.ParseKnobChange("1s:WAIT_MS=60")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := measure.Preset{Config: labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 10, CPUs: 1}, Rates: []float64{40, 40}, Seconds: 2, Seed: 5,
-		At: []loadrun.KnobChange{change}}
+		At: []result.KnobChange{change}}
 	// The lab child takes the first processor this process may use; a
 	// thread sleeping there meanwhile measures how late that processor
 	// wakes anyone (affinity.WakeLate), so that a busy machine is told
@@ -82,7 +82,7 @@ func TestMeasureKnobChange(t *testing.T) {
 		var before, after []float64
 		for _, r := range w.Records {
 			switch {
-			case r.Outcome != loadrun.OK || r.ServiceMS < 0:
+			case r.Outcome != result.OK || r.ServiceMS < 0:
 			case r.Sent < at-50*time.Millisecond:
 				before = append(before, r.ServiceMS)
 			case r.Sent > at+5*time.Millisecond:
@@ -135,12 +135,12 @@ func TestPresetValidateChanges(t *testing.T) {
 		{"bad policy", "1s:POLICY=fifo", "knob change 1s:POLICY=fifo: fifo is not allowed"},
 	}
 	for _, tt := range tests {
-		c, err := loadrun.ParseKnobChange(tt.at)
+		c, err := result.ParseKnobChange(tt.at)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		p := base
-		p.At = []loadrun.KnobChange{c}
+		p.At = []result.KnobChange{c}
 		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Validate = %v, want an error containing %q", tt.name, err, tt.want)
 		}
@@ -156,7 +156,7 @@ func TestPresetValidateChanges(t *testing.T) {
 	p := base
 	p.Limit = 5
 	for _, s := range []string{"1500ms:POLICY=inflight,quota=5", "500ms:LIMIT=0"} {
-		c, _ := loadrun.ParseKnobChange(s)
+		c, _ := result.ParseKnobChange(s)
 		p.At = append(p.At, c)
 	}
 	if err := p.Validate(); err != nil {
@@ -167,11 +167,11 @@ func TestPresetValidateChanges(t *testing.T) {
 		t.Errorf("POLICY inflight at 1.5 s while LIMIT is 5 until 1.6 s: Validate = %v, want LIMIT named", err)
 	}
 	// Text that is not a change, read from JSON, is named too.
-	var bad loadrun.KnobChange
+	var bad result.KnobChange
 	if err := bad.UnmarshalText([]byte("WAIT_MS=3")); err != nil {
 		t.Fatal(err)
 	}
-	p.At = []loadrun.KnobChange{bad}
+	p.At = []result.KnobChange{bad}
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), `knob change "WAIT_MS=3" is not allowed: want TIME:KNOB=VALUE`) {
 		t.Errorf("a change without a time: Validate = %v", err)
 	}
@@ -184,14 +184,14 @@ func TestPresetValidateChanges(t *testing.T) {
 // second's end says limit 3; and the median of the answers that ended in
 // the last second (all sent after the change) is at least 60 ms.
 func TestMeasureOverTime(t *testing.T) {
-	change, err := loadrun.ParseKnobChange("1s:WAIT_MS=60")
+	change, err := result.ParseKnobChange("1s:WAIT_MS=60")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := measure.Preset{Config: labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 10, CPUs: 1, Policy: "inflight,quota=3"}, Rates: []float64{20, 30}, Seconds: 2.2, Seed: 5,
-		At: []loadrun.KnobChange{change}, OverTime: true}
+		At: []result.KnobChange{change}, OverTime: true}
 	var rec recording
-	var samples [][]loadrun.Sample
+	var samples [][]result.Sample
 	_, err = measure.Measure(t.Context(), children(t, "1"), p, func(e measure.Event) error {
 		if e.Kind == measure.EventSample {
 			if e.Sample == nil || e.Window != len(rec.windows) {

@@ -16,7 +16,7 @@
 // loadrun's Knob changes), and a run over time (OverTime, JSON
 // over_time: every window sampled every SampleEvery, one second, the
 // lab read at each sample's end; see loadrun's Samples). Validate checks each change against the
-// preset's knobs as they stand when it is made (CheckChanges, which
+// preset's knobs as they stand when it is made (labsvc.Config.CheckChanges, which
 // cmd/load uses against a running lab's knobs too). Preset.Sweep is
 // the one mapping from a preset to a loadrun.Sweep.
 //
@@ -95,14 +95,14 @@
 //	 "queued":0,"in_service":1,"limit":3,"dropped":0}}
 //	{"kind":"records","window":0,"records":[{"seq":0,"intended_ns":12873,"sent_ns":13101,
 //	 "end_ns":20513004,"outcome":"ok","status":200,"queue_wait_ms":0.01,"service_ms":20.2},...]}
-//	{"kind":"row","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":1021.7,"sent":41,"ended":41,"row":{...loadrun.Row...}}
+//	{"kind":"row","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":1021.7,"sent":41,"ended":41,"row":{...result.Row...}}
 //	{"kind":"row",...,"cut":true,"row":{...}}
 //	{"kind":"done","windows":2,"window":0,"seconds":1,"error":"..."}
 //
 // The fields besides kind, records, row, change, sample, cut and error are
-// loadrun.WindowProgress; a sample is a loadrun.Sample (elapsed_ms is its
+// result.WindowProgress; a sample is a result.Sample (elapsed_ms is its
 // end); a record's times are nanoseconds from its
-// window's start and its fields those of loadrun.Record (outcome by name:
+// window's start and its fields those of result.Record (outcome by name:
 // ok, refused, gaveup, error, not_sent). cut marks a window cut short by a
 // stop. done's error says why the sweep ended early (the lab's control API
 // failed, or the parent said stop); the child then exits with status 0.

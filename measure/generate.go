@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // WindowPause is the pause between a sweep's windows (loadrun's
@@ -31,17 +32,17 @@ const (
 // Event is one thing a measurement reports.
 type Event struct {
 	Kind EventKind
-	loadrun.WindowProgress
-	Row     *loadrun.Row     // window: the window's row
-	Records []loadrun.Record // window: one per arrival, in seq order
-	Change  string           // knob: the change made, as loadrun.KnobChange writes it
-	Sample  *loadrun.Sample  // sample: the interval
+	result.WindowProgress
+	Row     *result.Row     // window: the window's row
+	Records []result.Record // window: one per arrival, in seq order
+	Change  string          // knob: the change made, as result.KnobChange writes it
+	Sample  *result.Sample  // sample: the interval
 	// Samples are a window event's samples in a run over time
 	// (Preset.OverTime), in order: the sample events it had.
-	Samples []loadrun.Sample
+	Samples []result.Sample
 	// Cut is why a window event's window was cut short (the measurement
 	// was cancelled, the lab child died, or the lab stopped answering
-	// after the window's requests ended: loadrun.WindowReport.Cut), nil
+	// after the window's requests ended: result.WindowReport.Cut), nil
 	// when it ran to its end. Its row says why ("cancelled before the
 	// window ended", or that the lab's statistics could not be read) and
 	// still accounts for every arrival.
@@ -60,12 +61,13 @@ type Child struct {
 
 // Generate runs sw against a lab that is already serving (sw's Target and
 // Control) in this process, and hands handle a progress event while each
-// window runs and a window event as each one ends, every call from the
-// goroutine that called Generate, in order. It is the generator's side of a
-// measurement: the load child runs it (see Measure), and so does cmd/load
-// against a lab in a terminal. Every sweep it runs pauses WindowPause
-// between windows and waits for the lab to drain (sw.DrainWait, 0 for
-// loadrun.DefaultDrainWait), as every measurement does.
+// window runs, knob and sample events as they happen and a window event as
+// each one ends, in order and one call at a time (progress, knob and sample
+// calls come from the sweep's own goroutines, as loadrun.Sweep.Run says). It
+// is the generator's side of a measurement: the load child runs it (see
+// Measure), and so does cmd/load against a lab in a terminal. Every sweep it
+// runs pauses WindowPause between windows and waits for the lab to drain
+// (sw.DrainWait, 0 for loadrun.DefaultDrainWait), as every measurement does.
 //
 // The next window does not begin until handle returns from a window event,
 // so whatever it does with the records (saving them, sending them on)
@@ -80,8 +82,9 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 	if sw.Driver == nil {
 		sw.Pause = WindowPause
 	}
-	windows := make(chan loadrun.WindowReport)
-	handled := make(chan struct{})
+	// Calls of handle never overlap (Sweep.Run serialises its events, and
+	// WindowDone is called once the window's goroutines have ended), so
+	// failed needs no lock of its own.
 	var failed error // the first error handle returned
 	stopOn := func(err error) {
 		if err != nil && failed == nil {
@@ -89,52 +92,31 @@ func Generate(ctx context.Context, sw loadrun.Sweep, handle func(Event) error) e
 			cancel(err)
 		}
 	}
-	sw.WindowDone = func(wr loadrun.WindowReport) {
-		windows <- wr
-		<-handled
-	}
-	// Unbuffered: a window's progress is received before its WindowDone
-	// is called (both come from the sweep's goroutine), so no progress
-	// of a window is handed over after its window event.
-	events := make(chan loadrun.Event)
-	ran := make(chan error, 1)
-	go func() {
-		_, err := sw.Run(ctx, events)
-		ran <- err
-	}()
-	for {
-		select {
-		case e, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			// Rows come with their records through WindowDone, and the
-			// end is Run's return.
-			switch {
-			case failed != nil:
-			case e.Kind == loadrun.EventProgress:
-				stopOn(handle(Event{Kind: EventProgress, WindowProgress: e.WindowProgress}))
-			case e.Kind == loadrun.EventKnob:
-				stopOn(handle(Event{Kind: EventKnob, WindowProgress: e.WindowProgress, Change: e.Change}))
-			case e.Kind == loadrun.EventSample:
-				stopOn(handle(Event{Kind: EventSample, WindowProgress: e.WindowProgress, Sample: e.Sample}))
-			}
-		case wr := <-windows:
-			ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records, Samples: wr.Samples, Cut: wr.Cut}
-			if ctx.Err() != nil {
-				ev.Cut = context.Cause(ctx)
-			}
-			stopOn(handle(ev))
-			handled <- struct{}{}
-		case err := <-ran:
-			switch {
-			case failed != nil:
-				return failed
-			case err != nil && ctx.Err() != nil:
-				return context.Cause(ctx)
-			}
-			return err
+	sw.WindowDone = func(wr result.WindowReport) {
+		ev := Event{Kind: EventWindow, WindowProgress: wr.Progress, Row: &wr.Row, Records: wr.Records, Samples: wr.Samples, Cut: wr.Cut}
+		if ctx.Err() != nil {
+			ev.Cut = context.Cause(ctx)
 		}
+		stopOn(handle(ev))
 	}
+	// Rows come with their records through WindowDone, and the end is
+	// Run's return.
+	_, err := sw.Run(ctx, func(e result.Event) {
+		switch {
+		case failed != nil:
+		case e.Kind == result.EventProgress:
+			stopOn(handle(Event{Kind: EventProgress, WindowProgress: e.WindowProgress}))
+		case e.Kind == result.EventKnob:
+			stopOn(handle(Event{Kind: EventKnob, WindowProgress: e.WindowProgress, Change: e.Change}))
+		case e.Kind == result.EventSample:
+			stopOn(handle(Event{Kind: EventSample, WindowProgress: e.WindowProgress, Sample: e.Sample}))
+		}
+	})
+	switch {
+	case failed != nil:
+		return failed
+	case err != nil && ctx.Err() != nil:
+		return context.Cause(ctx)
+	}
+	return err
 }

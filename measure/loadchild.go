@@ -16,6 +16,7 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // errStopped is why a load child stops when its parent says stop (or
@@ -121,7 +122,7 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 				for j, r := range chunk {
 					wire[j] = toWire(r)
 				}
-				if err := sent(out.send(childLine{Kind: lineRecords, WindowProgress: &loadrun.WindowProgress{Window: w}, Records: wire})); err != nil {
+				if err := sent(out.send(childLine{Kind: lineRecords, WindowProgress: &result.WindowProgress{Window: w}, Records: wire})); err != nil {
 					return err
 				}
 			}
@@ -145,7 +146,7 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 	if werr != nil {
 		return fmt.Errorf("load child: writing to the parent: %w", werr)
 	}
-	done := childLine{Kind: lineDone, WindowProgress: &loadrun.WindowProgress{Windows: sw.Windows(), Seconds: sw.Seconds}}
+	done := childLine{Kind: lineDone, WindowProgress: &result.WindowProgress{Windows: sw.Windows(), Seconds: sw.Seconds}}
 	if runErr != nil {
 		done.Error = runErr.Error()
 	}

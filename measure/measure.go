@@ -19,6 +19,7 @@ import (
 	"capacitylab/childproc"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // Limits of the load child's supervision.
@@ -214,9 +215,9 @@ type measurement struct {
 	handleErr error // the first error handle returned
 	protoErr  error // the first break of the protocol
 	doneLine  *childLine
-	records   []loadrun.Record
-	samples   []loadrun.Sample // the window in progress's samples so far
-	window    int              // the window whose lines come now
+	records   []result.Record
+	samples   []result.Sample // the window in progress's samples so far
+	window    int             // the window whose lines come now
 	killAt    <-chan time.Time
 	killed    bool          // killed after StopGrace
 	silence   time.Duration // how long the child may say nothing
@@ -569,7 +570,7 @@ func (m *measurement) sampleFits(c childLine) bool {
 // samplesAddUp reports whether a window's samples count every arrival of
 // its row once: their ok, refused, gave up, errors, client busy and not
 // sent add up to the row's.
-func samplesAddUp(samples []loadrun.Sample, row loadrun.Row) bool {
+func samplesAddUp(samples []result.Sample, row result.Row) bool {
 	var ok, refused, gaveup, errs, busy, notSent int
 	for _, s := range samples {
 		ok, refused, gaveup, errs, busy, notSent = ok+s.OK, refused+s.Refused, gaveup+s.GaveUp, errs+s.Errors, busy+s.ClientBusy, notSent+s.NotSent

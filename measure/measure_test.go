@@ -21,6 +21,7 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 )
 
 // The children are this test binary re-executed: a lab child with
@@ -167,7 +168,7 @@ func checkWindows(t *testing.T, ws []measure.Event) {
 			t.Errorf("window %d: %d records for %d arrivals, sent %d, ok %d, lost %d: want every request accounted for", i, len(w.Records), row.Arrivals, row.Sent, row.OK, row.Lost)
 		}
 		for j, rec := range w.Records {
-			if rec.Seq != j || rec.Window != i || rec.Outcome == loadrun.Unfinished {
+			if rec.Seq != j || rec.Window != i || rec.Outcome == result.Unfinished {
 				t.Errorf("window %d record %d: seq %d window %d outcome %s", i, j, rec.Seq, rec.Window, rec.Outcome)
 				break
 			}

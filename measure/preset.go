@@ -1,15 +1,13 @@
 package measure
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
-	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // Modes of a preset.
@@ -33,14 +31,14 @@ type Preset struct {
 	Seed      uint64    `json:"seed"`              // the arrival schedule's seed
 	RNG       string    `json:"rng,omitempty"`     // the schedule's random source: "" or "pcg" (the default), or "python"
 	Mode      string    `json:"mode"`              // ModeOpen ("" too) or ModeClosed
-	TimeoutMS int       `json:"timeout_ms"`        // the caller's timeout; 0 = loadrun.DefaultTimeout
+	TimeoutMS int       `json:"timeout_ms"`        // the caller's timeout; 0 = result.DefaultTimeout
 	// MaxInFlight, when not 0, gives the open-loop client a fixed pool of
 	// that many workers (loadrun.Sweep.ClientWorkers): an arrival that
 	// finds them all busy is counted in client_busy, not sent.
 	MaxInFlight int `json:"max_inflight,omitempty"`
 	// At are knob changes made at their times into every window, through
-	// the lab's control API: ["30s:WAIT_MS=2000"] (loadrun.KnobChange).
-	At []loadrun.KnobChange `json:"at,omitempty"`
+	// the lab's control API: ["30s:WAIT_MS=2000"] (result.KnobChange).
+	At []result.KnobChange `json:"at,omitempty"`
 	// OverTime makes the measurement a run over time: every window is
 	// sampled every SampleEvery (loadrun.Sweep.SampleEvery), the lab read
 	// at each sample's end.
@@ -65,7 +63,7 @@ func (p Preset) Windows() int {
 // Timeout is the caller's timeout the preset runs with.
 func (p Preset) Timeout() time.Duration {
 	if p.TimeoutMS <= 0 {
-		return loadrun.DefaultTimeout
+		return result.DefaultTimeout
 	}
 	return time.Duration(p.TimeoutMS) * time.Millisecond
 }
@@ -112,38 +110,11 @@ func (p Preset) Validate() error {
 	if err := p.Sweep().ValidatePlan(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := loadrun.CheckTimeout(p.Timeout()); err != nil {
+	if err := result.CheckTimeout(p.Timeout()); err != nil {
 		errs = append(errs, err)
 	}
-	if err := CheckChanges(p.Config, p.At); err != nil {
+	if err := p.Config.CheckChanges(p.At); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// CheckChanges says what is wrong with knob changes against a lab whose
-// knobs are cfg, or nil: each must name a knob the lab can change while
-// it runs (labsvc.ChangeableKnobs) with a value it allows, given the
-// knobs in force then (cfg with the changes before it, in time order).
-// Their times are the sweep's to check (they must fall in the window).
-func CheckChanges(cfg labsvc.Config, changes []loadrun.KnobChange) error {
-	sorted := slices.Clone(changes)
-	slices.SortStableFunc(sorted, func(a, b loadrun.KnobChange) int { return cmp.Compare(a.At, b.At) })
-	for _, c := range sorted {
-		if err := c.Err(); err != nil {
-			return err
-		}
-		next, err := cfg.Set(c.Knob, c.Value)
-		var fe input.FieldErrors
-		if errors.As(err, &fe) && len(fe) == 1 && fe[c.Knob] != "" {
-			// The change's own knob: "knob change 1s:WAIT_MS=20000:
-			// 20000 is not allowed: want 0 to 10000".
-			return fmt.Errorf("knob change %s: %s", c, fe[c.Knob])
-		}
-		if err != nil {
-			return fmt.Errorf("knob change %s: %w", c, err)
-		}
-		cfg = next
-	}
-	return nil
 }

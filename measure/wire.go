@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // ProtocolVersion is the version of the load child's pipe protocol (see
@@ -70,37 +70,37 @@ type childLine struct {
 	Pinning    string `json:"pinning,omitempty"`
 
 	// progress, records, row, done
-	*loadrun.WindowProgress
+	*result.WindowProgress
 
-	Records []wireRecord    `json:"records,omitempty"` // records
-	Row     *loadrun.Row    `json:"row,omitempty"`     // row
-	Change  string          `json:"change,omitempty"`  // knob: the change made (loadrun.KnobChange)
-	Sample  *loadrun.Sample `json:"sample,omitempty"`  // sample: one interval of the window
-	Cut     bool            `json:"cut,omitempty"`     // row: the window was cut short
-	Error   string          `json:"error,omitempty"`   // done: why the sweep failed or stopped
+	Records []wireRecord   `json:"records,omitempty"` // records
+	Row     *result.Row    `json:"row,omitempty"`     // row
+	Change  string         `json:"change,omitempty"`  // knob: the change made (result.KnobChange)
+	Sample  *result.Sample `json:"sample,omitempty"`  // sample: one interval of the window
+	Cut     bool           `json:"cut,omitempty"`     // row: the window was cut short
+	Error   string         `json:"error,omitempty"`   // done: why the sweep failed or stopped
 }
 
 // wireRecord is a raw record on the pipe; times are nanoseconds from the
 // window's start.
 type wireRecord struct {
-	Seq         int             `json:"seq"`
-	Intended    int64           `json:"intended_ns"`
-	Sent        int64           `json:"sent_ns"`
-	End         int64           `json:"end_ns"`
-	Outcome     loadrun.Outcome `json:"outcome"`
-	Status      int             `json:"status,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	QueueWaitMS float64         `json:"queue_wait_ms"`
-	ServiceMS   float64         `json:"service_ms"`
+	Seq         int            `json:"seq"`
+	Intended    int64          `json:"intended_ns"`
+	Sent        int64          `json:"sent_ns"`
+	End         int64          `json:"end_ns"`
+	Outcome     result.Outcome `json:"outcome"`
+	Status      int            `json:"status,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	QueueWaitMS float64        `json:"queue_wait_ms"`
+	ServiceMS   float64        `json:"service_ms"`
 }
 
-func toWire(r loadrun.Record) wireRecord {
+func toWire(r result.Record) wireRecord {
 	return wireRecord{Seq: r.Seq, Intended: int64(r.Intended), Sent: int64(r.Sent), End: int64(r.End), Outcome: r.Outcome,
 		Status: r.Status, Reason: r.Reason, QueueWaitMS: r.QueueWaitMS, ServiceMS: r.ServiceMS}
 }
 
-func fromWire(window int, w wireRecord) loadrun.Record {
-	return loadrun.Record{Window: window, Seq: w.Seq, Intended: time.Duration(w.Intended), Sent: time.Duration(w.Sent), End: time.Duration(w.End),
+func fromWire(window int, w wireRecord) result.Record {
+	return result.Record{Window: window, Seq: w.Seq, Intended: time.Duration(w.Intended), Sent: time.Duration(w.Sent), End: time.Duration(w.End),
 		Outcome: w.Outcome, Status: w.Status, Reason: w.Reason, QueueWaitMS: w.QueueWaitMS, ServiceMS: w.ServiceMS}
 }
 

@@ -12,6 +12,7 @@ import (
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
@@ -32,7 +33,7 @@ func Preset(l *lessons.Lab) measure.Preset {
 	}
 	p.MaxInFlight, p.OverTime = l.MaxInFlight, l.OverTime
 	for _, s := range l.At {
-		var c loadrun.KnobChange
+		var c result.KnobChange
 		_ = c.UnmarshalText([]byte(s)) // kept with why when it is not a change: CheckLab names it
 		p.At = append(p.At, c)
 	}
@@ -59,7 +60,7 @@ func CheckLab(l *lessons.Lab) []lessons.LabProblem {
 		p := Preset(l)
 		if err := loadrun.CheckChangeTimes(p.At, p.Seconds); err != nil {
 			out = append(out, lessons.LabProblem{Key: "at", Msg: "at: " + err.Error()})
-		} else if err := measure.CheckChanges(p.Config, p.At); err != nil {
+		} else if err := p.Config.CheckChanges(p.At); err != nil {
 			out = append(out, lessons.LabProblem{Key: "at", Msg: "at: " + err.Error()})
 		} else if l.Simulated {
 			// A simulated preset's changes are the simulator's to make.
@@ -89,7 +90,7 @@ func LoadOptions() lessons.LoadOptions { return lessons.LoadOptions{CheckLab: Ch
 // show the same figures): counts as whole numbers, rates and milliseconds
 // to one decimal (send_lag_p99_ms to two, as it is often under 0.1 ms),
 // and "-" for a lab counter that could not be read.
-func RowCells(r loadrun.Row, accept string) []string {
+func RowCells(r result.Row, accept string) []string {
 	opt := func(v int) string {
 		if v < 0 {
 			return "-"

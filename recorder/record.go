@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"capacitylab/admit"
+	"capacitylab/result"
 	"context"
 	"errors"
 	"fmt"
@@ -68,12 +69,12 @@ type Config struct {
 // Recorded is one table Record wrote.
 type Recorded struct {
 	lessons.Written
-	Rows    []loadrun.Row // the measured rows
+	Rows    []result.Row  // the measured rows
 	Elapsed time.Duration // how long the preset took, drains included
 	// Time is the time table written beside it for a preset with
 	// over_time (its Table is "" otherwise), and Samples what it holds.
 	Time    lessons.Written
-	Samples []loadrun.Sample
+	Samples []result.Sample
 }
 
 // Record runs lab presets, each through measure.Measure (a lab child and a
@@ -221,11 +222,11 @@ type session struct {
 
 // presetRun is what running one preset measured besides its rows.
 type presetRun struct {
-	rows    []loadrun.Row
-	samples []loadrun.Sample // a run over time's, every window's in order
-	shared  bool             // the generator ran on the lab's processors
-	others  float64          // cores other programs used while it ran
-	known   bool             // others could be measured
+	rows    []result.Row
+	samples []result.Sample // a run over time's, every window's in order
+	shared  bool            // the generator ran on the lab's processors
+	others  float64         // cores other programs used while it ran
+	known   bool            // others could be measured
 }
 
 // recordOne runs one preset and writes its table.
@@ -265,7 +266,7 @@ func recordOne(ctx context.Context, cfg Config, j lessons.RecordJob, scale float
 
 // writeTables writes a preset's window table and, for a run over time,
 // its time table, both under source.
-func writeTables(dir string, j lessons.RecordJob, ran *lessons.Lab, rows []loadrun.Row, samples []loadrun.Sample, source string, start time.Time) (Recorded, error) {
+func writeTables(dir string, j lessons.RecordJob, ran *lessons.Lab, rows []result.Row, samples []result.Sample, source string, start time.Time) (Recorded, error) {
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
 		cells[i] = RowCells(r, ran.Accept)
@@ -294,7 +295,7 @@ func writeTables(dir string, j lessons.RecordJob, ran *lessons.Lab, rows []loadr
 
 // checkSamples refuses a time table whose samples do not account for
 // every arrival of their window's row once.
-func checkSamples(rows []loadrun.Row, samples []loadrun.Sample) error {
+func checkSamples(rows []result.Row, samples []result.Sample) error {
 	for _, r := range rows {
 		var n int
 		for _, s := range samples {
@@ -314,7 +315,7 @@ func checkSamples(rows []loadrun.Row, samples []loadrun.Sample) error {
 // as whole numbers, milliseconds to one decimal, and "—" for what was not
 // there to read (the lab that second, percentiles of a second without an
 // ok answer).
-func SampleCells(s loadrun.Sample) []string {
+func SampleCells(s result.Sample) []string {
 	const none = "—"
 	ms := func(v float64) string {
 		if s.OK == 0 {
@@ -360,8 +361,8 @@ func recordSimulated(ctx context.Context, cfg Config, j lessons.RecordJob, ran *
 }
 
 // samplesOf returns every window's samples of a report, in order.
-func samplesOf(rep loadrun.Report) []loadrun.Sample {
-	var out []loadrun.Sample
+func samplesOf(rep result.Report) []result.Sample {
+	var out []result.Sample
 	for _, w := range rep.Windows {
 		out = append(out, w.Samples...)
 	}
@@ -372,7 +373,7 @@ func samplesOf(rep loadrun.Report) []loadrun.Sample {
 // recorder does for a simulated preset: its knobs (Preset's mapping), its
 // caller timeout, its arrivals from its seed and rng (or its clients), and
 // no processor time beyond SPIN_MS.
-func SimulatePreset(ctx context.Context, l *lessons.Lab) ([]loadrun.Row, error) {
+func SimulatePreset(ctx context.Context, l *lessons.Lab) ([]result.Row, error) {
 	rep, err := simulate(ctx, l)
 	if err != nil {
 		return nil, err
@@ -382,16 +383,18 @@ func SimulatePreset(ctx context.Context, l *lessons.Lab) ([]loadrun.Row, error) 
 
 // simulate simulates a lab block's preset (see SimulatePreset) and returns
 // the whole report: rows, records and, for a run over time, samples.
-func simulate(ctx context.Context, l *lessons.Lab) (loadrun.Report, error) {
+func simulate(ctx context.Context, l *lessons.Lab) (result.Report, error) {
 	p := Preset(l)
-	return sim.Run(ctx, sim.Model{Lab: p.Config, Timeout: p.Timeout()}, p.Sweep(), nil)
+	sw := p.Sweep()
+	sw.Driver = sim.Model{Lab: p.Config, Timeout: p.Timeout()}
+	return sw.Run(ctx, nil)
 }
 
 // checkRows refuses rows that must not become a table: a window that lost
 // a request (lost ≠ 0, a load generator bug) or started before the lab had
 // drained the previous one. Arrivals the generator could not send are a
 // warning on logw: the row still counts them in not_sent.
-func checkRows(rows []loadrun.Row, logw io.Writer) error {
+func checkRows(rows []result.Row, logw io.Writer) error {
 	if len(rows) == 0 {
 		return fmt.Errorf("the sweep produced no rows; the table was not written")
 	}

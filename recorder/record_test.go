@@ -20,6 +20,7 @@ import (
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 )
 
 // The recorder's children are this test binary re-executed: a lab child
@@ -480,23 +481,23 @@ func TestCoursePresetsDrain(t *testing.T) {
 }
 
 func TestCheckRows(t *testing.T) {
-	ok := loadrun.Row{Window: 0, Offered: 10, Sent: 10, OK: 10}
+	ok := result.Row{Window: 0, Offered: 10, Sent: 10, OK: 10}
 	tests := []struct {
 		name string
-		rows []loadrun.Row
+		rows []result.Row
 		want string // "" = accepted
 		warn string // expected on the log
 	}{
 		// Every request accounted for: accepted.
-		{"balanced", []loadrun.Row{ok}, "", ""},
+		{"balanced", []result.Row{ok}, "", ""},
 		// A lost request is a generator bug: refused, naming the window.
-		{"lost", []loadrun.Row{ok, {Window: 1, Sent: 10, OK: 8, Gaveup: 1, Lost: 1}},
+		{"lost", []result.Row{ok, {Window: 1, Sent: 10, OK: 8, Gaveup: 1, Lost: 1}},
 			"window 2 lost 1 request(s) (sent 10, but ok 8 + refused 0 + gaveup 1 + error 0 account for fewer): a load generator bug; the table was not written", ""},
 		// A window that began on a lab still busy with the last one is not clean.
-		{"not drained", []loadrun.Row{{Window: 0, Sent: 5, OK: 5, Note: "lab had not drained after 10s (queued 3, in service 1)"}},
+		{"not drained", []result.Row{{Window: 0, Sent: 5, OK: 5, Note: "lab had not drained after 10s (queued 3, in service 1)"}},
 			"window 1: lab had not drained after 10s (queued 3, in service 1), so it started with old requests in the lab", ""},
 		// Arrivals the generator could not send are counted and warned about.
-		{"not sent", []loadrun.Row{{Window: 0, Sent: 9, OK: 9, NotSent: 1}}, "", "window 1: 1 arrival(s) not sent"},
+		{"not sent", []result.Row{{Window: 0, Sent: 9, OK: 9, NotSent: 1}}, "", "window 1: 1 arrival(s) not sent"},
 		// No rows at all is not a table.
 		{"no rows", nil, "the sweep produced no rows", ""},
 	}
@@ -555,8 +556,8 @@ func TestPreset(t *testing.T) {
 	}
 	// A preset without a timeout has the generator's, as the lessons say
 	// (their marks read it).
-	if got, want := Preset(&lessons.Lab{}).Timeout(), time.Duration(lessons.DefaultTimeoutMS)*time.Millisecond; got != want || got != loadrun.DefaultTimeout {
-		t.Errorf("the default timeout is %v; lessons say %v, loadrun %v", got, want, loadrun.DefaultTimeout)
+	if got, want := Preset(&lessons.Lab{}).Timeout(), time.Duration(lessons.DefaultTimeoutMS)*time.Millisecond; got != want || got != result.DefaultTimeout {
+		t.Errorf("the default timeout is %v; lessons say %v, loadrun %v", got, want, result.DefaultTimeout)
 	}
 }
 

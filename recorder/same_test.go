@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -102,7 +102,7 @@ func TestRunnerAndRecorderMeasureTheSame(t *testing.T) {
 		b := run.Rows[i]
 		t.Logf("window %d: recorded sent %d ok %d p50 %.2f mean %.2f p99 %.2f ms; run sent %d ok %d p50 %.2f mean %.2f p99 %.2f ms",
 			i, a.Sent, a.OK, a.P50MS, a.MeanMS, a.P99MS, b.Sent, b.OK, b.P50MS, b.MeanMS, b.P99MS)
-		counts := func(r loadrun.Row) [10]float64 {
+		counts := func(r result.Row) [10]float64 {
 			return [10]float64{r.Offered, float64(r.Arrivals), float64(r.Sent), float64(r.OK), float64(r.Refused), float64(r.Gaveup),
 				float64(r.Error), float64(r.NotSent), float64(r.Lost), float64(r.Done)}
 		}

@@ -42,7 +42,7 @@
 // Limits (defaults DefaultMax*): at most 8 windows (rates or client
 // counts), at least MinWindowSeconds (0.5 s) and at most 30 s a window,
 // at most 2,000 arrivals a second offered in a window (within the
-// generator's own cap, loadrun.MaxRate, 10,000), at most 120 s of
+// generator's own cap, result.MaxRate, 10,000), at most 120 s of
 // windows in a run (windows × seconds), at most 60 s of processor time
 // asked of the lab in a run (Request.CPUSeconds: each window's rate ×
 // seconds × SPIN_MS, summed; a run asking far more than its processors
@@ -102,7 +102,7 @@
 //	 "gaveup":0,"errors":0,"client_busy":0,"not_sent":0,"p50_ms":21.1,"p99_ms":24.7,
 //	 "in_flight":1,"lab":true,"queued":0,"in_service":1,"limit":3,"dropped":0}}
 //	{"seq":12,"kind":"row","at":...,"windows":2,"window":0,"rate":40,"seconds":2,
-//	 "elapsed_ms":2010.3,"row":{...loadrun.Row...}}
+//	 "elapsed_ms":2010.3,"row":{...result.Row...}}
 //	{"seq":25,"kind":"done","at":...,"windows":2,"window":2}
 //	{"seq":9,"kind":"failed","at":...,"windows":2,"window":1,"reason":"The lab service stopped during window 2 of 2, ..."}
 //
@@ -115,11 +115,11 @@
 // request's knob changes (at) is made in a window, elapsed_ms saying when
 // the lab took it, so a chart can mark it; in a run over time (over_time)
 // sample at the end of each second of a window and once more when its
-// last request has ended, carrying the loadrun.Sample (elapsed_ms is its
+// last request has ended, carrying the result.Sample (elapsed_ms is its
 // end; a window's samples add up to its row), never skipped and stored
 // with the others, so a watcher who comes late or after the run has them
 // all; row once per window,
-// carrying the whole loadrun.Row (the window's final counts); and last
+// carrying the whole result.Row (the window's final counts); and last
 // exactly one terminal event: done, failed, cancelled or interrupted
 // (window is then how many windows finished, reason says why in words for
 // the learner). The log itself has no gaps: seq counts every logged event.

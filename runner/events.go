@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/store"
 )
 
@@ -53,12 +53,12 @@ type Event struct {
 	// progress, row, done), window (progress, row: from 0; done: windows
 	// finished), rate or clients and seconds, and the counts so far
 	// (progress, row), as the load child reported them.
-	loadrun.WindowProgress
+	result.WindowProgress
 
-	Row    *loadrun.Row    `json:"row,omitempty"`    // row
-	Sample *loadrun.Sample `json:"sample,omitempty"` // sample
-	Change string          `json:"change,omitempty"` // knob: the change made, as loadrun.KnobChange writes it ("30s:WAIT_MS=2000")
-	Reason string          `json:"reason,omitempty"` // failed, cancelled, interrupted
+	Row    *result.Row    `json:"row,omitempty"`    // row
+	Sample *result.Sample `json:"sample,omitempty"` // sample
+	Change string         `json:"change,omitempty"` // knob: the change made, as result.KnobChange writes it ("30s:WAIT_MS=2000")
+	Reason string         `json:"reason,omitempty"` // failed, cancelled, interrupted
 
 	// JSON is the event's JSON encoding, made once when it was logged, so
 	// a thousand watchers cost one encoding, not a thousand.

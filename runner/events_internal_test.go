@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // A subscriber that does not take its events is dropped once more than its
@@ -38,7 +38,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 		for i := range n - 1 {
 			// Rows, not progress: progress would be coalesced (see
 			// TestProgressCoalesced).
-			l.append(Event{Kind: KindRow, WindowProgress: loadrun.WindowProgress{Window: i}})
+			l.append(Event{Kind: KindRow, WindowProgress: result.WindowProgress{Window: i}})
 			// The fast reader keeps up, as a live watcher does: the next
 			// event comes once it has taken this one.
 			<-ack

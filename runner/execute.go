@@ -10,6 +10,7 @@ import (
 	"capacitylab/childproc"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/store"
 )
 
@@ -28,7 +29,7 @@ func (r *Runner) execute(ru *run) {
 	status, reason, kind, finished := r.measure(ru)
 	ru.cancel(nil)
 	r.mu.Lock()
-	r.finishLocked(ru, status, reason, Event{Kind: kind, WindowProgress: loadrun.WindowProgress{Window: finished, Windows: ru.req.Windows()}})
+	r.finishLocked(ru, status, reason, Event{Kind: kind, WindowProgress: result.WindowProgress{Window: finished, Windows: ru.req.Windows()}})
 	status = ru.status // failed if a done run could not be stored as done
 	r.mu.Unlock()
 	if r.cfg.Finished != nil {
@@ -44,7 +45,7 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 	ctx, q := ru.ctx, ru.req
 	n := q.Windows()
 	var drainNote string
-	lastProgress := loadrun.WindowProgress{Window: -1} // the last progress logged
+	lastProgress := result.WindowProgress{Window: -1} // the last progress logged
 	res, err := measure.Measure(ctx, measure.Config{Lab: r.cfg.Lab, Load: r.cfg.Load, DrainWait: r.cfg.DrainWait}, q.Preset, func(e measure.Event) error {
 		switch e.Kind {
 		case measure.EventStarted:
@@ -172,7 +173,7 @@ func (r *Runner) childDied(ru *run, window int, ee *childproc.ExitError) {
 
 // addRow keeps a finished window's row and saves it; an error is logged
 // and kept as the run's saveErr.
-func (r *Runner) addRow(ru *run, row loadrun.Row) error {
+func (r *Runner) addRow(ru *run, row result.Row) error {
 	r.mu.Lock()
 	ru.rows = append(ru.rows, row)
 	r.mu.Unlock()
@@ -189,7 +190,7 @@ func (r *Runner) addRow(ru *run, row loadrun.Row) error {
 
 // saveRecords saves the raw records of one finished window; an error is
 // logged and kept as the run's saveErr.
-func (r *Runner) saveRecords(ru *run, window int, recs []loadrun.Record) error {
+func (r *Runner) saveRecords(ru *run, window int, recs []result.Record) error {
 	if r.cfg.Store == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"capacitylab/input"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 )
 
 // Sandbox caps on one run, the defaults of Limits. A sweep from the browser
@@ -41,7 +42,7 @@ const (
 
 // The runner's cap on the offered rate is within the generator's own (this
 // fails to compile otherwise).
-const _ uint = loadrun.MaxRate - DefaultMaxOffered
+const _ uint = result.MaxRate - DefaultMaxOffered
 
 // Modes of a run: measure.Preset's.
 const (
@@ -62,8 +63,8 @@ type Request struct {
 
 // at is where a run of q stands before it starts: its windows and their
 // length.
-func (q Request) at() loadrun.WindowProgress {
-	return loadrun.WindowProgress{Windows: q.Windows(), Seconds: q.Seconds}
+func (q Request) at() result.WindowProgress {
+	return result.WindowProgress{Windows: q.Windows(), Seconds: q.Seconds}
 }
 
 // CPUSeconds is the processor time the run asks of the lab, in seconds:
@@ -229,7 +230,7 @@ func (l Limits) Validate(q Request) error {
 			}
 		}
 		if fe["at"] == "" {
-			if err := measure.CheckChanges(q.Config, q.At); err != nil {
+			if err := q.Config.CheckChanges(q.At); err != nil {
 				fe["at"] = err.Error()
 			}
 		}
@@ -238,7 +239,7 @@ func (l Limits) Validate(q Request) error {
 		fe["over_time"] = fmt.Sprintf("a run over time takes a sample every %v: want windows of at least %v (seconds), or leave over_time off", measure.SampleEvery, measure.SampleEvery)
 	}
 	if q.TimeoutMS < 0 || q.TimeoutMS > l.MaxTimeoutMS {
-		fe["timeout_ms"] = fmt.Sprintf("timeout %d ms is not allowed: want 0 (the default, %v) to %d", q.TimeoutMS, loadrun.DefaultTimeout, l.MaxTimeoutMS)
+		fe["timeout_ms"] = fmt.Sprintf("timeout %d ms is not allowed: want 0 (the default, %v) to %d", q.TimeoutMS, result.DefaultTimeout, l.MaxTimeoutMS)
 	}
 	if len(fe) == 0 {
 		return nil

@@ -7,15 +7,15 @@ import (
 	"testing"
 
 	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/runner"
 )
 
 // changes reads knob changes as a JSON request carries them (a bad one
 // kept for Validate to name).
-func changes(texts ...string) []loadrun.KnobChange {
-	out := make([]loadrun.KnobChange, len(texts))
+func changes(texts ...string) []result.KnobChange {
+	out := make([]result.KnobChange, len(texts))
 	for i, s := range texts {
 		_ = out[i].UnmarshalText([]byte(s))
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/store"
 )
 
@@ -97,8 +97,8 @@ func (e *AlreadyQueuedError) Unwrap() error { return ErrAlreadyQueued }
 // implements it.
 type Saver interface {
 	SaveRun(ctx context.Context, r store.Run) error
-	AddRow(ctx context.Context, id string, row loadrun.Row) error
-	AddRecords(ctx context.Context, id string, recs []loadrun.Record) error
+	AddRow(ctx context.Context, id string, row result.Row) error
+	AddRecords(ctx context.Context, id string, recs []result.Record) error
 	AddRunEvent(ctx context.Context, id string, e store.RunEvent) error
 }
 
@@ -143,13 +143,13 @@ type Snapshot struct {
 	CreatedAt      time.Time       `json:"created_at"`
 	StartedAt      time.Time       `json:"started_at,omitzero"`
 	EndedAt        time.Time       `json:"ended_at,omitzero"`
-	Rows           []loadrun.Row   `json:"rows"`
+	Rows           []result.Row    `json:"rows"`
 	// Samples are a run over time's seconds so far (its sample events'),
 	// in order; none for other runs.
-	Samples []loadrun.Sample `json:"samples,omitempty"`
-	LastSeq int              `json:"last_seq"`
-	LabPID  int              `json:"-"` // the running lab child's process id, 0 when none
-	LoadPID int              `json:"-"` // the running load child's process id, 0 when none
+	Samples []result.Sample `json:"samples,omitempty"`
+	LastSeq int             `json:"last_seq"`
+	LabPID  int             `json:"-"` // the running lab child's process id, 0 when none
+	LoadPID int             `json:"-"` // the running load child's process id, 0 when none
 }
 
 // run is one run's state; fields other than id, learner, req and log are
@@ -167,8 +167,8 @@ type run struct {
 	created   time.Time
 	started   time.Time
 	ended     time.Time
-	rows      []loadrun.Row
-	samples   []loadrun.Sample        // a run over time's, as logged
+	rows      []result.Row
+	samples   []result.Sample         // a run over time's, as logged
 	ctx       context.Context         // set while running
 	cancel    context.CancelCauseFunc // set while running
 	cancelled bool                    // the learner asked to cancel
@@ -525,7 +525,7 @@ func (r *Runner) Get(id string) (Snapshot, bool) {
 	s := Snapshot{ID: ru.id, Learner: ru.learner, Request: ru.req, Status: ru.status, Reason: ru.reason,
 		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended, Rows: slices.Clone(ru.rows), Samples: slices.Clone(ru.samples), LabPID: ru.labPID, LoadPID: ru.loadPID}
 	if s.Rows == nil {
-		s.Rows = []loadrun.Row{}
+		s.Rows = []result.Row{}
 	}
 	if i := slices.Index(r.queue, ru); i >= 0 {
 		s.Position = i + 1

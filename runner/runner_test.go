@@ -23,6 +23,7 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/sim"
 	"capacitylab/store"
@@ -737,8 +738,8 @@ func TestStallAndPythonArrivals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []loadrun.Record
-	if err := st.EachRecord(t.Context(), tk.ID, func(rec loadrun.Record) error { recs = append(recs, rec); return nil }); err != nil {
+	var recs []result.Record
+	if err := st.EachRecord(t.Context(), tk.ID, func(rec result.Record) error { recs = append(recs, rec); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) != len(want) || len(recs) < 8 {
@@ -752,8 +753,8 @@ func TestStallAndPythonArrivals(t *testing.T) {
 		// 8 a second against 2 ms (or a 60 ms stall) rarely queue, so the
 		// lab admits them in arrival order.
 		stalled := (i+1)%4 == 0
-		if rec.Outcome != loadrun.OK || stalled != (rec.ServiceMS >= 60) || rec.ServiceMS > 200 {
-			t.Errorf("record %d: %s, service %v ms; stalled: %v (want %s, and at least 60 ms exactly when stalled)", i, rec.Outcome, rec.ServiceMS, stalled, loadrun.OK)
+		if rec.Outcome != result.OK || stalled != (rec.ServiceMS >= 60) || rec.ServiceMS > 200 {
+			t.Errorf("record %d: %s, service %v ms; stalled: %v (want %s, and at least 60 ms exactly when stalled)", i, rec.Outcome, rec.ServiceMS, stalled, result.OK)
 		}
 	}
 }
@@ -767,7 +768,9 @@ func TestPlanSimulates(t *testing.T) {
 	if err := runner.HostLimits().Validate(q); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := sim.Run(t.Context(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	sw := q.Sweep()
+	sw.Driver = sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+	rep, err := sw.Run(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -916,12 +919,12 @@ func TestRunNotSavedIsNotDone(t *testing.T) {
 // client_busy, and the rows still account for every arrival.
 func TestKnobChangeAndClientWorkersRun(t *testing.T) {
 	r, st := newRunner(t, runner.Config{})
-	c, err := loadrun.ParseKnobChange("500ms:WAIT_MS=40")
+	c, err := result.ParseKnobChange("500ms:WAIT_MS=40")
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 4, WaitMS: 5, CPUs: 1}, Rates: []float64{40, 40}, Seconds: 1, Seed: 3,
-		MaxInFlight: 2, At: []loadrun.KnobChange{c}}}
+		MaxInFlight: 2, At: []result.KnobChange{c}}}
 	tk, err := r.Submit(t.Context(), "a", q)
 	if err != nil {
 		t.Fatal(err)
@@ -953,8 +956,8 @@ func TestKnobChangeAndClientWorkersRun(t *testing.T) {
 	if len(knobs) != 2 {
 		t.Fatalf("knob events in windows %v, want one in each of 2", knobs)
 	}
-	var recs []loadrun.Record
-	if err := st.EachRecord(t.Context(), tk.ID, func(rec loadrun.Record) error { recs = append(recs, rec); return nil }); err != nil {
+	var recs []result.Record
+	if err := st.EachRecord(t.Context(), tk.ID, func(rec result.Record) error { recs = append(recs, rec); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// Every answer sent after the change took at least the new WAIT_MS,
@@ -964,7 +967,7 @@ func TestKnobChangeAndClientWorkersRun(t *testing.T) {
 	for _, rec := range recs {
 		at := time.Duration(knobs[rec.Window] * float64(time.Millisecond))
 		switch {
-		case rec.Outcome != loadrun.OK:
+		case rec.Outcome != result.OK:
 		case rec.Sent > at && rec.ServiceMS < 39:
 			t.Errorf("window %d record %d sent %v after the change (%v) was served in %v ms, more than 1 ms under the new WAIT_MS", rec.Window, rec.Seq, rec.Sent, at, rec.ServiceMS)
 		case rec.Sent < at-30*time.Millisecond:
@@ -996,7 +999,7 @@ func TestOverTimeRun(t *testing.T) {
 	if last(es).Kind != runner.KindDone {
 		t.Fatalf("ended %+v", last(es))
 	}
-	samples := map[int][]loadrun.Sample{}
+	samples := map[int][]result.Sample{}
 	for _, e := range es {
 		switch e.Kind {
 		case runner.KindSample:

@@ -8,6 +8,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
@@ -27,7 +28,7 @@ func processCPU(b *testing.B) time.Duration {
 // clock and processor time (the garbage collector's work on other threads
 // included).
 func benchWindow(b *testing.B, m sim.Model, sched []time.Duration) {
-	w := loadrun.Window{Schedule: sched, Length: time.Duration(len(sched)) * time.Second}
+	w := result.Window{Schedule: sched, Length: time.Duration(len(sched)) * time.Second}
 	ctx := context.Background()
 	b.ReportAllocs()
 	cpu := processCPU(b)
@@ -62,7 +63,7 @@ func benchSweep(b *testing.B, m sim.Model, sw loadrun.Sweep) {
 	b.ReportAllocs()
 	cpu := processCPU(b)
 	for b.Loop() {
-		rep, err := sim.Run(ctx, m, sw, nil)
+		rep, err := simulate(ctx, m, sw, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

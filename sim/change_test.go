@@ -11,6 +11,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
@@ -46,11 +47,11 @@ var releaseLab = struct {
 	service:  []float64{200, 200, 400, 400, 400, 400, 400},
 }
 
-func parseChanges(t *testing.T, texts []string) []loadrun.KnobChange {
+func parseChanges(t *testing.T, texts []string) []result.KnobChange {
 	t.Helper()
-	var out []loadrun.KnobChange
+	var out []result.KnobChange
 	for _, s := range texts {
-		c, err := loadrun.ParseKnobChange(s)
+		c, err := result.ParseKnobChange(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,19 +68,14 @@ func releaseSweep(t *testing.T) loadrun.Sweep {
 	return sw
 }
 
-// knobEvents collects a sweep's knob events as "window@ms:change".
-func knobEvents(events <-chan loadrun.Event) <-chan []string {
-	out := make(chan []string, 1)
-	go func() {
-		var got []string
-		for e := range events {
-			if e.Kind == loadrun.EventKnob {
-				got = append(got, fmt.Sprintf("%d@%g:%s", e.Window, e.ElapsedMS, e.Change))
-			}
+// knobEvents is a sweep's event handler that collects its knob events in
+// got as "window@ms:change".
+func knobEvents(got *[]string) func(result.Event) {
+	return func(e result.Event) {
+		if e.Kind == result.EventKnob {
+			*got = append(*got, fmt.Sprintf("%d@%g:%s", e.Window, e.ElapsedMS, e.Change))
 		}
-		out <- got
-	}()
-	return out
+	}
 }
 
 // The simulator makes a window's knob changes at their times, where the
@@ -87,13 +83,12 @@ func knobEvents(events <-chan loadrun.Event) <-chan []string {
 // request, service time by service time; a knob event for each change
 // at its time; nothing lost.
 func TestChangesSimulated(t *testing.T) {
-	events := make(chan loadrun.Event, 64)
-	got := knobEvents(events)
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: releaseLab.cfg}, releaseSweep(t), events)
+	var k []string
+	rep, err := simulate(context.Background(), sim.Model{Lab: releaseLab.cfg}, releaseSweep(t), knobEvents(&k))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := <-got; strings.Join(k, " ") != "0@500:500ms:WAIT_MS=400 0@1200:1.2s:LIMIT=1" {
+	if strings.Join(k, " ") != "0@500:500ms:WAIT_MS=400 0@1200:1.2s:LIMIT=1" {
 		t.Errorf("knob events %q, want each change at its time", k)
 	}
 	recs := rep.Records()
@@ -102,7 +97,7 @@ func TestChangesSimulated(t *testing.T) {
 	}
 	var svc []float64
 	for _, r := range recs {
-		if r.Outcome == loadrun.OK {
+		if r.Outcome == result.OK {
 			svc = append(svc, r.ServiceMS)
 		}
 	}
@@ -126,14 +121,12 @@ func TestChangesSimulated(t *testing.T) {
 // that early) and at most 15 ms more (a busy 2-core machine's late
 // timers).
 func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
-	simRep, err := sim.Run(context.Background(), sim.Model{Lab: releaseLab.cfg}, releaseSweep(t), nil)
+	simRep, err := simulate(context.Background(), sim.Model{Lab: releaseLab.cfg}, releaseSweep(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := make(chan loadrun.Event, 64)
-	got := knobEvents(events)
-	liveRep := runLive(t, releaseLab.cfg, releaseSweep(t), events)
-	took := <-got
+	var took []string
+	liveRep := runLive(t, releaseLab.cfg, releaseSweep(t), knobEvents(&took))
 	t.Logf("live knob events %q", took)
 	live, simulated := liveRep.Records(), simRep.Records()
 	// The trace's decisions are 150 ms after a change and 40 ms from the
@@ -151,7 +144,7 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 		if _, err := fmt.Sscanf(k, "%d@%g:%s", &w, &at, &change); err != nil {
 			t.Fatalf("knob event %q: %v", k, err)
 		}
-		c, err := loadrun.ParseKnobChange(change)
+		c, err := result.ParseKnobChange(change)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +160,7 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 	}
 	for i := range live {
 		l, s := live[i], simulated[i]
-		if s.Outcome != loadrun.OK {
+		if s.Outcome != result.OK {
 			continue
 		}
 		if l.ServiceMS < s.ServiceMS-1 || l.ServiceMS > s.ServiceMS+15 {
@@ -194,7 +187,7 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 func TestChangesStallCountsOn(t *testing.T) {
 	sw := policySweep([]int{0, 100, 160, 170})
 	sw.Changes = parseChanges(t, []string{"150ms:WAIT_MS=10", "150ms:STALL_MS=40", "150ms:STALL_EVERY=3"})
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: labsvc.Config{Workers: 3, WaitMS: 100, CPUs: 1}}, sw, nil)
+	rep, err := simulate(context.Background(), sim.Model{Lab: labsvc.Config{Workers: 3, WaitMS: 100, CPUs: 1}}, sw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +206,12 @@ func TestChangesStallCountsOn(t *testing.T) {
 func TestChangeAfterTheEndNotMade(t *testing.T) {
 	sw := policySweep([]int{0})
 	sw.Changes = parseChanges(t, []string{"500ms:WAIT_MS=300"})
-	events := make(chan loadrun.Event, 16)
-	got := knobEvents(events)
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1}}, sw, events)
+	var k []string
+	rep, err := simulate(context.Background(), sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1}}, sw, knobEvents(&k))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := <-got; len(k) != 0 {
+	if len(k) != 0 {
 		t.Errorf("knob events %q, want none", k)
 	}
 	if note := rep.Rows()[0].Note; note != "knob change 500ms:WAIT_MS=300 not made: the window ended first" {
@@ -240,7 +232,7 @@ func TestChangesRefused(t *testing.T) {
 		sw := policySweep([]int{0})
 		sw.Seconds = 2
 		sw.Changes = parseChanges(t, []string{tt.change})
-		_, err := sim.Run(context.Background(), m, sw, nil)
+		_, err := simulate(context.Background(), m, sw, nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want an error containing %q", tt.change, err, tt.want)
 		}
@@ -251,20 +243,20 @@ func TestChangesRefused(t *testing.T) {
 // up and refused callers and arrivals not sent, over [from, to).
 type releaseRates struct{ ok, gaveup, refused, busy float64 }
 
-func ratesBetween(recs []loadrun.Record, from, to time.Duration) releaseRates {
+func ratesBetween(recs []result.Record, from, to time.Duration) releaseRates {
 	var n releaseRates
 	for _, r := range recs {
 		if r.Intended < from || r.Intended >= to {
 			continue
 		}
 		switch r.Outcome {
-		case loadrun.OK:
+		case result.OK:
 			n.ok++
-		case loadrun.Gaveup:
+		case result.Gaveup:
 			n.gaveup++
-		case loadrun.Refused:
+		case result.Refused:
 			n.refused++
-		case loadrun.NotSent:
+		case result.NotSent:
 			n.busy++
 		}
 	}
@@ -301,7 +293,7 @@ func erlangB(n int, a float64) float64 {
 // find the quota full at times when fewer would do.
 func TestBadReleaseSimulated(t *testing.T) {
 	release := 20 * time.Second
-	run := func(policy string) []loadrun.Record {
+	run := func(policy string) []result.Record {
 		t.Helper()
 		cfg := labsvc.Config{Workers: 7, WaitMS: 100, CPUs: 1}
 		cfg, err := cfg.Set("POLICY", policy)
@@ -310,7 +302,7 @@ func TestBadReleaseSimulated(t *testing.T) {
 		}
 		sw := loadrun.Sweep{Rates: []float64{50}, Seconds: 60, Seed: 17, ClientWorkers: 10,
 			Changes: parseChanges(t, []string{"20s:WAIT_MS=200"})}
-		rep, err := sim.Run(context.Background(), sim.Model{Lab: cfg, Timeout: 250 * time.Millisecond}, sw, nil)
+		rep, err := simulate(context.Background(), sim.Model{Lab: cfg, Timeout: 250 * time.Millisecond}, sw, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +356,7 @@ func TestOverTimeSimulated(t *testing.T) {
 	sw := loadrun.Sweep{Rates: []float64{50}, Seconds: 10, Seed: 17, ClientWorkers: 10, SampleEvery: time.Second,
 		Changes: parseChanges(t, []string{"5s:WAIT_MS=200"})}
 	m := sim.Model{Lab: cfg, Timeout: 250 * time.Millisecond}
-	rep, err := sim.Run(context.Background(), m, sw, nil)
+	rep, err := simulate(context.Background(), m, sw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +365,7 @@ func TestOverTimeSimulated(t *testing.T) {
 	if len(w.Samples) != 10 && len(w.Samples) != 11 {
 		t.Fatalf("%d samples of a 10 s window (ended at %.3f s)", len(w.Samples), w.Progress.ElapsedMS/1000)
 	}
-	var sum loadrun.Sample
+	var sum result.Sample
 	for k, s := range w.Samples {
 		t.Logf("%4.1f s: ok %d refused %d gaveup %d client_busy %d in flight %d, queued %d in service %d limit %d, p50 %.1f ms",
 			s.AtS, s.OK, s.Refused, s.GaveUp, s.ClientBusy, s.InFlight, s.Queued, s.InService, s.Limit, s.P50MS)
@@ -386,7 +378,7 @@ func TestOverTimeSimulated(t *testing.T) {
 			at := time.Duration(k+1) * time.Second
 			n := 0
 			for _, r := range w.Records {
-				if r.Outcome != loadrun.NotSent && r.Sent <= at && at < r.End {
+				if r.Outcome != result.NotSent && r.Sent <= at && at < r.End {
 					n++
 				}
 			}
@@ -401,7 +393,7 @@ func TestOverTimeSimulated(t *testing.T) {
 	if before, after := w.Samples[3].P50MS, w.Samples[7].P50MS; before < 100 || before >= 200 || after < 200 {
 		t.Errorf("median %.1f ms at 3 s and %.1f ms at 7 s: want WAIT_MS 100's, then 200's", before, after)
 	}
-	again, err := sim.Run(context.Background(), m, sw, nil)
+	again, err := simulate(context.Background(), m, sw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestClientWorkersAgainstTheModel(t *testing.T) {
 			if tt.quantum > 0 {
 				m = sim.WithQuantum(m, tt.quantum)
 			}
-			rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Rates: rates, Seconds: seconds, Seed: 17, ClientWorkers: tt.workers}, nil)
+			rep, err := simulate(context.Background(), m, loadrun.Sweep{Rates: rates, Seconds: seconds, Seed: 17, ClientWorkers: tt.workers}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,10 +1,11 @@
 // Package sim is a discrete-event simulation of the lab (package labsvc)
 // and its callers (package loadrun), with the same knobs and the same
-// output as a real run: loadrun's rows, built by loadrun's own code from
-// raw loadrun.Records, and the records themselves.
+// output as a real run: rows built by loadrun's own code from raw
+// result.Records, and the records themselves. The package imports neither
+// loadrun nor measure: it speaks package result's types.
 //
-// A Model is a loadrun.Driver: a loadrun.Sweep with a Model as its Driver
-// (or Run) simulates each window instead of sending it, and Sweep.Run does
+// A Model is a result.Driver: a loadrun.Sweep with a Model as its Driver
+// simulates each window instead of sending it, and Sweep.Run does
 // the rest as for a real run (validation, rows, notes, events, WindowDone,
 // the report). The arrivals are the real run's: Sweep.WindowSchedule(i),
 // the same schedule from the same seed and random source, or the same
@@ -28,7 +29,7 @@
 // numbered in send order; clients sending at one instant go in client
 // order). A closed loop whose requests and think time are all zero would
 // send without end at one instant, and one that sends more than
-// loadrun.MaxArrivals requests in a window is stopped there: both are
+// result.MaxArrivals requests in a window is stopped there: both are
 // errors saying so. A caller gives up Timeout after its send if no answer has come
 // (gaveup, read_timeout, End = Sent + Timeout); the lab does not notice
 // and still serves the request. A refused caller reads its 503 Refuse
@@ -74,7 +75,7 @@
 // nanosecond; with more, the turns are exact too (TestProcessorRoundRobin
 // works cases by hand).
 //
-// Knob changes. A window's changes (loadrun.Window.Changes, the same
+// Knob changes. A window's changes (result.Window.Changes, the same
 // "30s:WAIT_MS=2000" a real run makes through the lab's POST /config,
 // times from the window's start) change the simulated lab's knobs at
 // their times, each where the live lab's code applies it (labsvc's
@@ -96,7 +97,7 @@
 // due after the window's last request ended is not made (Result.Changed
 // counts those made); loadrun notes it, as for a real run.
 //
-// A run over time (loadrun.Window.SampleEvery, a sweep with SampleEvery):
+// A run over time (result.Window.SampleEvery, a sweep with SampleEvery):
 // at each boundary, before anything else due then, the simulated lab is
 // read as GET /stats reads the live one (queued, in service, the policy's
 // limit, dropped: Result.Lab), and loadrun samples the window from its
@@ -174,7 +175,9 @@
 //
 // A web handler simulates a run request in process with
 //
-//	rep, err := sim.Run(ctx, sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+//	sw := q.Sweep()
+//	sw.Driver = sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+//	rep, err := sw.Run(ctx, nil)
 //
 // after the runner's own validation (runner.Limits.Validate); a bad model
 // or sweep comes back with labsvc's and loadrun's messages, as for a real

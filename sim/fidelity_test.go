@@ -102,7 +102,7 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 			load, known := tb.LoadAverageAtStart()
 			quiet := known && load <= lessons.QuietLoadAverage
 			m := sim.Model{Lab: p.Config, Timeout: p.Timeout(), CPUPerRequest: fidelityCPU}
-			rep, err := sim.Run(context.Background(), m, p.Sweep(), nil)
+			rep, err := simulate(context.Background(), m, p.Sweep(), nil)
 			if err != nil {
 				t.Fatalf("%s: preset %s: %v", l.File, lab.ID, err)
 			}
@@ -110,7 +110,7 @@ func TestFidelityAgainstRecordedTables(t *testing.T) {
 			// The same without the lab's own processor time: the knobs alone.
 			m0 := m
 			m0.CPUPerRequest = 0
-			rep0, err := sim.Run(context.Background(), m0, p.Sweep(), nil)
+			rep0, err := simulate(context.Background(), m0, p.Sweep(), nil)
 			if err != nil {
 				t.Fatalf("%s: preset %s: %v", l.File, lab.ID, err)
 			}

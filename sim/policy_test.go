@@ -2,14 +2,15 @@ package sim_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"capacitylab/admit"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
@@ -47,13 +48,13 @@ var policyCases = []struct {
 	{"codel", 100, 0, "codel,target_ms=5,interval_ms=150", []int{0, 5, 10, 15, 20, 25}, "oooorr"},
 }
 
-func outcomes(recs []loadrun.Record) string {
+func outcomes(recs []result.Record) string {
 	var b strings.Builder
 	for _, r := range recs {
 		switch r.Outcome {
-		case loadrun.OK:
+		case result.OK:
 			b.WriteByte('o')
-		case loadrun.Refused:
+		case result.Refused:
 			b.WriteByte('r')
 		default:
 			b.WriteString("(" + string(r.Outcome) + ")")
@@ -77,7 +78,7 @@ func TestPoliciesSimulated(t *testing.T) {
 	for _, tc := range policyCases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := sim.Model{Lab: labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: tc.wait, Limit: tc.limit, CPUs: 1, Policy: tc.policy}}
-			rep, err := sim.Run(context.Background(), m, policySweep(tc.arrivals), nil)
+			rep, err := simulate(context.Background(), m, policySweep(tc.arrivals), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +101,7 @@ func TestPoliciesSimulatedAgreeWithTheLab(t *testing.T) {
 	for _, tc := range policyCases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: tc.wait, Limit: tc.limit, CPUs: 1, Policy: tc.policy}
-			simRep, err := sim.Run(context.Background(), sim.Model{Lab: cfg}, policySweep(tc.arrivals), nil)
+			simRep, err := simulate(context.Background(), sim.Model{Lab: cfg}, policySweep(tc.arrivals), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,11 +131,13 @@ func TestPoliciesSimulatedAgreeWithTheLab(t *testing.T) {
 	}
 }
 
-// runLive runs sw against cfg served in process on loopback (serveLab),
-// sending events to events when not nil, and returns its report.
-func runLive(t *testing.T, cfg labsvc.Config, sw loadrun.Sweep, events chan<- loadrun.Event) loadrun.Report {
+// runLive runs sw against cfg served in process on loopback
+// (labtest.Serve), handing its events to handle when not nil, and returns
+// its report.
+func runLive(t *testing.T, cfg labsvc.Config, sw loadrun.Sweep, handle func(result.Event)) result.Report {
 	t.Helper()
-	target, control := serveLab(t, cfg)
+	l := labtest.Serve(t, cfg)
+	target, control := l.Target, l.Control
 	tg, err := loadrun.NewTarget(target, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +147,7 @@ func runLive(t *testing.T, cfg labsvc.Config, sw loadrun.Sweep, events chan<- lo
 		t.Fatal(err)
 	}
 	sw.Target, sw.Control = tg, &ctl
-	rep, err := sw.Run(t.Context(), events)
+	rep, err := sw.Run(t.Context(), handle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,36 +158,12 @@ func runLive(t *testing.T, cfg labsvc.Config, sw loadrun.Sweep, events chan<- lo
 // timeline: the latest send after its intended time (lag), and how much
 // longer the live lab's services took than the simulated ones over the
 // requests both answered ok (drift), both in ms.
-func timeline(live, simulated []loadrun.Record) (lag, drift float64) {
+func timeline(live, simulated []result.Record) (lag, drift float64) {
 	for i := range live {
 		lag = max(lag, float64(live[i].Sent-live[i].Intended)/float64(time.Millisecond))
-		if live[i].Outcome == loadrun.OK && simulated[i].Outcome == loadrun.OK {
+		if live[i].Outcome == result.OK && simulated[i].Outcome == result.OK {
 			drift += live[i].ServiceMS - simulated[i].ServiceMS
 		}
 	}
 	return lag, drift
-}
-
-// serveLab serves cfg in process on loopback until the test ends and
-// returns its request and control URLs.
-func serveLab(t *testing.T, cfg labsvc.Config) (target, control string) {
-	t.Helper()
-	req, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- labsvc.NewServer(cfg, nil).Serve(ctx, req, ctl) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return "http://" + req.Addr().String(), "http://" + ctl.Addr().String()
 }

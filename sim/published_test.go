@@ -15,6 +15,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
@@ -48,11 +49,11 @@ func TestPublishedExperimentAgainstPython(t *testing.T) {
 	}
 	// Long enough that no caller gives up: every arrival is served and counted.
 	m := publishedModel
-	open, err := sim.Run(context.Background(), m, loadrun.Sweep{Rates: []float64{60, 80, 90}, Seconds: 30, Seed: 21, RNG: loadrun.Python}, nil)
+	open, err := simulate(context.Background(), m, loadrun.Sweep{Rates: []float64{60, 80, 90}, Seconds: 30, Seed: 21, RNG: loadrun.Python}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed, err := sim.Run(context.Background(), m, loadrun.Sweep{Clients: []int{5}, Seconds: 30}, nil)
+	closed, err := simulate(context.Background(), m, loadrun.Sweep{Clients: []int{5}, Seconds: 30}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestPublishedExperimentAgainstPython(t *testing.T) {
 // of service (a wait, so no processor is shared), a 500 ms stall on every
 // 200th request, and callers patient enough that every arrival is served
 // and counted.
-var publishedModel = sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1, StallEvery: 200, StallMS: 500}, Timeout: loadrun.MaxTimeout}
+var publishedModel = sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1, StallEvery: 200, StallMS: 500}, Timeout: result.MaxTimeout}
 
 // How far the seed moves the published experiment's mean: seeds 1 to 20
 // of CPython's random.seed, each simulated as the lesson's seed 21 is, at
@@ -96,7 +97,7 @@ func TestPublishedSeedSpread(t *testing.T) {
 		var means []float64
 		var report strings.Builder
 		for seed := uint64(1); seed <= 20; seed++ {
-			rep, err := sim.Run(context.Background(), publishedModel, loadrun.Sweep{Rates: []float64{rate}, Seconds: 30, Seed: seed, RNG: loadrun.Python}, nil)
+			rep, err := simulate(context.Background(), publishedModel, loadrun.Sweep{Rates: []float64{rate}, Seconds: 30, Seed: seed, RNG: loadrun.Python}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,8 +10,7 @@ import (
 
 	"capacitylab/admit"
 	"capacitylab/labsvc"
-	"capacitylab/loadrun"
-	"capacitylab/measure"
+	"capacitylab/result"
 )
 
 // DefaultRefuse is how long a refused caller waits for its 503 when
@@ -30,18 +29,18 @@ const DefaultRefuse = 50 * time.Microsecond
 // 483 a second. Model.CPUPerRequest is 0 unless a caller sets it.
 const MeasuredCPUPerRequest = 70 * time.Microsecond
 
-// Model is a simulated lab with its callers. It is a loadrun.Driver: set it
-// as a Sweep's Driver (or call Run) and the sweep's windows are simulated
+// Model is a simulated lab with its callers. It is a result.Driver: set it
+// as a loadrun.Sweep's Driver and the sweep's windows are simulated
 // instead of sent. The zero value is not valid: Lab must pass
 // labsvc.Config.Validate.
 type Model struct {
 	// Lab holds the lab's knobs as each window starts: WORKERS, SPIN_MS,
 	// WAIT_MS, LIMIT, CPUS, STALL_EVERY, STALL_MS and POLICY, with the
-	// lab's own ranges. A window's knob changes (loadrun.Window.Changes)
+	// lab's own ranges. A window's knob changes (result.Window.Changes)
 	// change them at their times, as the lab's POST /config does.
 	Lab labsvc.Config
 	// Timeout is the caller's timeout, from its send; 0 means
-	// loadrun.DefaultTimeout.
+	// result.DefaultTimeout.
 	Timeout time.Duration
 	// CPUPerRequest is processor time the lab spends on each request
 	// beyond SPIN_MS (accepting, reading, answering and closing it),
@@ -72,30 +71,30 @@ func (m Model) Validate() error {
 		return fmt.Errorf("ACCEPT=%s BACKLOG=%d is not simulated: the simulator models the lab's door (ACCEPT=door, BACKLOG=0); run the lab for the kernel's accept queue", m.Lab.Accept, m.Lab.Backlog)
 	}
 	if m.Timeout != 0 {
-		if err := loadrun.CheckTimeout(m.Timeout); err != nil {
+		if err := result.CheckTimeout(m.Timeout); err != nil {
 			return err
 		}
 	}
 	switch {
 	case m.CPUPerRequest < 0 || m.CPUPerRequest > time.Second:
 		return fmt.Errorf("processor time per request %v is not allowed: want 0 to 1s", m.CPUPerRequest)
-	case m.Refuse < 0 || m.Refuse > loadrun.MaxTimeout:
-		return fmt.Errorf("refusal time %v is not allowed: want 0 (the default, %v) to %v", m.Refuse, DefaultRefuse, loadrun.MaxTimeout)
+	case m.Refuse < 0 || m.Refuse > result.MaxTimeout:
+		return fmt.Errorf("refusal time %v is not allowed: want 0 (the default, %v) to %v", m.Refuse, DefaultRefuse, result.MaxTimeout)
 	}
 	return nil
 }
 
 // CheckChanges says what is wrong with knob changes made into each window
 // of a simulation of the model, or nil: what the lab itself would refuse,
-// in measure.CheckChanges's words (a knob it cannot change while it runs,
+// in labsvc.Config.CheckChanges's words (a knob it cannot change while it runs,
 // a value out of range or that does not go with the knobs in force then),
 // and a change of BACKLOG, which belongs to the kernel's accept queue the
 // simulator does not model. Their times are the sweep's to check.
-func (m Model) CheckChanges(changes []loadrun.KnobChange) error {
+func (m Model) CheckChanges(changes []result.KnobChange) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	if err := measure.CheckChanges(m.Lab, changes); err != nil {
+	if err := m.Lab.CheckChanges(changes); err != nil {
 		return err
 	}
 	for _, c := range changes {
@@ -106,36 +105,28 @@ func (m Model) CheckChanges(changes []loadrun.KnobChange) error {
 	return nil
 }
 
-// Run simulates sweep sw against the model: it is sw.Run with m as its
-// Driver (sw.Target, Control, DrainWait and Pause are not used), with the
-// same validation, rows, events, WindowDone calls and report as a real run.
-func Run(ctx context.Context, m Model, sw loadrun.Sweep, events chan<- loadrun.Event) (loadrun.Report, error) {
-	sw.Driver = m
-	return sw.Run(ctx, events)
-}
-
 // RunWindow simulates one window from an empty lab (see the package doc for
 // the model) and returns its records and the lab's counters as they were
 // when the window's last request ended.
-func (m Model) RunWindow(ctx context.Context, w loadrun.Window) (loadrun.Result, loadrun.LabStats, error) {
+func (m Model) RunWindow(ctx context.Context, w result.Window) (result.Result, result.LabStats, error) {
 	if err := m.Validate(); err != nil {
-		return loadrun.Result{}, loadrun.LabStats{}, err
+		return result.Result{}, result.LabStats{}, err
 	}
 	if err := m.CheckChanges(w.Changes); err != nil {
-		return loadrun.Result{}, loadrun.LabStats{}, err
+		return result.Result{}, result.LabStats{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return loadrun.Result{}, loadrun.LabStats{}, err
+		return result.Result{}, result.LabStats{}, err
 	}
 	if w.Clients > 0 && w.Think == 0 && m.Lab.SpinMS == 0 && m.Lab.WaitMS == 0 && m.CPUPerRequest == 0 && (m.Lab.StallEvery == 0 || m.Lab.StallMS == 0) {
-		return loadrun.Result{}, loadrun.LabStats{}, fmt.Errorf("a closed loop with no think time against a lab whose requests take no time (SPIN_MS=0, WAIT_MS=0) " +
+		return result.Result{}, result.LabStats{}, fmt.Errorf("a closed loop with no think time against a lab whose requests take no time (SPIN_MS=0, WAIT_MS=0) " +
 			"sends without end in no time; the simulator cannot run it: give the requests some service time or the clients a think time")
 	}
 	s := newWindow(m, w)
 	s.run()
 	if s.tooMany {
-		return loadrun.Result{}, loadrun.LabStats{}, fmt.Errorf("the closed loop of %d clients sends more than %d requests in one %v window, the generator's cap on one window: "+
-			"fewer clients, a think time, slower requests or a shorter window", w.Clients, int(loadrun.MaxArrivals), w.Length)
+		return result.Result{}, result.LabStats{}, fmt.Errorf("the closed loop of %d clients sends more than %d requests in one %v window, the generator's cap on one window: "+
+			"fewer clients, a think time, slower requests or a shorter window", w.Clients, int(result.MaxArrivals), w.Length)
 	}
 	return s.result()
 }
@@ -229,8 +220,8 @@ func insertEarly(q *fifo[timer], t timer) {
 // window's start.
 type window struct {
 	m      Model
-	w      loadrun.Window
-	rec    []loadrun.Record
+	w      result.Window
+	rec    []result.Record
 	client []int32 // closed loop: whose each request is
 
 	timeoutNS, refuseNS int64
@@ -273,15 +264,15 @@ type window struct {
 	full     string // the reason of an arrival not sent for maxIn: inflight_cap or client_busy
 	end      int64  // the last caller's end so far
 	length   int64
-	tooMany  bool // a closed loop reached loadrun.MaxArrivals requests
+	tooMany  bool // a closed loop reached result.MaxArrivals requests
 
 	// a run over time: the lab as it was at each boundary (Result.Lab)
 	every      int64 // w.SampleEvery; 0: none
 	nextSample int64
-	labAt      []loadrun.LabStats
+	labAt      []result.LabStats
 }
 
-func newWindow(m Model, w loadrun.Window) *window {
+func newWindow(m Model, w result.Window) *window {
 	s := &window{m: m, w: w, idle: m.Lab.Workers}
 	// Validate has checked the policy: a fresh one each window, as the
 	// lab's forgets what it learned at each reset.
@@ -294,7 +285,7 @@ func newWindow(m Model, w loadrun.Window) *window {
 	s.cfgs = s.cfg0[:]
 	if len(w.Changes) > 0 {
 		// CheckChanges has checked the changes: each is one the lab takes.
-		changes := slices.SortedStableFunc(slices.Values(w.Changes), func(a, b loadrun.KnobChange) int { return cmp.Compare(a.At, b.At) })
+		changes := slices.SortedStableFunc(slices.Values(w.Changes), func(a, b result.KnobChange) int { return cmp.Compare(a.At, b.At) })
 		cfg := m.Lab
 		for _, c := range changes {
 			cfg, _ = cfg.Set(c.Knob, c.Value)
@@ -309,7 +300,7 @@ func newWindow(m Model, w loadrun.Window) *window {
 	for i, cfg := range s.cfgs {
 		s.knobs[i] = m.knobsNS(cfg)
 	}
-	s.timeoutNS = int64(orDefault(m.Timeout, loadrun.DefaultTimeout))
+	s.timeoutNS = int64(orDefault(m.Timeout, result.DefaultTimeout))
 	s.refuseNS = int64(orDefault(m.Refuse, DefaultRefuse))
 	s.length = int64(w.Length)
 	s.turns = make([]turn, 0, m.Lab.CPUs)
@@ -320,16 +311,16 @@ func newWindow(m Model, w loadrun.Window) *window {
 			s.sends.push(timer{at: 0, job: int32(c)})
 		}
 	}
-	s.rec = make([]loadrun.Record, 0, n)
+	s.rec = make([]result.Record, 0, n)
 	if w.Clients > 0 {
 		s.client = make([]int32, 0, n)
 	}
-	s.maxIn, s.full = w.MaxInFlight, loadrun.ReasonInFlightCap
+	s.maxIn, s.full = w.MaxInFlight, result.ReasonInFlightCap
 	if s.maxIn <= 0 {
-		s.maxIn = loadrun.DefaultMaxInFlight
+		s.maxIn = result.DefaultMaxInFlight
 	}
 	if w.ClientWorkers > 0 {
-		s.maxIn, s.full = w.ClientWorkers, loadrun.ReasonClientBusy
+		s.maxIn, s.full = w.ClientWorkers, result.ReasonClientBusy
 	}
 	return s
 }
@@ -431,8 +422,8 @@ func (s *window) sample() {
 
 // stats is the lab's GET /stats as it stands: its counters, its queue,
 // the requests in service, its policy's limit and what it dropped.
-func (s *window) stats() loadrun.LabStats {
-	st := loadrun.LabStats{
+func (s *window) stats() result.LabStats {
+	st := result.LabStats{
 		Accepted:     s.admitted,
 		Refused:      s.refused,
 		Done:         s.done,
@@ -444,7 +435,7 @@ func (s *window) stats() loadrun.LabStats {
 		PolicyLimit:  s.door.Limit(),
 	}
 	if s.done > 0 {
-		st.ServiceMS = loadrun.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
+		st.ServiceMS = result.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
 	}
 	return st
 }
@@ -590,8 +581,8 @@ func (s *window) finish(j int32, took, t int64) {
 		s.serviceNS += service
 		r := &s.rec[j]
 		s.door.Done(time.Duration(t), time.Duration(t)-r.Sent, admit.Served)
-		if r.Outcome == loadrun.Unfinished && t <= int64(r.Sent)+s.timeoutNS {
-			r.Outcome, r.Status, r.End = loadrun.OK, 200, time.Duration(t)
+		if r.Outcome == result.Unfinished && t <= int64(r.Sent)+s.timeoutNS {
+			r.Outcome, r.Status, r.End = result.OK, 200, time.Duration(t)
 			r.QueueWaitMS = headerMS(took - int64(r.Intended))
 			r.ServiceMS = headerMS(service)
 			s.callerDone(j, t)
@@ -622,8 +613,8 @@ func (s *window) take(t int64) (q queued, ok bool) {
 		s.refused++
 		// Its caller reads the 503 a refusal's time later, unless it
 		// gives up first (then it has, or will have, its gaveup).
-		if r.Outcome == loadrun.Unfinished && t+s.refuseNS <= int64(r.Sent)+s.timeoutNS {
-			r.Outcome, r.Status, r.End = loadrun.Refused, 503, time.Duration(t+s.refuseNS)
+		if r.Outcome == result.Unfinished && t+s.refuseNS <= int64(r.Sent)+s.timeoutNS {
+			r.Outcome, r.Status, r.End = result.Refused, 503, time.Duration(t+s.refuseNS)
 			s.refusals.push(timer{at: t + s.refuseNS, job: q.job})
 		}
 	}
@@ -648,7 +639,7 @@ func (s *window) callerDone(j int32, t int64) {
 func (s *window) nextEnd() (int64, bool) {
 	// Callers that have their answer (or were not sent) no longer wait
 	// to give up.
-	for s.giveup < len(s.rec) && s.rec[s.giveup].Outcome != loadrun.Unfinished {
+	for s.giveup < len(s.rec) && s.rec[s.giveup].Outcome != result.Unfinished {
 		s.giveup++
 	}
 	t, refusal := int64(never), false
@@ -672,7 +663,7 @@ func (s *window) callerEnd(t int64, refusal bool) {
 	j := int32(s.giveup)
 	s.giveup++
 	r := &s.rec[j]
-	r.Outcome, r.Reason, r.End = loadrun.Gaveup, loadrun.ReasonReadTimeout, time.Duration(t)
+	r.Outcome, r.Reason, r.End = result.Gaveup, result.ReasonReadTimeout, time.Duration(t)
 	s.callerDone(j, t)
 }
 
@@ -699,7 +690,7 @@ func (s *window) nextSend() int64 {
 func (s *window) send(t int64) {
 	client := int32(-1)
 	if s.w.Clients > 0 {
-		if len(s.rec) == loadrun.MaxArrivals {
+		if len(s.rec) == result.MaxArrivals {
 			s.tooMany = true
 			return
 		}
@@ -713,7 +704,7 @@ func (s *window) send(t int64) {
 	if len(s.rec) < cap(s.rec) {
 		s.rec = s.rec[:j+1]
 	} else {
-		s.rec = append(s.rec, loadrun.Record{})
+		s.rec = append(s.rec, result.Record{})
 	}
 	if client >= 0 {
 		s.client = append(s.client, client)
@@ -723,13 +714,13 @@ func (s *window) send(t int64) {
 	r.Intended, r.Sent, r.End = time.Duration(t), time.Duration(t), time.Duration(t)
 	r.QueueWaitMS, r.ServiceMS = -1, -1
 	if client < 0 && s.inFlight >= s.maxIn {
-		r.Outcome, r.Reason = loadrun.NotSent, s.full
+		r.Outcome, r.Reason = result.NotSent, s.full
 		return
 	}
 	s.inFlight++
 	if !s.door.Admit(time.Duration(t), s.idle, s.queue.len()) {
 		s.refused++
-		r.Outcome, r.Status, r.End = loadrun.Refused, 503, time.Duration(t+s.refuseNS)
+		r.Outcome, r.Status, r.End = result.Refused, 503, time.Duration(t+s.refuseNS)
 		s.refusals.push(timer{at: t + s.refuseNS, job: j})
 		return
 	}
@@ -749,14 +740,14 @@ func (s *window) send(t int64) {
 	s.queuedMax = max(s.queuedMax, s.queue.len())
 }
 
-// result folds the records into the window's statistics with loadrun's own
-// Metrics and reports the lab's counters at the last caller's end.
-func (s *window) result() (loadrun.Result, loadrun.LabStats, error) {
+// result folds the records into the window's statistics with result's
+// Metrics, as loadrun folds a real window's, and reports the lab's counters at the last caller's end.
+func (s *window) result() (result.Result, result.LabStats, error) {
 	s.advance(max(s.end, s.last))
-	m := &loadrun.Metrics{}
+	m := &result.Metrics{}
 	m.Grow(len(s.rec))
 	for _, r := range s.rec {
 		m.Add(r)
 	}
-	return loadrun.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end), Changed: s.changed, Lab: s.labAt}, s.stats(), nil
+	return result.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end), Changed: s.changed, Lab: s.labAt}, s.stats(), nil
 }

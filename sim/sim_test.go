@@ -11,29 +11,37 @@ import (
 	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
 const ms = time.Millisecond
 
+// simulate runs sweep sw with m as its Driver, as every caller of the
+// simulator does, handing its events to handle when not nil.
+func simulate(ctx context.Context, m sim.Model, sw loadrun.Sweep, handle func(result.Event)) (result.Report, error) {
+	sw.Driver = m
+	return sw.Run(ctx, handle)
+}
+
 // want is what one record must be: its outcome, its end (ms after the
 // window's start, to the nanosecond) and, for ok, the lab's queue wait
 // and service as headers.
 type want struct {
-	outcome   loadrun.Outcome
+	outcome   result.Outcome
 	end       time.Duration
 	queueWait float64
 	service   float64
 }
 
 func ok(end time.Duration, queueWait, service float64) want {
-	return want{loadrun.OK, end, queueWait, service}
+	return want{result.OK, end, queueWait, service}
 }
 
 // runTrace simulates one window of the given arrivals.
-func runTrace(t *testing.T, m sim.Model, seconds float64, arrivals ...time.Duration) loadrun.WindowReport {
+func runTrace(t *testing.T, m sim.Model, seconds float64, arrivals ...time.Duration) result.WindowReport {
 	t.Helper()
-	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Arrivals: arrivals, Seconds: seconds}, nil)
+	rep, err := simulate(context.Background(), m, loadrun.Sweep{Arrivals: arrivals, Seconds: seconds}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +51,7 @@ func runTrace(t *testing.T, m sim.Model, seconds float64, arrivals ...time.Durat
 	return rep.Windows[0]
 }
 
-func checkRecords(t *testing.T, got []loadrun.Record, wants []want) {
+func checkRecords(t *testing.T, got []result.Record, wants []want) {
 	t.Helper()
 	if len(got) != len(wants) {
 		t.Fatalf("%d records, want %d", len(got), len(wants))
@@ -53,10 +61,10 @@ func checkRecords(t *testing.T, got []loadrun.Record, wants []want) {
 		if r.Seq != i || r.Outcome != w.outcome || r.End != w.end {
 			t.Errorf("record %d: seq %d %s ending at %v, want %s at %v", i, r.Seq, r.Outcome, r.End, w.outcome, w.end)
 		}
-		if w.outcome == loadrun.OK && (r.Status != 200 || r.QueueWaitMS != w.queueWait || r.ServiceMS != w.service) {
+		if w.outcome == result.OK && (r.Status != 200 || r.QueueWaitMS != w.queueWait || r.ServiceMS != w.service) {
 			t.Errorf("record %d: status %d, queue wait %v ms, service %v ms; want 200, %v and %v", i, r.Status, r.QueueWaitMS, r.ServiceMS, w.queueWait, w.service)
 		}
-		if w.outcome != loadrun.OK && (r.QueueWaitMS != -1 || r.ServiceMS != -1) {
+		if w.outcome != result.OK && (r.QueueWaitMS != -1 || r.ServiceMS != -1) {
 			t.Errorf("record %d: %s with lab headers %v, %v; want none (-1)", i, r.Outcome, r.QueueWaitMS, r.ServiceMS)
 		}
 	}
@@ -156,9 +164,9 @@ func TestTimeoutLabStillServes(t *testing.T) {
 	// three.
 	m := sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 100, CPUs: 1}, Timeout: 150 * ms}
 	w := runTrace(t, m, 1, 0, 10*ms, 20*ms)
-	checkRecords(t, w.Records, []want{ok(100*ms, 0, 100), {outcome: loadrun.Gaveup, end: 160 * ms}, {outcome: loadrun.Gaveup, end: 170 * ms}})
+	checkRecords(t, w.Records, []want{ok(100*ms, 0, 100), {outcome: result.Gaveup, end: 160 * ms}, {outcome: result.Gaveup, end: 170 * ms}})
 	for _, r := range w.Records[1:] {
-		if r.Reason != loadrun.ReasonReadTimeout || r.Status != 0 {
+		if r.Reason != result.ReasonReadTimeout || r.Status != 0 {
 			t.Errorf("gave up with reason %q status %d, want read_timeout and no status", r.Reason, r.Status)
 		}
 	}
@@ -176,7 +184,7 @@ func TestLimitRefuses(t *testing.T) {
 	// queues, served 20–30 (latency 18).
 	m := sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, Limit: 1, CPUs: 1}, Refuse: ms}
 	w := runTrace(t, m, 1, 0, 1*ms, 2*ms, 12*ms)
-	checkRecords(t, w.Records, []want{ok(10*ms, 0, 10), ok(20*ms, 9, 10), {outcome: loadrun.Refused, end: 3 * ms}, ok(30*ms, 8, 10)})
+	checkRecords(t, w.Records, []want{ok(10*ms, 0, 10), ok(20*ms, 9, 10), {outcome: result.Refused, end: 3 * ms}, ok(30*ms, 8, 10)})
 	if s := w.Records[2].Status; s != 503 {
 		t.Errorf("refused status %d, want 503", s)
 	}
@@ -255,7 +263,7 @@ func TestClosedLoop(t *testing.T) {
 	// answered (15); c0 stops too. Five sent in 0.04 s: offered 125/s.
 	m := sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 1}}
 	sw := loadrun.Sweep{Clients: []int{2}, Think: 5 * ms, Seconds: 0.04}
-	rep, err := sim.Run(context.Background(), m, sw, nil)
+	rep, err := simulate(context.Background(), m, sw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +284,7 @@ func TestClosedLoop(t *testing.T) {
 // refusal's round trip, not in the same instant forever.
 func TestClosedLoopRefusedRetries(t *testing.T) {
 	m := sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, Limit: 1, CPUs: 1}}
-	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Clients: []int{3}, Seconds: 0.1}, nil)
+	rep, err := simulate(context.Background(), m, loadrun.Sweep{Clients: []int{3}, Seconds: 0.1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,12 +306,12 @@ func TestInFlightCap(t *testing.T) {
 	// Three at once with a cap of two: the third is not sent; 150 ms later
 	// the first has been answered, so the fourth is.
 	sw := loadrun.Sweep{Arrivals: []time.Duration{0, 0, 0, 150 * ms}, Seconds: 1, MaxInFlight: 2}
-	rep, err := sim.Run(context.Background(), m, sw, nil)
+	rep, err := simulate(context.Background(), m, sw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	recs := rep.Windows[0].Records
-	if recs[2].Outcome != loadrun.NotSent || recs[2].Reason != loadrun.ReasonInFlightCap || recs[3].Outcome != loadrun.OK {
+	if recs[2].Outcome != result.NotSent || recs[2].Reason != result.ReasonInFlightCap || recs[3].Outcome != result.OK {
 		t.Errorf("records %+v; want the third not sent (inflight_cap) and the fourth ok", recs)
 	}
 	if r := rep.Windows[0].Row; r.NotSent != 1 || r.Sent != 3 || r.Arrivals != 4 {
@@ -316,7 +324,7 @@ func TestInFlightCap(t *testing.T) {
 func TestSameArrivalsAsARealRun(t *testing.T) {
 	for _, src := range []loadrun.Source{loadrun.PCG, loadrun.Python} {
 		sw := loadrun.Sweep{Rates: []float64{40, 80}, Seconds: 5, Seed: 21, RNG: src}
-		rep, err := sim.Run(context.Background(), sim.Model{Lab: labsvc.DefaultConfig()}, sw, nil)
+		rep, err := simulate(context.Background(), sim.Model{Lab: labsvc.DefaultConfig()}, sw, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,22 +366,18 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			events := make(chan loadrun.Event, 8)
-			_, err := sim.Run(context.Background(), c.m, c.sw, events)
+			var evs []result.Event
+			_, err := simulate(context.Background(), c.m, c.sw, func(e result.Event) { evs = append(evs, e) })
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want it to contain %q", err, c.want)
 			}
-			var evs []loadrun.Event
-			for e := range events {
-				evs = append(evs, e)
-			}
-			if len(evs) != 1 || evs[0].Kind != loadrun.EventDone || evs[0].Error != err.Error() {
+			if len(evs) != 1 || evs[0].Kind != result.EventDone || evs[0].Error != err.Error() {
 				t.Errorf("events %+v, want one done event with the error", evs)
 			}
 		})
 	}
 	// The lab's mistakes keep labsvc's type, so callers can list them field by field.
-	_, err := sim.Run(context.Background(), sim.Model{Lab: labsvc.Config{CPUs: 0, Workers: 1}}, good, nil)
+	_, err := simulate(context.Background(), sim.Model{Lab: labsvc.Config{CPUs: 0, Workers: 1}}, good, nil)
 	var fe input.FieldErrors
 	if !errors.As(err, &fe) || fe["CPUS"] == "" {
 		t.Errorf("error %v (%T), want input.FieldErrors naming CPUS", err, err)
@@ -389,7 +393,7 @@ func TestBooksBalance(t *testing.T) {
 			for _, rate := range []float64{10, 100, 1000} {
 				name := fmt.Sprintf("workers %d limit %d rate %g", workers, limit, rate)
 				m := sim.Model{Lab: labsvc.Config{Workers: workers, SpinMS: 2, WaitMS: 18, Limit: limit, CPUs: 1, StallEvery: 7, StallMS: 40}, Timeout: 500 * ms}
-				rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Rates: []float64{rate}, Seconds: 3, Seed: 9}, nil)
+				rep, err := simulate(context.Background(), m, loadrun.Sweep{Rates: []float64{rate}, Seconds: 3, Seed: 9}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -398,10 +402,10 @@ func TestBooksBalance(t *testing.T) {
 					t.Errorf("%s: row %+v does not balance", name, r)
 				}
 				for _, rec := range rep.Windows[0].Records {
-					if rec.Outcome == loadrun.OK && rec.Latency() < time.Duration(rec.ServiceMS*float64(ms))-time.Microsecond {
+					if rec.Outcome == result.OK && rec.Latency() < time.Duration(rec.ServiceMS*float64(ms))-time.Microsecond {
 						t.Errorf("%s: record %+v answered before its service ended", name, rec)
 					}
-					if rec.Outcome == loadrun.Gaveup && rec.Latency() != m.Timeout {
+					if rec.Outcome == result.Gaveup && rec.Latency() != m.Timeout {
 						t.Errorf("%s: record %+v gave up after %v, want the timeout %v", name, rec, rec.Latency(), m.Timeout)
 					}
 				}
@@ -428,7 +432,7 @@ func TestClosedLoopBounds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := sim.Run(context.Background(), c.m, c.sw, nil)
+			_, err := simulate(context.Background(), c.m, c.sw, nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
 			}
@@ -436,7 +440,7 @@ func TestClosedLoopBounds(t *testing.T) {
 	}
 	// A think time makes the first case a finite loop: 1 s ÷ 10 ms per client.
 	m := sim.Model{Lab: labsvc.Config{Workers: 1, CPUs: 1}}
-	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Clients: []int{2}, Think: 10 * ms, Seconds: 1}, nil)
+	rep, err := simulate(context.Background(), m, loadrun.Sweep{Clients: []int{2}, Think: 10 * ms, Seconds: 1}, nil)
 	if err != nil || rep.Windows[0].Row.Sent != 200 {
 		t.Errorf("2 clients thinking 10 ms for 1 s: %v, sent %d; want 200", err, rep.Windows[0].Row.Sent)
 	}

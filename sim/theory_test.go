@@ -8,15 +8,16 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
 // meanOK is the mean latency (ms) of every ok record of a report.
-func meanOK(rep loadrun.Report) (float64, int) {
+func meanOK(rep result.Report) (float64, int) {
 	var sum time.Duration
 	n := 0
 	for _, r := range rep.Records() {
-		if r.Outcome == loadrun.OK {
+		if r.Outcome == result.OK {
 			sum += r.Latency()
 			n++
 		}
@@ -61,7 +62,7 @@ func TestAgreesWithTheory(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := sim.Run(context.Background(), c.m, c.sw, nil)
+			rep, err := simulate(context.Background(), c.m, c.sw, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +77,7 @@ func TestAgreesWithTheory(t *testing.T) {
 	// each waits for the other N−1: every latency after the first round is
 	// N × S, the throughput exactly 1/S.
 	m := sim.Model{Lab: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}}
-	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Clients: []int{10}, Seconds: 10}, nil)
+	rep, err := simulate(context.Background(), m, loadrun.Sweep{Clients: []int{10}, Seconds: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,10 +88,10 @@
 //	    runner, and a lost runner's runs are reaped, below);
 //	    started_at and ended_at are '' until they happen.
 //	run_rows(run_id, win, row)
-//	    one row per finished window, row being loadrun.Row as JSON.
+//	    one row per finished window, row being result.Row as JSON.
 //	run_records(run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms)
 //	    every raw request record: times in microseconds from the window's
-//	    start, outcome a loadrun.Outcome, queue_wait_ms and service_ms -1
+//	    start, outcome a result.Outcome, queue_wait_ms and service_ms -1
 //	    when absent. Rows and records go with their run (ON DELETE CASCADE).
 //	run_events(run_id, seq, kind, event)   (100_run_events.sql)
 //	    every event of the run's log (package runner) as it was logged and

@@ -14,7 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // The Postgres schema (migrations/postgres/100_schema.sql, then the
@@ -407,22 +407,22 @@ func TestRecordsReadBackExactly(t *testing.T) {
 			t.Fatal(err)
 		}
 		long := 3599*time.Second + 999999*time.Microsecond
-		recs := []loadrun.Record{
-			{Window: 0, Seq: 0, Intended: long, Sent: long, End: long + time.Microsecond, Outcome: loadrun.OK, Status: 200,
+		recs := []result.Record{
+			{Window: 0, Seq: 0, Intended: long, Sent: long, End: long + time.Microsecond, Outcome: result.OK, Status: 200,
 				QueueWaitMS: 0.001, ServiceMS: 1234.567891},
-			{Window: 0, Seq: 1, Intended: 0, Sent: 0, End: 2 * time.Second, Outcome: loadrun.Gaveup,
-				Reason: loadrun.ReasonReadTimeout, QueueWaitMS: -1, ServiceMS: -1},
+			{Window: 0, Seq: 1, Intended: 0, Sent: 0, End: 2 * time.Second, Outcome: result.Gaveup,
+				Reason: result.ReasonReadTimeout, QueueWaitMS: -1, ServiceMS: -1},
 		}
 		if err := s.AddRecords(ctx, "r", recs); err != nil {
 			t.Fatal(err)
 		}
 		// Storing a window again replaces its records.
-		recs[1].Reason, recs[1].Outcome = loadrun.ReasonReset, loadrun.Error
+		recs[1].Reason, recs[1].Outcome = result.ReasonReset, result.Error
 		if err := s.AddRecords(ctx, "r", recs[1:]); err != nil {
 			t.Fatal(err)
 		}
-		var back []loadrun.Record
-		if err := s.EachRecord(ctx, "r", func(r loadrun.Record) error { back = append(back, r); return nil }); err != nil {
+		var back []result.Record
+		if err := s.EachRecord(ctx, "r", func(r result.Record) error { back = append(back, r); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(back, recs) {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // ErrNoRun is returned when no run has the id asked for.
@@ -41,7 +41,7 @@ type Run struct {
 	CreatedAt time.Time       `json:"created_at"`
 	StartedAt time.Time       `json:"started_at,omitzero"`
 	EndedAt   time.Time       `json:"ended_at,omitzero"`
-	Rows      []loadrun.Row   `json:"rows"`
+	Rows      []result.Row    `json:"rows"`
 }
 
 // SaveRun inserts a run or updates its status, reason and times (the
@@ -76,7 +76,7 @@ func (s *Store) SaveRun(ctx context.Context, r Run) error {
 
 // AddRow stores one finished window's row of a run (again for the same
 // window replaces it).
-func (s *Store) AddRow(ctx context.Context, id string, row loadrun.Row) error {
+func (s *Store) AddRow(ctx context.Context, id string, row result.Row) error {
 	js, err := json.Marshal(row)
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func scanRuns(rows *sql.Rows) ([]Run, error) {
 // on SQLite in multi-row inserts of recordsPerInsert, on Postgres in one
 // statement whose eleven arguments are arrays of the records' columns.
 // Records already stored (same window and seq) are replaced.
-func (s *Store) AddRecords(ctx context.Context, id string, recs []loadrun.Record) (err error) {
+func (s *Store) AddRecords(ctx context.Context, id string, recs []result.Record) (err error) {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -207,7 +207,7 @@ const replaceRecords = ` ON CONFLICT (run_id, win, seq) DO UPDATE SET intended_u
 	sent_us = excluded.sent_us, end_us = excluded.end_us, outcome = excluded.outcome, status = excluded.status,
 	reason = excluded.reason, queue_wait_ms = excluded.queue_wait_ms, service_ms = excluded.service_ms`
 
-func addRecordsSQLite(ctx context.Context, tx *tx, id string, recs []loadrun.Record) error {
+func addRecordsSQLite(ctx context.Context, tx *tx, id string, recs []result.Record) error {
 	var full *sql.Stmt
 	args := make([]any, 0, recordsPerInsert*11)
 	for start := 0; start < len(recs); start += recordsPerInsert {
@@ -240,7 +240,7 @@ func addRecordsSQLite(ctx context.Context, tx *tx, id string, recs []loadrun.Rec
 // goes as one array, and unnest turns the arrays back into rows, so the
 // statement is the same whatever the number of records (no limit of
 // parameters, one plan) and costs one round trip.
-func addRecordsPostgres(ctx context.Context, tx *tx, id string, recs []loadrun.Record) error {
+func addRecordsPostgres(ctx context.Context, tx *tx, id string, recs []result.Record) error {
 	n := len(recs)
 	win, seq, outcome, status := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	intended, sent, end := make([]int64, n), make([]int64, n), make([]int64, n)
@@ -297,10 +297,10 @@ func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	r.Rows = []loadrun.Row{}
+	r.Rows = []result.Row{}
 	for rows.Next() {
 		var js string
-		var row loadrun.Row
+		var row result.Row
 		if err := rows.Scan(&js); err != nil {
 			rows.Close()
 			return Run{}, err
@@ -363,24 +363,24 @@ func (s *Store) latestRun(ctx context.Context, block string) (Run, error) {
 
 // EachRecord calls fn with every stored record of a run, in window and seq
 // order, stopping at the first error.
-func (s *Store) EachRecord(ctx context.Context, id string, fn func(loadrun.Record) error) error {
+func (s *Store) EachRecord(ctx context.Context, id string, fn func(result.Record) error) error {
 	return s.eachRecord(ctx, fn, `WHERE run_id = ?`, id)
 }
 
 // EachWindowRecord is EachRecord for one window of the run (loadrun's
 // window index, from 0).
-func (s *Store) EachWindowRecord(ctx context.Context, id string, window int, fn func(loadrun.Record) error) error {
+func (s *Store) EachWindowRecord(ctx context.Context, id string, window int, fn func(result.Record) error) error {
 	return s.eachRecord(ctx, fn, `WHERE run_id = ? AND win = ?`, id, window)
 }
 
-func (s *Store) eachRecord(ctx context.Context, fn func(loadrun.Record) error, where string, args ...any) error {
+func (s *Store) eachRecord(ctx context.Context, fn func(result.Record) error, where string, args ...any) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms
 		FROM run_records `+where+` ORDER BY win, seq`, args...)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
-		var r loadrun.Record
+		var r result.Record
 		var intended, sent, end int64
 		var outcome int
 		if err := rows.Scan(&r.Window, &r.Seq, &intended, &sent, &end, &outcome, &r.Status, &r.Reason, &r.QueueWaitMS, &r.ServiceMS); err != nil {
@@ -388,7 +388,7 @@ func (s *Store) eachRecord(ctx context.Context, fn func(loadrun.Record) error, w
 			return err
 		}
 		r.Intended, r.Sent, r.End = time.Duration(intended)*time.Microsecond, time.Duration(sent)*time.Microsecond, time.Duration(end)*time.Microsecond
-		r.Outcome = loadrun.Outcome(outcome)
+		r.Outcome = result.Outcome(outcome)
 		if err := fn(r); err != nil {
 			rows.Close()
 			return err

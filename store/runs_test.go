@@ -8,30 +8,30 @@ import (
 	"testing"
 	"time"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // testRecords returns n records of window w with every outcome and both
 // present and absent lab headers.
-func testRecords(w, n int) []loadrun.Record {
-	outcomes := []loadrun.Outcome{loadrun.OK, loadrun.Refused, loadrun.Gaveup, loadrun.Error, loadrun.NotSent}
-	recs := make([]loadrun.Record, n)
+func testRecords(w, n int) []result.Record {
+	outcomes := []result.Outcome{result.OK, result.Refused, result.Gaveup, result.Error, result.NotSent}
+	recs := make([]result.Record, n)
 	for i := range recs {
 		o := outcomes[i%len(outcomes)]
-		r := loadrun.Record{Window: w, Seq: i, Intended: time.Duration(i) * 1234 * time.Microsecond, Outcome: o, QueueWaitMS: -1, ServiceMS: -1}
+		r := result.Record{Window: w, Seq: i, Intended: time.Duration(i) * 1234 * time.Microsecond, Outcome: o, QueueWaitMS: -1, ServiceMS: -1}
 		r.Sent = r.Intended + 50*time.Microsecond
 		r.End = r.Sent + time.Duration(i%7)*time.Millisecond
 		switch o {
-		case loadrun.OK:
+		case result.OK:
 			r.Status, r.QueueWaitMS, r.ServiceMS = 200, 0.042, 20.117
-		case loadrun.Refused:
+		case result.Refused:
 			r.Status = 503
-		case loadrun.Gaveup:
-			r.Reason = loadrun.ReasonReadTimeout
-		case loadrun.Error:
-			r.Reason = loadrun.ReasonReset
-		case loadrun.NotSent:
-			r.Sent, r.End, r.Reason = r.Intended, r.Intended, loadrun.ReasonInFlightCap
+		case result.Gaveup:
+			r.Reason = result.ReasonReadTimeout
+		case result.Error:
+			r.Reason = result.ReasonReset
+		case result.NotSent:
+			r.Sent, r.End, r.Reason = r.Intended, r.Intended, result.ReasonInFlightCap
 		}
 		recs[i] = r
 	}
@@ -65,7 +65,7 @@ func TestRunsPersistAcrossRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rows := []loadrun.Row{{Window: 0, Offered: 40, Sent: 80, OK: 80, OKPerSec: 40, P50MS: 20.1, P99MS: 23.4, N: 80}, {Window: 1, Offered: 80, Sent: 160, OK: 150, Refused: 10, Note: "a note"}}
+		rows := []result.Row{{Window: 0, Offered: 40, Sent: 80, OK: 80, OKPerSec: 40, P50MS: 20.1, P99MS: 23.4, N: 80}, {Window: 1, Offered: 80, Sent: 160, OK: 150, Refused: 10, Note: "a note"}}
 		for _, row := range rows {
 			if err := s.AddRow(ctx, "r1", row); err != nil {
 				t.Fatal(err)
@@ -98,8 +98,8 @@ func TestRunsPersistAcrossRestart(t *testing.T) {
 		if len(got.Rows) != 2 || got.Rows[0] != rows[0] || got.Rows[1] != rows[1] {
 			t.Errorf("rows after reopening: %+v, want %+v", got.Rows, rows)
 		}
-		var back []loadrun.Record
-		if err := s.EachRecord(ctx, "r1", func(r loadrun.Record) error { back = append(back, r); return nil }); err != nil {
+		var back []result.Record
+		if err := s.EachRecord(ctx, "r1", func(r result.Record) error { back = append(back, r); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if len(back) != len(recs) {
@@ -112,7 +112,7 @@ func TestRunsPersistAcrossRestart(t *testing.T) {
 		}
 		// One window alone: window 1's 7 records, in seq order.
 		back = back[:0]
-		if err := s.EachWindowRecord(ctx, "r1", 1, func(r loadrun.Record) error { back = append(back, r); return nil }); err != nil {
+		if err := s.EachWindowRecord(ctx, "r1", 1, func(r result.Record) error { back = append(back, r); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if len(back) != 7 || back[0] != recs[1203] || back[6] != recs[1209] {
@@ -254,7 +254,7 @@ func BenchmarkWindowWrites(b *testing.B) {
 		ctx := b.Context()
 		recs := testRecords(0, 60000)
 		progress := []byte(`{"seq":0,"kind":"progress","at":"2026-12-01T16:05:15.17883775Z","windows":2,"window":0,"rate":2000,"seconds":30,"elapsed_ms":400.335,"sent":800,"ended":790}`)
-		row := loadrun.Row{Window: 0, Offered: 2000, Sent: 60000, OK: 59990, Refused: 10, OKPerSec: 1999.7, P50MS: 20.1, P99MS: 41.3, N: 59990}
+		row := result.Row{Window: 0, Offered: 2000, Sent: 60000, OK: 59990, Refused: 10, OKPerSec: 1999.7, P50MS: 20.1, P99MS: 41.3, N: 59990}
 		rowJSON, _ := json.Marshal(row)
 		const events = 121
 		cpu0 := processCPU()

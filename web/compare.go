@@ -8,18 +8,18 @@ import (
 	"slices"
 
 	"capacitylab/chart"
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // compareRow is one line of the comparison table: the windows of runs A
 // and B at the same offered rate (either may be missing).
 type compareRow struct {
 	Offered float64
-	A, B    *loadrun.Row
+	A, B    *result.Row
 }
 
 // compareRows pairs the rows of two runs by offered rate, in rate order.
-func compareRows(a, b []loadrun.Row) []compareRow {
+func compareRows(a, b []result.Row) []compareRow {
 	var out []compareRow
 	find := func(rate float64) int {
 		for i := range out {
@@ -106,7 +106,7 @@ func compareMissing(err error, which, id string) error {
 
 // cellOf formats one field of a possibly missing row, to one decimal as
 // the run's own table does.
-func cellOf(row *loadrun.Row, field string) string {
+func cellOf(row *result.Row, field string) string {
 	if row == nil {
 		return "—"
 	}

@@ -265,7 +265,7 @@
 //
 // # CSV
 //
-// The rows CSV (/runs/{id}.csv) has one line per window, loadrun.Row's
+// The rows CSV (/runs/{id}.csv) has one line per window, result.Row's
 // fields by their JSON names; window is loadrun's index, from 0 (pages
 // count windows from 1). A value that is unknown is an empty cell, never
 // -1: done and queued without the lab's control API. The records CSV is

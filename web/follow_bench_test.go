@@ -18,7 +18,7 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -167,12 +167,12 @@ func followRows(b *testing.B, a *testSite, sites []*testSite, commits *commitTim
 		}
 		slices.Sort(delays)
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-		b.ReportMetric(ms(loadrun.NearestRank(delays, 50)), "commit-to-read-p50-ms")
-		b.ReportMetric(ms(loadrun.NearestRank(delays, 99)), "commit-to-read-p99-ms")
+		b.ReportMetric(ms(result.NearestRank(delays, 50)), "commit-to-read-p50-ms")
+		b.ReportMetric(ms(result.NearestRank(delays, 99)), "commit-to-read-p99-ms")
 		b.ReportMetric(ms(delays[len(delays)-1]), "commit-to-read-max-ms")
 		b.ReportMetric(float64(len(delays)), "rows-live")
 		if len(whole) > 0 {
-			b.ReportMetric(ms(loadrun.NearestRank(whole, 99)), "row-to-read-p99-ms")
+			b.ReportMetric(ms(result.NearestRank(whole, 99)), "row-to-read-p99-ms")
 		}
 		b.ReportMetric(float64(rep.Carried)/float64(n), "panels-carried/watcher")
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/store"
 )
 
@@ -91,7 +91,7 @@ func fillLearner(t *testing.T, st *store.Store, learner string, l *lessons.Lesso
 			q, _ := json.Marshal(labPreset(b))
 			if err = st.SaveRun(ctx, store.Run{ID: id, Learner: learner, Lesson: l.Slug, Block: b.ID, Request: q, Status: store.RunDone, CreatedAt: at}); err == nil {
 				for i, rate := range b.Rates {
-					if err = st.AddRow(ctx, id, loadrun.Row{Window: i, Offered: rate, Sent: 10, OK: 9, N: 9, Gaveup: 1, OKPerSec: rate * 0.9, P50MS: 21, P99MS: 40, MeanMS: 23.5, Seconds: b.Seconds}); err != nil {
+					if err = st.AddRow(ctx, id, result.Row{Window: i, Offered: rate, Sent: 10, OK: 9, N: 9, Gaveup: 1, OKPerSec: rate * 0.9, P50MS: 21, P99MS: 40, MeanMS: 23.5, Seconds: b.Seconds}); err != nil {
 						break
 					}
 				}

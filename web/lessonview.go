@@ -21,6 +21,7 @@ import (
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
 	"capacitylab/recorder"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -264,7 +265,7 @@ func reading(q *lessons.Question, lab *lessons.Lab, columns []string, rows [][]s
 
 // runReading is reading over a run's rows, formatted as recorded tables
 // are (recorder.RowCells), with every column a recorded table may have.
-func runReading(q *lessons.Question, lab *lessons.Lab, rows []loadrun.Row) []readRow {
+func runReading(q *lessons.Question, lab *lessons.Lab, rows []result.Row) []readRow {
 	cols := lessons.AllColumns()
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
@@ -579,7 +580,7 @@ func labLoadKnobs(block string, q runner.Request, lim runner.Limits) []knob {
 }
 
 // joinChanges writes knob changes as the form's at field takes them.
-func joinChanges(cs []loadrun.KnobChange) string {
+func joinChanges(cs []result.KnobChange) string {
 	s := make([]string, len(cs))
 	for i, c := range cs {
 		s[i] = c.String()

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/store"
 )
 
@@ -35,7 +35,7 @@ func saveDoneRun(t *testing.T, s *testSite, id, learner string, at time.Time) {
 		t.Fatal(err)
 	}
 	for i, rate := range lab.Rates {
-		row := loadrun.Row{Window: i, Offered: rate, Sent: 12, OK: 12, N: 12, OKPerSec: rate + 0.26, P50MS: 21.04, P99MS: 33, MeanMS: 22, Seconds: lab.Seconds}
+		row := result.Row{Window: i, Offered: rate, Sent: 12, OK: 12, N: 12, OKPerSec: rate + 0.26, P50MS: 21.04, P99MS: 33, MeanMS: 22, Seconds: lab.Seconds}
 		if err := s.store.AddRow(t.Context(), id, row); err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,7 @@ func TestRunReadingNoAnswers(t *testing.T) {
 	c := loadCourse(t)
 	q, l, _ := c.Question("littles-double")
 	lab := settlingLab(l, q)
-	rows := []loadrun.Row{
+	rows := []result.Row{
 		{Window: 0, Offered: 20, Sent: 94, OK: 94, N: 94, OKPerSec: 18.8, MeanMS: 28.3},
 		{Window: 1, Offered: 40, Sent: 210, OK: 0, N: 0, OKPerSec: 0, MeanMS: 0},
 	}
@@ -246,7 +246,7 @@ func TestRunReadingNoAnswers(t *testing.T) {
 		t.Errorf("reading = %+v", got)
 	}
 	// A run of other rates has no 20 or 40 window: said, not invented.
-	got = runReading(q, lab, []loadrun.Row{{Window: 0, Offered: 25, N: 1}})
+	got = runReading(q, lab, []result.Row{{Window: 0, Offered: 25, N: 1}})
 	if len(got) != 2 || !got[0].Gone || !got[1].Gone {
 		t.Errorf("reading of a run at other rates = %+v", got)
 	}

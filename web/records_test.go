@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -41,7 +41,7 @@ func saveTestRun(t *testing.T, site *testSite, id, learner string) {
 		t.Fatal(err)
 	}
 	for i, rate := range []float64{40, 100} {
-		row := loadrun.Row{Offered: rate, Sent: int(rate), OK: 40, Refused: int(rate) - 40, OKPerSec: 40, P50MS: 120, P99MS: 229.5, Done: 40, Queued: 10, MeanMS: 130}
+		row := result.Row{Offered: rate, Sent: int(rate), OK: 40, Refused: int(rate) - 40, OKPerSec: 40, P50MS: 120, P99MS: 229.5, Done: 40, Queued: 10, MeanMS: 130}
 		if err := site.store.AddRow(ctx, id, row); err != nil {
 			t.Fatalf("row %d: %v", i, err)
 		}

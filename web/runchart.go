@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	"capacitylab/chart"
-	"capacitylab/loadrun"
 	"capacitylab/model"
+	"capacitylab/result"
 	"capacitylab/runner"
 )
 
@@ -48,7 +48,7 @@ func predictAt(q runner.Request, offered float64) prediction {
 // predict gives the model's prediction at every window's offered rate: the
 // requested rates (open loop), or the measured offered rate of each row
 // (closed loop, where the rate is an outcome).
-func predict(q runner.Request, rows []loadrun.Row) []prediction {
+func predict(q runner.Request, rows []result.Row) []prediction {
 	var rates []float64
 	if q.Mode == runner.ModeClosed {
 		for _, r := range rows {
@@ -84,7 +84,7 @@ func windowName(w int) string { return "Window " + strconv.Itoa(w+1) }
 // workers, both models are the M/M/c/K queue behind them. Each quantity has one
 // colour: measured solid with points, the model dashed across the whole
 // range. Each window is a stop showing its numbers beside the model's.
-func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id string) chart.Chart {
+func runChart(q runner.Request, rows []result.Row, preds []prediction, id string) chart.Chart {
 	xMax := 0.0
 	for _, r := range q.Rates {
 		xMax = math.Max(xMax, r)
@@ -153,7 +153,7 @@ func runChart(q runner.Request, rows []loadrun.Row, preds []prediction, id strin
 		if i < len(preds) {
 			p = preds[i]
 		}
-		var r *loadrun.Row
+		var r *result.Row
 		if i < len(rows) {
 			r = &rows[i]
 		}
@@ -222,10 +222,10 @@ func compareChart(a, b runView, rows []compareRow, id string) chart.Chart {
 	}
 	xMax, _ = chart.Axis(xMax*1.05, 5)
 	panels := []chart.Panel{{Title: "Throughput: ok answers a second"}, {Title: "p50 latency of ok answers, ms"}, {Title: "p99 latency of ok answers, ms"}}
-	get := []func(loadrun.Row) float64{
-		func(r loadrun.Row) float64 { return r.OKPerSec },
-		func(r loadrun.Row) float64 { return r.P50MS },
-		func(r loadrun.Row) float64 { return r.P99MS },
+	get := []func(result.Row) float64{
+		func(r result.Row) float64 { return r.OKPerSec },
+		func(r result.Row) float64 { return r.P50MS },
+		func(r result.Row) float64 { return r.P99MS },
 	}
 	unit := []string{"/s", " ms", " ms"}
 	for i, v := range []runView{a, b} {
@@ -242,7 +242,7 @@ func compareChart(a, b runView, rows []compareRow, id string) chart.Chart {
 			panels[k].Series = append(panels[k].Series, chart.Series{Name: name, Quantity: q, Style: chart.Measured, Marker: mk, X: xs, Y: ys})
 		}
 	}
-	cell := func(r *loadrun.Row, k int) string {
+	cell := func(r *result.Row, k int) string {
 		if r == nil {
 			return "—"
 		}
@@ -265,25 +265,25 @@ type distribution struct {
 	Window                     int
 	OK, Refused, Gaveup, Error int
 	NotSent                    int       // due but not sent, for whatever reason (ClientBusy included)
-	ClientBusy                 int       // of NotSent: found every client worker busy (loadrun.ReasonClientBusy)
+	ClientBusy                 int       // of NotSent: found every client worker busy (result.ReasonClientBusy)
 	LatMS                      []float64 // ok latencies, sorted
 }
 
 // add counts one record.
-func (d *distribution) add(r loadrun.Record) {
+func (d *distribution) add(r result.Record) {
 	switch r.Outcome {
-	case loadrun.OK:
+	case result.OK:
 		d.OK++
 		d.LatMS = append(d.LatMS, float64(r.Latency().Microseconds())/1000)
-	case loadrun.Refused:
+	case result.Refused:
 		d.Refused++
-	case loadrun.Gaveup:
+	case result.Gaveup:
 		d.Gaveup++
-	case loadrun.Error:
+	case result.Error:
 		d.Error++
-	case loadrun.NotSent:
+	case result.NotSent:
 		d.NotSent++
-		if r.Reason == loadrun.ReasonClientBusy {
+		if r.Reason == result.ReasonClientBusy {
 			d.ClientBusy++
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 	"capacitylab/chart"
 	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/runner"
 )
 
@@ -37,7 +37,7 @@ func TestPredictWithClientWorkers(t *testing.T) {
 	if over.P99MS == nil || over.ClientBusyPerSec <= 0 || over.OKPerSec >= 100 || math.Abs(over.OKPerSec+over.ClientBusyPerSec-150) > 1e-9 {
 		t.Errorf("overloaded behind 6 client workers: %+v, want ok under the 100/s ceiling, the rest client busy, and a p99", over)
 	}
-	rows := []loadrun.Row{{Window: 0, Offered: 50, OKPerSec: 49, ClientBusy: 1, Seconds: 1, P50MS: 22, P99MS: 40}}
+	rows := []result.Row{{Window: 0, Offered: 50, OKPerSec: 49, ClientBusy: 1, Seconds: 1, P50MS: 22, P99MS: 40}}
 	c := runChart(q, rows, predict(q, rows), "c1")
 	okModel := c.Panels[0].Series[1]
 	if !strings.Contains(okModel.Name, "M/M/c/K, K = 6") || len(okModel.X) < 50 || !strings.Contains(c.Panels[1].Series[1].Name, "M/M/c/K") {
@@ -62,13 +62,13 @@ func TestPredictWithClientWorkers(t *testing.T) {
 // measurement; the table has every window, measured or not yet.
 func TestRunChart(t *testing.T) {
 	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{20, 40, 60}, Seconds: 1}}
-	rows := []loadrun.Row{
+	rows := []result.Row{
 		{Window: 0, Offered: 20, OKPerSec: 21, P50MS: 30, P99MS: 78},
 		{Window: 1, Offered: 40, OKPerSec: 27, P50MS: 45, P99MS: 95},
 	}
 	tests := []struct {
 		name string
-		rows []loadrun.Row
+		rows []result.Row
 	}{
 		// Before the first row: only the model, every window "not yet".
 		{"no rows", nil},
@@ -203,9 +203,9 @@ func TestRunTitle(t *testing.T) {
 // run, as the server does once per row (the chart cache keeps it).
 func BenchmarkRunChart(b *testing.B) {
 	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{25, 50, 75, 100, 125, 150, 175, 200}, Seconds: 1}}
-	var rows []loadrun.Row
+	var rows []result.Row
 	for i, r := range q.Rates {
-		rows = append(rows, loadrun.Row{Window: i, Offered: r, OKPerSec: math.Min(r, 190), P50MS: 20 + float64(i), P99MS: 40 + 10*float64(i)})
+		rows = append(rows, result.Row{Window: i, Offered: r, OKPerSec: math.Min(r, 190), P50MS: 20 + float64(i), P99MS: 40 + 10*float64(i)})
 	}
 	benchRunChart(b, q, rows)
 }
@@ -216,14 +216,14 @@ func BenchmarkRunChart(b *testing.B) {
 func BenchmarkRunChartClientWorkers(b *testing.B) {
 	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 18, CPUs: 1}, Rates: []float64{25, 50, 75, 100, 125, 150, 175, 200}, Seconds: 1,
 		MaxInFlight: 256}}
-	var rows []loadrun.Row
+	var rows []result.Row
 	for i, r := range q.Rates {
-		rows = append(rows, loadrun.Row{Window: i, Offered: r, OKPerSec: math.Min(r, 190), P50MS: 20 + float64(i), P99MS: 40 + 10*float64(i), Seconds: 1})
+		rows = append(rows, result.Row{Window: i, Offered: r, OKPerSec: math.Min(r, 190), P50MS: 20 + float64(i), P99MS: 40 + 10*float64(i), Seconds: 1})
 	}
 	benchRunChart(b, q, rows)
 }
 
-func benchRunChart(b *testing.B, q runner.Request, rows []loadrun.Row) {
+func benchRunChart(b *testing.B, q runner.Request, rows []result.Row) {
 	ctx := context.Background()
 	for b.Loop() {
 		c := runChart(q, rows, predict(q, rows), "bench")
@@ -237,11 +237,11 @@ func benchRunChart(b *testing.B, q runner.Request, rows []loadrun.Row) {
 // could not take (client_busy) from arrivals the generator did not send.
 func TestOutcomesTextClientBusy(t *testing.T) {
 	var d distribution
-	for _, r := range []loadrun.Record{
-		{Outcome: loadrun.OK}, {Outcome: loadrun.OK}, {Outcome: loadrun.Refused},
-		{Outcome: loadrun.NotSent, Reason: loadrun.ReasonClientBusy},
-		{Outcome: loadrun.NotSent, Reason: loadrun.ReasonClientBusy},
-		{Outcome: loadrun.NotSent, Reason: loadrun.ReasonInFlightCap},
+	for _, r := range []result.Record{
+		{Outcome: result.OK}, {Outcome: result.OK}, {Outcome: result.Refused},
+		{Outcome: result.NotSent, Reason: result.ReasonClientBusy},
+		{Outcome: result.NotSent, Reason: result.ReasonClientBusy},
+		{Outcome: result.NotSent, Reason: result.ReasonInFlightCap},
 	} {
 		d.add(r)
 	}

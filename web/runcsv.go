@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/store"
 )
 
@@ -55,21 +55,21 @@ func (s *server) recordsCSV(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="run-`+id+`-records.csv"`)
 	cw := csv.NewWriter(w)
-	if err := cw.Write(loadrun.CSVHeader()); err != nil {
+	if err := cw.Write(result.CSVHeader()); err != nil {
 		return nil
 	}
-	batch := make([]loadrun.Record, 0, 1024)
-	err := s.store.EachRecord(r.Context(), id, func(rec loadrun.Record) error {
+	batch := make([]result.Record, 0, 1024)
+	err := s.store.EachRecord(r.Context(), id, func(rec result.Record) error {
 		batch = append(batch, rec)
 		if len(batch) == cap(batch) {
-			err := loadrun.AppendCSV(cw, batch)
+			err := result.AppendCSV(cw, batch)
 			batch = batch[:0]
 			return err
 		}
 		return nil
 	})
 	if err == nil {
-		err = loadrun.AppendCSV(cw, batch)
+		err = result.AppendCSV(cw, batch)
 	}
 	cw.Flush()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/model"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -260,7 +261,7 @@ func (s *server) runDistribution(ctx context.Context, v runView, windowQ string)
 	}
 	win := v.Rows[chosen].Window
 	dist := distribution{Window: win}
-	if err := s.store.EachWindowRecord(ctx, v.ID, win, func(r loadrun.Record) error { dist.add(r); return nil }); err != nil {
+	if err := s.store.EachWindowRecord(ctx, v.ID, win, func(r result.Record) error { dist.add(r); return nil }); err != nil {
 		return d, false, err
 	}
 	slices.Sort(dist.LatMS)

@@ -12,15 +12,15 @@ import (
 	"golang.org/x/net/html"
 
 	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
 
 // saveTestRun stores a finished run of learner with rows and, for each
 // row's window, ok records of latencies lat (ms).
-func saveRunWithRecords(t *testing.T, site *testSite, id, learner, lesson, block string, q runner.Request, rows []loadrun.Row, lat []float64) {
+func saveRunWithRecords(t *testing.T, site *testSite, id, learner, lesson, block string, q runner.Request, rows []result.Row, lat []float64) {
 	t.Helper()
 	ctx := t.Context()
 	req, _ := json.Marshal(q)
@@ -33,13 +33,13 @@ func saveRunWithRecords(t *testing.T, site *testSite, id, learner, lesson, block
 		if err := site.store.AddRow(ctx, id, r); err != nil {
 			t.Fatal(err)
 		}
-		var recs []loadrun.Record
+		var recs []result.Record
 		for i, ms := range lat {
-			recs = append(recs, loadrun.Record{Window: r.Window, Seq: i, Intended: time.Duration(i) * time.Millisecond,
+			recs = append(recs, result.Record{Window: r.Window, Seq: i, Intended: time.Duration(i) * time.Millisecond,
 				Sent: time.Duration(i) * time.Millisecond, End: time.Duration(i)*time.Millisecond + time.Duration(ms*float64(time.Millisecond)),
-				Outcome: loadrun.OK, Status: 200, QueueWaitMS: -1, ServiceMS: -1})
+				Outcome: result.OK, Status: 200, QueueWaitMS: -1, ServiceMS: -1})
 		}
-		recs = append(recs, loadrun.Record{Window: r.Window, Seq: len(lat), Outcome: loadrun.Gaveup, Reason: loadrun.ReasonReadTimeout, QueueWaitMS: -1, ServiceMS: -1,
+		recs = append(recs, result.Record{Window: r.Window, Seq: len(lat), Outcome: result.Gaveup, Reason: result.ReasonReadTimeout, QueueWaitMS: -1, ServiceMS: -1,
 			End: 2 * time.Second})
 		if err := site.store.AddRecords(ctx, id, recs); err != nil {
 			t.Fatal(err)
@@ -53,7 +53,7 @@ var testPreset = runner.Request{Preset: measure.Preset{Config: labsvc.Config{Wor
 // from 1, and shows a latency distribution of the window asked for.
 func TestRunPageInWords(t *testing.T) {
 	site := newSite(t)
-	rows := []loadrun.Row{
+	rows := []result.Row{
 		{Window: 0, Offered: 10, Sent: 20, OK: 20, OKPerSec: 10, P50MS: 21, P99MS: 30, Done: -1, Queued: -1, N: 20, Seconds: 2},
 		{Window: 1, Offered: 40, Sent: 80, OK: 79, Gaveup: 1, OKPerSec: 39, P50MS: 40, P99MS: 90, Done: -1, Queued: -1, N: 79, Seconds: 2},
 	}
@@ -111,7 +111,7 @@ func TestRunPageInWords(t *testing.T) {
 func TestRowsCSVLeavesUnknownEmpty(t *testing.T) {
 	site := newSite(t)
 	saveRunWithRecords(t, site, "r2", "alice", "", "", testPreset,
-		[]loadrun.Row{{Window: 0, Offered: 10, Sent: 20, OK: 20, OKPerSec: 10, P50MS: 21, P99MS: 30, Done: -1, Queued: -1, N: 20}}, nil)
+		[]result.Row{{Window: 0, Offered: 10, Sent: 20, OK: 20, OKPerSec: 10, P50MS: 21, P99MS: 30, Done: -1, Queued: -1, N: 20}}, nil)
 	res := site.get(nil, "/runs/r2.csv")
 	recs, err := csv.NewReader(strings.NewReader(res.body)).ReadAll()
 	if err != nil || len(recs) != 2 {
@@ -128,7 +128,7 @@ func TestRowsCSVLeavesUnknownEmpty(t *testing.T) {
 		t.Errorf("-1 in the CSV:\n%s", res.body)
 	}
 	// The records CSV does the same for the lab's headers it did not get.
-	saveRunWithRecords(t, site, "r3", "alice", "", "", testPreset, []loadrun.Row{{Window: 0, Offered: 10}}, []float64{20})
+	saveRunWithRecords(t, site, "r3", "alice", "", "", testPreset, []result.Row{{Window: 0, Offered: 10}}, []float64{20})
 	if recs := site.get(nil, "/runs/r3/records.csv").body; strings.Contains(recs, "-1") {
 		t.Errorf("records CSV has -1:\n%s", recs)
 	}

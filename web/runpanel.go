@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -153,7 +153,7 @@ func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error 
 				v.chart = s.chartOf(v)
 				v.Prediction = v.chart.preds
 				// A run over time's samples, of the windows replayed so far.
-				v.Samples = slices.DeleteFunc(slices.Clone(v.Samples), func(smp loadrun.Sample) bool { return smp.Window >= n })
+				v.Samples = slices.DeleteFunc(slices.Clone(v.Samples), func(smp result.Sample) bool { return smp.Window >= n })
 				if v.overTime() {
 					v.timeChart = s.timeChartOf(v)
 				}

@@ -8,11 +8,11 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
 	"capacitylab/recorder"
+	"capacitylab/result"
 )
 
-// rowColumns are the columns of a run's table: JSON names of loadrun.Row,
+// rowColumns are the columns of a run's table: JSON names of result.Row,
 // which are also the names the lessons' recorded tables and cmd/load use,
 // so a learner reads the same heading in their run as in the lesson.
 var rowColumns = []string{"window", "offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms",
@@ -28,7 +28,7 @@ var defaultRunShow = []string{"offered", "ok_per_sec", "p50_ms", "p99_ms", "queu
 // recorded table, and the reading line beside them, show the same
 // figures), the rest to one decimal. Windows are counted from 1, as
 // people count them (the row's JSON counts from 0).
-func rowCells(row loadrun.Row) []string {
+func rowCells(row result.Row) []string {
 	m := map[string]any{}
 	b, _ := json.Marshal(row)
 	json.Unmarshal(b, &m)

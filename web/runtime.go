@@ -13,13 +13,13 @@ import (
 
 	"capacitylab/chart"
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
 	"capacitylab/recorder"
+	"capacitylab/result"
 	"capacitylab/runner"
 )
 
 // A run over time (issue 17) samples every second of its windows
-// (loadrun.Sample). Its page and a lab block's live panel draw the samples
+// (result.Sample). Its page and a lab block's live panel draw the samples
 // as a time chart (chart.TimeChart) above the chart of its rows, kept per
 // run and number of samples as the rows' chart is; the samples download
 // as CSV; a lesson's recorded time table (lessons.Table.TimeTable) is drawn
@@ -27,7 +27,7 @@ import (
 
 // timeRunOf is what the time chart needs of a run: its samples and the
 // request's windows, knob changes and caller's timeout.
-func timeRunOf(q runner.Request, samples []loadrun.Sample, id string) chart.TimeRun {
+func timeRunOf(q runner.Request, samples []result.Sample, id string) chart.TimeRun {
 	return chart.TimeRun{ID: id, Samples: samples, Changes: q.At, Windows: q.Windows(), Seconds: q.Seconds,
 		TimeoutMS: float64(q.Timeout().Milliseconds())}
 }
@@ -65,7 +65,7 @@ func tableTimeChart(t *lessons.Table) (chart.Chart, bool) {
 	if !t.TimeTable() || len(t.Rows) == 0 {
 		return chart.Chart{}, false
 	}
-	samples, err := loadrun.ParseSamples(t.Columns, t.Rows)
+	samples, err := result.ParseSamples(t.Columns, t.Rows)
 	if err != nil {
 		return chart.Chart{}, false
 	}
@@ -82,12 +82,12 @@ func tableTimeChart(t *lessons.Table) (chart.Chart, bool) {
 
 // storedSamples are the samples of a run the runner no longer holds, from
 // its stored sample events.
-func (s *server) storedSamples(ctx context.Context, id string) ([]loadrun.Sample, error) {
+func (s *server) storedSamples(ctx context.Context, id string) ([]result.Sample, error) {
 	events, err := s.store.RunEvents(ctx, id, 0)
 	if err != nil {
 		return nil, err
 	}
-	var out []loadrun.Sample
+	var out []result.Sample
 	for _, e := range events {
 		if runner.Kind(e.Kind) != runner.KindSample {
 			continue
@@ -104,7 +104,7 @@ func (s *server) storedSamples(ctx context.Context, id string) ([]loadrun.Sample
 }
 
 // samplesCSV is GET /runs/{id}/samples.csv: every sample of a run over
-// time, one line a second (loadrun.SampleColumns); a run without samples
+// time, one line a second (result.SampleColumns); a run without samples
 // is a 404.
 func (s *server) samplesCSV(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
@@ -119,7 +119,7 @@ func (s *server) samplesCSV(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="run-`+id+`-samples.csv"`)
 	cw := csv.NewWriter(w)
-	cw.Write(loadrun.SampleColumns())
+	cw.Write(result.SampleColumns())
 	for _, smp := range v.Samples {
 		cw.Write(smp.Cells())
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/runner"
 )
 
@@ -69,7 +69,7 @@ func TestTimeTableDrawnAboveItsTable(t *testing.T) {
 // samples.csv is the error page's 404.
 func TestRunWithoutSamples(t *testing.T) {
 	site := newSite(t)
-	rows := []loadrun.Row{{Window: 0, Offered: 10, Sent: 20, OK: 20, OKPerSec: 10, P50MS: 21, P99MS: 30, Done: -1, Queued: -1, N: 20, Seconds: 2}}
+	rows := []result.Row{{Window: 0, Offered: 10, Sent: 20, OK: 20, OKPerSec: 10, P50MS: 21, P99MS: 30, Done: -1, Queued: -1, N: 20, Seconds: 2}}
 	saveRunWithRecords(t, site, "r1", "alice", "", "", testPreset, rows, []float64{20, 21})
 	page := site.get(nil, "/runs/r1")
 	if page.StatusCode != 200 || strings.Contains(page.body, "run-time-chart") || strings.Contains(page.body, "samples.csv") {
@@ -103,7 +103,7 @@ func TestRunOverTimePageAndCSV(t *testing.T) {
 	id := m["id"].(string)
 	conn := dial(t, site.srv.URL, id, 0)
 	defer conn.Close()
-	var row *loadrun.Row
+	var row *result.Row
 	samples, late := 0, time.Duration(0)
 	var livePanels []int // samples drawn by each panel that came while the window was measured
 	for {
@@ -164,10 +164,10 @@ func TestRunOverTimePageAndCSV(t *testing.T) {
 		}
 		res := site.get(c, "/runs/"+id+"/samples.csv")
 		recs, err := csv.NewReader(strings.NewReader(res.body)).ReadAll()
-		if err != nil || res.StatusCode != 200 || len(recs) != samples+1 || strings.Join(recs[0], ",") != strings.Join(loadrun.SampleColumns(), ",") {
+		if err != nil || res.StatusCode != 200 || len(recs) != samples+1 || strings.Join(recs[0], ",") != strings.Join(result.SampleColumns(), ",") {
 			t.Fatalf("%s: samples.csv %d, %d lines (want %d), %v\n%s", when, res.StatusCode, len(recs), samples+1, err, res.body)
 		}
-		got, err := loadrun.ParseSamples(recs[0], recs[1:])
+		got, err := result.ParseSamples(recs[0], recs[1:])
 		if err != nil {
 			t.Fatal(err)
 		}

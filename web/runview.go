@@ -12,6 +12,7 @@ import (
 
 	"capacitylab/chart"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -33,16 +34,16 @@ type runView struct {
 	CreatedAt      time.Time       `json:"created_at"`
 	StartedAt      time.Time       `json:"started_at,omitzero"`
 	EndedAt        time.Time       `json:"ended_at,omitzero"`
-	Rows           []loadrun.Row   `json:"rows"`
+	Rows           []result.Row    `json:"rows"`
 	Records        int             `json:"records"`
 	LastSeq        int             `json:"last_seq"`
 	Prediction     []prediction    `json:"prediction"`
-	// Samples are a run over time's seconds (loadrun.Sample), in order;
+	// Samples are a run over time's seconds (result.Sample), in order;
 	// none for other runs.
-	Samples   []loadrun.Sample `json:"samples,omitempty"`
-	chart     chartEntry       // the chart of Rows with Prediction
-	timeChart chartEntry       // the chart of Samples (when there are any)
-	show      []string         // the columns its lab block shows first (lessons.Lab.Show)
+	Samples   []result.Sample `json:"samples,omitempty"`
+	chart     chartEntry      // the chart of Rows with Prediction
+	timeChart chartEntry      // the chart of Samples (when there are any)
+	show      []string        // the columns its lab block shows first (lessons.Lab.Show)
 }
 
 // Live reports whether the run is still queued or running.
@@ -100,7 +101,7 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 		}
 	}
 	if v.Rows == nil {
-		v.Rows = []loadrun.Row{}
+		v.Rows = []result.Row{}
 	}
 	if withRecords && !v.Live() {
 		var err error

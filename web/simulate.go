@@ -13,7 +13,7 @@ import (
 
 	"capacitylab/chart"
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/sim"
 	"capacitylab/store"
@@ -26,7 +26,7 @@ import (
 // simulation is never the learner's run.
 type simView struct {
 	Request  runner.Request `json:"request"`
-	Rows     []loadrun.Row  `json:"rows"`
+	Rows     []result.Row   `json:"rows"`
 	Model    []prediction   `json:"prediction"`
 	Requests int            `json:"requests"` // arrivals simulated, all windows
 	TookMS   float64        `json:"took_ms"`  // how long the simulation took on the server
@@ -104,7 +104,9 @@ func (s *server) simulateSweep(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	start := time.Now()
-	rep, err := sim.Run(r.Context(), m, q.Sweep(), nil)
+	sw := q.Sweep()
+	sw.Driver = m
+	rep, err := sw.Run(r.Context(), nil)
 	v.TookMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		if r.Context().Err() != nil {
@@ -173,7 +175,7 @@ func (s *server) simLimits() interface{ Validate(runner.Request) error } {
 // measured series' colours with square points and "simulated" in their
 // names, the model's curves as for a run, and the learner's finished run
 // of the block (round points, "your run") beside them when there is one.
-func simChart(q runner.Request, rows []loadrun.Row, preds []prediction, mine *runView) chart.Chart {
+func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *runView) chart.Chart {
 	c := runChart(q, rows, preds, "sim-chart-"+cmpOr(q.Block, "request"))
 	c.Title = "Simulated against the model"
 	for pi := range c.Panels {
@@ -207,7 +209,7 @@ func simChart(q runner.Request, rows []loadrun.Row, preds []prediction, mine *ru
 
 // simTable is the simulation's rows as a table, in the columns of a run of
 // the block (show first, then the model's two, the rest one click away).
-func simTable(q runner.Request, rows []loadrun.Row, preds []prediction, show []string) dataTable {
+func simTable(q runner.Request, rows []result.Row, preds []prediction, show []string) dataTable {
 	t := runTable(runView{Request: q, Rows: rows, Prediction: preds, show: show})
 	t.ID = "sim-rows-" + cmpOr(q.Block, "request")
 	t.Label = "Rows of the simulation, one per window"

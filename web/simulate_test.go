@@ -14,9 +14,9 @@ import (
 
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
 	"capacitylab/recorder"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/sim"
 
@@ -70,7 +70,9 @@ func TestSimulateAnswersTheSimulator(t *testing.T) {
 		t.Fatalf("simulate: %d %s (%v)", res.StatusCode, res.body, err)
 	}
 	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Mode: runner.ModeOpen, Rates: []float64{10, 20}, Seconds: 1, Seed: 7}}
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	sw := q.Sweep()
+	sw.Driver = sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+	rep, err := sw.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestSimulateAnswersTheSimulator(t *testing.T) {
 	for i := range want {
 		g, w := got.Rows[i], want[i]
 		if g.Sent != w.Sent || g.OK != w.OK || g.P50MS != w.P50MS || g.P99MS != w.P99MS || g.Lost != 0 {
-			t.Errorf("row %d: sent %d ok %d p50 %v p99 %v lost %d; sim.Run gives sent %d ok %d p50 %v p99 %v", i+1, g.Sent, g.OK, g.P50MS, g.P99MS, g.Lost, w.Sent, w.OK, w.P50MS, w.P99MS)
+			t.Errorf("row %d: sent %d ok %d p50 %v p99 %v lost %d; the simulation gives sent %d ok %d p50 %v p99 %v", i+1, g.Sent, g.OK, g.P50MS, g.P99MS, g.Lost, w.Sent, w.OK, w.P50MS, w.P99MS)
 		}
 	}
 	if got.Requests != want[0].Arrivals+want[1].Arrivals {
@@ -205,20 +207,24 @@ func TestSimulateMakesKnobChanges(t *testing.T) {
 		t.Fatalf("simulate: %d %s (%v)", res.StatusCode, res.body, err)
 	}
 	q := runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1}, Mode: runner.ModeOpen, Rates: []float64{10, 20}, Seconds: 1, Seed: 7}}
-	plain, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	sw := q.Sweep()
+	sw.Driver = sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+	plain, err := sw.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	change, _ := loadrun.ParseKnobChange("500ms:WAIT_MS=200")
-	q.At = []loadrun.KnobChange{change}
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: q.Config, Timeout: q.Timeout()}, q.Sweep(), nil)
+	change, _ := result.ParseKnobChange("500ms:WAIT_MS=200")
+	q.At = []result.KnobChange{change}
+	sw = q.Sweep()
+	sw.Driver = sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+	rep, err := sw.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, w := range rep.Rows() {
 		g := got.Rows[i]
 		if g.Sent != w.Sent || g.OK != w.OK || g.P99MS != w.P99MS || g.Lost != 0 {
-			t.Errorf("row %d: sent %d ok %d p99 %v lost %d; sim.Run with the change gives sent %d ok %d p99 %v", i+1, g.Sent, g.OK, g.P99MS, g.Lost, w.Sent, w.OK, w.P99MS)
+			t.Errorf("row %d: sent %d ok %d p99 %v lost %d; the simulation with the change gives sent %d ok %d p99 %v", i+1, g.Sent, g.OK, g.P99MS, g.Lost, w.Sent, w.OK, w.P99MS)
 		}
 		if p := plain.Rows()[i]; g.P99MS <= p.P99MS {
 			t.Errorf("row %d: p99 %v ms with WAIT_MS 200 from 500 ms, %v without: want the change to show", i+1, g.P99MS, p.P99MS)
@@ -247,7 +253,7 @@ func TestSimulateMakesKnobChanges(t *testing.T) {
 		if want == "" {
 			bad := q
 			bad.At = nil
-			var c loadrun.KnobChange
+			var c result.KnobChange
 			_ = c.UnmarshalText([]byte(tt.at))
 			bad.At = append(bad.At, c)
 			var fe runner.FieldErrors

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 	"capacitylab/wsconn"
@@ -65,7 +66,7 @@ func pacedEvents(r store.Run) []pacedEvent {
 	if n > 0 {
 		seconds = r.Rows[0].Seconds
 	}
-	add(0, runner.Event{Kind: runner.KindStarted, WindowProgress: loadrun.WindowProgress{Seconds: seconds}})
+	add(0, runner.Event{Kind: runner.KindStarted, WindowProgress: result.WindowProgress{Seconds: seconds}})
 	var t time.Duration
 	for i := range r.Rows {
 		row := r.Rows[i]
@@ -85,7 +86,7 @@ func pacedEvents(r store.Run) []pacedEvent {
 	if !kind.Terminal() {
 		kind = runner.KindInterrupted
 	}
-	add(t, runner.Event{Kind: kind, WindowProgress: loadrun.WindowProgress{Window: n}, Reason: r.Reason})
+	add(t, runner.Event{Kind: kind, WindowProgress: result.WindowProgress{Window: n}, Reason: r.Reason})
 	return out
 }
 

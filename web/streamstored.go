@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 	"capacitylab/wsconn"
@@ -67,7 +67,7 @@ func (s *server) storedLog(ctx context.Context, r store.Run, since int) ([]runne
 		}
 		var q runner.Request
 		json.Unmarshal(r.Request, &q) // the runner wrote it; a run without one has no windows
-		e := runner.Event{Seq: last + 1, Kind: end, At: r.EndedAt, WindowProgress: loadrun.WindowProgress{Window: len(r.Rows), Windows: q.Windows()}, Reason: r.Reason}
+		e := runner.Event{Seq: last + 1, Kind: end, At: r.EndedAt, WindowProgress: result.WindowProgress{Window: len(r.Rows), Windows: q.Windows()}, Reason: r.Reason}
 		e.JSON = eventJSON(e)
 		out = append(out, e)
 	}
@@ -88,12 +88,12 @@ func storedEvents(r store.Run) []runner.Event {
 	if !kind.Terminal() {
 		kind = runner.KindInterrupted
 	}
-	out = append(out, runner.Event{Seq: n + 1, Kind: kind, At: r.EndedAt, WindowProgress: loadrun.WindowProgress{Window: n, Windows: n}, Reason: r.Reason})
+	out = append(out, runner.Event{Seq: n + 1, Kind: kind, At: r.EndedAt, WindowProgress: result.WindowProgress{Window: n, Windows: n}, Reason: r.Reason})
 	return out
 }
 
 // rowProgress is where a stored run's window stood when its row came: the
 // row event's WindowProgress, without the elapsed time (not stored).
-func rowProgress(row loadrun.Row, windows int) loadrun.WindowProgress {
-	return loadrun.WindowProgress{Window: row.Window, Windows: windows, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds}
+func rowProgress(row result.Row, windows int) result.WindowProgress {
+	return result.WindowProgress{Window: row.Window, Windows: windows, Rate: row.Offered, Clients: row.Clients, Seconds: row.Seconds}
 }

@@ -14,9 +14,9 @@ import (
 	"capacitylab/input"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
 	"capacitylab/recorder"
+	"capacitylab/result"
 	"capacitylab/runner"
 )
 
@@ -106,7 +106,7 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 	// value has commas): 30s:WAIT_MS=2000; 45s:POLICY=aimd,backoff=0.5
 	for part := range strings.FieldsFuncSeq(f.Get("at"), func(r rune) bool { return r == ';' || r == '\n' || r == '\r' }) {
 		if part = strings.TrimSpace(part); part != "" {
-			var c loadrun.KnobChange
+			var c result.KnobChange
 			_ = c.UnmarshalText([]byte(part)) // kept with why when it is not a change, for Validate to name
 			q.At = append(q.At, c)
 		}

@@ -26,8 +26,8 @@ import (
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -352,7 +352,7 @@ func startWatchers(b *testing.B, n int) (cmd *exec.Cmd, stdin io.WriteCloser, st
 // runAndWatch posts benchSweep and, with watchers > 0, has a watcher
 // process connect that many websocket clients at once. It waits for the
 // run to end and returns its rows and the watchers' report.
-func runAndWatch(b *testing.B, site *testSite, rn *runner.Runner, watchers int) ([]loadrun.Row, watchReport, cpuTimes) {
+func runAndWatch(b *testing.B, site *testSite, rn *runner.Runner, watchers int) ([]result.Row, watchReport, cpuTimes) {
 	b.Helper()
 	var cpu cpuTimes
 	startCPU := processCPU(b)
@@ -451,7 +451,7 @@ func BenchmarkWatchers(b *testing.B) {
 			b.Fatal("no row reached a watcher live")
 		}
 		slices.Sort(delays)
-		p99 := loadrun.NearestRank(delays, 99)
+		p99 := result.NearestRank(delays, 99)
 		b.ReportMetric(float64(p99.Microseconds())/1000, "row-p99-ms")
 		b.ReportMetric(float64(delays[len(delays)-1].Microseconds())/1000, "row-max-ms")
 		b.ReportMetric(float64(len(delays)), "rows-live")

@@ -21,8 +21,8 @@ import (
 	"golang.org/x/net/html"
 
 	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -577,7 +577,7 @@ func TestSweepConflictCancelAndFull(t *testing.T) {
 func TestCompareRuns(t *testing.T) {
 	site := newSite(t)
 	ctx := t.Context()
-	saveRun := func(id string, limit int, rows ...loadrun.Row) {
+	saveRun := func(id string, limit int, rows ...result.Row) {
 		req, _ := json.Marshal(runner.Request{Preset: measure.Preset{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: limit, CPUs: 1}, Rates: []float64{40, 80}, Seconds: 2}})
 		if err := site.store.SaveRun(ctx, store.Run{ID: id, Learner: "someone", Request: req, Status: "done", CreatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
@@ -588,8 +588,8 @@ func TestCompareRuns(t *testing.T) {
 			}
 		}
 	}
-	saveRun("limitoff", 0, loadrun.Row{Window: 0, Offered: 40, OKPerSec: 40, P50MS: 30, P99MS: 90}, loadrun.Row{Window: 1, Offered: 80, OKPerSec: 44, P50MS: 900, P99MS: 2000, Gaveup: 30})
-	saveRun("limiton", 10, loadrun.Row{Window: 0, Offered: 80, OKPerSec: 49, P50MS: 150, P99MS: 240, Refused: 60}, loadrun.Row{Window: 1, Offered: 120, OKPerSec: 49, P50MS: 160, P99MS: 250, Refused: 140})
+	saveRun("limitoff", 0, result.Row{Window: 0, Offered: 40, OKPerSec: 40, P50MS: 30, P99MS: 90}, result.Row{Window: 1, Offered: 80, OKPerSec: 44, P50MS: 900, P99MS: 2000, Gaveup: 30})
+	saveRun("limiton", 10, result.Row{Window: 0, Offered: 80, OKPerSec: 49, P50MS: 150, P99MS: 240, Refused: 60}, result.Row{Window: 1, Offered: 120, OKPerSec: 49, P50MS: 160, P99MS: 250, Refused: 140})
 
 	list := site.get(nil, "/runs")
 	if !strings.Contains(list.body, `data-testid="runs-compare"`) || strings.Count(list.body, `type="radio"`) != 4 {
@@ -657,7 +657,7 @@ func TestReferenceRunReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 		for w, rate := range []float64{20, 40} {
-			if err := site.store.AddRow(ctx, id, loadrun.Row{Window: w, Offered: rate, Sent: int(rate / 2), OK: int(rate / 2), OKPerSec: rate, Seconds: 0.5}); err != nil {
+			if err := site.store.AddRow(ctx, id, result.Row{Window: w, Offered: rate, Sent: int(rate / 2), OK: int(rate / 2), OKPerSec: rate, Seconds: 0.5}); err != nil {
 				t.Fatal(err)
 			}
 		}

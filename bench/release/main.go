@@ -48,7 +48,7 @@ import (
 	"syscall"
 	"time"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 func main() {
@@ -127,7 +127,7 @@ func run(args []string, out io.Writer) error {
 // summaryHeader names summarize's columns.
 const summaryHeader = "experiment                                                         |  before: ok  ref  gup busy infl  p99 |   after: ok  ref  gup busy infl  p99 svc limit(min/mean/max) conv lag99"
 
-func summarize(name string, rel int, recs []loadrun.Record, w []polled, goal float64) string {
+func summarize(name string, rel int, recs []result.Record, w []polled, goal float64) string {
 	secs := perSecond(recs)
 	last := len(secs) - 1 // the last second holds only the window's stragglers
 	b := spanOf(recs, secs, 2, rel)
@@ -145,13 +145,13 @@ func summarize(name string, rel int, recs []loadrun.Record, w []polled, goal flo
 	}
 	var svc []float64
 	for _, r := range recs {
-		if r.Outcome == loadrun.OK && r.End >= time.Duration(rel+3)*time.Second && r.ServiceMS >= 0 {
+		if r.Outcome == result.OK && r.End >= time.Duration(rel+3)*time.Second && r.ServiceMS >= 0 {
 			svc = append(svc, r.ServiceMS)
 		}
 	}
 	var lag []float64
 	for _, r := range recs {
-		if r.Outcome != loadrun.NotSent {
+		if r.Outcome != result.NotSent {
 			lag = append(lag, ms(r.Lag()))
 		}
 	}
@@ -269,8 +269,8 @@ func limits(w []polled, from, to int) (lo int, mean float64, hi int, ok bool) {
 	return lo, mean / float64(n), hi, true
 }
 
-// readRecords reads cmd/load's --records CSV (loadrun.WriteCSV's columns).
-func readRecords(path string) ([]loadrun.Record, error) {
+// readRecords reads cmd/load's --records CSV (result.WriteCSV's columns).
+func readRecords(path string) ([]result.Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -280,10 +280,10 @@ func readRecords(path string) ([]loadrun.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	if len(rows) == 0 || strings.Join(rows[0], ",") != strings.Join(loadrun.CSVHeader(), ",") {
-		return nil, fmt.Errorf("%s: not load's records (want the header %s)", path, strings.Join(loadrun.CSVHeader(), ","))
+	if len(rows) == 0 || strings.Join(rows[0], ",") != strings.Join(result.CSVHeader(), ",") {
+		return nil, fmt.Errorf("%s: not load's records (want the header %s)", path, strings.Join(result.CSVHeader(), ","))
 	}
-	recs := make([]loadrun.Record, 0, len(rows)-1)
+	recs := make([]result.Record, 0, len(rows)-1)
 	for i, row := range rows[1:] {
 		r, err := parseRecord(row)
 		if err != nil {
@@ -294,8 +294,8 @@ func readRecords(path string) ([]loadrun.Record, error) {
 	return recs, nil
 }
 
-func parseRecord(row []string) (loadrun.Record, error) {
-	var r loadrun.Record
+func parseRecord(row []string) (result.Record, error) {
+	var r result.Record
 	var err error
 	num := func(s string) float64 {
 		if err != nil || s == "" {
@@ -313,7 +313,7 @@ func parseRecord(row []string) (loadrun.Record, error) {
 		err = r.Outcome.UnmarshalText([]byte(row[6]))
 	}
 	r.Sent, r.End = r.Intended, r.Intended
-	if r.Outcome != loadrun.NotSent {
+	if r.Outcome != result.NotSent {
 		r.Sent, r.End = dur(row[3]), dur(row[4])
 	}
 	if row[7] != "" {

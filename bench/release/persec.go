@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
-// second is one second of a window, counted as loadrun.Sample counts:
+// second is one second of a window, counted as result.Sample counts:
 // answers by the second they ended in, arrivals never sent by the second
 // they were due in.
 type second struct {
@@ -22,7 +23,7 @@ type second struct {
 // last request: loadrun.SampleRecords counts them, as a run over time's
 // samples are counted; what it adds is the generator's in flight averaged
 // over each second (a sample has it at the second's end).
-func perSecond(recs []loadrun.Record) []second {
+func perSecond(recs []result.Record) []second {
 	var end time.Duration
 	for _, r := range recs {
 		end = max(end, r.End, r.Intended)
@@ -33,7 +34,7 @@ func perSecond(recs []loadrun.Record) []second {
 		secs[i] = second{At: i, OK: s.OK, Refused: s.Refused, GaveUp: s.GaveUp, Errors: s.Errors, Busy: s.ClientBusy, NotSt: s.NotSent, P99MS: s.P99MS}
 	}
 	for _, r := range recs {
-		if r.Outcome == loadrun.NotSent {
+		if r.Outcome == result.NotSent {
 			continue
 		}
 		// The time this request was in flight, spread over the seconds
@@ -59,7 +60,7 @@ type span struct {
 	P99MS                             float64 // of every ok answer that ended in the span
 }
 
-func spanOf(recs []loadrun.Record, secs []second, from, to int) span {
+func spanOf(recs []result.Record, secs []second, from, to int) span {
 	sp := span{From: from, To: min(to, len(secs))}
 	n := float64(sp.To - sp.From)
 	if n <= 0 {
@@ -76,7 +77,7 @@ func spanOf(recs []loadrun.Record, secs []second, from, to int) span {
 	var lat []float64
 	lo, hi := time.Duration(sp.From)*time.Second, time.Duration(sp.To)*time.Second
 	for _, r := range recs {
-		if r.Outcome == loadrun.OK && r.End >= lo && r.End < hi {
+		if r.Outcome == result.OK && r.End >= lo && r.End < hi {
 			lat = append(lat, ms(r.Latency()))
 		}
 	}

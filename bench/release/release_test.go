@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"net"
 	"runtime"
 	"slices"
 	"testing"
@@ -12,22 +10,24 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 const msec = time.Millisecond
 
-// Seconds count as loadrun.Sample counts: answers by the second they
+// Seconds count as result.Sample counts: answers by the second they
 // ended in, arrivals not sent by the second they were due in; the time in
 // flight is spread over the seconds it spans.
 func TestPerSecond(t *testing.T) {
-	recs := []loadrun.Record{
-		{Seq: 0, Intended: 500 * msec, Sent: 500 * msec, End: 1200 * msec, Outcome: loadrun.OK, Status: 200},
-		{Seq: 1, Intended: 700 * msec, Sent: 700 * msec, End: 700 * msec, Outcome: loadrun.NotSent, Reason: loadrun.ReasonClientBusy},
-		{Seq: 2, Intended: 1500 * msec, Sent: 1500 * msec, End: 1502 * msec, Outcome: loadrun.Refused, Status: 503},
-		{Seq: 3, Intended: 2100 * msec, Sent: 2100 * msec, End: 2350 * msec, Outcome: loadrun.Gaveup, Reason: loadrun.ReasonReadTimeout},
-		{Seq: 4, Intended: 2900 * msec, Sent: 2900 * msec, End: 2900 * msec, Outcome: loadrun.NotSent, Reason: loadrun.ReasonInFlightCap},
-		{Seq: 5, Intended: 1900 * msec, Sent: 1900 * msec, End: 2000 * msec, Outcome: loadrun.OK, Status: 200},
+	recs := []result.Record{
+		{Seq: 0, Intended: 500 * msec, Sent: 500 * msec, End: 1200 * msec, Outcome: result.OK, Status: 200},
+		{Seq: 1, Intended: 700 * msec, Sent: 700 * msec, End: 700 * msec, Outcome: result.NotSent, Reason: result.ReasonClientBusy},
+		{Seq: 2, Intended: 1500 * msec, Sent: 1500 * msec, End: 1502 * msec, Outcome: result.Refused, Status: 503},
+		{Seq: 3, Intended: 2100 * msec, Sent: 2100 * msec, End: 2350 * msec, Outcome: result.Gaveup, Reason: result.ReasonReadTimeout},
+		{Seq: 4, Intended: 2900 * msec, Sent: 2900 * msec, End: 2900 * msec, Outcome: result.NotSent, Reason: result.ReasonInFlightCap},
+		{Seq: 5, Intended: 1900 * msec, Sent: 1900 * msec, End: 2000 * msec, Outcome: result.OK, Status: 200},
 	}
 	secs := perSecond(recs)
 	want := []second{
@@ -108,18 +108,19 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 	stop := make(chan struct{})
 	probe, perr := affinity.WakeLate(cpus, 5*msec, stop)
 	const release, from, to = 4, 6, 13
-	type result struct {
+	type outcome struct {
 		before, after span
 		svcMS         float64
 	}
-	run := func(workers int, policy string) result {
+	run := func(workers int, policy string) outcome {
 		t.Helper()
 		cfg := labsvc.Config{Workers: workers, WaitMS: 100, CPUs: 1}
 		cfg, err := cfg.Set("POLICY", policy)
 		if err != nil {
 			t.Fatal(err)
 		}
-		target, control := serveLab(t, cfg)
+		l := labtest.Serve(t, cfg)
+		target, control := l.Target, l.Control
 		tg, err := loadrun.NewTarget(target, 250*msec)
 		if err != nil {
 			t.Fatal(err)
@@ -128,12 +129,12 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, err := loadrun.ParseKnobChange(fmt.Sprintf("%ds:WAIT_MS=200", release))
+		ch, err := result.ParseKnobChange(fmt.Sprintf("%ds:WAIT_MS=200", release))
 		if err != nil {
 			t.Fatal(err)
 		}
 		sw := loadrun.Sweep{Target: tg, Control: &ctl, Rates: []float64{50}, Seconds: to, Seed: 17,
-			ClientWorkers: 10, Changes: []loadrun.KnobChange{ch}}
+			ClientWorkers: 10, Changes: []result.KnobChange{ch}}
 		rep, err := sw.Run(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -145,11 +146,11 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 		secs := perSecond(recs)
 		var svc []float64
 		for _, r := range recs {
-			if r.Outcome == loadrun.OK && r.End >= from*time.Second && r.ServiceMS >= 0 {
+			if r.Outcome == result.OK && r.End >= from*time.Second && r.ServiceMS >= 0 {
 				svc = append(svc, r.ServiceMS)
 			}
 		}
-		res := result{spanOf(recs, secs, 1, release), spanOf(recs, secs, from, to), quantile(svc, 0.5)}
+		res := outcome{spanOf(recs, secs, 1, release), spanOf(recs, secs, from, to), quantile(svc, 0.5)}
 		t.Logf("WORKERS=%d POLICY=%s: before %+v; after %+v; the lab's median service after %.1f ms", workers, policy, res.before, res.after, res.svcMS)
 		return res
 	}
@@ -220,28 +221,4 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 	if r := quota.after.OK / (quota.after.InFlight / (quota.svcMS / 1000)); math.Abs(r-1) > 0.1 {
 		t.Errorf("3, quota 5: %.1f ok a second with %.2f in flight and a %.0f ms service: ok ÷ (in flight ÷ R') = %.2f, want within 10%% of 1 (%s)", quota.after.OK, quota.after.InFlight, quota.svcMS, r, floor)
 	}
-}
-
-// serveLab serves cfg in process on loopback until the test ends and
-// returns its request and control URLs.
-func serveLab(t *testing.T, cfg labsvc.Config) (target, control string) {
-	t.Helper()
-	req, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- labsvc.NewServer(cfg, nil).Serve(ctx, req, ctl) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return "http://" + req.Addr().String(), "http://" + ctl.Addr().String()
 }

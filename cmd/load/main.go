@@ -18,7 +18,7 @@
 //	--control URL     the lab's control API (env CONTROL, default http://127.0.0.1:8001);
 //	                  "none" runs without one (done and queued print as -)
 //	--rate LIST       offered rates, arrivals a second, one window each, at most
-//	                  loadrun.MaxRate (10,000) (default 40,48,60,100)
+//	                  result.MaxRate (10,000) (default 40,48,60,100)
 //	--seconds S       length of each window (default 20)
 //	--seed N          seed of the arrival schedules; the same seed replays the same sweep (default 1)
 //	--timeout D       how long a caller waits for an answer (default 2s)

@@ -10,22 +10,23 @@ import (
 	"testing"
 
 	"capacitylab/labsvc"
-	"capacitylab/loadrun"
+	"capacitylab/labsvc/labtest"
+	"capacitylab/result"
 )
 
 // overTimeLine is one line --over-time prints.
 var overTimeLine = regexp.MustCompile(`(?m)^w(\d+)  ([0-9.]+)s  ok/s ([0-9.]+)  refused (\d+)  gaveup (\d+)  in flight (\d+)  limit (\S+)  queue (\S+)  p99 ([0-9.]+) ms$`)
 
 // checkSampleFile reads a --samples file and holds it to the rows: its
-// header is loadrun.SampleColumns, one line a sample, and each window's
+// header is result.SampleColumns, one line a sample, and each window's
 // samples add up to its row (lost 0).
-func checkSampleFile(t *testing.T, path string, rows []loadrun.Row) [][]string {
+func checkSampleFile(t *testing.T, path string, rows []result.Row) [][]string {
 	t.Helper()
 	lines := readRecords(t, path)
-	if !slices.Equal(lines[0], loadrun.SampleColumns()) {
-		t.Fatalf("--samples header %v, want %v", lines[0], loadrun.SampleColumns())
+	if !slices.Equal(lines[0], result.SampleColumns()) {
+		t.Fatalf("--samples header %v, want %v", lines[0], result.SampleColumns())
 	}
-	samples, err := loadrun.ParseSamples(lines[0], lines[1:])
+	samples, err := result.ParseSamples(lines[0], lines[1:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +46,11 @@ func checkSampleFile(t *testing.T, path string, rows []loadrun.Row) [][]string {
 }
 
 // jsonRows reads the rows load --json printed, one JSON object a line.
-func jsonRows(t *testing.T, out string) []loadrun.Row {
+func jsonRows(t *testing.T, out string) []result.Row {
 	t.Helper()
-	var rows []loadrun.Row
+	var rows []result.Row
 	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
-		var r loadrun.Row
+		var r result.Row
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("%q: %v", line, err)
 		}
@@ -63,9 +64,9 @@ func jsonRows(t *testing.T, out string) []loadrun.Row {
 // lab's limit (3) and queue; --samples writes the same samples as CSV,
 // adding up to the rows.
 func TestOverTime(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 20, CPUs: 1, Policy: "inflight,quota=3"})
+	l := labtest.Serve(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 20, CPUs: 1, Policy: "inflight,quota=3"})
 	path := filepath.Join(t.TempDir(), "samples.csv")
-	out, errOut, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--rate", "40,200", "--seconds", "1.5",
+	out, errOut, err := runLoad(t, noenv, "--target", l.Target, "--control", l.Control, "--rate", "40,200", "--seconds", "1.5",
 		"--over-time", "--samples", path, "--json")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)

@@ -24,6 +24,7 @@ import (
 	"capacitylab/loadrun"
 	"capacitylab/measure"
 	"capacitylab/model"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
@@ -71,15 +72,15 @@ type options struct {
 	records         string
 	json, check     bool
 	simulate        bool
-	lab             labsvc.Config        // with simulate: the simulated lab's knobs
-	maxInFlight     int                  // the client's fixed pool of workers, 0 for none
-	changes         []loadrun.KnobChange // --at, in the order given
-	overTime        bool                 // --over-time: a sample every second, a line for each
-	samples         string               // --samples: write the samples as CSV to this file
+	lab             labsvc.Config       // with simulate: the simulated lab's knobs
+	maxInFlight     int                 // the client's fixed pool of workers, 0 for none
+	changes         []result.KnobChange // --at, in the order given
+	overTime        bool                // --over-time: a sample every second, a line for each
+	samples         string              // --samples: write the samples as CSV to this file
 }
 
 // changeList is --at: every knob change given, in order.
-type changeList []loadrun.KnobChange
+type changeList []result.KnobChange
 
 func (l *changeList) String() string {
 	if l == nil {
@@ -93,7 +94,7 @@ func (l *changeList) String() string {
 }
 
 func (l *changeList) Set(v string) error {
-	c, err := loadrun.ParseKnobChange(v)
+	c, err := result.ParseKnobChange(v)
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func loadFlags() (fs *envflag.Set, target, control *envflag.Setting, knobs *labs
 	f.String("rate", defaultRates, "offered rates, arrivals a second, one window each")
 	f.Float64("seconds", defaultSeconds, "length of each window, seconds")
 	f.Uint64("seed", 1, "seed of the arrival schedules")
-	f.Duration("timeout", loadrun.DefaultTimeout, "how long a caller waits for an answer")
+	f.Duration("timeout", result.DefaultTimeout, "how long a caller waits for an answer")
 	f.String("schedule", string(loadrun.Poisson), "arrival process: poisson or uniform")
 	f.String("closed", "", "closed loop with N clients (or a list, one window each)")
 	f.String("records", "", "write raw records as CSV to this file")
@@ -124,7 +125,7 @@ func loadFlags() (fs *envflag.Set, target, control *envflag.Setting, knobs *labs
 	f.Int("max-inflight", 0, "a client with this many workers (open loop): an arrival that finds them all busy is not sent and counts in client_busy; 0 for none")
 	f.Bool("over-time", false, "a run over time: a line every second of each window (ok/s, refused, gave up, in flight, the lab's limit and queue, p99)")
 	f.String("samples", "", "with --over-time: write every second's sample as CSV to this file")
-	f.Var(&changeList{}, "at", "change a lab knob at a time into every window, "+loadrun.KnobChangeSyntax+"; repeatable")
+	f.Var(&changeList{}, "at", "change a lab knob at a time into every window, "+result.KnobChangeSyntax+"; repeatable")
 	knobs = labsvc.AddKnobFlags(fs)
 	return fs, target, control, knobs
 }
@@ -181,8 +182,8 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 		return o, usagef("--samples writes a run over time's samples: add --over-time")
 	}
 	o.maxInFlight = get("max-inflight").Get().(int)
-	if o.maxInFlight < 0 || o.maxInFlight > loadrun.MaxMaxInFlight {
-		return o, usagef("--max-inflight %d is not allowed: want 0 (no fixed pool of client workers) or 1 to %d", o.maxInFlight, loadrun.MaxMaxInFlight)
+	if o.maxInFlight < 0 || o.maxInFlight > result.MaxMaxInFlight {
+		return o, usagef("--max-inflight %d is not allowed: want 0 (no fixed pool of client workers) or 1 to %d", o.maxInFlight, result.MaxMaxInFlight)
 	}
 	if o.maxInFlight > 0 && closed != "" {
 		return o, usagef("--max-inflight is for an open loop: with --closed the clients are the workers")
@@ -214,8 +215,8 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 		if !set("seconds") {
 			// The window lasts to the next whole second after the last arrival.
 			last := o.arrivals[len(o.arrivals)-1].Seconds()
-			if o.seconds = math.Floor(last) + 1; o.seconds > loadrun.MaxSeconds {
-				return o, usagef("--arrivals %s: the last time, %v s, is past the longest window there may be (%d s)", arrivals, last, loadrun.MaxSeconds)
+			if o.seconds = math.Floor(last) + 1; o.seconds > result.MaxSeconds {
+				return o, usagef("--arrivals %s: the last time, %v s, is past the longest window there may be (%d s)", arrivals, last, result.MaxSeconds)
 			}
 		}
 		return o, checkSeconds(o.seconds)
@@ -234,8 +235,8 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 }
 
 func checkSeconds(seconds float64) error {
-	if math.IsNaN(seconds) || seconds <= 0 || seconds > loadrun.MaxSeconds {
-		return usagef("--seconds %v is not allowed: want more than 0 and at most %d", seconds, loadrun.MaxSeconds)
+	if math.IsNaN(seconds) || seconds <= 0 || seconds > result.MaxSeconds {
+		return usagef("--seconds %v is not allowed: want more than 0 and at most %d", seconds, result.MaxSeconds)
 	}
 	return nil
 }
@@ -262,8 +263,8 @@ func parseRates(s string) ([]float64, error) {
 		if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
 			return nil, usagef("--rate %q: %q is not a number; want rates a second separated by commas, e.g. 40,48,60,100", s, f)
 		}
-		if r <= 0 || r > loadrun.MaxRate {
-			return nil, usagef("--rate %q: %v is not allowed; want more than 0 and at most %d a second", s, r, loadrun.MaxRate)
+		if r <= 0 || r > result.MaxRate {
+			return nil, usagef("--rate %q: %v is not allowed; want more than 0 and at most %d a second", s, r, result.MaxRate)
 		}
 		out = append(out, r)
 	}
@@ -275,8 +276,8 @@ func parseClients(s string) ([]int, error) {
 	for f := range strings.SplitSeq(s, ",") {
 		f = strings.TrimSpace(f)
 		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 || n > loadrun.MaxClients {
-			return nil, usagef("--closed %q: %q is not allowed; want client counts from 1 to %d separated by commas", s, f, loadrun.MaxClients)
+		if err != nil || n < 1 || n > result.MaxClients {
+			return nil, usagef("--closed %q: %q is not allowed; want client counts from 1 to %d separated by commas", s, f, result.MaxClients)
 		}
 		out = append(out, n)
 	}
@@ -377,7 +378,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var recs *csv.Writer
 	if recFile != nil {
 		recs = csv.NewWriter(recFile)
-		if err := recs.Write(loadrun.CSVHeader()); err != nil {
+		if err := recs.Write(result.CSVHeader()); err != nil {
 			return fmt.Errorf("writing records to %s: %w", o.records, err)
 		}
 	}
@@ -386,7 +387,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var smps *csv.Writer
 	if smpFile != nil {
 		smps = csv.NewWriter(smpFile)
-		if err := smps.Write(loadrun.SampleColumns()); err != nil {
+		if err := smps.Write(result.SampleColumns()); err != nil {
 			return fmt.Errorf("writing samples to %s: %w", o.samples, err)
 		}
 	}
@@ -428,7 +429,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				fmt.Fprint(stderr, "\r\033[K")
 			}
 			if recs != nil {
-				if err := loadrun.AppendCSV(recs, e.Records); err != nil {
+				if err := result.AppendCSV(recs, e.Records); err != nil {
 					return fmt.Errorf("writing records to %s: %w", o.records, err)
 				}
 				if recs.Flush(); recs.Error() != nil {
@@ -530,9 +531,9 @@ func reachable(ctx context.Context, rawTarget string, t loadrun.Target, ctl *loa
 }
 
 // checkChanges checks --at against the lab's knobs in force (GET /config),
-// as a run's preset is checked (measure.CheckChanges), before anything is
+// as a run's preset is checked (labsvc.Config.CheckChanges), before anything is
 // sent.
-func checkChanges(ctx context.Context, ctl *loadrun.Control, changes []loadrun.KnobChange) error {
+func checkChanges(ctx context.Context, ctl *loadrun.Control, changes []result.KnobChange) error {
 	if len(changes) == 0 || ctl == nil {
 		return nil
 	}
@@ -540,7 +541,7 @@ func checkChanges(ctx context.Context, ctl *loadrun.Control, changes []loadrun.K
 	if err := ctl.Config(ctx, &cfg); err != nil {
 		return usagef("--at: the lab's knobs could not be read from %s: %v", ctl.URL(), rootCause(err))
 	}
-	if err := measure.CheckChanges(cfg, changes); err != nil {
+	if err := cfg.CheckChanges(changes); err != nil {
 		return usagef("--at: %v", err)
 	}
 	return nil
@@ -559,7 +560,7 @@ func rootCause(err error) error {
 	return err
 }
 
-func progressLine(e loadrun.WindowProgress) string {
+func progressLine(e result.WindowProgress) string {
 	what := fmt.Sprintf("%g/s", e.Rate)
 	if e.Clients > 0 {
 		what = fmt.Sprintf("%d clients", e.Clients)
@@ -578,7 +579,7 @@ func progressLine(e loadrun.WindowProgress) string {
 // limit is "none" when the lab's policy has no bound, and limit and
 // queue are "?" when the lab was not read (no lab, or a read that took
 // longer than the second).
-func sampleLine(s loadrun.Sample) string {
+func sampleLine(s result.Sample) string {
 	okPerSec := 0.0
 	if s.Seconds > 0 {
 		okPerSec = float64(s.OK) / s.Seconds
@@ -613,7 +614,7 @@ func columns(closedLoop bool) []string {
 	return cols
 }
 
-func (t *table) row(r loadrun.Row) error {
+func (t *table) row(r result.Row) error {
 	cols := columns(t.closed)
 	width := func(c string) int { return max(len(c), 7) }
 	var b strings.Builder
@@ -669,9 +670,9 @@ func check(ctx context.Context, target loadrun.Target, ctl *loadrun.Control, w i
 		return errors.New("the service is not up")
 	}
 	first := target.Do(ctx)
-	if first.Outcome != loadrun.OK {
+	if first.Outcome != result.OK {
 		why := first.Reason
-		if first.Outcome == loadrun.Refused {
+		if first.Outcome == result.Refused {
 			why = "it refused (503): its queue is full"
 		}
 		fmt.Fprintf(w, "service NOT up: a request to http://%s ended %s %s\n", target.Addr(), first.Outcome, why)
@@ -693,7 +694,7 @@ func check(ctx context.Context, target loadrun.Target, ctl *loadrun.Control, w i
 	var lat, lab []float64
 	for range checkRequests {
 		r := target.Do(ctx)
-		if r.Outcome != loadrun.OK {
+		if r.Outcome != result.OK {
 			return fmt.Errorf("a request at rest ended %s %s: the service is not at rest", r.Outcome, r.Reason)
 		}
 		lat = append(lat, float64(r.Latency())/float64(time.Millisecond))

@@ -23,7 +23,9 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 // childEnv makes this test binary a lab child (labsvc.ChildMain), for the
@@ -97,31 +99,6 @@ func without(xs, ys []int) []int {
 	return out
 }
 
-// lab is an in-process lab on real loopback listeners.
-type lab struct{ target, control string }
-
-func startLab(t *testing.T, cfg labsvc.Config) lab {
-	t.Helper()
-	req, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- labsvc.NewServer(cfg, nil).Serve(ctx, req, ctl) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("lab: %v", err)
-		}
-	})
-	return lab{target: "http://" + req.Addr().String(), control: "http://" + ctl.Addr().String()}
-}
-
 // counter is a TCP listener that counts connections and answers nothing.
 func counter(t *testing.T) (string, *atomic.Int64) {
 	t.Helper()
@@ -168,9 +145,9 @@ func runLoad(t *testing.T, getenv func(string) string, args ...string) (string, 
 }
 
 func TestTable(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	l := labtest.Serve(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 5, CPUs: 1})
 	records := filepath.Join(t.TempDir(), "records.csv")
-	out, errOut, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--rate", "50,100", "--seconds", "1", "--records", records)
+	out, errOut, err := runLoad(t, noenv, "--target", l.Target, "--control", l.Control, "--rate", "50,100", "--seconds", "1", "--records", records)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
@@ -211,7 +188,7 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(recs[0], loadrun.CSVHeader()) {
+	if !slices.Equal(recs[0], result.CSVHeader()) {
 		t.Errorf("records header %q", recs[0])
 	}
 	sent := atoi(t, strings.Fields(lines[1])[1]) + atoi(t, strings.Fields(lines[2])[1])
@@ -235,8 +212,8 @@ func atoi(t *testing.T, s string) int {
 }
 
 func TestJSONAndEnv(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 5, CPUs: 1})
-	env := map[string]string{"TARGET": l.target, "CONTROL": l.control}
+	l := labtest.Serve(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	env := map[string]string{"TARGET": l.Target, "CONTROL": l.Control}
 	out, _, err := runLoad(t, func(k string) string { return env[k] }, "--rate", "40", "--seconds", "0.5", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -264,8 +241,8 @@ func TestJSONAndEnv(t *testing.T) {
 }
 
 func TestClosedTable(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 5, CPUs: 1})
-	out, _, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--closed", "1,2", "--seconds", "0.5")
+	l := labtest.Serve(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	out, _, err := runLoad(t, noenv, "--target", l.Target, "--control", l.Control, "--closed", "1,2", "--seconds", "0.5")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,8 +283,8 @@ func TestCheck(t *testing.T) {
 		` ms = ` + num + `/s; the (workers|processors) bind at ` + num + `/s$`)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := startLab(t, c.cfg)
-			out, _, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--check")
+			l := labtest.Serve(t, c.cfg)
+			out, _, err := runLoad(t, noenv, "--target", l.Target, "--control", l.Control, "--check")
 			if err != nil {
 				t.Fatalf("check: %v\n%s", err, out)
 			}
@@ -315,7 +292,7 @@ func TestCheck(t *testing.T) {
 			if len(lines) != 4 {
 				t.Fatalf("got %d lines, want 4:\n%s", len(lines), out)
 			}
-			if !strings.HasPrefix(lines[0], "service up at "+l.target) {
+			if !strings.HasPrefix(lines[0], "service up at "+l.Target) {
 				t.Errorf("line 1 %q", lines[0])
 			}
 			if lines[1] != c.knobs {
@@ -399,7 +376,7 @@ func checkRefused(t *testing.T, err error, stdout string, conns int64, want stri
 }
 
 func TestBadInput(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 1, CPUs: 1})
+	l := labtest.Serve(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 1, CPUs: 1})
 	cases := []struct {
 		name string
 		args []string
@@ -452,7 +429,7 @@ func TestBadInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			target, conns := counter(t)
-			args := append([]string{"--target", target, "--control", l.control, "--seconds", "1"}, c.args...)
+			args := append([]string{"--target", target, "--control", l.Control, "--seconds", "1"}, c.args...)
 			out, _, err := runLoad(t, noenv, args...)
 			checkRefused(t, err, out, conns.Load(), c.want)
 		})
@@ -472,9 +449,9 @@ func TestBadInput(t *testing.T) {
 // arrivals that found both workers busy are client_busy, and sent +
 // client_busy = arrivals.
 func TestAtAndMaxInFlight(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	l := labtest.Serve(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 5, CPUs: 1})
 	recs := filepath.Join(t.TempDir(), "r.csv")
-	out, errOut, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--rate", "40,40", "--seconds", "1",
+	out, errOut, err := runLoad(t, noenv, "--target", l.Target, "--control", l.Control, "--rate", "40,40", "--seconds", "1",
 		"--at", "500ms:WAIT_MS=40", "--max-inflight", "2", "--json", "--records", recs)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
@@ -528,7 +505,7 @@ func TestAtAndMaxInFlight(t *testing.T) {
 			t.Errorf("a request sent after the change took %v ms of service, more than 1 ms under the WAIT_MS of 40 it set", v)
 		}
 	}
-	ctl, _ := loadrun.NewControl(l.control, nil)
+	ctl, _ := loadrun.NewControl(l.Control, nil)
 	var cfg labsvc.Config
 	if err := ctl.Config(t.Context(), &cfg); err != nil || cfg.WaitMS != 5 {
 		t.Errorf("after the run the lab has WAIT_MS %d (%v), want its own 5 back", cfg.WaitMS, err)

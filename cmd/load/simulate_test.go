@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/sim"
 )
 
@@ -63,7 +65,7 @@ func TestSimulateTableAndJSON(t *testing.T) {
 	}
 	// The same sweep through package sim gives the same rows.
 	m := sim.Model{Lab: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 38, Limit: 5, CPUs: 1}}
-	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Rates: []float64{50, 150}, Seconds: 4, Seed: 3}, nil)
+	rep, err := loadrun.Sweep{Rates: []float64{50, 150}, Seconds: 4, Seed: 3, Driver: m}.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +82,7 @@ func TestSimulateTableAndJSON(t *testing.T) {
 	if jsonOut != want.String() {
 		t.Errorf("--json rows:\n%s\npackage sim's:\n%s", jsonOut, want.String())
 	}
-	var last loadrun.Row
+	var last result.Row
 	if err := json.Unmarshal([]byte(strings.Split(jsonOut, "\n")[1]), &last); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestSimulatePolicy(t *testing.T) {
 		t.Errorf("stderr %q, want it to name the policy simulated", errOut)
 	}
 	m := sim.Model{Lab: labsvc.Config{Workers: 4, SpinMS: 2, WaitMS: 38, CPUs: 1, Policy: "inflight,quota=6"}}
-	rep, err := sim.Run(context.Background(), m, loadrun.Sweep{Rates: []float64{150}, Seconds: 4, Seed: 1}, nil)
+	rep, err := loadrun.Sweep{Rates: []float64{150}, Seconds: 4, Seed: 1, Driver: m}.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func TestSimulatePolicy(t *testing.T) {
 	if out != want.String() {
 		t.Errorf("--json row:\n%s\npackage sim's:\n%s", out, want.String())
 	}
-	var row loadrun.Row
+	var row result.Row
 	if err := json.Unmarshal([]byte(out), &row); err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +192,10 @@ func TestSimulateAt(t *testing.T) {
 
 // --arrivals feeds a real run too: the requests leave at the file's times.
 func TestArrivalsRealRun(t *testing.T) {
-	l := startLab(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 2, CPUs: 1})
+	l := labtest.Serve(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 2, CPUs: 1})
 	arrivals := writeFile(t, "0.01\n0.05\n0.05\n0.2\n")
 	records := filepath.Join(t.TempDir(), "records.csv")
-	out, errOut, err := runLoad(t, noenv, "--target", l.target, "--control", l.control, "--arrivals", arrivals, "--seconds", "0.5", "--records", records)
+	out, errOut, err := runLoad(t, noenv, "--target", l.Target, "--control", l.Control, "--arrivals", arrivals, "--seconds", "0.5", "--records", records)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
@@ -317,7 +319,7 @@ func TestSimulateMaxInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
-	var r loadrun.Row
+	var r result.Row
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%q: %v", out, err)
 	}

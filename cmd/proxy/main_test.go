@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"capacitylab/labsvc"
+	"capacitylab/labsvc/labtest"
 )
 
 // childEnv makes this test binary a lab child (labsvc.ChildMain): the
@@ -27,21 +28,6 @@ const childEnv = "PROXY_TEST_CHILD"
 func TestMain(m *testing.M) {
 	labsvc.ChildMain(childEnv)
 	goleak.VerifyTestMain(m)
-}
-
-// startLab runs a lab child with cfg until the test ends.
-func startLab(t *testing.T, cfg labsvc.Config) *labsvc.Child {
-	t.Helper()
-	cc, err := labsvc.SelfCommand(childEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := labsvc.StartChild(t.Context(), cc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Stop() })
-	return c
 }
 
 // lockedBuffer is a strings.Builder safe to write from one goroutine while
@@ -216,7 +202,7 @@ func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) 
 // with the lab door's refusal; the proxy's metrics and the lab's count
 // agree.
 func TestInFlightQuotaThroughTheProxy(t *testing.T) {
-	lab := startLab(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 300, CPUs: 1})
+	lab := labtest.Child(t, childEnv, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 300, CPUs: 1})
 	p := startProxy(t, map[string]string{"UPSTREAM": lab.Target(), "POLICY": "inflight,quota=2"})
 	if p.line != "POLICY=inflight,quota=2 WORKERS=0" {
 		t.Errorf("start line settings %q", p.line)
@@ -243,7 +229,7 @@ func TestInFlightQuotaThroughTheProxy(t *testing.T) {
 // proxy and one is refused; each reaches the lab alone, so the lab never
 // queues.
 func TestQueueAtTheProxy(t *testing.T) {
-	lab := startLab(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 200, CPUs: 1})
+	lab := labtest.Child(t, childEnv, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 200, CPUs: 1})
 	p := startProxy(t, map[string]string{"UPSTREAM": lab.Target(), "WORKERS": "1", "LIMIT": "1"})
 	n := statuses(t, burst(t, p.addr, 3))
 	if n[200] != 2 || n[503] != 1 {
@@ -269,7 +255,7 @@ func TestQueueAtTheProxy(t *testing.T) {
 // answer in time grows the limit back meanwhile). With two inside at a
 // limit of 2 the proxy refuses the next caller itself.
 func TestAIMDThroughTheProxy(t *testing.T) {
-	lab := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 1000, Limit: 1, CPUs: 1})
+	lab := labtest.Child(t, childEnv, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 1000, Limit: 1, CPUs: 1})
 	p := startProxy(t, map[string]string{"UPSTREAM": lab.Target()}, "--policy", "aimd,start=8,backoff=0.5,interval_ms=60000")
 	var wg sync.WaitGroup
 	for range 2 {
@@ -332,7 +318,7 @@ func TestUpstreamFailures(t *testing.T) {
 		t.Errorf("admit_limit = %v after the upstream could not be reached, want 2", got)
 	}
 
-	lab := startLab(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 400, CPUs: 1})
+	lab := labtest.Child(t, childEnv, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 400, CPUs: 1})
 	slow := startProxy(t, map[string]string{"UPSTREAM": lab.Target(), "POLICY": "aimd,start=4,backoff=0.5", "TIMEOUT": "100ms"})
 	if a, err := get(t, slow.addr, 5*time.Second); err != nil || a.status != 504 {
 		t.Errorf("through a proxy with TIMEOUT=100ms to a 400 ms lab: %+v, %v; want 504", a, err)
@@ -360,7 +346,7 @@ func TestUpstreamFailures(t *testing.T) {
 // callers that waited more than twice the target are dropped with the
 // door's refusal; every caller is answered, ok or refused.
 func TestCoDelAtTheProxy(t *testing.T) {
-	lab := startLab(t, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 50, CPUs: 1})
+	lab := labtest.Child(t, childEnv, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 50, CPUs: 1})
 	p := startProxy(t, map[string]string{"UPSTREAM": lab.Target(), "WORKERS": "1", "POLICY": "codel,target_ms=5,interval_ms=40"})
 	n := statuses(t, burst(t, p.addr, 12))
 	dropped := metric(t, p.control, "admit_dropped_total")

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 	"capacitylab/store"
 )
 
@@ -118,7 +118,7 @@ func seedRun(t *testing.T, dataDir, id string, rates []float64, seconds float64)
 	}
 	for i, rate := range rates {
 		n := int(seconds * rate)
-		row := loadrun.Row{Offered: rate, Sent: n, OK: n, OKPerSec: rate, P50MS: 20.4 + float64(i), P99MS: 24.9 + 3*float64(i),
+		row := result.Row{Offered: rate, Sent: n, OK: n, OKPerSec: rate, P50MS: 20.4 + float64(i), P99MS: 24.9 + 3*float64(i),
 			Done: n, N: n, MeanMS: 21 + float64(i), P95MS: 23 + float64(i), MaxMS: 30 + float64(i), Window: i, Arrivals: n, Seconds: seconds,
 			LabServiceMS: 20.1, LabCPUMS: 2.1}
 		if err := st.AddRow(ctx, id, row); err != nil {
@@ -126,11 +126,11 @@ func seedRun(t *testing.T, dataDir, id string, rates []float64, seconds float64)
 		}
 		// The window's raw records, for the run page's latency
 		// distribution: ok answers spread from 15 to 44 ms.
-		recs := make([]loadrun.Record, n)
+		recs := make([]result.Record, n)
 		for k := range recs {
 			at := time.Duration(k) * time.Second / time.Duration(rate)
-			recs[k] = loadrun.Record{Window: i, Seq: k, Intended: at, Sent: at, End: at + time.Duration(15+k%30)*time.Millisecond,
-				Outcome: loadrun.OK, Status: 200, QueueWaitMS: -1, ServiceMS: -1}
+			recs[k] = result.Record{Window: i, Seq: k, Intended: at, Sent: at, End: at + time.Duration(15+k%30)*time.Millisecond,
+				Outcome: result.OK, Status: 200, QueueWaitMS: -1, ServiceMS: -1}
 		}
 		if err := st.AddRecords(ctx, id, recs); err != nil {
 			t.Fatal(err)

@@ -66,7 +66,7 @@ func TestBrowserSimulate(t *testing.T) {
 	}
 	preset := presetOf(t, "sat-sweep")
 	p := recorder.Preset(preset)
-	rep, err := sim.Run(context.Background(), sim.Model{Lab: p.Config, Timeout: p.Timeout()}, loadrun.Sweep{Rates: []float64{20, 40}, Seconds: 2, Seed: p.Seed}, nil)
+	rep, err := loadrun.Sweep{Rates: []float64{20, 40}, Seconds: 2, Seed: p.Seed, Driver: sim.Model{Lab: p.Config, Timeout: p.Timeout()}}.Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

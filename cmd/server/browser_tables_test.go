@@ -13,8 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"capacitylab/labsvc"
-	"capacitylab/loadrun"
 	"capacitylab/measure"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -70,7 +70,7 @@ func TestBrowserWideTablesScroll(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, rate := range []float64{100, 200, 400, 800} {
-		row := loadrun.Row{Window: i, Offered: rate, Sent: int(rate * 10), OK: int(rate * 9), Refused: 12345, Gaveup: 2345, Error: 1,
+		row := result.Row{Window: i, Offered: rate, Sent: int(rate * 10), OK: int(rate * 9), Refused: 12345, Gaveup: 2345, Error: 1,
 			OKPerSec: rate * 0.9, P50MS: 1234.567, P99MS: 98765.4321, MeanMS: 2345.6, P95MS: 34567.8, MaxMS: 123456.7, N: int(rate * 10)}
 		if err := st.AddRow(ctx, "widetable", row); err != nil {
 			t.Fatal(err)

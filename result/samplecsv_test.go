@@ -1,4 +1,4 @@
-package loadrun
+package result
 
 import (
 	"reflect"

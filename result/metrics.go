@@ -1,4 +1,4 @@
-package loadrun
+package result
 
 import (
 	"math"
@@ -136,22 +136,22 @@ func (m *Metrics) Row(offered float64, window time.Duration) Row {
 	}
 	r.Lost = r.Sent - r.OK - r.Refused - r.Gaveup - r.Error
 	if span := max(window, m.okLastEnd); span > 0 {
-		r.OKPerSec = round(float64(m.ok)/span.Seconds(), 100)
+		r.OKPerSec = Round(float64(m.ok)/span.Seconds(), 100)
 	}
 	if n := len(m.okLat); n > 0 {
 		lat := slices.Clone(m.okLat)
 		slices.Sort(lat)
-		r.P50MS = ms(NearestRank(lat, 50))
-		r.P95MS = ms(NearestRank(lat, 95))
-		r.P99MS = ms(NearestRank(lat, 99))
-		r.MaxMS = ms(lat[n-1])
-		r.MeanMS = ms(m.okSum / time.Duration(n))
+		r.P50MS = MS(NearestRank(lat, 50))
+		r.P95MS = MS(NearestRank(lat, 95))
+		r.P99MS = MS(NearestRank(lat, 99))
+		r.MaxMS = MS(lat[n-1])
+		r.MeanMS = MS(m.okSum / time.Duration(n))
 	}
 	if len(m.lags) > 0 {
 		lags := slices.Clone(m.lags)
 		slices.Sort(lags)
-		r.SendLagP99MS = ms(max(0, NearestRank(lags, 99)))
-		r.SendLagMaxMS = ms(max(0, m.lagMax))
+		r.SendLagP99MS = MS(max(0, NearestRank(lags, 99)))
+		r.SendLagMaxMS = MS(max(0, m.lagMax))
 	}
 	return r
 }
@@ -169,7 +169,9 @@ func NearestRank(sorted []time.Duration, p float64) time.Duration {
 	return sorted[rank-1]
 }
 
-// ms converts to milliseconds, rounded to the microsecond.
-func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 1000) }
+// MS is d in milliseconds rounded to the microsecond, as rows, samples
+// and events carry times.
+func MS(d time.Duration) float64 { return Round(float64(d)/float64(time.Millisecond), 1000) }
 
-func round(v, scale float64) float64 { return math.Round(v*scale) / scale }
+// Round is v rounded to the nearest 1/scale (scale 100: two decimals).
+func Round(v, scale float64) float64 { return math.Round(v*scale) / scale }

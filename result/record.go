@@ -1,4 +1,4 @@
-package loadrun
+package result
 
 import (
 	"encoding/csv"
@@ -75,7 +75,7 @@ const (
 	ReasonOther         = "other"         // any other local or network error
 	ReasonCanceled      = "canceled"      // the run was cancelled
 	ReasonInFlightCap   = "inflight_cap"  // not sent: the in-flight cap was full
-	ReasonClientBusy    = "client_busy"   // not sent: every client worker was busy (Open.ClientWorkers)
+	ReasonClientBusy    = "client_busy"   // not sent: every client worker was busy (loadrun.Open.ClientWorkers)
 	ReasonDialTimeout   = "dial_timeout"  // gave up while connecting
 	ReasonWriteTimeout  = "write_timeout" // gave up while sending
 	ReasonReadTimeout   = "read_timeout"  // gave up waiting for the reply

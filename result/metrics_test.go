@@ -1,4 +1,4 @@
-package loadrun_test
+package result_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"capacitylab/loadrun"
+	"capacitylab/result"
 )
 
 func TestNearestRank(t *testing.T) {
@@ -36,7 +36,7 @@ func TestNearestRank(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := loadrun.NearestRank(c.sorted, c.p); got != c.want {
+			if got := result.NearestRank(c.sorted, c.p); got != c.want {
 				t.Errorf("NearestRank(p=%v) = %v, want %v", c.p, got, c.want)
 			}
 		})
@@ -44,7 +44,7 @@ func TestNearestRank(t *testing.T) {
 }
 
 func TestMetricsRow(t *testing.T) {
-	var m loadrun.Metrics
+	var m result.Metrics
 	// 100 ok answers with latencies 1..100 ms, sent on time, the last
 	// answer 2 s after the window start.
 	for i := 1; i <= 100; i++ {
@@ -54,18 +54,18 @@ func TestMetricsRow(t *testing.T) {
 			intended = 2*time.Second - 100*time.Millisecond
 			end = 2 * time.Second
 		}
-		m.Add(loadrun.Record{Seq: i, Intended: intended, Sent: intended + 100*time.Microsecond, End: end, Outcome: loadrun.OK, Status: 200})
+		m.Add(result.Record{Seq: i, Intended: intended, Sent: intended + 100*time.Microsecond, End: end, Outcome: result.OK, Status: 200})
 	}
 	// One each of the other outcomes, one of them 5 ms late.
-	m.Add(loadrun.Record{Intended: 0, Sent: 5 * time.Millisecond, End: 2 * time.Second, Outcome: loadrun.Gaveup, Reason: loadrun.ReasonReadTimeout})
-	m.Add(loadrun.Record{Intended: 0, Sent: 0, End: time.Millisecond, Outcome: loadrun.Refused, Status: 503})
-	m.Add(loadrun.Record{Intended: 0, Sent: 0, End: time.Millisecond, Outcome: loadrun.Error, Reason: loadrun.ReasonReset})
-	m.Add(loadrun.Record{Intended: 0, Outcome: loadrun.NotSent, Reason: loadrun.ReasonInFlightCap})
+	m.Add(result.Record{Intended: 0, Sent: 5 * time.Millisecond, End: 2 * time.Second, Outcome: result.Gaveup, Reason: result.ReasonReadTimeout})
+	m.Add(result.Record{Intended: 0, Sent: 0, End: time.Millisecond, Outcome: result.Refused, Status: 503})
+	m.Add(result.Record{Intended: 0, Sent: 0, End: time.Millisecond, Outcome: result.Error, Reason: result.ReasonReset})
+	m.Add(result.Record{Intended: 0, Outcome: result.NotSent, Reason: result.ReasonInFlightCap})
 	// A sent record that never got an outcome: a generator bug, shown as lost.
-	m.Add(loadrun.Record{Intended: 0, Sent: 0})
+	m.Add(result.Record{Intended: 0, Sent: 0})
 
 	r := m.Row(100, time.Second)
-	want := loadrun.Row{
+	want := result.Row{
 		Offered: 100, Arrivals: 105, Sent: 104, OK: 100, Refused: 1, Gaveup: 1, Error: 1, NotSent: 1, Lost: 1,
 		OKPerSec: 50, // 100 ok ÷ max(1 s window, 2 s last answer)
 		P50MS:    50, P95MS: 95, P99MS: 99, MaxMS: 100, MeanMS: 50.5, N: 100,
@@ -83,10 +83,10 @@ func TestMetricsRow(t *testing.T) {
 // Below saturation every answer arrives within the window plus a service
 // time, so ok_per_sec is ok ÷ window.
 func TestOKPerSecUsesWindowWhenAnswersAreInside(t *testing.T) {
-	var m loadrun.Metrics
+	var m result.Metrics
 	for i := range 40 {
 		at := time.Duration(i) * 25 * time.Millisecond
-		m.Add(loadrun.Record{Intended: at, Sent: at, End: at + 20*time.Millisecond, Outcome: loadrun.OK})
+		m.Add(result.Record{Intended: at, Sent: at, End: at + 20*time.Millisecond, Outcome: result.OK})
 	}
 	if got := m.Row(40, time.Second).OKPerSec; got != 40 {
 		t.Errorf("ok_per_sec = %v, want 40", got)
@@ -94,13 +94,13 @@ func TestOKPerSecUsesWindowWhenAnswersAreInside(t *testing.T) {
 }
 
 func TestWriteCSV(t *testing.T) {
-	recs := []loadrun.Record{
-		{Window: 1, Seq: 0, Intended: 1500 * time.Microsecond, Sent: 1600 * time.Microsecond, End: 22 * time.Millisecond, Outcome: loadrun.OK, Status: 200, QueueWaitMS: 0.25, ServiceMS: 20.1},
-		{Window: 1, Seq: 1, Intended: 3 * time.Millisecond, Sent: 3 * time.Millisecond, End: 2003 * time.Millisecond, Outcome: loadrun.Gaveup, Reason: loadrun.ReasonReadTimeout, QueueWaitMS: -1, ServiceMS: -1},
-		{Window: 1, Seq: 2, Intended: 4 * time.Millisecond, Sent: 4 * time.Millisecond, End: 4 * time.Millisecond, Outcome: loadrun.NotSent, Reason: loadrun.ReasonInFlightCap, QueueWaitMS: -1, ServiceMS: -1},
+	recs := []result.Record{
+		{Window: 1, Seq: 0, Intended: 1500 * time.Microsecond, Sent: 1600 * time.Microsecond, End: 22 * time.Millisecond, Outcome: result.OK, Status: 200, QueueWaitMS: 0.25, ServiceMS: 20.1},
+		{Window: 1, Seq: 1, Intended: 3 * time.Millisecond, Sent: 3 * time.Millisecond, End: 2003 * time.Millisecond, Outcome: result.Gaveup, Reason: result.ReasonReadTimeout, QueueWaitMS: -1, ServiceMS: -1},
+		{Window: 1, Seq: 2, Intended: 4 * time.Millisecond, Sent: 4 * time.Millisecond, End: 4 * time.Millisecond, Outcome: result.NotSent, Reason: result.ReasonInFlightCap, QueueWaitMS: -1, ServiceMS: -1},
 	}
 	var buf bytes.Buffer
-	if err := loadrun.WriteCSV(&buf, recs); err != nil {
+	if err := result.WriteCSV(&buf, recs); err != nil {
 		t.Fatal(err)
 	}
 	got, err := csv.NewReader(&buf).ReadAll()
@@ -108,7 +108,7 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		loadrun.CSVHeader(),
+		result.CSVHeader(),
 		{"1", "0", "1.500", "1.600", "22.000", "20.500", "ok", "200", "", "0.25", "20.1"},
 		{"1", "1", "3.000", "3.000", "2003.000", "2000.000", "gaveup", "", "read_timeout", "", ""},
 		{"1", "2", "4.000", "", "", "", "not_sent", "", "inflight_cap", "", ""},

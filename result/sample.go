@@ -1,7 +1,7 @@
-package loadrun
+package result
 
 // EventSample is the kind of the event a run over time sends once a
-// second of a window (Sweep.SampleEvery): its Sample.
+// second of a window (loadrun.Sweep.SampleEvery): its Sample.
 const EventSample EventKind = "sample"
 
 // Sample is one interval of a window in a run over time: what the callers

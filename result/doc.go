@@ -1,0 +1,98 @@
+// Package result holds what the load generator (package loadrun) and the
+// measurement path (package measure) produce and what everything after
+// them reads: one Record per arrival, a window's Row folded from its
+// records (Metrics), a run over time's Samples, the lab's counters
+// (LabStats), the knob changes made into a window (KnobChange), the events
+// a sweep streams (Event) and its Report, and a Driver's window (Window,
+// Result). It imports only the standard library, so the store, the charts
+// and the simulator (packages store, chart and sim) read results without
+// compiling the generator; the flow is loadrun and sim → result → store,
+// chart and the web pages.
+//
+// The caps on one window (MaxRate, MaxSeconds, MaxArrivals, MaxClients,
+// DefaultMaxInFlight, MaxMaxInFlight) and the caller's timeout
+// (DefaultTimeout, MaxTimeout, CheckTimeout) are here too, because a
+// simulated window (package sim) keeps to them as a sent one does.
+//
+// # Records
+//
+// Every scheduled arrival gets exactly one Record. Times are offsets from the
+// window's start. Outcomes:
+//
+//	ok        the reply was 200
+//	refused   the reply was 503
+//	gaveup    no complete reply within the timeout; reason dial_timeout,
+//	          write_timeout or read_timeout says in which phase
+//	error     anything else; reason conn_refused, reset, eof (closed before a
+//	          complete reply), malformed (not HTTP/1.x), status_NNN (another
+//	          status), emfile (out of file descriptors), eaddrnotavail (out of
+//	          ephemeral ports), canceled (the run was cancelled mid-request)
+//	          or other
+//	not_sent  due but not sent: reason inflight_cap (loadrun's MaxInFlight requests were
+//	          outstanding: by default as many as arrive in one caller timeout,
+//	          at least 2,048 and at most 16,384), client_busy (a client with a
+//	          fixed pool of loadrun's ClientWorkers workers had every one busy) or
+//	          canceled (the run was cancelled before it was due)
+//
+// WriteCSV writes records with a header line and these columns:
+//
+//	window         window index in the sweep, from 0
+//	seq            arrival number within the window, from 0
+//	intended_ms    when the schedule said to send, ms after the window start
+//	sent_ms        when the generator started connecting (empty for not_sent)
+//	end_ms         when the reply was complete or the caller stopped (empty for not_sent)
+//	latency_ms     end_ms − intended_ms (open loop); end_ms − sent_ms (closed loop,
+//	               where intended = sent)
+//	outcome        ok, refused, gaveup, error or not_sent
+//	status         HTTP status, empty when there was no reply
+//	reason         see above; empty for ok and refused
+//	queue_wait_ms  the lab's X-Queue-Wait-Ms header, empty when absent
+//	service_ms     the lab's X-Service-Ms header, empty when absent
+//
+// Times are milliseconds with three decimals (microseconds).
+//
+// # Rows
+//
+// A window's Row has the lessons' columns, then the generator's honesty
+// columns, then extras. JSON field names are these names.
+//
+//	offered          offered rate, arrivals a second (closed loop: sent ÷ seconds;
+//	                 an arrival trace: its arrivals ÷ seconds)
+//	sent             requests that left (arrivals − not_sent)
+//	ok refused gaveup error   outcome counts of sent requests
+//	ok_per_sec       ok ÷ max(window seconds, end of the last ok answer): the
+//	                 rate answers were delivered. The usual ok ÷ window seconds
+//	                 credits a saturated service with answers delivered up to a
+//	                 timeout after the window closed and so overstates its
+//	                 ceiling; below saturation the two differ by one service time.
+//	p50_ms p99_ms    nearest-rank percentiles of ok latencies, over n
+//	done             the lab's done counter after every request ended (served to
+//	                 completion, whether or not the caller still listened); -1
+//	                 without a lab control API
+//	lost             sent − ok − refused − gaveup − error; always 0 unless the
+//	                 generator has a bug (a sent record that never got an outcome)
+//	queued           the lab's queued_max for the window: the most callers waiting at
+//	                 once in the lab's own queue; -1 without control
+//	backlogged       the lab's backlogged_max for the window: the most callers found
+//	                 waiting in the kernel's accept queue, not yet accepted by the lab
+//	                 (with ACCEPT=workers the only queue there is); -1 without control,
+//	                 or where the lab cannot read it
+//	not_sent         arrivals that were due but not sent (the generator's
+//	                 in-flight cap, or a cancelled run)
+//	client_busy      arrivals that found every one of the client's workers busy
+//	                 (loadrun's Sweep.ClientWorkers), so were not sent: the client's own
+//	                 limit, as a real client with a fixed pool has; their records
+//	                 are not_sent with reason client_busy
+//	late             sends that left more than 1 ms (LateAfter) after intended
+//	send_lag_p99_ms  nearest-rank p99 of sent − intended over sent requests
+//	mean_ms p95_ms max_ms   of ok latencies
+//	n                how many ok latencies the percentiles are over (= ok)
+//	window arrivals seconds send_lag_max_ms clients lab_service_ms lab_cpu_ms note
+//	                 extras: index, scheduled arrivals (= sent + not_sent),
+//	                 window length, the worst send lag, closed-loop clients,
+//	                 the lab's mean service time and the processor time its
+//	                 process used in the window (both ms, -1 without control;
+//	                 they show whether the lab itself was slowed, e.g. by
+//	                 neighbours on its core), and notes such as a lab that had
+//	                 not drained or a cancelled window
+package result

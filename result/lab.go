@@ -1,0 +1,39 @@
+package result
+
+import "time"
+
+// LabStats is the part of the lab's GET /stats reply the runner reads.
+type LabStats struct {
+	Since     time.Time `json:"since"` // when the lab's window began (its last reset)
+	Accepted  int64     `json:"accepted"`
+	Refused   int64     `json:"refused"`
+	Done      int64     `json:"done"`
+	Queued    int       `json:"queued"`
+	QueuedMax int       `json:"queued_max"`
+	// BackloggedMax is the most callers the lab found waiting in the
+	// kernel's accept queue in the window; -1 when the lab does not say.
+	BackloggedMax int   `json:"backlogged_max"`
+	InService     int   `json:"in_service"`
+	Bad           int64 `json:"bad"`
+	// Dropped is how many the lab's admission policy admitted and then
+	// dropped from its queue in the window; PolicyLimit its bound on
+	// requests inside now (0: none).
+	Dropped     int64 `json:"dropped"`
+	PolicyLimit int   `json:"policy_limit"`
+	// ProcessCPUMS is the processor time the whole lab process used in the
+	// window, ms; SpinCPUMS the part its spins used.
+	ProcessCPUMS float64 `json:"process_cpu_ms"`
+	SpinCPUMS    float64 `json:"spin_cpu_ms"`
+	// ServiceMS summarises the service times the lab measured (the
+	// X-Service-Ms header of every answer it served).
+	ServiceMS LabSummary `json:"service_ms"`
+}
+
+// LabSummary is the lab's summary of a set of times, ms.
+type LabSummary struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
