@@ -609,12 +609,20 @@ func TestWorkerFreeWhenReplyWritten(t *testing.T) {
 			wg.Wait()
 			st := quiet(t, l.control, 5*time.Second)
 			t.Logf("%d callers, %d served, queued_max %d", callers, served.Load(), st.QueuedMax)
-			if served.Load() < 100 {
-				t.Errorf("only %d served in 1 s: is the machine overloaded? rerun", served.Load())
+			if served.Load() == 0 {
+				t.Errorf("nobody served in 1 s")
 			}
 			if st.QueuedMax > callers-1 {
 				t.Errorf("queued_max %d with %d callers for 1 worker, want at most %d: a caller that reconnects at once must find its worker free", st.QueuedMax, callers, callers-1)
 			}
+			// How many reconnects the second held is the machine's: a
+			// physics check.
+			t.Run("at least 100 served", func(t *testing.T) {
+				physics.Require(t)
+				if served.Load() < 100 {
+					t.Errorf("only %d served in 1 s of 1 ms requests", served.Load())
+				}
+			})
 		})
 	}
 }
