@@ -6,6 +6,10 @@
 // Require, and runs only when CAPACITYLAB_PHYSICS=1 is set (.ci/run runs
 // them in a step of their own, one package at a time).
 //
+// Call Require in the Test function itself or in a subtest written inside
+// it: .ci/run finds the physics tests by that call (and fails if one is in
+// a helper), then runs just those.
+//
 // Under the switch such a test either checks fully or, when it measured
 // that the machine could not give it what the check needs (a thread woke
 // late, the lab got too little of its processor), calls Skip with what it
