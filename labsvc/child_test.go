@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/input"
+	"capacitylab/internal/physics"
 	"capacitylab/labsvc"
 )
 
@@ -229,16 +231,29 @@ func TestProcessorCeiling(t *testing.T) {
 	}
 	// The machine is shared, so the lab may get much less than its one
 	// processor and the rate says little below the ceiling. What it costs
-	// per request does not depend on the neighbours: processor time.
-	if st.Done < 20 {
-		t.Errorf("only %d served in %.2fs: is the machine overloaded? rerun before concluding", st.Done, elapsed)
+	// per request does not depend on the neighbours from below: processor
+	// time. From above it does (a thread's clock is charged for the
+	// interrupts handled while it runs), so the upper bounds are a physics
+	// check.
+	perProcess := st.ProcessCPUMS / float64(st.Done)
+	if perProcess < 1.9 {
+		t.Errorf("the lab process used %.3f ms of processor per request (kernel's count), want at least SPIN_MS=2 less a little", perProcess)
 	}
-	if per := st.ProcessCPUMS / float64(st.Done); per < 1.9 || per > 2.6 {
-		t.Errorf("the lab process used %.3f ms of processor per request (kernel's count), want SPIN_MS=2 plus a little overhead", per)
+	if cpuPer < 1.95 {
+		t.Errorf("spin CPU per request %.3f ms, want at least SPIN_MS=2", cpuPer)
 	}
-	if cpuPer < 1.95 || cpuPer > 2.3 {
-		t.Errorf("spin CPU per request %.3f ms, want SPIN_MS=2", cpuPer)
-	}
+	t.Run("processor near SPIN_MS", func(t *testing.T) {
+		physics.Require(t)
+		if st.Done < 20 {
+			t.Errorf("only %d served in %.2fs", st.Done, elapsed)
+		}
+		if perProcess > 2.6 {
+			t.Errorf("the lab process used %.3f ms of processor per request (kernel's count), want SPIN_MS=2 plus a little overhead", perProcess)
+		}
+		if cpuPer > 2.3 {
+			t.Errorf("spin CPU per request %.3f ms, want SPIN_MS=2", cpuPer)
+		}
+	})
 	// Wall time per service is the competition for one processor: far above
 	// the 2 ms each request costs.
 	if st.ServiceMS.Mean < 8 {
@@ -376,17 +391,15 @@ func serveChild(t *testing.T, cfg labsvc.Config) *labsvc.Child {
 // callers in a closed loop (the processor, about 470 a second, binds; the
 // queue never empties): every GET /stats is timed. Before the control API
 // had a processor of its own it waited behind the spinning workers, 0.6 to
-// 1.9 s per call.
+// 1.9 s per call. A physics check.
 func TestControlAnswersUnderOverload(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test")
-	}
+	physics.Require(t)
 	if raceDetector {
 		// Under -race the lab child is instrumented too: with the lab at
 		// 96% of its processor the median call took 12.9 ms and the upper
 		// quartile 60 ms (CI, 2026-12-01), the detector's cost in the
-		// control API's own goroutine. The plain run checks the bounds.
-		t.Skip("NOT RUN under the race detector: its timings are the detector's; `go test ./labsvc` checks them")
+		// control API's own goroutine.
+		physics.Skip(t, "the race detector is on: the control API's timings are the detector's")
 	}
 	c := serveChild(t, labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1})
 	cpus, err := affinity.ProcessCPUs(c.Pid())
@@ -449,7 +462,7 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 	if st.QueuedMax < 64 {
 		t.Errorf("at most %d queued: the lab was not overloaded (256 callers, 64 workers)", st.QueuedMax)
 	}
-	// Two sets of bounds. The goal, a few milliseconds, holds for a lab
+	// Two sets of bounds, both checked first. The goal, a few milliseconds, holds for a lab
 	// that has its processor: at most 10 ms for the median, 50 ms for the
 	// upper quartile and 100 ms for the slowest call. It is checked when
 	// the lab had at least 98% of its processor and a thread pinned there
@@ -466,23 +479,27 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 	// 0.81 s, with the lab at 61% of its processor, and 192 queued 2 ms
 	// spins are 0.38 s of work. So on a busy machine the bounds are the
 	// ones that failure cannot meet: 50 ms for the median, 200 ms for the
-	// upper quartile.
+	// upper quartile. Those are checked whatever the machine; the goal's
+	// are checked, or the test skips saying what it measured.
 	share := st.ProcessCPUMS / 10 / elapsed
 	floor := late[len(late)*9/10]
-	quiet := share >= 98 && floor <= time.Millisecond
-	medBound, q3Bound := 50*time.Millisecond, 200*time.Millisecond
-	if quiet {
-		medBound, q3Bound = 10*time.Millisecond, 50*time.Millisecond
-	} else {
-		t.Logf("NOT CHECKED: the goal's bounds (10, 50 and 100 ms); the lab had %.0f%% of its processor and a thread there woke up to %v late nine times in ten (checked at 98%% and 1 ms): checking only that no call waited behind the lab's workers", share, floor)
+	med, q3, worst := took[len(took)/2], took[len(took)*3/4-1], took[len(took)-1]
+	if med > 50*time.Millisecond {
+		t.Errorf("GET /stats median %v under overload, want at most 50 ms: calls waited behind the lab's workers (lab at %.0f%% of its processor, wake-ups up to %v late)", med, share, floor)
 	}
-	if med := took[len(took)/2]; med > medBound {
-		t.Errorf("GET /stats median %v under overload, want at most %v (lab at %.0f%% of its processor, wake-ups up to %v late)", med, medBound, share, floor)
+	if q3 > 200*time.Millisecond {
+		t.Errorf("GET /stats upper quartile %v under overload, want at most 200 ms: calls waited behind the lab's workers (lab at %.0f%% of its processor, wake-ups up to %v late)", q3, share, floor)
 	}
-	if q3 := took[len(took)*3/4-1]; q3 > q3Bound {
-		t.Errorf("GET /stats upper quartile %v under overload, want at most %v (lab at %.0f%% of its processor, wake-ups up to %v late)", q3, q3Bound, share, floor)
+	if share < 98 || floor > time.Millisecond {
+		physics.Skip(t, "the goal's bounds (median 10 ms, upper quartile 50, slowest 100): the lab had %.0f%% of its processor and a thread there woke up to %v late nine times in ten; the check needs 98%% and 1 ms (checked: median %v ≤ 50 ms and upper quartile %v ≤ 200 ms, no call waited behind the workers)", share, floor, med, q3)
 	}
-	if worst := took[len(took)-1]; quiet && worst > 100*time.Millisecond {
+	if med > 10*time.Millisecond {
+		t.Errorf("GET /stats median %v under overload, want at most 10 ms (lab at %.0f%% of its processor, wake-ups up to %v late)", med, share, floor)
+	}
+	if q3 > 50*time.Millisecond {
+		t.Errorf("GET /stats upper quartile %v under overload, want at most 50 ms (lab at %.0f%% of its processor, wake-ups up to %v late)", q3, share, floor)
+	}
+	if worst > 100*time.Millisecond {
 		t.Errorf("slowest GET /stats %v under overload, want at most 100 ms", worst)
 	}
 }
@@ -496,9 +513,10 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 // four workers wait on their requests, then write the four requests one
 // after another within microseconds, and time each from its write to its
 // whole answer. Three rounds; in each, the first to end must have taken at
-// least 12 ms (first come would end two by 10 ms) and at least 0.6 of the
-// last one's time (first come: about 0.25). A busy machine delays all four
-// alike, and so moves neither much.
+// least 12 ms (first come would end two by 10 ms), which a busy machine
+// only makes easier, and (a physics check) at least 0.6 of the last one's
+// time (first come: about 0.25), which a stall of the lab's processor can
+// break.
 func TestSpinsShareTheProcessor(t *testing.T) {
 	c := serveChild(t, labsvc.Config{Workers: 4, SpinMS: 5, WaitMS: 0, CPUs: 1})
 	cpus, err := affinity.ProcessCPUs(c.Pid())
@@ -516,6 +534,10 @@ func TestSpinsShareTheProcessor(t *testing.T) {
 	}
 	const n = 4
 	req := []byte("GET /work HTTP/1.1\r\nHost: lab\r\n\r\n")
+	// Each round's first and last answer and the processor time the lab
+	// used in between, for the physics check.
+	type spinRound struct{ first, last, used float64 }
+	var rounds []spinRound
 	for round := range 3 {
 		conns := make([]net.Conn, n)
 		for i := range conns {
@@ -562,19 +584,30 @@ func TestSpinsShareTheProcessor(t *testing.T) {
 		if first < 12 {
 			t.Errorf("round %d: the first answer after %.1f ms: want at least 12 ms (shared turns), not one spin after another", round+1, first)
 		}
-		// Shared turns end the four together: the first at least 0.6 of
-		// the last. A stall of the lab's processor delays whichever spin
-		// it catches (under the race detector beside a busy loop, 20.3
-		// and 34.0 ms), so this is held when the lab had its processor:
-		// the processor time it used in the round (the spins' 20 ms and
-		// its own work) at least 90% of the time to the last answer.
 		used := stats(t, c.Control()).ProcessCPUMS - before.ProcessCPUMS
-		switch share := used / last; {
-		case share < 0.9:
-			t.Logf("round %d: NOT CHECKED: the first answer at least 0.6 of the last: the lab used %.1f ms of processor in the %.1f ms to the last answer (%.0f%%; checked from 90%%)", round+1, used, last, 100*share)
-		case first < 0.6*last:
-			t.Errorf("round %d: the first answer after %.1f ms and the last after %.1f ms, the lab using %.1f ms of processor meanwhile: want the first at least 0.6 of the last (shared turns)", round+1, first, last, used)
-		}
+		rounds = append(rounds, spinRound{first, last, used})
 		quiet(t, c.Control(), 5*time.Second)
 	}
+	// Shared turns end the four together: the first at least 0.6 of the
+	// last. A stall of the lab's processor delays whichever spin it
+	// catches (under the race detector beside a busy loop, 20.3 and
+	// 34.0 ms), so this is held in the rounds where the lab had its
+	// processor: the processor time it used in the round (the spins'
+	// 20 ms and its own work) at least 90% of the time to the last answer.
+	t.Run("ending together", func(t *testing.T) {
+		physics.Require(t)
+		var busy []string
+		for i, r := range rounds {
+			if share := r.used / r.last; share < 0.9 {
+				busy = append(busy, fmt.Sprintf("round %d: the lab used %.1f ms of processor in the %.1f ms to the last answer (%.0f%%)", i+1, r.used, r.last, 100*share))
+				continue
+			}
+			if r.first < 0.6*r.last {
+				t.Errorf("round %d: the first answer after %.1f ms and the last after %.1f ms, the lab using %.1f ms of processor meanwhile: want the first at least 0.6 of the last (shared turns)", i+1, r.first, r.last, r.used)
+			}
+		}
+		if len(busy) > 0 {
+			physics.Skip(t, "%s; the check needs 90%% (the other rounds were checked)", strings.Join(busy, "; "))
+		}
+	})
 }

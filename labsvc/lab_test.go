@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"capacitylab/affinity"
+	"capacitylab/internal/physics"
 	"capacitylab/labsvc"
 	"capacitylab/labsvc/labtest"
 )
@@ -77,13 +78,22 @@ func TestRefusalsUnderBurst(t *testing.T) {
 
 // With the default knobs (WORKERS=1, SPIN_MS=2, WAIT_MS=18) a lone request
 // takes 20 ± 2 ms of service. Nothing can make it faster than 20 ms (2 ms of
-// processor plus an 18 ms sleep), so the lower bound holds for every request;
-// a busy machine can only make some slower (the spin waits for a processor,
-// the sleeper waits to be woken), so the upper bound is held against the
-// fastest quarter and the median is logged.
+// processor plus an 18 ms sleep), so the lower bound holds for every request
+// and the plain run checks it, with the stats' agreement with what the
+// callers saw. A busy machine can only make some slower (the spin waits for
+// a processor, the sleeper waits to be woken), so the upper bounds are a
+// physics check: the fastest quarter within 22 ms, no queueing at rest, the
+// spin's processor time near SPIN_MS. They are held when a thread on this
+// process's processors woke within 1 ms nine naps in ten meanwhile.
 func TestServiceTimeAtRest(t *testing.T) {
 	const n = 40
 	l := labtest.Serve(t, labsvc.DefaultConfig())
+	cpus, err := affinity.ProcessCPUs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine := watchWakeups(t, cpus)
+	defer machine()
 	irq0, irqErr := interruptTime()
 	var svc []float64
 	for range n {
@@ -103,31 +113,18 @@ func TestServiceTimeAtRest(t *testing.T) {
 	if svc[0] < 19.9 {
 		t.Errorf("fastest service time %.3f ms, want at least SPIN_MS + WAIT_MS = 20", svc[0])
 	}
-	if q1 > 22 {
-		t.Errorf("p25 of service time %.3f ms, want 20 ± 2 (median %.3f; if the machine is busy, rerun)", q1, median)
-	}
 	// The headers are rounded to the microsecond.
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 0.0005 }
 	if st.ServiceMS.N != n || !near(st.ServiceMS.P50, median) || !near(st.ServiceMS.Max, svc[n-1]) {
 		t.Errorf("stats service_ms = %+v, want n=%d, p50 %.3f and max %.3f as the callers saw", st.ServiceMS, n, median, svc[n-1])
 	}
-	if st.Done != n || st.QueueWaitMS.Max > 5 {
-		t.Errorf("done=%d queue_wait_ms=%+v, want %d done and no queueing at rest", st.Done, st.QueueWaitMS, n)
+	if st.Done != n {
+		t.Errorf("done=%d, want %d", st.Done, n)
 	}
-	// A spin never computes less than SPIN_MS, and on a quiet machine at
-	// most a few chunks more. Its thread's clock is also charged for the
-	// interrupts handled while it runs: on the CI machine, with other
-	// packages' tests busy on the loopback, 40 spins measured 2.174 ms
-	// each. So the upper bound grows by the interrupt time the machine
-	// logged during the test, shared among the spins, and says so.
-	allow := 0.1
-	if irq1, err := interruptTime(); irqErr == nil && err == nil && irq1 > irq0 {
-		extra := float64(irq1-irq0) / float64(time.Millisecond) / n
-		t.Logf("NOT HELD TO 2.1 ms: the processors handled %v of interrupts during the test (at most %.2f ms a spin); spins held to 2.1 + %.2f ms", irq1-irq0, extra, extra)
-		allow += extra
-	}
-	if per := st.SpinCPUMS / float64(st.Done); per < 1.99 || per > 2+allow {
-		t.Errorf("spin_cpu_ms per request = %.3f, want SPIN_MS=2 (at least 1.99, at most %.2f)", per, 2+allow)
+	// A spin never computes less than SPIN_MS.
+	per := st.SpinCPUMS / float64(st.Done)
+	if per < 1.99 {
+		t.Errorf("spin_cpu_ms per request = %.3f, want at least SPIN_MS=2 (1.99)", per)
 	}
 	// busy_ms is the worker-time the callers saw, summed (each header is
 	// rounded to the microsecond).
@@ -138,16 +135,45 @@ func TestServiceTimeAtRest(t *testing.T) {
 	if math.Abs(st.BusyMS-sum) > float64(n)*0.0005+0.001 {
 		t.Errorf("busy_ms = %.4f, want the sum of the %d service times the callers saw, %.4f", st.BusyMS, n, sum)
 	}
+	calm, floor := machine()
+	t.Run("within 2 ms of the knobs", func(t *testing.T) {
+		physics.Require(t)
+		if !calm {
+			physics.Skip(t, "%s; the check needs nine naps in ten within 1 ms", floor)
+		}
+		if q1 > 22 {
+			t.Errorf("p25 of service time %.3f ms, want 20 ± 2 (median %.3f; %s)", q1, median, floor)
+		}
+		if st.QueueWaitMS.Max > 5 {
+			t.Errorf("queue_wait_ms=%+v, want no queueing at rest", st.QueueWaitMS)
+		}
+		// On a quiet machine a spin computes at most a few chunks more
+		// than SPIN_MS. Its thread's clock is also charged for the
+		// interrupts handled while it runs: on the CI machine, with
+		// other packages' tests busy on the loopback, 40 spins measured
+		// 2.174 ms each. So the upper bound grows by the interrupt time
+		// the machine logged during the test, shared among the spins,
+		// and says so.
+		allow := 0.1
+		if irq1, err := interruptTime(); irqErr == nil && err == nil && irq1 > irq0 {
+			extra := float64(irq1-irq0) / float64(time.Millisecond) / n
+			t.Logf("the processors handled %v of interrupts during the test (at most %.2f ms a spin); spins held to 2.1 + %.2f ms", irq1-irq0, extra, extra)
+			allow += extra
+		}
+		if per > 2+allow {
+			t.Errorf("spin_cpu_ms per request = %.3f, want SPIN_MS=2 (at most %.2f)", per, 2+allow)
+		}
+	})
 }
 
 // WORKERS caps the rate at WORKERS / (SPIN_MS + WAIT_MS) however many callers
 // push: with the lessons' defaults one worker serves at most 1000/20 = 50
 // requests a second, and two workers twice that (the processor is nowhere
 // near full: 2 ms of every 20). The ceiling is physics, so it is held
-// exactly (one request more than the window fits, 4%); how near a busy
-// machine lets the lab come to it is not, so from below the test only asks
-// for more than WORKERS−1 workers could serve, which shows every worker
-// serving.
+// exactly (one request more than the window fits, 4%), in the plain run; how
+// near a busy machine lets the lab come to it is not, so from below a
+// physics check asks for more than WORKERS−1 workers could serve, which
+// shows every worker serving.
 func TestWorkerCeiling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
@@ -194,15 +220,18 @@ func TestWorkerCeiling(t *testing.T) {
 			if rate > tc.ceiling*1.04 {
 				t.Errorf("%.1f requests/s with WORKERS=%d and 20 ms each, want at most %.0f", rate, tc.workers, tc.ceiling)
 			}
-			if fewer := tc.ceiling * float64(tc.workers-1) / float64(tc.workers) * 1.04; tc.workers > 1 && rate <= fewer {
-				t.Errorf("%.1f requests/s, want more than %d workers could serve (%.0f/s): is every worker serving? (if the machine is overloaded, rerun)", rate, tc.workers-1, fewer)
-			}
-			if st.Done < 20 {
-				t.Errorf("only %d served in %.2fs: is the machine overloaded? rerun before concluding", st.Done, elapsed)
-			}
 			if st.QueuedMax < 1 {
 				t.Errorf("queued_max %d with %d callers for %d workers, want callers queueing", st.QueuedMax, 4*tc.workers, tc.workers)
 			}
+			t.Run("every worker serving", func(t *testing.T) {
+				physics.Require(t)
+				if fewer := tc.ceiling * float64(tc.workers-1) / float64(tc.workers) * 1.04; tc.workers > 1 && rate <= fewer {
+					t.Errorf("%.1f requests/s, want more than %d workers could serve (%.0f/s): is every worker serving?", rate, tc.workers-1, fewer)
+				}
+				if st.Done < 20 {
+					t.Errorf("only %d served in %.2fs", st.Done, elapsed)
+				}
+			})
 		})
 	}
 }
@@ -464,27 +493,56 @@ func TestHandOffToFreeWorkers(t *testing.T) {
 // stall's 150 ms of service instead of 10 ms and spend no processor, the
 // others take their usual 10 ms; POST /reset starts the count again, so the
 // 3rd request after it stalls too. The same with ACCEPT=workers, where the
-// worker counts the connections it accepts.
+// worker counts the connections it accepts. The lower bounds hold whatever
+// the machine does; the upper bounds (an unstalled request within 60 ms, a
+// stalled one within 200) are a physics check, held when a thread on this
+// process's processors woke within 1 ms nine naps in ten meanwhile: under
+// the race detector beside a busy loop a 10 ms request once took 184.6 ms,
+// just after a 150 ms stall took 184.3.
 func TestPeriodicStall(t *testing.T) {
 	for _, accept := range []labsvc.AcceptMode{labsvc.AcceptDoor, labsvc.AcceptWorkers} {
-		t.Run("ACCEPT="+accept.String(), func(t *testing.T) { testPeriodicStall(t, accept) })
+		t.Run("ACCEPT="+accept.String(), func(t *testing.T) {
+			services, calm, floor := testPeriodicStall(t, accept)
+			t.Run("within 60 and 200 ms", func(t *testing.T) {
+				physics.Require(t)
+				if !calm {
+					physics.Skip(t, "%s; the check needs nine naps in ten within 1 ms", floor)
+				}
+				for _, s := range services {
+					hi := 60.0
+					if s.stalled {
+						hi = 200
+					}
+					if s.ms > hi {
+						t.Errorf("request %d: service %.3f ms, want at most %g ms (stalled: %v; %s); all: %v", s.i, s.ms, hi, s.stalled, floor, s.all)
+					}
+				}
+			})
+		})
 	}
 }
 
-func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) {
+// stallServed is one request of testPeriodicStall: its number from 1, its
+// service time, whether it stalled, and all the service times of its batch.
+type stallServed struct {
+	i       int
+	ms      float64
+	stalled bool
+	all     []float64
+}
+
+// testPeriodicStall checks the stalls' counts and lower bounds and returns
+// the services for the upper bounds, with what the wake-up probe measured
+// meanwhile (watchWakeups).
+func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) ([]stallServed, bool, string) {
 	l := labtest.Serve(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 10, CPUs: 1, StallEvery: 3, StallMS: 150, Accept: accept})
 	cpus, err := affinity.ProcessCPUs(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	machine := watchWakeups(t, cpus)
-	type served struct {
-		i       int
-		ms      float64
-		stalled bool
-		all     []float64
-	}
-	var services []served // held to their upper bounds once the machine is known
+	defer machine() // stops the probe on every way out
+	var services []stallServed
 	serve := func(n int) []float64 {
 		var svc []float64
 		for range n {
@@ -502,7 +560,7 @@ func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) {
 			// A wait ends at most 1 ms early (the waiter sets its timer
 			// early by its recent wake-up delay, wait_linux.go: on a
 			// loaded machine one ended at 9.995 ms) and later on a busy
-			// machine: how much later is held on a quiet one (below).
+			// machine.
 			lo := 9.0
 			if stalled(i) {
 				lo = 150
@@ -510,7 +568,7 @@ func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) {
 			if ms < lo {
 				t.Errorf("request %d (from 1): service %.3f ms, want at least %g ms (stalled: %v); all: %v", i+1, ms, lo, stalled(i), svc)
 			}
-			services = append(services, served{i + 1, ms, stalled(i), svc})
+			services = append(services, stallServed{i + 1, ms, stalled(i), svc})
 		}
 	}
 	check(serve(7), func(i int) bool { return (i+1)%3 == 0 })
@@ -520,23 +578,8 @@ func testPeriodicStall(t *testing.T, accept labsvc.AcceptMode) {
 	// The 7th was the first of a new three; after a reset the count starts again.
 	doJSON(t, "POST", l.Control+"/reset", "", nil)
 	check(serve(3), func(i int) bool { return i == 2 })
-	// An unstalled request within 60 ms and a stalled one within 200: on
-	// a quiet machine. Under the race detector beside a busy loop a 10 ms
-	// request once took 184.6 ms, just after a 150 ms stall took 184.3.
 	calm, floor := machine()
-	if !calm {
-		t.Logf("NOT CHECKED: services within 60 ms (unstalled) and 200 ms (stalled) (%s; checked when nine naps in ten woke within 1 ms)", floor)
-		return
-	}
-	for _, s := range services {
-		hi := 60.0
-		if s.stalled {
-			hi = 200
-		}
-		if s.ms > hi {
-			t.Errorf("request %d: service %.3f ms, want at most %g ms (stalled: %v; %s); all: %v", s.i, s.ms, hi, s.stalled, floor, s.all)
-		}
-	}
+	return services, calm, floor
 }
 
 // A worker is free as soon as its reply is written: a caller that reads
@@ -567,12 +610,20 @@ func TestWorkerFreeWhenReplyWritten(t *testing.T) {
 			wg.Wait()
 			st := quiet(t, l.Control, 5*time.Second)
 			t.Logf("%d callers, %d served, queued_max %d", callers, served.Load(), st.QueuedMax)
-			if served.Load() < 100 {
-				t.Errorf("only %d served in 1 s: is the machine overloaded? rerun", served.Load())
+			if served.Load() == 0 {
+				t.Errorf("nobody served in 1 s")
 			}
 			if st.QueuedMax > callers-1 {
 				t.Errorf("queued_max %d with %d callers for 1 worker, want at most %d: a caller that reconnects at once must find its worker free", st.QueuedMax, callers, callers-1)
 			}
+			// How many reconnects the second held is the machine's: a
+			// physics check.
+			t.Run("at least 100 served", func(t *testing.T) {
+				physics.Require(t)
+				if served.Load() < 100 {
+					t.Errorf("only %d served in 1 s of 1 ms requests", served.Load())
+				}
+			})
 		})
 	}
 }

@@ -228,9 +228,10 @@ func metric(t testing.TB, control, name string) float64 {
 // watchWakeups measures, until the returned function is called, how late a
 // thread on cpus wakes (affinity.WakeLate, 5 ms naps). The function says
 // whether the machine was quiet there, nine naps in ten waking within
-// 1 ms, and describes what was measured for the log. Tests hold a lab to
-// its timing goals only on a quiet machine and say loudly what they did
-// not check otherwise. Where it cannot be measured it reports not quiet.
+// 1 ms, and describes what was measured. Physics tests hold a lab to its
+// timing goals only on a quiet machine and otherwise skip with what was
+// measured (physics.Skip). Where it cannot be measured it reports not
+// quiet.
 func watchWakeups(t *testing.T, cpus []int) func() (bool, string) {
 	t.Helper()
 	stop := make(chan struct{})

@@ -8,12 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/internal/physics"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/result"
 )
 
-// The shapes the lessons rest on, measured against a lab child process.
+// The shapes the lessons rest on, measured against a lab child process:
+// physics checks (physics.Require), which run with CAPACITYLAB_PHYSICS=1.
 //
 // By default windows are short (2–3 s) so the package's tests stay under a
 // minute; LOADRUN_LONG=1 uses the lessons' 20 s windows and rates.
@@ -40,13 +42,11 @@ const attempts = 3
 // shape runs one sweep against a fresh lab child per attempt, logs the
 // table, and passes when check finds no problem in some attempt. When every
 // attempt fails and every one was disturbed (see disturbed), the machine
-// was too busy to measure the shape and the test is skipped, saying so; a
-// failure in an undisturbed attempt fails the test.
+// was too busy to measure the shape and the test is skipped with what
+// disturbed each attempt (physics.Skip); a failure in an undisturbed
+// attempt fails the test.
 func shape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64, check func(rows []result.Row) []string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("physics test: skipped with -short")
-	}
 	undisturbedFailure := false
 	var why []string
 	for attempt := 1; attempt <= attempts; attempt++ {
@@ -70,9 +70,9 @@ func shape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64, ch
 			// lab's and the generator's timing there is the neighbours' as
 			// much as theirs, and a stall of a few tens of milliseconds moves
 			// a p99 without moving the mean service time disturbed reads
-			// (CI: LIMIT=10's p99 272 ms at a mean service of 20.7 ms). The
-			// plain go test ./... checks the shape; here a failing attempt
-			// is counted as disturbed, and the test skips saying so.
+			// (CI: LIMIT=10's p99 272 ms at a mean service of 20.7 ms). So
+			// under the detector a failing attempt is counted as
+			// disturbed, and the test skips saying so.
 			d = append(d, "built with the race detector, which CI runs beside the whole module: the timing is not the lab's alone")
 		}
 		if len(d) > 0 {
@@ -86,7 +86,7 @@ func shape(t *testing.T, cfg labsvc.Config, rates []float64, seconds float64, ch
 		t.Errorf("the shape did not appear in %d attempts, and at least one was not disturbed by the machine (see the log)", attempts)
 		return
 	}
-	t.Skipf("the machine was too busy to measure this shape in %d attempts: %s", attempts, strings.Join(why, "; "))
+	physics.Skip(t, "the machine was too busy to measure this shape in %d attempts: %s", attempts, strings.Join(why, "; "))
 }
 
 // disturbed says how the machine, rather than the lab's knobs, shaped a
@@ -160,6 +160,7 @@ func peak(rows []result.Row) float64 {
 // WORKERS=1 SPIN_MS=2 WAIT_MS=18: a ceiling near 1000/20 a second, then
 // wasted work as callers give up.
 func TestShapeOneWorker(t *testing.T) {
+	physics.Require(t)
 	rates, seconds := []float64{40, 60, 100}, 3.0
 	if long() {
 		rates, seconds = []float64{40, 48, 60, 100}, 20
@@ -191,6 +192,7 @@ func TestShapeOneWorker(t *testing.T) {
 // fast. (At most 10 wait, so an answer takes at most about 11 service times,
 // 225 ms: p99 < 250 ms leaves little room, and contention shows here first.)
 func TestShapeLimit(t *testing.T) {
+	physics.Require(t)
 	rates, seconds := []float64{40, 60, 100}, 3.0
 	if long() {
 		rates, seconds = []float64{40, 48, 60, 100}, 20
@@ -221,6 +223,7 @@ func TestShapeLimit(t *testing.T) {
 
 // WORKERS=4: four times the one-worker ceiling.
 func TestShapeFourWorkers(t *testing.T) {
+	physics.Require(t)
 	rates, seconds := []float64{300}, 2.0
 	if long() {
 		rates, seconds = []float64{150, 200, 300}, 20
@@ -243,6 +246,7 @@ func TestShapeFourWorkers(t *testing.T) {
 // machine: 411 to 419 a second at 2.32 to 2.37 ms of processor a request,
 // the processor 97 to 99% busy.)
 func TestShapeOneCPU(t *testing.T) {
+	physics.Require(t)
 	rates, seconds := []float64{700}, 2.0
 	if long() {
 		rates, seconds = []float64{400, 600, 700}, 20

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"capacitylab/affinity"
+	"capacitylab/internal/physics"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
@@ -752,11 +753,20 @@ func TestStallAndPythonArrivals(t *testing.T) {
 		}
 		// 8 a second against 2 ms (or a 60 ms stall) rarely queue, so the
 		// lab admits them in arrival order.
-		stalled := (i+1)%4 == 0
-		if rec.Outcome != result.OK || stalled != (rec.ServiceMS >= 60) || rec.ServiceMS > 200 {
-			t.Errorf("record %d: %s, service %v ms; stalled: %v (want %s, and at least 60 ms exactly when stalled)", i, rec.Outcome, rec.ServiceMS, stalled, result.OK)
+		if stalled := (i+1)%4 == 0; rec.Outcome != result.OK || stalled && rec.ServiceMS < 60 {
+			t.Errorf("record %d: %s, service %v ms; stalled: %v (want %s, and at least 60 ms when stalled)", i, rec.Outcome, rec.ServiceMS, stalled, result.OK)
 		}
 	}
+	// That the others took less than the stall, and none much more, is
+	// the machine's: a busy one can stall a 2 ms wait past 60 ms.
+	t.Run("only the stalled take 60 ms", func(t *testing.T) {
+		physics.Require(t)
+		for i, rec := range recs {
+			if stalled := (i+1)%4 == 0; !stalled && rec.ServiceMS >= 60 || rec.ServiceMS > 200 {
+				t.Errorf("record %d: service %v ms; stalled: %v (want under 60 ms unless stalled, at most 200)", i, rec.ServiceMS, stalled)
+			}
+		}
+	})
 }
 
 // A request's plan is what a simulation runs: the same windows, seed and

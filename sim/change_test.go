@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"capacitylab/internal/physics"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/result"
@@ -119,8 +120,9 @@ func TestChangesSimulated(t *testing.T) {
 // refused where the simulation says, and each answer's service time is
 // the simulated one, less at most 1 ms (the lab's waiter may end a wait
 // that early) and at most 15 ms more (a busy 2-core machine's late
-// timers).
+// timers). A physics check.
 func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
+	physics.Require(t)
 	simRep, err := simulate(context.Background(), sim.Model{Lab: releaseLab.cfg}, releaseSweep(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +137,7 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 	// services, one after another, added up to at most 30 ms more than
 	// the model's: a machine that stalls the lab longer (one run took the
 	// LIMIT change 138 ms late) moves the decisions, not the model's
-	// rules, so then the comparison is reported, not held.
+	// rules, so then the test skips saying so.
 	late := 0.0
 	for _, k := range took {
 		var w int
@@ -151,9 +153,12 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 		late = max(late, at-float64(c.At)/float64(time.Millisecond))
 	}
 	_, drift := timeline(live, simulated)
+	lr, sr := liveRep.Rows()[0], simRep.Rows()[0]
+	if lr.Lost != 0 {
+		t.Errorf("live row lost %d, want 0", lr.Lost)
+	}
 	if late > 100 || drift > 30 {
-		t.Logf("NOT CHECKED: the live lab against the simulator request by request: the live lab made a change up to %.1f ms late and its services added up to %.1f ms more than the model's (held when at most 100 and 30 ms); outcomes live %s, simulated %s", late, drift, outcomes(live), outcomes(simulated))
-		return
+		physics.Skip(t, "the live lab made a change up to %.1f ms late and its services added up to %.1f ms more than the model's; the check needs at most 100 and 30 ms (outcomes live %s, simulated %s)", late, drift, outcomes(live), outcomes(simulated))
 	}
 	if lo, so := outcomes(live), outcomes(simulated); lo != so {
 		t.Fatalf("live lab %s, simulated %s: they disagree (the live lab took the changes at %q, at most %.1f ms late; its services %.1f ms longer in all)", lo, so, took, late, drift)
@@ -167,10 +172,9 @@ func TestChangesSimulatedAgreeWithTheLab(t *testing.T) {
 			t.Errorf("request %d sent at %v: live service %.3f ms, simulated %.3f ms", i, s.Sent, l.ServiceMS, s.ServiceMS)
 		}
 	}
-	lr, sr := liveRep.Rows()[0], simRep.Rows()[0]
-	if lr.Lost != 0 || lr.Refused != sr.Refused || lr.Done != sr.Done || lr.Queued != sr.Queued {
-		t.Errorf("live row lost %d refused %d done %d queued %d; simulated refused %d done %d queued %d",
-			lr.Lost, lr.Refused, lr.Done, lr.Queued, sr.Refused, sr.Done, sr.Queued)
+	if lr.Refused != sr.Refused || lr.Done != sr.Done || lr.Queued != sr.Queued {
+		t.Errorf("live row refused %d done %d queued %d; simulated refused %d done %d queued %d",
+			lr.Refused, lr.Done, lr.Queued, sr.Refused, sr.Done, sr.Queued)
 	}
 }
 

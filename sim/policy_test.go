@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"capacitylab/admit"
+	"capacitylab/internal/physics"
 	"capacitylab/labsvc"
 	"capacitylab/labsvc/labtest"
 	"capacitylab/loadrun"
@@ -96,10 +97,12 @@ func TestPoliciesSimulated(t *testing.T) {
 // The simulator and the live lab agree on refusals: each policy's trace,
 // sent over real TCP by the load generator to a real lab (in process, on
 // loopback), is refused and dropped where the simulation says, request by
-// request, and the lab's own count of 503s is the simulated lab's.
+// request, and the lab's own count of 503s is the simulated lab's. A
+// physics check.
 func TestPoliciesSimulatedAgreeWithTheLab(t *testing.T) {
 	for _, tc := range policyCases {
 		t.Run(tc.name, func(t *testing.T) {
+			physics.Require(t)
 			cfg := labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: tc.wait, Limit: tc.limit, CPUs: 1, Policy: tc.policy}
 			simRep, err := simulate(context.Background(), sim.Model{Lab: cfg}, policySweep(tc.arrivals), nil)
 			if err != nil {
@@ -113,18 +116,20 @@ func TestPoliciesSimulatedAgreeWithTheLab(t *testing.T) {
 			// the lab's services took at most 5 ms more than the model's
 			// in all; a machine that stalls either for longer moves the
 			// decisions, not the rules (one run at load 6.7 disagreed), so
-			// then the comparison is reported, not held.
+			// then the test skips saying so.
+			lr, sr := liveRep.Rows()[0], simRep.Rows()[0]
+			if lr.Lost != 0 {
+				t.Errorf("live row lost %d, want 0", lr.Lost)
+			}
 			lag, drift := timeline(liveRep.Records(), simRep.Records())
 			if lag > 5 || drift > 5 {
-				t.Logf("NOT CHECKED: live against simulated request by request: the generator sent up to %.1f ms late and the lab's services took %.1f ms more than the model's in all (held at 5 and 5 ms); live %s, simulated %s", lag, drift, live, simulated)
-				return
+				physics.Skip(t, "the generator sent up to %.1f ms late and the lab's services took %.1f ms more than the model's in all; the check needs at most 5 and 5 ms (live %s, simulated %s)", lag, drift, live, simulated)
 			}
 			if live != simulated {
 				t.Errorf("live lab %s, simulated %s: they disagree (sends up to %.1f ms late, services %.1f ms longer in all)", live, simulated, lag, drift)
 			}
-			lr, sr := liveRep.Rows()[0], simRep.Rows()[0]
-			if lr.Refused != sr.Refused || lr.Lost != 0 {
-				t.Errorf("live row refused %d lost %d, simulated refused %d", lr.Refused, lr.Lost, sr.Refused)
+			if lr.Refused != sr.Refused {
+				t.Errorf("live row refused %d, simulated refused %d", lr.Refused, sr.Refused)
 			}
 			t.Logf("live %s, simulated %s (want %s)", live, simulated, tc.want)
 		})
