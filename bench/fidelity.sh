@@ -56,7 +56,7 @@ if want 2; then
 fi
 if want 3; then
 	step "3. go test -run TestControlAnswersUnderOverload -v ./labsvc"
-	(cd labsvc && "$work/labsvc.test" -test.run 'TestControlAnswersUnderOverload' -test.v | grep -E 'GET /stats|PASS|FAIL' | sed 's/^ *//')
+	(cd labsvc && CAPACITYLAB_PHYSICS=1 "$work/labsvc.test" -test.run 'TestControlAnswersUnderOverload' -test.v | grep -E 'GET /stats|PASS|FAIL' | sed 's/^ *//')
 fi
 if want 4; then
 	step "4. go test -run '^\$' -bench 'OpenLoopLabOneCore|SleepFloor' -benchtime 3x ./loadrun"
@@ -75,9 +75,9 @@ if want 7; then
 	sed 's/^const SpinQuantum = .*/const SpinQuantum = 10 * time.Millisecond/' labsvc/spin.go >"$work/spin_one_turn.go"
 	printf '{"Replace":{"%s":"%s"}}\n' "$PWD/labsvc/spin.go" "$work/spin_one_turn.go" >"$work/one_turn.json"
 	go test -c -overlay "$work/one_turn.json" -o "$work/labsvc-one-turn.test" ./labsvc
-	(cd labsvc && "$work/labsvc.test" -test.run 'TestSpinsShareTheProcessor' -test.v -test.count 1 | grep -E 'round|^--- ' | sed 's/^ *//')
+	(cd labsvc && CAPACITYLAB_PHYSICS=1 "$work/labsvc.test" -test.run 'TestSpinsShareTheProcessor' -test.v -test.count 1 | grep -E 'round|^--- ' | sed 's/^ *//')
 	echo "# the same test against the one-turn build (first come, first served): it must fail"
-	(cd labsvc && "$work/labsvc-one-turn.test" -test.run 'TestSpinsShareTheProcessor' -test.v -test.count 1 | grep -E 'answered after|^--- ' | sed 's/^ *//') || true
+	(cd labsvc && CAPACITYLAB_PHYSICS=1 "$work/labsvc-one-turn.test" -test.run 'TestSpinsShareTheProcessor' -test.v -test.count 1 | grep -E 'answered after|^--- ' | sed 's/^ *//') || true
 	for _ in 1 2 3; do
 		for build in labsvc labsvc-one-turn; do
 			printf '%-16s load %s  ' "$build" "$(cut -d' ' -f1 /proc/loadavg)"
