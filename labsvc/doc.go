@@ -90,9 +90,9 @@
 // system's maximum, net.core.somaxconn.
 //
 // A worker reads the request (at most ReadTimeout from starting on it),
-// spends SPIN_MS of processor time, then waits WAIT_MS from the end of its
-// spin (a stalled request instead sleeps STALL_MS and spends no processor:
-// see below), and answers
+// spends SPIN_MS of processor time, then waits until WAIT_MS after the
+// start of its service plus the spin's wall time (see below; a stalled
+// request instead waits STALL_MS and spends no processor), and answers
 //
 //	HTTP/1.1 200 OK
 //	Connection: close
@@ -109,8 +109,9 @@
 // X-Queue-Wait-Ms is the time from accept to a worker being
 // assigned the connection (0 when the door handed it to a free worker);
 // X-Service-Ms is the time from then to the answer, including any wait for
-// the processor before the worker got to it. Both are
-// decimal milliseconds with three decimals.
+// the processor before the worker got to it and, for a connection a worker
+// took from the queue, the worker's writing and closing of the answer
+// before. Both are decimal milliseconds with three decimals.
 //
 // SPIN_MS is processor time, not wall time: the worker computes while locked
 // to its OS thread and reads the thread's CPU clock
@@ -147,12 +148,28 @@
 // stalls the same requests; a change of STALL_EVERY applies to the
 // connections the door admits after it.
 //
-// WAIT_MS is waited to a deadline set when the spin ends. On Linux the
-// worker waits on a timerfd through Go's poller, which wakes it within
-// microseconds of the deadline; a Go timer would wake it up to a
-// millisecond late, because the poller sleeps in whole milliseconds. So at
-// rest a request's service time is SPIN_MS + WAIT_MS plus the lab's own
-// few tens of microseconds (the goal is within 1%; BenchmarkServiceTimeAtRest).
+// WAIT_MS is waited to a deadline: WAIT_MS plus the spin's wall time
+// after the start of the request's service, so the lab's own work before
+// the spin (reading the request, for a busy worker writing and closing the
+// last answer) falls within WAIT_MS instead of adding to it, while a spin
+// that waited for its turns on the processor still lasts as long as it
+// took. A worker that goes straight from one request to the next (it took
+// the next from the queue; with ACCEPT=workers, the kernel's queue held
+// callers when it accepted) reckons the next one's deadline from when the
+// last was due to end rather than when it did, though from at most 1 ms
+// before it took the next: the late wake-up from the last wait and the
+// hand-off between the two are made up within the next request's wait. So
+// a busy worker starts a request every SPIN_MS + WAIT_MS on average, as
+// set (TestBusyWorkerCycle), so a lab set 99.6% busy is that busy, and
+// its service times average SPIN_MS + WAIT_MS, none more than 1 ms
+// shorter; only a machine that delays the lab's wake-ups by more than a
+// millisecond makes it slower. With WAIT_MS=0 there is no wait to make anything up
+// in: the lab's own work adds to the spin. On Linux the worker waits on
+// a timerfd through Go's poller, which wakes it within microseconds of
+// the deadline; a Go timer would wake it up to a millisecond late,
+// because the poller sleeps in whole milliseconds. So at rest a request's
+// service time is SPIN_MS + WAIT_MS plus the lab's wake-up, a few tens of
+// microseconds (the goal is within 1%; BenchmarkServiceTimeAtRest).
 //
 // The lab does not notice callers that gave up: once a request has been read
 // it is served and counted in done even if nobody reads the answer. A caller

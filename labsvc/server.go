@@ -62,7 +62,38 @@ type pending struct {
 	conn  net.Conn
 	at    time.Time // when the door accepted it
 	took  time.Time // when a worker was assigned to it: the end of its queue wait
+	from  time.Time // what its wait's deadline is reckoned from (see reckonFrom); zero: took
 	stall bool      // it takes STALL_MS instead of its spin and wait
+}
+
+// maxCatchUp bounds how far before a request's start its wait's deadline
+// may be reckoned from (see reckonFrom), and so how much shorter than set
+// a busy worker's service can be: the lab's own hand-off and wake-up take
+// a tenth of a millisecond or so, and only a busy machine delays a worker
+// longer, which then shows as the delay less this.
+const maxCatchUp = time.Millisecond
+
+// reckonFrom returns what the wait of a request taken at took is reckoned
+// from, when its worker went straight to it from the last one, whose
+// service was due to end at due (zero: none): due, but at most maxCatchUp
+// before took. A busy worker's requests are so reckoned one from the end
+// of the last as it was due, not as it happened: the time the worker
+// spent between (waking late from the last wait, writing and closing its
+// answer, taking this one from the queue) falls within this request's
+// wait instead of adding to it, and a busy worker starts one request
+// every SPIN_MS + WAIT_MS on average, as set.
+func reckonFrom(due, took time.Time) time.Time {
+	if due.IsZero() {
+		return took
+	}
+	return later(due, took.Add(-maxCatchUp))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // ring is a FIFO that reuses its storage.
@@ -358,6 +389,7 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 	var sp spinner
 	wt := newWaiter()
 	defer wt.close()
+	var due time.Time // when the last request served was due to end
 	for {
 		c, found, err := s.accept(ctx, ln)
 		if c == nil {
@@ -384,8 +416,14 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		}
 		s.mu.Unlock()
 		s.m.accepted.Inc()
+		p := pending{conn: c, at: now, took: now}
+		if found > 0 {
+			// The connection waited in the kernel's queue while this
+			// worker served the last one: it went straight on.
+			p.from = reckonFrom(due, now)
+		}
 		var answered net.Conn
-		out, answered = s.serve(ctx, pending{conn: c, at: now, took: now}, spin, wait, buf, out, &sp, wt)
+		out, answered, due = s.serve(ctx, p, spin, wait, buf, out, &sp, wt)
 		if answered != nil {
 			_, _ = answered.Write(out)
 			_ = answered.Close()
@@ -414,6 +452,7 @@ func (s *Server) work(ctx context.Context) {
 	var sp spinner
 	wt := newWaiter()
 	defer wt.close()
+	var due time.Time // when the last request served was due to end
 	s.mu.Lock()
 	for {
 		for s.handed.n == 0 && !s.closed {
@@ -431,7 +470,7 @@ func (s *Server) work(ctx context.Context) {
 			}
 			s.mu.Unlock()
 			var answered net.Conn
-			out, answered = s.serve(ctx, p, spin, wait, buf, out, &sp, wt)
+			out, answered, due = s.serve(ctx, p, spin, wait, buf, out, &sp, wt)
 			s.mu.Lock()
 			// The worker is free once its reply is written: it becomes
 			// free (or takes the next caller) before writing, so a caller
@@ -468,9 +507,10 @@ func (s *Server) work(ctx context.Context) {
 			if !next {
 				break
 			}
-			// Its service starts now that the worker is done with the last
-			// one: the writing and closing were part of its queue wait.
-			p.took = time.Now()
+			// Its service started when the worker took it, before writing
+			// the last answer: the writing and closing are the worker's
+			// hand-off, part of its service, and absorbed by its wait.
+			p.from = reckonFrom(due, p.took)
 		}
 	}
 }
@@ -489,6 +529,7 @@ func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Con
 	for s.queue.n > 0 {
 		p = s.queue.pop()
 		if s.policy.Start(at, now.Sub(p.at)) {
+			p.took = now
 			return p, true, dropped
 		}
 		s.w.dropped++
@@ -499,19 +540,30 @@ func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Con
 }
 
 // serve handles one connection taken from the queue. When it served the
-// request it returns the answer in out and the connection, for the worker
-// to write and close once it has marked itself free; otherwise it has
-// closed the connection (or handed it to a lingering close) and returns a
-// nil one.
-func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn) {
+// request it returns the answer in out, the connection, for the worker
+// to write and close once it has marked itself free, and when the service
+// was due to end (its wait's deadline); otherwise it has closed the
+// connection (or handed it to a lingering close) and returns a nil one
+// and a zero time.
+//
+// The wait runs to a deadline WAIT_MS after p.from (or p.took) plus the
+// spin's wall time: the lab's own work before the spin (reading the
+// request, and for a busy worker the hand-off from the last one) falls
+// within WAIT_MS instead of adding to it, while the spin, processor time
+// taken in turns with the other workers, lasts as long as it lasts.
+func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
 	take := p.took
+	from := p.from
+	if from.IsZero() {
+		from = take
+	}
 	queueWait := take.Sub(p.at)
 	res, why := readRequest(p.conn, buf, time.Now().Add(ReadTimeout))
 	if res != reqOK {
 		s.finishBad(res, time.Since(take))
 		if res != reqGarbage {
 			_ = p.conn.Close()
-			return out, nil
+			return out, nil, time.Time{}
 		}
 		// Answer 400 and linger off the worker, so a caller that sends
 		// garbage and never closes does not hold the worker.
@@ -524,15 +576,16 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		default:
 			_ = p.conn.Close()
 		}
-		return out, nil
+		return out, nil, time.Time{}
 	}
+	spinStart := time.Now()
 	cpu, fellBack := sp.spin(ctx, time.Duration(spinMS)*time.Millisecond, s.procs)
 	if fellBack && !s.fellBack.Swap(true) {
 		s.logger.Warn("thread CPU clock unavailable; SPIN_MS spent as wall time")
 	}
+	due := from.Add(time.Since(spinStart) + time.Duration(waitMS)*time.Millisecond)
 	if waitMS > 0 {
-		// The wait starts when the spin ends, and ends at a deadline.
-		wt.wait(ctx, time.Now().Add(time.Duration(waitMS)*time.Millisecond))
+		wt.wait(ctx, due)
 	}
 	if ctx.Err() != nil {
 		// Shutting down: the request was not served.
@@ -541,7 +594,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		s.policy.Done(s.since(time.Now()), 0, admit.Abandoned)
 		s.mu.Unlock()
 		_ = p.conn.Close()
-		return out, nil
+		return out, nil, time.Time{}
 	}
 	end := time.Now()
 	service := end.Sub(take)
@@ -557,7 +610,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 	s.mu.Unlock()
 	s.m.observe(queueWait, service, cpu)
 
-	return appendOK(out[:0], queueWait, service), p.conn
+	return appendOK(out[:0], queueWait, service), p.conn, due
 }
 
 func (s *Server) finishBad(res outcome, busy time.Duration) {
