@@ -154,17 +154,23 @@
 // last answer) falls within WAIT_MS instead of adding to it, while a spin
 // that waited for its turns on the processor still lasts as long as it
 // took. A worker that goes straight from one request to the next (it took
-// the next from the queue; with ACCEPT=workers, the kernel's queue held
-// callers when it accepted) reckons the next one's deadline from when the
-// last was due to end rather than when it did, though from at most 1 ms
-// before it took the next: the late wake-up from the last wait and the
-// hand-off between the two are made up within the next request's wait. So
-// a busy worker starts a request every SPIN_MS + WAIT_MS on average, as
-// set (TestBusyWorkerCycle), so a lab set 99.6% busy is that busy, and
-// its service times average SPIN_MS + WAIT_MS, none more than 1 ms
-// shorter; only a machine that delays the lab's wake-ups by more than a
-// millisecond makes it slower. With WAIT_MS=0 there is no wait to make anything up
-// in: the lab's own work adds to the spin. On Linux the worker waits on
+// the next from the queue) reckons the next one's deadline from when the
+// last was due to end (or the next arrived, if later) rather than when it
+// did, though from at most the next one's WAIT_MS before it took it (all
+// that wait can make up): the late wake-up from the last wait and the
+// hand-off between the two are made up within the next request's wait. So a busy worker starts a
+// request every SPIN_MS + WAIT_MS on average, as set (TestBusyWorkerCycle),
+// a lab set 99.6% busy is that busy, and a busy worker's service times
+// average SPIN_MS + WAIT_MS; one that follows a stall of the machine is
+// shorter by as much, up to its WAIT_MS. Only a spin the machine's other
+// work slows, which is not made up (SPIN_MS is processor time, and its
+// wall time counts as it was), or a stall longer than a wait makes a busy
+// worker slower. With WAIT_MS=0 there is no wait to make anything up
+// in: the lab's own work adds to the spin. With ACCEPT=workers the lab
+// does not know when a caller arrived in the kernel's queue, so nothing
+// is made up from one request to the next: a busy worker's cycle is
+// longer than set by its hand-off (writing, closing, accepting) and its
+// wake-up, about a tenth of a millisecond. On Linux the worker waits on
 // a timerfd through Go's poller, which wakes it within microseconds of
 // the deadline; a Go timer would wake it up to a millisecond late,
 // because the poller sleeps in whole milliseconds. So at rest a request's

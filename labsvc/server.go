@@ -62,31 +62,8 @@ type pending struct {
 	conn  net.Conn
 	at    time.Time // when the door accepted it
 	took  time.Time // when a worker was assigned to it: the end of its queue wait
-	from  time.Time // what its wait's deadline is reckoned from (see reckonFrom); zero: took
+	from  time.Time // if its worker went straight on to it: when the last was due to end, or it arrived if later (see serve)
 	stall bool      // it takes STALL_MS instead of its spin and wait
-}
-
-// maxCatchUp bounds how far before a request's start its wait's deadline
-// may be reckoned from (see reckonFrom), and so how much shorter than set
-// a busy worker's service can be: the lab's own hand-off and wake-up take
-// a tenth of a millisecond or so, and only a busy machine delays a worker
-// longer, which then shows as the delay less this.
-const maxCatchUp = time.Millisecond
-
-// reckonFrom returns what the wait of a request taken at took is reckoned
-// from, when its worker went straight to it from the last one, whose
-// service was due to end at due (zero: none): due, but at most maxCatchUp
-// before took. A busy worker's requests are so reckoned one from the end
-// of the last as it was due, not as it happened: the time the worker
-// spent between (waking late from the last wait, writing and closing its
-// answer, taking this one from the queue) falls within this request's
-// wait instead of adding to it, and a busy worker starts one request
-// every SPIN_MS + WAIT_MS on average, as set.
-func reckonFrom(due, took time.Time) time.Time {
-	if due.IsZero() {
-		return took
-	}
-	return later(due, took.Add(-maxCatchUp))
 }
 
 func later(a, b time.Time) time.Time {
@@ -389,7 +366,6 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 	var sp spinner
 	wt := newWaiter()
 	defer wt.close()
-	var due time.Time // when the last request served was due to end
 	for {
 		c, found, err := s.accept(ctx, ln)
 		if c == nil {
@@ -416,14 +392,11 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		}
 		s.mu.Unlock()
 		s.m.accepted.Inc()
-		p := pending{conn: c, at: now, took: now}
-		if found > 0 {
-			// The connection waited in the kernel's queue while this
-			// worker served the last one: it went straight on.
-			p.from = reckonFrom(due, now)
-		}
+		// The lab does not know when the caller arrived in the kernel's
+		// queue, so its service is reckoned from now, never from when the
+		// worker's last request was due to end (see serve).
 		var answered net.Conn
-		out, answered, due = s.serve(ctx, p, spin, wait, buf, out, &sp, wt)
+		out, answered, _ = s.serve(ctx, pending{conn: c, at: now, took: now}, spin, wait, buf, out, &sp, wt)
 		if answered != nil {
 			_, _ = answered.Write(out)
 			_ = answered.Close()
@@ -509,8 +482,12 @@ func (s *Server) work(ctx context.Context) {
 			}
 			// Its service started when the worker took it, before writing
 			// the last answer: the writing and closing are the worker's
-			// hand-off, part of its service, and absorbed by its wait.
-			p.from = reckonFrom(due, p.took)
+			// hand-off, part of its service, and made up in its wait, as
+			// is the time since the last one was due to end, if it had
+			// arrived by then (see serve).
+			if !due.IsZero() {
+				p.from = later(due, p.at)
+			}
 		}
 	}
 }
@@ -546,16 +523,24 @@ func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Con
 // connection (or handed it to a lingering close) and returns a nil one
 // and a zero time.
 //
-// The wait runs to a deadline WAIT_MS after p.from (or p.took) plus the
-// spin's wall time: the lab's own work before the spin (reading the
-// request, and for a busy worker the hand-off from the last one) falls
-// within WAIT_MS instead of adding to it, while the spin, processor time
-// taken in turns with the other workers, lasts as long as it lasts.
+// The wait runs to a deadline WAIT_MS plus the spin's wall time after its
+// service began: the lab's own work before the spin (reading the request,
+// and for a busy worker the hand-off from the last one) falls within
+// WAIT_MS instead of adding to it, while the spin, processor time taken in
+// turns with the other workers, lasts as long as it lasts. A worker that
+// went straight on from its last request to this queued one (p.from set)
+// reckons this one's service from when that one was due to end (or this
+// one arrived, if later), not from when it ended or when the worker took
+// this one, though from at most WAIT_MS before it took it (what this wait
+// can make up; the rest is dropped): the time the worker spent in between
+// (waking late from the last wait, writing and closing its answer, taking
+// this one) is made up in this wait instead of adding to it, and a busy
+// worker starts one request every SPIN_MS + WAIT_MS on average, as set.
 func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
 	take := p.took
-	from := p.from
-	if from.IsZero() {
-		from = take
+	from := take
+	if !p.from.IsZero() {
+		from = later(p.from, take.Add(-time.Duration(waitMS)*time.Millisecond))
 	}
 	queueWait := take.Sub(p.at)
 	res, why := readRequest(p.conn, buf, time.Now().Add(ReadTimeout))
