@@ -66,6 +66,7 @@ type pending struct {
 	stall bool      // it takes STALL_MS instead of its spin and wait
 }
 
+// later returns the later of a and b.
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
