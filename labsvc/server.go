@@ -524,11 +524,13 @@ func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Con
 // connection (or handed it to a lingering close) and returns a nil one
 // and a zero time.
 //
-// The wait runs to a deadline WAIT_MS plus the spin's wall time after its
-// service began: the lab's own work before the spin (reading the request,
-// and for a busy worker the hand-off from the last one) falls within
-// WAIT_MS instead of adding to it, while the spin, processor time taken in
-// turns with the other workers, lasts as long as it lasts. A worker that
+// The wait runs to a deadline SPIN_MS + WAIT_MS after its service began,
+// plus the time the spin waited for its turns while the lab's other spins
+// computed (processor sharing, which lasts as long as it lasts): the lab's
+// own work (reading the request, and for a busy worker the hand-off from
+// the last one), what the spin computed beyond SPIN_MS, and what other
+// threads took of its processor while it computed fall within WAIT_MS
+// instead of adding to it. A worker that
 // went straight on from its last request to this queued one (p.from set)
 // reckons this one's service from when that one was due to end (or this
 // one arrived, if later), not from when it ended or when the worker took
@@ -564,12 +566,12 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		}
 		return out, nil, time.Time{}
 	}
-	spinStart := time.Now()
-	cpu, fellBack := sp.spin(ctx, time.Duration(spinMS)*time.Millisecond, s.procs)
+	spin := time.Duration(spinMS) * time.Millisecond
+	cpu, turns, fellBack := sp.spin(ctx, spin, s.procs)
 	if fellBack && !s.fellBack.Swap(true) {
 		s.logger.Warn("thread CPU clock unavailable; SPIN_MS spent as wall time")
 	}
-	due := from.Add(time.Since(spinStart) + time.Duration(waitMS)*time.Millisecond)
+	due := from.Add(spin + turns + time.Duration(waitMS)*time.Millisecond)
 	if waitMS > 0 {
 		wt.wait(ctx, due)
 	}
