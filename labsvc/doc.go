@@ -90,9 +90,10 @@
 // system's maximum, net.core.somaxconn.
 //
 // A worker reads the request (at most ReadTimeout from starting on it),
-// spends SPIN_MS of processor time, then waits WAIT_MS from the end of its
-// spin (a stalled request instead sleeps STALL_MS and spends no processor:
-// see below), and answers
+// spends SPIN_MS of processor time, then waits until SPIN_MS + WAIT_MS
+// after the start of its service plus the spin's waits for its turns on
+// the processor (see below; a stalled request instead waits STALL_MS and
+// spends no processor), and answers
 //
 //	HTTP/1.1 200 OK
 //	Connection: close
@@ -109,8 +110,9 @@
 // X-Queue-Wait-Ms is the time from accept to a worker being
 // assigned the connection (0 when the door handed it to a free worker);
 // X-Service-Ms is the time from then to the answer, including any wait for
-// the processor before the worker got to it. Both are
-// decimal milliseconds with three decimals.
+// the processor before the worker got to it and, for a connection a worker
+// took from the queue, the worker's writing and closing of the answer
+// before. Both are decimal milliseconds with three decimals.
 //
 // SPIN_MS is processor time, not wall time: the worker computes while locked
 // to its OS thread and reads the thread's CPU clock
@@ -147,12 +149,34 @@
 // stalls the same requests; a change of STALL_EVERY applies to the
 // connections the door admits after it.
 //
-// WAIT_MS is waited to a deadline set when the spin ends. On Linux the
-// worker waits on a timerfd through Go's poller, which wakes it within
-// microseconds of the deadline; a Go timer would wake it up to a
-// millisecond late, because the poller sleeps in whole milliseconds. So at
-// rest a request's service time is SPIN_MS + WAIT_MS plus the lab's own
-// few tens of microseconds (the goal is within 1%; BenchmarkServiceTimeAtRest).
+// WAIT_MS is waited to a deadline: SPIN_MS + WAIT_MS after the start of the
+// request's service, plus the time the spin waited in the line for its turns
+// while the lab's other spins computed (the processor sharing, which lasts
+// as long as it lasts). So the lab's own work (reading the request, for a
+// busy worker writing and closing the last answer), what a spin computes
+// beyond SPIN_MS, and what other threads (other processes, the Go runtime)
+// take of the processor while it computes fall within WAIT_MS instead of
+// adding to it. A worker that goes straight from one request to the next (it
+// took the next from the queue) reckons the next one's deadline from when
+// the last was due to end (or the next arrived, if later) rather than when
+// it did, though from at most the next one's WAIT_MS before it took it (all
+// that wait can make up): the late wake-up from the last wait and the
+// hand-off between the two are made up within the next request's wait. So a
+// busy worker starts a request every SPIN_MS + WAIT_MS on average, as set
+// (TestBusyWorkerCycle), a lab set 99.6% busy is that busy, and a busy
+// worker's service times average SPIN_MS + WAIT_MS; one that follows a stall
+// of the machine is shorter by as much, up to its WAIT_MS. Only a stall
+// longer than a wait makes a busy worker slower. With WAIT_MS=0 there is no
+// wait to make anything up in: the lab's own work adds to the spin. With
+// ACCEPT=workers the lab does not know when a caller arrived in the kernel's
+// queue, so nothing is made up from one request to the next: a busy worker's
+// cycle is longer than set by its hand-off (writing, closing, accepting) and
+// its wake-up, about a tenth of a millisecond. On Linux the worker waits on
+// a timerfd through Go's poller, which wakes it within microseconds of the
+// deadline; a Go timer would wake it up to a millisecond late, because the
+// poller sleeps in whole milliseconds. So at rest a request's service time
+// is SPIN_MS + WAIT_MS plus the lab's wake-up, a few tens of microseconds
+// (the goal is within 1%; BenchmarkServiceTimeAtRest).
 //
 // The lab does not notice callers that gave up: once a request has been read
 // it is served and counted in done even if nobody reads the answer. A caller

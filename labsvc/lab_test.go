@@ -267,8 +267,13 @@ func TestAbandonedRequestsServed(t *testing.T) {
 	if st.Done != abandoned || st.Bad != 0 || st.Accepted != abandoned {
 		t.Errorf("after %d abandoned requests: accepted=%d done=%d bad=%d, want all accepted and done", abandoned, st.Accepted, st.Done, st.Bad)
 	}
-	if st.ServiceMS.N != abandoned || st.ServiceMS.P50 < 50 {
-		t.Errorf("service_ms = %+v, want %d samples of at least WAIT_MS=50", st.ServiceMS, abandoned)
+	// All but the first waited in the queue, and a worker going straight
+	// on makes up its late wake-up and its hand-off in the next request's
+	// wait (a few tenths of a millisecond at most, unless the machine
+	// stalls the lab), so their services are near WAIT_MS, some a little
+	// under.
+	if st.ServiceMS.N != abandoned || st.ServiceMS.P50 < 49 {
+		t.Errorf("service_ms = %+v, want %d samples, the median at least WAIT_MS=50 less 1 ms", st.ServiceMS, abandoned)
 	}
 }
 

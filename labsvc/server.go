@@ -62,7 +62,16 @@ type pending struct {
 	conn  net.Conn
 	at    time.Time // when the door accepted it
 	took  time.Time // when a worker was assigned to it: the end of its queue wait
+	from  time.Time // if its worker went straight on to it: when the last was due to end, or it arrived if later (see serve)
 	stall bool      // it takes STALL_MS instead of its spin and wait
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // ring is a FIFO that reuses its storage.
@@ -384,8 +393,11 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		}
 		s.mu.Unlock()
 		s.m.accepted.Inc()
+		// The lab does not know when the caller arrived in the kernel's
+		// queue, so its service is reckoned from now, never from when the
+		// worker's last request was due to end (see serve).
 		var answered net.Conn
-		out, answered = s.serve(ctx, pending{conn: c, at: now, took: now}, spin, wait, buf, out, &sp, wt)
+		out, answered, _ = s.serve(ctx, pending{conn: c, at: now, took: now}, spin, wait, buf, out, &sp, wt)
 		if answered != nil {
 			_, _ = answered.Write(out)
 			_ = answered.Close()
@@ -414,6 +426,7 @@ func (s *Server) work(ctx context.Context) {
 	var sp spinner
 	wt := newWaiter()
 	defer wt.close()
+	var due time.Time // when the last request served was due to end
 	s.mu.Lock()
 	for {
 		for s.handed.n == 0 && !s.closed {
@@ -431,7 +444,7 @@ func (s *Server) work(ctx context.Context) {
 			}
 			s.mu.Unlock()
 			var answered net.Conn
-			out, answered = s.serve(ctx, p, spin, wait, buf, out, &sp, wt)
+			out, answered, due = s.serve(ctx, p, spin, wait, buf, out, &sp, wt)
 			s.mu.Lock()
 			// The worker is free once its reply is written: it becomes
 			// free (or takes the next caller) before writing, so a caller
@@ -468,9 +481,14 @@ func (s *Server) work(ctx context.Context) {
 			if !next {
 				break
 			}
-			// Its service starts now that the worker is done with the last
-			// one: the writing and closing were part of its queue wait.
-			p.took = time.Now()
+			// Its service started when the worker took it, before writing
+			// the last answer: the writing and closing are the worker's
+			// hand-off, part of its service, and made up in its wait, as
+			// is the time since the last one was due to end, if it had
+			// arrived by then (see serve).
+			if !due.IsZero() {
+				p.from = later(due, p.at)
+			}
 		}
 	}
 }
@@ -489,6 +507,7 @@ func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Con
 	for s.queue.n > 0 {
 		p = s.queue.pop()
 		if s.policy.Start(at, now.Sub(p.at)) {
+			p.took = now
 			return p, true, dropped
 		}
 		s.w.dropped++
@@ -499,19 +518,40 @@ func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Con
 }
 
 // serve handles one connection taken from the queue. When it served the
-// request it returns the answer in out and the connection, for the worker
-// to write and close once it has marked itself free; otherwise it has
-// closed the connection (or handed it to a lingering close) and returns a
-// nil one.
-func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn) {
+// request it returns the answer in out, the connection, for the worker
+// to write and close once it has marked itself free, and when the service
+// was due to end (its wait's deadline); otherwise it has closed the
+// connection (or handed it to a lingering close) and returns a nil one
+// and a zero time.
+//
+// The wait runs to a deadline SPIN_MS + WAIT_MS after its service began,
+// plus the time the spin waited for its turns while the lab's other spins
+// computed (processor sharing, which lasts as long as it lasts): the lab's
+// own work (reading the request, and for a busy worker the hand-off from
+// the last one), what the spin computed beyond SPIN_MS, and what other
+// threads took of its processor while it computed fall within WAIT_MS
+// instead of adding to it. A worker that
+// went straight on from its last request to this queued one (p.from set)
+// reckons this one's service from when that one was due to end (or this
+// one arrived, if later), not from when it ended or when the worker took
+// this one, though from at most WAIT_MS before it took it (what this wait
+// can make up; the rest is dropped): the time the worker spent in between
+// (waking late from the last wait, writing and closing its answer, taking
+// this one) is made up in this wait instead of adding to it, and a busy
+// worker starts one request every SPIN_MS + WAIT_MS on average, as set.
+func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
 	take := p.took
+	from := take
+	if !p.from.IsZero() {
+		from = later(p.from, take.Add(-time.Duration(waitMS)*time.Millisecond))
+	}
 	queueWait := take.Sub(p.at)
 	res, why := readRequest(p.conn, buf, time.Now().Add(ReadTimeout))
 	if res != reqOK {
 		s.finishBad(res, time.Since(take))
 		if res != reqGarbage {
 			_ = p.conn.Close()
-			return out, nil
+			return out, nil, time.Time{}
 		}
 		// Answer 400 and linger off the worker, so a caller that sends
 		// garbage and never closes does not hold the worker.
@@ -524,15 +564,16 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		default:
 			_ = p.conn.Close()
 		}
-		return out, nil
+		return out, nil, time.Time{}
 	}
-	cpu, fellBack := sp.spin(ctx, time.Duration(spinMS)*time.Millisecond, s.procs)
+	spin := time.Duration(spinMS) * time.Millisecond
+	cpu, turns, fellBack := sp.spin(ctx, spin, s.procs)
 	if fellBack && !s.fellBack.Swap(true) {
 		s.logger.Warn("thread CPU clock unavailable; SPIN_MS spent as wall time")
 	}
+	due := from.Add(spin + turns + time.Duration(waitMS)*time.Millisecond)
 	if waitMS > 0 {
-		// The wait starts when the spin ends, and ends at a deadline.
-		wt.wait(ctx, time.Now().Add(time.Duration(waitMS)*time.Millisecond))
+		wt.wait(ctx, due)
 	}
 	if ctx.Err() != nil {
 		// Shutting down: the request was not served.
@@ -541,7 +582,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		s.policy.Done(s.since(time.Now()), 0, admit.Abandoned)
 		s.mu.Unlock()
 		_ = p.conn.Close()
-		return out, nil
+		return out, nil, time.Time{}
 	}
 	end := time.Now()
 	service := end.Sub(take)
@@ -557,7 +598,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 	s.mu.Unlock()
 	s.m.observe(queueWait, service, cpu)
 
-	return appendOK(out[:0], queueWait, service), p.conn
+	return appendOK(out[:0], queueWait, service), p.conn, due
 }
 
 func (s *Server) finishBad(res outcome, busy time.Duration) {

@@ -54,6 +54,8 @@ func newProcessors(n int) *processors { return &processors{n: max(n, 1)} }
 // job is one worker's spin.
 type job struct {
 	d, used  time.Duration // processor time to spend, and spent so far
+	waited   time.Duration // time spent in the line, waiting for turns
+	inLine   time.Time     // when it last joined the line
 	fellBack bool          // a slice was timed by wall time
 	done     bool          // spent (or abandoned at shutdown)
 	runner   bool          // its worker is a runner now
@@ -80,12 +82,14 @@ type spinner struct {
 // time is read from the clock of the OS thread that computed each slice
 // (the goroutine is locked to it meanwhile), so time spent waiting for a
 // turn or for the processor (another process on the core) does not count,
-// and the cost of a request does not shrink when workers compete. If the
-// thread clock is unavailable it falls back to wall time and reports
-// fellBack. A cancelled ctx ends it early.
-func (s *spinner) spin(ctx context.Context, d time.Duration, procs *processors) (used time.Duration, fellBack bool) {
+// and the cost of a request does not shrink when workers compete. It also
+// returns waited, the time the spin spent in the line waiting for turns
+// while the lab's other spins computed. If the thread clock is unavailable
+// it falls back to wall time and reports fellBack. A cancelled ctx ends it
+// early.
+func (s *spinner) spin(ctx context.Context, d time.Duration, procs *processors) (used, waited time.Duration, fellBack bool) {
 	if d <= 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	if s.wake == nil {
 		s.wake = make(chan struct{}, 1)
@@ -111,7 +115,7 @@ func (s *spinner) spin(ctx context.Context, d time.Duration, procs *processors) 
 		// runner needs no such help: waking it woke a thread.
 		go func() {}()
 	} else {
-		procs.line.push(j)
+		procs.join(j)
 		procs.mu.Unlock()
 	}
 	for {
@@ -133,7 +137,7 @@ func (s *spinner) spin(ctx context.Context, d time.Duration, procs *processors) 
 		}
 		procs.mu.Lock()
 		defer procs.mu.Unlock()
-		return j.used, j.fellBack
+		return j.used, j.waited, j.fellBack
 	}
 }
 
@@ -158,7 +162,7 @@ func (s *spinner) run(ctx context.Context, p *processors, own *job) bool {
 			cur = nil
 		case p.line.n > 0:
 			// Its quantum is up and another spin waits: its turn.
-			p.line.push(cur)
+			p.join(cur)
 			cur = nil
 		}
 		if own.done || ctx.Err() != nil {
@@ -175,7 +179,7 @@ func (s *spinner) run(ctx context.Context, p *processors, own *job) bool {
 				p.mu.Unlock()
 				return false
 			}
-			cur = p.line.pop()
+			cur = p.leave(p.line.pop())
 		}
 		p.mu.Unlock()
 		// Between turns, let Go run what is waiting on this P: above
@@ -200,15 +204,29 @@ func (s *spinner) run(ctx context.Context, p *processors, own *job) bool {
 // p.mu is held.
 func (p *processors) handOn(cur *job) {
 	if cur != nil {
-		p.line.push(cur)
+		p.join(cur)
 	}
 	next, _ := p.line.take(func(j *job) bool { return !j.runner })
 	if next == nil {
 		p.running--
 		return
 	}
+	p.leave(next)
 	next.runner = true
 	next.tell()
+}
+
+// join puts j at the back of the line. p.mu is held.
+func (p *processors) join(j *job) {
+	j.inLine = time.Now()
+	p.line.push(j)
+}
+
+// leave counts the time j, just taken from the line, waited there, and
+// returns it. p.mu is held.
+func (p *processors) leave(j *job) *job {
+	j.waited += time.Since(j.inLine)
+	return j
 }
 
 // slice computes for d of processor time (or wall time, when the thread's

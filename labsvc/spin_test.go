@@ -43,7 +43,7 @@ func TestProcessorsLoseNoSpin(t *testing.T) {
 				wg.Go(func() {
 					var s spinner
 					for i := range spins {
-						if used, _ := s.spin(ctx, d, p); used < d && ctx.Err() == nil {
+						if used, _, _ := s.spin(ctx, d, p); used < d && ctx.Err() == nil {
 							short <- fmt.Sprintf("worker %d spin %d used %v of %v", w, i, used, d)
 						}
 						if tc.pause > 0 {

@@ -130,7 +130,11 @@
 //     it; MeasuredCPUPerRequest is what this project measured.
 //   - Exact sleeps: the live lab's WAIT_MS ends when the operating system
 //     wakes the worker, a little late and later on a busy machine; the
-//     simulation's ends on time.
+//     simulation's ends on time. A busy live worker makes up its late
+//     wake-up and its hand-off to the next request within that
+//     request's wait, so it starts one every SPIN_MS + WAIT_MS as
+//     the simulation's does (see labsvc); a lone request's service is
+//     late by its wake-up.
 //   - How the processors are shared: as the lab does, round robin with
 //     its quantum (the lab takes turns inside the worker computing, see
 //     labsvc; its turns are within a clock reading, a few µs, of the
