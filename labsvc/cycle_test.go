@@ -3,7 +3,6 @@ package labsvc_test
 import (
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"capacitylab/affinity"
+	"capacitylab/internal/physics"
 	"capacitylab/labsvc"
 )
 
@@ -97,7 +97,7 @@ func busyCycle(t *testing.T, c *labsvc.Child, window time.Duration) (mean float6
 	}
 	n = cycles
 	if n < 50 {
-		t.Skipf("only %d busy cycles in %v (%d requests): the callers, on a busy machine, did not keep the worker busy", n, window, len(stamps))
+		physics.Skip(t, "only %d busy cycles in %v (%d requests): the callers, on a busy machine, did not keep the worker busy", n, window, len(stamps))
 	}
 	mean = float64(busy) / float64(time.Millisecond) / float64(n)
 	svcMean = svc / float64(n)
@@ -120,9 +120,7 @@ func busyCycle(t *testing.T, c *labsvc.Child, window time.Duration) (mean float6
 // is more than a third of the 0.3% allowed, the machine cannot show the
 // cycle and the test skips saying so.
 func TestBusyWorkerCycle(t *testing.T) {
-	if os.Getenv("CAPACITYLAB_PHYSICS") != "1" {
-		t.Skip("physics check: runs with CAPACITYLAB_PHYSICS=1")
-	}
+	physics.Require(t)
 	for _, k := range []struct{ spin, wait int }{{0, 10}, {0, 20}, {2, 18}} {
 		t.Run(fmt.Sprintf("spin=%d,wait=%d", k.spin, k.wait), func(t *testing.T) {
 			c := serveChild(t, labsvc.Config{Workers: 1, SpinMS: k.spin, WaitMS: k.wait, CPUs: 1})
@@ -146,7 +144,7 @@ func TestBusyWorkerCycle(t *testing.T) {
 				return
 			}
 			if probeErr != nil {
-				t.Skipf("cycle %.4f ms, %+.2f%% off SPIN_MS + WAIT_MS = %.0f, and the machine's wake-up delays were not measured: %v", mean, 100*over, set, probeErr)
+				physics.Skip(t, "cycle %.4f ms, %+.2f%% off SPIN_MS + WAIT_MS = %.0f, and the machine's wake-up delays were not measured: %v", mean, 100*over, set, probeErr)
 			}
 			late := <-probe
 			var excess time.Duration
@@ -158,7 +156,7 @@ func TestBusyWorkerCycle(t *testing.T) {
 			}
 			slices.Sort(late)
 			if len(late) == 0 || float64(excess)/float64(time.Millisecond) > 0.001*set {
-				t.Skipf("cycle %.4f ms, %+.2f%% off SPIN_MS + WAIT_MS = %.0f, but the machine delayed wake-ups on processor(s) %v beyond WAIT_MS by %v on average (%d naps of 5 ms, the slowest %v late): more than the 0.1%% of a cycle it may",
+				physics.Skip(t, "cycle %.4f ms, %+.2f%% off SPIN_MS + WAIT_MS = %.0f, but the machine delayed wake-ups on processor(s) %v beyond WAIT_MS by %v on average (%d naps of 5 ms, the slowest %v late): more than the 0.1%% of a cycle it may",
 					mean, 100*over, set, cpus, excess, len(late), late[len(late)-1])
 			}
 			t.Errorf("a busy worker cycles in %.4f ms, %+.2f%% off SPIN_MS + WAIT_MS = %.0f ms: want within 0.3%% (wake-ups on processor(s) %v late beyond WAIT_MS by %v on average over %d naps)",
