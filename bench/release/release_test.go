@@ -164,9 +164,14 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 		floor += ": " + perr.Error()
 	} else if late := <-probe; len(late) > 0 {
 		slices.Sort(late)
-		p90 := late[len(late)*9/10]
-		quiet = p90 <= time.Millisecond
-		floor = fmt.Sprintf("a thread woke %v late nine times in ten, at most %v (%d naps)", p90, late[len(late)-1], len(late))
+		// A 200 ms service under a 250 ms timeout leaves 50 ms: one stall
+		// of the machine longer than that (in a nap's lateness) can turn a
+		// request that should be answered into a give-up, so a quiet
+		// machine is one whose threads woke within 1 ms nine times in ten
+		// and never past half that slack.
+		p90, worst := late[len(late)*9/10], late[len(late)-1]
+		quiet = p90 <= time.Millisecond && worst <= 25*time.Millisecond
+		floor = fmt.Sprintf("a thread woke %v late nine times in ten, at most %v (%d naps)", p90, worst, len(late))
 	}
 	if raceEnabled {
 		// The detector slows the generator's reading and the lab several
@@ -198,7 +203,7 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 		t.Errorf("4: codel with the callers' timeout delivered %.1f ok a second after the release, the quota %.1f: want at least 3 more", codel.after.OK, quota.after.OK)
 	}
 	if !quiet {
-		physics.Skip(t, "the queue drowning with two in three giving up, nobody giving up with 20 workers or under the quota, the quota carrying at least 70%% of N ÷ R', and its own throughput, ok ÷ (mean in flight ÷ R'), within 10%% of 1: %s; the check needs nine naps in ten within 1 ms (the four shapes above were checked)", floor)
+		physics.Skip(t, "the queue drowning with two in three giving up, nobody giving up with 20 workers or under the quota, the quota carrying at least 70%% of N ÷ R', and its own throughput, ok ÷ (mean in flight ÷ R'), within 10%% of 1: %s; the check needs nine naps in ten within 1 ms and none later than 25 ms (the four shapes above were checked)", floor)
 	}
 	// What holds where threads wake on time (a late generator holds its
 	// client's workers longer, and its callers' 250 ms run out sooner).
