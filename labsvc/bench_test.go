@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"capacitylab/affinity"
 	"capacitylab/labsvc"
 	"capacitylab/labsvc/labtest"
 )
@@ -155,16 +154,7 @@ func pinnedChild(b *testing.B, cfg labsvc.Config) *labsvc.Child {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Stop() })
-	cpus, err := affinity.ProcessCPUs(c.Pid())
-	if err != nil {
-		b.Fatal(err)
-	}
-	pin, err := affinity.PinAwayFrom(cpus)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { pin.Restore() })
-	b.Log(pin)
+	pinAwayFrom(b, c)
 	return c
 }
 

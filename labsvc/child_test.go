@@ -367,6 +367,24 @@ func TestChildSandbox(t *testing.T) {
 // serveChild starts a lab child with cfg that is stopped with Stop, and
 // checked gone, when the test ends. Its context outlives the test's
 // (t.Context ends before cleanups run), so Stop, not the context, ends it.
+// pinAwayFrom pins the test process away from the lab child c's
+// processors until the test ends, as a load generator would be, and
+// returns the lab's processors.
+func pinAwayFrom(tb testing.TB, c *labsvc.Child) []int {
+	tb.Helper()
+	cpus, err := affinity.ProcessCPUs(c.Pid())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pin, err := affinity.PinAwayFrom(cpus)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = pin.Restore() })
+	tb.Log(pin)
+	return cpus
+}
+
 func serveChild(t *testing.T, cfg labsvc.Config) *labsvc.Child {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -402,16 +420,7 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 		physics.Skip(t, "the race detector is on: the control API's timings are the detector's")
 	}
 	c := serveChild(t, labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1})
-	cpus, err := affinity.ProcessCPUs(c.Pid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pin, err := affinity.PinAwayFrom(cpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pin.Restore()
-	t.Log(pin)
+	cpus := pinAwayFrom(t, c)
 	addr := hostport(c.Target())
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -519,15 +528,7 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 // break.
 func TestSpinsShareTheProcessor(t *testing.T) {
 	c := serveChild(t, labsvc.Config{Workers: 4, SpinMS: 5, WaitMS: 0, CPUs: 1})
-	cpus, err := affinity.ProcessCPUs(c.Pid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pin, err := affinity.PinAwayFrom(cpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pin.Restore()
+	pinAwayFrom(t, c)
 	addr := hostport(c.Target())
 	if _, err := call(addr, 5*time.Second); err != nil { // warm up
 		t.Fatal(err)
@@ -541,6 +542,7 @@ func TestSpinsShareTheProcessor(t *testing.T) {
 	for round := range 3 {
 		conns := make([]net.Conn, n)
 		for i := range conns {
+			var err error
 			if conns[i], err = net.DialTimeout("tcp", addr, 5*time.Second); err != nil {
 				t.Fatal(err)
 			}

@@ -124,15 +124,7 @@ func TestBusyWorkerCycle(t *testing.T) {
 	for _, k := range []struct{ spin, wait int }{{0, 10}, {0, 20}, {2, 18}} {
 		t.Run(fmt.Sprintf("spin=%d,wait=%d", k.spin, k.wait), func(t *testing.T) {
 			c := serveChild(t, labsvc.Config{Workers: 1, SpinMS: k.spin, WaitMS: k.wait, CPUs: 1})
-			cpus, err := affinity.ProcessCPUs(c.Pid())
-			if err != nil {
-				t.Fatal(err)
-			}
-			pin, err := affinity.PinAwayFrom(cpus)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pin.Restore()
+			cpus := pinAwayFrom(t, c)
 			stop := make(chan struct{})
 			probe, probeErr := affinity.WakeLate(cpus, 5*time.Millisecond, stop)
 			mean, _, _, log := busyCycle(t, c, 3*time.Second)
