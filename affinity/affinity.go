@@ -56,6 +56,32 @@ func (p *Pinning) Restore() error {
 	return p.restore()
 }
 
+// KeepFree keeps the last n processors the calling process may use free of
+// it, for the load generators of the sweeps it runs, and returns them: it
+// pins every thread of the process (PinAwayFrom) to the others, so a
+// server's own work (pages, and the fan-out of a run's rows to every
+// watching browser) never runs where a generator times its sends. The lab
+// children it starts afterwards inherit the narrower mask and take their
+// processors from it; a load child is pinned to the free ones explicitly
+// (measure.Config.Generator). When the process may use n processors or
+// fewer it keeps none free, changes nothing and returns nil. Restore on the
+// returned Pinning puts the process back (for tests; a server keeps them
+// free for as long as it lives).
+func KeepFree(n int) (free []int, p *Pinning, err error) {
+	allowed, err := Allowed()
+	if err != nil {
+		return nil, nil, err
+	}
+	if n < 1 || len(allowed) <= n {
+		return nil, nil, nil
+	}
+	free = allowed[len(allowed)-n:]
+	if p, err = PinAwayFrom(free); err != nil {
+		return nil, nil, err
+	}
+	return free, p, nil
+}
+
 // ParseCPUList parses a Linux CPU list such as "0", "0-3" or "0,2-3,8"
 // into ascending processor numbers.
 func ParseCPUList(s string) ([]int, error) {

@@ -150,6 +150,17 @@ func eachThread(set func(tid int) error) error {
 	return fmt.Errorf("threads kept appearing after %d passes over them", maxPasses)
 }
 
+// Allowed returns the processors the calling thread may use, ascending; in
+// a process whose threads are all pinned alike (a lab child, a load child,
+// a server that keeps processors free with KeepFree), the process's.
+func Allowed() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("reading affinity: %w", err)
+	}
+	return cpuList(set), nil
+}
+
 // PinTo limits every thread of the calling process to cpus, as a lab child
 // pins itself to its CPUS processors; threads started later inherit it.
 func PinTo(cpus []int) error {

@@ -22,6 +22,9 @@ func (p *Pinning) restore() error { return nil }
 // ThreadCPUs cannot read threads' processors on this system.
 func ThreadCPUs(int) (map[int][]int, error) { return nil, errNoAffinity }
 
+// Allowed cannot say which processors this process may use on this system.
+func Allowed() ([]int, error) { return nil, errNoAffinity }
+
 // PinTo cannot pin on this system: it says so and changes nothing.
 func PinTo([]int) error { return errNoAffinity }
 

@@ -263,3 +263,41 @@ func TestPinAwayRestoreWhileThreadsStart(t *testing.T) {
 		}
 	}
 }
+
+// KeepFree keeps the last n processors free of every thread of the process
+// and says which; asked for as many as the process may use, it keeps none
+// and changes nothing; Restore gives every thread its processors back.
+func TestKeepFree(t *testing.T) {
+	allowed, err := affinity.Allowed()
+	if err != nil {
+		t.Skipf("no processor affinity here: %v", err)
+	}
+	if len(allowed) < 2 {
+		t.Skipf("this process may use %d processor(s) %v: none can be kept free", len(allowed), allowed)
+	}
+	if free, p, err := affinity.KeepFree(len(allowed)); err != nil || free != nil || p != nil {
+		t.Fatalf("KeepFree(%d) of %v: %v, %v, %v; want nothing kept", len(allowed), allowed, free, p, err)
+	}
+	free, p, err := affinity.KeepFree(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := allowed[len(allowed)-1:]; !slices.Equal(free, want) {
+		t.Fatalf("KeepFree(1) of %v kept %v free, want %v", allowed, free, want)
+	}
+	threads, err := affinity.ThreadCPUs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tid, cpus := range threads {
+		if !slices.Equal(cpus, allowed[:len(allowed)-1]) {
+			t.Errorf("thread %d may use %v, want %v", tid, cpus, allowed[:len(allowed)-1])
+		}
+	}
+	if err := p.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := affinity.ProcessCPUs(os.Getpid()); !slices.Equal(after, allowed) {
+		t.Errorf("after Restore the process may use %v, want %v", after, allowed)
+	}
+}

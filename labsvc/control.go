@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"capacitylab/admit"
+	"capacitylab/affinity"
 	"capacitylab/input"
 )
 
@@ -135,7 +136,7 @@ type ConfigReply struct {
 }
 
 func configReply(c Config) ConfigReply {
-	cpus, _ := allowedCPUs()
+	cpus, _ := affinity.Allowed()
 	return ConfigReply{Config: c, Processors: cpus}
 }
 

@@ -278,7 +278,9 @@
 // and GET /config reports the processors a running lab uses. Keeping the
 // load generator off them is the generator's business (package affinity:
 // a run's load child, package measure, and cmd/load pin themselves away;
-// the server that starts both children is never pinned). On
+// a server that runs sweeps keeps its generators' processors free of its
+// own work, affinity.KeepFree, and its lab children take theirs from what
+// it keeps). On
 // systems without processor affinity LabCPUs returns an error saying so,
 // ApplySandbox records it in the sandbox line, and CPUS bounds only the
 // spins and GOMAXPROCS.

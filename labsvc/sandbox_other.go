@@ -16,6 +16,3 @@ func pin(int) ([]int, error) { return nil, errNoAffinity }
 
 // LabCPUs cannot say which processors a lab would use on this system.
 func LabCPUs(Config) ([]int, error) { return nil, errNoAffinity }
-
-// allowedCPUs cannot say which processors the lab uses on this system.
-func allowedCPUs() ([]int, error) { return nil, errNoAffinity }

@@ -29,26 +29,26 @@
 //     its first CPUS processors and serves;
 //   - the load child ("load-child", RunLoadChild), the generator, which
 //     pins every one of its threads, once and for good, to the processors
-//     the lab does not use (affinity.PinAwayFrom with the lab child's
-//     processors, walking /proc/self/task until no new thread appears),
-//     sets GOMAXPROCS to the runtime's default for those processors
-//     (runtime.SetDefaultGOMAXPROCS: the runtime read them before the
-//     pinning), and runs the sweep at the lab.
+//     its start line names (affinity.PinTo, walking /proc/self/task until
+//     no new thread appears), sets GOMAXPROCS to the runtime's default
+//     for those processors (runtime.SetDefaultGOMAXPROCS: the runtime read
+//     them before the pinning), and runs the sweep at the lab.
 //
-// Both children run at the normal scheduling policy and priority: the
-// generator is kept off the lab's processors by placement, never by
-// priority. The calling process (the server, with its web pages and a
-// class's websocket watchers) is never pinned and its GOMAXPROCS never
-// changed, so the children it starts inherit every processor and place
-// themselves. Where the generator shares its processors with the server's
-// work (2 cores: one for the lab, one for everything else), the kernel
-// shares them at equal priority, and whatever that costs the generator is
-// measured, not hidden: each send is timed from its intended time (the
-// row's send_lag_p99_ms and late), and the kernel's stamp on each reply as
-// it arrives keeps a reader's wait for a processor out of the latencies
-// (see loadrun). When the lab has every processor the process may use (a
-// 1-core host) or the system has no processor affinity, the load child
-// is not pinned and its hello says why.
+// The load child's processors are Config.Generator minus the lab's: a
+// server that runs sweeps keeps processors free of its own work for its
+// generators (affinity.KeepFree, the last processor on a single server),
+// so its pages and the fan-out of a run's rows to a watching class run on
+// the others, beside the lab, never where the generator times its sends.
+// Without Config.Generator (the recorder, the tests) the load child takes
+// every processor the calling process may use but the lab's. Both children
+// run at the normal scheduling policy and priority: the generator is kept
+// apart by placement, never by priority. Whatever the sharing still costs
+// the generator is measured, not hidden: each send is timed from its
+// intended time (the row's send_lag_p99_ms and late), and the kernel's
+// stamp on each reply as it arrives keeps a reader's wait for a processor
+// out of the latencies (see loadrun). When the lab has every processor
+// the load child could use (a 1-core host) or the system has no processor
+// affinity, the load child is not pinned and its hello says why.
 //
 // Generate is the generator's side on its own: a sweep against a lab that
 // is already serving, with the settings every measurement uses (WindowPause
@@ -61,15 +61,15 @@
 //
 // Parent and load child speak JSON, one object a line: the parent on the
 // child's stdin, the child on its stdout (its stderr is free text, kept
-// for its last words). Version 4 (ProtocolVersion; 2 added the knob line,
+// for its last words). Version 5 (ProtocolVersion; 2 added the knob line,
 // 3 the sample line, 4 dropped the hello's priority fields, nice,
-// rt_priority and priority):
+// rt_priority and priority, 5 added the start line's generator_cpus):
 //
 // Parent to child. First the start line, then one next line after each
 // window the parent has taken, or a stop line:
 //
-//	{"kind":"start","version":4,"target":"http://127.0.0.1:41234","control":"http://127.0.0.1:41235",
-//	 "lab_cpus":[0],"drain_wait_ms":10000,"preset":{...Preset...}}
+//	{"kind":"start","version":5,"target":"http://127.0.0.1:41234","control":"http://127.0.0.1:41235",
+//	 "lab_cpus":[0],"generator_cpus":[1],"drain_wait_ms":10000,"preset":{...Preset...}}
 //	{"kind":"next","window":0}
 //	{"kind":"stop"}
 //
@@ -85,7 +85,7 @@
 // most 1,000, in seq order, then its row, after which the child waits for
 // next (or stop) before the window after it begins; last, done:
 //
-//	{"kind":"hello","version":4,"pid":5678,"cpus":[1],"gomaxprocs":1,
+//	{"kind":"hello","version":5,"pid":5678,"cpus":[1],"gomaxprocs":1,
 //	 "pinning":"generator pinned to processor(s) [1], away from the lab's [0]"}
 //	{"kind":"progress","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":250.3,"sent":10,"ended":9}
 //	{"kind":"knob","windows":2,"window":0,"rate":40,"seconds":1,"elapsed_ms":500.2,"change":"500ms:WAIT_MS=40"}

@@ -63,7 +63,7 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 	sw.DrainWait = time.Duration(start.DrainWaitMS * float64(time.Millisecond))
 
 	hello := childLine{Kind: lineHello, Version: ProtocolVersion, Pid: os.Getpid()}
-	hello.CPUs, hello.Pinning = pinAway(start.LabCPUs)
+	hello.CPUs, hello.Pinning = pinGenerator(start.GeneratorCPUs, start.LabCPUs)
 	hello.GoMaxProcs = runtime.GOMAXPROCS(0)
 	out := newLineWriter(stdout)
 	if err := out.send(hello); err != nil {
@@ -156,10 +156,11 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 	return nil
 }
 
-// pinAway pins every thread of this process, for good, to the processors
-// it may use other than lab, and sets GOMAXPROCS to the runtime's default
-// for them. It returns the processors it is pinned to (nil when it is not)
-// and a line saying what it did.
+// pinGenerator pins every thread of this process, for good, to gen (the
+// processors the parent chose: see Config.Generator), and sets GOMAXPROCS
+// to the runtime's default for them. It returns the processors it is
+// pinned to (nil when it is not) and a line saying what it did, naming the
+// lab's processors it keeps off.
 //
 // The runtime sets GOMAXPROCS from the processors the process may use
 // when it starts, before this pinning, and afterwards looks again at most
@@ -171,19 +172,18 @@ func RunLoadChild(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 // cgroup CPU limit) at once, whatever the environment said: one Go
 // processor for each processor the generator may use, the sending
 // goroutine's and its readers' alike, as in any Go program.
-func pinAway(lab []int) ([]int, string) {
-	if len(lab) == 0 {
+func pinGenerator(gen, lab []int) ([]int, string) {
+	switch {
+	case len(lab) == 0:
 		return nil, "generator not pinned: the lab's processors are not known"
+	case len(gen) == 0:
+		return nil, fmt.Sprintf("generator not pinned: the lab's processor(s) %v are all it may use, so the lab shares them with the generator", lab)
 	}
-	p, err := affinity.PinAwayFrom(lab)
-	if err != nil {
+	if err := affinity.PinTo(gen); err != nil {
 		return nil, "generator not pinned: " + err.Error()
 	}
-	if !p.Pinned() {
-		return nil, p.String()
-	}
 	runtime.SetDefaultGOMAXPROCS()
-	return p.Generator, p.String()
+	return gen, fmt.Sprintf("generator pinned to processor(s) %v, away from the lab's %v", gen, lab)
 }
 
 // ChildMain makes the running program able to serve as its own load

@@ -43,6 +43,11 @@ type Config struct {
 	// DrainWait is how long the lab may take to drain its queue before a
 	// window; 0 means loadrun.DefaultDrainWait.
 	DrainWait time.Duration
+	// Generator is the processors the load child is pinned to: those a
+	// server keeps free of its own work (affinity.KeepFree). Nil means
+	// every processor the calling process may use but the lab's. Either
+	// way the lab's are left out.
+	Generator []int
 }
 
 // Result is what a measurement that ran says about itself, whatever its
@@ -50,6 +55,26 @@ type Config struct {
 type Result struct {
 	Windows   int   // windows that ran to their end (a window cut short is not counted)
 	Lab, Load Child // the two children (zero when they did not start)
+}
+
+// generatorCPUs is where a load child beside a lab on lab goes: the
+// processors in gen, or when gen is nil every one the calling process may
+// use, but lab's. Nil when the lab's processors are unknown or there are
+// none left (the child is then not pinned and says why).
+func generatorCPUs(gen, lab []int) []int {
+	if len(lab) == 0 {
+		return nil
+	}
+	if gen == nil {
+		gen, _ = affinity.Allowed()
+	}
+	var out []int
+	for _, c := range gen {
+		if !slices.Contains(lab, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // StartError is a child that did not start: nothing was measured.
@@ -81,8 +106,8 @@ func (e *SweepError) Error() string { return e.Msg }
 // an error from handle stops the measurement (the window in progress is
 // cut short and still handed over) and is returned.
 //
-// The process that calls Measure is never pinned and its GOMAXPROCS never
-// changed: each child sets its own. Cancelling ctx stops the load child
+// Measure never pins the process that calls it nor changes its
+// GOMAXPROCS: each child sets its own. Cancelling ctx stops the load child
 // (its window in progress is cut short and handed over with Cut set), then
 // the lab, and Measure returns ctx's cause. A child that dies is reported
 // as a *childproc.ExitError with its exit status and last stderr lines
@@ -119,7 +144,8 @@ func Measure(ctx context.Context, cfg Config, p Preset, handle func(Event) error
 	res.Lab = Child{Pid: lab.Pid(), GoMaxProcs: labsvc.GoMaxProcs(p.Config)}
 	res.Lab.CPUs, _ = affinity.ProcessCPUs(lab.Pid()) // nil where it cannot be read: the load child is then not pinned, and says so
 
-	start := startLine{Kind: lineStart, Version: ProtocolVersion, Target: lab.Target(), Control: lab.Control(), LabCPUs: res.Lab.CPUs,
+	start := startLine{Kind: lineStart, Version: ProtocolVersion, Target: lab.Target(), Control: lab.Control(),
+		LabCPUs: res.Lab.CPUs, GeneratorCPUs: generatorCPUs(cfg.Generator, res.Lab.CPUs),
 		DrainWaitMS: float64(cfg.DrainWait) / float64(time.Millisecond), Preset: p}
 	load, err := startLoadChild(ctx, cfg.Load, start)
 	if err != nil {

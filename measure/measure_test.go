@@ -232,6 +232,68 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
+// A server that keeps processors free for its generators
+// (affinity.KeepFree) starts its lab children on the processors it kept
+// and pins each load child to the free ones (Config.Generator), though the
+// child inherits the server's narrower mask: every thread of the load
+// child on exactly the free processors, the lab child on none of them, and
+// the load child's hello saying so.
+func TestMeasureGeneratorKeptFree(t *testing.T) {
+	allowed, err := affinity.Allowed()
+	if err != nil {
+		t.Skipf("no processor affinity here: %v", err)
+	}
+	if len(allowed) < 2 {
+		t.Skipf("this process may use %d processor(s) %v: none can be kept free beside one for the server and its lab", len(allowed), allowed)
+	}
+	free, pin, err := affinity.KeepFree(1)
+	if err != nil || free == nil {
+		t.Fatalf("KeepFree(1) with %v allowed: %v, %v", allowed, free, err)
+	}
+	defer func() {
+		if err := pin.Restore(); err != nil {
+			t.Error(err)
+		}
+	}()
+	cfg := children(t, "1")
+	cfg.Generator = free
+	var lab, load map[int][]int
+	res, err := measure.Measure(t.Context(), cfg, preset(40), func(e measure.Event) error {
+		if e.Kind == measure.EventStarted {
+			var err error
+			if lab, err = affinity.ThreadCPUs(e.Lab.Pid); err != nil {
+				return err
+			}
+			if load, err = affinity.ThreadCPUs(e.Load.Pid); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("free %v; lab %+v; load %+v", free, res.Lab, res.Load)
+	if !slices.Equal(res.Load.CPUs, free) {
+		t.Errorf("the load child says it is pinned to %v (%s), want the free processors %v", res.Load.CPUs, res.Load.Note, free)
+	}
+	if len(load) == 0 || len(lab) == 0 {
+		t.Fatalf("threads read: %d of the load child, %d of the lab child; want some of each", len(load), len(lab))
+	}
+	for tid, cpus := range load {
+		if !slices.Equal(cpus, free) {
+			t.Errorf("thread %d of the load child may use %v, want the free processors %v", tid, cpus, free)
+		}
+	}
+	for tid, cpus := range lab {
+		for _, c := range cpus {
+			if slices.Contains(free, c) {
+				t.Errorf("thread %d of the lab child may use processor %d, which was kept free for the generator", tid, c)
+			}
+		}
+	}
+}
+
 // childrenApart says whether the load child's threads all keep off the lab
 // child's processors (nil), when there is another processor to keep to.
 func childrenApart(started measure.Event) error {

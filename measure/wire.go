@@ -14,7 +14,7 @@ import (
 // ProtocolVersion is the version of the load child's pipe protocol (see
 // the package doc). A parent and a child that speak different versions
 // refuse each other before anything is sent.
-const ProtocolVersion = 4
+const ProtocolVersion = 5
 
 // Sizes of the pipe protocol.
 const (
@@ -41,13 +41,14 @@ const (
 
 // startLine is the first line a parent writes to a load child.
 type startLine struct {
-	Kind        string  `json:"kind"`
-	Version     int     `json:"version"`
-	Target      string  `json:"target"`        // the lab's request address, http://127.0.0.1:port
-	Control     string  `json:"control"`       // the lab's control API
-	LabCPUs     []int   `json:"lab_cpus"`      // the lab's processors, to keep off (none: unknown)
-	DrainWaitMS float64 `json:"drain_wait_ms"` // 0: loadrun.DefaultDrainWait
-	Preset      Preset  `json:"preset"`        // what to send: its sweep (the knobs are the lab's)
+	Kind          string  `json:"kind"`
+	Version       int     `json:"version"`
+	Target        string  `json:"target"`         // the lab's request address, http://127.0.0.1:port
+	Control       string  `json:"control"`        // the lab's control API
+	LabCPUs       []int   `json:"lab_cpus"`       // the lab's processors (none: unknown)
+	GeneratorCPUs []int   `json:"generator_cpus"` // the processors to pin to (none: not pinned)
+	DrainWaitMS   float64 `json:"drain_wait_ms"`  // 0: loadrun.DefaultDrainWait
+	Preset        Preset  `json:"preset"`         // what to send: its sweep (the knobs are the lab's)
 }
 
 // controlLine is every later line a parent writes: next (window W is

@@ -21,11 +21,13 @@
 // (Config.Lab: the server re-executes itself with "lab-child") and a load
 // child (Config.Load: "load-child") of its own, so every run starts from a
 // fresh lab with exactly the knobs asked for, and is measured exactly as
-// the lessons' recorded tables are. The load child pins itself to the
-// processors the lab child does not use and sets its own GOMAXPROCS; the
-// runner's process (the web server and every websocket watcher) is never
-// pinned and its GOMAXPROCS never changed by a run. With Config.Concurrent
-// > 1 runs share the machine (each load child keeps off its own lab only).
+// the lessons' recorded tables are. The load child pins itself to
+// Config.Generator (the processors the server keeps free of its own work,
+// affinity.KeepFree at its start) minus its lab's, or without it to every
+// processor but its lab's, and sets its own GOMAXPROCS; nothing a run does
+// changes the runner's process (the web server and every websocket
+// watcher). With Config.Concurrent > 1 runs share the machine (each load
+// child keeps off its own lab only).
 //
 // Windows follow each other measure.WindowPause apart: what a watching
 // class's pages do with a row (package web sends each watcher the run's

@@ -46,7 +46,7 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 	n := q.Windows()
 	var drainNote string
 	lastProgress := result.WindowProgress{Window: -1} // the last progress logged
-	res, err := measure.Measure(ctx, measure.Config{Lab: r.cfg.Lab, Load: r.cfg.Load, DrainWait: r.cfg.DrainWait}, q.Preset, func(e measure.Event) error {
+	res, err := measure.Measure(ctx, measure.Config{Lab: r.cfg.Lab, Load: r.cfg.Load, DrainWait: r.cfg.DrainWait, Generator: r.cfg.Generator}, q.Preset, func(e measure.Event) error {
 		switch e.Kind {
 		case measure.EventStarted:
 			r.log.Info("run started", "run", ru.id, "lab_pid", e.Lab.Pid, "lab_cpus", fmt.Sprint(e.Lab.CPUs),

@@ -141,7 +141,7 @@ func (l Limits) Validate(q Request) error {
 		fe[strings.ToLower(knob)] = msg // WORKERS is the request's "workers"
 	}
 	if _, bad := fe["cpus"]; !bad && q.CPUs > l.MaxCPUs {
-		fe["cpus"] = fmt.Sprintf("%d is not allowed here: want 1 to %d (this machine has %d cores and keeps one for the load generator)", q.CPUs, l.MaxCPUs, l.MaxCPUs+1)
+		fe["cpus"] = fmt.Sprintf("%d is not allowed here: want 1 to %d (the processors this server leaves to labs: the load generators keep their own)", q.CPUs, l.MaxCPUs)
 		if l.MaxCPUs == 1 {
 			fe["cpus"] = fmt.Sprintf("%d is not allowed here: want 1 (the lab gets one core; the load generator needs the other)", q.CPUs)
 		}

@@ -114,6 +114,7 @@ type Config struct {
 	SubscriberBuffer int                   // DefaultSubscriberBuffer
 	Retain           int                   // DefaultRetain
 	DrainWait        time.Duration         // how long the lab may take to drain between windows; 0: loadrun.DefaultDrainWait
+	Generator        []int                 // processors kept free for load children (measure.Config.Generator); nil: all but the lab's
 	Store            Saver                 // nil: runs are kept in memory only
 	Logger           *slog.Logger          // nil: discard
 	Registerer       prometheus.Registerer // where the runner's metrics go; nil: none

@@ -111,7 +111,7 @@ func followRows(b *testing.B, a *testSite, sites []*testSite, commits *commitTim
 		}
 		var ws []watchers
 		for i := range sites {
-			cmd, stdin, stdout := startWatchers(b, n/len(sites)+btoi(i < n%len(sites)))
+			cmd, stdin, stdout := startWatchers(b, n/len(sites)+btoi(i < n%len(sites)), a.free)
 			ws = append(ws, watchers{cmd, stdin, stdout})
 		}
 		code, _, m := postSweep(b, a.client(), a.srv.URL, benchBody())

@@ -29,6 +29,7 @@ type testSite struct {
 	dbPath string
 	course *lessons.Course
 	logs   *syncBuffer
+	free   []int // processors kept free for the load generator (benchmarks: newBenchSite)
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's concurrent logging.

@@ -80,7 +80,8 @@ const samplePanelEvery = 5 * time.Second
 // time chart to be redrawn while a window is measured. A learner's own run
 // has one or two; a class has tens to a thousand, and a thousand copies of
 // a 10 to 30 KB chart every few seconds is work for the server's threads,
-// which are not pinned and may run on the lab's processor mid-window
+// which run beside the lab (the server keeps off the generator's
+// processor) and may take the lab's processor mid-window
 // (BenchmarkWatchers with CAPACITYLAB_BENCH_OVER_TIME=1: window p99 18.6 →
 // 72.5 ms watched by 1,000 at load 2 to 4, against 24.5 → 22.8 ms for a
 // plain sweep). Above it the sample events still reach every watcher as

@@ -262,43 +262,51 @@ const watcherNiceEnv = "CAPACITYLAB_BENCH_WATCHER_NICE"
 // delivery.
 const defaultWatcherNice = 0
 
-// watcherCPUsEnv sets the processors the watcher process may use: "any"
-// (the default: wherever the kernel puts it), "lab" (the processors the
-// run's lab child will be pinned to, labsvc.LabCPUs of benchSweep's
-// config), or a list as taskset -c takes it (e.g. "1").
+// watcherCPUsEnv sets the processors the watcher process may use:
+// "server" (the default: those the benchmark's server keeps for itself
+// and its labs, which the process inherits), "free" (those kept free for
+// the load generator), "lab" (the processors the run's lab child will be
+// pinned to, labsvc.LabCPUs of benchSweep's config), or a list as taskset
+// -c takes it (e.g. "1").
 //
-// Why "lab" exists: the watchers stand in for a class's browsers, whose
+// Why it matters: the watchers stand in for a class's browsers, whose
 // reading happens on their own machines. On this one machine their reading
-// must land somewhere. Left free, the kernel wakes a reader on the
-// processor of the thread that woke it (a loopback write is a synchronous
-// wake-up), which is the server's: the server's fan-out then pays for the
-// browsers' reading too, and a row's delivery measures both. Confined to the
-// lab's processors, the server pays only for its own writes (and the lab
-// pays for the reading, which shows in its service time and the rows).
+// must land somewhere, and the kernel wakes a reader on the processor of
+// the thread that woke it (a loopback write is a synchronous wake-up), the
+// server's. "server" charges the reading to the server's processors, as
+// the server's own fan-out is; "free" charges it to the generator's, the
+// worst case for the generator's send lag.
 const watcherCPUsEnv = "CAPACITYLAB_BENCH_WATCHER_CPUS"
 
-// watcherCPUs is the taskset -c list for the watcher process, or "" for no
-// confinement (see watcherCPUsEnv).
-func watcherCPUs(b *testing.B) string {
+// watcherCPUs is the taskset -c list for the watcher process, or "" to
+// leave it the benchmark process's processors (see watcherCPUsEnv); free
+// is the processors kept free for the generator.
+func watcherCPUs(b *testing.B, free []int) string {
 	b.Helper()
+	var cpus []int
 	switch v := os.Getenv(watcherCPUsEnv); v {
-	case "", "any":
+	case "", "server":
 		return ""
+	case "free":
+		if len(free) == 0 {
+			b.Fatalf("%s=free: no processor was kept free for the generator on this machine", watcherCPUsEnv)
+		}
+		cpus = free
 	case "lab":
+		var q runner.Request
+		if err := json.Unmarshal([]byte(benchSweep), &q); err != nil {
+			b.Fatal(err)
+		}
+		var err error
+		if cpus, err = labsvc.LabCPUs(q.Config); err != nil || len(cpus) == 0 {
+			b.Logf("watchers not confined: the lab's processors are unknown (%v)", err)
+			return ""
+		}
 	default:
 		if _, err := affinity.ParseCPUList(v); err != nil {
-			b.Fatalf("%s=%q: want any, lab, or a processor list such as 0 or 0-1: %v", watcherCPUsEnv, v, err)
+			b.Fatalf("%s=%q: want server, free, lab, or a processor list such as 0 or 0-1: %v", watcherCPUsEnv, v, err)
 		}
 		return v
-	}
-	var q runner.Request
-	if err := json.Unmarshal([]byte(benchSweep), &q); err != nil {
-		b.Fatal(err)
-	}
-	cpus, err := labsvc.LabCPUs(q.Config)
-	if err != nil || len(cpus) == 0 {
-		b.Logf("watchers not confined: the lab's processors are unknown (%v)", err)
-		return ""
 	}
 	list := make([]string, len(cpus))
 	for i, c := range cpus {
@@ -309,7 +317,7 @@ func watcherCPUs(b *testing.B) string {
 
 // startWatchers starts a watcher process of n clients; it waits for the
 // line naming the run (see watcherMain).
-func startWatchers(b *testing.B, n int) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *strings.Builder) {
+func startWatchers(b *testing.B, n int, free []int) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *strings.Builder) {
 	b.Helper()
 	nice := defaultWatcherNice
 	if v := os.Getenv(watcherNiceEnv); v != "" {
@@ -318,11 +326,11 @@ func startWatchers(b *testing.B, n int) (cmd *exec.Cmd, stdin io.WriteCloser, st
 		}
 	}
 	args := []string{"nice", "-n", fmt.Sprint(nice), os.Args[0], "-test.run=^$"}
-	cpus := watcherCPUs(b)
+	cpus := watcherCPUs(b, free)
 	if cpus != "" {
 		args = append([]string{"taskset", "-c", cpus}, args...)
 	}
-	b.Logf("watcher process on processors %q (empty: any), niceness %d", cpus, nice)
+	b.Logf("watcher process on processors %q (empty: the server's), niceness %d", cpus, nice)
 	cmd = exec.Command(args[0], args[1:]...)
 	// A session of its own: with the kernel's autogroup scheduling (on by
 	// default) a session's processes share one group's processor time,
@@ -360,7 +368,7 @@ func runAndWatch(b *testing.B, site *testSite, rn *runner.Runner, watchers int) 
 	var stdin io.WriteCloser
 	var stdout *strings.Builder
 	if watchers > 0 {
-		cmd, stdin, stdout = startWatchers(b, watchers)
+		cmd, stdin, stdout = startWatchers(b, watchers, site.free)
 	}
 	code, _, m := postSweep(b, site.client(), site.srv.URL, benchBody())
 	if code != http.StatusAccepted {
@@ -497,15 +505,28 @@ func BenchmarkWatchers(b *testing.B) {
 }
 
 // newBenchSite starts a real server with a runner for a benchmark (the
-// test helpers take a *testing.T); only its srv, store and client are set.
+// test helpers take a *testing.T); only its srv, store, client and free are
+// set. It places the benchmark's process as cmd/server places itself: one
+// processor kept free of the server's work for the runs' load children
+// (runner.KeepGeneratorsFree), put back when the benchmark ends.
 func newBenchSite(b *testing.B, lab string) (*testSite, *runner.Runner) {
 	b.Helper()
+	free, kept, undo, err := runner.KeepGeneratorsFree(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := undo(); err != nil {
+			b.Error(err)
+		}
+	})
+	b.Logf("processors kept free for the load generator: %v (the server's: %v)", free, kept)
 	st, err := store.Open(filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	c := loadCourse(b)
-	rn, err := runner.New(runner.Config{Load: testLoad(b), Lab: labsvc.ChildCommand{Path: lab, Args: []string{"lab-child"}}, Store: st})
+	rn, err := runner.New(runner.Config{Load: testLoad(b), Lab: labsvc.ChildCommand{Path: lab, Args: []string{"lab-child"}}, Store: st, Generator: free})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -520,5 +541,5 @@ func newBenchSite(b *testing.B, lab string) (*testSite, *runner.Runner) {
 		srv.Close()
 		st.Close()
 	})
-	return &testSite{srv: srv, store: st, course: c}, rn
+	return &testSite{srv: srv, store: st, course: c, free: free}, rn
 }

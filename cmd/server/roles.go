@@ -68,13 +68,37 @@ func defaultSlots() (int, error) {
 	return n / 2, nil
 }
 
+// keepGeneratorsFree keeps slots processors free of the server's own work
+// for its runs' load children (runner.KeepGeneratorsFree), caps limits'
+// CPUS at the processors left (a lab child takes its processors from
+// them), and logs what it did. It returns the free processors (nil: none
+// kept) and what puts the process back, for when run returns.
+func keepGeneratorsFree(slots int, limits *runner.Limits, log *slog.Logger) (free []int, undo func()) {
+	free, kept, restore, err := runner.KeepGeneratorsFree(slots)
+	undo = func() {
+		if err := restore(); err != nil {
+			log.Warn("putting the server's processors back", "err", err)
+		}
+	}
+	if err != nil || free == nil {
+		log.Info("no processor kept free for the load generators: they share the server's", "slots", slots, "err", err)
+		return nil, undo
+	}
+	limits.MaxCPUs = max(1, min(limits.MaxCPUs, len(kept)))
+	log.Info("processors kept free for the load generators", "generator_cpus", fmt.Sprint(free), "server_cpus", fmt.Sprint(kept), "gomaxprocs", runtime.GOMAXPROCS(0))
+	return free, undo
+}
+
 // newRunner is the Runner that executes sweeps: the in-process queue of
-// --role all, or the executor of a runner role's claimed runs.
-func newRunner(cfg config, st *store.Store, log *slog.Logger, reg prometheus.Registerer, labCmd, self string, limits runner.Limits,
+// --role all, or the executor of a runner role's claimed runs. Its load
+// children run on generator (keepGeneratorsFree; nil: any processor but
+// their lab's).
+func newRunner(cfg config, st *store.Store, log *slog.Logger, reg prometheus.Registerer, labCmd, self string, limits runner.Limits, generator []int,
 	finished func(learner, lesson, block string, status store.RunStatus)) (*runner.Runner, error) {
 	return runner.New(runner.Config{
 		Lab:           labsvc.ChildCommand{Path: labCmd, Args: []string{"lab-child"}},
 		Load:          labsvc.ChildCommand{Path: self, Args: []string{"load-child"}},
+		Generator:     generator,
 		QueueCapacity: cfg.queue,
 		PerAddress:    cfg.perAddress,
 		Concurrent:    cfg.runnerSlots,
@@ -120,6 +144,8 @@ func runRunner(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writ
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	limits := runner.HostLimits()
 	limits.MaxRunSeconds, limits.MaxRunCPUSeconds = float64(cfg.maxRunSeconds), float64(cfg.maxRunCPU)
+	generator, unpin := keepGeneratorsFree(cfg.runnerSlots, &limits, log)
+	defer unpin()
 	// The runner that ends a lab run posts the learner's new LTI grade,
 	// as the single server does.
 	course, err := loadCourse(cfg, log)
@@ -131,7 +157,7 @@ func runRunner(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writ
 		return err
 	}
 	defer tool.Close()
-	rn, err := newRunner(cfg, st, log, reg, cmpOr(cfg.labCommand, self), self, limits, gradeDoneRuns(ctx, tool))
+	rn, err := newRunner(cfg, st, log, reg, cmpOr(cfg.labCommand, self), self, limits, generator, gradeDoneRuns(ctx, tool))
 	if err != nil {
 		return err
 	}

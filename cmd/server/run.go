@@ -187,7 +187,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			<-reaped
 		}()
 	} else {
-		rn, err := newRunner(cfg, st, log, reg, labCmd, self, limits, gradeDoneRuns(ctx, tool))
+		generator, unpin := keepGeneratorsFree(max(1, cfg.runnerSlots), &limits, log)
+		defer unpin()
+		rn, err := newRunner(cfg, st, log, reg, labCmd, self, limits, generator, gradeDoneRuns(ctx, tool))
 		if err != nil {
 			return err
 		}
