@@ -120,7 +120,7 @@ func (f *filter) Write(p []byte) (int, error) {
 
 // children starts this binary as the lab child and as a load child that
 // behaves as way says ("1": as it should).
-func children(t *testing.T, way string) measure.Config {
+func children(t testing.TB, way string) measure.Config {
 	t.Helper()
 	lab, err := labsvc.SelfCommand(labEnv)
 	if err != nil {
