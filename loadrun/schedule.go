@@ -130,21 +130,24 @@ func (src Source) Schedule(kind ArrivalProcess, rate, seconds float64, seed uint
 	}
 }
 
-// WindowSeed is the seed window i of a sweep with seed seed draws from:
-// WindowSeed(seed, i) for PCG, and seed itself for Python, as a CPython
-// script that calls random.seed(seed) before each rate does.
-func (src Source) WindowSeed(seed uint64, i int) uint64 {
+// WindowSeed is the seed a window at rate offered in a sweep with seed
+// seed draws from: WindowSeed(seed, rate) for PCG, and seed itself for
+// Python, as a CPython script that calls random.seed(seed) before each
+// rate does.
+func (src Source) WindowSeed(seed uint64, rate float64) uint64 {
 	if src == Python {
 		return seed
 	}
-	return WindowSeed(seed, i)
+	return WindowSeed(seed, rate)
 }
 
-// WindowSeed derives the seed of window i of a sweep from the sweep's seed,
-// so that every window has its own schedule and the sweep replays exactly.
-func WindowSeed(seed uint64, i int) uint64 {
-	// splitmix64 finaliser over seed and window index.
-	z := seed + uint64(i+1)*0x9e3779b97f4a7c15
+// WindowSeed derives the seed of a window at rate (arrivals a second) from
+// the sweep's seed: every rate of a sweep has its own schedule, the sweep
+// replays exactly, and two sweeps with the same seed send the same
+// arrivals at the same rate wherever it stands in their lists of rates.
+func WindowSeed(seed uint64, rate float64) uint64 {
+	// splitmix64 finaliser over seed and the rate's bits.
+	z := seed + (math.Float64bits(rate)+1)*0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)

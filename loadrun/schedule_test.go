@@ -101,7 +101,7 @@ func TestScheduleReplays(t *testing.T) {
 			t.Errorf("%s: schedule not increasing within [0, 5 s): first %v last %v", kind, a[0], a[len(a)-1])
 		}
 	}
-	if loadrun.WindowSeed(1, 0) == loadrun.WindowSeed(1, 1) || loadrun.WindowSeed(1, 1) == loadrun.WindowSeed(2, 0) {
+	if loadrun.WindowSeed(1, 40) == loadrun.WindowSeed(1, 48) || loadrun.WindowSeed(1, 48) == loadrun.WindowSeed(2, 40) || loadrun.WindowSeed(1, 40) == loadrun.WindowSeed(1, 40.5) {
 		t.Error("window seeds collide")
 	}
 }
@@ -177,5 +177,31 @@ func TestDefaultInFlight(t *testing.T) {
 		if got := loadrun.DefaultInFlight(sched, c.timeout); got < c.want*99/100 || got > c.want*101/100 {
 			t.Errorf("%s: %g a second, timeout %v: cap %d, want about %d", c.name, c.rate, c.timeout, got, c.want)
 		}
+	}
+}
+
+// Two sweeps with the same seed send the same arrivals at a rate both
+// offer, wherever it stands in their lists, and different ones at other
+// rates.
+func TestSameSeedSameRateSameArrivals(t *testing.T) {
+	a := loadrun.Sweep{Rates: []float64{40, 80}, Seconds: 5, Seed: 7}
+	b := loadrun.Sweep{Rates: []float64{80, 120, 40}, Seconds: 5, Seed: 7}
+	for _, w := range [][2]int{{0, 2}, {1, 0}} {
+		x, err := a.WindowSchedule(w[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := b.WindowSchedule(w[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(x, y) {
+			t.Errorf("rate %g: %d arrivals in one sweep, %d in the other; want the same schedule", a.Rates[w[0]], len(x), len(y))
+		}
+	}
+	x, _ := a.WindowSchedule(0)
+	c := loadrun.Sweep{Rates: []float64{40}, Seconds: 5, Seed: 8}
+	if y, _ := c.WindowSchedule(0); slices.Equal(x, y) {
+		t.Error("seeds 7 and 8 gave the same schedule at 40 a second")
 	}
 }
