@@ -15,10 +15,12 @@
 //
 // Two random sources draw them (Sweep.RNG, cmd/load --rng). PCG, the
 // default, is math/rand/v2's PCG seeded with (seed, "loadrun"), and a
-// sweep's window at rate r uses WindowSeed(seed, r), so a whole sweep
-// replays from one seed, and two sweeps with the same seed send the same
-// arrivals at the same rate wherever it stands in their lists (what the
-// lessons' "the same arrivals" rests on). Python is CPython's random module (PyRandom): MT19937 seeded as
+// sweep's window at rate r uses WindowSeed(seed, r, k) for the k-th
+// earlier window at r in the sweep, so a whole sweep replays from one
+// seed, a rate repeated in one sweep draws afresh, and two sweeps with the
+// same seed send the same arrivals at the first window of a rate wherever
+// it stands in their lists (what the lessons' "the same arrivals" rests
+// on). Python is CPython's random module (PyRandom): MT19937 seeded as
 // random.seed(seed) seeds it, gaps from random.expovariate(rate) =
 // -log(1.0 - random()) / rate, the uniform phase from random() × gap, and
 // every window re-seeded with the seed itself, as a CPython script that

@@ -130,24 +130,26 @@ func (src Source) Schedule(kind ArrivalProcess, rate, seconds float64, seed uint
 	}
 }
 
-// WindowSeed is the seed a window at rate offered in a sweep with seed
-// seed draws from: WindowSeed(seed, rate) for PCG, and seed itself for
-// Python, as a CPython script that calls random.seed(seed) before each
-// rate does.
-func (src Source) WindowSeed(seed uint64, rate float64) uint64 {
+// WindowSeed is the seed the again-th repeat of rate in a sweep with seed
+// seed draws from (again 0 for the first window at that rate):
+// WindowSeed(seed, rate, again) for PCG, and seed itself for Python, as a
+// CPython script that calls random.seed(seed) before each rate does.
+func (src Source) WindowSeed(seed uint64, rate float64, again int) uint64 {
 	if src == Python {
 		return seed
 	}
-	return WindowSeed(seed, rate)
+	return WindowSeed(seed, rate, again)
 }
 
 // WindowSeed derives the seed of a window at rate (arrivals a second) from
-// the sweep's seed: every rate of a sweep has its own schedule, the sweep
-// replays exactly, and two sweeps with the same seed send the same
-// arrivals at the same rate wherever it stands in their lists of rates.
-func WindowSeed(seed uint64, rate float64) uint64 {
-	// splitmix64 finaliser over seed and the rate's bits.
-	z := seed + (math.Float64bits(rate)+1)*0x9e3779b97f4a7c15
+// the sweep's seed and how many windows at that rate came before it in the
+// sweep (again): every window of a sweep has its own schedule, a rate
+// repeated in one sweep draws afresh each time, the sweep replays
+// exactly, and two sweeps with the same seed send the same arrivals at the
+// first window of each rate wherever it stands in their lists of rates.
+func WindowSeed(seed uint64, rate float64, again int) uint64 {
+	// splitmix64 finaliser over seed, the rate's bits and the repeat.
+	z := seed + (math.Float64bits(rate)+1)*0x9e3779b97f4a7c15 + uint64(again)*0xd1b54a32d192ed03
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)

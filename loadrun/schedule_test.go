@@ -101,7 +101,8 @@ func TestScheduleReplays(t *testing.T) {
 			t.Errorf("%s: schedule not increasing within [0, 5 s): first %v last %v", kind, a[0], a[len(a)-1])
 		}
 	}
-	if loadrun.WindowSeed(1, 40) == loadrun.WindowSeed(1, 48) || loadrun.WindowSeed(1, 48) == loadrun.WindowSeed(2, 40) || loadrun.WindowSeed(1, 40) == loadrun.WindowSeed(1, 40.5) {
+	if loadrun.WindowSeed(1, 40, 0) == loadrun.WindowSeed(1, 48, 0) || loadrun.WindowSeed(1, 48, 0) == loadrun.WindowSeed(2, 40, 0) ||
+		loadrun.WindowSeed(1, 40, 0) == loadrun.WindowSeed(1, 40.5, 0) || loadrun.WindowSeed(1, 40, 0) == loadrun.WindowSeed(1, 40, 1) {
 		t.Error("window seeds collide")
 	}
 }
@@ -181,11 +182,16 @@ func TestDefaultInFlight(t *testing.T) {
 }
 
 // Two sweeps with the same seed send the same arrivals at a rate both
-// offer, wherever it stands in their lists, and different ones at other
-// rates.
+// offer, wherever it stands in their lists, a rate repeated in one sweep
+// draws afresh, and another seed draws other arrivals.
 func TestSameSeedSameRateSameArrivals(t *testing.T) {
 	a := loadrun.Sweep{Rates: []float64{40, 80}, Seconds: 5, Seed: 7}
-	b := loadrun.Sweep{Rates: []float64{80, 120, 40}, Seconds: 5, Seed: 7}
+	b := loadrun.Sweep{Rates: []float64{80, 120, 40, 40}, Seconds: 5, Seed: 7}
+	if x, _ := b.WindowSchedule(2); true {
+		if y, _ := b.WindowSchedule(3); slices.Equal(x, y) {
+			t.Error("40 a second twice in one sweep drew the same arrivals twice")
+		}
+	}
 	for _, w := range [][2]int{{0, 2}, {1, 0}} {
 		x, err := a.WindowSchedule(w[0])
 		if err != nil {

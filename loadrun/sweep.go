@@ -39,7 +39,7 @@ type Sweep struct {
 	Arrivals []time.Duration
 
 	Seconds     float64        // length of every window
-	Seed        uint64         // the window at rate r uses RNG.WindowSeed(Seed, r)
+	Seed        uint64         // window i uses RNG.WindowSeed(Seed, Rates[i], earlier windows at that rate)
 	Process     ArrivalProcess // arrival process; "" means Poisson
 	RNG         Source         // random source of the schedules; "" means PCG
 	MaxInFlight int            // 0 means Open's default: one timeout's arrivals, within DefaultMaxInFlight..MaxMaxInFlight
@@ -176,9 +176,10 @@ func (s Sweep) OpenLoop() bool { return len(s.Clients) == 0 }
 
 // WindowSchedule returns the intended send times of open-loop window i:
 // the arrival trace, or the schedule drawn from RNG with the window's
-// seed (RNG.WindowSeed(Seed, Rates[i])) at Rates[i]. A real run and a
-// simulation of the same sweep send exactly these, and so does any sweep
-// with the same seed, source, process and seconds at the same rate.
+// seed (RNG.WindowSeed(Seed, Rates[i], k) for its k-th repeat of the rate
+// in the sweep) at Rates[i]. A real run and a simulation of the same sweep
+// send exactly these, and so does any sweep with the same seed, source,
+// process and seconds at the first window of that rate.
 func (s Sweep) WindowSchedule(i int) ([]time.Duration, error) {
 	if len(s.Arrivals) > 0 {
 		return s.Arrivals, nil
@@ -190,7 +191,13 @@ func (s Sweep) WindowSchedule(i int) ([]time.Duration, error) {
 	if kind == "" {
 		kind = Poisson
 	}
-	return s.RNG.Schedule(kind, s.Rates[i], s.Seconds, s.RNG.WindowSeed(s.Seed, s.Rates[i]))
+	again := 0
+	for _, r := range s.Rates[:i] {
+		if r == s.Rates[i] {
+			again++
+		}
+	}
+	return s.RNG.Schedule(kind, s.Rates[i], s.Seconds, s.RNG.WindowSeed(s.Seed, s.Rates[i], again))
 }
 
 // WindowRate is window i's offered rate as its row reports it: Rates[i],
