@@ -9,8 +9,12 @@
 // A recording refuses a busy machine: one whose 1-minute load average is
 // above Config.MaxLoad a core at the start, or on which other programs
 // (all but the recorder and the preset's two children, read from /proc)
-// took more than that while a preset ran; Config.Busy records anyway, and
-// the table's source says BUSY and why. Every table one Record call
+// took more than that while a preset ran. It refuses a preset, too, when
+// one of its windows sent more than MaxLateShare (one in twenty) of its
+// requests over a millisecond late in each of LateAttempts measurements:
+// the generator was held up, and the row would measure it as much as the
+// lab. Config.Busy records anyway, and the table's source says BUSY and
+// why. Every table one Record call
 // writes names the same session in its source.
 //
 // A preset whose lab block says simulated: true is not measured: it is

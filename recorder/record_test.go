@@ -749,3 +749,16 @@ func TestContentSimulatedTablesReproduce(t *testing.T) {
 	}
 	t.Logf("%d simulated tables reproduced", n)
 }
+
+// A window with more than one send in twenty late is named; one at the
+// share or under it is not.
+func TestLateWindow(t *testing.T) {
+	ok := result.Row{Sent: 100, Late: 5}
+	if got := lateWindow([]result.Row{ok, ok}); got != "" {
+		t.Errorf("5 of 100 late: %q, want none named", got)
+	}
+	got := lateWindow([]result.Row{ok, {Sent: 100, Late: 6}})
+	if !strings.Contains(got, "window 2 sent 6 of 100") {
+		t.Errorf("6 of 100 late in window 2: %q, want it named", got)
+	}
+}
