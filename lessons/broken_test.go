@@ -98,9 +98,13 @@ func TestBrokenLessons(t *testing.T) {
 		{"duplicate slug", map[string]string{"a.md": head("x", 1), "b.md": head("x", 2)}, []string{
 			`b.md:2: front matter: slug "x" is already used by a.md:2: want a slug unique in the course`,
 		}},
-		// Two lessons may not share a place in a chapter.
-		{"duplicate number", map[string]string{"a.md": head("a", 1), "b.md": head("b", 1)}, []string{
-			`b.md:5: front matter: number 1 is already used in chapter "C" by a.md:5: want each lesson's number unique in its chapter`,
+		// Two lessons may not share a place in a part, even in two chapters.
+		{"duplicate number", map[string]string{"a.md": head("a", 1), "b.md": strings.Replace(head("b", 1), "chapter: C", "chapter: D", 1)}, []string{
+			`b.md:5: front matter: number 1 is already used in part "P" by a.md:5: want each lesson's number unique in its part`,
+		}},
+		// A chapter is one run of numbers: the index lists it once.
+		{"chapter split", map[string]string{"a.md": head("a", 1), "b.md": strings.Replace(head("b", 2), "chapter: C", "chapter: D", 1), "c.md": head("c", 3)}, []string{
+			`c.md:4: front matter: chapter "C" comes back here after b.md (number 2) of chapter "D": want a chapter's lessons numbered one after another (it starts at a.md, number 1)`,
 		}},
 		// builds_on must name a lesson that exists.
 		{"builds_on unknown", map[string]string{"a.md": strings.Replace(head("a", 1), "title: T", "title: T\nbuilds_on: [nope]", 1)}, []string{

@@ -28,7 +28,7 @@ func Content() fs.FS {
 // *.md file except README.md and names starting with "." or "_".
 // Subdirectories are not read. On any problem it returns nil and an Errors
 // listing every problem found, each with file and line; otherwise the
-// course in reading order (part, chapter, number). A table still to be
+// course in reading order (part, number). A table still to be
 // recorded (pending: true) is a problem, and lab blocks' settings are not
 // checked against the lab and the generator: see LoadWith.
 func Load(fsys fs.FS) (*Course, error) {
@@ -155,13 +155,13 @@ func isLessonFile(name string) bool {
 
 func sortLessons(ls []*Lesson) {
 	slices.SortStableFunc(ls, func(a, b *Lesson) int {
-		return cmp.Or(cmp.Compare(a.Part, b.Part), cmp.Compare(a.Chapter, b.Chapter),
-			cmp.Compare(a.Number, b.Number), cmp.Compare(a.Slug, b.Slug))
+		return cmp.Or(cmp.Compare(a.Part, b.Part), cmp.Compare(a.Number, b.Number), cmp.Compare(a.Slug, b.Slug))
 	})
 }
 
 // checkCourse runs the checks that span files: unique slugs, unique block
-// ids, unique positions, and builds_on naming earlier lessons.
+// ids, unique positions, each chapter's lessons next to each other in
+// reading order, and builds_on naming earlier lessons.
 func checkCourse(files []*parsed) Errors {
 	var errs Errors
 	add := func(file string, line int, format string, args ...any) {
@@ -185,10 +185,10 @@ func checkCourse(files []*parsed) Errors {
 				bySlug[l.Slug] = l
 			}
 		}
-		if l.Part != "" && l.Chapter != "" && l.Number > 0 {
-			key := fmt.Sprintf("%s\x00%s\x00%d", l.Part, l.Chapter, l.Number)
+		if l.Part != "" && l.Number > 0 {
+			key := fmt.Sprintf("%s\x00%d", l.Part, l.Number)
 			if prev, dup := places[key]; dup {
-				add(l.File, f.numberLine, "front matter: number %d is already used in chapter %q by %s:%d: want each lesson's number unique in its chapter", l.Number, l.Chapter, prev.file, prev.line)
+				add(l.File, f.numberLine, "front matter: number %d is already used in part %q by %s:%d: want each lesson's number unique in its part", l.Number, l.Part, prev.file, prev.line)
 			} else {
 				places[key] = at{l.File, f.numberLine}
 			}
@@ -209,6 +209,27 @@ func checkCourse(files []*parsed) Errors {
 	pos := map[*Lesson]int{}
 	for i, l := range sorted {
 		pos[l] = i
+	}
+	// A chapter is the lessons of a part that share its name, and it must
+	// be one run in reading order: the index lists each chapter once.
+	line := map[*Lesson]int{}
+	for _, f := range files {
+		line[f.lesson] = f.chapterLine
+	}
+	first := map[string]*Lesson{}
+	for i, l := range sorted {
+		if l.Part == "" || l.Chapter == "" || l.Number <= 0 {
+			continue
+		}
+		key := l.Part + "\x00" + l.Chapter
+		prev, seen := first[key]
+		switch {
+		case !seen:
+			first[key] = l
+		case sorted[i-1].Part != l.Part || sorted[i-1].Chapter != l.Chapter:
+			add(l.File, line[l], "front matter: chapter %q comes back here after %s (number %d) of chapter %q: want a chapter's lessons numbered one after another (it starts at %s, number %d)",
+				l.Chapter, sorted[i-1].File, sorted[i-1].Number, sorted[i-1].Chapter, prev.File, prev.Number)
+		}
 	}
 	for _, f := range files {
 		l := f.lesson

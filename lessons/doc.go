@@ -8,8 +8,10 @@
 // (an [fs.FS]); README.md and names starting with "." or "_" are skipped so
 // a directory can carry notes and editor files, and subdirectories are not
 // read. The embedded course is [Content]; the server's --content flag
-// passes os.DirFS instead. Lessons are ordered by part, then chapter (both
-// compared as text), then number.
+// passes os.DirFS instead. Lessons are ordered by part (compared as text),
+// then number; a chapter is the lessons of a part that share its name, and
+// they must be numbered one after another, so the index lists each chapter
+// once, in the order of its lessons.
 //
 // A lesson file is UTF-8 Markdown that reads well as plain text. It has
 // three kinds of content: front matter, prose, and blocks.
@@ -21,8 +23,8 @@
 //	---
 //	slug: littles-law              # required: a-z, 0-9 and single hyphens, at most 64 characters, unique in the course
 //	part: Capacity                 # required text
-//	chapter: Concurrency and saturation  # required text
-//	number: 1                      # required: 1 to 999, unique within part and chapter
+//	chapter: Measurement and queues     # required text
+//	number: 1                      # required: 1 to 999, unique within the part; a chapter's numbers follow on
 //	title: How many requests are inside your service  # required text
 //	minutes: 20                    # required: 1 to 240; the course holds it to Lesson.Reading
 //	builds_on: [some-earlier-slug] # optional: slugs of lessons that come earlier in the course

@@ -6,7 +6,7 @@ import (
 	"capacitylab/admit"
 )
 
-// Course is every lesson, validated, in reading order (part, chapter, number).
+// Course is every lesson, validated, in reading order (part, number).
 type Course struct {
 	Lessons []*Lesson
 }
@@ -16,8 +16,8 @@ type Lesson struct {
 	File     string   // path inside the content FS, for messages
 	Slug     string   // front matter: URL name, unique in the course
 	Part     string   // front matter: e.g. "Capacity"
-	Chapter  string   // front matter: e.g. "Concurrency and saturation"
-	Number   int      // front matter: order within the chapter
+	Chapter  string   // front matter: e.g. "Measurement and queues"
+	Number   int      // front matter: order within the part; a chapter is a run of them
 	Title    string   // front matter
 	Minutes  int      // front matter: reading and doing time
 	BuildsOn []string // front matter: slugs of earlier lessons

@@ -51,6 +51,7 @@ type parsed struct {
 	lesson        *Lesson
 	slugLine      int
 	numberLine    int
+	chapterLine   int
 	buildsOnLines []int
 	ids           []idRef // question, model, lab and table ids
 }
@@ -176,6 +177,7 @@ func (fp *fileParser) frontMatter(out *parsed) (body []byte, ok bool) {
 	l.Title, l.Minutes, l.BuildsOn, l.AsOf = fm.Title, fm.Minutes, fm.BuildsOn, fm.AsOf
 	out.slugLine = d.line("slug")
 	out.numberLine = d.line("number")
+	out.chapterLine = d.line("chapter")
 	for i := range fm.BuildsOn {
 		out.buildsOnLines = append(out.buildsOnLines, d.line("builds_on", i))
 	}
@@ -191,7 +193,7 @@ func (fp *fileParser) checkFrontMatter(d *ydoc, l *Lesson) {
 		{"slug", `a lowercase name such as "littles-law"`},
 		{"part", `the part of the course, such as "Capacity"`},
 		{"chapter", "the chapter title"},
-		{"number", "the lesson's position in its chapter, 1, 2, ..."},
+		{"number", "the lesson's position in its part, 1, 2, ..."},
 		{"title", "the lesson title"},
 		{"minutes", "the reading and doing time in minutes"},
 		{"as_of", "the date the content was last checked, YYYY-MM-DD"},
