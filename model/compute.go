@@ -94,6 +94,10 @@ func Compute(kind string, values map[string]float64, solve string) (Result, erro
 		put("p50_response_ms", r.At.P50ResponseMS)
 		put("p99_response_ms", r.At.P99ResponseMS)
 		put("knee_arrivals", r.Knee.Arrivals)
+		put("separate_prob_wait", r.Separate.ProbWait)
+		put("separate_mean_wait_ms", r.Separate.MeanWaitMS)
+		put("separate_mean_response_ms", r.Separate.MeanResponseMS)
+		put("separate_p99_response_ms", r.Separate.P99ResponseMS)
 	case KindQuota:
 		r := QuotaRelease(v["arrivals"], v["latency_ms"], v["quota"], v["release_ms"], v["workers"], v["timeout_ms"], solve)
 		res.Quota, res.Sentence = &r, r.Sentence
@@ -182,7 +186,8 @@ func outputs(kind string) []string {
 		return []string{"worker_ceiling", "processor_ceiling", "ceiling", "speedup_cap"}
 	case KindQueueCurve:
 		return []string{"capacity", "utilisation", "prob_wait", "mean_in_system", "mean_queue", "mean_wait_ms",
-			"mean_response_ms", "p50_response_ms", "p99_response_ms", "knee_arrivals"}
+			"mean_response_ms", "p50_response_ms", "p99_response_ms", "knee_arrivals",
+			"separate_prob_wait", "separate_mean_wait_ms", "separate_mean_response_ms", "separate_p99_response_ms"}
 	case KindQuota:
 		return []string{"capacity_before", "capacity_after", "quota_rate", "with_quota_before", "with_quota_after", "refused_after",
 			"quota_latency_ms", "without_quota_after", "queue_growth", "late_after_s"}

@@ -84,6 +84,19 @@
 // θ ≈ 1/S). p50 and p99 solve P(T > t) = 0.5 and 0.01 by bisection. For
 // M/M/1 this is e^{−(μ−λ)t}, so p99 = ln(100) ÷ (μ − λ).
 //
+// Separate is the same servers each with a queue of its own, every arrival
+// sent to one of them at random: each is an M/M/1 queue offered λ ÷ c at the
+// same ρ (a random split of a Poisson stream is Poisson), so a request waits
+// with probability ρ, Wq = ρ·S ÷ (1 − ρ), and P(T > t) = e^{−t(1−ρ)/S}
+// (p99 = S·ln(100) ÷ (1 − ρ)); its counts inside are summed over the c
+// queues. With c = 1 it equals the shared queue; SeparateCurve is it over
+// the same grid as the curve, and the quantities separate_prob_wait,
+// separate_mean_wait_ms, separate_mean_response_ms and
+// separate_p99_response_ms are it at the learner's load. The two differ only
+// in where requests wait: in one line any free server takes the next
+// request; split, a request can wait behind a busy server while another
+// server idles.
+//
 // ρ ≥ 1 has no steady state: Stable is false, every figure but load and
 // utilisation is null, Message says so, and the plot draws no point. The
 // curve has 96 points at ρ = 0, 0.01, … 0.95 (CurveSteps, CurveLast); At70

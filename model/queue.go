@@ -38,7 +38,15 @@ type Queue struct {
 	At70     QueuePoint   `json:"at_70"` // utilisation 0.7
 	At90     QueuePoint   `json:"at_90"` // utilisation 0.9
 	Curve    []QueuePoint `json:"curve"`
-	Message  string       `json:"message,omitempty"`
+	// Separate is the same load split at random among the same servers,
+	// each with a queue of its own: each is an M/M/1 queue at the same
+	// utilisation, offered arrivals ÷ servers. Its figures are for the
+	// whole load (mean_in_system and mean_queue summed over the queues);
+	// with one server it equals At. SeparateCurve is that over offered
+	// load, point for point with Curve.
+	Separate      QueuePoint   `json:"separate"`
+	SeparateCurve []QueuePoint `json:"separate_curve"`
+	Message       string       `json:"message,omitempty"`
 	Sentence string       `json:"sentence"`
 }
 
@@ -138,6 +146,18 @@ func (q mmc) point(rho float64) QueuePoint {
 	return p
 }
 
+// separate evaluates c separate M/M/1 queues, each offered a random 1/c
+// of the load, at utilisation rho: a request's figures are one queue's,
+// the counts inside are summed over the c queues.
+func (q mmc) separate(rho float64) QueuePoint {
+	p := mmc{c: 1, s: q.s}.point(rho)
+	c := Num(q.c)
+	p.Arrivals *= c
+	p.MeanInSystem *= c
+	p.MeanQueue *= c
+	return p
+}
+
 // knee finds the utilisation where throughput ÷ mean response peaks, by 100
 // golden-section steps on [0, 0.999]. For M/M/1 it is exactly 0.5.
 func (q mmc) knee() float64 {
@@ -174,9 +194,13 @@ func QueueCurve(servers, serviceMS, arrivals float64) Queue {
 	r.Knee = q.point(q.knee())
 	r.At70 = q.point(0.7)
 	r.At90 = q.point(0.9)
+	r.Separate = q.separate(rho)
+	r.Separate.Arrivals = Num(arrivals)
 	r.Curve = make([]QueuePoint, 0, CurveLast+1)
+	r.SeparateCurve = make([]QueuePoint, 0, CurveLast+1)
 	for i := 0; i <= CurveLast; i++ {
 		r.Curve = append(r.Curve, q.point(float64(i)/CurveSteps))
+		r.SeparateCurve = append(r.SeparateCurve, q.separate(float64(i)/CurveSteps))
 	}
 	c, s, lam := Format(servers), Format(serviceMS), Format(arrivals)
 	servs := c + " " + plural(c, "server", "servers")
@@ -192,5 +216,10 @@ func QueueCurve(servers, serviceMS, arrivals float64) Queue {
 		Format(rho*100) + "% busy: on average " + l + " " + plural(l, "request is", "requests are") + " inside, each waits " +
 		Format(float64(r.At.MeanWaitMS)) + " ms and spends " + Format(float64(r.At.MeanResponseMS)) +
 		" ms in all; 1 in 100 takes longer than " + Format(float64(r.At.P99ResponseMS)) + " ms."
+	if servers > 1 {
+		r.Sentence += " Given a queue each and a random share of the arrivals, the same " + servs +
+			" would be as busy, but a request would wait " + Format(float64(r.Separate.MeanWaitMS)) + " ms on average and 1 in 100 would take longer than " +
+			Format(float64(r.Separate.P99ResponseMS)) + " ms."
+	}
 	return r
 }

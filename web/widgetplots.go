@@ -24,6 +24,15 @@ func queueCurveChart(q model.Queue, id string) chart.Chart {
 		{Name: "mean, model", Quantity: "mean", Style: chart.Model, X: xs, Y: mean},
 		{Name: "p99, model", Quantity: "p99", Style: chart.Model, X: xs, Y: p99},
 	}}
+	pooled := q.Servers > 1
+	if pooled {
+		panel.Series[0].Name, panel.Series[1].Name = "mean, one queue", "p99, one queue"
+		var sep []float64
+		for _, p := range q.SeparateCurve {
+			sep = append(sep, float64(p.P99ResponseMS))
+		}
+		panel.Series = append(panel.Series, chart.Series{Name: "p99, a queue each", Quantity: "b", Style: chart.Model, X: xs, Y: sep})
+	}
 	stop := func(p model.QueuePoint, what string) chart.Stop {
 		return chart.Stop{X: float64(p.Arrivals), Focus: true, Lines: []string{
 			what + ": " + model.Format(float64(p.Arrivals)) + " a second (" + model.Format(100*float64(p.Utilisation)) + "% busy)",
@@ -42,10 +51,17 @@ func queueCurveChart(q model.Queue, id string) chart.Chart {
 	}
 	sortStops(panel.Stops)
 	table := chart.Table{Caption: "The queue curve, every tenth of capacity", Head: []string{"offered /s", "busy", "mean ms", "p99 ms"}}
+	if pooled {
+		table.Head = append(table.Head, "p99 ms, a queue each")
+	}
 	for i, p := range q.Curve {
 		if i%10 == 0 || i == len(q.Curve)-1 {
-			table.Rows = append(table.Rows, []string{model.Format(float64(p.Arrivals)), model.Format(100*float64(p.Utilisation)) + "%",
-				model.Format(float64(p.MeanResponseMS)), model.Format(float64(p.P99ResponseMS))})
+			row := []string{model.Format(float64(p.Arrivals)), model.Format(100*float64(p.Utilisation)) + "%",
+				model.Format(float64(p.MeanResponseMS)), model.Format(float64(p.P99ResponseMS))}
+			if pooled {
+				row = append(row, model.Format(float64(q.SeparateCurve[i].P99ResponseMS)))
+			}
+			table.Rows = append(table.Rows, row)
 		}
 	}
 	return chart.Chart{ID: id + "-plot", Title: "Queue curve: response time against offered load", Desc: queueDesc(q),

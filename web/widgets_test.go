@@ -133,6 +133,34 @@ func TestWidgetPageRendersEachKind(t *testing.T) {
 				t.Error("no plot with the 0.7 and 0.9 marks")
 			}
 		}},
+		// One server has nothing to split: the "a queue each" figures stay
+		// hidden. Three servers of 20 ms at 90 a second (60% busy) show
+		// them: a queue each waits with chance ρ = 60% and its p99 is
+		// 20 × ln 100 ÷ 0.4 = 230 ms, against Erlang C's 35.47% for one
+		// shared queue; the plot draws the split's p99 too.
+		{"queue-curve one server has no split", "/widgets/queue-curve?servers=1&service_ms=20&arrivals=25", func(t *testing.T, body string) {
+			if !hasAttr(t, body, "widget-separate", "hidden") {
+				t.Error("one server shows figures for a queue each")
+			}
+		}},
+		{"queue-curve three servers", "/widgets/queue-curve?servers=3&service_ms=20&arrivals=90", func(t *testing.T, body string) {
+			if hasAttr(t, body, "widget-separate", "hidden") {
+				t.Error("three servers hide the figures for a queue each")
+			}
+			if got := testIDText(t, body, "q-separate_prob_wait"); got != "60" {
+				t.Errorf("a queue each: chance of waiting = %q%%, want 60", got)
+			}
+			if got := testIDText(t, body, "q-separate_p99_response_ms"); got != "230" {
+				t.Errorf("a queue each: p99 = %q ms, want 230", got)
+			}
+			if got := testIDText(t, body, "q-prob_wait"); got != "35.47" {
+				t.Errorf("one queue: chance of waiting = %q%%, want 35.47", got)
+			}
+			plot := find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })
+			if len(plot) != 1 || !strings.Contains(renderNode(plot[0]), "p99, a queue each") {
+				t.Error("no plot line for a queue each")
+			}
+		}},
 		// At or above capacity (60/s against 50/s) there is no steady state,
 		// and the page says so instead of drawing a point.
 		{"queue-curve overloaded", "/widgets/queue-curve?servers=1&service_ms=20&arrivals=60", func(t *testing.T, body string) {

@@ -295,6 +295,10 @@ func (v widgetView) Binds(which string) bool {
 // Stable reports whether a queue-curve widget has a steady state.
 func (v widgetView) Stable() bool { return v.Result.Queue == nil || v.Result.Queue.Stable }
 
+// Pooled reports whether a queue curve has more than one server, so the
+// same servers with a queue each differ from the shared queue.
+func (v widgetView) Pooled() bool { return v.Result.Queue != nil && v.Result.Queue.Servers > 1 }
+
 // Steps is the working of the admission limit or the quota.
 func (v widgetView) Steps() []string {
 	switch {

@@ -364,6 +364,17 @@ function point(c, s, rho) {
   return p;
 }
 
+// separate: c separate M/M/1 queues, each offered a random 1/c of the load,
+// at utilisation rho; a request's figures are one queue's, the counts inside
+// are summed over the c queues.
+function separate(c, s, rho) {
+  const p = point(1, s, rho);
+  p.arrivals *= c;
+  p.mean_in_system *= c;
+  p.mean_queue *= c;
+  return p;
+}
+
 function knee(c, s) {
   const power = (rho) => rho / meanResponse(c, s, rho);
   const gr = (Math.sqrt(5) - 1) / 2;
@@ -415,9 +426,15 @@ export function queueCurve({ servers, service_ms: serviceMS, arrivals }) {
     at_70: point(c, serviceMS, 0.7),
     at_90: point(c, serviceMS, 0.9),
     curve: [],
+    separate: separate(c, serviceMS, rho),
+    separate_curve: [],
     sentence: "",
   };
-  for (let i = 0; i <= CURVE_LAST; i++) r.curve.push(point(c, serviceMS, i / CURVE_STEPS));
+  r.separate.arrivals = arrivals;
+  for (let i = 0; i <= CURVE_LAST; i++) {
+    r.curve.push(point(c, serviceMS, i / CURVE_STEPS));
+    r.separate_curve.push(separate(c, serviceMS, i / CURVE_STEPS));
+  }
   const cs = F(servers);
   const s = F(serviceMS);
   const lam = F(arrivals);
@@ -462,6 +479,16 @@ export function queueCurve({ servers, service_ms: serviceMS, arrivals }) {
     " ms in all; 1 in 100 takes longer than " +
     F(at.p99_response_ms) +
     " ms.";
+  if (servers > 1) {
+    r.sentence +=
+      " Given a queue each and a random share of the arrivals, the same " +
+      servs +
+      " would be as busy, but a request would wait " +
+      F(r.separate.mean_wait_ms) +
+      " ms on average and 1 in 100 would take longer than " +
+      F(r.separate.p99_response_ms) +
+      " ms.";
+  }
   return r;
 }
 
@@ -507,6 +534,7 @@ export function compute(kind, values, solve = "") {
       for (const n of ["utilisation", "prob_wait", "mean_in_system", "mean_queue", "mean_wait_ms", "mean_response_ms", "p50_response_ms", "p99_response_ms"])
         put(n, r.at[n]);
       put("knee_arrivals", r.knee.arrivals);
+      for (const n of ["prob_wait", "mean_wait_ms", "mean_response_ms", "p99_response_ms"]) put("separate_" + n, r.separate[n]);
       break;
     default:
       throw new Error("unknown widget kind " + JSON.stringify(kind));

@@ -271,7 +271,9 @@ function setup(root) {
     }
     if (res.queue_curve) {
       for (const el of root.querySelectorAll("[data-show-when]")) {
-        el.hidden = (el.dataset.showWhen === "stable") !== res.queue_curve.stable;
+        const w = el.dataset.showWhen;
+        const q = res.queue_curve;
+        el.hidden = w === "pooled" ? !(q.stable && q.servers > 1) : (w === "stable") !== q.stable;
       }
     }
     if (!first) refreshPlot(vals);
