@@ -20,13 +20,14 @@ const recordMinutes = 3
 const runOverheadSeconds = 1.0
 
 // ReadingTime is how long a lesson takes: its words at ReadingWordsPerMinute,
-// one run of each lab preset, and time for what the learner does besides
-// reading: a minute to make a prediction or move a model to its goal,
+// one run of each lab preset (a simulated one costs nothing to wait for),
+// and time for what the learner does besides
+// reading: a minute to answer a question (a prediction or a check) or move a model to its goal,
 // recordMinutes to write a record.
 type ReadingTime struct {
 	Words      int     // every word a learner reads (see Lesson.Reading)
 	RunSeconds float64 // one run of every preset: windows, overhead, and draining an overloaded lab
-	Doing      int     // minutes of doing: predictions and models, a minute each; records, recordMinutes each
+	Doing      int     // minutes of doing: questions (predictions and checks) and models, a minute each; records, recordMinutes each
 	Minutes    int     // Words ÷ ReadingWordsPerMinute + RunSeconds ÷ 60 + Doing, to the nearest minute
 }
 
@@ -40,11 +41,29 @@ func countWords(s string) int {
 	return len(reWord.FindAllString(reTag.ReplaceAllString(s, " "), -1))
 }
 
+// tableReadRows is how many rows of a recorded table Reading counts: a
+// learner reads the first rows of a long table (a run over time, a row a
+// second) for its shape and then skims.
+const tableReadRows = 12
+
+// tableWords is what reading a recorded table costs, in words: each
+// column a learner is shown first (its preset's show, else every column)
+// once as a heading and once a row, for at most tableReadRows rows. A
+// pending table has no rows yet and costs its headings.
+func tableWords(t *Table) int {
+	cols := len(t.Show)
+	if cols == 0 {
+		cols = len(t.Columns)
+	}
+	return cols * (1 + min(len(t.Rows), tableReadRows))
+}
+
 // Reading estimates how long the lesson takes to read and do: every word
 // of its prose and callouts, its questions (prompts, options and every
 // explanation, which the page shows once answered), its models (goal,
-// what is found, assumptions) and record forms, and table captions; one
-// run of each lab preset; a minute for each prediction and model; and
+// what is found, assumptions) and record forms, table captions and the
+// cells a learner reads (tableWords); one
+// run of each lab preset; a minute for each question and model; and
 // recordMinutes for each record to write. The front matter's minutes should match it
 // (TestMinutesMatchReading holds the course to within two minutes).
 func (l *Lesson) Reading() ReadingTime {
@@ -58,9 +77,7 @@ func (l *Lesson) Reading() ReadingTime {
 		}
 		switch b := p.Block.(type) {
 		case *Question:
-			if b.Type == "predict" {
-				r.Doing++
-			}
+			r.Doing++
 			html(b.Prompt)
 			for _, o := range b.Options {
 				text(o.Text)
@@ -82,7 +99,12 @@ func (l *Lesson) Reading() ReadingTime {
 			}
 		case *Table:
 			text(b.Caption)
+			r.Words += tableWords(b)
 		case *Lab:
+			if b.Simulated {
+				// Simulate answers at once: no windows to wait through.
+				continue
+			}
 			windows := float64(max(len(b.Rates), 1))
 			r.RunSeconds += windows*(b.Seconds+runOverheadSeconds) + b.DrainSeconds(1)
 		}

@@ -32,12 +32,12 @@ type Queue struct {
 	// Stable is false when utilisation is 1 or more: the queue then grows
 	// without limit, At has NaN (null) for every figure but arrivals and
 	// utilisation, and Message says so.
-	Stable   bool         `json:"stable"`
-	At       QueuePoint   `json:"at"`
-	Knee     QueuePoint   `json:"knee"`  // where throughput ÷ mean response (Kleinrock's power) peaks
-	At70     QueuePoint   `json:"at_70"` // utilisation 0.7
-	At90     QueuePoint   `json:"at_90"` // utilisation 0.9
-	Curve    []QueuePoint `json:"curve"`
+	Stable bool         `json:"stable"`
+	At     QueuePoint   `json:"at"`
+	Knee   QueuePoint   `json:"knee"`  // where throughput ÷ mean response (Kleinrock's power) peaks
+	At70   QueuePoint   `json:"at_70"` // utilisation 0.7
+	At90   QueuePoint   `json:"at_90"` // utilisation 0.9
+	Curve  []QueuePoint `json:"curve"`
 	// Separate is the same load split at random among the same servers,
 	// each with a queue of its own: each is an M/M/1 queue at the same
 	// utilisation, offered arrivals ÷ servers. Its figures are for the
@@ -47,7 +47,7 @@ type Queue struct {
 	Separate      QueuePoint   `json:"separate"`
 	SeparateCurve []QueuePoint `json:"separate_curve"`
 	Message       string       `json:"message,omitempty"`
-	Sentence string       `json:"sentence"`
+	Sentence      string       `json:"sentence"`
 }
 
 // mmc holds the fixed part of an M/M/c queue: c servers, mean service S ms.
