@@ -21,8 +21,8 @@ var benchSpecs = []struct {
 	{"inflight", "inflight,quota=64", 0},
 	{"aimd", "aimd", 0},
 	{"gradient", "gradient,samples=1", 0},
-	{"codel", "codel", 0},
-	{"codel_timeout", "codel,timeout_ms=250", 0},
+	{"sojourn", "sojourn", 0},
+	{"sojourn_timeout", "sojourn,timeout_ms=250", 0},
 }
 
 // BenchmarkDoor measures what a policy costs a request at the door: one

@@ -104,48 +104,65 @@
 //	samples      1 to 100000, 10      the fewest answers a window needs
 //	long         1 to 100000, 600     windows the baseline averages over
 //
-// codel: a bound on time in queue, CoDel as Facebook's RPC servers use it
-// (folly's and wangle's Codel, described in "Fail at Scale"; CoDel itself
-// is Nichols and Jacobson's, ACM Queue 2012). Every caller is admitted;
-// a worker that takes a request from the queue asks the policy first. The
-// policy keeps the least wait of the requests taken in the current
+// sojourn: a bound on each request's time in the queue, named for that
+// time, its sojourn. Every caller is admitted; a worker that takes a
+// request from the queue asks the policy first, and the policy drops the
+// request (refuses it then) if its own wait passed a bound, and the
+// worker takes the next. The bound depends on whether the queue stands.
+// The policy keeps the least wait of the requests taken in the current
 // interval (a request handed to a free worker at once waited 0). At the
-// first one taken after the interval ends, the queue is overloaded if
-// that least wait was above target_ms (the queue never emptied: it is a
-// standing queue, not a burst), and a new interval begins. While
-// overloaded, a request that waited more than twice target_ms is dropped
-// (refused then) and the worker takes the next, so the callers served
-// wait about target to twice target, and the rest hear 503 instead of
-// waiting out their timeouts. Like folly's, it drops by this "slough"
-// bound rather than at CoDel's increasing rate, which suits requests
-// better than packets. It assumes waiting is the symptom to bound: it
-// does nothing about requests in service (many workers on few processors
-// serve slowly without a queue), and with one queue and few workers it
-// samples only as often as a worker takes a request.
+// first one taken after the interval ends, the queue is standing if that
+// least wait was above target_ms (it never emptied: a standing queue, not
+// a burst), and a new interval begins. While it stands, the bound is
+// twice target_ms; otherwise there is none. So while a queue stands the
+// callers served wait up to twice target, and the rest hear 503 instead
+// of waiting out their timeouts.
+//
+// This is the adaptive time-in-queue rule of Facebook's RPC servers
+// (folly's and wangle's class named Codel, described in Ben Maurer's
+// "Fail at Scale", ACM Queue 2015), not CoDel itself. CoDel (Nichols and
+// Jacobson, "Controlling Queue Delay", ACM Queue 2012) detects a standing
+// queue the same way, by the least sojourn over an interval staying above
+// target, but then drops at a rising rate (the next drop interval ÷ √n
+// after the nth) until a sojourn falls back under target: how many it
+// drops depends on how long the queue has stood, not on what each
+// dropped packet waited. This policy keeps no drop rate: it drops each
+// request whose own wait passed the bound, however many those are, which
+// suits requests better than packets (a request that waited too long is
+// the one to refuse). The old name, codel, is refused with a message
+// naming this one.
+//
+// It assumes waiting is the symptom to bound: it does nothing about
+// requests in service (many workers on few processors serve slowly
+// without a queue), and with one queue and few workers it samples only
+// as often as a worker takes a request.
 //
 // With timeout_ms, the callers' timeout, a request is dropped too,
-// whether or not the queue is overloaded, when its wait plus the service
-// time the policy has measured lately exceeds the timeout: its caller will
+// whether or not the queue stands, when its wait plus the service time
+// the policy has measured lately exceeds the timeout: its caller will
 // have given up before the answer comes. The service time is the smoothed
 // latency of served requests from admission less their smoothed wait
 // (weight 1/8 a sample, as TCP smooths round trips), so it follows a
 // release that slows the service within a few dozen answers. This is for
 // a service whose callers all wait about the same and which cannot see
-// them give up (the lab serves what it admits): CoDel's own test lets a
-// long wait through when the queue emptied in the last interval (a burst,
-// not a standing queue), and a caller who has given up then holds a
-// worker for a whole service time that others could have used. It
-// assumes the callers' timeout is known and shared; set it a little under
-// the timeout, for the network's share of the callers' latency.
+// them give up (the lab serves what it admits): the standing-queue test
+// lets a long wait through when the queue emptied in the last interval
+// (a burst, not a standing queue), and a caller who has given up then
+// holds a worker for a whole service time that others could have used.
+// When the timeout less the service time is under twice target, as in
+// the lab's bad release (245 − 200 = 45 ms of waiting against twice 24),
+// this deadline is the tighter bound and does the dropping. It assumes
+// the callers' timeout is known and shared; set it a little under the
+// timeout, for the network's share of the callers' latency.
 //
-//	target_ms    1 to 600000, 5       the wait a standing queue may keep
-//	interval_ms  1 to 600000, 100     how long the least wait must stay above target
+//	target_ms    1 to 600000, 5       the wait a standing queue may keep; while it stands, drop a wait over twice this
+//	interval_ms  1 to 600000, 100     how long the least wait must stay above target for the queue to stand
 //	timeout_ms   0 to 600000, 0       drop a request whose wait plus the service time exceeds it; 0: none
 //
 // The queue stays first in, first out under overload, not Facebook's
 // adaptive LIFO, for three reasons. The drop already removes the stale
 // requests that LIFO would leave at the back to time out: what LIFO buys,
-// fresh requests served while the queue stands, codel buys with a quick
+// fresh requests served while the queue stands, sojourn buys with a quick
 // 503 to the stale ones, which their callers can act on at once rather
 // than after their whole timeout. The lab's callers share one timeout, so
 // serving the newest first gains nothing a bounded wait does not. And the

@@ -34,7 +34,7 @@ const (
 //
 //	Admit  a request arrives: admit it (true) or refuse it (false)
 //	Start  a worker takes an admitted request: serve it (true), or drop
-//	       it (false), refusing it then (codel); a request handed to a
+//	       it (false), refusing it then (sojourn); a request handed to a
 //	       free worker at once starts with waited 0
 //	Done   an admitted request that started (or never did, such as one
 //	       still queued when the service stops) ends: its latency from
@@ -125,7 +125,7 @@ func (d *Door) Spec() Spec { return d.spec }
 // Limit is the policy's bound on requests inside now (waiting or in
 // service), 0 when it has none: the quota, an adaptive policy's current
 // limit, workers + LIMIT for the queue policy with a LIMIT, 0 for the
-// queue policy without one and for codel.
+// queue policy without one and for sojourn.
 func (d *Door) Limit() int { return d.pol.bound() }
 
 // Inside is how many requests are admitted and not done.
@@ -196,7 +196,7 @@ type instruments struct {
 //	admit_inflight           gauge: Inside, requests admitted and not done
 //	admit_queue_seconds      histogram: how long each request waited for a worker (Start's waited)
 //	admit_refused_total      counter: requests refused at arrival
-//	admit_dropped_total      counter: requests dropped from the queue (codel)
+//	admit_dropped_total      counter: requests dropped from the queue (sojourn)
 //	admit_policy_info        gauge 1 labelled policy (its name) and spec (every parameter in force)
 //
 // Register may be called once, before the door is used from more than one
@@ -206,7 +206,7 @@ func (d *Door) Register(reg prometheus.Registerer) error {
 	in := &instruments{
 		queue:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "admit_queue_seconds", Help: "Time each admitted request waited for a worker, dropped ones included.", Buckets: buckets}),
 		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "admit_refused_total", Help: "Requests the admission policy refused on arrival (503)."}),
-		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "admit_dropped_total", Help: "Admitted requests dropped from the queue for waiting too long (503, POLICY=codel)."}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "admit_dropped_total", Help: "Admitted requests dropped from the queue for waiting too long (503, POLICY=sojourn)."}),
 		info:    prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "admit_policy_info", Help: "The admission policy in force: its name and every parameter."}, []string{"policy", "spec"}),
 	}
 	limit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "admit_limit", Help: "The admission policy's bound on requests inside (waiting or in service) now; 0 = none."},

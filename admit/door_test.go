@@ -234,12 +234,12 @@ func equal(a, b []int) bool {
 	return true
 }
 
-// CoDel: a request is dropped only while the queue is overloaded, the
+// Sojourn: a request is dropped only while the queue is overloaded, the
 // least wait taken in the last interval having been above target, and
 // only if it waited more than twice target; a request taken at once (wait
 // 0) ends the overload at the next interval's end.
-func TestCoDelDropping(t *testing.T) {
-	d := door(t, "codel,target_ms=5,interval_ms=100", 0, 1)
+func TestSojournDropping(t *testing.T) {
+	d := door(t, "sojourn,target_ms=5,interval_ms=100", 0, 1)
 	for i, step := range []struct {
 		at, waited time.Duration
 		serve      bool
@@ -257,7 +257,7 @@ func TestCoDelDropping(t *testing.T) {
 		{450 * ms, 0, true},
 	} {
 		if !d.Admit(step.at, 0, 3) {
-			t.Fatalf("step %d: codel refused at arrival; it admits everyone", i)
+			t.Fatalf("step %d: sojourn refused at arrival; it admits everyone", i)
 		}
 		inside := d.Inside()
 		if got := d.Start(step.at, step.waited); got != step.serve {
@@ -271,21 +271,21 @@ func TestCoDelDropping(t *testing.T) {
 		}
 	}
 	if d.Limit() != 0 {
-		t.Errorf("codel's limit %d, want 0 (none)", d.Limit())
+		t.Errorf("sojourn's limit %d, want 0 (none)", d.Limit())
 	}
 }
 
-// CoDel with the callers' timeout: a request whose wait plus the service
+// Sojourn with the callers' timeout: a request whose wait plus the service
 // time measured lately (smoothed latency of served requests less their
 // smoothed wait) exceeds the timeout is dropped even while the queue is
 // not overloaded, and the service time it measures follows a slower
 // service.
-func TestCoDelTimeout(t *testing.T) {
-	d := door(t, "codel,target_ms=1000,interval_ms=100000,timeout_ms=250", 0, 1)
+func TestSojournTimeout(t *testing.T) {
+	d := door(t, "sojourn,target_ms=1000,interval_ms=100000,timeout_ms=250", 0, 1)
 	serve := func(at, waited, service time.Duration) bool {
 		t.Helper()
 		if !d.Admit(at-waited, 0, 1) {
-			t.Fatal("codel refused at arrival; it admits everyone")
+			t.Fatal("sojourn refused at arrival; it admits everyone")
 		}
 		if !d.Start(at, waited) {
 			return false
@@ -322,10 +322,10 @@ func TestCoDelTimeout(t *testing.T) {
 		t.Error("after 40 services of 200 ms, a request that waited 40 ms was dropped under a 250 ms timeout")
 	}
 	// Without timeout_ms nothing changes: the same long wait passes.
-	d = door(t, "codel,target_ms=1000,interval_ms=100000", 0, 1)
+	d = door(t, "sojourn,target_ms=1000,interval_ms=100000", 0, 1)
 	serve(0, 0, 200*ms)
 	if !serve(time.Second, 160*ms, 200*ms) {
-		t.Error("codel without timeout_ms dropped a request while the queue was not overloaded")
+		t.Error("sojourn without timeout_ms dropped a request while the queue was not overloaded")
 	}
 }
 
@@ -357,7 +357,7 @@ func TestResetAndSet(t *testing.T) {
 // Register exports the door: its limit, who is inside, refusals, drops,
 // queue waits and the policy with every parameter.
 func TestDoorMetrics(t *testing.T) {
-	d := door(t, "codel,target_ms=5,interval_ms=100", 0, 1)
+	d := door(t, "sojourn,target_ms=5,interval_ms=100", 0, 1)
 	reg := prometheus.NewPedanticRegistry()
 	if err := d.Register(reg); err != nil {
 		t.Fatal(err)
@@ -370,7 +370,7 @@ func TestDoorMetrics(t *testing.T) {
 	d.Start(220*ms, 60*ms) // least 50 > 5: overloaded, 60 > 10: dropped
 	want := map[string]float64{
 		"admit_dropped_total": 1, "admit_inflight": 2, "admit_limit": 0, "admit_refused_total": 0,
-		`admit_policy_info{policy="codel",spec="codel,target_ms=5,interval_ms=100,timeout_ms=0"}`: 1,
+		`admit_policy_info{policy="sojourn",spec="sojourn,target_ms=5,interval_ms=100,timeout_ms=0"}`: 1,
 		"admit_queue_seconds_count": 3, "admit_queue_seconds_sum": 0.110,
 	}
 	checkMetrics(t, reg, want)
@@ -382,7 +382,7 @@ func TestDoorMetrics(t *testing.T) {
 		"admit_limit": 1, "admit_refused_total": 1,
 		`admit_policy_info{policy="inflight",spec="inflight,quota=1"}`: 1,
 	})
-	if got := gather(t, reg); strings.Contains(got, `policy="codel"`) {
+	if got := gather(t, reg); strings.Contains(got, `policy="sojourn"`) {
 		t.Errorf("the old policy is still exported:\n%s", got)
 	}
 }

@@ -13,8 +13,8 @@ func newPolicy(p parsed, limit, slots int) policy {
 	case Gradient:
 		return &gradient{lim: p.v[0], lo: p.v[1], hi: p.v[2], smoothing: p.v[3], tolerance: p.v[4], headroom: p.v[5],
 			interval: p.ms(6), samples: int(p.v[7]), longN: p.v[8]}
-	case CoDel:
-		return &codel{target: p.ms(0), interval: p.ms(1), timeout: p.ms(2)}
+	case Sojourn:
+		return &sojourn{target: p.ms(0), interval: p.ms(1), timeout: p.ms(2)}
 	}
 	return &queue{limit: limit, slots: slots}
 }
@@ -197,17 +197,18 @@ func (g *gradient) update(short float64) {
 	g.lim = min(g.hi, max(g.lo, g.lim*(1-g.smoothing)+next*g.smoothing))
 }
 
-// codel drops, as a worker takes it, a request that waited more than
-// twice target while the queue is overloaded: while the least wait of the
-// requests taken in the last interval was above target; and, with a
-// timeout, one whose wait plus the service time it has measured lately
-// would exceed it, whatever the queue (see the package doc).
-type codel struct {
+// sojourn drops, as a worker takes it, a request whose own wait (its
+// sojourn in the queue) passed a bound: more than twice target while the
+// queue stands, that is while the least wait of the requests taken in the
+// last interval was above target; and, with a timeout, more than the
+// timeout less the service time it has measured lately, whatever the
+// queue (see the package doc). It keeps no drop rate: it is not CoDel.
+type sojourn struct {
 	target, interval time.Duration
 	timeout          time.Duration // 0: none
 
 	// Smoothed latencies of served requests from admission and waits of
-	// the requests served (ns, factor codelSmoothing a sample): the
+	// the requests served (ns, factor sojournSmoothing a sample): the
 	// service time is their difference.
 	latency, wait float64
 	served        bool // latency has a sample
@@ -218,43 +219,43 @@ type codel struct {
 	least      time.Duration // the least wait taken in the interval
 }
 
-func (c *codel) bound() int { return 0 }
+func (s *sojourn) bound() int { return 0 }
 
-func (c *codel) admit(time.Duration, int, int, int) bool { return true }
+func (s *sojourn) admit(time.Duration, int, int, int) bool { return true }
 
-func (c *codel) start(now, waited time.Duration) bool {
+func (s *sojourn) start(now, waited time.Duration) bool {
 	switch {
-	case !c.started:
-		c.started, c.end, c.least = true, now+c.interval, waited
-	case now >= c.end:
-		c.overloaded = c.least > c.target
-		c.end, c.least = now+c.interval, waited
+	case !s.started:
+		s.started, s.end, s.least = true, now+s.interval, waited
+	case now >= s.end:
+		s.overloaded = s.least > s.target
+		s.end, s.least = now+s.interval, waited
 	default:
-		c.least = min(c.least, waited)
+		s.least = min(s.least, waited)
 	}
-	if c.timeout > 0 && c.served && waited+time.Duration(max(0, c.latency-c.wait)) > c.timeout {
+	if s.timeout > 0 && s.served && waited+time.Duration(max(0, s.latency-s.wait)) > s.timeout {
 		return false // its caller will have given up before it is served
 	}
-	if c.overloaded && waited > 2*c.target {
+	if s.overloaded && waited > 2*s.target {
 		return false
 	}
-	c.wait += (float64(waited) - c.wait) * codelSmoothing
+	s.wait += (float64(waited) - s.wait) * sojournSmoothing
 	return true
 }
 
-// codelSmoothing is the weight of a new sample in codel's smoothed
+// sojournSmoothing is the weight of a new sample in sojourn's smoothed
 // latency and wait, TCP's for its smoothed round-trip time (RFC 6298):
 // at the lab's 35 answers a second after the bad release, a change of
 // service time is mostly learned within about half a second.
-const codelSmoothing = 1.0 / 8
+const sojournSmoothing = 1.0 / 8
 
-func (c *codel) done(_, latency time.Duration, o Outcome, _ int) {
+func (s *sojourn) done(_, latency time.Duration, o Outcome, _ int) {
 	if o != Served {
 		return
 	}
-	if !c.served {
-		c.latency, c.served = float64(latency), true
+	if !s.served {
+		s.latency, s.served = float64(latency), true
 		return
 	}
-	c.latency += (float64(latency) - c.latency) * codelSmoothing
+	s.latency += (float64(latency) - s.latency) * sojournSmoothing
 }

@@ -14,11 +14,11 @@ const (
 	InFlight = "inflight" // a fixed quota on requests inside
 	AIMD     = "aimd"     // additive increase, multiplicative decrease
 	Gradient = "gradient" // a latency-gradient limit
-	CoDel    = "codel"    // a bound on time in queue
+	Sojourn  = "sojourn"  // a bound on each request's time in the queue
 )
 
 // Kinds lists the policies in the order the documentation gives them.
-func Kinds() []string { return []string{Queue, InFlight, AIMD, Gradient, CoDel} }
+func Kinds() []string { return []string{Queue, InFlight, AIMD, Gradient, Sojourn} }
 
 // Sandbox caps shared by the policies' parameters.
 const (
@@ -73,10 +73,10 @@ func params(kind string) []param {
 			{name: "samples", def: 10, lo: 1, hi: 100000, whole: true, says: "the fewest latencies a window needs"},
 			{name: "long", def: 600, lo: 1, hi: 100000, whole: true, says: "windows the baseline latency is averaged over"},
 		}
-	case CoDel:
+	case Sojourn:
 		return []param{
-			{name: "target_ms", def: 5, lo: 1, hi: MaxIntervalMS, whole: true, says: "the time in queue a standing queue may keep, in ms"},
-			{name: "interval_ms", def: 100, lo: 1, hi: MaxIntervalMS, whole: true, says: "how long the least time in queue must stay above target, in ms"},
+			{name: "target_ms", def: 5, lo: 1, hi: MaxIntervalMS, whole: true, says: "the wait a standing queue may keep: while it stands, a request that waited more than twice this is dropped, in ms"},
+			{name: "interval_ms", def: 100, lo: 1, hi: MaxIntervalMS, whole: true, says: "how long the least wait must stay above target for the queue to count as standing, in ms"},
 			{name: "timeout_ms", def: 0, lo: 0, hi: MaxIntervalMS, whole: true, says: "what callers wait: a request whose wait plus the service time measured lately exceeds it is dropped, overloaded or not, in ms; 0 = none"},
 		}
 	}
@@ -112,7 +112,7 @@ func ParseSpec(text string) (Spec, error) {
 	return p.spec(), nil
 }
 
-// Kind returns the policy's name: queue, inflight, aimd, gradient or codel
+// Kind returns the policy's name: queue, inflight, aimd, gradient or sojourn
 // (whatever is before the first comma of a Spec that does not parse).
 func (s Spec) Kind() string {
 	name, _, _ := strings.Cut(string(s), ",")
@@ -205,7 +205,7 @@ func (p parsed) ms(i int) time.Duration {
 func formatNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Allowed says what a POLICY value may be, as the errors say it.
-const Allowed = "queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)"
+const Allowed = "queue, inflight, aimd, gradient or sojourn, then the policy's parameters as name=value, separated by commas (inflight,quota=5)"
 
 func parse(text string) (parsed, error) {
 	text = strings.TrimSpace(text)
@@ -222,6 +222,9 @@ func parse(text string) (parsed, error) {
 		return fail("a policy's name first: %s", Allowed)
 	}
 	table := params(p.kind)
+	if strings.EqualFold(p.kind, oldSojourn) {
+		return fail("%s", renamed(parts))
+	}
 	if table == nil {
 		return fail("%s", Allowed)
 	}
@@ -265,6 +268,22 @@ func parse(text string) (parsed, error) {
 		}
 	}
 	return p, nil
+}
+
+// oldSojourn is what the sojourn policy was called until it was renamed
+// for what it does: it is not CoDel. Runs saved with it keep it, and
+// parse names the new one.
+const oldSojourn = "codel"
+
+// renamed is what a spec under the old name should be instead: the same
+// parameters under sojourn (canonical when they parse), then Allowed.
+func renamed(parts []string) string {
+	use := Sojourn + ",target_ms=.."
+	if p, err := parse(strings.Join(append([]string{Sojourn}, parts[1:]...), ",")); err == nil {
+		use = p.spec().String()
+	}
+	return fmt.Sprintf("%s (%q is now called sojourn: it drops each request that waited past a bound, not at CoDel's rising rate; its parameters are the same); the policies are %s",
+		use, oldSojourn, Allowed)
 }
 
 // rangeText says a parameter's range: "a whole number from 1 to 100000",

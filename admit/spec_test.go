@@ -22,7 +22,7 @@ func TestParseSpec(t *testing.T) {
 		{"aimd", "aimd"},
 		{"aimd, interval_ms = 200 ,backoff=0.50", "aimd,backoff=0.5,interval_ms=200"},
 		{"gradient,long=100,tolerance=2", "gradient,tolerance=2,long=100"},
-		{"codel,target_ms=10,interval_ms=200", "codel,target_ms=10,interval_ms=200"},
+		{"sojourn,target_ms=10,interval_ms=200", "sojourn,target_ms=10,interval_ms=200"},
 		// Defaults may be given; they are kept, as given.
 		{"aimd,start=10", "aimd,start=10"},
 		{"aimd,min=5,start=5,max=5", "aimd,start=5,min=5,max=5"},
@@ -39,8 +39,8 @@ func TestParseSpecErrors(t *testing.T) {
 		in, allowed string
 	}{
 		// An unknown name lists the policies.
-		{"fifo", "queue, inflight, aimd, gradient or codel"},
-		{"AIMD", "queue, inflight, aimd, gradient or codel"},
+		{"fifo", "queue, inflight, aimd, gradient or sojourn"},
+		{"AIMD", "queue, inflight, aimd, gradient or sojourn"},
 		{",quota=5", "a policy's name first"},
 		// The queue policy's parameter is the LIMIT knob.
 		{"queue,limit=5", "queue alone: the queue policy's bound on callers waiting for a worker is the LIMIT knob"},
@@ -48,7 +48,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"inflight", "inflight,quota=N with N a whole number from 1 to 100000"},
 		// An unknown parameter lists the policy's own.
 		{"aimd,quota=5", "aimd's parameters only: start, min, max, increase, backoff, interval_ms, latency_ms"},
-		{"codel,target=5", "codel's parameters only: target_ms, interval_ms, timeout_ms"},
+		{"sojourn,target=5", "sojourn's parameters only: target_ms, interval_ms, timeout_ms"},
 		// Out of range, not a number, not whole.
 		{"aimd,backoff=1", "backoff from 0.5 to 0.99"},
 		{"aimd,backoff=NaN", "backoff from 0.5 to 0.99"},
@@ -56,7 +56,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"inflight,quota=2.5", "quota a whole number from 1 to 100000"},
 		{"inflight,quota=five", "quota a whole number from 1 to 100000"},
 		{"gradient,smoothing=0", "smoothing from 0.01 to 1"},
-		{"codel,target_ms=0", "target_ms a whole number from 1 to 600000"},
+		{"sojourn,target_ms=0", "target_ms a whole number from 1 to 600000"},
 		// Malformed, twice, and inconsistent.
 		{"aimd,backoff", "each of aimd's parameters as name=value"},
 		{"aimd,backoff=", "each of aimd's parameters as name=value"},
@@ -77,6 +77,38 @@ func TestParseSpecErrors(t *testing.T) {
 		if string(got) != strings.TrimSpace(tc.in) {
 			t.Errorf("ParseSpec(%q) returned %q: a bad spec is kept as given", tc.in, got)
 		}
+	}
+}
+
+// The policy once called codel is sojourn now: the old name, as a run
+// saved with it or a user typing it gives it, is refused with a message
+// naming the new one, with the same parameters when they parse, and the
+// policies allowed.
+func TestParseSpecOldCodel(t *testing.T) {
+	for _, tc := range []struct {
+		in, use string
+	}{
+		{"codel,target_ms=24,timeout_ms=245", "want sojourn,target_ms=24,timeout_ms=245 ("},
+		{"codel", "want sojourn ("},
+		{" CoDel, interval_ms = 50 ", "want sojourn,interval_ms=50 ("},
+		// Parameters that do not parse under sojourn either: the form only.
+		{"codel,target_ms=0", "want sojourn,target_ms=.. ("},
+	} {
+		got, err := admit.ParseSpec(tc.in)
+		var se *admit.SpecError
+		if !errors.As(err, &se) || string(got) != strings.TrimSpace(tc.in) {
+			t.Errorf("ParseSpec(%q) = %q, %v; want a *SpecError and the value kept as given", tc.in, got, err)
+			continue
+		}
+		msg := err.Error()
+		for _, want := range []string{tc.use, `"codel" is now called sojourn: it drops each request that waited past a bound`, "the policies are " + admit.Allowed} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("ParseSpec(%q): %q does not say %q", tc.in, msg, want)
+			}
+		}
+	}
+	if got := admit.Spec("codel,target_ms=24").Describe(); got != "codel,target_ms=24" {
+		t.Errorf("Describe of an old spec = %q, want it as saved", got)
 	}
 }
 
@@ -106,7 +138,7 @@ func TestSpecText(t *testing.T) {
 			t.Errorf("Help does not name %s:\n%s", k, help)
 		}
 	}
-	if !strings.Contains(help, "inflight,quota=N\n") || !strings.Contains(help, "codel,target_ms=5,interval_ms=100,timeout_ms=0\n") {
+	if !strings.Contains(help, "inflight,quota=N\n") || !strings.Contains(help, "sojourn,target_ms=5,interval_ms=100,timeout_ms=0\n") {
 		t.Errorf("Help does not list the parameters with their defaults:\n%s", help)
 	}
 }

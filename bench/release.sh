@@ -26,10 +26,10 @@
 #   2 service up          WORKERS=20 POLICY=queue      capacity 100 after the release
 #   3 quota               WORKERS=7  POLICY=inflight,quota=5   N = X × R = 50 × 0.1
 #   3u quota, uniform     the same, arrivals evenly spaced (--schedule uniform)
-#   4 aimd, gradient, codel (and codel without timeout_ms), parameters below
+#   4 aimd, gradient, sojourn (and sojourn without timeout_ms), parameters below
 #
 # Usage: bench/release.sh                         (SEEDS="1 2 3" WINDOW=30 RELEASE=10)
-#        SEEDS=7 ONLY="codel" bench/release.sh    (only the experiments whose name contains ONLY)
+#        SEEDS=7 ONLY="sojourn" bench/release.sh  (only the experiments whose name contains ONLY)
 #        KEEP=dir bench/release.sh                (keep records, watch logs and per-second tables in dir)
 set -euo pipefail
 
@@ -95,9 +95,9 @@ experiments=(
 	"3u inflight,quota=5, uniform|--schedule uniform -- WORKERS=7 POLICY=inflight,quota=5"
 	"4 aimd,latency_ms=245,backoff=0.9,increase=0.2,interval_ms=200|-- WORKERS=7 POLICY=aimd,latency_ms=245,backoff=0.9,increase=0.2,interval_ms=200"
 	"4 gradient,start=10,tolerance=1.2,headroom=2,long=300|-- WORKERS=7 POLICY=gradient,start=10,tolerance=1.2,headroom=2,long=300"
-	"4 codel,target_ms=24,interval_ms=1|-- WORKERS=7 POLICY=codel,target_ms=24,interval_ms=1"
-	"4 codel,target_ms=24,timeout_ms=245|-- WORKERS=7 POLICY=codel,target_ms=24,timeout_ms=245"
-	"4u codel,target_ms=24,timeout_ms=245, uniform|--schedule uniform -- WORKERS=7 POLICY=codel,target_ms=24,timeout_ms=245"
+	"4 sojourn,target_ms=24,interval_ms=1|-- WORKERS=7 POLICY=sojourn,target_ms=24,interval_ms=1"
+	"4 sojourn,target_ms=24,timeout_ms=245|-- WORKERS=7 POLICY=sojourn,target_ms=24,timeout_ms=245"
+	"4u sojourn,target_ms=24,timeout_ms=245, uniform|--schedule uniform -- WORKERS=7 POLICY=sojourn,target_ms=24,timeout_ms=245"
 	"4u aimd,latency_ms=245,backoff=0.9,increase=0.2,interval_ms=200, uniform|--schedule uniform -- WORKERS=7 POLICY=aimd,latency_ms=245,backoff=0.9,increase=0.2,interval_ms=200"
 	"4u gradient,start=10,tolerance=1.2,headroom=2,long=300, uniform|--schedule uniform -- WORKERS=7 POLICY=gradient,start=10,tolerance=1.2,headroom=2,long=300"
 )

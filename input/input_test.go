@@ -106,8 +106,8 @@ func TestFieldErrors(t *testing.T) {
 	}
 	fe.Add("LIMIT", NotAllowed("-3", "0 to 100000"))
 	fe.Add("LIMIT", NotAllowed("-3", "0 with POLICY=aimd"))
-	fe.Add("POLICY", NotAllowed("", "queue, inflight, aimd, gradient or codel"))
-	if got, want := fe.Err().Error(), "LIMIT: -3 is not allowed: want 0 to 100000; POLICY: an empty value is not allowed: want queue, inflight, aimd, gradient or codel"; got != want {
+	fe.Add("POLICY", NotAllowed("", "queue, inflight, aimd, gradient or sojourn"))
+	if got, want := fe.Err().Error(), "LIMIT: -3 is not allowed: want 0 to 100000; POLICY: an empty value is not allowed: want queue, inflight, aimd, gradient or sojourn"; got != want {
 		t.Errorf("Err().Error() = %q, want %q", got, want)
 	}
 }

@@ -36,7 +36,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) metrics {
 	buckets := []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2, 5, 10}
 	m := metrics{
 		accepted: prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_accepted_total", Help: "Connections admitted by the door into the queue."}),
-		refused:  prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_refused_total", Help: "Connections answered 503: refused by the door's admission policy, or dropped from the queue (POLICY=codel)."}),
+		refused:  prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_refused_total", Help: "Connections answered 503: refused by the door's admission policy, or dropped from the queue (POLICY=sojourn)."}),
 		done:     prometheus.NewCounter(prometheus.CounterOpts{Name: "lab_done_total", Help: "Requests served to completion."}),
 		bads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lab_bad_total", Help: "Accepted connections that never sent a complete request, by reason."},
 			[]string{"reason"}),

@@ -53,7 +53,7 @@ func TestControlConfig(t *testing.T) {
 		{"bad policy", `{"policy": "aimd,backoff=2"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"},
 			"POLICY: aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99"},
 		{"unknown policy", `{"policy": "lifo"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"},
-			"POLICY: lifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+			"POLICY: lifo is not allowed: want queue, inflight, aimd, gradient or sojourn"},
 		{"policy not a string", `{"policy": 5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, CPUs: 1, Policy: "inflight,quota=2"},
 			"POLICY: 5 is not allowed: want a JSON string"},
 		{"policy back", `{"policy": "queue", "limit": 10}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},

@@ -30,7 +30,7 @@
 // workers, and with ACCEPT=workers LIMIT must be 0 (there is no queue of
 // the lab's own to limit). POLICY is a policy of package admit as it
 // spells it: queue (the default, whose bound is LIMIT), or inflight,
-// aimd, gradient or codel with their parameters after commas
+// aimd, gradient or sojourn with their parameters after commas
 // ("inflight,quota=5", "aimd,backoff=0.5"); a bad name or parameter is
 // reported as POLICY's value with what is allowed. With any policy but
 // queue LIMIT must be 0 (the policy's bounds are its parameters), and
@@ -50,7 +50,7 @@
 // (POLICY, package admit) whether to let it in. The queue policy refuses
 // it when every worker is taken and LIMIT > 0 connections already wait in
 // the queue; inflight, aimd and gradient when their limit of connections
-// are inside (queued or in service); codel refuses nobody at the door. If
+// are inside (queued or in service); sojourn refuses nobody at the door. If
 // a worker is free, the door hands the connection to it at once, the way
 // a kernel hands an accepted connection to a thread blocked in accept: it
 // is in service from that moment, even if the worker has not yet had the
@@ -68,7 +68,7 @@
 // closing it, so the caller reads the 503 instead of a connection reset. A
 // refused connection never reaches a worker. Otherwise the connection joins
 // the FIFO queue, where it waits only because every worker is taken. With
-// POLICY=codel a worker taking a connection from the queue asks the policy
+// POLICY=sojourn a worker taking a connection from the queue asks the policy
 // first, which may drop it for having waited too long: it is refused as
 // at the door (and counted in refused and dropped), and the worker takes
 // the next. The policy learns from every request the lab serves: its
@@ -223,7 +223,7 @@
 //	since         when the window began (RFC 3339)
 //	accepted      connections the door admitted, handed or queued (including carried)
 //	refused       connections answered 503: refused by the door, or dropped
-//	dropped       connections admitted, then dropped from the queue (codel)
+//	dropped       connections admitted, then dropped from the queue (sojourn)
 //	policy_limit  the policy's bound on connections inside now, 0 = none
 //	done          requests served to completion, whether or not the caller listened
 //	queued        connections waiting now for a worker (every worker taken)

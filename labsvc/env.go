@@ -54,11 +54,11 @@ func knobs() []knob {
 const acceptUsage = "who accepts connections: `door` (the lab accepts every caller at once and queues it) or workers (each free worker accepts the next; the rest wait in the kernel's accept queue)"
 
 // PolicyUsage is the -h text of --policy, for the lab and the proxy.
-const PolicyUsage = "the admission `policy`: queue (LIMIT bounds the callers waiting), inflight,quota=N, aimd, gradient or codel, with parameters as name=value after commas, e.g. aimd,backoff=0.5 (package admit documents each)"
+const PolicyUsage = "the admission `policy`: queue (LIMIT bounds the callers waiting), inflight,quota=N, aimd, gradient or sojourn (drops a request that waited in the queue past a bound), with parameters as name=value after commas, e.g. aimd,backoff=0.5 (package admit documents each)"
 
 // PolicyAllowed is what --policy allows, for -h and the README, for the lab
 // and the proxy.
-const PolicyAllowed = "queue, inflight,quota=N, aimd, gradient, codel, each with parameters after commas"
+const PolicyAllowed = "queue, inflight,quota=N, aimd, gradient, sojourn, each with parameters after commas"
 
 // ErrUsage is wrapped by ParseSettings errors that come from the command line
 // itself (unknown flag, stray argument, -h). Such errors, like the

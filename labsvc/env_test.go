@@ -85,19 +85,19 @@ func TestParseSettings(t *testing.T) {
 			labsvc.Settings{Config: labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 4, CPUs: 1}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
 		// an unknown policy lists those there are
 		{"unknown policy", nil, map[string]string{"POLICY": "fifo"}, labsvc.Settings{},
-			"POLICY: fifo is not allowed: want queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
+			"POLICY: fifo is not allowed: want queue, inflight, aimd, gradient or sojourn, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
 		// a parameter out of range names it, its range and what it means
 		{"policy parameter", []string{"--policy=aimd,backoff=2"}, nil, labsvc.Settings{},
 			"POLICY: aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99: the fraction of the limit an overload signal leaves", false},
 		// a policy's flag given empty is a mistake
 		{"empty policy flag", []string{"--policy="}, nil, labsvc.Settings{},
-			"POLICY: an empty value is not allowed: want queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
+			"POLICY: an empty value is not allowed: want queue, inflight, aimd, gradient or sojourn, then the policy's parameters as name=value, separated by commas (inflight,quota=5)", false},
 		// LIMIT is the queue policy's: another policy's bounds are in POLICY
 		{"limit with policy", nil, map[string]string{"POLICY": "inflight,quota=5", "LIMIT": "3"}, labsvc.Settings{},
 			"LIMIT: 3 is not allowed: want 0 with POLICY=inflight (LIMIT bounds the queue policy's waiting callers; inflight's own parameters are in POLICY)", false},
 		// with workers accepting for themselves there is no door for a policy
-		{"policy with workers accepting", nil, map[string]string{"POLICY": "codel", "ACCEPT": "workers"}, labsvc.Settings{},
-			"POLICY: codel is not allowed: want queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)", false},
+		{"policy with workers accepting", nil, map[string]string{"POLICY": "sojourn", "ACCEPT": "workers"}, labsvc.Settings{},
+			"POLICY: sojourn is not allowed: want queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)", false},
 		// a misspelt flag: the message lists the flags there are
 		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --accept, --addr, --backlog, --control, --cpus, --limit, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)", true},
 		// a stray argument

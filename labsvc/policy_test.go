@@ -76,7 +76,7 @@ func TestInFlightQuotaAtTheDoor(t *testing.T) {
 	}
 }
 
-// CoDel at the door: one worker, 20 ms a request, a burst of callers. The
+// Sojourn at the door: one worker, 20 ms a request, a burst of callers. The
 // first is handed the worker at once (it waited 0, so the first interval
 // is not overloaded); the second, taken 20 ms later, ends that interval
 // and is served; the third, taken after 40 ms, ends the next interval,
@@ -85,9 +85,9 @@ func TestInFlightQuotaAtTheDoor(t *testing.T) {
 // more than 10 ms is dropped, refused by the worker as the door refuses.
 // Every dropped caller was admitted (accepted), so the identity counts
 // them.
-func TestCoDelDropsAtTheDoor(t *testing.T) {
+func TestSojournDropsAtTheDoor(t *testing.T) {
 	c := cfg(1, 0, 20, 0)
-	c.Policy = "codel,target_ms=5,interval_ms=20"
+	c.Policy = "sojourn,target_ms=5,interval_ms=20"
 	l := labtest.Serve(t, c)
 	const callers = 12
 	replies := burst(t, l.Addr, callers)
@@ -104,7 +104,7 @@ func TestCoDelDropsAtTheDoor(t *testing.T) {
 		t.Errorf("admit_dropped_total = %v, want %d", got, refused)
 	}
 	if got := metric(t, l.Control, "admit_refused_total"); got != 0 {
-		t.Errorf("admit_refused_total = %v, want 0: codel refuses nobody at arrival", got)
+		t.Errorf("admit_refused_total = %v, want 0: sojourn refuses nobody at arrival", got)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 //
 // The door's admission policy (POLICY, package admit) decides who is let
 // in: the queue policy refuses a caller when LIMIT callers already wait,
-// others by their own arithmetic; codel may also drop a caller from the
+// others by their own arithmetic; sojourn may also drop a caller from the
 // queue when a worker takes it. Every refusal is the same 503.
 //
 // The door hands a connection straight to a worker when one is free, the
@@ -494,7 +494,7 @@ func (s *Server) work(ctx context.Context) {
 }
 
 // takeLocked takes the oldest queued connection for a worker, asking the
-// policy first: the connections it drops (they waited too long, codel)
+// policy first: the connections it drops (they waited too long, sojourn)
 // are appended to dropped, counted as refused, for the worker to refuse
 // once it has let go of s.mu. ok is false when none is left to take (or
 // the lab is closing).

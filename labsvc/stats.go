@@ -56,7 +56,7 @@ type Stats struct {
 	Bad       int64     `json:"bad"`        // accepted but no complete request (sum of BadBy)
 	BadBy     BadCounts `json:"bad_by"`
 	// Dropped is how many were admitted, then taken from the queue and
-	// refused (503) because they had waited too long (POLICY=codel);
+	// refused (503) because they had waited too long (POLICY=sojourn);
 	// they are counted in Refused too, so Refused is every 503 the lab
 	// answered.
 	Dropped int64 `json:"dropped"`

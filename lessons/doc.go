@@ -143,7 +143,7 @@
 // maximum) and accept (ACCEPT: door, the default, or workers, which needs
 // limit 0), policy (POLICY, the door's admission policy as package admit
 // spells it: queue, the default, whose bound is limit; or inflight, aimd,
-// gradient or codel with parameters after commas, such as
+// gradient or sojourn with parameters after commas, such as
 // "inflight,quota=5", which need limit 0), max_inflight (an open-loop
 // client of that many workers, as the capacity demo's client has: 0, the
 // default, for none, to 256; arrivals finding them all busy count in

@@ -403,13 +403,13 @@ func TestCheckLab(t *testing.T) {
 		// The door's policy is one the lab knows, with its parameters in
 		// range, and LIMIT bounds only the queue policy.
 		{"policy unknown", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\npolicy: fifo\n```\n", []string{
-			`a.md:18: lab "l": policy fifo is not allowed: want queue, inflight, aimd, gradient or codel, then the policy's parameters as name=value, separated by commas (inflight,quota=5)`,
+			`a.md:18: lab "l": policy fifo is not allowed: want queue, inflight, aimd, gradient or sojourn, then the policy's parameters as name=value, separated by commas (inflight,quota=5)`,
 		}},
 		{"policy out of range", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\npolicy: inflight,quota=0\n```\n", []string{
 			`a.md:18: lab "l": policy inflight,quota=0 is not allowed: want quota a whole number from 1 to 100000: requests allowed inside at once, waiting or in service`,
 		}},
-		{"limit beside a policy", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 5\ncpus: 1\nrates: [10]\nseconds: 1\npolicy: codel\n```\n", []string{
-			`a.md:14: lab "l": limit 5 is not allowed: want 0 with POLICY=codel (LIMIT bounds the queue policy's waiting callers; codel's own parameters are in POLICY)`,
+		{"limit beside a policy", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 5\ncpus: 1\nrates: [10]\nseconds: 1\npolicy: sojourn\n```\n", []string{
+			`a.md:14: lab "l": limit 5 is not allowed: want 0 with POLICY=sojourn (LIMIT bounds the queue policy's waiting callers; sojourn's own parameters are in POLICY)`,
 		}},
 		// A run over time samples each second: its windows last one.
 		{"over time, short windows", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 0.5\nover_time: true\n```\n", []string{

@@ -49,7 +49,7 @@
 //
 // A worker serves its request, tells the policy its latency (from its
 // send, which is its arrival), then takes the oldest queued request, or
-// becomes free; with POLICY=codel the policy may drop the request taken
+// becomes free; with POLICY=sojourn the policy may drop the request taken
 // instead, when it waited too long, and the worker takes the next. A
 // dropped request's caller reads its 503 a refusal's time later (Refuse),
 // unless it gives up first; the lab's refused counts it either way, as

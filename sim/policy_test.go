@@ -18,7 +18,7 @@ import (
 // policyCases are deterministic traces for each admission policy: one
 // worker, no processor time, so that every answer's time is known to the
 // millisecond, and arrivals far enough from each decision (15 ms or
-// more; codel's takes 50 ms) that the live lab's small delays cannot
+// more; sojourn's takes 50 ms) that the live lab's small delays cannot
 // change it. want is each
 // request's outcome in send order: o for ok, r for refused.
 var policyCases = []struct {
@@ -39,14 +39,14 @@ var policyCases = []struct {
 	// latency_ms=75, which halves the limit to 1: of the next two the
 	// second is refused.
 	{"aimd", 50, 0, "aimd,start=2,min=1,backoff=0.5,latency_ms=75,interval_ms=1000", []int{0, 10, 200, 210}, "ooor"},
-	// CoDel, target 5 ms, interval 150 ms: the first is handed at once
+	// Sojourn, target 5 ms, interval 150 ms: the first is handed at once
 	// (least wait 0); the second is taken at 100 ms, the third at 200 ms
 	// (ending the first interval, not overloaded), the fourth at 300 ms;
 	// at 400 ms the second interval (ending at 350) has ended with a least
 	// wait of 190 ms: overloaded, and the fifth and sixth, waiting 380 and
 	// 375 ms, are dropped. Every take is 50 ms from an interval's end, so
 	// a live lab's late timers (a busy machine's) cannot move a decision.
-	{"codel", 100, 0, "codel,target_ms=5,interval_ms=150", []int{0, 5, 10, 15, 20, 25}, "oooorr"},
+	{"sojourn", 100, 0, "sojourn,target_ms=5,interval_ms=150", []int{0, 5, 10, 15, 20, 25}, "oooorr"},
 }
 
 func outcomes(recs []result.Record) string {

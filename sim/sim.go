@@ -600,7 +600,7 @@ func (s *window) finish(j int32, took, t int64) {
 }
 
 // take takes the oldest queued job for a worker at t, asking the policy
-// first: the jobs it drops (they waited too long, codel) are refused then,
+// first: the jobs it drops (they waited too long, sojourn) are refused then,
 // as the lab refuses them. ok is false when none is left.
 func (s *window) take(t int64) (q queued, ok bool) {
 	for !s.queue.empty() {

@@ -200,3 +200,30 @@ func TestCompareHighlightsAndHelps(t *testing.T) {
 		}
 	}
 }
+
+// A run saved while the sojourn policy was called codel keeps its policy
+// as saved, which no longer parses: its pages, the lists, a comparison
+// and the lesson and progress pages of its learner all still render, the
+// settings showing the policy as it was saved.
+func TestOldCodelRunStillShows(t *testing.T) {
+	site := newSite(t)
+	c := site.client()
+	site.post(c, "/lessons/littles-law/check/littles-size", url.Values{"option": {"a"}}) // get a learner id
+	me := learnerOf(t, site, c)
+	old := testPreset
+	old.Policy = "codel,target_ms=24,timeout_ms=245"
+	old.Lesson, old.Block = "capacity-moves", "moves-codel"
+	rows := []result.Row{{Window: 0, Offered: 10, Sent: 20, OK: 20, OKPerSec: 10, P50MS: 21, P99MS: 30, Done: -1, Queued: -1, N: 20, Seconds: 2}}
+	saveRunWithRecords(t, site, "old", me, "capacity-moves", "moves-codel", old, rows, []float64{20, 21})
+	saveRunWithRecords(t, site, "new", me, "littles-law", "littles-lab", testPreset, rows, []float64{20, 21})
+	for _, path := range []string{"/runs/old", "/runs/old.csv", "/runs/old/chart.svg", "/runs/old/panel", "/runs/old/records.csv",
+		"/api/runs/old", "/runs", "/runs/compare?a=old&b=new", "/lessons/capacity-moves", "/progress"} {
+		res := site.get(c, path)
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d, want 200\n%.300s", path, res.StatusCode, res.body)
+		}
+	}
+	if page := site.get(c, "/runs/old"); !strings.Contains(page.body, "codel,target_ms=24,timeout_ms=245") {
+		t.Error("the old run's page does not show its policy as saved")
+	}
+}

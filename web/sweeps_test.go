@@ -828,7 +828,7 @@ func TestSweepMessagesArePlain(t *testing.T) {
 		// is named with what is allowed, and LIMIT belongs to the queue
 		// policy.
 		{"policy of the wrong type", `{"policy":5,"rates":[10],"seconds":1}`, "policy", "want a string such as \"inflight,quota=5\""},
-		{"unknown policy", `{"policy":"fifo","rates":[10],"seconds":1}`, "policy", "fifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+		{"unknown policy", `{"policy":"fifo","rates":[10],"seconds":1}`, "policy", "fifo is not allowed: want queue, inflight, aimd, gradient or sojourn"},
 		{"limit with a policy", `{"policy":"inflight,quota=5","limit":3,"rates":[10],"seconds":1}`, "limit", "3 is not allowed: want 0 with POLICY=inflight"},
 		// A huge rate is named in a few characters.
 		{"huge rate", `{"rates":[1e308],"seconds":1}`, "rates", "rate 1e+308 is not allowed"},

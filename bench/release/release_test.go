@@ -88,7 +88,7 @@ func TestConverged(t *testing.T) {
 // (those are bench/release.sh's, in docs/BENCHMARKS.md): 1 the queue
 // drowns, 2 twenty workers answer in time what the client sends, 3 a
 // quota of 5 holds the client near N ÷ R' = 25 a second and never above
-// it, 4 codel with the callers' timeout delivers more than the quota.
+// it, 4 sojourn with the callers' timeout delivers more than the quota.
 // Bounds on counts leave room for the arrivals' chance over 7 s (a count
 // of 21.8 a second, what Erlang's B says the quota carries, varies by
 // ±1.8 a second there). A physics check (it takes about a minute of a
@@ -157,7 +157,7 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 	drowned := run(7, "queue")
 	up := run(20, "queue")
 	quota := run(7, "inflight,quota=5")
-	codel := run(7, "codel,target_ms=24,timeout_ms=245")
+	sojourn := run(7, "sojourn,target_ms=24,timeout_ms=245")
 	close(stop)
 	quiet, floor := false, "the wake-up floor was not measured"
 	if perr != nil {
@@ -199,8 +199,8 @@ func TestBadReleaseOnTheLab(t *testing.T) {
 		t.Errorf("3, quota 5: after the release %.1f ok a second: want at most 26 (N ÷ R' = 25)", a.OK)
 	}
 	// 4: the best adaptive policy here delivers more than the quota.
-	if codel.after.OK < quota.after.OK+3 {
-		t.Errorf("4: codel with the callers' timeout delivered %.1f ok a second after the release, the quota %.1f: want at least 3 more", codel.after.OK, quota.after.OK)
+	if sojourn.after.OK < quota.after.OK+3 {
+		t.Errorf("4: sojourn with the callers' timeout delivered %.1f ok a second after the release, the quota %.1f: want at least 3 more", sojourn.after.OK, quota.after.OK)
 	}
 	if !quiet {
 		physics.Skip(t, "the queue drowning with two in three giving up, nobody giving up with 20 workers or under the quota, the quota carrying at least 70%% of N ÷ R', and its own throughput, ok ÷ (mean in flight ÷ R'), within 10%% of 1: %s; the check needs nine naps in ten within 1 ms and none later than 25 ms (the four shapes above were checked)", floor)

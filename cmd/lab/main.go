@@ -14,7 +14,7 @@
 // Nth request take M ms; ACCEPT=workers has each free worker accept the next
 // caller itself, the rest waiting in the kernel's accept queue of BACKLOG;
 // POLICY is the door's admission policy (package admit: queue, the default,
-// bounded by LIMIT; inflight,quota=N; aimd; gradient; codel). It prints one line when
+// bounded by LIMIT; inflight,quota=N; aimd; gradient; sojourn). It prints one line when
 // it listens and stops cleanly on SIGINT or SIGTERM. Bad configuration exits
 // with status 2 and one line naming the variable, its value and the allowed
 // range.

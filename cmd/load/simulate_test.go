@@ -248,7 +248,7 @@ func TestSimulateBadInput(t *testing.T) {
 		{"workers accept", nil, []string{"--simulate", "--accept", "workers", "--backlog", "16", "--rate", "10"}, "ACCEPT=workers BACKLOG=16 is not simulated"},
 		// The admission policy is checked as cmd/lab checks it: an unknown
 		// name or a parameter out of range is named with what is allowed.
-		{"unknown policy", nil, []string{"--simulate", "--policy", "lifo", "--rate", "10"}, "POLICY: lifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+		{"unknown policy", nil, []string{"--simulate", "--policy", "lifo", "--rate", "10"}, "POLICY: lifo is not allowed: want queue, inflight, aimd, gradient or sojourn"},
 		{"policy parameter", map[string]string{"POLICY": "aimd,backoff=2"}, []string{"--simulate", "--rate", "10"}, "POLICY: aimd,backoff=2 is not allowed: want backoff from 0.5 to 0.99"},
 		{"policy with limit", nil, []string{"--simulate", "--policy", "inflight,quota=6", "--limit", "3", "--rate", "10"}, "LIMIT: 3 is not allowed: want 0 with POLICY=inflight"},
 		{"policy without simulate", nil, []string{"--policy", "inflight,quota=6", "--rate", "10"}, "--policy sets the simulated lab's knobs: add --simulate"},

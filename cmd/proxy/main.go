@@ -7,7 +7,7 @@
 //
 //	UPSTREAM=http://127.0.0.1:8000 POLICY=inflight,quota=5 proxy
 //	proxy --upstream http://127.0.0.1:8000 --policy aimd,backoff=0.75 [--addr 127.0.0.1:7000] [--control 127.0.0.1:7001]
-//	proxy --policy codel --workers 7 --timeout 2.5s
+//	proxy --policy sojourn --workers 7 --timeout 2.5s
 //
 // Every setting is a flag with an environment fallback (the flag wins):
 //
@@ -25,7 +25,7 @@
 // so "inside" (what inflight, aimd and gradient limit) is the requests in
 // flight to the upstream, as in the capacity demo's proxy; with WORKERS=N
 // at most N go at once and the rest wait in a FIFO queue, bounded by
-// LIMIT (the queue policy) or by their time in it (codel), as at the
+// LIMIT (the queue policy) or by their time in it (sojourn), as at the
 // lab's door. The policy learns from each answer: a 503, 429 or other 5xx
 // from the upstream, or no connection to it (answered 502), is an
 // overload signal; so is no answer within TIMEOUT (answered 504) and a

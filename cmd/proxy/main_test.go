@@ -341,13 +341,13 @@ func TestUpstreamFailures(t *testing.T) {
 	}
 }
 
-// CoDel at the proxy: one worker, a lab answering in 50 ms, a burst of
+// Sojourn at the proxy: one worker, a lab answering in 50 ms, a burst of
 // twelve. The queue stands at the proxy, so after its first interval the
 // callers that waited more than twice the target are dropped with the
 // door's refusal; every caller is answered, ok or refused.
-func TestCoDelAtTheProxy(t *testing.T) {
+func TestSojournAtTheProxy(t *testing.T) {
 	lab := labtest.Child(t, childEnv, labsvc.Config{Workers: 4, SpinMS: 0, WaitMS: 50, CPUs: 1})
-	p := startProxy(t, map[string]string{"UPSTREAM": lab.Target(), "WORKERS": "1", "POLICY": "codel,target_ms=5,interval_ms=40"})
+	p := startProxy(t, map[string]string{"UPSTREAM": lab.Target(), "WORKERS": "1", "POLICY": "sojourn,target_ms=5,interval_ms=40"})
 	n := statuses(t, burst(t, p.addr, 12))
 	dropped := metric(t, p.control, "admit_dropped_total")
 	t.Logf("statuses %v, dropped %v", n, dropped)
@@ -389,12 +389,12 @@ func TestBadSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown policy", map[string]string{"POLICY": "fifo"}, nil, "POLICY: fifo is not allowed: want queue, inflight, aimd, gradient or codel"},
+		{"unknown policy", map[string]string{"POLICY": "fifo"}, nil, "POLICY: fifo is not allowed: want queue, inflight, aimd, gradient or sojourn"},
 		{"quota missing", nil, []string{"--policy", "inflight"}, "POLICY: inflight is not allowed: want inflight,quota=N with N a whole number from 1 to 100000"},
 		{"parameter out of range", nil, []string{"--policy=gradient,tolerance=0.5"}, "POLICY: gradient,tolerance=0.5 is not allowed: want tolerance from 1 to 10"},
 		{"limit without workers", map[string]string{"LIMIT": "5"}, nil, "LIMIT: 5 is not allowed: want 0 with WORKERS=0"},
 		{"limit with another policy", map[string]string{"LIMIT": "5", "WORKERS": "2", "POLICY": "aimd"}, nil, "LIMIT: 5 is not allowed: want 0 with POLICY=aimd"},
-		{"codel without workers", map[string]string{"POLICY": "codel"}, nil, "WORKERS: 0 is not allowed: want 1 or more with POLICY=codel"},
+		{"sojourn without workers", map[string]string{"POLICY": "sojourn"}, nil, "WORKERS: 0 is not allowed: want 1 or more with POLICY=sojourn"},
 		{"bad upstream", map[string]string{"UPSTREAM": "ftp://127.0.0.1:21"}, nil, "UPSTREAM: ftp://127.0.0.1:21 is not allowed: want an http:// or https:// URL with a host"},
 		{"bad workers", nil, []string{"--workers=-1"}, "WORKERS: -1 is not allowed: want 0 to 100000"},
 		{"bad timeout", map[string]string{"TIMEOUT": "soon"}, nil, "TIMEOUT: soon is not allowed: want a duration from 0 to 10m0s"},

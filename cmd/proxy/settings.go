@@ -155,8 +155,8 @@ func parseSettings(args []string, getenv func(string) string, usage io.Writer) (
 	case s.limit > 0 && s.workers == 0:
 		bad(f.limit, strconv.Itoa(s.limit), "0 with WORKERS=0 (nobody waits at the proxy unless WORKERS bounds the requests it sends at once)")
 	}
-	if kind == admit.CoDel && s.workers == 0 {
-		bad(f.workers, "0", "1 or more with POLICY=codel (codel bounds the time callers wait for a worker; with WORKERS=0 nobody waits)")
+	if kind == admit.Sojourn && s.workers == 0 {
+		bad(f.workers, "0", "1 or more with POLICY=sojourn (sojourn bounds the time callers wait for a worker; with WORKERS=0 nobody waits)")
 	}
 	if len(errs) > 0 {
 		return settings{}, errs
