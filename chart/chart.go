@@ -38,7 +38,7 @@ const (
 type Series struct {
 	Name string // legend text, e.g. "p50 measured"
 	// Quantity names the colour: "ok", "p50", "p99", "mean", "a", "b",
-	// "count", "accent" or "muted" (see Colours). Every series of one
+	// "count", "split", "accent" or "muted" (see Colours). Every series of one
 	// quantity has one colour, measured or modelled.
 	Quantity string
 	Style    Style
@@ -487,6 +487,8 @@ var Colours = map[string]string{
 	"inflight": "#00707a",
 	"lab":      "#8a5a00",
 	"limit":    "#c0177a",
+	// The queue curve's same servers with a queue each.
+	"split": "#0b7a55",
 }
 
 func colour(q string) string {

@@ -50,6 +50,9 @@ func TestLabTextClosedLoop(t *testing.T) {
 		{"door words", labPresetWords(open), []string{"no admission limit."}, []string{"accept", "backlog"}},
 		// An open preset is described by its rates.
 		{"open summary", labSummary(open), []string{"2 windows of 10 s at 40, 50 requests a second", "open loop"}, []string{"clients"}},
+		// One rate repeated is said once, with why it repeats.
+		{"repeated rate summary", labSummary(&lessons.Lab{Workers: 1, SpinMS: 0, WaitMS: 20, CPUs: 1, Rates: []float64{45, 45, 45}, Seconds: 30, Seed: 1}),
+			[]string{"3 windows of 30 s at 45 requests a second, each with arrivals of its own, open loop"}, []string{"45, 45"}},
 		// Without a stall the lab's command names no stall knobs.
 		{"lab command", labEnv(open), []string{"WORKERS=1 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 go run ./cmd/lab"}, []string{"STALL"}},
 		// A stall is in the lab's command, CPython's arrivals in the load's and the words.

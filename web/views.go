@@ -432,6 +432,10 @@ func labSummary(l *lessons.Lab) string {
 		windows = "window"
 	}
 	s := fmt.Sprintf("%d %s of %s s at %s requests a second", len(l.Rates), windows, fmtNum(l.Seconds), labRates(l))
+	if len(l.Rates) > 1 && !slices.ContainsFunc(l.Rates, func(r float64) bool { return r != l.Rates[0] }) {
+		// One rate repeated: each window draws arrivals of its own.
+		s = fmt.Sprintf("%d windows of %s s at %s requests a second, each with arrivals of its own", len(l.Rates), fmtNum(l.Seconds), fmtNum(l.Rates[0]))
+	}
 	seed := "seed " + strconv.FormatInt(l.Seed, 10)
 	if l.RNG == string(loadrun.Python) {
 		seed = "CPython's random.seed(" + strconv.FormatInt(l.Seed, 10) + ") for each window"

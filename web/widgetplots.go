@@ -31,7 +31,7 @@ func queueCurveChart(q model.Queue, id string) chart.Chart {
 		for _, p := range q.SeparateCurve {
 			sep = append(sep, float64(p.P99ResponseMS))
 		}
-		panel.Series = append(panel.Series, chart.Series{Name: "p99, a queue each", Quantity: "b", Style: chart.Model, X: xs, Y: sep})
+		panel.Series = append(panel.Series, chart.Series{Name: "p99, a queue each", Quantity: "split", Style: chart.Model, X: xs, Y: sep})
 	}
 	stop := func(p model.QueuePoint, what string) chart.Stop {
 		return chart.Stop{X: float64(p.Arrivals), Focus: true, Lines: []string{
