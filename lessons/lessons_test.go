@@ -38,10 +38,10 @@ func TestEmbeddedContentLoads(t *testing.T) {
 	for _, l := range c.Lessons {
 		slugs = append(slugs, l.Slug)
 	}
-	// The chapter in reading order (part "Capacity"), then the fixture in
+	// The course in reading order (part "Capacity"), then the fixture in
 	// part "Fixtures".
-	want := []string{"littles-law", "saturation", "overload", "open-closed", "measure", "bottleneck-moves",
-		"threads-processors", "criterion", "admission-limit", "service-time-moves", "cap-inside", "capacity-moves", "shared-queue", "capstone", "sample"}
+	want := []string{"littles-law", "saturation", "overload", "open-closed", "pause-both-loops", "measure", "bottleneck-moves",
+		"threads-processors", "hidden-queue", "criterion", "admission-limit", "service-time-moves", "cap-inside", "capacity-moves", "shared-queue", "capstone", "sample"}
 	if !reflect.DeepEqual(slugs, want) {
 		t.Errorf("lessons in order = %v, want %v", slugs, want)
 	}

@@ -84,11 +84,11 @@ var publishedModel = sim.Model{Lab: labsvc.Config{Workers: 1, WaitMS: 10, CPUs: 
 // How far the seed moves the published experiment's mean: seeds 1 to 20
 // of CPython's random.seed, each simulated as the lesson's seed 21 is, at
 // 80 a second (the server's ceiling) and at 60. The means are printed (go
-// test -run SeedSpread -v ./sim), and the open- and closed-loop lesson's
+// test -run SeedSpread -v ./sim), and the pause lesson's (pause-both-loops)
 // sentences about them must give their least, greatest and (at 80) median,
 // to the millisecond.
 func TestPublishedSeedSpread(t *testing.T) {
-	text, err := os.ReadFile("../lessons/content/open-closed.md")
+	text, err := os.ReadFile("../lessons/content/pause-both-loops.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -827,10 +827,10 @@ func TestTeachPass(t *testing.T) {
 // TestClassOptionOrder checks that every screen of a class shows a
 // question's options in one order, the session's (lessons.Question.Order
 // keyed by the join code), and each option as its rendered Markdown
-// (bottleneck-moves has options with code in them).
+// (hidden-queue has options with code in them).
 func TestClassOptionOrder(t *testing.T) {
 	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
-	st, created, body := s.create("bottleneck-moves", "")
+	st, created, body := s.create("hidden-queue", "")
 	if st != http.StatusCreated {
 		t.Fatalf("create: %d %s", st, body)
 	}
@@ -841,7 +841,7 @@ func TestClassOptionOrder(t *testing.T) {
 		"projector":   s.get(nil, strings.TrimPrefix(created.ProjectorURL, s.srv.URL)).body,
 		"participant": s.get(participant, "/sessions/"+code).body,
 	}
-	l, _ := s.course.Lesson("bottleneck-moves")
+	l, _ := s.course.Lesson("hidden-queue")
 	shuffled, withCode := 0, 0
 	for _, b := range l.Blocks() {
 		q, ok := b.(*lessons.Question)
