@@ -93,7 +93,7 @@ func TestBrowserLessonNav(t *testing.T) {
 func TestBrowserLessonsFitPhones(t *testing.T) {
 	srv := start(t, nil, "--data", t.TempDir())
 	ctx := newBrowser(t)
-	slugs := []string{"littles-law", "saturation", "overload", "open-closed", "pause-both-loops", "bottleneck-moves", "hidden-queue", "criterion", "admission-limit", "service-time-moves", "shared-queue"}
+	slugs := []string{"littles-law", "saturation", "overload", "open-closed", "pause-both-loops", "bottleneck-moves", "hidden-queue", "criterion", "admission-limit", "limit-edges", "service-time-moves", "shared-queue"}
 	for _, w := range []int64{320, 375} {
 		for _, slug := range slugs {
 			doSteps(t, ctx, fmt.Sprintf("open %s at %d px", slug, w), chromedp.EmulateViewport(w, 740), chromedp.Navigate(srv.url+"/lessons/"+slug))
