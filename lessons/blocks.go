@@ -139,6 +139,14 @@ type recordFieldFields struct {
 	Hint  string `yaml:"hint"`
 }
 
+type judgeFields struct {
+	Lab       string   `yaml:"lab"`
+	Rate      float64  `yaml:"rate"`
+	Seeds     []uint64 `yaml:"seeds"`
+	BudgetMS  float64  `yaml:"budget_ms"`
+	Delivered float64  `yaml:"delivered"`
+}
+
 type recordFields struct {
 	Prompt      string             `yaml:"prompt"`
 	Setting     *recordFieldFields `yaml:"setting"`
@@ -231,8 +239,83 @@ func (fp *fileParser) fenced(out *parsed, fc *ast.FencedCodeBlock, body []byte, 
 			return nil
 		}
 		return fp.record(d, what, id, line, f)
+	case "judge":
+		var f judgeFields
+		d, ok := decodeYAML(fp.p, line+1, line, what, src.Bytes(), &f)
+		if !ok {
+			return nil
+		}
+		j := fp.judge(d, what, id, line, f)
+		if j.Lab != "" {
+			*refs = append(*refs, ref{what: what + ": lab", line: d.line("lab"), target: j.Lab, kinds: []string{"lab"}, from: self})
+			fp.judges = append(fp.judges, judgeAt{j: j, what: what, d: d})
+		}
+		return j
 	}
 	return nil
+}
+
+// maxJudgeSeeds is the most seeds a judge block may ask a choice to pass:
+// each is a run the learner makes.
+const maxJudgeSeeds = 5
+
+// judge validates a judge block: the lab it judges, the rate, the seeds
+// and both halves of the criterion. That the rate is one of the lab's is
+// checked once the lesson's blocks are known (checkJudges).
+func (fp *fileParser) judge(d *ydoc, what, id string, line int, f judgeFields) *Judge {
+	p := fp.p
+	j := &Judge{ID: id, Line: line, Lab: strings.TrimSpace(f.Lab), Rate: f.Rate, Seeds: f.Seeds, BudgetMS: f.BudgetMS, Delivered: f.Delivered}
+	if j.Lab == "" {
+		p.add(line, "%s: lab is missing: want the id of the lab block whose runs are judged", what)
+	}
+	if !d.has("rate") || !(f.Rate > 0) {
+		p.add(d.line("rate"), "%s: rate is missing or not above 0: want the offered rate judged, one of the lab's rates", what)
+	}
+	seen := map[uint64]bool{}
+	for i, s := range f.Seeds {
+		if seen[s] {
+			p.add(d.line("seeds", i), "%s: seeds[%d] %d is given twice: want each seed once", what, i, s)
+		}
+		seen[s] = true
+	}
+	if n := len(f.Seeds); n == 0 || n > maxJudgeSeeds {
+		p.add(d.line("seeds"), "%s: seeds has %d entries: want 1 to %d seeds a choice must pass on", what, n, maxJudgeSeeds)
+	}
+	if !(f.BudgetMS > 0) || f.BudgetMS > maxTimeoutMS {
+		p.add(d.line("budget_ms"), "%s: budget_ms %g is not allowed: want the p99 budget, above 0 and at most %d ms (the longest caller timeout)", what, f.BudgetMS, maxTimeoutMS)
+	}
+	if !(f.Delivered > 0 && f.Delivered <= 1) {
+		p.add(d.line("delivered"), "%s: delivered %g is not allowed: want the least share of requests sent that must be answered, above 0 and at most 1 (0.99)", what, f.Delivered)
+	}
+	return j
+}
+
+// judgeAt is a judge block to check against its lab once the lesson's
+// blocks are known.
+type judgeAt struct {
+	j    *Judge
+	what string
+	d    *ydoc
+}
+
+// checkJudges checks each judge block's rate against the lab it judges,
+// which must be an open-loop preset offering that rate.
+func (fp *fileParser) checkJudges(l *Lesson) {
+	for _, ja := range fp.judges {
+		b, ok := l.Block(ja.j.Lab)
+		lab, isLab := b.(*Lab)
+		if !ok || !isLab {
+			continue // reported by checkRefs
+		}
+		switch {
+		case lab.Closed > 0:
+			fp.p.add(ja.d.line("lab"), "%s: lab %q is a closed loop: want an open-loop preset, whose rate is judged", ja.what, lab.ID)
+		case lab.Simulated:
+			fp.p.add(ja.d.line("lab"), "%s: lab %q is simulated: want a preset learners run", ja.what, lab.ID)
+		case ja.j.Rate > 0 && !slices.Contains(lab.Rates, ja.j.Rate):
+			fp.p.add(ja.d.line("rate"), "%s: rate %g is not an offered rate of the preset %q: want one of %s", ja.what, ja.j.Rate, lab.ID, RateList(lab.Rates))
+		}
+	}
 }
 
 // record validates a record block: a prompt and the five fields, each

@@ -250,6 +250,26 @@
 //	reverse: {label: What would reverse it, hint: What would change your mind.}
 //	```
 //
+// judge: a design task's judge (the capstone). It names a lab block of the
+// lesson (lab, an open-loop preset learners run, not simulated), whose
+// workers, admission limit and policy the learner chooses; the rate judged
+// (one of the lab's rates); the seeds a choice must pass at (1 to 5, each
+// once); and the criterion's two halves: budget_ms (the p99 of the answers
+// at most this, above 0 and at most 60000) and delivered (the least share
+// of requests sent that are answered, above 0 and at most 1). Pages judge
+// the learner's finished runs of the preset, a choice at a time (package
+// web), and once one passes show the cheapest choice that passes in the
+// simulator. A preset a judge block names needs no recorded table: the
+// learner's runs are its measurement.
+//
+//	```judge id=capstone-judge
+//	lab: capstone-service
+//	rate: 100
+//	seeds: [1, 2, 3]
+//	budget_ms: 230
+//	delivered: 0.99
+//	```
+//
 // # Recording
 //
 // `server lessons record [--content DIR] [--lesson SLUG] [--lab ID]

@@ -284,3 +284,26 @@ func (r *RecordBlock) Field(name string) (RecordField, bool) {
 	}
 	return RecordField{}, false
 }
+
+// Judge judges a learner's saved runs of a lab preset (Lab) against a
+// criterion over several seeds: the design task of the capstone. The
+// learner chooses the preset's workers, admission limit and policy (with
+// its parameters); every other setting must be the preset's, and a choice
+// passes only when a run at every seed does, on both halves of the
+// criterion at the offered rate Rate: at least Delivered of the requests
+// sent answered, and their p99 within BudgetMS.
+type Judge struct {
+	ID        string
+	Line      int
+	Lab       string   // the lab block whose runs are judged
+	Rate      float64  // the offered rate judged, one of the lab's rates
+	Seeds     []uint64 // every seed a choice must pass
+	BudgetMS  float64  // the p99 budget, ms
+	Delivered float64  // the least share of requests sent answered, 0 to 1
+}
+
+// Kind returns "judge".
+func (j *Judge) Kind() string { return "judge" }
+
+// BlockID returns the judge block's id.
+func (j *Judge) BlockID() string { return j.ID }

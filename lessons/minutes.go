@@ -14,6 +14,10 @@ const ReadingWordsPerMinute = 200
 // five fields.
 const recordMinutes = 3
 
+// judgeMinutes is how long Reading allows for choosing a design a judge
+// block judges, besides its runs.
+const judgeMinutes = 3
+
 // runOverheadSeconds is what a run costs beyond its windows, per window:
 // the pause between windows, draining and resetting the lab, the last
 // requests' tail (the runner's WindowOverhead, rounded up).
@@ -100,6 +104,16 @@ func (l *Lesson) Reading() ReadingTime {
 		case *Table:
 			text(b.Caption)
 			r.Words += tableWords(b)
+		case *Judge:
+			// Choosing and running a design: judgeMinutes, and a run of the
+			// judged preset at each seed besides the one counted with it.
+			r.Doing += judgeMinutes
+			if lb, ok := l.Block(b.Lab); ok {
+				if lab, ok := lb.(*Lab); ok && len(b.Seeds) > 1 {
+					windows := float64(max(len(lab.Rates), 1))
+					r.RunSeconds += float64(len(b.Seeds)-1) * (windows*(lab.Seconds+runOverheadSeconds) + lab.DrainSeconds(1))
+				}
+			}
 		case *Lab:
 			if b.Simulated {
 				// Simulate answers at once: no windows to wait through.

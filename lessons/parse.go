@@ -66,6 +66,7 @@ type fileParser struct {
 
 	tables []*tableAt // tables parsed so far, for checkTables
 	reads  []readAt   // predicts' read: fields, for checkReads
+	judges []judgeAt  // judge blocks, for checkJudges
 	opts   LoadOptions
 }
 
@@ -294,6 +295,7 @@ func (fp *fileParser) body(out *parsed, body []byte) {
 	fp.checkRefs(blocks, refs, headings)
 	l.settled = l.settledIndex()
 	fp.checkReads(l)
+	fp.checkJudges(l)
 	for _, ta := range fp.tables {
 		if lb, ok := l.Block(ta.table.Preset); ok {
 			if lab, ok := lb.(*Lab); ok {
@@ -393,7 +395,7 @@ func firstWord(s string) string {
 // isFenceKind reports whether kind is written as a fenced block.
 func isFenceKind(kind string) bool {
 	switch kind {
-	case "predict", "check", "model", "lab", "table", "record":
+	case "predict", "check", "model", "lab", "table", "record", "judge":
 		return true
 	}
 	return false

@@ -160,9 +160,19 @@ func PlanRecording(dir, slug, labID string, opts LoadOptions) ([]RecordJob, erro
 		}
 		foundLesson = true
 		for _, b := range l.Blocks() {
-			if lab, ok := b.(*Lab); ok && (labID == "" || lab.ID == labID) {
-				jobs = append(jobs, RecordJob{File: l.File, Lab: lab})
+			lab, ok := b.(*Lab)
+			if !ok || (labID != "" && lab.ID != labID) {
+				continue
 			}
+			if j := judgeOf(l, lab.ID); j != nil {
+				// A design task's preset has no table: the learners' runs
+				// of it are what its judge block judges.
+				if labID != "" {
+					return nil, fmt.Errorf("lab preset %q is judged by %q and has no table to record: its measurements are the learners' own runs", labID, j.ID)
+				}
+				continue
+			}
+			jobs = append(jobs, RecordJob{File: l.File, Lab: lab})
 		}
 	}
 	switch {
@@ -437,4 +447,14 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// judgeOf returns the judge block of l that judges the lab preset id, or nil.
+func judgeOf(l *Lesson, id string) *Judge {
+	for _, b := range l.Blocks() {
+		if j, ok := b.(*Judge); ok && j.Lab == id {
+			return j
+		}
+	}
+	return nil
 }

@@ -39,7 +39,7 @@ type planCtxKey struct{}
 // request's form values) and so is rendered per request.
 func perLearner(b lessons.Block) bool {
 	switch b.(type) {
-	case *lessons.Question, *lessons.Model, *lessons.RecordBlock, *lessons.Lab, *lessons.Table:
+	case *lessons.Question, *lessons.Model, *lessons.RecordBlock, *lessons.Lab, *lessons.Table, *lessons.Judge:
 		return true
 	}
 	return false

@@ -49,6 +49,8 @@ type lessonCtx struct {
 	// Busy is the learner's run that is queued or running, of any block
 	// ("" when none): Run waits for it.
 	Busy string
+	// Judged is each judge block's judgement of the learner's runs.
+	Judged map[string]judgement
 }
 
 type lessonCtxKey struct{}
@@ -120,7 +122,35 @@ func (s *server) lessonCtx(ctx context.Context, learner string, l *lessons.Lesso
 			}
 		}
 	}
-	return lc, nil
+	return lc, s.judgeLesson(ctx, l, runs, lc)
+}
+
+// judgeLesson fills lc.Judged for each judge block of l from the learner's
+// runs (newest first, without rows): the finished runs of the judged
+// preset are read with their rows.
+func (s *server) judgeLesson(ctx context.Context, l *lessons.Lesson, runs []store.Run, lc *lessonCtx) error {
+	for _, b := range l.Blocks() {
+		j, ok := b.(*lessons.Judge)
+		if !ok {
+			continue
+		}
+		var full []store.Run
+		for _, sr := range runs {
+			if sr.Block != j.Lab || sr.Status != store.RunDone {
+				continue
+			}
+			r, err := s.store.Run(ctx, sr.ID)
+			if err != nil {
+				return err
+			}
+			full = append(full, r)
+		}
+		if lc.Judged == nil {
+			lc.Judged = map[string]judgement{}
+		}
+		lc.Judged[j.ID] = s.judgeOf(ctx, l, j, full)
+	}
+	return nil
 }
 
 func lessonLabs(l *lessons.Lesson) []*lessons.Lab {

@@ -123,6 +123,9 @@ type server struct {
 	panels    *cache[[]byte]        // rendered run panels and the run events that carry them (runpanel.go, streamlive.go)
 	runLabels *cache[string]        // names of learners' runs in record forms, by run and status (records.go)
 	frames    *cache[framePolicies] // policies with the LTI platforms' origins added, by origins (lti.go)
+	// cheapestKept is each judge block's cheapest passing choice, by block
+	// and preset (judge.go): the same for every learner.
+	cheapestKept *cache[cheapestChoice]
 
 	classes       *classroom.Manager // class sessions (sessions.go); may be nil
 	instructorKey string             // if set, starting a class session needs it
@@ -176,6 +179,7 @@ func (s *server) makeCaches() {
 	s.pages, s.plans, s.models = newCache[newcomerPage](lessonCacheSize), newCache[keptPlan](lessonCacheSize), newModelCache()
 	s.charts, s.panels = newCache[chartEntry](chartCacheSize), newCache[[]byte](panelCacheSize)
 	s.runLabels, s.frames = newCache[string](runLabelCacheSize), newCache[framePolicies](frameCacheSize)
+	s.cheapestKept = newCache[cheapestChoice](lessonCacheSize)
 }
 
 // contentPolicy is the site's Content-Security-Policy with the given

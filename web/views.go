@@ -514,6 +514,8 @@ func blockHeading(b lessons.Block) string {
 		return "Lab"
 	case *lessons.RecordBlock:
 		return "Your record"
+	case *lessons.Judge:
+		return "Your choices, judged"
 	}
 	return ""
 }

@@ -222,6 +222,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		{"lesson admission-limit", "/lessons/admission-limit"},
 		{"lesson bottleneck-moves", "/lessons/bottleneck-moves"},
 		{"lesson shared-queue (a queue curve with a split)", "/lessons/shared-queue"},
+		{"lesson capstone (a judge block)", "/lessons/capstone"},
 		{"a lab's settings page", "/lessons/bottleneck-moves/lab/moves-w1/settings"},
 		{"widget page", "/widgets/queue-curve"},
 		{"quota widget page", "/widgets/quota"},
