@@ -257,7 +257,7 @@ func recordOne(ctx context.Context, cfg Config, j lessons.RecordJob, scale float
 		}
 		if attempt == LateAttempts {
 			if !cfg.Busy {
-				return Recorded{}, fmt.Errorf("%s in each of %d attempts: the table would measure the generator as much as the lab; it was not written: record it again when the machine is quiet, or with --busy", late, LateAttempts)
+				return Recorded{}, lateError(fmt.Sprintf("%s in each of %d attempts: the table would measure the generator as much as the lab; it was not written: record it again when the machine is quiet, or with --busy", late, LateAttempts))
 			}
 			break
 		}
@@ -408,6 +408,18 @@ func samplesOf(rep result.Report) []result.Sample {
 	}
 	return out
 }
+
+// ErrLate is what Record's error matches (errors.Is) when a preset's sends
+// stayed late in every attempt: the machine was too busy to measure on, so
+// nothing about the lab follows from it.
+var ErrLate = errors.New("recorder: the generator's sends stayed late")
+
+// lateError is Record's refusal of a preset whose sends stayed late; it
+// matches ErrLate.
+type lateError string
+
+func (e lateError) Error() string        { return string(e) }
+func (e lateError) Is(target error) bool { return target == ErrLate }
 
 // SimulatePreset simulates a lab block's preset with package sim, as the
 // recorder does for a simulated preset: its knobs (Preset's mapping), its
