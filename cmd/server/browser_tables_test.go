@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"capacitylab/labsvc"
+	"capacitylab/lessons"
 	"capacitylab/measure"
 	"capacitylab/result"
 	"capacitylab/runner"
@@ -158,7 +159,7 @@ func TestBrowserLessonTablesFit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res) == 0 {
+		if len(res) == 0 && hasTable(t, slug) {
 			t.Errorf("%s: no tables", slug)
 		}
 		for _, tb := range res {
@@ -202,4 +203,25 @@ func lessonsOf(base string) ([]string, error) {
 		out = append(out, l.Slug)
 	}
 	return out, nil
+}
+
+// hasTable reports whether the embedded course's lesson slug has a
+// recorded table (the capstone, a design task, has none: the learner's
+// runs are its measurements).
+func hasTable(t *testing.T, slug string) bool {
+	t.Helper()
+	c, err := lessons.Load(lessons.Content())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ok := c.Lesson(slug)
+	if !ok {
+		t.Fatalf("no lesson %q in the embedded course", slug)
+	}
+	for _, b := range l.Blocks() {
+		if _, ok := b.(*lessons.Table); ok {
+			return true
+		}
+	}
+	return false
 }
