@@ -182,8 +182,7 @@ func verdict(j *lessons.Judge, c judgedChoice) string {
 	}
 	var out []string
 	if len(fails) > 0 {
-		half := "Fails"
-		out = append(out, half+": "+strings.Join(fails, "; ")+".")
+		out = append(out, "Fails: "+strings.Join(fails, "; ")+".")
 	}
 	if len(c.Missing) > 0 {
 		seeds := make([]string, len(c.Missing))
@@ -247,7 +246,11 @@ func (s *server) cheapest(ctx context.Context, j *lessons.Judge, lab *lessons.La
 
 func findCheapest(ctx context.Context, j *lessons.Judge, lab *lessons.Lab) (cheapestChoice, error) {
 	for w := 1; w <= cheapestMaxWorkers; w++ {
-		for _, limit := range []int{derivedLimit(w, j.BudgetMS, lab), 0} {
+		limits := []int{derivedLimit(w, j.BudgetMS, lab)}
+		if limits[0] != 0 {
+			limits = append(limits, 0)
+		}
+		for _, limit := range limits {
 			ok, err := passesSimulated(ctx, j, lab, w, limit)
 			if err != nil {
 				return cheapestChoice{}, err

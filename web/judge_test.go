@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,7 +71,7 @@ func TestJudgeRuns(t *testing.T) {
 		five.Verdict != "Passes at every seed: at least 99.9% answered (99% wanted) and a p99 of at most 217 ms (budget 230 ms)." {
 		t.Errorf("five workers: %+v", five)
 	}
-	if four.Pass || !slicesEqual(four.Missing, []uint64{3}) ||
+	if four.Pass || !slices.Equal(four.Missing, []uint64{3}) ||
 		four.Verdict != "Fails: at seed 1, p99 1684 ms, 1454 ms over the 230 ms budget; at seed 2, 93.3% answered, 5.7 points under 99% and p99 1952 ms, 1722 ms over the 230 ms budget. Not yet run at seed 3." {
 		t.Errorf("four workers: %q (%+v)", four.Verdict, four)
 	}
@@ -80,18 +81,6 @@ func TestJudgeRuns(t *testing.T) {
 	if got := judgeRuns(j, lab, runs[3:4]).Choices[0].Verdict; got != "Run it at seeds 2 and 3 too: a choice passes only at every seed." {
 		t.Errorf("one passing seed: %q", got)
 	}
-}
-
-func slicesEqual(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // The capstone page judges the learner's saved runs: a choice that fails
