@@ -99,7 +99,7 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Course, error) {
 	sortLessons(c.Lessons)
 	// Marks name blocks anywhere in the course, so they are checked once
 	// every file has loaded.
-	if errs := c.checkMarkRefs(); len(errs) > 0 {
+	if errs := append(c.checkMarkRefs(), c.checkGates()...); len(errs) > 0 {
 		return nil, errs.sorted()
 	}
 	return c, nil

@@ -364,6 +364,20 @@
 // lessons marks` lists them and --fix ([FixMarks]) rewrites the stale
 // numbers.
 //
+// # Gates
+//
+// A Predict gates the rest of its lesson ([Lesson.GatesAfter],
+// [Lesson.Cut]): pages show nothing after the first block that measures
+// what settles it (its lab preset, the preset's tables, or a twin's)
+// until the learner has answered or skipped it, because what follows
+// reads that measurement. So a mark that reads a Predict's settling
+// measurement must stand below that block, or in the Predict's own
+// explanations: Load refuses one above the Predict or between the
+// Predict and the block, naming the line to move it below
+// ([Course.Settles] says which marks read which Predict's measurement).
+// An open loop's schedule, offered and sent, is known before the service
+// answers and may be read anywhere.
+//
 // # Reading time
 //
 // [Lesson.Reading] counts every word a learner reads (prose, callouts,

@@ -26,6 +26,7 @@ type Lesson struct {
 	Marks    []Mark   // where the numbers and claims of the text come from, in order
 
 	settled map[string]*Question // SettledBy's index, built when the lesson is loaded
+	gates   map[int][]*Question  // GatesAfter's index, built when the lesson is loaded
 }
 
 // Part is one piece of a lesson body: either rendered prose (HTML is set)

@@ -25,6 +25,9 @@ type Mark struct {
 	Expr string // the expression after = or ?, without the rule
 	Rule string // "" (round to Text's decimals), "floor", "ceil", "±X" or "±X%"; = only
 	Raw  string // the mark as written in the file
+	// Block is the id of the lesson block the mark is written in (a
+	// question's explanation, a widget's goal), "" for prose.
+	Block string
 
 	expr     exprNode
 	written  float64 // Text as a number (= only)
@@ -54,6 +57,7 @@ func extractMarks(file string, src []byte, p *problems) ([]byte, []Mark) {
 	inFront := len(lines) > 0 && strings.TrimRight(lines[0], " \t\n") == "---"
 	fence := "" // the open fence's marker, "" outside a fence
 	skip := false
+	block := "" // the open fence's id= attribute
 	for i, ln := range lines {
 		n := i + 1
 		switch {
@@ -63,17 +67,18 @@ func extractMarks(file string, src []byte, p *problems) ([]byte, []Mark) {
 			}
 		case fence != "":
 			if closesFence(ln, fence) {
-				fence, skip = "", false
+				fence, skip, block = "", false, ""
 			} else if !skip {
-				ln = replaceMarks(file, n, ln, p, &marks)
+				ln = replaceMarks(file, n, block, ln, p, &marks)
 			}
 		default:
 			if marker, info, ok := opensFence(ln); ok {
 				fence = marker
 				kind := firstWord(info)
 				skip = !isInteractive(info) || kind == "lab" || kind == "table"
+				block = fenceID(info)
 			} else {
-				ln = replaceMarks(file, n, ln, p, &marks)
+				ln = replaceMarks(file, n, "", ln, p, &marks)
 			}
 		}
 		out.WriteString(ln)
@@ -112,8 +117,19 @@ func closesFence(line, marker string) bool {
 	return len(trim)-len(rest) >= len(marker) && strings.TrimSpace(rest) == ""
 }
 
-// replaceMarks replaces the marks of one line outside inline code spans.
-func replaceMarks(file string, n int, line string, p *problems, marks *[]Mark) string {
+// fenceID is the id= attribute of a fence's info string, or "".
+func fenceID(info string) string {
+	for _, t := range strings.Fields(info) {
+		if id, ok := strings.CutPrefix(t, "id="); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// replaceMarks replaces the marks of one line outside inline code spans;
+// block is the id of the block the line is in ("" in prose).
+func replaceMarks(file string, n int, block, line string, p *problems, marks *[]Mark) string {
 	if !strings.Contains(line, "]{") {
 		return line
 	}
@@ -130,7 +146,7 @@ func replaceMarks(file string, n int, line string, p *problems, marks *[]Mark) s
 				p.add(n, "mark %s: %s", m, msg)
 				return sm[1]
 			}
-			mk.File, mk.Line, mk.Raw = file, n, m
+			mk.File, mk.Line, mk.Raw, mk.Block = file, n, m, block
 			*marks = append(*marks, mk)
 			return sm[1]
 		}))
@@ -563,6 +579,7 @@ type evalEnv struct {
 	row     *rowScope
 	static  bool     // check references only: every cell reads as 1, and nothing divides by zero
 	pending []string // presets read whose tables are not recorded yet
+	reads   []cellRead
 }
 
 // resolve finds the lab preset and its table for a name that is either.
@@ -597,8 +614,14 @@ func (c *Course) tableOf(preset string) *Table {
 	return nil
 }
 
+// cellRead is a column of a preset's measurement an expression read.
+type cellRead struct{ preset, column string }
+
 // cell reads one cell of a row as a number (in a static check, 1).
 func (e *evalEnv) cell(r *rowScope, col string) (value, error) {
+	if !slices.Contains(e.reads, cellRead{r.preset, col}) {
+		e.reads = append(e.reads, cellRead{r.preset, col})
+	}
 	cols := r.cols
 	if r.table != nil {
 		cols = r.table.Columns

@@ -294,6 +294,7 @@ func (fp *fileParser) body(out *parsed, body []byte) {
 	}
 	fp.checkRefs(blocks, refs, headings)
 	l.settled = l.settledIndex()
+	l.gates = l.gateIndex()
 	fp.checkReads(l)
 	fp.checkJudges(l)
 	for _, ta := range fp.tables {

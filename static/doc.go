@@ -31,6 +31,8 @@
 //	                         a round's votes, how answers moved, the answer and its explanation
 //	js/classsteps.js         the class host's next step (Space) and second round (2)
 //	js/classkeys.js          which key of the host's and presenter's views asks for what
+//	js/classgates.js         a participant's lesson: the parts after a Predict's gate, fetched
+//	                         from /sessions/{code}/parts once the host shows its answer
 //	js/presenter.js          the presenter window and the host page that opened it: its keys
 //	                         posted to that page, which acts with its own token
 //	js/reconnect.js          one websocket kept open, reconnecting with backoff, for runs.js

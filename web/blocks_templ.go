@@ -255,7 +255,7 @@ func predictBlock(l *lessons.Lesson, q *lessons.Question, p *store.Prediction, l
 				return templ_7745c5c3_Err
 			}
 			if q.SettledBy != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "The measurement that settles it stays folded until you lock in or skip.")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "The measurement that settles it, and the rest of the lesson, stay folded until you lock in or skip.")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -75,6 +75,7 @@
 //	GET  /sessions/{code}/projector         ?token=: what the class sees on the big screen (the projector
 //	                                        token, never the host's: a host token is redirected to it)
 //	GET  /sessions/{code}/qr.svg            the join link as a QR code
+//	GET  /sessions/{code}/parts             a participant's lesson: the parts after a Predict's gate its shown answer opens
 //	GET  /sessions/{code}/{file:results|answers}.csv
 //	                                        ?token=: votes per question, round and option; each participant's answers
 //	GET  /ws/sessions/{code}                websocket: the session (protocol in package classroom)
@@ -161,7 +162,21 @@
 // lesson's next step (the text that reads the rows, when the lesson has
 // some before its next heading); an opened table shows the same reading of
 // its own cells. A lab block no Predict settles is never folded. A lab
-// block carries no knobs: "Change the settings" links to the lab's
+// block carries no knobs.
+//
+// A Predict also gates the rest of its lesson (lessons.Lesson.GatesAfter):
+// what follows the first block that measures what settles it (the prose
+// that reads the numbers, widgets set from them, later questions) is not
+// sent until the learner has locked in or skipped the Predict. A note
+// stands in its place, with a link to the Predict and the sections still
+// to come listed under their headings' ids, so the contents still land;
+// lesson.js loads the page again at the Predict when the answer opens the
+// gate. The lesson plan keeps every part and cuts per request (gateMark,
+// endMark). The loader refuses a mark that reads a Predict's settling
+// measurement above its gate, and TestBrowserNoSpoilers crawls every
+// lesson for a visible number that settles an unanswered Predict.
+//
+// "Change the settings" links to the lab's
 // settings page (/lessons/{slug}/lab/{id}/settings, folded like the block),
 // runs.js brings that page's knobs into the block when it is opened, and
 // until then the Run form sends the preset's values as hidden fields. A

@@ -271,3 +271,22 @@ func normalise(t testing.TB, fragment string) string {
 	}
 	return renderNode(ns[0])
 }
+
+// readingOn returns a client whose learner has skipped every Predict of
+// the lesson, so its pages show the parts past each Predict's gate.
+func (s *testSite) readingOn(slug string) *http.Client {
+	s.t.Helper()
+	c := s.client()
+	l, ok := s.course.Lesson(slug)
+	if !ok {
+		s.t.Fatalf("no lesson %s", slug)
+	}
+	for _, b := range l.Blocks() {
+		if q, ok := b.(*lessons.Question); ok && q.Type == "predict" {
+			if res := s.post(c, "/lessons/"+slug+"/predict/"+q.ID, url.Values{"action": {"skip"}}); res.StatusCode != http.StatusSeeOther {
+				s.t.Fatalf("skip %s: %d %s", q.ID, res.StatusCode, res.body)
+			}
+		}
+	}
+	return c
+}

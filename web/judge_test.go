@@ -105,6 +105,7 @@ func TestCapstoneJudgesSavedRuns(t *testing.T) {
 			}
 		}
 	}
+	site.post(c, "/lessons/capstone/predict/capstone-predict", url.Values{"action": {"skip"}}) // the judge is past the Predict's gate
 	page := site.get(c, "/lessons/capstone")
 	if !strings.Contains(page.body, `data-testid="judge-none"`) {
 		t.Error("with no runs the judge does not say what to do")

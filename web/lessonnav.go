@@ -15,9 +15,16 @@ type section struct{ ID, Title string }
 // lessonSections lists a lesson's level-2 headings in order, for its
 // contents. It reads the rendered prose; the lesson page is rendered once
 // per course value, so this runs once per lesson.
-func lessonSections(l *lessons.Lesson) []section {
+func lessonSections(l *lessons.Lesson) []section { return sectionsOf(l.Body) }
+
+// sectionsAfter lists the level-2 headings of the parts after part i: the
+// sections a gate at part i hides.
+func sectionsAfter(l *lessons.Lesson, i int) []section { return sectionsOf(l.Body[i+1:]) }
+
+// sectionsOf lists the level-2 headings of the prose among parts.
+func sectionsOf(parts []lessons.Part) []section {
 	var out []section
-	for _, part := range l.Body {
+	for _, part := range parts {
 		if part.Block != nil {
 			continue
 		}

@@ -31,6 +31,15 @@ import (
 // that it found exactly one mark per such block.
 const planMark = "\x00cl-block\x00"
 
+// gateMark stands after a part that is a Predict's gate, and endMark
+// after the lesson's last part: a plan keeps every part, and a request
+// whose learner has not answered a gate's Predict writes the gate's note
+// and skips from the gate to the end (see pageCut).
+const (
+	gateMark = "\x00cl-gate\x00"
+	endMark  = "\x00cl-end\x00"
+)
+
 // planCtxKey marks a context in which lessonBlock writes planMark instead
 // of a learner-dependent block.
 type planCtxKey struct{}
@@ -57,18 +66,70 @@ func lessonBlock(l *lessons.Lesson, b lessons.Block, st store.LessonState) templ
 	})
 }
 
-// lessonPlan is one lesson's page as parts: stored HTML and the
-// learner-dependent blocks between them.
+// pageCut returns the last part of the body a lesson page shows its
+// learner and the Predict that cuts it there (nil: the whole body): the
+// first gate whose Predict the learner has not answered or skipped.
+// While a plan is being built it is the whole body: the plan cuts per
+// request (lessonPlan.write).
+func pageCut(ctx context.Context, l *lessons.Lesson, st store.LessonState) (int, *lessons.Question) {
+	if ctx.Value(planCtxKey{}) != nil {
+		return len(l.Body) - 1, nil
+	}
+	return l.Cut(func(q *lessons.Question) bool {
+		_, ok := st.Predictions[q.ID]
+		return ok
+	})
+}
+
+// lessonGate follows part i of a lesson page: while a plan is built,
+// gateMark when part i is a gate; otherwise the gate's note when by, the
+// Predict that cuts the page, has its gate there.
+func lessonGate(l *lessons.Lesson, i int, by *lessons.Question) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		if ctx.Value(planCtxKey{}) != nil {
+			if len(l.GatesAfter(i)) > 0 {
+				_, err := io.WriteString(w, gateMark)
+				return err
+			}
+			return nil
+		}
+		if by != nil && l.Gate(by) == i {
+			return gateNote(l, i, by).Render(ctx, w)
+		}
+		return nil
+	})
+}
+
+// bodyEnd follows a lesson page's last part: endMark while a plan is
+// built, nothing otherwise.
+func bodyEnd() templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		if ctx.Value(planCtxKey{}) != nil {
+			_, err := io.WriteString(w, endMark)
+			return err
+		}
+		return nil
+	})
+}
+
+// lessonPlan is one lesson's page as parts: stored HTML, the
+// learner-dependent blocks between them, its gates and the body's end.
 type lessonPlan struct {
 	parts []planPart
 	size  int // bytes of stored HTML, to size the buffer
+	end   int // index in parts of the body's end
 }
 
-// planPart is stored HTML (block == nil) or a learner-dependent block,
-// with its HTML for the common cases kept too.
+// planPart is stored HTML, a learner-dependent block with its HTML for
+// the common cases kept too, a gate (gates set) or the body's end.
 type planPart struct {
 	html  []byte
 	block lessons.Block
+	// gates are the Predicts whose gate the part before this one is,
+	// with each one's note (gateNote) by id.
+	gates []*lessons.Question
+	notes map[string][]byte
+	end   bool
 	// blank is the block's HTML for a newcomer: nothing stored for it,
 	// no form values for it in the request, the newcomer's option order,
 	// no runs (nil: not kept).
@@ -167,25 +228,49 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 	if err := page.Render(context.WithValue(ctx, planCtxKey{}, true), &buf); err != nil {
 		return nil, err
 	}
-	var blocks []lessons.Block
-	for _, part := range l.Body {
+	// The marks the page must hold, in order: each learner-dependent
+	// block, a gate after each gate part, and the body's end.
+	var want []planPart
+	for i, part := range l.Body {
 		if part.Block != nil && perLearner(part.Block) {
-			blocks = append(blocks, part.Block)
+			want = append(want, planPart{block: part.Block})
+		}
+		if gates := l.GatesAfter(i); len(gates) > 0 {
+			notes := map[string][]byte{}
+			for _, q := range gates {
+				html, err := renderBytes(ctx, gateNote(l, i, q))
+				if err != nil {
+					return nil, err
+				}
+				notes[q.ID] = html
+			}
+			want = append(want, planPart{gates: gates, notes: notes})
 		}
 	}
-	pieces := bytes.Split(buf.Bytes(), []byte(planMark))
-	if len(pieces) != len(blocks)+1 {
-		return nil, fmt.Errorf("lesson %s: plan found %d block marks, want %d", l.Slug, len(pieces)-1, len(blocks))
+	want = append(want, planPart{end: true})
+	pieces, marks := splitPlan(buf.Bytes())
+	if len(marks) != len(want) {
+		return nil, fmt.Errorf("lesson %s: plan found %d marks, want %d", l.Slug, len(marks), len(want))
 	}
 	p := &lessonPlan{}
 	for i, html := range pieces {
 		p.parts = append(p.parts, planPart{html: html})
 		p.size += len(html)
-		if i == len(blocks) {
+		if i == len(want) {
 			break
 		}
-		b := blocks[i]
-		part := planPart{block: b}
+		part := want[i]
+		if kind := markOf(part); marks[i] != kind {
+			return nil, fmt.Errorf("lesson %s: plan mark %d is %q, want %q", l.Slug, i+1, marks[i], kind)
+		}
+		if part.block == nil {
+			if part.end {
+				p.end = len(p.parts)
+			}
+			p.parts = append(p.parts, part)
+			continue
+		}
+		b := part.block
 		blank, err := renderBytes(ctx, blockView(l, b, (&store.Export{}).State()))
 		if err != nil {
 			return nil, err
@@ -212,6 +297,37 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 	return p, nil
 }
 
+// markOf is the mark a plan part stands at.
+func markOf(part planPart) string {
+	switch {
+	case part.block != nil:
+		return planMark
+	case part.end:
+		return endMark
+	}
+	return gateMark
+}
+
+// splitPlan cuts a page rendered for a plan at its marks (planMark,
+// gateMark, endMark), returning the HTML between them and the marks in
+// order.
+func splitPlan(page []byte) (pieces [][]byte, marks []string) {
+	for {
+		at, mark := -1, ""
+		for _, m := range []string{planMark, gateMark, endMark} {
+			if i := bytes.Index(page, []byte(m)); i >= 0 && (at < 0 || i < at) {
+				at, mark = i, m
+			}
+		}
+		if at < 0 {
+			return append(pieces, page), marks
+		}
+		pieces = append(pieces, page[:at])
+		marks = append(marks, mark)
+		page = page[at+len(mark):]
+	}
+}
+
 func renderBytes(ctx context.Context, c templ.Component) ([]byte, error) {
 	var buf bytes.Buffer
 	err := c.Render(ctx, &buf)
@@ -225,8 +341,18 @@ func renderBytes(ctx context.Context, c templ.Component) ([]byte, error) {
 func (p *lessonPlan) write(ctx context.Context, buf *bytes.Buffer, l *lessons.Lesson, st store.LessonState) error {
 	buf.Grow(p.size + 8<<10)
 	wc, _ := ctx.Value(widgetCtxKey{}).(*widgetCtx)
-	for i := range p.parts {
+	for i := 0; i < len(p.parts); i++ {
 		part := &p.parts[i]
+		if part.gates != nil {
+			for _, q := range part.gates {
+				if _, ok := st.Predictions[q.ID]; !ok {
+					buf.Write(part.notes[q.ID])
+					i = p.end // the parts up to the body's end are hidden
+					break
+				}
+			}
+			continue
+		}
 		if part.block == nil {
 			buf.Write(part.html)
 			continue

@@ -77,6 +77,7 @@ func (s *server) routes() http.Handler {
 	r.Get("/sessions/{code}/host", s.handle(s.hostPage))
 	r.Get("/sessions/{code}/projector", s.handle(s.projectorPage))
 	r.Get("/sessions/{code}/qr.svg", s.handle(s.sessionQR))
+	r.Get("/sessions/{code}/parts", s.handle(s.sessionParts))
 	r.Get("/sessions/{code}/{file:results|answers}.csv", s.handle(s.sessionCSV))
 	r.Get("/ws/sessions/{code}", s.handle(s.sessionStream))
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"golang.org/x/net/html"
 
@@ -177,6 +178,112 @@ type classView struct {
 	HostURL      string
 	ProjectorURL string
 	QRURL        string // host and projector: the QR code, with the projector token (see memberSession)
+	// Answered holds the questions whose answer the host has shown: a
+	// participant's page leaves out what follows a Predict's gate until
+	// then (hides).
+	Answered map[string]bool
+}
+
+// hides reports whether a participant's page leaves part i of the lesson
+// out: it follows the gate of a Predict whose answer the host has not
+// shown (lessons.Lesson.GatedBy). Questions and labs are always there,
+// for session.js to draw; the rest comes from /sessions/{code}/parts
+// once the answer is shown.
+func (v classView) hides(i int) bool {
+	if v.Role != "participant" {
+		return false
+	}
+	switch v.Lesson.Body[i].Block.(type) {
+	case *lessons.Question, *lessons.Lab:
+		return false
+	}
+	for _, q := range v.Lesson.GatedBy(i) {
+		if !v.Answered[q.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// gateNote returns the Predict whose gate part i is and whose answer the
+// host has not shown, for the participant's note there (nil: none), and
+// whether an earlier gate is still closed: then that one's note is the
+// one shown, and this one waits hidden (classgates.js shows it later).
+func (v classView) gateNote(i int) (q *lessons.Question, later bool) {
+	if v.Role != "participant" {
+		return nil, false
+	}
+	for _, g := range v.Lesson.GatesAfter(i) {
+		if !v.Answered[g.ID] {
+			q = g
+			break
+		}
+	}
+	if q == nil {
+		return nil, false
+	}
+	for _, g := range v.Lesson.GatedBy(i) {
+		if !v.Answered[g.ID] {
+			return q, true
+		}
+	}
+	return q, false
+}
+
+// gatedIDs lists, space-separated, the Predicts whose answers a
+// participant's page waits for before showing part i.
+func gatedIDs(l *lessons.Lesson, i int) string {
+	var ids []string
+	for _, q := range l.GatedBy(i) {
+		ids = append(ids, q.ID)
+	}
+	return strings.Join(ids, " ")
+}
+
+// classPart is one part of a lesson on a participant's page, sent once
+// the answers it waits for are shown.
+type classPart struct {
+	Part int    `json:"part"`
+	HTML string `json:"html"`
+}
+
+// sessionParts is GET /sessions/{code}/parts, for a participant: every
+// part of the lesson their page left out (hides) that the host's shown
+// answers now open, rendered as the page renders it.
+func (s *server) sessionParts(w http.ResponseWriter, r *http.Request) error {
+	sess, ok, err := s.lookupSession(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return err
+	}
+	if _, _, ok := sess.Participant(participantToken(r, sess.Code())); !ok {
+		return errorf(CodeForbidden, "Only a participant of this class reads its lesson's parts: join with the class code first.")
+	}
+	v, err := s.view(r, sess, "participant", "")
+	if err != nil {
+		return err
+	}
+	out := []classPart{}
+	for i, part := range v.Lesson.Body {
+		if len(v.Lesson.GatedBy(i)) == 0 || v.hides(i) {
+			continue
+		}
+		var c templ.Component = templ.Raw(string(part.HTML))
+		if part.Block != nil {
+			switch part.Block.(type) {
+			case *lessons.Question, *lessons.Lab:
+				continue // always on the page
+			}
+			c = classBlock(v, i, part.Block)
+		}
+		html, err := renderString(r.Context(), c)
+		if err != nil {
+			return err
+		}
+		out = append(out, classPart{Part: i, HTML: html})
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string][]classPart{"parts": out})
+	return nil
 }
 
 // sessionCreated is the JSON answer to POST /api/sessions.
@@ -508,7 +615,12 @@ func (s *server) view(r *http.Request, sess *classroom.Session, role, token stri
 		return classView{}, errorf(CodeNotFound, fmt.Sprintf("The lesson %q of this session is no longer in the course.", sess.Lesson()))
 	}
 	code := sess.Code()
-	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join"}
+	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join", Answered: map[string]bool{}}
+	for _, q := range sess.State().Questions {
+		if q.Answered {
+			v.Answered[q.ID] = true
+		}
+	}
 	if role == "host" {
 		v.HostURL = hostURL(code, token)
 		v.ProjectorURL = projectorURL(sess)

@@ -884,3 +884,75 @@ func TestClassOptionOrder(t *testing.T) {
 		t.Errorf("the test shows nothing: %d questions shuffled, %d options with code", shuffled, withCode)
 	}
 }
+
+// TestClassGates: a participant's page of a class on cap-inside shows no
+// recorded table and no prose past the first Predict's gate until the
+// host shows that Predict's answer; /sessions/{code}/parts then sends
+// the parts it opened, and only those (the next Predict's measurement
+// stays out). The host's own page shows everything.
+func TestClassGates(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
+	st, created, body := s.create("cap-inside", "")
+	if st != http.StatusCreated {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	code, tok := created.Code, hostToken(t, created)
+	pc := s.joinAs(code, "Ada")
+	page := s.get(pc, "/sessions/"+code).body
+	for _, id := range []string{"cap-release-queue-result", "cap-release-queue-time", "cap-release-quota-result", "cap-w64-limit-result"} {
+		if strings.Contains(page, `id="`+id+`"`) {
+			t.Errorf("before any answer, the participant's page shows table %s", id)
+		}
+	}
+	notes := find(parse(t, page), byTestID("class-gate-note"))
+	var shown []string
+	for _, n := range notes {
+		if _, hidden := attr(n, "hidden"); !hidden {
+			shown = append(shown, must(attr(n, "data-class-gate-note")))
+		}
+	}
+	if len(notes) != 3 || strings.Join(shown, " ") != "cap-predict-release" {
+		t.Errorf("gate notes: %d, shown %v; want one at each of the 3 Predicts' gates, the first shown", len(notes), shown)
+	}
+	if !strings.Contains(page, `data-testid="class-q-cap-predict-quota"`) || !strings.Contains(page, `data-testid="class-lab-cap-release-quota"`) {
+		t.Error("the questions and labs past the gate are not on the page for session.js")
+	}
+	parts := func(c *http.Client) (int, []classPart) {
+		t.Helper()
+		res := s.get(c, "/sessions/"+code+"/parts")
+		var out struct{ Parts []classPart }
+		json.Unmarshal([]byte(res.body), &out)
+		return res.StatusCode, out.Parts
+	}
+	if st, got := parts(pc); st != http.StatusOK || len(got) != 0 {
+		t.Errorf("parts before any answer: %d, %d parts, want 200 and none", st, len(got))
+	}
+	if st, _ := parts(nil); st != http.StatusForbidden {
+		t.Errorf("parts for someone who has not joined: %d, want 403", st)
+	}
+	if hp := s.get(nil, "/sessions/"+code+"/host?token="+url.QueryEscape(tok)).body; strings.Contains(hp, `data-class-gated`) {
+		t.Error("the host's page leaves parts out")
+	}
+
+	host := s.host(code, tok)
+	host.expect(classroom.KindState)
+	for _, k := range []string{classroom.KindOpen, classroom.KindClose, classroom.KindReveal, classroom.KindAnswer} {
+		host.send(classroom.In{Kind: k, Question: "cap-predict-release"})
+	}
+	host.expect(classroom.KindAnswered, classroom.KindRound, classroom.KindRevealed, classroom.KindTally, classroom.KindPresence)
+	st, got := parts(pc)
+	var html strings.Builder
+	for _, p := range got {
+		html.WriteString(p.HTML)
+	}
+	if st != http.StatusOK || !strings.Contains(html.String(), `id="cap-release-queue-result"`) || !strings.Contains(html.String(), `id="cap-release-queue-time"`) {
+		t.Errorf("parts after the first answer: %d, want the release's tables", st)
+	}
+	if strings.Contains(html.String(), `id="cap-release-quota-result"`) {
+		t.Error("the second Predict's measurement came with the first's answer")
+	}
+	page = s.get(pc, "/sessions/"+code).body
+	if !strings.Contains(page, `id="cap-release-queue-result"`) || strings.Contains(page, `id="cap-release-quota-result"`) {
+		t.Error("after the first answer, the participant's page does not show the first measurement and only it")
+	}
+}

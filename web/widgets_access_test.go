@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -42,7 +43,11 @@ func TestWidgetControlsAccessible(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := s.get(nil, tt.path)
+			var c *http.Client
+			if slug, ok := strings.CutPrefix(tt.path, "/lessons/"); ok {
+				c = s.readingOn(slug) // the widget is past the lesson's first Predict
+			}
+			res := s.get(c, tt.path)
 			if res.StatusCode != 200 {
 				t.Fatalf("status %d", res.StatusCode)
 			}
@@ -153,7 +158,7 @@ func TestWidgetControlsAccessible(t *testing.T) {
 // goal and caveats, where the goal can be reached and says what was found.
 func TestLessonWidgetCaveatsAndPreset(t *testing.T) {
 	s := newSite(t)
-	page := s.get(nil, littlesLesson).body
+	page := s.get(s.readingOn("littles-law"), littlesLesson).body
 	var block nodeT
 	for _, r := range widgetRoots(t, page) {
 		if must(attr(r, "id")) == littlesBlock {

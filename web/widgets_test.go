@@ -602,7 +602,7 @@ func exportGoals(t *testing.T, res response) []string {
 
 func TestLessonWidgetGoalWithoutJavaScript(t *testing.T) {
 	s := newSite(t)
-	c := s.client()
+	c := s.readingOn("littles-law") // the widget is past the lesson's first Predict
 	// The lesson renders the widget with its own values and goal, and a
 	// GET form back to the lesson that names the block.
 	page := s.get(c, littlesLesson).body
@@ -992,9 +992,10 @@ func TestWidgetNudgeWithoutScript(t *testing.T) {
 		// Never past the parameter's range.
 		{"at the bottom", "/widgets/littles-law?arrivals=0&latency_ms=100&nudge=arrivals:-", "arrivals", "0"},
 	}
+	reader := s.readingOn("littles-law") // the lesson's widget is past its first Predict
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := s.get(nil, tt.path)
+			res := s.get(reader, tt.path)
 			if res.StatusCode != 200 {
 				t.Fatalf("status %d", res.StatusCode)
 			}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,5 +193,33 @@ func doStepsWithin(t *testing.T, ctx context.Context, what string, d time.Durati
 			screenshot(t, ctx, strings.ReplaceAll(what, " ", "-")+"-failed")
 			t.Fatalf("%s, step %d: %v", what, i, err)
 		}
+	}
+}
+
+// skipPredicts skips, as the browser's learner, every Predict of lesson
+// slug, one gate at a time (each skip opens the page past that Predict's
+// gate, where the next one shows), so the lesson's page shows all of it.
+// It ends on the lesson's page.
+func skipPredicts(base, slug string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for range 20 {
+			if _, err := chromedp.Navigate(base+"/lessons/"+slug)(ctx, t); err != nil {
+				return chromedp.Void{}, err
+			}
+			left, err := chromedp.Evaluate[int](`(async () => {
+				const form = document.querySelector('[data-testid="predict-skip"]')?.form;
+				if (!form) return 0;
+				const res = await fetch(form.getAttribute("action"), {method: "POST", body: new URLSearchParams({action: "skip"}), headers: {Accept: "application/json"}, credentials: "same-origin"});
+				if (!res.ok) throw new Error("skip: " + res.status);
+				return 1;
+			})()`, chromedp.EvalAwaitPromise)(ctx, t)
+			if err != nil {
+				return chromedp.Void{}, err
+			}
+			if left == 0 {
+				return chromedp.Void{}, nil
+			}
+		}
+		return chromedp.Void{}, fmt.Errorf("%s: a Predict to skip is still on the page after 20 skips", slug)
 	}
 }

@@ -24,6 +24,17 @@ func TestBrowserLessonNav(t *testing.T) {
 		chromedp.Navigate(srv.url+"/lessons/saturation"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lesson-nav"]`)),
 	)
+	// Before the Predict is answered, the sections past its gate are
+	// listed in the gate's note under their ids: every link lands.
+	landed, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const links = [...document.querySelectorAll('[data-testid="lesson-nav"] .toc a')].map(a => a.getAttribute("href"));
+		const gated = document.querySelectorAll('[data-testid="lesson-gate"] li[id]').length;
+		return [links.every(h => !!document.querySelector(h)), gated > 0].join(" ");
+	})()`))
+	if err != nil || landed != "true true" {
+		t.Fatalf("every contents link lands, some in the gate's note = %q (%v)", landed, err)
+	}
+	doSteps(t, ctx, "read the whole lesson", skipPredicts(srv.url, "saturation"))
 	// The contents list every section, and sit left of the article.
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
 		const n = `+nav+`, art = document.querySelector("article.lesson");
@@ -94,6 +105,10 @@ func TestBrowserLessonsFitPhones(t *testing.T) {
 	srv := start(t, nil, "--data", t.TempDir())
 	ctx := newBrowser(t)
 	slugs := []string{"littles-law", "saturation", "overload", "open-closed", "pause-both-loops", "bottleneck-moves", "hidden-queue", "criterion", "admission-limit", "limit-edges", "service-time-moves", "shared-queue"}
+	// Skipping every Predict shows each lesson whole, past its gates.
+	for _, slug := range slugs {
+		doSteps(t, ctx, "skip the Predicts of "+slug, skipPredicts(srv.url, slug))
+	}
 	for _, w := range []int64{320, 375} {
 		for _, slug := range slugs {
 			doSteps(t, ctx, fmt.Sprintf("open %s at %d px", slug, w), chromedp.EmulateViewport(w, 740), chromedp.Navigate(srv.url+"/lessons/"+slug))

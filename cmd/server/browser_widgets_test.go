@@ -63,6 +63,10 @@ func keys(t *testing.T, ctx context.Context, ks ...string) {
 func TestBrowserWidgetKeyboardGoal(t *testing.T) {
 	srv := start(t, nil, "--data", t.TempDir())
 	ctx := newBrowser(t)
+	// The widget is past the lesson's first Predict: skip it first.
+	if err := chromedp.Do(ctx, skipPredicts(srv.url, "littles-law")); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+widgetLesson)); err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +146,10 @@ func TestBrowserWidgetKeyboardGoal(t *testing.T) {
 func TestBrowserWidgetWithoutJavaScript(t *testing.T) {
 	srv := start(t, nil, "--data", t.TempDir())
 	ctx := newBrowser(t)
+	// The widget is past the lesson's first Predict: skip it first.
+	if err := chromedp.Do(ctx, skipPredicts(srv.url, "littles-law")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,10 @@
 // that block replaces the old one first. An answer's "related" blocks
 // (the measurement a locked prediction unfolds, a table just opened)
 // replace their namesakes too, and when the learner's run ends (runs.js)
-// the lab block and its Predict are fetched again.
+// the lab block and its Predict are fetched again. Answering the Predict
+// that gates the page (its note, data-gate, stands for the rest of the
+// lesson, which the server did not send) loads the page again at the
+// Predict, with focus on its status.
 
 const busy = (form, on) => {
   for (const b of form.querySelectorAll("button")) {
@@ -90,6 +93,12 @@ async function onSubmit(event) {
     window.location.reload();
     return;
   }
+  if (data.prediction && document.querySelector(`[data-gate="${CSS.escape(data.block)}"]`)) {
+    // The Predict was the page's gate: what follows it is not on the
+    // page yet, so load the page again and come back to the Predict.
+    reloadAt(data.block);
+    return;
+  }
   // The answer is the block the action names (a predict, when the form
   // sat in its recorded table) and the blocks the action changed with it
   // (the measurement a lock unfolds): each replaces its namesake, and
@@ -109,6 +118,32 @@ async function onSubmit(event) {
   if (focus) focus.focus();
   document.dispatchEvent(new CustomEvent("lesson:block", { detail: data }));
   if (data.related && data.related.length > 0) document.dispatchEvent(new CustomEvent("capacitylab:runs"));
+}
+
+// reloadAt loads the page again at block id, with focus on its status
+// once loaded (focusAfterReload).
+function reloadAt(id) {
+  try {
+    sessionStorage.setItem("capacitylab:focus", id);
+  } catch (err) {
+    // Storage refused (private mode): the page still reloads at the block.
+  }
+  history.replaceState(null, "", `${location.pathname}${location.search}#${id}`);
+  window.location.reload();
+}
+
+// focusAfterReload puts focus on the status of the block reloadAt named.
+function focusAfterReload() {
+  let id = null;
+  try {
+    id = sessionStorage.getItem("capacitylab:focus");
+    sessionStorage.removeItem("capacitylab:focus");
+  } catch (err) {
+    return;
+  }
+  const block = id && document.getElementById(id);
+  const focus = block && block.querySelector("[data-focus]");
+  if (focus) focus.focus();
 }
 
 // swap puts a block's new HTML in place of the old, wires its forms and
@@ -226,3 +261,4 @@ document.addEventListener("capacitylab:run-ended", async (event) => {
 
 enhance(document);
 watchRuns();
+focusAfterReload();

@@ -24,6 +24,7 @@ import { keyAction, kbd } from "./classkeys.js";
 import { nextStep, secondRound } from "./classsteps.js";
 import { hostSide, presenterSide } from "./presenter.js";
 import { keepOpen } from "./reconnect.js";
+import { classGates } from "./classgates.js";
 
 const root = document.querySelector("[data-class-role]");
 if (root) {
@@ -52,6 +53,11 @@ function start(root) {
   let run = null;
   const pending = new Map(); // ref → the block whose button sent it, for its error
   let showJoin = false; // presenter: the join code shown on demand (J)
+
+  // A participant's page fills in the parts after a Predict's gate once
+  // its answer is shown (classgates.js).
+  const openGates = classGates(root, code);
+  const answered = (id) => !!(model.questions.get(id) || {}).answered;
 
   const wsBase = (location.protocol === "https:" ? "wss://" : "ws://") + location.host;
   const connected = () => !!conn && conn.connected();
@@ -195,6 +201,7 @@ function start(root) {
         model.focus = m.question;
         renderQuestion(m.question);
         renderFocus();
+        if (role === "participant") openGates(answered);
         break;
       }
       case "run":
@@ -227,6 +234,7 @@ function start(root) {
     for (const p of st.participants || []) model.participants.set(p.id, p);
     for (const id of model.questions.keys()) renderQuestion(id);
     renderParticipants();
+    if (role === "participant") openGates(answered);
     if (st.run_id && !model.questions.has(st.focus)) model.runLab = st.focus;
     const fq = model.questions.get(model.focus);
     if (fq && fq.rounds.length && fq.rounds[fq.rounds.length - 1].status === "open") bringIntoView(model.focus);
