@@ -180,7 +180,7 @@ func TestBrokenLessons(t *testing.T) {
 		}},
 		// An unknown field inside an option names the option.
 		{"unknown option field", map[string]string{"a.md": head("a", 1) + strings.Replace(goodBody("a"), "explain: Yes.", "explain: Yes.\n    hint: no", 1)}, []string{
-			`a.md:16: predict "a-p": unknown field "hint" in options[0]: allowed fields are text, correct, explain`,
+			`a.md:16: predict "a-p": unknown field "hint" in options[0]: allowed fields are text, correct, explain, value`,
 		}},
 		// A misspelt field inside the goal names the goal.
 		{"unknown goal field", map[string]string{"a.md": head("a", 1) + "```model id=m\nwidget: littles-law\nsolve: inflight\ngoal: {txt: x}\n```\n"}, []string{

@@ -103,8 +103,8 @@ func TestParsePredict(t *testing.T) {
 		t.Errorf("prompt = %q", q.Prompt)
 	}
 	want := []Option{
-		{ID: "a", Text: "A", HTML: "A", Correct: true, Explain: "<p>Yes.</p>\n"},
-		{ID: "b", Text: "B", HTML: "B", Explain: "<p>No.</p>\n"},
+		{ID: "a", Text: "A", HTML: "A", Correct: true, Explain: "<p>Yes.</p>\n", Line: 13},
+		{ID: "b", Text: "B", HTML: "B", Explain: "<p>No.</p>\n", Line: 16},
 	}
 	if !reflect.DeepEqual(q.Options, want) {
 		t.Errorf("options = %+v, want %+v", q.Options, want)
