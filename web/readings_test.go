@@ -84,7 +84,10 @@ func TestStretchReading(t *testing.T) {
 			t.Errorf("the reading's chart lacks %q", want)
 		}
 	}
-	if n := len(find(parse(t, timeTable), func(n nodeT) bool { v, _ := attr(n, "class"); return n.Data == "rect" && strings.HasPrefix(v, "region ") })); n != 1 {
+	if n := len(find(parse(t, timeTable), func(n nodeT) bool {
+		v, _ := attr(n, "class")
+		return n.Data == "rect" && strings.HasPrefix(v, "region ")
+	})); n != 1 {
 		t.Errorf("the reading's chart draws %d bands, want the learner's option's", n)
 	}
 	// The window table, above, reads nothing: the reading is once, under
