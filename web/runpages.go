@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"capacitylab/admit"
 	"capacitylab/chart"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
@@ -22,22 +23,75 @@ import (
 )
 
 // presetWords says in a few words what a run measures, for titles and
-// lists: the workers (and CPUs and admission limit when they are not the
-// lab's plain ones) and the rates or clients, e.g. "1 worker, 10–40/s".
+// lists: the workers (and CPUs and the admission limit or policy when
+// they are not the lab's plain ones), the rates or clients, the client's
+// workers and the knob changes, e.g. "1 worker, 10–40/s" or "7 workers,
+// quota 5, 50/s, a client of 10 workers, WAIT_MS=200 at 10 s": two runs
+// of one lesson that differ in any of them are told apart.
 func presetWords(q runner.Request) string {
 	parts := []string{counted(q.Workers, "worker", "workers")}
 	if q.CPUs > 1 {
 		parts = append(parts, counted(q.CPUs, "CPU", "CPUs"))
 	}
-	if q.Limit > 0 {
-		parts = append(parts, "limit "+itoa(q.Limit))
+	if p := policyWords(q); p != "" {
+		parts = append(parts, p)
 	}
 	if q.Mode == runner.ModeClosed {
 		parts = append(parts, spanText(intsAsFloats(q.Clients), " clients"))
 	} else {
 		parts = append(parts, spanText(q.Rates, "/s"))
 	}
+	if q.MaxInFlight > 0 {
+		parts = append(parts, "a client of "+counted(q.MaxInFlight, "worker", "workers"))
+	}
+	for _, c := range q.At {
+		parts = append(parts, changeWords(c))
+	}
 	return strings.Join(parts, ", ")
+}
+
+// policyWords names a run's admission in a few words: "limit 10" for the
+// queue's bound, "quota 5" for an in-flight quota, "policy aimd" for the
+// adaptive ones; "" for a queue without a limit.
+func policyWords(q runner.Request) string {
+	switch k := q.Policy.Kind(); k {
+	case admit.Queue:
+		if q.Limit > 0 {
+			return "limit " + itoa(q.Limit)
+		}
+		return ""
+	case admit.InFlight:
+		if n, ok := q.Policy.Param("quota"); ok {
+			return "quota " + fmtNum(n)
+		}
+		return "policy " + q.Policy.String()
+	default:
+		return "policy " + k
+	}
+}
+
+// changeWords is a knob change as a title says it: "WAIT_MS=200 at 10 s".
+func changeWords(c result.KnobChange) string {
+	if c.Err() != nil {
+		return c.String()
+	}
+	return c.Knob + "=" + c.Value + " at " + fmtNum(c.At.Seconds()) + " s"
+}
+
+// policyGloss says what an admission policy does, in a clause.
+func policyGloss(p admit.Spec) string {
+	switch p.Kind() {
+	case admit.InFlight:
+		n, _ := p.Param("quota")
+		return "a quota: at most " + fmtNum(n) + " requests inside at once, waiting or in service; the rest are refused at once"
+	case admit.AIMD:
+		return "AIMD: a limit on requests inside that grows while answers come back in time and is cut on a slow one"
+	case admit.Gradient:
+		return "a gradient limit: it follows the latency against its own long average"
+	case admit.Sojourn:
+		return "a bound on each request's time in the queue"
+	}
+	return "queue (the admission limit bounds the callers waiting)"
 }
 
 func intsAsFloats(vs []int) []float64 {
@@ -98,9 +152,11 @@ func settingList(q runner.Request) []setting {
 	if q.Limit > 0 {
 		limit = counted(q.Limit, "caller", "callers") + " may wait; more are refused"
 	}
-	policy := "queue (the admission limit bounds the callers waiting)"
-	if q.Policy != "" {
-		policy = q.Policy.Describe()
+	policy := policyGloss(q.Policy)
+	if q.Policy.Kind() != admit.Queue {
+		// LIMIT bounds the queue policy only: the policy decides instead.
+		limit = "not used: the admission policy decides who is let in"
+		policy += " (" + q.Policy.Describe() + ")"
 	}
 	load := "open loop: " + joinFloats(q.Rates) + " requests a second, one window each"
 	if q.Mode == runner.ModeClosed {
@@ -132,7 +188,11 @@ func settingList(q runner.Request) []setting {
 	}
 	changes := "none"
 	if len(q.At) > 0 {
-		changes = joinChanges(q.At) + ", in every window"
+		words := make([]string, len(q.At))
+		for i, c := range q.At {
+			words[i] = changeWords(c)
+		}
+		changes = strings.Join(words, "; ") + ", in every window"
 	}
 	if q.RNG == string(loadrun.Python) && q.Mode != runner.ModeClosed {
 		seed += " (CPython's random module)"
