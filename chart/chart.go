@@ -32,12 +32,13 @@ type Marker int
 const (
 	Circle Marker = iota
 	Square
+	Diamond
 )
 
 // Series is one quantity drawn in a panel.
 type Series struct {
 	Name string // legend text, e.g. "p50 measured"
-	// Quantity names the colour: "ok", "p50", "p99", "mean", "a", "b",
+	// Quantity names the colour: "ok", "p50", "p99", "mean", "a", "b", "c",
 	// "count", "split", "accent" or "muted" (see Colours). Every series of one
 	// quantity has one colour, measured or modelled.
 	Quantity string
@@ -517,6 +518,7 @@ var Colours = map[string]string{
 	"mean":   "#7a3db8",
 	"a":      "#1a5fb4",
 	"b":      "#b4460b",
+	"c":      "#0b7a55",
 	"count":  "#4f5d73",
 	"accent": "#0b57d0",
 	"muted":  "#4a5260",

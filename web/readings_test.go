@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+
 	"capacitylab/lessons"
 	"capacitylab/result"
 	"capacitylab/runner"
@@ -126,5 +128,73 @@ func TestStretchReadingShortRun(t *testing.T) {
 	rv := runReading(q, lab, v, nil)
 	if len(rv.Rows) != 1 || !strings.Contains(rv.Rows[0].Gone, "10 s long: nothing from 12 s on") || rv.Chart != nil || rv.Value != "" {
 		t.Errorf("reading of a 10 s run = %+v", rv)
+	}
+}
+
+// Two of cap-inside's runs over time (no limit, a quota of 5) and the
+// lesson's recorded quota run compare on one time axis, each in its
+// colour; the stretch asked for (from 12 s) is summarised for each, ok a
+// second over the same seconds the lesson reads; a stretch that is none
+// is refused saying what is allowed.
+func TestCompareOverTime(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	queue := recordedSamples(t, s.course, "cap-release-queue")
+	quota := recordedSamples(t, s.course, "cap-release-quota")
+	saveOverTimeRun(t, s, "queue", "someone", "cap-release-queue", result.Row{Window: 0, Offered: 50, OKPerSec: 20.9, Seconds: 30}, queue, time.Now())
+	saveOverTimeRun(t, s, "quota", "someone", "cap-release-quota", result.Row{Window: 0, Offered: 50, OKPerSec: 27.4, Seconds: 30}, quota, time.Now())
+	res := s.get(c, "/runs/compare?a=queue&b=quota&c=recorded:cap-release-quota&from=12")
+	if res.StatusCode != 200 {
+		t.Fatalf("compare: %d %s", res.StatusCode, res.body)
+	}
+	doc := parse(t, res.body)
+	names := text(find(doc, func(n nodeT) bool { v, _ := attr(n, "class"); return v == "compare-runs" })[0])
+	for _, want := range []string{"Run A: Cap what is inside — 7 workers, 50/s, a client of 10 workers, WAIT_MS=200 at 10 s",
+		"Run B: Cap what is inside — 7 workers, quota 5, 50/s", "Run C: Recorded in the lesson: Cap what is inside — 7 workers, quota 5", "(the lesson's recorded table)"} {
+		if !strings.Contains(names, want) {
+			t.Errorf("the runs compared read %q, lacking %q", names, want)
+		}
+	}
+	over := renderNode(find(doc, byTestID("compare-time-chart"))[0])
+	for _, q := range []string{"a", "b", "c"} {
+		// One line a run in each of the four plots.
+		if n := strings.Count(over, `<path class="ln q-`+q+` trace"`); n != 4 {
+			t.Errorf("run %s has %d lines over time, want 4 (ok, gave up, refused, p99)", q, n)
+		}
+	}
+	if !strings.Contains(over, "summarised") || !strings.Contains(over, "WAIT_MS=200 at 10 s") {
+		t.Error("the time chart does not shade the stretch or mark the release")
+	}
+	summary := map[string]string{}
+	for _, tr := range find(find(doc, byTestID("compare-summary"))[0], func(n nodeT) bool { _, ok := attr(n, "data-run"); return ok }) {
+		v, _ := attr(tr, "data-run")
+		var cells []string
+		for td := tr.FirstChild; td != nil; td = td.NextSibling {
+			if td.Type == html.ElementNode {
+				cells = append(cells, strings.TrimSpace(text(td)))
+			}
+		}
+		summary[v] = strings.Join(cells, " ") + " "
+	}
+	// Ok a second from 12 s to 30 s: as the lesson's marks read it (7.5 is
+	// the last ten seconds'; from 12 s the queue's is lower still).
+	st := result.ReadStretch(queue, 0, 12, 30)
+	if want := numText(st.Rate(st.OK)); !strings.Contains(summary["A"], " "+want+" ") {
+		t.Errorf("A's summary %q lacks ok %s a second", summary["A"], want)
+	}
+	if !strings.Contains(summary["B"], " 22.1 ") || !strings.Contains(summary["C"], " 22.1 ") {
+		t.Errorf("the quota's summaries %q and %q lack its 22.1 ok a second from 12 s", summary["B"], summary["C"])
+	}
+	if v := must(attr(find(doc, byTestID("compare-from"))[0], "value")); v != "12" {
+		t.Errorf("the form's from reads %q, want 12", v)
+	}
+	for _, q := range []string{"&from=20&to=12", "&from=lots", "&window=2"} {
+		bad := s.get(c, "/runs/compare?a=queue&b=quota"+q)
+		if bad.StatusCode != 400 || !strings.Contains(bad.body, "No such stretch of seconds") || !strings.Contains(bad.body, "Compare the whole window") {
+			t.Errorf("%s: %d %.300s", q, bad.StatusCode, bad.body)
+		}
+	}
+	if res := s.get(c, "/runs/compare?a=queue&b=recorded:nope"); res.StatusCode != 404 || !strings.Contains(res.body, "Run B was not found") {
+		t.Errorf("an unknown recorded preset: %d", res.StatusCode)
 	}
 }

@@ -221,19 +221,30 @@ func settingList(q runner.Request) []setting {
 	}
 }
 
-// settingPair is one setting of two compared runs.
+// settingPair is one setting of the compared runs: its value in each.
 type settingPair struct {
-	Label, Env, A, B string
-	Differs          bool
+	Label, Env string
+	Values     []string
+	Differs    bool
 }
 
-// compareSettings pairs two runs' settings and marks those that differ
+// compareSettings pairs the runs' settings and marks those that differ
 // (in words, so a seed that a closed loop does not use never differs).
-func compareSettings(a, b runner.Request) []settingPair {
-	sa, sb := settingList(a), settingList(b)
-	out := make([]settingPair, len(sa))
-	for i := range sa {
-		out[i] = settingPair{Label: sa[i].Label, Env: sa[i].Env, A: sa[i].Value, B: sb[i].Value, Differs: sa[i].Value != sb[i].Value}
+func compareSettings(reqs ...runner.Request) []settingPair {
+	lists := make([][]setting, len(reqs))
+	for i, q := range reqs {
+		lists[i] = settingList(q)
+	}
+	if len(lists) == 0 {
+		return nil
+	}
+	out := make([]settingPair, len(lists[0]))
+	for i, st := range lists[0] {
+		out[i] = settingPair{Label: st.Label, Env: st.Env}
+		for _, l := range lists {
+			out[i].Values = append(out[i].Values, l[i].Value)
+			out[i].Differs = out[i].Differs || l[i].Value != st.Value
+		}
 	}
 	return out
 }
@@ -246,9 +257,13 @@ func differingLabels(ps []settingPair) string {
 			names = append(names, strings.ToLower(p.Label))
 		}
 	}
+	runs := "two"
+	if len(ps) > 0 && len(ps[0].Values) == 3 {
+		runs = "three"
+	}
 	switch len(names) {
 	case 0:
-		return "The two runs have the same settings: any difference is the machine's noise."
+		return "The " + runs + " runs have the same settings: any difference is the machine's noise."
 	case 1:
 		return "The runs differ in one setting: " + names[0] + "."
 	}
