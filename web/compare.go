@@ -44,6 +44,23 @@ const recordedPrefix = "recorded:"
 // recordedID is the comparison id of a preset's recorded run.
 func recordedID(preset string) string { return recordedPrefix + preset }
 
+// compareURL is the comparison of runs a and b (ids as compareRuns reads
+// them).
+func compareURL(a, b string) string {
+	return "/runs/compare?" + url.Values{"a": {a}, "b": {b}}.Encode()
+}
+
+// hasRecorded reports whether lesson l has a recorded window table of lab
+// b, for a comparison with it.
+func hasRecorded(l *lessons.Lesson, b *lessons.Lab) bool {
+	for _, blk := range l.Blocks() {
+		if t, ok := blk.(*lessons.Table); ok && t.Preset == b.ID && !t.Pending && !t.TimeTable() && len(t.Rows) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // compareRow is one line of the comparison table: each run's window at
 // the same offered rate (nil where a run has none).
 type compareRow struct {

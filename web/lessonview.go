@@ -45,6 +45,9 @@ type lessonCtx struct {
 	Runs    map[string]runView // by lab block: the learner's latest run of it
 	Done    map[string]bool    // lab blocks the learner has a finished run (status done) of
 	Refs    map[string]store.Run
+	// Prev is, by lab block, the learner's finished run of it before the
+	// latest (Runs): the lab's panel offers to compare the two.
+	Prev map[string]string
 	// Busy is the learner's run that is queued or running, of any block
 	// ("" when none): Run waits for it.
 	Busy string
@@ -74,7 +77,7 @@ func (s *server) withLesson(r *http.Request, l *lessons.Lesson) (*http.Request, 
 }
 
 func (s *server) lessonCtx(ctx context.Context, learner string, l *lessons.Lesson) (*lessonCtx, error) {
-	lc := &lessonCtx{Learner: learner, Runs: map[string]runView{}, Done: map[string]bool{}, Refs: map[string]store.Run{}}
+	lc := &lessonCtx{Learner: learner, Runs: map[string]runView{}, Done: map[string]bool{}, Refs: map[string]store.Run{}, Prev: map[string]string{}}
 	labs := lessonLabs(l)
 	if len(labs) == 0 {
 		return lc, nil
@@ -110,7 +113,11 @@ func (s *server) lessonCtx(ctx context.Context, learner string, l *lessons.Lesso
 		if sr.Status == store.RunDone {
 			lc.Done[sr.Block] = true
 		}
-		if _, seen := lc.Runs[sr.Block]; !seen {
+		if latest, seen := lc.Runs[sr.Block]; seen {
+			if _, has := lc.Prev[sr.Block]; !has && sr.Status == store.RunDone && sr.ID != latest.ID {
+				lc.Prev[sr.Block] = sr.ID
+			}
+		} else {
 			v, err := s.runView(ctx, sr.ID, learner, false)
 			if err != nil {
 				return nil, err

@@ -198,3 +198,60 @@ func TestCompareOverTime(t *testing.T) {
 		t.Errorf("an unknown recorded preset: %d", res.StatusCode)
 	}
 }
+
+// After a run in a lesson, the lab block leads to the saved run: its
+// page and CSVs (its seconds too, over time), a comparison with the
+// lesson's recorded run and, once there is one, with the learner's
+// previous run of the block; each link opens.
+func TestLabAfterLinks(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	s.post(c, "/lessons/capacity-moves/predict/moves-predict-aimd", url.Values{"action": {"skip"}})
+	learner := learnerOf(t, s, c)
+	samples := recordedSamples(t, s.course, "moves-aimd")
+	row := result.Row{Window: 0, Offered: 50, Sent: 1494, OK: 1087, OKPerSec: 36, N: 1087, Seconds: 30}
+	saveOverTimeRun(t, s, "first", learner, "moves-aimd", row, samples, time.Now().Add(-time.Hour))
+	links := func() map[string]string {
+		lab := blockOf(t, s.get(c, "/lessons/capacity-moves").body, "lab-moves-aimd")
+		out := map[string]string{}
+		for _, a := range find(parse(t, lab), func(n nodeT) bool { return n.Data == "a" }) {
+			if id, ok := attr(a, "data-testid"); ok {
+				out[id] = must(attr(a, "href"))
+			}
+		}
+		return out
+	}
+	got := links()
+	want := map[string]string{
+		"lab-run-page":         "/runs/first",
+		"lab-run-csv":          "/runs/first.csv",
+		"lab-run-samples-csv":  "/runs/first/samples.csv",
+		"lab-run-records-csv":  "/runs/first/records.csv",
+		"lab-compare-recorded": "/runs/compare?a=first&b=recorded%3Amoves-aimd",
+	}
+	for id, href := range want {
+		if got[id] != href {
+			t.Errorf("%s links %q, want %q", id, got[id], href)
+		}
+	}
+	if _, ok := got["lab-compare-previous"]; ok {
+		t.Error("a first run offers to compare with a previous one")
+	}
+	saveOverTimeRun(t, s, "second", learner, "moves-aimd", row, samples, time.Now())
+	got = links()
+	if got["lab-compare-previous"] != "/runs/compare?a=first&b=second" || got["lab-run-page"] != "/runs/second" {
+		t.Errorf("after a second run: previous %q, page %q", got["lab-compare-previous"], got["lab-run-page"])
+	}
+	for _, id := range []string{"lab-run-page", "lab-run-csv", "lab-run-samples-csv", "lab-compare-recorded", "lab-compare-previous"} {
+		if res := s.get(c, got[id]); res.StatusCode != 200 {
+			t.Errorf("%s: GET %s: %d", id, got[id], res.StatusCode)
+		}
+	}
+	// A run not over time has no seconds to download.
+	saveDoneRun(t, s, "plain", learner, time.Now())
+	s.post(c, samplePredict, url.Values{"action": {"skip"}})
+	lab := blockOf(t, s.get(c, "/lessons/sample").body, "lab-sample-lab")
+	if !strings.Contains(lab, `data-testid="lab-run-page"`) || strings.Contains(lab, "lab-run-samples-csv") {
+		t.Error("the sample lesson's run links are wrong")
+	}
+}
