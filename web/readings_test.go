@@ -255,3 +255,33 @@ func TestLabAfterLinks(t *testing.T) {
 		t.Error("the sample lesson's run links are wrong")
 	}
 }
+
+// The model's lines beside a run that changes a knob mid-run carry their
+// caveat in the run's panel, so a lesson's lab block says it too (not only
+// the run's page): they are for WAIT_MS=100, and the release to 200 at
+// 10 s is not in them. A run without changes has no such note.
+func TestModelCaveatInPanel(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	s.post(c, "/lessons/cap-inside/predict/cap-predict-quota", url.Values{"action": {"skip"}})
+	learner := learnerOf(t, s, c)
+	saveOverTimeRun(t, s, "quota", learner, "cap-release-quota", result.Row{Window: 0, Offered: 50, OKPerSec: 27.4, P99MS: 208.6, N: 800, Seconds: 30},
+		recordedSamples(t, s.course, "cap-release-quota"), time.Now())
+	want := "The dashed lines are the model for the knobs each window starts with (WAIT_MS=100). This run changes WAIT_MS=200 at 10 s, which the model does not see"
+	lab := blockOf(t, s.get(c, "/lessons/cap-inside").body, "lab-cap-release-quota")
+	if got := testIDText(t, lab, "run-model-caveat"); !strings.Contains(got, want) {
+		t.Errorf("the lab block's caveat reads %q, want %q", got, want)
+	}
+	if panel := s.get(c, "/runs/quota/panel").body; !strings.Contains(panel, want) {
+		t.Error("the run's panel fragment lacks the caveat")
+	}
+	// Said once on the run's page: in its panel, not again in the note
+	// under it (the chart's description for screen readers keeps its own).
+	if page := s.get(c, "/runs/quota").body; strings.Count(page, "which the model does not see") != 1 {
+		t.Errorf("the run's page says the caveat %d times, want once", strings.Count(page, "which the model does not see"))
+	}
+	saveDoneRun(t, s, "plain", learner, time.Now())
+	if strings.Contains(s.get(c, "/runs/plain/panel").body, "run-model-caveat") {
+		t.Error("a run without knob changes carries the caveat")
+	}
+}

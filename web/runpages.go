@@ -355,11 +355,54 @@ func modelNote(q runner.Request) string {
 		return "The dashed lines are the model: the lab as an M/M/c queue with the same servers and service time, behind a client of " +
 			counted(q.MaxInFlight, "worker", "workers") + " that sends an arrival only when one is free (M/M/c/K), for throughput, client busy and latency; " +
 			"the two ceilings still cap it at " + model.Format(float64(c.Ceiling)) + " a second, and the client's workers at " + model.Format(lab.ClientCeiling()) +
-			" a second if nothing waited. Where a solid line leaves its dashed one, the model stops describing this lab." + changesNote(q)
+			" a second if nothing waited. Where a solid line leaves its dashed one, the model stops describing this lab."
 	}
 	return "The dashed lines are the model: throughput from the two ceilings (the lower is " + model.Format(float64(c.Ceiling)) +
-		" a second here), latency from an M/M/c queue with the same servers and service time. Where a solid line leaves its dashed one, the model stops describing this lab." +
-		changesNote(q)
+		" a second here), latency from an M/M/c queue with the same servers and service time. Where a solid line leaves its dashed one, the model stops describing this lab."
+}
+
+// changesCaveat says, under the chart of a run whose windows change knobs
+// mid-way (in its panel, on the run's page and in a lesson's lab block
+// alike), what the model's dashed lines are for: the knobs each window
+// starts with, named, and not the lab after the changes; "" for a run
+// without changes.
+func changesCaveat(q runner.Request) string {
+	if len(q.At) == 0 {
+		return ""
+	}
+	var before, changes []string
+	for _, c := range q.At {
+		changes = append(changes, changeWords(c))
+		if v, ok := knobBefore(q, c.Knob); ok && !slices.Contains(before, c.Knob+"="+v) {
+			before = append(before, c.Knob+"="+v)
+		}
+	}
+	s := "The dashed lines are the model for the knobs each window starts with"
+	if len(before) > 0 {
+		s += " (" + strings.Join(before, ", ") + ")"
+	}
+	return s + ". This run changes " + joinAnd(changes) + ", which the model does not see: after the change its lines describe the lab the run started with, " +
+		"not the one it measured, so they are no prediction for a window that changes. The run over time shows what the change did."
+}
+
+// knobBefore is the value a changeable knob (labsvc.ChangeableKnobs) has
+// at the start of each window of q, as its environment variable holds it.
+func knobBefore(q runner.Request, knob string) (string, bool) {
+	switch knob {
+	case "SPIN_MS":
+		return itoa(q.SpinMS), true
+	case "WAIT_MS":
+		return itoa(q.WaitMS), true
+	case "LIMIT":
+		return itoa(q.Limit), true
+	case "STALL_EVERY":
+		return itoa(q.StallEvery), true
+	case "STALL_MS":
+		return itoa(q.StallMS), true
+	case "POLICY":
+		return q.Policy.String(), true
+	}
+	return "", false
 }
 
 // changesNote says, for a run or simulation whose windows change knobs
