@@ -85,6 +85,7 @@ type targetFields struct {
 	Param string  `yaml:"param"`
 	Value float64 `yaml:"value"`
 	Tol   float64 `yaml:"tol"`
+	Find  bool    `yaml:"find"`
 }
 
 type goalFields struct {

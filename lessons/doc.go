@@ -140,8 +140,12 @@
 // value, tol}: every param a quantity of the widget, model.QuantityNames,
 // a parameter's value in its range, tol above 0; all must hold at once:
 // {param: delivered_pct, value: 95, tol: 5} asks an aimd widget to let in
-// 90 to 100% of the new capacity) and found (what the learner has found, shown on reaching the
-// goal); assumes and ignores (non-empty lists of sentences).
+// 90 to 100% of the new capacity; find: true marks a value the text asks the
+// learner to find, such as the slowest release a quota survives, whose
+// hints then say only that it is not found yet, never the value or which
+// way it lies, and whose slider is not laid out around it) and found
+// (what the learner has found, shown on reaching the goal); assumes and
+// ignores (non-empty lists of sentences).
 //
 //	```model id=littles-model
 //	widget: littles-law

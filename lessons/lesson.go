@@ -115,10 +115,14 @@ func (q *Question) Kind() string { return q.Type }
 func (q *Question) BlockID() string { return q.ID }
 
 // Target is one condition of a model goal: Param within Tol of Value.
+// Find marks a value the goal asks the learner to find (its text says
+// what to look for): the widget's hints then name neither the value nor
+// the way to it, and its slider is not laid out around it.
 type Target struct {
 	Param string
 	Value float64
 	Tol   float64
+	Find  bool
 }
 
 // Goal is what a model block asks the learner to reach.
