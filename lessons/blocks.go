@@ -215,7 +215,7 @@ func (fp *fileParser) fenced(out *parsed, fc *ast.FencedCodeBlock, body []byte, 
 			if q.Read.Over {
 				fp.stretchColumns(d, what, q.Read.Columns)
 			} else {
-				fp.columns(d, what, "read", q.Read.Columns, known)
+				fp.readColumns(d, what, q.Read.Columns)
 			}
 			fp.reads = append(fp.reads, readAt{q: q, what: what, d: d})
 		}
@@ -777,9 +777,15 @@ func (fp *fileParser) checkReads(l *Lesson) {
 			continue
 		}
 		cols := RecordColumns(lab.Accept)
-		for i, c := range ra.q.Read.Columns {
-			if slices.Contains(AllColumns(), c) && !slices.Contains(cols, c) {
-				fp.p.add(ra.d.line("read", "columns", i), "%s: read.columns: the preset %q has no column %q (only a lab with accept: workers has it): want one of %s", ra.what, lab.ID, c, strings.Join(cols, ", "))
+		for i, rc := range ra.q.Read.Columns {
+			names := []string{rc}
+			if num, den, share := ShareOf(rc); share {
+				names = []string{num, den}
+			}
+			for _, c := range names {
+				if slices.Contains(AllColumns(), c) && !slices.Contains(cols, c) {
+					fp.p.add(ra.d.line("read", "columns", i), "%s: read.columns: the preset %q has no column %q (only a lab with accept: workers has it): want one of %s", ra.what, lab.ID, c, strings.Join(cols, ", "))
+				}
 			}
 		}
 	}

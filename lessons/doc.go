@@ -81,11 +81,13 @@
 // predict settled by either folds both, and their tables. A predict names
 // what settles it with read: rows (offered rates of the settling preset;
 // left out for a closed loop, or for every row) and columns (names of
-// [RecordColumns]); pages then put the learner's prediction beside those
-// cells of what was measured, in the recorded run and in the learner's
-// own. The first column is the quantity the prompt asks for; write the
-// prompt so that it asks for what read names, in the same units (a prompt
-// about answers a second reads ok_per_sec, not ok).
+// [RecordColumns], or a share of one in another written A/B, such as
+// ok/sent, which pages show as a percentage with its two counts); pages
+// then put the learner's prediction beside those cells of what was
+// measured, in the recorded run and in the learner's own. The first
+// column is the quantity the prompt asks for; write the prompt so that it
+// asks for what read names, in the same units (a prompt about answers a
+// second reads ok_per_sec, not ok; one about a share reads ok/sent).
 //
 //	settled_by: littles-sweep
 //	read: {rows: [20, 40], columns: [ok_per_sec, mean_ms]}

@@ -35,6 +35,34 @@ func (fp *fileParser) stretchColumns(d *ydoc, what string, cols []string) {
 	}
 }
 
+// ShareOf reads a read: column written A/B, one window-table column as a
+// share of another (ok/sent: the share of the requests sent answered ok),
+// which pages show as a percentage; ok is false for a plain column.
+func ShareOf(col string) (num, den string, ok bool) {
+	num, den, ok = strings.Cut(col, "/")
+	return num, den, ok
+}
+
+// readColumns checks a window reading's columns: each a window-table
+// column (RecordColumns) or a share of two (ok/sent), none twice.
+func (fp *fileParser) readColumns(d *ydoc, what string, cols []string) {
+	known := AllColumns()
+	seen := map[string]bool{}
+	for i, c := range cols {
+		line := d.line("read", "columns", i)
+		num, den, share := ShareOf(c)
+		switch {
+		case share && (!slices.Contains(known, num) || !slices.Contains(known, den)):
+			fp.p.add(line, "%s: read.columns: %q is not a share of two columns: want A/B with A and B of %s, such as ok/sent", what, c, strings.Join(known, ", "))
+		case !share && !slices.Contains(known, c):
+			fp.p.add(line, "%s: read.columns: unknown column %q: want one of %s, or a share of two such as ok/sent", what, c, strings.Join(known, ", "))
+		case seen[c]:
+			fp.p.add(line, "%s: read.columns names %q twice", what, c)
+		}
+		seen[c] = true
+	}
+}
+
 // optionValues reads a predict's options' value fields into q's options:
 // none, or one on every option, each a number or [low, high] of the
 // quantity the predict's read names first.
@@ -179,12 +207,27 @@ func (l *Lesson) Measured(q *Question) (v float64, what string, ok bool) {
 			}
 			return lo, fmt.Sprintf("%s from %g s to %g s", col, from, to), true
 		}
-		ci := slices.Index(t.Columns, col)
-		if ci < 0 || window >= len(t.Rows) || ci >= len(t.Rows[window]) {
+		if window >= len(t.Rows) {
 			return 0, "", false
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(t.Rows[window][ci]), 64)
-		if err != nil {
+		cell := func(name string) (float64, bool) {
+			ci := slices.Index(t.Columns, name)
+			if ci < 0 || ci >= len(t.Rows[window]) {
+				return 0, false
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(t.Rows[window][ci]), 64)
+			return v, err == nil
+		}
+		if num, den, share := ShareOf(col); share {
+			n, ok1 := cell(num)
+			d, ok2 := cell(den)
+			if !ok1 || !ok2 || d == 0 {
+				return 0, "", false
+			}
+			return 100 * n / d, col + " in percent", true
+		}
+		v, ok := cell(col)
+		if !ok {
 			return 0, "", false
 		}
 		return v, col, true

@@ -104,7 +104,9 @@ func windowCells(q *lessons.Question, lab *lessons.Lab, columns []string, rows [
 	cells := func(row []string) []readCell {
 		var out []readCell
 		for _, c := range q.Read.Columns {
-			if i := col(c); i >= 0 && i < len(row) {
+			if num, den, share := lessons.ShareOf(c); share {
+				out = append(out, shareCell(c, row, col(num), col(den)))
+			} else if i := col(c); i >= 0 && i < len(row) {
 				out = append(out, readCell{Column: c, Value: row[i]})
 			}
 		}
@@ -137,6 +139,23 @@ func windowCells(q *lessons.Question, lab *lessons.Lab, columns []string, rows [
 		out = append(out, rr)
 	}
 	return out
+}
+
+// shareCell is a share of two cells of row (columns i over j) as a
+// percentage, with the two counts after it: "21%" "(205 of 968)".
+func shareCell(column string, row []string, i, j int) readCell {
+	c := readCell{Column: column, Value: "none"}
+	if i < 0 || j < 0 || i >= len(row) || j >= len(row) {
+		return c
+	}
+	n, err1 := plainNumber(row[i])
+	d, err2 := plainNumber(row[j])
+	if err1 != nil || err2 != nil || d == 0 {
+		c.Unit = "(" + row[i] + " of " + row[j] + ")"
+		return c
+	}
+	c.Value, c.Unit = numText(100*n/d)+"%", "("+row[i]+" of "+row[j]+")"
+	return c
 }
 
 // stretchReading reads q's stretch of seconds from samples of windows at
@@ -231,6 +250,9 @@ func stretchUnit(col string) string {
 // option's value is written in it.
 func valueUnit(q *lessons.Question) string {
 	col := q.Read.Columns[0]
+	if _, _, share := lessons.ShareOf(col); share {
+		return "%"
+	}
 	switch {
 	case q.Read.Over && slices.Contains(result.StretchCounts(), col), col == "ok_per_sec":
 		return " a second"
@@ -246,11 +268,14 @@ func valueText(q *lessons.Question, opt *lessons.Option) string {
 	if opt == nil || opt.Value == nil || q.Read == nil || len(q.Read.Columns) == 0 {
 		return ""
 	}
-	b := *opt.Value
+	b, unit := *opt.Value, valueUnit(q)
 	if b.Lo == b.Hi {
-		return fmtNum(b.Lo) + valueUnit(q)
+		return fmtNum(b.Lo) + unit
 	}
-	return fmtNum(b.Lo) + " to " + fmtNum(b.Hi) + valueUnit(q)
+	if unit == "%" {
+		return fmtNum(b.Lo) + "% to " + fmtNum(b.Hi) + "%"
+	}
+	return fmtNum(b.Lo) + " to " + fmtNum(b.Hi) + unit
 }
 
 // valueTail ends the sentence naming the learner's option: its value in

@@ -285,3 +285,20 @@ func TestModelCaveatInPanel(t *testing.T) {
 		t.Error("a run without knob changes carries the caveat")
 	}
 }
+
+// overload asks what share of the requests sent come back ok: its reading
+// is that share, in percent, with the two counts it is made of, and the
+// learner's option in the same units.
+func TestShareReading(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	const predict = "/lessons/overload/predict/overload-predict"
+	s.post(c, predict, url.Values{"action": {"lock"}, "option": {"b"}})
+	s.post(c, predict, url.Values{"action": {"open"}})
+	reading := testIDText(t, blockOf(t, s.get(c, "/lessons/overload").body, "table-overload-sweep-result"), "reading")
+	for _, want := range []string{"You predicted Under a third, though the worker never rests (1% to 33%)", "at 100 a second:", "ok/sent 21.2% (205 of 968)"} {
+		if !strings.Contains(reading, want) {
+			t.Errorf("reading %q lacks %q", reading, want)
+		}
+	}
+}
