@@ -250,7 +250,8 @@ func TestProse(t *testing.T) {
 		t.Fatalf("body = %+v, want one prose part", l.Body)
 	}
 	html := string(l.Body[0].HTML)
-	for _, want := range []string{`<h2 id="why-it-matters">`, "<table>", `<code class="language-go">`, `<a href="">evil</a>`} {
+	// A table takes the focus: on a phone it scrolls sideways in itself.
+	for _, want := range []string{`<h2 id="why-it-matters">`, `<table tabindex="0">`, `<code class="language-go">`, `<a href="">evil</a>`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("prose HTML lacks %q:\n%s", want, html)
 		}
