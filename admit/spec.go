@@ -146,6 +146,22 @@ func (s *Spec) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// Param is the value of the policy's parameter name in force (the
+// default when the Spec does not give it); ok is false when the Spec does
+// not parse or its policy has no such parameter.
+func (s Spec) Param(name string) (v float64, ok bool) {
+	p, err := parse(string(s))
+	if err != nil {
+		return 0, false
+	}
+	for i, pr := range params(p.kind) {
+		if pr.name == name {
+			return p.v[i], true
+		}
+	}
+	return 0, false
+}
+
 // Describe is the Spec with every parameter in force, defaults included
 // ("aimd,start=10,min=1,..."), or the Spec as it is when it does not
 // parse.

@@ -142,3 +142,25 @@ func TestSpecText(t *testing.T) {
 		t.Errorf("Help does not list the parameters with their defaults:\n%s", help)
 	}
 }
+
+// Param reads a parameter in force: given, or its default; a name the
+// policy does not have, or a Spec that does not parse, has none.
+func TestSpecParam(t *testing.T) {
+	for _, c := range []struct {
+		spec admit.Spec
+		name string
+		v    float64
+		ok   bool
+	}{
+		{"inflight,quota=5", "quota", 5, true},
+		{"aimd,backoff=0.9", "backoff", 0.9, true},
+		{"aimd,backoff=0.9", "increase", 1, true}, // the default
+		{"inflight,quota=5", "backoff", 0, false},
+		{"", "quota", 0, false},
+		{"fifo,x=1", "x", 0, false},
+	} {
+		if v, ok := c.spec.Param(c.name); v != c.v || ok != c.ok {
+			t.Errorf("%q.Param(%q) = %g, %v; want %g, %v", c.spec, c.name, v, ok, c.v, c.ok)
+		}
+	}
+}

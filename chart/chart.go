@@ -32,12 +32,13 @@ type Marker int
 const (
 	Circle Marker = iota
 	Square
+	Diamond
 )
 
 // Series is one quantity drawn in a panel.
 type Series struct {
 	Name string // legend text, e.g. "p50 measured"
-	// Quantity names the colour: "ok", "p50", "p99", "mean", "a", "b",
+	// Quantity names the colour: "ok", "p50", "p99", "mean", "a", "b", "c",
 	// "count", "split", "accent" or "muted" (see Colours). Every series of one
 	// quantity has one colour, measured or modelled.
 	Quantity string
@@ -54,6 +55,17 @@ type Mark struct {
 	Label    string
 	Quantity string // colour; "" is muted
 	Solid    bool   // a solid line; dashed otherwise
+}
+
+// Region is a stretch of x and a span of y shaded in a panel, with a
+// short label at its top left: a prediction's band over the seconds it is
+// about. Y0 == Y1 draws a line.
+type Region struct {
+	X0, X1   float64
+	Y0, Y1   float64
+	Label    string
+	Detail   string // after the label, left out on narrow screens (the .region-detail rule of app.css)
+	Quantity string // colour; "" is muted
 }
 
 // Stop is a place a reader can hover or, when Focus is set, reach with the
@@ -78,13 +90,14 @@ type Bar struct {
 // Panel is one plot: a y axis over the chart's shared x axis, with series,
 // marks and stops, or (when Bars is set) a horizontal bar chart.
 type Panel struct {
-	Title  string  // names what the y axis shows, with its unit
-	YMax   float64 // the top of the y axis before rounding; 0: from the series
-	Series []Series
-	Marks  []Mark
-	Stops  []Stop
-	Bars   []Bar
-	Note   string // a sentence drawn in the panel (e.g. "no steady state")
+	Title   string  // names what the y axis shows, with its unit
+	YMax    float64 // the top of the y axis before rounding; 0: from the series
+	Series  []Series
+	Marks   []Mark
+	Regions []Region
+	Stops   []Stop
+	Bars    []Bar
+	Note    string // a sentence drawn in the panel (e.g. "no steady state")
 }
 
 // Table is the chart's numbers, shown under it (folded) and read by
@@ -357,6 +370,34 @@ func bandsOf(stops []Stop, sc scale) []band {
 	return out
 }
 
+// regionView is a region: its rectangle in the data layer (0..1000), and
+// its label's place in plot percentages.
+type regionView struct {
+	X, Y, W, H     string // the rectangle, data layer
+	LabelX, LabelY string // the label's anchor, plot percentages
+	Label, Detail  string
+	Quantity       string
+	Line           bool // a value, not a band: drawn as a line
+	LineY          string
+}
+
+// regionsOf places regions on the plot, clipped to the axes (a band
+// above the y axis's top is drawn to its edge).
+func regionsOf(rs []Region, sc scale) []regionView {
+	out := make([]regionView, 0, len(rs))
+	for _, r := range rs {
+		q := r.Quantity
+		if q == "" {
+			q = "muted"
+		}
+		x0, x1 := sc.fx(r.X0), sc.fx(r.X1)
+		y0, y1 := sc.fy(math.Min(r.Y0, r.Y1)), sc.fy(math.Max(r.Y0, r.Y1))
+		out = append(out, regionView{X: num(x0 * dataSize), Y: num((1 - y1) * dataSize), W: num((x1 - x0) * dataSize), H: num((y1 - y0) * dataSize),
+			LabelX: pct(x0), LabelY: pct(1 - y1), Label: r.Label, Detail: r.Detail, Quantity: q, Line: r.Y0 == r.Y1, LineY: num((1 - y1) * dataSize)})
+	}
+	return out
+}
+
 // markView is a mark in plot percentages; Row is its label's row from the
 // top of the plot.
 type markView struct {
@@ -477,6 +518,7 @@ var Colours = map[string]string{
 	"mean":   "#7a3db8",
 	"a":      "#1a5fb4",
 	"b":      "#b4460b",
+	"c":      "#0b7a55",
 	"count":  "#4f5d73",
 	"accent": "#0b57d0",
 	"muted":  "#4a5260",

@@ -11,10 +11,12 @@ import (
 
 	"capacitylab/input"
 	"capacitylab/model"
+	"capacitylab/result"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"gopkg.in/yaml.v3"
 )
 
 // Limits on block contents.
@@ -54,9 +56,10 @@ type ref struct {
 }
 
 type optionFields struct {
-	Text    string `yaml:"text"`
-	Correct bool   `yaml:"correct"`
-	Explain string `yaml:"explain"`
+	Text    string    `yaml:"text"`
+	Correct bool      `yaml:"correct"`
+	Explain string    `yaml:"explain"`
+	Value   yaml.Node `yaml:"value"` // a predict's: a number or [low, high]; kept as a node to read either
 }
 
 type predictFields struct {
@@ -69,6 +72,8 @@ type predictFields struct {
 type readFields struct {
 	Rows    []float64 `yaml:"rows"`
 	Columns []string  `yaml:"columns"`
+	FromS   *float64  `yaml:"from_s"`
+	ToS     *float64  `yaml:"to_s"`
 }
 
 type checkFields struct {
@@ -80,6 +85,7 @@ type targetFields struct {
 	Param string  `yaml:"param"`
 	Value float64 `yaml:"value"`
 	Tol   float64 `yaml:"tol"`
+	Find  bool    `yaml:"find"`
 }
 
 type goalFields struct {
@@ -192,19 +198,39 @@ func (fp *fileParser) fenced(out *parsed, fc *ast.FencedCodeBlock, body []byte, 
 				kinds: []string{"lab", "table"}, from: self, after: true})
 		}
 		if f.Read != nil {
-			q.Read = &Reading{Rows: f.Read.Rows, Columns: f.Read.Columns}
-			if len(f.Read.Columns) == 0 {
-				fp.p.add(d.line("read"), "%s: read.columns is empty: want the columns that settle it, from %s", what, strings.Join(AllColumns(), ", "))
+			q.Read = &Reading{Rows: f.Read.Rows, Columns: f.Read.Columns, Over: f.Read.FromS != nil || f.Read.ToS != nil}
+			if f.Read.FromS != nil {
+				q.Read.FromS = *f.Read.FromS
 			}
-			fp.columns(d, what, "read", q.Read.Columns, AllColumns())
+			if f.Read.ToS != nil {
+				q.Read.ToS = *f.Read.ToS
+			}
+			known := AllColumns()
+			if q.Read.Over {
+				known = result.StretchColumns()
+			}
+			if len(f.Read.Columns) == 0 {
+				fp.p.add(d.line("read"), "%s: read.columns is empty: want the columns that settle it, from %s", what, strings.Join(known, ", "))
+			}
+			if q.Read.Over {
+				fp.stretchColumns(d, what, q.Read.Columns)
+			} else {
+				fp.readColumns(d, what, q.Read.Columns)
+			}
 			fp.reads = append(fp.reads, readAt{q: q, what: what, d: d})
 		}
+		fp.optionValues(d, what, q, f.Options)
 		return q
 	case "check":
 		var f checkFields
 		d, ok := decodeYAML(fp.p, line+1, line, what, src.Bytes(), &f)
 		if !ok {
 			return nil
+		}
+		for i, o := range f.Options {
+			if o.Value.Kind != 0 {
+				fp.p.add(d.line("options", i, "value"), "%s: option %s: value is for a predict's options (the value of the quantity its read: names): remove it", what, string(rune('a'+i)))
+			}
 		}
 		return fp.question(d, what, kind, id, line, f.Prompt, f.Options)
 	case "model":
@@ -442,7 +468,7 @@ func (fp *fileParser) question(d *ydoc, what, kind, id string, line int, prompt 
 		} else {
 			texts[text] = oid
 		}
-		opt := Option{ID: oid, Text: text, Correct: o.Correct}
+		opt := Option{ID: oid, Text: text, Correct: o.Correct, Line: ol}
 		if text != "" {
 			opt.HTML, opt.Text = fp.inline(text, ol, fmt.Sprintf("%s: option %s", what, oid))
 		}
@@ -728,7 +754,8 @@ type readAt struct {
 
 // checkReads checks each predict's read.rows against the preset that
 // settles it: offered rates of an open-loop preset, none for a closed loop
-// (it has one window).
+// (it has one window); a time range against its windows (checkStretch),
+// and options' values against the windows read (checkValues).
 func (fp *fileParser) checkReads(l *Lesson) {
 	for _, ra := range fp.reads {
 		lab, _ := l.Settling(ra.q)
@@ -744,10 +771,21 @@ func (fp *fileParser) checkReads(l *Lesson) {
 				fp.p.add(line, "%s: read.rows: %g is not an offered rate of the preset %q: want one of %s", ra.what, r, lab.ID, RateList(lab.Rates))
 			}
 		}
+		fp.checkValues(ra, lab)
+		if ra.q.Read.Over {
+			fp.checkStretch(ra, lab)
+			continue
+		}
 		cols := RecordColumns(lab.Accept)
-		for i, c := range ra.q.Read.Columns {
-			if slices.Contains(AllColumns(), c) && !slices.Contains(cols, c) {
-				fp.p.add(ra.d.line("read", "columns", i), "%s: read.columns: the preset %q has no column %q (only a lab with accept: workers has it): want one of %s", ra.what, lab.ID, c, strings.Join(cols, ", "))
+		for i, rc := range ra.q.Read.Columns {
+			names := []string{rc}
+			if num, den, share := ShareOf(rc); share {
+				names = []string{num, den}
+			}
+			for _, c := range names {
+				if slices.Contains(AllColumns(), c) && !slices.Contains(cols, c) {
+					fp.p.add(ra.d.line("read", "columns", i), "%s: read.columns: the preset %q has no column %q (only a lab with accept: workers has it): want one of %s", ra.what, lab.ID, c, strings.Join(cols, ", "))
+				}
 			}
 		}
 	}

@@ -109,7 +109,8 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Course, error) {
 // (`server lessons check [--pending] [DIR]`), and then recomputes every
 // mark: a number that no longer rounds to what the tables give, a claim
 // that no longer holds, or (without Pending) a mark reading a table not
-// recorded yet is a problem too. It returns nil or an Errors; it prints
+// recorded yet is a problem too, as is a predict whose recorded run falls
+// outside its correct option's value or inside a wrong one's. It returns nil or an Errors; it prints
 // nothing.
 func Check(fsys fs.FS, opts LoadOptions) error {
 	c, err := LoadWith(fsys, opts)
@@ -124,6 +125,7 @@ func Check(fsys fs.FS, opts LoadOptions) error {
 		msg := strings.TrimPrefix(r.String(), fmt.Sprintf("%s:%d: ", r.File, r.Line))
 		errs = append(errs, Error{File: r.File, Line: r.Line, Msg: "mark " + msg})
 	}
+	errs = append(errs, c.checkValues()...)
 	if len(errs) > 0 {
 		return errs.sorted()
 	}

@@ -78,14 +78,48 @@
 // and [Lesson.SettledBy]) folded until the learner has locked in or
 // skipped the prediction. A simulated preset and a live one of the lesson
 // with the same settings are twins, one sweep simulated and measured: a
-// predict settled by either folds both, and their tables. A predict may name the cells that settle it
-// with read: rows (offered rates of the settling preset; left out for a
-// closed loop, or for every row) and columns (names of [RecordColumns]);
-// pages then put the learner's prediction beside those cells of what was
-// measured.
+// predict settled by either folds both, and their tables. A predict names
+// what settles it with read: rows (offered rates of the settling preset;
+// left out for a closed loop, or for every row) and columns (names of
+// [RecordColumns], or a share of one in another written A/B, such as
+// ok/sent, which pages show as a percentage with its two counts); pages
+// then put the learner's prediction beside those cells of what was
+// measured, in the recorded run and in the learner's own. The first
+// column is the quantity the prompt asks for; write the prompt so that it
+// asks for what read names, in the same units (a prompt about answers a
+// second reads ok_per_sec, not ok; one about a share reads ok/sent).
 //
 //	settled_by: littles-sweep
 //	read: {rows: [20, 40], columns: [ok_per_sec, mean_ms]}
+//
+// A predict settled by a run over time (over_time: true) may read a
+// stretch of each window instead of the whole window: from_s and to_s,
+// whole seconds from the window's start (0 ≤ from_s < to_s ≤ seconds;
+// to_s left out is the window's end), read the time table's rows whose
+// second lies in [from_s, to_s). Its columns are then those a stretch
+// reads (result.StretchColumns): ok, refused, gaveup and client_busy a
+// second (their total over the stretch's seconds), in_flight, queued,
+// in_service and limit as the mean of its seconds, and p50_ms and p99_ms
+// as the lowest and highest second's (a percentile of seconds is not the
+// percentile of their answers). A window-table column (ok_per_sec) or an
+// unknown name is an error naming what is allowed, as is a stretch of a
+// preset that is not over time or one outside its windows.
+//
+//	settled_by: moves-aimd
+//	read: {rows: [50], columns: [ok, gaveup], from_s: 12}   # ok a second from 12 s to the window's end
+//
+// A predict's options may each carry value: the number (value: 30) or the
+// band from low to high (value: [27, 33]) of the predict's quantity (the
+// first of read.columns, in that reading's units: a second for a
+// stretch's counts) that the option stands for. Either every option gives
+// one or none does; a predict whose options give values must have a read
+// naming one window (one of read.rows, or a preset with one window), and
+// no value is below 0. Pages draw the learner's option as a band (or a
+// line) on the chart of the reading, and [Check] holds the recorded run
+// to the options: the quantity it measured must lie in the correct
+// option's value and in no other's, or the recorded run cannot tell the
+// options apart (the error names the option's line). A check's options
+// carry no value.
 //
 // # Option order
 //
@@ -108,8 +142,12 @@
 // value, tol}: every param a quantity of the widget, model.QuantityNames,
 // a parameter's value in its range, tol above 0; all must hold at once:
 // {param: delivered_pct, value: 95, tol: 5} asks an aimd widget to let in
-// 90 to 100% of the new capacity) and found (what the learner has found, shown on reaching the
-// goal); assumes and ignores (non-empty lists of sentences).
+// 90 to 100% of the new capacity; find: true marks a value the text asks the
+// learner to find, such as the slowest release a quota survives, whose
+// hints then say only that it is not found yet, never the value or which
+// way it lies, and whose slider is not laid out around it) and found
+// (what the learner has found, shown on reaching the goal); assumes and
+// ignores (non-empty lists of sentences).
 //
 //	```model id=littles-model
 //	widget: littles-law

@@ -50,6 +50,11 @@ type Option struct {
 	HTML    template.HTML // the option as shown on pages: its inline Markdown rendered
 	Correct bool          // exactly one option per question is correct
 	Explain template.HTML // why this option is right or wrong (rendered Markdown)
+	// Value is, for a predict's option, the value or band of the
+	// predict's quantity the option stands for; nil when the predict's
+	// options give none.
+	Value *Band
+	Line  int // the option's line in its file
 }
 
 // Question is a Predict or a Check block.
@@ -67,10 +72,41 @@ type Question struct {
 
 // Reading names the cells of a measurement that settle a prediction: the
 // windows by offered rate (empty: every window; a closed-loop preset has
-// one) and the columns, by the names of RecordColumns.
+// one) and the columns. Without a time range the columns are of the
+// window table (RecordColumns). With one (Over: the predict gave from_s
+// or to_s), the reading is of a run over time's seconds FromS to ToS of
+// each window (the time table's rows with at_s in [FromS, ToS)), and the
+// columns are those a stretch of seconds reads (result.StretchColumns):
+// counts a second, what was inside on average, percentiles as the lowest
+// and highest second's. The first column is the quantity the predict
+// asks for: its options' values are in its units.
 type Reading struct {
 	Rows    []float64
 	Columns []string
+	Over    bool    // a time range is read: FromS to ToS of each window
+	FromS   float64 // seconds from each window's start, whole
+	ToS     float64 // seconds from each window's start, whole; 0: the window's end
+}
+
+// Range is the stretch of each window r reads, from and to seconds from
+// its start, for windows of the given length: [FromS, ToS), ToS capped at
+// the window's length and standing for it when 0. empty is true when the
+// windows end before FromS (a run made with shorter windows).
+func (r *Reading) Range(windowSeconds float64) (from, to float64, empty bool) {
+	to = windowSeconds
+	if r.ToS > 0 && r.ToS < to {
+		to = r.ToS
+	}
+	return r.FromS, to, r.FromS >= to
+}
+
+// Band is what an option says the predict's quantity (the first column
+// its read: names, in that reading's units) is: from Lo to Hi, or exactly
+// Lo when the two are equal. Pages draw it where a chart shows the
+// quantity, and `lessons check` holds the recorded run inside the correct
+// option's band and outside every other's.
+type Band struct {
+	Lo, Hi float64
 }
 
 // Kind returns "predict" or "check".
@@ -80,10 +116,14 @@ func (q *Question) Kind() string { return q.Type }
 func (q *Question) BlockID() string { return q.ID }
 
 // Target is one condition of a model goal: Param within Tol of Value.
+// Find marks a value the goal asks the learner to find (its text says
+// what to look for): the widget's hints then name neither the value nor
+// the way to it, and its slider is not laid out around it.
 type Target struct {
 	Param string
 	Value float64
 	Tol   float64
+	Find  bool
 }
 
 // Goal is what a model block asks the learner to reach.

@@ -13,8 +13,10 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 // Limits on front matter values.
@@ -36,8 +38,23 @@ var (
 func newMarkdown() goldmark.Markdown {
 	return goldmark.New(
 		goldmark.WithExtensions(extension.GFM),
-		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+		goldmark.WithParserOptions(parser.WithAutoHeadingID(), parser.WithASTTransformers(util.Prioritized(focusableTables{}, 1000))),
 	)
+}
+
+// focusableTables makes every table of the prose reachable by keyboard
+// (tabindex 0): on a narrow screen a wide one scrolls sideways inside
+// itself (app.css), and a region that scrolls must take the focus so that
+// its arrows scroll it, as the result tables' regions do.
+type focusableTables struct{}
+
+func (focusableTables) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if _, ok := n.(*east.Table); ok && entering {
+			n.SetAttributeString("tabindex", []byte("0"))
+		}
+		return ast.WalkContinue, nil
+	})
 }
 
 // idRef is where a block id was defined, for course-wide checks.

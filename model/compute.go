@@ -134,6 +134,10 @@ type Target struct {
 	Param string  `json:"param"`
 	Value float64 `json:"value"`
 	Tol   float64 `json:"tol"`
+	// Find marks a value the goal asks the learner to find (the goal's
+	// text says what to look for): what is said of a miss names neither
+	// the value nor the way to it.
+	Find bool `json:"find,omitempty"`
 }
 
 // Miss is one target a goal has not reached yet.
@@ -142,6 +146,7 @@ type Miss struct {
 	Want    Num    `json:"want"`
 	Tol     Num    `json:"tol"`
 	Got     Num    `json:"got"` // NaN (null) when the quantity has no value
+	Find    bool   `json:"find,omitempty"`
 	Message string `json:"message"`
 }
 
@@ -163,11 +168,17 @@ func GoalReached(quantities map[string]float64, want []Target) GoalStatus {
 			continue
 		}
 		st.Reached = false
-		m := Miss{Param: t.Param, Want: Num(t.Value), Tol: Num(t.Tol), Got: Num(math.NaN())}
-		if ok {
+		m := Miss{Param: t.Param, Want: Num(t.Value), Tol: Num(t.Tol), Got: Num(math.NaN()), Find: t.Find}
+		switch {
+		case t.Find && ok:
+			m.Got = Num(got)
+			m.Message = t.Param + " is " + Format(got) + "; not yet the value the goal asks you to find."
+		case t.Find:
+			m.Message = t.Param + " has no value here; the goal asks you to find one."
+		case ok:
 			m.Got = Num(got)
 			m.Message = t.Param + " is " + Format(got) + "; the goal wants " + Format(t.Value) + " ± " + Format(t.Tol) + "."
-		} else {
+		default:
 			m.Message = t.Param + " has no value here; the goal wants " + Format(t.Value) + " ± " + Format(t.Tol) + "."
 		}
 		st.Misses = append(st.Misses, m)

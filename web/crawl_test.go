@@ -78,7 +78,8 @@ func TestCrawlEveryInternalLink(t *testing.T) {
 						}
 						switch {
 						case strings.HasPrefix(v, "#"):
-							queue = append(queue, link{page, u.Path + v})
+							// A fragment is of this very page, query and all.
+							queue = append(queue, link{page, page + v})
 						case strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//"):
 							queue = append(queue, link{page, v})
 						case strings.Contains(v, "://"):

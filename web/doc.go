@@ -47,9 +47,14 @@
 //	GET  /api/runs/{id}                     a run (config, rows, a run over time's samples, status, live state) as JSON
 //	POST /api/runs/{id}/cancel              cancel the learner's own queued or running run: {"id", "status": "cancelling"}
 //	GET  /runs                              saved runs as tables, the learner's own first
-//	GET  /runs/compare                      ?a=ID&b=ID: two runs side by side: their settings (the differing ones
-//	                                        marked), one chart, one table by offered rate; without both, a page
-//	                                        saying how to pick two (400), or which one was not found (404)
+//	GET  /runs/compare                      ?a=ID&b=ID[&c=ID]: two or three runs side by side: their settings (the
+//	                                        differing ones marked), one chart, one table by offered rate; an ID
+//	                                        recorded:PRESET is a lesson's recorded run of that preset. When any ran
+//	                                        over time, their seconds on one time axis and each run's summary of a
+//	                                        stretch: window=N (from 1), from and to (seconds from the window's
+//	                                        start; default the whole first window; a stretch that is none, 400).
+//	                                        Without A and B, a page saying how to pick two (400), or which one
+//	                                        was not found (404)
 //	GET  /runs/{id}                         a run's page, titled by its lesson and preset in words; ?window=N (from 1,
 //	                                        default the last measured) picks the window whose latency distribution
 //	                                        it draws from the raw records. /runs/{id}.csv is its rows as CSV
@@ -158,10 +163,19 @@
 // replayed" when one exists), and the table a button, "Show the recorded
 // results" (action=open). The learner's own latest run of a lab block is
 // rendered in it on every view; once finished, it is followed by their
-// prediction beside the cells the Predict's read: names and a link to the
-// lesson's next step (the text that reads the rows, when the lesson has
-// some before its next heading); an opened table shows the same reading of
-// its own cells. A lab block no Predict settles is never folded. A lab
+// prediction beside the quantity the Predict's read: names (cells of its
+// windows, or a stretch of seconds of a run over time read from its
+// samples, in the Predict's units, with the chosen option's value beside
+// it and, for a stretch, drawn as a band on a chart of the quantity
+// second by second), links to the saved run (its page, its CSVs, a
+// comparison with the lesson's recorded run and with the learner's
+// previous run of the block) and a link to the lesson's next step (the
+// text that reads the rows, when the lesson has some before its next
+// heading); an opened table the Predict reads (the time table for a
+// stretch, else the window table) shows the same reading of the recorded
+// run. The chart of a run whose windows change a knob mid-run says under
+// it, in the run's panel, that the model's lines are for the knobs each
+// window starts with. A lab block no Predict settles is never folded. A lab
 // block carries no knobs.
 //
 // A Predict also gates the rest of its lesson (lessons.Lesson.GatesAfter):
@@ -520,8 +534,11 @@
 // on radios; predict-lock, predict-skip, predict-locked, predict-settled,
 // predict-reveal, predict-answer; check-submit, check-result (with
 // data-correct and data-first-correct); predict-reveal-later (Reveal
-// waits for a measurement), reading and reading-back (the prediction
-// beside what was measured); lab-preset, lab-folded, lab-run, lab-cancel,
+// waits for a measurement), reading, reading-row, reading-cell (with
+// data-column), reading-chart and reading-back (the prediction beside what
+// was measured); lab-run-links, lab-run-page, lab-run-csv,
+// lab-run-samples-csv, lab-run-records-csv, lab-compare-recorded,
+// lab-compare-previous (after a run); lab-preset, lab-folded, lab-run, lab-cancel,
 // lab-replay, lab-reference, lab-run-message, lab-run-slot, lab-next,
 // lab-settings, lab-settings-link, lab-knobs (the knobs, in the block once
 // fetched and on the lab's settings page), lab-settings-form,
@@ -535,8 +552,11 @@
 // nav-prev-lesson, nav-next-lesson; error, error-message, error-near,
 // error-next; lab-env, lab-load. Runs: run-page, run-title, run-meta,
 // run-settings, run-lesson, run-chart, run-distribution, run-outcomes,
-// runs-mine, runs-others, compare-settings (rows with data-differs),
-// compare-differs-summary. Charts carry data-chart on their figure.
+// run-model-caveat, runs-mine, runs-others, runs-no-c, compare-a,
+// compare-b, compare-c, compare-settings (rows with data-differs),
+// compare-differs-summary, compare-over-time, compare-range,
+// compare-window, compare-from, compare-to, compare-summarise,
+// compare-time-chart, compare-summary (rows with data-run). Charts carry data-chart on their figure.
 // Widgets: num-{param}, range-{param}, implied-{param}, solve-{quantity},
 // widget-sentence, widget-goal, widget-goal-state, widget-goal-misses,
 // widget-goal-found, widget-goal-recorded, widget-hypothetical,

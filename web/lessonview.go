@@ -20,7 +20,6 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
-	"capacitylab/recorder"
 	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
@@ -46,6 +45,9 @@ type lessonCtx struct {
 	Runs    map[string]runView // by lab block: the learner's latest run of it
 	Done    map[string]bool    // lab blocks the learner has a finished run (status done) of
 	Refs    map[string]store.Run
+	// Prev is, by lab block, the learner's finished run of it before the
+	// latest (Runs): the lab's panel offers to compare the two.
+	Prev map[string]string
 	// Busy is the learner's run that is queued or running, of any block
 	// ("" when none): Run waits for it.
 	Busy string
@@ -75,7 +77,7 @@ func (s *server) withLesson(r *http.Request, l *lessons.Lesson) (*http.Request, 
 }
 
 func (s *server) lessonCtx(ctx context.Context, learner string, l *lessons.Lesson) (*lessonCtx, error) {
-	lc := &lessonCtx{Learner: learner, Runs: map[string]runView{}, Done: map[string]bool{}, Refs: map[string]store.Run{}}
+	lc := &lessonCtx{Learner: learner, Runs: map[string]runView{}, Done: map[string]bool{}, Refs: map[string]store.Run{}, Prev: map[string]string{}}
 	labs := lessonLabs(l)
 	if len(labs) == 0 {
 		return lc, nil
@@ -111,7 +113,11 @@ func (s *server) lessonCtx(ctx context.Context, learner string, l *lessons.Lesso
 		if sr.Status == store.RunDone {
 			lc.Done[sr.Block] = true
 		}
-		if _, seen := lc.Runs[sr.Block]; !seen {
+		if latest, seen := lc.Runs[sr.Block]; seen {
+			if _, has := lc.Prev[sr.Block]; !has && sr.Status == store.RunDone && sr.ID != latest.ID {
+				lc.Prev[sr.Block] = sr.ID
+			}
+		} else {
 			v, err := s.runView(ctx, sr.ID, learner, false)
 			if err != nil {
 				return nil, err
@@ -225,91 +231,6 @@ func orderKey(os []lessons.Option) string {
 		b.WriteString(o.ID)
 	}
 	return b.String()
-}
-
-// readCell is one cell of a measurement, as the reading line shows it.
-type readCell struct {
-	Column, Value string
-}
-
-// readRow is the cells of one window the reading line names.
-type readRow struct {
-	Label string // "at 40 a second", or "" for a closed loop's one window
-	Cells []readCell
-	Gone  bool // the measurement has no such window (the learner ran other rates)
-}
-
-// reading is the cells a Predict's read: names, taken from a measurement
-// given as column names and rows of cells (a recorded table, or a run's
-// rows formatted as the recorder writes them).
-func reading(q *lessons.Question, lab *lessons.Lab, columns []string, rows [][]string) []readRow {
-	if q.Read == nil {
-		return nil
-	}
-	col := func(name string) int {
-		for i, c := range columns {
-			if c == name {
-				return i
-			}
-		}
-		return -1
-	}
-	offered := col("offered")
-	cells := func(row []string) []readCell {
-		var out []readCell
-		for _, c := range q.Read.Columns {
-			if i := col(c); i >= 0 && i < len(row) {
-				out = append(out, readCell{c, row[i]})
-			}
-		}
-		return out
-	}
-	if len(q.Read.Rows) == 0 {
-		var out []readRow
-		for _, row := range rows {
-			label := ""
-			if lab == nil || lab.Closed == 0 || len(rows) > 1 {
-				if offered >= 0 && offered < len(row) {
-					label = "at " + row[offered] + " a second"
-				}
-			}
-			out = append(out, readRow{Label: label, Cells: cells(row)})
-		}
-		return out
-	}
-	var out []readRow
-	for _, rate := range q.Read.Rows {
-		rr := readRow{Label: "at " + fmtNum(rate) + " a second", Gone: true}
-		for _, row := range rows {
-			if offered >= 0 && offered < len(row) {
-				if v, err := plainNumber(row[offered]); err == nil && v == rate {
-					rr.Cells, rr.Gone = cells(row), false
-					break
-				}
-			}
-		}
-		out = append(out, rr)
-	}
-	return out
-}
-
-// runReading is reading over a run's rows, formatted as recorded tables
-// are (recorder.RowCells), with every column a recorded table may have.
-func runReading(q *lessons.Question, lab *lessons.Lab, rows []result.Row) []readRow {
-	cols := lessons.AllColumns()
-	cells := make([][]string, len(rows))
-	for i, r := range rows {
-		cells[i] = recorder.RowCells(r, lessons.AcceptWorkers)
-		if r.N == 0 {
-			// No answer was timed: a latency of 0 would be a lie.
-			for j, c := range cols {
-				if c == "p50_ms" || c == "p99_ms" || c == "mean_ms" {
-					cells[i][j] = "none (no answers)"
-				}
-			}
-		}
-	}
-	return reading(q, lab, cols, cells)
 }
 
 // nextStep is what a lesson asks of the learner after a lab block's

@@ -248,13 +248,14 @@ func TestRunReadingNoAnswers(t *testing.T) {
 		{Window: 0, Offered: 20, Sent: 94, OK: 94, N: 94, OKPerSec: 18.8, MeanMS: 28.3},
 		{Window: 1, Offered: 40, Sent: 210, OK: 0, N: 0, OKPerSec: 0, MeanMS: 0},
 	}
-	got := runReading(q, lab, rows)
-	if len(got) != 2 || got[0].Cells[1] != (readCell{"mean_ms", "28.3"}) || got[1].Cells[1] != (readCell{"mean_ms", "none (no answers)"}) || got[1].Cells[0] != (readCell{"ok_per_sec", "0.0"}) {
+	got := runReading(q, lab, runView{Rows: rows}, nil).Rows
+	if len(got) != 2 || got[0].Cells[1] != (readCell{Column: "mean_ms", Value: "28.3"}) || got[1].Cells[1] != (readCell{Column: "mean_ms", Value: "none (no answers)"}) ||
+		got[1].Cells[0] != (readCell{Column: "ok_per_sec", Value: "0.0"}) {
 		t.Errorf("reading = %+v", got)
 	}
 	// A run of other rates has no 20 or 40 window: said, not invented.
-	got = runReading(q, lab, []result.Row{{Window: 0, Offered: 25, N: 1}})
-	if len(got) != 2 || !got[0].Gone || !got[1].Gone {
+	got = runReading(q, lab, runView{Rows: []result.Row{{Window: 0, Offered: 25, N: 1}}}, nil).Rows
+	if len(got) != 2 || got[0].Gone == "" || got[1].Gone == "" {
 		t.Errorf("reading of a run at other rates = %+v", got)
 	}
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"capacitylab/chart"
 	"capacitylab/model"
@@ -207,16 +208,17 @@ func modelMS(p *float64) string {
 	return numText(*p)
 }
 
-// compareChart draws two runs on the same axes, one panel each for ok a
-// second, p50 and p99: run A in blue with round points, run B in orange
-// with square ones. Each offered rate is a stop with both runs' numbers.
-func compareChart(a, b runView, rows []compareRow, id string) chart.Chart {
+// compareChart draws the compared runs on the same axes, one panel each
+// for ok a second, p50 and p99: run A in blue with round points, run B in
+// orange with square ones, run C in green with diamonds. Each offered
+// rate is a stop with every run's numbers.
+func compareChart(runs []compareRun, rows []compareRow, id string) chart.Chart {
 	xMax := 0.0
-	for _, v := range []runView{a, b} {
-		for _, r := range v.Request.Rates {
+	for _, cr := range runs {
+		for _, r := range cr.View.Request.Rates {
 			xMax = math.Max(xMax, r)
 		}
-		for _, r := range v.Rows {
+		for _, r := range cr.View.Rows {
 			xMax = math.Max(xMax, r.Offered)
 		}
 	}
@@ -228,18 +230,14 @@ func compareChart(a, b runView, rows []compareRow, id string) chart.Chart {
 		func(r result.Row) float64 { return r.P99MS },
 	}
 	unit := []string{"/s", " ms", " ms"}
-	for i, v := range []runView{a, b} {
-		name, q, mk := "run A", "a", chart.Circle
-		if i == 1 {
-			name, q, mk = "run B", "b", chart.Square
-		}
+	for _, cr := range runs {
 		for k := range panels {
 			var xs, ys []float64
-			for _, r := range v.Rows {
+			for _, r := range cr.View.Rows {
 				xs = append(xs, r.Offered)
 				ys = append(ys, get[k](r))
 			}
-			panels[k].Series = append(panels[k].Series, chart.Series{Name: name, Quantity: q, Style: chart.Measured, Marker: mk, X: xs, Y: ys})
+			panels[k].Series = append(panels[k].Series, chart.Series{Name: "run " + cr.Letter, Quantity: cr.Quantity, Style: chart.Measured, Marker: cr.Marker, X: xs, Y: ys})
 		}
 	}
 	cell := func(r *result.Row, k int) string {
@@ -250,13 +248,25 @@ func compareChart(a, b runView, rows []compareRow, id string) chart.Chart {
 	}
 	for _, r := range rows {
 		for k := range panels {
+			var parts []string
+			for j, cr := range runs {
+				parts = append(parts, cr.Letter+" "+cell(r.Runs[j], k))
+			}
 			panels[k].Stops = append(panels[k].Stops, chart.Stop{X: r.Offered, Focus: true, Lines: []string{
-				"Offered " + numText(r.Offered) + " a second", "A " + cell(r.A, k) + " · B " + cell(r.B, k)}})
+				"Offered " + numText(r.Offered) + " a second", strings.Join(parts, " · ")}})
 		}
 	}
-	desc := "Run A (" + strconv.Itoa(len(a.Rows)) + " windows) and run B (" + strconv.Itoa(len(b.Rows)) +
-		" windows): ok answers a second, p50 and p99 latency against offered rate. The table below the chart has every number."
-	return chart.Chart{ID: id, Title: "Run A against run B", Desc: desc, XTitle: "Offered load, requests a second", XMax: xMax, Panels: panels}
+	var names []string
+	for _, cr := range runs {
+		names = append(names, "run "+cr.Letter+" ("+strconv.Itoa(len(cr.View.Rows))+" windows)")
+	}
+	desc := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] +
+		": ok answers a second, p50 and p99 latency against offered rate. The table below the chart has every number."
+	title := "Run A against run B"
+	if len(runs) == 3 {
+		title = "Runs A, B and C"
+	}
+	return chart.Chart{ID: id, Title: title, Desc: desc, XTitle: "Offered load, requests a second", XMax: xMax, Panels: panels}
 }
 
 // distribution is the latency distribution of one window's ok answers,

@@ -199,6 +199,53 @@ func TestRunTitle(t *testing.T) {
 	}
 }
 
+// Two runs of cap-inside's bad release, one with no limit and one with a
+// quota of 5, have titles that tell them apart, naming the policy, the
+// client's workers and the knob change; the quota run's settings do not
+// say "Admission limit: none", and they name the policy in words.
+func TestOverTimeRunsToldApart(t *testing.T) {
+	c := loadCourse(t)
+	lab := func(id string) runner.Request {
+		l, _, ok := c.Lab(id)
+		if !ok {
+			t.Fatalf("no lab %s", id)
+		}
+		return labPreset(l)
+	}
+	queue, quota := lab("cap-release-queue"), lab("cap-release-quota")
+	if got, want := runTitle("Cap what is inside", queue), "Cap what is inside — 7 workers, 50/s, a client of 10 workers, WAIT_MS=200 at 10 s"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	if got, want := runTitle("Cap what is inside", quota), "Cap what is inside — 7 workers, quota 5, 50/s, a client of 10 workers, WAIT_MS=200 at 10 s"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	if got := presetWords(lab("moves-aimd")); !strings.Contains(got, "policy aimd") {
+		t.Errorf("AIMD run's words %q do not name the policy", got)
+	}
+	settings := map[string]string{}
+	for _, st := range settingList(quota) {
+		settings[st.Key] = st.Value
+	}
+	if strings.HasPrefix(settings["limit"], "none") || !strings.Contains(settings["limit"], "the admission policy decides") {
+		t.Errorf("quota run's admission limit reads %q", settings["limit"])
+	}
+	if !strings.Contains(settings["policy"], "at most 5 requests inside") || !strings.Contains(settings["policy"], "inflight,quota=5") {
+		t.Errorf("quota run's policy reads %q", settings["policy"])
+	}
+	if settings["at"] != "WAIT_MS=200 at 10 s, in every window" || !strings.Contains(settings["max_inflight"], "10 workers") {
+		t.Errorf("quota run's changes %q, client workers %q", settings["at"], settings["max_inflight"])
+	}
+	differ := []string{}
+	for _, p := range compareSettings(queue, quota) {
+		if p.Differs {
+			differ = append(differ, p.Label)
+		}
+	}
+	if strings.Join(differ, ",") != "Admission limit,Admission policy" {
+		t.Errorf("settings that differ: %v", differ)
+	}
+}
+
 // BenchmarkRunChart builds and renders the chart of a finished 8-window
 // run, as the server does once per row (the chart cache keeps it).
 func BenchmarkRunChart(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"capacitylab/admit"
 	"capacitylab/chart"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
@@ -22,22 +23,75 @@ import (
 )
 
 // presetWords says in a few words what a run measures, for titles and
-// lists: the workers (and CPUs and admission limit when they are not the
-// lab's plain ones) and the rates or clients, e.g. "1 worker, 10–40/s".
+// lists: the workers (and CPUs and the admission limit or policy when
+// they are not the lab's plain ones), the rates or clients, the client's
+// workers and the knob changes, e.g. "1 worker, 10–40/s" or "7 workers,
+// quota 5, 50/s, a client of 10 workers, WAIT_MS=200 at 10 s": two runs
+// of one lesson that differ in any of them are told apart.
 func presetWords(q runner.Request) string {
 	parts := []string{counted(q.Workers, "worker", "workers")}
 	if q.CPUs > 1 {
 		parts = append(parts, counted(q.CPUs, "CPU", "CPUs"))
 	}
-	if q.Limit > 0 {
-		parts = append(parts, "limit "+itoa(q.Limit))
+	if p := policyWords(q); p != "" {
+		parts = append(parts, p)
 	}
 	if q.Mode == runner.ModeClosed {
 		parts = append(parts, spanText(intsAsFloats(q.Clients), " clients"))
 	} else {
 		parts = append(parts, spanText(q.Rates, "/s"))
 	}
+	if q.MaxInFlight > 0 {
+		parts = append(parts, "a client of "+counted(q.MaxInFlight, "worker", "workers"))
+	}
+	for _, c := range q.At {
+		parts = append(parts, changeWords(c))
+	}
 	return strings.Join(parts, ", ")
+}
+
+// policyWords names a run's admission in a few words: "limit 10" for the
+// queue's bound, "quota 5" for an in-flight quota, "policy aimd" for the
+// adaptive ones; "" for a queue without a limit.
+func policyWords(q runner.Request) string {
+	switch k := q.Policy.Kind(); k {
+	case admit.Queue:
+		if q.Limit > 0 {
+			return "limit " + itoa(q.Limit)
+		}
+		return ""
+	case admit.InFlight:
+		if n, ok := q.Policy.Param("quota"); ok {
+			return "quota " + fmtNum(n)
+		}
+		return "policy " + q.Policy.String()
+	default:
+		return "policy " + k
+	}
+}
+
+// changeWords is a knob change as a title says it: "WAIT_MS=200 at 10 s".
+func changeWords(c result.KnobChange) string {
+	if c.Err() != nil {
+		return c.String()
+	}
+	return c.Knob + "=" + c.Value + " at " + fmtNum(c.At.Seconds()) + " s"
+}
+
+// policyGloss says what an admission policy does, in a clause.
+func policyGloss(p admit.Spec) string {
+	switch p.Kind() {
+	case admit.InFlight:
+		n, _ := p.Param("quota")
+		return "a quota: at most " + fmtNum(n) + " requests inside at once, waiting or in service; the rest are refused at once"
+	case admit.AIMD:
+		return "AIMD: a limit on requests inside that grows while answers come back in time and is cut on a slow one"
+	case admit.Gradient:
+		return "a gradient limit: it follows the latency against its own long average"
+	case admit.Sojourn:
+		return "a bound on each request's time in the queue"
+	}
+	return "queue (the admission limit bounds the callers waiting)"
 }
 
 func intsAsFloats(vs []int) []float64 {
@@ -98,9 +152,11 @@ func settingList(q runner.Request) []setting {
 	if q.Limit > 0 {
 		limit = counted(q.Limit, "caller", "callers") + " may wait; more are refused"
 	}
-	policy := "queue (the admission limit bounds the callers waiting)"
-	if q.Policy != "" {
-		policy = q.Policy.Describe()
+	policy := policyGloss(q.Policy)
+	if q.Policy.Kind() != admit.Queue {
+		// LIMIT bounds the queue policy only: the policy decides instead.
+		limit = "not used: the admission policy decides who is let in"
+		policy += " (" + q.Policy.Describe() + ")"
 	}
 	load := "open loop: " + joinFloats(q.Rates) + " requests a second, one window each"
 	if q.Mode == runner.ModeClosed {
@@ -132,7 +188,11 @@ func settingList(q runner.Request) []setting {
 	}
 	changes := "none"
 	if len(q.At) > 0 {
-		changes = joinChanges(q.At) + ", in every window"
+		words := make([]string, len(q.At))
+		for i, c := range q.At {
+			words[i] = changeWords(c)
+		}
+		changes = strings.Join(words, "; ") + ", in every window"
 	}
 	if q.RNG == string(loadrun.Python) && q.Mode != runner.ModeClosed {
 		seed += " (CPython's random module)"
@@ -161,19 +221,30 @@ func settingList(q runner.Request) []setting {
 	}
 }
 
-// settingPair is one setting of two compared runs.
+// settingPair is one setting of the compared runs: its value in each.
 type settingPair struct {
-	Label, Env, A, B string
-	Differs          bool
+	Label, Env string
+	Values     []string
+	Differs    bool
 }
 
-// compareSettings pairs two runs' settings and marks those that differ
+// compareSettings pairs the runs' settings and marks those that differ
 // (in words, so a seed that a closed loop does not use never differs).
-func compareSettings(a, b runner.Request) []settingPair {
-	sa, sb := settingList(a), settingList(b)
-	out := make([]settingPair, len(sa))
-	for i := range sa {
-		out[i] = settingPair{Label: sa[i].Label, Env: sa[i].Env, A: sa[i].Value, B: sb[i].Value, Differs: sa[i].Value != sb[i].Value}
+func compareSettings(reqs ...runner.Request) []settingPair {
+	lists := make([][]setting, len(reqs))
+	for i, q := range reqs {
+		lists[i] = settingList(q)
+	}
+	if len(lists) == 0 {
+		return nil
+	}
+	out := make([]settingPair, len(lists[0]))
+	for i, st := range lists[0] {
+		out[i] = settingPair{Label: st.Label, Env: st.Env}
+		for _, l := range lists {
+			out[i].Values = append(out[i].Values, l[i].Value)
+			out[i].Differs = out[i].Differs || l[i].Value != st.Value
+		}
 	}
 	return out
 }
@@ -186,9 +257,13 @@ func differingLabels(ps []settingPair) string {
 			names = append(names, strings.ToLower(p.Label))
 		}
 	}
+	runs := "two"
+	if len(ps) > 0 && len(ps[0].Values) == 3 {
+		runs = "three"
+	}
 	switch len(names) {
 	case 0:
-		return "The two runs have the same settings: any difference is the machine's noise."
+		return "The " + runs + " runs have the same settings: any difference is the machine's noise."
 	case 1:
 		return "The runs differ in one setting: " + names[0] + "."
 	}
@@ -280,11 +355,54 @@ func modelNote(q runner.Request) string {
 		return "The dashed lines are the model: the lab as an M/M/c queue with the same servers and service time, behind a client of " +
 			counted(q.MaxInFlight, "worker", "workers") + " that sends an arrival only when one is free (M/M/c/K), for throughput, client busy and latency; " +
 			"the two ceilings still cap it at " + model.Format(float64(c.Ceiling)) + " a second, and the client's workers at " + model.Format(lab.ClientCeiling()) +
-			" a second if nothing waited. Where a solid line leaves its dashed one, the model stops describing this lab." + changesNote(q)
+			" a second if nothing waited. Where a solid line leaves its dashed one, the model stops describing this lab."
 	}
 	return "The dashed lines are the model: throughput from the two ceilings (the lower is " + model.Format(float64(c.Ceiling)) +
-		" a second here), latency from an M/M/c queue with the same servers and service time. Where a solid line leaves its dashed one, the model stops describing this lab." +
-		changesNote(q)
+		" a second here), latency from an M/M/c queue with the same servers and service time. Where a solid line leaves its dashed one, the model stops describing this lab."
+}
+
+// changesCaveat says, under the chart of a run whose windows change knobs
+// mid-way (in its panel, on the run's page and in a lesson's lab block
+// alike), what the model's dashed lines are for: the knobs each window
+// starts with, named, and not the lab after the changes; "" for a run
+// without changes.
+func changesCaveat(q runner.Request) string {
+	if len(q.At) == 0 {
+		return ""
+	}
+	var before, changes []string
+	for _, c := range q.At {
+		changes = append(changes, changeWords(c))
+		if v, ok := knobBefore(q, c.Knob); ok && !slices.Contains(before, c.Knob+"="+v) {
+			before = append(before, c.Knob+"="+v)
+		}
+	}
+	s := "The dashed lines are the model for the knobs each window starts with"
+	if len(before) > 0 {
+		s += " (" + strings.Join(before, ", ") + ")"
+	}
+	return s + ". This run changes " + joinAnd(changes) + ", which the model does not see: after the change its lines describe the lab the run started with, " +
+		"not the one it measured, so they are no prediction for a window that changes. The run over time shows what the change did."
+}
+
+// knobBefore is the value a changeable knob (labsvc.ChangeableKnobs) has
+// at the start of each window of q, as its environment variable holds it.
+func knobBefore(q runner.Request, knob string) (string, bool) {
+	switch knob {
+	case "SPIN_MS":
+		return itoa(q.SpinMS), true
+	case "WAIT_MS":
+		return itoa(q.WaitMS), true
+	case "LIMIT":
+		return itoa(q.Limit), true
+	case "STALL_EVERY":
+		return itoa(q.StallEvery), true
+	case "STALL_MS":
+		return itoa(q.StallMS), true
+	case "POLICY":
+		return q.Policy.String(), true
+	}
+	return "", false
 }
 
 // changesNote says, for a run or simulation whose windows change knobs

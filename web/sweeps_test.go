@@ -592,7 +592,7 @@ func TestCompareRuns(t *testing.T) {
 	saveRun("limiton", 10, result.Row{Window: 0, Offered: 80, OKPerSec: 49, P50MS: 150, P99MS: 240, Refused: 60}, result.Row{Window: 1, Offered: 120, OKPerSec: 49, P50MS: 160, P99MS: 250, Refused: 140})
 
 	list := site.get(nil, "/runs")
-	if !strings.Contains(list.body, `data-testid="runs-compare"`) || strings.Count(list.body, `type="radio"`) != 4 {
+	if !strings.Contains(list.body, `data-testid="runs-compare"`) || strings.Count(list.body, `type="radio"`) != 6 {
 		t.Errorf("/runs lacks the compare form")
 	}
 	page := site.get(nil, "/runs/compare?a=limitoff&b=limiton")

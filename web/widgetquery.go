@@ -203,8 +203,10 @@ func parseWas(s string) map[string]float64 {
 }
 
 // parseGoal reads a goal: targets "param:value:tol" joined by commas (tol
-// may be left out and is then 0), e.g. "arrivals:48:0.5,latency_ms:100:2".
-// A param is any quantity the kind reports (model.QuantityNames).
+// may be left out and is then 0), e.g. "arrivals:48:0.5,latency_ms:100:2";
+// ":find" after the tolerance marks a value the learner is to find
+// (model.Target.Find), e.g. "release_ms:250:2:find". A param is any
+// quantity the kind reports (model.QuantityNames).
 func parseGoal(kind, s string) ([]model.Target, error) {
 	names := model.QuantityNames(kind)
 	parts := strings.Split(s, ",")
@@ -214,8 +216,12 @@ func parseGoal(kind, s string) ([]model.Target, error) {
 	var out []model.Target
 	for _, part := range parts {
 		f := strings.Split(strings.TrimSpace(part), ":")
+		find := len(f) == 4 && f[3] == "find"
+		if find {
+			f = f[:3]
+		}
 		if len(f) < 2 || len(f) > 3 {
-			return nil, fmt.Errorf("%q is not a target: want param:value or param:value:tol, e.g. arrivals:48:0.5", part)
+			return nil, fmt.Errorf("%q is not a target: want param:value or param:value:tol, e.g. arrivals:48:0.5 (param:value:tol:find for a value the learner is to find)", part)
 		}
 		known := false
 		for _, n := range names {
@@ -224,7 +230,7 @@ func parseGoal(kind, s string) ([]model.Target, error) {
 		if !known {
 			return nil, fmt.Errorf("%q is not a quantity of %s: want one of %s", f[0], kind, strings.Join(names, ", "))
 		}
-		t := model.Target{Param: f[0]}
+		t := model.Target{Param: f[0], Find: find}
 		v, err := plainNumber(f[1])
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("the value %q of %s is not a number", f[1], f[0])
@@ -247,8 +253,11 @@ func goalParam(ts []model.Target) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		parts[i] = t.Param + ":" + fmtNum(t.Value)
-		if t.Tol != 0 {
+		if t.Tol != 0 || t.Find {
 			parts[i] += ":" + fmtNum(t.Tol)
+		}
+		if t.Find {
+			parts[i] += ":find"
 		}
 	}
 	return strings.Join(parts, ",")

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -1006,5 +1007,52 @@ func TestWidgetNudgeWithoutScript(t *testing.T) {
 	}
 	if res := s.get(nil, "/widgets/littles-law?nudge=latency_ms:sideways"); res.StatusCode != 400 || !strings.Contains(res.body, "want param:- or param:+") {
 		t.Errorf("bad nudge: %d", res.StatusCode)
+	}
+}
+
+// cap-inside's quota widget asks the learner to find the slowest release
+// a quota of 5 survives: its hint says the release is not found yet, not
+// that it is 250 ms nor which way to move (the other targets, which the
+// goal's text states, still say theirs); its slider is not laid out
+// around 250; reaching it still reaches the goal; and the share link
+// keeps the target one to find.
+func TestFindGoalHint(t *testing.T) {
+	s := newSite(t)
+	const lesson = "/lessons/cap-inside?widget=cap-quota-model"
+	reader := s.readingOn("cap-inside") // the widget is past the lesson's Predicts' gates
+	block := blockOf(t, s.get(reader, lesson).body, "model-cap-quota-model")
+	misses := testIDText(t, block, "widget-goal-misses")
+	if misses != "Response time after the release: 200 ms is not yet the one the goal asks you to find." {
+		t.Errorf("misses = %q", misses)
+	}
+	for _, leak := range []string{"250", "bring it up", "bring it down"} {
+		if strings.Contains(misses, leak) {
+			t.Errorf("the hint %q gives away the value to find (%q)", misses, leak)
+		}
+	}
+	for _, n := range find(parse(t, block), func(n nodeT) bool { return n.Data == "input" && must(attr(n, "type")) == "range" }) {
+		if name, _ := attr(n, "name"); name == "release_ms" {
+			if _, ok := attr(n, "data-goal"); ok {
+				t.Error("the release's slider carries the value to find")
+			}
+		}
+	}
+	// Another target of the same goal is stated in its text, and its hint
+	// says where to go.
+	block = blockOf(t, s.get(reader, lesson+"&arrivals=40").body, "model-cap-quota-model")
+	if got := testIDText(t, block, "widget-goal-misses"); !strings.Contains(got, "bring it up to 50 per second") {
+		t.Errorf("the arrivals' hint = %q", got)
+	}
+	block = blockOf(t, s.get(reader, lesson+"&arrivals=50&latency_ms=100&release_ms=250&workers=7&timeout_ms=250").body, "model-cap-quota-model")
+	if got := testIDText(t, block, "widget-goal-state"); got != "Goal reached." {
+		t.Errorf("at 250 ms the goal state = %q", got)
+	}
+	share, _ := url.Parse(attrOf(t, block, "widget-share", "href"))
+	if g := share.Query().Get("goal"); !strings.Contains(g, "release_ms:250:2:find") {
+		t.Errorf("share link's goal = %q, want the release marked to find", g)
+	}
+	targets, err := parseGoal("quota", share.Query().Get("goal"))
+	if err != nil || !slices.ContainsFunc(targets, func(t model.Target) bool { return t.Param == "release_ms" && t.Find }) {
+		t.Errorf("the share link's goal reads back as %+v (%v)", targets, err)
 	}
 }

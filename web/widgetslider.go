@@ -94,10 +94,12 @@ func rangePos(s slider, v float64) float64 {
 	return round12(math.Min(s.Max, math.Max(s.Min, x)))
 }
 
-// targetOn returns the target on parameter name, or nil.
+// targetOn returns the target on parameter name that its slider is laid
+// out for, or nil: none, or a value the learner is to find (Find), whose
+// slider must not sit centred on it.
 func targetOn(ts []model.Target, name string) *model.Target {
 	for i := range ts {
-		if ts[i].Param == name {
+		if ts[i].Param == name && !ts[i].Find {
 			return &ts[i]
 		}
 	}

@@ -111,12 +111,20 @@ func withUnit(v float64, unit string) string {
 }
 
 // missText says, encouragingly, what one unmet target still needs:
-// "Workers: 1 worker; bring it up to 10 workers (within ±0.5)."
+// "Workers: 1 worker; bring it up to 10 workers (within ±0.5).", or of a
+// target the learner is to find (Find) only that it is not found yet.
 // static/js/widgettext.js writes the same sentence.
 func missText(labels map[string]quantityLabel, m model.Miss) string {
 	q, ok := labels[m.Param]
 	if !ok {
 		q = quantityLabel{Label: m.Param}
+	}
+	if m.Find {
+		// A value the learner is to find: neither it nor the way to it.
+		if !m.Got.Finite() {
+			return q.Label + ": no value at these settings; keep looking for the one the goal describes."
+		}
+		return q.Label + ": " + withUnit(float64(m.Got), q.Unit) + " is not yet the one the goal asks you to find."
 	}
 	want := withUnit(float64(m.Want), q.Unit)
 	if float64(m.Tol) > 0 {
@@ -355,7 +363,7 @@ func paramValues(v widgetView) map[string]float64 {
 func lessonTargets(ts []lessons.Target) []model.Target {
 	out := make([]model.Target, len(ts))
 	for i, t := range ts {
-		out[i] = model.Target{Param: t.Param, Value: t.Value, Tol: t.Tol}
+		out[i] = model.Target{Param: t.Param, Value: t.Value, Tol: t.Tol, Find: t.Find}
 	}
 	return out
 }

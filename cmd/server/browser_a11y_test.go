@@ -232,9 +232,11 @@ func TestBrowserAccessibility(t *testing.T) {
 		{"saved run, with the distribution of its last window", "/runs/" + runID, ""},
 		{"saved run, window 1's distribution", "/runs/" + runID + "?window=1", ""},
 		{"compare with one run missing", "/runs/compare?a=" + runID, ""},
+		{"compare over time: two recorded runs and a run not over time, a stretch summarised", "/runs/compare?a=recorded:cap-release-queue&b=recorded:cap-release-quota&c=" + runID + "&from=12", ""},
 		{"join a class", "/join", ""},
 		{"404", "/no-such-page", ""},
 		{"answered lesson", "/lessons/sample", ""}, // after answer() below
+		{"a stretch's reading, the option's band on its chart", "/lessons/capacity-moves", ""}, // after answer() below
 		{"progress", "/progress", ""},
 	}
 	// answer locks and reveals the fixture's prediction and answers its
@@ -245,6 +247,8 @@ func TestBrowserAccessibility(t *testing.T) {
 		await post("/lessons/sample/predict/sample-predict", {action: "open"});
 		await post("/lessons/sample/predict/sample-predict", {action: "reveal"});
 		await post("/lessons/sample/check/sample-check", {option: "a"});
+		await post("/lessons/capacity-moves/predict/moves-predict-aimd", {action: "lock", option: "b"});
+		await post("/lessons/capacity-moves/predict/moves-predict-aimd", {action: "open"});
 	})()`, chromedp.EvalAwaitPromise)
 	views := a11yViews()
 	total := 0
@@ -265,6 +269,11 @@ func TestBrowserAccessibility(t *testing.T) {
 				}
 				if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+p.path)); err != nil {
 					t.Fatalf("%s: %v", p.name, err)
+				}
+				if strings.HasPrefix(p.name, "a stretch's reading") {
+					if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="table-moves-aimd-time"] [data-testid="reading-chart"] rect.region').length`)); err != nil || n != 1 {
+						t.Fatalf("capacity-moves does not show the reading's chart with the option's band (%d, %v)", n, err)
+					}
 				}
 				if p.name == "answered lesson" {
 					if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="predict-answer"], [data-testid="check-result"]').length`)); err != nil || n != 2 {

@@ -545,8 +545,10 @@ export function compute(kind, values, solve = "") {
 
 /**
  * goalReached checks quantities (a result's quantities) against targets
- * [{param, value, tol}]: each holds when |got − value| ≤ tol + 1e-9 ×
- * max(1, |value|). Returns {reached, misses: [{param, want, tol, got, message}]}.
+ * [{param, value, tol, find}]: each holds when |got − value| ≤ tol + 1e-9 ×
+ * max(1, |value|). Returns {reached, misses: [{param, want, tol, got, find, message}]};
+ * the message of a target to find (find: true) names neither its value nor
+ * the way to it.
  */
 export function goalReached(quantities, targets) {
   const F = formatNumber;
@@ -556,15 +558,19 @@ export function goalReached(quantities, targets) {
     const ok = finite(got);
     if (ok && Math.abs(got - t.value) <= t.tol + 1e-9 * Math.max(1, Math.abs(t.value))) continue;
     st.reached = false;
-    st.misses.push({
-      param: t.param,
-      want: t.value,
-      tol: t.tol,
-      got: ok ? got : NaN,
-      message: ok
+    const m = { param: t.param, want: t.value, tol: t.tol, got: ok ? got : NaN };
+    if (t.find) {
+      // A value the learner is to find: the message gives it no more away.
+      m.find = true;
+      m.message = ok
+        ? t.param + " is " + F(got) + "; not yet the value the goal asks you to find."
+        : t.param + " has no value here; the goal asks you to find one.";
+    } else {
+      m.message = ok
         ? t.param + " is " + F(got) + "; the goal wants " + F(t.value) + " ± " + F(t.tol) + "."
-        : t.param + " has no value here; the goal wants " + F(t.value) + " ± " + F(t.tol) + ".",
-    });
+        : t.param + " has no value here; the goal wants " + F(t.value) + " ± " + F(t.tol) + ".";
+    }
+    st.misses.push(m);
   }
   return st;
 }

@@ -90,10 +90,16 @@ function withUnit(v, unit) {
 
 /**
  * missText says, encouragingly, what one unmet goal target {param, want,
- * tol, got} still needs; labels maps a quantity to {label, unit}.
+ * tol, got, find} still needs; labels maps a quantity to {label, unit}. A
+ * target the learner is to find (find) is named without its value or the
+ * way to it: the goal's text says what to look for.
  */
 export function missText(labels, m) {
   const q = labels[m.param] || { label: m.param, unit: "" };
+  if (m.find) {
+    if (!Number.isFinite(m.got)) return q.label + ": no value at these settings; keep looking for the one the goal describes.";
+    return q.label + ": " + withUnit(m.got, q.unit) + " is not yet the one the goal asks you to find.";
+  }
   let want = withUnit(m.want, q.unit);
   if (m.tol > 0) want += " (within ±" + formatNumber(m.tol) + ")";
   if (!Number.isFinite(m.got)) return q.label + ": no value at these settings; the goal wants " + want + ".";
