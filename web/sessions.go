@@ -54,10 +54,18 @@ func classLesson(l *lessons.Lesson) classroom.Lesson {
 	for _, p := range l.Body {
 		switch b := p.Block.(type) {
 		case *lessons.Question:
-			q := classroom.Question{ID: b.ID, Type: b.Type, Text: plainText(string(b.Prompt)), Explain: map[string]string{}}
+			q := classroom.Question{ID: b.ID, Type: b.Type, Text: plainText(string(b.Prompt)), Explain: map[string]string{}, OptionText: map[string]string{},
+				Order: func(code string) []string {
+					var ids []string
+					for _, o := range classOptions(code, b) {
+						ids = append(ids, o.ID)
+					}
+					return ids
+				}}
 			for _, o := range b.Options {
 				q.Options = append(q.Options, o.ID)
 				q.Explain[o.ID] = strings.TrimSpace(string(o.Explain))
+				q.OptionText[o.ID] = o.Text
 				if o.Correct {
 					q.Correct = o.ID
 				}

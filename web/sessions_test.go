@@ -348,15 +348,33 @@ func TestClassSessionWeb(t *testing.T) {
 		t.Fatalf("results.csv: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 	lines := strings.Split(strings.TrimSpace(res.body), "\n")
-	if lines[0] != "question,type,round,status,option,correct,count" || len(lines) != 1+2*countOptions(t, s, "sample-predict") {
+	if lines[0] != "question,prompt,type,round,status,letter,option,option_text,correct,count" || len(lines) != 1+2*countOptions(t, s, "sample-predict") {
 		t.Fatalf("results.csv:\n%s", res.body)
 	}
-	if !strings.Contains(res.body, "sample-predict,predict,2,revealed,b,") || !strings.Contains(res.body, "sample-predict,predict,1,revealed,a,yes,1") {
-		t.Fatalf("results.csv is missing a count:\n%s", res.body)
+	// Each option's letter is its place on the class's screens (the
+	// session's one order), beside its id, its words and the prompt.
+	q, _, _ := s.course.Question("sample-predict")
+	letter := map[string]string{}
+	for i, o := range classOptions(code, q) {
+		letter[o.ID] = classroom.OptionLetter(i)
+	}
+	const prompt = `"With one worker and 20 ms per request, how many requests a second can the fixture lab finish?"`
+	for _, want := range []string{
+		"sample-predict," + prompt + ",predict,1,revealed," + letter["a"] + ",a,About 50,yes,1",
+		"sample-predict," + prompt + ",predict,2,revealed," + letter["b"] + ",b,About 500,no,",
+	} {
+		if !strings.Contains(res.body, want) {
+			t.Fatalf("results.csv has no row %s:\n%s", want, res.body)
+		}
 	}
 	res = s.get(nil, "/sessions/"+code+"/answers.csv?token="+url.QueryEscape(tok))
-	if !strings.Contains(res.body, "1,Ada,sample-predict,1,b,") || !strings.Contains(res.body, "2,Participant 2,sample-predict,1,a,") {
-		t.Fatalf("answers.csv:\n%s", res.body)
+	for _, want := range []string{
+		"1,Ada,sample-predict," + prompt + ",1," + letter["b"] + ",b,About 500,no",
+		"2,Participant 2,sample-predict," + prompt + ",1," + letter["a"] + ",a,About 50,yes",
+	} {
+		if !strings.Contains(res.body, want) {
+			t.Fatalf("answers.csv has no row %s:\n%s", want, res.body)
+		}
 	}
 }
 
