@@ -41,7 +41,7 @@ func statusLine(v runView) string {
 		return fmt.Sprintf("Queued: number %d in line, starting %s.", v.Position, startsIn(time.Until(v.EstimatedStart)))
 	case store.RunRunning:
 		if v.Starting {
-			return "Starting the lab: its service and load generator are starting; the first window begins once they are up."
+			return "Starting the lab: the first window begins as soon as it is up."
 		}
 		return fmt.Sprintf("Running: window %d of %d.", min(len(v.Rows)+1, n), n)
 	case store.RunDone:

@@ -879,8 +879,14 @@ func TestClassOptionOrder(t *testing.T) {
 				t.Fatalf("%s: question %s is not on the page", role, q.ID)
 			}
 			var got []string
-			for _, li := range find(sec[0], func(n *html.Node) bool { _, ok := attr(n, "data-option"); return ok && n.Data == "li" }) {
+			for i, li := range find(sec[0], func(n *html.Node) bool { _, ok := attr(n, "data-option"); return ok && n.Data == "li" }) {
 				got = append(got, must(attr(li, "data-option")))
+				// Lettered A, B, … in the order shown, on every screen.
+				letter := string(rune('A' + i))
+				shown := find(li, func(n *html.Node) bool { return must(attr(n, "class")) == "option-letter" })
+				if must(attr(li, "data-letter")) != letter || len(shown) != 1 || text(shown[0]) != letter {
+					t.Errorf("%s: %s's option %d is not lettered %s", role, q.ID, i+1, letter)
+				}
 			}
 			if strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Errorf("%s: %s's options in the order %v, want the session's %v", role, q.ID, got, want)
@@ -900,5 +906,44 @@ func TestClassOptionOrder(t *testing.T) {
 	}
 	if shuffled == 0 || withCode == 0 {
 		t.Errorf("the test shows nothing: %d questions shuffled, %d options with code", shuffled, withCode)
+	}
+}
+
+// A class whose run did not finish is shown the lesson's recorded run of
+// the preset (its tables, their ids apart from the same tables in a
+// participant's page), or, for a preset the lesson recorded nothing of
+// (the capstone's), a simulation of it, labelled as such. A lab of
+// another lesson is not found.
+func TestClassRecordedFallback(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
+	for _, c := range []struct {
+		lesson, lab, kind string
+		want              []string // in the fragment
+	}{
+		{"sample", "sample-lab", "recorded", []string{`id="recorded-sample-table"`, "fixture 5", "The run recorded for this lesson"}},
+		{"capstone", "capstone-service", "simulated", []string{"A simulation of the same settings: computed, not measured", `data-testid="sim-chart"`}},
+	} {
+		st, created, body := s.create(c.lesson, "")
+		if st != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", c.lesson, st, body)
+		}
+		participant := s.joinAs(created.Code, "Ada")
+		res := s.get(participant, "/sessions/"+created.Code+"/recorded/"+c.lab)
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("%s: %d %s", c.lab, res.StatusCode, res.body)
+		}
+		if got := must(attr(find(parse(t, res.body), byTestID("class-recorded"))[0], "data-kind")); got != c.kind {
+			t.Errorf("%s: kind %q, want %q", c.lab, got, c.kind)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(res.body, w) {
+				t.Errorf("%s: the fallback lacks %s:\n%s", c.lab, w, res.body)
+			}
+		}
+		if c.lesson == "sample" {
+			if res := s.get(participant, "/sessions/"+created.Code+"/recorded/littles-sweep"); res.StatusCode != http.StatusNotFound {
+				t.Errorf("another lesson's lab: %d, want 404", res.StatusCode)
+			}
+		}
 	}
 }
