@@ -183,6 +183,10 @@ func TestBrowserClassWalkWithSpace(t *testing.T) {
 		document.querySelector('[data-testid="answer-option-sample-predict"] .option-letter').textContent !== ""`)
 	shotView(t, pres, "class-presenter-answer-1920-dark", a11yView{"projector", "dark", 1920, 1080}, "")
 	setView(t, pres, a11yView{"projector", "light", 1920, 1080})
+	doSteps(t, learner, "the phone shows the answer", classPoll(`document.querySelector('[data-testid="your-verdict-sample-predict"]') !== null`))
+	shotView(t, learner, "class-participant-answer-375-light", a11yView{"phone", "light", 375, 800}, `[data-testid="class-q-sample-predict"]`)
+	shotView(t, learner, "class-participant-answer-375-dark", a11yView{"phone", "dark", 375, 800}, `[data-testid="class-q-sample-predict"]`)
+	setView(t, learner, a11yView{"phone", "light", 375, 800})
 
 	space("Space opens the Check", "Open voting on ‘Which quantity", cq+`.dataset.state === "open" && !`+cq+`.hidden && `+pq+`.hidden`)
 	vote("sample-check", "a")
