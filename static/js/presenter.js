@@ -64,7 +64,7 @@ export function hostSide(code, onKey, onBlanked) {
 // now move the class on), onJoin() and onBlank() when the host page's J
 // or B arrives, onNotice(text, error) with what the host page says.
 // post(action, extra) sends a key (or "blanked", {on}) to the host page;
-// control() says whether one answered.
+// control() says whether one answered and is still open.
 export function presenterSide(code, { onControl, onJoin, onBlank, onNotice }) {
   let control = false;
   window.addEventListener("message", (ev) => {
@@ -92,6 +92,7 @@ export function presenterSide(code, { onControl, onJoin, onBlank, onNotice }) {
     post(action, extra = {}) {
       if (control && window.opener) window.opener.postMessage({ type: fromPresenter, code, action, ...extra }, location.origin);
     },
-    control: () => control,
+    // The host page may have been closed since it answered.
+    control: () => control && !!window.opener && !window.opener.closed,
   };
 }

@@ -36,7 +36,7 @@ if (root) {
 }
 
 // A run's terminal kinds.
-const ended = ["done", "failed", "cancelled", "interrupted"];
+const runEnds = ["done", "failed", "cancelled", "interrupted"];
 
 function start(root) {
   const role = root.dataset.classRole; // participant | host | projector
@@ -385,7 +385,7 @@ function start(root) {
       model.runLab = panel.dataset.block || model.runLab;
       const status = panel.querySelector('[data-testid="run-status"]');
       model.runStatus = (status && status.dataset.status) || "unknown";
-      if (ended.includes(model.runStatus) && model.runStatus !== "done") {
+      if (runEnds.includes(model.runStatus) && model.runStatus !== "done") {
         runEnded({ kind: model.runStatus, window: Number(panel.dataset.rows || "0"), windows: Number(panel.dataset.windows || "0") });
       }
       document.dispatchEvent(new Event("capacitylab:runs"));
@@ -658,7 +658,10 @@ function start(root) {
       if (document.fullscreenElement) document.exitFullscreen();
       else document.documentElement.requestFullscreen().catch(() => {});
     } else if (!presenter.control()) {
-      notice("This window only shows the class. To move it on with keys, open it with “Open the presenter view” on the host's page.", false);
+      notice(
+        "This window only shows the class. To move it on with keys, open it with “Open the presenter view” on the host's page, and keep that page open.",
+        false,
+      );
     } else {
       if (blank) setBlank(false); // as a presentation's screen comes back with its next step
       presenter.post(a);
