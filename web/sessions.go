@@ -678,9 +678,8 @@ func (s *server) sessionRecorded(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(out)
+	writeHTML(w, http.StatusOK, out)
 	return nil
 }
 

@@ -49,16 +49,24 @@ func openPresenter(t *testing.T, host context.Context) context.Context {
 	return pres
 }
 
-// joinClass joins the class with code as name, on a phone's width.
-func joinClass(t *testing.T, learner context.Context, base, code, name string) {
+// classOnSample starts a class on the fixture lesson at base: the host's
+// browser, a learner's (Ada, who joins on a phone's width) and the
+// presenter window the host page opens.
+func classOnSample(t *testing.T, base string) (host, learner, pres context.Context) {
 	t.Helper()
-	doSteps(t, learner, name+" joins",
+	const connected = `document.querySelector('[data-testid="class-status"]').textContent.startsWith("Connected")`
+	host = newBrowserFor(t, classFlowTimeout)
+	learner = newBrowserFor(t, classFlowTimeout)
+	doSteps(t, host, "host starts a session", startClass(base, "sample"), classPoll(connected))
+	code := textOf(t, host, `[data-testid="class-code"]`)
+	doSteps(t, learner, "Ada joins",
 		chromedp.EmulateViewport(375, 800),
 		chromedp.Navigate(base+"/join/"+code),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="join-name"]`), name),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="join-name"]`), "Ada"),
 		clickToPage(`[data-testid="join-submit"]`),
-		classPoll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("Connected")`),
+		classPoll(connected),
 	)
+	return host, learner, openPresenter(t, host)
 }
 
 // shotView saves what the tab shows in view v, scrolled to sel (the
@@ -75,13 +83,7 @@ func shotView(t *testing.T, ctx context.Context, name string, v a11yView, sel st
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	dir := filepath.Join("..", "..", "screenshots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	keepShot(t, name, png)
 }
 
 // TestBrowserClassWalkWithSpace walks the fixture lesson's class with
@@ -97,15 +99,8 @@ func shotView(t *testing.T, ctx context.Context, name string, v a11yView, sel st
 // Back. The participant's phone letters the options (A, B, … as on the
 // presenter and the host page) and its vote buttons have one width.
 func TestBrowserClassWalkWithSpace(t *testing.T) {
-	lab := buildLabBinary(t)
-	srv := start(t, nil, "--data", t.TempDir(), "--lab-command", lab)
-	host := newBrowserFor(t, classFlowTimeout)
-	learner := newBrowserFor(t, classFlowTimeout)
-	doSteps(t, host, "host starts a session", startClass(srv.url, "sample"),
-		classPoll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("Connected")`))
-	code := textOf(t, host, `[data-testid="class-code"]`)
-	joinClass(t, learner, srv.url, code, "Ada")
-	pres := openPresenter(t, host)
+	srv := start(t, nil, "--data", t.TempDir(), "--lab-command", buildLabBinary(t))
+	host, learner, pres := classOnSample(t, srv.url)
 
 	const (
 		pq   = `document.querySelector('[data-testid="class-q-sample-predict"]')`
@@ -238,13 +233,7 @@ func TestBrowserClassRunFails(t *testing.T) {
 	}
 	src := axeSource(t)
 	srv := start(t, nil, "--data", t.TempDir(), "--lab-command", failing)
-	host := newBrowserFor(t, classFlowTimeout)
-	learner := newBrowserFor(t, classFlowTimeout)
-	doSteps(t, host, "host starts a session", startClass(srv.url, "sample"),
-		classPoll(`document.querySelector('[data-testid="class-status"]').textContent.startsWith("Connected")`))
-	code := textOf(t, host, `[data-testid="class-code"]`)
-	joinClass(t, learner, srv.url, code, "Ada")
-	pres := openPresenter(t, host)
+	host, learner, pres := classOnSample(t, srv.url)
 
 	for _, want := range []string{"open", "closed", "revealed"} {
 		doSteps(t, pres, "Space: the Predict "+want, chromedp.KeyEvent(" "),
