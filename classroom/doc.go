@@ -42,7 +42,10 @@
 //     AnsweredAt), so a restart keeps it.
 //   - a focus: the block the class is on, which the presenter view
 //     shows. It is the question the host last opened, closed, revealed or
-//     answered, or the lab the host last ran for the class.
+//     answered, the lab the host last ran for the class, or the question
+//     or lab the host last showed again (show: the host's Back, as a
+//     presentation's Back shows the slide before; nothing shown is
+//     undone).
 //   - one vote per participant per round, which the participant may change
 //     while the round is open and which is locked once it closes. The
 //     session checks this in memory and the store checks it again (a vote
@@ -76,7 +79,7 @@
 // after those it holds, the rounds, and the votes of every round it has
 // not yet read after the store showed it closed) and brings its memory
 // up to date, sending the resulting messages (tally, presence for
-// a join, round, revealed, answer, run, ended) to its own sockets: one
+// a join, round, revealed, answer, run, focus, ended) to its own sockets: one
 // read per server and wake-up, not per socket (follow.go). A server's
 // memory never undoes its own writes still under way.
 //
@@ -147,6 +150,9 @@
 //	run       all: {run_id, lab}: a run for the class started; watch it on
 //	          the run stream /ws/runs/{run_id} (package runner's events).
 //	          The lab is now the focus.
+//	focus     all: {question} or {lab}: the host showed that block again
+//	          (show); it is now the focus. The other messages that move
+//	          the focus (round, revealed, answer, run) name it themselves.
 //	ended     all: the session ended; the server then closes with
 //	          wsconn.CloseEnd.
 //
@@ -156,6 +162,7 @@
 //	{"kind": "open" | "close" | "reveal" | "answer" | "next_round", "question": "p1"}  host
 //	{"kind": "run", "lab": "lab-1"}                               host
 //	{"kind": "run", "lab": "lab-1", "knobs": {"workers": 4, "rates": [40, 80]}}  host
+//	{"kind": "show", "question": "p1"} or {"kind": "show", "lab": "lab-1"}  host
 //	{"kind": "end"}                                               host
 //
 // knobs is optional: workers, spin_ms, wait_ms, limit, cpus, stall_every,
@@ -196,8 +203,13 @@
 //
 // Session.Results returns counts per question, round and option, the
 // movement between rounds, and each participant's answers.
-// Results.WriteCountsCSV writes question,type,round,status,option,correct,count;
-// Results.WriteAnswersCSV writes participant,name,question,round,option,correct.
+// Results.WriteCountsCSV writes
+// question,prompt,type,round,status,letter,option,option_text,correct,count;
+// Results.WriteAnswersCSV writes
+// participant,name,question,prompt,round,letter,option,option_text,correct.
+// letter is the option's place as the class saw it (A, B, …, in the
+// session's one order of the options: Question.Order), beside its id in
+// the lesson and its words.
 //
 // QRSVG draws a QR code (github.com/skip2/go-qrcode's bitmap) as an SVG
 // path, for the join link.

@@ -19,7 +19,7 @@ import (
 // follower reads once what memory may lack (read) and brings the Session
 // in memory up to date (apply), sending the messages the change makes to
 // this server's own sockets: a tally per changed vote, a round, revealed,
-// answer or run message, presence for a join, ended. So one read per
+// answer, run or focus message, presence for a join, ended. So one read per
 // server and wake-up serves all its sockets.
 //
 // The store's checks are the truth. A vote this server's memory accepts
@@ -269,6 +269,18 @@ func (s *Session) apply(c store.ClassSession, hostStale bool) {
 		if c.RunID != s.runID && c.RunID != "" {
 			s.runID, s.focus = c.RunID, c.Focus
 			s.broadcast(Out{Kind: KindRunStart, RunID: c.RunID, Lab: c.Focus}, false)
+		}
+		if c.Focus != s.focus && c.Focus != s.shown {
+			// Another server's host showed a block again (Back): the
+			// stored focus moved, and no message sent here named it.
+			// (A step stores its round, then the focus: a read between
+			// the two sees the focus unmoved, and the step's own
+			// message names the new one.)
+			out := Out{Kind: KindFocus, Lab: c.Focus}
+			if s.questions[c.Focus] != nil {
+				out.Question, out.Lab = c.Focus, ""
+			}
+			s.broadcast(out, false)
 		}
 		s.focus = c.Focus
 	}

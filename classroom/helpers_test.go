@@ -26,7 +26,10 @@ var testLessonInfo = Lesson{
 	Questions: []Question{
 		{ID: "p1", Type: "predict", Text: "When the rate doubles, what happens to the requests in flight?",
 			Options: []string{"a", "b", "c"}, Correct: "b",
-			Explain: map[string]string{"a": "<p>Only if the time stayed put.</p>", "b": "<p>Both the rate and the time grow.</p>", "c": "<p>The queue does not empty.</p>"}},
+			Explain:    map[string]string{"a": "<p>Only if the time stayed put.</p>", "b": "<p>Both the rate and the time grow.</p>", "c": "<p>The queue does not empty.</p>"},
+			OptionText: map[string]string{"a": "They double", "b": "More than double", "c": "-1, they never settle"},
+			// The class sees c, a, b: A is c.
+			Order: func(string) []string { return []string{"c", "a", "b"} }},
 		{ID: "c1", Type: "check", Text: "Which limit holds the tail?", Options: []string{"a", "b"}, Correct: "a",
 			Explain: map[string]string{"a": "<p>A short queue.</p>", "b": "<p>More workers do not.</p>"}},
 	},

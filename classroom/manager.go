@@ -71,6 +71,31 @@ type Question struct {
 	// Explain is each option's explanation from the lesson (HTML, by
 	// option id), sent to everyone with the answer.
 	Explain map[string]string
+	// OptionText is each option's words as plain text, by option id,
+	// for the results' CSVs.
+	OptionText map[string]string
+	// Order returns the option ids in the order a class with join code
+	// key sees them, every screen the same (the pages letter them A, B,
+	// C… in that order); nil: the order of Options.
+	Order func(key string) []string
+}
+
+// shown returns q's option ids in the order a class with join code key
+// sees them (see Question.Order).
+func (q *Question) shown(key string) []string {
+	if q.Order == nil {
+		return q.Options
+	}
+	return q.Order(key)
+}
+
+// OptionLetter is the letter of the option at place i (from 0) of a
+// question as shown: A, B, … Z, then AA, AB, ….
+func OptionLetter(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return OptionLetter(i/26-1) + OptionLetter(i%26)
 }
 
 // labelRunes is how much of a question's text its label keeps.
@@ -318,7 +343,7 @@ func (m *Manager) Get(ctx context.Context, code string) (*Session, error) {
 func (m *Manager) newSession(c store.ClassSession, info Lesson) *Session {
 	s := &Session{m: m, code: c.Code, lesson: c.Lesson, hostHash: c.HostHash, epoch: newParticipantToken()[:12],
 		info: info, questions: map[string]*question{}, byToken: map[string]*participant{},
-		focus: c.Focus, runID: c.RunID, ended: c.Ended(), activeAt: c.ActiveAt, savedActive: c.ActiveAt,
+		focus: c.Focus, shown: c.Focus, runID: c.RunID, ended: c.Ended(), activeAt: c.ActiveAt, savedActive: c.ActiveAt,
 		createdAt: c.CreatedAt, conns: map[*conn]struct{}{}, pending: map[voteKey]int{}}
 	for _, q := range info.Questions {
 		s.questions[q.ID] = &question{Question: q}

@@ -16,6 +16,7 @@ const (
 	KindAnswer    = "answer"     // host: show the answer of {question} with its explanation (revealing the spread first)
 	KindNextRound = "next_round" // host: open the next round of {question}
 	KindRun       = "run"        // host: run the lesson's {lab} preset for the class
+	KindShow      = "show"       // host: make {question} or {lab} the focus (the presenter shows it)
 	KindEnd       = "end"        // host: end the session
 )
 
@@ -31,6 +32,7 @@ const (
 	KindRevealed = "revealed" // all: a round's distribution (and movement from the previous round)
 	KindAnswered = "answer"   // all: a question's answer and every option's explanation
 	KindRunStart = "run"      // all: a run for the class started; watch /ws/runs/{run_id}
+	KindFocus    = "focus"    // all: the host showed {question} or {lab} again (the focus)
 	KindEnded    = "ended"    // all: the session ended
 )
 
@@ -118,7 +120,7 @@ type Out struct {
 	Total       int               `json:"total,omitempty"`       // tally, revealed
 	Movement    []Move            `json:"movement,omitempty"`    // tally (hosts), revealed: round 2 on
 	RunID       string            `json:"run_id,omitempty"`      // run
-	Lab         string            `json:"lab,omitempty"`         // run
+	Lab         string            `json:"lab,omitempty"`         // run, focus
 	Correct     string            `json:"correct,omitempty"`     // answer
 	Explain     map[string]string `json:"explain,omitempty"`     // answer: option → its explanation (HTML)
 
@@ -176,7 +178,7 @@ const (
 // hostKind reports whether only a host may send messages of kind k.
 func hostKind(k string) bool {
 	switch k {
-	case KindOpen, KindClose, KindReveal, KindAnswer, KindNextRound, KindRun, KindEnd:
+	case KindOpen, KindClose, KindReveal, KindAnswer, KindNextRound, KindRun, KindShow, KindEnd:
 		return true
 	}
 	return false
@@ -222,14 +224,26 @@ func parseIn(data []byte) (In, error) {
 		if err == nil && in.Knobs != nil && len(in.Knobs.Rates) > maxRates {
 			err = fmt.Errorf("knobs.rates lists %d rates; at most %d are allowed", len(in.Knobs.Rates), maxRates)
 		}
+	case KindShow:
+		switch {
+		case (in.Question == "") == (in.Lab == ""):
+			err = fmt.Errorf("a %q message needs a \"question\" or a \"lab\" field, one of them", in.Kind)
+		case in.Question != "":
+			err = need("question", in.Question)
+		default:
+			err = need("lab", in.Lab)
+		}
 	case KindEnd:
 	case "":
-		err = fmt.Errorf("the message has no \"kind\"; allowed kinds are vote, open, close, reveal, answer, next_round, run and end")
+		err = fmt.Errorf("the message has no \"kind\"; allowed kinds are %s", kindList)
 	default:
-		err = fmt.Errorf("unknown kind %q; allowed kinds are vote, open, close, reveal, answer, next_round, run and end", truncate(in.Kind, maxField))
+		err = fmt.Errorf("unknown kind %q; allowed kinds are %s", truncate(in.Kind, maxField), kindList)
 	}
 	return in, err
 }
+
+// kindList names the kinds a client may send, for messages.
+const kindList = "vote, open, close, reveal, answer, next_round, run, show and end"
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

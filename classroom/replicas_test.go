@@ -107,9 +107,20 @@ func TestClassAcrossServers(t *testing.T) {
 	if st := sb.State(); st.Focus != "lab-1" || st.RunID != "r-class-1" {
 		t.Errorf("B's memory: focus %q run %q, want lab-1 and r-class-1", st.Focus, st.RunID)
 	}
+	// The host's Back on A (show p1 again) reaches B's screens as a
+	// focus message: no step there names it.
+	host.send(In{Kind: KindShow, Question: "p1"})
+	for _, c := range []*client{proj, p1, p2} {
+		if o := c.expect(KindFocus); o.Question != "p1" || o.Lab != "" {
+			t.Errorf("%s: focus message %+v, want p1", c.name, o)
+		}
+	}
+	if st := sb.State(); st.Focus != "p1" {
+		t.Errorf("B's memory: focus %q, want p1", st.Focus)
+	}
 	host.send(In{Kind: KindEnd})
 	for _, c := range []*client{proj, p1, p2, p3} {
-		c.expect(KindEnded, KindRound, KindRevealed, KindAnswered, KindRunStart, KindTally, KindPresence)
+		c.expect(KindEnded, KindRound, KindRevealed, KindAnswered, KindRunStart, KindFocus, KindTally, KindPresence)
 	}
 
 	stored, err := b.st.ClassSession(ctx, code)

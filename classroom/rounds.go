@@ -99,6 +99,8 @@ func verb(kind string) string {
 		return "start a second round"
 	case KindRun:
 		return "start a run"
+	case KindShow:
+		return "choose what the presenter view shows"
 	default:
 		return "end the session"
 	}
@@ -339,13 +341,37 @@ func (s *Session) answer(ctx context.Context, q *question) error {
 	return nil
 }
 
+// noLab is the refusal of a lab the lesson does not have.
+func (s *Session) noLab(lab string) error {
+	labs := strings.Join(s.info.Labs, ", ")
+	if labs == "" {
+		labs = "none"
+	}
+	return &Refusal{ErrCodeInvalid, fmt.Sprintf("This lesson has no lab %q; its labs are %s.", lab, labs)}
+}
+
+// show makes question q (or, with q nil, lab) the focus again, as a
+// presentation's Back shows the slide before: the presenter view shows
+// it. Nothing else changes: a vote, a spread or an answer shown stays
+// shown, since every screen has seen it.
+func (s *Session) show(ctx context.Context, q *question, lab string) error {
+	out := Out{Kind: KindFocus, Lab: lab}
+	id := lab
+	if q != nil {
+		out.Question, out.Lab, id = q.ID, "", q.ID
+	} else if !slices.Contains(s.info.Labs, lab) {
+		return s.noLab(lab)
+	}
+	if err := s.setFocus(ctx, id); err != nil {
+		return err
+	}
+	s.broadcast(out, false)
+	return nil
+}
+
 func (s *Session) run(ctx context.Context, lab string, knobs *Knobs) error {
 	if !slices.Contains(s.info.Labs, lab) {
-		labs := strings.Join(s.info.Labs, ", ")
-		if labs == "" {
-			labs = "none"
-		}
-		return &Refusal{ErrCodeInvalid, fmt.Sprintf("This lesson has no lab %q; its labs are %s.", lab, labs)}
+		return s.noLab(lab)
 	}
 	if s.m.cfg.StartRun == nil {
 		return conflict("This server runs no sweeps, so the class run is off.")

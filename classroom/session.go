@@ -1,6 +1,7 @@
 package classroom
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -28,12 +29,16 @@ type Session struct {
 	participants []*participant // index id-1
 	byToken      map[string]*participant
 	focus, runID string
-	ended        bool
-	activeAt     time.Time
-	savedActive  time.Time
-	seq          int
-	log          []logEntry
-	conns        map[*conn]struct{}
+	// shown is the focus the clients hold: the block the last message
+	// they take it from named (a step's round, revealed or answer, a
+	// run, a focus), or the stored focus they were given in a state.
+	shown       string
+	ended       bool
+	activeAt    time.Time
+	savedActive time.Time
+	seq         int
+	log         []logEntry
+	conns       map[*conn]struct{}
 
 	// Following the store when servers share it (follow.go): the
 	// follower (nil on one server), how many focus or run changes this
@@ -260,6 +265,14 @@ func (s *Session) broadcast(o Out, hostsOnly bool) {
 			return
 		}
 	}
+	if !hostsOnly {
+		switch o.Kind {
+		case KindRound, KindRevealed, KindAnswered, KindFocus:
+			s.shown = cmp.Or(o.Question, o.Lab)
+		case KindRunStart:
+			s.shown = o.Lab
+		}
+	}
 	s.log = append(s.log, e)
 	if len(s.log) > logSize {
 		s.log = slices.Delete(s.log, 0, len(s.log)-logSize)
@@ -414,6 +427,8 @@ func (s *Session) handle(c *conn, in In) {
 		err = s.answer(ctx, q)
 	case KindRun:
 		err = s.run(ctx, in.Lab, in.Knobs)
+	case KindShow:
+		err = s.show(ctx, q, in.Lab)
 	case KindEnd:
 		s.endLocked(true)
 	}

@@ -170,13 +170,15 @@ func TestWholeSession(t *testing.T) {
 	if err := res.WriteCountsCSV(&buf); err != nil {
 		t.Fatal(err)
 	}
-	wantCounts := `question,type,round,status,option,correct,count
-p1,predict,1,revealed,a,no,1
-p1,predict,1,revealed,b,yes,1
-p1,predict,1,revealed,c,no,1
-p1,predict,2,revealed,a,no,0
-p1,predict,2,revealed,b,yes,3
-p1,predict,2,revealed,c,no,0
+	// Rows follow the letters the class saw (A is option c); an option's
+	// words that would start a spreadsheet formula are quoted.
+	wantCounts := `question,prompt,type,round,status,letter,option,option_text,correct,count
+p1,"When the rate doubles, what happens to the requests in flight?",predict,1,revealed,A,c,"'-1, they never settle",no,1
+p1,"When the rate doubles, what happens to the requests in flight?",predict,1,revealed,B,a,They double,no,1
+p1,"When the rate doubles, what happens to the requests in flight?",predict,1,revealed,C,b,More than double,yes,1
+p1,"When the rate doubles, what happens to the requests in flight?",predict,2,revealed,A,c,"'-1, they never settle",no,0
+p1,"When the rate doubles, what happens to the requests in flight?",predict,2,revealed,B,a,They double,no,0
+p1,"When the rate doubles, what happens to the requests in flight?",predict,2,revealed,C,b,More than double,yes,3
 `
 	if buf.String() != wantCounts {
 		t.Errorf("counts CSV:\n%s\nwant:\n%s", buf.String(), wantCounts)
@@ -185,13 +187,14 @@ p1,predict,2,revealed,c,no,0
 	if err := res.WriteAnswersCSV(&buf); err != nil {
 		t.Fatal(err)
 	}
-	wantAnswers := `participant,name,question,round,option,correct
-1,Ada,p1,1,b,yes
-1,Ada,p1,2,b,yes
-2,Participant 2,p1,1,a,no
-2,Participant 2,p1,2,b,yes
-3,Grace,p1,1,c,no
-3,Grace,p1,2,b,yes
+	const prompt = `"When the rate doubles, what happens to the requests in flight?"`
+	wantAnswers := `participant,name,question,prompt,round,letter,option,option_text,correct
+1,Ada,p1,` + prompt + `,1,C,b,More than double,yes
+1,Ada,p1,` + prompt + `,2,C,b,More than double,yes
+2,Participant 2,p1,` + prompt + `,1,B,a,They double,no
+2,Participant 2,p1,` + prompt + `,2,C,b,More than double,yes
+3,Grace,p1,` + prompt + `,1,A,c,"'-1, they never settle",no
+3,Grace,p1,` + prompt + `,2,C,b,More than double,yes
 `
 	if buf.String() != wantAnswers {
 		t.Errorf("answers CSV:\n%s\nwant:\n%s", buf.String(), wantAnswers)
@@ -285,6 +288,8 @@ func TestMalformedMessages(t *testing.T) {
 		{"an unknown knob", `{"kind":"run","lab":"lab-1","knobs":{"turbo":1}}`},
 		{"too many rates", `{"kind":"run","lab":"lab-1","knobs":{"rates":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}}`},
 		{"a knob of the wrong type", `{"kind":"run","lab":"lab-1","knobs":{"workers":"many"}}`},
+		{"a show naming nothing", `{"kind":"show"}`},
+		{"a show naming a question and a lab", `{"kind":"show","question":"p1","lab":"lab-1"}`},
 		{"a host action", `{"kind":"end"}`},
 	}
 	for _, c := range cases {

@@ -207,7 +207,11 @@
 // window a sweep waits Pause after the previous window's row (0 by
 // default; package measure pauses so a watching class's page updates fall
 // between windows), polls /stats until queued + in_service = 0 (at most
-// DrainWait, DefaultDrainWait: 10 s), then resets.
+// DrainWait, DefaultDrainWait: 10 s), then resets. A call rides out a lab
+// that answers slowly, as one on a busy machine does: each attempt may take
+// 12 s, and one that got no answer (a timeout, a dropped connection, a 5xx)
+// is made again after 250 ms, then 500 ms, three attempts at most within
+// ControlBudget (25 s); a refusal is an answer.
 //
 // # Knob changes
 //

@@ -120,7 +120,7 @@
 // without its done line (it crashed, or was killed) is reported as a
 // *childproc.ExitError with its exit status and last stderr lines, as a lab
 // child that dies is; so is one that says nothing for longer than the
-// drain wait and 30 s (it is hung: it is killed). The lab child's death stops the load child (the
+// drain wait and 60 s (it is hung: it is killed). The lab child's death stops the load child (the
 // window in progress is cut short and handed over, Cut saying why) and is
 // reported in preference to what follows from it.
 package measure

@@ -32,8 +32,10 @@ const (
 	// silenceMargin is how much longer than the drain wait a load child
 	// may say nothing before it counts as hung and is killed: while a
 	// window runs it reports progress every loadrun.ProgressEvery; between
-	// windows it pauses, waits for the lab to drain and resets it.
-	silenceMargin = 30 * time.Second
+	// windows it pauses, waits for the lab to drain and resets it, and a
+	// slow lab may make the drain's last read and the reset each take a
+	// whole control call (loadrun.ControlBudget).
+	silenceMargin = 2*loadrun.ControlBudget + 10*time.Second
 )
 
 // Config says how Measure starts its two children.

@@ -52,7 +52,7 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 			r.log.Info("run started", "run", ru.id, "lab_pid", e.Lab.Pid, "lab_cpus", fmt.Sprint(e.Lab.CPUs),
 				"load_pid", e.Load.Pid, "load_cpus", fmt.Sprint(e.Load.CPUs), "load_gomaxprocs", e.Load.GoMaxProcs, "pinning", e.Load.Note)
 			r.mu.Lock()
-			ru.labPID, ru.loadPID = e.Lab.Pid, e.Load.Pid
+			ru.labPID, ru.loadPID, ru.measuring = e.Lab.Pid, e.Load.Pid, true
 			ru.log.append(Event{Kind: KindStarted, EstimatedEnd: ru.started.Add(ru.estimate), WindowProgress: q.at()})
 			r.mu.Unlock()
 		case measure.EventProgress:

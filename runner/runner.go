@@ -149,8 +149,11 @@ type Snapshot struct {
 	// in order; none for other runs.
 	Samples []result.Sample `json:"samples,omitempty"`
 	LastSeq int             `json:"last_seq"`
-	LabPID  int             `json:"-"` // the running lab child's process id, 0 when none
-	LoadPID int             `json:"-"` // the running load child's process id, 0 when none
+	// Starting: the run is running but its lab and load children are
+	// not up yet (no started event): the lab is starting.
+	Starting bool `json:"starting,omitempty"`
+	LabPID   int  `json:"-"` // the running lab child's process id, 0 when none
+	LoadPID  int  `json:"-"` // the running load child's process id, 0 when none
 }
 
 // run is one run's state; fields other than id, learner, req and log are
@@ -173,6 +176,7 @@ type run struct {
 	ctx       context.Context         // set while running
 	cancel    context.CancelCauseFunc // set while running
 	cancelled bool                    // the learner asked to cancel
+	measuring bool                    // its children are up: the started event is logged
 	labPID    int                     // the lab child's pid while it runs
 	loadPID   int                     // the load child's pid while it runs
 	saveErr   error                   // the first failure to store its rows or records
@@ -524,7 +528,8 @@ func (r *Runner) Get(id string) (Snapshot, bool) {
 		return Snapshot{}, false
 	}
 	s := Snapshot{ID: ru.id, Learner: ru.learner, Request: ru.req, Status: ru.status, Reason: ru.reason,
-		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended, Rows: slices.Clone(ru.rows), Samples: slices.Clone(ru.samples), LabPID: ru.labPID, LoadPID: ru.loadPID}
+		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended, Rows: slices.Clone(ru.rows), Samples: slices.Clone(ru.samples), LabPID: ru.labPID, LoadPID: ru.loadPID,
+		Starting: ru.status == store.RunRunning && !ru.measuring}
 	if s.Rows == nil {
 		s.Rows = []result.Row{}
 	}

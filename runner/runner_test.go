@@ -1069,3 +1069,52 @@ func TestOverTimeRun(t *testing.T) {
 		t.Errorf("a watcher after the run got %d sample events, the store has %d: want 4", late, kept)
 	}
 }
+
+// A run whose lab child takes a while to start (a shell that sleeps
+// 1.5 s before it becomes the lab, as a busy machine delays one) is
+// running and Starting until its children are up, and no longer
+// Starting from its started event on.
+func TestStartingUntilTheChildrenAreUp(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	lab := testChild(t)
+	slow := labsvc.ChildCommand{Path: "/bin/sh", Args: append([]string{"-c", `sleep 1.5; exec "$0" "$@"`, lab.Path}, lab.Args...), Env: lab.Env}
+	r, err := runner.New(runner.Config{Lab: slow, Load: testLoad(t), Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tk, err := r.Submit(t.Context(), "a", small(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := waitStatus(t, r, tk.ID, store.RunRunning, 10*time.Second)
+	if !s.Starting {
+		t.Errorf("running while its lab child sleeps: Starting %v, want true", s.Starting)
+	}
+	replay, sub, err := r.Subscribe(tk.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for _, e := range replay {
+		if e.Kind == runner.KindStarted {
+			t.Fatal("the started event came before the lab child could be up")
+		}
+	}
+	for e := range each(sub) {
+		if e.Kind == runner.KindStarted {
+			if s, _ := r.Get(tk.ID); s.Starting {
+				t.Errorf("after the started event: Starting %v, want false", s.Starting)
+			}
+			return
+		}
+		if e.Kind.Terminal() {
+			t.Fatalf("the run ended (%s: %s) without a started event", e.Kind, e.Reason)
+		}
+	}
+	t.Fatal("the run's events ended without a started event")
+}

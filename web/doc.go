@@ -83,6 +83,8 @@
 //	GET  /sessions/{code}/parts             a participant's lesson: the parts after a Predict's gate its shown answer opens
 //	GET  /sessions/{code}/{file:results|answers}.csv
 //	                                        ?token=: votes per question, round and option; each participant's answers
+//	GET  /sessions/{code}/recorded/{lab}    the lesson's recorded run of a lab (its tables; a simulation when it
+//	                                        has none), an HTML fragment shown when the class's run of it did not finish
 //	GET  /ws/sessions/{code}                websocket: the session (protocol in package classroom)
 //	GET  /lti                               the URLs a learning platform's administrator enters to add the tool
 //	GET  /lti/jwks.json                     the tool's public keys (JWKS; Cache-Control max-age 300)
@@ -121,8 +123,14 @@
 // on something, then one question (its votes, the spread, the answer) or
 // the class run at a time. Its address carries the projector token only
 // and so controls nothing; opened from the host view's button, its keys
-// are posted to that host page, which acts with its own token (see
-// static/js/session.js).
+// are posted to that host page, which acts with its own token, and what
+// that page has to say of a key (a refusal, nothing to do) shows on it
+// (see static/js/session.js). The host's next step follows the lesson:
+// voting on each question, its spread, for a Predict a lab settles the
+// class run of that lab, then the answer (static/js/classsteps.js). A
+// class run that does not finish is told to the room in words for a room,
+// with the recorded run of its lab (GET /sessions/{code}/recorded/{lab})
+// under it at once.
 //
 // # Forms and JSON: one implementation
 //

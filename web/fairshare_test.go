@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"capacitylab/classroom"
 	"capacitylab/labsvc"
 	"capacitylab/runner"
+	"capacitylab/store"
 )
 
 // slowLab is a lab command that never says it is ready: the first run
@@ -185,4 +187,50 @@ func createSessionJSON(t *testing.T, site *testSite, key string) (int, sessionCr
 	var out sessionCreated
 	json.NewDecoder(res.Body).Decode(&out)
 	return res.StatusCode, out
+}
+
+// A run whose lab has not come up yet (slowLab never says it is ready)
+// says the lab is starting, not "Running: window 1 of N" over empty
+// progress bars, on its panel (what a class's screens fetch when the
+// class run starts) and its page.
+func TestRunPanelSaysTheLabIsStarting(t *testing.T) {
+	var rn *runner.Runner
+	site := newSiteAt(t, filepath.Join(t.TempDir(), "db"), func(d *Deps) {
+		var err error
+		rn, err = runner.New(runner.Config{Load: testLoad(t), Lab: slowLab, Store: d.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Runner = rn
+	})
+	t.Cleanup(func() { rn.Close() })
+	req, _ := http.NewRequest("POST", site.srv.URL+"/api/sweeps", strings.NewReader(`{"rates":[10, 20],"seconds":1}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := site.client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tk struct {
+		ID string `json:"id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&tk)
+	resp.Body.Close()
+	if tk.ID == "" {
+		t.Fatalf("the sweep was not queued: %d", resp.StatusCode)
+	}
+	for end := time.Now().Add(5 * time.Second); ; {
+		if s, _ := rn.Get(tk.ID); s.Status == store.RunRunning {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the run did not start within 5 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, path := range []string{"/runs/" + tk.ID + "/panel", "/runs/" + tk.ID} {
+		page := site.get(nil, path)
+		if got := testIDText(t, page.body, "run-status"); !strings.HasPrefix(got, "Starting the lab") {
+			t.Errorf("%s: status %q, want it to say the lab is starting", path, got)
+		}
+	}
 }

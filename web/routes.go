@@ -79,6 +79,7 @@ func (s *server) routes() http.Handler {
 	r.Get("/sessions/{code}/qr.svg", s.handle(s.sessionQR))
 	r.Get("/sessions/{code}/parts", s.handle(s.sessionParts))
 	r.Get("/sessions/{code}/{file:results|answers}.csv", s.handle(s.sessionCSV))
+	r.Get("/sessions/{code}/recorded/{lab}", s.handle(s.sessionRecorded))
 	r.Get("/ws/sessions/{code}", s.handle(s.sessionStream))
 
 	// LTI 1.3: launches from learning platforms, deep linking, grades

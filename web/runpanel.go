@@ -40,6 +40,9 @@ func statusLine(v runView) string {
 	case store.RunQueued:
 		return fmt.Sprintf("Queued: number %d in line, starting %s.", v.Position, startsIn(time.Until(v.EstimatedStart)))
 	case store.RunRunning:
+		if v.Starting {
+			return "Starting the lab: the first window begins as soon as it is up."
+		}
 		return fmt.Sprintf("Running: window %d of %d.", min(len(v.Rows)+1, n), n)
 	case store.RunDone:
 		return fmt.Sprintf("Done: all %d %s measured.", len(v.Rows), plural(len(v.Rows), "window", "windows"))

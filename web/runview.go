@@ -37,7 +37,9 @@ type runView struct {
 	Rows           []result.Row    `json:"rows"`
 	Records        int             `json:"records"`
 	LastSeq        int             `json:"last_seq"`
-	Prediction     []prediction    `json:"prediction"`
+	// Starting: running, but its lab and load children are not up yet.
+	Starting   bool         `json:"starting,omitempty"`
+	Prediction []prediction `json:"prediction"`
 	// Samples are a run over time's seconds (result.Sample), in order;
 	// none for other runs.
 	Samples   []result.Sample `json:"samples,omitempty"`
@@ -71,7 +73,7 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 		v = runView{ID: id, Status: snap.Status, Reason: snap.Reason, Request: snap.Request, Lesson: snap.Request.Lesson, Block: snap.Request.Block,
 			Mine: learner != "" && snap.Learner == learner, Position: snap.Position, EstimatedStart: snap.EstimatedStart,
 			CreatedAt: snap.CreatedAt, StartedAt: snap.StartedAt, EndedAt: snap.EndedAt, Rows: snap.Rows, LastSeq: snap.LastSeq,
-			Samples: snap.Samples}
+			Samples: snap.Samples, Starting: snap.Starting}
 	} else {
 		stored, err := s.store.Run(ctx, id)
 		if errors.Is(err, store.ErrNoRun) {
@@ -213,8 +215,11 @@ func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 // estimated start from its latest queued event.
 func (s *server) followedState(ctx context.Context, v *runView) error {
 	if v.Status != store.RunQueued {
-		last, _, err := s.store.LastRunEvent(ctx, v.ID)
+		last, kind, err := s.store.LastRunEvent(ctx, v.ID)
 		v.LastSeq = last
+		// Running with nothing logged since it was queued: its children
+		// are starting.
+		v.Starting = v.Status == store.RunRunning && (kind == "" || runner.Kind(kind) == runner.KindQueued)
 		return err
 	}
 	events, err := s.store.RunEvents(ctx, v.ID, 0)

@@ -55,10 +55,18 @@ func classLesson(l *lessons.Lesson) classroom.Lesson {
 	for _, p := range l.Body {
 		switch b := p.Block.(type) {
 		case *lessons.Question:
-			q := classroom.Question{ID: b.ID, Type: b.Type, Text: plainText(string(b.Prompt)), Explain: map[string]string{}}
+			q := classroom.Question{ID: b.ID, Type: b.Type, Text: plainText(string(b.Prompt)), Explain: map[string]string{}, OptionText: map[string]string{},
+				Order: func(code string) []string {
+					var ids []string
+					for _, o := range classOptions(code, b) {
+						ids = append(ids, o.ID)
+					}
+					return ids
+				}}
 			for _, o := range b.Options {
 				q.Options = append(q.Options, o.ID)
 				q.Explain[o.ID] = strings.TrimSpace(string(o.Explain))
+				q.OptionText[o.ID] = o.Text
 				if o.Correct {
 					q.Correct = o.ID
 				}
@@ -178,6 +186,7 @@ type classView struct {
 	HostURL      string
 	ProjectorURL string
 	QRURL        string // host and projector: the QR code, with the projector token (see memberSession)
+	Runs         bool   // host: the server runs labs for the class (a Next step may start one)
 	// Answered holds the questions whose answer the host has shown: a
 	// participant's page leaves out what follows a Predict's gate until
 	// then (hides).
@@ -615,7 +624,8 @@ func (s *server) view(r *http.Request, sess *classroom.Session, role, token stri
 		return classView{}, errorf(CodeNotFound, fmt.Sprintf("The lesson %q of this session is no longer in the course.", sess.Lesson()))
 	}
 	code := sess.Code()
-	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join", Answered: map[string]bool{}}
+	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join",
+		Runs: s.runner != nil, Answered: map[string]bool{}}
 	for _, q := range sess.State().Questions {
 		if q.Answered {
 			v.Answered[q.ID] = true
@@ -724,6 +734,64 @@ func (s *server) sessionQR(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "image/svg+xml")
 	w.Header().Set("Cache-Control", "private, max-age=3600")
 	w.Write([]byte(svg))
+	return nil
+}
+
+// recordedView is what a class sees when its run of a lab preset did not
+// finish: the lesson's recorded tables of the preset (their ids
+// prefixed, since a participant's page holds the same tables in the
+// lesson's text), or, for a preset the lesson recorded none of, a
+// simulation of it.
+type recordedView struct {
+	Tables []*lessons.Table
+	Sim    *simView
+}
+
+// sessionRecorded is GET /sessions/{code}/recorded/{lab}: the class's
+// fallback for its run of lab (recordedView), an HTML fragment that
+// session.js puts under the run that did not finish. It is the same for
+// every screen, so it is made once per course and lab.
+func (s *server) sessionRecorded(w http.ResponseWriter, r *http.Request) error {
+	sess, ok, err := s.lookupSession(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return err
+	}
+	c, err := s.loadCourse()
+	if err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "lab")
+	lab, les, ok := c.Lab(id)
+	if !ok || les.Slug != sess.Lesson() {
+		return errorf(CodeNotFound, fmt.Sprintf("The lesson of this class has no lab %q.", id))
+	}
+	out, err := s.panels.getOrMake(fmt.Sprintf("class-recorded/%p/%s", c, lab.ID), func() ([]byte, bool, error) {
+		var v recordedView
+		for _, p := range les.Body {
+			if t, ok := p.Block.(*lessons.Table); ok && t.Preset == lab.ID {
+				// Its own ids and caption: the participant's page holds
+				// the lesson's table too, and two regions of one name
+				// could not be told apart.
+				shown := *t
+				shown.ID = "recorded-" + t.ID
+				shown.Caption = strings.TrimRight(t.Caption, ". ") + " (shown in place of the class run)."
+				v.Tables = append(v.Tables, &shown)
+			}
+		}
+		if len(v.Tables) == 0 {
+			v.Sim = &simView{Request: labPreset(lab), Simulated: true}
+			if err := simulate(r.Context(), v.Sim, lab.Show); err != nil {
+				return nil, false, err
+			}
+		}
+		html, err := renderString(r.Context(), classRecorded(v))
+		return []byte(html), err == nil, err
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeHTML(w, http.StatusOK, out)
 	return nil
 }
 

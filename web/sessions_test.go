@@ -348,15 +348,33 @@ func TestClassSessionWeb(t *testing.T) {
 		t.Fatalf("results.csv: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 	lines := strings.Split(strings.TrimSpace(res.body), "\n")
-	if lines[0] != "question,type,round,status,option,correct,count" || len(lines) != 1+2*countOptions(t, s, "sample-predict") {
+	if lines[0] != "question,prompt,type,round,status,letter,option,option_text,correct,count" || len(lines) != 1+2*countOptions(t, s, "sample-predict") {
 		t.Fatalf("results.csv:\n%s", res.body)
 	}
-	if !strings.Contains(res.body, "sample-predict,predict,2,revealed,b,") || !strings.Contains(res.body, "sample-predict,predict,1,revealed,a,yes,1") {
-		t.Fatalf("results.csv is missing a count:\n%s", res.body)
+	// Each option's letter is its place on the class's screens (the
+	// session's one order), beside its id, its words and the prompt.
+	q, _, _ := s.course.Question("sample-predict")
+	letter := map[string]string{}
+	for i, o := range classOptions(code, q) {
+		letter[o.ID] = classroom.OptionLetter(i)
+	}
+	const prompt = `"With one worker and 20 ms per request, how many requests a second can the fixture lab finish?"`
+	for _, want := range []string{
+		"sample-predict," + prompt + ",predict,1,revealed," + letter["a"] + ",a,About 50,yes,1",
+		"sample-predict," + prompt + ",predict,2,revealed," + letter["b"] + ",b,About 500,no,",
+	} {
+		if !strings.Contains(res.body, want) {
+			t.Fatalf("results.csv has no row %s:\n%s", want, res.body)
+		}
 	}
 	res = s.get(nil, "/sessions/"+code+"/answers.csv?token="+url.QueryEscape(tok))
-	if !strings.Contains(res.body, "1,Ada,sample-predict,1,b,") || !strings.Contains(res.body, "2,Participant 2,sample-predict,1,a,") {
-		t.Fatalf("answers.csv:\n%s", res.body)
+	for _, want := range []string{
+		"1,Ada,sample-predict," + prompt + ",1," + letter["b"] + ",b,About 500,no",
+		"2,Participant 2,sample-predict," + prompt + ",1," + letter["a"] + ",a,About 50,yes",
+	} {
+		if !strings.Contains(res.body, want) {
+			t.Fatalf("answers.csv has no row %s:\n%s", want, res.body)
+		}
 	}
 }
 
@@ -861,8 +879,14 @@ func TestClassOptionOrder(t *testing.T) {
 				t.Fatalf("%s: question %s is not on the page", role, q.ID)
 			}
 			var got []string
-			for _, li := range find(sec[0], func(n *html.Node) bool { _, ok := attr(n, "data-option"); return ok && n.Data == "li" }) {
+			for i, li := range find(sec[0], func(n *html.Node) bool { _, ok := attr(n, "data-option"); return ok && n.Data == "li" }) {
 				got = append(got, must(attr(li, "data-option")))
+				// Lettered A, B, … in the order shown, on every screen.
+				letter := string(rune('A' + i))
+				shown := find(li, func(n *html.Node) bool { return must(attr(n, "class")) == "option-letter" })
+				if must(attr(li, "data-letter")) != letter || len(shown) != 1 || text(shown[0]) != letter {
+					t.Errorf("%s: %s's option %d is not lettered %s", role, q.ID, i+1, letter)
+				}
 			}
 			if strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Errorf("%s: %s's options in the order %v, want the session's %v", role, q.ID, got, want)
@@ -954,5 +978,44 @@ func TestClassGates(t *testing.T) {
 	page = s.get(pc, "/sessions/"+code).body
 	if !strings.Contains(page, `id="cap-release-queue-result"`) || strings.Contains(page, `id="cap-release-quota-result"`) {
 		t.Error("after the first answer, the participant's page does not show the first measurement and only it")
+	}
+}
+
+// A class whose run did not finish is shown the lesson's recorded run of
+// the preset (its tables, their ids apart from the same tables in a
+// participant's page), or, for a preset the lesson recorded nothing of
+// (the capstone's), a simulation of it, labelled as such. A lab of
+// another lesson is not found.
+func TestClassRecordedFallback(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "", "")
+	for _, c := range []struct {
+		lesson, lab, kind string
+		want              []string // in the fragment
+	}{
+		{"sample", "sample-lab", "recorded", []string{`id="recorded-sample-table"`, "fixture 5", "The run recorded for this lesson"}},
+		{"capstone", "capstone-service", "simulated", []string{"A simulation of the same settings: computed, not measured", `data-testid="sim-chart"`}},
+	} {
+		st, created, body := s.create(c.lesson, "")
+		if st != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", c.lesson, st, body)
+		}
+		participant := s.joinAs(created.Code, "Ada")
+		res := s.get(participant, "/sessions/"+created.Code+"/recorded/"+c.lab)
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("%s: %d %s", c.lab, res.StatusCode, res.body)
+		}
+		if got := must(attr(find(parse(t, res.body), byTestID("class-recorded"))[0], "data-kind")); got != c.kind {
+			t.Errorf("%s: kind %q, want %q", c.lab, got, c.kind)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(res.body, w) {
+				t.Errorf("%s: the fallback lacks %s:\n%s", c.lab, w, res.body)
+			}
+		}
+		if c.lesson == "sample" {
+			if res := s.get(participant, "/sessions/"+created.Code+"/recorded/littles-sweep"); res.StatusCode != http.StatusNotFound {
+				t.Errorf("another lesson's lab: %d, want 404", res.StatusCode)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -103,31 +104,13 @@ func (s *server) simulateSweep(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	start := time.Now()
-	sw := q.Sweep()
-	sw.Driver = m
-	rep, err := sw.Run(r.Context(), nil)
-	v.TookMS = float64(time.Since(start).Microseconds()) / 1000
-	if err != nil {
-		if r.Context().Err() != nil {
-			return err
-		}
-		// What the simulator refuses after the runner's validation (a
-		// lab whose workers accept, a closed loop that does no work) is
-		// the request's to fix; its messages say what is allowed.
-		return errorf(CodeInvalid, "This sweep cannot be simulated: "+err.Error())
-	}
-	v.Rows = rep.Rows()
-	for _, w := range rep.Windows {
-		v.Requests += w.Row.Arrivals
-	}
-	v.Model = predict(q, v.Rows)
 	var show []string
 	if lab != nil {
 		show = lab.Show
 	}
-	v.chart = simChart(q, v.Rows, v.Model, v.mine)
-	v.table = simTable(q, v.Rows, v.Model, show)
+	if err := simulate(r.Context(), &v, show); err != nil {
+		return err
+	}
 	switch {
 	case r.URL.Query().Get("panel") != "":
 		html, err := renderString(r.Context(), simPanel(v))
@@ -148,6 +131,34 @@ func (s *server) simulateSweep(w http.ResponseWriter, r *http.Request) error {
 	default:
 		writeJSON(w, http.StatusOK, v)
 	}
+	return nil
+}
+
+// simulate runs v.Request through the simulator and fills in v's rows,
+// model, chart and table (its columns show first: the lab block's Show).
+func simulate(ctx context.Context, v *simView, show []string) error {
+	q := v.Request
+	start := time.Now()
+	sw := q.Sweep()
+	sw.Driver = sim.Model{Lab: q.Config, Timeout: q.Timeout()}
+	rep, err := sw.Run(ctx, nil)
+	v.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		// What the simulator refuses after the runner's validation (a
+		// lab whose workers accept, a closed loop that does no work) is
+		// the request's to fix; its messages say what is allowed.
+		return errorf(CodeInvalid, "This sweep cannot be simulated: "+err.Error())
+	}
+	v.Rows = rep.Rows()
+	for _, w := range rep.Windows {
+		v.Requests += w.Row.Arrivals
+	}
+	v.Model = predict(q, v.Rows)
+	v.chart = simChart(q, v.Rows, v.Model, v.mine)
+	v.table = simTable(q, v.Rows, v.Model, show)
 	return nil
 }
 

@@ -100,6 +100,12 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
+	keepShot(t, name, png)
+}
+
+// keepShot writes png as screenshots/NAME.png at the repository root.
+func keepShot(t *testing.T, name string, png []byte) {
+	t.Helper()
 	dir := filepath.Join("..", "..", "screenshots")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

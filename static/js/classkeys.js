@@ -3,9 +3,11 @@
 // focused (Space presses a focused button), or with a modifier; "?" opens
 // and closes the list of keys.
 
-// keyAction is what a key press asks for: "help", "next", "round2",
-// "join", "fullscreen", or "" for nothing (a key typed into a field, or
-// pressed on a control, or any but "?" while the list of keys is open).
+// keyAction is what a key press asks for: "help", "next", "back", "run",
+// "round2", "blank", "join", "fullscreen", or "" for nothing (a key typed
+// into a field, or pressed on a control, or any but "?" while the list of
+// keys is open). Next and Back are also the keys a presentation clicker
+// sends (Page Down, Page Up), and its blank-screen button's (B or ".").
 export function keyAction(ev, dialogOpen) {
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return "";
   const t = ev.target;
@@ -18,6 +20,16 @@ export function keyAction(ev, dialogOpen) {
     case "ArrowRight":
     case "PageDown":
       return "next";
+    case "ArrowLeft":
+    case "PageUp":
+      return "back";
+    case "r":
+    case "R":
+      return "run";
+    case "b":
+    case "B":
+    case ".":
+      return "blank";
     case "2":
       return "round2";
     case "j":

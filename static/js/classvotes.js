@@ -13,6 +13,16 @@ export function optionLabel(section, id) {
   return li ? li.dataset.label : id;
 }
 
+// optionLetter is an option's letter (A, B, …: its place on the class's
+// screens) as an element, for the bars and the answer.
+export function optionLetter(section, id) {
+  const li = section.querySelector(`.options [data-option="${CSS.escape(id)}"]`);
+  const span = document.createElement("span");
+  span.className = "option-letter";
+  span.textContent = li ? li.dataset.letter || "" : "";
+  return span;
+}
+
 export function optionContent(section, id) {
   const text = section.querySelector(`.options [data-option="${CSS.escape(id)}"] .option-text`);
   const span = document.createElement("span");
@@ -64,7 +74,7 @@ export function chart(section, q, rd, role) {
     row.dataset.option = id;
     const label = document.createElement("span");
     label.className = "vote-label";
-    label.append(optionContent(section, id));
+    label.append(optionLetter(section, id), " ", optionContent(section, id));
     if (showCorrect && q.correct === id) {
       row.classList.add("correct");
       label.append(" ", tag("correct", "Answer"));
@@ -143,7 +153,7 @@ export function renderAnswer(section, q, role) {
   const opt = document.createElement("p");
   opt.className = "answer-option";
   opt.setAttribute("data-testid", `answer-option-${q.id}`);
-  opt.append(optionContent(section, q.correct));
+  opt.append(optionLetter(section, q.correct), " ", optionContent(section, q.correct));
   const why = explanation(q, q.correct);
   why.setAttribute("data-testid", `answer-explain-${q.id}`);
   box.replaceChildren(title, opt, why);

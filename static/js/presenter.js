@@ -1,18 +1,28 @@
 // presenter.js: the presenter window and the host page that opened it.
 // The host page opens the presenter view in a window of its own (as on a
-// projector); the presenter posts its keys (the next step, a second round)
-// to that host page, which checks the message came from a window it
-// opened, showing this session's presenter view, and acts with its own
-// token. The host page's J is posted to the presenter. The presenter's
-// address opened alone (as anyone in the room could) controls nothing.
+// projector); the presenter posts its keys (the next step, Back, the
+// class run, a second round) to that host page, which checks the message
+// came from a window it opened, showing this session's presenter view,
+// and acts with its own token. The host page posts back what the
+// presenter should show where the host is looking: a refusal or "nothing
+// to do" (notice), and its own J and B (join code, blank screen). The
+// presenter tells the host page when it goes blank or comes back. The
+// presenter's address opened alone (as anyone in the room could)
+// controls nothing.
 
 const fromPresenter = "capacitylab:presenter";
 const fromHost = "capacitylab:host";
 
-// hostSide is the host page's end: open opens the presenter window, join
-// asks it to show or hide its join code, and onKey(action) gets the keys
-// the presenter posts ("next", "round2").
-export function hostSide(code, onKey) {
+// The keys a presenter window posts to its host page.
+const hostKeys = ["next", "back", "run", "round2"];
+
+// hostSide is the host page's end: open opens the presenter window; join
+// and blank ask it to show or hide its join code, or to blank itself;
+// notice(text, error) shows text on it. Each returns whether a presenter
+// window is there to ask. onKey(action) gets the keys the presenter posts
+// ("next", "back", "run", "round2"), onBlanked(on) its blank screen going
+// on or off.
+export function hostSide(code, onKey, onBlanked) {
   let win = null; // the presenter window this page (or this tab before a reload) opened
   window.addEventListener("message", (ev) => {
     const d = ev.data;
@@ -27,26 +37,35 @@ export function hostSide(code, onKey) {
     win = ev.source;
     if (d.action === "hello") {
       ev.source.postMessage({ type: fromHost, code, action: "ready" }, location.origin);
-    } else if (d.action === "next" || d.action === "round2") {
+    } else if (hostKeys.includes(d.action)) {
       onKey(d.action);
+    } else if (d.action === "blanked") {
+      onBlanked(!!d.on);
     }
   });
+  const post = (msg) => {
+    if (!win || win.closed) return false;
+    win.postMessage({ type: fromHost, code, ...msg }, location.origin);
+    return true;
+  };
   return {
     open(href) {
       win = window.open(href, "capacitylab-presenter-" + code, "popup");
       if (!win) location.assign(href);
     },
-    join() {
-      if (win && !win.closed) win.postMessage({ type: fromHost, code, action: "join" }, location.origin);
-    },
+    join: () => post({ action: "join" }),
+    blank: () => post({ action: "blank" }),
+    notice: (text, error) => post({ action: "notice", text, error: !!error }),
   };
 }
 
 // presenterSide is the presenter window's end: it greets the host page
-// that opened it, onControl() is called once that page answers (its keys
-// now move the class on), onJoin() when the host page's J arrives, and
-// post(action) sends a key to the host page.
-export function presenterSide(code, { onControl, onJoin }) {
+// that opened it; onControl() is called once that page answers (its keys
+// now move the class on), onJoin() and onBlank() when the host page's J
+// or B arrives, onNotice(text, error) with what the host page says.
+// post(action, extra) sends a key (or "blanked", {on}) to the host page;
+// control() says whether one answered and is still open.
+export function presenterSide(code, { onControl, onJoin, onBlank, onNotice }) {
   let control = false;
   window.addEventListener("message", (ev) => {
     const d = ev.data;
@@ -56,6 +75,10 @@ export function presenterSide(code, { onControl, onJoin }) {
       onControl();
     } else if (d.action === "join") {
       onJoin();
+    } else if (d.action === "blank") {
+      onBlank();
+    } else if (d.action === "notice" && typeof d.text === "string") {
+      onNotice(d.text, !!d.error);
     }
   });
   if (window.opener) {
@@ -66,8 +89,10 @@ export function presenterSide(code, { onControl, onJoin }) {
     }
   }
   return {
-    post(action) {
-      if (window.opener) window.opener.postMessage({ type: fromPresenter, code, action }, location.origin);
+    post(action, extra = {}) {
+      if (control && window.opener) window.opener.postMessage({ type: fromPresenter, code, action, ...extra }, location.origin);
     },
+    // The host page may have been closed since it answered.
+    control: () => control && !!window.opener && !window.opener.closed,
   };
 }

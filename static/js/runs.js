@@ -11,9 +11,10 @@
 // /runs/{id}/panel in a replay), and the
 // queue place, the start, each new row and the end are announced in the
 // panel's aria-live region (progress, four times a second, is shown but
-// not announced: the status line is not a live region). A dropped stream
-// reconnects (reconnect.js) with the last sequence number it saw, so no
-// event is lost or repeated.
+// not announced: the status line is not a live region). A run's last
+// event bubbles from its panel as capacitylab:run-end (detail: the event).
+// A dropped stream reconnects (reconnect.js) with the last sequence
+// number it saw, so no event is lost or repeated.
 
 import { keepOpen } from "./reconnect.js";
 
@@ -181,6 +182,10 @@ function watch(panel, replay = false, onEnd = null) {
         announce(panel, terminalText(e));
         if (replay) refresh(panel, id);
         if (onEnd) onEnd(e);
+        // The page around the panel may word the end for its readers (a
+        // class session tells the room): the event bubbles from the panel
+        // with the terminal event.
+        panel.dispatchEvent(new CustomEvent("capacitylab:run-end", { bubbles: true, detail: e }));
     }
   };
 

@@ -3,25 +3,30 @@
 // classroom's doc), resumes with ?since=&epoch= after a drop, and renders
 // the questions, the tally, the spread of the votes and the answer. The
 // class run is shown as any run is: the server's run panel, streamed by
-// runs.js.
+// runs.js. A class run that does not finish is told to the room in words
+// for a room, with the lesson's recorded run of the preset (or a
+// simulation of it) under it at once (GET /sessions/{code}/recorded/{lab}).
 //
 // Keys (the "?" dialog lists them): the host view moves the class on with
-// Space, → or Page Down (the next step) and 2 (a second round). The
-// presenter view (the projector's, which holds no host token) shows one
-// thing at a time, J toggles its big join code and F full screen; when the
-// host opened it from the host view, its Space, → and 2 are posted to that
-// host page, which checks the message came from a window it opened and
-// acts with its own token. The projector's address alone controls
-// nothing.
+// Space, → or Page Down (the next step, classsteps.js), ← or Page Up
+// (Back), R (the class run), 2 (a second round), and B blanks the
+// presenter view. The presenter view (the projector's, which holds no host
+// token) shows one thing at a time; J toggles its big join code, B blanks
+// it and F goes full screen; when the host opened it from the host view,
+// its other keys are posted to that host page, which checks the message
+// came from a window it opened and acts with its own token, and what the
+// host page has to say (a refusal, or that there is nothing to do) shows
+// on the presenter too, where the host is looking. The projector's
+// address alone controls nothing, and says so.
 //
 // The parts: reconnect.js keeps the websocket open, classvotes.js draws
-// the votes and the answer, classsteps.js works out the host's next step,
+// the votes and the answer, classsteps.js works out the host's steps,
 // classkeys.js reads the keys, presenter.js links the presenter window to
 // the host page.
 
 import { renderQuestion as drawQuestion } from "./classvotes.js";
 import { keyAction, kbd } from "./classkeys.js";
-import { nextStep, secondRound } from "./classsteps.js";
+import { planOf, nextStep, backStep, runStep, secondRound } from "./classsteps.js";
 import { hostSide, presenterSide } from "./presenter.js";
 import { keepOpen } from "./reconnect.js";
 import { classGates } from "./classgates.js";
@@ -30,6 +35,9 @@ const root = document.querySelector("[data-class-role]");
 if (root) {
   start(root);
 }
+
+// A run's terminal kinds.
+const runEnds = ["done", "failed", "cancelled", "interrupted"];
 
 function start(root) {
   const role = root.dataset.classRole; // participant | host | projector
@@ -43,15 +51,18 @@ function start(root) {
     focus: "",
     runID: "",
     runLab: "",
+    runStatus: "", // the class run's: "" while its panel loads, then queued, running, done, failed, … or unknown
+    runSkipped: new Set(), // questions whose run step the server refused: Next goes on to the answer
     ended: false,
   };
+  const plan = role === "host" ? planOf(root) : [];
   let conn = null; // the session's websocket (reconnect.js)
   let last = 0;
   let epoch = "";
   let ref = 0;
   let flash = "";
   let run = null;
-  const pending = new Map(); // ref → the block whose button sent it, for its error
+  const pending = new Map(); // ref → {block, from, step}: where a refusal of it shows
   let showJoin = false; // presenter: the join code shown on demand (J)
 
   // A participant's page fills in the parts after a Predict's gate once
@@ -100,18 +111,22 @@ function start(root) {
   }
 
   // send sends a message; block is the question or lab section whose
-  // button sent it, where an error about it will show.
-  function send(msg, block) {
+  // button sent it, where an error about it will show. from says where
+  // the host is looking when a key or the Next button sent it ("host":
+  // this page's Next bar; "presenter": the presenter window as well), and
+  // step is the step it takes.
+  function send(msg, block, from = "", step = null) {
     if (!connected()) {
       showError(block, "Not connected right now; try again in a moment.");
+      if (from) tell("Not connected right now; try again in a moment.", true, from);
       return;
     }
     flash = "";
     showError(block, "");
     ref += 1;
     msg.ref = ref;
-    if (block) {
-      pending.set(ref, block);
+    if (block || from) {
+      pending.set(ref, { block, from, step });
       // Only refusals and votes are answered by ref: forget old ones.
       if (pending.size > 64) pending.delete(pending.keys().next().value);
     }
@@ -138,15 +153,22 @@ function start(root) {
       case "voted": {
         const r = round(m.question, m.round);
         if (r) r.yours = m.option;
-        showError(pending.get(m.ref), "");
+        const p = pending.get(m.ref);
+        showError(p && p.block, "");
         pending.delete(m.ref);
         renderQuestion(m.question);
         break;
       }
-      case "error":
-        showError(pending.get(m.ref), m.message);
+      case "error": {
+        const p = pending.get(m.ref) || {};
+        showError(p.block, m.message);
+        if (p.from) tell(m.message, true, p.from);
+        // A refused class run (the queue full, say) is not offered again
+        // by Next: the answer comes next, and R tries again.
+        if (p.step && p.step.kind === "run" && p.step.question) model.runSkipped.add(p.step.question);
         pending.delete(m.ref);
         break;
+      }
       case "presence":
         if (m.participant) model.participants.set(m.participant.id, m.participant);
         model.connected = m.connected || 0;
@@ -204,9 +226,15 @@ function start(root) {
         if (role === "participant") openGates(answered);
         break;
       }
+      case "focus":
+        model.focus = m.question || m.lab || "";
+        showJoin = false;
+        renderFocus();
+        break;
       case "run":
         model.runID = m.run_id;
         model.runLab = m.lab;
+        model.runStatus = "queued";
         model.focus = m.lab;
         showJoin = false;
         watchRun(m.run_id);
@@ -235,11 +263,13 @@ function start(root) {
     for (const id of model.questions.keys()) renderQuestion(id);
     renderParticipants();
     if (role === "participant") openGates(answered);
-    if (st.run_id && !model.questions.has(st.focus)) model.runLab = st.focus;
     const fq = model.questions.get(model.focus);
     if (fq && fq.rounds.length && fq.rounds[fq.rounds.length - 1].status === "open") bringIntoView(model.focus);
     if (st.run_id && st.run_id !== model.runID) {
+      // Which lab it is of, and how it stands, come with its panel.
       model.runID = st.run_id;
+      model.runStatus = "";
+      if (!model.questions.has(st.focus)) model.runLab = st.focus;
       watchRun(st.run_id);
     }
     renderFocus();
@@ -265,7 +295,11 @@ function start(root) {
   }
 
   function sectionOf(qid) {
-    return root.querySelector(`[data-class-question="${CSS.escape(qid)}"]`);
+    return qid ? root.querySelector(`[data-class-question="${CSS.escape(qid)}"]`) : null;
+  }
+
+  function labSection(lab) {
+    return lab ? root.querySelector(`[data-class-lab="${CSS.escape(lab)}"]`) : null;
   }
 
   function renderQuestion(qid) {
@@ -299,7 +333,7 @@ function start(root) {
 
   // The presenter shows one thing at a time: the join code until the
   // class is on something (or while J holds it), else the question or the
-  // class run the host last acted on, with the join code in a corner.
+  // class run in focus, with the join code in a corner.
   function renderFocus() {
     if (role !== "projector") return;
     let screen = "join";
@@ -338,14 +372,16 @@ function start(root) {
   // run panel (/runs/{id}/panel: progress, chart with the model beside the
   // measurement, rows), which runs.js streams over /ws/runs/{id} and
   // announces to screen readers. One run client for lessons and classes.
+  // The panel says which lab the run is of and how it stands.
+  const runSection = root.querySelector("[data-class-run]");
   async function watchRun(id) {
     if (run && run.id === id) return;
     const me = { id };
     run = me;
-    const section = root.querySelector("[data-class-run]");
-    const slot = section.querySelector("[data-class-run-slot]");
-    section.querySelector("[data-run-link]").href = "/runs/" + encodeURIComponent(id);
-    if (role !== "projector") section.hidden = false;
+    const slot = runSection.querySelector("[data-class-run-slot]");
+    runSection.querySelector("[data-run-link]").href = "/runs/" + encodeURIComponent(id);
+    clearRunEnd();
+    if (role !== "projector") runSection.hidden = false;
     try {
       const res = await fetch("/runs/" + encodeURIComponent(id) + "/panel", { headers: { Accept: "text/html" } });
       if (!res.ok) throw new Error("the server answered " + res.status);
@@ -354,20 +390,149 @@ function start(root) {
       if (!panel) throw new Error("no run panel in the answer");
       if (run !== me) return;
       slot.replaceChildren(document.adoptNode(panel));
+      model.runLab = panel.dataset.block || model.runLab;
+      const status = panel.querySelector('[data-testid="run-status"]');
+      model.runStatus = (status && status.dataset.status) || "unknown";
+      if (runEnds.includes(model.runStatus) && model.runStatus !== "done") {
+        runEnded({ kind: model.runStatus, window: Number(panel.dataset.rows || "0"), windows: Number(panel.dataset.windows || "0") });
+      }
       document.dispatchEvent(new Event("capacitylab:runs"));
     } catch (err) {
       // The link to the run's own page stays; the next state tries again.
-      if (run === me) run = null;
+      if (run === me) {
+        run = null;
+        model.runStatus = "unknown";
+      }
       slot.textContent = "The class run could not be shown here: open the run's own page.";
       console.error("class run:", err);
     }
+    renderFocus();
+    renderNext();
     fit();
   }
 
-  function act(step) {
-    if (!step) return;
-    const block = sectionOf(step.question);
-    send({ kind: step.kind, question: step.question }, block);
+  // A class run's end, from runs.js (the terminal event, bubbling from
+  // its panel).
+  runSection.addEventListener("capacitylab:run-end", (ev) => {
+    const e = ev.detail || {};
+    model.runStatus = e.kind || "unknown";
+    if (e.kind !== "done") runEnded(e);
+    renderNext();
+  });
+
+  function clearRunEnd() {
+    delete runSection.dataset.runEnd;
+    const note = runSection.querySelector("[data-class-run-note]");
+    note.hidden = true;
+    note.textContent = "";
+    const fallback = runSection.querySelector("[data-class-fallback]");
+    fallback.hidden = true;
+    fallback.replaceChildren();
+  }
+
+  // runEnded tells the room that the class run did not finish, in words
+  // for the room (the run's own reason, written for a learner at their
+  // own run, stays on the host's screen), and shows at once the lesson's
+  // recorded run of the preset, or a simulation of it. e is the run's
+  // terminal event: kind, and window (how many windows it measured) of
+  // windows.
+  async function runEnded(e) {
+    const lab = model.runLab;
+    const forRun = model.runID;
+    runSection.dataset.runEnd = e.kind || "failed";
+    runSection.dataset.runRows = String(e.window || 0);
+    const what =
+      e.kind === "interrupted"
+        ? "The live run was cut short: the server restarted"
+        : e.kind === "cancelled"
+          ? "The live run was cancelled"
+          : !e.window
+            ? "The live run could not start this time"
+            : `The live run stopped after ${e.window} of ${e.windows} windows`;
+    const note = runSection.querySelector("[data-class-run-note]");
+    const say = (text) => {
+      note.textContent = text;
+      note.hidden = false;
+      // A screen reader hears the room's words, not the learner's reason
+      // runs.js announced a moment before.
+      const live = role !== "host" && runSection.querySelector('[data-testid="run-announce"]');
+      if (live) live.textContent = text;
+      fit();
+    };
+    say(what + ". The run recorded for this lesson is on its way…");
+    const fallback = runSection.querySelector("[data-class-fallback]");
+    try {
+      const q = token ? "?token=" + encodeURIComponent(token) : "";
+      const res = await fetch(`/sessions/${encodeURIComponent(code)}/recorded/${encodeURIComponent(lab)}${q}`, { headers: { Accept: "text/html" } });
+      if (!res.ok) throw new Error("the server answered " + res.status);
+      const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+      const part = doc.querySelector("[data-testid='class-recorded']");
+      if (!part) throw new Error("no recorded run in the answer");
+      if (model.runID !== forRun) return;
+      fallback.replaceChildren(document.adoptNode(part));
+      fallback.hidden = false;
+      say(
+        part.dataset.kind === "simulated"
+          ? what + ". Below is a simulation of the same settings instead: computed, not measured."
+          : what + ". Below is the run recorded for this lesson with the same settings instead.",
+      );
+    } catch (err) {
+      if (model.runID === forRun) say(what + ". The lesson's recorded run could not be shown here: it is in the lesson's own page.");
+      console.error("class run's recorded run:", err);
+    }
+  }
+
+  // act takes a step (classsteps.js) for a key or the Next button: from
+  // is "host" (this page's) or "presenter" (posted by the presenter
+  // window); none is what to say when there is no step.
+  function act(step, from, none) {
+    tell("", false, from);
+    if (!step) {
+      tell(none, false, from);
+      return;
+    }
+    if (step.kind === "wait") {
+      tell(step.label + ".", false, from);
+      return;
+    }
+    if (step.kind === "run") {
+      startRun(step.lab, from, step);
+      return;
+    }
+    if (step.kind === "show") {
+      const msg = step.question ? { kind: "show", question: step.question } : { kind: "show", lab: step.lab };
+      send(msg, sectionOf(step.question) || labSection(step.lab), from, step);
+      return;
+    }
+    send({ kind: step.kind, question: step.question }, sectionOf(step.question), from, step);
+  }
+
+  // startRun runs lab for the class with the knobs the host changed in
+  // its block (the block's Run button, R and the run step alike).
+  function startRun(lab, from = "", step = null) {
+    const section = labSection(lab);
+    const msg = { kind: "run", lab };
+    const k = changedKnobs(section);
+    if (k.error) {
+      showError(section, k.error);
+      if (from) tell(k.error, true, from);
+      return;
+    }
+    if (Object.keys(k.knobs).length) msg.knobs = k.knobs;
+    send(msg, section, from, step);
+  }
+
+  // tell says text where the host is looking: the Next bar of this page,
+  // and the presenter window too when the key came from there. An error
+  // is a refusal; anything else a notice ("nothing to do").
+  function tell(text, error, from) {
+    if (role !== "host" || !from) return;
+    const el = root.querySelector("[data-next-message]");
+    if (el) {
+      el.textContent = text;
+      el.classList.toggle("form-error", !!error && !!text);
+    }
+    if (from === "presenter" && text) host.notice(text, error);
   }
 
   // renderNext shows the host the next step on its button (Space does the
@@ -375,17 +540,20 @@ function start(root) {
   function renderNext() {
     const bar = root.querySelector("[data-class-next]");
     if (!bar) return;
-    const step = connected() ? nextStep(root, model) : null;
+    const step = connected() ? nextStep(plan, model) : null;
     const b = bar.querySelector("[data-next-step]");
-    b.hidden = !step;
-    if (step) b.textContent = "Next: " + step.label;
+    const go = !!step && step.kind !== "wait";
+    b.hidden = !go;
+    if (go) b.textContent = "Next: " + step.label;
     const none = bar.querySelector("[data-next-none]");
-    none.hidden = !!step;
-    none.textContent = model.ended
-      ? "The session has ended."
-      : !connected()
-        ? "Connecting…"
-        : "No question is left to open: run a lab for the class, or end the session.";
+    none.hidden = go;
+    none.textContent = step ? step.label + "." : noneText();
+  }
+
+  function noneText() {
+    if (model.ended) return "The session has ended.";
+    if (!connected()) return "Connecting…";
+    return "Every question of the lesson is done: end the session when the class is, and its results stay at the CSV links.";
   }
 
   root.addEventListener("click", (ev) => {
@@ -403,14 +571,9 @@ function start(root) {
     } else if (b.dataset.act && section) {
       send({ kind: b.dataset.act, question: section.dataset.classQuestion }, section);
     } else if (b.dataset.run) {
-      const lab = b.closest("[data-class-lab]");
-      const msg = { kind: "run", lab: b.dataset.run };
-      const knobs = changedKnobs(lab);
-      if (knobs === null) return;
-      if (Object.keys(knobs).length) msg.knobs = knobs;
-      send(msg, lab);
+      startRun(b.dataset.run);
     } else if (b.hasAttribute("data-next-step")) {
-      act(nextStep(root, model));
+      hostKey("next", "host");
     } else if (b.hasAttribute("data-keys-open")) {
       toggleKeys();
     } else if (b.hasAttribute("data-keys-close")) {
@@ -418,11 +581,11 @@ function start(root) {
     }
   });
 
-  // changedKnobs reads the knob fields the host changed from the preset;
-  // null (with a message beside the Run button) if one is not a number.
+  // changedKnobs reads the knob fields the host changed from the preset:
+  // {knobs}, or {error} saying which one is not a number.
   function changedKnobs(section) {
     const knobs = {};
-    if (!section) return knobs;
+    if (!section) return { knobs };
     for (const input of section.querySelectorAll("[data-knob] input")) {
       const v = input.value.trim();
       if (v === input.defaultValue.trim()) continue;
@@ -433,25 +596,23 @@ function start(root) {
           .filter(Boolean)
           .map(Number);
         if (!rates.length || rates.some((r) => !Number.isFinite(r))) {
-          showError(section, `Rates must be numbers separated by commas, like 20, 40, 60; "${v}" is not.`);
-          return null;
+          return { error: `Rates must be numbers separated by commas, like 20, 40, 60; "${v}" is not.` };
         }
         knobs.rates = rates;
         continue;
       }
       const n = Number(v);
       if (v === "" || !Number.isFinite(n) || (name !== "seconds" && !Number.isInteger(n))) {
-        showError(section, `${name} must be ${name === "seconds" ? "a number" : "a whole number"}; "${v}" is not.`);
-        return null;
+        return { error: `${name} must be ${name === "seconds" ? "a number" : "a whole number"}; "${v}" is not.` };
       }
       knobs[name] = n;
     }
-    return knobs;
+    return { knobs };
   }
 
   // Keys (classkeys.js): "?" lists them; the host's move the class on,
-  // the presenter's show the join code, go full screen, or are posted to
-  // the host page that opened it (presenter.js).
+  // the presenter's show the join code, blank the screen, go full screen,
+  // or are posted to the host page that opened it (presenter.js).
   const dialog = root.querySelector("[data-keys-dialog]");
   function toggleKeys(open) {
     if (!dialog) return;
@@ -466,41 +627,97 @@ function start(root) {
       if (!a) return;
       ev.preventDefault();
       if (a === "help") toggleKeys();
-      else if (role === "host") hostKey(a);
+      else if (role === "host") hostKey(a, "host");
       else presenterKey(a);
     });
   }
 
-  function hostKey(a) {
-    if (a === "next") act(nextStep(root, model));
-    else if (a === "round2") act(secondRound(model));
-    else if (a === "join") host.join();
+  // hostKey does what a key asks on the host page; from is where it was
+  // pressed ("host", or "presenter" when the presenter window posted it).
+  function hostKey(a, from) {
+    if (a === "next") act(nextStep(plan, model), from, noneText());
+    else if (a === "back")
+      act(backStep(plan, model), from, "Nothing before this to go back to: Back shows the questions and the class run the class has seen.");
+    else if (a === "run") act(runStep(plan, model), from, "No lab to run here: R runs the lab that settles the prediction on screen.");
+    else if (a === "round2")
+      act(secondRound(model), from, "A second round is for the question on screen, once its voting has closed and before its answer shows.");
+    else if (a === "join" && !host.join()) tell("Open the presenter view from this page first: J then shows its join code.", false, from);
+    else if (a === "blank" && !host.blank()) tell("Open the presenter view from this page first: B then blanks it.", false, from);
+  }
+
+  // The presenter's keys: J, B and F act here; the others move the class
+  // on through the host page that opened this window, if one did.
+  let blank = false;
+  function setBlank(on) {
+    blank = on;
+    root.querySelector("[data-presenter-blank]").hidden = !on;
+    if (on) root.dataset.blank = "true";
+    else delete root.dataset.blank;
+    presenter.post("blanked", { on });
   }
 
   function presenterKey(a) {
     if (a === "join") {
       showJoin = !showJoin;
       renderFocus();
+    } else if (a === "blank") {
+      setBlank(!blank);
     } else if (a === "fullscreen") {
       if (document.fullscreenElement) document.exitFullscreen();
       else document.documentElement.requestFullscreen().catch(() => {});
+    } else if (!presenter.control()) {
+      notice(
+        "This window only shows the class. To move it on with keys, open it with “Open the presenter view” on the host's page, and keep that page open.",
+        false,
+      );
     } else {
+      if (blank) setBlank(false); // as a presentation's screen comes back with its next step
       presenter.post(a);
     }
   }
 
+  // notice shows text on the presenter view for a while: what the host
+  // page said about a key (a refusal, or that there is nothing to do).
+  let noticeTimer = 0;
+  function notice(text, error) {
+    const el = root.querySelector("[data-presenter-notice]");
+    if (!el) return;
+    clearTimeout(noticeTimer);
+    el.textContent = text;
+    el.classList.toggle("form-error", !!error);
+    el.hidden = !text;
+    noticeTimer = setTimeout(() => {
+      el.hidden = true;
+      el.textContent = "";
+    }, 8000);
+  }
+
   // The host page and the presenter window it opened.
-  const host = role === "host" ? hostSide(code, hostKey) : null;
+  const host =
+    role === "host"
+      ? hostSide(
+          code,
+          (a) => hostKey(a, "presenter"),
+          (on) => {
+            const el = root.querySelector("[data-next-blank]");
+            if (el) el.hidden = !on;
+          },
+        )
+      : null;
   const presenter =
     role === "projector"
       ? presenterSide(code, {
           onControl: () => {
             root.dataset.control = "host";
-            root.querySelector("[data-presenter-keys]").replaceChildren("Space: next step · 2: second round · J: join code · ", kbd("?"), " all keys");
+            root
+              .querySelector("[data-presenter-keys]")
+              .replaceChildren("Space: next step · ←: back · R: class run · B: blank · J: join code · ", kbd("?"), " all keys");
             const note = root.querySelector("[data-keys-control-note]");
             if (note) note.textContent = "This window was opened from the host's page: its keys move the class on through that page.";
           },
           onJoin: () => presenterKey("join"),
+          onBlank: () => setBlank(!blank),
+          onNotice: notice,
         })
       : null;
 
