@@ -138,21 +138,14 @@ type indexLesson struct {
 	Progress progress
 }
 
-// isFixture reports whether l is a test fixture (part lessons.FixturePart):
-// reachable by its URL, but not listed for learners.
-func isFixture(l *lessons.Lesson) bool { return l.Part == lessons.FixturePart }
+// isFixture reports whether l is a test fixture: reachable by its URL,
+// but not listed for learners (lessons.Lesson.Fixture).
+func isFixture(l *lessons.Lesson) bool { return l.Fixture() }
 
 // courseLessons returns the lessons learners see listed (the index,
-// /teach, /api/lessons): every lesson but the fixtures, in course order.
-func courseLessons(c *lessons.Course) []*lessons.Lesson {
-	out := make([]*lessons.Lesson, 0, len(c.Lessons))
-	for _, l := range c.Lessons {
-		if !isFixture(l) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
+// /teach, /api/lessons): lessons.Course.Listed, every lesson but the
+// fixtures, in course order.
+func courseLessons(c *lessons.Course) []*lessons.Lesson { return c.Listed() }
 
 // neighbours returns the lessons before and after c.Lessons[i] among the
 // lessons of its own kind: course lessons link only to course lessons,
