@@ -311,7 +311,8 @@ func labWords(l *lessons.Lesson, b *lessons.Lab) string {
 		}
 		policy := "policy queue" // the lab's default
 		if x.Policy != "" {
-			policy = "policy " + string(x.Policy)
+			// Its parameters after a space each, so the name wraps.
+			policy = "policy " + strings.ReplaceAll(string(x.Policy), ",", ", ")
 		}
 		return []string{kind, policy, "callers give up after " + fmtNum(labPreset(x).Timeout().Seconds()) + " s"}
 	}

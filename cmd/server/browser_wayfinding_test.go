@@ -289,3 +289,49 @@ func TestBrowserHeadersBreakBetweenWords(t *testing.T) {
 	}
 	t.Logf("%d headers checked", checked)
 }
+
+// TestBrowserLTIPickerInWords opens the deep linking picker as an
+// instructor launched from the platform: lesson 1's parts are named in
+// words ("Predict: " and its prompt, "The lab: 1 worker, 10–40/s", "The
+// widget: Little's law"), no label anywhere holds a block's id, and the
+// page does not scroll sideways at 375 px (a lab's policy is long). It
+// saves the picker's first lesson at 1280 and 375 px, light and dark.
+func TestBrowserLTIPickerInWords(t *testing.T) {
+	sim, srv := simAndServer(t)
+	ctx := newBrowserFor(t, 3*time.Minute)
+	doSteps(t, ctx, "deep linking launch", chromedp.Navigate(sim.LoginURL(srv.url+"/lti/login", ltitest.Launch{User: "teach-words", Name: "Grace Hopper",
+		DeepLink: true, Multiple: true, Roles: []string{ltitest.RoleInstructor}, Target: srv.url + "/lti/launch"})),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lti-picker"]`)))
+	labels, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll('input[name=item]')].map(i => [i.value, i.closest('label').querySelector('strong').textContent.trim()]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for value, want := range map[string]string{
+		"lab:littles-law:littles-sweep":   "The lab: 1 worker, 10–40/s",
+		"model:littles-law:littles-model": "The widget: Little's law",
+	} {
+		if labels[value] != want {
+			t.Errorf("%s reads %q, want %q", value, labels[value], want)
+		}
+	}
+	if got := labels["predict:littles-law:littles-double"]; !strings.HasPrefix(got, "Predict: The sweep runs at 20") {
+		t.Errorf("lesson 1's Predict reads %q", got)
+	}
+	for value, label := range labels {
+		if id := value[strings.LastIndex(value, ":")+1:]; strings.Contains(value, ":") && strings.Count(value, ":") == 2 && strings.Contains(label, id) {
+			t.Errorf("%s is named %q, with its id", value, label)
+		}
+	}
+	for _, v := range []a11yView{{"1280-light", "light", 1280, 900}, {"1280-dark", "dark", 1280, 900}, {"375-light", "light", 375, 900}, {"375-dark", "dark", 375, 900}} {
+		setView(t, ctx, v)
+		sideways, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sideways {
+			t.Errorf("%s: the picker scrolls sideways", v.name)
+		}
+		doSteps(t, ctx, "show lesson 1", chromedp.Evaluate[chromedp.Void](`document.querySelector('.pick-lesson').scrollIntoView({block: "start"})`))
+		screenshotView(t, ctx, "lti-picker-words-"+v.name)
+	}
+}
