@@ -335,3 +335,54 @@ func TestBrowserLTIPickerInWords(t *testing.T) {
 		screenshotView(t, ctx, "lti-picker-words-"+v.name)
 	}
 }
+
+// xTicks reads the x axis's labels of the first plot of the time chart
+// in sel.
+func xTicks(sel string) string {
+	return `(() => { const c = document.querySelector('` + sel + `'); if (!c) return "";
+		const ticks = [...c.querySelectorAll('.chart-panel')][0].querySelectorAll('text.tick[text-anchor]');
+		return [...ticks].map(t => t.textContent).join(" "); })()`
+}
+
+// TestBrowserRunOverTimeAxisFixed runs an 8 s window over time from a
+// lab block: the time chart's x axis, when its first seconds are drawn,
+// is already the one it has when the run is done, so the chart fills in
+// rather than rescaling as seconds arrive.
+func TestBrowserRunOverTimeAxisFixed(t *testing.T) {
+	lab := buildLabBinary(t)
+	srv := start(t, nil, "--data", t.TempDir(), "--lab-command", lab)
+	ctx := newBrowserFor(t, 2*time.Minute)
+	slot := `[data-testid="lab-run-slot"]`
+	chartSel := slot + ` [data-testid="run-time-chart"]`
+	doSteps(t, ctx, "run 8 s over time",
+		chromedp.Navigate(srv.url+"/lessons/saturation"),
+		chromedp.Click(chromedp.CSS(`[data-testid="predict-sat-predict"] [data-testid="predict-skip"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lab-run"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="lab-sat-sweep"] [data-testid="lab-settings"] summary`)),
+		chromedp.SetValue(chromedp.CSS(`[data-testid="run-field-rates"]`), "20"),
+		chromedp.SetValue(chromedp.CSS(`[data-testid="run-field-seconds"]`), "8"),
+		chromedp.SetValue(chromedp.CSS(`[data-testid="run-field-timeout_ms"]`), "500"),
+		chromedp.Click(chromedp.CSS(`[data-testid="run-field-over_time"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="lab-run"]`)),
+		chromedp.Poll[chromedp.Void](`(() => { const c = document.querySelector('`+chartSel+`'); return c && Number(c.dataset.samples) > 0 && Number(c.dataset.samples) < 8; })()`,
+			chromedp.WithPollingTimeout(stepTimeout)),
+	)
+	early, err := chromedp.Run(ctx, chromedp.Evaluate[string](xTicks(chartSel)))
+	if err != nil || early == "" {
+		t.Fatalf("no x axis while the run is measured (%v)", err)
+	}
+	doSteps(t, ctx, "the run ends",
+		chromedp.Poll[chromedp.Void](`document.querySelector('`+slot+` [data-testid="run-status"]')?.dataset.status === "done" &&
+			Number(document.querySelector('`+chartSel+`')?.dataset.samples) >= 8`, chromedp.WithPollingTimeout(stepTimeout)),
+	)
+	done, err := chromedp.Run(ctx, chromedp.Evaluate[string](xTicks(chartSel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if early != done {
+		t.Errorf("the x axis read %q while the run was measured and %q when it was done", early, done)
+	}
+	if !strings.HasSuffix(done, " 10") {
+		t.Errorf("the x axis of an 8 s window with a 0.5 s timeout reads %q, want it to end at 10 s", done)
+	}
+}
