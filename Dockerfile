@@ -16,6 +16,10 @@ FROM scratch
 COPY --from=build /out/server /out/lab /out/load /out/proxy /usr/local/bin/
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
-ENV DATA=/data
+# The server listens on every interface of its container (its default,
+# 127.0.0.1, would be unreachable through a published port); compose
+# publishes the port on the host's 127.0.0.1 only. The lab and the proxy
+# read ADDR too: compose gives them their own --addr.
+ENV DATA=/data ADDR=:8080
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/server"]

@@ -24,6 +24,11 @@ const (
 	// Trace is a solid line without marks: a quantity sampled often (a
 	// run over time, a point a second), where marks would hide the line.
 	Trace
+	// Simulated is what the simulator computed, drawn beside measurements
+	// of the same quantity in its colour: a dotted, lighter line through
+	// hollow points, so it differs from a measured series by more than
+	// its points' shape, and from the model's dashes.
+	Simulated
 )
 
 // Marker is the shape of a measured series' points.
@@ -542,11 +547,21 @@ func colour(q string) string {
 
 // dash is the stroke-dasharray of a style.
 func dash(s Style) string {
-	if s == Model {
+	switch s {
+	case Model:
 		return "7 5"
+	case Simulated:
+		return "2 5"
 	}
 	return ""
 }
+
+// marked reports whether a style's series has a mark at each point.
+func marked(s Style) bool { return s == Measured || s == Simulated }
+
+// simulatedOpacity is the stroke opacity of a simulated series' line,
+// lighter than a measured one's.
+const simulatedOpacity = "0.7"
 
 func classOf(kind string, s Series) string {
 	st := "measured"
@@ -559,6 +574,8 @@ func classOf(kind string, s Series) string {
 		st = "hist"
 	case Trace:
 		st = "trace"
+	case Simulated:
+		st = "simulated"
 	}
 	return kind + " q-" + s.Quantity + " " + st
 }
@@ -574,7 +591,7 @@ func strokeWidth(s Style) string {
 	switch s {
 	case Guide:
 		return "1"
-	case Model:
+	case Model, Simulated:
 		return "2.5"
 	}
 	return "3"

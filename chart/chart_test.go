@@ -169,6 +169,76 @@ func TestOneColourPerQuantity(t *testing.T) {
 	}
 }
 
+// A simulated series differs from a measured one of the same quantity by
+// more than its points' shape: in the page and in the standalone SVG its
+// line is dotted (a dasharray of its own, not the model's) and lighter,
+// its points hollow squares outlined in its colour, and its legend key
+// draws the same, beside a name that says "simulated".
+func TestSimulatedSeriesLookSimulated(t *testing.T) {
+	c := sample()
+	sim := c.Panels[0].Series[1]
+	sim.Name, sim.Style, sim.Y = "ok/s, simulated", Simulated, []float64{19.9, 39.7}
+	c.Panels[0].Series = append(c.Panels[0].Series, sim)
+	for _, svg := range []bool{false, true} {
+		doc, _ := html.Parse(strings.NewReader(render(t, c, svg)))
+		var measuredLine, simLines, simPoints, measuredPoints int
+		for _, n := range all(doc) {
+			cls, _ := attr(n, "class")
+			if !strings.Contains(cls, "q-ok") {
+				continue
+			}
+			dash, _ := attr(n, "stroke-dasharray")
+			opacity, _ := attr(n, "stroke-opacity")
+			fill, _ := attr(n, "fill")
+			stroke, _ := attr(n, "stroke")
+			switch {
+			case (n.Data == "path" || n.Data == "line") && strings.Contains(cls, "simulated"):
+				simLines++
+				if dash == "" || dash == dashOf(t, doc, "model") || opacity == "" || opacity == "1" || stroke != Colours["ok"] {
+					t.Errorf("svg %v: a simulated line is drawn dash %q, opacity %q, stroke %q", svg, dash, opacity, stroke)
+				}
+			case (n.Data == "path" || n.Data == "line") && strings.Contains(cls, "measured"):
+				measuredLine++
+				if dash != "" || opacity != "" {
+					t.Errorf("svg %v: a measured line is drawn dash %q, opacity %q", svg, dash, opacity)
+				}
+			case strings.HasPrefix(cls, "pt ") && strings.Contains(cls, "simulated"):
+				simPoints++
+				if n.Data != "rect" || fill == Colours["ok"] || stroke != Colours["ok"] {
+					t.Errorf("svg %v: a simulated point is a %s filled %q outlined %q, want a hollow square", svg, n.Data, fill, stroke)
+				}
+			case strings.HasPrefix(cls, "pt "):
+				measuredPoints++
+				if fill != Colours["ok"] {
+					t.Errorf("svg %v: a measured point is filled %q", svg, fill)
+				}
+			}
+		}
+		// The plot and the legend: a line each, and two points in the
+		// plot plus one in the legend's key.
+		if simLines != 2 || measuredLine != 2 || simPoints != 3 || measuredPoints != 3 {
+			t.Errorf("svg %v: %d simulated lines, %d measured lines, %d simulated points, %d measured points; want 2, 2, 3, 3",
+				svg, simLines, measuredLine, simPoints, measuredPoints)
+		}
+	}
+	if out := render(t, c, false); !strings.Contains(out, "ok/s, simulated") {
+		t.Error("the legend does not name the simulation")
+	}
+}
+
+// dashOf is the dasharray of the first line of the style class in doc.
+func dashOf(t *testing.T, doc *html.Node, style string) string {
+	t.Helper()
+	for _, n := range all(doc) {
+		if cls, _ := attr(n, "class"); (n.Data == "path" || n.Data == "line") && strings.Contains(cls, " "+style) {
+			d, _ := attr(n, "stroke-dasharray")
+			return d
+		}
+	}
+	t.Fatalf("no %s line", style)
+	return ""
+}
+
 // Values on hover and on keyboard focus: each focusable stop is one tab
 // stop with its values as its accessible name and in its tip; the same
 // numbers are in a table for screen readers.

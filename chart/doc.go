@@ -39,7 +39,8 @@
 // in service) and limit (a policy's), accent and muted. Measured series
 // are solid lines through round (or square) points, or without points
 // (Trace) when sampled every second; the model is dashed, in the same
-// colour as what it predicts.
+// colour as what it predicts; a simulation (Simulated) is dotted and
+// lighter, through hollow squares, in the colour of what it simulates.
 // Elements carry q-{quantity} classes, and ln (lines), pt (points), bins;
 // the colours are also written as presentation attributes, which the
 // stylesheet overrides.

@@ -23,7 +23,8 @@ type TimeRun struct {
 	Windows int
 	Seconds float64
 	// TimeoutMS is the caller's timeout, drawn dashed across the latency
-	// panel; 0: not drawn.
+	// panel, and the time the x axis leaves after each window for its
+	// last requests; 0: not drawn.
 	TimeoutMS float64 // QueuedOnly says the lab's requests in service are not known (a
 	// recorded table without in_service): the lab's line is its queue.
 	QueuedOnly bool
@@ -42,7 +43,7 @@ type TimeRun struct {
 // a run of at most ten) is a stop a pointer and a keyboard reach; the
 // table has every number.
 func TimeChart(r TimeRun) Chart {
-	windows := windowSpans(r.Samples)
+	windows := windowSpans(r.Samples, r.Seconds)
 	total := 0.0
 	if n := len(windows); n > 0 {
 		total = windows[n-1].start + windows[n-1].length
@@ -54,7 +55,13 @@ func TimeChart(r TimeRun) Chart {
 	if total == 0 {
 		total = r.Seconds
 	}
-	xMax, _ := Axis(total, timeXSteps)
+	// The axis is fixed from the run's first second: every window its
+	// length and then the caller's timeout (a window's last requests end
+	// up to a timeout after it, and its last sample with them), so a live
+	// chart fills the axis rather than rescaling as seconds arrive; only
+	// samples past that (a request later than its timeout) widen it.
+	planned := float64(r.Windows) * (r.Seconds + r.TimeoutMS/1000)
+	xMax, _ := Axis(math.Max(total, planned), timeXSteps)
 
 	var ends, ok, refused, gaveup, busy, errs, inflight, inside, limit, p50, p99 []float64
 	var limitX, limitY []float64
@@ -264,9 +271,10 @@ type windowSpan struct {
 }
 
 // windowSpans groups samples by window, in the order the windows come,
-// each window starting where the one before ended (the end of its last
-// sample: a window's samples run to the end of its last request).
-func windowSpans(samples []result.Sample) []windowSpan {
+// each window starting where the one before ended: the end of its last
+// sample (a window's samples run to the end of its last request), or its
+// length, seconds, when that is later (a window still being measured).
+func windowSpans(samples []result.Sample, seconds float64) []windowSpan {
 	var out []windowSpan
 	for _, s := range samples {
 		if n := len(out); n == 0 || out[n-1].window != s.Window {
@@ -278,7 +286,9 @@ func windowSpans(samples []result.Sample) []windowSpan {
 		}
 		w := &out[len(out)-1]
 		w.samples = append(w.samples, s)
-		w.length = math.Max(w.length, s.AtS+s.Seconds)
+		// A window is at least as long as the run says, the one still
+		// being measured included.
+		w.length = math.Max(w.length, math.Max(s.AtS+s.Seconds, seconds))
 	}
 	return out
 }

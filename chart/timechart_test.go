@@ -192,14 +192,18 @@ func TestTimeChartStops(t *testing.T) {
 	}
 }
 
-// No samples yet: the axis spans the run it expects, the marks are there,
-// the plots say nothing was measured, and it renders.
+// No samples yet: the axis spans the run it expects (2 windows of 3 s,
+// each with the 250 ms timeout after it: 6.5 s, to 7 as when it ends), the
+// marks are there, the plots say nothing was measured, and it renders.
 func TestTimeChartEmpty(t *testing.T) {
 	r := badRelease()
 	r.Samples = nil
 	c := TimeChart(r)
-	if top, _ := c.xAxis(); top != 6 {
-		t.Errorf("x axis top %v, want the expected 2 × 3 s", top)
+	if top, _ := c.xAxis(); top != 7 {
+		t.Errorf("x axis top %v, want 7 for the expected 2 × (3 + 0.25) s", top)
+	}
+	if top, _ := TimeChart(badRelease()).xAxis(); top != 7 {
+		t.Errorf("the whole run's x axis ends at %v, not where it began", top)
 	}
 	if c.Panels[0].Note == "" || len(c.Table.Rows) != 0 {
 		t.Errorf("empty chart: note %q, %d rows", c.Panels[0].Note, len(c.Table.Rows))
@@ -256,5 +260,36 @@ func TestTimeChartAxisOfAWindow(t *testing.T) {
 	}
 	if !c.Stacked || !c.PanelLegends {
 		t.Error("a time chart's panels are stacked, each with its legend")
+	}
+}
+
+// A live run's x axis is fixed from its first second: the chart of a
+// 30 s window with a 250 ms timeout has the same axis with no sample, with
+// each second as it comes and with the last sample's tail; so has a run of
+// two such windows, and a window whose last requests end later than its
+// timeout still widens it to show them.
+func TestTimeChartAxisFixedFromTheStart(t *testing.T) {
+	for _, windows := range []int{1, 2} {
+		var ss []result.Sample
+		for w := range windows {
+			for k := 0; k < 30; k++ {
+				ss = append(ss, result.Sample{Window: w, AtS: float64(k), Seconds: 1, OK: 50})
+			}
+			ss = append(ss, result.Sample{Window: w, AtS: 30, Seconds: 0.25, OK: 1})
+		}
+		run := TimeRun{ID: "live", Windows: windows, Seconds: 30, TimeoutMS: 250}
+		final := TimeChart(TimeRun{ID: "live", Samples: ss, Windows: windows, Seconds: 30, TimeoutMS: 250})
+		top, step := final.xAxis()
+		for n := 0; n <= len(ss); n++ {
+			run.Samples = ss[:n]
+			if gotTop, gotStep := TimeChart(run).xAxis(); gotTop != top || gotStep != step {
+				t.Errorf("%d window(s), %d samples: x axis to %v in steps of %v, want %v in %v as at the end", windows, n, gotTop, gotStep, top, step)
+			}
+		}
+	}
+	// A sample past the window and its timeout widens the axis to show it.
+	late := []result.Sample{{AtS: 0, Seconds: 1, OK: 5}, {AtS: 30, Seconds: 12, OK: 1}}
+	if top, _ := TimeChart(TimeRun{ID: "late", Samples: late, Windows: 1, Seconds: 30, TimeoutMS: 250}).xAxis(); top < 42 {
+		t.Errorf("a sample ending at 42 s on an axis to %v", top)
 	}
 }

@@ -13,10 +13,10 @@
 //
 // Parse prints nothing itself. -h writes "usage: NAME [flags]" and every
 // flag, with its environment variable, default and allowed values, to the
-// usage writer and returns an error wrapping flag.ErrHelp (the command
-// then exits 0); an unknown flag or a plain flag's bad value returns a
-// *UsageError (exit status 2), an unknown flag's listing the flags there
-// are. Positional arguments are the command's to check.
+// usage writer (see Usage) and returns an error wrapping flag.ErrHelp (the
+// command then exits 0); an unknown flag or a plain flag's bad value
+// returns a *UsageError (exit status 2), an unknown flag's listing the
+// flags there are. Positional arguments are the command's to check.
 package envflag
 
 import (
@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 )
 
 // Set is one command's flags.
@@ -153,10 +154,7 @@ func (s *Set) Parse(args []string, getenv func(string) string, usage io.Writer) 
 	if err := s.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			if usage != nil {
-				fmt.Fprintf(usage, "usage: %s [flags]\n", s.name)
-				s.fs.SetOutput(usage)
-				s.fs.PrintDefaults()
-				s.fs.SetOutput(io.Discard)
+				s.Usage(usage)
 			}
 			return &UsageError{Msg: "usage asked for", err: err}
 		}
@@ -177,6 +175,63 @@ func (s *Set) Parse(args []string, getenv func(string) string, usage io.Writer) 
 		}
 	}
 	return nil
+}
+
+// Usage writes -h's text to w: "usage: NAME [flags]", then every flag in
+// name order, as "  --name ARG" on a line of its own with what it sets
+// on the next, indented. ARG follows the flag
+// package's convention: a word in backquotes in the usage names the
+// argument ("the `URL` of the service" shows --upstream URL, the
+// backquotes dropped); a switch has none; any other flag's is its type
+// ("value" for a setting, "string", "int", ...). Backquotes around
+// several words (a command: `server lti add`) name no argument and stay
+// in the text as written, where the flag package would have taken the
+// whole command for the argument's name. A plain flag's default, when
+// not its type's zero, follows its text.
+func (s *Set) Usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s [flags]\n", s.name)
+	s.fs.VisitAll(func(f *flag.Flag) {
+		arg, text := argName(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		if s.setting(f.Name) == nil && !zeroDefault(f.DefValue) {
+			text += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintln(w, line)
+		fmt.Fprintln(w, "      "+text)
+	})
+}
+
+// argName is a flag's argument name for Usage and its text without the
+// backquotes that named it (see Usage).
+func argName(f *flag.Flag) (name, text string) {
+	text = f.Usage
+	if i := strings.IndexByte(text, '`'); i >= 0 {
+		if j := strings.IndexByte(text[i+1:], '`'); j > 0 {
+			word := text[i+1 : i+1+j]
+			if !strings.ContainsFunc(word, unicode.IsSpace) {
+				return word, text[:i] + word + text[i+1+j+1:]
+			}
+		}
+	}
+	// The type's name, as the flag package gives it to a usage without
+	// backquotes: "" for a switch.
+	bare := *f
+	bare.Usage = ""
+	name, _ = flag.UnquoteUsage(&bare)
+	return name, text
+}
+
+// zeroDefault reports whether a plain flag's default is its type's zero
+// value, which Usage does not show.
+func zeroDefault(v string) bool {
+	switch v {
+	case "", "0", "false", "0s", "[]":
+		return true
+	}
+	return false
 }
 
 // CheckTable compares a Markdown table of a command's flags (the first

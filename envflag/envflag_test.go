@@ -65,6 +65,39 @@ func TestParseMistakes(t *testing.T) {
 	}
 }
 
+// TestUsage checks -h's text: each flag as "--name ARG" with its text
+// under it; a word in backquotes names the argument, a command in
+// backquotes stays in the text; a switch has no argument; a plain flag's
+// default follows its text unless it is its type's zero.
+func TestUsage(t *testing.T) {
+	s := New("proxy")
+	s.Add(Setting{Flag: "upstream", Env: "UPSTREAM", Default: "http://127.0.0.1:8000", Usage: "the `URL` of the service behind"})
+	s.Add(Setting{Flag: "platforms", Env: "PLATFORMS", Shown: "none", Usage: "a JSON file, beside those `server lti add` stored"})
+	s.Add(Setting{Flag: "queue", Env: "QUEUE", Default: "8", Allowed: "1 to 100", Usage: "runs the queue holds"})
+	s.FlagSet().Bool("json", false, "one JSON object per row")
+	s.FlagSet().String("rate", "40,48", "offered rates, arrivals a second, one window each")
+	s.FlagSet().Int("closed", 0, "closed loop with `N` clients")
+	var out strings.Builder
+	s.Usage(&out)
+	want := `usage: proxy [flags]
+  --closed N
+      closed loop with N clients
+  --json
+      one JSON object per row
+  --platforms value
+      a JSON file, beside those ` + "`server lti add`" + ` stored (env PLATFORMS, default none)
+  --queue value
+      runs the queue holds (env QUEUE, default 8, 1 to 100)
+  --rate string
+      offered rates, arrivals a second, one window each (default 40,48)
+  --upstream URL
+      the URL of the service behind (env UPSTREAM, default http://127.0.0.1:8000)
+`
+	if out.String() != want {
+		t.Errorf("usage:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
 // TestCheckTable checks the README check on a small table: every kind of
 // difference is reported, and a true table passes.
 func TestCheckTable(t *testing.T) {

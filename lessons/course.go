@@ -254,6 +254,23 @@ func checkCourse(files []*parsed) Errors {
 	return errs
 }
 
+// Fixture reports whether l is a test fixture (part FixturePart): the site
+// serves it at its URL but does not list it.
+func (l *Lesson) Fixture() bool { return l.Part == FixturePart }
+
+// Listed returns the lessons the site lists (its index, /teach,
+// /api/lessons, a learning platform's picker): every lesson but the
+// fixtures, in course order.
+func (c *Course) Listed() []*Lesson {
+	out := make([]*Lesson, 0, len(c.Lessons))
+	for _, l := range c.Lessons {
+		if !l.Fixture() {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // Lesson returns the lesson with the given slug.
 func (c *Course) Lesson(slug string) (*Lesson, bool) {
 	i := c.index(slug)

@@ -399,9 +399,13 @@
 // Their progress then changes the scores package lti sends to the
 // platform for lessons placed as graded items (grades.go: one point per
 // prediction locked in, check right first time, model goal reached and lab
-// run to the end). A session whose roles make its user an instructor of
-// the course may start class sessions without the instructor key, and
-// sees /lti/grades.
+// run to the end; a skipped prediction is done but earns no point, and
+// the progress page counts it so: predictionCounts). A session whose
+// roles make its user an instructor of the course may start class
+// sessions without the instructor key, and sees /lti/grades. Pages shown
+// to such a session (inside the platform's frame) link in their header
+// only what a learner can use there, the lessons, the runs and their
+// progress, and Teach for an instructor; never Join (menuFor).
 //
 // # Headers and limits
 //

@@ -37,7 +37,7 @@ func gradeLesson(l *lessons.Lesson, st store.LessonState, labs map[string]bool) 
 		case *lessons.Question:
 			if b.Type == "predict" {
 				g.PredictionsMax++
-				if p, ok := st.Predictions[b.ID]; ok && !p.Skipped {
+				if _, made := predictionCounts(st, b.ID); made {
 					g.Predictions++
 				}
 			} else {
@@ -61,6 +61,19 @@ func gradeLesson(l *lessons.Lesson, st store.LessonState, labs map[string]bool) 
 		}
 	}
 	return g
+}
+
+// predictionCounts is how a learner's prediction of the predict block id
+// counts, on the progress page and in a graded lesson alike: done when
+// locked in or skipped (nothing is left to do there: a skip cannot be
+// undone, and what follows unfolds either way), and made only when locked
+// in, committed to an option before the measurement, which is what the
+// course asks. So a skipped prediction finishes its step of the lesson but
+// is not a prediction locked in: the progress page says "0 of 1
+// prediction locked in, 1 skipped" and the grade gives it no point.
+func predictionCounts(st store.LessonState, id string) (done, made bool) {
+	p, ok := st.Predictions[id]
+	return ok, ok && !p.Skipped
 }
 
 // Points and Max are the score's numerator and denominator (1 of 1 for a

@@ -131,7 +131,7 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	plan, err := s.lessonPlan(c, i)
+	plan, err := s.lessonPlan(c, i, s.menuFor(r))
 	if err != nil {
 		return err
 	}
@@ -158,11 +158,13 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// lessonPlan returns the plan of c.Lessons[i]'s page (lessonplan.go),
-// building it on the first view of the lesson in this course value.
-func (s *server) lessonPlan(c *lessons.Course, i int) (*lessonPlan, error) {
+// lessonPlan returns the plan of c.Lessons[i]'s page (lessonplan.go) with
+// the header's links m, building it on the first view of the lesson with
+// them in this course value.
+func (s *server) lessonPlan(c *lessons.Course, i int, m siteMenu) (*lessonPlan, error) {
 	l := c.Lessons[i]
-	if kept, ok := s.plans.get(l.Slug); ok && kept.course == c {
+	key := fmt.Sprintf("%s/%t/%t", l.Slug, m.Teach, m.Join)
+	if kept, ok := s.plans.get(key); ok && kept.course == c {
 		return kept.plan, nil
 	}
 	prev, next := neighbours(c, i)
@@ -172,14 +174,16 @@ func (s *server) lessonPlan(c *lessons.Course, i int) (*lessonPlan, error) {
 			builds = append(builds, lessonLink{b, c.Lessons[j].Title})
 		}
 	}
-	page := lessonPage(s.lessonPageInfo(l), l, prev, next, builds, (&store.Export{}).State())
+	info := s.lessonPageInfo(l)
+	info.Menu = m
+	page := lessonPage(info, l, prev, next, builds, (&store.Export{}).State())
 	// The background context: a plan must not depend on the request that
 	// happened to build it.
 	p, err := buildPlan(context.Background(), page, l, s.models)
 	if err != nil {
 		return nil, err
 	}
-	s.plans.put(l.Slug, keptPlan{course: c, plan: p})
+	s.plans.put(key, keptPlan{course: c, plan: p})
 	return p, nil
 }
 

@@ -502,7 +502,7 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 	return false
 }
 
-// keptPlan is a lesson's plan kept by its slug (server.plans), with the
+// keptPlan is a lesson's plan kept by its slug and header links (server.plans), with the
 // course value it was built from: a new course value (author mode
 // reloads) builds a new plan.
 type keptPlan struct {

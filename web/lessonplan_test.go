@@ -242,7 +242,7 @@ func TestLessonPlanPieces(t *testing.T) {
 	srv := &server{assets: newAssets(t)}
 	srv.makeCaches()
 	for i, l := range c.Lessons {
-		p, err := srv.lessonPlan(c, i)
+		p, err := srv.lessonPlan(c, i, srv.defaultMenu())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestLessonPlanPieces(t *testing.T) {
 		if strings.Join(cut, ",") != strings.Join(blocks, ",") {
 			t.Errorf("%s: plan cut out %v, want %v", l.Slug, cut, blocks)
 		}
-		if again, _ := srv.lessonPlan(c, i); again != p {
+		if again, _ := srv.lessonPlan(c, i, srv.defaultMenu()); again != p {
 			t.Errorf("%s: the plan was built twice for one course value", l.Slug)
 		}
 	}

@@ -236,9 +236,9 @@ func (s *server) lessonAt(path string) string {
 
 // pickChoice is one thing the deep linking picker offers.
 type pickChoice struct {
-	Value  string // the form value: lesson:SLUG, model:SLUG:ID or lab:SLUG:ID
-	Kind   string // "lesson", "model", "lab"
-	Label  string // in the picker, under its lesson's title
+	Value  string // the form value: lesson:SLUG, predict:SLUG:ID, model:SLUG:ID or lab:SLUG:ID
+	Kind   string // "lesson", "predict", "model", "lab"
+	Label  string // in the picker, under its lesson's title, in words (never a block's id)
 	Title  string // the content item's title, for the platform
 	Text   string
 	Path   string // the page the link opens
@@ -251,8 +251,11 @@ type pickGroup struct {
 	Parts  []pickChoice
 }
 
-// pickChoices lists every course lesson with its model widgets (their
-// presets, as "open on its own" links them) and lab blocks.
+// pickChoices lists every course lesson with its Predicts (opening the
+// lesson at the question), model widgets (their presets, as "open on its
+// own" links them) and lab blocks, in page order, each named in words:
+// "Predict: " and its prompt, "The widget: Little's law", "The lab: " and
+// its preset (labWords), never a block's id.
 func pickChoices(ctx context.Context, c *lessons.Course) []pickGroup {
 	var out []pickGroup
 	for _, l := range courseLessons(c) {
@@ -260,21 +263,96 @@ func pickChoices(ctx context.Context, c *lessons.Course) []pickGroup {
 			Text: fmt.Sprintf("%s · %s · about %d minutes", l.Part, l.Chapter, l.Minutes), Points: gradeLesson(l, emptyState(), nil).Max()}}
 		for _, b := range l.Blocks() {
 			switch b := b.(type) {
+			case *lessons.Question:
+				if b.Type != "predict" {
+					continue
+				}
+				prompt := promptText(b)
+				g.Parts = append(g.Parts, pickChoice{Value: "predict:" + l.Slug + ":" + b.ID, Kind: "predict", Label: "Predict: " + prompt,
+					Title: itemTitle("Predict: "+prompt, l), Text: counted(len(b.Options), "option", "options") + "; the lesson opens at the question",
+					Path: lessonURL(l.Slug) + "#" + b.ID})
 			case *lessons.Model:
 				v, err := lessonWidgetView(ctx, l, b, emptyState())
 				if err != nil {
 					continue
 				}
-				g.Parts = append(g.Parts, pickChoice{Value: "model:" + l.Slug + ":" + b.ID, Kind: "model", Label: "The " + v.Spec.Title + " widget",
-					Title: v.Spec.Title + " widget (" + l.Title + ")", Text: b.Goal.Text, Path: v.ShareURL})
+				g.Parts = append(g.Parts, pickChoice{Value: "model:" + l.Slug + ":" + b.ID, Kind: "model", Label: "The widget: " + v.Spec.Title,
+					Title: itemTitle("Widget: "+v.Spec.Title, l), Text: b.Goal.Text, Path: v.ShareURL})
 			case *lessons.Lab:
-				g.Parts = append(g.Parts, pickChoice{Value: "lab:" + l.Slug + ":" + b.ID, Kind: "lab", Label: "The lab " + b.ID,
-					Title: "Lab " + b.ID + " (" + l.Title + ")", Text: labSummary(b), Path: lessonURL(l.Slug) + "#" + b.ID})
+				words := labWords(l, b)
+				text := labPresetWords(b) + " " + labSummary(b)
+				if b.Simulated {
+					text = "Simulated, not measured. " + text
+				}
+				g.Parts = append(g.Parts, pickChoice{Value: "lab:" + l.Slug + ":" + b.ID, Kind: "lab", Label: "The lab: " + words,
+					Title: itemTitle("Lab: "+words, l), Text: text, Path: lessonURL(l.Slug) + "#" + b.ID})
 			}
 		}
 		out = append(out, g)
 	}
 	return out
+}
+
+// promptText is a Predict's prompt as plain text, on one line.
+func promptText(q *lessons.Question) string {
+	return strings.Join(strings.Fields(htmlText(string(q.Prompt))), " ")
+}
+
+// labWords names a lab block in words: its preset (presetWords), and
+// when another lab of the lesson has the same words, what tells them
+// apart among whether it is simulated, its admission policy and its
+// callers' timeout.
+func labWords(l *lessons.Lesson, b *lessons.Lab) string {
+	words := presetWords(labPreset(b))
+	details := func(x *lessons.Lab) []string {
+		kind := "measured"
+		if x.Simulated {
+			kind = "simulated"
+		}
+		policy := "policy queue" // the lab's default
+		if x.Policy != "" {
+			// Its parameters after a space each, so the name wraps.
+			policy = "policy " + strings.ReplaceAll(string(x.Policy), ",", ", ")
+		}
+		return []string{kind, policy, "callers give up after " + fmtNum(labPreset(x).Timeout().Seconds()) + " s"}
+	}
+	var twins []*lessons.Lab
+	for _, o := range l.Blocks() {
+		if x, ok := o.(*lessons.Lab); ok && x != b && presetWords(labPreset(x)) == words {
+			twins = append(twins, x)
+		}
+	}
+	if len(twins) == 0 {
+		return words
+	}
+	mine := details(b)
+	var differ []string
+	for i, d := range mine {
+		for _, x := range twins {
+			if details(x)[i] != d {
+				differ = append(differ, d)
+				break
+			}
+		}
+	}
+	if len(differ) == 0 {
+		return words
+	}
+	return words + ", " + strings.Join(differ, ", ")
+}
+
+// itemTitle is the title a platform shows for a part of lesson l: what
+// it is, cut to about 160 characters at a word, then the lesson's title.
+func itemTitle(what string, l *lessons.Lesson) string {
+	const most = 160
+	if r := []rune(what); len(r) > most {
+		cut := string(r[:most])
+		if i := strings.LastIndexByte(cut, ' '); i > 0 {
+			cut = cut[:i]
+		}
+		what = strings.TrimRight(cut, " ,.;:") + "…"
+	}
+	return what + " (" + l.Title + ")"
 }
 
 // emptyState is a learner's state with nothing stored.

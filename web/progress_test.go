@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"capacitylab/lessons"
 	"capacitylab/store"
 )
 
@@ -20,14 +21,18 @@ func TestProgressCounts(t *testing.T) {
 		not  string
 	}{
 		// Nothing answered: no "right first time" at all.
-		{"nothing", (&store.Export{}).State(), "0 of 1 prediction made|0 of 2 checks answered|0 of 1 model goal reached", "right first time"},
+		{"nothing", (&store.Export{}).State(), "0 of 1 prediction locked in|0 of 2 checks answered|0 of 1 model goal reached", "right first time"},
 		// One check answered, wrong at first.
 		{"one wrong check", store.LessonState{Checks: map[string]store.CheckState{"littles-size": {First: store.Attempt{Correct: false}}}},
-			"0 of 1 prediction made|1 of 2 checks answered|0 of 1 answered right first time|0 of 1 model goal reached", ""},
-		// A prediction skipped counts as made; both checks right first time.
+			"0 of 1 prediction locked in|1 of 2 checks answered|0 of 1 answered right first time|0 of 1 model goal reached", ""},
+		// A prediction skipped is done but not locked in, as the grade
+		// counts it; both checks right first time.
 		{"done but the goal", store.LessonState{Predictions: map[string]store.Prediction{"littles-double": {Skipped: true}},
 			Checks: map[string]store.CheckState{"littles-size": {First: store.Attempt{Correct: true}}, "littles-throughput": {First: store.Attempt{Correct: true}}}},
-			"1 of 1 prediction made|2 of 2 checks answered|2 of 2 answered right first time|0 of 1 model goal reached", ""},
+			"0 of 1 prediction locked in, 1 skipped|2 of 2 checks answered|2 of 2 answered right first time|0 of 1 model goal reached", ""},
+		// A prediction locked in is made.
+		{"locked", store.LessonState{Predictions: map[string]store.Prediction{"littles-double": {Option: "b"}}},
+			"1 of 1 prediction locked in|0 of 2 checks answered|0 of 1 model goal reached", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,5 +139,57 @@ func TestLessonContents(t *testing.T) {
 	}
 	if !strings.Contains(got, "/lessons/littles-law") || !strings.Contains(got, "/lessons/overload") {
 		t.Errorf("contents lack the lessons before and after: %q", got)
+	}
+}
+
+// The progress page and a graded lesson count predictions alike
+// (predictionCounts): in every course lesson, with each Predict skipped,
+// locked in or left, the predictions locked in on the progress page are
+// the grade's points for predictions, and a skip is done on the progress
+// page but earns no point.
+func TestProgressAndGradeCountSkipsAlike(t *testing.T) {
+	c := loadCourse(t)
+	for _, l := range courseLessons(c) {
+		var ids []string
+		for _, b := range l.Blocks() {
+			if q, ok := b.(*lessons.Question); ok && q.Type == "predict" {
+				ids = append(ids, q.ID)
+			}
+		}
+		for _, how := range []string{"skipped", "locked", "mixed", "none"} {
+			st := (&store.Export{}).State()
+			st.Predictions = map[string]store.Prediction{}
+			locked, skipped := 0, 0
+			for i, id := range ids {
+				switch {
+				case how == "skipped" || how == "mixed" && i%2 == 0:
+					st.Predictions[id] = store.Prediction{Block: id, Skipped: true}
+					skipped++
+				case how == "locked" || how == "mixed":
+					st.Predictions[id] = store.Prediction{Block: id, Option: "a"}
+					locked++
+				}
+			}
+			p, g := lessonProgress(l, st), gradeLesson(l, st, nil)
+			if p.LockedIn != g.Predictions || p.Predicts != g.PredictionsMax || p.LockedIn != locked || p.Skipped != skipped {
+				t.Errorf("%s, %s: progress %d of %d locked in, %d skipped; grade %d of %d; want %d locked in and %d skipped",
+					l.Slug, how, p.LockedIn, p.Predicts, p.Skipped, g.Predictions, g.PredictionsMax, locked, skipped)
+			}
+			if p.Done != locked+skipped {
+				t.Errorf("%s, %s: %d done on the progress page, want the %d predictions locked in or skipped", l.Slug, how, p.Done, locked+skipped)
+			}
+		}
+	}
+}
+
+// A learner who skips lesson 1's Predict reads on the progress page that
+// it was skipped, not locked in, as their grade would count it.
+func TestProgressPageSaysSkipped(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	s.post(c, "/lessons/littles-law/predict/littles-double", url.Values{"action": {"skip"}})
+	counts := testIDText(t, s.get(c, "/progress").body, "progress-lesson-littles-law")
+	if !strings.Contains(counts, "0 of 1 prediction locked in, 1 skipped") {
+		t.Errorf("the progress page's counts read %q", counts)
 	}
 }

@@ -117,7 +117,7 @@ type server struct {
 	bufs      sync.Pool // *bytes.Buffer for rendering pages
 
 	pages     *cache[newcomerPage]  // lesson pages as a newcomer sees them, by slug (handlers.go)
-	plans     *cache[keptPlan]      // lesson pages with the learner's blocks cut out, by slug (lessonplan.go)
+	plans     *cache[keptPlan]      // lesson pages with the learner's blocks cut out, by slug and header links (lessonplan.go)
 	models    *modelCache           // widget results and plots by kind, solve and values (modelcache.go)
 	charts    *cache[chartEntry]    // predictions and charts of recent runs, by run and rows (runview.go)
 	panels    *cache[[]byte]        // rendered run panels and the run events that carry them (runpanel.go, streamlive.go)
@@ -205,16 +205,43 @@ type pageInfo struct {
 	Course  *lessons.Course
 	// SiteJS is site.js, on every page: local times, the lesson contents.
 	SiteJS string
-	// Classes says the server runs class sessions: the header links
-	// Teach and Join.
-	Classes bool
+	// Menu is which of the header's links that depend on the reader the
+	// page shows (siteMenu).
+	Menu siteMenu
 	// Wide lets the page's main column grow past the reading measure
 	// (run pages, with their charts and tables); its prose stays narrow.
 	Wide bool
 }
 
 func (s *server) page(r *http.Request, title string) pageInfo {
-	return s.pageAt(r.URL.Path, title)
+	p := s.pageAt(r.URL.Path, title)
+	p.Menu = s.menuFor(r)
+	return p
+}
+
+// siteMenu is which of the header's links that depend on the reader a
+// page shows: Teach (/teach) and Join (/join).
+type siteMenu struct{ Teach, Join bool }
+
+// menuFor is the header's links for the reader of r. A server with class
+// sessions links Teach and Join; inside a learning platform's frame (the
+// request carries an LTI launch's session, whose cookie is partitioned to
+// the platform's page) a learner gets neither, since what they can use
+// there is the course's lessons, runs and their progress, and an
+// instructor gets Teach (their launch lets them start a class without the
+// instructor key) but not Join.
+func (s *server) menuFor(r *http.Request) siteMenu {
+	m := s.defaultMenu()
+	if sess, ok := ltiSessionOf(r.Context()); ok {
+		m.Join = false
+		m.Teach = m.Teach && sess.Instructor
+	}
+	return m
+}
+
+// defaultMenu is the header's links outside a learning platform.
+func (s *server) defaultMenu() siteMenu {
+	return siteMenu{Teach: s.classes != nil, Join: s.classes != nil}
 }
 
 // pageAt is the page frame of the page at path. The run pages, the runs
@@ -222,7 +249,7 @@ func (s *server) page(r *http.Request, title string) pageInfo {
 // stylesheet.
 func (s *server) pageAt(path, title string) pageInfo {
 	p := pageInfo{Title: title, Icon: s.assets.URL("img/icon.svg"), CSS: s.assets.URL("css/app.css"), JS: s.assets.URL("js/lesson.js"),
-		SiteJS: s.assets.URL("js/site.js"), Path: path, Classes: s.classes != nil}
+		SiteJS: s.assets.URL("js/site.js"), Path: path, Menu: s.defaultMenu()}
 	if path == "/runs" || strings.HasPrefix(path, "/runs/") || path == "/progress" {
 		p.Styles = append(p.Styles, s.assets.URL("css/runs.css"))
 	}

@@ -183,9 +183,11 @@ func (s *server) simLimits() interface{ Validate(runner.Request) error } {
 }
 
 // simChart is runChart for a simulation: the simulated figures in the
-// measured series' colours with square points and "simulated" in their
-// names, the model's curves as for a run, and the learner's finished run
-// of the block (round points, "your run") beside them when there is one.
+// measured series' colours, drawn as simulations (chart.Simulated: dotted,
+// lighter, through hollow squares) with "simulated" in their legend names,
+// the model's curves as for a run, and the learner's finished run of the
+// block (solid through round points, "your run") beside them when there
+// is one.
 func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *runView) chart.Chart {
 	c := runChart(q, rows, preds, "sim-chart-"+cmpOr(q.Block, "request"))
 	c.Title = "Simulated against the model"
@@ -194,7 +196,7 @@ func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *run
 			sr := &c.Panels[pi].Series[si]
 			if sr.Style == chart.Measured {
 				sr.Name = strings.Replace(sr.Name, "measured", "simulated", 1)
-				sr.Marker = chart.Square
+				sr.Style = chart.Simulated
 			}
 		}
 	}
@@ -211,7 +213,7 @@ func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *run
 			chart.Series{Name: "p50, your run", Quantity: "p50", Style: chart.Measured, X: x, Y: p50},
 			chart.Series{Name: "p99, your run", Quantity: "p99", Style: chart.Measured, X: x, Y: p99})
 		c.Panels[1].YMax = math.Max(c.Panels[1].YMax, yLat*1.1)
-		desc += ", drawn with square points beside your run of this lab (round points, " + strconv.Itoa(len(mine.Rows)) + " measured windows)"
+		desc += ", drawn dotted through hollow squares beside your run of this lab (solid through round points, " + strconv.Itoa(len(mine.Rows)) + " measured windows)"
 	}
 	c.Desc = desc + ". The numbers are in the table under the chart."
 	c.Table.Caption = "Each simulated window beside the model's prediction"

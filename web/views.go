@@ -31,7 +31,8 @@ type progress struct {
 	Total      int // predict, check and model blocks
 	Done       int // predictions locked or skipped, checks answered, goals reached
 	Predicts   int // predict blocks
-	Predicted  int // predictions locked in or skipped
+	LockedIn   int // predictions locked in (predictionCounts: made)
+	Skipped    int // predictions skipped: done, not made
 	Checks     int // check blocks
 	Answered   int // checks answered at least once
 	RightFirst int // checks answered right at the first attempt
@@ -59,12 +60,17 @@ func (p progress) Label() string {
 }
 
 // Counts says what was done out of what exists, kind by kind ("1 of 2
-// predictions made", "0 of 2 checks answered"), and how many checks were
-// right first time out of those answered, once any was.
+// predictions locked in, 1 skipped", "0 of 2 checks answered"), and how
+// many checks were right first time out of those answered, once any was.
+// Predictions count as a graded lesson counts them (predictionCounts).
 func (p progress) Counts() []string {
 	var out []string
 	if p.Predicts > 0 {
-		out = append(out, fmt.Sprintf("%d of %s made", p.Predicted, counted(p.Predicts, "prediction", "predictions")))
+		s := fmt.Sprintf("%d of %s locked in", p.LockedIn, counted(p.Predicts, "prediction", "predictions"))
+		if p.Skipped > 0 {
+			s += fmt.Sprintf(", %d skipped", p.Skipped)
+		}
+		out = append(out, s)
 	}
 	if p.Checks > 0 {
 		out = append(out, fmt.Sprintf("%d of %s answered", p.Answered, counted(p.Checks, "check", "checks")))
@@ -104,11 +110,14 @@ func lessonProgress(l *lessons.Lesson, st store.LessonState) progress {
 				done(b.ID, ok)
 			} else {
 				p.Predicts++
-				_, ok := st.Predictions[b.ID]
-				if ok {
-					p.Predicted++
+				finished, made := predictionCounts(st, b.ID)
+				switch {
+				case made:
+					p.LockedIn++
+				case finished:
+					p.Skipped++
 				}
-				done(b.ID, ok)
+				done(b.ID, finished)
 			}
 		case *lessons.Model:
 			p.Models++
@@ -138,21 +147,14 @@ type indexLesson struct {
 	Progress progress
 }
 
-// isFixture reports whether l is a test fixture (part lessons.FixturePart):
-// reachable by its URL, but not listed for learners.
-func isFixture(l *lessons.Lesson) bool { return l.Part == lessons.FixturePart }
+// isFixture reports whether l is a test fixture: reachable by its URL,
+// but not listed for learners (lessons.Lesson.Fixture).
+func isFixture(l *lessons.Lesson) bool { return l.Fixture() }
 
 // courseLessons returns the lessons learners see listed (the index,
-// /teach, /api/lessons): every lesson but the fixtures, in course order.
-func courseLessons(c *lessons.Course) []*lessons.Lesson {
-	out := make([]*lessons.Lesson, 0, len(c.Lessons))
-	for _, l := range c.Lessons {
-		if !isFixture(l) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
+// /teach, /api/lessons): lessons.Course.Listed, every lesson but the
+// fixtures, in course order.
+func courseLessons(c *lessons.Course) []*lessons.Lesson { return c.Listed() }
 
 // neighbours returns the lessons before and after c.Lessons[i] among the
 // lessons of its own kind: course lessons link only to course lessons,

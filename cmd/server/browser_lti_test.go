@@ -153,7 +153,10 @@ func TestBrowserLTIPagesAccessible(t *testing.T) {
 	src := axeSource(t)
 	sim, srv := simAndServer(t)
 
-	learner := newBrowser(t)
+	// The picker offers every Predict, widget and lab of the course:
+	// auditing it in four views takes more than browserTimeout on a busy
+	// machine.
+	learner := newBrowserFor(t, 3*time.Minute)
 	launch := func(ctx context.Context, l ltitest.Launch, ready string) {
 		t.Helper()
 		doSteps(t, ctx, "launch "+l.User, chromedp.Navigate(sim.LoginURL(srv.url+"/lti/login", l)), chromedp.WaitVisible(chromedp.CSS(ready)))
@@ -166,7 +169,7 @@ func TestBrowserLTIPagesAccessible(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="predict-littles-double"] [data-testid="predict-locked"]`)))
 	sim.WaitScores(2, 10*time.Second)
 
-	teacher := newBrowser(t)
+	teacher := newBrowserFor(t, 3*time.Minute)
 	launch(teacher, ltitest.Launch{User: "teach-a11y", Name: "Grace Hopper", DeepLink: true, Multiple: true,
 		Roles: []string{ltitest.RoleInstructor}, Target: srv.url + "/lti/launch"}, `[data-testid="lti-picker"]`)
 

@@ -23,7 +23,8 @@
 //
 // Flags, each with an environment fallback (the flag wins):
 //
-//	--addr ADDR                    ADDR                    listen address (default :8080)
+//	--addr ADDR                    ADDR                    listen address (default 127.0.0.1:8080, this machine only;
+//	                                                       :8080 listens on every interface)
 //	--content DIR                  CONTENT                 serve lessons from DIR, re-read when they change
 //	                                                       (tables still to be recorded are allowed there)
 //	--data DIR                     DATA                    directory for the SQLite file (default ./data)

@@ -243,6 +243,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	fmt.Fprintf(stdout, "serving on %s\n", serveURL(ln.Addr()))
 	log.Info("server started", "addr", ln.Addr().String(), "content", cmpOr(cfg.content, "embedded"), "data", cfg.data)
+	if note := exposure(ln.Addr(), cfg.instructorKey != ""); note != "" {
+		log.Warn(note, "addr", ln.Addr().String())
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -278,6 +281,9 @@ func loadCourse(cfg config, log *slog.Logger) (web.CourseFunc, error) {
 	return func() (*lessons.Course, error) { return c, nil }, nil
 }
 
+// defaultAddr is where the server listens unless told: this machine only.
+const defaultAddr = "127.0.0.1:8080"
+
 // serverFlags are the server's settings, each a flag with an environment
 // variable as its fallback (package envflag).
 type serverFlags struct {
@@ -302,12 +308,12 @@ type wholeFlag struct {
 func newServerFlags() *serverFlags {
 	fs := envflag.New("server")
 	f := &serverFlags{set: fs}
-	f.addr = fs.Add(envflag.Setting{Flag: "addr", Env: "ADDR", Default: ":8080", Usage: "listen address"})
-	f.content = fs.Add(envflag.Setting{Flag: "content", Env: "CONTENT", Shown: "embedded", Usage: "serve lessons from this directory, re-read on change"})
-	f.data = fs.Add(envflag.Setting{Flag: "data", Env: "DATA", Default: "./data", Usage: "directory for the SQLite file"})
-	f.databaseURL = fs.Add(envflag.Setting{Flag: "database-url", Env: "DATABASE_URL", Shown: "none", Usage: "Postgres to keep everything in instead of the SQLite file in --data, such as postgres://user:password@host:5432/capacitylab"})
-	f.frameAncestors = fs.Add(envflag.Setting{Flag: "frame-ancestors", Env: "FRAME_ANCESTORS", Default: "'self'", Usage: "CSP frame-ancestors sources, space-separated: who may frame lessons and other pages"})
-	f.widgets = fs.Add(envflag.Setting{Flag: "widget-frame-ancestors", Env: "WIDGET_FRAME_ANCESTORS", Default: "*", Usage: "CSP frame-ancestors sources of the standalone widgets (/widgets/...), which change nothing: by default any course page may frame them"})
+	f.addr = fs.Add(envflag.Setting{Flag: "addr", Env: "ADDR", Default: defaultAddr, Usage: "`host:port` to listen on: 127.0.0.1 is this machine only; :8080 (no host) listens on every interface, where anyone who reaches it may read the lessons, run sweeps and, without --instructor-key, start class sessions"})
+	f.content = fs.Add(envflag.Setting{Flag: "content", Env: "CONTENT", Shown: "embedded", Usage: "serve lessons from this `directory`, re-read on change"})
+	f.data = fs.Add(envflag.Setting{Flag: "data", Env: "DATA", Default: "./data", Usage: "`directory` for the SQLite file"})
+	f.databaseURL = fs.Add(envflag.Setting{Flag: "database-url", Env: "DATABASE_URL", Shown: "none", Usage: "Postgres `URL` to keep everything in instead of the SQLite file in --data, such as postgres://user:password@host:5432/capacitylab"})
+	f.frameAncestors = fs.Add(envflag.Setting{Flag: "frame-ancestors", Env: "FRAME_ANCESTORS", Default: "'self'", Usage: "CSP frame-ancestors `sources`, space-separated: who may frame lessons and other pages"})
+	f.widgets = fs.Add(envflag.Setting{Flag: "widget-frame-ancestors", Env: "WIDGET_FRAME_ANCESTORS", Default: "*", Usage: "CSP frame-ancestors `sources` of the standalone widgets (/widgets/...), which change nothing: by default any course page may frame them"})
 	whole := func(name, env string, def, lo, hi int, usage string, dst func(*config) *int) {
 		st := fs.Add(envflag.Setting{Flag: name, Env: env, Default: strconv.Itoa(def), Allowed: fmt.Sprintf("%d to %d", lo, hi), Usage: usage})
 		f.wholes = append(f.wholes, wholeFlag{st, lo, hi, dst})
@@ -316,14 +322,14 @@ func newServerFlags() *serverFlags {
 	whole("queue-per-address", "QUEUE_PER_ADDRESS", runner.DefaultPerAddress, 1, 100, "runs one client address may have waiting or running", func(c *config) *int { return &c.perAddress })
 	whole("max-run-seconds", "MAX_RUN_SECONDS", runner.DefaultMaxRunSeconds, 1, 3600, "seconds of windows one run may ask for (windows × seconds)", func(c *config) *int { return &c.maxRunSeconds })
 	whole("max-run-cpu", "MAX_RUN_CPU", runner.DefaultMaxRunCPUSeconds, 1, 1_000_000, "seconds of processor time one run may ask of the lab (each window's rate × seconds × SPIN_MS, summed)", func(c *config) *int { return &c.maxRunCPU })
-	f.labCommand = fs.Add(envflag.Setting{Flag: "lab-command", Env: "LAB_COMMAND", Shown: "this binary", Usage: "program run with \"lab-child\" as each sweep's lab"})
-	f.instructorKey = fs.Add(envflag.Setting{Flag: "instructor-key", Env: "INSTRUCTOR_KEY", Shown: "none", Usage: "key needed to start a class session (none: anyone may)"})
+	f.labCommand = fs.Add(envflag.Setting{Flag: "lab-command", Env: "LAB_COMMAND", Shown: "this binary", Usage: "`program` run with \"lab-child\" as each sweep's lab"})
+	f.instructorKey = fs.Add(envflag.Setting{Flag: "instructor-key", Env: "INSTRUCTOR_KEY", Shown: "none", Usage: "`key` needed to start a class session (none: anyone may)"})
 	whole("joins-per-minute", "JOINS_PER_MINUTE", web.DefaultJoinsPerMinute, 1, 100_000, "times one client address may join class sessions a minute", func(c *config) *int { return &c.joinsPerMinute })
 	whole("sessions-per-hour", "SESSIONS_PER_HOUR", web.DefaultSessionsPerHour, 1, 100_000, "class sessions one client address may start an hour when there is no instructor key", func(c *config) *int { return &c.sessionsPerHour })
 	f.idle = fs.Add(envflag.Setting{Flag: "session-idle", Env: "SESSION_IDLE", Default: classroom.DefaultIdle.String(), Shown: "3h", Allowed: "1m to 168h", Usage: "class sessions end after this long without activity"})
-	f.publicURL = fs.Add(envflag.Setting{Flag: "public-url", Env: "PUBLIC_URL", Shown: "each request's", Usage: "the site's origin as learning platforms and browsers reach it, such as https://lab.example.org, for the LTI URLs"})
-	f.platforms = fs.Add(envflag.Setting{Flag: "lti-platforms", Env: "LTI_PLATFORMS", Shown: "none", Usage: "JSON file of LTI 1.3 platforms, beside those `server lti add` stored"})
-	f.proxies = fs.Add(envflag.Setting{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Shown: "none", Usage: "reverse proxies in front of the server, addresses or networks such as 10.0.0.1,192.168.0.0/16: their Forwarded and X-Forwarded-For/-Proto headers are believed (none: the headers are ignored)"})
+	f.publicURL = fs.Add(envflag.Setting{Flag: "public-url", Env: "PUBLIC_URL", Shown: "each request's", Usage: "the site's `origin` as learning platforms and browsers reach it, such as https://lab.example.org, for the LTI URLs"})
+	f.platforms = fs.Add(envflag.Setting{Flag: "lti-platforms", Env: "LTI_PLATFORMS", Shown: "none", Usage: "JSON `file` of LTI 1.3 platforms, beside those \"server lti add\" stored"})
+	f.proxies = fs.Add(envflag.Setting{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Shown: "none", Usage: "reverse proxies in front of the server, `addresses` or networks such as 10.0.0.1,192.168.0.0/16: their Forwarded and X-Forwarded-For/-Proto headers are believed (none: the headers are ignored)"})
 	f.role = fs.Add(envflag.Setting{Flag: "role", Env: "ROLE", Default: roleAll, Allowed: "all, web or runner",
 		Usage: "all: one server with its own queue of sweeps; web: pages and APIs, sweeps queued for the runners (needs --database-url); runner: runs the queued sweeps, serving only /healthz and /metrics (needs --database-url)"})
 	f.runnerSlots = fs.Add(envflag.Setting{Flag: "runner-slots", Env: "RUNNER_SLOTS", Shown: "one per 2 cores it may use", Allowed: "1 to 64",
@@ -431,6 +437,21 @@ func serveURL(a net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
+// exposure is what the log says when the server listens on every
+// interface (an address without a host, or 0.0.0.0 or ::): who else may
+// use it, and what an instructor key keeps to instructors. "" when it
+// listens on one address (127.0.0.1 by default: this machine only).
+func exposure(a net.Addr, key bool) string {
+	host, _, err := net.SplitHostPort(a.String())
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsUnspecified() {
+		return ""
+	}
+	if key {
+		return "listening on every interface: anyone who reaches this address may read the lessons, run sweeps and join classes; starting a class session needs the instructor key"
+	}
+	return "listening on every interface without --instructor-key: anyone who reaches this address may read the lessons, run sweeps, and start class sessions (with class runs on this machine's lab)"
+}
+
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
@@ -443,7 +464,8 @@ const lessonsUsage = "usage: server lessons check [--pending] [DIR] | server les
 
 // runLessons is "server lessons check [--pending] [DIR]": it validates the
 // lesson files in DIR (default: the embedded course), recomputes every mark
-// from the tables, and prints each problem, or "ok: N lessons". With
+// from the tables, and prints each problem, or "ok: N lessons the site
+// lists" and the fixtures it does not list (checkedText). With
 // --pending, tables still to be recorded are allowed (and listed).
 func runLessons(args []string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "check" {
@@ -492,12 +514,29 @@ func runLessons(args []string, stdout io.Writer) error {
 			}
 		}
 	}
-	if n > 0 {
-		fmt.Fprintf(stdout, "ok: %d lessons, %d table(s) still to be recorded\n", len(c.Lessons), n)
-		return nil
-	}
-	fmt.Fprintf(stdout, "ok: %d lessons\n", len(c.Lessons))
+	fmt.Fprintln(stdout, checkedText(c, n))
 	return nil
+}
+
+// checkedText is what `lessons check` says of a course that validates:
+// the lessons the site lists (lessons.Course.Listed), the fixtures it
+// serves without listing, and the tables still to be recorded (n).
+func checkedText(c *lessons.Course, n int) string {
+	listed := c.Listed()
+	out := fmt.Sprintf("ok: %d lesson(s) the site lists", len(listed))
+	var fixtures []string
+	for _, l := range c.Lessons {
+		if l.Fixture() {
+			fixtures = append(fixtures, l.Slug)
+		}
+	}
+	if len(fixtures) > 0 {
+		out += fmt.Sprintf(", and %d test fixture(s) it serves without listing (%s)", len(fixtures), strings.Join(fixtures, ", "))
+	}
+	if n > 0 {
+		out += fmt.Sprintf("; %d table(s) still to be recorded", n)
+	}
+	return out
 }
 
 // runMarks is "server lessons marks [--content DIR] [--all] [--fix]": it
