@@ -197,6 +197,10 @@ func TestRunTitle(t *testing.T) {
 	if got := runTitle("", q); got != "A sweep — 4 workers, 2 CPUs, limit 10, 16 clients" {
 		t.Errorf("title %q", got)
 	}
+	q.Clients = []int{1}
+	if got := runTitle("", q); got != "A sweep — 4 workers, 2 CPUs, limit 10, 1 client" {
+		t.Errorf("title %q", got)
+	}
 }
 
 // Two runs of cap-inside's bad release, one with no limit and one with a

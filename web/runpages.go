@@ -37,7 +37,11 @@ func presetWords(q runner.Request) string {
 		parts = append(parts, p)
 	}
 	if q.Mode == runner.ModeClosed {
-		parts = append(parts, spanText(intsAsFloats(q.Clients), " clients"))
+		unit := " clients"
+		if len(q.Clients) == 1 && q.Clients[0] == 1 {
+			unit = " client"
+		}
+		parts = append(parts, spanText(intsAsFloats(q.Clients), unit))
 	} else {
 		parts = append(parts, spanText(q.Rates, "/s"))
 	}

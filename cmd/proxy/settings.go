@@ -66,9 +66,9 @@ func newProxyFlags() *proxyFlags {
 		set:      fs,
 		upstream: fs.Add(envflag.Setting{Flag: "upstream", Env: "UPSTREAM", Default: defaultUpstream, Allowed: "an http:// or https:// URL", Usage: "the `URL` of the service behind"}),
 		policy:   fs.Add(envflag.Setting{Flag: "policy", Env: "POLICY", Shown: "queue", Allowed: labsvc.PolicyAllowed, Usage: labsvc.PolicyUsage}),
-		limit:    fs.Add(envflag.Setting{Flag: "limit", Env: "LIMIT", Default: "0", Allowed: fmt.Sprintf("0 to %d", admit.MaxLimit), Usage: "the queue policy's bound on callers waiting for a worker, `0` = none; needs --workers"}),
-		workers:  fs.Add(envflag.Setting{Flag: "workers", Env: "WORKERS", Default: "0", Allowed: fmt.Sprintf("0 to %d", maxWorkers), Usage: "requests sent upstream at once, the rest waiting in a queue; `0` = every one admitted"}),
-		timeout:  fs.Add(envflag.Setting{Flag: "timeout", Env: "TIMEOUT", Default: "0", Allowed: "0 to " + maxTimeout.String(), Usage: "how long to wait for the upstream's answer, e.g. 2.5s; `0` = as long as the caller waits"}),
+		limit:    fs.Add(envflag.Setting{Flag: "limit", Env: "LIMIT", Default: "0", Allowed: fmt.Sprintf("0 to %d", admit.MaxLimit), Usage: "the queue policy's bound, `N` callers at most waiting for a worker (0 = none); needs --workers"}),
+		workers:  fs.Add(envflag.Setting{Flag: "workers", Env: "WORKERS", Default: "0", Allowed: fmt.Sprintf("0 to %d", maxWorkers), Usage: "`N` requests sent upstream at once, the rest waiting in a queue (0 = every one admitted)"}),
+		timeout:  fs.Add(envflag.Setting{Flag: "timeout", Env: "TIMEOUT", Default: "0", Allowed: "0 to " + maxTimeout.String(), Usage: "how long to wait for the upstream's answer, a `DURATION` such as 2.5s (0 = as long as the caller waits)"}),
 		addr:     fs.Add(envflag.Setting{Flag: "addr", Env: "ADDR", Default: defaultAddr, Usage: "`host:port` for callers' requests"}),
 		control:  fs.Add(envflag.Setting{Flag: "control", Env: "CONTROL_ADDR", Default: defaultControl, Usage: "`host:port` for GET /healthz, /config and /metrics"}),
 	}
