@@ -145,8 +145,11 @@ func TestRecordEndToEnd(t *testing.T) {
 		t.Fatalf("Record: %v\nlog:\n%s", err, log.String())
 	}
 	lg := log.String()
-	if n := strings.Count(lg, "generator pinned") + strings.Count(lg, "generator not pinned"); n != 2 {
-		t.Errorf("the log says where the generator ran %d times, want once per preset (2):\n%s", n, lg)
+	// Once per measurement: each preset, and each window measured again
+	// because its sends were late (a busy machine).
+	again := strings.Count(lg, "measuring it again")
+	if n := strings.Count(lg, "generator pinned") + strings.Count(lg, "generator not pinned"); n != 2+again {
+		t.Errorf("the log says where the generator ran %d times, want once per preset (2) and per window measured again (%d):\n%s", n, again, lg)
 	}
 	threads, err := affinity.ThreadCPUs(os.Getpid())
 	if err != nil {
