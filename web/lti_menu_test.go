@@ -125,8 +125,8 @@ func TestLTIPickerNamesBlocksInWords(t *testing.T) {
 		"lab:littles-law:littles-sweep":           "The lab: 1 worker, 10–40/s",
 		"model:littles-law:littles-model":         "The widget: Little's law",
 		"lab:overload:overload-sweep":             "The lab: 1 worker, 60–100/s, callers give up after 2 s",
-		"lab:cap-inside:cap-release-queue":        "The lab: 7 workers, 50/s, policy queue",
-		"lab:cap-inside:cap-release-quota":        "The lab: 7 workers, 50/s, policy inflight, quota=5",
+		"lab:cap-inside:cap-release-queue":        "The lab: 7 workers, 50/s, a client of 10 workers, WAIT_MS=200 at 10 s",
+		"lab:cap-inside:cap-release-quota":        "The lab: 7 workers, quota 5, 50/s, a client of 10 workers, WAIT_MS=200 at 10 s",
 		"lab:pause-both-loops:published-sim-open": "The lab: 1 worker, 60–90/s, simulated",
 	} {
 		if labels[value] != want {
