@@ -451,7 +451,9 @@ func (l *Lesson) SettledBy(id string) *Question {
 }
 
 // settledIndex maps each lab and table block that settles a predict to
-// that predict (the first, in lesson order).
+// that predict (the first, in lesson order): every block settlingIDs
+// names, twins and their tables included, since a simulated preset and a
+// live one with the same settings measure one sweep.
 func (l *Lesson) settledIndex() map[string]*Question {
 	out := map[string]*Question{}
 	for _, p := range l.Body {
@@ -459,30 +461,9 @@ func (l *Lesson) settledIndex() map[string]*Question {
 		if !ok || q.Type != "predict" {
 			continue
 		}
-		lab, tables := l.Settling(q)
-		if lab != nil {
-			if _, seen := out[lab.ID]; !seen {
-				out[lab.ID] = q
-			}
-		}
-		for _, t := range tables {
-			if _, seen := out[t.ID]; !seen {
-				out[t.ID] = q
-			}
-		}
-		// A simulated preset and a live one with the same settings (twins)
-		// measure one sweep: the predict settled by either folds both,
-		// and their tables.
-		for _, tw := range l.twins(lab) {
-			if _, seen := out[tw.ID]; !seen {
-				out[tw.ID] = q
-			}
-			for _, p := range l.Body {
-				if t, ok := p.Block.(*Table); ok && t.Preset == tw.ID {
-					if _, seen := out[t.ID]; !seen {
-						out[t.ID] = q
-					}
-				}
+		for id := range l.settlingIDs(q) {
+			if _, seen := out[id]; !seen {
+				out[id] = q
 			}
 		}
 	}

@@ -626,9 +626,11 @@ func (s *server) view(r *http.Request, sess *classroom.Session, role, token stri
 	code := sess.Code()
 	v := classView{Role: role, Code: code, Token: token, Lesson: l, Ended: sess.Ended(), JoinURL: absURL(r, joinLink(sess)), JoinHost: r.Host + "/join",
 		Runs: s.runner != nil, Answered: map[string]bool{}}
-	for _, q := range sess.State().Questions {
-		if q.Answered {
-			v.Answered[q.ID] = true
+	if role == "participant" { // only a participant's page leaves parts out (hides)
+		for _, q := range sess.State().Questions {
+			if q.Answered {
+				v.Answered[q.ID] = true
+			}
 		}
 	}
 	if role == "host" {
