@@ -1,6 +1,11 @@
 package loadrun_test
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -25,11 +30,43 @@ func pauseLab(t *testing.T, c *labsvc.Child, d time.Duration) {
 		t.Fatal(err)
 	}
 	cont := func() { _ = syscall.Kill(c.Pid(), syscall.SIGCONT) }
+	// A stop reaches each of the child's threads when it next runs in the
+	// kernel, not at once: a thread already woken by a request could still
+	// answer it. Wait until every thread shows as stopped.
+	for deadline := time.Now().Add(2 * time.Second); !allStopped(t, c.Pid()); {
+		if time.Now().After(deadline) {
+			cont()
+			t.Fatalf("the lab child %d did not stop within 2 s of SIGSTOP", c.Pid())
+		}
+		time.Sleep(time.Millisecond)
+	}
 	timer := time.AfterFunc(d, cont)
 	t.Cleanup(func() {
 		timer.Stop()
 		cont()
 	})
+}
+
+// allStopped reports whether every thread of process pid is stopped
+// (state T in /proc/PID/task/TID/stat).
+func allStopped(t *testing.T, pid int) bool {
+	t.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("the lab child's threads: %v", err)
+	}
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false // a thread that ended: look again
+		}
+		// The state follows the command name, which is in parentheses.
+		_, rest, _ := strings.Cut(string(b[bytes.LastIndexByte(b, ')')+1:]), " ")
+		if !strings.HasPrefix(rest, "T") && !strings.HasPrefix(rest, "t") {
+			return false
+		}
+	}
+	return true
 }
 
 // A real lab child that answers nothing for 6 s (stopped, as a busy
