@@ -18,7 +18,7 @@
 //	--policy    POLICY       queue                   the admission policy, as package admit spells it
 //	--limit     LIMIT        0                       the queue policy's bound on callers waiting for a worker
 //	--workers   WORKERS      0                       requests sent upstream at once; 0 = every one admitted
-//	--timeout   TIMEOUT      0                       how long to wait for the upstream's answer; 0 = as long as the caller
+//	--timeout   TIMEOUT      0                       how long to wait for the upstream's response headers; 0 = as long as the caller
 //
 // A request is admitted or refused by the policy when it arrives. With
 // WORKERS=0 (the default) every admitted request goes upstream at once,
@@ -33,6 +33,14 @@
 // from its side); any other answer is served, its latency from arrival to
 // the end of the answer a sample. The upstream's answers, 503s included,
 // are passed on as they are.
+//
+// TIMEOUT bounds the wait for the answer's headers, from when the request
+// goes upstream, and not the body that follows: once the headers are in,
+// the body streams as long as the upstream sends it and the caller reads
+// it (a chunked answer, an event stream, a websocket), and only the
+// caller going away ends it early. An answer is never cut by TIMEOUT
+// after its status has been passed on, so a 200 the caller sees is always
+// whole unless the upstream or the caller broke it off.
 //
 // Bad settings exit with status 2 and one line naming each variable, its
 // value and what is allowed; nothing is served. The proxy prints one line

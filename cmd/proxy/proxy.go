@@ -49,7 +49,14 @@ type waiter struct {
 type result struct {
 	caller  context.Context // the caller's request's: ended when the caller went away
 	outcome admit.Outcome
+	// headers stops the TIMEOUT timer when the answer's headers arrive:
+	// false when it had already fired (nil without TIMEOUT).
+	headers func() bool
 }
+
+// errHeaderTimeout is why a request is cancelled when its answer's
+// headers did not arrive within TIMEOUT.
+var errHeaderTimeout = errors.New("the upstream did not answer within TIMEOUT")
 
 type resultKey struct{}
 
@@ -76,6 +83,9 @@ func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			res := resp.Request.Context().Value(resultKey{}).(*result)
+			if res.headers != nil && !res.headers() {
+				return errHeaderTimeout // TIMEOUT passed as the headers came
+			}
 			if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 				res.outcome = admit.Overloaded
 			} else {
@@ -183,9 +193,14 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	res := &result{caller: r.Context(), outcome: admit.Abandoned}
 	ctx := context.WithValue(r.Context(), resultKey{}, res)
 	if p.s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.s.timeout)
-		defer cancel()
+		// TIMEOUT bounds the wait for the answer's headers, not its
+		// body: a stream or a websocket lasts as long as its two ends
+		// want (ModifyResponse stops the timer).
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		res.headers = time.AfterFunc(p.s.timeout, func() { cancel(errHeaderTimeout) }).Stop
+		defer res.headers() // no answer came: let the timer go
 	}
 	// Deferred: the reverse proxy panics with http.ErrAbortHandler when
 	// the caller goes away in the middle of the answer.
@@ -207,9 +222,9 @@ func (p *proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 	case res.caller.Err() != nil:
 		// The caller went away: it gave up, a timeout from its side.
 		res.outcome = admit.TimedOut
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(context.Cause(r.Context()), errHeaderTimeout):
 		res.outcome = admit.TimedOut
-		plain(w, http.StatusGatewayTimeout, "the upstream did not answer within TIMEOUT\n")
+		plain(w, http.StatusGatewayTimeout, errHeaderTimeout.Error()+"\n")
 	default:
 		res.outcome = admit.Overloaded
 		p.logger.Debug("upstream failed", "err", err)

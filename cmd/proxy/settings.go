@@ -35,7 +35,7 @@ type settings struct {
 	policy        admit.Spec
 	limit         int           // LIMIT: the queue policy's bound on waiting callers
 	workers       int           // WORKERS: requests sent upstream at once; 0 = every one admitted
-	timeout       time.Duration // TIMEOUT: how long to wait for the upstream's answer; 0 = as long as the caller
+	timeout       time.Duration // TIMEOUT: how long to wait for the upstream's response headers; 0 = as long as the caller
 }
 
 // String renders the policy settings as a terminal writes them.
@@ -68,7 +68,7 @@ func newProxyFlags() *proxyFlags {
 		policy:   fs.Add(envflag.Setting{Flag: "policy", Env: "POLICY", Shown: "queue", Allowed: labsvc.PolicyAllowed, Usage: labsvc.PolicyUsage}),
 		limit:    fs.Add(envflag.Setting{Flag: "limit", Env: "LIMIT", Default: "0", Allowed: fmt.Sprintf("0 to %d", admit.MaxLimit), Usage: "the queue policy's bound, `N` callers at most waiting for a worker (0 = none); needs --workers"}),
 		workers:  fs.Add(envflag.Setting{Flag: "workers", Env: "WORKERS", Default: "0", Allowed: fmt.Sprintf("0 to %d", maxWorkers), Usage: "`N` requests sent upstream at once, the rest waiting in a queue (0 = every one admitted)"}),
-		timeout:  fs.Add(envflag.Setting{Flag: "timeout", Env: "TIMEOUT", Default: "0", Allowed: "0 to " + maxTimeout.String(), Usage: "how long to wait for the upstream's answer, a `DURATION` such as 2.5s (0 = as long as the caller waits)"}),
+		timeout:  fs.Add(envflag.Setting{Flag: "timeout", Env: "TIMEOUT", Default: "0", Allowed: "0 to " + maxTimeout.String(), Usage: "how long to wait for the upstream's response headers, a `DURATION` such as 2.5s (0 = as long as the caller waits); the body that follows is not bounded"}),
 		addr:     fs.Add(envflag.Setting{Flag: "addr", Env: "ADDR", Default: defaultAddr, Usage: "`host:port` for callers' requests"}),
 		control:  fs.Add(envflag.Setting{Flag: "control", Env: "CONTROL_ADDR", Default: defaultControl, Usage: "`host:port` for GET /healthz, /config and /metrics"}),
 	}
