@@ -26,12 +26,22 @@
 // flight to the upstream, as in the capacity demo's proxy; with WORKERS=N
 // at most N go at once and the rest wait in a FIFO queue, bounded by
 // LIMIT (the queue policy) or by their time in it (sojourn), as at the
-// lab's door. The policy learns from each answer: a 503, 429 or other 5xx
+// lab's door.
+//
+// A request is inside, and holds its worker, from admission until its
+// answer ends, except a long-lived answer: a protocol upgrade (101, a
+// websocket) or an event stream (Content-Type text/event-stream). Its
+// life is the caller's choice, not the upstream's work, so it leaves the
+// count and gives its worker back as its headers arrive, and it is no
+// latency sample (admit.LongLived; proxy_upstream_total counts it as
+// stream). A quota therefore counts requests being answered and the
+// opening of websockets and streams, not the connections they hold open;
+// bound those at the upstream. The policy learns from each answer: a 503, 429 or other 5xx
 // from the upstream, or no connection to it (answered 502), is an
 // overload signal; so is no answer within TIMEOUT (answered 504) and a
 // caller that goes away before its answer (the caller gave up: a timeout
 // from its side); any other answer is served, its latency from arrival to
-// the end of the answer a sample. The upstream's answers, 503s included,
+// the end of the answer a sample, except a long-lived one (above). The upstream's answers, 503s included,
 // are passed on as they are.
 //
 // TIMEOUT bounds the wait for the answer's headers, from when the request

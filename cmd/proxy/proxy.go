@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -48,7 +49,11 @@ type waiter struct {
 // the reverse proxy's hooks.
 type result struct {
 	caller  context.Context // the caller's request's: ended when the caller went away
+	arrived time.Time
 	outcome admit.Outcome
+	// released: the request was ended for the policy and its worker
+	// given back when its answer began (a long-lived answer).
+	released bool
 	// headers stops the TIMEOUT timer when the answer's headers arrive:
 	// false when it had already fired (nil without TIMEOUT).
 	headers func() bool
@@ -86,9 +91,15 @@ func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
 			if res.headers != nil && !res.headers() {
 				return errHeaderTimeout // TIMEOUT passed as the headers came
 			}
-			if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+			switch {
+			case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 				res.outcome = admit.Overloaded
-			} else {
+			case longLived(resp):
+				// Its life is the caller's, not the upstream's work:
+				// it leaves the count now, and is no sample.
+				res.outcome, res.released = admit.LongLived, true
+				p.release(time.Now(), res.arrived, admit.LongLived)
+			default:
 				res.outcome = admit.Served
 			}
 			return nil
@@ -97,9 +108,9 @@ func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
 		ErrorLog:     slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
 	p.sent = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "proxy_upstream_total",
-		Help: "Requests sent upstream, by what the policy learned: served, overloaded (429, 5xx, no connection), timeout (TIMEOUT, or the caller left), abandoned."},
+		Help: "Requests sent upstream, by what the policy learned: served, overloaded (429, 5xx, no connection), timeout (no headers within TIMEOUT, or the caller left), stream (a websocket or event stream: it left the policy's count as it began), abandoned."},
 		[]string{"outcome"})
-	for _, o := range []admit.Outcome{admit.Served, admit.Overloaded, admit.TimedOut, admit.Abandoned} {
+	for _, o := range []admit.Outcome{admit.Served, admit.Overloaded, admit.TimedOut, admit.LongLived, admit.Abandoned} {
 		p.sent.WithLabelValues(outcomeName(o))
 	}
 	upstream := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "proxy_upstream_inflight", Help: "Requests sent upstream and not yet answered."},
@@ -113,6 +124,16 @@ func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
 	return p, nil
 }
 
+// longLived reports whether an answer is a long-lived one: a protocol
+// switched (a websocket) or an event stream.
+func longLived(resp *http.Response) bool {
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
+
 // outcomeName names an outcome as proxy_upstream_total labels it.
 func outcomeName(o admit.Outcome) string {
 	switch o {
@@ -122,6 +143,8 @@ func outcomeName(o admit.Outcome) string {
 		return "overloaded"
 	case admit.TimedOut:
 		return "timeout"
+	case admit.LongLived:
+		return "stream"
 	}
 	return "abandoned"
 }
@@ -190,7 +213,7 @@ func (p *proxy) wait(w http.ResponseWriter, r *http.Request, wt *waiter) bool {
 
 // forward sends the request upstream and gives the worker back.
 func (p *proxy) forward(w http.ResponseWriter, r *http.Request, arrived time.Time) {
-	res := &result{caller: r.Context(), outcome: admit.Abandoned}
+	res := &result{caller: r.Context(), arrived: arrived, outcome: admit.Abandoned}
 	ctx := context.WithValue(r.Context(), resultKey{}, res)
 	if p.s.timeout > 0 {
 		// TIMEOUT bounds the wait for the answer's headers, not its
@@ -209,7 +232,9 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, arrived time.Tim
 			res.outcome = admit.TimedOut // the caller left before the whole answer
 		}
 		p.sent.WithLabelValues(outcomeName(res.outcome)).Inc()
-		p.release(time.Now(), arrived, res.outcome)
+		if !res.released {
+			p.release(time.Now(), arrived, res.outcome)
+		}
 	}()
 	p.rp.ServeHTTP(w, r.WithContext(ctx))
 }
@@ -219,6 +244,11 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, arrived time.Tim
 func (p *proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error) {
 	res := r.Context().Value(resultKey{}).(*result)
 	switch {
+	case res.released:
+		// A long-lived answer that failed as it began (a websocket's
+		// hijack): the policy has counted it already.
+		p.logger.Debug("long-lived answer failed", "err", err)
+		plain(w, http.StatusBadGateway, "the upstream's answer could not be passed on\n")
 	case res.caller.Err() != nil:
 		// The caller went away: it gave up, a timeout from its side.
 		res.outcome = admit.TimedOut

@@ -145,3 +145,49 @@ func TestTimeoutBoundsHeadersNotBody(t *testing.T) {
 		t.Errorf("a websocket %v after it opened, behind TIMEOUT=250ms: %v; want it open", 600*time.Millisecond, err)
 	}
 }
+
+// A websocket or an event stream is a long-lived answer whose life is the
+// caller's choice, not the upstream's work: it leaves the policy's count
+// (and gives its worker back) when its headers arrive, and its lifetime
+// is no latency sample. Behind AIMD with latency_ms=200, one worker, a
+// websocket held 600 ms and an event stream of 500 ms leave the limit at
+// its start of 10 (it was cut 10 → 7 → 5); while the websocket is open
+// nothing is inside, and a plain request gets the one worker.
+func TestLongLivedResponses(t *testing.T) {
+	up := streamingUpstream(t)
+	p := startProxy(t, map[string]string{"UPSTREAM": up, "WORKERS": "1", "POLICY": "aimd,start=10,latency_ms=200,backoff=0.75,interval_ms=60000"})
+
+	c := dialEcho(t, p.addr)
+	defer c.Close()
+	if err := echo(c, "open"); err != nil {
+		t.Fatal(err)
+	}
+	for _, sample := range []string{"admit_inflight", "proxy_upstream_inflight"} {
+		if got := metric(t, p.control, sample); got != 0 {
+			t.Errorf("%s = %v with a websocket open, want 0: it holds no place", sample, got)
+		}
+	}
+	if a, err := get(t, p.addr+"/quick", 2*time.Second); err != nil || a.status != 200 {
+		t.Errorf("a request while a websocket is open with WORKERS=1: %+v, %v; want 200 at once", a, err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	if err := echo(c, "still open"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	waitMetric(t, p.control, `proxy_upstream_total{outcome="stream"}`, 1)
+
+	a, err := get(t, p.addr+"/events", 5*time.Second)
+	if err != nil || a.status != 200 || strings.Count(a.body, "data: ") != 5 {
+		t.Errorf("an event stream of 500 ms: %+v, %v; want 200 and 5 events", a, err)
+	}
+	waitMetric(t, p.control, `proxy_upstream_total{outcome="stream"}`, 2)
+	waitMetric(t, p.control, `proxy_upstream_total{outcome="served"}`, 1)
+	waitMetric(t, p.control, "admit_inflight", 0)
+	if got := metric(t, p.control, "admit_limit"); got != 10 {
+		t.Errorf("admit_limit = %v after a 600 ms websocket and a 500 ms event stream behind latency_ms=200, want 10: neither is overload", got)
+	}
+}
