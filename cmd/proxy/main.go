@@ -11,14 +11,15 @@
 //
 // Every setting is a flag with an environment fallback (the flag wins):
 //
-//	flag        env          default                 meaning
-//	--addr      ADDR         127.0.0.1:7000          where callers' requests are taken
-//	--control   CONTROL_ADDR 127.0.0.1:7001          GET /healthz, /config, /metrics
-//	--upstream  UPSTREAM     http://127.0.0.1:8000   the service behind (the lab's default address)
-//	--policy    POLICY       queue                   the admission policy, as package admit spells it
-//	--limit     LIMIT        0                       the queue policy's bound on callers waiting for a worker
-//	--workers   WORKERS      0                       requests sent upstream at once; 0 = every one admitted
-//	--timeout   TIMEOUT      0                       how long to wait for the upstream's response headers; 0 = as long as the caller
+//	flag              env             default               meaning
+//	--addr            ADDR            127.0.0.1:7000        where callers' requests are taken
+//	--control         CONTROL_ADDR    127.0.0.1:7001        GET /healthz, /config, /metrics
+//	--upstream        UPSTREAM        http://127.0.0.1:8000 the service behind (the lab's default address)
+//	--policy          POLICY          queue                 the admission policy, as package admit spells it
+//	--limit           LIMIT           0                     the queue policy's bound on callers waiting for a worker
+//	--workers         WORKERS         0                     requests sent upstream at once; 0 = every one admitted
+//	--timeout         TIMEOUT         0                     how long to wait for the upstream's response headers; 0 = as long as the caller
+//	--trusted-proxies TRUSTED_PROXIES none                  reverse proxies in front of this one, whose forwarding headers are kept
 //
 // A request is admitted or refused by the policy when it arrives. With
 // WORKERS=0 (the default) every admitted request goes upstream at once,
@@ -51,6 +52,20 @@
 // caller going away ends it early. An answer is never cut by TIMEOUT
 // after its status has been passed on, so a 200 the caller sees is always
 // whole unless the upstream or the caller broke it off.
+//
+// The forwarding headers: the upstream is sent X-Forwarded-For,
+// X-Forwarded-Host and X-Forwarded-Proto, and its own Host (UPSTREAM's,
+// so a virtual host or a TLS name behind it matches; the caller's Host is
+// in X-Forwarded-Host). What they say depends on who sent the request. A
+// caller in TRUSTED_PROXIES (a TLS terminator or a load balancer in front
+// of this proxy) has its chain kept, as a reverse proxy's users expect:
+// its address is appended to the X-Forwarded-For it sent, its
+// X-Forwarded-Host and -Proto are passed on (so https said by the edge
+// stays https), and a Forwarded header it sent gets an element for this
+// hop. Anyone else could write those headers as they like, so theirs are
+// replaced by what this proxy saw: the caller's address, the Host it
+// sent, http; a Forwarded header is dropped. By default nobody is
+// trusted.
 //
 // Bad settings exit with status 2 and one line naming each variable, its
 // value and what is allowed; nothing is served. The proxy prints one line

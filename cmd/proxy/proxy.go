@@ -10,8 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"capacitylab/admit"
+	"capacitylab/forwarding"
 )
 
 // proxy is the request handler: the policy's door, the queue of callers
@@ -78,7 +82,7 @@ func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
-			r.SetXForwarded()
+			p.setForwarding(r)
 		},
 		Transport: &http.Transport{
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
@@ -122,6 +126,54 @@ func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// setForwarding writes the outgoing request's forwarding headers. The
+// reverse proxy has removed the caller's. From a caller in
+// TRUSTED_PROXIES (a TLS terminator, a load balancer) the chain it sent
+// is kept and this hop added: its address appended to X-Forwarded-For,
+// its X-Forwarded-Host and -Proto passed on (the edge's), and, if it sent
+// Forwarded (RFC 7239), an element for this hop appended. From anyone
+// else the headers say what this proxy saw: the caller's address, the
+// Host it was sent, http; no Forwarded. The Host header itself is
+// UPSTREAM's (SetURL), so a virtual host or a TLS name behind it matches;
+// the caller's is in X-Forwarded-Host.
+func (p *proxy) setForwarding(r *httputil.ProxyRequest) {
+	host, _, _ := net.SplitHostPort(r.In.RemoteAddr)
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !forwarding.Trusted(p.s.trusted, peer) {
+		r.SetXForwarded()
+		return
+	}
+	in, out := r.In.Header, r.Out.Header
+	xff := append(slices.Clone(in.Values("X-Forwarded-For")), peer.Unmap().String())
+	out.Set("X-Forwarded-For", strings.Join(xff, ", "))
+	for h, own := range map[string]string{"X-Forwarded-Host": r.In.Host, "X-Forwarded-Proto": "http"} {
+		if v := in.Values(h); len(v) > 0 {
+			out[h] = slices.Clone(v)
+		} else {
+			out.Set(h, own)
+		}
+	}
+	if fwd := in.Values("Forwarded"); len(fwd) > 0 {
+		node := peer.Unmap().String()
+		if peer.Unmap().Is6() {
+			node = "[" + node + "]"
+		}
+		hop := "for=" + forwardedValue(node) + ";host=" + forwardedValue(r.In.Host) + ";proto=http"
+		out.Set("Forwarded", strings.Join(append(slices.Clone(fwd), hop), ", "))
+	}
+}
+
+// forwardedValue writes a Forwarded parameter's value: as it is when it is
+// a token, else quoted (an IPv6 address in brackets, a host with a port).
+func forwardedValue(v string) string {
+	if v != "" && !strings.ContainsFunc(v, func(r rune) bool {
+		return !(r < 0x80 && (r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)))
+	}) {
+		return v
+	}
+	return strconv.Quote(v)
 }
 
 // longLived reports whether an answer is a long-lived one: a protocol
@@ -305,7 +357,7 @@ func (p *proxy) controlHandler() http.Handler {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(configReply{Upstream: p.s.upstream, Policy: p.s.policy, Describe: p.s.policy.Describe(),
-			Limit: p.s.limit, Workers: p.s.workers, TimeoutMS: p.s.timeout.Milliseconds()})
+			Limit: p.s.limit, Workers: p.s.workers, TimeoutMS: p.s.timeout.Milliseconds(), TrustedProxies: prefixes(p.s.trusted)})
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{}))
 	return mux
@@ -319,4 +371,16 @@ type configReply struct {
 	Limit     int        `json:"limit"`
 	Workers   int        `json:"workers"`
 	TimeoutMS int64      `json:"timeout_ms"`
+	// TrustedProxies are the networks of TRUSTED_PROXIES, comma-separated
+	// ("" for none).
+	TrustedProxies string `json:"trusted_proxies"`
+}
+
+// prefixes writes networks as TRUSTED_PROXIES reads them.
+func prefixes(ps []netip.Prefix) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return strings.Join(out, ",")
 }

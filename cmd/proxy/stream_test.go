@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -189,5 +191,95 @@ func TestLongLivedResponses(t *testing.T) {
 	waitMetric(t, p.control, "admit_inflight", 0)
 	if got := metric(t, p.control, "admit_limit"); got != 10 {
 		t.Errorf("admit_limit = %v after a 600 ms websocket and a 500 ms event stream behind latency_ms=200, want 10: neither is overload", got)
+	}
+}
+
+// headersUpstream answers each request with the forwarding headers it
+// received, and its Host, as JSON.
+func headersUpstream(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{
+			"Host":              r.Host,
+			"Forwarded":         strings.Join(r.Header.Values("Forwarded"), ", "),
+			"X-Forwarded-For":   strings.Join(r.Header.Values("X-Forwarded-For"), ", "),
+			"X-Forwarded-Host":  strings.Join(r.Header.Values("X-Forwarded-Host"), ", "),
+			"X-Forwarded-Proto": strings.Join(r.Header.Values("X-Forwarded-Proto"), ", "),
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// forwardedThrough sends a request with a TLS terminator's forwarding
+// headers to the proxy at addr and returns what the upstream received.
+func forwardedThrough(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	req, err := http.NewRequest("GET", addr+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "lab.internal"
+	req.Header.Set("Forwarded", "for=203.0.113.7;proto=https;host=lab.example.org")
+	req.Header.Set("X-Forwarded-For", "203.0.113.7")
+	req.Header.Set("X-Forwarded-Proto", "https")
+	req.Header.Set("X-Forwarded-Host", "lab.example.org")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got := map[string]string{}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// Behind a trusted hop (TRUSTED_PROXIES names the caller's address) the
+// proxy keeps the forwarding chain and adds itself to it: the client's
+// address stays first in X-Forwarded-For and Forwarded, the edge's scheme
+// (https) and host are passed on. From anyone else the headers are
+// replaced by what the proxy saw itself, as before: the caller's address,
+// http, the Host it was sent. The upstream's Host is the upstream's own
+// either way (so a virtual host or a TLS name behind UPSTREAM matches);
+// the caller's travels in X-Forwarded-Host.
+func TestForwardingHeaders(t *testing.T) {
+	up := headersUpstream(t)
+	upHost := strings.TrimPrefix(up, "http://")
+
+	trusted := startProxy(t, map[string]string{"UPSTREAM": up, "TRUSTED_PROXIES": "127.0.0.1"})
+	want := map[string]string{
+		"Host":              upHost,
+		"Forwarded":         "for=203.0.113.7;proto=https;host=lab.example.org, for=127.0.0.1;host=lab.internal;proto=http",
+		"X-Forwarded-For":   "203.0.113.7, 127.0.0.1",
+		"X-Forwarded-Host":  "lab.example.org",
+		"X-Forwarded-Proto": "https",
+	}
+	if got := forwardedThrough(t, trusted.addr); !maps.Equal(got, want) {
+		t.Errorf("behind a trusted hop the upstream received\n%v\nwant\n%v", got, want)
+	}
+
+	untrusted := startProxy(t, map[string]string{"UPSTREAM": up, "TRUSTED_PROXIES": "10.0.0.0/8"})
+	want = map[string]string{
+		"Host":              upHost,
+		"Forwarded":         "",
+		"X-Forwarded-For":   "127.0.0.1",
+		"X-Forwarded-Host":  "lab.internal",
+		"X-Forwarded-Proto": "http",
+	}
+	if got := forwardedThrough(t, untrusted.addr); !maps.Equal(got, want) {
+		t.Errorf("from a caller not trusted the upstream received\n%v\nwant\n%v", got, want)
+	}
+}
+
+// A Forwarded value is written as it is when it is a token, else quoted:
+// an IPv6 address (in brackets) or a host with a port (RFC 7239).
+func TestForwardedValue(t *testing.T) {
+	for v, want := range map[string]string{"127.0.0.1": "127.0.0.1", "lab.internal": "lab.internal", "[::1]": `"[::1]"`, "lab.example.org:8443": `"lab.example.org:8443"`, "": `""`} {
+		if got := forwardedValue(v); got != want {
+			t.Errorf("forwardedValue(%q) = %s, want %s", v, got, want)
+		}
 	}
 }
