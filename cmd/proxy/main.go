@@ -87,6 +87,10 @@ import (
 	"time"
 
 	"capacitylab/labsvc"
+
+	// The public roots (Mozilla's, as Go ships them), used when the system
+	// has none: the image is FROM scratch, and UPSTREAM may be https://.
+	_ "golang.org/x/crypto/x509roots/fallback"
 )
 
 func main() {
