@@ -1,6 +1,11 @@
 # One image with the four binaries: server (the course), lab (the service the
 # lessons measure), load (the generator) and proxy (an admission policy in
 # front of any HTTP service). Static, no cgo (the module has no C), non-root.
+# FROM scratch has no CA certificates: the server and the proxy carry the
+# public roots in their binaries (golang.org/x/crypto/x509roots/fallback, used
+# when the system has none), so the server's HTTPS calls to LTI platforms and
+# the proxy's to an https:// UPSTREAM verify; SSL_CERT_FILE or SSL_CERT_DIR,
+# mounted in, would replace them.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

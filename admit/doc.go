@@ -177,6 +177,12 @@
 // LIMIT, WORKERS and the service's own queue they compose as the user
 // arranges (the lab: policy first, then its FIFO queue and workers).
 //
+// A long-lived answer (a websocket, an event stream) is inside only until
+// it begins: its user ends it then with Done and LongLived, as the proxy
+// does. Its life is the caller's choice, not the service's work, so no
+// policy takes it as a latency sample or an overload signal, and a quota
+// does not count the connections such answers hold open.
+//
 // # Clocks and concurrency
 //
 // A Door never reads the clock: every method takes now, a duration since

@@ -26,6 +26,13 @@ const (
 	// Abandoned: nothing to learn from it (a caller that never sent a
 	// whole request, a service shutting down).
 	Abandoned
+	// LongLived: the service began a long-lived answer, a protocol
+	// upgrade (a websocket) or an event stream, whose life is the
+	// caller's choice and not the service's work. Its user calls Done
+	// when the answer begins, so it is inside only until then, and the
+	// policy learns nothing from it: neither its time to the answer nor
+	// its life is a latency sample.
+	LongLived
 )
 
 // Door applies one policy to the requests of one service. Its user keeps

@@ -222,6 +222,59 @@ func TestGradientLatencyStep(t *testing.T) {
 	}
 }
 
+// A long-lived answer (a websocket, an event stream) is Done as it begins,
+// LongLived, and teaches a policy nothing. Three doors of each adaptive
+// policy see the same plain requests (50 ms each, some after waiting
+// 20 ms), one a second; before each, one door also sees a long-lived
+// answer begun in 5 ms, and another the same request answered after
+// 900 ms, as the proxy counted a websocket's life before. The first two
+// keep the same limit and make the same drops, step by step; the third
+// moves, so the steps would have told.
+func TestLongLivedTeachesNothing(t *testing.T) {
+	for _, spec := range []string{
+		"aimd,start=10,latency_ms=200,interval_ms=100",
+		"gradient,start=2,samples=1,interval_ms=100,smoothing=1,headroom=0,tolerance=1",
+		"sojourn,target_ms=5,interval_ms=100,timeout_ms=500",
+	} {
+		type step struct {
+			limit   int
+			started bool
+		}
+		run := func(long admit.Outcome, latency time.Duration) []step {
+			d := door(t, spec, 0, 1)
+			var out []step
+			for i := range 20 {
+				at := time.Duration(i) * time.Second
+				if latency > 0 {
+					d.Admit(at, 1, 0)
+					d.Start(at, 0)
+					if long == admit.LongLived {
+						d.Done(at+latency, latency, long)
+					}
+				}
+				waited := time.Duration(i%2) * 20 * ms
+				d.Admit(at+10*ms, 1, 0)
+				started := d.Start(at+10*ms+waited, waited)
+				if started {
+					d.Done(at+60*ms+waited, 50*ms+waited, admit.Served)
+				}
+				if latency > 0 && long == admit.Served {
+					d.Done(at+latency, latency, long)
+				}
+				out = append(out, step{d.Limit(), started})
+			}
+			return out
+		}
+		plain, longLived, asServed := run(admit.Abandoned, 0), run(admit.LongLived, 5*ms), run(admit.Served, 900*ms)
+		if fmt.Sprint(longLived) != fmt.Sprint(plain) {
+			t.Errorf("%s: (limit, served) with long-lived answers %v, without %v: they taught it something", spec, longLived, plain)
+		}
+		if fmt.Sprint(asServed) == fmt.Sprint(plain) {
+			t.Errorf("%s: 900 ms answers left the steps %v unchanged: this test cannot tell", spec, plain)
+		}
+	}
+}
+
 func equal(a, b []int) bool {
 	if len(a) != len(b) {
 		return false

@@ -93,7 +93,7 @@ func (a *aimd) start(time.Duration, time.Duration) bool { return true }
 func (a *aimd) done(now, latency time.Duration, o Outcome, inside int) {
 	a.begin(now)
 	switch {
-	case o == Abandoned:
+	case o == Abandoned || o == LongLived:
 	case o != Served || a.latency > 0 && latency > a.latency:
 		// An overload signal, unless the request was admitted before
 		// the last cut: it was let in under the old limit and says
@@ -159,7 +159,8 @@ func (g *gradient) start(time.Duration, time.Duration) bool { return true }
 func (g *gradient) done(now, latency time.Duration, o Outcome, inside int) {
 	g.begin(now)
 	if o != Served && o != TimedOut {
-		// A quick refusal is no sample of the service's latency.
+		// A quick refusal is no sample of the service's latency, nor
+		// is a long-lived answer.
 		return
 	}
 	g.n++

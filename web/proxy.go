@@ -2,11 +2,12 @@ package web
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"capacitylab/forwarding"
 )
 
 // Behind a reverse proxy (a TLS terminator, a load balancer) every request
@@ -30,36 +31,8 @@ import (
 // clientAddr and requestScheme are the one place each is decided; the
 // forwarded middleware works both out once per request.
 
-// ParseTrustedProxies reads a list of addresses and networks in CIDR
-// notation separated by commas or spaces ("10.0.0.1, 192.168.0.0/16
-// fd00::/8"); an address is a network of one.
-func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-		if p, err := netip.ParsePrefix(f); err == nil {
-			out = append(out, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(f)
-		if err != nil {
-			return nil, fmt.Errorf("%q is neither an IP address nor a network such as 10.0.0.0/8", f)
-		}
-		a = a.Unmap()
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
-	}
-	return out, nil
-}
-
 // trusts reports whether a is one of the trusted proxies.
-func (s *server) trusts(a netip.Addr) bool {
-	a = a.Unmap()
-	for _, p := range s.proxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
+func (s *server) trusts(a netip.Addr) bool { return forwarding.Trusted(s.proxies, a) }
 
 // forwardedKey is the context key of a request's forwarded view.
 type forwardedKey struct{}

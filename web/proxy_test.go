@@ -119,22 +119,3 @@ func TestTrustedProxy(t *testing.T) {
 		})
 	}
 }
-
-// The trusted-proxy list takes addresses and networks, and names what it
-// cannot read.
-func TestParseTrustedProxies(t *testing.T) {
-	got, err := ParseTrustedProxies(" 10.0.0.1, 192.168.0.0/16 ::1 fd00::/8")
-	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.168.0.0/16"),
-		netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("fd00::/8")}
-	if err != nil || len(got) != len(want) {
-		t.Fatalf("ParseTrustedProxies = %v, %v; want %v", got, err, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("entry %d = %v, want %v", i, got[i], want[i])
-		}
-	}
-	if _, err := ParseTrustedProxies("10.0.0.1, proxy.example"); err == nil || !strings.Contains(err.Error(), `"proxy.example"`) {
-		t.Errorf("a host name: %v, want an error naming it", err)
-	}
-}

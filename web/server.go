@@ -60,7 +60,7 @@ type Deps struct {
 	// (https://lab.example.org), for the LTI URLs; "": the request's.
 	PublicURL string
 	// TrustedProxies are the addresses and networks of the reverse
-	// proxies in front of the server (ParseTrustedProxies): only from
+	// proxies in front of the server (forwarding.ParseTrusted): only from
 	// them are Forwarded, X-Forwarded-For and X-Forwarded-Proto believed
 	// (proxy.go). Empty: forwarding headers are ignored.
 	TrustedProxies []netip.Prefix

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -361,7 +363,7 @@ func TestSojournAtTheProxy(t *testing.T) {
 
 // GET /config says the settings in force, every parameter spelt out.
 func TestControlConfig(t *testing.T) {
-	p := startProxy(t, map[string]string{"POLICY": "gradient,tolerance=2"}, "--workers", "3", "--timeout", "2.5s")
+	p := startProxy(t, map[string]string{"POLICY": "gradient,tolerance=2"}, "--workers", "3", "--timeout", "2.5s", "--trusted-proxies", "10.0.0.1 172.16.0.0/12")
 	a, err := get(t, p.control+"/config", 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +373,8 @@ func TestControlConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := configReply{Upstream: defaultUpstream, Policy: "gradient,tolerance=2",
-		Describe: "gradient,start=20,min=1,max=1000,smoothing=0.2,tolerance=2,headroom=4,interval_ms=100,samples=10,long=600", Workers: 3, TimeoutMS: 2500}
+		Describe: "gradient,start=20,min=1,max=1000,smoothing=0.2,tolerance=2,headroom=4,interval_ms=100,samples=10,long=600", Workers: 3, TimeoutMS: 2500,
+		TrustedProxies: "10.0.0.1/32,172.16.0.0/12"}
 	if c != want {
 		t.Errorf("GET /config = %+v, want %+v", c, want)
 	}
@@ -398,6 +401,7 @@ func TestBadSettings(t *testing.T) {
 		{"bad upstream", map[string]string{"UPSTREAM": "ftp://127.0.0.1:21"}, nil, "UPSTREAM: ftp://127.0.0.1:21 is not allowed: want an http:// or https:// URL with a host"},
 		{"bad workers", nil, []string{"--workers=-1"}, "WORKERS: -1 is not allowed: want 0 to 100000"},
 		{"bad timeout", map[string]string{"TIMEOUT": "soon"}, nil, "TIMEOUT: soon is not allowed: want a duration from 0 to 10m0s"},
+		{"bad trusted proxies", map[string]string{"TRUSTED_PROXIES": "10.0.0.1,lb.example"}, nil, `TRUSTED_PROXIES: 10.0.0.1,lb.example is not allowed: want addresses and networks such as 10.0.0.1,192.168.0.0/16 ("lb.example" is neither`},
 		{"empty flag", nil, []string{"--policy="}, "POLICY: an empty value is not allowed: want queue, inflight"},
 		{"two at once", map[string]string{"WORKERS": "x", "TIMEOUT": "-1s"}, nil, "TIMEOUT: -1s is not allowed: want a duration from 0 to 10m0s, such as 2.5s or 500ms; WORKERS: x is not allowed"},
 		{"unknown flag", nil, []string{"--quota=5"}, "usage: flag provided but not defined: -quota; want only the flags"},
@@ -430,13 +434,14 @@ func TestBadSettings(t *testing.T) {
 
 // A flag wins over its variable; an empty or blank variable is unset.
 func TestSettingsSources(t *testing.T) {
-	env := map[string]string{"WORKERS": "4", "POLICY": "  ", "TIMEOUT": "", "UPSTREAM": "http://127.0.0.1:9"}
+	env := map[string]string{"WORKERS": "4", "POLICY": "  ", "TIMEOUT": "", "UPSTREAM": "http://127.0.0.1:9", "TRUSTED_PROXIES": "10.0.0.1, 192.168.0.0/16"}
 	s, err := parseSettings([]string{"--workers", "7", "--limit=3"}, func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := settings{addr: defaultAddr, control: defaultControl, upstream: "http://127.0.0.1:9", limit: 3, workers: 7}
-	if s != want {
+	want := settings{addr: defaultAddr, control: defaultControl, upstream: "http://127.0.0.1:9", limit: 3, workers: 7,
+		trusted: []netip.Prefix{netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.168.0.0/16")}}
+	if !reflect.DeepEqual(s, want) {
 		t.Errorf("settings %+v, want %+v", s, want)
 	}
 	if got := s.String(); got != "POLICY=queue LIMIT=3 WORKERS=7" {
@@ -460,6 +465,7 @@ func TestHelp(t *testing.T) {
 		"env LIMIT, default 0, 0 to 100000)",
 		"env WORKERS, default 0, 0 to 100000)",
 		"env TIMEOUT, default 0, 0 to 10m0s)",
+		"env TRUSTED_PROXIES, default none, addresses and networks such as 10.0.0.1,192.168.0.0/16)",
 		"policies and their parameters' defaults (package admit):",
 	} {
 		if !strings.Contains(stderr.String(), want) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"capacitylab/admit"
 	"capacitylab/envflag"
+	"capacitylab/forwarding"
 	"capacitylab/input"
 	"capacitylab/labsvc"
 )
@@ -33,9 +35,10 @@ type settings struct {
 	addr, control string
 	upstream      string // an http:// or https:// URL with a host
 	policy        admit.Spec
-	limit         int           // LIMIT: the queue policy's bound on waiting callers
-	workers       int           // WORKERS: requests sent upstream at once; 0 = every one admitted
-	timeout       time.Duration // TIMEOUT: how long to wait for the upstream's answer; 0 = as long as the caller
+	limit         int            // LIMIT: the queue policy's bound on waiting callers
+	workers       int            // WORKERS: requests sent upstream at once; 0 = every one admitted
+	timeout       time.Duration  // TIMEOUT: how long to wait for the upstream's response headers; 0 = as long as the caller
+	trusted       []netip.Prefix // TRUSTED_PROXIES: callers whose forwarding headers are passed on; none: they are replaced
 }
 
 // String renders the policy settings as a terminal writes them.
@@ -54,8 +57,8 @@ func (s settings) String() string {
 // proxyFlags are the proxy's settings, each a flag with an environment
 // variable as its fallback (package envflag).
 type proxyFlags struct {
-	set                                                      *envflag.Set
-	addr, control, upstream, policy, limit, workers, timeout *envflag.Setting
+	set                                                               *envflag.Set
+	addr, control, upstream, policy, limit, workers, timeout, trusted *envflag.Setting
 }
 
 // newProxyFlags defines the proxy's settings: the README's table of them,
@@ -68,9 +71,11 @@ func newProxyFlags() *proxyFlags {
 		policy:   fs.Add(envflag.Setting{Flag: "policy", Env: "POLICY", Shown: "queue", Allowed: labsvc.PolicyAllowed, Usage: labsvc.PolicyUsage}),
 		limit:    fs.Add(envflag.Setting{Flag: "limit", Env: "LIMIT", Default: "0", Allowed: fmt.Sprintf("0 to %d", admit.MaxLimit), Usage: "the queue policy's bound, `N` callers at most waiting for a worker (0 = none); needs --workers"}),
 		workers:  fs.Add(envflag.Setting{Flag: "workers", Env: "WORKERS", Default: "0", Allowed: fmt.Sprintf("0 to %d", maxWorkers), Usage: "`N` requests sent upstream at once, the rest waiting in a queue (0 = every one admitted)"}),
-		timeout:  fs.Add(envflag.Setting{Flag: "timeout", Env: "TIMEOUT", Default: "0", Allowed: "0 to " + maxTimeout.String(), Usage: "how long to wait for the upstream's answer, a `DURATION` such as 2.5s (0 = as long as the caller waits)"}),
-		addr:     fs.Add(envflag.Setting{Flag: "addr", Env: "ADDR", Default: defaultAddr, Usage: "`host:port` for callers' requests"}),
-		control:  fs.Add(envflag.Setting{Flag: "control", Env: "CONTROL_ADDR", Default: defaultControl, Usage: "`host:port` for GET /healthz, /config and /metrics"}),
+		timeout:  fs.Add(envflag.Setting{Flag: "timeout", Env: "TIMEOUT", Default: "0", Allowed: "0 to " + maxTimeout.String(), Usage: "how long to wait for the upstream's response headers, a `DURATION` such as 2.5s (0 = as long as the caller waits); the body that follows is not bounded"}),
+		trusted: fs.Add(envflag.Setting{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Shown: "none", Allowed: "addresses and networks such as 10.0.0.1,192.168.0.0/16",
+			Usage: "reverse proxies in front of this one, `addresses` or networks: from them the forwarding headers (Forwarded, X-Forwarded-For, -Host, -Proto) are passed on with this hop added (none: replaced by what this proxy saw)"}),
+		addr:    fs.Add(envflag.Setting{Flag: "addr", Env: "ADDR", Default: defaultAddr, Usage: "`host:port` for callers' requests"}),
+		control: fs.Add(envflag.Setting{Flag: "control", Env: "CONTROL_ADDR", Default: defaultControl, Usage: "`host:port` for GET /healthz, /config and /metrics"}),
 	}
 }
 
@@ -143,6 +148,14 @@ func parseSettings(args []string, getenv func(string) string, usage io.Writer) (
 			bad(f.timeout, v, "a duration from 0 to "+maxTimeout.String()+", such as 2.5s or 500ms")
 		} else {
 			s.timeout = d
+		}
+	}
+	if v, ok := value(f.trusted); ok {
+		tp, err := forwarding.ParseTrusted(v)
+		if err != nil {
+			bad(f.trusted, v, "addresses and networks such as 10.0.0.1,192.168.0.0/16 ("+err.Error()+")")
+		} else {
+			s.trusted = tp
 		}
 	}
 	if len(errs) > 0 {

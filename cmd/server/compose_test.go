@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"gopkg.in/yaml.v3"
+
+	"capacitylab/affinity"
 )
 
 // composeFile is the part of compose.yaml these tests read.
@@ -23,6 +25,7 @@ type composeFile struct {
 		Ports       []string          `yaml:"ports"`
 		DependsOn   any               `yaml:"depends_on"` // a list, or a map of conditions
 		Cpuset      string            `yaml:"cpuset"`
+		CapAdd      []string          `yaml:"cap_add"`
 		Healthcheck struct {
 			Test []string `yaml:"test"`
 		} `yaml:"healthcheck"`
@@ -93,9 +96,9 @@ func TestComposePostgres(t *testing.T) {
 // compose.yaml's scale profile: two web replicas and two runners on the
 // postgres service (the same URL as server-postgres), each replica
 // reachable only through the load balancer, whose nginx.conf sends to
-// both and passes websockets through; the runners on disjoint processors
-// by default; and the server reads each one's environment as the role it
-// is meant to have.
+// both and passes websockets through; the runners' cpusets set apart,
+// each defaulting to a pair that a host of two processors has; and the
+// server reads each one's environment as the role it is meant to have.
 func TestComposeScale(t *testing.T) {
 	raw, err := os.ReadFile("../../compose.yaml")
 	if err != nil {
@@ -139,8 +142,28 @@ func TestComposeScale(t *testing.T) {
 			t.Errorf("%s: the server read role %q, database %q", name, got.role, got.databaseURL)
 		}
 	}
-	if a, b := interpolate(c.Services["runner-a"].Cpuset), interpolate(c.Services["runner-b"].Cpuset); a == "" || a == b {
-		t.Errorf("runner-a's cpuset %q, runner-b's %q: each runner needs processors of its own", a, b)
+	// Each runner's cpuset is its own variable (so a host of 4 or more can
+	// give them disjoint sets), and its default names 2 processors that
+	// every host of two has: docker refuses to start a container whose
+	// cpuset names a processor the host lacks, and a runner needs a pair.
+	for name, env := range map[string]string{"runner-a": "RUNNER_A_CPUS", "runner-b": "RUNNER_B_CPUS"} {
+		s := c.Services[name]
+		if !strings.HasPrefix(s.Cpuset, "${"+env+":-") {
+			t.Errorf("%s's cpuset %q is not ${%s:-...}: it cannot be set apart from the other runner's", name, s.Cpuset, env)
+		}
+		cpus, err := affinity.ParseCPUList(interpolate(s.Cpuset))
+		if err != nil {
+			t.Errorf("%s's default cpuset: %v", name, err)
+			continue
+		}
+		if len(cpus) != 2 || slices.Max(cpus) >= 2 {
+			t.Errorf("%s's default cpuset %v: want processors 0 and 1, a pair that a host of two processors has", name, cpus)
+		}
+	}
+	for name, s := range c.Services {
+		if len(s.CapAdd) > 0 {
+			t.Errorf("%s adds capabilities %v: no service needs one (a capability such as SYS_NICE does nothing for the image's unprivileged user)", name, s.CapAdd)
+		}
 	}
 	lb := c.Services["lb"]
 	if len(lb.Ports) != 1 || !slices.Contains(lb.Volumes, "./deploy/nginx/nginx.conf:/etc/nginx/nginx.conf:ro") {

@@ -55,6 +55,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The public roots (Mozilla's, as Go ships them), used when the system
+	// has none: the image is FROM scratch, without /etc/ssl, and an LTI
+	// platform's keys, tokens and scores are fetched over HTTPS. Roots the
+	// system has (or SSL_CERT_FILE, SSL_CERT_DIR) come first.
+	_ "golang.org/x/crypto/x509roots/fallback"
 )
 
 func main() {

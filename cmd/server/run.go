@@ -24,6 +24,7 @@ import (
 	"capacitylab/classroom"
 	"capacitylab/envflag"
 	"capacitylab/fleet"
+	"capacitylab/forwarding"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/measure"
@@ -364,7 +365,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	} else {
 		cfg.sessionIdle = d
 	}
-	if tp, err := web.ParseTrustedProxies(f.proxies.Value); err != nil {
+	if tp, err := forwarding.ParseTrusted(f.proxies.Value); err != nil {
 		return cfg, usageError{fmt.Sprintf("%s: %v", f.proxies.Name(), err)}
 	} else {
 		cfg.trustedProxies = tp
