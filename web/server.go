@@ -138,6 +138,9 @@ type server struct {
 	proxies []netip.Prefix // whose forwarding headers are believed (proxy.go)
 
 	joins, sessions *classroom.Limiter // per client address (sessions.go)
+	// keyMisses counts wrong instructor keys per client address, limited
+	// as join-code misses are (sessions.go).
+	keyMisses *classroom.Limiter
 
 	sharedRuns bool     // Deps.SharedRuns
 	follows    *follows // the runs followed from the store (streamfollow.go)
@@ -147,9 +150,10 @@ type server struct {
 func NewServer(d Deps) http.Handler {
 	s := &server{course: d.Course, store: d.Store, assets: d.Assets, log: d.Logger, reg: d.Registry, runner: d.Runner,
 		classes: d.Classes, instructorKey: d.InstructorKey, lti: d.LTI, publicURL: strings.TrimSuffix(d.PublicURL, "/"),
-		proxies:  d.TrustedProxies,
-		joins:    classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute),
-		sessions: classroom.NewLimiter(cmp.Or(d.SessionsPerHour, DefaultSessionsPerHour), time.Hour)}
+		proxies:   d.TrustedProxies,
+		joins:     classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute),
+		sessions:  classroom.NewLimiter(cmp.Or(d.SessionsPerHour, DefaultSessionsPerHour), time.Hour),
+		keyMisses: classroom.NewLimiter(classroom.MissLimit, classroom.MissWindow)}
 	s.makeCaches()
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

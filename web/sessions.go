@@ -393,18 +393,19 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		return errorf(CodeNotFound, fmt.Sprintf("There is no lesson called %q to teach.", in.Lesson))
 	}
 	held := form && in.Key == "" && s.holdsTeachPass(r, time.Now())
-	if s.instructorKey != "" && !held && !s.ltiInstructor(r) && subtle.ConstantTimeCompare([]byte(in.Key), []byte(s.instructorKey)) != 1 {
-		msg := "Starting a class session needs the instructor key this server was configured with."
-		if in.Key != "" {
-			msg = "That instructor key is not this server's; check it and try again."
+	if s.instructorKey != "" && !held && !s.ltiInstructor(r) {
+		if err := s.checkInstructorKey(r, in.Key); err != nil {
+			if form {
+				v := s.teachView(r, c, teachOnly(c, in.Lesson))
+				v.NeedKey, v.Held, v.KeyError = true, false, err.Message
+				if err.RetryAfter > 0 {
+					w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(err.RetryAfter)))
+				}
+				s.render(w, r, statusOf(err.Code), classTeachPage(s.classPage(r, "Teach a class"), v))
+				return nil
+			}
+			return err
 		}
-		if form {
-			v := s.teachView(r, c, teachOnly(c, in.Lesson))
-			v.NeedKey, v.Held, v.KeyError = true, false, msg
-			s.render(w, r, http.StatusForbidden, classTeachPage(s.classPage(r, "Teach a class"), v))
-			return nil
-		}
-		return errorf(CodeForbidden, msg)
 	}
 	// Anyone may start sessions on a server without an instructor key:
 	// then each address may start DefaultSessionsPerHour (or as set).
@@ -442,6 +443,28 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		AnswersURL:   absURL(r, sessionURL(code)+"/answers.csv"+tq),
 		Stream:       "/ws/sessions/" + code + tq,
 	})
+	return nil
+}
+
+// checkInstructorKey checks a typed instructor key against the server's,
+// limiting wrong keys per client address as join-code misses are
+// (classroom.MissLimit per classroom.MissWindow): an address over its
+// allowance is refused even the right key until it has waited, so the
+// key cannot be guessed faster than that. A missing key is not a guess
+// and is not counted.
+func (s *server) checkInstructorKey(r *http.Request, key string) *Error {
+	if key == "" {
+		return errorf(CodeForbidden, "Starting a class session needs the instructor key this server was configured with.")
+	}
+	addr, now := clientAddr(r), time.Now()
+	if wait := s.keyMisses.Wait(addr, now); wait > 0 {
+		return &Error{Code: CodeBusy, Title: "Too many wrong instructor keys", RetryAfter: wait,
+			Message: fmt.Sprintf("Too many wrong instructor keys came from your address. Wait %s, then type the key carefully; a browser that used the key before keeps its teach pass and needs no key.", retryText(wait))}
+	}
+	if subtle.ConstantTimeCompare([]byte(key), []byte(s.instructorKey)) != 1 {
+		s.keyMisses.Take(addr, now)
+		return errorf(CodeForbidden, "That instructor key is not this server's; check it and try again.")
+	}
 	return nil
 }
 
