@@ -185,7 +185,7 @@ func (t *Tool) Launch(ctx context.Context, r *http.Request, base string) (*Launc
 }
 
 func noLogin(detail string) *Refusal {
-	return refuse(ReasonNoLogin, "This launch did not begin at the tool's login step, so it cannot be trusted. Open the link from the course page; the platform's administrator should check that the tool's login URL is set.", detail)
+	return refuse(ReasonNoLogin, "This launch did not begin at the tool's login step, or came back from it over 10 minutes later, so it cannot be trusted. Open the link from the course page; the platform's administrator should check that the tool's login URL is set.", detail)
 }
 
 func replayed(detail string) *Refusal {

@@ -65,7 +65,8 @@ type Deps struct {
 	// (proxy.go). Empty: forwarding headers are ignored.
 	TrustedProxies []netip.Prefix
 	// JoinsPerMinute is how many times one client address may join class
-	// sessions a minute (DefaultJoinsPerMinute when 0); SessionsPerHour
+	// sessions a minute, and start LTI launches (DefaultJoinsPerMinute
+	// when 0); SessionsPerHour
 	// how many class sessions it may start an hour when the server has no
 	// instructor key (DefaultSessionsPerHour when 0).
 	JoinsPerMinute, SessionsPerHour int
@@ -141,6 +142,9 @@ type server struct {
 	// keyMisses counts wrong instructor keys per client address, limited
 	// as join-code misses are (sessions.go).
 	keyMisses *classroom.Limiter
+	// ltiLogins counts LTI login initiations per client address (lti.go),
+	// each of which stores a row until it expires.
+	ltiLogins *classroom.Limiter
 
 	sharedRuns bool     // Deps.SharedRuns
 	follows    *follows // the runs followed from the store (streamfollow.go)
@@ -153,7 +157,8 @@ func NewServer(d Deps) http.Handler {
 		proxies:   d.TrustedProxies,
 		joins:     classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute),
 		sessions:  classroom.NewLimiter(cmp.Or(d.SessionsPerHour, DefaultSessionsPerHour), time.Hour),
-		keyMisses: classroom.NewLimiter(classroom.MissLimit, classroom.MissWindow)}
+		keyMisses: classroom.NewLimiter(classroom.MissLimit, classroom.MissWindow),
+		ltiLogins: classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute)}
 	s.makeCaches()
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
