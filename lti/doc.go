@@ -81,7 +81,8 @@
 //     (missing_claims, naming them); version 1.3.0 (version); message type
 //     LtiResourceLinkRequest or LtiDeepLinkingRequest (message_type);
 //     deployment_id registered (unknown_deployment); target_link_uri on
-//     this tool's origin (target); a deep linking request that accepts
+//     this tool's origin, its path not beginning with // (which a browser
+//     reads as another site's address) (target); a deep linking request that accepts
 //     ltiResourceLink (deep_link). Last, the login is marked used, once: of
 //     two launches racing with one state, one is refused as replayed.
 //

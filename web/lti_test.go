@@ -204,6 +204,9 @@ func TestLTIRefusalsShowAPageAndLogWhy(t *testing.T) {
 		{"unknown deployment", ltitest.Launch{User: "u", Tamper: set("https://purl.imsglobal.org/spec/lti/claim/deployment_id", "dep-9")}, lti.ReasonDeployment, "not registered for this platform"},
 		{"bad signature", ltitest.Launch{User: "u", Key: s.sim.Impostor()}, lti.ReasonSignature, "signature does not match"},
 		{"unknown kid after refresh", ltitest.Launch{User: "u", Key: ltitest.NewKey(t)}, lti.ReasonUnknownKid, "a key it does not publish"},
+		// A target on this site whose path a browser reads as another
+		// site's address (the redirect would go to //evil.example/x).
+		{"target path naming another site", ltitest.Launch{User: "u", Target: s.srv.URL + "//evil.example/x"}, lti.ReasonTarget, "a page that is not on this tool"},
 		{"missing claims", ltitest.Launch{Tamper: func(c map[string]any) { delete(c, "https://purl.imsglobal.org/spec/lti/claim/roles") }}, lti.ReasonClaims, "lacks claims LTI 1.3 requires (sub, https://purl.imsglobal.org/spec/lti/claim/roles)"},
 	}
 	for _, c := range cases {
