@@ -434,8 +434,8 @@ func TestSweepStreamAndSavedRun(t *testing.T) {
 	api2 := site2.get(nil, "/api/runs/"+id)
 	var v2 runView
 	json.Unmarshal([]byte(api2.body), &v2)
-	if api2.StatusCode != 200 || v2.Status != "done" || len(v2.Rows) != 2 || v2.Records != arrivals {
-		t.Errorf("after restart: %d %+v", api2.StatusCode, v2)
+	if api2.StatusCode != 200 || v2.Status != "done" || len(v2.Rows) != 2 || v2.Records != arrivals || v2.LastSeq != log[len(log)-1].Seq {
+		t.Errorf("after restart: %d %+v; want done, last_seq %d as live", api2.StatusCode, v2, log[len(log)-1].Seq)
 	}
 	replayed := dial(t, site2.srv.URL, id, 0)
 	es, code2 := readEvents(t, replayed, nil)
