@@ -423,7 +423,11 @@ func openStore(ctx context.Context, databaseURL, data string) (*store.Store, err
 	if err := os.MkdirAll(data, 0o750); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	return store.Open(filepath.Join(data, dbFile))
+	st, err := store.Open(filepath.Join(data, dbFile))
+	if errors.Is(err, store.ErrReadOnly) {
+		return nil, fmt.Errorf("%w (--data, DATA: the directory for the SQLite file)", err)
+	}
+	return st, err
 }
 
 func serveURL(a net.Addr) string {
