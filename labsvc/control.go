@@ -195,6 +195,9 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	case trailing:
 		writeJSON(w, http.StatusBadRequest, ControlError{Error: "body must be one JSON object and nothing after it, such as {\"spin_ms\": 2, \"wait_ms\": 18, \"limit\": 0}"})
 		return
+	case je != nil && (je.Problem == input.DuplicateField || je.Problem == input.BadText):
+		writeJSON(w, http.StatusBadRequest, ControlError{Error: "body: " + je.Error()})
+		return
 	case err != nil || raw == nil:
 		writeJSON(w, http.StatusBadRequest, ControlError{Error: "body is not a JSON object such as {\"spin_ms\": 2, \"wait_ms\": 18, \"limit\": 0}"})
 		return

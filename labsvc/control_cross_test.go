@@ -71,6 +71,10 @@ func TestControlRefusesCrossSiteAndLooseBodies(t *testing.T) {
 		{"two objects", "POST", "/config", `{"spin_ms": 3} {"spin_ms": 900}`, jsonCT, 400, "one JSON object"},
 		// Trailing text.
 		{"trailing text", "POST", "/config", `{"spin_ms": 3} x`, jsonCT, 400, "one JSON object"},
+		// A knob given twice: which value counts would be a guess.
+		{"knob twice", "POST", "/config", `{"spin_ms": 3, "spin_ms": 900}`, jsonCT, 400, `the field "spin_ms" is given twice`},
+		// A knob named in capitals is not a knob.
+		{"knob in capitals", "POST", "/config", `{"SPIN_MS": 900}`, jsonCT, 400, "SPIN_MS"},
 		// A list is not an object.
 		{"array", "POST", "/config", `[1]`, jsonCT, 400, "not a JSON object"},
 		// A body over the cap says so, not "not a JSON object".

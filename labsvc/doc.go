@@ -214,9 +214,10 @@
 // Origin naming another host, or Sec-Fetch-Site: cross-site) is refused
 // with 403, one without Content-Type: application/json with 415, and the
 // body of POST /config must be one JSON object whose values are JSON whole
-// numbers (policy's a JSON string) and nothing after it (a string such as
-// "5", a fraction, a second object or trailing text: 400; a body over 64
-// KiB: 413). Every refusal is {"error": "..."} and changes nothing.
+// numbers (policy's a JSON string), each knob once, and nothing after it (a
+// string such as "5", a fraction, a knob twice, a second object or
+// trailing text: 400; a body over 64 KiB: 413). Every refusal is
+// {"error": "..."} and changes nothing.
 //
 // Every control request, reads too, must name the lab by an IP address,
 // localhost (or a name under .localhost) or the host of --control

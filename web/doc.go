@@ -342,7 +342,13 @@
 // in field order ([{"param": "seconds", "message": "..."}]), as the widgets'
 // errors have always carried them; both come from one input.FieldErrors.
 // JSON bodies are read by one strict decoder (input.DecodeJSON): one value,
-// no unknown field, nothing after it.
+// UTF-8, no unknown field, names exactly as the fields' (not "RATES" for
+// "rates"), no field twice, no control character in text but tab and
+// line breaks, nothing after it. Forms are read by one function
+// (parseForm, input.FormErrors) the same way: no field twice but those a
+// form sends as a list (the deep linking picker's items, a model's slider
+// beside its number box), and the same text. Each refusal is a 400 naming
+// the field and saying what is allowed.
 //
 // The HTML page shows the same: the message, the fields as a list, a link
 // to the run, when to try again, and the next steps the *Error offers

@@ -379,7 +379,7 @@ func (s *server) ltiDeepLink(w http.ResponseWriter, r *http.Request) error {
 	if err := s.ltiOn(); err != nil {
 		return err
 	}
-	if err := parseForm(r); err != nil {
+	if err := parseForm(r, "item"); err != nil { // the items chosen
 		return err
 	}
 	id := r.PostFormValue("request")

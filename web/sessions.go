@@ -370,9 +370,12 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 			if !errors.As(err, &je) {
 				return err // the body could not be read: over its limit
 			}
-			what := "The body is not the JSON this takes"
+			what := "The body is not the JSON this takes (" + je.Error() + ")"
 			if je.Problem == input.UnknownField {
 				what = fmt.Sprintf("The body has a field %q that this does not take", je.Field)
+				if je.Want != "" {
+					what += fmt.Sprintf(" (field names are exact: %q)", je.Want)
+				}
 			}
 			return errorf(CodeInvalid, what+`: send {"lesson": "a lesson slug", "key": "the instructor key, if the server has one"}.`)
 		}
