@@ -117,10 +117,11 @@
 // right key leaves a teach pass in the browser (an HttpOnly, SameSite=Strict
 // cookie holding its end and an HMAC of it keyed with the instructor key,
 // good for 8 hours), with which every Teach button works without the key.
-// Wrong instructor keys are counted per client address as wrong join codes
-// are (classroom.MissLimit per classroom.MissWindow); past them even the
-// right key gets 429 with Retry-After until the address has waited, so
-// the key cannot be guessed faster than that. A teach pass is not held.
+// Instructor keys tried are counted per client address, right or wrong,
+// as wrong join codes are (classroom.MissLimit per classroom.MissWindow);
+// past them even the right key gets 429 with Retry-After until the
+// address has waited, so the key cannot be guessed faster than that. A
+// teach pass is not held.
 //
 // The presenter view (/sessions/{code}/projector) is the whole screen
 // without the site's header: the join code and QR code until the class is
@@ -356,7 +357,7 @@
 // name). Codes: invalid (400), forbidden (403),
 // not_found (404), method (405), conflict (409), too_large (413), busy
 // (429: a full run queue, an address's share of it, too many wrong join
-// codes or instructor keys, joins or new sessions; always with Retry-After), content and internal (500), unavailable (503: no live
+// codes or instructor keys tried, joins or new sessions; always with Retry-After), content and internal (500), unavailable (503: no live
 // sweeps on this server, or it is shutting down). Any other error is
 // logged with log/slog and shown only as a generic message. "content"
 // carries lesson validation errors, which only happen in author mode

@@ -143,8 +143,9 @@ func (s *server) ltiLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := parseForm(r); err != nil {
 		return err
 	}
-	addr := clientAddr(r)
-	if wait := s.ltiLogins.Wait(addr, time.Now()); wait > 0 {
+	// Counted before it is done, so logins sent at once cannot all pass
+	// the check before any is counted.
+	if wait := s.ltiLogins.Allow(clientAddr(r), time.Now()); wait > 0 {
 		return &Error{Code: CodeBusy, Title: "Too many launches", RetryAfter: wait,
 			Message: "Too many launches of this tool started from your address in the last minute (a whole building can share one). Open the link in the course again in " + retryText(wait) + "."}
 	}
@@ -156,7 +157,6 @@ func (s *server) ltiLogin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return refused(err, "This launch could not start")
 	}
-	s.ltiLogins.Take(addr, time.Now())
 	http.SetCookie(w, lg.Cookie)
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, lg.RedirectURL, http.StatusFound)

@@ -139,9 +139,9 @@ type server struct {
 	proxies []netip.Prefix // whose forwarding headers are believed (proxy.go)
 
 	joins, sessions *classroom.Limiter // per client address (sessions.go)
-	// keyMisses counts wrong instructor keys per client address, limited
+	// keyTries counts instructor keys tried per client address, limited
 	// as join-code misses are (sessions.go).
-	keyMisses *classroom.Limiter
+	keyTries *classroom.Limiter
 	// ltiLogins counts LTI login initiations per client address (lti.go),
 	// each of which stores a row until it expires.
 	ltiLogins *classroom.Limiter
@@ -157,7 +157,7 @@ func NewServer(d Deps) http.Handler {
 		proxies:   d.TrustedProxies,
 		joins:     classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute),
 		sessions:  classroom.NewLimiter(cmp.Or(d.SessionsPerHour, DefaultSessionsPerHour), time.Hour),
-		keyMisses: classroom.NewLimiter(classroom.MissLimit, classroom.MissWindow),
+		keyTries:  classroom.NewLimiter(classroom.MissLimit, classroom.MissWindow),
 		ltiLogins: classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute)}
 	s.makeCaches()
 	if s.log == nil {

@@ -450,22 +450,23 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 // checkInstructorKey checks a typed instructor key against the server's,
-// limiting wrong keys per client address as join-code misses are
+// limiting the keys tried per client address as join-code misses are
 // (classroom.MissLimit per classroom.MissWindow): an address over its
 // allowance is refused even the right key until it has waited, so the
-// key cannot be guessed faster than that. A missing key is not a guess
+// key cannot be guessed faster than that. Each key tried is counted
+// before it is compared, right or wrong, so guesses sent at once cannot
+// all pass the check before any is counted; an instructor needs few (the
+// teach pass stands for the key on /teach). A missing key is not a guess
 // and is not counted.
 func (s *server) checkInstructorKey(r *http.Request, key string) *Error {
 	if key == "" {
 		return errorf(CodeForbidden, "Starting a class session needs the instructor key this server was configured with.")
 	}
-	addr, now := clientAddr(r), time.Now()
-	if wait := s.keyMisses.Wait(addr, now); wait > 0 {
-		return &Error{Code: CodeBusy, Title: "Too many wrong instructor keys", RetryAfter: wait,
-			Message: fmt.Sprintf("Too many wrong instructor keys came from your address. Wait %s, then type the key carefully; a browser that used the key before keeps its teach pass and needs no key.", retryText(wait))}
+	if wait := s.keyTries.Allow(clientAddr(r), time.Now()); wait > 0 {
+		return &Error{Code: CodeBusy, Title: "Too many instructor keys tried", RetryAfter: wait,
+			Message: fmt.Sprintf("Too many instructor keys were tried from your address. Wait %s, then type the key carefully; a browser that used the key before keeps its teach pass and needs no key.", retryText(wait))}
 	}
 	if subtle.ConstantTimeCompare([]byte(key), []byte(s.instructorKey)) != 1 {
-		s.keyMisses.Take(addr, now)
 		return errorf(CodeForbidden, "That instructor key is not this server's; check it and try again.")
 	}
 	return nil
