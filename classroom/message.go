@@ -193,11 +193,13 @@ func parseIn(data []byte) (In, error) {
 		var je *input.JSONError
 		errors.As(err, &je) // a message in memory is always read whole
 		switch {
+		case je != nil && je.Problem == input.UnknownField && je.Want != "":
+			return in, fmt.Errorf("the message has an unknown field %q; field names are exact: %q", je.Field, je.Want)
 		case je != nil && je.Problem == input.UnknownField:
 			return in, fmt.Errorf("the message has an unknown field %q; allowed fields are kind, ref, question, option, lab and knobs (workers, spin_ms, wait_ms, limit, cpus, stall_every, stall_ms, rates, seconds)", je.Field)
 		case je != nil && je.Problem == input.Trailing:
 			return in, fmt.Errorf("the message has data after its JSON object; send one object per message")
-		case je != nil && je.Problem == input.WrongType:
+		case je != nil && (je.Problem == input.WrongType || je.Problem == input.DuplicateField || je.Problem == input.BadText):
 			return in, fmt.Errorf("in the message, %s", je.Error())
 		}
 		return in, fmt.Errorf("the message is not a JSON object of the protocol")

@@ -14,8 +14,9 @@ type knobs struct {
 
 type request struct {
 	knobs
-	Rates []float64 `json:"rates"`
-	Mode  string    `json:"mode"`
+	Rates []float64      `json:"rates"`
+	Mode  string         `json:"mode"`
+	Extra map[string]int `json:"extra"`
 }
 
 // TestDecodeJSON checks each mistake DecodeJSON names, and that what it
@@ -43,15 +44,32 @@ func TestDecodeJSON(t *testing.T) {
 		{"cut short", `{"workers": 4`, NotJSON, "", ""},
 		// An array where the object goes.
 		{"array", `[1]`, NotJSON, "", ""},
+		// Tab and line breaks in a string are text.
+		{"tab and line breaks", `{"workers": 4, "rates": [40, 80], "mode": "a\tb\r\nc"}`, 0, "", ""},
 		// A second value after the first.
 		{"two values", `{"workers": 4} {"workers": 5}`, Trailing, "", ""},
 		// Garbage after the value.
 		{"garbage after", `{"workers": 4} x`, Trailing, "", ""},
+		// A name that matches a field only when case is ignored, which
+		// encoding/json would take; inside an embedded struct too.
+		{"name in another case", `{"RATES": [40], "workers": 4}`, UnknownField, "RATES", ""},
+		{"embedded name in another case", `{"Workers": 4, "rates": [40, 80]}`, UnknownField, "Workers", ""},
+		// A field given twice, whose first value encoding/json would drop.
+		{"field twice", `{"workers": 4, "rates": [40, 80], "workers": 900}`, DuplicateField, "workers", ""},
+		// Twice inside a nested object that decodes into a map.
+		{"field twice in a map", `{"workers": 4, "rates": [40, 80], "extra": {"a": 1, "a": 2}}`, DuplicateField, "a", ""},
+		// A control character in a string, escaped or not.
+		{"control character escaped", `{"workers": 4, "rates": [40, 80], "mode": "a\u0007b"}`, BadText, "mode", "a control character (U+0007)"},
+		{"control character raw", "{\"workers\": 4, \"rates\": [40, 80], \"mode\": \"a\x1bb\"}", NotJSON, "", ""},
+		{"control character in a name", `{"workers": 4, "rates": [40, 80], "extra": {"a\u0000": 1}}`, BadText, "", "a control character (U+0000)"},
+		// Bytes that are not UTF-8 (encoding/json would make them U+FFFD).
+		{"not UTF-8", "{\"workers\": 4, \"rates\": [40, 80], \"mode\": \"a\xffb\"}", BadText, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var q request
 			err := DecodeJSON(strings.NewReader(tt.body), &q)
+			t.Logf("%v", err)
 			if tt.problem == 0 {
 				if err != nil || q.Workers != 4 || len(q.Rates) != 2 {
 					t.Fatalf("got %+v, %v; want it decoded", q, err)

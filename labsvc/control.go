@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,6 +107,34 @@ func (s *Server) controlHandler() http.Handler {
 	return mux
 }
 
+// ownHostsOnly refuses (403) a control request whose Host is a name other
+// than localhost (or a name under .localhost, which browsers keep on this
+// machine) and names; an IP address, or no Host, passes. A web page at a
+// name of the attacker's that it then points at this machine (DNS
+// rebinding) is of the same origin as the control API under that name, so
+// the cross-site guard (changeOnly) lets its changes through and its reads
+// are its own to read; the Host it sends is that name, and is refused
+// here. A page at an IP address is served by the machine at that address.
+func ownHostsOnly(names []string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+		_, ipErr := netip.ParseAddr(host)
+		if host == "" || ipErr == nil || host == "localhost" || strings.HasSuffix(host, ".localhost") || slices.Contains(names, host) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		allowed := "an IP address of this machine (such as 127.0.0.1) or localhost"
+		if len(names) > 0 {
+			allowed += ", or " + strings.Join(names, " or ")
+		}
+		writeJSON(w, http.StatusForbidden, ControlError{Error: fmt.Sprintf("the control API answers only to its own host names: Host %q is not one (a web page may have pointed that name at this machine); use %s", r.Host, allowed)})
+	})
+}
+
 // changeOnly guards a change (POST /config, POST /reset): the control API
 // listens on a fixed local port that any page a learner opens could post
 // to, so a change from a page of another site (a foreign Origin, or
@@ -164,6 +194,9 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	case trailing:
 		writeJSON(w, http.StatusBadRequest, ControlError{Error: "body must be one JSON object and nothing after it, such as {\"spin_ms\": 2, \"wait_ms\": 18, \"limit\": 0}"})
+		return
+	case je != nil && (je.Problem == input.DuplicateField || je.Problem == input.BadText):
+		writeJSON(w, http.StatusBadRequest, ControlError{Error: "body: " + je.Error()})
 		return
 	case err != nil || raw == nil:
 		writeJSON(w, http.StatusBadRequest, ControlError{Error: "body is not a JSON object such as {\"spin_ms\": 2, \"wait_ms\": 18, \"limit\": 0}"})

@@ -1,8 +1,10 @@
 package labsvc_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -69,6 +71,10 @@ func TestControlRefusesCrossSiteAndLooseBodies(t *testing.T) {
 		{"two objects", "POST", "/config", `{"spin_ms": 3} {"spin_ms": 900}`, jsonCT, 400, "one JSON object"},
 		// Trailing text.
 		{"trailing text", "POST", "/config", `{"spin_ms": 3} x`, jsonCT, 400, "one JSON object"},
+		// A knob given twice: which value counts would be a guess.
+		{"knob twice", "POST", "/config", `{"spin_ms": 3, "spin_ms": 900}`, jsonCT, 400, `the field "spin_ms" is given twice`},
+		// A knob named in capitals is not a knob.
+		{"knob in capitals", "POST", "/config", `{"SPIN_MS": 900}`, jsonCT, 400, "SPIN_MS"},
 		// A list is not an object.
 		{"array", "POST", "/config", `[1]`, jsonCT, 400, "not a JSON object"},
 		// A body over the cap says so, not "not a JSON object".
@@ -96,5 +102,99 @@ func TestControlRefusesCrossSiteAndLooseBodies(t *testing.T) {
 	// Reads stay open to any client.
 	if code, _ := send("GET", "/stats", "", map[string]string{"Origin": "https://evil.example"}); code != 200 {
 		t.Errorf("GET /stats with a foreign Origin = %d, want 200 (a page cannot read the answer)", code)
+	}
+}
+
+// TestControlAnswersOnlyItsOwnHostNames checks the guard against DNS
+// rebinding: a page at a name its owner then points at this machine is of
+// the control API's own origin under that name, so its Origin passes the
+// cross-site check; only the Host header tells. A request naming any host
+// but an IP address, localhost (or under .localhost) or the name the lab
+// was given (AllowControlHost) is refused, reads and changes alike; the
+// lab's own names pass.
+func TestControlAnswersOnlyItsOwnHostNames(t *testing.T) {
+	req, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := labsvc.NewServer(labsvc.DefaultConfig(), nil)
+	srv.AllowControlHost("lab.internal")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ctx, req, ctl) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	base := "http://" + ctl.Addr().String()
+	_, port, _ := net.SplitHostPort(ctl.Addr().String())
+	before := srv.Config()
+	send := func(method, path, host, body string) (int, string) {
+		t.Helper()
+		r, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Host = host
+		if method == "POST" {
+			// What a rebound page's fetch sends: its own origin.
+			r.Header.Set("Origin", "http://"+host)
+			r.Header.Set("Sec-Fetch-Site", "same-origin")
+			r.Header.Set("Content-Type", "application/json")
+		}
+		res, err := controlClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		var ce labsvc.ControlError
+		json.Unmarshal(b, &ce)
+		return res.StatusCode, ce.Error
+	}
+	cases := []struct {
+		what, method, path, host string
+		status                   int
+	}{
+		// A rebound name changing the lab, and reading it.
+		{"a rebound name's change", "POST", "/config", "evil.example:" + port, 403},
+		{"a rebound name's reset", "POST", "/reset", "evil.example:" + port, 403},
+		{"a rebound name's read", "GET", "/stats", "evil.example:" + port, 403},
+		{"a rebound name's metrics", "GET", "/metrics", "evil.example:" + port, 403},
+		// A name ending like localhost is not localhost.
+		{"a name ending in localhost", "GET", "/config", "evillocalhost:" + port, 403},
+		// The lab's own names.
+		{"127.0.0.1", "GET", "/config", "127.0.0.1:" + port, 200},
+		{"localhost", "POST", "/config", "localhost:" + port, 200},
+		{"LOCALHOST., any case, with a dot", "GET", "/config", "LOCALHOST.:" + port, 200},
+		{"a name under .localhost", "GET", "/config", "lab.localhost:" + port, 200},
+		{"IPv6 loopback", "GET", "/config", "[::1]:" + port, 200},
+		{"another IP address of the machine", "GET", "/stats", "10.1.2.3:" + port, 200},
+		{"the name --control gave", "POST", "/reset", "lab.internal:" + port, 200},
+	}
+	for _, c := range cases {
+		body := ""
+		if c.path == "/config" && c.method == "POST" {
+			body = `{"spin_ms": 3}`
+		}
+		code, msg := send(c.method, c.path, c.host, body)
+		if code != c.status {
+			t.Errorf("%s: %s %s Host %s = %d %q, want %d", c.what, c.method, c.path, c.host, code, msg, c.status)
+		}
+		if code == 403 && !strings.Contains(msg, "own host names") || code == 403 && !strings.Contains(msg, "lab.internal") {
+			t.Errorf("%s: the refusal %q does not say which names are allowed", c.what, msg)
+		}
+		if code == 403 && c.method == "POST" && srv.Config() != before {
+			t.Errorf("%s: config changed to %+v by a refused request", c.what, srv.Config())
+		}
+	}
+	if got := srv.Config().SpinMS; got != 3 {
+		t.Errorf("spin_ms %d after localhost's change, want 3", got)
 	}
 }

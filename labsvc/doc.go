@@ -214,9 +214,17 @@
 // Origin naming another host, or Sec-Fetch-Site: cross-site) is refused
 // with 403, one without Content-Type: application/json with 415, and the
 // body of POST /config must be one JSON object whose values are JSON whole
-// numbers (policy's a JSON string) and nothing after it (a string such as
-// "5", a fraction, a second object or trailing text: 400; a body over 64
-// KiB: 413). Every refusal is {"error": "..."} and changes nothing.
+// numbers (policy's a JSON string), each knob once, and nothing after it (a
+// string such as "5", a fraction, a knob twice, a second object or
+// trailing text: 400; a body over 64 KiB: 413). Every refusal is
+// {"error": "..."} and changes nothing.
+//
+// Every control request, reads too, must name the lab by an IP address,
+// localhost (or a name under .localhost) or the host of --control
+// (Server.AllowControlHost) in its Host header; any other name gets 403.
+// A page at a name its owner then points at this machine (DNS rebinding)
+// would otherwise be of the control API's own origin, which the
+// cross-site checks let through.
 //
 // Stats (GET /stats) has these fields, counted since the last reset:
 //

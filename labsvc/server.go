@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +58,9 @@ type Server struct {
 	epoch     time.Time      // the origin of the policy's clock
 	kq        *kernelQueue   // set by Serve: the request listener's accept queue, for BACKLOG and backlogged
 	fellBack  atomic.Bool    // the thread CPU clock failed once (logged once)
+	// hostNames are the names the control API answers to besides IP
+	// addresses and localhost (AllowControlHost), set before Serve.
+	hostNames []string
 }
 
 // pending is an accepted connection on its way to a worker.
@@ -143,6 +149,20 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	return s
 }
 
+// AllowControlHost adds name to the host names the control API answers to
+// besides IP addresses and localhost (see the package doc: a request to
+// any other name is refused, against DNS rebinding); cmd/lab adds the host
+// of its --control address. An IP address or "" adds nothing (every IP
+// address passes). Call it before Serve.
+func (s *Server) AllowControlHost(name string) {
+	if _, err := netip.ParseAddr(strings.Trim(name, "[]")); err == nil || name == "" {
+		return
+	}
+	s.mu.Lock()
+	s.hostNames = append(s.hostNames, strings.ToLower(strings.TrimSuffix(name, ".")))
+	s.mu.Unlock()
+}
+
 // Serve takes requests on the requests listener and serves the control API
 // on the control listener until ctx ends or a listener fails. It then closes
 // both listeners, closes the connections still queued, interrupts the
@@ -162,6 +182,7 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	s.started = true
 	s.kq = newKernelQueue(requests)
 	cfg := s.cfg // ACCEPT never changes; BACKLOG may, through SetConfig, once the control API serves
+	names := slices.Clone(s.hostNames)
 	s.mu.Unlock()
 	if cfg.Backlog > 0 {
 		if err := s.kq.setBacklog(cfg.Backlog); err != nil {
@@ -181,7 +202,7 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	}
 
 	hs := &http.Server{
-		Handler:           s.controlHandler(),
+		Handler:           ownHostsOnly(names, s.controlHandler()),
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}

@@ -54,7 +54,7 @@
 //     (refused: unknown platform; an issuer with several registrations
 //     and no client_id; a deployment id it lacks), stores a new state and
 //     nonce (random 128 bits each; the state only as its SHA-256) for 10
-//     minutes, sets the cookie cl_lti_state_<first 12 of the state> =
+//     minutes (at most Config.MaxLogins waiting at once), sets the cookie cl_lti_state_<first 12 of the state> =
 //     state (Path=/lti/, HttpOnly, Secure, SameSite=None, Partitioned), and
 //     redirects to the authorization endpoint with scope=openid,
 //     response_type=id_token, response_mode=form_post, prompt=none,
@@ -81,7 +81,8 @@
 //     (missing_claims, naming them); version 1.3.0 (version); message type
 //     LtiResourceLinkRequest or LtiDeepLinkingRequest (message_type);
 //     deployment_id registered (unknown_deployment); target_link_uri on
-//     this tool's origin (target); a deep linking request that accepts
+//     this tool's origin, its path not beginning with // (which a browser
+//     reads as another site's address) (target); a deep linking request that accepts
 //     ltiResourceLink (deep_link). Last, the login is marked used, once: of
 //     two launches racing with one state, one is refused as replayed.
 //
@@ -156,8 +157,8 @@
 //
 // # What is stored
 //
-// Platforms, keys, logins (state hash, nonce; purged an hour after
-// expiry), users (issuer, sub, learner id, the name claim if sent, first
+// Platforms, keys, logins (state hash, nonce; purged once
+// expired), users (issuer, sub, learner id, the name claim if sent, first
 // and last launch), sessions (token hash, learner, course id and title,
 // instructor or not), deep linking requests, and grades (line item URL,
 // the platform's user id, lesson, last score and how sending it stands).

@@ -185,7 +185,7 @@ func (t *Tool) Launch(ctx context.Context, r *http.Request, base string) (*Launc
 }
 
 func noLogin(detail string) *Refusal {
-	return refuse(ReasonNoLogin, "This launch did not begin at the tool's login step, so it cannot be trusted. Open the link from the course page; the platform's administrator should check that the tool's login URL is set.", detail)
+	return refuse(ReasonNoLogin, "This launch did not begin at the tool's login step, or came back from it over 10 minutes later, so it cannot be trusted. Open the link from the course page; the platform's administrator should check that the tool's login URL is set.", detail)
 }
 
 func replayed(detail string) *Refusal {
@@ -306,9 +306,14 @@ func (t *Tool) checkClaims(p Platform, payload []byte, login store.LTILogin, bas
 		return nil, deploymentRefusal(p, c.DeploymentID)
 	}
 	if c.TargetLinkURI != "" {
-		if u, err := url.Parse(c.TargetLinkURI); err != nil || !strings.EqualFold(u.Scheme+"://"+u.Host, base) {
+		// The launch ends with a redirect to the target's path (package
+		// web), so the path must be one a browser reads as this site's: a
+		// path that begins with // is another site's address
+		// (http://tool//evil.example/x would send the browser to
+		// //evil.example/x).
+		if u, err := url.Parse(c.TargetLinkURI); err != nil || !strings.EqualFold(u.Scheme+"://"+u.Host, base) || strings.HasPrefix(u.EscapedPath(), "//") {
 			return nil, refuse(ReasonTarget, "This launch is for a page that is not on this tool's site.",
-				fmt.Sprintf("target_link_uri %q is not under %s", c.TargetLinkURI, base))
+				fmt.Sprintf("target_link_uri %q is not a path under %s", c.TargetLinkURI, base))
 		}
 	}
 	if c.MessageType == MessageDeepLinking && !slices.Contains(c.DeepLinking.AcceptTypes, "ltiResourceLink") {

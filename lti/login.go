@@ -51,7 +51,8 @@ type Login struct {
 
 // Login starts a launch: it stores a new state and nonce and returns the
 // authentication request to the platform, whose answer is to come back to
-// redirectURI (our launch URL).
+// redirectURI (our launch URL). With Config.MaxLogins logins waiting it
+// stores nothing and returns store.ErrLTILoginsFull.
 func (t *Tool) Login(ctx context.Context, in LoginRequest, redirectURI string) (Login, error) {
 	var missing []string
 	for _, f := range []struct{ name, v string }{{"iss", in.Issuer}, {"login_hint", in.LoginHint}, {"target_link_uri", in.TargetLinkURI}} {
@@ -72,7 +73,7 @@ func (t *Tool) Login(ctx context.Context, in LoginRequest, redirectURI string) (
 	}
 	state, nonce, now := randomHex(16), randomHex(16), t.now()
 	if err := t.store.SaveLTILogin(ctx, store.LTILogin{StateHash: hashOf(state), Nonce: nonce, Issuer: p.Issuer, ClientID: p.ClientID,
-		CreatedAt: now, ExpiresAt: now.Add(loginLife)}); err != nil {
+		CreatedAt: now, ExpiresAt: now.Add(loginLife)}, t.maxLogins); err != nil {
 		return Login{}, err
 	}
 	u, err := url.Parse(p.AuthURL)

@@ -1,6 +1,7 @@
 package lti
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -27,6 +28,13 @@ const (
 	// DefaultMaxAttempts is how many failed posts in a row make a grade
 	// failed: with the waits above, about 15 hours of trying.
 	DefaultMaxAttempts = 20
+	// DefaultMaxLogins bounds the login initiations stored and waiting
+	// for their launches (each waits loginLife, 10 minutes): about 200
+	// bytes a row, 10 MB in all. Past it a login is refused with
+	// store.ErrLTILoginsFull until some expire. A whole school's launches
+	// in ten minutes fit many times over; what one client address may
+	// start is bounded apart (package web), well below it.
+	DefaultMaxLogins = 50_000
 	// httpTimeout bounds each call to a platform.
 	httpTimeout = 10 * time.Second
 	// platformsTTL is how long the list of platforms is kept before it is
@@ -40,7 +48,7 @@ type Store interface {
 	LTIPlatforms(ctx context.Context) ([]store.LTIPlatform, error)
 	AddLTIKey(ctx context.Context, k store.LTIKey, keep int) error
 	LTIKeys(ctx context.Context) ([]store.LTIKey, error)
-	SaveLTILogin(ctx context.Context, l store.LTILogin) error
+	SaveLTILogin(ctx context.Context, l store.LTILogin, limit int) error
 	LTILogin(ctx context.Context, stateHash string) (store.LTILogin, error)
 	UseLTILogin(ctx context.Context, stateHash string, now time.Time) (bool, error)
 	LTILearner(ctx context.Context, issuer, subject, name, candidate string, now time.Time) (string, error)
@@ -85,6 +93,7 @@ type Config struct {
 	RetryBase   time.Duration // DefaultRetryBase
 	RetryMax    time.Duration // DefaultRetryMax
 	MaxAttempts int           // DefaultMaxAttempts
+	MaxLogins   int           // DefaultMaxLogins
 }
 
 // Tool is the tool side of LTI 1.3: login initiation, launch validation,
@@ -100,6 +109,7 @@ type Tool struct {
 	retryBase   time.Duration
 	retryMax    time.Duration
 	maxAttempts int
+	maxLogins   int // logins stored at once (DefaultMaxLogins)
 
 	platMu  sync.Mutex
 	plats   []Platform // file and store, file first wins
@@ -128,7 +138,7 @@ func New(cfg Config) (*Tool, error) {
 		}
 	}
 	t := &Tool{store: cfg.Store, file: cfg.Platforms, score: cfg.Score, hc: cfg.HTTPClient, log: cfg.Logger, now: cfg.Now,
-		retryBase: cfg.RetryBase, retryMax: cfg.RetryMax, maxAttempts: cfg.MaxAttempts,
+		retryBase: cfg.RetryBase, retryMax: cfg.RetryMax, maxAttempts: cfg.MaxAttempts, maxLogins: cmp.Or(max(cfg.MaxLogins, 0), DefaultMaxLogins),
 		ownKeys: map[string]*toolKey{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if t.hc == nil {
 		t.hc = &http.Client{Timeout: httpTimeout}

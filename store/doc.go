@@ -195,8 +195,9 @@
 //	    the tool's RSA keys (PKCS #8 PEM), at most the newest three
 //	    (AddLTIKey); the newest whose signs_from has come signs.
 //	lti_logins(state_hash, nonce, issuer, client_id, created_at, expires_at, used_at)
-//	    each login initiation; a launch uses it once (UseLTILogin). Rows an
-//	    hour past expiry go when a new login is saved.
+//	    each login initiation; a launch uses it once (UseLTILogin). Expired
+//	    rows go when a new login is saved, and a login is refused while the
+//	    limit its caller gives is stored (SaveLTILogin).
 //	lti_users(issuer, subject, learner, name, created_at, seen_at)
 //	    a platform's user as one learner of ours (LTILearner), with the
 //	    name the platform sent at the last launch.

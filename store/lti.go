@@ -17,6 +17,9 @@ var (
 	ErrNoLTISession = errors.New("no such LTI session")
 	// ErrNoLTIDeepLink: no deep linking request has that id.
 	ErrNoLTIDeepLink = errors.New("no such LTI deep linking request")
+	// ErrLTILoginsFull: as many login initiations as the limit given to
+	// SaveLTILogin are waiting for their launches.
+	ErrLTILoginsFull = errors.New("too many LTI logins are waiting for their launches")
 )
 
 // Statuses of an LTIGrade.
@@ -226,14 +229,26 @@ func (s *Store) LTIKeys(ctx context.Context) ([]LTIKey, error) {
 	return out, closeRows(rows)
 }
 
-// SaveLTILogin stores a login initiation, and forgets logins that expired
-// over an hour before it.
-func (s *Store) SaveLTILogin(ctx context.Context, l LTILogin) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM lti_logins WHERE expires_at < ?`, classStampOf(l.CreatedAt.Add(-time.Hour))); err != nil {
+// SaveLTILogin stores a login initiation, unless limit logins that have
+// not expired are stored already (ErrLTILoginsFull), and first forgets
+// the logins that expired: a launch after its login's expiry is refused
+// whether its row is kept or not. The count and the insert are one
+// statement; on Postgres, logins saved at the same moment by several
+// replicas may pass the limit by as many as are saved at once.
+func (s *Store) SaveLTILogin(ctx context.Context, l LTILogin, limit int) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM lti_logins WHERE expires_at < ?`, classStampOf(l.CreatedAt)); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO lti_logins (state_hash, nonce, issuer, client_id, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, l.StateHash, l.Nonce, l.Issuer, l.ClientID, classStampOf(l.CreatedAt), classStampOf(l.ExpiresAt))
+	res, err := s.db.ExecContext(ctx, `INSERT INTO lti_logins (state_hash, nonce, issuer, client_id, created_at, expires_at)
+		SELECT ?, ?, ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM lti_logins) < ?`,
+		l.StateHash, l.Nonce, l.Issuer, l.ClientID, classStampOf(l.CreatedAt), classStampOf(l.ExpiresAt), limit)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err == nil && n == 0 {
+		err = ErrLTILoginsFull
+	}
 	return err
 }
 

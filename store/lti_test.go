@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestLTILoginIsUsedOnce(t *testing.T) {
 		s := d.open(t)
 		ctx := context.Background()
 		now := time.Now()
-		if err := s.SaveLTILogin(ctx, LTILogin{StateHash: "h1", Nonce: "n1", Issuer: "i", ClientID: "c", CreatedAt: now, ExpiresAt: now.Add(time.Minute)}); err != nil {
+		if err := s.SaveLTILogin(ctx, LTILogin{StateHash: "h1", Nonce: "n1", Issuer: "i", ClientID: "c", CreatedAt: now, ExpiresAt: now.Add(time.Minute)}, 10); err != nil {
 			t.Fatal(err)
 		}
 		l, err := s.LTILogin(ctx, "h1")
@@ -84,13 +85,48 @@ func TestLTILoginIsUsedOnce(t *testing.T) {
 		if _, err := s.LTILogin(ctx, "nope"); !errors.Is(err, ErrNoLTILogin) {
 			t.Errorf("unknown state: %v", err)
 		}
-		// A login saved two hours later purges the expired one.
-		later := now.Add(2 * time.Hour)
-		if err := s.SaveLTILogin(ctx, LTILogin{StateHash: "h2", Nonce: "n2", CreatedAt: later, ExpiresAt: later.Add(time.Minute)}); err != nil {
+		// A login saved once the first has expired purges it.
+		later := now.Add(2 * time.Minute)
+		if err := s.SaveLTILogin(ctx, LTILogin{StateHash: "h2", Nonce: "n2", CreatedAt: later, ExpiresAt: later.Add(time.Minute)}, 10); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.LTILogin(ctx, "h1"); !errors.Is(err, ErrNoLTILogin) {
 			t.Errorf("expired login kept: %v", err)
+		}
+	})
+}
+
+// TestLTILoginsBounded checks that the logins waiting for their launches
+// are bounded: past the limit a login is refused (ErrLTILoginsFull) and
+// nothing is stored, and once the waiting ones have expired there is room
+// again, the expired rows gone.
+func TestLTILoginsBounded(t *testing.T) {
+	eachDB(t, func(t *testing.T, d testDB) {
+		s := d.open(t)
+		ctx := context.Background()
+		now := time.Now()
+		const limit = 5
+		save := func(i int, at time.Time) error {
+			return s.SaveLTILogin(ctx, LTILogin{StateHash: fmt.Sprintf("h%d", i), Nonce: "n", Issuer: "i", ClientID: "c", CreatedAt: at, ExpiresAt: at.Add(10 * time.Minute)}, limit)
+		}
+		for i := range limit {
+			if err := save(i, now); err != nil {
+				t.Fatalf("login %d of %d: %v", i+1, limit, err)
+			}
+		}
+		if err := save(limit, now.Add(9*time.Minute)); !errors.Is(err, ErrLTILoginsFull) {
+			t.Fatalf("login %d with %d waiting: %v, want ErrLTILoginsFull", limit+1, limit, err)
+		}
+		if _, err := s.LTILogin(ctx, fmt.Sprintf("h%d", limit)); !errors.Is(err, ErrNoLTILogin) {
+			t.Errorf("the refused login was stored: %v", err)
+		}
+		// Just past the first five's expiry: they go, the new one fits.
+		if err := save(limit+1, now.Add(10*time.Minute+time.Second)); err != nil {
+			t.Fatalf("a login after the others expired: %v", err)
+		}
+		var rows int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM lti_logins`).Scan(&rows); err != nil || rows != 1 {
+			t.Errorf("%d rows (%v), want 1: the expired ones purged", rows, err)
 		}
 	})
 }

@@ -132,8 +132,10 @@ type Export struct {
 // Open opens (creating if needed) the SQLite file at path, sets WAL mode,
 // a busy timeout and foreign keys, and applies any pending migrations.
 //
-// When the disk is too full to open the file for writing (SQLite cannot
-// create its WAL index), an existing file of this program's schema is
+// When the file or its directory cannot be written by this process (a
+// read-only file system, or permissions), Open fails with ErrReadOnly
+// wrapped, saying which. When the disk is too full to open the file for
+// writing (SQLite cannot create its WAL index), an existing file of this program's schema is
 // opened read-only instead, so the pages can still be served: every
 // write then fails with ErrFull and WriteHealth says so.
 func Open(path string, opts ...Option) (*Store, error) {
@@ -157,7 +159,16 @@ func Open(path string, opts ...Option) (*Store, error) {
 	sdb.SetMaxOpenConns(maxConns)
 	sdb.SetMaxIdleConns(maxConns)
 	s := newStore(sdb, sqliteDialect(), o)
-	if err := s.migrate(context.Background()); err != nil {
+	err = s.migrate(context.Background())
+	// SQLite opens a file it may not write read-only without a word, so
+	// an opened file is checked too: every write would fail later.
+	if err == nil || mayBeReadOnly(err) {
+		if ro := notWritable(path); ro != nil {
+			sdb.Close()
+			return nil, fmt.Errorf("store: %s: %w", path, ro)
+		}
+	}
+	if err != nil {
 		sdb.Close()
 		if !IsFull(err) && !isIOError(err) {
 			return nil, fmt.Errorf("store: %s: %w", path, err)

@@ -117,6 +117,11 @@
 // right key leaves a teach pass in the browser (an HttpOnly, SameSite=Strict
 // cookie holding its end and an HMAC of it keyed with the instructor key,
 // good for 8 hours), with which every Teach button works without the key.
+// Instructor keys tried are counted per client address, right or wrong,
+// as wrong join codes are (classroom.MissLimit per classroom.MissWindow);
+// past them even the right key gets 429 with Retry-After until the
+// address has waited, so the key cannot be guessed faster than that. A
+// teach pass is not held.
 //
 // The presenter view (/sessions/{code}/projector) is the whole screen
 // without the site's header: the join code and QR code until the class is
@@ -338,7 +343,13 @@
 // in field order ([{"param": "seconds", "message": "..."}]), as the widgets'
 // errors have always carried them; both come from one input.FieldErrors.
 // JSON bodies are read by one strict decoder (input.DecodeJSON): one value,
-// no unknown field, nothing after it.
+// UTF-8, no unknown field, names exactly as the fields' (not "RATES" for
+// "rates"), no field twice, no control character in text but tab and
+// line breaks, nothing after it. Forms are read by one function
+// (parseForm, input.FormErrors) the same way: no field twice but those a
+// form sends as a list (the deep linking picker's items, a model's slider
+// beside its number box), and the same text. Each refusal is a 400 naming
+// the field and saying what is allowed.
 //
 // The HTML page shows the same: the message, the fields as a list, a link
 // to the run, when to try again, and the next steps the *Error offers
@@ -346,7 +357,7 @@
 // name). Codes: invalid (400), forbidden (403),
 // not_found (404), method (405), conflict (409), too_large (413), busy
 // (429: a full run queue, an address's share of it, too many wrong join
-// codes, joins or new sessions; always with Retry-After), content and internal (500), unavailable (503: no live
+// codes or instructor keys tried, joins or new sessions; always with Retry-After), content and internal (500), unavailable (503: no live
 // sweeps on this server, or it is shutting down). Any other error is
 // logged with log/slog and shown only as a generic message. "content"
 // carries lesson validation errors, which only happen in author mode

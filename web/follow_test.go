@@ -312,8 +312,8 @@ func TestStoredRunningIsOverOnOneServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v runView
-	if res := site.get(nil, "/api/runs/r-left"); json.Unmarshal([]byte(res.body), &v) != nil || v.Status != store.RunInterrupted {
-		t.Errorf("GET /api/runs/r-left: %d %s; want interrupted", res.StatusCode, res.body)
+	if res := site.get(nil, "/api/runs/r-left"); json.Unmarshal([]byte(res.body), &v) != nil || v.Status != store.RunInterrupted || v.LastSeq != 1 {
+		t.Errorf("GET /api/runs/r-left: %d %s; want interrupted, last_seq 1 (its one stored event)", res.StatusCode, res.body)
 	}
 	conn := dial(t, site.srv.URL, "r-left", 0)
 	defer conn.Close()

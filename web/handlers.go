@@ -206,8 +206,11 @@ func (s *server) question(r *http.Request, typ string) (*lessons.Lesson, *lesson
 }
 
 // parseForm parses a urlencoded or multipart form (fetch sends FormData
-// as multipart) within the body limit.
-func parseForm(r *http.Request) error {
+// as multipart) within the body limit, and checks its fields as JSON
+// bodies are checked (input.FormErrors): each given once, but those named
+// in repeatable, and each value text without control characters other
+// than tab and line breaks.
+func parseForm(r *http.Request, repeatable ...string) error {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var err error
 	if ct == "multipart/form-data" {
@@ -221,6 +224,10 @@ func parseForm(r *http.Request) error {
 		return err
 	case err != nil:
 		return errorf(CodeInvalid, "The form could not be read: send it as application/x-www-form-urlencoded or multipart/form-data.")
+	}
+	if fe := input.FormErrors(r.PostForm, repeatable...); len(fe) > 0 {
+		return &Error{Code: CodeInvalid, Fields: fe,
+			Message: "The form could not be taken as sent: " + fe.Error() + "."}
 	}
 	return nil
 }
@@ -449,7 +456,7 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) error {
 			if !errors.As(err, &je) {
 				return err // the body could not be read: over its limit
 			}
-			return errorf(CodeInvalid, `The body is not valid JSON: send {"confirm": true}.`)
+			return errorf(CodeInvalid, `The body is not the JSON this takes (`+je.Error()+`): send {"confirm": true}.`)
 		}
 		confirmed = body.Confirm
 	} else {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"capacitylab/lessons"
 	"capacitylab/lti"
@@ -130,7 +131,11 @@ func (s *server) ltiJWKS(w http.ResponseWriter, r *http.Request) error {
 }
 
 // ltiLogin is the OIDC third-party login initiation (GET or POST): 302 to
-// the platform's authorization endpoint, with the state's cookie.
+// the platform's authorization endpoint, with the state's cookie. Each
+// login stores a row until it expires (lti.Tool.Login), so logins are
+// limited per client address as joins are (a lecture hall launching at
+// once from behind one address: Deps.JoinsPerMinute), and in all by
+// lti.Config.MaxLogins; past either, 429 with Retry-After.
 func (s *server) ltiLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := s.ltiOn(); err != nil {
 		return err
@@ -138,7 +143,17 @@ func (s *server) ltiLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := parseForm(r); err != nil {
 		return err
 	}
+	// Counted before it is done, so logins sent at once cannot all pass
+	// the check before any is counted.
+	if wait := s.ltiLogins.Allow(clientAddr(r), time.Now()); wait > 0 {
+		return &Error{Code: CodeBusy, Title: "Too many launches", RetryAfter: wait,
+			Message: "Too many launches of this tool started from your address in the last minute (a whole building can share one). Open the link in the course again in " + retryText(wait) + "."}
+	}
 	lg, err := s.lti.Login(r.Context(), lti.LoginRequestOf(r.Form), s.toolBase(r)+ltiLaunchPath)
+	if errors.Is(err, store.ErrLTILoginsFull) {
+		return &Error{Code: CodeBusy, Title: "Too many launches", RetryAfter: time.Minute,
+			Message: "Too many launches of this tool are waiting for their platforms just now. Open the link in the course again in a minute."}
+	}
 	if err != nil {
 		return refused(err, "This launch could not start")
 	}
@@ -364,7 +379,7 @@ func (s *server) ltiDeepLink(w http.ResponseWriter, r *http.Request) error {
 	if err := s.ltiOn(); err != nil {
 		return err
 	}
-	if err := parseForm(r); err != nil {
+	if err := parseForm(r, "item"); err != nil { // the items chosen
 		return err
 	}
 	id := r.PostFormValue("request")

@@ -30,12 +30,22 @@ type ltiSite struct {
 
 func newLTISite(t *testing.T, tweak func(*Deps)) *ltiSite {
 	t.Helper()
+	return newLTISiteWith(t, nil, tweak)
+}
+
+// newLTISiteWith is newLTISite with the tool's Config changed by toolTweak.
+func newLTISiteWith(t *testing.T, toolTweak func(*lti.Config), tweak func(*Deps)) *ltiSite {
+	t.Helper()
 	sim := ltitest.Start(t)
 	var tool *lti.Tool
 	site := newSiteAt(t, filepath.Join(t.TempDir(), "lti.db"), func(d *Deps) {
+		cfg := lti.Config{Store: d.Store, Platforms: []lti.Platform{sim.Registration()}, Score: LessonScores(d.Course, d.Store),
+			Logger: d.Logger, KeyRefetch: time.Millisecond, RetryBase: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}
+		if toolTweak != nil {
+			toolTweak(&cfg)
+		}
 		var err error
-		tool, err = lti.New(lti.Config{Store: d.Store, Platforms: []lti.Platform{sim.Registration()}, Score: LessonScores(d.Course, d.Store),
-			Logger: d.Logger, KeyRefetch: time.Millisecond, RetryBase: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond})
+		tool, err = lti.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,6 +204,9 @@ func TestLTIRefusalsShowAPageAndLogWhy(t *testing.T) {
 		{"unknown deployment", ltitest.Launch{User: "u", Tamper: set("https://purl.imsglobal.org/spec/lti/claim/deployment_id", "dep-9")}, lti.ReasonDeployment, "not registered for this platform"},
 		{"bad signature", ltitest.Launch{User: "u", Key: s.sim.Impostor()}, lti.ReasonSignature, "signature does not match"},
 		{"unknown kid after refresh", ltitest.Launch{User: "u", Key: ltitest.NewKey(t)}, lti.ReasonUnknownKid, "a key it does not publish"},
+		// A target on this site whose path a browser reads as another
+		// site's address (the redirect would go to //evil.example/x).
+		{"target path naming another site", ltitest.Launch{User: "u", Target: s.srv.URL + "//evil.example/x"}, lti.ReasonTarget, "a page that is not on this tool"},
 		{"missing claims", ltitest.Launch{Tamper: func(c map[string]any) { delete(c, "https://purl.imsglobal.org/spec/lti/claim/roles") }}, lti.ReasonClaims, "lacks claims LTI 1.3 requires (sub, https://purl.imsglobal.org/spec/lti/claim/roles)"},
 	}
 	for _, c := range cases {
@@ -241,6 +254,45 @@ func TestLTIRefusalsShowAPageAndLogWhy(t *testing.T) {
 		tok := s.sim.IDToken(ltitest.Launch{User: "u", Target: s.srv.URL + "/"}, "made-up-nonce")
 		r := s.do(s.client(), "POST", "/lti/launch", url.Values{"id_token": {tok}}, nil)
 		checkRefusal(t, s.testSite, r.StatusCode, r.body, lti.ReasonNoLogin, "did not begin at the tool")
+	})
+}
+
+// TestLTILoginsBounded checks that login initiations, each of which
+// stores a row until it expires, are bounded per client address (as joins
+// are, Deps.JoinsPerMinute) and in all (lti.Config.MaxLogins): past
+// either, 429 with Retry-After and a message saying to open the link again
+// later, and nothing more is stored.
+func TestLTILoginsBounded(t *testing.T) {
+	login := func(s *ltiSite, user string) response {
+		u, err := url.Parse(s.sim.LoginURL(s.login(), ltitest.Launch{User: user, Target: s.srv.URL + "/"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.get(nil, u.RequestURI())
+	}
+	t.Run("per address", func(t *testing.T) {
+		s := newLTISite(t, func(d *Deps) { d.JoinsPerMinute = 5 })
+		for i := range 5 {
+			if res := login(s, "u"); res.StatusCode != http.StatusFound {
+				t.Fatalf("login %d: %d %.300s, want 302 to the platform", i+1, res.StatusCode, res.body)
+			}
+		}
+		res := login(s, "u")
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || !strings.Contains(res.body, "Too many launches of this tool started from your address") {
+			t.Fatalf("login 6 from one address with 5 a minute allowed: %d (Retry-After %q) %.300s, want 429", res.StatusCode, res.Header.Get("Retry-After"), res.body)
+		}
+	})
+	t.Run("in all", func(t *testing.T) {
+		s := newLTISiteWith(t, func(c *lti.Config) { c.MaxLogins = 3 }, nil)
+		for i := range 3 {
+			if res := login(s, "u"); res.StatusCode != http.StatusFound {
+				t.Fatalf("login %d: %d %.300s, want 302 to the platform", i+1, res.StatusCode, res.body)
+			}
+		}
+		res := login(s, "u")
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "60" || !strings.Contains(res.body, "waiting for their platforms") {
+			t.Fatalf("login 4 with 3 waiting and MaxLogins 3: %d (Retry-After %q) %.300s, want 429", res.StatusCode, res.Header.Get("Retry-After"), res.body)
+		}
 	})
 }
 

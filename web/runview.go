@@ -100,6 +100,13 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 			if err := s.followedState(ctx, &v); err != nil {
 				return v, err
 			}
+		} else {
+			// The seq of its last stored event, as for a followed run: a
+			// watcher resuming after it gets what the stored stream adds
+			// (the terminal event of a run stored without one).
+			if v.LastSeq, _, err = s.store.LastRunEvent(ctx, id); err != nil {
+				return v, err
+			}
 		}
 	}
 	if v.Rows == nil {

@@ -65,7 +65,8 @@ type Deps struct {
 	// (proxy.go). Empty: forwarding headers are ignored.
 	TrustedProxies []netip.Prefix
 	// JoinsPerMinute is how many times one client address may join class
-	// sessions a minute (DefaultJoinsPerMinute when 0); SessionsPerHour
+	// sessions a minute, and start LTI launches (DefaultJoinsPerMinute
+	// when 0); SessionsPerHour
 	// how many class sessions it may start an hour when the server has no
 	// instructor key (DefaultSessionsPerHour when 0).
 	JoinsPerMinute, SessionsPerHour int
@@ -138,6 +139,12 @@ type server struct {
 	proxies []netip.Prefix // whose forwarding headers are believed (proxy.go)
 
 	joins, sessions *classroom.Limiter // per client address (sessions.go)
+	// keyTries counts instructor keys tried per client address, limited
+	// as join-code misses are (sessions.go).
+	keyTries *classroom.Limiter
+	// ltiLogins counts LTI login initiations per client address (lti.go),
+	// each of which stores a row until it expires.
+	ltiLogins *classroom.Limiter
 
 	sharedRuns bool     // Deps.SharedRuns
 	follows    *follows // the runs followed from the store (streamfollow.go)
@@ -147,9 +154,11 @@ type server struct {
 func NewServer(d Deps) http.Handler {
 	s := &server{course: d.Course, store: d.Store, assets: d.Assets, log: d.Logger, reg: d.Registry, runner: d.Runner,
 		classes: d.Classes, instructorKey: d.InstructorKey, lti: d.LTI, publicURL: strings.TrimSuffix(d.PublicURL, "/"),
-		proxies:  d.TrustedProxies,
-		joins:    classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute),
-		sessions: classroom.NewLimiter(cmp.Or(d.SessionsPerHour, DefaultSessionsPerHour), time.Hour)}
+		proxies:   d.TrustedProxies,
+		joins:     classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute),
+		sessions:  classroom.NewLimiter(cmp.Or(d.SessionsPerHour, DefaultSessionsPerHour), time.Hour),
+		keyTries:  classroom.NewLimiter(classroom.MissLimit, classroom.MissWindow),
+		ltiLogins: classroom.NewLimiter(cmp.Or(d.JoinsPerMinute, DefaultJoinsPerMinute), time.Minute)}
 	s.makeCaches()
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -370,9 +370,12 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 			if !errors.As(err, &je) {
 				return err // the body could not be read: over its limit
 			}
-			what := "The body is not the JSON this takes"
+			what := "The body is not the JSON this takes (" + je.Error() + ")"
 			if je.Problem == input.UnknownField {
 				what = fmt.Sprintf("The body has a field %q that this does not take", je.Field)
+				if je.Want != "" {
+					what += fmt.Sprintf(" (field names are exact: %q)", je.Want)
+				}
 			}
 			return errorf(CodeInvalid, what+`: send {"lesson": "a lesson slug", "key": "the instructor key, if the server has one"}.`)
 		}
@@ -393,18 +396,19 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		return errorf(CodeNotFound, fmt.Sprintf("There is no lesson called %q to teach.", in.Lesson))
 	}
 	held := form && in.Key == "" && s.holdsTeachPass(r, time.Now())
-	if s.instructorKey != "" && !held && !s.ltiInstructor(r) && subtle.ConstantTimeCompare([]byte(in.Key), []byte(s.instructorKey)) != 1 {
-		msg := "Starting a class session needs the instructor key this server was configured with."
-		if in.Key != "" {
-			msg = "That instructor key is not this server's; check it and try again."
+	if s.instructorKey != "" && !held && !s.ltiInstructor(r) {
+		if err := s.checkInstructorKey(r, in.Key); err != nil {
+			if form {
+				v := s.teachView(r, c, teachOnly(c, in.Lesson))
+				v.NeedKey, v.Held, v.KeyError = true, false, err.Message
+				if err.RetryAfter > 0 {
+					w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(err.RetryAfter)))
+				}
+				s.render(w, r, statusOf(err.Code), classTeachPage(s.classPage(r, "Teach a class"), v))
+				return nil
+			}
+			return err
 		}
-		if form {
-			v := s.teachView(r, c, teachOnly(c, in.Lesson))
-			v.NeedKey, v.Held, v.KeyError = true, false, msg
-			s.render(w, r, http.StatusForbidden, classTeachPage(s.classPage(r, "Teach a class"), v))
-			return nil
-		}
-		return errorf(CodeForbidden, msg)
 	}
 	// Anyone may start sessions on a server without an instructor key:
 	// then each address may start DefaultSessionsPerHour (or as set).
@@ -442,6 +446,29 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) error {
 		AnswersURL:   absURL(r, sessionURL(code)+"/answers.csv"+tq),
 		Stream:       "/ws/sessions/" + code + tq,
 	})
+	return nil
+}
+
+// checkInstructorKey checks a typed instructor key against the server's,
+// limiting the keys tried per client address as join-code misses are
+// (classroom.MissLimit per classroom.MissWindow): an address over its
+// allowance is refused even the right key until it has waited, so the
+// key cannot be guessed faster than that. Each key tried is counted
+// before it is compared, right or wrong, so guesses sent at once cannot
+// all pass the check before any is counted; an instructor needs few (the
+// teach pass stands for the key on /teach). A missing key is not a guess
+// and is not counted.
+func (s *server) checkInstructorKey(r *http.Request, key string) *Error {
+	if key == "" {
+		return errorf(CodeForbidden, "Starting a class session needs the instructor key this server was configured with.")
+	}
+	if wait := s.keyTries.Allow(clientAddr(r), time.Now()); wait > 0 {
+		return &Error{Code: CodeBusy, Title: "Too many instructor keys tried", RetryAfter: wait,
+			Message: fmt.Sprintf("Too many instructor keys were tried from your address. Wait %s, then type the key carefully; a browser that used the key before keeps its teach pass and needs no key.", retryText(wait))}
+	}
+	if subtle.ConstantTimeCompare([]byte(key), []byte(s.instructorKey)) != 1 {
+		return errorf(CodeForbidden, "That instructor key is not this server's; check it and try again.")
+	}
 	return nil
 }
 

@@ -489,6 +489,46 @@ func TestJoinCodeGuessingLimited(t *testing.T) {
 	}
 }
 
+// TestInstructorKeyGuessingLimited checks that instructor keys tried are
+// limited per address as join-code misses are: after MissLimit keys (the
+// right one counted too) even the right key is refused with 429 and a
+// Retry-After, as JSON and on the teach form, so the key cannot be guessed
+// without limit, not even by guesses sent at once. Asking without a key is
+// not a guess and does not count.
+func TestInstructorKeyGuessingLimited(t *testing.T) {
+	s := newClassSite(t, filepath.Join(t.TempDir(), "class.db"), "sesame-key", "")
+	for range classroom.MissLimit + 5 {
+		if status, _, body := s.create("sample", ""); status != http.StatusForbidden || !strings.Contains(body, "needs the instructor key") {
+			t.Fatalf("no key: %d %s, want 403 asking for the key", status, body)
+		}
+	}
+	if status, _, body := s.create("sample", "sesame-key"); status != http.StatusCreated {
+		t.Fatalf("the right key after requests without one: %d %s, want 201 (asking without a key is no guess)", status, body)
+	}
+	// MissLimit-1 guesses sent at once: each is counted before it is
+	// compared, so none gets past the count.
+	statuses := make(chan int, classroom.MissLimit)
+	for i := range classroom.MissLimit - 1 {
+		go func() {
+			status, _, _ := s.create("sample", "guess-"+strconv.Itoa(i))
+			statuses <- status
+		}()
+	}
+	for i := range classroom.MissLimit - 1 {
+		if status := <-statuses; status != http.StatusForbidden {
+			t.Fatalf("wrong key %d: %d, want 403", i+1, status)
+		}
+	}
+	status, _, raw := s.create("sample", "sesame-key")
+	if status != http.StatusTooManyRequests || !strings.Contains(raw, "Too many instructor keys were tried") || !strings.Contains(raw, `"retry_after"`) {
+		t.Fatalf("the right key after %d keys tried: %d %s, want 429 with retry_after", classroom.MissLimit, status, raw)
+	}
+	form := s.post(nil, "/sessions", url.Values{"lesson": {"sample"}, "key": {"sesame-key"}})
+	if form.StatusCode != http.StatusTooManyRequests || form.Header.Get("Retry-After") == "" || !strings.Contains(form.body, "Too many instructor keys were tried") {
+		t.Fatalf("teach form with the right key while limited: %d (Retry-After %q), want 429 beside the key field\n%.300s", form.StatusCode, form.Header.Get("Retry-After"), form.body)
+	}
+}
+
 // TestClientAddr checks which address join-code misses are counted against.
 func TestClientAddr(t *testing.T) {
 	cases := []struct {

@@ -56,8 +56,16 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 			return q, nil, err // the body could not be read: over its limit
 		case je.Problem == input.WrongType:
 			fe[je.Field] = fmt.Sprintf("%s is not allowed here: want %s", je.Got, jsonKindOf(je.Field))
+		case je.Problem == input.UnknownField && je.Want != "":
+			fe[je.Field] = fmt.Sprintf("is not a field of a sweep: field names are exact, so write %q; the fields are %s", je.Want, strings.Join(sweepFields, ", "))
 		case je.Problem == input.UnknownField:
 			fe[je.Field] = "is not a field of a sweep: want " + strings.Join(sweepFields, ", ")
+		case je.Problem == input.DuplicateField:
+			fe[je.Field] = "is given twice: give each field once"
+		case je.Problem == input.BadText && je.Field != "":
+			fe[je.Field] = "holds " + je.Got + ": text may not hold control characters other than tab and line breaks"
+		case je.Problem == input.BadText:
+			fe["body"] = je.Error()
 		case je.Problem == input.Trailing:
 			fe["body"] = "the body has more than one JSON value: send one object"
 		default:
@@ -71,6 +79,9 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 			return q, nil, err
 		}
 		fe["body"] = "the form could not be read: send it URL-encoded, as a browser's form does (rates=40,80&seconds=2)"
+		return q, fe, nil
+	}
+	if fe := input.FormErrors(r.PostForm); len(fe) > 0 {
 		return q, fe, nil
 	}
 	f := r.PostForm

@@ -175,6 +175,14 @@ func TestSweepValidation(t *testing.T) {
 		{"over_time short windows", `{"rates":[10],"seconds":0.5,"over_time":true}`, "over_time"},
 		// Not JSON at all.
 		{"not json", `rates=10`, "body"},
+		// Names that match fields only when case is ignored.
+		{"names in another case", `{"RATES":[40],"Seconds":1}`, "RATES"},
+		// A field given twice (encoding/json would keep the last).
+		{"field twice", `{"rates":[10],"seconds":1,"rates":[2000]}`, "rates"},
+		// A control character in text.
+		{"control character", `{"rates":[10],"seconds":1,"block":"sat\u0007sweep"}`, "block"},
+		// Bytes that are not UTF-8.
+		{"not UTF-8", "{\"rates\":[10],\"seconds\":1,\"block\":\"sat\xffsweep\"}", "body"},
 	}
 	c := site.client()
 	for _, tt := range tests {
@@ -197,6 +205,11 @@ func TestSweepValidation(t *testing.T) {
 	res := site.post(nil, "/api/sweeps", url.Values{"rates": {"40, fast"}, "seconds": {"1"}})
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="rates"`) || !strings.Contains(res.body, `&#34;fast&#34; is not a number`) {
 		t.Errorf("form with a bad rate: %d\n%s", res.StatusCode, res.body)
+	}
+	// A form field given twice is refused, naming it.
+	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"40", "2000"}, "seconds": {"1"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="rates"`) || !strings.Contains(res.body, "given 2 times") {
+		t.Errorf("form with rates twice: %d\n%s", res.StatusCode, res.body)
 	}
 	// A rate in Go's hex spelling is not a plain number either.
 	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"0x1p4"}, "seconds": {"1e0"}})
@@ -434,8 +447,8 @@ func TestSweepStreamAndSavedRun(t *testing.T) {
 	api2 := site2.get(nil, "/api/runs/"+id)
 	var v2 runView
 	json.Unmarshal([]byte(api2.body), &v2)
-	if api2.StatusCode != 200 || v2.Status != "done" || len(v2.Rows) != 2 || v2.Records != arrivals {
-		t.Errorf("after restart: %d %+v", api2.StatusCode, v2)
+	if api2.StatusCode != 200 || v2.Status != "done" || len(v2.Rows) != 2 || v2.Records != arrivals || v2.LastSeq != log[len(log)-1].Seq {
+		t.Errorf("after restart: %d %+v; want done, last_seq %d as live", api2.StatusCode, v2, log[len(log)-1].Seq)
 	}
 	replayed := dial(t, site2.srv.URL, id, 0)
 	es, code2 := readEvents(t, replayed, nil)

@@ -286,7 +286,8 @@ func (s *server) modelGoal(w http.ResponseWriter, r *http.Request) error {
 	if len(m.Goal.Want) == 0 {
 		return errorf(CodeConflict, fmt.Sprintf("Model block %q has no goal to reach.", id))
 	}
-	if err := parseForm(r); err != nil {
+	// A quantity comes twice, from its slider and its number box.
+	if err := parseForm(r, model.QuantityNames(m.Widget)...); err != nil {
 		return err
 	}
 	wq, errs := parseWidgetQuery(m.Widget, r.PostForm, false)

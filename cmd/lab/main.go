@@ -72,5 +72,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	fmt.Fprintf(stdout, "lab: listening on http://%s (requests) and http://%s (control); %s; %s\n",
 		requests.Addr(), control.Addr(), s.Config, sb)
-	return labsvc.NewServer(s.Config, logger).Serve(ctx, requests, control)
+	srv := labsvc.NewServer(s.Config, logger)
+	// The control API answers to the name --control gives (as compose's
+	// service:8001) besides IP addresses and localhost.
+	if host, _, err := net.SplitHostPort(s.Control); err == nil {
+		srv.AllowControlHost(host)
+	}
+	return srv.Serve(ctx, requests, control)
 }

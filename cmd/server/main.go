@@ -35,7 +35,7 @@
 //	--queue-per-address N          QUEUE_PER_ADDRESS       sweeps one client address may have waiting or running (default 3)
 //	--max-run-seconds N            MAX_RUN_SECONDS         windows × seconds one sweep may ask for (default 120)
 //	--max-run-cpu N                MAX_RUN_CPU             processor seconds one sweep may ask of the lab (default 60)
-//	--joins-per-minute N           JOINS_PER_MINUTE        class joins one client address may make a minute (default 600)
+//	--joins-per-minute N           JOINS_PER_MINUTE        class joins (and LTI launches) one client address may make a minute (default 600)
 //	--sessions-per-hour N          SESSIONS_PER_HOUR       class sessions one address may start an hour without a key (default 20)
 //	--lab-command PATH             LAB_COMMAND             program run as each sweep's lab (default: this binary)
 //	--instructor-key KEY           INSTRUCTOR_KEY          key needed to start a class session

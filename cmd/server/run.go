@@ -325,7 +325,7 @@ func newServerFlags() *serverFlags {
 	whole("max-run-cpu", "MAX_RUN_CPU", runner.DefaultMaxRunCPUSeconds, 1, 1_000_000, "seconds of processor time one run may ask of the lab (each window's rate × seconds × SPIN_MS, summed)", func(c *config) *int { return &c.maxRunCPU })
 	f.labCommand = fs.Add(envflag.Setting{Flag: "lab-command", Env: "LAB_COMMAND", Shown: "this binary", Usage: "`program` run with \"lab-child\" as each sweep's lab"})
 	f.instructorKey = fs.Add(envflag.Setting{Flag: "instructor-key", Env: "INSTRUCTOR_KEY", Shown: "none", Usage: "`key` needed to start a class session (none: anyone may)"})
-	whole("joins-per-minute", "JOINS_PER_MINUTE", web.DefaultJoinsPerMinute, 1, 100_000, "times one client address may join class sessions a minute", func(c *config) *int { return &c.joinsPerMinute })
+	whole("joins-per-minute", "JOINS_PER_MINUTE", web.DefaultJoinsPerMinute, 1, 100_000, "times one client address may join class sessions (or start LTI launches) a minute", func(c *config) *int { return &c.joinsPerMinute })
 	whole("sessions-per-hour", "SESSIONS_PER_HOUR", web.DefaultSessionsPerHour, 1, 100_000, "class sessions one client address may start an hour when there is no instructor key", func(c *config) *int { return &c.sessionsPerHour })
 	f.idle = fs.Add(envflag.Setting{Flag: "session-idle", Env: "SESSION_IDLE", Default: classroom.DefaultIdle.String(), Shown: "3h", Allowed: "1m to 168h", Usage: "class sessions end after this long without activity"})
 	f.publicURL = fs.Add(envflag.Setting{Flag: "public-url", Env: "PUBLIC_URL", Shown: "each request's", Usage: "the site's `origin` as learning platforms and browsers reach it, such as https://lab.example.org, for the LTI URLs"})
@@ -424,7 +424,11 @@ func openStore(ctx context.Context, databaseURL, data string) (*store.Store, err
 	if err := os.MkdirAll(data, 0o750); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	return store.Open(filepath.Join(data, dbFile))
+	st, err := store.Open(filepath.Join(data, dbFile))
+	if errors.Is(err, store.ErrReadOnly) {
+		return nil, fmt.Errorf("%w (--data, DATA: the directory for the SQLite file)", err)
+	}
+	return st, err
 }
 
 func serveURL(a net.Addr) string {
