@@ -10,6 +10,7 @@ import (
 	"capacitylab/fleet"
 	"capacitylab/runner"
 	"capacitylab/store"
+	"capacitylab/store/storetest"
 )
 
 // startNode starts a runner process's part on a store of its own: a
@@ -386,5 +387,56 @@ func TestLostBeforeStart(t *testing.T) {
 	}
 	if es := events(t, st, tk.ID); len(es) != 2 || es[1].Kind != runner.KindFailed {
 		t.Errorf("events %+v: want queued then failed", es)
+	}
+}
+
+// The database out of reach for several times LostAfter in the middle of
+// a run (every process's way to it cut, as when Postgres stops: a relay
+// closes every connection and refuses new ones, then lets them through
+// again) fails nothing that is fine: no reaper takes the runner for lost
+// for the heartbeats the outage kept from being written, the runner's
+// writes wait for the database, and the run ends done with every window's
+// row and one contiguous log with one terminal event.
+func TestOutageFailsNoLiveRun(t *testing.T) {
+	dbURL := schemaURL(t)
+	relay := storetest.NewRelay(t, dbURL)
+	cutURL := relay.URL(dbURL)
+	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, cutURL), LostAfter: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		web.ReapLoop(ctx, nil)
+	}()
+	defer func() { cancel(); <-reaped }()
+	q := small(10, 10, 10, 10, 10, 10)
+	q.Seconds = 2
+	tk, err := web.SubmitFrom(ctx, "a", "", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startNode(t, cutURL, "runner-1")
+	st := openStore(t, dbURL) // the test's own way in, never cut
+	waitRows(t, st, tk.ID, 1, 30*time.Second)
+	const outage = 8 * time.Second // four times LostAfter
+	relay.Cut()
+	time.Sleep(outage)
+	relay.Restore()
+	r := waitRun(t, st, tk.ID, func(r store.Run) bool { return r.Status != store.RunRunning }, 90*time.Second)
+	if r.Status != store.RunDone || len(r.Rows) != q.Windows() {
+		t.Fatalf("after an outage of %v the run is %s (%q) with %d of %d rows: want done with every row", outage, r.Status, r.Reason, len(r.Rows), q.Windows())
+	}
+	es := events(t, st, tk.ID)
+	if k := es[len(es)-1].Kind; k != runner.KindDone {
+		t.Fatalf("the log ends %s: want done", k)
+	}
+	// Nothing is written after the end, whatever the reapers do later.
+	time.Sleep(3 * time.Second)
+	if es2 := events(t, st, tk.ID); len(es2) != len(es) {
+		t.Fatalf("%d events after the end was stored, %d before", len(es2), len(es))
 	}
 }

@@ -917,7 +917,7 @@ func TestRunNotSavedIsNotDone(t *testing.T) {
 	if saved, err := st.Run(t.Context(), tk.ID); err != nil || saved.Status == store.RunDone {
 		t.Errorf("the store has the run as %q (%v), want it not done", saved.Status, err)
 	}
-	if !strings.Contains(logs.String(), "saving records") || !strings.Contains(logs.String(), "database or disk is full") {
+	if !strings.Contains(logs.String(), "saving run events") || !strings.Contains(logs.String(), "database or disk is full") {
 		t.Errorf("the failure is not logged:\n%s", logs.String())
 	}
 }
