@@ -42,7 +42,9 @@
 // A full disk (health.go): a write that fails for lack of room fails
 // with an error IsFull reports (SQLite's SQLITE_FULL, Postgres's disk_full,
 // SQLSTATE 53100, "could not extend file"), and WriteHealth
-// says writes are failing, and since when, until a later write succeeds.
+// says writes are failing, and since when, until a later write succeeds
+// or a small write WriteHealth tries itself (every 2 s while writes fail)
+// does.
 // When the disk is so full that the file cannot even be opened for writing
 // (SQLite cannot create its WAL index), Open opens it read-only (immutable)
 // if its write-ahead log holds nothing and its schema is this program's:
