@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -214,8 +215,13 @@ func Reap(ctx context.Context, st *store.Store, lostAfter time.Duration, now fun
 		}
 		return fmt.Sprintf("%s: the runner process running it (%s%s) stopped answering for more than %v, so the run stopped "+
 			"(the rows stored before are kept). Run it again.", LostReasonPrefix, l.Runner, host, lostAfter)
-	}, func(seq int, reason string) store.RunEvent {
-		return runner.StoreEvent(runner.Event{Kind: runner.KindFailed, Reason: reason}, seq, t)
+	}, func(l store.LostRun, seq int, reason string) store.RunEvent {
+		// Its window is how many windows finished (their rows are
+		// stored), as a runner's own terminal event says.
+		var q runner.Request
+		json.Unmarshal(l.Request, &q) // a web replica wrote it
+		e := runner.Event{Kind: runner.KindFailed, Reason: reason, WindowProgress: result.WindowProgress{Window: l.Rows, Windows: q.Windows()}}
+		return runner.StoreEvent(e, seq, t)
 	})
 	for _, l := range lost {
 		log.Warn("run's runner lost: run failed", "run", l.ID, "runner", l.Runner, "host", l.Host)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"capacitylab/fleet"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 	"capacitylab/store/storetest"
@@ -438,5 +439,44 @@ func TestOutageFailsNoLiveRun(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	if es2 := events(t, st, tk.ID); len(es2) != len(es) {
 		t.Fatalf("%d events after the end was stored, %d before", len(es2), len(es))
+	}
+}
+
+// The failed event a reaper stores names the window the run reached, as a
+// runner's own terminal event does: window is how many windows finished
+// (their rows stored), windows how many the run asked for.
+func TestReapedEventNamesTheWindow(t *testing.T) {
+	dbURL := schemaURL(t)
+	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, dbURL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tk, err := web.SubmitFrom(ctx, "a", "", small(10, 20, 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost := openStore(t, dbURL)
+	if err := ghost.Heartbeat(ctx, "ghost", "gone-host", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := ghost.ClaimRun(ctx, tk.ID, "ghost", time.Now()); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	// Two of its three windows finished before its runner went silent.
+	for w := range 2 {
+		if err := ghost.AddRow(ctx, tk.ID, result.Row{Window: w, Offered: float64(10 * (w + 1))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	st := openStore(t, dbURL)
+	if lost, err := fleet.Reap(ctx, st, 10*time.Millisecond, time.Now, nil); err != nil || len(lost) != 1 {
+		t.Fatalf("reap: %v %v; want the run", lost, err)
+	}
+	es := events(t, st, tk.ID)
+	end := es[len(es)-1]
+	if end.Kind != runner.KindFailed || end.Window != 2 || end.Windows != 3 {
+		t.Fatalf("the reaper's event: %s, window %d of %d; want failed, window 2 of 3", end.Kind, end.Window, end.Windows)
 	}
 }
