@@ -70,8 +70,9 @@
 // reason a learner can act on: the lab (or the load generator) did not
 // start, the lab child died mid-window (with its last words) or the load
 // child did, the lab had not drained an earlier window's backlog before the
-// next one, or the run's rows or records could not be stored (the disk is
-// full: the run stops at that window). The reason is written for the
+// next one, the run's events, rows or records could not be stored (the
+// disk is full: the run stops there), or, across processes, the run was
+// ended elsewhere while its runner ran it (Runs queued elsewhere). The reason is written for the
 // learner: the error behind it (a Go error, with pids and addresses) goes
 // to the server's log only; of a lab child that died, the reason quotes
 // its exit status and its own last words, which are about the knobs.
