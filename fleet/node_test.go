@@ -480,3 +480,58 @@ func TestReapedEventNamesTheWindow(t *testing.T) {
 		t.Fatalf("the reaper's event: %s, window %d of %d; want failed, window 2 of 3", end.Kind, end.Window, end.Windows)
 	}
 }
+
+// A runner cut off from the database while the others reach it (its way
+// to the database cut for longer than LostAfter; a reaper that never lost
+// the database takes it for lost) is fenced out when it comes back: its
+// next write is refused, so it stops the run and writes nothing more, and
+// the run keeps the one terminal event the reaper stored, "runner lost",
+// after a contiguous log.
+func TestLostRunnerIsFencedOut(t *testing.T) {
+	dbURL := schemaURL(t)
+	relay := storetest.NewRelay(t, dbURL)
+	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, dbURL), LostAfter: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		web.ReapLoop(ctx, nil)
+	}()
+	defer func() { cancel(); <-reaped }()
+	q := small(10, 10, 10, 10, 10, 10, 10, 10)
+	q.Seconds = 2
+	tk, err := web.SubmitFrom(ctx, "a", "", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rn := startNode(t, relay.URL(dbURL), "runner-cut")
+	st := openStore(t, dbURL)
+	waitRows(t, st, tk.ID, 1, 30*time.Second)
+	relay.Cut()
+	r := waitStatus(t, st, tk.ID, store.RunFailed, 30*time.Second)
+	relay.Restore()
+	if !strings.HasPrefix(r.Reason, fleet.LostReasonPrefix+":") {
+		t.Fatalf("reason %q: want runner lost", r.Reason)
+	}
+	// The runner, alive, comes back: its writes are refused and it stops
+	// the run.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if s, ok := rn.Get(tk.ID); ok && s.Status != store.RunRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the runner taken for lost still runs the run 60 s after it could reach the database again")
+		}
+	}
+	es := events(t, st, tk.ID)
+	end := es[len(es)-1]
+	if end.Kind != runner.KindFailed || !strings.HasPrefix(end.Reason, fleet.LostReasonPrefix+":") {
+		t.Fatalf("the log ends %s %q: want the reaper's runner lost", end.Kind, end.Reason)
+	}
+	if after, _ := st.Run(ctx, tk.ID); after.Status != store.RunFailed || after.Reason != r.Reason || len(after.Rows) >= q.Windows() {
+		t.Fatalf("after the runner came back the run is %s (%q) with %d rows: want the reaper's end kept", after.Status, after.Reason, len(after.Rows))
+	}
+}
