@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -121,6 +122,7 @@ func (n *Node) beat(ctx context.Context) {
 	defer n.wg.Done()
 	tick := time.NewTicker(n.cfg.HeartbeatEvery)
 	defer tick.Stop()
+	rp := reaper{st: n.cfg.Store, lostAfter: n.cfg.LostAfter, now: n.cfg.Now, log: n.log}
 	lastReap := time.Time{}
 	for {
 		select {
@@ -134,13 +136,65 @@ func (n *Node) beat(ctx context.Context) {
 		}
 		if time.Since(lastReap) >= reapEvery {
 			lastReap = time.Now()
-			if _, err := Reap(bctx, n.cfg.Store, n.cfg.LostAfter, n.cfg.Now, n.log); err != nil && ctx.Err() == nil {
+			if err := rp.reap(bctx); err != nil && ctx.Err() == nil {
 				n.log.Error("reaping lost runners' runs", "err", err)
 			}
 		}
 		cancel()
 	}
 }
+
+// reaper is one process's reaping loop's memory: since when it has
+// reached the database without a break. A heartbeat is judged only by a
+// reaper that has itself reached the database for lostAfter: after an
+// outage (of the database, or of this process's way to it), every
+// runner that is alive has had lostAfter to beat again before any is
+// taken for lost, so the beats an outage kept from being written do not
+// fail live runs. (A runner that truly stopped is reaped lostAfter
+// later than it would have been.)
+type reaper struct {
+	st        *store.Store
+	lostAfter time.Duration
+	now       func() time.Time
+	log       *slog.Logger
+	reaching  time.Time // when the current run of successful round trips began; zero after a failure
+	last      time.Time // the last successful round trip
+}
+
+// reap reaps (Reap) if the database has been reached for lostAfter
+// without a break, and otherwise only checks that it is reached. A gap of
+// more than maxGap between two round trips that succeeded counts as a
+// break: this process cannot tell whether the database was reachable
+// meanwhile.
+func (rp *reaper) reap(ctx context.Context) error {
+	start := time.Now()
+	if !rp.reaching.IsZero() && start.Sub(rp.last) > rp.maxGap() {
+		rp.reaching = time.Time{}
+	}
+	if rp.reaching.IsZero() || start.Sub(rp.reaching) < rp.lostAfter {
+		if err := rp.st.Ping(ctx); err != nil {
+			rp.reaching = time.Time{}
+			return err
+		}
+		if rp.reaching.IsZero() {
+			rp.reaching = start
+			rp.log.Info("reaching the database: runners are judged by their heartbeats once it has been reached for the bound", "bound", rp.lostAfter)
+		}
+		rp.last = start
+		return nil
+	}
+	_, err := Reap(ctx, rp.st, rp.lostAfter, rp.now, rp.log)
+	if err != nil {
+		rp.reaching = time.Time{}
+		return err
+	}
+	rp.last = start
+	return nil
+}
+
+// maxGap is the longest time between two round trips of a reaping loop
+// that still counts as reaching the database throughout.
+func (rp *reaper) maxGap() time.Duration { return 2*reapEvery + rp.lostAfter/4 }
 
 // Reap ends the runs of runners silent for longer than lostAfter: failed,
 // "runner lost: ...", with their terminal event; then tells the queued
@@ -161,8 +215,13 @@ func Reap(ctx context.Context, st *store.Store, lostAfter time.Duration, now fun
 		}
 		return fmt.Sprintf("%s: the runner process running it (%s%s) stopped answering for more than %v, so the run stopped "+
 			"(the rows stored before are kept). Run it again.", LostReasonPrefix, l.Runner, host, lostAfter)
-	}, func(seq int, reason string) store.RunEvent {
-		return runner.StoreEvent(runner.Event{Kind: runner.KindFailed, Reason: reason}, seq, t)
+	}, func(l store.LostRun, seq int, reason string) store.RunEvent {
+		// Its window is how many windows finished (their rows are
+		// stored), as a runner's own terminal event says.
+		var q runner.Request
+		json.Unmarshal(l.Request, &q) // a web replica wrote it
+		e := runner.Event{Kind: runner.KindFailed, Reason: reason, WindowProgress: result.WindowProgress{Window: l.Rows, Windows: q.Windows()}}
+		return runner.StoreEvent(e, seq, t)
 	})
 	for _, l := range lost {
 		log.Warn("run's runner lost: run failed", "run", l.ID, "runner", l.Runner, "host", l.Host)
@@ -177,8 +236,12 @@ func Reap(ctx context.Context, st *store.Store, lostAfter time.Duration, now fun
 // web replica: with every runner gone, their runs still end (and their
 // streams with them) rather than wait for a runner to come back.
 func (q *Queue) ReapLoop(ctx context.Context, log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	tick := time.NewTicker(reapEvery)
 	defer tick.Stop()
+	rp := reaper{st: q.st, lostAfter: q.cfg.LostAfter, now: q.now, log: log}
 	for {
 		select {
 		case <-ctx.Done():
@@ -186,7 +249,7 @@ func (q *Queue) ReapLoop(ctx context.Context, log *slog.Logger) {
 		case <-tick.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, opTimeout)
-		if _, err := Reap(rctx, q.st, q.cfg.LostAfter, q.now, log); err != nil && ctx.Err() == nil && log != nil {
+		if err := rp.reap(rctx); err != nil && ctx.Err() == nil {
 			log.Error("reaping lost runners' runs", "err", err)
 		}
 		cancel()
@@ -231,7 +294,7 @@ func (w *sweepWorker) Work(ctx context.Context, job *river.Job[SweepArgs]) error
 	})
 	defer stop()
 	status := n.cfg.Runner.RunClaimed(rctx, runner.Claimed{ID: claimed.ID, Learner: claimed.Learner, Addr: claimed.Addr, Request: q,
-		Created: claimed.CreatedAt, Started: claimed.StartedAt, LastSeq: last})
+		Created: claimed.CreatedAt, Started: claimed.StartedAt, LastSeq: last, Owner: n.cfg.ID})
 	n.log.Info("run ended", "run", claimed.ID, "status", status)
 	ectx, ecancel := context.WithTimeout(context.Background(), opTimeout)
 	defer ecancel()

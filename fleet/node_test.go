@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"capacitylab/fleet"
+	"capacitylab/result"
 	"capacitylab/runner"
 	"capacitylab/store"
+	"capacitylab/store/storetest"
 )
 
 // startNode starts a runner process's part on a store of its own: a
@@ -386,5 +388,150 @@ func TestLostBeforeStart(t *testing.T) {
 	}
 	if es := events(t, st, tk.ID); len(es) != 2 || es[1].Kind != runner.KindFailed {
 		t.Errorf("events %+v: want queued then failed", es)
+	}
+}
+
+// The database out of reach for several times LostAfter in the middle of
+// a run (every process's way to it cut, as when Postgres stops: a relay
+// closes every connection and refuses new ones, then lets them through
+// again) fails nothing that is fine: no reaper takes the runner for lost
+// for the heartbeats the outage kept from being written, the runner's
+// writes wait for the database, and the run ends done with every window's
+// row and one contiguous log with one terminal event.
+func TestOutageFailsNoLiveRun(t *testing.T) {
+	dbURL := schemaURL(t)
+	relay := storetest.NewRelay(t, dbURL)
+	cutURL := relay.URL(dbURL)
+	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, cutURL), LostAfter: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		web.ReapLoop(ctx, nil)
+	}()
+	defer func() { cancel(); <-reaped }()
+	q := small(10, 10, 10, 10, 10, 10)
+	q.Seconds = 2
+	tk, err := web.SubmitFrom(ctx, "a", "", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startNode(t, cutURL, "runner-1")
+	st := openStore(t, dbURL) // the test's own way in, never cut
+	waitRows(t, st, tk.ID, 1, 30*time.Second)
+	const outage = 8 * time.Second // four times LostAfter
+	relay.Cut()
+	time.Sleep(outage)
+	relay.Restore()
+	r := waitRun(t, st, tk.ID, func(r store.Run) bool { return r.Status != store.RunRunning }, 90*time.Second)
+	if r.Status != store.RunDone || len(r.Rows) != q.Windows() {
+		t.Fatalf("after an outage of %v the run is %s (%q) with %d of %d rows: want done with every row", outage, r.Status, r.Reason, len(r.Rows), q.Windows())
+	}
+	es := events(t, st, tk.ID)
+	if k := es[len(es)-1].Kind; k != runner.KindDone {
+		t.Fatalf("the log ends %s: want done", k)
+	}
+	// Nothing is written after the end, whatever the reapers do later.
+	time.Sleep(3 * time.Second)
+	if es2 := events(t, st, tk.ID); len(es2) != len(es) {
+		t.Fatalf("%d events after the end was stored, %d before", len(es2), len(es))
+	}
+}
+
+// The failed event a reaper stores names the window the run reached, as a
+// runner's own terminal event does: window is how many windows finished
+// (their rows stored), windows how many the run asked for.
+func TestReapedEventNamesTheWindow(t *testing.T) {
+	dbURL := schemaURL(t)
+	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, dbURL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tk, err := web.SubmitFrom(ctx, "a", "", small(10, 20, 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost := openStore(t, dbURL)
+	if err := ghost.Heartbeat(ctx, "ghost", "gone-host", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := ghost.ClaimRun(ctx, tk.ID, "ghost", time.Now()); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	// Two of its three windows finished before its runner went silent.
+	for w := range 2 {
+		if err := ghost.AddRow(ctx, tk.ID, result.Row{Window: w, Offered: float64(10 * (w + 1))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	st := openStore(t, dbURL)
+	if lost, err := fleet.Reap(ctx, st, 10*time.Millisecond, time.Now, nil); err != nil || len(lost) != 1 {
+		t.Fatalf("reap: %v %v; want the run", lost, err)
+	}
+	es := events(t, st, tk.ID)
+	end := es[len(es)-1]
+	if end.Kind != runner.KindFailed || end.Window != 2 || end.Windows != 3 {
+		t.Fatalf("the reaper's event: %s, window %d of %d; want failed, window 2 of 3", end.Kind, end.Window, end.Windows)
+	}
+}
+
+// A runner cut off from the database while the others reach it (its way
+// to the database cut for longer than LostAfter; a reaper that never lost
+// the database takes it for lost) is fenced out when it comes back: its
+// next write is refused, so it stops the run and writes nothing more, and
+// the run keeps the one terminal event the reaper stored, "runner lost",
+// after a contiguous log.
+func TestLostRunnerIsFencedOut(t *testing.T) {
+	dbURL := schemaURL(t)
+	relay := storetest.NewRelay(t, dbURL)
+	web, err := fleet.NewQueue(fleet.Config{Store: openStore(t, dbURL), LostAfter: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		web.ReapLoop(ctx, nil)
+	}()
+	defer func() { cancel(); <-reaped }()
+	q := small(10, 10, 10, 10, 10, 10, 10, 10)
+	q.Seconds = 2
+	tk, err := web.SubmitFrom(ctx, "a", "", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rn := startNode(t, relay.URL(dbURL), "runner-cut")
+	st := openStore(t, dbURL)
+	waitRows(t, st, tk.ID, 1, 30*time.Second)
+	relay.Cut()
+	r := waitStatus(t, st, tk.ID, store.RunFailed, 30*time.Second)
+	relay.Restore()
+	if !strings.HasPrefix(r.Reason, fleet.LostReasonPrefix+":") {
+		t.Fatalf("reason %q: want runner lost", r.Reason)
+	}
+	// The runner, alive, comes back: its writes are refused and it stops
+	// the run.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if s, ok := rn.Get(tk.ID); ok && s.Status != store.RunRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the runner taken for lost still runs the run 60 s after it could reach the database again")
+		}
+	}
+	es := events(t, st, tk.ID)
+	end := es[len(es)-1]
+	if end.Kind != runner.KindFailed || !strings.HasPrefix(end.Reason, fleet.LostReasonPrefix+":") {
+		t.Fatalf("the log ends %s %q: want the reaper's runner lost", end.Kind, end.Reason)
+	}
+	if after, _ := st.Run(ctx, tk.ID); after.Status != store.RunFailed || after.Reason != r.Reason || len(after.Rows) >= q.Windows() {
+		t.Fatalf("after the runner came back the run is %s (%q) with %d rows: want the reaper's end kept", after.Status, after.Reason, len(after.Rows))
 	}
 }

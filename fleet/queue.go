@@ -25,6 +25,16 @@
 // ends failed, its reason beginning "runner lost", with its terminal event
 // stored, so every stream of it ends. Jobs run once (MaxAttempts 1): a
 // lost run is reported, never silently retried.
+//
+// A reaper judges heartbeats only once it has itself reached the database
+// for LostAfter without a break: after an outage (Postgres stopped, or
+// the network to it down) every runner alive has had that long to beat
+// again, so the beats the outage kept from being written fail nothing. A
+// run has one owner at a time: its runner's writes are fenced by its
+// claim (store.WriteRun), so a runner taken for lost that is in fact
+// alive (cut off from the database while the others were not) has its
+// next write refused and stops the run, and the run keeps the one
+// terminal event the reaper stored.
 package fleet
 
 import (

@@ -24,6 +24,9 @@ type Claimed struct {
 	// LastSeq is the seq of the run's last stored event: its log goes on
 	// from there.
 	LastSeq int
+	// Owner is the runner id the claim recorded (store.ClaimRun): every
+	// write of the run is fenced by it (store.WriteRun).
+	Owner string
 }
 
 // RunClaimed executes a claimed run with this Runner's execution path (the
@@ -42,12 +45,10 @@ func (r *Runner) RunClaimed(ctx context.Context, c Claimed) store.RunStatus {
 	if r.met != nil {
 		dropped = r.met.dropped.Inc
 	}
-	ru := &run{id: c.ID, learner: c.Learner, addr: c.Addr, req: q, estimate: Estimate(q), log: newEventLog(r.cfg.SubscriberBuffer, r.now, dropped),
+	ru := &run{id: c.ID, learner: c.Learner, addr: c.Addr, owner: c.Owner, req: q, estimate: Estimate(q), log: newEventLog(r.cfg.SubscriberBuffer, r.now, dropped),
 		status: store.RunRunning, created: c.Created, started: c.Started}
-	ru.log.base = c.LastSeq
-	if r.cfg.Store != nil {
-		ru.log.save = r.eventSaver(c.ID)
-	}
+	ru.log.seq = c.LastSeq
+	r.storeLog(ru)
 	r.mu.Lock()
 	r.byID[ru.id] = ru
 	if r.shut {

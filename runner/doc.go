@@ -70,13 +70,14 @@
 // reason a learner can act on: the lab (or the load generator) did not
 // start, the lab child died mid-window (with its last words) or the load
 // child did, the lab had not drained an earlier window's backlog before the
-// next one, or the run's rows or records could not be stored (the disk is
-// full: the run stops at that window). The reason is written for the
+// next one, the run's events, rows or records could not be stored (the
+// disk is full: the run stops there), or, across processes, the run was
+// ended elsewhere while its runner ran it (Runs queued elsewhere). The reason is written for the
 // learner: the error behind it (a Go error, with pids and addresses) goes
 // to the server's log only; of a lab child that died, the reason quotes
 // its exit status and its own last words, which are about the knobs.
 // A run is done only once its rows, records and status are stored: if
-// storing the done status fails, the run ends failed instead. interrupted means the server
+// storing the done status fails, the run ends failed instead (Events). interrupted means the server
 // stopped (Close); whatever was measured is kept. A learner may cancel
 // their own queued or running run; the rows so far are kept.
 //
@@ -147,12 +148,26 @@
 // event's seq, time and JSON, Subscribe and Watchers work as the Runner's,
 // so one reader per run fans out to every watcher of a server.
 //
-// With Config.Store set, every event is stored with its seq and JSON
-// (Saver.AddRunEvent) when it is logged, before any watcher gets it, so
-// the store holds every seq a watcher can have seen, even after a crash:
-// a stream resumed from the store numbers each event as it was numbered
-// live (package web). A failure to store events is logged once per run;
-// the live log goes on.
+// With Config.Store set, an event reaches watchers only once it is
+// stored with its seq and JSON, so the store holds every seq a watcher
+// can have seen, even after a crash: a stream resumed from the store
+// numbers each event as it was numbered live (package web). Each run's
+// log has a writer that stores the events waiting (at most
+// Config.EventBatch; every one by default) in one write (Saver.WriteRun:
+// one transaction, one wake-up for other servers' watchers), then hands
+// them out in order; events logged meanwhile wait for the next write. A
+// window's raw records and row go in the write of its row event, and the
+// run's final state in the write of its terminal event, so the status
+// and the log's end are stored together or not at all. A write the
+// database cannot take for now (it is unreachable) is tried again for up
+// to two minutes, delaying the events, not losing them; one that fails
+// for good (a full disk, or the run ended elsewhere: below) ends the log
+// at once with a failed event that says the run's data could not be
+// stored, in place of the events that could not be, and stops the run.
+// That event's seq follows the last stored one, and the runner keeps
+// trying to store it with the status failed (every 2 s until it is, or
+// the runner closes), so the final status a watcher saw is the one the
+// store keeps once it has room again.
 //
 // Each event carries its JSON encoding (Event.JSON), made once when it is
 // logged, so a server fanning one event out to many watchers encodes it
@@ -168,7 +183,11 @@
 // queued in Postgres, not here. A runner process claims one and hands it
 // to RunClaimed, which runs it on this same execution path (children,
 // rows, records, events, statuses), its events numbered after the last
-// stored one (Claimed.LastSeq); its context ending with
+// stored one (Claimed.LastSeq), every write fenced by its claim
+// (Claimed.Owner, store.WriteRun): once the run has ended elsewhere (a
+// reaper took its runner for lost), the runner's next write is refused,
+// its log ends failed and the run stops, so the stored log keeps the one
+// terminal event the reaper wrote; its context ending with
 // ErrCancelledByOwner cancels it, any other end interrupts it, and Close
 // interrupts it as a run of the Runner's own. StoreEvent and QueuedEvent
 // make the events other processes append to a stored log (a queued run's

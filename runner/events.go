@@ -91,22 +91,56 @@ const fanoutChunk = 32
 
 // eventLog is a run's events in order. Appending never blocks: each
 // subscriber has a bounded queue and is dropped when it is full.
+//
+// With a store (write set), an appended event is numbered at once and
+// handed to watchers only once it is stored: a writer goroutine takes
+// every event waiting (at most batch of them) and stores them in one
+// write with whatever rides with them (a window's records and row, the
+// run's end), then hands them out in order; events appended meanwhile
+// wait for the next write. So the store holds every seq a watcher can
+// have seen, and a run's events cost one commit per write, not one each.
+// When a write fails for good, the log ends: the events waiting are
+// dropped, and watchers get a failed event in their place (seq the first
+// not stored) that says storing failed (failEvent).
 type eventLog struct {
 	mu      sync.Mutex
-	events  []Event
-	base    int // the seq before events[0]: a run claimed from the store (RunClaimed) continues its stored log
+	written *sync.Cond // on mu: broadcast when a write ends
+	events  []Event    // handed out, in seq order
+	seq     int        // the last seq numbered: a run claimed from the store (RunClaimed) continues its stored log
 	subs    map[*Subscription]struct{}
-	closed  bool // a terminal event was appended
+	closing bool // a terminal event was numbered: nothing more is appended
+	closed  bool // a terminal event was handed out
 	buffer  int
 	now     func() time.Time
-	drop    func()      // called when a subscriber is dropped; may be nil
-	save    func(Event) // stores each event before anyone sees it; may be nil
+	drop    func() // called when a subscriber is dropped; may be nil
+
+	// write stores a batch of events, in order, with what rides with
+	// them, in one write; nil: nothing is stored.
+	write   func([]pending) error
+	batch   int                                // most events one write carries; 0: every one waiting
+	failed  func(err error, first Event) Event // the event that ends the log when a write fails (its kind failed)
+	pending []pending                          // numbered, waiting for the writer
+	writing bool                               // the writer goroutine runs
+	stored  int                                // the last seq stored
+	err     error                              // why the log ended unstored; nil while writes succeed
+
 	fanout  sync.Mutex
 	targets []*Subscription // reused by append, under fanout
 }
 
+// pending is an event numbered and waiting to be stored, with what is
+// stored in the same write.
+type pending struct {
+	e       Event
+	records []result.Record // a finished window's, with its row event
+	row     *result.Row     // the same
+	end     *store.Run      // the run's final state, with its terminal event
+}
+
 func newEventLog(buffer int, now func() time.Time, drop func()) *eventLog {
-	return &eventLog{subs: map[*Subscription]struct{}{}, buffer: buffer, now: now, drop: drop}
+	l := &eventLog{subs: map[*Subscription]struct{}{}, buffer: buffer, now: now, drop: drop}
+	l.written = sync.NewCond(&l.mu)
+	return l
 }
 
 // subscribers is how many subscriptions are live.
@@ -116,32 +150,98 @@ func (l *eventLog) subscribers() int {
 	return len(l.subs)
 }
 
-// append numbers e (seq from 1), stamps it and hands it to every
-// subscriber, in chunks of fanoutChunk (see there). After a terminal event
-// every subscription ends once its queue is taken, and further appends are
-// ignored. Subscribers are handed events in seq order: the log's lock is
-// held until the hand-out lock is taken, and the hand-out happens outside
-// the log's lock so subscribing and closing never wait for it.
-func (l *eventLog) append(e Event) Event {
+// append numbers e (seq from 1), stamps it and, once it is stored (at
+// once without a store), hands it to every subscriber, in chunks of
+// fanoutChunk (see there). After a terminal event every subscription ends
+// once its queue is taken, and further appends are ignored (the Event
+// returned is then the zero Event).
+func (l *eventLog) append(e Event) Event { return l.add(pending{e: e}) }
+
+// add is append with what is stored with the event.
+func (l *eventLog) add(p pending) Event {
 	l.mu.Lock()
-	if l.closed {
+	if l.closing || l.closed {
 		l.mu.Unlock()
 		return Event{}
 	}
-	e.Seq = l.base + len(l.events) + 1
+	l.seq++
+	e := p.e
+	e.Seq = l.seq
 	e.At = l.now().UTC()
 	e.JSON, _ = json.Marshal(e) // cannot fail: no channels, funcs or cycles
-	if l.save != nil {
-		// Stored before any watcher has it, so that whatever seq a
-		// watcher saw is in the store after a crash.
-		l.save(e)
+	l.closing = e.Kind.Terminal()
+	if l.write == nil {
+		l.publish(e)
+		return e
 	}
-	l.publish(e)
+	p.e = e
+	l.pending = append(l.pending, p)
+	if !l.writing {
+		l.writing = true
+		go l.writer()
+	}
+	l.mu.Unlock()
 	return e
+}
+
+// writer stores the waiting events, a batch at a time, and hands each
+// batch out once it is stored, until none waits.
+func (l *eventLog) writer() {
+	l.mu.Lock()
+	for len(l.pending) > 0 {
+		n := len(l.pending)
+		if l.batch > 0 {
+			n = min(n, l.batch)
+		}
+		batch := l.pending[:n:n]
+		l.mu.Unlock()
+		err := l.write(batch)
+		l.mu.Lock()
+		if err != nil {
+			l.err, l.pending, l.closing = err, nil, true
+			end := l.failed(err, batch[0].e)
+			end.Seq, end.At = batch[0].e.Seq, l.now().UTC()
+			end.JSON, _ = json.Marshal(end)
+			l.publish(end)
+			l.mu.Lock()
+			break
+		}
+		l.pending = l.pending[n:]
+		for _, p := range batch {
+			l.publish(p.e)
+			l.mu.Lock()
+		}
+		l.stored = batch[n-1].e.Seq
+		l.written.Broadcast()
+	}
+	l.writing = false
+	l.written.Broadcast()
+	l.mu.Unlock()
+}
+
+// wait returns once event seq is stored (nil) or the log ended because
+// a write failed (that write's error).
+func (l *eventLog) wait(seq int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.write != nil && l.stored < seq && l.err == nil {
+		l.written.Wait()
+	}
+	return l.err
+}
+
+// failure is why the log ended unstored (nil while writes succeed).
+func (l *eventLog) failure() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }
 
 // publish keeps e, numbered already, and hands it to every subscriber
 // (see append). It is called with l.mu held and releases it.
+// Subscribers are handed events in seq order: the log's lock is held
+// until the hand-out lock is taken, and the hand-out happens outside the
+// log's lock so subscribing and closing never wait for it.
 func (l *eventLog) publish(e Event) {
 	l.events = append(l.events, e)
 	terminal := e.Kind.Terminal()

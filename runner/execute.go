@@ -76,21 +76,22 @@ func (r *Runner) measure(ru *run) (store.RunStatus, string, Kind, int) {
 			}
 			ru.log.append(Event{Kind: KindSample, WindowProgress: e.WindowProgress, Sample: e.Sample})
 		case measure.EventWindow:
-			// The raw records first, then the row: the next window waits
-			// for both, so saving never overlaps a measurement and a
-			// crash keeps every window that ended. A window whose rows
-			// or records cannot be stored ends the run: it could not be
-			// reported done, and later windows would be lost too.
-			saved := r.saveRecords(ru, e.Window, e.Records)
+			// The raw records, the row and the row event go in one write
+			// with the events before them, and the next window waits for
+			// it, so saving never overlaps a measurement and a crash
+			// keeps every window that ended. A window that cannot be
+			// stored ends the run (its log ends with a failed event
+			// saying so): it could not be reported done, and later
+			// windows would be lost too.
 			row := *e.Row
 			if e.Cut != nil {
 				row.Note = cutNote(row.Note, e.Cut)
 			}
-			if err := r.addRow(ru, row); saved == nil {
-				saved = err
-			}
-			ru.log.append(Event{Kind: KindRow, WindowProgress: e.WindowProgress, Row: &row})
-			if saved != nil {
+			r.mu.Lock()
+			ru.rows = append(ru.rows, row)
+			r.mu.Unlock()
+			logged := ru.log.add(pending{e: Event{Kind: KindRow, WindowProgress: e.WindowProgress, Row: &row}, records: e.Records, row: &row})
+			if err := ru.log.wait(logged.Seq); err != nil || logged.Seq == 0 {
 				return errNotSaved
 			}
 			if e.Cut == nil && drainNote == "" && strings.Contains(row.Note, notDrainedNote) {
@@ -169,37 +170,6 @@ func (r *Runner) childDied(ru *run, window int, ee *childproc.ExitError) {
 		}
 	}
 	r.log.Warn(ee.Name+" died", "run", ru.id, "window", window, "pid", ee.Pid, "exit", ee.Err, "last_words", ee.LastWords)
-}
-
-// addRow keeps a finished window's row and saves it; an error is logged
-// and kept as the run's saveErr.
-func (r *Runner) addRow(ru *run, row result.Row) error {
-	r.mu.Lock()
-	ru.rows = append(ru.rows, row)
-	r.mu.Unlock()
-	if r.cfg.Store == nil {
-		return nil
-	}
-	err := r.save("row", ru.id, func(ctx context.Context) error { return r.cfg.Store.AddRow(ctx, ru.id, row) })
-	if err != nil {
-		r.log.Error("saving row", "run", ru.id, "window", row.Window, "err", err)
-		r.notSaved(ru, err)
-	}
-	return err
-}
-
-// saveRecords saves the raw records of one finished window; an error is
-// logged and kept as the run's saveErr.
-func (r *Runner) saveRecords(ru *run, window int, recs []result.Record) error {
-	if r.cfg.Store == nil {
-		return nil
-	}
-	err := r.save("records", ru.id, func(ctx context.Context) error { return r.cfg.Store.AddRecords(ctx, ru.id, recs) })
-	if err != nil {
-		r.log.Error("saving records", "run", ru.id, "window", window, "err", err)
-		r.notSaved(ru, err)
-	}
-	return err
 }
 
 // notSaved keeps the first failure to store a run's data.

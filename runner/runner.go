@@ -37,8 +37,10 @@ const (
 	// StartOverhead is what starting and stopping a run's two children
 	// costs, for estimates.
 	StartOverhead = time.Second
-	// saveTimeout bounds each write to the store.
-	saveTimeout = 30 * time.Second
+	// saveTimeout bounds each write to the store, its tries again while
+	// the database cannot be reached included (save): an outage shorter
+	// than this delays a run's writes, one longer fails the run.
+	saveTimeout = 2 * time.Minute
 )
 
 // Errors Submit and Cancel return for requests that cannot be served. The
@@ -97,28 +99,32 @@ func (e *AlreadyQueuedError) Unwrap() error { return ErrAlreadyQueued }
 // implements it.
 type Saver interface {
 	SaveRun(ctx context.Context, r store.Run) error
-	AddRow(ctx context.Context, id string, row result.Row) error
-	AddRecords(ctx context.Context, id string, recs []result.Record) error
-	AddRunEvent(ctx context.Context, id string, e store.RunEvent) error
+	// WriteRun stores a run's events, with a window's records and row or
+	// the run's end, in one write fenced by owner's claim on the run.
+	WriteRun(ctx context.Context, id, owner string, w store.RunWrite) error
 }
 
 // Config configures a Runner. Lab and Load are required; zero values
 // elsewhere take the defaults.
 type Config struct {
-	Lab              labsvc.ChildCommand   // how to start a run's lab child (the server re-executes itself with "lab-child")
-	Load             labsvc.ChildCommand   // how to start a run's load child (the server re-executes itself with "load-child")
-	QueueCapacity    int                   // runs in the queue, running ones included; DefaultQueueCapacity
-	PerAddress       int                   // runs one client address may have waiting or running; DefaultPerAddress
-	Concurrent       int                   // runs at once; DefaultConcurrent
-	Limits           Limits                // sandbox caps; HostLimits() when MaxRates is 0
-	SubscriberBuffer int                   // DefaultSubscriberBuffer
-	Retain           int                   // DefaultRetain
-	DrainWait        time.Duration         // how long the lab may take to drain between windows; 0: loadrun.DefaultDrainWait
-	Generator        []int                 // processors kept free for load children (measure.Config.Generator); nil: all but the lab's
-	Store            Saver                 // nil: runs are kept in memory only
-	Logger           *slog.Logger          // nil: discard
-	Registerer       prometheus.Registerer // where the runner's metrics go; nil: none
-	Now              func() time.Time      // nil: time.Now
+	Lab              labsvc.ChildCommand // how to start a run's lab child (the server re-executes itself with "lab-child")
+	Load             labsvc.ChildCommand // how to start a run's load child (the server re-executes itself with "load-child")
+	QueueCapacity    int                 // runs in the queue, running ones included; DefaultQueueCapacity
+	PerAddress       int                 // runs one client address may have waiting or running; DefaultPerAddress
+	Concurrent       int                 // runs at once; DefaultConcurrent
+	Limits           Limits              // sandbox caps; HostLimits() when MaxRates is 0
+	SubscriberBuffer int                 // DefaultSubscriberBuffer
+	Retain           int                 // DefaultRetain
+	DrainWait        time.Duration       // how long the lab may take to drain between windows; 0: loadrun.DefaultDrainWait
+	Generator        []int               // processors kept free for load children (measure.Config.Generator); nil: all but the lab's
+	Store            Saver               // nil: runs are kept in memory only
+	// EventBatch is the most events one write to the store carries
+	// (with a store): every event waiting when the last write ended, up
+	// to this; 0 for no bound. 1 writes each event on its own.
+	EventBatch int
+	Logger     *slog.Logger          // nil: discard
+	Registerer prometheus.Registerer // where the runner's metrics go; nil: none
+	Now        func() time.Time      // nil: time.Now
 	// Finished, if set, is told of each run that started once it has
 	// ended (saved, its terminal event sent), outside the runner's lock:
 	// package lti posts the learner's new score when a lab run is done.
@@ -162,6 +168,7 @@ type run struct {
 	id       string
 	learner  string
 	addr     string // the client address that asked ("" for class runs)
+	owner    string // the runner that claimed it (store.ClaimRun); "" for a run of this queue
 	req      Request
 	estimate time.Duration
 	log      *eventLog
@@ -350,9 +357,6 @@ func (r *Runner) SubmitFrom(ctx context.Context, learner, addr string, q Request
 	}
 	ru := &run{id: id, learner: learner, addr: addr, req: q, estimate: Estimate(q), log: newEventLog(r.cfg.SubscriberBuffer, r.now, dropped),
 		status: store.RunQueued, created: now}
-	if r.cfg.Store != nil {
-		ru.log.save = r.eventSaver(id)
-	}
 	// Saved before it is queued, under the lock, so the stored status
 	// never goes backwards and a 202 always names a stored run.
 	if r.cfg.Store != nil {
@@ -361,11 +365,12 @@ func (r *Runner) SubmitFrom(ctx context.Context, learner, addr string, q Request
 			return Ticket{}, err
 		}
 	}
+	r.storeLog(ru)
 	r.queue = append(r.queue, ru)
 	r.byID[id] = ru
 	pos := len(r.queue)
 	start := r.startEstimateLocked(pos - 1)
-	ru.log.append(Event{Kind: KindQueued, Position: pos, EstimatedStart: start, WindowProgress: q.at()})
+	r.queueEventLocked(ru, Event{Kind: KindQueued, Position: pos, EstimatedStart: start, WindowProgress: q.at()})
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -433,28 +438,45 @@ func (r *Runner) Cancel(id, learner string) error {
 func (r *Runner) requeueEventsLocked(from int) {
 	for j := from; j < len(r.queue); j++ {
 		ru := r.queue[j]
-		ru.log.append(Event{Kind: KindQueued, Position: j + 1, EstimatedStart: r.startEstimateLocked(j), WindowProgress: ru.req.at()})
+		r.queueEventLocked(ru, Event{Kind: KindQueued, Position: j + 1, EstimatedStart: r.startEstimateLocked(j), WindowProgress: ru.req.at()})
 	}
 }
 
-// finishLocked ends a run: status, reason, end time, store, terminal event.
-// It saves synchronously; the lock is held, which keeps the stored status
-// in step with the queue.
+// queueEventLocked logs a queued run's event and waits until it is
+// stored, the lock held, as its status is (saveLocked): what the store
+// says of the queue is never behind what the runner answers.
+func (r *Runner) queueEventLocked(ru *run, e Event) {
+	if logged := ru.log.append(e); logged.Seq != 0 {
+		ru.log.wait(logged.Seq)
+	}
+}
+
+// finishLocked ends a run: status, reason, end time, and its terminal
+// event, stored with its final state in one write (storeLog), before any
+// watcher has it; it waits for that write with the lock held, which keeps
+// the stored status in step with the queue. A run is reported done only
+// once that is stored: when a write fails for good the log ends with a
+// failed event saying so instead, and the run ends as that event says
+// (and, unless the run was ended elsewhere, its end is stored later:
+// keepEnd).
 func (r *Runner) finishLocked(ru *run, status store.RunStatus, reason string, e Event) {
 	ru.status, ru.reason, ru.ended = status, reason, r.now()
-	// Saved before the terminal event goes out, so whoever sees the
-	// event finds the run's final state in the store. A run is reported
-	// done only once that is stored.
-	if err := r.saveLocked(ru); err != nil && status == store.RunDone {
-		ru.status, ru.reason = store.RunFailed, notSavedReason(err, e.Window, ru.req.Windows())
-		reason, e.Kind = ru.reason, KindFailed
-		r.saveLocked(ru)
+	e.Reason = reason
+	end := r.storedRun(ru)
+	if logged := ru.log.add(pending{e: e, end: &end}); logged.Seq != 0 {
+		ru.log.wait(logged.Seq)
+	}
+	if err := ru.log.failure(); err != nil {
+		// A write failed: the log ended with a failed event saying so.
+		last, _ := ru.log.last()
+		ru.status, ru.reason, e = store.RunFailed, last.Reason, last
+		if !errors.Is(err, store.ErrNotOwner) {
+			r.keepEnd(ru, last)
+		}
 	}
 	if r.met != nil {
 		r.met.runs.WithLabelValues(string(e.Kind)).Inc()
 	}
-	e.Reason = reason
-	ru.log.append(e)
 	delete(r.running, ru.id)
 	r.finished = append(r.finished, ru.id)
 	for len(r.finished) > r.cfg.Retain {
@@ -462,6 +484,49 @@ func (r *Runner) finishLocked(ru *run, status store.RunStatus, reason string, e 
 		r.finished = r.finished[1:]
 	}
 }
+
+// storedRun is ru as the store keeps it.
+func (r *Runner) storedRun(ru *run) store.Run {
+	sr := store.Run{ID: ru.id, Learner: ru.learner, Lesson: ru.req.Lesson, Block: ru.req.Block, Status: ru.status, Reason: ru.reason,
+		CreatedAt: ru.created, StartedAt: ru.started, EndedAt: ru.ended}
+	sr.Request, _ = json.Marshal(ru.req)
+	return sr
+}
+
+// keepEnd stores the end of a run whose log ended because a write failed
+// (the failed event its watchers had, with the status failed), trying
+// again every endRetry until it is stored, the run turns out to be ended
+// elsewhere, or the runner closes: the final status a watcher saw is the
+// one kept, as soon as the store can take it (a disk with room again).
+func (r *Runner) keepEnd(ru *run, last Event) {
+	if r.cfg.Store == nil {
+		return
+	}
+	end := r.storedRun(ru)
+	w := store.RunWrite{Events: []store.RunEvent{{Seq: last.Seq, Kind: string(last.Kind), JSON: last.JSON}}, End: &end}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for {
+			ctx, cancel := context.WithTimeout(r.ctx, saveTimeout)
+			err := r.cfg.Store.WriteRun(ctx, ru.id, ru.owner, w)
+			cancel()
+			if err == nil || errors.Is(err, store.ErrNotOwner) {
+				r.log.Info("the end of a run whose writes failed is stored", "run", ru.id, "status", end.Status, "err", err)
+				return
+			}
+			select {
+			case <-r.ctx.Done():
+				r.log.Error("the end of a run was never stored: the server stopped first", "run", ru.id, "err", err)
+				return
+			case <-time.After(endRetry):
+			}
+		}
+	}()
+}
+
+// endRetry is how often keepEnd tries to store a run's end again.
+const endRetry = 2 * time.Second
 
 func (r *Runner) saveLocked(ru *run) error {
 	if r.cfg.Store == nil {
@@ -478,18 +543,23 @@ func (r *Runner) saveLocked(ru *run) error {
 }
 
 // save runs one write of run id to the store (what names it for the log),
-// and while it fails because the database cannot be reached and was not
-// written (store.IsRetryable: Postgres restarting, say), tries again
-// after 100 ms, doubling to 2 s, for up to saveTimeout in all. So a short
-// outage of the database delays a run's writes (and, since each event is
-// stored before it is sent, its events) instead of losing them.
+// and while it fails because the database cannot be reached
+// (store.IsUnreachable: Postgres restarting, the network to it down),
+// tries again after 100 ms, doubling to 2 s, for up to saveTimeout in
+// all. Every write of a run replaces what it wrote before at the same
+// keys (store.WriteRun, SaveRun), so one that may have been applied
+// before its connection was lost is safe to send again. So an outage of
+// the database delays a run's writes (and, since each event is stored
+// before it is sent, its events) instead of losing them; and the claim
+// the writes are fenced by keeps a runner that was declared lost
+// meanwhile from writing on.
 func (r *Runner) save(what, id string, write func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
 	wait := 100 * time.Millisecond
 	for {
 		err := write(ctx)
-		if err == nil || !store.IsRetryable(err) {
+		if err == nil || !store.IsUnreachable(err) {
 			return err
 		}
 		r.log.Warn("the database cannot be reached: trying the write again", "write", what, "run", id, "in", wait, "err", err)
@@ -502,19 +572,64 @@ func (r *Runner) save(what, id string, write func(ctx context.Context) error) er
 	}
 }
 
-// eventSaver stores run id's events as they are logged. A failure is
-// logged once per run: the live log goes on, and only a stream resumed
-// from the store after the run has left memory misses the events.
-func (r *Runner) eventSaver(id string) func(Event) {
-	var failed bool // under the log's lock, as every call is
-	return func(e Event) {
-		err := r.save("event", id, func(ctx context.Context) error {
-			return r.cfg.Store.AddRunEvent(ctx, id, store.RunEvent{Seq: e.Seq, Kind: string(e.Kind), JSON: e.JSON})
-		})
-		if err != nil && !failed {
-			failed = true
-			r.log.Error("saving run events (later failures of this run are not logged)", "run", id, "seq", e.Seq, "err", err)
+// storeLog makes ru's log store its events (with a Store): each write
+// carries the events waiting (at most Config.EventBatch), with a
+// window's records and row or the run's end, fenced by the run's claim
+// (store.WriteRun). When a write fails for good (a full disk, the run
+// ended elsewhere, the database gone past saveTimeout), the log ends with
+// a failed event saying so and the run is stopped.
+func (r *Runner) storeLog(ru *run) {
+	if r.cfg.Store == nil {
+		return
+	}
+	l := ru.log
+	l.batch = r.cfg.EventBatch
+	l.write = func(batch []pending) error {
+		var w store.RunWrite
+		for _, p := range batch {
+			w.Events = append(w.Events, store.RunEvent{Seq: p.e.Seq, Kind: string(p.e.Kind), JSON: p.e.JSON})
+			w.Records = append(w.Records, p.records...)
+			if p.row != nil {
+				w.Rows = append(w.Rows, *p.row)
+			}
+			if p.end != nil {
+				w.End = p.end
+			}
 		}
+		err := r.save("events", ru.id, func(ctx context.Context) error { return r.cfg.Store.WriteRun(ctx, ru.id, ru.owner, w) })
+		if err != nil {
+			r.log.Error("saving run events: the run stops", "run", ru.id, "seq", w.Events[0].Seq, "err", err)
+		}
+		return err
+	}
+	l.failed = func(err error, first Event) Event {
+		// Stop the run; not under this log's lock, which the runner's
+		// lock may be waiting for (finishLocked).
+		go r.stopUnsaved(ru, err)
+		// The windows finished are those before the first event not
+		// stored (a done event's window counts them all).
+		e := Event{Kind: KindFailed, WindowProgress: result.WindowProgress{Window: first.Window, Windows: first.Windows}}
+		if errors.Is(err, store.ErrNotOwner) {
+			e.Reason = lostReason
+		} else {
+			e.Reason = notSavedReason(err, first.Window, ru.req.Windows())
+		}
+		return e
+	}
+}
+
+// lostReason is the reason of a run whose writes were refused because it
+// was ended elsewhere while this runner ran it.
+const lostReason = "This run was ended by another server while this one was running it (its runner was taken for lost), " +
+	"so the run stopped; the rows stored before are kept. Run it again."
+
+// stopUnsaved stops a run whose log ended because a write failed.
+func (r *Runner) stopUnsaved(ru *run, err error) {
+	r.notSaved(ru, err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ru.cancel != nil {
+		ru.cancel(errNotSaved)
 	}
 }
 

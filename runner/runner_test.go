@@ -868,11 +868,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// A run whose records cannot be stored (the disk is full: here
+// A run whose events cannot be stored (the disk is full: here
 // store.FullWhen fails writes exactly as SQLite does on a full disk, from
-// the moment the run starts) is not reported done: it ends failed after
-// its first window, saying its measurements could not be saved and why,
-// and the store does not call it done. (cmd/server's TestFullDiskTmpfs
+// the moment the run starts) is not reported done: it ends failed in its
+// first window, saying its measurements could not be saved and why. A
+// watcher gets only events that are stored, then that failed event; and
+// once there is room again the store keeps that end, failed, with that
+// event, numbered as the watcher had it. (cmd/server's TestFullDiskTmpfs
 // fills a real tmpfs when it can mount one.)
 func TestRunNotSavedIsNotDone(t *testing.T) {
 	var full atomic.Bool
@@ -913,11 +915,40 @@ func TestRunNotSavedIsNotDone(t *testing.T) {
 			t.Errorf("a second window was measured after the first could not be saved")
 		}
 	}
-	full.Store(false)
-	if saved, err := st.Run(t.Context(), tk.ID); err != nil || saved.Status == store.RunDone {
-		t.Errorf("the store has the run as %q (%v), want it not done", saved.Status, err)
+	// Every event a watcher had, but the one saying storing failed, is
+	// stored, as it was sent; that one follows the last stored.
+	stored, err := st.RunEvents(t.Context(), tk.ID, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(logs.String(), "saving records") || !strings.Contains(logs.String(), "database or disk is full") {
+	if len(stored) != len(es)-1 {
+		t.Fatalf("a watcher had %d events, the store %d: want all but the last (storing failed) stored", len(es), len(stored))
+	}
+	for i, se := range stored {
+		if se.Seq != es[i].Seq || string(se.JSON) != string(es[i].JSON) {
+			t.Fatalf("stored event %d is %d %s, the watcher had %d %s", i, se.Seq, se.JSON, es[i].Seq, es[i].JSON)
+		}
+	}
+	// Room again: the final status the watcher saw is stored, with its
+	// event, without anything else written.
+	full.Store(false)
+	var saved store.Run
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if saved, err = st.Run(t.Context(), tk.ID); err != nil {
+			t.Fatal(err)
+		}
+		if saved.Status != store.RunRunning || time.Now().After(deadline) {
+			break
+		}
+	}
+	if saved.Status != store.RunFailed || saved.Reason != end.Reason {
+		t.Errorf("the store has the run as %q (%q), want failed with the reason the watcher saw (%q)", saved.Status, saved.Reason, end.Reason)
+	}
+	stored, _ = st.RunEvents(t.Context(), tk.ID, 0)
+	if n := len(stored); n != len(es) || stored[n-1].Seq != end.Seq || string(stored[n-1].JSON) != string(end.JSON) {
+		t.Errorf("the stored log ends %+v, want the watcher's last event %d %s", stored[len(stored)-1], end.Seq, end.JSON)
+	}
+	if !strings.Contains(logs.String(), "saving run events") || !strings.Contains(logs.String(), "database or disk is full") {
 		t.Errorf("the failure is not logged:\n%s", logs.String())
 	}
 }

@@ -48,11 +48,12 @@ func BenchmarkLessonStateParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkAddRunEvent stores events of runs' logs, as the runner does
-// for every event before it sends it (a progress event's JSON is about
-// 250 bytes), on SQLite and Postgres (where the statement also sends the
-// run's wake-up). Each event is its own transaction, committed before the
-// run's next: runs=1 is one run writing; runs=8 is eight runs writing at
+// BenchmarkAddRunEvent stores events of runs' logs one at a time, as the
+// runner did for every event before it batched them (package runner's
+// BenchmarkEventWrites measures its write path now; a progress event's
+// JSON is about 250 bytes), on SQLite and Postgres (where the statement
+// also sends the run's wake-up). Each event is its own transaction,
+// committed before the run's next: runs=1 is one run writing; runs=8 is eight runs writing at
 // once (as eight runners' runs would), b.N events in all. It reports
 // events/s and this process's processor time per event (cpu-ns/event;
 // the database's own processes are not in it), since the machine is

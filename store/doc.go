@@ -42,7 +42,9 @@
 // A full disk (health.go): a write that fails for lack of room fails
 // with an error IsFull reports (SQLite's SQLITE_FULL, Postgres's disk_full,
 // SQLSTATE 53100, "could not extend file"), and WriteHealth
-// says writes are failing, and since when, until a later write succeeds.
+// says writes are failing, and since when, until a later write succeeds
+// or a small write WriteHealth tries itself (every 2 s while writes fail)
+// does.
 // When the disk is so full that the file cannot even be opened for writing
 // (SQLite cannot create its WAL index), Open opens it read-only (immutable)
 // if its write-ahead log holds nothing and its schema is this program's:
@@ -95,8 +97,21 @@
 //	    when absent. Rows and records go with their run (ON DELETE CASCADE).
 //	run_events(run_id, seq, kind, event)   (100_run_events.sql)
 //	    every event of the run's log (package runner) as it was logged and
-//	    sent: its sequence number, kind and JSON; AddRunEvent, RunEvents,
-//	    LastRunEvent. Goes with its run.
+//	    sent: its sequence number, kind and JSON; WriteRun, RunEvents,
+//	    LastRunEvent. Goes with its run. At most one terminal event (done,
+//	    failed, cancelled, interrupted) per run, a unique index
+//	    (120_one_end.sql), and a stored terminal event is never replaced.
+//
+// A run's owner writes it with WriteRun: the events logged since its last
+// write, a finished window's records and row, and with its terminal event
+// the run's final state, in one transaction with one wake-up, fenced by
+// its claim: the statement that begins it locks the run's row and checks
+// that the run is still queued or running and held by the writer (the
+// runner id ClaimRun recorded, "" for the in-process queue's runs), and a
+// write after the run ended elsewhere fails with ErrNotOwner, storing
+// nothing. Every part replaces what is stored at its key, so a write is
+// safe to send again when its connection was lost mid-commit. AddRow,
+// AddRecords and AddRunEvent write without a claim, for tests and tools.
 //
 // The distributed sweep queue (110_queue.sql; queue.go; package fleet, on
 // Postgres only): runs gain addr (the client address that asked, for the
@@ -112,14 +127,16 @@
 //	    one row per runner process: how many runs it runs at once, and
 //	    its last heartbeat by the database's clock (Heartbeat); a running
 //	    run whose runner's heartbeat is too old is failed "runner lost"
-//	    (ReapLostRuns). LiveSlots sums the live runners' slots.
+//	    (ReapLostRuns; package fleet judges heartbeats only once its own
+//	    way to the database has worked for that long, so an outage does
+//	    not fail live runs). LiveSlots sums the live runners' slots.
 //
 // Wake-ups (wake.go). A server learns at once that a run's events or a
 // class session's votes were written, by itself or by another server on
 // the same Postgres database: WatchRun(id) and WatchClass(code) return a
-// Watch whose channel C receives a Wake after each AddRunEvent of the run
-// (Seq: the event's sequence number) and after each change of the
-// session (a SaveClassVotes batch, AddClassParticipant, SaveClassRound,
+// Watch whose channel C receives a Wake after each write of the run's
+// events (WriteRun, AddRunEvent; Seq: the highest sequence number
+// written) and after each change of the session (a SaveClassVotes batch, AddClassParticipant, SaveClassRound,
 // UpdateClassSession, EndClassSession, EndIdleClassSessions; not
 // TouchClassSession, which only stores the last activity), once it is
 // committed. Wake-ups are hints to read the

@@ -123,10 +123,12 @@ func (sqliteFullError) Code() int     { return sqliteFull }
 // writeHealth is whether writes have room: the last write that failed
 // for lack of it, until a write succeeds again.
 type writeHealth struct {
-	mu    sync.Mutex
-	err   error     // the failure; nil when healthy
-	since time.Time // when writes began to fail
-	fixed bool      // read-only: the disk was full at start, nothing clears it
+	mu     sync.Mutex
+	err    error     // the failure; nil when healthy
+	since  time.Time // when writes began to fail
+	fixed  bool      // read-only: the disk was full at start, nothing clears it
+	probed time.Time // the last write WriteHealth tried (probeDue)
+	dir    string    // a SQLite store's directory, whose free space probeDue checks; "" on Postgres
 }
 
 // note records the outcome of a write.
@@ -261,12 +263,47 @@ func (t *tx) Commit() error {
 
 // WriteHealth returns a nil error when writes have room, or the error the
 // last write failed with for lack of it (IsFull) and since when writes
-// have been failing. It clears when a later write succeeds. (It does not write
-// to find out: on a nearly full disk a small write can succeed while the
-// next larger one fails.) A store opened read-only because the disk was
-// full at start stays so until it is opened again.
+// have been failing. It clears when a later write succeeds; and while
+// writes are failing it tries one itself, at most every probeEvery, so
+// it clears as soon as there is room again, without waiting for a change
+// someone would have to send (a load balancer polling /healthz sends
+// none). A small write can succeed where a larger one fails (SQLite's
+// write-ahead log reuses the room it has), so on SQLite the probe is
+// tried only once the file system has probeRoom free; on Postgres, whose
+// disk this process cannot see, it is a one-row update, which a nearly
+// full disk may still take: the next write that fails marks writes
+// failing again. A store opened read-only because the disk was full at
+// start stays so until it is opened again.
 func (s *Store) WriteHealth(ctx context.Context) (since time.Time, err error) {
+	if !s.health.probeDue() {
+		return s.health.get()
+	}
+	s.db.ExecContext(ctx, `UPDATE schema_version SET version = version`) // its outcome is noted in health
 	return s.health.get()
+}
+
+// probeRoom is the free space a SQLite store's file system needs before
+// WriteHealth tries a write: a few windows' records.
+const probeRoom = 4 << 20
+
+// probeEvery is how often WriteHealth tries a write while writes fail.
+const probeEvery = 2 * time.Second
+
+// probeDue reports whether writes are failing (not read-only) and no
+// probe was tried within probeEvery; if so, it counts one as tried now.
+func (h *writeHealth) probeDue() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err == nil || h.fixed || time.Since(h.probed) < probeEvery {
+		return false
+	}
+	h.probed = time.Now()
+	if h.dir != "" {
+		if free, ok := freeBytes(h.dir); ok && free < probeRoom {
+			return false
+		}
+	}
+	return true
 }
 
 // openReadOnly opens an existing database only to read it, for a disk so

@@ -358,8 +358,8 @@ func TestPostgresConnectionsEndMidWrite(t *testing.T) {
 }
 
 // FullWhen fails writes on Postgres as Postgres does on a full disk
-// (SQLSTATE 53100), which IsFull reports, and WriteHealth says so until a
-// write succeeds.
+// (SQLSTATE 53100), which IsFull reports, and WriteHealth says so until
+// there is room again.
 func TestFullWhen(t *testing.T) {
 	eachDB(t, func(t *testing.T, d testDB) {
 		var full atomic.Bool
@@ -386,7 +386,13 @@ func TestFullWhen(t *testing.T) {
 		if st, err := s.LessonState(ctx, "L", "les"); err != nil || st.Predictions["p1"].Option != "a" {
 			t.Errorf("reading while full: %+v, %v", st, err)
 		}
+		// Room again: WriteHealth says so without any other write (a
+		// load balancer polling /healthz sends none).
 		full.Store(false)
+		time.Sleep(probeEvery)
+		if _, err := s.WriteHealth(ctx); err != nil {
+			t.Errorf("WriteHealth once there is room again, with no write since: %v", err)
+		}
 		if _, err := s.RecordAttempt(ctx, "L", "les", "c1", "a", true); err != nil {
 			t.Fatal(err)
 		}

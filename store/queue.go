@@ -346,9 +346,12 @@ func (s *Store) LiveSlots(ctx context.Context, within time.Duration) (int, error
 
 // LostRun is a run ReapLostRuns ended: Runner and Host are those of the
 // runner that held it, both "" for a run whose job was taken by a runner
-// that stopped before it started the run.
+// that stopped before it started the run; Request is the run's request
+// and Rows how many of its windows have their row stored (finished).
 type LostRun struct {
 	ID, Runner, Host string
+	Request          json.RawMessage
+	Rows             int
 }
 
 func scanLost(rows pgx.Rows) ([]LostRun, error) {
@@ -356,24 +359,30 @@ func scanLost(rows pgx.Rows) ([]LostRun, error) {
 	var lost []LostRun
 	for rows.Next() {
 		var l LostRun
-		if err := rows.Scan(&l.ID, &l.Runner, &l.Host); err != nil {
+		var req string
+		if err := rows.Scan(&l.ID, &l.Runner, &l.Host, &req, &l.Rows); err != nil {
 			return nil, err
 		}
+		l.Request = json.RawMessage(req)
 		lost = append(lost, l)
 	}
 	return lost, rows.Err()
 }
 
+// lostColumns are what scanLost reads of a run r, after its id, runner
+// and host.
+const lostColumns = `, r.request, (SELECT COUNT(*) FROM run_rows w WHERE w.run_id = r.id)`
+
 // ReapLostRuns ends every running run whose runner's heartbeat is older
 // than after (or that has none), and every queued run whose job a runner
 // took longer ago than after without starting it: status failed with the reason reason
-// gives, ended at now, and its terminal event (build makes it for its seq
-// and reason), each in the same transaction. Runs another reaper holds
+// gives, ended at now, and its terminal event (build makes it for the run,
+// its seq and reason), each in the same transaction. Runs another reaper holds
 // are skipped, and a run already ended is not touched, so reapers racing
 // end each run once. Runners gone that long with no runs left are
 // forgotten.
 func (s *Store) ReapLostRuns(ctx context.Context, after time.Duration, now time.Time, reason func(LostRun) string,
-	build func(seq int, reason string) RunEvent) ([]LostRun, error) {
+	build func(l LostRun, seq int, reason string) RunEvent) ([]LostRun, error) {
 	if s.pool == nil {
 		return nil, ErrNotPostgres
 	}
@@ -382,7 +391,7 @@ func (s *Store) ReapLostRuns(ctx context.Context, after time.Duration, now time.
 		return nil, err
 	}
 	defer tx.Rollback(ctx)
-	rows, err := tx.Query(ctx, `SELECT r.id, r.runner, COALESCE(x.host, '') FROM runs r LEFT JOIN runners x ON x.id = r.runner
+	rows, err := tx.Query(ctx, `SELECT r.id, r.runner, COALESCE(x.host, '')`+lostColumns+` FROM runs r LEFT JOIN runners x ON x.id = r.runner
 		WHERE r.status = 'running' AND r.runner <> ''
 			AND NOT EXISTS (SELECT 1 FROM runners y WHERE y.id = r.runner AND y.heartbeat > now() - $1 * interval '1 millisecond')
 		ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`, after.Milliseconds())
@@ -396,7 +405,7 @@ func (s *Store) ReapLostRuns(ctx context.Context, after time.Duration, now time.
 	// A runner that took a run's job from the queue and stopped before it
 	// claimed the run (the claim follows the take by milliseconds) leaves
 	// the run queued and its job running: lost as well, never started.
-	rows, err = tx.Query(ctx, `SELECT r.id, '', '' FROM runs r JOIN river_job j ON j.id = r.job_id
+	rows, err = tx.Query(ctx, `SELECT r.id, '', ''`+lostColumns+` FROM runs r JOIN river_job j ON j.id = r.job_id
 		WHERE r.status = 'queued' AND j.state = 'running' AND j.attempted_at < now() - $1 * interval '1 millisecond'
 		ORDER BY r.id FOR UPDATE OF r SKIP LOCKED`, after.Milliseconds())
 	if err != nil {
@@ -417,7 +426,7 @@ func (s *Store) ReapLostRuns(ctx context.Context, after time.Duration, now time.
 		if err != nil {
 			return nil, err
 		}
-		if err := addEventTx(ctx, tx, l.ID, build(seq+1, why)); err != nil {
+		if err := addEventTx(ctx, tx, l.ID, build(l, seq+1, why)); err != nil {
 			return nil, err
 		}
 	}

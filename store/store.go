@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -185,6 +186,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		s.db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
+	s.health.dir = filepath.Dir(path)
 	return s, nil
 }
 

@@ -72,7 +72,7 @@ func (w *Watch) deliver(wk Wake) {
 }
 
 // WatchRun starts delivering wake-ups for the events of run id: one after
-// every event stored (AddRunEvent) from now on, by this Store or, on
+// every write of its events (WriteRun, AddRunEvent) from now on, by this Store or, on
 // Postgres, any Store on the same database (and schema).
 func (s *Store) WatchRun(id string) *Watch { return s.wakes.add(wakeKey("run", id)) }
 

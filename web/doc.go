@@ -374,9 +374,11 @@
 // stored. Pages and other reads are served as usual. A run whose rows or
 // records cannot be stored ends failed saying so (package runner), never
 // done; a stored run left queued or running that the runner does not hold
-// is shown interrupted (runner.UnsavedEndReason). /healthz reports the
-// store's write health (above): it turns 503 when a write fails for lack
-// of room and back to "ok" when a later write succeeds.
+// is shown interrupted (runner.UnsavedEndReason), its made-up end dated
+// as its last stored event. /healthz reports the store's write health
+// (above): it turns 503 when a write fails for lack of room and back to
+// "ok" as soon as there is room again (while writes fail, the store tries
+// a small write of its own every 2 s: store.WriteHealth).
 //
 // # Behind a proxy
 //

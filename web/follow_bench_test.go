@@ -24,7 +24,7 @@ import (
 )
 
 // commitTimes is the runner's Saver with the time each row event's write
-// to the store returned (its commit: AddRunEvent is one transaction, its
+// to the store returned (its commit: WriteRun is one transaction, its
 // wake-up sent at commit), measured from the event's at.
 type commitTimes struct {
 	runner.Saver
@@ -32,15 +32,17 @@ type commitTimes struct {
 	after map[int]time.Duration // by seq: commit minus the event's at
 }
 
-func (c *commitTimes) AddRunEvent(ctx context.Context, id string, e store.RunEvent) error {
-	err := c.Saver.AddRunEvent(ctx, id, e)
-	if runner.Kind(e.Kind) == runner.KindRow {
-		now := time.Now()
-		var ev runner.Event
-		json.Unmarshal(e.JSON, &ev)
-		c.mu.Lock()
-		c.after[e.Seq] = now.Sub(ev.At)
-		c.mu.Unlock()
+func (c *commitTimes) WriteRun(ctx context.Context, id, owner string, w store.RunWrite) error {
+	err := c.Saver.WriteRun(ctx, id, owner, w)
+	now := time.Now()
+	for _, e := range w.Events {
+		if runner.Kind(e.Kind) == runner.KindRow {
+			var ev runner.Event
+			json.Unmarshal(e.JSON, &ev)
+			c.mu.Lock()
+			c.after[e.Seq] = now.Sub(ev.At)
+			c.mu.Unlock()
+		}
 	}
 	return err
 }

@@ -298,7 +298,8 @@ func TestFollowRunAcrossServers(t *testing.T) {
 
 // Without SharedRuns (one server) a run stored running that the runner
 // does not hold is over: its page says interrupted and its stream ends at
-// once with the interrupted event, as before servers shared a store.
+// once with the interrupted event, as before servers shared a store,
+// dated as its last stored event.
 func TestStoredRunningIsOverOnOneServer(t *testing.T) {
 	site := newSite(t)
 	ctx := context.Background()
@@ -306,7 +307,7 @@ func TestStoredRunningIsOverOnOneServer(t *testing.T) {
 	if err := site.store.SaveRun(ctx, store.Run{ID: "r-left", Learner: "someone", Status: store.RunRunning, Request: json.RawMessage(req), CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	ev := runner.Event{Seq: 1, Kind: runner.KindQueued, Position: 1}
+	ev := runner.Event{Seq: 1, Kind: runner.KindQueued, Position: 1, At: time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)}
 	ev.JSON, _ = json.Marshal(ev)
 	if err := site.store.AddRunEvent(ctx, "r-left", store.RunEvent{Seq: 1, Kind: string(ev.Kind), JSON: ev.JSON}); err != nil {
 		t.Fatal(err)
@@ -320,6 +321,9 @@ func TestStoredRunningIsOverOnOneServer(t *testing.T) {
 	r := readStream(conn, nil)
 	if r.err != nil || r.code != websocket.CloseNormalClosure || len(r.events) != 2 || r.events[1].Kind != runner.KindInterrupted || r.events[1].Seq != 2 {
 		t.Errorf("stream: close %d, %v, events %+v; want queued then interrupted (seq 2)", r.code, r.err, r.events)
+	} else if !r.events[1].At.Equal(ev.At) {
+		// Its end was never stored: no date of its own, but not 0001-01-01.
+		t.Errorf("the interrupted event is dated %v, want its last stored event's time, %v", r.events[1].At, ev.At)
 	}
 	if !strings.Contains(v.Reason, "stopped") {
 		t.Errorf("reason %q", v.Reason)

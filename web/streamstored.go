@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"capacitylab/result"
 	"capacitylab/runner"
@@ -38,7 +39,8 @@ func (s *server) storedStream(ctx context.Context, id string, since int) (stream
 // stopped, or was killed, while it was queued or running) ends with the
 // terminal event the store's status says (interrupted unless it ended),
 // numbered after the last stored event, which is after any event a
-// watcher can have seen, since each is stored before it is sent.
+// watcher can have seen, since each is stored before it is sent, and
+// dated as the run's end or, never stored, as its last stored event.
 func (s *server) storedLog(ctx context.Context, r store.Run, since int) ([]runner.Event, error) {
 	last, kind, err := s.store.LastRunEvent(ctx, r.ID)
 	if err != nil {
@@ -67,11 +69,34 @@ func (s *server) storedLog(ctx context.Context, r store.Run, since int) ([]runne
 		}
 		var q runner.Request
 		json.Unmarshal(r.Request, &q) // the runner wrote it; a run without one has no windows
-		e := runner.Event{Seq: last + 1, Kind: end, At: r.EndedAt, WindowProgress: result.WindowProgress{Window: len(r.Rows), Windows: q.Windows()}, Reason: r.Reason}
+		at := r.EndedAt
+		if at.IsZero() {
+			// Its end was never stored: dated as its last stored event.
+			if at, err = s.lastEventAt(ctx, r.ID, last, stored); err != nil {
+				return nil, err
+			}
+		}
+		e := runner.Event{Seq: last + 1, Kind: end, At: at, WindowProgress: result.WindowProgress{Window: len(r.Rows), Windows: q.Windows()}, Reason: r.Reason}
 		e.JSON = eventJSON(e)
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// lastEventAt is when run id's stored event last was logged: from stored,
+// the events read after some seq, when it holds it, else read.
+func (s *server) lastEventAt(ctx context.Context, id string, last int, stored []store.RunEvent) (time.Time, error) {
+	if n := len(stored); n == 0 || stored[n-1].Seq != last {
+		var err error
+		if stored, err = s.store.RunEvents(ctx, id, last-1); err != nil || len(stored) == 0 {
+			return time.Time{}, err
+		}
+	}
+	var e struct {
+		At time.Time `json:"at"`
+	}
+	json.Unmarshal(stored[len(stored)-1].JSON, &e) // the runner wrote it
+	return e.At, nil
 }
 
 // storedEvents rebuilds the events of a run saved before events were
