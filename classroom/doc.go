@@ -163,12 +163,21 @@
 //	{"kind": "run", "lab": "lab-1"}                               host
 //	{"kind": "run", "lab": "lab-1", "knobs": {"workers": 4, "rates": [40, 80]}}  host
 //	{"kind": "show", "question": "p1"} or {"kind": "show", "lab": "lab-1"}  host
+//	{"kind": "cancel"}                                            host
 //	{"kind": "end"}                                               host
 //
 // knobs is optional: workers, spin_ms, wait_ms, limit, cpus, stall_every,
 // stall_ms, rates (at most 16) and seconds replace the preset's values for
 // this run; the
 // runner's sandbox limits still apply and a refusal names the knob.
+// A run is started through Config.StartRun with the address of the host's
+// connection (Who.Addr), which it counts against: a class run takes a
+// place of its host's address's share of the queue, and a session has one
+// run at a time. cancel cancels the session's run, waiting or running
+// (Config.CancelRun; the run's own stream tells every screen); a run
+// already over is refused as a conflict. A session that ends, by its
+// host's end or the idle sweep, cancels its run on the server that ended
+// it.
 // ref is optional and echoed in the reply, so a page can show an error
 // next to the button that sent the message. Errors name a question by
 // the first words of its prompt ("Voting on ‘When the rate doubles…’ is

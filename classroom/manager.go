@@ -131,9 +131,20 @@ type Lesson struct {
 type LessonFunc func(slug string) (Lesson, error)
 
 // RunFunc starts one run of a lesson's lab preset (with the host's knobs,
-// if any) for a whole session and returns the run's id. The text of its error is shown to the host, so it
-// must be written for them.
-type RunFunc func(ctx context.Context, session, lesson, lab string, knobs *Knobs) (runID string, err error)
+// if any) for a whole session and returns the run's id. addr is the
+// client address of the host who asked: the run counts against that
+// address's share of the queue, as a learner's own run does, and against
+// the session's own (one run at a time). The text of its error is shown
+// to the host, so it must be written for them.
+type RunFunc func(ctx context.Context, session, lesson, lab, addr string, knobs *Knobs) (runID string, err error)
+
+// CancelFunc cancels run runID of session, waiting or running. It returns
+// ErrRunOver when the run has already ended (or is not known); a Refusal's
+// text goes to the host as it is.
+type CancelFunc func(ctx context.Context, session, runID string) error
+
+// ErrRunOver is CancelFunc's answer for a run that has already ended.
+var ErrRunOver = errors.New("the class run has already ended")
 
 // Store is the storage sessions are kept in; *store.Store implements it.
 type Store interface {
@@ -157,9 +168,13 @@ type Store interface {
 
 // Config configures a Manager. Store and Lessons are required.
 type Config struct {
-	Store      Store
-	Lessons    LessonFunc
-	StartRun   RunFunc       // nil: the host's run requests are refused
+	Store    Store
+	Lessons  LessonFunc
+	StartRun RunFunc // nil: the host's run requests are refused
+	// CancelRun cancels a session's run: the host's cancel, and the end
+	// of a session (the host's or an idle one's) whose run still waits
+	// or runs. nil: the host's cancels are refused.
+	CancelRun  CancelFunc
 	Idle       time.Duration // 0: DefaultIdle
 	SendBuffer int           // 0: DefaultSendBuffer
 	// SweepEvery is how often idle sessions are looked for; 0: a quarter
@@ -401,11 +416,18 @@ func (m *Manager) Sweep(ctx context.Context) {
 		return
 	}
 	for _, code := range codes {
+		runID := ""
 		if s := m.live[code]; s != nil {
 			s.mu.Lock()
+			runID = s.runID
 			s.endLocked(false)
 			s.mu.Unlock()
+		} else if c, err := m.cfg.Store.ClassSessionHead(ctx, code, MaxParticipants); err == nil {
+			runID = c.RunID
 		}
+		// This server ended it (the store returns each code to one
+		// server), so this server cancels its run.
+		m.cancelEnded(code, runID)
 		m.log.Info("class session ended after idle time", "session", code, "idle", m.cfg.Idle.String())
 	}
 	for code, s := range m.live {

@@ -20,7 +20,7 @@ import (
 func TestClassAcrossServers(t *testing.T) {
 	// The class run stands in for the runner's queue (package web's
 	// ClassRuns), which this package does not hold.
-	a, b, sa, sb, tok := classOnTwo(t, Config{StartRun: func(ctx context.Context, session, lesson, lab string, k *Knobs) (string, error) {
+	a, b, sa, sb, tok := classOnTwo(t, Config{StartRun: func(ctx context.Context, session, lesson, lab, addr string, k *Knobs) (string, error) {
 		return "r-class-1", nil
 	}})
 	ctx := context.Background()

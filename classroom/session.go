@@ -299,8 +299,9 @@ func (s *Session) refuse(c *conn, ref int, code, msg string) {
 	s.reply(c, Out{Kind: KindError, Ref: ref, Code: code, Message: msg})
 }
 
-// endLocked ends the session: stored, told to everyone, connections
-// closed once the message is written. s.mu is held.
+// endLocked ends the session: stored (save), its run cancelled (save),
+// told to everyone, connections closed once the message is written. s.mu
+// is held.
 func (s *Session) endLocked(save bool) {
 	if s.ended {
 		return
@@ -312,6 +313,9 @@ func (s *Session) endLocked(save bool) {
 		if err := s.m.cfg.Store.EndClassSession(ctx, s.code, s.m.cfg.Now().UTC()); err != nil {
 			s.m.log.Error("ending class session", "session", s.code, "err", err)
 		}
+		// The server that ends the session cancels its run (an end
+		// heard from another server was cancelled there).
+		s.m.cancelEnded(s.code, s.runID)
 	}
 	s.broadcast(Out{Kind: KindEnded}, false)
 	for c := range s.conns {
@@ -426,7 +430,9 @@ func (s *Session) handle(c *conn, in In) {
 	case KindAnswer:
 		err = s.answer(ctx, q)
 	case KindRun:
-		err = s.run(ctx, in.Lab, in.Knobs)
+		err = s.run(ctx, in.Lab, c.addr, in.Knobs)
+	case KindCancel:
+		err = s.cancelRun(ctx)
 	case KindShow:
 		err = s.show(ctx, q, in.Lab)
 	case KindEnd:

@@ -198,11 +198,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	classes, err := classroom.New(classroom.Config{
-		Store:    st,
-		Lessons:  web.ClassLessons(course),
-		StartRun: web.ClassRuns(course, queue),
-		Idle:     cfg.sessionIdle,
-		Logger:   log,
+		Store:     st,
+		Lessons:   web.ClassLessons(course),
+		StartRun:  web.ClassRuns(course, queue),
+		CancelRun: web.CancelClassRuns(queue),
+		Idle:      cfg.sessionIdle,
+		Logger:    log,
 	})
 	if err != nil {
 		return err
