@@ -117,7 +117,8 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 	if !s.resume(c, since, epoch) {
 		s.reply(c, Out{Kind: KindState, State: s.stateFor(c)})
 	}
-	if c.p != nil && c.p.conns == 1 {
+	first := c.p != nil && c.p.conns == 1
+	if first && !c.p.remote {
 		s.broadcast(Out{Kind: KindPresence, Participant: c.p.view(), Connected: s.connected()}, true)
 	}
 	if s.ended {
@@ -130,6 +131,9 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 		defer close(done)
 		c.writePump()
 	}()
+	if first {
+		s.storePresence(c.p) // the other servers' hosts see it connected
+	}
 	c.readPump(s)
 	c.kick(wsconn.CloseEnd, "")
 	<-done
@@ -137,13 +141,18 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 
 	s.mu.Lock()
 	delete(s.conns, c)
+	last := false
 	if c.p != nil {
 		c.p.conns--
-		if c.p.conns == 0 {
+		last = c.p.conns == 0
+		if last && !c.p.remote {
 			s.broadcast(Out{Kind: KindPresence, Participant: c.p.view(), Connected: s.connected()}, true)
 		}
 	}
 	s.mu.Unlock()
+	if last {
+		s.storePresence(c.p)
+	}
 }
 
 // resume queues the logged messages after since for c, if since is from

@@ -98,11 +98,20 @@
 // not serialized: the later write wins. Joins on two servers at once
 // that take the same id are retried with the next (ErrParticipantTaken).
 //
+// Presence is shared too (presence.go): each server stores which
+// participants have a socket open on it (a row each, written when the
+// first socket opens and deleted when the last closes, with the session's
+// wake-up) and renews those rows every Config.PresenceEvery (5 s); a
+// server's follower reads who is connected through the other servers with
+// the rest of the session. So the connected counts and flags in states
+// and presence messages count every server's sockets. A server that
+// stops in order clears its rows; one that dies is cleared by the others
+// once its rows are three periods old (15 s), and its participants are
+// shown gone then.
+//
 // Limits: each server numbers its own messages (seq) and draws its own
 // epoch, so a participant whose socket moves to another server gets a
-// fresh state (its votes are the store's and are kept); and the
-// connected counts in presence messages and states count the sockets of
-// the server that sends them, not every server's.
+// fresh state (its votes are the store's and are kept).
 //
 // # Protocol
 //

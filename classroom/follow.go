@@ -102,12 +102,17 @@ func (s *Session) followStore(f *follower) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		c, final, err := s.read(ctx)
+		var present []int
+		if err == nil {
+			present, err = s.m.cfg.Store.ClassPresent(ctx, s.code, s.m.server, s.m.presenceLost())
+		}
 		cancel()
 		s.mu.Lock()
 		if err != nil {
 			s.m.log.Error("reading a class session another server changed", "session", s.code, "err", err)
 		} else {
 			s.apply(c, gen != s.hostGen)
+			s.applyPresence(present)
 			for _, k := range final {
 				if q := s.questions[k.question]; q != nil && k.round <= len(q.rounds) {
 					q.rounds[k.round-1].votesFinal = true

@@ -32,6 +32,14 @@ const (
 	logSize = 512
 	// storeTimeout bounds every store call made for a message.
 	storeTimeout = 5 * time.Second
+	// DefaultPresenceEvery is how often a server sharing its sessions
+	// renews the presence of the participants connected to it (and
+	// clears that of servers silent for presenceLostAfter of these).
+	DefaultPresenceEvery = 5 * time.Second
+	// presenceLostAfter: a server whose presence heartbeat is this many
+	// periods old has stopped; its participants are no longer counted
+	// connected.
+	presenceLostAfter = 3
 )
 
 // Errors returned by Manager and Session methods.
@@ -164,6 +172,12 @@ type Store interface {
 	// store through WatchClass (follow.go).
 	SharedClasses() bool
 	WatchClass(code string) *store.Watch
+	// Presence across servers (presence.go), when SharedClasses.
+	SetClassPresence(ctx context.Context, code, server string, participant int, here bool) error
+	HeartbeatClassPresence(ctx context.Context, server string) error
+	ExpireClassPresence(ctx context.Context, lost time.Duration) ([]string, error)
+	ForgetClassPresence(ctx context.Context, server string) error
+	ClassPresent(ctx context.Context, code, except string, lost time.Duration) ([]int, error)
 }
 
 // Config configures a Manager. Store and Lessons are required.
@@ -180,8 +194,11 @@ type Config struct {
 	// SweepEvery is how often idle sessions are looked for; 0: a quarter
 	// of Idle, at most a minute.
 	SweepEvery time.Duration
-	Now        func() time.Time // nil: time.Now
-	Logger     *slog.Logger     // nil: discard
+	// PresenceEvery is how often a server sharing its sessions renews the
+	// presence of its participants (presence.go); 0: DefaultPresenceEvery.
+	PresenceEvery time.Duration
+	Now           func() time.Time // nil: time.Now
+	Logger        *slog.Logger     // nil: discard
 }
 
 // Manager holds the live sessions: each one's state, participants and
@@ -190,6 +207,9 @@ type Manager struct {
 	cfg    Config
 	log    *slog.Logger
 	misses *Limiter
+	// server names this Manager among the servers sharing the store, in
+	// the presence it stores (presence.go).
+	server string
 
 	mu     sync.Mutex
 	live   map[string]*Session
@@ -197,6 +217,7 @@ type Manager struct {
 	conns  sync.WaitGroup
 	stop   chan struct{}
 	swept  chan struct{}
+	beaten chan struct{} // closed when the presence loop has ended
 
 	followers sync.WaitGroup // the sessions' followers (follow.go)
 
@@ -218,6 +239,9 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = min(cfg.Idle/4, time.Minute)
 	}
+	if cfg.PresenceEvery <= 0 {
+		cfg.PresenceEvery = DefaultPresenceEvery
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -225,9 +249,10 @@ func New(cfg Config) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{cfg: cfg, log: log, misses: newMissLimiter(), live: map[string]*Session{},
-		stop: make(chan struct{}), swept: make(chan struct{}), votes: make(chan voteOp, maxBatch), written: make(chan struct{})}
+	m := &Manager{cfg: cfg, log: log, misses: newMissLimiter(), server: newParticipantToken()[:16], live: map[string]*Session{},
+		stop: make(chan struct{}), swept: make(chan struct{}), beaten: make(chan struct{}), votes: make(chan voteOp, maxBatch), written: make(chan struct{})}
 	go m.janitor()
+	go m.presenceLoop()
 	go m.voteWriter()
 	return m, nil
 }
@@ -256,7 +281,9 @@ func (m *Manager) Close() error {
 	}
 	m.mu.Unlock()
 	<-m.swept
+	<-m.beaten
 	m.conns.Wait()
+	m.forgetPresence()
 	m.followers.Wait()
 	close(m.votes)
 	select {

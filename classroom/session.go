@@ -48,15 +48,22 @@ type Session struct {
 	f       *follower
 	hostGen int
 	pending map[voteKey]int
+
+	// presenceMu orders this session's presence writes (presence.go).
+	presenceMu sync.Mutex
 }
 
 type participant struct {
 	store.ClassParticipant
-	conns int
+	conns  int  // sockets open on this server
+	remote bool // a socket open on another server, as last read (presence.go)
 }
 
+// connected reports whether p has a socket open on any server.
+func (p *participant) connected() bool { return p.conns > 0 || p.remote }
+
 func (p *participant) view() *ParticipantView {
-	return &ParticipantView{ID: p.ID, Name: p.Name, Connected: p.conns > 0}
+	return &ParticipantView{ID: p.ID, Name: p.Name, Connected: p.connected()}
 }
 
 type logEntry struct {
@@ -237,10 +244,11 @@ func (s *Session) flushActive() {
 	s.savedActive = s.activeAt
 }
 
+// connected counts the participants with a socket open on any server.
 func (s *Session) connected() int {
 	n := 0
 	for _, p := range s.participants {
-		if p.conns > 0 {
+		if p.connected() {
 			n++
 		}
 	}

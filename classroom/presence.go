@@ -1,0 +1,108 @@
+package classroom
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Presence across servers. On one server a participant is connected while
+// it has a socket open there (participant.conns). When servers share the
+// store, each also stores which participants have a socket open on it
+// (Store.SetClassPresence: a row per participant and server, written when
+// the first socket opens and deleted when the last closes), renews those
+// rows every Config.PresenceEvery (a heartbeat, by the database's clock),
+// and deletes the rows of any server silent for presenceLostAfter periods:
+// a server that died stops counting. Each write wakes the session's
+// watchers; a server's follower then reads the participants connected
+// through the other servers (Store.ClassPresent) with the rest of the
+// session, and a participant is connected when it is connected here or
+// there (participant.remote). So a host on one server sees, in its state
+// and its presence messages, every participant connected on any server,
+// and a participant whose server died is shown gone within
+// presenceLostAfter × PresenceEvery (15 s by default).
+
+// presenceLost is how old a server's presence heartbeat may be before its
+// participants stop counting as connected.
+func (m *Manager) presenceLost() time.Duration {
+	return presenceLostAfter * m.cfg.PresenceEvery
+}
+
+// presenceLoop renews this server's presence and expires that of servers
+// that stopped, every PresenceEvery, until Close; on one server (SQLite)
+// there is nothing to share and it returns at once.
+func (m *Manager) presenceLoop() {
+	defer close(m.beaten)
+	if !m.cfg.Store.SharedClasses() {
+		return
+	}
+	t := time.NewTicker(m.cfg.PresenceEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		if err := m.cfg.Store.HeartbeatClassPresence(ctx, m.server); err != nil {
+			m.log.Error("renewing class participants' presence", "err", err)
+		}
+		if _, err := m.cfg.Store.ExpireClassPresence(ctx, m.presenceLost()); err != nil {
+			m.log.Error("clearing the presence of class servers that stopped", "err", err)
+		}
+		cancel()
+	}
+}
+
+// forgetPresence deletes this server's presence when it stops (its
+// sockets are closed), so the others stop counting its participants at
+// once rather than after presenceLost.
+func (m *Manager) forgetPresence() {
+	if !m.cfg.Store.SharedClasses() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := m.cfg.Store.ForgetClassPresence(ctx, m.server); err != nil {
+		m.log.Error("clearing this server's class presence", "err", err)
+	}
+}
+
+// storePresence stores whether p has a socket open on this server, as
+// memory has it now: called after each first socket and each last one.
+// Writes of one session are made one at a time, each reading the count
+// when it begins, so the last write stored is the latest state whatever
+// the order the sockets opened and closed in. s.mu is not held.
+func (s *Session) storePresence(p *participant) {
+	if !s.m.cfg.Store.SharedClasses() {
+		return
+	}
+	s.presenceMu.Lock()
+	defer s.presenceMu.Unlock()
+	s.mu.Lock()
+	here := p.conns > 0
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := s.m.cfg.Store.SetClassPresence(ctx, s.code, s.m.server, p.ID, here); err != nil {
+		s.m.log.Error("storing a class participant's presence", "session", s.code, "participant", p.ID, "here", here, "err", err)
+	}
+}
+
+// applyPresence takes the participants connected through other servers
+// (ids, as read from the store) and tells this server's hosts of each
+// whose connection, here or there, changed. s.mu is held.
+func (s *Session) applyPresence(ids []int) {
+	for _, p := range s.participants {
+		remote := slices.Contains(ids, p.ID)
+		if remote == p.remote {
+			continue
+		}
+		was := p.connected()
+		p.remote = remote
+		if p.connected() != was {
+			s.broadcast(Out{Kind: KindPresence, Participant: p.view(), Connected: s.connected()}, true)
+		}
+	}
+}
