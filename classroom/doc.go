@@ -100,10 +100,11 @@
 //
 // Presence is shared too (presence.go): each server stores which
 // participants have a socket open on it (a row each, written when the
-// first socket opens and deleted when the last closes, with the session's
-// wake-up) and renews those rows every Config.PresenceEvery (5 s); a
-// server's follower reads who is connected through the other servers with
-// the rest of the session. So the connected counts and flags in states
+// first socket opens and deleted when the last closes, with a presence
+// wake-up of the session, store.WatchClassPresence) and renews those rows
+// every Config.PresenceEvery (5 s); on that wake-up a server's follower
+// reads who is connected through the other servers, and only that (a
+// vote's wake-up reads no presence, a connection's no votes). So the connected counts and flags in states
 // and presence messages count every server's sockets. A server that
 // stops in order clears its rows; one that dies is cleared by the others
 // once its rows are three periods old (15 s), and its participants are

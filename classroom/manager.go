@@ -172,6 +172,7 @@ type Store interface {
 	// store through WatchClass (follow.go).
 	SharedClasses() bool
 	WatchClass(code string) *store.Watch
+	WatchClassPresence(code string) *store.Watch
 	// Presence across servers (presence.go), when SharedClasses.
 	SetClassPresence(ctx context.Context, code, server string, participant int, here bool) error
 	HeartbeatClassPresence(ctx context.Context, server string) error

@@ -13,11 +13,15 @@ import (
 // the first socket opens and deleted when the last closes), renews those
 // rows every Config.PresenceEvery (a heartbeat, by the database's clock),
 // and deletes the rows of any server silent for presenceLostAfter periods:
-// a server that died stops counting. Each write wakes the session's
-// watchers; a server's follower then reads the participants connected
-// through the other servers (Store.ClassPresent) with the rest of the
-// session, and a participant is connected when it is connected here or
-// there (participant.remote). So a host on one server sees, in its state
+// a server that died stops counting. Each change wakes the session's
+// presence watchers (Store.WatchClassPresence, apart from the session's
+// other wake-ups, so a class connecting does not make every server read
+// the whole session, nor a vote its presence); a server's follower then
+// reads the participants connected through the other servers
+// (Store.ClassPresent: readPresence; a read the follower is asked for
+// reads it too), and a participant is connected when it is connected here
+// or there (participant.remote). Presence read for a participant the
+// server has yet to read is kept (Session.remoteIDs) for when it does. So a host on one server sees, in its state
 // and its presence messages, every participant connected on any server,
 // and a participant whose server died is shown gone within
 // presenceLostAfter × PresenceEvery (15 s by default).
@@ -94,6 +98,7 @@ func (s *Session) storePresence(p *participant) {
 // (ids, as read from the store) and tells this server's hosts of each
 // whose connection, here or there, changed. s.mu is held.
 func (s *Session) applyPresence(ids []int) {
+	s.remoteIDs = ids // kept for participants this server has yet to read (apply)
 	for _, p := range s.participants {
 		remote := slices.Contains(ids, p.ID)
 		if remote == p.remote {
@@ -105,4 +110,21 @@ func (s *Session) applyPresence(ids []int) {
 			s.broadcast(Out{Kind: KindPresence, Participant: p.view(), Connected: s.connected()}, true)
 		}
 	}
+}
+
+// readPresence reads who is connected through the other servers and
+// applies it: the follower's read on a presence wake-up (the session's
+// other changes come with its own wake-ups, each read with presence too).
+// s.mu is not held.
+func (s *Session) readPresence() {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	present, err := s.m.cfg.Store.ClassPresent(ctx, s.code, s.m.server, s.m.presenceLost())
+	cancel()
+	if err != nil {
+		s.m.log.Error("reading who is connected to a class through other servers", "session", s.code, "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.applyPresence(present)
+	s.mu.Unlock()
 }

@@ -214,6 +214,12 @@ func TestPresenceAcrossServers(t *testing.T) {
 		t.Errorf("host on A when Ada leaves B: %d connected, want 0", o.Connected)
 	}
 
+	// One who joins on B and connects at once is shown connected on A,
+	// whichever of the two wake-ups A reads first.
+	cy, cyTok := mustJoin(t, sb, "Cy")
+	b.participant("Cy on B", code, cyTok).expect(KindState)
+	untilPresence(host, cy, true)
+
 	// A server that died: nobody renews its presence.
 	bo, _ := mustJoin(t, sa, "Bo")
 	if err := b.st.SetClassPresence(ctx, code, "a-server-that-died", bo, true); err != nil {

@@ -49,8 +49,11 @@ type Session struct {
 	hostGen int
 	pending map[voteKey]int
 
-	// presenceMu orders this session's presence writes (presence.go).
+	// presenceMu orders this session's presence writes (presence.go);
+	// remoteIDs are the participants connected through other servers as
+	// last read, some perhaps not yet read themselves.
 	presenceMu sync.Mutex
+	remoteIDs  []int
 }
 
 type participant struct {

@@ -13,21 +13,22 @@ import (
 // (HeartbeatClassPresence), by the database's clock; any server deletes
 // the rows of a server whose heartbeat is too old (ExpireClassPresence),
 // so a server that died stops counting its participants as connected.
-// Every change wakes the session's watchers (WatchClass) in its
-// transaction, as the session's other changes do.
+// Every change wakes the session's presence watchers (WatchClassPresence)
+// in its transaction, as the session's other changes wake WatchClass.
 
 // SetClassPresence records whether participant of session code has a
-// socket open on server (here) or not, and wakes the session's watchers.
+// socket open on server (here) or not, and wakes the session's presence
+// watchers.
 func (s *Store) SetClassPresence(ctx context.Context, code, server string, participant int, here bool) error {
 	if !s.db.d.postgres {
 		return ErrNotPostgres
 	}
 	if here {
-		_, err := s.classWrite(ctx, code, `INSERT INTO class_presence (session, server, participant, seen) VALUES (?, ?, ?, now())
+		_, err := s.wakeWrite(ctx, wakeKey("presence", code), `INSERT INTO class_presence (session, server, participant, seen) VALUES (?, ?, ?, now())
 			ON CONFLICT (session, server, participant) DO UPDATE SET seen = excluded.seen`, code, server, participant)
 		return err
 	}
-	_, err := s.classWrite(ctx, code, `DELETE FROM class_presence WHERE session = ? AND server = ? AND participant = ?`, code, server, participant)
+	_, err := s.wakeWrite(ctx, wakeKey("presence", code), `DELETE FROM class_presence WHERE session = ? AND server = ? AND participant = ?`, code, server, participant)
 	return err
 }
 
@@ -43,14 +44,15 @@ func (s *Store) HeartbeatClassPresence(ctx context.Context, server string) error
 
 // ExpireClassPresence deletes the presence rows whose heartbeat is older
 // than lost (their server stopped without deleting them), wakes the
-// watchers of each session that had one, and returns those sessions.
+// presence watchers of each session that had one, and returns those
+// sessions.
 func (s *Store) ExpireClassPresence(ctx context.Context, lost time.Duration) ([]string, error) {
 	return s.dropClassPresence(ctx, `DELETE FROM class_presence WHERE seen < now() - ? * interval '1 millisecond' RETURNING session`, lost.Milliseconds())
 }
 
 // ForgetClassPresence deletes every presence row of server (it is
-// stopping, its sockets closed) and wakes the watchers of each session
-// that had one.
+// stopping, its sockets closed) and wakes the presence watchers of each
+// session that had one.
 func (s *Store) ForgetClassPresence(ctx context.Context, server string) error {
 	_, err := s.dropClassPresence(ctx, `DELETE FROM class_presence WHERE server = ? RETURNING session`, server)
 	return err
@@ -76,7 +78,7 @@ func (s *Store) dropClassPresence(ctx context.Context, del string, arg any) ([]s
 		return nil, err
 	}
 	for _, c := range codes {
-		if _, err := tx.ExecContext(ctx, wakeSQL, wakeKey("class", c)); err != nil {
+		if _, err := tx.ExecContext(ctx, wakeSQL, wakeKey("presence", c)); err != nil {
 			return nil, err
 		}
 	}
