@@ -21,10 +21,10 @@ const scrapeTimeout = 2 * time.Second
 //
 // The first two have the names and meaning of the in-process runner's
 // gauges (package runner), so a dashboard reads either role the same;
-// every web replica reports the same shared queue, so sum them across
+// every web replica reports the same shared queue, so combine them across
 // replicas with max, not sum. A scrape while the database cannot be
-// reached reports the four as invalid (the scrape says why) rather than
-// as zeros.
+// reached leaves the four out, rather than reporting zeros or failing the
+// whole scrape (the replica's HTTP metrics matter most then).
 type depthCollector struct {
 	q                                *Queue
 	queued, running, runners, slotsD *prometheus.Desc
@@ -51,9 +51,6 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	d, err := c.q.st.QueueDepth(ctx, c.q.cfg.LostAfter)
 	if err != nil {
-		for _, desc := range []*prometheus.Desc{c.queued, c.running, c.runners, c.slotsD} {
-			ch <- prometheus.NewInvalidMetric(desc, err)
-		}
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(d.Queued))

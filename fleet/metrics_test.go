@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"capacitylab/fleet"
+	"capacitylab/store"
 )
 
 // A web replica's /metrics shows the shared queue: the runs another
@@ -54,6 +55,26 @@ func TestReplicaMetricsShowTheSharedQueue(t *testing.T) {
 	for name, v := range want {
 		if g, ok := got[name]; !ok || g != v {
 			t.Errorf("%s = %v (present %v), want %v", name, g, ok, v)
+		}
+	}
+}
+
+// A scrape while the database cannot be reached leaves the shared
+// queue's gauges out, and the rest of /metrics is served.
+func TestReplicaMetricsWithoutTheDatabase(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	st, err := store.OpenPostgres(context.Background(), schemaURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.NewQueue(fleet.Config{Store: st, Registerer: reg}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close() // as unreachable as a database gets
+	got := gauges(t, reg)
+	for _, name := range []string{"capacitylab_runs_queued", "capacitylab_runs_running", "capacitylab_runners", "capacitylab_runner_slots"} {
+		if v, ok := got[name]; ok {
+			t.Errorf("%s = %v with the database closed, want it left out", name, v)
 		}
 	}
 }
