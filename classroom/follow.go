@@ -3,7 +3,6 @@ package classroom
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 
 	"capacitylab/store"
@@ -235,7 +234,7 @@ func (s *Session) apply(c store.ClassSession, hostStale bool) {
 		}
 		// Its presence may have been read before it (presence has
 		// wake-ups of its own).
-		pp := &participant{ClassParticipant: p, remote: slices.Contains(s.remoteIDs, p.ID)}
+		pp := &participant{ClassParticipant: p, remote: s.remoteNow(p.ID)}
 		s.participants = append(s.participants, pp)
 		s.byToken[p.TokenHash] = pp
 		s.broadcast(Out{Kind: KindPresence, Participant: pp.view(), Connected: s.connected()}, true)

@@ -100,7 +100,7 @@ func (s *Session) storePresence(p *participant) {
 func (s *Session) applyPresence(ids []int) {
 	s.remoteIDs = ids // kept for participants this server has yet to read (apply)
 	for _, p := range s.participants {
-		remote := slices.Contains(ids, p.ID)
+		remote := s.remoteNow(p.ID)
 		if remote == p.remote {
 			continue
 		}
@@ -127,4 +127,12 @@ func (s *Session) readPresence() {
 	s.mu.Lock()
 	s.applyPresence(present)
 	s.mu.Unlock()
+}
+
+// remoteNow reports whether participant id is connected through another
+// server as last read (remoteIDs, in id order as ClassPresent returns
+// them). s.mu is held.
+func (s *Session) remoteNow(id int) bool {
+	_, found := slices.BinarySearch(s.remoteIDs, id)
+	return found
 }

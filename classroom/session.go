@@ -51,7 +51,7 @@ type Session struct {
 
 	// presenceMu orders this session's presence writes (presence.go);
 	// remoteIDs are the participants connected through other servers as
-	// last read, some perhaps not yet read themselves.
+	// last read, in id order, some perhaps not yet read themselves.
 	presenceMu sync.Mutex
 	remoteIDs  []int
 }
