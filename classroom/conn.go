@@ -24,11 +24,13 @@ const (
 )
 
 // Who is who a connection speaks for: the host, the projector, or
-// participant id.
+// participant id; and the client address it comes from, which a host's
+// class runs count against (RunFunc).
 type Who struct {
 	Host        bool
 	Projector   bool
 	Participant int
+	Addr        string
 }
 
 // conn is one websocket: a read pump (Serve's goroutine) and a write pump
@@ -36,6 +38,7 @@ type Who struct {
 type conn struct {
 	ws      *websocket.Conn
 	role    string
+	addr    string // the client's address (Who.Addr)
 	p       *participant
 	out     *wsconn.Queue
 	limit   int         // how many messages out lets wait
@@ -69,7 +72,7 @@ func (c *conn) kick(code int, text string) {
 // and applies what the client sends. The caller has upgraded the
 // connection (checking its Origin) and checked who's token.
 func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
-	c := &conn{ws: ws, role: RoleParticipant, limit: s.m.cfg.SendBuffer}
+	c := &conn{ws: ws, role: RoleParticipant, addr: who.Addr, limit: s.m.cfg.SendBuffer}
 	switch {
 	case who.Host:
 		// A host gets a tally per vote: a burst as big as the class.
@@ -114,7 +117,8 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 	if !s.resume(c, since, epoch) {
 		s.reply(c, Out{Kind: KindState, State: s.stateFor(c)})
 	}
-	if c.p != nil && c.p.conns == 1 {
+	first := c.p != nil && c.p.conns == 1
+	if first && !c.p.remote {
 		s.broadcast(Out{Kind: KindPresence, Participant: c.p.view(), Connected: s.connected()}, true)
 	}
 	if s.ended {
@@ -127,6 +131,9 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 		defer close(done)
 		c.writePump()
 	}()
+	if first {
+		s.storePresence(c.p) // the other servers' hosts see it connected
+	}
 	c.readPump(s)
 	c.kick(wsconn.CloseEnd, "")
 	<-done
@@ -134,13 +141,18 @@ func (s *Session) Serve(ws *websocket.Conn, who Who, since int, epoch string) {
 
 	s.mu.Lock()
 	delete(s.conns, c)
+	last := false
 	if c.p != nil {
 		c.p.conns--
-		if c.p.conns == 0 {
+		last = c.p.conns == 0
+		if last && !c.p.remote {
 			s.broadcast(Out{Kind: KindPresence, Participant: c.p.view(), Connected: s.connected()}, true)
 		}
 	}
 	s.mu.Unlock()
+	if last {
+		s.storePresence(c.p)
+	}
 }
 
 // resume queues the logged messages after since for c, if since is from

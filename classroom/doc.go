@@ -98,11 +98,21 @@
 // not serialized: the later write wins. Joins on two servers at once
 // that take the same id are retried with the next (ErrParticipantTaken).
 //
+// Presence is shared too (presence.go): each server stores which
+// participants have a socket open on it (a row each, written when the
+// first socket opens and deleted when the last closes, with a presence
+// wake-up of the session, store.WatchClassPresence) and renews those rows
+// every Config.PresenceEvery (5 s); on that wake-up a server's follower
+// reads who is connected through the other servers, and only that (a
+// vote's wake-up reads no presence, a connection's no votes). So the connected counts and flags in states
+// and presence messages count every server's sockets. A server that
+// stops in order clears its rows; one that dies is cleared by the others
+// once its rows are three periods old (15 s), and its participants are
+// shown gone then.
+//
 // Limits: each server numbers its own messages (seq) and draws its own
 // epoch, so a participant whose socket moves to another server gets a
-// fresh state (its votes are the store's and are kept); and the
-// connected counts in presence messages and states count the sockets of
-// the server that sends them, not every server's.
+// fresh state (its votes are the store's and are kept).
 //
 // # Protocol
 //
@@ -163,12 +173,21 @@
 //	{"kind": "run", "lab": "lab-1"}                               host
 //	{"kind": "run", "lab": "lab-1", "knobs": {"workers": 4, "rates": [40, 80]}}  host
 //	{"kind": "show", "question": "p1"} or {"kind": "show", "lab": "lab-1"}  host
+//	{"kind": "cancel"}                                            host
 //	{"kind": "end"}                                               host
 //
 // knobs is optional: workers, spin_ms, wait_ms, limit, cpus, stall_every,
 // stall_ms, rates (at most 16) and seconds replace the preset's values for
 // this run; the
 // runner's sandbox limits still apply and a refusal names the knob.
+// A run is started through Config.StartRun with the address of the host's
+// connection (Who.Addr), which it counts against: a class run takes a
+// place of its host's address's share of the queue, and a session has one
+// run at a time. cancel cancels the session's run, waiting or running
+// (Config.CancelRun; the run's own stream tells every screen); a run
+// already over is refused as a conflict. A session that ends, by its
+// host's end or the idle sweep, cancels its run on the server that ended
+// it.
 // ref is optional and echoed in the reply, so a page can show an error
 // next to the button that sent the message. Errors name a question by
 // the first words of its prompt ("Voting on ‘When the rate doubles…’ is

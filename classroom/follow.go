@@ -36,11 +36,12 @@ import (
 
 // follower is a Session's link to the store when servers share it.
 type follower struct {
-	watch *store.Watch
-	stop  chan struct{} // closed by stopFollowing, once
-	once  sync.Once
-	done  chan struct{} // closed when followStore has returned
-	kick  chan struct{} // a read is wanted now (syncNow)
+	watch    *store.Watch
+	presence *store.Watch  // the session's presence across servers (presence.go); nil with watch nil
+	stop     chan struct{} // closed by stopFollowing, once
+	once     sync.Once
+	done     chan struct{} // closed when followStore has returned
+	kick     chan struct{} // a read is wanted now (syncNow)
 	// waiters are closed when a read that began after they were added
 	// has been applied; guarded by Session.mu.
 	waiters []chan struct{}
@@ -52,6 +53,7 @@ func (m *Manager) follow(s *Session) {
 		return
 	}
 	f := newFollower(m.cfg.Store.WatchClass(s.code))
+	f.presence = m.cfg.Store.WatchClassPresence(s.code)
 	s.f = f
 	// The session was read before the Watch began: read once more, so
 	// nothing written between the two is missed.
@@ -77,17 +79,27 @@ func (f *follower) close() { f.once.Do(func() { close(f.stop) }) }
 func (s *Session) followStore(f *follower) {
 	defer s.m.followers.Done()
 	defer close(f.done)
-	var wakes <-chan store.Wake // nil (none) for a follower that only reads when asked
+	var wakes, presence <-chan store.Wake // nil (none) for a follower that only reads when asked
 	if f.watch != nil {
 		wakes = f.watch.C()
 		defer f.watch.Close()
 	}
+	if f.presence != nil {
+		presence = f.presence.C()
+		defer f.presence.Close()
+	}
 	for {
+		kicked := false
 		select {
 		case <-f.stop:
 			return
 		case <-wakes:
 		case <-f.kick:
+			kicked = true
+		case <-presence:
+			// Only who is connected elsewhere changed: read only that.
+			s.readPresence()
+			continue
 		}
 		select {
 		case <-f.stop:
@@ -102,12 +114,23 @@ func (s *Session) followStore(f *follower) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		c, final, err := s.read(ctx)
+		var present []int
+		if err == nil && kicked {
+			// A read asked for (the first, or one the host or an unknown
+			// token waits on) reads the presence too; a wake-up of the
+			// session's other changes (a vote, a join) does not: presence
+			// has wake-ups of its own.
+			present, err = s.m.cfg.Store.ClassPresent(ctx, s.code, s.m.server, s.m.presenceLost())
+		}
 		cancel()
 		s.mu.Lock()
 		if err != nil {
 			s.m.log.Error("reading a class session another server changed", "session", s.code, "err", err)
 		} else {
 			s.apply(c, gen != s.hostGen)
+			if kicked {
+				s.applyPresence(present)
+			}
 			for _, k := range final {
 				if q := s.questions[k.question]; q != nil && k.round <= len(q.rounds) {
 					q.rounds[k.round-1].votesFinal = true
@@ -209,7 +232,9 @@ func (s *Session) apply(c store.ClassSession, hostStale bool) {
 		if p.ID != len(s.participants)+1 {
 			continue
 		}
-		pp := &participant{ClassParticipant: p}
+		// Its presence may have been read before it (presence has
+		// wake-ups of its own).
+		pp := &participant{ClassParticipant: p, remote: s.remoteNow(p.ID)}
 		s.participants = append(s.participants, pp)
 		s.byToken[p.TokenHash] = pp
 		s.broadcast(Out{Kind: KindPresence, Participant: pp.view(), Connected: s.connected()}, true)

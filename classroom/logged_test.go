@@ -41,7 +41,7 @@ func TestInternalErrorsAreLogged(t *testing.T) {
 	var full atomic.Bool
 	e := &env{t: t, path: filepath.Join(t.TempDir(), "class.db"), opts: []store.Option{store.FullWhen(full.Load)}}
 	e.start(Config{Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		StartRun: func(ctx context.Context, session, lesson, lab string, k *Knobs) (string, error) {
+		StartRun: func(ctx context.Context, session, lesson, lab, addr string, k *Knobs) (string, error) {
 			return "", errors.New("queueing the class run: the run queue's store is locked")
 		}})
 	t.Cleanup(e.stop)

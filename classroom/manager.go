@@ -32,6 +32,14 @@ const (
 	logSize = 512
 	// storeTimeout bounds every store call made for a message.
 	storeTimeout = 5 * time.Second
+	// DefaultPresenceEvery is how often a server sharing its sessions
+	// renews the presence of the participants connected to it (and
+	// clears that of servers silent for presenceLostAfter of these).
+	DefaultPresenceEvery = 5 * time.Second
+	// presenceLostAfter: a server whose presence heartbeat is this many
+	// periods old has stopped; its participants are no longer counted
+	// connected.
+	presenceLostAfter = 3
 )
 
 // Errors returned by Manager and Session methods.
@@ -131,9 +139,20 @@ type Lesson struct {
 type LessonFunc func(slug string) (Lesson, error)
 
 // RunFunc starts one run of a lesson's lab preset (with the host's knobs,
-// if any) for a whole session and returns the run's id. The text of its error is shown to the host, so it
-// must be written for them.
-type RunFunc func(ctx context.Context, session, lesson, lab string, knobs *Knobs) (runID string, err error)
+// if any) for a whole session and returns the run's id. addr is the
+// client address of the host who asked: the run counts against that
+// address's share of the queue, as a learner's own run does, and against
+// the session's own (one run at a time). The text of its error is shown
+// to the host, so it must be written for them.
+type RunFunc func(ctx context.Context, session, lesson, lab, addr string, knobs *Knobs) (runID string, err error)
+
+// CancelFunc cancels run runID of session, waiting or running. It returns
+// ErrRunOver when the run has already ended (or is not known); a Refusal's
+// text goes to the host as it is.
+type CancelFunc func(ctx context.Context, session, runID string) error
+
+// ErrRunOver is CancelFunc's answer for a run that has already ended.
+var ErrRunOver = errors.New("the class run has already ended")
 
 // Store is the storage sessions are kept in; *store.Store implements it.
 type Store interface {
@@ -153,20 +172,34 @@ type Store interface {
 	// store through WatchClass (follow.go).
 	SharedClasses() bool
 	WatchClass(code string) *store.Watch
+	WatchClassPresence(code string) *store.Watch
+	// Presence across servers (presence.go), when SharedClasses.
+	SetClassPresence(ctx context.Context, code, server string, participant int, here bool) error
+	HeartbeatClassPresence(ctx context.Context, server string) error
+	ExpireClassPresence(ctx context.Context, lost time.Duration) ([]string, error)
+	ForgetClassPresence(ctx context.Context, server string) error
+	ClassPresent(ctx context.Context, code, except string, lost time.Duration) ([]int, error)
 }
 
 // Config configures a Manager. Store and Lessons are required.
 type Config struct {
-	Store      Store
-	Lessons    LessonFunc
-	StartRun   RunFunc       // nil: the host's run requests are refused
+	Store    Store
+	Lessons  LessonFunc
+	StartRun RunFunc // nil: the host's run requests are refused
+	// CancelRun cancels a session's run: the host's cancel, and the end
+	// of a session (the host's or an idle one's) whose run still waits
+	// or runs. nil: the host's cancels are refused.
+	CancelRun  CancelFunc
 	Idle       time.Duration // 0: DefaultIdle
 	SendBuffer int           // 0: DefaultSendBuffer
 	// SweepEvery is how often idle sessions are looked for; 0: a quarter
 	// of Idle, at most a minute.
 	SweepEvery time.Duration
-	Now        func() time.Time // nil: time.Now
-	Logger     *slog.Logger     // nil: discard
+	// PresenceEvery is how often a server sharing its sessions renews the
+	// presence of its participants (presence.go); 0: DefaultPresenceEvery.
+	PresenceEvery time.Duration
+	Now           func() time.Time // nil: time.Now
+	Logger        *slog.Logger     // nil: discard
 }
 
 // Manager holds the live sessions: each one's state, participants and
@@ -175,6 +208,9 @@ type Manager struct {
 	cfg    Config
 	log    *slog.Logger
 	misses *Limiter
+	// server names this Manager among the servers sharing the store, in
+	// the presence it stores (presence.go).
+	server string
 
 	mu     sync.Mutex
 	live   map[string]*Session
@@ -182,6 +218,7 @@ type Manager struct {
 	conns  sync.WaitGroup
 	stop   chan struct{}
 	swept  chan struct{}
+	beaten chan struct{} // closed when the presence loop has ended
 
 	followers sync.WaitGroup // the sessions' followers (follow.go)
 
@@ -203,6 +240,9 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = min(cfg.Idle/4, time.Minute)
 	}
+	if cfg.PresenceEvery <= 0 {
+		cfg.PresenceEvery = DefaultPresenceEvery
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -210,9 +250,10 @@ func New(cfg Config) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{cfg: cfg, log: log, misses: newMissLimiter(), live: map[string]*Session{},
-		stop: make(chan struct{}), swept: make(chan struct{}), votes: make(chan voteOp, maxBatch), written: make(chan struct{})}
+	m := &Manager{cfg: cfg, log: log, misses: newMissLimiter(), server: newParticipantToken()[:16], live: map[string]*Session{},
+		stop: make(chan struct{}), swept: make(chan struct{}), beaten: make(chan struct{}), votes: make(chan voteOp, maxBatch), written: make(chan struct{})}
 	go m.janitor()
+	go m.presenceLoop()
 	go m.voteWriter()
 	return m, nil
 }
@@ -241,7 +282,9 @@ func (m *Manager) Close() error {
 	}
 	m.mu.Unlock()
 	<-m.swept
+	<-m.beaten
 	m.conns.Wait()
+	m.forgetPresence()
 	m.followers.Wait()
 	close(m.votes)
 	select {
@@ -401,11 +444,18 @@ func (m *Manager) Sweep(ctx context.Context) {
 		return
 	}
 	for _, code := range codes {
+		runID := ""
 		if s := m.live[code]; s != nil {
 			s.mu.Lock()
+			runID = s.runID
 			s.endLocked(false)
 			s.mu.Unlock()
+		} else if c, err := m.cfg.Store.ClassSessionHead(ctx, code, MaxParticipants); err == nil {
+			runID = c.RunID
 		}
+		// This server ended it (the store returns each code to one
+		// server), so this server cancels its run.
+		m.cancelEnded(code, runID)
 		m.log.Info("class session ended after idle time", "session", code, "idle", m.cfg.Idle.String())
 	}
 	for code, s := range m.live {

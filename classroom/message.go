@@ -17,7 +17,8 @@ const (
 	KindNextRound = "next_round" // host: open the next round of {question}
 	KindRun       = "run"        // host: run the lesson's {lab} preset for the class
 	KindShow      = "show"       // host: make {question} or {lab} the focus (the presenter shows it)
-	KindEnd       = "end"        // host: end the session
+	KindCancel    = "cancel"     // host: cancel the class run, waiting or running
+	KindEnd       = "end"        // host: end the session (and cancel its run)
 )
 
 // Kinds of messages the server sends. Broadcast kinds have their own seq;
@@ -178,7 +179,7 @@ const (
 // hostKind reports whether only a host may send messages of kind k.
 func hostKind(k string) bool {
 	switch k {
-	case KindOpen, KindClose, KindReveal, KindAnswer, KindNextRound, KindRun, KindShow, KindEnd:
+	case KindOpen, KindClose, KindReveal, KindAnswer, KindNextRound, KindRun, KindShow, KindCancel, KindEnd:
 		return true
 	}
 	return false
@@ -235,7 +236,7 @@ func parseIn(data []byte) (In, error) {
 		default:
 			err = need("lab", in.Lab)
 		}
-	case KindEnd:
+	case KindCancel, KindEnd:
 	case "":
 		err = fmt.Errorf("the message has no \"kind\"; allowed kinds are %s", kindList)
 	default:
@@ -245,7 +246,7 @@ func parseIn(data []byte) (In, error) {
 }
 
 // kindList names the kinds a client may send, for messages.
-const kindList = "vote, open, close, reveal, answer, next_round, run, show and end"
+const kindList = "vote, open, close, reveal, answer, next_round, run, show, cancel and end"
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"capacitylab/store"
 )
@@ -20,7 +21,7 @@ import (
 func TestClassAcrossServers(t *testing.T) {
 	// The class run stands in for the runner's queue (package web's
 	// ClassRuns), which this package does not hold.
-	a, b, sa, sb, tok := classOnTwo(t, Config{StartRun: func(ctx context.Context, session, lesson, lab string, k *Knobs) (string, error) {
+	a, b, sa, sb, tok := classOnTwo(t, Config{StartRun: func(ctx context.Context, session, lesson, lab, addr string, k *Knobs) (string, error) {
 		return "r-class-1", nil
 	}})
 	ctx := context.Background()
@@ -180,6 +181,74 @@ func TestLaggingServerAsksTheStore(t *testing.T) {
 	}
 	if r := sb.State().Questions[0].Rounds; len(r) != 1 || counts(r[0].Counts) != "a=1 b=0 c=0" {
 		t.Errorf("B's memory after the refused vote: %+v, want its vote a kept and the refused b undone", r)
+	}
+}
+
+// A host on one server sees the participants connected through another:
+// in its state and live, as they connect and leave. A server that stops
+// in order clears its participants' presence at once; one that dies
+// (here, presence stored under a server name nobody renews) is cleared
+// once its heartbeat is presenceLostAfter periods old.
+func TestPresenceAcrossServers(t *testing.T) {
+	const every = 100 * time.Millisecond
+	a, b, sa, sb, tok := classOnTwo(t, Config{PresenceEvery: every})
+	ctx := context.Background()
+	code := sa.Code()
+	ada, adaTok := mustJoin(t, sb, "Ada")
+	host := a.host(code, tok)
+	if st := host.expect(KindState).State; st.Connected != 0 {
+		t.Fatalf("host on A before anyone connects: %d connected, want 0", st.Connected)
+	}
+	p := b.participant("Ada on B", code, adaTok)
+	p.expect(KindState)
+	if o := untilPresence(host, ada, true); o.Connected != 1 {
+		t.Errorf("host on A when Ada connects on B: %d connected, want 1", o.Connected)
+	}
+	// A host socket opened later on A is told so in its state.
+	st := a.host(code, tok).expect(KindState).State
+	if st.Connected != 1 || len(st.Participants) != 1 || !st.Participants[0].Connected {
+		t.Errorf("a new host socket on A: %d connected, participants %+v; want Ada connected", st.Connected, st.Participants)
+	}
+	p.ws.Close()
+	if o := untilPresence(host, ada, false); o.Connected != 0 {
+		t.Errorf("host on A when Ada leaves B: %d connected, want 0", o.Connected)
+	}
+
+	// One who joins on B and connects at once is shown connected on A,
+	// whichever of the two wake-ups A reads first.
+	cy, cyTok := mustJoin(t, sb, "Cy")
+	b.participant("Cy on B", code, cyTok).expect(KindState)
+	untilPresence(host, cy, true)
+
+	// A server that died: nobody renews its presence.
+	bo, _ := mustJoin(t, sa, "Bo")
+	if err := b.st.SetClassPresence(ctx, code, "a-server-that-died", bo, true); err != nil {
+		t.Fatal(err)
+	}
+	untilPresence(host, bo, true)
+	began := time.Now()
+	untilPresence(host, bo, false)
+	if d := time.Since(began); d > presenceLostAfter*every+time.Second {
+		t.Errorf("a dead server's participant was shown connected for %v after its last heartbeat, want at most %v and a little", d, presenceLostAfter*every)
+	}
+
+	// B stops in order: its participants are gone from A at once.
+	p = b.participant("Ada on B again", code, adaTok)
+	p.expect(KindState)
+	untilPresence(host, ada, true)
+	b.stop()
+	untilPresence(host, ada, false)
+}
+
+// untilPresence reads c's messages until a presence message says
+// participant id's connection is connected.
+func untilPresence(c *client, id int, connected bool) Out {
+	c.t.Helper()
+	for {
+		o := c.expect(KindPresence, KindTally, KindRound)
+		if o.Participant != nil && o.Participant.ID == id && o.Participant.Connected == connected {
+			return o
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package classroom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -101,6 +102,8 @@ func verb(kind string) string {
 		return "start a run"
 	case KindShow:
 		return "choose what the presenter view shows"
+	case KindCancel:
+		return "cancel the class run"
 	default:
 		return "end the session"
 	}
@@ -369,14 +372,16 @@ func (s *Session) show(ctx context.Context, q *question, lab string) error {
 	return nil
 }
 
-func (s *Session) run(ctx context.Context, lab string, knobs *Knobs) error {
+// run starts a run of lab for the class, counted against addr, the
+// address of the host who asked (see RunFunc).
+func (s *Session) run(ctx context.Context, lab, addr string, knobs *Knobs) error {
 	if !slices.Contains(s.info.Labs, lab) {
 		return s.noLab(lab)
 	}
 	if s.m.cfg.StartRun == nil {
 		return conflict("This server runs no sweeps, so the class run is off.")
 	}
-	id, err := s.m.cfg.StartRun(ctx, s.code, s.lesson, lab, knobs)
+	id, err := s.m.cfg.StartRun(ctx, s.code, s.lesson, lab, addr, knobs)
 	if err != nil {
 		return err // a Refusal goes back to the host as it is; anything else is logged
 	}
@@ -388,4 +393,34 @@ func (s *Session) run(ctx context.Context, lab string, knobs *Knobs) error {
 	s.savedActive = s.activeAt
 	s.broadcast(Out{Kind: KindRunStart, RunID: id, Lab: lab}, false)
 	return nil
+}
+
+// cancelRun cancels the class run, waiting or running: the host's cancel.
+// The run's own stream tells every screen (its cancelled event).
+func (s *Session) cancelRun(ctx context.Context) error {
+	if s.runID == "" {
+		return conflict("No class run has started in this session, so there is none to cancel.")
+	}
+	if s.m.cfg.CancelRun == nil {
+		return conflict("This server runs no sweeps, so there is no class run to cancel.")
+	}
+	err := s.m.cfg.CancelRun(ctx, s.code, s.runID)
+	if errors.Is(err, ErrRunOver) {
+		return conflict("The class run has already ended; there is nothing to cancel.")
+	}
+	return err
+}
+
+// cancelEnded cancels run id of session code, which has ended, if it is
+// still waiting or running: a session that ends holds no place in the
+// queue. A run already over is left as it is; other failures are logged.
+func (m *Manager) cancelEnded(code, id string) {
+	if id == "" || m.cfg.CancelRun == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := m.cfg.CancelRun(ctx, code, id); err != nil && !errors.Is(err, ErrRunOver) {
+		m.log.Error("cancelling an ended class session's run", "session", code, "run", id, "err", err)
+	}
 }

@@ -48,15 +48,25 @@ type Session struct {
 	f       *follower
 	hostGen int
 	pending map[voteKey]int
+
+	// presenceMu orders this session's presence writes (presence.go);
+	// remoteIDs are the participants connected through other servers as
+	// last read, in id order, some perhaps not yet read themselves.
+	presenceMu sync.Mutex
+	remoteIDs  []int
 }
 
 type participant struct {
 	store.ClassParticipant
-	conns int
+	conns  int  // sockets open on this server
+	remote bool // a socket open on another server, as last read (presence.go)
 }
 
+// connected reports whether p has a socket open on any server.
+func (p *participant) connected() bool { return p.conns > 0 || p.remote }
+
 func (p *participant) view() *ParticipantView {
-	return &ParticipantView{ID: p.ID, Name: p.Name, Connected: p.conns > 0}
+	return &ParticipantView{ID: p.ID, Name: p.Name, Connected: p.connected()}
 }
 
 type logEntry struct {
@@ -237,10 +247,11 @@ func (s *Session) flushActive() {
 	s.savedActive = s.activeAt
 }
 
+// connected counts the participants with a socket open on any server.
 func (s *Session) connected() int {
 	n := 0
 	for _, p := range s.participants {
-		if p.conns > 0 {
+		if p.connected() {
 			n++
 		}
 	}
@@ -299,8 +310,9 @@ func (s *Session) refuse(c *conn, ref int, code, msg string) {
 	s.reply(c, Out{Kind: KindError, Ref: ref, Code: code, Message: msg})
 }
 
-// endLocked ends the session: stored, told to everyone, connections
-// closed once the message is written. s.mu is held.
+// endLocked ends the session: stored (save), its run cancelled (save),
+// told to everyone, connections closed once the message is written. s.mu
+// is held.
 func (s *Session) endLocked(save bool) {
 	if s.ended {
 		return
@@ -312,6 +324,9 @@ func (s *Session) endLocked(save bool) {
 		if err := s.m.cfg.Store.EndClassSession(ctx, s.code, s.m.cfg.Now().UTC()); err != nil {
 			s.m.log.Error("ending class session", "session", s.code, "err", err)
 		}
+		// The server that ends the session cancels its run (an end
+		// heard from another server was cancelled there).
+		s.m.cancelEnded(s.code, s.runID)
 	}
 	s.broadcast(Out{Kind: KindEnded}, false)
 	for c := range s.conns {
@@ -426,7 +441,9 @@ func (s *Session) handle(c *conn, in In) {
 	case KindAnswer:
 		err = s.answer(ctx, q)
 	case KindRun:
-		err = s.run(ctx, in.Lab, in.Knobs)
+		err = s.run(ctx, in.Lab, c.addr, in.Knobs)
+	case KindCancel:
+		err = s.cancelRun(ctx)
 	case KindShow:
 		err = s.show(ctx, q, in.Lab)
 	case KindEnd:

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -461,6 +463,47 @@ func TestIdleExpiry(t *testing.T) {
 	}
 	if got := len(s.Results().Participants); got != 2 {
 		t.Fatalf("results after expiry list %d participants, want 2", got)
+	}
+}
+
+// A session the idle sweep ends cancels its class run, so an abandoned
+// session holds no place in the queue. (StartRun and CancelRun stand in
+// for package web's ClassRuns and CancelClassRuns, whose queue this
+// package does not hold; web's TestClassRunsCountAgainstTheHostsAddress
+// runs them on the real runner.)
+func TestIdleEndCancelsTheClassRun(t *testing.T) {
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var cancelled []string
+	e := newEnv(t, Config{Idle: time.Hour, Now: func() time.Time { return now }, SweepEvery: time.Hour,
+		StartRun: func(ctx context.Context, session, lesson, lab, addr string, k *Knobs) (string, error) {
+			return "run-of-" + session, nil
+		},
+		CancelRun: func(ctx context.Context, session, runID string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			cancelled = append(cancelled, session+" "+runID)
+			return nil
+		}})
+	ctx := context.Background()
+	s, tok, err := e.m.Create(ctx, "queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := e.host(s.Code(), tok)
+	host.expect(KindState)
+	host.send(In{Kind: KindRun, Lab: "lab-1"})
+	host.expect(KindRunStart)
+	host.ws.Close()
+	now = now.Add(61 * time.Minute)
+	e.m.Sweep(ctx)
+	if !s.Ended() {
+		t.Fatal("session still live after 61 idle minutes")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{s.Code() + " run-of-" + s.Code()}; !slices.Equal(cancelled, want) {
+		t.Errorf("cancelled %q, want %q", cancelled, want)
 	}
 }
 

@@ -35,6 +35,9 @@
 // alive (cut off from the database while the others were not) has its
 // next write refused and stops the run, and the run keeps the one
 // terminal event the reaper stored.
+//
+// With Config.Registerer set, a Queue exports the shared queue's depth and
+// its runners for a web replica's /metrics (metrics.go).
 package fleet
 
 import (
@@ -46,6 +49,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
@@ -77,6 +81,9 @@ type Config struct {
 	Limits        runner.Limits
 	LostAfter     time.Duration // LostAfter when 0: runners counted live for estimates
 	Now           func() time.Time
+	// Registerer, if set, gets the shared queue's gauges (metrics.go:
+	// capacitylab_runs_queued, _runs_running, _runners, _runner_slots).
+	Registerer prometheus.Registerer
 }
 
 // Queue is the web side of the distributed queue: what package web calls
@@ -108,7 +115,13 @@ func NewQueue(cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Queue{cfg: cfg, st: cfg.Store, client: client, now: cfg.Now}, nil
+	q := &Queue{cfg: cfg, st: cfg.Store, client: client, now: cfg.Now}
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(newDepthCollector(q)); err != nil {
+			return nil, fmt.Errorf("fleet: registering the queue's metrics: %w", err)
+		}
+	}
+	return q, nil
 }
 
 func newClient(st *store.Store, rc *river.Config) (*river.Client[pgx.Tx], error) {

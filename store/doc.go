@@ -201,6 +201,14 @@
 //	class_votes(session, question, round, participant, option, at)
 //	    one vote per participant per round, changed in place until the
 //	    round closes.
+//	class_presence(session, server, participant, seen)
+//	    (125_class_presence.sql, presence.go; used on Postgres only) one
+//	    row per participant with a socket open on a server sharing the
+//	    sessions, renewed by that server (HeartbeatClassPresence, by the
+//	    database's clock); SetClassPresence, ExpireClassPresence (a server
+//	    silent too long) and ForgetClassPresence (a server stopping) wake
+//	    the session's watchers, and ClassPresent reads who is connected
+//	    through the other servers.
 //
 // LTI 1.3 (090_lti.sql; package lti). Times are the fixed-width stamps of
 // the class tables, lists JSON arrays of strings; states, session tokens

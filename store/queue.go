@@ -344,6 +344,29 @@ func (s *Store) LiveSlots(ctx context.Context, within time.Duration) (int, error
 	return n, err
 }
 
+// QueueDepth is the shared queue as /metrics shows it on a web replica:
+// the runs waiting and running (every replica's), and the runners alive
+// with the runs they run at once.
+type QueueDepth struct {
+	Queued, Running int
+	Runners, Slots  int // runners whose heartbeat is younger than QueueDepth's within, and their slots summed
+}
+
+// QueueDepth counts the runs waiting and running and the runners whose
+// heartbeat is younger than within, in one statement.
+func (s *Store) QueueDepth(ctx context.Context, within time.Duration) (QueueDepth, error) {
+	if s.pool == nil {
+		return QueueDepth{}, ErrNotPostgres
+	}
+	var d QueueDepth
+	err := s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM runs WHERE status = 'queued'),
+		(SELECT count(*) FROM runs WHERE status = 'running'),
+		count(*), COALESCE(SUM(slots), 0)
+		FROM runners WHERE heartbeat > now() - $1 * interval '1 millisecond'`, within.Milliseconds()).Scan(&d.Queued, &d.Running, &d.Runners, &d.Slots)
+	return d, err
+}
+
 // LostRun is a run ReapLostRuns ended: Runner and Host are those of the
 // runner that held it, both "" for a run whose job was taken by a runner
 // that stopped before it started the run; Request is the run's request

@@ -228,10 +228,16 @@ func (s *Store) SaveClassRound(ctx context.Context, code string, r ClassRound) e
 // Postgres with a notification in the statement's own transaction, so
 // every server sharing the database hears of it; on SQLite after it.
 func (s *Store) classWrite(ctx context.Context, code, query string, args ...any) (sql.Result, error) {
+	return s.wakeWrite(ctx, wakeKey("class", code), query, args...)
+}
+
+// wakeWrite runs one statement and wakes the watchers of key once it is
+// committed, as classWrite does.
+func (s *Store) wakeWrite(ctx context.Context, key, query string, args ...any) (sql.Result, error) {
 	if !s.db.d.postgres {
 		res, err := s.db.ExecContext(ctx, query, args...)
 		if err == nil {
-			s.wakes.wake(wakeKey("class", code), Wake{})
+			s.wakes.wake(key, Wake{})
 		}
 		return res, err
 	}
@@ -244,7 +250,7 @@ func (s *Store) classWrite(ctx context.Context, code, query string, args ...any)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, wakeSQL, wakeKey("class", code)); err != nil {
+	if _, err := tx.ExecContext(ctx, wakeSQL, key); err != nil {
 		return nil, err
 	}
 	return res, tx.Commit()

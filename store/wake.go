@@ -80,6 +80,15 @@ func (s *Store) WatchRun(id string) *Watch { return s.wakes.add(wakeKey("run", i
 // code: one after every batch of its votes stored (SaveClassVotes).
 func (s *Store) WatchClass(code string) *Watch { return s.wakes.add(wakeKey("class", code)) }
 
+// WatchClassPresence starts delivering wake-ups for the presence of class
+// session code's participants across servers: one after every change of
+// it (SetClassPresence, ExpireClassPresence, ForgetClassPresence), apart
+// from the session's other changes, so that a class connecting does not
+// make every server read the whole session, nor a vote its presence.
+func (s *Store) WatchClassPresence(code string) *Watch {
+	return s.wakes.add(wakeKey("presence", code))
+}
+
 // wakeKey is a topic and id as the wake-up's payload names them: "run
 // r-123", "class ABC234".
 func wakeKey(topic, id string) string { return topic + " " + id }
@@ -166,13 +175,13 @@ func (h *wakeHub) setListening(on bool) {
 }
 
 // parseWake reads a wake-up as Postgres carries it: "run
-// <id> <seq>" or "class <code>".
+// <id> <seq>", "class <code>" or "presence <code>".
 func parseWake(payload string) (key string, wk Wake, ok bool) {
 	topic, rest, ok := strings.Cut(payload, " ")
 	switch {
 	case !ok:
 		return "", Wake{}, false
-	case topic == "class":
+	case topic == "class", topic == "presence":
 		return wakeKey(topic, rest), Wake{}, true
 	case topic == "run":
 		i := strings.LastIndexByte(rest, ' ')

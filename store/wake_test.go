@@ -434,6 +434,7 @@ func TestParseWake(t *testing.T) {
 		{"run r-1 7", "run r-1", 7, true},
 		{"run r with spaces 12", "run r with spaces", 12, true},
 		{"class ABC234", "class ABC234", 0, true},
+		{"presence ABC234", "presence ABC234", 0, true},
 		{"run r-1", "", 0, false},
 		{"run r-1 x", "", 0, false},
 		{"vote x", "", 0, false},

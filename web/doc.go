@@ -110,7 +110,12 @@
 // (Deps.SessionsPerHour, default 20 an hour); past either, 429 with
 // Retry-After and a message saying why. POST /api/sweeps gives each client
 // address its share of the run queue (runner.Config.PerAddress, default 3)
-// beside each learner's one run: past it, 429 with Retry-After.
+// beside each learner's one run: past it, 429 with Retry-After. A class
+// run counts against the address of the host who starts it (ClassRuns),
+// beside the session's one run at a time, so no client holds the queue
+// through class sessions; the host may cancel it (the class run's Stop
+// control, on the host view and the presenter view), and a session that
+// ends, by its host or idle, cancels its run (CancelClassRuns).
 //
 // Teaching lives on /teach, not on lesson pages, which learners read.
 // When an instructor key is configured, /teach asks for it once: the

@@ -234,3 +234,117 @@ func TestRunPanelSaysTheLabIsStarting(t *testing.T) {
 		}
 	}
 }
+
+// One client cannot hold the queue through class sessions: a class run
+// counts against the address of the host who starts it, so one address
+// with nine sessions gets its share of places (runner.DefaultPerAddress)
+// and every other host run is refused saying why, while a learner at
+// another address still gets a place. The host's cancel frees a place at
+// once, and so does ending a session whose run is waiting.
+func TestClassRunsCountAgainstTheHostsAddress(t *testing.T) {
+	var rn *runner.Runner
+	s := newClassSiteWith(t, filepath.Join(t.TempDir(), "class.db"), "", "", func(d *Deps) {
+		var err error
+		rn, err = runner.New(runner.Config{Load: testLoad(t), Lab: slowLab, QueueCapacity: 8, Store: d.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Runner = rn
+		d.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	type class struct {
+		host  *wsClient
+		runID string
+	}
+	var classes []*class
+	refusals := 0
+	for i := range 9 {
+		code, created, raw := s.create("sample", "")
+		if code != http.StatusCreated {
+			t.Fatalf("session %d: %d %s", i, code, raw)
+		}
+		c := &class{host: s.host(created.Code, hostToken(t, created))}
+		c.host.expect(classroom.KindState)
+		c.host.send(classroom.In{Kind: classroom.KindRun, Lab: "sample-lab"})
+		switch o := c.host.expectEither(classroom.KindRunStart, classroom.KindError); o.Kind {
+		case classroom.KindRunStart:
+			c.runID = o.RunID
+		default:
+			refusals++
+			if want := fmt.Sprintf("Your address already has %d runs waiting or running", runner.DefaultPerAddress); !strings.Contains(o.Message, want) || o.Code != classroom.ErrCodeConflict {
+				t.Errorf("session %d's run refused with %+v, want a conflict saying %q", i, o, want)
+			}
+		}
+		classes = append(classes, c)
+	}
+	if started := len(classes) - refusals; started != runner.DefaultPerAddress {
+		t.Fatalf("one address's nine sessions started %d class runs, want %d (its share)", started, runner.DefaultPerAddress)
+	}
+	// A learner elsewhere still gets a place.
+	req, _ := http.NewRequest("POST", s.srv.URL+"/api/sweeps", strings.NewReader(`{"rates":[10],"seconds":1}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", "198.51.100.7")
+	lres, err := s.client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lres.Body.Close()
+	if lres.StatusCode != http.StatusAccepted {
+		t.Errorf("a learner at another address: %d, want 202", lres.StatusCode)
+	}
+
+	// The host of the first class cancels its run (running: it waits for
+	// its lab); the place is free, and a refused class gets it.
+	first, waiting, refused := classes[0], classes[1], classes[3]
+	first.host.send(classroom.In{Kind: classroom.KindCancel})
+	untilStatus(t, rn, first.runID, store.RunCancelled)
+	refused.host.send(classroom.In{Kind: classroom.KindRun, Lab: "sample-lab"})
+	if o := refused.host.expect(classroom.KindRunStart); o.RunID == "" {
+		t.Fatalf("a refused class after the cancel: %+v, want its run started", o)
+	}
+	// A second cancel of the same run says it has ended.
+	first.host.send(classroom.In{Kind: classroom.KindCancel})
+	if o := first.host.expect(classroom.KindError); o.Code != classroom.ErrCodeConflict || !strings.Contains(o.Message, "already ended") {
+		t.Errorf("cancelling an ended run: %+v, want a conflict saying it has ended", o)
+	}
+	// Ending a session cancels its waiting run.
+	waiting.host.send(classroom.In{Kind: classroom.KindEnd})
+	waiting.host.expect(classroom.KindEnded)
+	untilStatus(t, rn, waiting.runID, store.RunCancelled)
+}
+
+// untilStatus waits up to 10 s for run id to have status want.
+func untilStatus(t *testing.T, rn *runner.Runner, id string, want store.RunStatus) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		snap, ok := rn.Get(id)
+		if ok && snap.Status == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s: status %s (held %v) after 10 s, want %s", id, snap.Status, ok, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// expectEither returns the next message of kind a or b, skipping presence.
+func (c *wsClient) expectEither(a, b string) classroom.Out {
+	c.t.Helper()
+	for {
+		c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var o classroom.Out
+		if err := c.ws.ReadJSON(&o); err != nil {
+			c.t.Fatalf("%s: waiting for %s or %s: %v", c.name, a, b, err)
+		}
+		c.last = max(c.last, o.Seq)
+		switch o.Kind {
+		case a, b:
+			return o
+		case classroom.KindPresence:
+		default:
+			c.t.Fatalf("%s: got %+v, want %s or %s", c.name, o, a, b)
+		}
+	}
+}

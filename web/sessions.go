@@ -109,10 +109,13 @@ func classOptions(code string, q *lessons.Question) []lessons.Option {
 
 // ClassRuns starts a class's run of a lesson's lab preset on the runner,
 // the same queue and event stream every learner's run uses. The class is
-// the run's learner ("class-" + code), so a class has one run at a time.
-// Its errors are sentences for the instructor.
+// the run's learner (classLearner), so a class has one run at a time, and
+// the run counts against the address of the host who started it, so that
+// one client cannot hold the queue through class sessions (each address
+// has the queue's per-address share, class runs and its learners' runs
+// together). Its errors are sentences for the instructor.
 func ClassRuns(course CourseFunc, rn Queue) classroom.RunFunc {
-	return func(ctx context.Context, code, lesson, lab string, k *classroom.Knobs) (string, error) {
+	return func(ctx context.Context, code, lesson, lab, addr string, k *classroom.Knobs) (string, error) {
 		if rn == nil {
 			return "", classroom.Refuse(classroom.ErrCodeConflict, "This server runs no live sweeps; run the lab on your own machine with the commands shown.")
 		}
@@ -126,13 +129,18 @@ func ClassRuns(course CourseFunc, rn Queue) classroom.RunFunc {
 		}
 		q := withKnobs(labPreset(l), k)
 		q.Lesson = lesson
-		tk, err := rn.SubmitFrom(ctx, "class-"+code, "", q)
+		tk, err := rn.SubmitFrom(ctx, classLearner(code), addr, q)
 		var full *runner.QueueFullError
+		var share *runner.ShareError
 		var mine *runner.AlreadyQueuedError
 		var fe runner.FieldErrors
 		switch {
 		case errors.As(err, &full):
 			return "", classroom.Refuse(classroom.ErrCodeConflict, fmt.Sprintf("The queue of runs is full; try again in about %d s.", int(math.Ceil(full.RetryAfter.Seconds()))))
+		case errors.As(err, &share):
+			return "", classroom.Refuse(classroom.ErrCodeConflict, fmt.Sprintf(
+				"Your address already has %d runs waiting or running, as many as one address may (class runs count against the address of the host who starts them). "+
+					"Cancel one, or end a session you no longer need, or try again in about %d s.", share.Share, int(math.Ceil(share.RetryAfter.Seconds()))))
 		case errors.As(err, &mine):
 			return "", classroom.Refuse(classroom.ErrCodeConflict, "The class's last run is still waiting or running; it must finish before another starts.")
 		case errors.As(err, &fe):
@@ -145,6 +153,25 @@ func ClassRuns(course CourseFunc, rn Queue) classroom.RunFunc {
 		return tk.ID, nil
 	}
 }
+
+// CancelClassRuns cancels a class's run on the runner: the host's cancel,
+// and the end of a session whose run still waits or runs. A run already
+// over (or no longer known) is classroom.ErrRunOver.
+func CancelClassRuns(rn Queue) classroom.CancelFunc {
+	return func(ctx context.Context, code, id string) error {
+		if rn == nil {
+			return classroom.ErrRunOver // no runner, so no run is waiting or running
+		}
+		err := rn.Cancel(id, classLearner(code))
+		if errors.Is(err, runner.ErrFinished) || errors.Is(err, runner.ErrNoRun) {
+			return classroom.ErrRunOver
+		}
+		return err
+	}
+}
+
+// classLearner is the learner a class session's runs are queued for.
+func classLearner(code string) string { return "class-" + code }
 
 // withKnobs applies a host's changes to a lab preset.
 func withKnobs(q runner.Request, k *classroom.Knobs) runner.Request {
@@ -860,6 +887,7 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return errorf(CodeForbidden, "Join the session first at /join/"+sess.Code()+".")
 	}
+	who.Addr = clientAddr(r) // a host's class runs count against it
 	since := 0
 	if v := q.Get("since"); v != "" {
 		n, err := strconv.Atoi(v)

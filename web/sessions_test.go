@@ -24,24 +24,39 @@ import (
 // a runner) on a SQLite file.
 type classSite struct {
 	*testSite
-	m *classroom.Manager
+	m  *classroom.Manager
+	rn *runner.Runner // nil without a lab
 }
 
 func newClassSite(t *testing.T, dbPath, key, labBin string) *classSite {
 	t.Helper()
+	return newClassSiteWith(t, dbPath, key, labBin, nil)
+}
+
+// newClassSiteWith is newClassSite with tweak applied to the Deps before
+// the class Manager is made.
+func newClassSiteWith(t *testing.T, dbPath, key, labBin string, tweak func(*Deps)) *classSite {
+	t.Helper()
 	var m *classroom.Manager
 	var rn *runner.Runner
 	site := newSiteAt(t, dbPath, func(d *Deps) {
+		var q Queue // nil, not a nil *runner.Runner, without a lab
 		if labBin != "" {
 			var err error
 			rn, err = runner.New(runner.Config{Load: testLoad(t), Lab: labsvc.ChildCommand{Path: labBin, Args: []string{"lab-child"}}, Store: d.Store})
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.Runner = rn
+			d.Runner, q = rn, rn
+		}
+		if tweak != nil {
+			tweak(d) // may set a runner of its own (d.Runner)
+			if r, ok := d.Runner.(*runner.Runner); ok && rn == nil {
+				rn, q = r, r
+			}
 		}
 		var err error
-		m, err = classroom.New(classroom.Config{Store: d.Store, Lessons: ClassLessons(d.Course), StartRun: ClassRuns(d.Course, rn)})
+		m, err = classroom.New(classroom.Config{Store: d.Store, Lessons: ClassLessons(d.Course), StartRun: ClassRuns(d.Course, q), CancelRun: CancelClassRuns(q)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +71,7 @@ func newClassSite(t *testing.T, dbPath, key, labBin string) *classSite {
 			rn.Close()
 		}
 	})
-	return &classSite{testSite: site, m: m}
+	return &classSite{testSite: site, m: m, rn: rn}
 }
 
 // created is the JSON answer to POST /api/sessions.

@@ -16,9 +16,9 @@ import (
 
 // A class on two servers sharing one Postgres database, through the
 // server's own pages and websockets: the session is started on A, a
-// learner joins on B and votes there, the host on A sees the vote, the
-// projector on B sees it counted, and the host's reveal reaches the
-// learner on B.
+// learner joins on B and votes there, the host on A sees the learner
+// connected and the vote, the projector on B sees it counted, and the
+// host's reveal reaches the learner on B.
 func TestClassAcrossTwoServers(t *testing.T) {
 	env := map[string]string{"DATABASE_URL": postgresSchemaURL(t, "a class across two servers")}
 	a := start(t, env, "--data", t.TempDir())
@@ -111,8 +111,17 @@ func TestClassAcrossTwoServers(t *testing.T) {
 		t.Fatalf("learner on B: state has no question: %+v", st)
 	}
 	q := st.Questions[0]
-	next("host on A", host, classroom.KindState, nil)
+	hst := next("host on A", host, classroom.KindState, nil).State
 	next("projector on B", proj, classroom.KindState, nil)
+	// The host on A sees Ada, connected through B, connected: in its
+	// state if B stored it first, else in a presence message.
+	if hst.Connected != 1 {
+		if o := next("host on A", host, classroom.KindPresence, func(o classroom.Out) bool {
+			return o.Participant != nil && o.Participant.Name == "Ada" && o.Participant.Connected
+		}); o.Connected != 1 {
+			t.Errorf("host on A: presence %+v, want 1 connected", o)
+		}
+	}
 
 	host.WriteJSON(classroom.In{Kind: classroom.KindOpen, Question: q.ID})
 	next("learner on B", learner, classroom.KindRound, func(o classroom.Out) bool { return o.Status == "open" })

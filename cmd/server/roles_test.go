@@ -42,6 +42,23 @@ func TestRolesWebAndRunner(t *testing.T) {
 			t.Errorf("the runner's /metrics has no capacitylab_runs_total:\n%.500s", body)
 		}
 	}
+	// The web replica's /metrics shows the shared queue and its runner.
+	var scraped string
+	waitFor(t, 10*time.Second, "the web replica's /metrics to count the runner", func() bool {
+		res, err := http.Get(web.url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		scraped = string(body)
+		return strings.Contains(scraped, "\ncapacitylab_runners 1\n")
+	})
+	for _, want := range []string{"\ncapacitylab_runner_slots 1\n", "\ncapacitylab_runs_queued 0\n", "\ncapacitylab_runs_running 0\n"} {
+		if !strings.Contains(scraped, want) {
+			t.Errorf("the web replica's /metrics has no %q", strings.TrimSpace(want))
+		}
+	}
 	st, err := store.OpenPostgres(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)

@@ -172,7 +172,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	limits.MaxRunSeconds, limits.MaxRunCPUSeconds = float64(cfg.maxRunSeconds), float64(cfg.maxRunCPU)
 	var queue web.Queue
 	if cfg.role == roleWeb {
-		q, err := fleet.NewQueue(fleet.Config{Store: st, QueueCapacity: cfg.queue, PerAddress: cfg.perAddress, Limits: limits})
+		q, err := fleet.NewQueue(fleet.Config{Store: st, QueueCapacity: cfg.queue, PerAddress: cfg.perAddress, Limits: limits, Registerer: reg})
 		if err != nil {
 			return err
 		}
@@ -199,11 +199,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	classes, err := classroom.New(classroom.Config{
-		Store:    st,
-		Lessons:  web.ClassLessons(course),
-		StartRun: web.ClassRuns(course, queue),
-		Idle:     cfg.sessionIdle,
-		Logger:   log,
+		Store:     st,
+		Lessons:   web.ClassLessons(course),
+		StartRun:  web.ClassRuns(course, queue),
+		CancelRun: web.CancelClassRuns(queue),
+		Idle:      cfg.sessionIdle,
+		Logger:    log,
 	})
 	if err != nil {
 		return err

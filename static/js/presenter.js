@@ -14,14 +14,14 @@ const fromPresenter = "capacitylab:presenter";
 const fromHost = "capacitylab:host";
 
 // The keys a presenter window posts to its host page.
-const hostKeys = ["next", "back", "run", "round2"];
+const hostKeys = ["next", "back", "run", "round2", "cancel"];
 
 // hostSide is the host page's end: open opens the presenter window; join
 // and blank ask it to show or hide its join code, or to blank itself;
 // notice(text, error) shows text on it. Each returns whether a presenter
 // window is there to ask. onKey(action) gets the keys the presenter posts
-// ("next", "back", "run", "round2"), onBlanked(on) its blank screen going
-// on or off.
+// ("next", "back", "run", "round2", and "cancel" from its Stop control),
+// onBlanked(on) its blank screen going on or off.
 export function hostSide(code, onKey, onBlanked) {
   let win = null; // the presenter window this page (or this tab before a reload) opened
   window.addEventListener("message", (ev) => {

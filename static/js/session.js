@@ -17,7 +17,9 @@
 // came from a window it opened and acts with its own token, and what the
 // host page has to say (a refusal, or that there is nothing to do) shows
 // on the presenter too, where the host is looking. The projector's
-// address alone controls nothing, and says so.
+// address alone controls nothing, and says so. While the class run waits
+// or runs, the host view and the presenter view the host opened show a
+// Stop control, which cancels it (the presenter's through the host page).
 //
 // The parts: reconnect.js keeps the websocket open, classvotes.js draws
 // the votes and the answer, classsteps.js works out the host's steps,
@@ -166,6 +168,8 @@ function start(root) {
         // A refused class run (the queue full, say) is not offered again
         // by Next: the answer comes next, and R tries again.
         if (p.step && p.step.kind === "run" && p.step.question) model.runSkipped.add(p.step.question);
+        // A refused Stop (the run ended meanwhile) may be pressed again.
+        if (p.block === runSection) runSection.querySelector("[data-class-cancel]").disabled = false;
         pending.delete(m.ref);
         break;
       }
@@ -243,6 +247,7 @@ function start(root) {
       case "ended":
         model.ended = true;
         for (const id of model.questions.keys()) renderQuestion(id);
+        renderRunStop();
         break;
     }
     setStatus();
@@ -393,6 +398,7 @@ function start(root) {
       model.runLab = panel.dataset.block || model.runLab;
       const status = panel.querySelector('[data-testid="run-status"]');
       model.runStatus = (status && status.dataset.status) || "unknown";
+      renderRunStop();
       if (runEnds.includes(model.runStatus) && model.runStatus !== "done") {
         runEnded({ kind: model.runStatus, window: Number(panel.dataset.rows || "0"), windows: Number(panel.dataset.windows || "0") });
       }
@@ -417,8 +423,33 @@ function start(root) {
     const e = ev.detail || {};
     model.runStatus = e.kind || "unknown";
     if (e.kind !== "done") runEnded(e);
+    renderRunStop();
     renderNext();
   });
+
+  // renderRunStop shows the class run's Stop control while the run waits
+  // or runs: on the host view, and on the presenter view the host page
+  // opened (its Stop goes through that page, as its keys do).
+  function renderRunStop() {
+    const stop = runSection.querySelector("[data-class-run-stop]");
+    if (!stop) return;
+    const may = role === "host" || (role === "projector" && root.dataset.control === "host");
+    const going = !!model.runID && !runEnds.includes(model.runStatus) && !model.ended;
+    stop.hidden = !(may && going);
+    if (stop.hidden) stop.querySelector("[data-class-cancel]").disabled = false;
+  }
+
+  // stopRun asks the server to cancel the class run; the run's stream
+  // then ends it on every screen.
+  function stopRun(from) {
+    const b = runSection.querySelector("[data-class-cancel]");
+    if (role === "projector") {
+      presenterKey("cancel");
+      return;
+    }
+    if (b) b.disabled = true;
+    send({ kind: "cancel" }, runSection, from);
+  }
 
   function clearRunEnd() {
     delete runSection.dataset.runEnd;
@@ -572,6 +603,8 @@ function start(root) {
       send({ kind: b.dataset.act, question: section.dataset.classQuestion }, section);
     } else if (b.dataset.run) {
       startRun(b.dataset.run);
+    } else if (b.hasAttribute("data-class-cancel")) {
+      stopRun("host");
     } else if (b.hasAttribute("data-next-step")) {
       hostKey("next", "host");
     } else if (b.hasAttribute("data-keys-open")) {
@@ -641,6 +674,7 @@ function start(root) {
     else if (a === "run") act(runStep(plan, model), from, "No lab to run here: R runs the lab that settles the prediction on screen.");
     else if (a === "round2")
       act(secondRound(model), from, "A second round is for the question on screen, once its voting has closed and before its answer shows.");
+    else if (a === "cancel") stopRun(from);
     else if (a === "join" && !host.join()) tell("Open the presenter view from this page first: J then shows its join code.", false, from);
     else if (a === "blank" && !host.blank()) tell("Open the presenter view from this page first: B then blanks it.", false, from);
   }
@@ -714,6 +748,7 @@ function start(root) {
               .replaceChildren("Space: next step · ←: back · R: class run · B: blank · J: join code · ", kbd("?"), " all keys");
             const note = root.querySelector("[data-keys-control-note]");
             if (note) note.textContent = "This window was opened from the host's page: its keys move the class on through that page.";
+            renderRunStop();
           },
           onJoin: () => presenterKey("join"),
           onBlank: () => setBlank(!blank),
