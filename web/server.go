@@ -75,6 +75,9 @@ type Deps struct {
 	// page, API and stream follow the store (streamfollow.go). Without
 	// it (one server) such a run is over and shown interrupted.
 	SharedRuns bool
+	// RequestLog is which requests get a log line (RequestLog);
+	// "": RequestLogSampled.
+	RequestLog RequestLog
 }
 
 // Queue is the queue of live sweeps as the handlers use it: the
@@ -114,7 +117,9 @@ type server struct {
 	widgetCSP string // the standalone widgets' (frame-ancestors differs)
 	reg       *prometheus.Registry
 	metrics   *httpMetrics
-	bufs      sync.Pool // *bytes.Buffer for rendering pages
+	// requestLog decides which requests get a log line (middleware.go).
+	requestLog *logSampler
+	bufs       sync.Pool // *bytes.Buffer for rendering pages
 
 	pages     *cache[newcomerPage]  // lesson pages as a newcomer sees them, by slug (handlers.go)
 	plans     *cache[keptPlan]      // lesson pages with the learner's blocks cut out, by slug and header links (lessonplan.go)
@@ -169,6 +174,7 @@ func NewServer(d Deps) http.Handler {
 	s.csp, s.widgetCSP = contentPolicy(fa), contentPolicy(wfa)
 	s.frameAncestors, s.widgetAncestors = fa, wfa
 	s.metrics = newHTTPMetrics(s.reg)
+	s.requestLog = &logSampler{mode: cmp.Or(d.RequestLog, RequestLogSampled)}
 	s.sharedRuns = d.SharedRuns
 	s.follows = newFollows(s.store, s.log, s.storedLog, s.reg)
 	return s.routes()
