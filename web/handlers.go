@@ -151,10 +151,11 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 		s.renderFailed(w, r, err)
 		return nil
 	}
-	if newcomer {
-		s.keepNewcomerPage(c, l.Slug, refs, buf.Bytes())
+	if status := lessonStatus(r.Context()); newcomer && status == http.StatusOK {
+		s.keepNewcomerPage(c, l.Slug, refs, buf.Bytes()).write(w, r)
+	} else {
+		s.writeHTML(w, r, status, buf.Bytes())
 	}
-	writeHTML(w, lessonStatus(r.Context()), buf.Bytes())
 	return nil
 }
 
