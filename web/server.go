@@ -119,8 +119,8 @@ type server struct {
 	metrics   *httpMetrics
 	// requestLog decides which requests get a log line (middleware.go).
 	requestLog *logSampler
-	bufs       sync.Pool // *bytes.Buffer for rendering pages
-	gzips      gzipWriters
+	bufs       sync.Pool   // *bytes.Buffer for rendering pages
+	gzips      gzipWriters // pages gzipped whole per request (encoded.go)
 
 	pages     *cache[newcomerPage]  // lesson pages as a newcomer sees them, by slug (handlers.go)
 	plans     *cache[keptPlan]      // lesson pages with the learner's blocks cut out, by slug and header links (lessonplan.go)
@@ -312,6 +312,12 @@ func (s *server) renderFailed(w http.ResponseWriter, r *http.Request, err error)
 // that a browser revalidating a page it has (Cache-Control: no-cache)
 // gets 304 without the body when nothing on it changed.
 func (s *server) writeHTML(w http.ResponseWriter, r *http.Request, status int, page []byte) {
+	s.writePage(w, r, status, page, nil)
+}
+
+// writePage is writeHTML with the page's gzip made by gz (nil: the whole
+// page compressed as it goes out).
+func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, page []byte, gz func(*bytes.Buffer) []byte) {
 	htmlHeaders(w)
 	coding := ""
 	if len(page) >= minCompressed {
@@ -332,7 +338,11 @@ func (s *server) writeHTML(w http.ResponseWriter, r *http.Request, status int, p
 	if coding != "" {
 		buf := s.buffer()
 		defer s.release(buf)
-		body = s.gzips.compress(buf, page)
+		if gz != nil {
+			body = gz(buf)
+		} else {
+			body = s.gzips.compress(buf, page)
+		}
 	}
 	writeRepresentation(w, r, status, etag, coding, body)
 }

@@ -1112,3 +1112,78 @@ func TestLessonPageETags(t *testing.T) {
 		}
 	}
 }
+
+// TestSplicedGzipEveryLesson fetches every lesson's page, gzipped and
+// plain, as a learner who answered nothing and as one who answered every
+// question: the gzip stream, assembled from the plan's stored deflated
+// pieces and the learner's blocks deflated per request, is one gzip
+// member that decodes to the plain page, and is no more than a fifth
+// larger than the whole page gzipped at once at the per-request setting
+// (gzipWriters). (Measured over both learners and every lesson: from 29%
+// smaller to 8% larger. A stored piece, deflated alone, cannot point back
+// at the page before it; it is deflated at the smallest setting.)
+func TestSplicedGzipEveryLesson(t *testing.T) {
+	s := newSite(t)
+	fresh, answered := s.client(), s.client()
+	for _, l := range s.course.Lessons {
+		for _, b := range l.Blocks() {
+			q, ok := b.(*lessons.Question)
+			if !ok {
+				continue
+			}
+			if q.Type == "predict" {
+				s.post(answered, "/lessons/"+l.Slug+"/predict/"+q.ID, url.Values{"action": {"lock"}, "option": {q.Options[0].ID}})
+			} else {
+				s.post(answered, "/lessons/"+l.Slug+"/check/"+q.ID, url.Values{"option": {q.Options[len(q.Options)-1].ID}})
+			}
+		}
+	}
+	// The fresh learner gets a cookie (and so a page of their own) by
+	// answering a question of no lesson page shown here.
+	s.post(fresh, "/progress/reset", url.Values{})
+	ensureCookie := func(c *http.Client) string {
+		u, _ := url.Parse(s.srv.URL)
+		var out []string
+		for _, ck := range c.Jar.Cookies(u) {
+			out = append(out, ck.Name+"="+ck.Value)
+		}
+		return strings.Join(out, "; ")
+	}
+	for _, who := range []struct {
+		name   string
+		cookie string
+	}{{"unanswered", ensureCookie(fresh)}, {"answered", ensureCookie(answered)}} {
+		if who.name == "answered" && !strings.Contains(who.cookie, LearnerCookie) {
+			t.Fatalf("the answering learner has no cookie")
+		}
+		for _, l := range s.course.Lessons {
+			page := s.srv.URL + "/lessons/" + l.Slug
+			plainRes, plain := rawGet(t, page, map[string]string{"Cookie": who.cookie, "Accept-Encoding": "identity"})
+			res, raw := rawGet(t, page, map[string]string{"Cookie": who.cookie, "Accept-Encoding": "gzip"})
+			if plainRes.StatusCode != 200 || res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("%s, %s: %d and %d %q", who.name, l.Slug, plainRes.StatusCode, res.StatusCode, res.Header.Get("Content-Encoding"))
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("%s, %s: %v", who.name, l.Slug, err)
+			}
+			zr.Multistream(false)
+			got, err := io.ReadAll(zr)
+			if err != nil {
+				t.Fatalf("%s, %s: decoding: %v", who.name, l.Slug, err)
+			}
+			if rest, _ := io.ReadAll(zr); len(rest) > 0 || zr.Reset(bytes.NewReader(nil)) == nil {
+				t.Errorf("%s, %s: more than one gzip member", who.name, l.Slug)
+			}
+			if !bytes.Equal(got, plain) {
+				t.Errorf("%s, %s: the gzipped page (%d bytes decoded) differs from the plain one (%d)", who.name, l.Slug, len(got), len(plain))
+			}
+			var whole bytes.Buffer
+			if n := len((&gzipWriters{}).compress(&whole, plain)); len(raw) > n+n/5 {
+				t.Errorf("%s, %s: %d bytes gzipped from pieces, %d gzipped whole, want at most a fifth more", who.name, l.Slug, len(raw), n)
+			} else {
+				t.Logf("%s, %s: %d bytes, %d gzipped from pieces, %d whole", who.name, l.Slug, len(plain), len(raw), n)
+			}
+		}
+	}
+}
