@@ -19,9 +19,10 @@ import (
 // ETag that names its bytes, and not at all (304) when the client already
 // has them. Bodies that are the same for many requests (the static assets,
 // a lesson page as a newcomer sees it) are kept as encoded values,
-// compressed once in every encoding that makes them smaller; a page
-// rendered per request (writeHTML) is gzipped as it goes out, quickly
-// rather than small (gzipWriters).
+// compressed once in every encoding that makes them smaller; a learner's
+// lesson page is gzipped from stored deflated pieces (pageOut); any other
+// page rendered per request (writeHTML) is gzipped as it goes out,
+// quickly rather than small (gzipWriters).
 
 // encoded is a body kept as it is and, when that is smaller, gzipped and
 // in brotli, each compressed once at a slow, small setting.
@@ -220,10 +221,10 @@ func (g *gzipWriters) compress(buf *bytes.Buffer, page []byte) []byte {
 // on its own, ending byte-aligned (a sync flush), and a request's gzip
 // stream is those pieces in order with only the bytes between them (the
 // learner's blocks, and stored pieces under minStoredDeflate) deflated as
-// it goes out, each with the 4 KB before it as its dictionary. Deflate blocks that end byte-aligned may follow each
-// other, and a back-reference reaches only bytes already written, so the
-// pieces make one valid stream; the gzip trailer's CRC-32 and length are
-// the whole page's.
+// it goes out, each with the 4 KB before it as its dictionary. Deflate
+// blocks that end byte-aligned may follow each other, and a back-reference
+// reaches only bytes already written, so the pieces make one valid
+// stream; the gzip trailer's CRC-32 and length are the whole page's.
 
 // pageOut is a page being written: its bytes, and which ranges of them
 // are stored HTML with its deflated form.
