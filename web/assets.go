@@ -1,8 +1,6 @@
 package web
 
 import (
-	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"net/http"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -25,16 +22,15 @@ type Assets struct {
 type asset struct {
 	name   string // path inside the FS
 	hashed string // name with the hash before the extension
-	body   []byte
-	gz     []byte // body gzipped, when that is smaller
+	body   *encoded
 	ctype  string
-	etag   string
 }
 
 // NewAssets reads every file of fsys into memory (except *.go), as it is,
 // and computes each one's hashed name: the first 10 hex digits of the
-// body's SHA-256 go before the extension. Text assets are also kept
-// gzipped (gzipped), which is what saves their bytes on the wire.
+// body's SHA-256 go before the extension, and name its ETags. Text assets
+// are also kept gzipped and in brotli (newEncoded), which is what saves
+// their bytes on the wire.
 func NewAssets(fsys fs.FS) (*Assets, error) {
 	a := &Assets{byName: map[string]*asset{}, byPath: map[string]*asset{}}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -60,9 +56,9 @@ func NewAssets(fsys fs.FS) (*Assets, error) {
 		if ctype == "" {
 			ctype = "application/octet-stream"
 		}
-		as := &asset{name: p, hashed: strings.TrimSuffix(p, ext) + "." + h + ext, body: body, ctype: ctype, etag: `"` + h + `"`}
+		as := &asset{name: p, hashed: strings.TrimSuffix(p, ext) + "." + h + ext, body: &encoded{tag: h, plain: body}, ctype: ctype}
 		if strings.HasPrefix(ctype, "text/") || ctype == "image/svg+xml" {
-			as.gz = gzipped(body)
+			as.body = newEncoded(body, h)
 		}
 		a.byName[p] = as
 		a.byPath[as.hashed] = as
@@ -95,9 +91,10 @@ func (a *Assets) Names() []string {
 	return names
 }
 
-// serve answers /static/{p} when p names an asset, gzipped when the
-// client accepts it and that is smaller: hashed paths are immutable for a year;
-// plain paths (used by ES module imports) must be revalidated by ETag.
+// serve answers /static/{p} when p names an asset, compressed as the
+// client accepts when that is smaller, 304 when its If-None-Match names
+// the asset's ETag: hashed paths are immutable for a year; plain paths
+// (used by ES module imports) must be revalidated by ETag.
 func (a *Assets) serve(w http.ResponseWriter, r *http.Request, p string) bool {
 	as, ok := a.byPath[p]
 	if !ok {
@@ -105,54 +102,11 @@ func (a *Assets) serve(w http.ResponseWriter, r *http.Request, p string) bool {
 	}
 	h := w.Header()
 	h.Set("Content-Type", as.ctype)
-	h.Set("ETag", as.etag)
 	if p == as.hashed {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	} else {
 		h.Set("Cache-Control", "no-cache")
 	}
-	body := as.body
-	if as.gz != nil {
-		h.Add("Vary", "Accept-Encoding")
-		if acceptsGzip(r) {
-			body = as.gz
-			h.Set("Content-Encoding", "gzip")
-		}
-	}
-	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, as.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return true
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
+	as.body.serve(w, r)
 	return true
-}
-
-// gzipped returns b compressed, or nil when that does not save a tenth.
-func gzipped(b []byte) []byte {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	zw.Write(b)
-	zw.Close()
-	if buf.Len() > len(b)*9/10 {
-		return nil
-	}
-	return buf.Bytes()
-}
-
-// acceptsGzip reports whether the request's Accept-Encoding allows gzip
-// (and does not refuse it with q=0).
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.TrimSpace(name) != "gzip" {
-			continue
-		}
-		q := strings.ReplaceAll(params, " ", "")
-		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-	}
-	return false
 }

@@ -16,7 +16,8 @@
 //	                                        writes fail for lack of disk space (pages are still served)
 //	GET  /metrics                           Prometheus text format
 //	GET  /static/*                          assets: hashed names are immutable, plain names revalidate;
-//	                                        text assets are served gzipped to clients that accept it
+//	                                        text assets are served in brotli or gzip to clients that accept it, and
+//	                                        304 when If-None-Match names the asset's ETag
 //	GET  /favicon.ico                       302 to the site icon
 //	GET  /lessons                           301 to /
 //	GET  /lessons/{slug}                    a lesson page (fixtures too: reachable, only not listed)
@@ -443,12 +444,18 @@
 // # Caching
 //
 // HTML pages carry Cache-Control: no-cache and Vary: Cookie (they show the
-// learner's own answers). A lesson page as a newcomer sees it (no learner
-// cookie, no query string) depends only on the course, so the server keeps
-// it rendered and gzipped per course value and serves it from memory;
-// anything that varies per request must not be added to that page for
-// newcomers. The one thing it shows that changes over time, the recorded
-// run of a lab block no Predict folds, is part of the cached page's key,
+// learner's own answers), and a 200 an ETag over its bytes (each encoding
+// its own), so a browser revalidating a page it has gets 304 without the
+// body when nothing on it changed. A page rendered per request is gzipped
+// when the client accepts it (encoded.go): a learner's lesson page from
+// its plan's stored HTML kept deflated, only the learner's blocks deflated
+// per request; any other page whole, at a fast setting. A lesson page as a
+// newcomer sees it (no learner cookie, no query string) depends only on
+// the course, so the server keeps it rendered, gzipped and in brotli per
+// course value and serves those bytes as stored; anything that varies per
+// request must not be added to that page for newcomers. The one thing it
+// shows that changes over time, the recorded run of a lab block no Predict
+// folds, is part of the cached page's key,
 // so a newer recorded run builds a new page. Static assets are immutable under their hashed names; every
 // page links them by those names, each once, in the head (the widgets'
 // stylesheet and script and runs.js only on lessons with model or lab

@@ -147,14 +147,16 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 	}
 	buf := s.buffer()
 	defer s.release(buf)
-	if err := plan.write(r.Context(), buf, l, st); err != nil {
+	out := &pageOut{buf: buf}
+	if err := plan.write(r.Context(), out, l, st); err != nil {
 		s.renderFailed(w, r, err)
 		return nil
 	}
-	if newcomer {
-		s.keepNewcomerPage(c, l.Slug, refs, buf.Bytes())
+	if status := lessonStatus(r.Context()); newcomer && status == http.StatusOK {
+		s.keepNewcomerPage(c, l.Slug, refs, buf.Bytes()).write(w, r)
+	} else {
+		s.writePage(w, r, status, buf.Bytes(), out.gzip)
 	}
-	writeHTML(w, lessonStatus(r.Context()), buf.Bytes())
 	return nil
 }
 

@@ -124,16 +124,19 @@ type lessonPlan struct {
 // the common cases kept too, a gate (gates set) or the body's end.
 type planPart struct {
 	html  []byte
+	htmlZ []byte // html deflated (pageOut)
 	block lessons.Block
 	// gates are the Predicts whose gate the part before this one is,
 	// with each one's note (gateNote) by id.
-	gates []*lessons.Question
-	notes map[string][]byte
-	end   bool
+	gates  []*lessons.Question
+	notes  map[string][]byte
+	notesZ map[string][]byte // each note deflated
+	end    bool
 	// blank is the block's HTML for a newcomer: nothing stored for it,
 	// no form values for it in the request, the newcomer's option order,
 	// no runs (nil: not kept).
-	blank []byte
+	blank  []byte
+	blankZ []byte // blank deflated
 	// reached is a model block's HTML with a recorded goal, with holes
 	// where the time it was reached shows (nil: not kept).
 	reached holed
@@ -178,7 +181,10 @@ func holeOr(ctx context.Context, value string) string {
 func timeFills(t time.Time) []string { return []string{isoTime(t), fmtTime(t)} }
 
 // holed is HTML with holes: piece 0, hole 0, piece 1, … , the last piece.
-type holed [][]byte
+type holed []holedPiece
+
+// holedPiece is a piece of kept HTML and its deflated form (pageOut).
+type holedPiece struct{ html, z []byte }
 
 // cutHoles cuts html at its holes, which must be exactly n; otherwise it
 // returns nil (the block is then rendered per request instead).
@@ -187,16 +193,20 @@ func cutHoles(html []byte, n int) holed {
 	if len(pieces) != n+1 {
 		return nil
 	}
-	return pieces
+	h := make(holed, len(pieces))
+	for i, p := range pieces {
+		h[i] = holedPiece{p, deflated(p)}
+	}
+	return h
 }
 
 // write writes h with fills in its holes. Fills are times and numbers
 // formatted by fmtTime, isoTime and itoa, which need no escaping.
-func (h holed) write(buf *bytes.Buffer, fills ...string) {
+func (h holed) write(out *pageOut, fills ...string) {
 	for i, piece := range h {
-		buf.Write(piece)
+		out.stored(piece.html, piece.z)
 		if i < len(fills) {
-			buf.WriteString(fills[i])
+			out.buf.WriteString(fills[i])
 		}
 	}
 }
@@ -236,15 +246,15 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 			want = append(want, planPart{block: part.Block})
 		}
 		if gates := l.GatesAfter(i); len(gates) > 0 {
-			notes := map[string][]byte{}
+			notes, notesZ := map[string][]byte{}, map[string][]byte{}
 			for _, q := range gates {
 				html, err := renderBytes(ctx, gateNote(l, i, q))
 				if err != nil {
 					return nil, err
 				}
-				notes[q.ID] = html
+				notes[q.ID], notesZ[q.ID] = html, deflated(html)
 			}
-			want = append(want, planPart{gates: gates, notes: notes})
+			want = append(want, planPart{gates: gates, notes: notes, notesZ: notesZ})
 		}
 	}
 	want = append(want, planPart{end: true})
@@ -254,7 +264,7 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 	}
 	p := &lessonPlan{}
 	for i, html := range pieces {
-		p.parts = append(p.parts, planPart{html: html})
+		p.parts = append(p.parts, planPart{html: html, htmlZ: deflated(html)})
 		p.size += len(html)
 		if i == len(want) {
 			break
@@ -275,7 +285,7 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 		if err != nil {
 			return nil, err
 		}
-		part.blank = blank
+		part.blank, part.blankZ = blank, deflated(blank)
 		switch b := b.(type) {
 		case *lessons.Model:
 			st := (&store.Export{}).State()
@@ -334,11 +344,12 @@ func renderBytes(ctx context.Context, c templ.Component) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// write renders the page for the request's learner into buf: the stored
+// write renders the page for the request's learner into out: the stored
 // HTML, each learner-dependent block from its kept HTML when the
 // learner's state and the request allow, else rendered. ctx carries the
 // request's widget and record values (lessonWidgets, withRecords).
-func (p *lessonPlan) write(ctx context.Context, buf *bytes.Buffer, l *lessons.Lesson, st store.LessonState) error {
+func (p *lessonPlan) write(ctx context.Context, out *pageOut, l *lessons.Lesson, st store.LessonState) error {
+	buf := out.buf
 	buf.Grow(p.size + 8<<10)
 	wc, _ := ctx.Value(widgetCtxKey{}).(*widgetCtx)
 	for i := 0; i < len(p.parts); i++ {
@@ -346,7 +357,7 @@ func (p *lessonPlan) write(ctx context.Context, buf *bytes.Buffer, l *lessons.Le
 		if part.gates != nil {
 			for _, q := range part.gates {
 				if _, ok := st.Predictions[q.ID]; !ok {
-					buf.Write(part.notes[q.ID])
+					out.stored(part.notes[q.ID], part.notesZ[q.ID])
 					i = p.end // the parts up to the body's end are hidden
 					break
 				}
@@ -354,10 +365,10 @@ func (p *lessonPlan) write(ctx context.Context, buf *bytes.Buffer, l *lessons.Le
 			continue
 		}
 		if part.block == nil {
-			buf.Write(part.html)
+			out.stored(part.html, part.htmlZ)
 			continue
 		}
-		if part.writeKept(ctx, buf, l, wc, st) {
+		if part.writeKept(ctx, out, l, wc, st) {
 			continue
 		}
 		if err := blockView(l, part.block, st).Render(ctx, buf); err != nil {
@@ -375,7 +386,7 @@ func (p *lessonPlan) write(ctx context.Context, buf *bytes.Buffer, l *lessons.Le
 // attempt count): a template that starts showing another field must add
 // it to the key. TestLessonPlanMatchesRender compares the kept HTML with
 // a whole render for several learners.
-func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lessons.Lesson, wc *widgetCtx, st store.LessonState) bool {
+func (part *planPart) writeKept(ctx context.Context, out *pageOut, l *lessons.Lesson, wc *widgetCtx, st store.LessonState) bool {
 	if part.blank == nil {
 		return false
 	}
@@ -386,7 +397,7 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		if b.Type == "predict" {
 			pr, ok := st.Predictions[b.ID]
 			if !ok && order == part.newcomerOrder {
-				buf.Write(part.blank)
+				out.stored(part.blank, part.blankZ)
 				return true
 			}
 			seen := measured(lc, l, b, &pr)
@@ -405,15 +416,15 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 				return false
 			}
 			if ok {
-				h.write(buf, timeFills(pr.LockedAt)...)
+				h.write(out, timeFills(pr.LockedAt)...)
 			} else {
-				h.write(buf)
+				h.write(out)
 			}
 			return true
 		}
 		c, ok := st.Checks[b.ID]
 		if !ok && order == part.newcomerOrder {
-			buf.Write(part.blank)
+			out.stored(part.blank, part.blankZ)
 			return true
 		}
 		once := c.Count == 1
@@ -434,9 +445,9 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 			return false
 		}
 		if ok && !once {
-			h.write(buf, itoa(c.Count))
+			h.write(out, itoa(c.Count))
 		} else {
-			h.write(buf)
+			h.write(out)
 		}
 		return true
 	case *lessons.Lab:
@@ -446,7 +457,7 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		_, run := lc.Runs[b.ID]
 		_, ref := lc.Refs[b.ID]
 		if isFolded || (gate == nil && !run && !ref && lc.Busy == "") {
-			buf.Write(part.blank)
+			out.stored(part.blank, part.blankZ)
 			return true
 		}
 		if run || ref || lc.Busy != "" {
@@ -459,12 +470,12 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		if h == nil {
 			return false
 		}
-		h.write(buf)
+		h.write(out)
 		return true
 	case *lessons.Table:
 		gate, isFolded := folded(l, b.ID, st)
 		if gate == nil || isFolded {
-			buf.Write(part.blank)
+			out.stored(part.blank, part.blankZ)
 			return true
 		}
 		if st.Predictions[gate.ID].Opened() {
@@ -477,7 +488,7 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		if h == nil {
 			return false
 		}
-		h.write(buf)
+		h.write(out)
 		return true
 	case *lessons.Model:
 		if wc != nil && wc.Block == b.ID {
@@ -485,17 +496,17 @@ func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lesso
 		}
 		g, ok := st.Goals[b.ID]
 		if !ok {
-			buf.Write(part.blank)
+			out.stored(part.blank, part.blankZ)
 			return true
 		}
 		if part.reached == nil {
 			return false
 		}
-		part.reached.write(buf, timeFills(g.ReachedAt)...)
+		part.reached.write(out, timeFills(g.ReachedAt)...)
 		return true
 	case *lessons.RecordBlock:
 		if d := recordDataOf(ctx, b, st); d.Saved == nil && d.Errors == nil && len(d.Runs) == 0 {
-			buf.Write(part.blank)
+			out.stored(part.blank, part.blankZ)
 			return true
 		}
 	}

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -85,7 +87,8 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return c, rw, err
 }
 
-// observe records metrics and a log line for every request.
+// observe records metrics for every request and a log line for those
+// RequestLog says (logSampler).
 func (s *server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -101,9 +104,90 @@ func (s *server) observe(next http.Handler) http.Handler {
 		}
 		s.metrics.requests.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(sw.status)).Inc()
 		s.metrics.latency.WithLabelValues(route).Observe(d.Seconds())
-		s.log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "route", route,
-			"status", sw.status, "bytes", sw.bytes, "ms", float64(d.Microseconds())/1000)
+		logIt, unlogged := s.requestLog.take(start, sw.status, d)
+		if !logIt {
+			return
+		}
+		attrs := []any{"method", r.Method, "path", r.URL.Path, "route", route,
+			"status", sw.status, "bytes", sw.bytes, "ms", float64(d.Microseconds()) / 1000}
+		if unlogged > 0 {
+			attrs = append(attrs, "unlogged", unlogged)
+		}
+		s.log.InfoContext(r.Context(), "request", attrs...)
 	})
+}
+
+// RequestLog is which requests the server writes a log line for: every
+// request that failed on the server's side (5xx) or took longer than
+// SlowRequest, and of the others all (RequestLogAll), at most
+// SampledPerSecond a second (RequestLogSampled, the default), or none
+// (RequestLogErrors). The metrics at /metrics count every request in any
+// case.
+type RequestLog string
+
+const (
+	RequestLogSampled RequestLog = "sampled"
+	RequestLogAll     RequestLog = "all"
+	RequestLogErrors  RequestLog = "errors"
+)
+
+// SampledPerSecond is how many ordinary requests a second RequestLogSampled
+// logs: a quiet server logs each one, a busy one a line for this many a
+// second rather than a write per request. The next line logged after some
+// were left out says how many (unlogged=N).
+const SampledPerSecond = 10
+
+// SlowRequest is how long a request may take before it is always logged.
+const SlowRequest = 500 * time.Millisecond
+
+// ParseRequestLog reads a --request-log value.
+func ParseRequestLog(v string) (RequestLog, error) {
+	switch l := RequestLog(v); l {
+	case RequestLogSampled, RequestLogAll, RequestLogErrors:
+		return l, nil
+	}
+	return "", fmt.Errorf("%q is not a request log: want sampled (server errors, slow requests and at most %d others a second), all or errors (server errors and slow requests only)", v, SampledPerSecond)
+}
+
+// logSampler decides which requests get a log line (RequestLog).
+type logSampler struct {
+	mode RequestLog
+
+	mu       sync.Mutex
+	second   int64 // the Unix second the budget is for
+	left     int   // lines left in that second
+	unlogged int   // ordinary requests left out since the last line
+}
+
+// take reports whether a request that started at start, answered status
+// and took d gets a line, and how many ordinary requests were left out
+// since the last line logged.
+func (l *logSampler) take(start time.Time, status int, d time.Duration) (bool, int) {
+	if l.mode == RequestLogAll {
+		return true, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if status >= 500 || d >= SlowRequest {
+		n := l.unlogged
+		l.unlogged = 0
+		return true, n
+	}
+	if l.mode == RequestLogErrors {
+		l.unlogged++
+		return false, 0
+	}
+	if sec := start.Unix(); sec != l.second {
+		l.second, l.left = sec, SampledPerSecond
+	}
+	if l.left == 0 {
+		l.unlogged++
+		return false, 0
+	}
+	l.left--
+	n := l.unlogged
+	l.unlogged = 0
+	return true, n
 }
 
 // methodLabel is a request method as a metric label: one of HTTP's

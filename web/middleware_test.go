@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,80 @@ func TestMetricLabelsAreBounded(t *testing.T) {
 	// Per-method series would be 900 counters alone.
 	if series > 300 {
 		t.Errorf("%d lines of capacitylab_http_request* series after 300 made-up methods, want the count bounded (no series per method)", series)
+	}
+}
+
+// TestRequestLog checks which requests get a log line under each
+// --request-log: every line's unlogged count plus the line itself adds up
+// to every request made, a server error is always logged, and sampled
+// keeps to its budget a second.
+func TestRequestLog(t *testing.T) {
+	requestLines := func(logs string) (lines, covered int) {
+		for _, line := range strings.Split(logs, "\n") {
+			if !strings.Contains(line, "msg=request ") {
+				continue
+			}
+			lines++
+			covered++
+			if m := regexp.MustCompile(` unlogged=(\d+)`).FindStringSubmatch(line); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				covered += n
+			}
+		}
+		return lines, covered
+	}
+	const ordinary = 200
+	for _, mode := range []RequestLog{RequestLogSampled, RequestLogAll, RequestLogErrors} {
+		t.Run(string(mode), func(t *testing.T) {
+			site := newSiteAt(t, t.TempDir()+"/log.db", func(d *Deps) { d.RequestLog = mode })
+			start := time.Now()
+			for range ordinary {
+				if res := site.get(nil, "/healthz"); res.StatusCode != 200 {
+					t.Fatalf("healthz: %d", res.StatusCode)
+				}
+			}
+			seconds := int(time.Since(start)/time.Second) + 1
+			// A server error (the store is gone) is logged whatever the mode.
+			site.store.Close()
+			if res := site.get(nil, "/healthz"); res.StatusCode != 503 {
+				t.Fatalf("healthz with the store closed: %d, want 503", res.StatusCode)
+			}
+			logs := site.logs.String()
+			if !regexp.MustCompile(`msg=request .*status=503`).MatchString(logs) {
+				t.Errorf("the 503 has no request line:\n%s", logs)
+			}
+			lines, covered := requestLines(logs)
+			if covered != ordinary+1 {
+				t.Errorf("the lines and their unlogged counts cover %d requests, want %d:\n%s", covered, ordinary+1, logs)
+			}
+			switch mode {
+			case RequestLogAll:
+				if lines != ordinary+1 {
+					t.Errorf("all: %d request lines, want %d", lines, ordinary+1)
+				}
+			case RequestLogErrors:
+				if lines != 1 {
+					t.Errorf("errors: %d request lines, want only the 503's", lines)
+				}
+			case RequestLogSampled:
+				// The ordinary requests took `seconds` wall-clock seconds at most
+				// (started within them): at most the budget of each, and the 503.
+				if most := SampledPerSecond*(seconds+1) + 1; lines > most || lines < 2 {
+					t.Errorf("sampled: %d request lines for %d requests in under %d s, want 2 to %d", lines, ordinary+1, seconds, most)
+				}
+			}
+		})
+	}
+}
+
+func TestParseRequestLog(t *testing.T) {
+	for _, v := range []string{"sampled", "all", "errors"} {
+		if got, err := ParseRequestLog(v); err != nil || string(got) != v {
+			t.Errorf("ParseRequestLog(%q) = %q, %v", v, got, err)
+		}
+	}
+	_, err := ParseRequestLog("some")
+	if err == nil || !strings.Contains(err.Error(), `"some" is not a request log`) || !strings.Contains(err.Error(), "sampled") {
+		t.Errorf("a bad value's error = %v, want it to name the value and what is allowed", err)
 	}
 }

@@ -76,6 +76,9 @@ type Deps struct {
 	// page, API and stream follow the store (streamfollow.go). Without
 	// it (one server) such a run is over and shown interrupted.
 	SharedRuns bool
+	// RequestLog is which requests get a log line (RequestLog);
+	// "": RequestLogSampled.
+	RequestLog RequestLog
 }
 
 // Queue is the queue of live sweeps as the handlers use it: the
@@ -115,7 +118,10 @@ type server struct {
 	widgetCSP string // the standalone widgets' (frame-ancestors differs)
 	reg       *prometheus.Registry
 	metrics   *httpMetrics
-	bufs      sync.Pool // *bytes.Buffer for rendering pages
+	// requestLog decides which requests get a log line (middleware.go).
+	requestLog *logSampler
+	bufs       sync.Pool   // *bytes.Buffer for rendering pages
+	gzips      gzipWriters // pages gzipped whole per request (encoded.go)
 
 	pages     *cache[newcomerPage]  // lesson pages as a newcomer sees them, by slug (handlers.go)
 	plans     *cache[keptPlan]      // lesson pages with the learner's blocks cut out, by slug and header links (lessonplan.go)
@@ -178,6 +184,7 @@ func NewServer(d Deps) http.Handler {
 	s.csp, s.widgetCSP = contentPolicy(fa), contentPolicy(wfa)
 	s.frameAncestors, s.widgetAncestors = fa, wfa
 	s.metrics = newHTTPMetrics(s.reg)
+	s.requestLog = &logSampler{mode: cmp.Or(d.RequestLog, RequestLogSampled)}
 	s.sharedRuns = d.SharedRuns
 	s.follows = newFollows(s.store, s.log, s.storedLog, s.reg)
 	return s.routes()
@@ -283,7 +290,7 @@ func (s *server) renderThen(w http.ResponseWriter, r *http.Request, status int, 
 	if keep != nil {
 		keep(buf.Bytes())
 	}
-	writeHTML(w, status, buf.Bytes())
+	s.writeHTML(w, r, status, buf.Bytes())
 }
 
 // buffer takes a render buffer from the pool; release gives it back.
@@ -309,17 +316,54 @@ func (s *server) renderFailed(w http.ResponseWriter, r *http.Request, err error)
 	http.Error(w, "Something went wrong on our side. It has been logged.", http.StatusInternalServerError)
 }
 
-// writeHTML writes a rendered page.
-func writeHTML(w http.ResponseWriter, status int, page []byte) {
+// writeHTML writes a page rendered for this request: gzipped quickly
+// (gzipWriters) when the client accepts it, and a 200 with an ETag over its bytes, so
+// that a browser revalidating a page it has (Cache-Control: no-cache)
+// gets 304 without the body when nothing on it changed.
+func (s *server) writeHTML(w http.ResponseWriter, r *http.Request, status int, page []byte) {
+	s.writePage(w, r, status, page, nil)
+}
+
+// writePage is writeHTML with the page's gzip made by gz (nil: the whole
+// page compressed as it goes out).
+func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, page []byte, gz func(*bytes.Buffer) []byte) {
+	htmlHeaders(w)
+	coding := ""
+	if len(page) >= minCompressed {
+		w.Header().Add("Vary", "Accept-Encoding")
+		if pickEncoding(r, false, true) == "gzip" {
+			coding = "gzip"
+		}
+	}
+	etag := ""
+	if status == http.StatusOK {
+		etag = entityTag(bodyTag(page), coding)
+		if noneMatch(r, etag) {
+			writeRepresentation(w, r, status, etag, coding, nil)
+			return
+		}
+	}
+	body := page
+	if coding != "" {
+		buf := s.buffer()
+		defer s.release(buf)
+		if gz != nil {
+			body = gz(buf)
+		} else {
+			body = s.gzips.compress(buf, page)
+		}
+	}
+	writeRepresentation(w, r, status, etag, coding, body)
+}
+
+// htmlHeaders are the headers of every HTML page.
+func htmlHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(page)))
 	if h.Get("Cache-Control") == "" {
 		h.Set("Cache-Control", "no-cache")
 	}
 	h.Add("Vary", "Cookie") // a page shows the learner's own answers
-	w.WriteHeader(status)
-	w.Write(page)
 }
 
 // lessonCacheSize bounds the lesson pages and plans kept: one of each per
@@ -327,14 +371,15 @@ func writeHTML(w http.ResponseWriter, status int, page []byte) {
 const lessonCacheSize = 256
 
 // newcomerPage is a lesson page as a newcomer sees it (no learner cookie,
-// no query string): it depends only on the course, so it is rendered (and
-// gzipped) once per course value. It is kept by slug with the course value
-// and the recorded runs it shows (refsKey), so a new course value (author
-// mode reloads) or a newer recorded run replaces it.
+// no query string): it depends only on the course, so it is rendered and
+// compressed once per course value (newEncoded) and served as stored, with
+// its ETag. It is kept by slug with the course value and the recorded runs
+// it shows (refsKey), so a new course value (author mode reloads) or a
+// newer recorded run replaces it.
 type newcomerPage struct {
-	course    *lessons.Course
-	refs      string
-	plain, gz []byte // gz: nil when gzip would not make it smaller
+	course *lessons.Course
+	refs   string
+	page   *encoded
 }
 
 // newcomerPageOf returns the kept page of slug, if it was rendered from c
@@ -345,23 +390,16 @@ func (s *server) newcomerPageOf(c *lessons.Course, slug, refs string) (newcomerP
 }
 
 // keepNewcomerPage keeps a copy of page as slug's page for newcomers.
-func (s *server) keepNewcomerPage(c *lessons.Course, slug, refs string, page []byte) {
-	s.pages.put(slug, newcomerPage{course: c, refs: refs, plain: bytes.Clone(page), gz: gzipped(page)})
+func (s *server) keepNewcomerPage(c *lessons.Course, slug, refs string, page []byte) newcomerPage {
+	p := newcomerPage{course: c, refs: refs, page: newEncoded(bytes.Clone(page), "")}
+	s.pages.put(slug, p)
+	return p
 }
 
-// write sends the page, gzipped if the client accepts it.
+// write sends the page as stored, in the encoding the client accepts.
 func (p newcomerPage) write(w http.ResponseWriter, r *http.Request) {
-	if p.gz == nil {
-		writeHTML(w, http.StatusOK, p.plain)
-		return
-	}
-	w.Header().Add("Vary", "Accept-Encoding")
-	if !acceptsGzip(r) {
-		writeHTML(w, http.StatusOK, p.plain)
-		return
-	}
-	w.Header().Set("Content-Encoding", "gzip")
-	writeHTML(w, http.StatusOK, p.gz)
+	htmlHeaders(w)
+	p.page.serve(w, r)
 }
 
 // renderString renders a component to a string (for JSON fragments).

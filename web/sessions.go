@@ -847,7 +847,7 @@ func (s *server) sessionRecorded(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeHTML(w, http.StatusOK, out)
+	s.writeHTML(w, r, http.StatusOK, out)
 	return nil
 }
 

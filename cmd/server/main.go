@@ -43,9 +43,11 @@
 //	--public-url ORIGIN            PUBLIC_URL              the site's origin as platforms reach it, for the LTI URLs
 //	--lti-platforms FILE           LTI_PLATFORMS           JSON file of LTI platforms, beside the stored ones
 //	--trusted-proxies LIST         TRUSTED_PROXIES         reverse proxies whose forwarding headers are believed
+//	--request-log MODE             REQUEST_LOG             which requests get a log line: sampled (default), all or errors
 //
-// The server prints the URL it serves on, logs requests with log/slog to
-// standard error, answers /healthz and /metrics, and shuts down gracefully
+// The server prints the URL it serves on, logs with log/slog to standard
+// error (server errors, slow requests and a sample of the rest, by
+// --request-log), answers /healthz and /metrics, and shuts down gracefully
 // on SIGINT or SIGTERM.
 package main
 

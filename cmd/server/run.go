@@ -85,6 +85,8 @@ type config struct {
 
 	role        string // all, web or runner (roles.go)
 	runnerSlots int    // runs a runner role runs at once; 0 = one per core pair it may use
+
+	requestLog web.RequestLog // which requests get a log line
 }
 
 // run is the whole program: args are the command-line arguments without
@@ -228,6 +230,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		TrustedProxies:       cfg.trustedProxies,
 		JoinsPerMinute:       cfg.joinsPerMinute,
 		SessionsPerHour:      cfg.sessionsPerHour,
+		RequestLog:           cfg.requestLog,
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -295,6 +298,7 @@ type serverFlags struct {
 	labCommand, instructorKey, publicURL, platforms  *envflag.Setting
 	proxies, idle                                    *envflag.Setting
 	role, runnerSlots                                *envflag.Setting
+	requestLog                                       *envflag.Setting
 	wholes                                           []wholeFlag
 }
 
@@ -336,6 +340,8 @@ func newServerFlags() *serverFlags {
 		Usage: "all: one server with its own queue of sweeps; web: pages and APIs, sweeps queued for the runners (needs --database-url); runner: runs the queued sweeps, serving only /healthz and /metrics (needs --database-url)"})
 	f.runnerSlots = fs.Add(envflag.Setting{Flag: "runner-slots", Env: "RUNNER_SLOTS", Shown: "one per 2 cores it may use", Allowed: "1 to 64",
 		Usage: "sweeps a runner role runs at once (each run's lab and load generator take a core each)"})
+	f.requestLog = fs.Add(envflag.Setting{Flag: "request-log", Env: "REQUEST_LOG", Default: string(web.RequestLogSampled), Allowed: "sampled, all or errors",
+		Usage: fmt.Sprintf("which requests get a log line: sampled (server errors, requests slower than %v and at most %d others a second), all, or errors (server errors and slow requests only); /metrics counts every request", web.SlowRequest, web.SampledPerSecond)})
 	return f
 }
 
@@ -370,6 +376,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return cfg, usageError{fmt.Sprintf("%s: %v", f.proxies.Name(), err)}
 	} else {
 		cfg.trustedProxies = tp
+	}
+	if rl, err := web.ParseRequestLog(f.requestLog.Value); err != nil {
+		return cfg, usageError{fmt.Sprintf("%s: %v", f.requestLog.Name(), err)}
+	} else {
+		cfg.requestLog = rl
 	}
 	if err := parseRole(&cfg, f); err != nil {
 		return cfg, err

@@ -324,6 +324,10 @@ func TestBadFlags(t *testing.T) {
 		{"none with others", []string{"--frame-ancestors", "'none' https://course.example.org"}, nil, "'none' must be the only source"},
 		// The widgets' own list is checked the same way and named.
 		{"widget csp injection", []string{"--widget-frame-ancestors", "* ; script-src *"}, nil, "--widget-frame-ancestors: \";\" is not a CSP source"},
+		// A request log mode that does not exist, named with what is allowed.
+		{"request-log unknown", []string{"--request-log", "verbose"}, nil, `--request-log: "verbose" is not a request log: want sampled`},
+		// The same from the environment, named by its variable.
+		{"REQUEST_LOG unknown", nil, map[string]string{"REQUEST_LOG": "none"}, `REQUEST_LOG: "none" is not a request log`},
 		// A stray argument.
 		{"stray argument", []string{"serve"}, nil, "unexpected argument"},
 		// An address that cannot be listened on.
