@@ -447,9 +447,8 @@
 // learner's own answers), and a 200 an ETag over its bytes (each encoding
 // its own), so a browser revalidating a page it has gets 304 without the
 // body when nothing on it changed. A page rendered per request is gzipped
-// when the client accepts it (encoded.go): a learner's lesson page from
-// its plan's stored HTML kept deflated, only the learner's blocks deflated
-// per request; any other page whole, at a fast setting. A lesson page as a
+// when the client accepts it (encoded.go), whole and at a fast setting. A
+// lesson page as a
 // newcomer sees it (no learner cookie, no query string) depends only on
 // the course, so the server keeps it rendered, gzipped and in brotli per
 // course value and serves those bytes as stored; anything that varies per

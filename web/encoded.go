@@ -2,8 +2,6 @@ package web
 
 import (
 	"bytes"
-	"encoding/binary"
-	"hash/crc32"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,7 +9,6 @@ import (
 
 	"github.com/andybalholm/brotli"
 	"github.com/cespare/xxhash/v2"
-	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -19,10 +16,9 @@ import (
 // ETag that names its bytes, and not at all (304) when the client already
 // has them. Bodies that are the same for many requests (the static assets,
 // a lesson page as a newcomer sees it) are kept as encoded values,
-// compressed once in every encoding that makes them smaller; a learner's
-// lesson page is gzipped from stored deflated pieces (pageOut); any other
-// page rendered per request (writeHTML) is gzipped as it goes out,
-// quickly rather than small (gzipWriters).
+// compressed once in every encoding that makes them smaller; a page
+// rendered per request (a learner's lesson page, writeHTML) is gzipped
+// whole as it goes out, quickly rather than small (gzipWriters).
 
 // encoded is a body kept as it is and, when that is smaller, gzipped and
 // in brotli, each compressed once at a slow, small setting.
@@ -36,8 +32,10 @@ type encoded struct {
 // smallest, brotli at 6, which on the largest lesson page (45 KB) takes
 // about as long as gzip's smallest and is 9% smaller (brotli's smallest,
 // 11, is 21% smaller but takes some 200 ms a page). A page compressed per
-// request takes the stateless setting of klauspost/compress's gzip: on the
-// same page about four times as fast as its fastest level, 2.5% larger.
+// request takes klauspost/compress's fastest level with a pooled writer:
+// on the largest page (69 KB) 108 µs and 14.8 KB, where its stateless
+// setting took 143 µs for 16.1 KB and the standard library's fastest
+// 326 µs (docs/BENCHMARKS.md).
 const (
 	keptBrotliLevel = 6
 	minCompressed   = 512 // bytes: smaller bodies go out as they are
@@ -197,8 +195,8 @@ func acceptQ(header string) (br, gz float64) {
 	return br, gz
 }
 
-// gzipWriters are gzip writers at the stateless setting, for pages
-// compressed per request; the zero pool makes them as needed.
+// gzipWriters are gzip writers at the fastest level, for pages compressed
+// per request; the zero pool makes them as needed.
 type gzipWriters struct{ pool sync.Pool }
 
 // compress returns page gzipped into buf (reset first).
@@ -206,7 +204,7 @@ func (g *gzipWriters) compress(buf *bytes.Buffer, page []byte) []byte {
 	buf.Reset()
 	zw, _ := g.pool.Get().(*gzip.Writer)
 	if zw == nil {
-		zw, _ = gzip.NewWriterLevel(buf, gzip.StatelessCompression)
+		zw, _ = gzip.NewWriterLevel(buf, gzip.BestSpeed)
 	} else {
 		zw.Reset(buf)
 	}
@@ -214,88 +212,4 @@ func (g *gzipWriters) compress(buf *bytes.Buffer, page []byte) []byte {
 	zw.Close()
 	g.pool.Put(zw)
 	return buf.Bytes()
-}
-
-// A page assembled from stored HTML (a lesson plan's, lessonplan.go) is
-// gzipped from stored pieces: each piece of stored HTML is kept deflated
-// on its own, ending byte-aligned (a sync flush), and a request's gzip
-// stream is those pieces in order with only the bytes between them (the
-// learner's blocks, and stored pieces under minStoredDeflate) deflated as
-// it goes out, each with the 4 KB before it as its dictionary. Deflate
-// blocks that end byte-aligned may follow each other, and a back-reference
-// reaches only bytes already written, so the pieces make one valid
-// stream; the gzip trailer's CRC-32 and length are the whole page's.
-
-// pageOut is a page being written: its bytes, and which ranges of them
-// are stored HTML with its deflated form.
-type pageOut struct {
-	buf    *bytes.Buffer
-	stores []storedRange
-}
-
-// storedRange is a range of a page's bytes that is stored HTML, z its
-// deflated form.
-type storedRange struct {
-	start, end int
-	z          []byte
-}
-
-// minStoredDeflate is the least stored HTML whose deflated form a page's
-// gzip takes: a smaller piece, deflated alone, loses more (its block's
-// code tables, the page before it out of reach) than deflating it per
-// request with the bytes around it costs. (At 1 KB some answered pages
-// came out half again as large as gzipped whole; at 4 KB, within 8%.)
-const minStoredDeflate = 4 << 10
-
-// stored writes stored HTML whose deflated form (deflated) is z.
-func (o *pageOut) stored(html, z []byte) {
-	start := o.buf.Len()
-	o.buf.Write(html)
-	if len(html) >= minStoredDeflate && z != nil {
-		o.stores = append(o.stores, storedRange{start, o.buf.Len(), z})
-	}
-}
-
-// gzipHeader is a gzip member's header: deflate, no name, no time, OS unknown.
-var gzipHeader = [10]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
-
-// gzip writes the page gzipped into dst (reset first) and returns it.
-func (o *pageOut) gzip(dst *bytes.Buffer) []byte {
-	page := o.buf.Bytes()
-	dst.Reset()
-	dst.Write(gzipHeader[:])
-	at := 0
-	for _, s := range o.stores {
-		deflateBetween(dst, page, at, s.start)
-		dst.Write(s.z)
-		at = s.end
-	}
-	deflateBetween(dst, page, at, len(page))
-	flate.StatelessDeflate(dst, nil, true, nil) // the final block
-	var trailer [8]byte
-	binary.LittleEndian.PutUint32(trailer[:4], crc32.ChecksumIEEE(page))
-	binary.LittleEndian.PutUint32(trailer[4:], uint32(len(page)))
-	dst.Write(trailer[:])
-	return dst.Bytes()
-}
-
-// deflateBetween deflates page[from:to] (nothing when empty), ending
-// byte-aligned, with the 4 KB before it as its dictionary, at
-// klauspost/compress's stateless setting: a compressor with a table to
-// reset (any numbered level) costs more per piece than the piece takes.
-func deflateBetween(dst *bytes.Buffer, page []byte, from, to int) {
-	if to <= from {
-		return
-	}
-	flate.StatelessDeflate(dst, page[from:to], false, page[max(0, from-4<<10):from])
-}
-
-// deflated is html deflated at the smallest setting, ending byte-aligned
-// so that more deflate blocks may follow (pageOut).
-func deflated(html []byte) []byte {
-	var b bytes.Buffer
-	fw, _ := flate.NewWriter(&b, flate.BestCompression)
-	fw.Write(html)
-	fw.Flush()
-	return b.Bytes()
 }

@@ -147,15 +147,14 @@ func (s *server) lesson(w http.ResponseWriter, r *http.Request) error {
 	}
 	buf := s.buffer()
 	defer s.release(buf)
-	out := &pageOut{buf: buf}
-	if err := plan.write(r.Context(), out, l, st); err != nil {
+	if err := plan.write(r.Context(), buf, l, st); err != nil {
 		s.renderFailed(w, r, err)
 		return nil
 	}
 	if status := lessonStatus(r.Context()); newcomer && status == http.StatusOK {
 		s.keepNewcomerPage(c, l.Slug, refs, buf.Bytes()).write(w, r)
 	} else {
-		s.writePage(w, r, status, buf.Bytes(), out.gzip)
+		s.writeHTML(w, r, status, buf.Bytes())
 	}
 	return nil
 }

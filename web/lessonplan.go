@@ -124,19 +124,16 @@ type lessonPlan struct {
 // the common cases kept too, a gate (gates set) or the body's end.
 type planPart struct {
 	html  []byte
-	htmlZ []byte // html deflated (pageOut)
 	block lessons.Block
 	// gates are the Predicts whose gate the part before this one is,
 	// with each one's note (gateNote) by id.
-	gates  []*lessons.Question
-	notes  map[string][]byte
-	notesZ map[string][]byte // each note deflated
-	end    bool
+	gates []*lessons.Question
+	notes map[string][]byte
+	end   bool
 	// blank is the block's HTML for a newcomer: nothing stored for it,
 	// no form values for it in the request, the newcomer's option order,
 	// no runs (nil: not kept).
-	blank  []byte
-	blankZ []byte // blank deflated
+	blank []byte
 	// reached is a model block's HTML with a recorded goal, with holes
 	// where the time it was reached shows (nil: not kept).
 	reached holed
@@ -181,10 +178,7 @@ func holeOr(ctx context.Context, value string) string {
 func timeFills(t time.Time) []string { return []string{isoTime(t), fmtTime(t)} }
 
 // holed is HTML with holes: piece 0, hole 0, piece 1, … , the last piece.
-type holed []holedPiece
-
-// holedPiece is a piece of kept HTML and its deflated form (pageOut).
-type holedPiece struct{ html, z []byte }
+type holed [][]byte
 
 // cutHoles cuts html at its holes, which must be exactly n; otherwise it
 // returns nil (the block is then rendered per request instead).
@@ -193,20 +187,16 @@ func cutHoles(html []byte, n int) holed {
 	if len(pieces) != n+1 {
 		return nil
 	}
-	h := make(holed, len(pieces))
-	for i, p := range pieces {
-		h[i] = holedPiece{p, deflated(p)}
-	}
-	return h
+	return pieces
 }
 
 // write writes h with fills in its holes. Fills are times and numbers
 // formatted by fmtTime, isoTime and itoa, which need no escaping.
-func (h holed) write(out *pageOut, fills ...string) {
+func (h holed) write(buf *bytes.Buffer, fills ...string) {
 	for i, piece := range h {
-		out.stored(piece.html, piece.z)
+		buf.Write(piece)
 		if i < len(fills) {
-			out.buf.WriteString(fills[i])
+			buf.WriteString(fills[i])
 		}
 	}
 }
@@ -246,15 +236,15 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 			want = append(want, planPart{block: part.Block})
 		}
 		if gates := l.GatesAfter(i); len(gates) > 0 {
-			notes, notesZ := map[string][]byte{}, map[string][]byte{}
+			notes := map[string][]byte{}
 			for _, q := range gates {
 				html, err := renderBytes(ctx, gateNote(l, i, q))
 				if err != nil {
 					return nil, err
 				}
-				notes[q.ID], notesZ[q.ID] = html, deflated(html)
+				notes[q.ID] = html
 			}
-			want = append(want, planPart{gates: gates, notes: notes, notesZ: notesZ})
+			want = append(want, planPart{gates: gates, notes: notes})
 		}
 	}
 	want = append(want, planPart{end: true})
@@ -264,7 +254,7 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 	}
 	p := &lessonPlan{}
 	for i, html := range pieces {
-		p.parts = append(p.parts, planPart{html: html, htmlZ: deflated(html)})
+		p.parts = append(p.parts, planPart{html: html})
 		p.size += len(html)
 		if i == len(want) {
 			break
@@ -285,7 +275,7 @@ func buildPlan(ctx context.Context, page templ.Component, l *lessons.Lesson, mod
 		if err != nil {
 			return nil, err
 		}
-		part.blank, part.blankZ = blank, deflated(blank)
+		part.blank = blank
 		switch b := b.(type) {
 		case *lessons.Model:
 			st := (&store.Export{}).State()
@@ -344,12 +334,11 @@ func renderBytes(ctx context.Context, c templ.Component) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// write renders the page for the request's learner into out: the stored
+// write renders the page for the request's learner into buf: the stored
 // HTML, each learner-dependent block from its kept HTML when the
 // learner's state and the request allow, else rendered. ctx carries the
 // request's widget and record values (lessonWidgets, withRecords).
-func (p *lessonPlan) write(ctx context.Context, out *pageOut, l *lessons.Lesson, st store.LessonState) error {
-	buf := out.buf
+func (p *lessonPlan) write(ctx context.Context, buf *bytes.Buffer, l *lessons.Lesson, st store.LessonState) error {
 	buf.Grow(p.size + 8<<10)
 	wc, _ := ctx.Value(widgetCtxKey{}).(*widgetCtx)
 	for i := 0; i < len(p.parts); i++ {
@@ -357,7 +346,7 @@ func (p *lessonPlan) write(ctx context.Context, out *pageOut, l *lessons.Lesson,
 		if part.gates != nil {
 			for _, q := range part.gates {
 				if _, ok := st.Predictions[q.ID]; !ok {
-					out.stored(part.notes[q.ID], part.notesZ[q.ID])
+					buf.Write(part.notes[q.ID])
 					i = p.end // the parts up to the body's end are hidden
 					break
 				}
@@ -365,10 +354,10 @@ func (p *lessonPlan) write(ctx context.Context, out *pageOut, l *lessons.Lesson,
 			continue
 		}
 		if part.block == nil {
-			out.stored(part.html, part.htmlZ)
+			buf.Write(part.html)
 			continue
 		}
-		if part.writeKept(ctx, out, l, wc, st) {
+		if part.writeKept(ctx, buf, l, wc, st) {
 			continue
 		}
 		if err := blockView(l, part.block, st).Render(ctx, buf); err != nil {
@@ -386,7 +375,7 @@ func (p *lessonPlan) write(ctx context.Context, out *pageOut, l *lessons.Lesson,
 // attempt count): a template that starts showing another field must add
 // it to the key. TestLessonPlanMatchesRender compares the kept HTML with
 // a whole render for several learners.
-func (part *planPart) writeKept(ctx context.Context, out *pageOut, l *lessons.Lesson, wc *widgetCtx, st store.LessonState) bool {
+func (part *planPart) writeKept(ctx context.Context, buf *bytes.Buffer, l *lessons.Lesson, wc *widgetCtx, st store.LessonState) bool {
 	if part.blank == nil {
 		return false
 	}
@@ -397,7 +386,7 @@ func (part *planPart) writeKept(ctx context.Context, out *pageOut, l *lessons.Le
 		if b.Type == "predict" {
 			pr, ok := st.Predictions[b.ID]
 			if !ok && order == part.newcomerOrder {
-				out.stored(part.blank, part.blankZ)
+				buf.Write(part.blank)
 				return true
 			}
 			seen := measured(lc, l, b, &pr)
@@ -416,15 +405,15 @@ func (part *planPart) writeKept(ctx context.Context, out *pageOut, l *lessons.Le
 				return false
 			}
 			if ok {
-				h.write(out, timeFills(pr.LockedAt)...)
+				h.write(buf, timeFills(pr.LockedAt)...)
 			} else {
-				h.write(out)
+				h.write(buf)
 			}
 			return true
 		}
 		c, ok := st.Checks[b.ID]
 		if !ok && order == part.newcomerOrder {
-			out.stored(part.blank, part.blankZ)
+			buf.Write(part.blank)
 			return true
 		}
 		once := c.Count == 1
@@ -445,9 +434,9 @@ func (part *planPart) writeKept(ctx context.Context, out *pageOut, l *lessons.Le
 			return false
 		}
 		if ok && !once {
-			h.write(out, itoa(c.Count))
+			h.write(buf, itoa(c.Count))
 		} else {
-			h.write(out)
+			h.write(buf)
 		}
 		return true
 	case *lessons.Lab:
@@ -457,7 +446,7 @@ func (part *planPart) writeKept(ctx context.Context, out *pageOut, l *lessons.Le
 		_, run := lc.Runs[b.ID]
 		_, ref := lc.Refs[b.ID]
 		if isFolded || (gate == nil && !run && !ref && lc.Busy == "") {
-			out.stored(part.blank, part.blankZ)
+			buf.Write(part.blank)
 			return true
 		}
 		if run || ref || lc.Busy != "" {
@@ -470,12 +459,12 @@ func (part *planPart) writeKept(ctx context.Context, out *pageOut, l *lessons.Le
 		if h == nil {
 			return false
 		}
-		h.write(out)
+		h.write(buf)
 		return true
 	case *lessons.Table:
 		gate, isFolded := folded(l, b.ID, st)
 		if gate == nil || isFolded {
-			out.stored(part.blank, part.blankZ)
+			buf.Write(part.blank)
 			return true
 		}
 		if st.Predictions[gate.ID].Opened() {
@@ -488,7 +477,7 @@ func (part *planPart) writeKept(ctx context.Context, out *pageOut, l *lessons.Le
 		if h == nil {
 			return false
 		}
-		h.write(out)
+		h.write(buf)
 		return true
 	case *lessons.Model:
 		if wc != nil && wc.Block == b.ID {
@@ -496,17 +485,17 @@ func (part *planPart) writeKept(ctx context.Context, out *pageOut, l *lessons.Le
 		}
 		g, ok := st.Goals[b.ID]
 		if !ok {
-			out.stored(part.blank, part.blankZ)
+			buf.Write(part.blank)
 			return true
 		}
 		if part.reached == nil {
 			return false
 		}
-		part.reached.write(out, timeFills(g.ReachedAt)...)
+		part.reached.write(buf, timeFills(g.ReachedAt)...)
 		return true
 	case *lessons.RecordBlock:
 		if d := recordDataOf(ctx, b, st); d.Saved == nil && d.Errors == nil && len(d.Runs) == 0 {
-			out.stored(part.blank, part.blankZ)
+			buf.Write(part.blank)
 			return true
 		}
 	}

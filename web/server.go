@@ -321,12 +321,6 @@ func (s *server) renderFailed(w http.ResponseWriter, r *http.Request, err error)
 // that a browser revalidating a page it has (Cache-Control: no-cache)
 // gets 304 without the body when nothing on it changed.
 func (s *server) writeHTML(w http.ResponseWriter, r *http.Request, status int, page []byte) {
-	s.writePage(w, r, status, page, nil)
-}
-
-// writePage is writeHTML with the page's gzip made by gz (nil: the whole
-// page compressed as it goes out).
-func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, page []byte, gz func(*bytes.Buffer) []byte) {
 	htmlHeaders(w)
 	coding := ""
 	if len(page) >= minCompressed {
@@ -347,11 +341,7 @@ func (s *server) writePage(w http.ResponseWriter, r *http.Request, status int, p
 	if coding != "" {
 		buf := s.buffer()
 		defer s.release(buf)
-		if gz != nil {
-			body = gz(buf)
-		} else {
-			body = s.gzips.compress(buf, page)
-		}
+		body = s.gzips.compress(buf, page)
 	}
 	writeRepresentation(w, r, status, etag, coding, body)
 }
