@@ -10,6 +10,15 @@
 // Retry-After: 1 and the body "queue full" (Refuse, RetryAfter,
 // RefusalBody), and it never reaches a worker.
 //
+// A Gate is a Door for an HTTP service whose handlers run concurrently:
+// it holds the door's lock and clock and, with workers, the queue of
+// callers waiting for one; a handler calls Enter and Leave. The proxy and
+// the course site (package web) each stand behind one. A Gate's request
+// is of one of three classes (Class): Critical, never refused and not
+// counted inside; Normal, refused at the policy's bound; Sheddable,
+// refused first, once all but a quarter of the bound is inside
+// (Door.AdmitSheddable).
+//
 // "Inside" means admitted and not done: waiting for a worker or in
 // service. At the lab that is queued + in_service; at a proxy with no
 // workers of its own, the requests in flight to the upstream.
@@ -172,8 +181,8 @@
 // # What a policy does not do
 //
 // The policies count requests, not connections or bytes, and know nothing
-// of who the callers are: no fairness between callers, no priorities, no
-// retries. The adaptive ones learn only from what the Door is told; with
+// of who the callers are: no fairness between callers and no retries; the
+// only priority is a Gate's three classes, which its user assigns. The adaptive ones learn only from what the Door is told; with
 // LIMIT, WORKERS and the service's own queue they compose as the user
 // arranges (the lab: policy first, then its FIFO queue and workers).
 //
@@ -194,5 +203,6 @@
 // (BenchmarkDoor; docs/BENCHMARKS.md). Register exports it on a
 // Prometheus registry (admit_limit, admit_inflight, admit_queue_seconds,
 // admit_refused_total, admit_dropped_total, admit_policy_info), which is
-// safe to read while the door is in use.
+// safe to read while the door is in use; Gate.Register adds
+// admit_requests_total by class and decision.
 package admit

@@ -156,6 +156,21 @@ func (d *Door) Admit(now time.Duration, free, waiting int) bool {
 	return true
 }
 
+// AdmitSheddable is Admit for a Sheddable request: it is refused too
+// while all but a quarter of the policy's bound (rounded down) is inside,
+// which keeps that quarter for Normal requests (see Class). With no bound
+// (Limit 0) it is Admit.
+func (d *Door) AdmitSheddable(now time.Duration, free, waiting int) bool {
+	if b := d.pol.bound(); b > 0 && d.inside >= sheddableBound(b) {
+		if d.inst != nil {
+			d.inst.refused.Inc()
+			d.show()
+		}
+		return false
+	}
+	return d.Admit(now, free, waiting)
+}
+
 // Start decides on an admitted request a worker takes at now, after it
 // waited waited for one: serve it (true), or drop it (false: it is no
 // longer inside, and its caller is to be refused as at the door). A

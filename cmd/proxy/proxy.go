@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,34 +25,23 @@ import (
 	"capacitylab/forwarding"
 )
 
-// proxy is the request handler: the policy's door, the queue of callers
-// waiting for a worker (with WORKERS > 0), and the reverse proxy.
+// proxy is the request handler: the policy's gate (its door and, with
+// WORKERS > 0, the queue of callers waiting for a worker) and the reverse
+// proxy.
 type proxy struct {
 	s      settings
 	rp     *httputil.ReverseProxy
 	reg    *prometheus.Registry
 	sent   *prometheus.CounterVec // answers from upstream by what the policy learned
 	logger *slog.Logger
-
-	mu    sync.Mutex
-	door  *admit.Door // its times are since epoch
-	epoch time.Time
-	busy  int       // requests sent upstream and not yet answered
-	queue []*waiter // callers waiting for a worker, oldest first
-}
-
-// waiter is a caller waiting for a worker: ready says true when it may
-// go upstream, false when the policy dropped it.
-type waiter struct {
-	at    time.Time
-	ready chan bool // buffered: the sender never waits
+	gate   *admit.Gate
 }
 
 // result is what the policy learns of one request sent upstream, set by
 // the reverse proxy's hooks.
 type result struct {
 	caller  context.Context // the caller's request's: ended when the caller went away
-	arrived time.Time
+	ticket  admit.Ticket    // its admission, for the gate's Leave
 	outcome admit.Outcome
 	// released: the request was ended for the policy and its worker
 	// given back when its answer began (a long-lived answer).
@@ -70,7 +58,7 @@ var errHeaderTimeout = errors.New("the upstream did not answer within TIMEOUT")
 type resultKey struct{}
 
 func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
-	door, err := admit.NewDoor(s.policy, s.limit, s.workers)
+	gate, err := admit.NewGate(s.policy, s.limit, s.workers)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +66,7 @@ func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{s: s, door: door, epoch: time.Now(), logger: logger, reg: prometheus.NewRegistry()}
+	p := &proxy{s: s, gate: gate, logger: logger, reg: prometheus.NewRegistry()}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
@@ -102,7 +90,7 @@ func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
 				// Its life is the caller's, not the upstream's work:
 				// it leaves the count now, and is no sample.
 				res.outcome, res.released = admit.LongLived, true
-				p.release(time.Now(), res.arrived, admit.LongLived)
+				p.gate.Leave(res.ticket, admit.LongLived)
 			default:
 				res.outcome = admit.Served
 			}
@@ -118,11 +106,11 @@ func newProxy(s settings, logger *slog.Logger) (*proxy, error) {
 		p.sent.WithLabelValues(outcomeName(o))
 	}
 	upstream := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "proxy_upstream_inflight", Help: "Requests sent upstream and not yet answered."},
-		func() float64 { p.mu.Lock(); defer p.mu.Unlock(); return float64(p.busy) })
+		func() float64 { return float64(gate.Busy()) })
 	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "proxy_waiting", Help: "Callers waiting for a worker (WORKERS > 0)."},
-		func() float64 { p.mu.Lock(); defer p.mu.Unlock(); return float64(len(p.queue)) })
+		func() float64 { return float64(gate.Waiting()) })
 	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), p.sent, upstream, waiting)
-	if err := door.Register(p.reg); err != nil {
+	if err := gate.Register(p.reg); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -201,71 +189,24 @@ func outcomeName(o admit.Outcome) string {
 	return "abandoned"
 }
 
-// free is how many more requests may go upstream now.
-func (p *proxy) freeLocked() int {
-	if p.s.workers == 0 {
-		return 1 // always one more: the upstream is not bounded here
-	}
-	return p.s.workers - p.busy
-}
-
-// ServeHTTP admits or refuses a caller, waits for a worker if need be, and
-// sends its request upstream.
+// ServeHTTP admits or refuses a caller (every one Normal: the proxy has
+// no classes), waits for a worker if need be, and sends its request
+// upstream.
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	arrived := time.Now()
-	at := arrived.Sub(p.epoch)
-	p.mu.Lock()
-	if !p.door.Admit(at, p.freeLocked(), len(p.queue)) {
-		p.mu.Unlock()
+	t, err := p.gate.Enter(r.Context(), admit.Normal)
+	switch {
+	case errors.Is(err, admit.ErrRefused):
 		admit.Refuse(w)
 		return
+	case err != nil:
+		return // the caller went away while it waited for a worker
 	}
-	if p.freeLocked() > 0 {
-		p.door.Start(at, 0)
-		p.busy++
-		p.mu.Unlock()
-	} else {
-		wt := &waiter{at: arrived, ready: make(chan bool, 1)}
-		p.queue = append(p.queue, wt)
-		p.mu.Unlock()
-		if !p.wait(w, r, wt) {
-			return
-		}
-	}
-	p.forward(w, r, arrived)
-}
-
-// wait waits for a worker for wt; it reports false when the caller was
-// dropped (refused) or went away meanwhile.
-func (p *proxy) wait(w http.ResponseWriter, r *http.Request, wt *waiter) bool {
-	select {
-	case ok := <-wt.ready:
-		if !ok {
-			admit.Refuse(w)
-		}
-		return ok
-	case <-r.Context().Done():
-	}
-	// The caller gave up waiting: a timeout from its side.
-	now := time.Now()
-	p.mu.Lock()
-	if i := slices.Index(p.queue, wt); i >= 0 {
-		p.queue = slices.Delete(p.queue, i, i+1)
-		p.door.Done(now.Sub(p.epoch), now.Sub(wt.at), admit.TimedOut)
-		p.mu.Unlock()
-		return false
-	}
-	p.mu.Unlock()
-	// A worker was given to it (or it was dropped) as the caller left.
-	if <-wt.ready {
-		p.release(now, wt.at, admit.TimedOut)
-	}
-	return false
+	p.forward(w, r, t)
 }
 
 // forward sends the request upstream and gives the worker back.
-func (p *proxy) forward(w http.ResponseWriter, r *http.Request, arrived time.Time) {
-	res := &result{caller: r.Context(), arrived: arrived, outcome: admit.Abandoned}
+func (p *proxy) forward(w http.ResponseWriter, r *http.Request, t admit.Ticket) {
+	res := &result{caller: r.Context(), ticket: t, outcome: admit.Abandoned}
 	ctx := context.WithValue(r.Context(), resultKey{}, res)
 	if p.s.timeout > 0 {
 		// TIMEOUT bounds the wait for the answer's headers, not its
@@ -285,7 +226,7 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		}
 		p.sent.WithLabelValues(outcomeName(res.outcome)).Inc()
 		if !res.released {
-			p.release(time.Now(), arrived, res.outcome)
+			p.gate.Leave(t, res.outcome)
 		}
 	}()
 	p.rp.ServeHTTP(w, r.WithContext(ctx))
@@ -318,27 +259,6 @@ func plain(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, body)
-}
-
-// release ends a request that went upstream (o is what the policy learns),
-// and gives its worker to the callers waiting, oldest first, as the policy
-// lets them start.
-func (p *proxy) release(end, arrived time.Time, o admit.Outcome) {
-	at := end.Sub(p.epoch)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.door.Done(at, end.Sub(arrived), o)
-	p.busy--
-	for len(p.queue) > 0 && p.freeLocked() > 0 {
-		wt := p.queue[0]
-		p.queue = slices.Delete(p.queue, 0, 1)
-		if p.door.Start(at, end.Sub(wt.at)) {
-			p.busy++
-			wt.ready <- true
-		} else {
-			wt.ready <- false
-		}
-	}
 }
 
 // close lets go of the idle connections to the upstream.
