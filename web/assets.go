@@ -107,6 +107,6 @@ func (a *Assets) serve(w http.ResponseWriter, r *http.Request, p string) bool {
 	} else {
 		h.Set("Cache-Control", "no-cache")
 	}
-	as.body.serve(w, r)
+	as.body.serve(w, r, http.StatusOK)
 	return true
 }

@@ -76,11 +76,11 @@ func bodyTag(body []byte) string {
 	return strconv.FormatUint(xxhash.Sum64(body), 16)
 }
 
-// serve writes the body as a 200 (or 304 when the request's
+// serve writes the body with status (a 200 is a 304 when the request's
 // If-None-Match names it) in the encoding r accepts, with its ETag,
 // Content-Length and Vary: Accept-Encoding when it has compressed forms.
 // The caller sets Content-Type and Cache-Control.
-func (e *encoded) serve(w http.ResponseWriter, r *http.Request) {
+func (e *encoded) serve(w http.ResponseWriter, r *http.Request, status int) {
 	h := w.Header()
 	body, coding := e.plain, ""
 	if e.gz != nil || e.br != nil {
@@ -92,7 +92,7 @@ func (e *encoded) serve(w http.ResponseWriter, r *http.Request) {
 			body, coding = e.gz, "gzip"
 		}
 	}
-	writeRepresentation(w, r, http.StatusOK, entityTag(e.tag, coding), coding, body)
+	writeRepresentation(w, r, status, entityTag(e.tag, coding), coding, body)
 }
 
 // entityTag is the ETag of a body named tag sent in coding ("": as it is).

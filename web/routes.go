@@ -14,7 +14,7 @@ import (
 // the same handler.
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.forwarded, s.observe, s.secure, s.sameOrigin, s.ltiSession, middleware.GetHead)
+	r.Use(s.forwarded, s.admission, s.observe, s.secure, s.sameOrigin, s.ltiSession, middleware.GetHead)
 
 	r.Get("/", s.handle(s.index))
 	r.Get("/healthz", s.healthz)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"capacitylab/admit"
 	"capacitylab/classroom"
 	"capacitylab/lessons"
 	"capacitylab/lti"
@@ -70,6 +71,11 @@ type Deps struct {
 	// how many class sessions it may start an hour when the server has no
 	// instructor key (DefaultSessionsPerHour when 0).
 	JoinsPerMinute, SessionsPerHour int
+	// Gate is the site's front door (admission.go): every request but
+	// the critical ones enters it, and those its policy refuses get 503
+	// with Retry-After. NewServer registers it on Registry. nil: every
+	// request is let in.
+	Gate *admit.Gate
 	// SharedRuns says that runs are run by other processes sharing the
 	// store (a web replica beside runner processes): a run stored queued
 	// or running that Runner does not hold is live elsewhere, and its
@@ -152,6 +158,9 @@ type server struct {
 	// each of which stores a row until it expires.
 	ltiLogins *classroom.Limiter
 
+	gate     *admit.Gate      // the front door (admission.go); nil: none
+	refusals *cache[*encoded] // the front door's refusal page, rendered once (admission.go)
+
 	sharedRuns bool     // Deps.SharedRuns
 	follows    *follows // the runs followed from the store (streamfollow.go)
 }
@@ -185,6 +194,11 @@ func NewServer(d Deps) http.Handler {
 	s.frameAncestors, s.widgetAncestors = fa, wfa
 	s.metrics = newHTTPMetrics(s.reg)
 	s.requestLog = &logSampler{mode: cmp.Or(d.RequestLog, RequestLogSampled)}
+	if s.gate = d.Gate; s.gate != nil {
+		if err := s.gate.Register(s.reg); err != nil {
+			panic(err) // as MustRegister: a gate registered twice is a mistake in the caller
+		}
+	}
 	s.sharedRuns = d.SharedRuns
 	s.follows = newFollows(s.store, s.log, s.storedLog, s.reg)
 	return s.routes()
@@ -196,6 +210,7 @@ func (s *server) makeCaches() {
 	s.charts, s.panels = newCache[chartEntry](chartCacheSize), newCache[[]byte](panelCacheSize)
 	s.runLabels, s.frames = newCache[string](runLabelCacheSize), newCache[framePolicies](frameCacheSize)
 	s.cheapestKept = newCache[cheapestChoice](lessonCacheSize)
+	s.refusals = newCache[*encoded](1)
 }
 
 // contentPolicy is the site's Content-Security-Policy with the given
@@ -389,7 +404,7 @@ func (s *server) keepNewcomerPage(c *lessons.Course, slug, refs string, page []b
 // write sends the page as stored, in the encoding the client accepts.
 func (p newcomerPage) write(w http.ResponseWriter, r *http.Request) {
 	htmlHeaders(w)
-	p.page.serve(w, r)
+	p.page.serve(w, r, http.StatusOK)
 }
 
 // renderString renders a component to a string (for JSON fragments).

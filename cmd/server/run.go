@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"capacitylab/admit"
 	"capacitylab/classroom"
 	"capacitylab/envflag"
 	"capacitylab/fleet"
@@ -86,7 +88,9 @@ type config struct {
 	role        string // all, web or runner (roles.go)
 	runnerSlots int    // runs a runner role runs at once; 0 = one per core pair it may use
 
-	requestLog web.RequestLog // which requests get a log line
+	requestLog  web.RequestLog // which requests get a log line
+	admit       admit.Spec     // the front door's policy (web.Deps.Gate)
+	memoryLimit int64          // the Go runtime's soft memory limit, bytes; math.MaxInt64 = off
 }
 
 // run is the whole program: args are the command-line arguments without
@@ -123,6 +127,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// Once, at start: the runtime collects harder as the heap nears the
+	// limit and gives memory back to the system below it, so the process
+	// returns near its resting size after a burst.
+	debug.SetMemoryLimit(cfg.memoryLimit)
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	if cfg.role == roleRunner {
 		return runRunner(ctx, cfg, log, stdout)
@@ -213,7 +221,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer classes.Close()
 
+	gate, err := admit.NewGate(cfg.admit, 0, 0)
+	if err != nil {
+		return err
+	}
 	handler := web.NewServer(web.Deps{
+		Gate:                 gate,
 		Registry:             reg,
 		Course:               course,
 		Store:                st,
@@ -299,6 +312,7 @@ type serverFlags struct {
 	proxies, idle                                    *envflag.Setting
 	role, runnerSlots                                *envflag.Setting
 	requestLog                                       *envflag.Setting
+	admit, memoryLimit                               *envflag.Setting
 	wholes                                           []wholeFlag
 }
 
@@ -342,6 +356,10 @@ func newServerFlags() *serverFlags {
 		Usage: "sweeps a runner role runs at once (each run's lab and load generator take a core each)"})
 	f.requestLog = fs.Add(envflag.Setting{Flag: "request-log", Env: "REQUEST_LOG", Default: string(web.RequestLogSampled), Allowed: "sampled, all or errors",
 		Usage: fmt.Sprintf("which requests get a log line: sampled (server errors, requests slower than %v and at most %d others a second), all, or errors (server errors and slow requests only); /metrics counts every request", web.SlowRequest, web.SampledPerSecond)})
+	f.admit = fs.Add(envflag.Setting{Flag: "admit", Env: "ADMIT", Default: string(defaultAdmit), Allowed: admitAllowed,
+		Usage: "the front door's admission `policy` (package admit): page loads and API reads by anonymous visitors are refused first, health checks, websockets and LTI launches never; refused requests get 503 with Retry-After"})
+	f.memoryLimit = fs.Add(envflag.Setting{Flag: "memory-limit", Env: "GOMEMLIMIT", Default: defaultMemoryLimit, Allowed: "off, or a size such as 512MiB or 1GiB",
+		Usage: "the Go runtime's soft memory `limit`: it collects harder as the heap nears it and gives memory back below it"})
 	return f
 }
 
@@ -381,6 +399,16 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return cfg, usageError{fmt.Sprintf("%s: %v", f.requestLog.Name(), err)}
 	} else {
 		cfg.requestLog = rl
+	}
+	if spec, err := parseAdmit(f.admit.Value); err != nil {
+		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want %s", f.admit.Name(), f.admit.Value, err)}
+	} else {
+		cfg.admit = spec
+	}
+	if n, err := parseSize(f.memoryLimit.Value); err != nil {
+		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want off, or a size from %s up, such as 512MiB or 1GiB (%v)", f.memoryLimit.Name(), f.memoryLimit.Value, minMemoryLimitText, err)}
+	} else {
+		cfg.memoryLimit = n
 	}
 	if err := parseRole(&cfg, f); err != nil {
 		return cfg, err
