@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"runtime"
 	"strings"
 	"time"
 
@@ -37,6 +36,15 @@ import (
 //	sheddable  refused first, once all but a quarter of the bound is
 //	           inside: page loads and API reads by anonymous visitors (a
 //	           crowd opening a link at once, a crawler)
+//
+// The gate should have workers (admit.NewGate's), a few per processor:
+// a page that needs nothing from the store runs to its end without
+// blocking, so with no bound on those served at once the requests waiting
+// for the processor would wait in the Go runtime's run queue, uncounted,
+// and the policy would never see the line it is to bound. With workers,
+// those admitted wait in the gate's own first-come-first-served queue and
+// count as inside. Those not yet read wait before the door whatever it
+// does: a refusal is quick once the request is read, not before.
 //
 // A cookie is only looked at, not checked against the store: checking
 // would cost the store a read per request at the door. Forging one buys
@@ -95,9 +103,6 @@ func (s *server) admission(next http.Handler) http.Handler {
 				s.refuse(w, r)
 			}
 			return
-		}
-		if !t.Exempt() {
-			runtime.Gosched()
 		}
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {

@@ -10,15 +10,23 @@ import (
 	"capacitylab/admit"
 )
 
-// defaultAdmit is the front door's policy unless --admit says otherwise: a
-// fixed quota of requests inside (being served) at once. On the 2-core
-// machine of docs/BENCHMARKS.md the server's lesson pages take about a
-// third of a millisecond of processor each, so a few requests inside
-// already keep its core busy; a quota of 32 leaves room for slower pages
-// and the store's waits, and past it a refusal costs a few microseconds
-// instead of a place in an ever longer line (measured there: at twice the
-// ceiling, goodput held where without a bound it fell to a seventh).
+// defaultAdmit is the front door's policy unless --admit says otherwise:
+// a fixed quota of requests inside (served, or waiting for one of the
+// --admit-workers), refusing anonymous page loads once 24 are inside and
+// everyone else at 32. A lesson page takes a fraction of a millisecond
+// of processor time, so 32 inside is a wait of a few milliseconds at
+// most, while past them a refusal costs the server far less than a page
+// (docs/BENCHMARKS.md has what was measured).
 const defaultAdmit admit.Spec = "inflight,quota=32"
+
+// defaultAdmitWorkers is how many requests the front door lets be served
+// at once. The site's pages mostly compute (a handler that needs nothing
+// from the store runs to its end without blocking), so more at once than
+// processors only share them; a few more cover the store's reads and
+// writes. Without such a bound every request the runtime has read would
+// be served at once, and the requests waiting for the processor would
+// never count as inside: the quota could not see the line it is to bound.
+const defaultAdmitWorkers = 8
 
 // admitAllowed is what --admit allows, for -h, the README and errors.
 const admitAllowed = "inflight,quota=N, aimd or gradient (with parameters after commas, as package admit spells them), or queue (no bound: every request let in)"
@@ -31,6 +39,8 @@ func parseAdmit(v string) (admit.Spec, error) {
 	spec, err := admit.ParseSpec(v)
 	var se *admit.SpecError
 	switch {
+	case errors.As(err, &se) && se.Allowed == admit.Allowed:
+		return "", errors.New(admitAllowed) // not a policy's name: name the server's
 	case errors.As(err, &se):
 		return "", errors.New(se.Allowed)
 	case err != nil:

@@ -90,6 +90,7 @@ type config struct {
 
 	requestLog  web.RequestLog // which requests get a log line
 	admit       admit.Spec     // the front door's policy (web.Deps.Gate)
+	workers     int            // requests the front door lets be served at once
 	memoryLimit int64          // the Go runtime's soft memory limit, bytes; math.MaxInt64 = off
 }
 
@@ -221,7 +222,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer classes.Close()
 
-	gate, err := admit.NewGate(cfg.admit, 0, 0)
+	gate, err := admit.NewGate(cfg.admit, 0, cfg.workers)
 	if err != nil {
 		return err
 	}
@@ -358,6 +359,7 @@ func newServerFlags() *serverFlags {
 		Usage: fmt.Sprintf("which requests get a log line: sampled (server errors, requests slower than %v and at most %d others a second), all, or errors (server errors and slow requests only); /metrics counts every request", web.SlowRequest, web.SampledPerSecond)})
 	f.admit = fs.Add(envflag.Setting{Flag: "admit", Env: "ADMIT", Default: string(defaultAdmit), Allowed: admitAllowed,
 		Usage: "the front door's admission `policy` (package admit): page loads and API reads by anonymous visitors are refused first, health checks, websockets and LTI launches never; refused requests get 503 with Retry-After"})
+	whole("admit-workers", "ADMIT_WORKERS", defaultAdmitWorkers, 1, 1024, "requests the front door lets be served at once; the others it admits wait for one, first come first served, and count as inside", func(c *config) *int { return &c.workers })
 	f.memoryLimit = fs.Add(envflag.Setting{Flag: "memory-limit", Env: "GOMEMLIMIT", Default: defaultMemoryLimit, Allowed: "off, or a size such as 512MiB or 1GiB",
 		Usage: "the Go runtime's soft memory `limit`: it collects harder as the heap nears it and gives memory back below it"})
 	return f

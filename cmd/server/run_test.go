@@ -376,6 +376,18 @@ func TestBadFlags(t *testing.T) {
 		{"runner-slots zero", []string{"--runner-slots", "0"}, nil, `--runner-slots "0" is not allowed: want a whole number from 1 to 64`},
 		// RUNNER_SLOTS that is not a number.
 		{"RUNNER_SLOTS not a number", nil, map[string]string{"RUNNER_SLOTS": "two"}, `RUNNER_SLOTS "two" is not allowed: want a whole number from 1 to 64`},
+		// A front door policy that is not one.
+		{"admit unknown", []string{"--admit", "fifo"}, nil, `--admit "fifo" is not allowed: want inflight,quota=N, aimd or gradient`},
+		// An inflight quota without its number, from the environment.
+		{"ADMIT without quota", nil, map[string]string{"ADMIT": "inflight"}, `ADMIT "inflight" is not allowed: want inflight,quota=N`},
+		// sojourn bounds a wait for a worker the server's door does not keep.
+		{"admit sojourn", []string{"--admit", "sojourn"}, nil, "sojourn bounds the wait for a worker"},
+		// No request served at all.
+		{"admit-workers zero", []string{"--admit-workers", "0"}, nil, `--admit-workers "0" is not allowed: want a whole number from 1 to 1024`},
+		// A memory limit with Go's unit misspelt.
+		{"memory-limit unit", []string{"--memory-limit", "512MB"}, nil, `--memory-limit "512MB" is not allowed: want off, or a size from 64MiB up`},
+		// A memory limit the server cannot rest under, from GOMEMLIMIT.
+		{"GOMEMLIMIT too small", nil, map[string]string{"GOMEMLIMIT": "1MiB"}, `GOMEMLIMIT "1MiB" is not allowed`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
