@@ -426,6 +426,28 @@
 // only what a learner can use there, the lessons, the runs and their
 // progress, and Teach for an instructor; never Join (menuFor).
 //
+// # The front door
+//
+// With Deps.Gate (cmd/server always gives one: --admit, --admit-workers),
+// every request but the critical ones enters an admission gate (package
+// admit) before anything else is done for it (admission.go). Those let in
+// are served by at most the gate's workers at once, the rest of them
+// waiting first come first served; those its policy refuses get 503 with
+// Retry-After: 1 and the error page (code unavailable, "Busy for a
+// moment"; the JSON error body where the client wants JSON), rendered
+// once and kept, so a refusal renders nothing. Refusals are not logged,
+// and not in capacitylab_http_requests_total (they never reach the
+// router): admit_requests_total counts them. Classes (requestClass, the
+// one table): critical, never refused nor counted inside: /healthz,
+// /metrics, websocket upgrades under /ws/ (a class's socket and its
+// votes, a run's stream), /lti/login, /lti/launch and /lti/deep-link;
+// normal, refused at the bound: writes, /static/ and /favicon.ico, and
+// requests with the learner cookie, an LTI session, a class participant's
+// cookie or a teach pass; sheddable, refused once all but a quarter of the
+// bound is inside: everything else, page loads and API reads by anonymous
+// visitors. A refused visitor's page asks for its stylesheet, which, as an
+// asset, is normal.
+//
 // # Headers and limits
 //
 // Every response carries a Content-Security-Policy with no inline script
@@ -488,6 +510,9 @@
 //	capacitylab_http_request_duration_seconds{route}          histogram
 //	capacitylab_followed_runs                                 gauge: runs live on another process followed now
 //	capacitylab_followed_run_watches_total                    counter: store watches opened to follow them (one a run)
+//	admit_requests_total{class, decision}                     counter: requests at the front door by class (critical,
+//	                                                          normal, sheddable) and decision (admitted, refused, exempt)
+//	admit_limit, admit_inflight, admit_refused_total, ...     the front door's policy (admit.Door.Register)
 //
 // route is the chi route pattern ("/lessons/{slug}"), or "unmatched";
 // method is one of HTTP's nine methods (GET, HEAD, POST, PUT, PATCH,
