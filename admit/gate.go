@@ -96,10 +96,6 @@ type Ticket struct {
 	exempt bool
 }
 
-// Exempt reports whether the ticket is a Critical request's, let by
-// uncounted.
-func (t Ticket) Exempt() bool { return t.exempt }
-
 // NewGate returns a gate applying spec, with limit the queue policy's
 // LIMIT and workers the requests let on at once (0: every one admitted),
 // as NewDoor takes them.

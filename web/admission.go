@@ -27,12 +27,15 @@ import (
 //	           and a running run's stream: long-lived, so never counted as
 //	           requests inside); an LTI launch in progress (/lti/login,
 //	           /lti/launch, /lti/deep-link: a platform's redirect that
-//	           fails cannot be retried by the learner)
+//	           fails cannot be retried by the learner); the site's assets
+//	           (/static/, /favicon.ico: kept in memory, precompressed, so
+//	           serving one costs about what refusing it would, and they
+//	           complete a page already let in, or the refusal page itself,
+//	           which would otherwise show unstyled)
 //	normal     refused at the policy's bound: a write (any method but GET
-//	           and HEAD: a Predict, a join, a run); the site's assets
-//	           (/static/, /favicon.ico: the rest of a page already let in);
-//	           a request carrying the learner cookie, an LTI session, a
-//	           class participant's cookie or a teach pass (someone at work)
+//	           and HEAD: a Predict, a join, a run); a request carrying the
+//	           learner cookie, an LTI session, a class participant's
+//	           cookie or a teach pass (someone at work)
 //	sheddable  refused first, once all but a quarter of the bound is
 //	           inside: page loads and API reads by anonymous visitors (a
 //	           crowd opening a link at once, a crawler)
@@ -60,9 +63,9 @@ func requestClass(r *http.Request) admit.Class {
 		return admit.Critical
 	case p == ltiLoginPath || p == ltiLaunchPath || p == ltiDeepLinkPath:
 		return admit.Critical
+	case (strings.HasPrefix(p, "/static/") || p == "/favicon.ico") && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		return admit.Critical
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
-		return admit.Normal
-	case strings.HasPrefix(p, "/static/") || p == "/favicon.ico":
 		return admit.Normal
 	case knownVisitor(r):
 		return admit.Normal
@@ -97,11 +100,16 @@ func (s *server) admission(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, err := s.gate.Enter(r.Context(), requestClass(r))
-		if err != nil {
-			if errors.Is(err, admit.ErrRefused) {
-				s.refuse(w, r)
-			}
+		c := requestClass(r)
+		t, err := s.gate.Enter(r.Context(), c)
+		switch {
+		case errors.Is(err, admit.ErrRefused):
+			s.refuse(w, r)
+			return
+		case err != nil:
+			return // the caller went away while it waited for a worker
+		case c == admit.Critical:
+			next.ServeHTTP(w, r) // let by, uncounted: nothing to learn
 			return
 		}
 		sw := &statusWriter{ResponseWriter: w}

@@ -39,8 +39,8 @@ func TestRequestClass(t *testing.T) {
 		{"GET", "/lti/grades", nil, false, admit.Sheddable},
 		{"POST", "/lessons/sample/predict/p", nil, false, admit.Normal},
 		{"POST", "/join", nil, false, admit.Normal},
-		{"GET", "/static/css/app.css", nil, false, admit.Normal},
-		{"GET", "/favicon.ico", nil, false, admit.Normal},
+		{"GET", "/static/css/app.css", nil, false, admit.Critical},
+		{"GET", "/favicon.ico", nil, false, admit.Critical},
 		{"GET", "/lessons/sample", learner, false, admit.Normal},
 		{"GET", "/lessons/sample", &http.Cookie{Name: LearnerCookie, Value: "forged"}, false, admit.Sheddable},
 		{"GET", "/", &http.Cookie{Name: lti.SessionCookie, Value: "x"}, false, admit.Normal},
@@ -174,9 +174,14 @@ func TestFrontDoorRefusesAnonymousFirst(t *testing.T) {
 			t.Errorf("a learner's %s with 3 of 4 inside: %d, want 200", path, res.StatusCode)
 		}
 	}
-	if res := site.get(nil, "/static/css/app.css"); res.StatusCode == http.StatusServiceUnavailable {
-		t.Errorf("an asset was refused with 3 of 4 inside: assets are normal")
+	// The refusal page's own stylesheet is served, even at the bound.
+	styled := holdInside(t, site)
+	waitInside(t, reg, 4)
+	if res := site.get(nil, "/static/css/app.css"); res.StatusCode != http.StatusOK {
+		t.Errorf("the stylesheet with 4 of 4 inside: %d, want 200: assets are never refused", res.StatusCode)
 	}
+	styled()
+	waitInside(t, reg, 3)
 	if res := site.get(nil, "/healthz"); res.StatusCode != http.StatusOK {
 		t.Errorf("anonymous /healthz: %d, want 200: the health check is never refused", res.StatusCode)
 	}
@@ -192,8 +197,8 @@ func TestFrontDoorRefusesAnonymousFirst(t *testing.T) {
 		`{class="sheddable",decision="refused"}`:  2,
 		`{class="normal",decision="refused"}`:     0,
 		`{class="sheddable",decision="admitted"}`: 1,
-		`{class="critical",decision="exempt"}`:    3,
-		`{class="normal",decision="admitted"}`:    5, // the three held, the learner's page, the asset
+		`{class="critical",decision="exempt"}`:    4, // two health checks, the metrics, the stylesheet
+		`{class="normal",decision="admitted"}`:    5, // the four held, the learner's page
 	} {
 		if got := metricValue(t, reg, "admit_requests_total", labels); got != want {
 			t.Errorf("admit_requests_total%s = %v, want %v", labels, got, want)

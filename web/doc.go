@@ -440,13 +440,13 @@
 // router): admit_requests_total counts them. Classes (requestClass, the
 // one table): critical, never refused nor counted inside: /healthz,
 // /metrics, websocket upgrades under /ws/ (a class's socket and its
-// votes, a run's stream), /lti/login, /lti/launch and /lti/deep-link;
-// normal, refused at the bound: writes, /static/ and /favicon.ico, and
-// requests with the learner cookie, an LTI session, a class participant's
-// cookie or a teach pass; sheddable, refused once all but a quarter of the
-// bound is inside: everything else, page loads and API reads by anonymous
-// visitors. A refused visitor's page asks for its stylesheet, which, as an
-// asset, is normal.
+// votes, a run's stream), /lti/login, /lti/launch and /lti/deep-link, and
+// the assets (/static/, /favicon.ico: as cheap to serve as to refuse, and
+// a page let in, or the refusal page, needs its stylesheet); normal,
+// refused at the bound: writes, and requests with the learner cookie, an
+// LTI session, a class participant's cookie or a teach pass; sheddable,
+// refused once all but a quarter of the bound is inside: everything else,
+// page loads and API reads by anonymous visitors.
 //
 // # Headers and limits
 //
