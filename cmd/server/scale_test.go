@@ -260,9 +260,13 @@ func TestScaleOutEndToEnd(t *testing.T) {
 	pg := startPrivatePostgres(t)
 	db := pg.URL()
 	const capacity = 8
+	// The front door is open (--admit queue): this test is about the
+	// shared queue's bound, and 500 submissions at one instant are far
+	// past the door's bound, which would refuse most with 503 before
+	// they reached the queue (the door's own tests are web/admission_test.go).
 	web := func(name string) *proc {
 		return startProc(t, name, "--role", "web", "--database-url", db, "--trusted-proxies", "127.0.0.1",
-			"--queue", strconv.Itoa(capacity), "--queue-per-address", "3")
+			"--queue", strconv.Itoa(capacity), "--queue-per-address", "3", "--admit", "queue")
 	}
 	runnerProc := func(name string) *proc {
 		return startProc(t, name, "--role", "runner", "--database-url", db, "--runner-slots", "1")
