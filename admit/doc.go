@@ -17,7 +17,16 @@
 // is of one of three classes (Class): Critical, never refused and not
 // counted inside; Normal, refused at the policy's bound; Sheddable,
 // refused first, once all but a quarter of the bound is inside
-// (Door.AdmitSheddable).
+// (Door.AdmitSheddable). With Gate.BoundWait it also refuses by the
+// processors' line (wait.go): how long the process's goroutines wait,
+// ready, for a processor (the Go runtime's /sched/latencies histogram,
+// its 90th percentile over the last 50 ms or more). Past a service's
+// processor ceiling its line forms before requests are read, in the
+// sockets and among the goroutines ready to run, where no count of
+// requests inside sees it; that wait does. Sheddable requests are
+// refused past the bound, with a probability growing from 0 to 1 between
+// it and twice it (so that the line shortens without emptying), Normal
+// ones past four times it.
 //
 // "Inside" means admitted and not done: waiting for a worker or in
 // service. At the lab that is queued + in_service; at a proxy with no
@@ -204,5 +213,6 @@
 // Prometheus registry (admit_limit, admit_inflight, admit_queue_seconds,
 // admit_refused_total, admit_dropped_total, admit_policy_info), which is
 // safe to read while the door is in use; Gate.Register adds
-// admit_requests_total by class and decision.
+// admit_requests_total by class and decision and, with BoundWait,
+// admit_processor_wait_seconds (the line as last measured).
 package admit

@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -76,10 +77,12 @@ type Gate struct {
 	epoch   time.Time
 	counted *prometheus.CounterVec // by class and decision; nil until Register
 
-	mu    sync.Mutex
-	door  *Door     // its times are since epoch
-	busy  int       // admitted requests given a worker and not yet left
-	queue []*waiter // callers waiting for a worker, oldest first
+	mu        sync.Mutex
+	line      *processorWait // the processors' line (wait.go); nil: not watched
+	lineBound time.Duration  // BoundWait's bound
+	door      *Door          // its times are since epoch
+	busy      int            // admitted requests given a worker and not yet left
+	queue     []*waiter      // callers waiting for a worker, oldest first
 }
 
 // waiter is a caller waiting for a worker: ready says true when it may
@@ -132,6 +135,13 @@ func (g *Gate) Register(reg prometheus.Registerer) error {
 	if err := reg.Register(cv); err != nil {
 		return err
 	}
+	if g.line != nil {
+		if err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "admit_processor_wait_seconds",
+			Help: "The processors' line as the gate last measured it: the 90th percentile of how long goroutines ready to run waited for a processor over 50 ms or more (BoundWait)."},
+			func() float64 { g.mu.Lock(); defer g.mu.Unlock(); return g.line.wait.Seconds() })); err != nil {
+			return err
+		}
+	}
 	g.counted = cv
 	return nil
 }
@@ -141,6 +151,22 @@ func (g *Gate) count(c Class, decision string) {
 		g.counted.WithLabelValues(c.String(), decision).Inc()
 	}
 }
+
+// BoundWait makes the gate refuse by the processors' line as well as by
+// its policy (wait.go): a Sheddable request is refused while goroutines
+// ready to run have waited more than d for a processor (the 90th
+// percentile over the last 50 ms or more), a Normal one while they have
+// waited more than four times d. It is for a service whose requests
+// mostly compute, whose line forms before they are read, where no count
+// of requests inside sees it. Call it once, before Register.
+func (g *Gate) BoundWait(d time.Duration) {
+	g.line, g.lineBound = newProcessorWait(), d
+}
+
+// normalWaitFactor is how many times BoundWait's bound a Normal request
+// is refused at: the line may grow well past where anonymous visitors are
+// turned away before those at work are.
+const normalWaitFactor = 4
 
 // Spec is the policy in force.
 func (g *Gate) Spec() Spec {
@@ -185,6 +211,17 @@ func (g *Gate) Enter(ctx context.Context, c Class) (Ticket, error) {
 	}
 	at := arrived.Sub(g.epoch)
 	g.mu.Lock()
+	if g.line != nil {
+		bound := g.lineBound
+		if c == Normal {
+			bound *= normalWaitFactor
+		}
+		if over := g.line.at(arrived) - bound; over > 0 && rand.Float64() < float64(over)/float64(bound) {
+			g.mu.Unlock()
+			g.count(c, "refused")
+			return Ticket{}, ErrRefused
+		}
+	}
 	free, waiting := g.freeLocked(), len(g.queue)
 	var ok bool
 	if c == Sheddable {

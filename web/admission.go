@@ -40,14 +40,13 @@ import (
 //	           inside: page loads and API reads by anonymous visitors (a
 //	           crowd opening a link at once, a crawler)
 //
-// The gate should have workers (admit.NewGate's), a few per processor:
-// a page that needs nothing from the store runs to its end without
-// blocking, so with no bound on those served at once the requests waiting
-// for the processor would wait in the Go runtime's run queue, uncounted,
-// and the policy would never see the line it is to bound. With workers,
-// those admitted wait in the gate's own first-come-first-served queue and
-// count as inside. Those not yet read wait before the door whatever it
-// does: a refusal is quick once the request is read, not before.
+// The gate should have workers (admit.NewGate's), a few per processor,
+// so that a burst holds no more than that many pages being made at once
+// (a learner's page gzipped, a plot drawn) and those admitted beyond them
+// wait, counted, in the gate's first-come-first-served queue; and a bound
+// on the processors' line (admit.Gate.BoundWait): past the processors'
+// ceiling, requests wait to be read, before the door, where only that
+// line shows them.
 //
 // A cookie is only looked at, not checked against the store: checking
 // would cost the store a read per request at the door. Forging one buys

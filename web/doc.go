@@ -448,6 +448,23 @@
 // refused once all but a quarter of the bound is inside: everything else,
 // page loads and API reads by anonymous visitors.
 //
+// What the door can and cannot do. Its bound on requests inside holds
+// the requests that take time inside: those waiting for the store, a
+// learner's page rendered and gzipped, a widget's plot. Past the
+// processors' ceiling the line forms before requests are read (in the
+// sockets, among the goroutines ready to run), where that count never
+// sees it; the gate's bound on the processors' line (--admit-wait,
+// admit.Gate.BoundWait) sees it, and refuses anonymous requests first.
+// A refusal still costs what net/http's reading of the request and
+// writing of the answer cost: on this project's machine a refusal, a
+// health check and the newcomer's stored page each cost about 60 µs of
+// processor time (docs/BENCHMARKS.md, "web: the front door"). So the door
+// holds past the ceiling of pages that cost much more than that (twice
+// the ceiling of plots: the whole ceiling served, p99 72 ms); a flood of
+// the cheapest pages past theirs (over 10,000 a second on one core there)
+// it can only make wait less, not serve more: a smaller listen backlog or
+// a proxy in front sheds those before they cost anything.
+//
 // # Headers and limits
 //
 // Every response carries a Content-Security-Policy with no inline script

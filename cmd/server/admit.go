@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"capacitylab/admit"
 )
@@ -13,20 +14,41 @@ import (
 // defaultAdmit is the front door's policy unless --admit says otherwise:
 // a fixed quota of requests inside (served, or waiting for one of the
 // --admit-workers), refusing anonymous page loads once 24 are inside and
-// everyone else at 32. A lesson page takes a fraction of a millisecond
-// of processor time, so 32 inside is a wait of a few milliseconds at
-// most, while past them a refusal costs the server far less than a page
-// (docs/BENCHMARKS.md has what was measured).
+// everyone else at 32. A page takes a fraction of a millisecond of
+// processor time, so 32 inside is a wait of a few milliseconds unless
+// they wait for the store: the quota bounds those.
 const defaultAdmit admit.Spec = "inflight,quota=32"
 
 // defaultAdmitWorkers is how many requests the front door lets be served
-// at once. The site's pages mostly compute (a handler that needs nothing
-// from the store runs to its end without blocking), so more at once than
-// processors only share them; a few more cover the store's reads and
-// writes. Without such a bound every request the runtime has read would
-// be served at once, and the requests waiting for the processor would
-// never count as inside: the quota could not see the line it is to bound.
+// at once: a few per processor, so the processors stay busy while some
+// requests wait for the store, and a burst holds no more than that many
+// pages being made at once.
 const defaultAdmitWorkers = 8
+
+// defaultAdmitWait is the processors' line past which the front door
+// refuses anonymous page loads and API reads (four times it, everyone
+// else's but the critical). On this project's 2-core machine, up to the
+// server's ceiling of widget plots (about 1 ms each) the 90th percentile
+// of goroutines' waits for a processor stayed near a millisecond; offered
+// twice the ceiling, with this bound, it served the ceiling with p99
+// 72 ms; with 10 ms it refused a tenth of the requests below the ceiling
+// (docs/BENCHMARKS.md).
+const defaultAdmitWait = 25 * time.Millisecond
+
+// parseAdmitWait reads --admit-wait: off (0), or 1ms to 1s.
+func parseAdmitWait(v string) (time.Duration, error) {
+	if v == "off" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, err
+	}
+	if d < time.Millisecond || d > time.Second {
+		return 0, errors.New("out of range")
+	}
+	return d, nil
+}
 
 // admitAllowed is what --admit allows, for -h, the README and errors.
 const admitAllowed = "inflight,quota=N, aimd or gradient (with parameters after commas, as package admit spells them), or queue (no bound: every request let in)"

@@ -91,6 +91,7 @@ type config struct {
 	requestLog  web.RequestLog // which requests get a log line
 	admit       admit.Spec     // the front door's policy (web.Deps.Gate)
 	workers     int            // requests the front door lets be served at once
+	admitWait   time.Duration  // the processors' line past which anonymous requests are refused; 0 = not watched
 	memoryLimit int64          // the Go runtime's soft memory limit, bytes; math.MaxInt64 = off
 }
 
@@ -226,6 +227,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	if cfg.admitWait > 0 {
+		gate.BoundWait(cfg.admitWait)
+	}
 	handler := web.NewServer(web.Deps{
 		Gate:                 gate,
 		Registry:             reg,
@@ -313,7 +317,7 @@ type serverFlags struct {
 	proxies, idle                                    *envflag.Setting
 	role, runnerSlots                                *envflag.Setting
 	requestLog                                       *envflag.Setting
-	admit, memoryLimit                               *envflag.Setting
+	admit, admitWait, memoryLimit                    *envflag.Setting
 	wholes                                           []wholeFlag
 }
 
@@ -359,6 +363,8 @@ func newServerFlags() *serverFlags {
 		Usage: fmt.Sprintf("which requests get a log line: sampled (server errors, requests slower than %v and at most %d others a second), all, or errors (server errors and slow requests only); /metrics counts every request", web.SlowRequest, web.SampledPerSecond)})
 	f.admit = fs.Add(envflag.Setting{Flag: "admit", Env: "ADMIT", Default: string(defaultAdmit), Allowed: admitAllowed,
 		Usage: "the front door's admission `policy` (package admit): page loads and API reads by anonymous visitors are refused first, health checks, websockets and LTI launches never; refused requests get 503 with Retry-After"})
+	f.admitWait = fs.Add(envflag.Setting{Flag: "admit-wait", Env: "ADMIT_WAIT", Default: defaultAdmitWait.String(), Allowed: "off, or a duration from 1ms to 1s",
+		Usage: "the front door refuses anonymous page loads and API reads while requests wait longer than this for a processor (the 90th percentile over 50 ms), and everyone else but the critical while they wait four times as long: the line that forms before a request is read, which no count of requests inside sees"})
 	whole("admit-workers", "ADMIT_WORKERS", defaultAdmitWorkers, 1, 1024, "requests the front door lets be served at once; the others it admits wait for one, first come first served, and count as inside", func(c *config) *int { return &c.workers })
 	f.memoryLimit = fs.Add(envflag.Setting{Flag: "memory-limit", Env: "GOMEMLIMIT", Default: defaultMemoryLimit, Allowed: "off, or a size such as 512MiB or 1GiB",
 		Usage: "the Go runtime's soft memory `limit`: it collects harder as the heap nears it and gives memory back below it"})
@@ -406,6 +412,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want %s", f.admit.Name(), f.admit.Value, err)}
 	} else {
 		cfg.admit = spec
+	}
+	if d, err := parseAdmitWait(f.admitWait.Value); err != nil {
+		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want off, or a duration from 1ms to 1s, such as 10ms", f.admitWait.Name(), f.admitWait.Value)}
+	} else {
+		cfg.admitWait = d
 	}
 	if n, err := parseSize(f.memoryLimit.Value); err != nil {
 		return cfg, usageError{fmt.Sprintf("%s %q is not allowed: want off, or a size from %s up, such as 512MiB or 1GiB (%v)", f.memoryLimit.Name(), f.memoryLimit.Value, minMemoryLimitText, err)}

@@ -384,6 +384,10 @@ func TestBadFlags(t *testing.T) {
 		{"admit sojourn", []string{"--admit", "sojourn"}, nil, "sojourn bounds the wait for a worker"},
 		// No request served at all.
 		{"admit-workers zero", []string{"--admit-workers", "0"}, nil, `--admit-workers "0" is not allowed: want a whole number from 1 to 1024`},
+		// A line bound without a unit.
+		{"admit-wait no unit", []string{"--admit-wait", "25"}, nil, `--admit-wait "25" is not allowed: want off, or a duration from 1ms to 1s, such as 10ms`},
+		// A line bound past what any page would wait, from the environment.
+		{"ADMIT_WAIT too long", nil, map[string]string{"ADMIT_WAIT": "5s"}, `ADMIT_WAIT "5s" is not allowed: want off, or a duration from 1ms to 1s`},
 		// A memory limit with Go's unit misspelt.
 		{"memory-limit unit", []string{"--memory-limit", "512MB"}, nil, `--memory-limit "512MB" is not allowed: want off, or a size from 64MiB up`},
 		// A memory limit the server cannot rest under, from GOMEMLIMIT.
