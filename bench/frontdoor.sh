@@ -15,10 +15,12 @@
 #             OVER_SECONDS, then half it for 5 s; served and refused apart;
 #             with the front door open (--admit queue --admit-wait off) and
 #             with the defaults; resident memory before and after
-#   memory    vegeta at 6,000 a second for 10 s, past vegeta's own limit on
-#             one core, so it opens thousands of connections; resident
-#             memory before, right after and up to 3 minutes later
+#   memory    resident memory before, right after and up to 3 minutes after
+#             twice the ceiling of plots, and after vegeta at 6,000 pages a
+#             second for 10 s, past vegeta's own limit on one core (it then
+#             opens thousands of connections)
 #
+# STORMS (plots, pages) and MEMORY_FLAGS (server flags) choose the memory part's runs.
 # Needs vegeta on PATH and two or more processors; every
 # window is bounded. Usage: bench/frontdoor.sh [ceiling] [overload] [memory]
 set -euo pipefail
@@ -143,15 +145,27 @@ for part in $PARTS; do
 		done
 		;;
 	memory)
-		echo "## memory: vegeta at 6,000 a second for 10 s (past vegeta's own limit on one core)"
-		start
-		echo "rss at rest $(rss)"
-		vegeta_window 6000 10
-		echo "rss right after $(rss), connections open $(ss -Htn state established "( sport = :$PORT )" | wc -l)"
-		for w in 30 60 90; do sleep 30; echo "rss +${w} s $(rss)"; done
-		sleep 90
-		echo "rss +180 s $(rss)"
-		stop
+		for storm in ${STORMS:-plots pages}; do
+			start ${MEMORY_FLAGS:-}
+			if [ $storm = plots ]; then
+				echo "## memory: twice the ceiling of plots for ${OVER_SECONDS} s (defaults), after 6,000 distinct plots fill the plot cache (4,096)"
+				plots 200 30 >/dev/null
+				echo "rss at rest $(rss)"
+				plots $((2 * OVER_RATE)) "$OVER_SECONDS"
+			else
+				echo "## memory: vegeta at 6,000 pages a second for 10 s, past vegeta's own limit on one core (${MEMORY_FLAGS:-defaults})"
+				echo "rss at rest $(rss)"
+				vegeta_window 6000 10
+			fi
+			echo "rss right after $(rss), connections open $(ss -Htn state established "( sport = :$PORT )" | wc -l)"
+			sleep 30
+			echo "rss +30 s $(rss)"
+			sleep 30
+			echo "rss +60 s $(rss)"
+			sleep 120
+			echo "rss +180 s $(rss)"
+			stop
+		done
 		;;
 	esac
 done

@@ -459,8 +459,8 @@
 // writing of the answer cost: on this project's machine a refusal, a
 // health check and the newcomer's stored page each cost about 60 µs of
 // processor time (docs/BENCHMARKS.md, "web: the front door"). So the door
-// holds past the ceiling of pages that cost much more than that (twice
-// the ceiling of plots: the whole ceiling served, p99 72 ms); a flood of
+// holds past the ceiling of pages that cost much more than that (at twice
+// the ceiling of plots, 80 to 106% of it served, p99 under 85 ms); a flood of
 // the cheapest pages past theirs (over 10,000 a second on one core there)
 // it can only make wait less, not serve more: a smaller listen backlog or
 // a proxy in front sheds those before they cost anything.

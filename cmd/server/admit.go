@@ -30,8 +30,8 @@ const defaultAdmitWorkers = 8
 // else's but the critical). On this project's 2-core machine, up to the
 // server's ceiling of widget plots (about 1 ms each) the 90th percentile
 // of goroutines' waits for a processor stayed near a millisecond; offered
-// twice the ceiling, with this bound, it served the ceiling with p99
-// 72 ms; with 10 ms it refused a tenth of the requests below the ceiling
+// twice the ceiling, with this bound it served 80 to 106% of it with p99
+// 72 to 85 ms; a 10 ms bound refused so eagerly that the processor idled
 // (docs/BENCHMARKS.md).
 const defaultAdmitWait = 25 * time.Millisecond
 
