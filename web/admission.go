@@ -27,7 +27,10 @@ import (
 //	           and a running run's stream: long-lived, so never counted as
 //	           requests inside); an LTI launch in progress (/lti/login,
 //	           /lti/launch, /lti/deep-link: a platform's redirect that
-//	           fails cannot be retried by the learner); the site's assets
+//	           fails cannot be retried by the learner) and the tool's keys
+//	           (/lti/jwks.json: a platform fetches them to check the token
+//	           requests that carry grades back, and a refusal there loses
+//	           the grade's first post); the site's assets
 //	           (/static/, /favicon.ico: kept in memory, precompressed, so
 //	           serving one costs about what refusing it would, and they
 //	           complete a page already let in, or the refusal page itself,
@@ -60,7 +63,7 @@ func requestClass(r *http.Request) admit.Class {
 		return admit.Critical
 	case strings.HasPrefix(p, "/ws/") && websocket.IsWebSocketUpgrade(r):
 		return admit.Critical
-	case p == ltiLoginPath || p == ltiLaunchPath || p == ltiDeepLinkPath:
+	case p == ltiLoginPath || p == ltiLaunchPath || p == ltiDeepLinkPath || p == ltiJWKSPath:
 		return admit.Critical
 	case (strings.HasPrefix(p, "/static/") || p == "/favicon.ico") && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		return admit.Critical

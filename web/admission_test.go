@@ -36,6 +36,7 @@ func TestRequestClass(t *testing.T) {
 		{"POST", "/lti/launch", nil, false, admit.Critical},
 		{"GET", "/lti/login", nil, false, admit.Critical},
 		{"POST", "/lti/deep-link", nil, false, admit.Critical},
+		{"GET", "/lti/jwks.json", nil, false, admit.Critical},
 		{"GET", "/lti/grades", nil, false, admit.Sheddable},
 		{"POST", "/lessons/sample/predict/p", nil, false, admit.Normal},
 		{"POST", "/join", nil, false, admit.Normal},

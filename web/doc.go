@@ -440,7 +440,8 @@
 // router): admit_requests_total counts them. Classes (requestClass, the
 // one table): critical, never refused nor counted inside: /healthz,
 // /metrics, websocket upgrades under /ws/ (a class's socket and its
-// votes, a run's stream), /lti/login, /lti/launch and /lti/deep-link, and
+// votes, a run's stream), /lti/login, /lti/launch, /lti/deep-link and
+// /lti/jwks.json (a platform checking a grade's token request), and
 // the assets (/static/, /favicon.ico: as cheap to serve as to refuse, and
 // a page let in, or the refusal page, needs its stylesheet); normal,
 // refused at the bound: writes, and requests with the learner cookie, an
