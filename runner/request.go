@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"capacitylab/evidence"
 	"capacitylab/input"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
@@ -59,6 +60,21 @@ type Request struct {
 	measure.Preset
 	Lesson string `json:"lesson,omitempty"` // where the run was started, if from a lesson
 	Block  string `json:"block,omitempty"`
+	// Upload, when set, makes the run a learner's own results file
+	// uploaded to the server's "Your service" page rather than a sweep
+	// of the lab: the Preset then holds only the file's windows (Rates
+	// or Clients, Seconds, Mode) and no lab. The runner never runs one;
+	// Validate refuses it.
+	Upload *Upload `json:"upload,omitempty"`
+}
+
+// Upload is what the server keeps of an uploaded results file beside
+// its rows and records (stored as the run's): the file as read, without
+// its records, the analysis at the budget given with it, and the budget.
+type Upload struct {
+	Dataset  evidence.Dataset  `json:"dataset"`
+	Analysis evidence.Analysis `json:"analysis"`
+	BudgetMS float64           `json:"budget_ms,omitempty"`
 }
 
 // at is where a run of q stands before it starts: its windows and their
@@ -133,6 +149,9 @@ type FieldErrors = input.FieldErrors
 // FieldErrors with one message per bad field.
 func (l Limits) Validate(q Request) error {
 	fe := FieldErrors{}
+	if q.Upload != nil {
+		fe["upload"] = "an upload is not a sweep: upload a results file on the page Your service (/service) instead"
+	}
 	var cerrs FieldErrors
 	if err := q.Config.Validate(); err != nil {
 		cerrs, _ = err.(FieldErrors)

@@ -79,9 +79,14 @@
 //
 // Saved runs (050_runs.sql; SaveRun, AddRow, AddRecords, Run, Runs). They
 // are not tied to the learners table: a learner resetting their progress
-// does not erase measurements others may have watched.
+// does not erase measurements others may have watched. Uploads are the
+// exception (130_uploads.sql; uploads.go): a learner's own results file
+// stored as a run of theirs (SaveUpload: the run, its rows and records in
+// one transaction) with upload set, private to them (Runs lists no one
+// else's), deleted by Reset with the rest of their progress and by
+// DeleteUpload, only theirs.
 //
-//	runs(id, learner, lesson, block, request, status, reason, created_at, started_at, ended_at)
+//	runs(id, learner, lesson, block, request, status, reason, created_at, started_at, ended_at, upload)
 //	    one row per sweep: request is the runner's request as JSON; status
 //	    is queued, running, done, failed, cancelled or interrupted (runs
 //	    left running by a crash are marked interrupted at start-up, by

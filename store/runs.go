@@ -42,6 +42,9 @@ type Run struct {
 	StartedAt time.Time       `json:"started_at,omitzero"`
 	EndedAt   time.Time       `json:"ended_at,omitzero"`
 	Rows      []result.Row    `json:"rows"`
+	// Upload marks a learner's own results file stored as a run of
+	// theirs (SaveUpload): private to that learner.
+	Upload bool `json:"upload,omitempty"`
 }
 
 // SaveRun inserts a run or updates its status, reason and times (the
@@ -251,12 +254,12 @@ func placeholders(n int) string {
 	return string(b)
 }
 
-const runColumns = `id, learner, lesson, block, request, status, reason, created_at, started_at, ended_at`
+const runColumns = `id, learner, lesson, block, request, status, reason, created_at, started_at, ended_at, upload`
 
 func scanRun(row scanner) (Run, error) {
 	var r Run
 	var req, created, started, ended string
-	if err := row.Scan(&r.ID, &r.Learner, &r.Lesson, &r.Block, &req, &r.Status, &r.Reason, &created, &started, &ended); err != nil {
+	if err := row.Scan(&r.ID, &r.Learner, &r.Lesson, &r.Block, &req, &r.Status, &r.Reason, &created, &started, &ended, &r.Upload); err != nil {
 		return Run{}, err
 	}
 	r.Request = json.RawMessage(req)
@@ -297,10 +300,12 @@ func (s *Store) Run(ctx context.Context, id string) (Run, error) {
 }
 
 // Runs lists up to limit runs without their rows: the learner's own first
-// (newest first), then everyone else's (newest first).
+// (newest first), then everyone else's (newest first) but their uploads,
+// which are private.
 func (s *Store) Runs(ctx context.Context, learner string, limit int) ([]Run, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs
-		ORDER BY (learner = ?) DESC, created_at DESC, id LIMIT ?`, learner, limit)
+		WHERE NOT upload OR learner = ?1
+		ORDER BY (learner = ?1) DESC, created_at DESC, id LIMIT ?2`, learner, limit)
 	if err != nil {
 		return nil, err
 	}

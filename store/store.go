@@ -698,6 +698,7 @@ func (s *Store) Reset(ctx context.Context, learner string) error {
 		`DELETE FROM check_attempts WHERE learner = ?`,
 		`DELETE FROM model_goals WHERE learner = ?`,
 		`DELETE FROM records WHERE learner = ?`,
+		`DELETE FROM runs WHERE learner = ? AND upload`, // their uploads (with rows, records, events); runs of the lab stay
 		`DELETE FROM learners WHERE id = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, learner); err != nil {
@@ -706,6 +707,7 @@ func (s *Store) Reset(ctx context.Context, learner string) error {
 	}
 	err = tx.Commit()
 	s.states.forget(learner)
+	s.runLists.forget(learner)
 	return err
 }
 
