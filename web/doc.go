@@ -58,13 +58,24 @@
 //	                                        was not found (404)
 //	GET  /runs/{id}                         a run's page, titled by its lesson and preset in words; ?window=N (from 1,
 //	                                        default the last measured) picks the window whose latency distribution
-//	                                        it draws from the raw records. /runs/{id}.csv is its rows as CSV
+//	                                        it draws from the raw records. /runs/{id}.csv is its rows as CSV. An
+//	                                        upload's page adds the analysis; ?budget_ms=N recomputes its limit
+//	                                        (not stored)
 //	GET  /runs/{id}/chart.svg               the run's chart (rows so far, the model beside them) as an SVG image
 //	GET  /runs/{id}/panel                   the run's panel alone, for runs.js to put in a lab block (?rows=N: a replay)
 //	GET  /runs/{id}/records.csv             every raw request record of the run (loadrun's CSV format)
 //	GET  /runs/{id}/samples.csv             a run over time's samples, one line a second (404 for a run without)
+//	GET  /runs/{id}/report.html             an upload's self-contained report (evidence.WriteReport) as a file, at its
+//	                                        budget or ?budget_ms= (404 for a lab run)
 //	POST /runs/{id}/cancel                  the cancel form: 303 back to the run's page
 //	GET  /ws/runs/{id}                      websocket: the run's events after ?since=N, then live ones (stream*.go)
+//	GET  /service                           Your service: the method on the learner's own system, how to make a result
+//	                                        with load, vegeta or k6, the upload form, the learner's uploads (service.go)
+//	POST /service                           multipart: results (the file, required), report (load's .json, optional),
+//	                                        budget_ms (optional): stored as the learner's run, 303 to its page (JSON:
+//	                                        201 {id, url}); refused, the page again with the form and what is wrong
+//	                                        (400, 413 over the size cap), nothing stored
+//	POST /service/{id}/delete               the learner's own upload, with its rows and records: 303 to /service
 //	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404 (pages
 //	                                        do not ask: the lesson page renders it)
 //	GET  /teach                             every course lesson with a Teach button, in one form with one
@@ -426,6 +437,30 @@
 // only what a learner can use there, the lessons, the runs and their
 // progress, and Teach for an instructor; never Join (menuFor).
 //
+// # Your service
+//
+// A learner uploads the results of a load test of their own service
+// (service.go): cmd/load's records CSV with or without its report data,
+// vegeta's CSV or k6's JSON or CSV, read by package evidence within
+// Deps.UploadLimits. The server never sends load anywhere but to its own
+// lab children: all load against the learner's system comes from their
+// own load generator. The upload is analysed (evidence.Analyze at the
+// budget given) and stored as a run of theirs in one transaction
+// (store.SaveUpload: status done, the analysis's rows, every record; the
+// file as read, the analysis and the budget in the request's upload,
+// runner.Upload), with an id "u" and 16 hex digits. It is then a run like
+// the lab's: its page, rows and records CSV, chart and comparisons, with
+// its own chart (no model: the course has none of the learner's service)
+// and the analysis beside it; a budget asked for on its page
+// (?budget_ms=) is analysed again from the stored records, not stored.
+// Uploads are private: to anyone but their learner every URL of one
+// answers 404 "No such run", as for a run that does not exist (runView,
+// records.csv, the streams, and the run panel before the renderings it
+// keeps for everyone), and /runs leaves out others' uploads
+// (store.Runs). A learner deletes their own (POST /service/{id}/delete),
+// a progress reset deletes them all, and the progress export lists them
+// with their rows and analysis and the URL of their records.
+//
 // # The front door
 //
 // With Deps.Gate (cmd/server always gives one: --admit, --admit-workers),
@@ -479,7 +514,10 @@
 // it launches while other sites still cannot; the deep linking answer
 // page's form-action adds the platform's return origin,
 // X-Content-Type-Options: nosniff, Referrer-Policy and
-// Cross-Origin-Opener-Policy. Request bodies are capped at MaxBodyBytes.
+// Cross-Origin-Opener-Policy. Request bodies are capped at MaxBodyBytes,
+// but an upload's (POST /service): the results file's limit
+// (Deps.UploadLimits, evidence.DefaultLimits: 100 MiB and a million
+// requests), load's report data's (4 MiB) and MaxBodyBytes for the form.
 //
 // # Caching
 //
@@ -635,7 +673,16 @@
 // compare-b, compare-c, compare-settings (rows with data-differs),
 // compare-differs-summary, compare-over-time, compare-range,
 // compare-window, compare-from, compare-to, compare-summarise,
-// compare-time-chart, compare-summary (rows with data-run). Charts carry data-chart on their figure.
+// compare-time-chart, compare-summary (rows with data-run). Your service:
+// service-page, service-no-load, service-form, service-results,
+// service-report, service-budget, service-upload, service-error,
+// service-deleted, service-none, service-uploads (items with
+// data-upload), service-delete; on an upload's run page run-service,
+// run-report, upload-analysis, upload-warnings, upload-knee,
+// upload-ceiling, upload-windows, upload-limit, upload-budget-form,
+// upload-budget, upload-budget-error, upload-checklist (items with
+// data-check and data-met); progress-service, progress-service-link.
+// Charts carry data-chart on their figure.
 // Widgets: num-{param}, range-{param}, implied-{param}, solve-{quantity},
 // widget-sentence, widget-goal, widget-goal-state, widget-goal-misses,
 // widget-goal-found, widget-goal-recorded, widget-hypothetical,

@@ -520,18 +520,31 @@ func (s *server) apiLessons(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// progressExport is GET /api/progress's body: everything stored about
+// the learner, and their uploads to "Your service" (service.go) without
+// their records, which stay downloadable at each upload's records_url.
+type progressExport struct {
+	*store.Export
+	Uploads []uploadExport `json:"uploads"`
+}
+
 func (s *server) apiProgress(w http.ResponseWriter, r *http.Request) error {
 	e := &store.Export{Predictions: []store.Prediction{}, Attempts: []store.Attempt{}, Goals: []store.Goal{}, Records: []store.Record{}}
-	if id := learnerID(r); id != "" {
+	id := learnerID(r)
+	if id != "" {
 		var err error
 		if e, err = s.store.Export(r.Context(), id); err != nil {
 			return err
 		}
 	}
+	ups, err := s.uploadsExport(r.Context(), id)
+	if err != nil {
+		return err
+	}
 	if r.URL.Query().Get("download") != "" {
 		w.Header().Set("Content-Disposition", `attachment; filename="capacity-lab-progress.json"`)
 	}
-	writeJSON(w, http.StatusOK, e)
+	writeJSON(w, http.StatusOK, progressExport{Export: e, Uploads: ups})
 	return nil
 }
 

@@ -208,7 +208,7 @@ func (s *server) secure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.securityHeaders(w, r)
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+			r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit(r))
 		}
 		next.ServeHTTP(w, r)
 	})

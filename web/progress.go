@@ -25,6 +25,7 @@ type progressView struct {
 	AllDone  bool
 	Runs     []progressRun
 	Records  []progressRecord
+	Uploads  int // uploads to Your service
 }
 
 // progressRun is one of the learner's runs, listed with a link.
@@ -144,6 +145,11 @@ func (s *server) progressDetails(ctx context.Context, c *lessons.Course, e *stor
 		if err != nil {
 			return v, err
 		}
+		ups, err := s.store.Uploads(ctx, learner)
+		if err != nil {
+			return v, err
+		}
+		v.Uploads = len(ups)
 		for _, sr := range runs {
 			var q runner.Request
 			json.Unmarshal(sr.Request, &q)

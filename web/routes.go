@@ -61,8 +61,14 @@ func (s *server) routes() http.Handler {
 	r.Get("/runs/{id}/panel", s.handle(s.runPanelFragment))
 	r.Get("/runs/{id}/records.csv", s.handle(s.recordsCSV))
 	r.Get("/runs/{id}/samples.csv", s.handle(s.samplesCSV))
+	r.Get("/runs/{id}/report.html", s.handle(s.uploadReport)) // service.go: an upload's self-contained report
 	r.Post("/runs/{id}/cancel", s.handle(s.cancelRun))
 	r.Get("/ws/runs/{id}", s.handle(s.streamRun))
+
+	// Your service: learners' own results files (service.go).
+	r.Get("/service", s.handle(s.servicePage))
+	r.Post("/service", s.handle(s.uploadService))
+	r.Post("/service/{id}/delete", s.handle(s.deleteUpload))
 	r.Get("/api/labs/{block}/reference", s.handle(s.labReferenceRun))
 
 	// Class sessions (sessions.go; protocol in package classroom).

@@ -47,8 +47,8 @@ func (s *server) rowsCSV(w http.ResponseWriter, r *http.Request, id string) erro
 // loadrun's CSV format, streamed from the store.
 func (s *server) recordsCSV(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	if _, err := s.store.Run(r.Context(), id); errors.Is(err, store.ErrNoRun) {
-		return errorf(CodeNotFound, "There is no run "+id+".")
+	if sr, err := s.store.Run(r.Context(), id); errors.Is(err, store.ErrNoRun) || err == nil && hiddenFrom(sr, learnerID(r)) {
+		return noSuchRun(id)
 	} else if err != nil {
 		return err
 	}

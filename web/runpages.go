@@ -29,6 +29,9 @@ import (
 // quota 5, 50/s, a client of 10 workers, WAIT_MS=200 at 10 s": two runs
 // of one lesson that differ in any of them are told apart.
 func presetWords(q runner.Request) string {
+	if q.Upload != nil {
+		return uploadPresetWords(q)
+	}
 	parts := []string{counted(q.Workers, "worker", "workers")}
 	if q.CPUs > 1 {
 		parts = append(parts, counted(q.CPUs, "CPU", "CPUs"))
@@ -121,6 +124,9 @@ func spanText(vs []float64, unit string) string {
 
 // runTitle names a run in words: the lesson it came from and its preset.
 func runTitle(lessonTitle string, q runner.Request) string {
+	if q.Upload != nil {
+		return "Your service: " + q.Upload.Dataset.Name + " — " + presetWords(q)
+	}
 	if lessonTitle == "" {
 		lessonTitle = "A sweep"
 	}
@@ -151,6 +157,9 @@ type setting struct {
 
 // settingList lists a run's settings in words, the lab's knobs first.
 func settingList(q runner.Request) []setting {
+	if q.Upload != nil {
+		return uploadSettings(q)
+	}
 	ms := func(v int) string { return itoa(v) + " ms" }
 	limit := "none (callers wait as long as it takes)"
 	if q.Limit > 0 {
@@ -232,23 +241,26 @@ type settingPair struct {
 	Differs    bool
 }
 
-// compareSettings pairs the runs' settings and marks those that differ
-// (in words, so a seed that a closed loop does not use never differs).
+// compareSettings pairs the runs' settings by key, in the order they
+// first come, and marks those that differ (in words, so a seed that a
+// closed loop does not use never differs). A setting one run has and
+// another has not (an upload's file beside a lab run) is "—" there.
 func compareSettings(reqs ...runner.Request) []settingPair {
-	lists := make([][]setting, len(reqs))
+	var out []settingPair
+	at := map[string]int{}
 	for i, q := range reqs {
-		lists[i] = settingList(q)
-	}
-	if len(lists) == 0 {
-		return nil
-	}
-	out := make([]settingPair, len(lists[0]))
-	for i, st := range lists[0] {
-		out[i] = settingPair{Label: st.Label, Env: st.Env}
-		for _, l := range lists {
-			out[i].Values = append(out[i].Values, l[i].Value)
-			out[i].Differs = out[i].Differs || l[i].Value != st.Value
+		for _, st := range settingList(q) {
+			j, ok := at[st.Key]
+			if !ok {
+				j = len(out)
+				at[st.Key] = j
+				out = append(out, settingPair{Label: st.Label, Env: st.Env, Values: slices.Repeat([]string{"—"}, len(reqs))})
+			}
+			out[j].Values[i] = st.Value
 		}
+	}
+	for i := range out {
+		out[i].Differs = slices.ContainsFunc(out[i].Values, func(v string) bool { return v != out[i].Values[0] })
 	}
 	return out
 }
@@ -455,10 +467,20 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var uv *uploadView
+	if v.Request.Upload != nil {
+		if uv, err = s.uploadViewOf(r.Context(), v, r.URL.Query().Get("budget_ms")); err != nil {
+			return err
+		}
+	}
 	lessonTitle := s.lessonTitleOf(v.Lesson)
 	p := s.page(r, runTitle(lessonTitle, v.Request))
 	p.Wide = true
-	s.render(w, r, http.StatusOK, runPageView(p, v, s.assets.URL("js/runs.js"), lessonTitle, dist, hasDist))
+	status := http.StatusOK
+	if uv != nil && uv.BudgetErr != "" {
+		status = http.StatusBadRequest
+	}
+	s.render(w, r, status, runPageView(p, v, s.assets.URL("js/runs.js"), lessonTitle, dist, hasDist, uv))
 	return nil
 }
 

@@ -114,6 +114,13 @@ func runFraction(v runView) string {
 // windows: the first N rows, their chart, and a replaying status.
 func (s *server) runPanelFragment(w http.ResponseWriter, r *http.Request) error {
 	id, rowsQ := chi.URLParam(r, "id"), r.URL.Query().Get("rows")
+	if isUploadID(id) {
+		// An upload's panel is its learner's alone: checked before the
+		// renderings kept for everyone.
+		if _, err := s.loadRun(r, id, false); err != nil {
+			return err
+		}
+	}
 	// A class's pages fetch a run's panel at once (when its run starts):
 	// the rendering is kept per run state, so they cost one render, not
 	// one each. The panel is the same for every learner. A live run's state

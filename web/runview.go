@@ -76,9 +76,8 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 			Samples: snap.Samples, Starting: snap.Starting}
 	} else {
 		stored, err := s.store.Run(ctx, id)
-		if errors.Is(err, store.ErrNoRun) {
-			return v, &Error{Code: CodeNotFound, Title: "No such run", Message: "There is no run " + id + ": the link may be mistyped.",
-				Links: []errorLink{{"All runs", "/runs"}}}
+		if errors.Is(err, store.ErrNoRun) || err == nil && hiddenFrom(stored, learner) {
+			return v, noSuchRun(id)
 		} else if err != nil {
 			return v, err
 		}
@@ -133,6 +132,19 @@ func (s *server) runView(ctx context.Context, id, learner string, withRecords bo
 	return v, nil
 }
 
+// noSuchRun is the answer for a run that does not exist, and for another
+// learner's upload, which must not be told apart from one that does not.
+func noSuchRun(id string) *Error {
+	return &Error{Code: CodeNotFound, Title: "No such run", Message: "There is no run " + id + ": the link may be mistyped.",
+		Links: []errorLink{{"All runs", "/runs"}}}
+}
+
+// hiddenFrom reports whether the stored run is an upload learner may not
+// see: every upload is private to the learner who made it.
+func hiddenFrom(r store.Run, learner string) bool {
+	return r.Upload && (learner == "" || r.Learner != learner)
+}
+
 // settled is a stored run the runner does not hold as it stands: one
 // stored queued or running is over (the runner holds every live run), and
 // is shown interrupted, as the server marks it at start when it can.
@@ -166,8 +178,13 @@ func (s *server) chartOf(v runView) chartEntry {
 	}
 	e, _ := s.charts.getOrMake(key, func() (chartEntry, bool, error) {
 		var e chartEntry
-		e.preds = predict(v.Request, v.Rows)
-		e.chart = runChart(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
+		if v.Request.Upload != nil {
+			// No prediction: the course has no model of a learner's own service.
+			e.chart = uploadChart(v.Request, v.Rows, "chart-"+panelID(v))
+		} else {
+			e.preds = predict(v.Request, v.Rows)
+			e.chart = runChart(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
+		}
 		e.html = renderChart(e.chart)
 		return e, true, nil
 	})
@@ -176,6 +193,9 @@ func (s *server) chartOf(v runView) chartEntry {
 
 // requestSummary says in words what a run measures.
 func requestSummary(q runner.Request) string {
+	if q.Upload != nil {
+		return uploadWords(q)
+	}
 	knobs := q.Config.String()
 	if q.Mode == runner.ModeClosed {
 		return fmt.Sprintf("%s · closed loop, %s clients · %s s a window", knobs, joinInts(q.Clients), fmtNum(q.Seconds)) + changesSummary(q)

@@ -19,6 +19,7 @@ import (
 
 	"capacitylab/admit"
 	"capacitylab/classroom"
+	"capacitylab/evidence"
 	"capacitylab/lessons"
 	"capacitylab/lti"
 	"capacitylab/runner"
@@ -27,7 +28,8 @@ import (
 
 // Limits on requests.
 const (
-	// MaxBodyBytes caps every request body; forms here are a few hundred bytes.
+	// MaxBodyBytes caps every request body but an upload's (POST
+	// /service, capped by Deps.UploadLimits); forms here are a few hundred bytes.
 	MaxBodyBytes = 64 << 10
 )
 
@@ -85,6 +87,9 @@ type Deps struct {
 	// RequestLog is which requests get a log line (RequestLog);
 	// "": RequestLogSampled.
 	RequestLog RequestLog
+	// UploadLimits bound the results files learners upload to "Your
+	// service" (service.go); a zero field is evidence.DefaultLimits'.
+	UploadLimits evidence.Limits
 }
 
 // Queue is the queue of live sweeps as the handlers use it: the
@@ -163,6 +168,8 @@ type server struct {
 
 	sharedRuns bool     // Deps.SharedRuns
 	follows    *follows // the runs followed from the store (streamfollow.go)
+
+	uploadLimits evidence.Limits // Deps.UploadLimits, or evidence's defaults
 }
 
 // NewServer builds the site's handler: its router, middleware and metrics.
@@ -200,6 +207,13 @@ func NewServer(d Deps) http.Handler {
 		}
 	}
 	s.sharedRuns = d.SharedRuns
+	s.uploadLimits = evidence.DefaultLimits()
+	if d.UploadLimits.MaxBytes > 0 {
+		s.uploadLimits.MaxBytes = d.UploadLimits.MaxBytes
+	}
+	if d.UploadLimits.MaxRecords > 0 {
+		s.uploadLimits.MaxRecords = d.UploadLimits.MaxRecords
+	}
 	s.follows = newFollows(s.store, s.log, s.storedLog, s.reg)
 	return s.routes()
 }

@@ -78,10 +78,10 @@ func (s *server) streamRun(w http.ResponseWriter, r *http.Request) error {
 	case "":
 		open, err = s.liveStream(r.Context(), id, since)
 		if open == nil && err == nil {
-			open, err = s.storedStream(r.Context(), id, since)
+			open, err = s.storedStream(r.Context(), id, learnerID(r), since)
 		}
 	case "real":
-		open, err = s.replayStream(r.Context(), id, since)
+		open, err = s.replayStream(r.Context(), id, learnerID(r), since)
 	default:
 		return errorf(CodeInvalid, "pace="+pace+" is not allowed: want real (a recorded run replayed at the pace it ran), or leave it out.")
 	}

@@ -17,15 +17,15 @@ import (
 // its events rebuilt from the stored rows (pacedEvents), after since, each
 // sent at its time from when the websocket is up. A since at or past the
 // replay's end ends the stream at once.
-func (s *server) replayStream(ctx context.Context, id string, since int) (streamOpener, error) {
+func (s *server) replayStream(ctx context.Context, id, learner string, since int) (streamOpener, error) {
 	if s.runner != nil {
 		if snap, ok := s.runner.Get(id); ok && (snap.Status == store.RunQueued || snap.Status == store.RunRunning) {
 			return nil, errorf(CodeConflict, "The run is still live: watch it live rather than replayed.")
 		}
 	}
 	stored, err := s.store.Run(ctx, id)
-	if errors.Is(err, store.ErrNoRun) {
-		return nil, errorf(CodeNotFound, "There is no run "+id+".")
+	if errors.Is(err, store.ErrNoRun) || err == nil && hiddenFrom(stored, learner) {
+		return nil, noSuchRun(id)
 	}
 	if err != nil {
 		return nil, err

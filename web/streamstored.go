@@ -15,10 +15,10 @@ import (
 // storedStream is the stream of a run the runner does not hold: one live
 // on another process followed (followStream), any other its events after
 // since as the store kept them (storedLog), then the close.
-func (s *server) storedStream(ctx context.Context, id string, since int) (streamOpener, error) {
+func (s *server) storedStream(ctx context.Context, id, learner string, since int) (streamOpener, error) {
 	stored, err := s.store.Run(ctx, id)
-	if errors.Is(err, store.ErrNoRun) {
-		return nil, errorf(CodeNotFound, "There is no run "+id+".")
+	if errors.Is(err, store.ErrNoRun) || err == nil && hiddenFrom(stored, learner) {
+		return nil, noSuchRun(id)
 	}
 	if err != nil {
 		return nil, err
