@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -109,6 +110,12 @@ func TestReadLoadCSVRoundTrip(t *testing.T) {
 			}
 		}
 		t.Fatalf("%d records read, %d written", len(ds.Records), len(recs))
+	}
+	// Read from a reader that does not tell its size, the records grow a
+	// chunk at a time and are the same.
+	streamed, err := Read("run.csv", struct{ io.Reader }{bytes.NewReader(csvOf(t, recs))}, DefaultLimits())
+	if err != nil || !reflect.DeepEqual(streamed.Records, recs) {
+		t.Fatalf("read from a stream: %v, %d records, want the %d written", err, len(streamed.Records), len(recs))
 	}
 	// Without the report's data the windows are estimated: the next whole
 	// second after the last arrival (2 s and 3 s here), rates from them.

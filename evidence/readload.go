@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +30,7 @@ const (
 func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 	ds.Timing = FromIntended
 	rs := reasons{}
-	recs := make([]result.Record, 0, 1024)
+	var recs recordBuf
 	var fields [11][]byte
 	var lineBytes int64
 	line := 0
@@ -59,7 +58,7 @@ func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 			}
 			break
 		}
-		if len(recs) == lim.MaxRecords {
+		if recs.n == lim.MaxRecords {
 			return tooMany(line, lim)
 		}
 		if line == 1025 && size > 0 {
@@ -67,7 +66,7 @@ func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 			// mean length of its first lines, so a million records are
 			// not copied as the slice grows.
 			est := int(float64(size)/(float64(lineBytes)/float64(line))*1.02) + 16
-			recs = slices.Grow(recs, min(est, lim.MaxRecords)-len(recs))
+			recs.reserve(min(est, lim.MaxRecords) - recs.n)
 		}
 		rec, perr := parseLoadLine(b, &fields, rs)
 		if perr != "" {
@@ -89,7 +88,7 @@ func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 			return lineErr(line, "window %d follows window %d: want the windows numbered from 0 in order, as load writes them", rec.Window, win)
 		}
 		win, seq = rec.Window, rec.Seq
-		recs = append(recs, rec)
+		recs.add(rec)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				break
@@ -97,7 +96,7 @@ func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 			return err
 		}
 	}
-	ds.Records = recs
+	ds.Records = recs.all()
 	loadWindows(ds)
 	return nil
 }
@@ -308,4 +307,62 @@ func reasonToken(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// recordBuf gathers records a chunk at a time, so a million of them are
+// not copied again and again as one slice grows: all joins the chunks
+// once at the end, and a buffer reserved for them all up front (reserve)
+// is one chunk that is not copied at all.
+type recordBuf struct {
+	chunks [][]result.Record
+	n      int
+}
+
+// maxChunk is the most records a chunk grows to (about 11 MB).
+const maxChunk = 128 << 10
+
+func (b *recordBuf) add(r result.Record) {
+	k := len(b.chunks)
+	if k == 0 || len(b.chunks[k-1]) == cap(b.chunks[k-1]) {
+		size := 1024
+		if k > 0 {
+			size = min(2*cap(b.chunks[k-1]), maxChunk)
+		}
+		b.chunks = append(b.chunks, make([]result.Record, 0, size))
+		k++
+	}
+	b.chunks[k-1] = append(b.chunks[k-1], r)
+	b.n++
+}
+
+// reserve makes the next chunk room for n more records.
+func (b *recordBuf) reserve(n int) {
+	if n <= 0 {
+		return
+	}
+	if k := len(b.chunks); k == 1 {
+		// Only the first small chunk so far: replace it with one that
+		// holds them all.
+		c := make([]result.Record, len(b.chunks[0]), len(b.chunks[0])+n)
+		copy(c, b.chunks[0])
+		b.chunks[0] = c
+		return
+	}
+	b.chunks = append(b.chunks, make([]result.Record, 0, n))
+}
+
+// all is every record added, in order, in one slice.
+func (b *recordBuf) all() []result.Record {
+	switch len(b.chunks) {
+	case 0:
+		return nil
+	case 1:
+		return b.chunks[0]
+	}
+	out := make([]result.Record, 0, b.n)
+	for i, c := range b.chunks {
+		out = append(out, c...)
+		b.chunks[i] = nil
+	}
+	return out
 }
