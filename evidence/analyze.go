@@ -318,22 +318,29 @@ func sortedKeys(m map[string]GaugeReading) []string {
 	return keys
 }
 
-// LittleCheck says how window w's in flight and Little's product compare:
-// within LittleTolerance as they stand, or once the requests not answered
-// ok (in flight, but not in a product of ok answers) and the ok answers'
-// send lag (in their latency, but not yet in flight) are taken out, or
-// not at all; and the sentence that says so.
+// LittleCheck says how window w's in flight and Little's product
+// compare, and a sentence that says so. They are reconciled when within
+// LittleTolerance as they stand, or once the requests not answered ok
+// (in flight, but not in a product of ok answers) are taken out and the
+// ok answers' send lag (in their latency, but spent in the generator,
+// not in flight) is taken from the product. A send lag of more than
+// LittleTolerance of the product is not an explanation below the knee
+// but a finding: the generator, not the service, fell behind.
 func LittleCheck(w WindowAnalysis) (ok bool, why string) {
-	close := func(x, y float64) bool {
+	near := func(x, y float64) bool {
 		m := max(math.Abs(x), math.Abs(y))
 		return m == 0 || math.Abs(x-y) <= LittleTolerance*m
 	}
 	f := model.Format
-	if close(w.InFlight, w.Little) {
+	if near(w.InFlight, w.Little) {
 		return true, fmt.Sprintf("%s in flight from the records, %s by Little's product (ok/s × mean ok latency)", f(w.InFlight), f(w.Little))
 	}
 	okIn, okLittle := w.InFlight-w.InFlightOther, w.Little-w.LittleLag
-	if close(okIn, okLittle) {
+	if w.LittleLag > LittleTolerance*w.Little {
+		return false, fmt.Sprintf("%s in flight against %s by Little's product, of which %s is send lag: the requests waited in the generator before they were sent, so the generator fell behind its schedule and the service was not offered the load the row says",
+			f(w.InFlight), f(w.Little), f(w.LittleLag))
+	}
+	if near(okIn, okLittle) {
 		return true, fmt.Sprintf("%s in flight against %s by Little's product; taking out the %s in flight that were not answered ok and the %s of send lag in the ok latencies leaves %s and %s",
 			f(w.InFlight), f(w.Little), f(w.InFlightOther), f(w.LittleLag), f(okIn), f(okLittle))
 	}
