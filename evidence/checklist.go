@@ -270,11 +270,13 @@ func checkLittle(d Dataset, a Analysis) CheckItem {
 			continue
 		}
 		ok, why := LittleCheck(w)
-		line := fmt.Sprintf("window %d: %s", i+1, why)
-		if ok {
-			good = append(good, line)
-		} else {
-			bad = append(bad, line)
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("window %d: %s", i+1, why))
+		case strings.Contains(why, "taking out"):
+			good = append(good, fmt.Sprintf("window %d: %s", i+1, why))
+		default:
+			good = append(good, fmt.Sprintf("window %d: %s and %s", i+1, model.Format(w.InFlight), model.Format(w.Little)))
 		}
 	}
 	var gauge []string
@@ -306,7 +308,7 @@ func checkLittle(d Dataset, a Analysis) CheckItem {
 			". Check that the records are whole (times from one clock, no window cut short) before trusting the latencies." + tail
 	default:
 		c.Met = true
-		c.Detail = "Below the knee, in flight from the records matches rate × latency within " + pct(LittleTolerance) + ": " + strings.Join(good, "; ") + "." + tail
+		c.Detail = "Below the knee, in flight from the records matches Little's product (ok/s × mean ok latency) within " + pct(LittleTolerance) + " in every window: " + strings.Join(good, "; ") + "." + tail
 	}
 	return c
 }
