@@ -251,6 +251,9 @@ func titleFor(status int) string {
 }
 
 func byteSize(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return itoa(int(n>>20)) + " MiB"
+	}
 	if n >= 1<<10 && n%(1<<10) == 0 {
 		return itoa(int(n>>10)) + " KiB"
 	}

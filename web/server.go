@@ -290,12 +290,12 @@ func (s *server) defaultMenu() siteMenu {
 }
 
 // pageAt is the page frame of the page at path. The run pages, the runs
-// list, compare and the progress page add runs.css to the site's
+// list, compare, the progress page and Your service add runs.css to the site's
 // stylesheet.
 func (s *server) pageAt(path, title string) pageInfo {
 	p := pageInfo{Title: title, Icon: s.assets.URL("img/icon.svg"), CSS: s.assets.URL("css/app.css"), JS: s.assets.URL("js/lesson.js"),
 		SiteJS: s.assets.URL("js/site.js"), Path: path, Menu: s.defaultMenu()}
-	if path == "/runs" || strings.HasPrefix(path, "/runs/") || path == "/progress" {
+	if path == "/runs" || strings.HasPrefix(path, "/runs/") || path == "/progress" || path == "/service" {
 		p.Styles = append(p.Styles, s.assets.URL("css/runs.css"))
 	}
 	return p

@@ -180,19 +180,19 @@ func (s *server) storeUpload(w http.ResponseWriter, r *http.Request) (string, er
 	name := uploadFileName(fh.Filename)
 	d, err := evidence.Read(name, f, s.uploadLimits)
 	if err != nil {
-		return "", errorf(CodeInvalid, name+" could not be taken: "+err.Error()+". Nothing was stored.")
+		return "", errorf(CodeInvalid, name+" could not be taken: "+err.Error()+".")
 	}
 	if len(d.Records) == 0 || len(d.Windows) == 0 {
-		return "", errorf(CodeInvalid, name+" holds no requests: upload a file with at least one request's record. Nothing was stored.")
+		return "", errorf(CodeInvalid, name+" holds no requests: upload a file with at least one request's record.")
 	}
 	if rf, rh, err := r.FormFile("report"); err == nil {
 		defer rf.Close()
 		data, err := evidence.ReadData(rf, maxReportBytes)
 		if err != nil {
-			return "", errorf(CodeInvalid, "The report data "+uploadFileName(rh.Filename)+" could not be taken: "+err.Error()+". Nothing was stored.")
+			return "", errorf(CodeInvalid, "The report data "+uploadFileName(rh.Filename)+" could not be taken: "+err.Error()+".")
 		}
 		if err := d.Attach(data); err != nil {
-			return "", errorf(CodeInvalid, "The report data "+uploadFileName(rh.Filename)+" does not go with "+name+": "+err.Error()+". Nothing was stored.")
+			return "", errorf(CodeInvalid, "The report data "+uploadFileName(rh.Filename)+" does not go with "+name+": "+err.Error()+".")
 		}
 	}
 	learner := ensureLearner(w, r)
@@ -319,7 +319,7 @@ func kneeWords(a evidence.Analysis) string {
 	if a.Knee < 0 || a.Knee >= len(a.Rows) {
 		return "no knee: every window kept up"
 	}
-	return "knee at " + windowName(a.Rows[a.Knee].Window) + " (" + fmtNum(a.Rows[a.Knee].Offered) + "/s offered)"
+	return "knee at " + lowerFirst(windowName(a.Rows[a.Knee].Window)) + " (" + fmtNum(a.Rows[a.Knee].Offered) + "/s offered)"
 }
 
 // thousands writes n with thin groups of three: 1,000,000.
@@ -608,11 +608,10 @@ func kneeSentence(a evidence.Analysis) string {
 		return "None: every window answered at least " + fmtNum(evidence.KeepUp*100) + "% of its arrivals a second. Sweep on to higher rates to find the knee."
 	}
 	r := a.Rows[a.Knee]
-	s := windowName(r.Window) + ", offered " + numText(r.Offered) + " a second"
 	if a.KneeWhy != "" {
-		s += ": " + a.KneeWhy
+		return upperFirst(a.KneeWhy) + "."
 	}
-	return s + "."
+	return windowName(r.Window) + ", offered " + numText(r.Offered) + " a second."
 }
 
 // ceilingSentence says the most answers a second and where.
@@ -640,7 +639,7 @@ func gaugeNames(a evidence.Analysis) []string {
 
 // uploadWindowHead heads the table of uploadWindowRows.
 func uploadWindowHead(uv *uploadView) []string {
-	h := []string{"window", "offered /s", "ok /s", "p99 ms", "in flight (records)", "Little's product", "queue ms", "service ms"}
+	h := []string{"window", "offered /s", "ok /s", "p99 ms", "in flight (records)", "not answered ok", "Little's product (ok)", "send lag's part", "reconciled", "queue ms", "service ms"}
 	for _, n := range gaugeNames(uv.Analysis) {
 		h = append(h, n+" (mean, max)")
 	}
@@ -663,8 +662,13 @@ func uploadWindowRows(uv *uploadView) [][]string {
 		if i < len(a.Rows) {
 			row = a.Rows[i]
 		}
+		ok, why := evidence.LittleCheck(w)
+		verdict := "no: " + why
+		if ok {
+			verdict = "yes"
+		}
 		cells := []string{strconv.Itoa(w.Window + 1), numText(row.Offered), numText(row.OKPerSec), numText(row.P99MS),
-			numText(w.InFlight), numText(w.Little), optMS(w.QueueMS), optMS(w.ServiceMS)}
+			numText(w.InFlight), numText(w.InFlightOther), numText(w.Little), numText(w.LittleLag), verdict, optMS(w.QueueMS), optMS(w.ServiceMS)}
 		for _, n := range names {
 			g, ok := w.Gauges[n]
 			if !ok {
@@ -688,11 +692,16 @@ func limitLines(a evidence.Analysis) []string {
 		}
 		return []string{"Give a latency budget below to derive an admission limit from the measured ceiling."}
 	}
-	return []string{
-		"Service time S = " + numText(l.ServiceMS) + " ms (the p50 of ok answers in the lightest window); measured ceiling X = " + numText(l.Ceiling) + " a second.",
-		"Workers' worth of concurrency X × S = " + numText(l.Workers) + ".",
-		"For a budget of " + fmtNum(l.BudgetMS) + " ms: limit = workers × (budget − S) ÷ S = " + itoa(l.Limit) + " waiting, so at most " + itoa(l.InFlight) + " in flight.",
+	out := []string{
+		"Service time S = " + numText(l.ServiceMS) + " ms (the p50 of ok answers in the lightest window, " + lowerFirst(windowName(l.Window)) +
+			"); measured ceiling X = " + numText(l.Ceiling) + " a second; so X × S = " + numText(l.Workers) + " workers' worth of concurrency.",
 	}
+	if l.Feasible {
+		out = append(out, "For a budget of "+fmtNum(l.BudgetMS)+" ms: admit "+itoa(l.Limit)+" waiting beyond the workers, at most "+itoa(l.InFlight)+" in flight. The working:")
+	} else {
+		out = append(out, "For a budget of "+fmtNum(l.BudgetMS)+" ms no queue fits. The working:")
+	}
+	return out
 }
 
 // reportURL is where an upload's report downloads, at the budget the
@@ -703,4 +712,13 @@ func reportURL(id string, uv *uploadView) string {
 		u += "?budget_ms=" + url.QueryEscape(uv.Budget)
 	}
 	return u
+}
+
+// upperFirst is s with its first letter in capitals, for a sentence
+// made of a phrase.
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-0x20) + s[1:]
 }
