@@ -51,6 +51,8 @@ func (s *server) recordsCSV(w http.ResponseWriter, r *http.Request) error {
 		return noSuchRun(id)
 	} else if err != nil {
 		return err
+	} else if sr.Upload {
+		allowUploadTime(w) // up to a million records: tens of MB
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="run-`+id+`-records.csv"`)
