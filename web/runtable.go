@@ -1,6 +1,7 @@
 package web
 
 import (
+	"capacitylab/evidence"
 	"encoding/json"
 	"math"
 	"slices"
@@ -86,14 +87,22 @@ func runTable(v runView) dataTable {
 	for _, k := range show {
 		add(k, false)
 	}
-	cols = append(cols, tableCol{Key: "model_ok_per_sec", Heading: "model ok_per_sec"}, tableCol{Key: "model_p99_ms", Heading: "model p99_ms"})
-	order = append(order, -1, -2)
+	caption := "One row per window. Times in ms from the intended send; the model columns are what the model predicts."
+	if v.Request.Upload == nil {
+		cols = append(cols, tableCol{Key: "model_ok_per_sec", Heading: "model ok_per_sec"}, tableCol{Key: "model_p99_ms", Heading: "model p99_ms"})
+		order = append(order, -1, -2)
+	} else {
+		// No model of a learner's own service.
+		caption = "One row per window, computed from the uploaded records as load computes its own. Times in ms from the intended send."
+		if v.Request.Upload.Dataset.Timing == evidence.FromSent {
+			caption = "One row per window, computed from the uploaded records as load computes its own. Times in ms from the actual send, as the tool timed them."
+		}
+	}
 	for _, k := range rowColumns {
 		add(k, true)
 	}
 	t := dataTable{ID: "rows-" + panelID(v), Label: "Rows of the run, one per window",
-		Caption: "One row per window. Times in ms from the intended send; the model columns are what the model predicts.",
-		Cols:    cols, TestID: "run-rows"}
+		Caption: caption, Cols: cols, TestID: "run-rows"}
 	for i, row := range v.Rows {
 		cells := rowCells(row)
 		out := make([]string, len(order))

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -482,7 +483,12 @@ func uploadChart(q runner.Request, rows []result.Row, id string) chart.Chart {
 	a := q.Upload.Analysis
 	xMax, yOK, yLat := 0.0, 0.0, 0.0
 	var rx, rok, rp50, rp99 []float64
-	for _, r := range rows {
+	// The line joins the windows in offered order: a window that comes
+	// back down (a recovery after the load) sits among the light ones
+	// rather than drawing a line back across the chart.
+	byRate := slices.Clone(rows)
+	slices.SortStableFunc(byRate, func(a, b result.Row) int { return cmp.Compare(a.Offered, b.Offered) })
+	for _, r := range byRate {
 		xMax = math.Max(xMax, r.Offered)
 		yOK = math.Max(yOK, r.OKPerSec)
 		yLat = math.Max(yLat, r.P99MS)
