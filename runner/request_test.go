@@ -43,6 +43,8 @@ func TestValidate(t *testing.T) {
 	}{
 		// The preset a lesson starts from is fine.
 		{"valid", eightCores, ok, nil},
+		// An upload is not a sweep: it comes only from the Your service page.
+		{"upload", eightCores, with(func(q *runner.Request) { q.Upload = &runner.Upload{} }), map[string]string{"upload": "an upload is not a sweep"}},
 		// A bad release at 1 s of a 2 s window, a client of 10 workers.
 		{"knob change and client workers", eightCores, with(func(q *runner.Request) { q.At, q.MaxInFlight = changes("1s:WAIT_MS=2000"), 10 }), nil},
 		// A knob change at the window's end or later.
