@@ -301,7 +301,7 @@ func TestServiceUploadPrivate(t *testing.T) {
 		c    *http.Client
 	}{{"bob", bob}, {"nobody", nil}} {
 		for _, path := range []string{"/runs/%s", "/api/runs/%s", "/runs/%s.csv", "/runs/%s/records.csv", "/runs/%s/chart.svg", "/runs/%s/panel",
-			"/runs/%s/report.html", "/runs/%s/samples.csv", "/runs/compare?a=%s&b=" + other} {
+			"/runs/%s/report.html", "/runs/%s/samples.csv", "/runs/compare?a=%s&b=" + other, "/ws/runs/%s", "/ws/runs/%s?pace=real"} {
 			got := s.get(who.c, strings.ReplaceAll(path, "%s", id))
 			none := s.get(who.c, strings.ReplaceAll(path, "%s", missing))
 			if got.StatusCode != http.StatusNotFound || got.StatusCode != none.StatusCode {
