@@ -206,6 +206,26 @@ func TestServiceUploadStoredAndShown(t *testing.T) {
 	if res := s.get(c, "/runs/"+id+"/report.html"); res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Disposition"), `myservice-report.html`) {
 		t.Errorf("report: %d %q", res.StatusCode, res.Header.Get("Content-Disposition"))
 	}
+	// Compared with a lesson's recorded run, settings paired by key: the
+	// file's beside "—", the windows' load beside the lab's.
+	res = s.get(c, "/runs/compare?a="+id+"&b=recorded:measure-sweep")
+	if res.StatusCode != 200 {
+		t.Fatalf("compare with a recorded run: %d", res.StatusCode)
+	}
+	settings := map[string][]string{}
+	for _, tr := range find(find(parse(t, res.body), byTestID("compare-settings"))[0], func(n nodeT) bool { return n.Data == "tr" }) {
+		var cells []string
+		for _, cell := range find(tr, func(n nodeT) bool { return n.Data == "td" || n.Data == "th" }) {
+			cells = append(cells, text(cell))
+		}
+		settings[cells[0]] = cells[1:]
+	}
+	if got := settings["Results file differs"]; !reflect.DeepEqual(got, []string{"myservice.csv", "—"}) {
+		t.Errorf("compared results file: %q", got)
+	}
+	if got := settings["Workers differs"]; !reflect.DeepEqual(got, []string{"—", "1"}) {
+		t.Errorf("compared workers: %q", got)
+	}
 	// Listed on the page, in the learner's runs and in the runs list.
 	if res := s.get(c, "/service"); !strings.Contains(testIDText(t, res.body, "service-uploads"), "myservice.csv") {
 		t.Error("the upload is not listed on /service")
