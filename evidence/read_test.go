@@ -194,6 +194,25 @@ func TestReadLoadCSVClosedLoop(t *testing.T) {
 	if ds.Windows[1].Clients != 0 {
 		t.Errorf("clients %d set without report data", ds.Windows[1].Clients)
 	}
+	// With the report's data of a closed loop, the clients come from its
+	// rows and the warning says what a closed loop hides.
+	only := []result.Record{}
+	for _, r := range recs {
+		if r.Window == 1 {
+			r.Window = 0
+			only = append(only, r)
+		}
+	}
+	ds, err = Read("closed.csv", bytes.NewReader(csvOf(t, only)), DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Attach(reportFor(only, []Window{{Offered: 80, Seconds: 1, Clients: 8}}, "closed")); err != nil {
+		t.Fatal(err)
+	}
+	if ds.Windows[0].Clients != 8 || hasWarning(ds, warnLoadClosedPfx) || !hasWarning(ds, "load --closed") || !hasWarning(ds, "open-loop (load --rate)") {
+		t.Errorf("window %+v, warnings %q: want 8 clients and the closed run's warning in place of the guess", ds.Windows[0], ds.Warnings)
+	}
 }
 
 // reportFor is load's report data for recs: its rows as load computes
