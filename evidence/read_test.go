@@ -470,6 +470,37 @@ func TestReadVegetaFixture(t *testing.T) {
 	}
 }
 
+// Two runs joined under one attack name are refused; an error text that
+// runs over two lines (quoted, as encoding/csv writes it) is one request,
+// its line numbers counted past it.
+func TestReadVegetaJoinedAndMultiline(t *testing.T) {
+	veg, _ := os.ReadFile("testdata/vegeta.csv")
+	_, err := Read("twice.csv", bytes.NewReader(append(append([]byte(nil), veg...), veg...)), DefaultLimits())
+	if err == nil || !strings.Contains(err.Error(), `attack "r40" holds two requests numbered seq 0`) || !strings.Contains(err.Error(), "-name") {
+		t.Errorf("two runs under one name: %v, want them refused, naming the attack and -name", err)
+	}
+	lines := strings.SplitAfter(string(veg), "\n")
+	var timeout int
+	for i, l := range lines {
+		if strings.Contains(l, "Client.Timeout") {
+			timeout = i
+			break
+		}
+	}
+	lines[timeout] = strings.Replace(lines[timeout], "(Client.Timeout exceeded", "(Client.Timeout\nexceeded", 1)
+	in := strings.Join(lines[:timeout+1], "") + "x" + strings.Join(lines[timeout+1:], "")
+	_, err = Read("multi.csv", strings.NewReader(in), DefaultLimits())
+	// The bad line is the one after the request of two lines: its number
+	// is the file's line, one more than the record's.
+	if want := fmt.Sprintf("line %d: timestamp \"x", timeout+3); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Read: %v, want %q", err, want)
+	}
+	ds, err := Read("multi.csv", strings.NewReader(strings.Join(lines, "")), DefaultLimits())
+	if err != nil || len(ds.Records) != 250 || counts(ds.Records, 0)["gaveup/read_timeout"]+counts(ds.Records, 1)["gaveup/read_timeout"] != 23 {
+		t.Errorf("Read: %v, %d records: want 250, the one of two lines still a timeout", err, len(ds.Records))
+	}
+}
+
 // k6's JSON output, made by hand from k6's documented format: windows per
 // scenario, a request's send its end less its duration, dropped
 // iterations as not sent, and warnings that say which scenario's executor
