@@ -194,6 +194,25 @@ func TestReadLoadCSVClosedLoop(t *testing.T) {
 	if ds.Windows[1].Clients != 0 {
 		t.Errorf("clients %d set without report data", ds.Windows[1].Clients)
 	}
+	// With the report's data of a closed loop, the clients come from its
+	// rows and the warning says what a closed loop hides.
+	only := []result.Record{}
+	for _, r := range recs {
+		if r.Window == 1 {
+			r.Window = 0
+			only = append(only, r)
+		}
+	}
+	ds, err = Read("closed.csv", bytes.NewReader(csvOf(t, only)), DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Attach(reportFor(only, []Window{{Offered: 80, Seconds: 1, Clients: 8}}, "closed")); err != nil {
+		t.Fatal(err)
+	}
+	if ds.Windows[0].Clients != 8 || hasWarning(ds, warnLoadClosedPfx) || !hasWarning(ds, "load --closed") || !hasWarning(ds, "open-loop (load --rate)") {
+		t.Errorf("window %+v, warnings %q: want 8 clients and the closed run's warning in place of the guess", ds.Windows[0], ds.Warnings)
+	}
 }
 
 // reportFor is load's report data for recs: its rows as load computes
@@ -448,6 +467,37 @@ func TestReadVegetaFixture(t *testing.T) {
 		if !hasWarning(ds, part) {
 			t.Errorf("warnings %q: want one mentioning %q", ds.Warnings, part)
 		}
+	}
+}
+
+// Two runs joined under one attack name are refused; an error text that
+// runs over two lines (quoted, as encoding/csv writes it) is one request,
+// its line numbers counted past it.
+func TestReadVegetaJoinedAndMultiline(t *testing.T) {
+	veg, _ := os.ReadFile("testdata/vegeta.csv")
+	_, err := Read("twice.csv", bytes.NewReader(append(append([]byte(nil), veg...), veg...)), DefaultLimits())
+	if err == nil || !strings.Contains(err.Error(), `attack "r40" holds two requests numbered seq 0`) || !strings.Contains(err.Error(), "-name") {
+		t.Errorf("two runs under one name: %v, want them refused, naming the attack and -name", err)
+	}
+	lines := strings.SplitAfter(string(veg), "\n")
+	var timeout int
+	for i, l := range lines {
+		if strings.Contains(l, "Client.Timeout") {
+			timeout = i
+			break
+		}
+	}
+	lines[timeout] = strings.Replace(lines[timeout], "(Client.Timeout exceeded", "(Client.Timeout\nexceeded", 1)
+	in := strings.Join(lines[:timeout+1], "") + "x" + strings.Join(lines[timeout+1:], "")
+	_, err = Read("multi.csv", strings.NewReader(in), DefaultLimits())
+	// The bad line is the one after the request of two lines: its number
+	// is the file's line, one more than the record's.
+	if want := fmt.Sprintf("line %d: timestamp \"x", timeout+3); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Read: %v, want %q", err, want)
+	}
+	ds, err := Read("multi.csv", strings.NewReader(strings.Join(lines, "")), DefaultLimits())
+	if err != nil || len(ds.Records) != 250 || counts(ds.Records, 0)["gaveup/read_timeout"]+counts(ds.Records, 1)["gaveup/read_timeout"] != 23 {
+		t.Errorf("Read: %v, %d records: want 250, the one of two lines still a timeout", err, len(ds.Records))
 	}
 }
 

@@ -94,7 +94,8 @@ func jsonErr(err error) string {
 // checks they match (one row a window of the records, and each row's
 // arrivals and outcome counts those of its window's records), then takes
 // each window's offered rate, length and clients from its row, keeps data
-// as d.Data, and drops the warnings that said these were estimated. It
+// as d.Data, and drops the warnings that said these were estimated (a
+// closed loop's run gets one saying what its latencies cannot show). It
 // changes nothing when they do not match.
 func (d *Dataset) Attach(data *ReportData) error {
 	if d.Format != LoadCSV {
@@ -138,6 +139,9 @@ func (d *Dataset) Attach(data *ReportData) error {
 	d.Warnings = slices.DeleteFunc(d.Warnings, func(w string) bool {
 		return w == warnLoadEstimated || strings.HasPrefix(w, warnLoadClosedPfx)
 	})
+	if data.Loop == "closed" {
+		d.Warnings = append(d.Warnings, warnLoadClosedRun)
+	}
 	d.Data = data
 	return nil
 }

@@ -22,6 +22,7 @@ const maxLoadLine = 1024
 const (
 	warnLoadEstimated = "This file holds no rates or window lengths: each window's length is estimated as the next whole second after its last intended send, and its offered rate as its arrivals ÷ that length. Upload the report's .json with the records (load --report NAME writes NAME.json) for load's own rates, lengths and clients."
 	warnLoadClosedPfx = "Windows sent as a closed loop"
+	warnLoadClosedRun = "This run was a closed loop (load --closed): each client waits for its answer before sending again, so the offered rate is what the clients sent and a slow service slows them; the latencies do not show the queue an open loop at the same rate would meet. Rerun open-loop (load --rate) through the knee for that."
 )
 
 // readLoadCSV reads cmd/load's records (result.WriteCSV) line by line into
