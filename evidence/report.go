@@ -20,6 +20,7 @@ import (
 // (static's css/app.css, whose colours, light and dark, tables and charts
 // the report uses as the site does).
 const reportCSS = `
+main.wide section > p, main.wide section > dl, main.wide section > ol { max-width: var(--measure); }
 .checklist { list-style: none; padding: 0; }
 .checklist li { margin: 0.6rem 0; padding: 0.5rem 0.8rem; border-left: 5px solid var(--line); background: var(--panel); }
 .checklist li.met { border-left-color: var(--ok); }
