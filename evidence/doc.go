@@ -26,10 +26,9 @@
 //
 // Analyze folds each window's records into its row with result.Metrics,
 // exactly as load does (load's lab columns and notes come from its
-// report data), so the rows equal load's for the same records. Read
-// from load's records CSV they may differ by 1 µs in the latency
-// columns: the file has times truncated to the microsecond, load
-// rounds the latencies it measured in nanoseconds.
+// report data), so the rows equal load's for the same records, read
+// back from load's records CSV too (a record's latency is taken between
+// whole microseconds, as the file keeps its times).
 //
 // In flight (WindowAnalysis.InFlight) is the mean number of requests
 // outstanding, from the records' send and end times; Little's product
