@@ -173,7 +173,8 @@ func Analyze(d Dataset, o Options) Analysis {
 
 	a.Limit, a.Warnings = limitFor(a, o, a.Warnings)
 	a.Checklist = checklist(d, a)
-	if d.Timing == FromSent {
+	// Read may have said so already, in its own words for the tool.
+	if d.Timing == FromSent && !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "coordinated omission") }) {
 		a.Warnings = append(a.Warnings, "latencies run from when each request was actually sent, not from when it was due: a generator that fell behind hides the queueing it met (coordinated omission), so these percentiles may be too low past the knee")
 	}
 	return a

@@ -180,11 +180,9 @@ func TestAnalyzeRowsEqualLoads(t *testing.T) {
 	}
 }
 
-// From the records CSV load writes, the rows are load's but for the
-// latencies, which may differ by 1 µs: the file has each time truncated
-// to the microsecond, while load rounds each latency it measured in
-// nanoseconds to the nearest microsecond. Every count and rate is
-// exact.
+// The same from the records CSV load writes: the file keeps each time to
+// the microsecond and a record's latency is taken between whole
+// microseconds, so the rows are load's exactly.
 func TestAnalyzeRowsFromCSV(t *testing.T) {
 	s := kneeSweep(t)
 	want := loadRows(t, s.json)
@@ -192,23 +190,11 @@ func TestAnalyzeRowsFromCSV(t *testing.T) {
 	if len(a.Rows) != len(want) {
 		t.Fatalf("%d rows, load printed %d", len(a.Rows), len(want))
 	}
-	off := 0
 	for i := range want {
-		got, w := reflect.ValueOf(a.Rows[i]), reflect.ValueOf(want[i])
-		for f := range got.NumField() {
-			name := got.Type().Field(f).Name
-			g, l := got.Field(f).Interface(), w.Field(f).Interface()
-			if g == l {
-				continue
-			}
-			if strings.HasSuffix(name, "MS") && math.Abs(g.(float64)-l.(float64)) <= 0.001+1e-9 {
-				off++
-				continue
-			}
-			t.Errorf("row %d %s: %v from the CSV, load printed %v", i, name, g, l)
+		if !reflect.DeepEqual(a.Rows[i], want[i]) {
+			t.Errorf("row %d from the CSV:\n got  %+v\n load %+v", i, a.Rows[i], want[i])
 		}
 	}
-	t.Logf("%d latency figures 1 µs from load's over %d rows", off, len(want))
 }
 
 // The knee of 4 workers of 20 ms (200 a second) is the first window
@@ -554,5 +540,50 @@ func TestAnalyzeWarnings(t *testing.T) {
 	}
 	if a.Rows[0].Done != -1 || a.Limit != nil {
 		t.Errorf("row %+v, limit %+v: want the lab's columns -1 when the report data does not fit, and no limit", a.Rows[0], a.Limit)
+	}
+}
+
+// A closed loop's rows are load's too: offered is sent ÷ seconds and
+// clients are set, and the knee is where more clients brought no more
+// answers.
+func TestAnalyzeClosedLoopRows(t *testing.T) {
+	rep, err := loadrun.Sweep{Clients: []int{1, 2, 4, 8, 16}, Seconds: 3, Seed: 7, Driver: sim.Model{Lab: lab}}.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := evidence.Dataset{Format: evidence.LoadCSV, Timing: evidence.FromIntended, Records: rep.Records(),
+		Data: &evidence.ReportData{Loop: "closed", Rows: rep.Rows()}}
+	for _, c := range []int{1, 2, 4, 8, 16} {
+		d.Windows = append(d.Windows, evidence.Window{Seconds: 3, Clients: c})
+	}
+	a := evidence.Analyze(d, evidence.Options{})
+	for i, want := range rep.Rows() {
+		if !reflect.DeepEqual(a.Rows[i], want) {
+			t.Errorf("closed-loop row %d:\n got  %+v\n load %+v", i, a.Rows[i], want)
+		}
+	}
+	// 4 workers: 8 clients bring no more answers than 4 did.
+	if a.Knee != 3 || a.Rows[a.Knee].Clients != 8 {
+		t.Errorf("knee at window %d (%q), want window 4 (8 clients)", a.Knee, a.KneeWhy)
+	}
+	if c := item(t, a, evidence.CheckOpenLoop); c.Met || !strings.Contains(c.Detail, "ran a closed loop") {
+		t.Errorf("open loop: %+v, want not met: a closed loop", c)
+	}
+}
+
+// A file with nothing in it gives an analysis that says so, and a report.
+func TestAnalyzeEmpty(t *testing.T) {
+	a := evidence.Analyze(evidence.Dataset{Name: "empty.csv"}, evidence.Options{BudgetMS: 100})
+	if a.Knee != -1 || a.CeilingWindow != -1 || a.Limit != nil || len(a.Checklist) != 9 {
+		t.Fatalf("empty analysis %+v", a)
+	}
+	for _, c := range a.Checklist {
+		if c.Met || c.Detail == "" {
+			t.Errorf("item %s of an empty file: met %v, detail %q: want not met, with why", c.ID, c.Met, c.Detail)
+		}
+	}
+	var b bytes.Buffer
+	if err := evidence.WriteReport(&b, evidence.Dataset{Name: "empty.csv"}, a); err != nil || !strings.Contains(b.String(), "checklist: 0 of 9 met") {
+		t.Errorf("report of an empty file: %v, %d bytes", err, b.Len())
 	}
 }

@@ -66,7 +66,7 @@ func checkKnee(a Analysis) CheckItem {
 	}
 	switch {
 	case a.Knee < 0:
-		c.Detail = "No window saturated (" + a.KneeWhy + "), so the knee was not reached: add windows at higher rates until one answers fewer than " + pct(KeepUp) + " of its arrivals (cmd/load's knee search steps up by itself)."
+		c.Detail = "No window saturated (" + a.KneeWhy + "), so the knee was not reached: add windows at higher rates until one answers fewer than " + pct(KeepUp) + " of its arrivals (cmd/load --knee FROM:TO steps up by itself and stops past the knee)."
 	case len(under) == 0:
 		c.Detail = "The first window already saturated (" + a.KneeWhy + "), so nothing shows the service keeping up: add windows at lower rates, starting well below the expected ceiling."
 	default:
@@ -94,7 +94,7 @@ func checkRecords(d Dataset, a Analysis) CheckItem {
 		miss = append(miss, "the file has no windows")
 	}
 	if len(empty) > 0 {
-		miss = append(miss, upper(names(empty))+" "+has(empty)+" no records: keep every window's raw records (cmd/load --records)")
+		miss = append(miss, upper(names(empty))+" "+has(empty)+" no records: keep every window's raw records (cmd/load --records FILE, or --report NAME)")
 	}
 	if len(lost) > 0 {
 		miss = append(miss, upper(names(lost))+" "+has(lost)+" sent requests with no outcome (lost): the generator lost track of them, so the counts cannot be trusted")
@@ -158,7 +158,7 @@ func checkQueue(d Dataset, a Analysis) CheckItem {
 		}
 	}
 	if len(found) == 0 {
-		c.Detail = "Nothing in the file says how long requests queued inside the service or how many waited. Have the service report its queue wait in a response header and have load read it into the records (queue_wait_ms), or expose a queue-depth gauge on /metrics for load to read beside each window."
+		c.Detail = "Nothing in the file says how long requests queued inside the service or how many waited. Have the service report each request's queue wait in a response header and give load its name (--queue-header NAME), or expose a queue-depth gauge on its Prometheus /metrics for load to read beside each window (--metrics URL --gauge NAME)."
 		return c
 	}
 	c.Met = true
@@ -179,7 +179,7 @@ func checkUtil(d Dataset, a Analysis) CheckItem {
 		}
 	}
 	if len(found) == 0 {
-		c.Detail = "Nothing in the file says how busy the service was, so the bottleneck at the knee cannot be named. Expose a processor counter such as process_cpu_seconds_total (or a busy-workers gauge) on /metrics and have load read it beside each window."
+		c.Detail = "Nothing in the file says how busy the service was, so the bottleneck at the knee cannot be named. Expose a processor counter such as process_cpu_seconds_total (or a busy-workers gauge) on the service's Prometheus /metrics and have load read it beside each window (--metrics URL --counter process_cpu_seconds_total)."
 		return c
 	}
 	c.Met = true
@@ -258,7 +258,7 @@ func checkRecovery(a Analysis) CheckItem {
 			last+1, strings.Join(tried, "; "), model.Format(RecoveredP99), model.Format(a.Rows[base].P99MS), base+1)
 		return c
 	}
-	c.Detail = fmt.Sprintf("No light window follows the last saturated one (window %d), so nothing shows the service recovering once the overload stopped: end the sweep with one window below the knee (cmd/load's knee search does).", last+1)
+	c.Detail = fmt.Sprintf("No light window follows the last saturated one (window %d), so nothing shows the service recovering once the overload stopped: end the sweep with one window below the knee (cmd/load --knee ends with one at its first rate).", last+1)
 	return c
 }
 

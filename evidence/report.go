@@ -20,6 +20,7 @@ import (
 // (static's css/app.css, whose colours, light and dark, tables and charts
 // the report uses as the site does).
 const reportCSS = `
+main.wide section > p, main.wide section > dl, main.wide section > ol { max-width: var(--measure); }
 .checklist { list-style: none; padding: 0; }
 .checklist li { margin: 0.6rem 0; padding: 0.5rem 0.8rem; border-left: 5px solid var(--line); background: var(--panel); }
 .checklist li.met { border-left-color: var(--ok); }
@@ -31,6 +32,10 @@ const reportCSS = `
 .checklist p { margin: 0.25rem 0 0; }
 table.numbers th:not(:first-child) { text-align: right; }
 td.note { text-align: left; min-width: 12rem; }
+@media (max-width: 30rem) {
+	dl.values { grid-template-columns: minmax(0, 1fr); gap: 0; }
+	dl.values dd { margin-bottom: 0.5rem; }
+}
 .report-foot { margin-top: 3rem; border-top: 1px solid var(--line); padding-top: 1rem; }
 `
 
@@ -383,12 +388,12 @@ func rowsTable(a Analysis) reportTable {
 
 func littleTable(d Dataset, a Analysis) (reportTable, string) {
 	t := reportTable{ID: "little-caption", Caption: "In flight from the records beside Little's product, each window",
-		Head: []string{"window", "offered", "in flight", "of which not ok", "ok/s × mean latency", "of which send lag", "reconciled"}}
+		Head: []string{"window", "offered", "in flight", "not ok", "ok/s × mean", "send lag", "reconciled"}}
 	for i, w := range a.Windows {
-		verdict := "past the knee: not a steady state"
+		verdict := "past the knee"
 		if below(a, i) && a.Rows[i].N > 0 {
 			if ok, _ := LittleCheck(w); ok {
-				verdict = "yes, within " + pct(LittleTolerance)
+				verdict = "yes"
 			} else {
 				verdict = "no"
 			}
@@ -397,9 +402,10 @@ func littleTable(d Dataset, a Analysis) (reportTable, string) {
 			model.Format(w.Little), model.Format(w.LittleLag), verdict})
 	}
 	p := "In flight is the mean number of requests outstanding over the window, from each record's send and end times. " +
-		"Little's law says it equals the rate times the time in system: here ok answers a second times their mean latency. " +
-		"The two differ by the requests that were refused, gave up or failed (in flight, but not among the ok answers) and by send lag " +
-		"(time a latency counts before its request left the generator). Past the knee the queue grows through the window, so the law, which holds on average over a steady state, need not."
+		"Little's law says it equals the rate times the time in system: here ok answers a second times their mean latency (ok/s × mean). " +
+		"The two differ by the requests that were refused, gave up or failed (not ok: in flight, but not among the ok answers) and by send lag " +
+		"(time a latency counts before its request left the generator). Below the knee they should agree within " + pct(LittleTolerance) +
+		" (reconciled); past it the queue grows through the window, so the law, which holds on average over a steady state, need not."
 	if g := gaugesOf(d, "inflight"); len(g) > 0 {
 		p += " The service's own in-flight gauges (" + strings.Join(g, ", ") + ") are in the table of gauges below."
 	}
@@ -462,5 +468,5 @@ func limitText(a Analysis) string {
 	}
 	return fmt.Sprintf("S = %s ms, the p50 of the ok answers in %s, the lightest window. The ceiling X = %s a second keeps X × S = %s workers' worth of requests in service. "+
 		"The course's formula, limit = workers × (budget − S) ÷ S, rounded down, gives %d waiting for a %s ms budget; with those in service, at most ⌊X × budget⌋ = %d in flight.",
-		model.Format(l.ServiceMS), windowName(a.Rows, l.Window), model.Format(l.Ceiling), model.Format(l.Workers), l.Limit, model.Format(l.BudgetMS), l.InFlight)
+		model.Format(l.ServiceMS), windowName(a.Rows, l.Window), exact(l.Ceiling), model.Format(l.Workers), l.Limit, model.Format(l.BudgetMS), l.InFlight)
 }

@@ -328,7 +328,7 @@ func reportPage(v reportView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<p>None were read: load reads named gauges and counters from the service's Prometheus /metrics beside each window when asked to, so queue depth and processor use are measured rather than guessed.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<p>None were read. Given the service's Prometheus endpoint and the names to read (load --metrics URL --gauge NAME --counter NAME), load reads them beside each window, so queue depth and processor use are measured rather than guessed.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

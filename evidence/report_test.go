@@ -105,3 +105,38 @@ func TestReportSelfContained(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// An incomplete result's report says, in words, which items are not met
+// and why, shows the warnings and the service's gauges, and says there
+// is no limit without a budget.
+func TestReportIncomplete(t *testing.T) {
+	s := kneeSweep(t)
+	d := s.dataset(t, s.rep.Records(), false)
+	d.Format, d.Timing = evidence.VegetaCSV, evidence.FromSent
+	d.Data = &evidence.ReportData{Gauges: []evidence.WindowGauges{{Window: 2, Readings: map[string]evidence.GaugeReading{
+		"http_requests_in_flight": {Kind: "gauge", Mean: 2.5, Max: 7, N: 6}}}}}
+	a := evidence.Analyze(d, evidence.Options{})
+	var b bytes.Buffer
+	if err := evidence.WriteReport(&b, d, a); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if _, err := html.Parse(strings.NewReader(page)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"vegeta (its results as CSV)",
+		"checklist: 7 of 9 met",
+		"✗ Not met:</span> <span class=\"item-title\">Open loop",
+		"coordinated omission",
+		"✗ Not met:</span> <span class=\"item-title\">Utilisation measured",
+		"<th scope=\"col\">http_requests_in_flight</th>",
+		"<td>2.5 (7)</td>",
+		"No admission limit is derived: no latency budget was given",
+		"the service&#39;s http_requests_in_flight read 2.5 on average",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}

@@ -100,20 +100,24 @@ type Record struct {
 }
 
 // Latency is the time from the intended send to the end: what a caller who
-// wanted to send at Intended experienced. It is zero for NotSent.
+// wanted to send at Intended experienced. It is zero for NotSent. It is
+// taken between the times in whole microseconds, as the records' CSV and
+// the store keep them, so a row folded from records read back from
+// either equals the row folded from the generator's own, exactly.
 func (r Record) Latency() time.Duration {
 	if r.Outcome == NotSent {
 		return 0
 	}
-	return r.End - r.Intended
+	return r.End.Truncate(time.Microsecond) - r.Intended.Truncate(time.Microsecond)
 }
 
-// Lag is how late the generator was in sending: Sent − Intended.
+// Lag is how late the generator was in sending: Sent − Intended, in
+// whole microseconds as Latency is.
 func (r Record) Lag() time.Duration {
 	if r.Outcome == NotSent {
 		return 0
 	}
-	return r.Sent - r.Intended
+	return r.Sent.Truncate(time.Microsecond) - r.Intended.Truncate(time.Microsecond)
 }
 
 // CSVHeader returns the column names WriteCSV writes on its first line; the
