@@ -21,7 +21,8 @@ import (
 // records of a sweep through a service's knee with a budget, and lands on
 // the upload's run page, which shows the knee the analysis finds, the
 // limit for the budget and the checklist item by item; the upload is
-// listed on Your service.
+// listed on Your service. A file with a bad line is refused naming it,
+// the form kept. Both pages pass axe, light at 1024 and dark at 320 px.
 func TestBrowserServiceUpload(t *testing.T) {
 	// A service of 150 answers a second at most, 4 ms each when it keeps
 	// up, swept at 50 to 400 a second for 2 s a window: past its ceiling
@@ -91,11 +92,43 @@ func TestBrowserServiceUpload(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "service-upload")
+	src := axeSource(t)
+	views := []a11yView{{name: "light-1024", scheme: "light", width: 1024}, {name: "dark-320", scheme: "dark", width: 320}}
+	for _, v := range views {
+		setView(t, ctx, v)
+		auditPage(t, ctx, src, "service-upload-run", v.name)
+	}
+	setView(t, ctx, a11yView{name: "light-1280", scheme: "light", width: 1280})
 	doSteps(t, ctx, "listed on Your service",
 		clickToPage(`[data-testid="run-service"]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="service-uploads"]`)),
 	)
 	if got := textOf(t, ctx, `[data-testid="service-uploads"]`); !strings.Contains(got, "myservice.csv") {
 		t.Errorf("uploads listed %q", got)
+	}
+
+	// A file with a bad line: refused on the page, naming the line, with
+	// the form and the budget kept; the page passes axe with the error.
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	lines := strings.SplitAfter(csv.String(), "\n")
+	lines[2] = "0,1,soon,1,2,1,ok,200,,-1,-1\n"
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doSteps(t, ctx, "upload a bad file",
+		chromedp.SetUploadFiles(chromedp.CSS(`[data-testid="service-results"]`), []string{bad}),
+		chromedp.SetValue(chromedp.CSS(`[data-testid="service-budget"]`), "250"),
+		clickToPage(`[data-testid="service-upload"]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="service-error"]`)),
+	)
+	if msg := textOf(t, ctx, `[data-testid="service-error"]`); !strings.Contains(msg, "line 3") || !strings.Contains(msg, "bad.csv") {
+		t.Errorf("error %q does not name bad.csv's line 3", msg)
+	}
+	if v, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="service-budget"]').value`)); v != "250" {
+		t.Errorf("budget kept as %q", v)
+	}
+	for _, v := range views {
+		setView(t, ctx, v)
+		auditPage(t, ctx, src, "service-refused", v.name)
 	}
 }
