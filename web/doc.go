@@ -74,7 +74,8 @@
 //	POST /service                           multipart: results (the file, required), report (load's .json, optional),
 //	                                        budget_ms (optional): stored as the learner's run, 303 to its page (JSON:
 //	                                        201 {id, url}); refused, the page again with the form and what is wrong
-//	                                        (400, 413 over the size cap), nothing stored
+//	                                        (400, 413 over the size cap, 429 past Deps.UploadsPerHour from one
+//	                                        address, default 60), nothing stored
 //	POST /service/{id}/delete               the learner's own upload, with its rows and records: 303 to /service
 //	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404 (pages
 //	                                        do not ask: the lesson page renders it)
@@ -453,7 +454,10 @@
 // its own chart (no model: the course has none of the learner's service)
 // and the analysis beside it; a budget asked for on its page
 // (?budget_ms=) is analysed again from the stored records, not stored.
-// Uploads are private: to anyone but their learner every URL of one
+// One client address stores at most Deps.UploadsPerHour uploads an hour
+// (DefaultUploadsPerHour; refused files do not count): each may hold
+// 100 MiB of the server's disk. Uploads are private: to anyone but their
+// learner every URL of one
 // answers 404 "No such run", as for a run that does not exist (runView,
 // records.csv, the streams, and the run panel before the renderings it
 // keeps for everyone), and /runs leaves out others' uploads

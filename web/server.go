@@ -90,6 +90,10 @@ type Deps struct {
 	// UploadLimits bound the results files learners upload to "Your
 	// service" (service.go); a zero field is evidence.DefaultLimits'.
 	UploadLimits evidence.Limits
+	// UploadsPerHour is how many uploads one client address may store an
+	// hour (DefaultUploadsPerHour when 0): each may be 100 MiB of the
+	// server's disk.
+	UploadsPerHour int
 }
 
 // Queue is the queue of live sweeps as the handlers use it: the
@@ -114,6 +118,9 @@ type Queue interface {
 const (
 	DefaultJoinsPerMinute  = 600
 	DefaultSessionsPerHour = 20
+	// DefaultUploadsPerHour is Deps.UploadsPerHour's default: a class
+	// behind one address uploading its projects at the end of a lesson.
+	DefaultUploadsPerHour = 60
 )
 
 // server holds the dependencies of the handlers. Its own mutable state is
@@ -169,7 +176,8 @@ type server struct {
 	sharedRuns bool     // Deps.SharedRuns
 	follows    *follows // the runs followed from the store (streamfollow.go)
 
-	uploadLimits evidence.Limits // Deps.UploadLimits, or evidence's defaults
+	uploadLimits evidence.Limits    // Deps.UploadLimits, or evidence's defaults
+	uploads      *classroom.Limiter // uploads stored per client address (Deps.UploadsPerHour)
 }
 
 // NewServer builds the site's handler: its router, middleware and metrics.
@@ -207,6 +215,7 @@ func NewServer(d Deps) http.Handler {
 		}
 	}
 	s.sharedRuns = d.SharedRuns
+	s.uploads = classroom.NewLimiter(cmp.Or(d.UploadsPerHour, DefaultUploadsPerHour), time.Hour)
 	s.uploadLimits = evidence.DefaultLimits()
 	if d.UploadLimits.MaxBytes > 0 {
 		s.uploadLimits.MaxBytes = d.UploadLimits.MaxBytes

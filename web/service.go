@@ -150,6 +150,9 @@ func (s *server) uploadService(w http.ResponseWriter, r *http.Request) error {
 		if wantsJSON(r) || !errors.As(err, &e) {
 			return err
 		}
+		if secs := retrySeconds(e.RetryAfter); secs > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+		}
 		budget := ""
 		if r.MultipartForm != nil {
 			budget = r.PostFormValue("budget_ms")
@@ -167,6 +170,11 @@ func (s *server) uploadService(w http.ResponseWriter, r *http.Request) error {
 // storeUpload reads, checks, analyses and stores an upload, returning its
 // run id, or the *Error that says what is wrong with it.
 func (s *server) storeUpload(w http.ResponseWriter, r *http.Request) (string, error) {
+	addr := clientAddr(r)
+	if wait := s.uploads.Wait(addr, time.Now()); wait > 0 {
+		return "", &Error{Code: CodeBusy, Title: "Too many uploads", RetryAfter: wait,
+			Message: "Too many results were uploaded from your address in the last hour (a whole building can share one). Try again in " + retryText(wait) + "."}
+	}
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "multipart/form-data" {
 		return "", errorf(CodeInvalid, "Send the upload as a form (multipart/form-data) with the results file in the field \"results\".")
 	}
@@ -229,6 +237,7 @@ func (s *server) storeUpload(w http.ResponseWriter, r *http.Request) (string, er
 	if err := s.store.SaveUpload(r.Context(), run, a.Rows, d.Records); err != nil {
 		return "", err
 	}
+	s.uploads.Take(addr, time.Now())
 	s.log.InfoContext(r.Context(), "upload stored", "run", id, "format", d.Format, "windows", len(d.Windows), "records", len(d.Records))
 	return id, nil
 }

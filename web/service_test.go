@@ -430,3 +430,25 @@ func TestServiceUploadRowsCSV(t *testing.T) {
 		}
 	}
 }
+
+// One address stores at most Deps.UploadsPerHour uploads an hour (each
+// may be 100 MiB of the server's disk): the next is refused with when to
+// try again, nothing stored; refused files do not count.
+func TestServiceUploadsPerHour(t *testing.T) {
+	s := newSiteAt(t, filepath.Join(t.TempDir(), "p.db"), func(d *Deps) { d.UploadsPerHour = 2 })
+	c := s.client()
+	data := loadCSV(t, serviceRecords())
+	if res := s.upload(c, map[string][2]string{"results": {"bad.csv", "window,seq\n"}}, nil, nil); res.StatusCode != 400 {
+		t.Fatalf("bad file: %d", res.StatusCode)
+	}
+	s.uploaded(c, "one.csv", data, "")
+	s.uploaded(s.client(), "two.csv", data, "") // another learner, the same address
+	res := s.upload(c, map[string][2]string{"results": {"three.csv", string(data)}}, nil, nil)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" ||
+		!strings.Contains(testIDText(t, res.body, "service-error"), "Too many results were uploaded from your address") {
+		t.Fatalf("third upload: %d, Retry-After %q", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if runs, _ := s.store.Runs(t.Context(), learnerOf(t, s, c), 10); len(runs) != 1 {
+		t.Errorf("%d runs listed to the first learner, want their one upload", len(runs))
+	}
+}
