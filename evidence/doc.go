@@ -22,6 +22,29 @@
 // saturated generator adds: coordinated omission) is said in the
 // Dataset's warnings.
 //
+// How each is read:
+//
+//	load-csv    each line one Record exactly as load wrote it (times to the
+//	            microsecond); windows numbered from 0 in order. Without the
+//	            report's data a window's length is estimated as the next whole
+//	            second after its last intended send and its rate as arrivals ÷
+//	            that; Attach takes load's own from ReportData.
+//	vegeta-csv  one window per attack name (-name), in order of first
+//	            appearance; a request's send is its timestamp less the attack's
+//	            first, its end that plus its latency.
+//	k6-json     one window per scenario tag; each http_req_duration point a
+//	k6-csv      request ending at the point's time, sent its duration before;
+//	            each dropped iteration (dropped_iterations) a request not sent,
+//	            reason client_busy.
+//
+// Other tools' answers are classified as load's are where they can be: any
+// 2xx is ok, 503 and 429 refused, a client timeout gaveup, anything else an
+// error with a reason (status_NNN, conn_refused, reset, ...). Their windows'
+// offered rates are what was sent (the files do not carry the rate asked
+// for), over each window's span of sends plus one gap between sends.
+// Limits bound a file's bytes and requests (DefaultLimits: 1,000,000
+// requests in 100 MiB); a mistake is refused as a LineError naming its line.
+//
 // The server reads uploads with it (web's "Your service" page), and
 // cmd/load writes its self-contained HTML report with it (WriteReport).
 // Nothing here sends a request: load against a learner's own service
