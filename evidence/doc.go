@@ -22,6 +22,8 @@
 // saturated generator adds: coordinated omission) is said in the
 // Dataset's warnings.
 //
+// # Reading
+//
 // How each is read:
 //
 //	load-csv    each line one Record exactly as load wrote it (times to the
@@ -44,6 +46,33 @@
 // for), over each window's span of sends plus one gap between sends.
 // Limits bound a file's bytes and requests (DefaultLimits: 1,000,000
 // requests in 100 MiB); a mistake is refused as a LineError naming its line.
+//
+// # The analysis
+//
+// Analyze folds each window's records into its row with result.Metrics,
+// exactly as load does (load's lab columns and notes come from its
+// report data), so the rows equal load's for the same records, read
+// back from load's records CSV too (a record's latency is taken between
+// whole microseconds, as the file keeps its times).
+//
+// In flight (WindowAnalysis.InFlight) is the mean number of requests
+// outstanding, from the records' send and end times; Little's product
+// is ok_per_sec × mean_ms, the rows' own figures. LittleCheck reconciles
+// the two: directly, or once the requests not answered ok (in flight,
+// not in the product) and the send lag (in the latencies, not in
+// flight) are taken out; a large send lag is a finding, not an
+// explanation. The admission limit is model.AdmissionLimit's for the
+// ceiling X and S, the p50 of the lightest window: X × S workers.
+//
+// The checklist's items (Check* constants), in the method's order: open
+// loop, through the knee, records kept, percentiles with n (MinN), queue
+// depth, utilisation, errors (MaxErrorShare below the knee), recovery
+// (RecoveredP99) and Little's law (LittleTolerance). Each says what was
+// found, or what is missing and how to get it.
+//
+// WriteReport writes the analysis as one self-contained HTML file: the
+// site's stylesheet (package static) inline, the charts as package
+// chart's inline SVG, no script and no reference outside the file.
 //
 // The server reads uploads with it (web's "Your service" page), and
 // cmd/load writes its self-contained HTML report with it (WriteReport).

@@ -142,9 +142,19 @@ type WindowAnalysis struct {
 	// InFlight is the mean number of requests outstanding over the
 	// window, from the records: the overlap of their send and end times.
 	InFlight float64 `json:"in_flight"`
-	// Little is Little's product for the same requests: their rate times
-	// their mean time outstanding.
+	// InFlightOther is the part of InFlight that the requests not
+	// answered ok (refused, gave up, failed) make: in flight, but not in
+	// Little's product of ok answers.
+	InFlightOther float64 `json:"in_flight_other"`
+	// Little is Little's product for the ok answers, as the rows show
+	// them: ok_per_sec times their mean latency (mean_ms) in seconds.
+	// It is InFlight less InFlightOther and plus LittleLag, within edge
+	// effects, when the records are whole (LittleCheck).
 	Little float64 `json:"little"`
+	// LittleLag is the part of Little that the ok answers' send lag
+	// makes (ok/s × mean Sent − Intended): time their latency counts
+	// before they were sent, so not in flight.
+	LittleLag float64 `json:"little_lag"`
 	// QueueMS and ServiceMS split the ok answers' mean latency where the
 	// service reported its queue wait (-1 where it did not).
 	QueueMS   float64 `json:"queue_ms"`
@@ -160,10 +170,17 @@ type WindowAnalysis struct {
 type LimitAdvice struct {
 	BudgetMS  float64 `json:"budget_ms"`
 	ServiceMS float64 `json:"service_ms"` // S: the p50 of ok answers in the lightest window
+	Window    int     `json:"window"`     // which window that is: the lowest offered rate
 	Ceiling   float64 `json:"ceiling_per_sec"`
 	Workers   float64 `json:"workers"` // X × S
 	Limit     int     `json:"limit"`   // waiting beyond the workers
 	InFlight  int     `json:"in_flight"`
+	// Feasible is false when the budget is not longer than S: no queue
+	// fits (Limit and InFlight are then 0).
+	Feasible bool `json:"feasible"`
+	// Steps and Sentence are model.AdmissionLimit's working and answer.
+	Steps    []string `json:"steps"`
+	Sentence string   `json:"sentence"`
 }
 
 // CheckItem is one item of the method's checklist, met or not, and why.
