@@ -1,0 +1,210 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"capacitylab/evidence"
+	"capacitylab/result"
+)
+
+// poolService is a small HTTP service that is not our lab: a fixed pool
+// of workers, each sleeping sleep per request, and a bounded queue in
+// front of them (a request that finds it full is refused, 503). Each
+// answer says how long it queued in the Queue-Ms header, and /metrics
+// shows, in Prometheus's text format, the requests in it (waiting or in
+// service) as a gauge per pool label, and a counter of requests served.
+type poolService struct {
+	url     string
+	workers int
+	sleep   time.Duration
+
+	slots    chan struct{}
+	inside   atomic.Int64 // waiting or in service
+	queueCap int64
+	served   atomic.Int64
+	requests atomic.Int64 // requests to / (served or refused)
+
+	mu     sync.Mutex
+	svcSum time.Duration   // time in service, summed
+	waits  map[string]bool // every Queue-Ms value sent
+}
+
+func startPool(t *testing.T, workers int, sleep time.Duration, queueCap int) *poolService {
+	t.Helper()
+	p := &poolService{workers: workers, sleep: sleep, slots: make(chan struct{}, workers), queueCap: int64(queueCap), waits: map[string]bool{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		p.requests.Add(1)
+		if p.inside.Add(1) > int64(p.workers)+p.queueCap {
+			p.inside.Add(-1)
+			http.Error(w, "full", http.StatusServiceUnavailable)
+			return
+		}
+		defer p.inside.Add(-1)
+		arrived := time.Now()
+		p.slots <- struct{}{}
+		began := time.Now()
+		time.Sleep(p.sleep)
+		took := time.Since(began)
+		<-p.slots
+		wait := strconv.FormatFloat(float64(began.Sub(arrived).Microseconds())/1000, 'f', 3, 64)
+		p.mu.Lock()
+		p.svcSum += took
+		p.waits[wait] = true
+		p.mu.Unlock()
+		p.served.Add(1)
+		w.Header().Set("Queue-Ms", wait)
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintf(w, "# HELP pool_inflight Requests waiting or in service.\n# TYPE pool_inflight gauge\n")
+		fmt.Fprintf(w, "pool_inflight{pool=\"main\"} %d\npool_inflight{pool=\"spare\"} 1\n", p.inside.Load())
+		fmt.Fprintf(w, "# HELP pool_requests_total Requests served.\n# TYPE pool_requests_total counter\npool_requests_total %d\n", p.served.Load())
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		srv.Close()
+		<-done
+	})
+	p.url = "http://" + ln.Addr().String()
+	return p
+}
+
+// ceiling is workers ÷ the mean time a request was in service: what the
+// pool can answer a second, from its own measure of its sleeps.
+func (p *poolService) ceiling() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.served.Load()
+	if n == 0 {
+		return 0
+	}
+	return float64(p.workers) / (p.svcSum.Seconds() / float64(n))
+}
+
+// kneeOutput splits --json output into the rows and the summary.
+func kneeOutput(t *testing.T, out string) ([]result.Row, kneeSummary) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var s struct {
+		Summary *kneeSummary `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil || s.Summary == nil {
+		t.Fatalf("last line %q is not the summary: %v", lines[len(lines)-1], err)
+	}
+	return jsonRows(t, strings.Join(lines[:len(lines)-1], "\n")), *s.Summary
+}
+
+// The knee search against a pool of 4 workers sleeping 10 ms each (a
+// ceiling near 400/s): the rates are FROM × 1.25^k; the first saturated
+// window (evidence.Saturated) is within one step of the pool's ceiling,
+// one more window a step higher confirms it and the search stops; the
+// most ok/s is within 10% of the ceiling; a recovery window at FROM
+// follows, marked; the summary names all of it, every record is in the
+// report's CSV and its JSON has every row.
+func TestKneeFindsPoolKnee(t *testing.T) {
+	pool := startPool(t, 4, 10*time.Millisecond, 64)
+	name := filepath.Join(t.TempDir(), "knee")
+	out, errOut, err := runLoad(t, noenv, "--control", "none", "--target", pool.url, "--knee", "200:1000", "--seconds", "1.5",
+		"--max-errors", "1", "--json", "--report", name)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	t.Logf("the pool's ceiling %.1f/s; load printed:\n%s", pool.ceiling(), out)
+	rows, sum := kneeOutput(t, out)
+	search := rows[:len(rows)-1]
+	for i, r := range search {
+		want := result.Round(200*math.Pow(1.25, float64(i)), 100)
+		if r.Offered != want || r.Window != i || r.Lost != 0 {
+			t.Errorf("window %d: offered %v, window %d, lost %d; want offered %v, window %d, lost 0", i, r.Offered, r.Window, r.Lost, want, i)
+		}
+	}
+	// The knee is the first saturated window, and the search ran exactly
+	// one window past it.
+	knee := -1
+	for i := range search {
+		if sat, _ := evidence.Saturated(search, i); sat {
+			knee = i
+			break
+		}
+	}
+	if knee < 0 || sum.Knee == nil || sum.Knee.Window != knee || len(search) != knee+2 {
+		t.Fatalf("rows %+v\nsummary %+v: want the search to end one window past its first saturated one", search, sum)
+	}
+	if !strings.Contains(sum.Stopped, "confirmed it") {
+		t.Errorf("stopped %q: want the step past the knee to confirm it", sum.Stopped)
+	}
+	ceiling := pool.ceiling()
+	if r := search[knee].Offered; r/1.25 > ceiling || r*1.25 < ceiling {
+		t.Errorf("knee at %v/s, more than one step from the pool's ceiling %.1f/s", r, ceiling)
+	}
+	best := slices.MaxFunc(search, func(a, b result.Row) int { return cmp.Compare(a.OKPerSec, b.OKPerSec) })
+	if lag := best.SendLagP99MS; lag > 5 {
+		t.Skipf("the generator sent late (send lag p99 %.1f ms at the ceiling's window): the machine is too busy to measure the ceiling", lag)
+	}
+	if sum.Ceiling == nil || math.Abs(sum.Ceiling.OKPerSec-ceiling) > 0.1*ceiling {
+		t.Errorf("ceiling %+v, want within 10%% of the pool's %.1f/s", sum.Ceiling, ceiling)
+	}
+	rec := rows[len(rows)-1]
+	if rec.Offered != 200 || rec.Window != len(search) || !strings.Contains(rec.Note, "recovery: 200/s again") {
+		t.Errorf("last row %+v: want the recovery window at 200/s, marked", rec)
+	}
+	if sum.Recovery == nil || !sum.Recovered || sum.Windows != len(rows) || sum.Lost != 0 {
+		t.Errorf("summary %+v: want the recovery window recovered, every window counted, lost 0", sum)
+	}
+	if sum.BeforeKnee == nil || sum.BeforeKnee.Window != knee-1 || sum.BeforeKnee.N != search[knee-1].N {
+		t.Errorf("before the knee %+v, want window %d's percentiles and n", sum.BeforeKnee, knee-1)
+	}
+
+	// The report: every arrival of every window in NAME.csv, the rows
+	// and why it stopped in NAME.json.
+	recs := readRecords(t, name+".csv")
+	if !slices.Equal(recs[0], result.CSVHeader()) {
+		t.Fatalf("report CSV header %v", recs[0])
+	}
+	perWindow := map[string]int{}
+	for _, r := range recs[1:] {
+		perWindow[r[0]]++
+	}
+	for _, r := range rows {
+		if got := perWindow[strconv.Itoa(r.Window)]; got != r.Arrivals {
+			t.Errorf("window %d: %d records, want its %d arrivals", r.Window, got, r.Arrivals)
+		}
+	}
+	var d evidence.ReportData
+	b, err := os.ReadFile(name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Tool != "capacitylab load" || d.Version != 1 || len(d.Rows) != len(rows) || d.Stopped != sum.Stopped || d.Loop != "open" || d.Target != pool.url {
+		t.Errorf("report data %+v: want the tool, version 1, every row and why it stopped", d)
+	}
+}
