@@ -41,12 +41,12 @@ type poolService struct {
 
 	mu     sync.Mutex
 	svcSum time.Duration   // time in service, summed
-	waits  map[string]bool // every Queue-Ms value sent
+	waits  map[float64]bool // every Queue-Ms value sent
 }
 
 func startPool(t *testing.T, workers int, sleep time.Duration, queueCap int) *poolService {
 	t.Helper()
-	p := &poolService{workers: workers, sleep: sleep, slots: make(chan struct{}, workers), queueCap: int64(queueCap), waits: map[string]bool{}}
+	p := &poolService{workers: workers, sleep: sleep, slots: make(chan struct{}, workers), queueCap: int64(queueCap), waits: map[float64]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)
@@ -65,7 +65,8 @@ func startPool(t *testing.T, workers int, sleep time.Duration, queueCap int) *po
 		wait := strconv.FormatFloat(float64(began.Sub(arrived).Microseconds())/1000, 'f', 3, 64)
 		p.mu.Lock()
 		p.svcSum += took
-		p.waits[wait] = true
+		v, _ := strconv.ParseFloat(wait, 64)
+		p.waits[v] = true
 		p.mu.Unlock()
 		p.served.Add(1)
 		w.Header().Set("Queue-Ms", wait)
@@ -207,4 +208,164 @@ func TestKneeFindsPoolKnee(t *testing.T) {
 	if d.Tool != "capacitylab load" || d.Version != 1 || len(d.Rows) != len(rows) || d.Stopped != sum.Stopped || d.Loop != "open" || d.Target != pool.url {
 		t.Errorf("report data %+v: want the tool, version 1, every row and why it stopped", d)
 	}
+}
+
+// Each stop rule, against the pool: the search ends right after the first
+// window that breaks the rule (and no window before it does), says which
+// rule in its summary and its report, and keeps the budget.
+func TestKneeStopRules(t *testing.T) {
+	notOK := func(r result.Row) float64 { return float64(r.Refused+r.Gaveup+r.Error) / float64(max(r.Sent, 1)) }
+	cases := []struct {
+		name     string
+		queue    int
+		args     []string
+		broke    func(result.Row) bool // the rule, on one window
+		stopped  string
+		recovery bool
+	}{
+		{"max-p99", 64, []string{"--knee", "200:1000", "--max-p99", "30ms", "--max-errors", "1"},
+			func(r result.Row) bool { return r.P99MS > 30 }, "passed --max-p99 30ms", true},
+		{"max-errors", 2, []string{"--knee", "200:1000", "--max-errors", "0.02"},
+			func(r result.Row) bool { return notOK(r) > 0.02 }, "past --max-errors 0.02", true},
+		// Each window counts 1 s + 2 s (--timeout) + 0.5 s: the fifth
+		// would end past 9 s.
+		{"budget", 64, []string{"--knee", "50:1000", "--step", "1.1", "--budget", "9s", "--recovery=false"},
+			func(result.Row) bool { return false }, "would not fit the budget", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pool := startPool(t, 4, 10*time.Millisecond, c.queue)
+			name := filepath.Join(t.TempDir(), "r")
+			began := time.Now()
+			args := append([]string{"--control", "none", "--target", pool.url, "--seconds", "1", "--json", "--report", name}, c.args...)
+			out, errOut, err := runLoad(t, noenv, args...)
+			took := time.Since(began)
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, errOut)
+			}
+			rows, sum := kneeOutput(t, out)
+			search := rows
+			if c.recovery {
+				search = rows[:len(rows)-1]
+				if last := rows[len(rows)-1]; !strings.Contains(last.Note, "recovery:") || sum.Recovery == nil {
+					t.Errorf("last row %+v: want the recovery window", last)
+				}
+			} else if sum.Recovery != nil || strings.Contains(rows[len(rows)-1].Note, "recovery") {
+				t.Errorf("--recovery=false, yet a recovery window ran: %+v", rows[len(rows)-1])
+			}
+			if !strings.Contains(sum.Stopped, c.stopped) {
+				t.Fatalf("stopped %q, want it to say %q\n%s", sum.Stopped, c.stopped, out)
+			}
+			for i, r := range search {
+				if sat, _ := evidence.Saturated(search, i); sat && i < len(search)-2 {
+					t.Errorf("window %d saturated, yet the search ran past the window confirming it", i)
+				}
+				if last := i == len(search)-1; c.broke(r) != last && (c.name != "budget") {
+					t.Errorf("window %d (%+v): rule broken %v, want broken only in the last window of the search", i, r, c.broke(r))
+				}
+			}
+			if c.name == "budget" && (took > 9*time.Second || len(search) < 2) {
+				t.Errorf("the search took %v in %d windows, want within the 9 s budget and more than one window", took, len(search))
+			}
+			b, err := os.ReadFile(name + ".json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d evidence.ReportData
+			if err := json.Unmarshal(b, &d); err != nil || d.Stopped != sum.Stopped {
+				t.Errorf("report's stopped %q (%v), want %q", d.Stopped, err, sum.Stopped)
+			}
+		})
+	}
+}
+
+// --metrics with --gauge and --counter reads the pool's /metrics while
+// each window runs: the gauge of one labelled series, the sum of all of
+// them, and the counter's increase a second, which is the rate answered;
+// the readings come beside each row (a metrics object in --json) and in
+// the report's data. --queue-header puts the pool's Queue-Ms values into
+// the records' queue_wait_ms.
+func TestMetricsAndQueueHeader(t *testing.T) {
+	pool := startPool(t, 4, 10*time.Millisecond, 64)
+	name := filepath.Join(t.TempDir(), "m")
+	records := filepath.Join(t.TempDir(), "records.csv")
+	out, errOut, err := runLoad(t, noenv, "--control", "none", "--target", pool.url, "--rate", "100,200", "--seconds", "2",
+		"--metrics", pool.url+"/metrics", "--gauge", `pool_inflight{pool="main"}`, "--gauge", "pool_inflight", "--counter", "pool_requests_total",
+		"--queue-header", "Queue-Ms", "--json", "--report", name, "--records", records)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	type line struct {
+		result.Row
+		Metrics map[string]evidence.GaugeReading `json:"metrics"`
+	}
+	var lines []line
+	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		var r line
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		lines = append(lines, r)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2 rows:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		main, all, served := l.Metrics[`pool_inflight{pool="main"}`], l.Metrics["pool_inflight"], l.Metrics["pool_requests_total"]
+		// Readings once a second from a quarter second in, and one as
+		// the window ends: at least two in 2 s, at most four.
+		if main.Kind != "gauge" || main.N < 2 || main.N > 4 || all.N != main.N || served.Kind != "counter" {
+			t.Errorf("window %d: readings %+v, want two gauges and a counter read 2 to 4 times", l.Window, l.Metrics)
+		}
+		// The spare series always shows 1: the sum is the main one's plus 1.
+		if math.Abs(all.Mean-main.Mean-1) > 1e-9 || main.Max < main.Mean {
+			t.Errorf("window %d: pool_inflight mean %v, the main series' %v: want the sum of both series", l.Window, all.Mean, main.Mean)
+		}
+		// In flight ≈ rate × time in the pool (10 ms and a little
+		// queueing): well under the 4 workers, above nothing.
+		if want := l.Offered * 0.0105; main.Mean > 4*want || main.Max > 68 {
+			t.Errorf("window %d: pool_inflight{pool=\"main\"} mean %v max %v, want about %.1f", l.Window, main.Mean, main.Max, want)
+		}
+		if served.Mean < 0.8*l.OKPerSec || served.Mean > 1.25*l.OKPerSec {
+			t.Errorf("window %d: pool_requests_total %v a second, want about the %v ok answers a second", l.Window, served.Mean, l.OKPerSec)
+		}
+	}
+	b, err := os.ReadFile(name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d evidence.ReportData
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Gauges) != 2 || d.Gauges[1].Window != 1 || d.Gauges[1].Readings["pool_requests_total"] != lines[1].Metrics["pool_requests_total"] || d.QueueHeader != "Queue-Ms" {
+		t.Errorf("report data gauges %+v, queue header %q: want both windows' readings as printed, Queue-Ms", d.Gauges, d.QueueHeader)
+	}
+	// Every ok record carries a Queue-Ms value the pool sent.
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	n := 0
+	for _, r := range readRecords(t, records)[1:] {
+		if r[6] != "ok" {
+			continue
+		}
+		n++
+		if v, err := strconv.ParseFloat(r[9], 64); err != nil || !pool.waits[v] {
+			t.Fatalf("record %v: queue_wait_ms %q is not a Queue-Ms value the pool sent", r, r[9])
+		}
+	}
+	if n == 0 {
+		t.Error("no ok records")
+	}
+
+	// The table prints the readings on a line under each row.
+	out, errOut, err = runLoad(t, noenv, "--control", "none", "--target", pool.url, "--rate", "100", "--seconds", "1",
+		"--metrics", pool.url+"/metrics", "--gauge", `pool_inflight{pool="main"}`, "--counter", "pool_requests_total")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	if ls := strings.Split(strings.TrimSpace(out), "\n"); len(ls) != 3 || !strings.HasPrefix(ls[2], `  metrics: pool_inflight{pool="main"} mean `) || !strings.Contains(ls[2], "; pool_requests_total ") {
+		t.Errorf("table:\n%s\nwant a header, the row and its metrics line", out)
+	}
+	t.Logf("load printed:\n%s", out)
 }
