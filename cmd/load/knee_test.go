@@ -40,7 +40,7 @@ type poolService struct {
 	requests atomic.Int64 // requests to / (served or refused)
 
 	mu     sync.Mutex
-	svcSum time.Duration   // time in service, summed
+	svcSum time.Duration    // time in service, summed
 	waits  map[float64]bool // every Queue-Ms value sent
 }
 
@@ -343,16 +343,19 @@ func TestMetricsAndQueueHeader(t *testing.T) {
 	}
 	// Every ok record carries a Queue-Ms value the pool sent.
 	pool.mu.Lock()
-	defer pool.mu.Unlock()
-	n := 0
+	n, bad := 0, []string(nil)
 	for _, r := range readRecords(t, records)[1:] {
 		if r[6] != "ok" {
 			continue
 		}
 		n++
 		if v, err := strconv.ParseFloat(r[9], 64); err != nil || !pool.waits[v] {
-			t.Fatalf("record %v: queue_wait_ms %q is not a Queue-Ms value the pool sent", r, r[9])
+			bad = r
 		}
+	}
+	pool.mu.Unlock()
+	if bad != nil {
+		t.Errorf("record %v: queue_wait_ms %q is not a Queue-Ms value the pool sent", bad, bad[9])
 	}
 	if n == 0 {
 		t.Error("no ok records")
@@ -364,8 +367,12 @@ func TestMetricsAndQueueHeader(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut)
 	}
-	if ls := strings.Split(strings.TrimSpace(out), "\n"); len(ls) != 3 || !strings.HasPrefix(ls[2], `  metrics: pool_inflight{pool="main"} mean `) || !strings.Contains(ls[2], "; pool_requests_total ") {
+	ls := strings.Split(strings.TrimSpace(out), "\n")
+	if len(ls) != 3 || !strings.HasPrefix(ls[2], `  metrics: pool_inflight{pool="main"} mean `) || !strings.Contains(ls[2], "; pool_requests_total ") {
 		t.Errorf("table:\n%s\nwant a header, the row and its metrics line", out)
+	}
+	if f := strings.Fields(ls[1]); len(f) < 3 || f[1] != f[2] {
+		t.Errorf("row %q: want every request sent answered ok", ls[1])
 	}
 	t.Logf("load printed:\n%s", out)
 }
