@@ -190,7 +190,9 @@ func (p *kneePlan) search(ctx context.Context, base loadrun.Sweep, seconds float
 	// one runs a window at rate and returns its row, or false when it
 	// was cut short (ctx cancelled) or failed.
 	one := func(rate float64, note string) (result.Row, bool, error) {
-		if out.windows > 0 {
+		if out.windows > 0 && base.Driver == nil {
+			// The pause a plain sweep makes between its windows (a
+			// simulation makes none).
 			t := time.NewTimer(measure.WindowPause)
 			select {
 			case <-t.C:
@@ -230,7 +232,7 @@ func (p *kneePlan) search(ctx context.Context, base loadrun.Sweep, seconds float
 			return sum, err
 		}
 		if !ok {
-			sum.Stopped = "interrupted: the window cut short is kept, with its arrivals not sent as not_sent"
+			sum.Stopped = fmt.Sprintf("interrupted in window %d (%s/s): its row and records are kept, the arrivals after the interrupt as not_sent", out.windows, fmtOffered(rate))
 			p.finish(&sum, out.rows, rows, kneeAt)
 			return sum, nil
 		}

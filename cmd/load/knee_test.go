@@ -1,20 +1,25 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -375,4 +380,134 @@ func TestMetricsAndQueueHeader(t *testing.T) {
 		t.Errorf("row %q: want every request sent answered ok", ls[1])
 	}
 	t.Logf("load printed:\n%s", out)
+}
+
+// Ctrl-C in a real load process, mid-window of a knee search: the process
+// ends the window at once and exits (status 1, saying it was
+// interrupted) with the summary printed for what it measured; the
+// records file has every finished window and the cut one, whose arrivals
+// after the interrupt are not_sent, nothing lost; the report's data has
+// every row, and no recovery window ran.
+func TestKneeInterrupt(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "load")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	pool := startPool(t, 4, 10*time.Millisecond, 64)
+	dir := t.TempDir()
+	records, report := filepath.Join(dir, "records.csv"), filepath.Join(dir, "r")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--control", "none", "--target", pool.url, "--knee", "50:400", "--seconds", "2",
+		"--records", records, "--report", report)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The header and two rows: two windows have ended; the third starts
+	// 0.5 s later and is interrupted 1 s into its 2 s.
+	sc := bufio.NewScanner(stdout)
+	var out []string
+	for len(out) < 3 && sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	if len(out) < 3 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("load printed %q before ending; stderr %s", out, errOut.String())
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	interrupted := time.Now()
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	err = cmd.Wait()
+	if time.Since(interrupted) > 5*time.Second {
+		t.Errorf("load took %v to end after SIGINT", time.Since(interrupted))
+	}
+	text := strings.Join(out, "\n")
+	t.Logf("load printed:\n%s\nand on stderr:\n%s", text, errOut.String())
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errOut.String(), "load: interrupted after 3 windows; every request sent was accounted for") {
+		t.Fatalf("exit %v, stderr %q: want status 1 saying it was interrupted after 3 windows\n%s", err, errOut.String(), text)
+	}
+	if len(out) < 4 || !strings.Contains(out[3], "cancelled before the window ended") {
+		t.Fatalf("stdout:\n%s\nwant the cut window's row, noted", text)
+	}
+	for _, want := range []string{"knee search: 3 windows; stopped: interrupted", "ceiling: ", "lost 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("stdout:\n%s\nwant the summary, with %q", text, want)
+		}
+	}
+	if strings.Contains(text, "recovery") {
+		t.Errorf("stdout:\n%s\nwant no recovery window after Ctrl-C", text)
+	}
+	// The records: windows 0 and 1 whole, window 2 cut: sent before the
+	// interrupt, not_sent after it, nothing unfinished.
+	recs := readRecords(t, records)
+	byWindow := map[string]map[string]int{}
+	for _, r := range recs[1:] {
+		if byWindow[r[0]] == nil {
+			byWindow[r[0]] = map[string]int{}
+		}
+		byWindow[r[0]][r[6]]++
+	}
+	if len(byWindow) != 3 || byWindow["0"]["not_sent"] != 0 || byWindow["1"]["not_sent"] != 0 || byWindow["2"]["not_sent"] == 0 || byWindow["2"]["ok"] == 0 {
+		t.Errorf("records by window and outcome %v: want windows 0 and 1 whole, window 2 cut with its rest not_sent", byWindow)
+	}
+	for w, outcomes := range byWindow {
+		if outcomes["unfinished"] != 0 {
+			t.Errorf("window %s: %d records unfinished (lost)", w, outcomes["unfinished"])
+		}
+	}
+	if rep := readRecords(t, report+".csv"); len(rep) != len(recs) {
+		t.Errorf("report CSV has %d lines, --records %d: want the same records", len(rep), len(recs))
+	}
+	b, err := os.ReadFile(report + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d evidence.ReportData
+	if err := json.Unmarshal(b, &d); err != nil || len(d.Rows) != 3 || !strings.HasPrefix(d.Stopped, "interrupted") || d.Rows[2].Lost != 0 {
+		t.Errorf("report data %+v (%v): want 3 rows, the last cut with lost 0, stopped: interrupted", d, err)
+	}
+}
+
+// Each window of a knee search has the schedule a plain sweep has at its
+// rate, so a simulated search's rows are the simulated sweep's through
+// the same rates, exactly (the lab simulated, nothing sent); the recovery
+// window repeats the first window's schedule, so its row is the first's.
+func TestKneeSimulatedIsTheSweep(t *testing.T) {
+	lab := []string{"--simulate", "--workers", "4", "--wait-ms", "10", "--seconds", "5", "--seed", "7", "--json"}
+	out, _, err := runLoad(t, noenv, append(lab, "--knee", "100:1000")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, sum := kneeOutput(t, out)
+	search := rows[:len(rows)-1]
+	rates := make([]string, len(search))
+	for i, r := range search {
+		rates[i] = strconv.FormatFloat(r.Offered, 'f', -1, 64)
+	}
+	out, _, err = runLoad(t, noenv, append(lab, "--rate", strings.Join(rates, ","))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sweep := jsonRows(t, out); !slices.Equal(sweep, search) {
+		t.Errorf("the search's rows:\n%+v\nthe sweep's through the same rates:\n%+v", search, sweep)
+	}
+	rec := rows[len(rows)-1]
+	first := rows[0]
+	rec.Window, rec.Note = 0, ""
+	if rec != first || sum.Knee == nil {
+		t.Errorf("recovery row %+v, first row %+v: want the same; summary %+v", rec, first, sum)
+	}
 }

@@ -482,17 +482,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// Before anything is sent: the knob changes are ones this lab
 		// takes, the control API answers, the target accepts a
 		// connection (opened and closed, no request) and the service's
-		// /metrics shows every metric named.
+		// /metrics shows every metric named (read before the target is
+		// touched).
 		err := checkChanges(ctx, ctl, o.changes)
-		if err == nil {
-			err = reachable(ctx, o.target, target, ctl)
-		}
 		if err == nil && o.metricsURL != "" {
 			src := newMetricsSource(o.metricsURL, o.metrics)
 			if _, rerr := src.read(ctx); rerr != nil {
 				err = usagef("--metrics %s: %v", o.metricsURL, rootCause(rerr))
 			}
 			metrics = newGaugeWatch(src)
+		}
+		if err == nil {
+			err = reachable(ctx, o.target, target, ctl)
 		}
 		if err != nil {
 			unmake()
