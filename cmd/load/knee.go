@@ -231,8 +231,13 @@ func (p *kneePlan) search(ctx context.Context, base loadrun.Sweep, seconds float
 			p.finish(&sum, out.rows, rows, kneeAt)
 			return sum, err
 		}
-		if !ok {
+		if !ok && len(rows)+1 == len(out.rows) {
 			sum.Stopped = fmt.Sprintf("interrupted in window %d (%s/s): its row and records are kept, the arrivals after the interrupt as not_sent", out.windows, fmtOffered(rate))
+			p.finish(&sum, out.rows, rows, kneeAt)
+			return sum, nil
+		}
+		if !ok {
+			sum.Stopped = fmt.Sprintf("interrupted between windows, after window %d", out.windows)
 			p.finish(&sum, out.rows, rows, kneeAt)
 			return sum, nil
 		}

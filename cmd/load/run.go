@@ -643,7 +643,9 @@ func (out *output) handle(e measure.Event) error {
 		}
 		var readings map[string]evidence.GaugeReading
 		if out.metrics != nil {
-			readings = out.metrics.end(context.WithoutCancel(context.Background()), e.Window)
+			// Read even after Ctrl-C: the window's last reading is part of
+			// what was measured (a read is bounded by metricsWait).
+			readings = out.metrics.end(context.Background(), e.Window)
 			out.gauges = append(out.gauges, evidence.WindowGauges{Window: e.Window, Readings: readings})
 		}
 		out.rows = append(out.rows, row)
