@@ -105,22 +105,22 @@ func (p *kneePlan) windowCost(seconds float64, timeout time.Duration) time.Durat
 	return time.Duration(seconds*float64(time.Second)) + timeout + measure.WindowPause
 }
 
-// rate is the search's k-th rate (from 0): FROM × step^k, to two decimals,
-// at least 0.01 above the one before, and TO once that is reached.
-func (p *kneePlan) rate(k int) float64 {
-	r := p.from
-	for i := 1; i <= k && r < p.to; i++ {
-		r = max(result.Round(p.from*math.Pow(p.step, float64(i)), 100), r+0.01)
-	}
-	return min(r, p.to)
+// next is the search's rate after prev, its k-th (from 0): FROM × step^k,
+// to two decimals, at least 0.01 above prev, and TO once that is reached.
+func (p *kneePlan) next(prev float64, k int) float64 {
+	return min(result.Round(max(p.from*math.Pow(p.step, float64(k)), prev+0.01), 100), p.to)
 }
+
+// maxShown bounds the count windows makes: the count is only shown
+// (progress says "window 3/12"), and a search that long ends by its budget.
+const maxShown = 100000
 
 // windows is how many windows the search has at most, the recovery
 // window included.
 func (p *kneePlan) windows() int {
 	n := 1
-	for p.rate(n-1) < p.to {
-		n++
+	for r := p.from; r < p.to && n < maxShown; n++ {
+		r = p.next(r, n)
 	}
 	if p.recovery {
 		n++
@@ -217,8 +217,11 @@ func (p *kneePlan) search(ctx context.Context, base loadrun.Sweep, seconds float
 		}
 		return row, ctx.Err() == nil, nil
 	}
+	rate := p.from
 	for k := 0; ; k++ {
-		rate := p.rate(k)
+		if k > 0 {
+			rate = p.next(rate, k)
+		}
 		if k > 0 {
 			if used := time.Since(start); used+cost+reserve > p.budget {
 				sum.Stopped = fmt.Sprintf("the next window (%s/s) would not fit the budget: %v used of %v, a window counts %v", fmtOffered(rate), used.Round(time.Second), p.budget, cost)
