@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"math"
 	"net"
@@ -198,6 +199,27 @@ func TestKneeFindsPoolKnee(t *testing.T) {
 	}
 	if d.Tool != "capacitylab load" || d.Version != 1 || len(d.Rows) != len(rows) || d.Stopped != sum.Stopped || d.Loop != "open" || d.Target != pool.url {
 		t.Errorf("report data %+v: want the tool, version 1, every row and why it stopped", d)
+	}
+	// NAME.html is the analysis of those two files: the knee it names is
+	// the search's.
+	page, err := os.ReadFile(name + ".html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name + ".csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ds, err := evidence.Read("r.csv", f, evidence.DefaultLimits())
+	if err == nil {
+		err = ds.Attach(&d)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := evidence.Analyze(ds, evidence.Options{}); a.Knee != knee || !strings.Contains(string(page), html.EscapeString(a.KneeWhy)) {
+		t.Errorf("report: knee %d (%q), search's %d; want the report to name it", a.Knee, a.KneeWhy, knee)
 	}
 
 	// The figures need a generator that sent on time: a window of 1.5 s
@@ -481,6 +503,9 @@ func TestKneeInterrupt(t *testing.T) {
 	var d evidence.ReportData
 	if err := json.Unmarshal(b, &d); err != nil || len(d.Rows) != 3 || !strings.HasPrefix(d.Stopped, "interrupted") || d.Rows[2].Lost != 0 {
 		t.Errorf("report data %+v (%v): want 3 rows, the last cut with lost 0, stopped: interrupted", d, err)
+	}
+	if page, err := os.ReadFile(report + ".html"); err != nil || !strings.Contains(string(page), "<html") {
+		t.Errorf("report.html after the interrupt: %v; want the report of what was measured", err)
 	}
 }
 

@@ -81,9 +81,13 @@
 //	--queue-header NAME
 //	                  the reply header (milliseconds, a number) read into each record's
 //	                  queue_wait_ms instead of the lab's X-Queue-Wait-Ms
-//	--report NAME     write the records to NAME.csv (as --records) and the report's data
+//	--report NAME     write the records to NAME.csv (as --records), the report's data
 //	                  to NAME.json (evidence.ReportData: how load ran, every row, the
-//	                  metrics beside each window, why a knee search stopped)
+//	                  metrics beside each window, why a knee search stopped) and the
+//	                  report made from the two to NAME.html: one self-contained page
+//	                  (package evidence: the knee, the ceiling, the charts, the rows,
+//	                  in flight beside Little's product, the method's checklist, and
+//	                  the admission limit for --max-p99 as the latency budget)
 //	--records FILE    write every request's raw record as CSV to FILE
 //	--json            one JSON object per row on stdout instead of the table
 //	--check           check the service and print what to expect, then exit

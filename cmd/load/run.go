@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -554,7 +556,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		out.werr = sum.print(stdout, o.json)
 	}
 	if o.report != "" {
-		if rerr := writeReport(o.report, out.report(started, sum.Stopped)); rerr != nil && err == nil {
+		if rerr := writeReport(o.report, out.report(started, sum.Stopped), o.reportBudget()); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
@@ -702,15 +704,47 @@ func (out *output) report(started time.Time, stopped string) evidence.ReportData
 	return d
 }
 
-// writeReport writes the report's data as NAME.json. (The HTML report
-// made from it, NAME.html, is written here too once evidence can.)
-func writeReport(name string, d evidence.ReportData) error {
+// reportBudget is the latency budget the report derives its admission
+// limit for: a knee search's --max-p99, else none.
+func (o options) reportBudget() time.Duration {
+	if o.knee == nil {
+		return 0
+	}
+	return o.knee.maxP99
+}
+
+// writeReport writes the report's data as NAME.json, then the report
+// itself, NAME.html, made from the two files as they were written
+// (NAME.csv read back with evidence.Read, NAME.json attached), so the
+// report shows exactly what an upload of them would. The latency budget
+// its admission limit is derived for is --max-p99, when given.
+func writeReport(name string, d evidence.ReportData, budget time.Duration) error {
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(name+".json", append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("writing the report's data: %w", err)
+	}
+	f, err := os.Open(name + ".csv")
+	if err != nil {
+		return fmt.Errorf("reading the records back for the report: %w", err)
+	}
+	defer f.Close()
+	ds, err := evidence.Read(filepath.Base(name)+".csv", f, evidence.DefaultLimits())
+	if err == nil {
+		err = ds.Attach(&d)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the records back for the report: %w", err)
+	}
+	a := evidence.Analyze(ds, evidence.Options{BudgetMS: result.MS(budget)})
+	var html bytes.Buffer
+	if err := evidence.WriteReport(&html, ds, a); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := os.WriteFile(name+".html", html.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
 }
