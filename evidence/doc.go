@@ -22,6 +22,8 @@
 // saturated generator adds: coordinated omission) is said in the
 // Dataset's warnings.
 //
+// # Reading
+//
 // How each is read:
 //
 //	load-csv    each line one Record exactly as load wrote it (times to the

@@ -11,10 +11,15 @@ import (
 // through.
 const maxHead = 8 << 10
 
+// defaultQueueHeader is the header a reply's queue wait is read from
+// unless the Target names another (Target.WithQueueHeader): the lab's own,
+// lower case as readReply compares it.
+const defaultQueueHeader = "x-queue-wait-ms"
+
 // reply is what readReply takes from one HTTP/1.x response.
 type reply struct {
 	status      int     // 0 until the status line was read
-	queueWaitMS float64 // X-Queue-Wait-Ms, -1 when absent or not a number ≥ 0
+	queueWaitMS float64 // the queue header (X-Queue-Wait-Ms), -1 when absent or not a number ≥ 0
 	serviceMS   float64 // X-Service-Ms, likewise
 }
 
@@ -137,7 +142,7 @@ func (rr *replyReader) toEOF(limit int64) error {
 // anything that is not acceptable HTTP/1.x
 // is a *malformedError. When the head was read but the body failed, the
 // returned reply still has its status.
-func readReply(src io.Reader, buf []byte) (reply, error) {
+func readReply(src io.Reader, buf []byte, queueHeader string) (reply, error) {
 	rr := replyReader{src: src, buf: buf}
 	rep := reply{queueWaitMS: -1, serviceMS: -1}
 
@@ -176,7 +181,7 @@ func readReply(src io.Reader, buf []byte) (reply, error) {
 				return rep, malformed("unsupported Transfer-Encoding")
 			}
 			chunked = true
-		case equalFold(name, "x-queue-wait-ms"):
+		case equalFold(name, queueHeader):
 			if rep.queueWaitMS < 0 {
 				rep.queueWaitMS = parseMS(value)
 			}

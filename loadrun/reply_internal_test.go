@@ -119,7 +119,7 @@ func TestReadReply(t *testing.T) {
 		for _, rd := range readers {
 			t.Run(c.name+"/"+rd.name, func(t *testing.T) {
 				var buf [maxHead]byte
-				rep, err := readReply(rd.wrap(strings.NewReader(c.in)), buf[:])
+				rep, err := readReply(rd.wrap(strings.NewReader(c.in)), buf[:], defaultQueueHeader)
 				if got := errKind(err); got != c.wantErr {
 					t.Fatalf("error %v (%s), want %q", err, got, c.wantErr)
 				}
@@ -164,7 +164,7 @@ func TestReadReplyClassified(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf [maxHead]byte
-			_, err := readReply(c.src, buf[:])
+			_, err := readReply(c.src, buf[:], defaultQueueHeader)
 			o, r := classify(context.Background(), err, result.ReasonReadTimeout, result.ReasonMalformed)
 			if o != c.outcome || r != c.reason {
 				t.Errorf("readReply error %v classified %v/%q, want %v/%q", err, o, r, c.outcome, c.reason)
@@ -180,7 +180,7 @@ func TestReadReplyAllocs(t *testing.T) {
 	sr := strings.NewReader(in)
 	allocs := testing.AllocsPerRun(100, func() {
 		sr.Reset(in)
-		if _, err := readReply(sr, buf[:]); err != nil {
+		if _, err := readReply(sr, buf[:], defaultQueueHeader); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -200,8 +200,8 @@ func FuzzReadReply(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		var buf [maxHead]byte
-		rep, err := readReply(strings.NewReader(in), buf[:])
-		rep1, err1 := readReply(iotest.OneByteReader(strings.NewReader(in)), buf[:])
+		rep, err := readReply(strings.NewReader(in), buf[:], defaultQueueHeader)
+		rep1, err1 := readReply(iotest.OneByteReader(strings.NewReader(in)), buf[:], defaultQueueHeader)
 		if rep != rep1 || errKind(err) != errKind(err1) {
 			t.Fatalf("whole: %+v %v; one byte at a time: %+v %v", rep, err, rep1, err1)
 		}
@@ -229,4 +229,41 @@ func FuzzReadReply(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A named queue header (Target.WithQueueHeader) is read instead of the
+// lab's, in any case, and the lab's is then ignored; reading it allocates
+// nothing more than the lab's does.
+func TestReadReplyQueueHeader(t *testing.T) {
+	in := "HTTP/1.1 200 OK\r\nX-Queue-Wait-Ms: 9\r\nqueue-MS: 2.5\r\nContent-Length: 0\r\n\r\n"
+	var buf [maxHead]byte
+	rep, err := readReply(strings.NewReader(in), buf[:], "queue-ms")
+	if err != nil || rep.queueWaitMS != 2.5 {
+		t.Errorf("readReply with queue-ms = %+v, %v; want queue wait 2.5", rep, err)
+	}
+	if rep, _ := readReply(strings.NewReader(in), buf[:], defaultQueueHeader); rep.queueWaitMS != 9 {
+		t.Errorf("readReply with the lab's header = %+v; want queue wait 9", rep)
+	}
+	sr := strings.NewReader(in)
+	allocs := testing.AllocsPerRun(100, func() {
+		sr.Reset(in)
+		if _, err := readReply(sr, buf[:], "queue-ms"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("readReply with a named header allocated %v times per reply, want 0", allocs)
+	}
+	tg, err := NewTarget("http://127.0.0.1:1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "Queue Wait", "a:b", "x\x00"} {
+		if _, err := tg.WithQueueHeader(bad); err == nil {
+			t.Errorf("WithQueueHeader(%q) accepted", bad)
+		}
+	}
+	if tg, err = tg.WithQueueHeader("Queue-MS"); err != nil || tg.queueHeader != "queue-ms" {
+		t.Errorf("WithQueueHeader(Queue-MS) = %q, %v", tg.queueHeader, err)
+	}
 }

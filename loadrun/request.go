@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -31,6 +32,10 @@ type Target struct {
 	request  []byte
 	timeout  time.Duration
 	bufs     *sync.Pool // of *[maxHead]byte, the reply readers' scratch buffers
+	// queueHeader is the reply header read into Record.QueueWaitMS, lower
+	// case: defaultQueueHeader (the lab's X-Queue-Wait-Ms) unless
+	// WithQueueHeader named another.
+	queueHeader string
 }
 
 // NewTarget parses an http:// URL (host:port and optional path) and returns
@@ -55,7 +60,24 @@ func NewTarget(rawURL string, timeout time.Duration) (Target, error) {
 	ap, _ := netip.ParseAddrPort(host) // not an IP literal: resolved at each dial
 	bufs := &sync.Pool{New: func() any { return new([maxHead]byte) }}
 	sa := newSockaddr(ap)
-	return Target{addr: host, addrPort: ap, sa: &sa, request: []byte(req), timeout: timeout, bufs: bufs}, nil
+	return Target{addr: host, addrPort: ap, sa: &sa, request: []byte(req), timeout: timeout, bufs: bufs, queueHeader: defaultQueueHeader}, nil
+}
+
+// WithQueueHeader returns t reading each reply's queue wait (Record.QueueWaitMS,
+// milliseconds, a number ≥ 0) from the header name instead of the lab's
+// X-Queue-Wait-Ms, so any service can report how long a request queued.
+// The name is matched ignoring case, as the lab's is.
+func (t Target) WithQueueHeader(name string) (Target, error) {
+	if name == "" {
+		return t, errors.New("queue header is empty: want a header name such as X-Queue-Wait-Ms")
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?={}`, c) >= 0 {
+			return t, fmt.Errorf("queue header %q is not a header name: want letters, digits and -, e.g. X-Queue-Wait-Ms", name)
+		}
+	}
+	t.queueHeader = strings.ToLower(name)
+	return t, nil
 }
 
 // Addr is the host:port requests connect to.
@@ -217,7 +239,7 @@ func (t Target) exchange(ctx context.Context, deadline time.Time, buf []byte) (r
 	if _, err := c.Write(t.request); err != nil {
 		return reply{}, phaseWrite, err
 	}
-	rep, err := readReply(c, buf)
+	rep, err := readReply(c, buf, t.queueHeader)
 	return rep, phaseRead, err
 }
 
@@ -237,7 +259,7 @@ func (t Target) exchangeBegun(a *arrivalReader, wrote int, buf []byte) (reply, p
 			return reply{}, phaseWrite, err
 		}
 	}
-	rep, err := readReply(a, buf)
+	rep, err := readReply(a, buf, t.queueHeader)
 	return rep, phaseRead, err
 }
 

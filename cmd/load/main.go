@@ -1,14 +1,19 @@
 // Command load is the terminal twin of the server's load runner: it sweeps a
-// lab service with open-loop Poisson (or uniform) arrivals, or a closed loop
-// of clients, and prints one row per window as it ends. See package loadrun
-// for the columns, the records and the accounting rules.
+// lab service (or any HTTP service, with --control none) with open-loop
+// Poisson (or uniform) arrivals, or a closed loop of clients, or searches
+// for its knee, stepping the rate up until it stops by itself (--knee),
+// and prints one row per window as it ends. See package loadrun for the
+// columns, the records and the accounting rules.
 //
 // Usage:
 //
 //	load [--target URL] [--control URL] [--rate 40,48,60,100] [--seconds 20]
 //	     [--seed N] [--timeout 2s] [--schedule poisson|uniform] [--rng pcg|python]
 //	     [--closed N] [--arrivals FILE] [--max-inflight N] [--at TIME:KNOB=VALUE ...]
-//	     [--records FILE] [--json] [--check]
+//	     [--records FILE] [--report NAME] [--json] [--check]
+//	     [--metrics URL --gauge NAME ... --counter NAME ...] [--queue-header NAME]
+//	load --knee FROM:TO [--step 1.25] [--max-p99 D] [--max-errors 0.01]
+//	     [--budget 10m] [--recovery=false] [the same flags but --rate, --closed, --arrivals]
 //	load --simulate [--workers N --spin-ms MS --wait-ms MS --limit N --cpus N
 //	     --stall-every N --stall-ms MS --policy P] [the same sweep flags]
 //
@@ -46,6 +51,43 @@
 //	                  30s:WAIT_MS=2000; repeatable; each window starts from the knobs
 //	                  the lab had (set back as it ends); a line on stderr says when the
 //	                  lab took each change
+//	--knee FROM:TO    find the knee (see "The knee search" below): windows at FROM,
+//	                  FROM × --step, ... up to TO, rates a second (0 < FROM < TO ≤
+//	                  result.MaxRate); not with --rate, --closed or --arrivals
+//	--step F          with --knee: each rate the last one's times F, to two decimals
+//	                  (more than 1, at most 4; default 1.25)
+//	--max-p99 D       with --knee: stop right after a window whose p99 passes D (0, the
+//	                  default, for no bound)
+//	--max-errors S    with --knee: stop right after a window whose share of requests sent
+//	                  that were not ok (refused + gaveup + error over sent) passes S
+//	                  (more than 0, at most 1; default 0.01)
+//	--budget D        with --knee: the most time the search may take, its recovery window
+//	                  included (default 10m); a window counts --seconds + --timeout +
+//	                  the pause between windows
+//	--recovery        with --knee: one recovery window at FROM after the search stops
+//	                  (default true; --recovery=false for none)
+//	--metrics URL     the service's Prometheus text endpoint: the metrics --gauge and
+//	                  --counter name are read once at the start (one missing is bad
+//	                  input), then in each window from its first progress (a quarter
+//	                  second in) once a second and as it ends, in a goroutine of their
+//	                  own, not on the send path; printed on a line under each row
+//	                  ("metrics: ..."), as "metrics" in each --json row, and in --report
+//	--gauge NAME      with --metrics: a gauge, NAME (its series summed) or
+//	                  NAME{label="value",...} (the series carrying those labels): its mean
+//	                  and most over the window's readings; repeatable
+//	--counter NAME    with --metrics: a counter, named as --gauge: its increase a second
+//	                  over the window (process_cpu_seconds_total: processors in use);
+//	                  repeatable
+//	--queue-header NAME
+//	                  the reply header (milliseconds, a number) read into each record's
+//	                  queue_wait_ms instead of the lab's X-Queue-Wait-Ms
+//	--report NAME     write the records to NAME.csv (as --records), the report's data
+//	                  to NAME.json (evidence.ReportData: how load ran, every row, the
+//	                  metrics beside each window, why a knee search stopped) and the
+//	                  report made from the two to NAME.html: one self-contained page
+//	                  (package evidence: the knee, the ceiling, the charts, the rows,
+//	                  in flight beside Little's product, the method's checklist, and
+//	                  the admission limit for --max-p99 as the latency budget)
 //	--records FILE    write every request's raw record as CSV to FILE
 //	--json            one JSON object per row on stdout instead of the table
 //	--check           check the service and print what to expect, then exit
@@ -58,6 +100,37 @@
 // window (at most loadrun.DefaultDrainWait), windows measure.WindowPause
 // apart, each window's row printed and its raw records written to --records
 // as it ends, so an interrupted sweep keeps the windows it finished.
+//
+// The knee search (--knee FROM:TO) runs one window at a time through the
+// same path as a sweep (package measure's Generate, a sweep of one rate):
+// each window has the schedule a plain sweep has at its rate (its seed is
+// drawn from --seed and the rate), records and rows are numbered across
+// the whole search, and windows are measure.WindowPause apart. After each
+// window it stops:
+//
+//   - one window past the first saturated window (evidence.Saturated: it
+//     answered ok fewer than 95% of its own arrivals a second, the rule the
+//     course's analysis uses too): that window, a step higher, confirms
+//     goodput stopped rising (under 5% more) or says it did not;
+//   - right after a window whose p99 passes --max-p99, or whose share of
+//     requests sent that were not ok passes --max-errors;
+//   - when the next window (and the recovery window) would not fit --budget;
+//   - at TO.
+//
+// Then, unless --recovery=false, one window at FROM (its row noted
+// "recovery: ..."; it repeats the first window's schedule) shows whether
+// the service recovers once the load stops. A summary follows the rows:
+// why it stopped, the first saturation point and why, the ceiling (the
+// most ok answers a second of any window of the search), p50, p95 and p99
+// with n before the knee and at the ceiling, the errors of every window,
+// the recovery window, the windows run; with --json one last object
+// {"summary": {...}}.
+//
+// Ctrl-C (SIGINT) or SIGTERM ends the window in progress at once: it is
+// kept as every window is (its row noted "cancelled before the window
+// ended", its records with the arrivals after the interrupt not_sent,
+// nothing lost), no recovery window runs, the summary of what was
+// measured and the report are written, and load exits with status 1.
 //
 // When the control API is on this machine (a loopback address), load reads
 // the processors the lab runs on (GET /config) and pins every thread of its
@@ -82,7 +155,13 @@
 // stderr says what was simulated.
 //
 // Bad input (unparsable rates, seconds ≤ 0, a rate above the cap, an
-// unreachable target or control API, an arrivals file that is empty,
+// unreachable target or control API, a --knee that is not FROM:TO with
+// 0 < FROM < TO ≤ the cap, --step not in (1, 4], --max-errors not in
+// (0, 1], a --budget without room for a window (and the recovery), a knee
+// search's flag without --knee or --knee with --rate, --closed or
+// --arrivals, --gauge or --counter without --metrics or a name that is not
+// one, a metric /metrics does not show, a --queue-header that is not a
+// header name, a --report that cannot be written, an arrivals file that is empty,
 // unsorted or has a bad line (named), a knob out of range, a knob flag
 // without --simulate, an --at past the window's end, for a knob the lab
 // cannot change or with a value it would refuse given its knobs, read

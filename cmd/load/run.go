@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -20,6 +22,7 @@ import (
 
 	"capacitylab/affinity"
 	"capacitylab/envflag"
+	"capacitylab/evidence"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
@@ -77,6 +80,26 @@ type options struct {
 	changes         []result.KnobChange // --at, in the order given
 	overTime        bool                // --over-time: a sample every second, a line for each
 	samples         string              // --samples: write the samples as CSV to this file
+	knee            *kneePlan           // --knee: a knee search instead of the rates given
+	metricsURL      string              // --metrics: the service's Prometheus text endpoint
+	metrics         []metricSpec        // --gauge and --counter, in the order given
+	queueHeader     string              // --queue-header: the reply header read into queue_wait_ms
+	report          string              // --report NAME: NAME.csv and NAME.json
+}
+
+// nameList is a repeatable flag's values, in order.
+type nameList []string
+
+func (l *nameList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, " ")
+}
+
+func (l *nameList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }
 
 // changeList is --at: every knob change given, in order.
@@ -126,6 +149,17 @@ func loadFlags() (fs *envflag.Set, target, control *envflag.Setting, knobs *labs
 	f.Bool("over-time", false, "a run over time: a line every second of each window (ok/s, refused, gave up, in flight, the lab's limit and queue, p99)")
 	f.String("samples", "", "with --over-time: write every second's sample as CSV to this file")
 	f.Var(&changeList{}, "at", "change a lab knob at a time into every window, "+result.KnobChangeSyntax+"; repeatable")
+	f.String("knee", "", "find the knee: rates from FROM up to TO (FROM:TO), each the last times --step, stopping by itself")
+	f.Float64("step", defaultStep, "with --knee: each window's rate is the last one's times this")
+	f.Duration("max-p99", 0, "with --knee: stop after a window whose p99 passes this (0 for no bound)")
+	f.Float64("max-errors", defaultMaxErrors, "with --knee: stop after a window whose share of requests sent not ok passes this")
+	f.Duration("budget", defaultBudget, "with --knee: the most time the search may take, its recovery window included")
+	f.Bool("recovery", true, "with --knee: one window at FROM after the search stops, to see whether the service recovers")
+	f.String("metrics", "", "the service's Prometheus text endpoint (e.g. http://127.0.0.1:8000/metrics), read every second in each window")
+	f.Var(&nameList{}, "gauge", "with --metrics: a gauge to read, NAME or NAME{label=\"value\"}; repeatable")
+	f.Var(&nameList{}, "counter", "with --metrics: a counter whose increase a second to read, NAME or NAME{label=\"value\"}; repeatable")
+	f.String("queue-header", "", "the reply header (milliseconds) read into each record's queue_wait_ms instead of X-Queue-Wait-Ms")
+	f.String("report", "", "write the records to NAME.csv and the report's data to NAME.json")
 	knobs = labsvc.AddKnobFlags(fs)
 	return fs, target, control, knobs
 }
@@ -203,6 +237,16 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 	} else if given := knobs.Given(); len(given) > 0 {
 		return o, usagef("%s sets the simulated lab's knobs: add --simulate, or set the knobs where the lab runs (cmd/lab)", given[0])
 	}
+	if err := parseService(&o, f, set); err != nil {
+		return o, err
+	}
+	if o.knee, err = parseKnee(f, set, o.seconds, o.timeout); err != nil {
+		return o, err
+	}
+	if o.knee != nil {
+		o.rates = []float64{o.knee.from, o.knee.to} // checked as a sweep's; the search runs its own
+		return o, checkSeconds(o.seconds)
+	}
 	if arrivals != "" {
 		for _, name := range []string{"rate", "closed", "schedule", "rng", "seed"} {
 			if set(name) {
@@ -232,6 +276,51 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 		return o, err
 	}
 	return o, checkSeconds(o.seconds)
+}
+
+// parseService reads the flags about the service itself: --metrics with
+// its --gauge and --counter names, --queue-header and --report.
+func parseService(o *options, f *flag.FlagSet, set func(string) bool) error {
+	o.metricsURL = strings.TrimSpace(f.Lookup("metrics").Value.String())
+	o.queueHeader = f.Lookup("queue-header").Value.String()
+	o.report = f.Lookup("report").Value.String()
+	for _, kind := range []string{"gauge", "counter"} {
+		for _, name := range *f.Lookup(kind).Value.(*nameList) {
+			if o.metricsURL == "" {
+				return usagef("--%s %s reads the service's metrics: add --metrics URL (its Prometheus text endpoint)", kind, name)
+			}
+			spec, err := parseMetricSpec(kind, name, kind == "counter")
+			if err != nil {
+				return err
+			}
+			o.metrics = append(o.metrics, spec)
+		}
+	}
+	if o.metricsURL != "" {
+		u, err := url.Parse(o.metricsURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--metrics %q is not allowed: want the service's metrics as an http:// URL, e.g. http://127.0.0.1:8000/metrics", o.metricsURL)
+		}
+		if len(o.metrics) == 0 {
+			return usagef("--metrics reads the metrics named: add --gauge NAME or --counter NAME (repeatable)")
+		}
+	}
+	if o.simulate {
+		for _, name := range []string{"metrics", "queue-header"} {
+			if set(name) {
+				return usagef("--%s reads a real service: --simulate sends nothing", name)
+			}
+		}
+	}
+	if set("queue-header") {
+		if _, err := (loadrun.Target{}).WithQueueHeader(o.queueHeader); err != nil {
+			return usagef("--queue-header: %v", err)
+		}
+	}
+	if set("report") && (o.report == "" || strings.HasSuffix(o.report, "/")) {
+		return usagef("--report %q is not allowed: want a file name without its ending, e.g. --report results (writes results.csv and results.json)", o.report)
+	}
+	return nil
 }
 
 func checkSeconds(seconds float64) error {
@@ -315,6 +404,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if target, err = loadrun.NewTarget(o.target, o.timeout); err != nil {
 			return usageError{err.Error()}
 		}
+		if o.queueHeader != "" {
+			if target, err = target.WithQueueHeader(o.queueHeader); err != nil {
+				return usagef("--queue-header: %v", err)
+			}
+		}
 		if o.control != "" {
 			c, err := loadrun.NewControl(o.control, nil)
 			if err != nil {
@@ -339,131 +433,320 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return usagef("--at: %v", err)
 		}
 	}
-	var recFile, smpFile *os.File
+	var recFile, smpFile, repFile *os.File
+	// Files made before anything is sent are removed when it turns out
+	// nothing will be.
+	var made []*os.File
+	unmake := func() {
+		for _, f := range made {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}
+	create := func(flagName, path string) (*os.File, error) {
+		f, err := os.Create(path)
+		if err != nil {
+			unmake()
+			return nil, usagef("--%s %q cannot be written: %v", flagName, path, rootCause(err))
+		}
+		made = append(made, f)
+		return f, nil
+	}
 	if o.records != "" {
-		if recFile, err = os.Create(o.records); err != nil {
-			return usagef("--records %q cannot be written: %v", o.records, rootCause(err))
+		if recFile, err = create("records", o.records); err != nil {
+			return err
 		}
 		defer recFile.Close()
 	}
 	if o.samples != "" {
-		if smpFile, err = os.Create(o.samples); err != nil {
-			return usagef("--samples %q cannot be written: %v", o.samples, rootCause(err))
+		if smpFile, err = create("samples", o.samples); err != nil {
+			return err
 		}
 		defer smpFile.Close()
 	}
+	if o.report != "" {
+		if repFile, err = create("report", o.report+".csv"); err != nil {
+			return err
+		}
+		defer repFile.Close()
+		// The report's data is written at the end; its file is made now
+		// so that a name that cannot be written is said before sending.
+		j, err := create("report", o.report+".json")
+		if err != nil {
+			return err
+		}
+		j.Close()
+	}
+	var metrics *gaugeWatch
 	if o.simulate {
 		fmt.Fprintf(stderr, "load: simulating %s (package sim): nothing is sent\n", o.lab)
 	} else {
 		// Before anything is sent: the knob changes are ones this lab
-		// takes, the control API answers and the target accepts a
-		// connection (opened and closed, no request).
+		// takes, the control API answers, the target accepts a
+		// connection (opened and closed, no request) and the service's
+		// /metrics shows every metric named (read before the target is
+		// touched).
 		err := checkChanges(ctx, ctl, o.changes)
+		if err == nil && o.metricsURL != "" {
+			src := newMetricsSource(o.metricsURL, o.metrics)
+			if _, rerr := src.read(ctx); rerr != nil {
+				err = usagef("--metrics %s: %v", o.metricsURL, rootCause(rerr))
+			}
+			metrics = newGaugeWatch(src)
+		}
 		if err == nil {
 			err = reachable(ctx, o.target, target, ctl)
 		}
 		if err != nil {
-			for _, f := range []*os.File{recFile, smpFile} {
-				if f != nil {
-					f.Close()
-					os.Remove(f.Name())
-				}
-			}
+			unmake()
 			return err
 		}
 	}
+	if metrics != nil {
+		mctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			metrics.run(mctx)
+		}()
+		defer func() { stop(); <-done }()
+	}
 
-	// Each window's records go to the file as the window ends, so an
+	out := &output{o: o, stdout: stdout, stderr: stderr, tbl: newTable(stdout, len(o.clients) > 0), live: isTerminal(stderr), lab: "the lab", metrics: metrics}
+	if o.simulate {
+		out.lab = "the simulated lab"
+	}
+	// Each window's records go to the files as the window ends, so an
 	// interrupted sweep keeps the windows it finished.
-	var recs *csv.Writer
-	if recFile != nil {
-		recs = csv.NewWriter(recFile)
-		if err := recs.Write(result.CSVHeader()); err != nil {
-			return fmt.Errorf("writing records to %s: %w", o.records, err)
+	var recTo []io.Writer
+	for _, f := range []*os.File{recFile, repFile} {
+		if f != nil {
+			recTo = append(recTo, f)
+		}
+	}
+	if len(recTo) > 0 {
+		out.recs = csv.NewWriter(io.MultiWriter(recTo...))
+		if err := out.recs.Write(result.CSVHeader()); err != nil {
+			return fmt.Errorf("writing records: %w", err)
 		}
 	}
 	// Samples go to their file as they come, each flushed, so an
 	// interrupted sweep keeps every second it measured.
-	var smps *csv.Writer
 	if smpFile != nil {
-		smps = csv.NewWriter(smpFile)
-		if err := smps.Write(result.SampleColumns()); err != nil {
+		out.smps = csv.NewWriter(smpFile)
+		if err := out.smps.Write(result.SampleColumns()); err != nil {
 			return fmt.Errorf("writing samples to %s: %w", o.samples, err)
 		}
 	}
-	tbl := newTable(stdout, len(o.clients) > 0)
-	live := isTerminal(stderr)
-	lab := "the lab" // who took a knob change
-	if o.simulate {
-		lab = "the simulated lab"
+	started := time.Now()
+	var sum kneeSummary
+	if o.knee != nil {
+		sum, err = o.knee.search(ctx, s, o.seconds, o.timeout, out)
+	} else {
+		err = measure.Generate(ctx, s, out.handle)
 	}
-	var werr error
-	windows := 0
-	err = measure.Generate(ctx, s, func(e measure.Event) error {
-		switch e.Kind {
-		case measure.EventProgress:
-			if live {
-				fmt.Fprintf(stderr, "\r\033[K%s", progressLine(e.WindowProgress))
-			}
-		case measure.EventKnob:
-			if live {
-				fmt.Fprint(stderr, "\r\033[K")
-			}
-			fmt.Fprintf(stderr, "load: window %d, %.3f s in: %s took %s\n", e.Window+1, e.ElapsedMS/1000, lab, e.Change)
-		case measure.EventSample:
-			if live {
-				fmt.Fprint(stderr, "\r\033[K")
-			}
-			fmt.Fprintln(stderr, sampleLine(*e.Sample))
-			if smps != nil {
-				if err := smps.Write(e.Sample.Cells()); err != nil {
-					return fmt.Errorf("writing samples to %s: %w", o.samples, err)
-				}
-				if smps.Flush(); smps.Error() != nil {
-					return fmt.Errorf("writing samples to %s: %w", o.samples, smps.Error())
-				}
-			}
-		case measure.EventWindow:
-			windows++
-			if live {
-				fmt.Fprint(stderr, "\r\033[K")
-			}
-			if recs != nil {
-				if err := result.AppendCSV(recs, e.Records); err != nil {
-					return fmt.Errorf("writing records to %s: %w", o.records, err)
-				}
-				if recs.Flush(); recs.Error() != nil {
-					return fmt.Errorf("writing records to %s: %w", o.records, recs.Error())
-				}
-			}
-			if werr != nil {
-				return nil
-			}
-			if o.json {
-				werr = json.NewEncoder(stdout).Encode(e.Row)
-			} else {
-				werr = tbl.row(*e.Row)
+	for _, f := range []*os.File{recFile, repFile, smpFile} {
+		if f != nil {
+			if cerr := f.Close(); cerr != nil && err == nil {
+				return fmt.Errorf("writing %s: %w", f.Name(), cerr)
 			}
 		}
-		return nil
-	})
-	if recFile != nil {
-		if cerr := recFile.Close(); cerr != nil && err == nil {
-			return fmt.Errorf("writing records to %s: %w", o.records, cerr)
-		}
 	}
-	if smpFile != nil {
-		if cerr := smpFile.Close(); cerr != nil && err == nil {
-			return fmt.Errorf("writing samples to %s: %w", o.samples, cerr)
+	if o.knee != nil && out.werr == nil {
+		out.werr = sum.print(stdout, o.json)
+	}
+	if o.report != "" {
+		if rerr := writeReport(o.report, out.report(started, sum.Stopped), o.reportBudget()); rerr != nil && err == nil {
+			err = rerr
 		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted after %d of %d windows; every request sent was accounted for", windows, s.Windows())
+			return fmt.Errorf("interrupted after %d of %d windows; every request sent was accounted for", out.windows, s.Windows())
 		}
 		return err
 	}
-	return werr
+	if o.knee != nil && ctx.Err() != nil {
+		return fmt.Errorf("interrupted after %d windows; every request sent was accounted for", out.windows)
+	}
+	return out.werr
+}
+
+// output is what becomes of each window's events: its row printed (with
+// the service's metrics beside it), its records and samples written, and
+// both kept for the report. A knee search runs one window at a time
+// (each a sweep of one rate): offset numbers its windows from the whole
+// search's count, total is how many it may have, and note is added to the
+// window's row.
+type output struct {
+	o       options
+	stdout  io.Writer
+	stderr  io.Writer
+	tbl     *table
+	live    bool
+	lab     string // who took a knob change
+	recs    *csv.Writer
+	smps    *csv.Writer
+	metrics *gaugeWatch // nil without --metrics
+
+	offset, total int
+	note          string
+
+	windows int // windows ended
+	rows    []result.Row
+	gauges  []evidence.WindowGauges
+	werr    error // the first error printing a row; printing stops there
+}
+
+// handle is measure.Generate's handler.
+func (out *output) handle(e measure.Event) error {
+	o := out.o
+	e.Window += out.offset
+	if out.total > 0 {
+		e.Windows = out.total
+	}
+	if out.metrics != nil && e.Kind != measure.EventWindow {
+		out.metrics.begin(e.Window)
+	}
+	switch e.Kind {
+	case measure.EventProgress:
+		if out.live {
+			fmt.Fprintf(out.stderr, "\r\033[K%s", progressLine(e.WindowProgress))
+		}
+	case measure.EventKnob:
+		if out.live {
+			fmt.Fprint(out.stderr, "\r\033[K")
+		}
+		fmt.Fprintf(out.stderr, "load: window %d, %.3f s in: %s took %s\n", e.Window+1, e.ElapsedMS/1000, out.lab, e.Change)
+	case measure.EventSample:
+		if out.live {
+			fmt.Fprint(out.stderr, "\r\033[K")
+		}
+		smp := *e.Sample
+		smp.Window += out.offset
+		fmt.Fprintln(out.stderr, sampleLine(smp))
+		if out.smps != nil {
+			if err := out.smps.Write(smp.Cells()); err != nil {
+				return fmt.Errorf("writing samples to %s: %w", o.samples, err)
+			}
+			if out.smps.Flush(); out.smps.Error() != nil {
+				return fmt.Errorf("writing samples to %s: %w", o.samples, out.smps.Error())
+			}
+		}
+	case measure.EventWindow:
+		out.windows++
+		if out.live {
+			fmt.Fprint(out.stderr, "\r\033[K")
+		}
+		row := *e.Row
+		row.Window = e.Window
+		if out.note != "" {
+			row.Note = strings.TrimPrefix(row.Note+"; "+out.note, "; ")
+		}
+		var readings map[string]evidence.GaugeReading
+		if out.metrics != nil {
+			// Read even after Ctrl-C: the window's last reading is part of
+			// what was measured (a read is bounded by metricsWait).
+			readings = out.metrics.end(context.Background(), e.Window)
+			out.gauges = append(out.gauges, evidence.WindowGauges{Window: e.Window, Readings: readings})
+		}
+		out.rows = append(out.rows, row)
+		if out.recs != nil {
+			for i := range e.Records {
+				e.Records[i].Window = e.Window
+			}
+			if err := result.AppendCSV(out.recs, e.Records); err != nil {
+				return fmt.Errorf("writing records: %w", err)
+			}
+			if out.recs.Flush(); out.recs.Error() != nil {
+				return fmt.Errorf("writing records: %w", out.recs.Error())
+			}
+		}
+		if out.werr != nil {
+			return nil
+		}
+		if o.json {
+			out.werr = json.NewEncoder(out.stdout).Encode(jsonRow{Row: row, Metrics: readings})
+		} else if out.werr = out.tbl.row(row); out.werr == nil && readings != nil {
+			_, out.werr = fmt.Fprintf(out.stdout, "  %s\n", gaugeText(out.metrics.src.specs, readings))
+		}
+	}
+	return nil
+}
+
+// jsonRow is a row as --json prints it: the row's columns, and the
+// service's metrics over the window when load read them.
+type jsonRow struct {
+	result.Row
+	Metrics map[string]evidence.GaugeReading `json:"metrics,omitempty"`
+}
+
+// report is the report's data (--report NAME writes it as NAME.json):
+// how load ran, every row printed, the metrics beside them, and why a
+// knee search stopped.
+func (out *output) report(started time.Time, stopped string) evidence.ReportData {
+	o := out.o
+	d := evidence.ReportData{Tool: "capacitylab load", Version: 1, StartedAt: started.UTC(), Target: o.target, Loop: "open",
+		Schedule: string(o.process), Seed: o.seed, TimeoutMS: result.MS(o.timeout), QueueHeader: o.queueHeader,
+		Rows: out.rows, Gauges: out.gauges, Stopped: stopped}
+	if o.simulate {
+		d.Target = "simulated: " + o.lab.String()
+	}
+	if d.Schedule == "" {
+		d.Schedule = string(loadrun.Poisson)
+	}
+	if len(o.clients) > 0 {
+		d.Loop, d.Schedule = "closed", ""
+	}
+	if d.Rows == nil {
+		d.Rows = []result.Row{}
+	}
+	return d
+}
+
+// reportBudget is the latency budget the report derives its admission
+// limit for: a knee search's --max-p99, else none.
+func (o options) reportBudget() time.Duration {
+	if o.knee == nil {
+		return 0
+	}
+	return o.knee.maxP99
+}
+
+// writeReport writes the report's data as NAME.json, then the report
+// itself, NAME.html, made from the two files as they were written
+// (NAME.csv read back with evidence.Read, NAME.json attached), so the
+// report shows exactly what an upload of them would. The latency budget
+// its admission limit is derived for is --max-p99, when given.
+func writeReport(name string, d evidence.ReportData, budget time.Duration) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(name+".json", append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the report's data: %w", err)
+	}
+	f, err := os.Open(name + ".csv")
+	if err != nil {
+		return fmt.Errorf("reading the records back for the report: %w", err)
+	}
+	defer f.Close()
+	ds, err := evidence.Read(filepath.Base(name)+".csv", f, evidence.DefaultLimits())
+	if err == nil {
+		err = ds.Attach(&d)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the records back for the report: %w", err)
+	}
+	a := evidence.Analyze(ds, evidence.Options{BudgetMS: result.MS(budget)})
+	var html bytes.Buffer
+	if err := evidence.WriteReport(&html, ds, a); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := os.WriteFile(name+".html", html.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
 }
 
 // keepOffLab pins this process (the generator) to the processors the lab

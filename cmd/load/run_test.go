@@ -377,6 +377,7 @@ func checkRefused(t *testing.T, err error, stdout string, conns int64, want stri
 
 func TestBadInput(t *testing.T) {
 	l := labtest.Serve(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 1, CPUs: 1})
+	pool := startPool(t, 1, time.Millisecond, 0) // its /metrics, for --metrics
 	cases := []struct {
 		name string
 		args []string
@@ -425,6 +426,36 @@ func TestBadInput(t *testing.T) {
 		// A negative pool.
 		{"negative max-inflight", []string{"--max-inflight", "-1"}, "--max-inflight -1 is not allowed"},
 		{"samples without over-time", []string{"--samples", "s.csv"}, "--samples writes a run over time's samples: add --over-time"},
+		// The knee search's flags.
+		{"knee not FROM:TO", []string{"--knee", "40-400"}, `--knee "40-400" is not FROM:TO`},
+		{"knee FROM not below TO", []string{"--knee", "400:40"}, `--knee "400:40" is not allowed: want 0 < FROM < TO ≤ 10000`},
+		{"knee FROM equal to TO", []string{"--knee", "40:40"}, "want 0 < FROM < TO"},
+		{"knee TO above the cap", []string{"--knee", "40:20000"}, "TO ≤ 10000"},
+		{"knee zero FROM", []string{"--knee", "0:40"}, "want 0 < FROM"},
+		{"step 1", []string{"--knee", "40:400", "--step", "1"}, "--step 1 is not allowed: want a factor more than 1 and at most 4"},
+		{"step above 4", []string{"--knee", "40:400", "--step", "5"}, "--step 5 is not allowed"},
+		{"knee and rate", []string{"--knee", "40:400", "--rate", "40"}, "--knee and --rate exclude each other"},
+		{"knee and closed", []string{"--knee", "40:400", "--closed", "4"}, "--knee and --closed exclude each other"},
+		{"knee and arrivals", []string{"--knee", "40:400", "--arrivals", "x.txt"}, "--knee and --arrivals exclude each other"},
+		{"max-errors 0", []string{"--knee", "40:400", "--max-errors", "0"}, "--max-errors 0 is not allowed: want a share of the requests sent more than 0 and at most 1"},
+		{"max-errors above 1", []string{"--knee", "40:400", "--max-errors", "1.5"}, "--max-errors 1.5 is not allowed"},
+		{"negative max-p99", []string{"--knee", "40:400", "--max-p99", "-1ms"}, "--max-p99 -1ms is not allowed"},
+		{"budget under two windows", []string{"--knee", "40:400", "--budget", "5s"}, "--budget 5s is not allowed: want room for at least one window and the recovery window (7s"},
+		{"step without knee", []string{"--step", "2"}, "--step is for a knee search: add --knee FROM:TO"},
+		{"budget without knee", []string{"--budget", "1m"}, "--budget is for a knee search"},
+		{"recovery without knee", []string{"--recovery=false"}, "--recovery is for a knee search"},
+		// The service's metrics.
+		{"gauge without metrics", []string{"--gauge", "inflight"}, "--gauge inflight reads the service's metrics: add --metrics URL"},
+		{"counter without metrics", []string{"--counter", "x_total"}, "--counter x_total reads the service's metrics"},
+		{"metrics without names", []string{"--metrics", pool.url + "/metrics"}, "--metrics reads the metrics named: add --gauge NAME or --counter NAME"},
+		{"metrics not a URL", []string{"--metrics", "localhost:9/metrics", "--gauge", "a"}, `--metrics "localhost:9/metrics" is not allowed`},
+		{"gauge not a name", []string{"--metrics", pool.url + "/metrics", "--gauge", "in flight"}, `--gauge "in flight" is not a metric name`},
+		{"gauge missing", []string{"--metrics", pool.url + "/metrics", "--gauge", "pool_inflight", "--gauge", `pool_inflight{pool="other"}`, "--counter", "nope_total"},
+			`/metrics does not show pool_inflight{pool="other"}, nope_total`},
+		{"metrics unreachable", []string{"--metrics", freeURL(t) + "/metrics", "--gauge", "a"}, "--metrics http://127.0.0.1:"},
+		{"queue header not a name", []string{"--queue-header", "Queue Ms"}, `--queue-header: queue header "Queue Ms" is not a header name`},
+		{"report a directory", []string{"--report", "/tmp/"}, `--report "/tmp/" is not allowed`},
+		{"report unwritable", []string{"--report", "/nonexistent/dir/r"}, `--report "/nonexistent/dir/r.csv" cannot be written`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -237,6 +237,9 @@ func TestSimulateBadInput(t *testing.T) {
 		{"arrivals past the window", nil, []string{"--simulate", "--arrivals", "GOOD", "--seconds", "0.5"}, "arrival 3 at 700ms is not before the window's end at 0.5 s"},
 		// A trace longer than any window may be.
 		{"arrivals too long", nil, []string{"--simulate", "--arrivals", "LONG"}, "arrivals.txt: the last time, 600.5 s, is past the longest window there may be (600 s)"},
+		// A simulation has no service to read metrics or headers from.
+		{"metrics simulated", nil, []string{"--simulate", "--metrics", "http://127.0.0.1:1/metrics", "--gauge", "a"}, "--metrics reads a real service: --simulate sends nothing"},
+		{"queue header simulated", nil, []string{"--simulate", "--queue-header", "Queue-Ms"}, "--queue-header reads a real service: --simulate sends nothing"},
 		// A knob flag without --simulate would be silently ignored by a real lab.
 		{"knob without simulate", nil, []string{"--workers", "4", "--rate", "10"}, "--workers sets the simulated lab's knobs: add --simulate"},
 		// The knobs are checked as cmd/lab checks them, from the environment too.
