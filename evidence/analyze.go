@@ -171,12 +171,28 @@ func Analyze(d Dataset, o Options) Analysis {
 		a.Windows[i] = wa
 	}
 
-	a.Limit, a.Warnings = limitFor(a, o, a.Warnings)
 	a.Checklist = checklist(d, a)
 	// Read may have said so already, in its own words for the tool.
 	if d.Timing == FromSent && !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "coordinated omission") }) {
 		a.Warnings = append(a.Warnings, "latencies run from when each request was actually sent, not from when it was due: a generator that fell behind hides the queueing it met (coordinated omission), so these percentiles may be too low past the knee")
 	}
+	// The limit and its warnings come last: WithBudget replaces them.
+	a.BudgetMS = o.BudgetMS
+	a.Limit, a.Warnings = limitFor(a, o, a.Warnings)
+	return a
+}
+
+// WithBudget is a analysed for another latency budget. Only the
+// admission limit and its warnings depend on the budget, and they follow
+// from the rows and the ceiling alone, so it needs no records: a page
+// asked for another budget re-derives the limit from a stored analysis
+// instead of reading a million records back. It equals Analyze of the
+// same dataset with that budget.
+func (a Analysis) WithBudget(budgetMS float64) Analysis {
+	_, old := limitFor(a, Options{BudgetMS: a.BudgetMS}, nil)
+	a.Warnings = append([]string(nil), a.Warnings[:len(a.Warnings)-len(old)]...)
+	a.BudgetMS = budgetMS
+	a.Limit, a.Warnings = limitFor(a, Options{BudgetMS: budgetMS}, a.Warnings)
 	return a
 }
 

@@ -343,6 +343,16 @@ func TestAnalyzeLimit(t *testing.T) {
 	}) {
 		t.Errorf("budget 15 ms under a 20 ms p50: limit %+v, warnings %q: want no limit and a warning that it cannot be met at rest", short.Limit, short.Warnings)
 	}
+	// Another budget from the analysis alone is Analyze's for it, from
+	// none, a feasible one and one that cannot be met, to each.
+	for _, from := range []float64{0, 250, 15} {
+		for _, to := range []float64{0, 250, 15, 400} {
+			got := evidence.Analyze(d, evidence.Options{BudgetMS: from}).WithBudget(to)
+			if want := evidence.Analyze(d, evidence.Options{BudgetMS: to}); !reflect.DeepEqual(got, want) {
+				t.Errorf("Analyze at %v ms, WithBudget(%v): limit %+v, warnings %q; want Analyze's at %v: %+v, %q", from, to, got.Limit, got.Warnings, to, want.Limit, want.Warnings)
+			}
+		}
+	}
 }
 
 // keep is d with only windows idx, renumbered from 0.
@@ -512,9 +522,10 @@ func TestChecklistLacking(t *testing.T) {
 	}
 }
 
-// The analysis's own warnings come after the file's: a timing from the
-// send, report data that does not fit the records, records of windows
-// the file lacks, a budget that is not one.
+// The analysis's own warnings come after the file's: records of windows
+// the file lacks, report data that does not fit the records, a timing
+// from the send, and last (WithBudget replaces them) a budget that is
+// not one.
 func TestAnalyzeWarnings(t *testing.T) {
 	s := kneeSweep(t)
 	d := s.dataset(t, slices.Clone(s.rep.Records()), true)
@@ -527,8 +538,8 @@ func TestAnalyzeWarnings(t *testing.T) {
 		"the file's own warning",
 		"1 records name a window the file does not have",
 		"the report data has 3 rows for 8 windows of records",
-		"a latency budget of -5 ms cannot be met: want a positive number of milliseconds",
 		"(coordinated omission)",
+		"a latency budget of -5 ms cannot be met: want a positive number of milliseconds",
 	}
 	if len(a.Warnings) != len(want) {
 		t.Fatalf("warnings %q, want %d", a.Warnings, len(want))

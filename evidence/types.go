@@ -38,8 +38,9 @@ type Window struct {
 	// Offered is the rate the tool was set to offer, arrivals a second,
 	// or arrivals ÷ Seconds when the file does not say.
 	Offered float64 `json:"offered"`
-	// Seconds is the window's scheduled length, or the span from its
-	// first arrival to its last when the file does not say.
+	// Seconds is the window's scheduled length, or, when the file does
+	// not say, an estimate from its arrivals (Read says how for each
+	// format).
 	Seconds float64 `json:"seconds"`
 	// Clients is the closed loop's clients (load --closed), 0 otherwise.
 	Clients int `json:"clients,omitempty"`
@@ -129,6 +130,9 @@ type Analysis struct {
 	Ceiling       float64          `json:"ceiling_per_sec"`
 	CeilingWindow int              `json:"ceiling_window"`
 	Windows       []WindowAnalysis `json:"windows"`
+	// BudgetMS is the latency budget the limit was derived for (Options),
+	// 0 for none.
+	BudgetMS float64 `json:"budget_ms,omitempty"`
 	// Limit is the admission limit for Options.BudgetMS, nil without a
 	// budget or a ceiling.
 	Limit     *LimitAdvice `json:"limit,omitempty"`

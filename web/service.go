@@ -381,8 +381,8 @@ func (s *server) deleteUpload(w http.ResponseWriter, r *http.Request) error {
 }
 
 // uploadView is the analysis of an upload on its run page: the analysis
-// (at the budget asked for, when it is not the stored one, recomputed
-// from the stored records), the form to change the budget and what was
+// (at the budget asked for, when it is not the stored one, re-derived
+// from the stored analysis: Analysis.WithBudget), the form to change the budget and what was
 // wrong with the budget asked for.
 type uploadView struct {
 	Upload    *runner.Upload
@@ -394,30 +394,23 @@ type uploadView struct {
 
 // uploadViewOf is v's analysis for its page; budgetQ is the query's
 // budget_ms ("" for the stored analysis).
-func (s *server) uploadViewOf(ctx context.Context, v runView, budgetQ string) (*uploadView, error) {
+func uploadViewOf(v runView, budgetQ string) *uploadView {
 	u := v.Request.Upload
 	uv := &uploadView{Upload: u, Analysis: u.Analysis, Records: v.Records}
 	if u.BudgetMS > 0 {
 		uv.Budget = fmtNum(u.BudgetMS)
 	}
 	if budgetQ == "" {
-		return uv, nil
+		return uv
 	}
 	uv.Budget = budgetQ
 	b, err := budgetOf(budgetQ)
 	if err != nil {
 		uv.BudgetErr = err.(*Error).Message
-		return uv, nil
+		return uv
 	}
-	if b == u.BudgetMS {
-		return uv, nil
-	}
-	d, err := s.uploadDataset(ctx, v.ID, u)
-	if err != nil {
-		return nil, err
-	}
-	uv.Analysis = evidence.Analyze(d, evidence.Options{BudgetMS: b})
-	return uv, nil
+	uv.Analysis = u.Analysis.WithBudget(b)
+	return uv
 }
 
 // uploadDataset is an upload's dataset with its records read back from
@@ -458,10 +451,7 @@ func (s *server) uploadReport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a := u.Analysis
-	if b != u.BudgetMS {
-		a = evidence.Analyze(d, evidence.Options{BudgetMS: b})
-	}
+	a := u.Analysis.WithBudget(b)
 	base := strings.TrimSuffix(u.Dataset.Name, path.Ext(u.Dataset.Name))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFileName(base)+`-report.html"`)

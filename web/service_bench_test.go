@@ -27,8 +27,8 @@ import (
 // POST /service of the CSV (63 MB) through a real server on 127.0.0.1 with
 // its SQLite file, read, analysed and stored in one transaction; view,
 // GET of the upload's run page with the analysis stored at upload;
-// budget, the same page for another budget, analysed again from the
-// records read back from the store. Besides ns/op it reports peak-heap-MB:
+// budget, the same page for another budget, the limit re-derived from
+// the stored analysis (Analysis.WithBudget). Besides ns/op it reports peak-heap-MB:
 // the most heap held by live and not yet collected objects
 // (runtime/metrics /memory/classes/heap/objects:bytes, the server and the
 // client in this one process; the client streams the file, holding next
