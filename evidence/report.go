@@ -190,7 +190,13 @@ func tested(d Dataset, a Analysis) []fact {
 	if d.Data != nil && d.Data.Stopped != "" {
 		f = append(f, fact{"The knee search stopped", d.Data.Stopped})
 	}
-	f = append(f, fact{"Records", strconv.Itoa(len(d.Records))})
+	// The records the rows were folded from (every arrival of every
+	// window), so a report needs the analysis, not the records again.
+	n := 0
+	for _, r := range a.Rows {
+		n += r.Arrivals
+	}
+	f = append(f, fact{"Records", strconv.Itoa(n)})
 	return f
 }
 

@@ -413,19 +413,6 @@ func uploadViewOf(v runView, budgetQ string) *uploadView {
 	return uv
 }
 
-// uploadDataset is an upload's dataset with its records read back from
-// the store.
-func (s *server) uploadDataset(ctx context.Context, id string, u *runner.Upload) (evidence.Dataset, error) {
-	d := u.Dataset
-	n, err := s.store.CountRecords(ctx, id)
-	if err != nil {
-		return d, err
-	}
-	d.Records = make([]result.Record, 0, n)
-	err = s.store.EachRecord(ctx, id, func(r result.Record) error { d.Records = append(d.Records, r); return nil })
-	return d, err
-}
-
 // uploadReport is GET /runs/{id}/report.html: an upload's self-contained
 // report (evidence.WriteReport) as a file, at the stored budget or the
 // query's budget_ms.
@@ -446,16 +433,11 @@ func (s *server) uploadReport(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	allowUploadTime(w)
-	d, err := s.uploadDataset(r.Context(), id, u)
-	if err != nil {
-		return err
-	}
 	a := u.Analysis.WithBudget(b)
 	base := strings.TrimSuffix(u.Dataset.Name, path.Ext(u.Dataset.Name))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFileName(base)+`-report.html"`)
-	return evidence.WriteReport(w, d, a)
+	return evidence.WriteReport(w, u.Dataset, a)
 }
 
 // safeFileName keeps letters, digits, dots, dashes and underscores of n
