@@ -68,6 +68,7 @@ func (s *server) routes() http.Handler {
 	// Your service: learners' own results files (service.go).
 	r.Get("/service", s.handle(s.servicePage))
 	r.Post("/service", s.handle(s.uploadService))
+	r.Post("/service/example", s.handle(s.uploadExample))
 	r.Post("/service/{id}/delete", s.handle(s.deleteUpload))
 	r.Get("/api/labs/{block}/reference", s.handle(s.labReferenceRun))
 

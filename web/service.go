@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -171,9 +172,8 @@ func (s *server) uploadService(w http.ResponseWriter, r *http.Request) error {
 // run id, or the *Error that says what is wrong with it.
 func (s *server) storeUpload(w http.ResponseWriter, r *http.Request) (string, error) {
 	addr := clientAddr(r)
-	if wait := s.uploads.Wait(addr, time.Now()); wait > 0 {
-		return "", &Error{Code: CodeBusy, Title: "Too many uploads", RetryAfter: wait,
-			Message: "Too many results were uploaded from your address in the last hour (a whole building can share one). Try again in " + retryText(wait) + "."}
+	if err := s.uploadsLeft(addr); err != nil {
+		return "", err
 	}
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "multipart/form-data" {
 		return "", errorf(CodeInvalid, "Send the upload as a form (multipart/form-data) with the results file in the field \"results\".")
@@ -218,6 +218,26 @@ func (s *server) storeUpload(w http.ResponseWriter, r *http.Request) (string, er
 			return "", errorf(CodeInvalid, "The report data "+uploadFileName(rh.Filename)+" does not go with "+name+": "+err.Error()+".")
 		}
 	}
+	id, err := s.saveUpload(w, r, d, budget)
+	if err == nil {
+		s.uploads.Take(addr, time.Now())
+	}
+	return id, err
+}
+
+// uploadsLeft is nil while addr may store another upload this hour
+// (Deps.UploadsPerHour), else the error that says when it may.
+func (s *server) uploadsLeft(addr string) error {
+	if wait := s.uploads.Wait(addr, time.Now()); wait > 0 {
+		return &Error{Code: CodeBusy, Title: "Too many uploads", RetryAfter: wait,
+			Message: "Too many results were uploaded from your address in the last hour (a whole building can share one). Try again in " + retryText(wait) + "."}
+	}
+	return nil
+}
+
+// saveUpload analyses d for budget and stores it as a run of the
+// request's learner (made if there is none), returning its id.
+func (s *server) saveUpload(w http.ResponseWriter, r *http.Request, d evidence.Dataset, budget float64) (string, error) {
 	learner := ensureLearner(w, r)
 	a := evidence.Analyze(d, evidence.Options{BudgetMS: budget})
 	q := uploadRequest(d, a, budget)
@@ -237,9 +257,68 @@ func (s *server) storeUpload(w http.ResponseWriter, r *http.Request) (string, er
 	if err := s.store.SaveUpload(r.Context(), run, a.Rows, d.Records); err != nil {
 		return "", err
 	}
-	s.uploads.Take(addr, time.Now())
 	s.log.InfoContext(r.Context(), "upload stored", "run", id, "format", d.Format, "windows", len(d.Windows), "records", len(d.Records))
 	return id, nil
+}
+
+// exampleFiles are a complete result: the course's own lab (4 workers
+// of 20 ms and the limit the course derives for 250 ms, LIMIT=46) run
+// through cmd/load as a learner runs it against their own service
+// (bench/example.sh says exactly how).
+//
+//go:embed example/lab.csv example/lab.json
+var exampleFiles embed.FS
+
+// exampleBudgetMS is the budget the example's limit was derived for.
+const exampleBudgetMS = 250
+
+// exampleDataset is the example read as an upload is.
+func exampleDataset() (evidence.Dataset, error) {
+	f, err := exampleFiles.Open("example/lab.csv")
+	if err != nil {
+		return evidence.Dataset{}, err
+	}
+	defer f.Close()
+	d, err := evidence.Read("lab.csv", f, evidence.DefaultLimits())
+	if err != nil {
+		return d, err
+	}
+	j, err := exampleFiles.Open("example/lab.json")
+	if err != nil {
+		return d, err
+	}
+	defer j.Close()
+	data, err := evidence.ReadData(j, maxReportBytes)
+	if err != nil {
+		return d, err
+	}
+	return d, d.Attach(data)
+}
+
+// uploadExample is POST /service/example: the example stored as one of
+// the learner's uploads, as if they had uploaded its two files with a
+// 250 ms budget, so they can see what a complete result looks like with
+// everything an upload of theirs has.
+func (s *server) uploadExample(w http.ResponseWriter, r *http.Request) error {
+	addr := clientAddr(r)
+	if err := s.uploadsLeft(addr); err != nil {
+		return err
+	}
+	d, err := exampleDataset()
+	if err != nil {
+		return fmt.Errorf("the example: %w", err)
+	}
+	id, err := s.saveUpload(w, r, d, exampleBudgetMS)
+	if err != nil {
+		return err
+	}
+	s.uploads.Take(addr, time.Now())
+	if wantsJSON(r) {
+		writeJSON(w, http.StatusCreated, map[string]string{"id": id, "url": runURL(id)})
+		return nil
+	}
+	http.Redirect(w, r, runURL(id), http.StatusSeeOther)
+	return nil
 }
 
 // budgetOf reads a latency budget in ms: "" is none (0).

@@ -452,3 +452,38 @@ func TestServiceUploadsPerHour(t *testing.T) {
 		t.Errorf("%d runs listed to the first learner, want their one upload", len(runs))
 	}
 }
+
+// The example (our lab through load, web/example) is added as one of the
+// learner's uploads: every item of the checklist met, the knee and the
+// ceiling shown, the limit for its 250 ms budget, and it is theirs alone.
+func TestServiceExample(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	d, err := exampleDataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := evidence.Analyze(d, evidence.Options{BudgetMS: exampleBudgetMS})
+	for _, item := range want.Checklist {
+		if !item.Met {
+			t.Errorf("the example does not meet %s: %s", item.ID, item.Detail)
+		}
+	}
+	if want.Knee < 1 || want.Limit == nil || !want.Limit.Feasible || len(d.Warnings) > 0 {
+		t.Errorf("the example: knee %d, limit %+v, warnings %q: want a knee after a window that kept up, a limit, no warnings", want.Knee, want.Limit, d.Warnings)
+	}
+	res := s.post(c, "/service/example", url.Values{})
+	id, ok := strings.CutPrefix(res.Header.Get("Location"), "/runs/")
+	if res.StatusCode != http.StatusSeeOther || !ok || !isUploadID(id) {
+		t.Fatalf("POST /service/example: %d to %q %s", res.StatusCode, res.Header.Get("Location"), res.body)
+	}
+	page := s.get(c, "/runs/"+id)
+	if page.StatusCode != 200 || !strings.Contains(testIDText(t, page.body, "upload-knee"), windowName(want.Knee)) ||
+		!strings.Contains(testIDText(t, page.body, "upload-ceiling"), numText(want.Ceiling)) {
+		t.Errorf("the example's page: %d, knee %q, ceiling %q; want %s and %s", page.StatusCode,
+			testIDText(t, page.body, "upload-knee"), testIDText(t, page.body, "upload-ceiling"), windowName(want.Knee), numText(want.Ceiling))
+	}
+	if other := s.get(s.client(), "/runs/"+id); other.StatusCode != http.StatusNotFound {
+		t.Errorf("another learner asked for the example added by one: %d, want 404", other.StatusCode)
+	}
+}
