@@ -59,8 +59,8 @@
 //	GET  /runs/{id}                         a run's page, titled by its lesson and preset in words; ?window=N (from 1,
 //	                                        default the last measured) picks the window whose latency distribution
 //	                                        it draws from the raw records. /runs/{id}.csv is its rows as CSV. An
-//	                                        upload's page adds the analysis; ?budget_ms=N recomputes its limit
-//	                                        (not stored)
+//	                                        upload's page adds the analysis; ?budget_ms=N derives its limit again
+//	                                        from the stored analysis (evidence.Analysis.WithBudget; not stored)
 //	GET  /runs/{id}/chart.svg               the run's chart (rows so far, the model beside them) as an SVG image
 //	GET  /runs/{id}/panel                   the run's panel alone, for runs.js to put in a lab block (?rows=N: a replay)
 //	GET  /runs/{id}/records.csv             every raw request record of the run (loadrun's CSV format)
@@ -76,6 +76,8 @@
 //	                                        201 {id, url}); refused, the page again with the form and what is wrong
 //	                                        (400, 413 over the size cap, 429 past Deps.UploadsPerHour from one
 //	                                        address, default 60), nothing stored
+//	POST /service/example                   the example (web/example: the course's lab through load --knee,
+//	                                        bench/example.sh) stored as the learner's upload, 303 to its page
 //	POST /service/{id}/delete               the learner's own upload, with its rows and records: 303 to /service
 //	GET  /api/labs/{block}/reference        the latest complete run of a lab block as JSON, or 404 (pages
 //	                                        do not ask: the lesson page renders it)
@@ -453,7 +455,8 @@
 // the lab's: its page, rows and records CSV, chart and comparisons, with
 // its own chart (no model: the course has none of the learner's service)
 // and the analysis beside it; a budget asked for on its page
-// (?budget_ms=) is analysed again from the stored records, not stored.
+// (?budget_ms=) derives the limit again from the stored analysis
+// (evidence.Analysis.WithBudget), not stored.
 // One client address stores at most Deps.UploadsPerHour uploads an hour
 // (DefaultUploadsPerHour; refused files do not count): each may hold
 // 100 MiB of the server's disk. Uploads are private: to anyone but their

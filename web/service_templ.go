@@ -505,7 +505,7 @@ func uploadAnalysis(v runView, uv *uploadView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "</form><p class=\"muted\">A budget here is not stored: the limit is recomputed from the stored records for this page.</p><h3>The checklist</h3><ul class=\"checklist\" data-testid=\"upload-checklist\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "</form><p class=\"muted\">A budget here is not stored: the limit is derived again for this page from the measured ceiling and service time.</p><h3>The checklist</h3><ul class=\"checklist\" data-testid=\"upload-checklist\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -180,7 +180,7 @@ func TestServiceUploadStoredAndShown(t *testing.T) {
 			t.Errorf("limit %q, want %d waiting", got, want.Limit.Limit)
 		}
 	}
-	// Another budget: recomputed from the stored records, not stored.
+	// Another budget: derived again from the stored analysis, not stored.
 	want50 := evidence.Analyze(d, evidence.Options{BudgetMS: 50})
 	page = s.get(c, "/runs/"+id+"?budget_ms=50")
 	if want50.Limit != nil {
