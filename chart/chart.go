@@ -380,10 +380,15 @@ func bandsOf(stops []Stop, sc scale) []band {
 type regionView struct {
 	X, Y, W, H     string // the rectangle, data layer
 	LabelX, LabelY string // the label's anchor, plot percentages
-	Label, Detail  string
-	Quantity       string
-	Line           bool // a value, not a band: drawn as a line
-	LineY          string
+	// LabelDX moves the label right of its anchor: past the y axis's
+	// tick labels (drawn at the plot's left edge) for a region that
+	// starts there, so a line near a gridline does not write over its
+	// number.
+	LabelDX       string
+	Label, Detail string
+	Quantity      string
+	Line          bool // a value, not a band: drawn as a line
+	LineY         string
 }
 
 // regionsOf places regions on the plot, clipped to the axes (a band
@@ -397,8 +402,12 @@ func regionsOf(rs []Region, sc scale) []regionView {
 		}
 		x0, x1 := sc.fx(r.X0), sc.fx(r.X1)
 		y0, y1 := sc.fy(math.Min(r.Y0, r.Y1)), sc.fy(math.Max(r.Y0, r.Y1))
+		dx := "0.4em"
+		if x0 <= 0 {
+			dx = "3em"
+		}
 		out = append(out, regionView{X: num(x0 * dataSize), Y: num((1 - y1) * dataSize), W: num((x1 - x0) * dataSize), H: num((y1 - y0) * dataSize),
-			LabelX: pct(x0), LabelY: pct(1 - y1), Label: r.Label, Detail: r.Detail, Quantity: q, Line: r.Y0 == r.Y1, LineY: num((1 - y1) * dataSize)})
+			LabelX: pct(x0), LabelY: pct(1 - y1), LabelDX: dx, Label: r.Label, Detail: r.Detail, Quantity: q, Line: r.Y0 == r.Y1, LineY: num((1 - y1) * dataSize)})
 	}
 	return out
 }

@@ -37,9 +37,9 @@ func TestLTIFrameMenu(t *testing.T) {
 	site.launch(learner, ltitest.Launch{User: "s-menu"})
 	site.launch(teacher, ltitest.Launch{User: "t-menu", Roles: []string{ltitest.RoleInstructor}})
 	want := map[*http.Client][]string{
-		learner: {"Lessons", "Runs", "Your progress"},
-		teacher: {"Lessons", "Runs", "Teach", "Your progress"},
-		outside: {"Lessons", "Runs", "Teach", "Join", "Your progress"},
+		learner: {"Lessons", "Runs", "Your service", "Your progress"},
+		teacher: {"Lessons", "Runs", "Your service", "Teach", "Your progress"},
+		outside: {"Lessons", "Runs", "Your service", "Teach", "Join", "Your progress"},
 	}
 	names := map[*http.Client]string{learner: "a learner in the frame", teacher: "an instructor in the frame", outside: "a reader outside a platform"}
 	for round := range 2 { // the second round is served from the kept plans
