@@ -43,7 +43,7 @@ func TestBrowserLTIFrameMenu(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := frameTarget(t, ctx, tool+"/lessons/littles-law", "lti-frame-menu")
-	framed := []string{"Lessons", "Runs", "Your progress"}
+	framed := []string{"Lessons", "Runs", "Your service", "Your progress"}
 	for _, page := range []string{"/lessons/littles-law", "/progress", "/runs", "/"} {
 		if page != "/lessons/littles-law" {
 			doSteps(t, in, "open "+page+" in the frame", chromedp.Navigate(tool+page), chromedp.WaitVisible(chromedp.CSS(`header .site-links`)))
@@ -84,7 +84,7 @@ func TestBrowserLTIFrameMenu(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"Lessons", "Runs", "Teach", "Join", "Your progress"}; !slices.Equal(got, want) {
+	if want := []string{"Lessons", "Runs", "Your service", "Teach", "Join", "Your progress"}; !slices.Equal(got, want) {
 		t.Errorf("outside the platform the lesson links %q, want %q", got, want)
 	}
 	// A phone shows the platform's frame across its whole width: the
