@@ -75,6 +75,18 @@ func Analyze(d Dataset, o Options) Analysis {
 	for i := range acc {
 		acc[i].m.Grow(acc[i].records)
 	}
+	// A retrying client's rows count logical requests (result.Logical);
+	// the time outstanding below counts every attempt, as the service
+	// held them.
+	logical := result.Logical(d.Records)
+	retried := len(logical) != len(d.Records)
+	if retried {
+		for _, r := range logical {
+			if r.Window >= 0 && r.Window < n {
+				acc[r.Window].m.Add(r)
+			}
+		}
+	}
 	for i := range d.Records {
 		r := &d.Records[i]
 		if r.Window < 0 || r.Window >= n {
@@ -82,7 +94,9 @@ func Analyze(d Dataset, o Options) Analysis {
 			continue
 		}
 		w := &acc[r.Window]
-		w.m.Add(*r)
+		if !retried {
+			w.m.Add(*r)
+		}
 		if r.Outcome == result.NotSent {
 			continue
 		}

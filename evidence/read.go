@@ -220,8 +220,8 @@ func detect(br *bufio.Reader) (Format, error) {
 	}
 	first = bytes.TrimRight(first, "\r")
 	if f := sniffLine(first); f != "" {
-		if f == LoadCSV && string(first) != loadHeader {
-			return "", lineErr(1, "load's header is %q: want exactly %q, as load --records writes", clip(first), loadHeader)
+		if f == LoadCSV && string(first) != loadHeader && string(first) != loadHeader11 {
+			return "", lineErr(1, "load's header is %q: want exactly %q, as load --records writes (or its first 11 columns, as load wrote before retries)", clip(first), loadHeader)
 		}
 		return f, nil
 	}
@@ -242,8 +242,13 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// loadHeader is load's CSV header line.
-var loadHeader = strings.Join(result.CSVHeader(), ",")
+// loadHeader is load's CSV header line; loadHeader11 the one it wrote
+// before a record carried its request, attempt and class, which is still
+// read (every record then its own request, attempt 0, class default).
+var (
+	loadHeader   = strings.Join(result.CSVHeader(), ",")
+	loadHeader11 = strings.Join(result.CSVHeader()[:11], ",")
+)
 
 // sniffLine says which format line looks like it belongs to, "" for none:
 // a header names its format, a JSON object of type Metric or Point is k6's,

@@ -599,7 +599,7 @@ func checkK6(t *testing.T, ds Dataset) {
 // Each kind of bad line is refused, naming its line and what is allowed.
 func TestReadRefusesBadLines(t *testing.T) {
 	load := func(lines ...string) string {
-		return loadHeader + "\n" + strings.Join(lines, "\n") + "\n"
+		return loadHeader11 + "\n" + strings.Join(lines, "\n") + "\n"
 	}
 	ok := "0,0,1.000,1.200,3.000,2.000,ok,200,,,"
 	veg, _ := os.ReadFile("testdata/vegeta.csv")
@@ -660,7 +660,7 @@ func TestReadRefusesBadLines(t *testing.T) {
 // A line number past a thousand is written as people read it.
 func TestReadNamesLineWithThousands(t *testing.T) {
 	var b strings.Builder
-	b.WriteString(loadHeader + "\n")
+	b.WriteString(loadHeader11 + "\n")
 	for i := range 1202 {
 		fmt.Fprintf(&b, "0,%d,%d.000,%d.100,%d.900,0.900,ok,200,,,\n", i, i, i, i)
 	}
@@ -744,7 +744,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(load)
 	f.Add(load[:len(load)*2/3])
 	f.Add(bytes.ReplaceAll(load, []byte("ok"), []byte("not_sent")))
-	f.Add([]byte(loadHeader + "\n0,0,99999999999.999999,1,1,1,ok,200,,,\n"))
+	f.Add([]byte(loadHeader11 + "\n0,0,99999999999.999999,1,1,1,ok,200,,,\n"))
 	f.Add([]byte(`{"type":"Point","data":{"time":"2024-01-01T00:00:00Z","value":1e308,"tags":{"status":"200"}},"metric":"dropped_iterations"}`))
 	f.Add([]byte("metric_name,timestamp,metric_value\nhttp_req_duration,1,1\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {

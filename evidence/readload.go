@@ -32,7 +32,8 @@ func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 	ds.Timing = FromIntended
 	rs := reasons{}
 	var recs recordBuf
-	var fields [11][]byte
+	var fields [14][]byte
+	cols := 14
 	var lineBytes int64
 	line := 0
 	win, seq := -1, -1
@@ -51,7 +52,8 @@ func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 		lineBytes += int64(len(b))
 		b = bytes.TrimRight(b, "\r\n")
 		if line == 1 {
-			continue // the header, checked by detect
+			cols = bytes.Count(b, []byte(",")) + 1 // the header, checked by detect: 11 or 14 columns
+			continue
 		}
 		if len(b) == 0 {
 			if err == nil {
@@ -69,7 +71,7 @@ func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 			est := int(float64(size)/(float64(lineBytes)/float64(line))*1.02) + 16
 			recs.reserve(min(est, lim.MaxRecords) - recs.n)
 		}
-		rec, perr := parseLoadLine(b, &fields, rs)
+		rec, perr := parseLoadLine(b, fields[:cols], rs)
 		if perr != "" {
 			if o := otherFormat(b, LoadCSV); o != "" {
 				perr = o
@@ -143,9 +145,10 @@ func loadWindows(ds *Dataset) {
 
 // parseLoadLine reads one line of load's records, or says what is wrong
 // with it.
-func parseLoadLine(b []byte, f *[11][]byte, rs reasons) (result.Record, string) {
+func parseLoadLine(b []byte, f [][]byte, rs reasons) (result.Record, string) {
+	header := strings.Join(result.CSVHeader()[:len(f)], ",")
 	if bytes.IndexByte(b, '"') >= 0 {
-		return result.Record{}, "a quoted field: load's records have none; want the 11 columns " + loadHeader
+		return result.Record{}, fmt.Sprintf("a quoted field: load's records have none; want the %d columns %s", len(f), header)
 	}
 	n := 0
 	for n < len(f) {
@@ -165,7 +168,7 @@ func parseLoadLine(b []byte, f *[11][]byte, rs reasons) (result.Record, string) 
 		if b != nil {
 			got += bytes.Count(b, []byte(",")) + 1
 		}
-		return result.Record{}, fmt.Sprintf("%d fields: want the 11 columns %s", got, loadHeader)
+		return result.Record{}, fmt.Sprintf("%d fields: want the %d columns %s", got, len(f), header)
 	}
 	var r result.Record
 	var ok bool
@@ -224,6 +227,21 @@ func parseLoadLine(b []byte, f *[11][]byte, rs reasons) (result.Record, string) 
 	}
 	if r.ServiceMS, ok = optMS(f[10]); !ok {
 		return r, fmt.Sprintf("service_ms %q is not a number: want milliseconds, e.g. 12.5, or empty when the service did not say", clip(f[10]))
+	}
+	if len(f) == 11 {
+		return r, ""
+	}
+	if r.Request, ok = smallInt(f[11]); !ok || r.Request > r.Seq {
+		return r, fmt.Sprintf("request %q is not a request's first seq: want a whole number no greater than seq (%d)", clip(f[11]), r.Seq)
+	}
+	if r.Attempt, ok = smallInt(f[12]); !ok || r.Attempt > 100 || (r.Attempt == 0) != (r.Request == r.Seq) {
+		return r, fmt.Sprintf("attempt %q does not fit request %d and seq %d: want 0 for a first attempt (request = seq), 1 to 100 for a retry (request < seq)", clip(f[12]), r.Request, r.Seq)
+	}
+	if r.Attempt == 0 {
+		r.Request = 0 // a first attempt is its own request (Record.LogicalSeq)
+	}
+	if err := r.Class.UnmarshalText(f[13]); err != nil {
+		return r, fmt.Sprintf("class %q is not known: want critical, default or sheddable", clip(f[13]))
 	}
 	return r, ""
 }

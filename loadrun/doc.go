@@ -113,7 +113,7 @@
 //
 // # Accounting
 //
-// arrivals = sent + not_sent + client_busy, and sent = ok + refused +
+// arrivals = sent + not_sent + client_busy + breaker_open, and sent = ok + refused +
 // gaveup + error + lost with lost = 0. A window ends only when every sent request has ended, which
 // is at most one timeout after its last arrival. Cancelling the context stops
 // sending at once: arrivals not yet due become not_sent/canceled and requests

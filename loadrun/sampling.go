@@ -34,8 +34,31 @@ type Sampling struct {
 // interval is one interval of a window being folded: its counts and the
 // latencies of its ok answers.
 type interval struct {
-	s   result.Sample
-	lat []time.Duration
+	s       result.Sample
+	lat     []time.Duration
+	classed bool
+	cls     [3]result.ClassSample // by result.Class, when classed
+}
+
+// at returns the open interval k, opening those before it as needed.
+func (s *sampler) at(k int) *interval {
+	for k >= s.first+len(s.open) {
+		var lat []time.Duration
+		if n := len(s.spare); n > 0 {
+			lat, s.spare = s.spare[n-1], s.spare[:n-1]
+		}
+		s.open = append(s.open, interval{lat: lat})
+	}
+	return &s.open[k-s.first]
+}
+
+// foldAttempt counts an attempt of a retrying client that was not its
+// request's last (that one comes with the request, in fold) in the
+// interval it ended in.
+func (s *sampler) foldAttempt(r result.Record) {
+	if r.Outcome != result.NotSent {
+		s.at(max(int(r.End/s.every), s.first)).s.Attempts++
+	}
 }
 
 // sampler folds a window's records into intervals of every, by the time
@@ -62,34 +85,41 @@ func newSampler(window int, every time.Duration) *sampler {
 	return &sampler{every: every, window: window}
 }
 
-// fold counts one finished record in the interval it ended in.
+// fold counts one finished logical request (a record, or Logical's for a
+// retrying client) in the interval it ended in; its last attempt, when
+// sent, is counted in the interval's attempts.
 func (s *sampler) fold(r result.Record) {
-	k := max(int(r.End/s.every), s.first)
-	for k >= s.first+len(s.open) {
-		var lat []time.Duration
-		if n := len(s.spare); n > 0 {
-			lat, s.spare = s.spare[n-1], s.spare[:n-1]
-		}
-		s.open = append(s.open, interval{lat: lat})
+	iv := s.at(max(int(r.End/s.every), s.first))
+	if r.Class != result.Default {
+		iv.classed = true
 	}
-	iv := &s.open[k-s.first]
+	c := &iv.cls[min(int(r.Class), len(iv.cls)-1)]
+	if r.Outcome != result.NotSent {
+		iv.s.Attempts++
+	}
 	switch r.Outcome {
 	case result.OK:
 		iv.s.OK++
+		c.OK++
 		iv.lat = append(iv.lat, r.Latency())
 	case result.Refused:
 		iv.s.Refused++
+		c.Refused++
 	case result.Gaveup:
 		iv.s.GaveUp++
+		c.Gaveup++
 	case result.Error:
 		iv.s.Errors++
 	case result.Unfinished:
 		// A bug, which the row shows in lost; the samples leave it out
 		// as the row's outcomes do, so they still add up to the row.
 	case result.NotSent:
-		if r.Reason == result.ReasonClientBusy {
+		switch r.Reason {
+		case result.ReasonClientBusy:
 			iv.s.ClientBusy++
-		} else {
+		case result.ReasonBreakerOpen:
+			iv.s.BreakerOpen++
+		default:
 			iv.s.NotSent++
 		}
 	}
@@ -113,6 +143,13 @@ func (s *sampler) pop() (result.Sample, []time.Duration) {
 		n := copy(s.open, s.open[1:])
 		s.open[n] = interval{}
 		s.open = s.open[:n]
+	}
+	if iv.classed {
+		for _, k := range result.Classes() {
+			c := iv.cls[k]
+			c.Class = k
+			iv.s.ByClass = append(iv.s.ByClass, c)
+		}
 	}
 	iv.s.Window = s.window
 	iv.s.AtS = (time.Duration(s.first) * s.every).Seconds()
@@ -168,6 +205,14 @@ func (s *sampler) last(elapsed time.Duration, lab *result.LabStats) []result.Sam
 				s.open[0].s.Errors += iv.s.Errors
 				s.open[0].s.ClientBusy += iv.s.ClientBusy
 				s.open[0].s.NotSent += iv.s.NotSent
+				s.open[0].s.BreakerOpen += iv.s.BreakerOpen
+				s.open[0].s.Attempts += iv.s.Attempts
+				s.open[0].classed = s.open[0].classed || iv.classed
+				for c := range iv.cls {
+					s.open[0].cls[c].OK += iv.cls[c].OK
+					s.open[0].cls[c].Refused += iv.cls[c].Refused
+					s.open[0].cls[c].Gaveup += iv.cls[c].Gaveup
+				}
 				s.open[0].lat = append(s.open[0].lat, iv.lat...)
 			}
 			s.open = s.open[:1]
@@ -192,12 +237,25 @@ func (s *sampler) last(elapsed time.Duration, lab *result.LabStats) []result.Sam
 // interval's end is counted from the records' send and end times. A
 // driven window (package sim) is sampled this way, and its lab's side
 // filled in from what the driver read (Result.Lab). The records may come
-// in any order.
+// in any order; a retrying client's are its attempts (each request counted
+// by its last, result.Logical), in flight counting attempts.
 func SampleRecords(window int, records []result.Record, elapsed, every time.Duration) []result.Sample {
 	s := newSampler(window, every)
 	s.inFlight = map[int]int{}
-	for _, r := range records {
+	logical := result.Logical(records)
+	for _, r := range logical {
 		s.fold(r)
+	}
+	if len(logical) != len(records) {
+		last := make(map[int]int, len(logical))
+		for _, r := range logical {
+			last[r.Seq] = r.Attempt
+		}
+		for _, r := range records {
+			if r.Attempt != last[r.LogicalSeq()] {
+				s.foldAttempt(r)
+			}
+		}
 	}
 	return s.last(elapsed, nil)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"runtime"
 	"slices"
 	"testing"
@@ -101,7 +102,7 @@ func TestSweepOverTimeAgainstLab(t *testing.T) {
 	}
 	for i, w := range rep.Windows {
 		checkSamples(t, w, every)
-		if i >= len(sent) || !slices.Equal(sent[i], w.Samples) {
+		if i >= len(sent) || !reflect.DeepEqual(sent[i], w.Samples) {
 			t.Errorf("window %d: the sample events are not the window's samples", i)
 		}
 		labRead := 0
@@ -208,7 +209,7 @@ func TestSampleRecords(t *testing.T) {
 	for i := range want {
 		g := got[i]
 		g.AtS, g.Seconds = math.Round(g.AtS*1e6)/1e6, math.Round(g.Seconds*1e6)/1e6
-		if g != want[i] {
+		if !reflect.DeepEqual(g, want[i]) {
 			t.Errorf("sample %d:\n got %+v\nwant %+v", i, g, want[i])
 		}
 	}

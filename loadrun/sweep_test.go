@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -52,7 +53,7 @@ func TestSweepAgainstLab(t *testing.T) {
 			}
 		case result.EventRow:
 			rowEvents = append(rowEvents, e)
-			if e.Row == nil || *e.Row != rows[e.Window] {
+			if e.Row == nil || !reflect.DeepEqual(*e.Row, rows[e.Window]) {
 				t.Errorf("row event %d does not carry the report's row", e.Window)
 			}
 		case result.EventDone:
@@ -163,7 +164,7 @@ func TestSweepCancel(t *testing.T) {
 		t.Errorf("WindowDone called %d times for %d windows", len(handed), len(rep.Windows))
 	}
 	for i := range min(len(handed), len(rep.Windows)) {
-		if handed[i].Row != rep.Windows[i].Row || len(handed[i].Records) != len(rep.Windows[i].Records) || len(handed[i].Records) == 0 {
+		if !reflect.DeepEqual(handed[i].Row, rep.Windows[i].Row) || len(handed[i].Records) != len(rep.Windows[i].Records) || len(handed[i].Records) == 0 {
 			t.Errorf("WindowDone %d got row %+v with %d records; the report has %+v with %d", i, handed[i].Row, len(handed[i].Records), rep.Windows[i].Row, len(rep.Windows[i].Records))
 		}
 		if rowsAtCall[i] > i {

@@ -3,6 +3,7 @@ package measure_test
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -231,7 +232,7 @@ func TestMeasureOverTime(t *testing.T) {
 		t.Fatalf("%d windows", len(rec.windows))
 	}
 	for i, w := range rec.windows {
-		if len(w.Samples) != 3 || !slices.Equal(samples[i], w.Samples) {
+		if len(w.Samples) != 3 || !reflect.DeepEqual(samples[i], w.Samples) {
 			t.Fatalf("window %d: %d samples handed over with it, %d as events (want 3, the same)", i, len(w.Samples), len(samples[i]))
 		}
 		var ok int

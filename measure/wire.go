@@ -93,16 +93,21 @@ type wireRecord struct {
 	Reason      string         `json:"reason,omitempty"`
 	QueueWaitMS float64        `json:"queue_wait_ms"`
 	ServiceMS   float64        `json:"service_ms"`
+	Request     int            `json:"request,omitempty"`
+	Attempt     int            `json:"attempt,omitempty"`
+	Class       result.Class   `json:"class,omitempty"`
 }
 
 func toWire(r result.Record) wireRecord {
 	return wireRecord{Seq: r.Seq, Intended: int64(r.Intended), Sent: int64(r.Sent), End: int64(r.End), Outcome: r.Outcome,
-		Status: r.Status, Reason: r.Reason, QueueWaitMS: r.QueueWaitMS, ServiceMS: r.ServiceMS}
+		Status: r.Status, Reason: r.Reason, QueueWaitMS: r.QueueWaitMS, ServiceMS: r.ServiceMS,
+		Request: r.Request, Attempt: r.Attempt, Class: r.Class}
 }
 
 func fromWire(window int, w wireRecord) result.Record {
 	return result.Record{Window: window, Seq: w.Seq, Intended: time.Duration(w.Intended), Sent: time.Duration(w.Sent), End: time.Duration(w.End),
-		Outcome: w.Outcome, Status: w.Status, Reason: w.Reason, QueueWaitMS: w.QueueWaitMS, ServiceMS: w.ServiceMS}
+		Outcome: w.Outcome, Status: w.Status, Reason: w.Reason, QueueWaitMS: w.QueueWaitMS, ServiceMS: w.ServiceMS,
+		Request: w.Request, Attempt: w.Attempt, Class: w.Class}
 }
 
 // lineWriter writes JSON lines, one at a time, each flushed at once.

@@ -48,6 +48,16 @@
 //	reason         see above; empty for ok and refused
 //	queue_wait_ms  the lab's X-Queue-Wait-Ms header, empty when absent
 //	service_ms     the lab's X-Service-Ms header, empty when absent
+//	request        the seq of the request's first attempt (= seq for a first attempt)
+//	attempt        0 for a first attempt, n for the n-th retry (package retry)
+//	class          the request's criticality: critical, default or sheddable
+//
+// A retrying client (package retry) makes a record of every attempt: a
+// retry is a record of its own, with its own intended time (when its
+// backoff ended), seq numbered after the window's first attempts. Rows
+// and samples count logical requests (Logical): a request's outcome is
+// its last attempt's and its latency runs from its first attempt's
+// intended time to its last attempt's end.
 //
 // Times are milliseconds with three decimals (microseconds).
 //
@@ -78,7 +88,7 @@
 //	                 (with ACCEPT=workers the only queue there is); -1 without control,
 //	                 or where the lab cannot read it
 //	not_sent         arrivals that were due but not sent (the generator's
-//	                 in-flight cap, or a cancelled run)
+//	                 in-flight cap, or a cancelled run; not breaker_open's)
 //	client_busy      arrivals that found every one of the client's workers busy
 //	                 (loadrun's Sweep.ClientWorkers), so were not sent: the client's own
 //	                 limit, as a real client with a fixed pool has; their records
@@ -87,6 +97,15 @@
 //	send_lag_p99_ms  nearest-rank p99 of sent − intended over sent requests
 //	mean_ms p95_ms max_ms   of ok latencies
 //	n                how many ok latencies the percentiles are over (= ok)
+//	attempts         attempts sent: every logical request's attempts (= sent
+//	                 without retries)
+//	attempts_per_sec attempts ÷ window seconds: the load the service was asked for
+//	amplification    attempts ÷ sent: how many times the client multiplied its load
+//	breaker_open     arrivals not sent because the client's circuit breaker was
+//	                 open (their records not_sent, reason breaker_open)
+//	by_class         per class (critical, default, sheddable), in a window whose
+//	                 requests carried classes: arrivals, ok, refused, gaveup,
+//	                 error, not_sent, ok_share (ok ÷ arrivals), p99_ms
 //	window arrivals seconds send_lag_max_ms clients lab_service_ms lab_cpu_ms note
 //	                 extras: index, scheduled arrivals (= sent + not_sent),
 //	                 window length, the worst send lag, closed-loop clients,

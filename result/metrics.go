@@ -44,6 +44,30 @@ type Row struct {
 	LabServiceMS float64 `json:"lab_service_ms"`
 	LabCPUMS     float64 `json:"lab_cpu_ms"`
 	Note         string  `json:"note,omitempty"`
+
+	// A retrying client's (package retry) and classes' columns. Every
+	// column above counts logical requests (a request's outcome is its
+	// last attempt's; its latency runs from its first attempt's intended
+	// time to its last attempt's end); these count attempts.
+	Attempts       int        `json:"attempts"`
+	AttemptsPerSec float64    `json:"attempts_per_sec"`
+	Amplification  float64    `json:"amplification"`
+	BreakerOpen    int        `json:"breaker_open"`
+	ByClass        []ClassRow `json:"by_class,omitempty"`
+}
+
+// ClassRow is one class's part of a window's row, in a window whose
+// requests carried classes (Record.Class other than Default).
+type ClassRow struct {
+	Class    Class   `json:"class"`
+	Arrivals int     `json:"arrivals"`
+	OK       int     `json:"ok"`
+	Refused  int     `json:"refused"`
+	Gaveup   int     `json:"gaveup"`
+	Error    int     `json:"error"`
+	NotSent  int     `json:"not_sent"` // not_sent, client_busy and breaker_open together
+	OKShare  float64 `json:"ok_share"` // ok ÷ arrivals
+	P99MS    float64 `json:"p99_ms"`
 }
 
 // Metrics folds records into a window's statistics one at a time, so a
@@ -53,8 +77,11 @@ type Row struct {
 type Metrics struct {
 	arrivals, sent                     int
 	ok, refused, gaveup, errs, notSent int
-	clientBusy                         int
+	clientBusy, breakerOpen            int
+	attempts                           int
 	late                               int
+	classed                            bool
+	byClass                            [3]classCounts
 	lagMax                             time.Duration
 	okSum                              time.Duration
 	okLastEnd                          time.Duration
@@ -62,16 +89,32 @@ type Metrics struct {
 	lags                               []time.Duration
 }
 
-// Add folds one finished record in.
+// classCounts is one class's outcomes, for ClassRow.
+type classCounts struct {
+	arrivals, ok, refused, gaveup, errs, notSent int
+	okLat                                        []time.Duration
+}
+
+// Add folds one finished logical request in: a record of a client that
+// does not retry, or one of Logical's. Its sent attempts are Attempt + 1.
 func (m *Metrics) Add(r Record) {
 	m.arrivals++
+	if r.Class != Default {
+		m.classed = true
+	}
+	c := &m.byClass[min(int(r.Class), len(m.byClass)-1)]
+	c.arrivals++
 	switch r.Outcome {
 	case NotSent:
-		if r.Reason == ReasonClientBusy {
+		switch r.Reason {
+		case ReasonClientBusy:
 			m.clientBusy++
-		} else {
+		case ReasonBreakerOpen:
+			m.breakerOpen++
+		default:
 			m.notSent++
 		}
+		c.notSent++
 		return
 	case OK:
 		m.ok++
@@ -79,16 +122,22 @@ func (m *Metrics) Add(r Record) {
 		m.okSum += lat
 		m.okLat = append(m.okLat, lat)
 		m.okLastEnd = max(m.okLastEnd, r.End)
+		c.ok++
+		c.okLat = append(c.okLat, lat)
 	case Refused:
 		m.refused++
+		c.refused++
 	case Gaveup:
 		m.gaveup++
+		c.gaveup++
 	case Error:
 		m.errs++
+		c.errs++
 	}
 	// Every other record was sent, including an Unfinished one, which
 	// therefore shows up in lost.
 	m.sent++
+	m.attempts += r.Attempt + 1
 	lag := r.Lag()
 	m.lags = append(m.lags, lag)
 	if lag > LateAfter {
@@ -135,6 +184,29 @@ func (m *Metrics) Row(offered float64, window time.Duration) Row {
 		Seconds:      window.Seconds(),
 	}
 	r.Lost = r.Sent - r.OK - r.Refused - r.Gaveup - r.Error
+	r.Attempts, r.BreakerOpen = m.attempts, m.breakerOpen
+	r.Amplification = 1
+	if m.sent > 0 {
+		r.Amplification = Round(float64(m.attempts)/float64(m.sent), 1000)
+	}
+	if window > 0 {
+		r.AttemptsPerSec = Round(float64(m.attempts)/window.Seconds(), 100)
+	}
+	if m.classed {
+		for _, k := range Classes() {
+			c := m.byClass[k]
+			cr := ClassRow{Class: k, Arrivals: c.arrivals, OK: c.ok, Refused: c.refused, Gaveup: c.gaveup, Error: c.errs, NotSent: c.notSent}
+			if c.arrivals > 0 {
+				cr.OKShare = Round(float64(c.ok)/float64(c.arrivals), 1000)
+			}
+			if len(c.okLat) > 0 {
+				lat := slices.Clone(c.okLat)
+				slices.Sort(lat)
+				cr.P99MS = MS(NearestRank(lat, 99))
+			}
+			r.ByClass = append(r.ByClass, cr)
+		}
+	}
 	if span := max(window, m.okLastEnd); span > 0 {
 		r.OKPerSec = Round(float64(m.ok)/span.Seconds(), 100)
 	}

@@ -3,6 +3,7 @@ package result_test
 import (
 	"bytes"
 	"encoding/csv"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -71,8 +72,9 @@ func TestMetricsRow(t *testing.T) {
 		P50MS:    50, P95MS: 95, P99MS: 99, MaxMS: 100, MeanMS: 50.5, N: 100,
 		Late: 1, SendLagP99MS: 0.1, SendLagMaxMS: 5,
 		Done: -1, Queued: -1, Backlogged: -1, Seconds: 1, LabServiceMS: -1, LabCPUMS: -1,
+		Attempts: 104, AttemptsPerSec: 104, Amplification: 1, // no retries: one attempt a request sent
 	}
-	if r != want {
+	if !reflect.DeepEqual(r, want) {
 		t.Errorf("row\n got %+v\nwant %+v", r, want)
 	}
 	if m.Arrivals() != 105 {
@@ -109,9 +111,9 @@ func TestWriteCSV(t *testing.T) {
 	}
 	want := [][]string{
 		result.CSVHeader(),
-		{"1", "0", "1.500", "1.600", "22.000", "20.500", "ok", "200", "", "0.25", "20.1"},
-		{"1", "1", "3.000", "3.000", "2003.000", "2000.000", "gaveup", "", "read_timeout", "", ""},
-		{"1", "2", "4.000", "", "", "", "not_sent", "", "inflight_cap", "", ""},
+		{"1", "0", "1.500", "1.600", "22.000", "20.500", "ok", "200", "", "0.25", "20.1", "0", "0", "default"},
+		{"1", "1", "3.000", "3.000", "2003.000", "2000.000", "gaveup", "", "read_timeout", "", "", "1", "0", "default"},
+		{"1", "2", "4.000", "", "", "", "not_sent", "", "inflight_cap", "", "", "2", "0", "default"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d lines, want %d:\n%s", len(got), len(want), buf.String())

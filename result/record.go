@@ -1,9 +1,11 @@
 package result
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -76,6 +78,7 @@ const (
 	ReasonCanceled      = "canceled"      // the run was cancelled
 	ReasonInFlightCap   = "inflight_cap"  // not sent: the in-flight cap was full
 	ReasonClientBusy    = "client_busy"   // not sent: every client worker was busy (loadrun.Open.ClientWorkers)
+	ReasonBreakerOpen   = "breaker_open"  // not sent: the retrying client's circuit breaker was open (package retry)
 	ReasonDialTimeout   = "dial_timeout"  // gave up while connecting
 	ReasonWriteTimeout  = "write_timeout" // gave up while sending
 	ReasonReadTimeout   = "read_timeout"  // gave up waiting for the reply
@@ -97,6 +100,108 @@ type Record struct {
 	Reason      string // see the Reason constants; empty for ok and refused
 	QueueWaitMS float64
 	ServiceMS   float64
+	// Attempt is 0 for a request's first attempt and n for its n-th
+	// retry (a retrying client, package retry); without retries every
+	// record is a first attempt. Request is, for a retry, the Seq of its
+	// request's first attempt, and is not read for a first attempt (which
+	// is its own request): use LogicalSeq.
+	Attempt int
+	Request int
+	Class   Class // the criticality the request carried (X-Criticality)
+}
+
+// Class is a request's criticality, sent in its X-Criticality header; the
+// lab's door may shed by it (package admit). The zero value is Default,
+// which a request without the header has.
+type Class uint8
+
+// The classes, most to least important to keep.
+const (
+	Default Class = iota
+	Critical
+	Sheddable
+)
+
+// Classes lists the classes in the order rows and samples list them.
+func Classes() []Class { return []Class{Critical, Default, Sheddable} }
+
+// String names the class as the header, the CSV and JSON spell it.
+func (c Class) String() string {
+	switch c {
+	case Default:
+		return "default"
+	case Critical:
+		return "critical"
+	case Sheddable:
+		return "sheddable"
+	}
+	return "class(" + strconv.Itoa(int(c)) + ")"
+}
+
+// MarshalText encodes the class as its name.
+func (c Class) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads a class's name as String writes it.
+func (c *Class) UnmarshalText(b []byte) error {
+	for _, k := range Classes() {
+		if k.String() == string(b) {
+			*c = k
+			return nil
+		}
+	}
+	return fmt.Errorf("class %q is not known: want critical, default or sheddable", b)
+}
+
+// LogicalSeq is the Seq of the first attempt of the request r is an
+// attempt of: r's own for a first attempt, Request for a retry.
+func (r Record) LogicalSeq() int {
+	if r.Attempt == 0 {
+		return r.Seq
+	}
+	return r.Request
+}
+
+// Logical folds a window's attempt records into one record per logical
+// request, in the order of their first attempts, for Metrics: the first
+// attempt's Seq, Intended and Sent, the last attempt's End, Outcome,
+// Status, Reason and lab headers, and Attempt the last attempt's number
+// (so a request's attempts sent are Attempt + 1). Records of a client
+// that did not retry (every Attempt 0) are returned as they are. The
+// records may come in any order; attempts of one request are told apart
+// by Request and ordered by Attempt.
+func Logical(records []Record) []Record {
+	retried := false
+	for i := range records {
+		if records[i].Attempt > 0 {
+			retried = true
+			break
+		}
+	}
+	if !retried {
+		return records
+	}
+	sorted := slices.Clone(records)
+	slices.SortStableFunc(sorted, func(a, b Record) int {
+		if c := cmp.Compare(a.Window, b.Window); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.LogicalSeq(), b.LogicalSeq()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Attempt, b.Attempt)
+	})
+	out := make([]Record, 0, len(sorted))
+	for _, r := range sorted {
+		if n := len(out); n > 0 && out[n-1].Window == r.Window && out[n-1].Seq == r.LogicalSeq() {
+			l := &out[n-1]
+			l.End, l.Outcome, l.Status, l.Reason = r.End, r.Outcome, r.Status, r.Reason
+			l.QueueWaitMS, l.ServiceMS, l.Attempt = r.QueueWaitMS, r.ServiceMS, r.Attempt
+			continue
+		}
+		r.Seq, r.Request = r.LogicalSeq(), 0
+		out = append(out, r)
+	}
+	return out
 }
 
 // Latency is the time from the intended send to the end: what a caller who
@@ -123,7 +228,7 @@ func (r Record) Lag() time.Duration {
 // CSVHeader returns the column names WriteCSV writes on its first line; the
 // package doc defines each.
 func CSVHeader() []string {
-	return []string{"window", "seq", "intended_ms", "sent_ms", "end_ms", "latency_ms", "outcome", "status", "reason", "queue_wait_ms", "service_ms"}
+	return []string{"window", "seq", "intended_ms", "sent_ms", "end_ms", "latency_ms", "outcome", "status", "reason", "queue_wait_ms", "service_ms", "request", "attempt", "class"}
 }
 
 // WriteCSV writes records as CSV with a header line; the columns are listed
@@ -163,6 +268,9 @@ func AppendCSV(cw *csv.Writer, records []Record) error {
 		row[8] = r.Reason
 		row[9] = fmtOptMS(r.QueueWaitMS)
 		row[10] = fmtOptMS(r.ServiceMS)
+		row[11] = strconv.Itoa(r.LogicalSeq())
+		row[12] = strconv.Itoa(r.Attempt)
+		row[13] = r.Class.String()
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -9,7 +9,7 @@ const EventSample EventKind = "sample"
 // end. A window's samples cover it from its start to the end of its last
 // request, one after another, so every arrival of the window is counted in
 // exactly one sample: the sum over a window's samples of OK, Refused,
-// GaveUp, Errors, ClientBusy and NotSent is the row's arrivals, and lost
+// GaveUp, Errors, ClientBusy, NotSent and BreakerOpen is the row's arrivals, and lost
 // stays 0.
 type Sample struct {
 	Window  int     `json:"window"`  // from 0
@@ -42,9 +42,30 @@ type Sample struct {
 	// on requests inside then (Stats.PolicyLimit: 0 when it has none), and
 	// Dropped how many it had dropped from its queue since the window
 	// began.
+	// Attempts is the attempts of a retrying client (package retry) that
+	// ended in the interval, every retry counted (without retries, the
+	// requests sent that ended in it); BreakerOpen its requests not sent
+	// because its circuit breaker was open, by when they were due, and
+	// Breaker the breaker's state at the interval's end (closed, open or
+	// half_open; empty without a breaker).
+	Attempts    int    `json:"attempts"`
+	BreakerOpen int    `json:"breaker_open,omitempty"`
+	Breaker     string `json:"breaker,omitempty"`
+	// ByClass is the interval's ok and refused by class, in a window
+	// whose requests carried classes.
+	ByClass []ClassSample `json:"by_class,omitempty"`
+
 	Lab       bool  `json:"lab"`
 	Queued    int   `json:"queued"`
 	InService int   `json:"in_service"`
 	Limit     int   `json:"limit"`
 	Dropped   int64 `json:"dropped"`
+}
+
+// ClassSample is one class's part of a sample.
+type ClassSample struct {
+	Class   Class `json:"class"`
+	OK      int   `json:"ok"`
+	Refused int   `json:"refused"`
+	Gaveup  int   `json:"gaveup"`
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -100,7 +101,7 @@ func TestRunToCompletion(t *testing.T) {
 	if saved.Status != store.RunDone || saved.Learner != "alice" || len(saved.Rows) != 2 || saved.StartedAt.IsZero() || saved.EndedAt.IsZero() {
 		t.Errorf("saved run %+v", saved)
 	}
-	if saved.Rows[1] != *rows[1].Row {
+	if !reflect.DeepEqual(saved.Rows[1], *rows[1].Row) {
 		t.Errorf("saved row %+v, streamed %+v", saved.Rows[1], *rows[1].Row)
 	}
 	n, err := st.CountRecords(t.Context(), tk.ID)

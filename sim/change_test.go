@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -401,7 +401,7 @@ func TestOverTimeSimulated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(again.Windows[0].Samples, w.Samples) {
+	if !reflect.DeepEqual(again.Windows[0].Samples, w.Samples) {
 		t.Error("the same simulated sweep gave other samples")
 	}
 }

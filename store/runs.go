@@ -142,7 +142,7 @@ func (s *Store) LastRunEvent(ctx context.Context, id string) (int, string, error
 }
 
 // recordsPerInsert is how many records one INSERT statement carries
-// (11 columns each, under SQLite's limit of 32766 parameters).
+// (14 columns each, under SQLite's limit of 32766 parameters).
 const recordsPerInsert = 500
 
 // scanRuns reads every row of a query of runColumns and closes rows.
@@ -185,22 +185,23 @@ func (s *Store) AddRecords(ctx context.Context, id string, recs []result.Record)
 	return tx.Commit()
 }
 
-const insertRecords = `INSERT INTO run_records (run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms) `
+const insertRecords = `INSERT INTO run_records (run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms, request, attempt, class) `
 
 // replaceRecords makes an insert of records replace those stored.
 const replaceRecords = ` ON CONFLICT (run_id, win, seq) DO UPDATE SET intended_us = excluded.intended_us,
 	sent_us = excluded.sent_us, end_us = excluded.end_us, outcome = excluded.outcome, status = excluded.status,
-	reason = excluded.reason, queue_wait_ms = excluded.queue_wait_ms, service_ms = excluded.service_ms`
+	reason = excluded.reason, queue_wait_ms = excluded.queue_wait_ms, service_ms = excluded.service_ms,
+	request = excluded.request, attempt = excluded.attempt, class = excluded.class`
 
 func addRecordsSQLite(ctx context.Context, tx *tx, id string, recs []result.Record) error {
 	var full *sql.Stmt
-	args := make([]any, 0, recordsPerInsert*11)
+	args := make([]any, 0, recordsPerInsert*14)
 	for start := 0; start < len(recs); start += recordsPerInsert {
 		batch := recs[start:min(start+recordsPerInsert, len(recs))]
 		args = args[:0]
 		for _, r := range batch {
 			args = append(args, id, r.Window, r.Seq, r.Intended.Microseconds(), r.Sent.Microseconds(), r.End.Microseconds(),
-				int(r.Outcome), r.Status, r.Reason, r.QueueWaitMS, r.ServiceMS)
+				int(r.Outcome), r.Status, r.Reason, r.QueueWaitMS, r.ServiceMS, r.LogicalSeq(), r.Attempt, int(r.Class))
 		}
 		stmt := full
 		if len(batch) != recordsPerInsert || stmt == nil {
@@ -231,19 +232,22 @@ func addRecordsPostgres(ctx context.Context, tx *tx, id string, recs []result.Re
 	intended, sent, end := make([]int64, n), make([]int64, n), make([]int64, n)
 	reason := make([]string, n)
 	queue, service := make([]float64, n), make([]float64, n)
+	request, attempt, class := make([]int32, n), make([]int32, n), make([]int32, n)
 	for i, r := range recs {
+		request[i], attempt[i], class[i] = int32(r.LogicalSeq()), int32(r.Attempt), int32(r.Class)
 		win[i], seq[i], outcome[i], status[i] = int32(r.Window), int32(r.Seq), int32(r.Outcome), int32(r.Status)
 		intended[i], sent[i], end[i] = r.Intended.Microseconds(), r.Sent.Microseconds(), r.End.Microseconds()
 		reason[i], queue[i], service[i] = r.Reason, r.QueueWaitMS, r.ServiceMS
 	}
 	_, err := tx.ExecContext(ctx, insertRecords+`SELECT ?1, * FROM unnest(?2::integer[], ?3::integer[], ?4::bigint[],
-		?5::bigint[], ?6::bigint[], ?7::integer[], ?8::integer[], ?9::text[], ?10::double precision[], ?11::double precision[])`+replaceRecords,
-		id, win, seq, intended, sent, end, outcome, status, reason, queue, service)
+		?5::bigint[], ?6::bigint[], ?7::integer[], ?8::integer[], ?9::text[], ?10::double precision[], ?11::double precision[],
+		?12::integer[], ?13::integer[], ?14::integer[])`+replaceRecords,
+		id, win, seq, intended, sent, end, outcome, status, reason, queue, service, request, attempt, class)
 	return err
 }
 
 func placeholders(n int) string {
-	const one = "(?,?,?,?,?,?,?,?,?,?,?)"
+	const one = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 	b := make([]byte, 0, n*(len(one)+1))
 	for i := range n {
 		if i > 0 {
@@ -361,7 +365,7 @@ func (s *Store) EachWindowRecord(ctx context.Context, id string, window int, fn 
 }
 
 func (s *Store) eachRecord(ctx context.Context, fn func(result.Record) error, where string, args ...any) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms
+	rows, err := s.db.QueryContext(ctx, `SELECT win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms, request, attempt, class
 		FROM run_records `+where+` ORDER BY win, seq`, args...)
 	if err != nil {
 		return err
@@ -369,13 +373,16 @@ func (s *Store) eachRecord(ctx context.Context, fn func(result.Record) error, wh
 	for rows.Next() {
 		var r result.Record
 		var intended, sent, end int64
-		var outcome int
-		if err := rows.Scan(&r.Window, &r.Seq, &intended, &sent, &end, &outcome, &r.Status, &r.Reason, &r.QueueWaitMS, &r.ServiceMS); err != nil {
+		var outcome, class int
+		if err := rows.Scan(&r.Window, &r.Seq, &intended, &sent, &end, &outcome, &r.Status, &r.Reason, &r.QueueWaitMS, &r.ServiceMS, &r.Request, &r.Attempt, &class); err != nil {
 			rows.Close()
 			return err
 		}
 		r.Intended, r.Sent, r.End = time.Duration(intended)*time.Microsecond, time.Duration(sent)*time.Microsecond, time.Duration(end)*time.Microsecond
-		r.Outcome = result.Outcome(outcome)
+		r.Outcome, r.Class = result.Outcome(outcome), result.Class(class)
+		if r.Attempt == 0 {
+			r.Request = 0 // a first attempt is its own request (Record.LogicalSeq)
+		}
 		if err := fn(r); err != nil {
 			rows.Close()
 			return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -95,7 +96,7 @@ func TestRunsPersistAcrossRestart(t *testing.T) {
 		if got.Status != RunDone || got.Learner != "alice" || got.Lesson != "little" || got.Block != "lab1" || !got.CreatedAt.Equal(t0) || !got.EndedAt.Equal(t0.Add(5*time.Second)) || string(got.Request) != string(req) {
 			t.Errorf("r1 after reopening: %+v", got)
 		}
-		if len(got.Rows) != 2 || got.Rows[0] != rows[0] || got.Rows[1] != rows[1] {
+		if len(got.Rows) != 2 || !reflect.DeepEqual(got.Rows[0], rows[0]) || !reflect.DeepEqual(got.Rows[1], rows[1]) {
 			t.Errorf("rows after reopening: %+v, want %+v", got.Rows, rows)
 		}
 		var back []result.Record

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -529,13 +530,13 @@ func TestKneeSimulatedIsTheSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sweep := jsonRows(t, out); !slices.Equal(sweep, search) {
+	if sweep := jsonRows(t, out); !reflect.DeepEqual(sweep, search) {
 		t.Errorf("the search's rows:\n%+v\nthe sweep's through the same rates:\n%+v", search, sweep)
 	}
 	rec := rows[len(rows)-1]
 	first := rows[0]
 	rec.Window, rec.Note = 0, ""
-	if rec != first || sum.Knee == nil {
+	if !reflect.DeepEqual(rec, first) || sum.Knee == nil {
 		t.Errorf("recovery row %+v, first row %+v: want the same; summary %+v", rec, first, sum)
 	}
 }
