@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"capacitylab/result"
+	"capacitylab/retry"
 )
 
 // ProgressEvery is how often a running window reports progress: four
@@ -50,6 +51,12 @@ type Open struct {
 	// falling short). It replaces MaxInFlight.
 	ClientWorkers int
 	Window        int // copied into every record
+	// Retry is the client's retries (package retry), its jitter drawn
+	// from a source seeded with RetrySeed. Classes, when not nil, is each
+	// arrival's class (Sweep.WindowClasses), sent as X-Criticality.
+	Retry     retry.Spec
+	RetrySeed uint64
+	Classes   []result.Class
 }
 
 // Run sends the schedule from the calling goroutine and returns when every

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"capacitylab/result"
+	"capacitylab/retry"
 )
 
 // DefaultDrainWait bounds how long a sweep waits for the lab to drain
@@ -49,6 +52,15 @@ type Sweep struct {
 	// counted in client_busy (Open.ClientWorkers).
 	ClientWorkers int
 	DrainWait     time.Duration
+
+	// Retry is the client's retries, backoff, budget and circuit breaker
+	// (package retry; open loop only): the zero Spec never retries.
+	// Critical and Sheddable are the shares of arrivals (0 to 1, together
+	// at most 1) sent with X-Criticality critical and sheddable, the rest
+	// default; which arrivals is drawn from the window's seed
+	// (WindowClasses), so a simulation marks the same ones.
+	Retry               retry.Spec
+	Critical, Sheddable float64
 
 	// SampleEvery, when not 0, makes the sweep a run over time: every
 	// window is sampled every SampleEvery from its start and once more
@@ -150,6 +162,15 @@ func (s Sweep) ValidatePlan() error {
 	if s.ClientWorkers > 0 && !s.OpenLoop() {
 		return errors.New("client workers are for an open loop: a closed loop's clients are its workers")
 	}
+	if !s.Retry.IsZero() && !s.OpenLoop() {
+		return errors.New("retry is for an open loop: a closed loop's clients wait for each answer and never retry")
+	}
+	if s.Critical < 0 || s.Sheddable < 0 || s.Critical+s.Sheddable > 1 || math.IsNaN(s.Critical+s.Sheddable) {
+		return fmt.Errorf("critical %g and sheddable %g are not allowed: want shares from 0 to 1 of the arrivals, together at most 1", s.Critical, s.Sheddable)
+	}
+	if (s.Critical > 0 || s.Sheddable > 0) && !s.OpenLoop() {
+		return errors.New("critical and sheddable shares are for an open loop")
+	}
 	if err := CheckChangeTimes(s.Changes, s.Seconds); err != nil {
 		return err
 	}
@@ -174,6 +195,43 @@ func (s Sweep) Windows() int {
 // the arrival trace) rather than from closed-loop clients.
 func (s Sweep) OpenLoop() bool { return len(s.Clients) == 0 }
 
+// windowSeed is open-loop window i's seed: RNG.WindowSeed(Seed, Rates[i],
+// k) for its k-th repeat of the rate in the sweep, Seed for a trace.
+func (s Sweep) windowSeed(i int) uint64 {
+	if len(s.Arrivals) > 0 || i < 0 || i >= len(s.Rates) {
+		return s.Seed
+	}
+	again := 0
+	for _, r := range s.Rates[:i] {
+		if r == s.Rates[i] {
+			again++
+		}
+	}
+	return s.RNG.WindowSeed(s.Seed, s.Rates[i], again)
+}
+
+// WindowClasses returns the class of each of n arrivals of a window
+// with seed seed, critical and sheddable the shares of the two (nil when
+// both are 0: every arrival default). Each arrival draws on its own from
+// a PCG seeded with (seed, "class"), so a real run and its simulation
+// mark the same arrivals, and the schedule's draws are untouched.
+func WindowClasses(n int, critical, sheddable float64, seed uint64) []result.Class {
+	if critical <= 0 && sheddable <= 0 {
+		return nil
+	}
+	r := rand.New(rand.NewPCG(seed, 0x636c617373))
+	out := make([]result.Class, n)
+	for i := range out {
+		switch u := r.Float64(); {
+		case u < critical:
+			out[i] = result.Critical
+		case u < critical+sheddable:
+			out[i] = result.Sheddable
+		}
+	}
+	return out
+}
+
 // WindowSchedule returns the intended send times of open-loop window i:
 // the arrival trace, or the schedule drawn from RNG with the window's
 // seed (RNG.WindowSeed(Seed, Rates[i], k) for its k-th repeat of the rate
@@ -191,13 +249,7 @@ func (s Sweep) WindowSchedule(i int) ([]time.Duration, error) {
 	if kind == "" {
 		kind = Poisson
 	}
-	again := 0
-	for _, r := range s.Rates[:i] {
-		if r == s.Rates[i] {
-			again++
-		}
-	}
-	return s.RNG.Schedule(kind, s.Rates[i], s.Seconds, s.RNG.WindowSeed(s.Seed, s.Rates[i], again))
+	return s.RNG.Schedule(kind, s.Rates[i], s.Seconds, s.windowSeed(i))
 }
 
 // WindowRate is window i's offered rate as its row reports it: Rates[i],
@@ -313,6 +365,8 @@ func (s Sweep) Run(ctx context.Context, handle func(result.Event)) (result.Repor
 				return finish(err)
 			}
 			w.Schedule = sched
+			w.Retry, w.RetrySeed = s.Retry.String(), s.windowSeed(i)
+			w.Classes = WindowClasses(len(sched), s.Critical, s.Sheddable, w.RetrySeed)
 		} else {
 			w.Clients = s.Clients[i]
 			base.Clients = w.Clients
@@ -398,7 +452,8 @@ func (s Sweep) Run(ctx context.Context, handle func(result.Event)) (result.Repor
 				sampling.Send(smp)
 			}
 		case w.Clients == 0:
-			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i, Sampling: sampling}.Run(ctx, progress)
+			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i, Sampling: sampling,
+				Retry: s.Retry, RetrySeed: w.RetrySeed, Classes: w.Classes}.Run(ctx, progress)
 		default:
 			res = Closed{Target: s.Target, Clients: w.Clients, Think: w.Think, Length: length, Window: i, Sampling: sampling}.Run(ctx, progress)
 		}

@@ -106,6 +106,13 @@ type Window struct {
 	// SampleEvery is the sweep's (a run over time): a Driver that knows
 	// its lab's state reads it at each boundary into Result.Lab.
 	SampleEvery time.Duration
+	// Retry is the sweep's retrying client as package retry's Parse
+	// reads it ("" never retries), open loop only, its jitter drawn from
+	// a source seeded with RetrySeed (retry.New). Classes, when not nil,
+	// is the class of each arrival of Schedule (loadrun.WindowClasses).
+	Retry     string
+	RetrySeed uint64
+	Classes   []Class
 }
 
 // Driver runs a sweep's windows somewhere other than over the network:

@@ -50,4 +50,8 @@ type Result struct {
 	// made. loadrun.Open and Closed leave it 0: a real run's changes are made
 	// beside them.
 	Changed int
+	// Breaker is a Driver's retrying client's breaker state (retry.Closed,
+	// Opened, HalfOpen) at each Window.SampleEvery boundary, when it has
+	// a breaker; a sweep fills its samples' Breaker from it.
+	Breaker []string
 }
