@@ -87,7 +87,10 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
 	defer holdArrivalStamps()()
 	records := make([]result.Record, len(o.Schedule))
 	w := newLive()
-	sp := o.Sampling.start(ctx, w, o.Window)
+	if !o.Retry.IsZero() {
+		w.rt = &retrier{c: retry.New(o.Retry, o.RetrySeed), next: len(o.Schedule)}
+	}
+	sp := o.Sampling.start(ctx, w, o.Window, o.Classes != nil)
 	stopTicker := w.tick(progress)
 
 	var wg sync.WaitGroup
@@ -95,12 +98,19 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
 	for i, off := range o.Schedule {
 		r := &records[i]
 		*r = result.Record{Window: o.Window, Seq: i, Intended: off, QueueWaitMS: -1, ServiceMS: -1}
+		t := o.Target
+		if o.Classes != nil {
+			r.Class = o.Classes[i]
+			t = t.forClass(r.Class)
+		}
 		sleepUntil(ctx, w.start.Add(off))
 		switch {
 		case ctx.Err() != nil:
 			r.Outcome, r.Reason = result.NotSent, result.ReasonCanceled
 		case inFlight.Load() >= limit:
 			r.Outcome, r.Reason = result.NotSent, full
+		case w.rt != nil && !w.sendAttempt(off, true):
+			r.Outcome, r.Reason = result.NotSent, result.ReasonBreakerOpen
 		}
 		if r.Outcome == result.NotSent {
 			r.Sent, r.End = off, off
@@ -111,17 +121,99 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
 		// begin takes Sent and starts the connection here, so neither
 		// waits for the new goroutine to be scheduled; the goroutine
 		// completes the request.
-		s := o.Target.begin(r, w.start, w.markSent)
+		s := t.begin(r, w.start, w.markSent)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o.Target.complete(ctx, r, w.start, s, w.markSent)
+			retryAfter := t.complete(ctx, r, w.start, s, w.markSent)
+			last := *r
+			if w.rt != nil {
+				last = w.follow(ctx, t, *r, retryAfter)
+			}
 			inFlight.Add(-1)
-			w.finish(*r)
+			w.finish(last)
 		}()
 	}
 	wg.Wait()
+	if w.rt != nil {
+		for _, a := range w.rt.attempts {
+			records = append(records, *a)
+		}
+	}
 	return w.result(ctx, records, sp, stopTicker, progress)
+}
+
+// retrier is an open-loop window's retrying client (Open.Retry), under
+// the window's lock: the client, the next retry's Seq (numbered after
+// the first attempts, in the order retries are made) and the retries.
+type retrier struct {
+	c        *retry.Client
+	next     int
+	attempts []*result.Record
+}
+
+// breaker is the retrying client's breaker state at now, under the
+// window's lock; "" without a breaker.
+func (w *live) breaker(now time.Duration) string {
+	if w.rt == nil || w.rt.c.Spec().Breaker <= 0 {
+		return ""
+	}
+	return w.rt.c.State(now)
+}
+
+// sendAttempt says whether the retrying client's breaker lets an attempt
+// due at due (an offset from the window's start) be sent.
+func (w *live) sendAttempt(due time.Duration, first bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rt.c.Send(due, first)
+}
+
+// follow makes the retries of a request whose first attempt ended as
+// first did (its reply asking to wait retryAfter), each when the client
+// says, from the calling goroutine: it sleeps to the retry's due time,
+// asks the breaker, and sends it as a new attempt record. It returns the
+// request's logical record (result.Logical's): the first attempt's start,
+// the last attempt's end and outcome, Attempt the last attempt's number.
+// Every attempt but the last is counted in the samples' attempts here,
+// the last with the request (live.finish). A cancelled run makes no more
+// retries.
+func (w *live) follow(ctx context.Context, t Target, first result.Record, retryAfter time.Duration) result.Record {
+	last := first
+	for {
+		w.mu.Lock()
+		again, due := w.rt.c.Retry(last.End, last.Attempt, last, retryAfter)
+		w.mu.Unlock()
+		if !again {
+			break
+		}
+		sleepUntil(ctx, w.start.Add(due))
+		if ctx.Err() != nil {
+			break
+		}
+		w.mu.Lock()
+		var a *result.Record
+		if w.rt.c.Send(due, false) {
+			a = &result.Record{Window: first.Window, Seq: w.rt.next, Request: first.Seq, Attempt: last.Attempt + 1,
+				Intended: due, Class: first.Class, QueueWaitMS: -1, ServiceMS: -1}
+			w.rt.next++
+			w.rt.attempts = append(w.rt.attempts, a)
+			if w.s != nil {
+				w.s.foldAttempt(last)
+			}
+		}
+		w.mu.Unlock()
+		if a == nil {
+			break
+		}
+		w.ended.Add(1) // last: an attempt that ended, not its request's last
+		retryAfter = t.complete(ctx, a, w.start, t.begin(a, w.start, w.markSent), w.markSent)
+		last = *a
+	}
+	l := first
+	l.End, l.Outcome, l.Status, l.Reason = last.End, last.Outcome, last.Status, last.Reason
+	l.QueueWaitMS, l.ServiceMS, l.Attempt = last.QueueWaitMS, last.ServiceMS, last.Attempt
+	return l
 }
 
 // defaultInFlight is the in-flight cap of an open-loop window that sets
@@ -156,7 +248,7 @@ type Closed struct {
 func (c Closed) Run(ctx context.Context, progress func(Progress)) result.Result {
 	defer holdArrivalStamps()()
 	w := newLive()
-	sp := c.Sampling.start(ctx, w, c.Window)
+	sp := c.Sampling.start(ctx, w, c.Window, false)
 	stopTicker := w.tick(progress)
 	var seq atomic.Int64
 	perClient := make([][]result.Record, c.Clients)
@@ -197,6 +289,7 @@ type live struct {
 	mu    sync.Mutex
 	m     result.Metrics
 	s     *sampler // when the window is sampled; folded with m, under mu
+	rt    *retrier // an open-loop window's retrying client, under mu; nil without one
 }
 
 func newLive() *live { return &live{start: time.Now()} }

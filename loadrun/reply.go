@@ -4,6 +4,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"time"
 )
 
 // maxHead bounds a reply's head (status line and headers); a longer one is
@@ -18,9 +19,10 @@ const defaultQueueHeader = "x-queue-wait-ms"
 
 // reply is what readReply takes from one HTTP/1.x response.
 type reply struct {
-	status      int     // 0 until the status line was read
-	queueWaitMS float64 // the queue header (X-Queue-Wait-Ms), -1 when absent or not a number ≥ 0
-	serviceMS   float64 // X-Service-Ms, likewise
+	status      int           // 0 until the status line was read
+	queueWaitMS float64       // the queue header (X-Queue-Wait-Ms), -1 when absent or not a number ≥ 0
+	serviceMS   float64       // X-Service-Ms, likewise
+	retryAfter  time.Duration // Retry-After in whole seconds (0 to 3600), 0 when absent or a date
 }
 
 // malformedError says why a reply is not acceptable HTTP/1.x. classify
@@ -189,6 +191,8 @@ func readReply(src io.Reader, buf []byte, queueHeader string) (reply, error) {
 			if rep.serviceMS < 0 {
 				rep.serviceMS = parseMS(value)
 			}
+		case equalFold(name, "retry-after"):
+			rep.retryAfter = parseRetryAfter(value)
 		}
 	}
 	rep.status = status
@@ -380,3 +384,19 @@ func equalFold(b []byte, lower string) bool {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// parseRetryAfter reads Retry-After as whole seconds, 0 to 3600; 0 for
+// anything else (an HTTP date, which the lab never sends, included).
+func parseRetryAfter(v []byte) time.Duration {
+	if len(v) == 0 || len(v) > 4 {
+		return 0
+	}
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return time.Duration(min(n, 3600)) * time.Second
+}

@@ -30,6 +30,7 @@ type Target struct {
 	addrPort netip.AddrPort // addr when it is an IP literal; dialled without a lookup
 	sa       *sockaddr      // addrPort as connect(2) takes it
 	request  []byte
+	classed  *[3][]byte // request with X-Criticality for each result.Class (forClass)
 	timeout  time.Duration
 	bufs     *sync.Pool // of *[maxHead]byte, the reply readers' scratch buffers
 	// queueHeader is the reply header read into Record.QueueWaitMS, lower
@@ -56,11 +57,25 @@ func NewTarget(rawURL string, timeout time.Duration) (Target, error) {
 		host = net.JoinHostPort(u.Hostname(), "80")
 	}
 	path := u.RequestURI()
-	req := "GET " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: capacitylab-load\r\nConnection: close\r\n\r\n"
+	head := "GET " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: capacitylab-load\r\nConnection: close\r\n"
+	req := head + "\r\n"
+	var classed [3][]byte
+	for _, c := range result.Classes() {
+		classed[c] = []byte(head + "X-Criticality: " + c.String() + "\r\n\r\n")
+	}
 	ap, _ := netip.ParseAddrPort(host) // not an IP literal: resolved at each dial
 	bufs := &sync.Pool{New: func() any { return new([maxHead]byte) }}
 	sa := newSockaddr(ap)
-	return Target{addr: host, addrPort: ap, sa: &sa, request: []byte(req), timeout: timeout, bufs: bufs, queueHeader: defaultQueueHeader}, nil
+	return Target{addr: host, addrPort: ap, sa: &sa, request: []byte(req), classed: &classed, timeout: timeout, bufs: bufs, queueHeader: defaultQueueHeader}, nil
+}
+
+// forClass returns t sending its request with X-Criticality: c (a window
+// whose arrivals carry classes, Open.Classes, sends every one with it).
+func (t Target) forClass(c result.Class) Target {
+	if t.classed != nil && int(c) < len(t.classed) {
+		t.request = t.classed[c]
+	}
+	return t
 }
 
 // WithQueueHeader returns t reading each reply's queue wait (Record.QueueWaitMS,
@@ -129,8 +144,9 @@ func (t Target) begin(r *result.Record, start time.Time, onSent func()) send {
 // complete finishes a request begin started: it takes the send time (when
 // begin did not) and connects, or waits for begin's connect, then writes
 // the request, reads the reply and fills in r. onSent is called when it
-// takes the send time.
-func (t Target) complete(ctx context.Context, r *result.Record, start time.Time, s send, onSent func()) {
+// takes the send time. It returns the reply's Retry-After (0 when it had
+// none), for a retrying client.
+func (t Target) complete(ctx context.Context, r *result.Record, start time.Time, s send, onSent func()) (retryAfter time.Duration) {
 	r.QueueWaitMS, r.ServiceMS = -1, -1
 	if !s.taken {
 		s.at = time.Now()
@@ -199,6 +215,7 @@ func (t Target) complete(ctx context.Context, r *result.Record, start time.Time,
 			}
 		}
 	}
+	return rep.retryAfter
 }
 
 // phase is the step of a request that failed: it names the reasons

@@ -34,10 +34,9 @@ type Sampling struct {
 // interval is one interval of a window being folded: its counts and the
 // latencies of its ok answers.
 type interval struct {
-	s       result.Sample
-	lat     []time.Duration
-	classed bool
-	cls     [3]result.ClassSample // by result.Class, when classed
+	s   result.Sample
+	lat []time.Duration
+	cls [3]result.ClassSample // by result.Class, when the sampler is classed
 }
 
 // at returns the open interval k, opening those before it as needed.
@@ -78,7 +77,8 @@ type sampler struct {
 	// requests in flight at each interval's end (a driven window, which
 	// has no live counters): inFlight[k] at the end of interval k.
 	inFlight map[int]int
-	sent     int // samples taken
+	sent     int  // samples taken
+	classed  bool // the window's requests carry classes: samples count them by class
 }
 
 func newSampler(window int, every time.Duration) *sampler {
@@ -90,9 +90,6 @@ func newSampler(window int, every time.Duration) *sampler {
 // sent, is counted in the interval's attempts.
 func (s *sampler) fold(r result.Record) {
 	iv := s.at(max(int(r.End/s.every), s.first))
-	if r.Class != result.Default {
-		iv.classed = true
-	}
 	c := &iv.cls[min(int(r.Class), len(iv.cls)-1)]
 	if r.Outcome != result.NotSent {
 		iv.s.Attempts++
@@ -144,7 +141,7 @@ func (s *sampler) pop() (result.Sample, []time.Duration) {
 		s.open[n] = interval{}
 		s.open = s.open[:n]
 	}
-	if iv.classed {
+	if s.classed {
 		for _, k := range result.Classes() {
 			c := iv.cls[k]
 			c.Class = k
@@ -207,7 +204,6 @@ func (s *sampler) last(elapsed time.Duration, lab *result.LabStats) []result.Sam
 				s.open[0].s.NotSent += iv.s.NotSent
 				s.open[0].s.BreakerOpen += iv.s.BreakerOpen
 				s.open[0].s.Attempts += iv.s.Attempts
-				s.open[0].classed = s.open[0].classed || iv.classed
 				for c := range iv.cls {
 					s.open[0].cls[c].OK += iv.cls[c].OK
 					s.open[0].cls[c].Refused += iv.cls[c].Refused
@@ -242,6 +238,12 @@ func (s *sampler) last(elapsed time.Duration, lab *result.LabStats) []result.Sam
 func SampleRecords(window int, records []result.Record, elapsed, every time.Duration) []result.Sample {
 	s := newSampler(window, every)
 	s.inFlight = map[int]int{}
+	for _, r := range records {
+		if r.Class != result.Default {
+			s.classed = true
+			break
+		}
+	}
 	logical := result.Logical(records)
 	for _, r := range logical {
 		s.fold(r)
@@ -273,11 +275,12 @@ type sampling struct {
 
 // start begins sampling window w (its records folded by w.finish) and
 // returns what the window must call when its last request has ended.
-func (cfg Sampling) start(ctx context.Context, w *live, window int) *sampling {
+func (cfg Sampling) start(ctx context.Context, w *live, window int, classed bool) *sampling {
 	if cfg.Every <= 0 {
 		return nil
 	}
 	sp := &sampling{cfg: cfg, w: w, s: newSampler(window, cfg.Every), done: make(chan struct{})}
+	sp.s.classed = classed
 	w.s = sp.s
 	sp.wg.Add(1)
 	go sp.run(ctx)
@@ -303,6 +306,7 @@ func (sp *sampling) run(ctx context.Context) {
 		// stamped just before the boundary has had that long to finish.
 		sp.w.mu.Lock()
 		smp, lat := sp.s.pop()
+		smp.Breaker = sp.w.breaker(time.Duration(k) * sp.cfg.Every)
 		sp.w.mu.Unlock()
 		summarise(&smp, lat)
 		sp.w.mu.Lock()
@@ -356,6 +360,7 @@ func (sp *sampling) last(ctx context.Context, elapsed time.Duration) []result.Sa
 		st = sp.readLab(ctx)
 	}
 	for _, smp := range sp.s.last(elapsed, st) {
+		smp.Breaker = sp.w.breaker(min(elapsed, secondsToDuration(smp.AtS+smp.Seconds)))
 		sp.send(smp)
 	}
 	return sp.samples

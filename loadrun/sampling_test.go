@@ -198,10 +198,10 @@ func TestSampleRecords(t *testing.T) {
 	}
 	got := loadrun.SampleRecords(1, recs, ms(320), 100*time.Millisecond)
 	want := []result.Sample{
-		{Window: 1, AtS: 0, Seconds: 0.1, OK: 1, NotSent: 1, ClientBusy: 1, P50MS: 50, P99MS: 50, InFlight: 2},
-		{Window: 1, AtS: 0.1, Seconds: 0.1, OK: 1, Refused: 1, P50MS: 140, P99MS: 140, InFlight: 1},
-		{Window: 1, AtS: 0.2, Seconds: 0.1, Errors: 1, InFlight: 1},
-		{Window: 1, AtS: 0.3, Seconds: 0.02, GaveUp: 1},
+		{Window: 1, AtS: 0, Seconds: 0.1, OK: 1, NotSent: 1, ClientBusy: 1, P50MS: 50, P99MS: 50, InFlight: 2, Attempts: 1},
+		{Window: 1, AtS: 0.1, Seconds: 0.1, OK: 1, Refused: 1, P50MS: 140, P99MS: 140, InFlight: 1, Attempts: 2},
+		{Window: 1, AtS: 0.2, Seconds: 0.1, Errors: 1, InFlight: 1, Attempts: 1},
+		{Window: 1, AtS: 0.3, Seconds: 0.02, GaveUp: 1, Attempts: 1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d samples, want %d: %+v", len(got), len(want), got)
@@ -336,4 +336,45 @@ func sampleEveryBench() time.Duration {
 		return d
 	}
 	return 100 * time.Millisecond
+}
+
+// A retrying client's attempts: each attempt counts in the interval it
+// ended in, each request once, by its last attempt, its latency from its
+// first attempt's intended time; classes are counted by class.
+func TestSampleRecordsRetries(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	recs := []result.Record{
+		{Seq: 0, Intended: 0, Sent: 0, End: ms(100), Outcome: result.Gaveup, Class: result.Critical},
+		{Seq: 1, Intended: ms(10), Sent: ms(10), End: ms(50), Outcome: result.OK},
+		{Seq: 2, Intended: ms(60), Sent: ms(60), End: ms(60), Outcome: result.NotSent, Reason: result.ReasonBreakerOpen},
+		{Seq: 3, Request: 0, Attempt: 1, Intended: ms(100), Sent: ms(101), End: ms(150), Outcome: result.OK, Class: result.Critical},
+	}
+	got := loadrun.SampleRecords(0, recs, ms(200), 100*time.Millisecond)
+	want := []result.Sample{
+		{Window: 0, AtS: 0, Seconds: 0.1, OK: 1, BreakerOpen: 1, P50MS: 40, P99MS: 40, InFlight: 1, Attempts: 1,
+			ByClass: []result.ClassSample{{Class: result.Critical}, {Class: result.Default, OK: 1}, {Class: result.Sheddable}}},
+		{Window: 0, AtS: 0.1, Seconds: 0.1, OK: 1, P50MS: 150, P99MS: 150, Attempts: 2,
+			ByClass: []result.ClassSample{{Class: result.Critical, OK: 1}, {Class: result.Default}, {Class: result.Sheddable}}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d samples, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		g := got[i]
+		g.AtS, g.Seconds = math.Round(g.AtS*1e6)/1e6, math.Round(g.Seconds*1e6)/1e6
+		if !reflect.DeepEqual(g, want[i]) {
+			t.Errorf("sample %d:\n got %+v\nwant %+v", i, g, want[i])
+		}
+	}
+	var m result.Metrics
+	for _, r := range result.Logical(recs) {
+		m.Add(r)
+	}
+	row := m.Row(15, 200*time.Millisecond)
+	if row.Arrivals != 3 || row.Sent != 2 || row.OK != 2 || row.Attempts != 3 || row.Amplification != 1.5 || row.BreakerOpen != 1 || row.Lost != 0 || row.NotSent != 0 {
+		t.Errorf("row %+v: want 3 arrivals, 2 sent and ok, 3 attempts (amplification 1.5), 1 breaker_open, lost 0", row)
+	}
+	if len(row.ByClass) != 3 || row.ByClass[0].OK != 1 || row.ByClass[0].P99MS != 150 {
+		t.Errorf("by class %+v: want critical's one ok, 150 ms", row.ByClass)
+	}
 }
