@@ -111,6 +111,30 @@
 // and catches up, instead of turning answered requests into give-ups
 // (docs/BENCHMARKS.md, "Issue 16: replies read late").
 //
+// # Retries and classes
+//
+// An open-loop window may have a retrying client (Sweep.Retry, package
+// retry). A request's first attempt is sent at its intended time as any
+// arrival is (the breaker, when the client has one, may stop it: not_sent,
+// reason breaker_open). When an attempt ends, the goroutine that completed
+// it asks the client whether to retry and when (its backoff, at least the
+// reply's Retry-After when the client honours it), sleeps to that time,
+// asks the breaker, and sends the retry as a new attempt: a record of its
+// own, Intended the time it was due (so its send lag is measured as any
+// send's), Seq numbered after the window's first attempts in the order
+// retries are made, Request its first attempt's Seq, Attempt its number.
+// The request ends with its last attempt; rows and samples count it once,
+// by its last attempt's outcome, with its latency from its first attempt's
+// intended time (result.Logical), and count every attempt in attempts.
+// The in-flight cap counts requests until their last attempt ends. The
+// client is shared by the window's goroutines under the window's lock;
+// its jitter is drawn from a source seeded with the window's seed.
+//
+// Arrivals may carry classes (Sweep.Critical, Sweep.Sheddable): each
+// arrival's class is drawn from the window's seed (WindowClasses) and its
+// request, every attempt of it, sent with X-Criticality: critical,
+// default or sheddable. Without shares no header is sent.
+//
 // # Accounting
 //
 // arrivals = sent + not_sent + client_busy + breaker_open, and sent = ok + refused +
