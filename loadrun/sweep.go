@@ -429,6 +429,15 @@ func (s Sweep) Run(ctx context.Context, handle func(result.Event)) (result.Repor
 					case k < len(r.Lab):
 						setLab(&samples[k], r.Lab[k])
 					}
+					// The breaker's state likewise: at each boundary, the
+					// last sample's at the window's end.
+					switch {
+					case len(r.Breaker) == 0:
+					case k == len(samples)-1:
+						samples[k].Breaker = r.Breaker[len(r.Breaker)-1]
+					case k < len(r.Breaker)-1:
+						samples[k].Breaker = r.Breaker[k]
+					}
 				}
 				res.Samples = samples
 			}

@@ -51,7 +51,8 @@ type Result struct {
 	// beside them.
 	Changed int
 	// Breaker is a Driver's retrying client's breaker state (retry.Closed,
-	// Opened, HalfOpen) at each Window.SampleEvery boundary, when it has
-	// a breaker; a sweep fills its samples' Breaker from it.
+	// Opened, HalfOpen) at each Window.SampleEvery boundary the window
+	// passed, then at its end (the last sample's), when it has a breaker;
+	// a sweep fills its samples' Breaker from it.
 	Breaker []string
 }

@@ -35,6 +35,31 @@
 // and still serves the request. A refused caller reads its 503 Refuse
 // (DefaultRefuse, 0.05 ms, when 0) after its send.
 //
+// A retrying client (result.Window.Retry, a sweep's Retry; open loop
+// only) is package retry's own, its jitter drawn from the window's
+// RetrySeed, driven in simulated time as the live generator drives it: a
+// request's first attempt is due at its schedule time, and not sent
+// (not_sent, breaker_open) when the client's Send says the breaker is
+// open; the in-flight cap is checked first, as before. Each attempt that
+// ends (ok, refused, gave up, an error) is told to the client's Retry,
+// with the lab's Retry-After of 1 s for a 503 (admit.RetryAfter); a retry
+// it decides on is due at the time it says, and is sent then when the cap
+// has room and Send lets it through; otherwise there is no record and the
+// request ended with its last attempt. Every attempt sent is a record: a
+// retry's Seq follows the schedule's arrivals' in the order retries are
+// sent, its Request is its first attempt's Seq, Attempt its number,
+// Intended and Sent its due time, and it carries its request's class
+// (Window.Classes, one per arrival; Default when nil). A caller that gave
+// up abandons its attempt only: the lab still serves it, so retries add
+// arrivals to a lab that is still serving the attempts they replace (the
+// metastable failure of a retry storm, TestRetryMetastable). At one
+// instant the schedule's arrival goes before a retry due then, and
+// retries due at one instant go in the order they were decided. Rows
+// count logical requests (result.Logical) with their attempts; with a
+// breaker, Result.Breaker is its state at each boundary of a run over
+// time and at the window's end. A window without Retry simulates exactly
+// as it did before retries were modelled.
+//
 // The door. Its admission policy (POLICY) is the lab's own: the same
 // package admit, on the window's clock (nanoseconds from its start), a
 // fresh policy each window as the lab's starts again at each reset. It

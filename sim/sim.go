@@ -11,6 +11,7 @@ import (
 	"capacitylab/admit"
 	"capacitylab/labsvc"
 	"capacitylab/result"
+	"capacitylab/retry"
 )
 
 // DefaultRefuse is how long a refused caller waits for its 503 when
@@ -118,11 +119,24 @@ func (m Model) RunWindow(ctx context.Context, w result.Window) (result.Result, r
 	if err := ctx.Err(); err != nil {
 		return result.Result{}, result.LabStats{}, err
 	}
+	spec, err := retry.Parse(w.Retry)
+	if err != nil {
+		return result.Result{}, result.LabStats{}, err
+	}
+	if w.Clients > 0 && !spec.IsZero() {
+		return result.Result{}, result.LabStats{}, fmt.Errorf("retry %q is for an open loop only: a closed loop's clients do not retry", w.Retry)
+	}
+	if w.Classes != nil && len(w.Classes) != len(w.Schedule) {
+		return result.Result{}, result.LabStats{}, fmt.Errorf("classes: %d for %d arrivals, want one class per arrival of the schedule", len(w.Classes), len(w.Schedule))
+	}
 	if w.Clients > 0 && w.Think == 0 && m.Lab.SpinMS == 0 && m.Lab.WaitMS == 0 && m.CPUPerRequest == 0 && (m.Lab.StallEvery == 0 || m.Lab.StallMS == 0) {
 		return result.Result{}, result.LabStats{}, fmt.Errorf("a closed loop with no think time against a lab whose requests take no time (SPIN_MS=0, WAIT_MS=0) " +
 			"sends without end in no time; the simulator cannot run it: give the requests some service time or the clients a think time")
 	}
 	s := newWindow(m, w)
+	if !spec.IsZero() {
+		s.retry = retry.New(spec, w.RetrySeed)
+	}
 	s.run()
 	if s.tooMany {
 		return result.Result{}, result.LabStats{}, fmt.Errorf("the closed loop of %d clients sends more than %d requests in one %v window, the generator's cap on one window: "+
@@ -266,10 +280,21 @@ type window struct {
 	length   int64
 	tooMany  bool // a closed loop reached result.MaxArrivals requests
 
+	// a retrying client (open loop): nil when it never retries. Its
+	// retries due are in retries, a heap by due time (then by when they
+	// were decided, took); retried counts the retries sent, whose Seqs
+	// follow the schedule's arrivals'. Records are kept in send order
+	// and put in Seq order at the end.
+	retry   *retry.Client
+	retries []timer
+	decided int64
+	retried int
+
 	// a run over time: the lab as it was at each boundary (Result.Lab)
 	every      int64 // w.SampleEvery; 0: none
 	nextSample int64
 	labAt      []result.LabStats
+	breakerAt  []string // the retrying client's breaker at each boundary (Result.Breaker)
 }
 
 func newWindow(m Model, w result.Window) *window {
@@ -417,6 +442,9 @@ func (s *window) run() {
 // reads GET /stats there: before anything else due at that instant.
 func (s *window) sample() {
 	s.labAt = append(s.labAt, s.stats())
+	if s.retry != nil && s.retry.Spec().Breaker > 0 {
+		s.breakerAt = append(s.breakerAt, s.retry.State(time.Duration(s.nextSample)))
+	}
 	s.nextSample += s.every
 }
 
@@ -633,6 +661,63 @@ func (s *window) callerDone(j int32, t int64) {
 	if s.w.Clients > 0 {
 		s.sends.push(timer{at: t + int64(s.w.Think), job: s.client[j]})
 	}
+	if s.retry != nil {
+		// The lab's 503 asks to wait a second (admit.RetryAfter).
+		var after time.Duration
+		if s.rec[j].Outcome == result.Refused {
+			after = time.Second
+		}
+		r := s.rec[j]
+		if again, at := s.retry.Retry(time.Duration(t), r.Attempt, r, after); again {
+			s.pushRetry(timer{at: int64(at), took: s.decided, job: j})
+			s.decided++
+		}
+	}
+}
+
+// pushRetry puts a retry due in the heap of retries.
+func (s *window) pushRetry(t timer) {
+	h := append(s.retries, t)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !earlier(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	s.retries = h
+}
+
+// popRetry takes the retry due first out of the heap.
+func (s *window) popRetry() timer {
+	h := s.retries
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && earlier(h[l], h[m]) {
+			m = l
+		}
+		if l+1 < n && earlier(h[l+1], h[m]) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	s.retries = h
+	return top
+}
+
+// earlier orders retries by when they are due, then by when they were
+// decided.
+func earlier(a, b timer) bool {
+	return a.at < b.at || a.at == b.at && a.took < b.took
 }
 
 // nextEnd is when the next caller gives up or reads its refusal.
@@ -672,10 +757,14 @@ func (s *window) callerEnd(t int64, refusal bool) {
 // would be at or after the window's length stops).
 func (s *window) nextSend() int64 {
 	if s.w.Clients == 0 {
+		t := int64(never)
 		if s.next < len(s.w.Schedule) {
-			return int64(s.w.Schedule[s.next])
+			t = int64(s.w.Schedule[s.next])
 		}
-		return never
+		if len(s.retries) > 0 {
+			t = min(t, s.retries[0].at)
+		}
+		return t
 	}
 	for !s.sends.empty() && s.sends.peek().at >= s.length {
 		s.sends.pop()
@@ -686,18 +775,67 @@ func (s *window) nextSend() int64 {
 	return s.sends.peek().at
 }
 
-// send sends the next request at t and the door admits, hands or refuses it.
+// send sends the next request at t and the door admits, hands or refuses
+// it: a closed-loop client's, the schedule's next arrival, or a retry due
+// (after the schedule's arrival due at the same instant).
 func (s *window) send(t int64) {
 	client := int32(-1)
-	if s.w.Clients > 0 {
+	arrival := -1
+	switch {
+	case s.w.Clients > 0:
 		if len(s.rec) == result.MaxArrivals {
 			s.tooMany = true
 			return
 		}
 		client = s.sends.pop().job
-	} else {
+	case s.next < len(s.w.Schedule) && int64(s.w.Schedule[s.next]) <= t:
+		arrival = s.next
 		s.next++
+	default:
+		s.sendRetry(s.popRetry(), t)
+		return
 	}
+	j := s.newRecord(t)
+	if client >= 0 {
+		s.client = append(s.client, client)
+	}
+	r := &s.rec[j]
+	if arrival >= 0 {
+		r.Seq = arrival
+		if s.w.Classes != nil {
+			r.Class = s.w.Classes[arrival]
+		}
+	}
+	if client < 0 && s.inFlight >= s.maxIn {
+		r.Outcome, r.Reason = result.NotSent, s.full
+		return
+	}
+	if s.retry != nil && !s.retry.Send(time.Duration(t), true) {
+		r.Outcome, r.Reason = result.NotSent, result.ReasonBreakerOpen
+		return
+	}
+	s.attempt(j, t)
+}
+
+// sendRetry sends the retry rt due at t, of the attempt rt.job, when the
+// in-flight cap has room and the breaker lets it through; otherwise its
+// request ended with that attempt, and there is no record.
+func (s *window) sendRetry(rt timer, t int64) {
+	if s.inFlight >= s.maxIn || !s.retry.Send(time.Duration(t), false) {
+		return
+	}
+	prev := s.rec[rt.job]
+	j := s.newRecord(t)
+	r := &s.rec[j]
+	r.Seq = len(s.w.Schedule) + s.retried
+	s.retried++
+	r.Request, r.Attempt, r.Class = prev.LogicalSeq(), prev.Attempt+1, prev.Class
+	s.attempt(j, t)
+}
+
+// newRecord starts the record of a request sent (or due) at t, numbered
+// in send order, and returns its index.
+func (s *window) newRecord(t int64) int32 {
 	j := int32(len(s.rec))
 	// Fields are set in place: the records are most of the simulation's
 	// memory traffic.
@@ -706,17 +844,16 @@ func (s *window) send(t int64) {
 	} else {
 		s.rec = append(s.rec, result.Record{})
 	}
-	if client >= 0 {
-		s.client = append(s.client, client)
-	}
 	r := &s.rec[j]
 	r.Window, r.Seq = s.w.Index, int(j)
 	r.Intended, r.Sent, r.End = time.Duration(t), time.Duration(t), time.Duration(t)
 	r.QueueWaitMS, r.ServiceMS = -1, -1
-	if client < 0 && s.inFlight >= s.maxIn {
-		r.Outcome, r.Reason = result.NotSent, s.full
-		return
-	}
+	return j
+}
+
+// attempt sends request j at t: the door admits, hands or refuses it.
+func (s *window) attempt(j int32, t int64) {
+	r := &s.rec[j]
 	s.inFlight++
 	if !s.door.Admit(time.Duration(t), s.idle, s.queue.len()) {
 		s.refused++
@@ -744,10 +881,20 @@ func (s *window) send(t int64) {
 // Metrics, as loadrun folds a real window's, and reports the lab's counters at the last caller's end.
 func (s *window) result() (result.Result, result.LabStats, error) {
 	s.advance(max(s.end, s.last))
+	var breaker []string
+	if s.retry != nil && s.retry.Spec().Breaker > 0 {
+		breaker = append(s.breakerAt, s.retry.State(time.Duration(s.end)))
+	}
+	if s.retried > 0 {
+		slices.SortFunc(s.rec, func(a, b result.Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	}
+	// Rows count logical requests, each with its attempts (result.Logical
+	// returns the records as they are when nothing was retried).
+	logical := result.Logical(s.rec)
 	m := &result.Metrics{}
-	m.Grow(len(s.rec))
-	for _, r := range s.rec {
+	m.Grow(len(logical))
+	for _, r := range logical {
 		m.Add(r)
 	}
-	return result.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end), Changed: s.changed, Lab: s.labAt}, s.stats(), nil
+	return result.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end), Changed: s.changed, Lab: s.labAt, Breaker: breaker}, s.stats(), nil
 }
