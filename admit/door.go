@@ -118,6 +118,25 @@ func (d *Door) Set(spec Spec, limit int) error {
 	return nil
 }
 
+// SetWorkers changes the service's workers (the slots NewDoor was given)
+// to n, keeping the requests inside and what the policy has learned: only
+// the queue policy counts workers (its bound is workers + LIMIT), and it
+// learns nothing. The lab calls it when WORKERS changes while it runs. A
+// negative n is an error and changes nothing.
+func (d *Door) SetWorkers(n int) error {
+	if n < 0 {
+		return fmt.Errorf("admit: %d workers: want 0 or more", n)
+	}
+	d.slots = n
+	if q, ok := d.pol.(*queue); ok {
+		q.slots = n
+	}
+	if d.inst != nil {
+		d.show()
+	}
+	return nil
+}
+
 // Reset forgets what the policy has learned (an adaptive limit goes back
 // to its start), keeping the requests inside: the lab does it at every
 // POST /reset, so each window of a sweep starts from the same policy, as

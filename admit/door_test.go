@@ -407,6 +407,40 @@ func TestResetAndSet(t *testing.T) {
 	}
 }
 
+// SetWorkers follows a change of WORKERS: the queue policy's bound on
+// requests inside becomes the new workers + LIMIT, and stays so after
+// Reset and Set (which build the policy afresh from the door's workers);
+// the requests inside are kept, and an adaptive policy keeps what it
+// learned, since it does not count workers. A negative count is refused
+// and changes nothing.
+func TestSetWorkers(t *testing.T) {
+	d := door(t, "queue", 3, 2)
+	d.Admit(0, 0, 0)
+	if err := d.SetWorkers(8); err != nil {
+		t.Fatal(err)
+	}
+	if d.Limit() != 11 || d.Inside() != 1 {
+		t.Errorf("after SetWorkers(8) with LIMIT 3: limit %d inside %d, want 11 and 1", d.Limit(), d.Inside())
+	}
+	d.Reset()
+	if d.Limit() != 11 {
+		t.Errorf("after Reset: limit %d, want the new workers + LIMIT, 11", d.Limit())
+	}
+	if err := d.Set("queue", 1); err != nil || d.Limit() != 9 {
+		t.Errorf("after Set(queue, 1): limit %d (%v), want 8 + 1", d.Limit(), err)
+	}
+	if err := d.SetWorkers(-1); err == nil || d.Limit() != 9 {
+		t.Errorf("SetWorkers(-1) = %v, limit %d; want an error and no change", err, d.Limit())
+	}
+
+	a := door(t, "aimd,start=10,backoff=0.5", 0, 2)
+	a.Admit(0, 0, 0)
+	a.Done(10*ms, 10*ms, admit.Overloaded)
+	if err := a.SetWorkers(8); err != nil || a.Limit() != 5 {
+		t.Errorf("aimd cut to 5, then SetWorkers(8): limit %d (%v), want 5 still", a.Limit(), err)
+	}
+}
+
 // Register exports the door: its limit, who is inside, refusals, drops,
 // queue waits and the policy with every parameter.
 func TestDoorMetrics(t *testing.T) {

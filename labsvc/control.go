@@ -56,7 +56,11 @@ func newMetrics(reg *prometheus.Registry, s *Server) metrics {
 		defer s.mu.Unlock()
 		return float64(s.inService)
 	})
-	workers := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lab_workers", Help: "WORKERS in force."}, func() float64 { return float64(s.workers) })
+	workers := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lab_workers", Help: "WORKERS in force."}, func() float64 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return float64(s.cfg.Workers)
+	})
 	for _, r := range []string{"timeout", "gone", "garbage"} {
 		m.bads.WithLabelValues(r)
 	}
@@ -180,7 +184,7 @@ type ControlError struct {
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
-const patchKnobs = "spin_ms, wait_ms, limit, stall_every, stall_ms, backlog, policy"
+const patchKnobs = "workers (with ACCEPT=door), spin_ms, wait_ms, limit, stall_every, stall_ms, backlog, policy"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
@@ -213,6 +217,8 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 		var dst **int
 		var env string
 		switch k {
+		case "workers":
+			dst, env = &p.Workers, "WORKERS"
 		case "spin_ms":
 			dst, env = &p.SpinMS, "SPIN_MS"
 		case "wait_ms":
@@ -240,7 +246,7 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			}
 			p.Policy = &spec
 			continue
-		case "workers", "cpus", "accept":
+		case "cpus", "accept":
 			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("%s cannot change while the lab runs: want only %s", strings.ToUpper(k), patchKnobs)})
 			return
 		default:

@@ -39,8 +39,9 @@ func TestControlConfig(t *testing.T) {
 			`LIMIT: "many" is not allowed: want 0 to 100000; WAIT_MS: 10001 is not allowed: want 0 to 10000`},
 		// a fraction is not a whole number of milliseconds
 		{"fraction", `{"wait_ms": 2.5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WAIT_MS: 2.5 is not allowed"},
-		// WORKERS and CPUS are fixed for the life of the lab
-		{"workers", `{"workers": 4}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "WORKERS cannot change while the lab runs"},
+		// CPUS is fixed for the life of the lab (WORKERS is not:
+		// TestWorkersChange)
+		{"cpus", `{"cpus": 2}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "CPUS cannot change while the lab runs"},
 		// the stall knobs change like the others, and are checked like them
 		{"bad stall", `{"stall_every": 5, "stall_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "STALL_MS: 10001 is not allowed: want 0 to 10000"},
 		{"stall", `{"stall_every": 5, "stall_ms": 100}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1, StallEvery: 5, StallMS: 100}, ""},
@@ -242,7 +243,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 // are refused by both.
 func TestConfigSetAgreesWithTheLab(t *testing.T) {
 	l := labtest.Serve(t, labsvc.DefaultConfig())
-	values := map[string]string{"SPIN_MS": "3", "WAIT_MS": "40", "LIMIT": "0", "STALL_EVERY": "7", "STALL_MS": "9", "BACKLOG": "64", "POLICY": "aimd,backoff=0.5"}
+	values := map[string]string{"WORKERS": "3", "SPIN_MS": "3", "WAIT_MS": "40", "LIMIT": "0", "STALL_EVERY": "7", "STALL_MS": "9", "BACKLOG": "64", "POLICY": "aimd,backoff=0.5"}
 	want := labsvc.DefaultConfig()
 	for knob := range strings.SplitSeq(labsvc.ChangeableKnobs, ", ") {
 		v, ok := values[knob]
@@ -263,7 +264,7 @@ func TestConfigSetAgreesWithTheLab(t *testing.T) {
 			t.Errorf("POST /config %s = %d %+v; Set gives %+v", body, code, got, want)
 		}
 	}
-	for _, knob := range []string{"WORKERS", "CPUS", "ACCEPT", "SPEED"} {
+	for _, knob := range []string{"CPUS", "ACCEPT", "SPEED"} {
 		if _, err := want.Set(knob, "2"); err == nil {
 			t.Errorf("Set(%s) succeeded, want it refused", knob)
 		}

@@ -23,6 +23,11 @@
 // (CONTROL_ADDR, not CONTROL: cmd/load reads CONTROL as the lab's control
 // URL, and the two are often run from one shell.)
 //
+// WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG and
+// POLICY may change while the lab runs (POST /config, ChangeableKnobs),
+// WORKERS only with ACCEPT=door (see Changing WORKERS); CPUS and ACCEPT
+// may not.
+//
 // A bad value (not a whole number, out of range, or a flag given empty such
 // as --workers=; an empty environment variable counts as unset) is reported
 // as input.FieldErrors, one "VAR: value is not allowed: want lo to hi" per
@@ -197,16 +202,39 @@
 //	                {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,
 //	                 "stall_every":0,"stall_ms":0,"backlog":0,"accept":"door",
 //	                 "policy":"queue","processors":[0]}
-//	POST /config    change some of spin_ms, wait_ms, limit, stall_every, stall_ms, backlog,
-//	                policy, e.g. {"limit": 10} or {"policy": "aimd", "limit": 0};
-//	                200 with the new config (as GET), or 400 with
+//	POST /config    change some of workers, spin_ms, wait_ms, limit, stall_every, stall_ms,
+//	                backlog, policy, e.g. {"limit": 10}, {"workers": 8} or
+//	                {"policy": "aimd", "limit": 0}; 200 with the new config (as GET), or 400 with
 //	                {"error": "...one line...", "errors": {"SPIN_MS": "abc is not allowed: want 0 to 1000"}}
-//	                (workers, cpus and accept cannot change while the lab runs)
+//	                (cpus and accept cannot change while the lab runs, nor workers with
+//	                ACCEPT=workers: see Changing WORKERS)
 //	GET  /stats     the current window (Stats)
 //	POST /reset     close the window, returning it (Stats), and begin a new one
 //	GET  /metrics   Prometheus text format, cumulative since start (lab_*, the
 //	                policy's admit_* as package admit describes them, and the
 //	                Go runtime and process collectors)
+//
+// Changing WORKERS. With ACCEPT=door, WORKERS changes at once, as an
+// autoscaler's new capacity lands: more workers start and each takes the
+// oldest queued connection then and there (asking the policy first, as a
+// worker taking from the queue always does: sojourn may drop it), or is
+// free for the door to hand the next caller; with fewer, free workers stop
+// at once and busy ones finish the request they hold, answer it, and
+// stop, so no request is abandoned (in_service may exceed workers until
+// they have). A rise before they have stopped keeps them instead of
+// starting new ones. The queue policy's bound follows (policy_limit is
+// the new WORKERS + LIMIT); what an adaptive policy learned is kept (it
+// does not count workers). GET /config, GET /stats (workers) and the
+// lab_workers gauge report the count in force, and a POST /reset keeps
+// it, as it keeps every knob (a sweep sets its changed knobs back itself,
+// package loadrun). With ACCEPT=workers WORKERS stays as the lab started:
+// a free worker waits in the kernel's accept queue itself and cannot be
+// stopped there without taking one more caller, so a change is refused
+// (400, naming WORKERS and what is allowed). CPUS never changes while the
+// lab runs: the process is pinned to its first CPUS processors and its
+// GOMAXPROCS set when it starts (ApplySandbox), and a load generator
+// keeps off the processors it read then (GET /config's processors);
+// taking more would put the lab on the generator's processors mid-run.
 //
 // The changes (POST /config, POST /reset) are for programs on this
 // machine, not for web pages, which could otherwise retune a learner's lab
@@ -229,6 +257,7 @@
 // Stats (GET /stats) has these fields, counted since the last reset:
 //
 //	since         when the window began (RFC 3339)
+//	workers       WORKERS in force now
 //	accepted      connections the door admitted, handed or queued (including carried)
 //	refused       connections answered 503: refused by the door, or dropped
 //	dropped       connections admitted, then dropped from the queue (sojourn)
@@ -236,7 +265,8 @@
 //	done          requests served to completion, whether or not the caller listened
 //	queued        connections waiting now for a worker (every worker taken)
 //	queued_max    most waiting at once
-//	in_service    connections assigned to a worker now (started on or not)
+//	in_service    connections assigned to a worker now (started on or not); more
+//	              than workers while workers beyond a lowered WORKERS finish theirs
 //	bad           accepted connections that never sent a complete request
 //	bad_by        {"timeout","gone","garbage"} breakdown of bad
 //	carried       connections queued or in service when the window began

@@ -244,19 +244,29 @@ func (c Config) String() string {
 }
 
 // ChangeableKnobs are the knobs a running lab may change (POST /config),
-// as their environment variables spell them.
-const ChangeableKnobs = "SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY"
+// as their environment variables spell them. WORKERS changes only with
+// ACCEPT=door (see Config.Set).
+const ChangeableKnobs = "WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY"
+
+// workersFixed says what WORKERS allows while a lab of workers workers
+// runs with ACCEPT=workers, and why.
+func workersFixed(workers int) string {
+	return fmt.Sprintf("%d, as the lab started, with ACCEPT=workers "+
+		"(a free worker waits in the kernel's accept queue itself and cannot be stopped there without taking one more caller): "+
+		"WORKERS changes while the lab runs only with ACCEPT=door", workers)
+}
 
 // Set returns c with one knob changed as a running lab would change it
 // (POST /config): knob as its environment variable spells it (one of
 // ChangeableKnobs), value as the variable would hold it. A knob that does
-// not exist, or cannot change while the lab runs, is an error saying which
-// may; a bad value an input.FieldErrors as Validate gives, and so is a knob whose
-// new value does not go with the others (LIMIT with a POLICY but queue).
+// not exist, or cannot change while the lab runs (CPUS, ACCEPT), is an
+// error saying which may; a bad value an input.FieldErrors as Validate
+// gives, and so is a knob whose new value does not go with the others
+// (LIMIT with a POLICY but queue, a new WORKERS with ACCEPT=workers).
 func (c Config) Set(knob, value string) (Config, error) {
 	value = strings.TrimSpace(value)
 	switch knob {
-	case "WORKERS", "CPUS", "ACCEPT":
+	case "CPUS", "ACCEPT":
 		return c, fmt.Errorf("%s cannot change while the lab runs: want one of %s", knob, ChangeableKnobs)
 	case "POLICY":
 		spec, err := admit.ParseSpec(value)
@@ -264,8 +274,9 @@ func (c Config) Set(knob, value string) (Config, error) {
 		if errors.As(err, &se) {
 			return c, input.FieldErrors{"POLICY": input.NotAllowed(se.Value, se.Allowed)}
 		}
-		c.Policy = spec
-		return c, c.Validate()
+		next := c
+		next.Policy = spec
+		return c.change(next)
 	}
 	for _, k := range knobs() {
 		if k.env != knob {
@@ -275,10 +286,26 @@ func (c Config) Set(knob, value string) (Config, error) {
 		if err != nil || n < k.lo || n > k.hi {
 			return c, input.FieldErrors{k.env: input.NotAllowed(value, fmt.Sprintf("%d to %d", k.lo, k.hi))}
 		}
-		*k.field(&c) = n
-		return c, c.Validate()
+		next := c
+		*k.field(&next) = n
+		return c.change(next)
 	}
 	return c, fmt.Errorf("unknown knob %q: want one of %s", knob, ChangeableKnobs)
+}
+
+// change returns next, the knobs of a running lab whose knobs are c after
+// a change, if the lab takes it: next is valid, and WORKERS changes only
+// with ACCEPT=door. Otherwise it returns c and input.FieldErrors. (CPUS
+// and ACCEPT are never changed: Set refuses them by name, and POST
+// /config has no way to.)
+func (c Config) change(next Config) (Config, error) {
+	if err := next.Validate(); err != nil {
+		return c, err
+	}
+	if next.Workers != c.Workers && c.Accept == AcceptWorkers {
+		return c, input.FieldErrors{"WORKERS": input.NotAllowed(strconv.Itoa(next.Workers), workersFixed(c.Workers))}
+	}
+	return next, nil
 }
 
 // CheckChanges says what is wrong with knob changes against a lab whose

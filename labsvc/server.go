@@ -22,6 +22,11 @@ import (
 // Server is one lab: a door, a FIFO queue, WORKERS workers and a control
 // API. Build it with NewServer and run it once with Serve.
 //
+// WORKERS may change while it runs (SetConfig, with ACCEPT=door): new
+// workers start at once and take the oldest queued connections; when
+// there are fewer, free workers stop at once and busy ones finish the
+// request they hold, then stop, so no request is abandoned.
+//
 // The door's admission policy (POLICY, package admit) decides who is let
 // in: the queue policy refuses a caller when LIMIT callers already wait,
 // others by their own arithmetic; sojourn may also drop a caller from the
@@ -36,10 +41,9 @@ import (
 // the processor can run, the waiting for the processor shows up as longer
 // service times, not as queue depth.
 type Server struct {
-	logger  *slog.Logger
-	workers int
-	reg     *prometheus.Registry
-	m       metrics
+	logger *slog.Logger
+	reg    *prometheus.Registry
+	m      metrics
 
 	mu        sync.Mutex
 	cond      *sync.Cond // signalled when the queue gains a connection or the server closes
@@ -61,6 +65,18 @@ type Server struct {
 	// hostNames are the names the control API answers to besides IP
 	// addresses and localhost (AllowControlHost), set before Serve.
 	hostNames []string
+
+	// quit and retire (guarded by mu) are workers to stop after WORKERS fell: quit free
+	// ones (counted in idle no more) that stop when they wake, retire
+	// busy ones that stop once they have answered the request they hold.
+	// The free workers' goroutines waiting for a connection are idle +
+	// handed.n + quit.
+	quit, retire int
+	// spawn runs f(ctx) in a goroutine of Serve's (counted in wg), ctx
+	// ending when Serve stops: set by Serve under mu (with ACCEPT=door,
+	// for SetConfig to start workers), nil before then; called only
+	// under mu and while the lab is not closed.
+	spawn func(f func(ctx context.Context))
 }
 
 // pending is an accepted connection on its way to a worker.
@@ -135,7 +151,7 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{logger: logger, workers: cfg.Workers, cfg: cfg, reg: prometheus.NewRegistry(), epoch: time.Now()}
+	s := &Server{logger: logger, cfg: cfg, reg: prometheus.NewRegistry(), epoch: time.Now()}
 	s.cond = sync.NewCond(&s.mu)
 	var err error
 	if s.policy, err = admit.NewDoor(cfg.Policy, cfg.Limit, max(cfg.Workers, 0)); err != nil {
@@ -174,6 +190,9 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	if err := s.cfg.Validate(); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg := &s.wg
 	s.mu.Lock()
 	if s.started {
 		s.mu.Unlock()
@@ -181,8 +200,20 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	}
 	s.started = true
 	s.kq = newKernelQueue(requests)
-	cfg := s.cfg // ACCEPT never changes; BACKLOG may, through SetConfig, once the control API serves
+	// ACCEPT never changes; BACKLOG and (with the door) WORKERS may,
+	// through SetConfig, once the control API serves.
+	cfg := s.cfg
 	names := slices.Clone(s.hostNames)
+	if cfg.Accept == AcceptDoor {
+		// Every worker starts free, before the door opens, so the first
+		// callers are handed a worker even if its goroutine has not run
+		// yet.
+		s.spawn = func(f func(context.Context)) { wg.Go(func() { f(ctx) }) }
+		s.idle = cfg.Workers
+		for range cfg.Workers {
+			s.spawn(s.work)
+		}
+	}
 	s.mu.Unlock()
 	if cfg.Backlog > 0 {
 		if err := s.kq.setBacklog(cfg.Backlog); err != nil {
@@ -190,9 +221,6 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 		}
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	wg := &s.wg
 	errc := make(chan error, 2)
 	fail := func(err error) {
 		select {
@@ -212,7 +240,7 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 		}
 	})
 	if cfg.Accept == AcceptWorkers {
-		for range s.workers {
+		for range cfg.Workers {
 			wg.Go(func() {
 				if err := s.acceptWork(ctx, requests); err != nil {
 					fail(err)
@@ -220,14 +248,6 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 			})
 		}
 	} else {
-		// Every worker starts free, before the door opens, so the first
-		// callers are handed a worker even if its goroutine has not run yet.
-		s.mu.Lock()
-		s.idle = s.workers
-		s.mu.Unlock()
-		for range s.workers {
-			wg.Go(func() { s.work(ctx) })
-		}
 		wg.Go(func() {
 			if err := s.door(ctx, requests); err != nil {
 				fail(err)
@@ -365,6 +385,20 @@ func (s *Server) refuseLater(ctx context.Context, c net.Conn) bool {
 	return true
 }
 
+// refuseAll refuses the connections the policy dropped from the queue
+// (refuseLater), closing those left if ctx ends first.
+func (s *Server) refuseAll(ctx context.Context, dropped []net.Conn) {
+	s.m.refused.Add(float64(len(dropped)))
+	for i, c := range dropped {
+		if !s.refuseLater(ctx, c) {
+			for _, c := range dropped[i+1:] {
+				_ = c.Close()
+			}
+			return
+		}
+	}
+}
+
 // since is t as the policy's clock reads it.
 func (s *Server) since(t time.Time) time.Duration { return t.Sub(s.epoch) }
 
@@ -435,11 +469,14 @@ func refuse(c net.Conn) {
 	closeGracefully(c, refusedResponse)
 }
 
-// work is one worker. It starts free (counted in s.idle by Serve), waits
-// for the door to hand it a connection, serves it, then takes the oldest
-// queued connection itself while any wait, and becomes free again when none
-// does. Any free worker may pick up any handed connection: there are never
-// more handed than there are free workers waiting.
+// work is one worker. It starts free (counted in s.idle by whoever started
+// it), waits for the door to hand it a connection, serves it, then takes
+// the oldest queued connection itself while any wait, and becomes free
+// again when none does. Any free worker may pick up any handed connection:
+// there are never more handed than there are free workers waiting. It
+// stops when the lab closes, when it wakes free with no connection handed
+// and a free worker is to stop (s.quit), or when it has answered a request
+// and a busy worker is to stop (s.retire): after WORKERS fell.
 func (s *Server) work(ctx context.Context) {
 	buf := make([]byte, MaxHeaderBytes)
 	out := make([]byte, 0, 256)
@@ -450,10 +487,16 @@ func (s *Server) work(ctx context.Context) {
 	var due time.Time // when the last request served was due to end
 	s.mu.Lock()
 	for {
-		for s.handed.n == 0 && !s.closed {
+		for s.handed.n == 0 && s.quit == 0 && !s.closed {
 			s.cond.Wait()
 		}
 		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		if s.handed.n == 0 {
+			// WORKERS fell while this worker was free.
+			s.quit--
 			s.mu.Unlock()
 			return
 		}
@@ -471,12 +514,21 @@ func (s *Server) work(ctx context.Context) {
 			// free (or takes the next caller) before writing, so a caller
 			// that reads its answer and connects again at once finds it
 			// free, not still writing or closing.
-			var next bool
-			p, next, dropped = s.takeLocked(dropped[:0])
-			if next {
-				s.inService++
-			} else {
-				s.idle++
+			var next, stop bool
+			dropped = dropped[:0]
+			switch {
+			case s.retire > 0:
+				// WORKERS fell while this worker was busy: it has
+				// finished its request, and stops.
+				s.retire--
+				stop = true
+			default:
+				p, next, dropped = s.takeLocked(dropped)
+				if next {
+					s.inService++
+				} else {
+					s.idle++
+				}
 			}
 			if answered != nil || len(dropped) > 0 {
 				s.mu.Unlock()
@@ -487,17 +539,13 @@ func (s *Server) work(ctx context.Context) {
 					_, _ = answered.Write(out)
 					_ = answered.Close()
 				}
-				s.m.refused.Add(float64(len(dropped)))
-				for i, c := range dropped {
-					if !s.refuseLater(ctx, c) {
-						for _, c := range dropped[i+1:] {
-							_ = c.Close()
-						}
-						break
-					}
-				}
+				s.refuseAll(ctx, dropped)
 				clear(dropped)
 				s.mu.Lock()
+			}
+			if stop {
+				s.mu.Unlock()
+				return
 			}
 			if !next {
 				break
@@ -649,6 +697,7 @@ func (s *Server) Config() Config {
 // ConfigPatch is a change to the knobs that may change while the lab runs;
 // nil fields are left as they are.
 type ConfigPatch struct {
+	Workers    *int // with ACCEPT=door only
 	SpinMS     *int
 	WaitMS     *int
 	Limit      *int
@@ -660,6 +709,9 @@ type ConfigPatch struct {
 
 // apply returns c changed by p.
 func (p ConfigPatch) apply(c Config) Config {
+	if p.Workers != nil {
+		c.Workers = *p.Workers
+	}
 	if p.SpinMS != nil {
 		c.SpinMS = *p.SpinMS
 	}
@@ -690,16 +742,20 @@ func (p ConfigPatch) apply(c Config) Config {
 // refuses new callers while the queue is longer, and a lower BACKLOG turns
 // new callers away while the kernel's queue is longer; neither evicts
 // anybody. A new POLICY (or LIMIT) starts a fresh policy at once, which
-// counts the callers already inside but has learned nothing.
+// counts the callers already inside but has learned nothing. A new WORKERS
+// (ACCEPT=door only) holds at once: more workers start, each taking the
+// oldest queued connection; with fewer, free workers stop and busy ones
+// stop once they have answered the request they hold (see resizeLocked).
 func (s *Server) SetConfig(p ConfigPatch) (Config, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := p.apply(s.cfg)
-	if err := c.Validate(); err != nil {
+	c, err := s.cfg.change(p.apply(s.cfg))
+	if err != nil {
+		s.mu.Unlock()
 		return s.cfg, err
 	}
 	if c.Policy != s.cfg.Policy || c.Limit != s.cfg.Limit {
 		if err := s.policy.Set(c.Policy, c.Limit); err != nil {
+			s.mu.Unlock()
 			return s.cfg, err
 		}
 	}
@@ -707,11 +763,68 @@ func (s *Server) SetConfig(p ConfigPatch) (Config, error) {
 		if err := s.kq.setBacklog(c.Backlog); err != nil {
 			// Put the policy back as it was.
 			_ = s.policy.Set(s.cfg.Policy, s.cfg.Limit)
+			s.mu.Unlock()
 			return s.cfg, err
 		}
 	}
+	if c.Workers != s.cfg.Workers {
+		// Validate has checked it: 1 or more.
+		_ = s.policy.SetWorkers(c.Workers)
+		s.resizeLocked(s.cfg.Workers, c.Workers)
+	}
 	s.cfg = c
+	s.mu.Unlock()
+	s.cond.Broadcast()
 	return c, nil
+}
+
+// resizeLocked changes the running workers from was to now (ACCEPT=door).
+// More: workers told to stop and not yet stopped go on first; then new
+// ones start; each worker so added takes the oldest queued connection
+// (asking the policy, as a worker does; those it drops are refused off
+// the caller's goroutine) or becomes free. Fewer: free workers stop at
+// once (quit), then busy ones once they have answered the request they
+// hold (retire). Before Serve starts the workers (or once it has closed)
+// it changes nothing: Serve starts the WORKERS in force. s.mu is held;
+// the caller broadcasts s.cond after letting go of it.
+func (s *Server) resizeLocked(was, now int) {
+	if s.spawn == nil || s.closed {
+		return
+	}
+	if now < was {
+		fewer := was - now
+		free := min(fewer, s.idle)
+		s.idle -= free
+		s.quit += free
+		s.retire += fewer - free
+		return
+	}
+	more := now - was
+	// A busy worker that was to stop goes on, and takes from the queue
+	// itself when it has answered.
+	kept := min(more, s.retire)
+	s.retire -= kept
+	more -= kept
+	// A free worker that was to stop is free again, as is each new one.
+	woken := min(more, s.quit)
+	s.quit -= woken
+	for range more - woken {
+		s.spawn(s.work)
+	}
+	var dropped []net.Conn
+	for range more {
+		p, ok, d := s.takeLocked(dropped)
+		dropped = d
+		if !ok {
+			s.idle++
+			continue
+		}
+		s.inService++
+		s.handed.push(p)
+	}
+	if len(dropped) > 0 {
+		s.spawn(func(ctx context.Context) { s.refuseAll(ctx, dropped) })
+	}
 }
 
 // Stats returns the current window.
@@ -746,6 +859,7 @@ func (s *Server) snapshotLocked() (Stats, []float64, []float64) {
 	w := &s.w
 	st := Stats{
 		Since:     w.since,
+		Workers:   s.cfg.Workers,
 		Accepted:  w.accepted,
 		Refused:   w.refused,
 		Done:      w.done,

@@ -47,12 +47,13 @@ type BadCounts struct {
 // holds (see Unaccounted).
 type Stats struct {
 	Since     time.Time `json:"since"`      // when the window began (start or last reset)
+	Workers   int       `json:"workers"`    // WORKERS in force now
 	Accepted  int64     `json:"accepted"`   // admitted by the door into the queue (plus Carried)
 	Refused   int64     `json:"refused"`    // answered 503: refused at the door (never queued), or Dropped
 	Done      int64     `json:"done"`       // served to completion, whether or not the caller still listened
 	Queued    int       `json:"queued"`     // waiting in the queue now
 	QueuedMax int       `json:"queued_max"` // most that waited at once in this window
-	InService int       `json:"in_service"` // held by a worker now
+	InService int       `json:"in_service"` // held by a worker now; more than Workers while workers WORKERS dropped finish theirs
 	Bad       int64     `json:"bad"`        // accepted but no complete request (sum of BadBy)
 	BadBy     BadCounts `json:"bad_by"`
 	// Dropped is how many were admitted, then taken from the queue and

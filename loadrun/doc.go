@@ -241,7 +241,8 @@
 //
 // A sweep's Changes (KnobChange, written "30s:WAIT_MS=2000") change the
 // lab's knobs at their times into every window, through POST /config: a
-// bad release, a policy switched mid-run. Before the first window the
+// bad release, a policy switched mid-run, capacity that lands mid-run as
+// an autoscaler's would ("10s:WORKERS=8"). Before the first window the
 // sweep reads the changed knobs' values (GET /config); in each window a
 // goroutine beside the generator waits for each change's time, counted
 // from just before the window's own clock starts (microseconds apart),
@@ -253,8 +254,11 @@
 // made, and the row's note says so. A change the lab refuses, or a
 // control API that fails, ends the sweep after that window, as any
 // failure of the control API does. Which knobs may change, and to what,
-// is the lab's to say (labsvc.Config.Set); a change's time must fall
-// inside the window (ValidatePlan).
+// is the lab's to say (labsvc.Config.Set: every knob but CPUS and ACCEPT,
+// WORKERS only with ACCEPT=door); a change's time must fall inside the
+// window (ValidatePlan). Set back, a WORKERS that rose stops its extra
+// workers once they have answered what they hold, before the next
+// window's drain finds the lab empty.
 //
 // With a Driver (a simulation) the changes go to the driver with each
 // window (Window.Changes), which makes them at their times itself; as

@@ -150,7 +150,7 @@ func TestPresetValidateChanges(t *testing.T) {
 	tests := []struct{ name, at, want string }{
 		{"past the window", "2s:WAIT_MS=100", "knob change 2s:WAIT_MS=100 is past the end of the window: want a time from 0 to less than the window's 2s"},
 		{"unknown knob", "1s:SPEED=3", `knob change 1s:SPEED=3: unknown knob "SPEED": want one of ` + labsvc.ChangeableKnobs},
-		{"fixed knob", "1s:WORKERS=4", "knob change 1s:WORKERS=4: WORKERS cannot change while the lab runs"},
+		{"fixed knob", "1s:CPUS=2", "knob change 1s:CPUS=2: CPUS cannot change while the lab runs"},
 		{"bad value", "1s:WAIT_MS=20000", "knob change 1s:WAIT_MS=20000: 20000 is not allowed: want 0 to 10000"},
 		{"bad policy", "1s:POLICY=fifo", "knob change 1s:POLICY=fifo: fifo is not allowed"},
 	}

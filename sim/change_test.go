@@ -228,7 +228,8 @@ func TestChangeAfterTheEndNotMade(t *testing.T) {
 func TestChangesRefused(t *testing.T) {
 	m := sim.Model{Lab: labsvc.Config{Workers: 2, WaitMS: 10, CPUs: 1}}
 	for _, tt := range []struct{ change, want string }{
-		{"1s:WORKERS=4", "knob change 1s:WORKERS=4: WORKERS cannot change while the lab runs"},
+		{"1s:CPUS=2", "knob change 1s:CPUS=2: CPUS cannot change while the lab runs"},
+		{"1s:WORKERS=0", "knob change 1s:WORKERS=0: 0 is not allowed: want 1 to 1024"},
 		{"1s:WAIT_MS=99999", "knob change 1s:WAIT_MS=99999: 99999 is not allowed: want 0 to 10000"},
 		{"1s:SPEED=3", `knob change 1s:SPEED=3: unknown knob "SPEED"`},
 		{"1s:BACKLOG=16", "knob change 1s:BACKLOG=16 is not simulated: BACKLOG is the kernel's accept queue"},

@@ -114,11 +114,20 @@
 // before WAIT_MS fell may end after one begun later. STALL_EVERY holds
 // for requests admitted from the change on, the door's count going on
 // from the window's start (the Nth admitted stalls when N is a multiple
-// of the new value). Each window starts again from Model.Lab, as a real
-// sweep sets the knobs back after each window. WORKERS, CPUS and ACCEPT
-// cannot change while the lab runs, and BACKLOG, the kernel's accept
-// queue, is not simulated: such changes are refused (Model.CheckChanges,
-// with the lab's own messages), as are values the lab refuses. A change
+// of the new value). A new WORKERS holds at once, as capacity an
+// autoscaler adds or takes away lands: with more, each worker added takes
+// the oldest queued request then and there (asking the policy, which may
+// drop it) or is free; with fewer, free workers stop at once and busy ones
+// as each finishes the request it holds, so none is abandoned; a rise
+// before they have stopped keeps them instead (TestWorkersChangeSimulated
+// works a trace by hand, and TestWorkersGrowDrainsTheBacklog holds a
+// backlog's drain to queueing theory's B ÷ (new capacity − arrival rate)).
+// The queue policy's limit follows (admit's Door.SetWorkers). Each window
+// starts again from Model.Lab, as a real sweep sets the knobs back after
+// each window. CPUS and ACCEPT cannot change while the lab runs, and
+// BACKLOG, the kernel's accept queue, is not simulated: such changes are
+// refused (Model.CheckChanges, with the lab's own messages), as are values
+// the lab refuses. A change
 // due after the window's last request ended is not made (Result.Changed
 // counts those made); loadrun notes it, as for a real run.
 //

@@ -252,7 +252,8 @@ type window struct {
 
 	// the lab
 	door      *admit.Door // the door's policy, on the window's clock
-	idle      int
+	idle      int         // free workers
+	retire    int         // busy workers to stop once done with their request (WORKERS fell)
 	queue     fifo[queued]
 	turns     []turn      // spins on a processor now: at most CPUS
 	line      fifo[turn]  // spins waiting for their next turn, in order
@@ -383,17 +384,52 @@ func (s *window) nextChange() int64 {
 	return never
 }
 
-// change makes the window's next knob change, as the lab's POST /config
-// does: a new POLICY or LIMIT starts a fresh policy at once (counting the
-// requests inside, having learned nothing); SPIN_MS, WAIT_MS and STALL_MS
-// hold for requests whose service begins from now on, STALL_EVERY for
-// requests admitted from now on (counted on from the window's start).
-func (s *window) change() {
+// change makes the window's next knob change at t, as the lab's POST
+// /config does: a new POLICY or LIMIT starts a fresh policy at once
+// (counting the requests inside, having learned nothing); a new WORKERS
+// holds at once (resize); SPIN_MS, WAIT_MS and STALL_MS hold for requests
+// whose service begins from now on, STALL_EVERY for requests admitted
+// from now on (counted on from the window's start).
+func (s *window) change(t int64) {
 	was, next := s.cfgs[s.changed], s.cfgs[s.changed+1]
 	s.changed++
 	if next.Policy != was.Policy || next.Limit != was.Limit {
 		// CheckChanges has checked it: the lab's SetConfig takes it.
 		_ = s.door.Set(next.Policy, next.Limit)
+	}
+	if next.Workers != was.Workers {
+		_ = s.door.SetWorkers(next.Workers) // 1 or more: CheckChanges has checked it
+		s.resize(was.Workers, next.Workers, t)
+	}
+}
+
+// resize changes the workers from was to now at t, as the lab does. More:
+// busy workers that were to stop go on (and take from the queue when
+// done, as any worker does); each worker added beyond them takes the
+// oldest queued request at once (asking the policy, which may drop it) or
+// is free. Fewer: free workers stop at once, then busy ones as each
+// finishes the request it holds (finish), so none is abandoned.
+func (s *window) resize(was, now int, t int64) {
+	if now < was {
+		fewer := was - now
+		free := min(fewer, s.idle)
+		s.idle -= free
+		s.retire += fewer - free
+		return
+	}
+	more := now - was
+	kept := min(more, s.retire)
+	s.retire -= kept
+	s.advance(t)
+	for range more - kept {
+		q, ok := s.take(t)
+		if !ok {
+			s.idle++
+			continue
+		}
+		if !s.begin(q, t) {
+			s.finish(q.job, t, t)
+		}
 	}
 }
 
@@ -427,7 +463,7 @@ func (s *window) run() {
 		case tSample <= tChange && tSample <= tLab && tSample <= tEnd && tSample <= tSend:
 			s.sample()
 		case tChange <= tLab && tChange <= tEnd && tChange <= tSend:
-			s.change()
+			s.change(tChange)
 		case tLab <= tEnd && tLab <= tSend:
 			s.lab(tLab, which)
 		case tEnd <= tSend:
@@ -601,7 +637,7 @@ func (s *window) begin(q queued, t int64) bool {
 
 // finish completes job j, taken at took, at t, answers its caller if it
 // still listens, and lets the worker take the oldest queued job (or go
-// idle).
+// idle), or stop if WORKERS fell while it was busy.
 func (s *window) finish(j int32, took, t int64) {
 	for {
 		s.done++
@@ -614,6 +650,10 @@ func (s *window) finish(j int32, took, t int64) {
 			r.QueueWaitMS = headerMS(took - int64(r.Intended))
 			r.ServiceMS = headerMS(service)
 			s.callerDone(j, t)
+		}
+		if s.retire > 0 {
+			s.retire--
+			return
 		}
 		q, ok := s.take(t)
 		if !ok {

@@ -405,6 +405,8 @@ func changesCaveat(q runner.Request) string {
 // at the start of each window of q, as its environment variable holds it.
 func knobBefore(q runner.Request, knob string) (string, bool) {
 	switch knob {
+	case "WORKERS":
+		return itoa(q.Workers), true
 	case "SPIN_MS":
 		return itoa(q.SpinMS), true
 	case "WAIT_MS":

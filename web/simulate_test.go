@@ -241,7 +241,7 @@ func TestSimulateMakesKnobChanges(t *testing.T) {
 	}
 
 	for _, tt := range []struct{ at, want string }{
-		{"500ms:WORKERS=3", ""}, // the run's own message
+		{"500ms:CPUS=2", ""}, // the run's own message
 		{"5s:WAIT_MS=20", ""},
 		{"500ms:BACKLOG=16", "knob change 500ms:BACKLOG=16 is not simulated"},
 	} {

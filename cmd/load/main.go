@@ -48,9 +48,12 @@
 //	--at TIME:KNOB=VALUE
 //	                  change a lab knob at TIME into every window through the control
 //	                  API (with --simulate, the simulated lab's), e.g. --at
-//	                  30s:WAIT_MS=2000; repeatable; each window starts from the knobs
-//	                  the lab had (set back as it ends); a line on stderr says when the
-//	                  lab took each change
+//	                  30s:WAIT_MS=2000 (a bad release) or --at 10s:WORKERS=8 (capacity
+//	                  that lands mid-run); the knobs that may change are
+//	                  labsvc.ChangeableKnobs (WORKERS with ACCEPT=door; not CPUS or
+//	                  ACCEPT); repeatable; each window starts from the knobs the lab
+//	                  had (set back as it ends); a line on stderr says when the lab
+//	                  took each change
 //	--knee FROM:TO    find the knee (see "The knee search" below): windows at FROM,
 //	                  FROM × --step, ... up to TO, rates a second (0 < FROM < TO ≤
 //	                  result.MaxRate); not with --rate, --closed or --arrivals

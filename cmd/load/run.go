@@ -148,7 +148,7 @@ func loadFlags() (fs *envflag.Set, target, control *envflag.Setting, knobs *labs
 	f.Int("max-inflight", 0, "a client with this many workers (open loop): an arrival that finds them all busy is not sent and counts in client_busy; 0 for none")
 	f.Bool("over-time", false, "a run over time: a line every second of each window (ok/s, refused, gave up, in flight, the lab's limit and queue, p99)")
 	f.String("samples", "", "with --over-time: write every second's sample as CSV to this file")
-	f.Var(&changeList{}, "at", "change a lab knob at a time into every window, "+result.KnobChangeSyntax+"; repeatable")
+	f.Var(&changeList{}, "at", "change a lab knob at a time into every window, "+result.KnobChangeSyntax+", or 10s:WORKERS=8 (capacity that lands mid-run); the knobs that may change: "+labsvc.ChangeableKnobs+" (WORKERS with ACCEPT=door); repeatable")
 	f.String("knee", "", "find the knee: rates from FROM up to TO (FROM:TO), each the last times --step, stopping by itself")
 	f.Float64("step", defaultStep, "with --knee: each window's rate is the last one's times this")
 	f.Duration("max-p99", 0, "with --knee: stop after a window whose p99 passes this (0 for no bound)")

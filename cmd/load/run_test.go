@@ -414,9 +414,9 @@ func TestBadInput(t *testing.T) {
 		// A change that is not TIME:KNOB=VALUE.
 		{"knob change form", []string{"--at", "WAIT_MS=5"}, "want TIME:KNOB=VALUE"},
 		// A knob the lab does not have.
-		{"unknown knob", []string{"--at", "500ms:SPEED=3"}, `--at: knob change 500ms:SPEED=3: unknown knob "SPEED": want one of SPIN_MS, WAIT_MS`},
+		{"unknown knob", []string{"--at", "500ms:SPEED=3"}, `--at: knob change 500ms:SPEED=3: unknown knob "SPEED": want one of WORKERS, SPIN_MS, WAIT_MS`},
 		// A knob that cannot change while the lab runs.
-		{"fixed knob", []string{"--at", "500ms:WORKERS=3"}, "WORKERS cannot change while the lab runs"},
+		{"fixed knob", []string{"--at", "500ms:CPUS=2"}, "CPUS cannot change while the lab runs"},
 		// A value the lab would refuse.
 		{"bad knob value", []string{"--at", "500ms:WAIT_MS=99999"}, "knob change 500ms:WAIT_MS=99999: 99999 is not allowed: want 0 to 10000"},
 		// A change needs the lab's control API.

@@ -263,7 +263,7 @@ func TestSimulateBadInput(t *testing.T) {
 		{"long timeout", nil, []string{"--simulate", "--rate", "10", "--timeout", "2m"}, "timeout 2m0s is not allowed: want more than 0 and at most 1m0s"},
 		// Knob changes are checked against the simulated lab's knobs as a
 		// real lab's are against its own, with the same words.
-		{"simulated fixed knob", nil, []string{"--simulate", "--rate", "10", "--at", "500ms:WORKERS=3"}, "--at: knob change 500ms:WORKERS=3: WORKERS cannot change while the lab runs"},
+		{"simulated fixed knob", nil, []string{"--simulate", "--rate", "10", "--at", "500ms:CPUS=2"}, "--at: knob change 500ms:CPUS=2: CPUS cannot change while the lab runs"},
 		{"simulated bad value", nil, []string{"--simulate", "--rate", "10", "--at", "500ms:WAIT_MS=99999"}, "--at: knob change 500ms:WAIT_MS=99999: 99999 is not allowed: want 0 to 10000"},
 		{"simulated change past the window", nil, []string{"--simulate", "--rate", "10", "--seconds", "1", "--at", "1s:WAIT_MS=5"}, "knob change 1s:WAIT_MS=5 is past the end of the window"},
 		{"simulated backlog", nil, []string{"--simulate", "--rate", "10", "--at", "500ms:BACKLOG=16"}, "--at: knob change 500ms:BACKLOG=16 is not simulated"},
