@@ -58,6 +58,10 @@ type Model struct {
 	// lab's, when 0. Only the package's tests set it, to compare the
 	// round robin with queueing theory's disciplines.
 	quantum time.Duration
+	// classOf is the class of each arrival by its Seq (its X-Criticality),
+	// nil for every one default (admit.Normal), as the generator sends
+	// them. Only the package's tests set it for now (WithClasses).
+	classOf func(seq int) admit.Class
 }
 
 // Validate says what is wrong with the model, or nil: the lab's knobs as
@@ -158,6 +162,48 @@ type turn struct {
 type queued struct {
 	job   int32
 	stall bool
+	class admit.Class
+}
+
+// lanes is the door's queue, as the lab's (package labsvc): a FIFO lane
+// per class, indexed by admit.Class. A job joins its class's lane while
+// the policy sheds by class (admit.Door.Classes), and the default lane
+// otherwise, so that without classes the queue is one FIFO; pop takes the
+// oldest job of the first lane not empty: critical, default, then
+// sheddable.
+type lanes struct {
+	lane [3]fifo[queued]
+	n    int
+}
+
+func (q *lanes) push(v queued, byClass bool) {
+	c := admit.Normal
+	if byClass {
+		c = v.class
+	}
+	q.lane[c].push(v)
+	q.n++
+}
+
+func (q *lanes) len() int    { return q.n }
+func (q *lanes) empty() bool { return q.n == 0 }
+
+// pop takes the next job; the queue must not be empty.
+func (q *lanes) pop() queued {
+	c := admit.Critical
+	for _, c = range [...]admit.Class{admit.Critical, admit.Normal, admit.Sheddable} {
+		if !q.lane[c].empty() {
+			break
+		}
+	}
+	q.n--
+	return q.lane[c].pop()
+}
+
+// classCounts are one class's counters in a window, as the lab's stats
+// count them.
+type classCounts struct {
+	accepted, refused, dropped, done int64
 }
 
 // fifo is a first-in first-out queue of T in a ring that doubles when
@@ -222,7 +268,8 @@ type window struct {
 	m      Model
 	w      result.Window
 	rec    []result.Record
-	client []int32 // closed loop: whose each request is
+	client []int32       // closed loop: whose each request is
+	class  []admit.Class // each request's class, by record
 
 	timeoutNS, refuseNS int64
 
@@ -239,7 +286,7 @@ type window struct {
 	// the lab
 	door      *admit.Door // the door's policy, on the window's clock
 	idle      int
-	queue     fifo[queued]
+	queue     lanes
 	turns     []turn      // spins on a processor now: at most CPUS
 	line      fifo[turn]  // spins waiting for their next turn, in order
 	ending    int         // the turn whose end is the next spin event (nextLab)
@@ -250,6 +297,7 @@ type window struct {
 	refused   int64 // every 503: refused at the door, or dropped
 	dropped   int64 // admitted, then dropped from the queue
 	done      int64
+	byClass   [3]classCounts // by admit.Class
 	queuedMax int
 	serviceNS int64 // sum of the service times of done requests
 	cpuNS     int64 // processor time the spins have used
@@ -312,6 +360,7 @@ func newWindow(m Model, w result.Window) *window {
 		}
 	}
 	s.rec = make([]result.Record, 0, n)
+	s.class = make([]admit.Class, 0, n)
 	if w.Clients > 0 {
 		s.client = make([]int32, 0, n)
 	}
@@ -434,6 +483,11 @@ func (s *window) stats() result.LabStats {
 		Dropped:      s.dropped,
 		PolicyLimit:  s.door.Limit(),
 	}
+	of := func(c admit.Class) result.LabClass {
+		k := s.byClass[c]
+		return result.LabClass{Accepted: k.accepted, Refused: k.refused, Dropped: k.dropped, Done: k.done, Inside: int(k.accepted - k.done - k.dropped)}
+	}
+	st.Classes = result.LabClasses{Critical: of(admit.Critical), Default: of(admit.Normal), Sheddable: of(admit.Sheddable)}
 	if s.done > 0 {
 		st.ServiceMS = result.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
 	}
@@ -577,6 +631,7 @@ func (s *window) begin(q queued, t int64) bool {
 func (s *window) finish(j int32, took, t int64) {
 	for {
 		s.done++
+		s.byClass[s.class[j]].done++
 		service := t - took
 		s.serviceNS += service
 		r := &s.rec[j]
@@ -599,9 +654,10 @@ func (s *window) finish(j int32, took, t int64) {
 	}
 }
 
-// take takes the oldest queued job for a worker at t, asking the policy
-// first: the jobs it drops (they waited too long, sojourn) are refused then,
-// as the lab refuses them. ok is false when none is left.
+// take takes the next queued job for a worker at t (the oldest; with
+// classes, the oldest of the most critical class waiting), asking the
+// policy first: the jobs it drops (they waited too long, sojourn) are
+// refused then, as the lab refuses them. ok is false when none is left.
 func (s *window) take(t int64) (q queued, ok bool) {
 	for !s.queue.empty() {
 		q = s.queue.pop()
@@ -611,6 +667,8 @@ func (s *window) take(t int64) (q queued, ok bool) {
 		}
 		s.dropped++
 		s.refused++
+		s.byClass[q.class].dropped++
+		s.byClass[q.class].refused++
 		// Its caller reads the 503 a refusal's time later, unless it
 		// gives up first (then it has, or will have, its gaveup).
 		if r.Outcome == result.Unfinished && t+s.refuseNS <= int64(r.Sent)+s.timeoutNS {
@@ -709,6 +767,8 @@ func (s *window) send(t int64) {
 	if client >= 0 {
 		s.client = append(s.client, client)
 	}
+	class := s.arrivalClass(j)
+	s.class = append(s.class, class)
 	r := &s.rec[j]
 	r.Window, r.Seq = s.w.Index, int(j)
 	r.Intended, r.Sent, r.End = time.Duration(t), time.Duration(t), time.Duration(t)
@@ -718,15 +778,17 @@ func (s *window) send(t int64) {
 		return
 	}
 	s.inFlight++
-	if !s.door.Admit(time.Duration(t), s.idle, s.queue.len()) {
+	if !s.door.AdmitClass(time.Duration(t), s.idle, s.queue.len(), class) {
 		s.refused++
+		s.byClass[class].refused++
 		r.Outcome, r.Status, r.End = result.Refused, 503, time.Duration(t+s.refuseNS)
 		s.refusals.push(timer{at: t + s.refuseNS, job: j})
 		return
 	}
 	s.admitted++
+	s.byClass[class].accepted++
 	every := int64(s.cfgs[s.changed].StallEvery)
-	q := queued{job: j, stall: every > 0 && s.admitted%every == 0}
+	q := queued{job: j, stall: every > 0 && s.admitted%every == 0, class: class}
 	if s.idle > 0 {
 		s.door.Start(time.Duration(t), 0) // a caller that did not wait is served
 		s.idle--
@@ -736,8 +798,20 @@ func (s *window) send(t int64) {
 		}
 		return
 	}
-	s.queue.push(q)
+	s.queue.push(q, s.door.Classes())
 	s.queuedMax = max(s.queuedMax, s.queue.len())
+}
+
+// arrivalClass is the class of arrival j (record j): the caller's
+// X-Criticality. The generator sends every request as default for now
+// (admit.Normal); a class per arrival, once the generator gives one, is
+// to be read here, and the door (AdmitClass), the queue's lanes and the
+// counts by class follow it.
+func (s *window) arrivalClass(j int32) admit.Class {
+	if s.m.classOf == nil {
+		return admit.Normal
+	}
+	return s.m.classOf(int(j))
 }
 
 // result folds the records into the window's statistics with result's
