@@ -226,7 +226,6 @@ func (q *fifo[T]) push(v T) {
 	q.n++
 }
 
-func (q *fifo[T]) len() int    { return q.n }
 func (q *fifo[T]) empty() bool { return q.n == 0 }
 func (q *fifo[T]) peek() *T    { return &q.buf[q.head] }
 
