@@ -220,10 +220,9 @@
 // FIFO limit refuses about half of every class alike. It assumes the
 // callers mark as critical less than the capacity: critical requests are
 // served first but not without limit, and past 2 × B they are refused too.
-// (The Critical class of a Gate, below, is a service's own health checks
+// (The Critical class of a Gate, above, is a service's own health checks
 // and long-lived connections: never refused and not counted. A Gate
-// always treats its classes its own way, and classes=on changes nothing
-// there.)
+// treats its classes its own way always, and NewGate refuses classes=on.)
 //
 // # What a policy does not do
 //

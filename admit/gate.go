@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -113,11 +114,15 @@ type Ticket struct {
 
 // NewGate returns a gate applying spec, with limit the queue policy's
 // LIMIT and workers the requests let on at once (0: every one admitted),
-// as NewDoor takes them.
+// as NewDoor takes them. A policy with classes=on is refused: a gate's
+// classes are its user's, treated as Class says.
 func NewGate(spec Spec, limit, workers int) (*Gate, error) {
 	door, err := NewDoor(spec, limit, workers)
 	if err != nil {
 		return nil, err
+	}
+	if door.Classes() {
+		return nil, fmt.Errorf("admit: policy %s is not allowed for a gate: want it without classes=on (a gate's requests are of the classes its user gives them, and treated as Class says)", spec)
 	}
 	return &Gate{workers: workers, epoch: time.Now(), door: door}, nil
 }

@@ -375,9 +375,9 @@ func indexOf(names []string, name string) int {
 	return -1
 }
 
-// Help is one line per policy with its parameters and their defaults,
-// then one for classes, which every policy takes, for a command's -h text
-// and the documentation.
+// Help is one line per policy with its parameters and their defaults
+// (classes, which only a Door's user that gives classes takes, left out),
+// for a command's -h text and the documentation.
 func Help() string {
 	var b strings.Builder
 	for _, k := range Kinds() {
@@ -395,6 +395,5 @@ func Help() string {
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("any of them,classes=off (or on: the queue served critical first, shedding sheddable requests first and critical ones last, by X-Criticality)\n")
 	return b.String()
 }
