@@ -187,11 +187,49 @@
 // lab teaches waiting as FIFO (queue_wait is the time behind those
 // ahead), so one discipline in every policy keeps the lessons' sums true.
 //
+// # Shedding by class
+//
+// Any policy may end with classes=on ("queue,classes=on",
+// "aimd,backoff=0.5,classes=on"; the default is off, and Describe names it
+// only when on). A request is then of one of the three classes (Class),
+// which the door's user tells it (Door.AdmitClass; the lab reads the
+// X-Criticality header, package labsvc), and the classes are treated
+// apart, with B the policy's bound on requests inside (Limit):
+//
+//	order      the user's queue is served Critical first, then Normal,
+//	           then Sheddable, first come first served within a class
+//	Sheddable  refused first: also while B − ⌊B/4⌋ are inside (as a
+//	           Gate's, AdmitSheddable), so a quarter of the bound is kept
+//	           for the others
+//	Normal     as the policy decides, as without classes
+//	Critical   as the policy decides, but one it refuses is admitted all
+//	           the same while fewer than 2 × B are inside: room beyond the
+//	           bound that the other classes cannot take
+//
+// Every class counts inside, and the policy is asked of every request
+// (but a Sheddable one refused at its lower bound) and learns from it as
+// without classes; Start (sojourn's drop) is the same for every class.
+// With no bound (the queue policy without LIMIT, sojourn) nobody is
+// refused at arrival and only the order remains. Without classes=on the
+// class is only counted by the user: every request is Admit, in one FIFO.
+//
+// So at twice a service's capacity, with a fifth of the traffic critical
+// and the queue full of the others, a critical request still finds room
+// and is served next: critical requests are served nearly all, and the
+// refusals fall on Sheddable requests first, then Normal ones, where one
+// FIFO limit refuses about half of every class alike. It assumes the
+// callers mark as critical less than the capacity: critical requests are
+// served first but not without limit, and past 2 × B they are refused too.
+// (The Critical class of a Gate, above, is a service's own health checks
+// and long-lived connections: never refused and not counted. A Gate
+// treats its classes its own way always, and NewGate refuses classes=on.)
+//
 // # What a policy does not do
 //
 // The policies count requests, not connections or bytes, and know nothing
 // of who the callers are: no fairness between callers and no retries; the
-// only priority is a Gate's three classes, which its user assigns. The adaptive ones learn only from what the Door is told; with
+// only priority is the three classes (a Gate's, and classes=on's), which
+// the user assigns. The adaptive ones learn only from what the Door is told; with
 // LIMIT, WORKERS and the service's own queue they compose as the user
 // arranges (the lab: policy first, then its FIFO queue and workers).
 //

@@ -56,11 +56,12 @@ const (
 // lock (the lab's door holds its mutex). What Register exports is read
 // safely from any goroutine.
 type Door struct {
-	spec   Spec
-	limit  int // LIMIT: the queue policy's bound on waiting callers
-	slots  int // workers; 0 = as many as are admitted (a proxy)
-	pol    policy
-	inside int // admitted and not done: waiting or in service
+	spec    Spec
+	limit   int // LIMIT: the queue policy's bound on waiting callers
+	slots   int // workers; 0 = as many as are admitted (a proxy)
+	pol     policy
+	inside  int  // admitted and not done: waiting or in service
+	byClass bool // classes=on: AdmitClass sheds by class
 
 	inst                    *instruments // nil until Register
 	shownLimit, shownInside atomic.Int64
@@ -110,6 +111,7 @@ func (d *Door) Set(spec Spec, limit int) error {
 	}
 	d.spec, d.limit = p.spec(), limit
 	d.pol = newPolicy(p, limit, d.slots)
+	d.byClass = p.v[len(params(p.kind))-1] != 0
 	if d.inst != nil {
 		d.inst.info.Reset()
 		d.inst.info.WithLabelValues(p.kind, d.spec.Describe()).Set(1)
@@ -161,18 +163,21 @@ func (d *Door) Inside() int { return d.inside }
 // waiting requests waiting for one. An admitted request counts as inside
 // until Done (or a Start that drops it).
 func (d *Door) Admit(now time.Duration, free, waiting int) bool {
-	if !d.pol.admit(now, d.inside, free, waiting) {
-		if d.inst != nil {
-			d.inst.refused.Inc()
-			d.show()
-		}
-		return false
+	return d.decide(d.pol.admit(now, d.inside, free, waiting))
+}
+
+// decide counts a decision at the door: an admitted request is inside.
+func (d *Door) decide(ok bool) bool {
+	if ok {
+		d.inside++
 	}
-	d.inside++
 	if d.inst != nil {
+		if !ok {
+			d.inst.refused.Inc()
+		}
 		d.show()
 	}
-	return true
+	return ok
 }
 
 // AdmitSheddable is Admit for a Sheddable request: it is refused too
@@ -181,11 +186,43 @@ func (d *Door) Admit(now time.Duration, free, waiting int) bool {
 // (Limit 0) it is Admit.
 func (d *Door) AdmitSheddable(now time.Duration, free, waiting int) bool {
 	if b := d.pol.bound(); b > 0 && d.inside >= sheddableBound(b) {
-		if d.inst != nil {
-			d.inst.refused.Inc()
-			d.show()
+		return d.decide(false)
+	}
+	return d.Admit(now, free, waiting)
+}
+
+// Classes says whether the policy sheds by class (classes=on): then
+// AdmitClass treats the classes apart, and the door's user serves its
+// queue Critical first, then Normal, then Sheddable, first come first
+// served within a class.
+func (d *Door) Classes() bool { return d.byClass }
+
+// AdmitClass is Admit for a request of class c at a door whose user
+// tells it the class of every request (the lab's, by X-Criticality, and
+// its simulation). Without classes=on it is Admit, whatever c. With it:
+//
+//	Sheddable  AdmitSheddable: refused too once all but a quarter of the
+//	           bound is inside
+//	Normal     Admit
+//	Critical   Admit, but a request the policy refuses is admitted all
+//	           the same while fewer than twice the bound are inside
+//
+// With no bound (Limit 0) every class is Admit. The policy is asked of
+// every request but a Sheddable one refused at its lower bound, and
+// learns from it as from any other.
+func (d *Door) AdmitClass(now time.Duration, free, waiting int, c Class) bool {
+	if !d.byClass {
+		return d.Admit(now, free, waiting)
+	}
+	switch c {
+	case Sheddable:
+		return d.AdmitSheddable(now, free, waiting)
+	case Critical:
+		ok := d.pol.admit(now, d.inside, free, waiting)
+		if b := d.pol.bound(); !ok && b > 0 && d.inside < criticalBound(b) {
+			ok = true
 		}
-		return false
+		return d.decide(ok)
 	}
 	return d.Admit(now, free, waiting)
 }

@@ -526,3 +526,77 @@ func checkMetrics(t *testing.T, reg *prometheus.Registry, want map[string]float6
 		}
 	}
 }
+
+// With classes=on a door treats each class apart: at the queue policy's
+// bound of 2 workers + LIMIT 6 = 8 inside, a sheddable request is refused
+// from 6 inside (all but a quarter), a normal one from 8 (the policy's
+// own answer: every worker taken and LIMIT waiting), a critical one only
+// from 16 (twice the bound). Without it, or with no bound, every class is
+// Admit.
+func TestAdmitClass(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spec  string
+		limit int
+		// the most inside at which each class is still admitted, from
+		// empty, with both workers taken from 2 inside on; -1: never refused
+		sheddable, normal, critical int
+	}{
+		// the lab's queue policy with classes
+		{"queue with classes", "queue,classes=on", 6, 5, 7, 15},
+		// the same policy without: one FIFO limit for all
+		{"queue without classes", "queue", 6, 7, 7, 7},
+		{"queue, classes off", "queue,classes=off", 6, 7, 7, 7},
+		// a quota of 4: sheddable to 3, normal to 4, critical to 8
+		{"inflight with classes", "inflight,quota=4,classes=on", 0, 2, 3, 7},
+		// no bound (LIMIT 0): nobody is refused, whatever the class
+		{"queue, no bound", "queue,classes=on", 0, -1, -1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for c, most := range map[admit.Class]int{admit.Sheddable: tc.sheddable, admit.Normal: tc.normal, admit.Critical: tc.critical} {
+				d := door(t, tc.spec, tc.limit, 2)
+				if want := strings.Contains(tc.spec, "classes=on"); d.Classes() != want {
+					t.Errorf("Classes() = %v, want %v", d.Classes(), want)
+				}
+				for inside := range 40 {
+					free, waiting := max(0, 2-inside), max(0, inside-2)
+					want := most < 0 || inside <= most
+					if got := d.AdmitClass(time.Duration(inside)*ms, free, waiting, c); got != want {
+						t.Fatalf("%s with %d inside: admitted %v, want %v", c, inside, got, want)
+					}
+					if !want {
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+// The policy sheds by class from the moment Set turns classes on, and
+// stops when it turns them off, keeping who is inside; the spec says so
+// canonically and in Describe.
+func TestClassesSet(t *testing.T) {
+	d := door(t, "inflight,quota=4", 0, 0)
+	for range 4 {
+		d.AdmitClass(0, 0, 0, admit.Normal)
+	}
+	if d.AdmitClass(0, 0, 0, admit.Critical) {
+		t.Fatal("a critical request was admitted past the quota without classes")
+	}
+	if err := d.Set("inflight,classes=on,quota=4", 0); err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec() != "inflight,quota=4,classes=on" || d.Spec().Describe() != "inflight,quota=4,classes=on" || !d.Spec().Classes() {
+		t.Errorf("spec %q, described %q", d.Spec(), d.Spec().Describe())
+	}
+	if !d.AdmitClass(0, 0, 0, admit.Critical) || d.Inside() != 5 {
+		t.Errorf("with classes on, a critical request was refused at the quota (inside %d)", d.Inside())
+	}
+	if err := d.Set("inflight,quota=4,classes=off", 0); err != nil {
+		t.Fatal(err)
+	}
+	if d.AdmitClass(0, 0, 0, admit.Critical) || d.Spec().Describe() != "inflight,quota=4" || d.Spec().Classes() {
+		t.Errorf("with classes off, a critical request was admitted past the quota (described %q)", d.Spec().Describe())
+	}
+}

@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -28,6 +29,11 @@ import (
 // (admission.go); the proxy has no classes and sends every request as
 // Normal. The queue policy and sojourn have no bound (Limit 0) unless the
 // queue policy has a LIMIT and workers: without one, Sheddable is Normal.
+//
+// That is what the classes mean at a Gate. At a Door whose policy has
+// classes=on (Door.AdmitClass: the lab's, whose callers say their class
+// in X-Criticality) a Critical request counts inside and has room beyond
+// the bound instead (see the package doc, Shedding by class).
 type Class uint8
 
 const (
@@ -54,6 +60,13 @@ func (c Class) String() string {
 // is still admitted: all but a quarter of the bound, rounded down (with a
 // bound of 3 or less, the whole bound).
 func sheddableBound(bound int) int { return bound - bound/4 }
+
+// criticalBound is how many requests inside turn a Critical request away
+// at a door with classes=on (Door.AdmitClass): twice the bound, room
+// beyond it that the other classes cannot take, so that a queue full of
+// them does not turn critical requests away, while a flood of requests
+// all marked critical is still bounded.
+func criticalBound(bound int) int { return 2 * bound }
 
 // ErrRefused is Gate.Enter's error for a request its policy refused (at
 // arrival, or dropped from the queue): its caller gets Refuse, or the
@@ -101,11 +114,15 @@ type Ticket struct {
 
 // NewGate returns a gate applying spec, with limit the queue policy's
 // LIMIT and workers the requests let on at once (0: every one admitted),
-// as NewDoor takes them.
+// as NewDoor takes them. A policy with classes=on is refused: a gate's
+// classes are its user's, treated as Class says.
 func NewGate(spec Spec, limit, workers int) (*Gate, error) {
 	door, err := NewDoor(spec, limit, workers)
 	if err != nil {
 		return nil, err
+	}
+	if door.Classes() {
+		return nil, fmt.Errorf("admit: policy %s is not allowed for a gate: want it without classes=on (a gate's requests are of the classes its user gives them, and treated as Class says)", spec)
 	}
 	return &Gate{workers: workers, epoch: time.Now(), door: door}, nil
 }

@@ -3,6 +3,7 @@ package admit_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +151,15 @@ func TestGateQueue(t *testing.T) {
 	checkMetrics(t, reg, map[string]float64{"admit_inflight": 0, "admit_refused_total": 1,
 		`admit_requests_total{class="normal",decision="admitted"}`: 2,
 		`admit_requests_total{class="normal",decision="refused"}`:  1})
+}
+
+// A gate has its own classes: a policy with classes=on, which is for a
+// door whose user gives it each request's class, is refused naming it.
+func TestGateRefusesClasses(t *testing.T) {
+	if _, err := admit.NewGate("inflight,quota=4,classes=on", 0, 0); err == nil || !strings.Contains(err.Error(), "policy inflight,quota=4,classes=on is not allowed for a gate: want it without classes=on") {
+		t.Errorf("NewGate with classes=on: %v", err)
+	}
+	if _, err := admit.NewGate("inflight,quota=4,classes=off", 0, 0); err != nil {
+		t.Errorf("NewGate with classes=off: %v", err)
+	}
 }

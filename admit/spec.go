@@ -37,13 +37,38 @@ type param struct {
 	lo, hi   float64
 	whole    bool // a whole number
 	required bool // no default: POLICY must give it
+	onOff    bool // written on or off, held as 1 or 0
 	says     string
 }
 
+// format writes a value of the parameter as POLICY spells it.
+func (pr param) format(v float64) string {
+	if pr.onOff {
+		if v != 0 {
+			return "on"
+		}
+		return "off"
+	}
+	return formatNum(v)
+}
+
+// classes is the parameter every policy has, last: whether the door
+// sheds by class (see the package doc, Door.AdmitClass).
+var classes = param{name: "classes", def: 0, lo: 0, hi: 1, whole: true, onOff: true,
+	says: "on: the queue is served critical first, sheddable requests are refused at three quarters of the bound, critical ones at twice it; off: every request alike"}
+
 // params are the parameters of a policy, in the order a canonical Spec
-// writes them; nil for a name that is not a policy. The index of each is
-// fixed: the policies read their values by it.
+// writes them, classes last; nil for a name that is not a policy. The
+// index of each is fixed: the policies read their values by it.
 func params(kind string) []param {
+	if own := ownParams(kind); own != nil {
+		return append(own, classes)
+	}
+	return nil
+}
+
+// ownParams are the parameters of a policy but classes.
+func ownParams(kind string) []param {
 	switch kind {
 	case Queue:
 		return []param{}
@@ -83,8 +108,9 @@ func params(kind string) []param {
 	return nil
 }
 
-// maxParams is the most parameters any policy has.
-const maxParams = 9
+// maxParams is the most parameters any policy has (gradient's nine and
+// classes).
+const maxParams = 10
 
 // Spec is an admission policy as the POLICY knob spells it: the policy's
 // name, then any of its parameters as name=value, separated by commas and
@@ -93,10 +119,11 @@ const maxParams = 9
 //	queue
 //	inflight,quota=5
 //	aimd,backoff=0.5,interval_ms=200
+//	queue,classes=on
 //
 // The zero value is the queue policy. ParseSpec returns the canonical
-// form: the parameters given, in the order the package doc lists them,
-// numbers in their shortest form, and "" for queue. A Spec read with
+// form: the parameters given, in the order the package doc lists them
+// (classes last), numbers in their shortest form, and "" for queue alone. A Spec read with
 // UnmarshalText that does not parse is kept as given, for Validate to
 // name what is wrong.
 type Spec string
@@ -162,9 +189,16 @@ func (s Spec) Param(name string) (v float64, ok bool) {
 	return 0, false
 }
 
+// Classes says whether the policy sheds by class (classes=on; see the
+// package doc): false when it does not, or when the Spec does not parse.
+func (s Spec) Classes() bool {
+	v, ok := s.Param(classes.name)
+	return ok && v != 0
+}
+
 // Describe is the Spec with every parameter in force, defaults included
-// ("aimd,start=10,min=1,..."), or the Spec as it is when it does not
-// parse.
+// ("aimd,start=10,min=1,..."), classes only when on, or the Spec as it is
+// when it does not parse.
 func (s Spec) Describe() string {
 	p, err := parse(string(s))
 	if err != nil {
@@ -173,10 +207,10 @@ func (s Spec) Describe() string {
 	var b strings.Builder
 	b.WriteString(p.kind)
 	for i, pr := range params(p.kind) {
-		if pr.required && p.given&(1<<i) == 0 {
+		if pr.required && p.given&(1<<i) == 0 || pr.onOff && p.v[i] == 0 {
 			continue
 		}
-		b.WriteString("," + pr.name + "=" + formatNum(p.v[i]))
+		b.WriteString("," + pr.name + "=" + pr.format(p.v[i]))
 	}
 	return b.String()
 }
@@ -200,14 +234,14 @@ type parsed struct {
 }
 
 func (p parsed) spec() Spec {
-	if p.kind == Queue {
+	if p.kind == Queue && p.given == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString(p.kind)
 	for i, pr := range params(p.kind) {
 		if p.given&(1<<i) != 0 {
-			b.WriteString("," + pr.name + "=" + formatNum(p.v[i]))
+			b.WriteString("," + pr.name + "=" + pr.format(p.v[i]))
 		}
 	}
 	return Spec(b.String())
@@ -244,9 +278,6 @@ func parse(text string) (parsed, error) {
 	if table == nil {
 		return fail("%s", Allowed)
 	}
-	if p.kind == Queue && len(parts) > 1 {
-		return fail("queue alone: the queue policy's bound on callers waiting for a worker is the LIMIT knob")
-	}
 	names := make([]string, len(table))
 	for i, pr := range table {
 		names[i] = pr.name
@@ -259,14 +290,16 @@ func parse(text string) (parsed, error) {
 		switch {
 		case !ok || name == "" || val == "":
 			return fail("each of %s's parameters as name=value (%s)", p.kind, strings.Join(names, ", "))
+		case i < 0 && p.kind == Queue:
+			return fail("queue alone, or queue,classes=on: the queue policy's bound on callers waiting for a worker is the LIMIT knob")
 		case i < 0:
 			return fail("%s's parameters only: %s", p.kind, strings.Join(names, ", "))
 		case p.given&(1<<i) != 0:
 			return fail("%s once", name)
 		}
 		pr := table[i]
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil || math.IsNaN(v) || v < pr.lo || v > pr.hi || pr.whole && v != float64(int64(v)) {
+		v, ok := pr.value(val)
+		if !ok {
 			return fail("%s %s: %s", name, rangeText(pr), pr.says)
 		}
 		p.v[i] = v
@@ -302,9 +335,31 @@ func renamed(parts []string) string {
 		use, oldSojourn, Allowed)
 }
 
+// value reads text as a value of the parameter; ok is false when it is
+// not one.
+func (pr param) value(text string) (v float64, ok bool) {
+	if pr.onOff {
+		switch text {
+		case "on":
+			return 1, true
+		case "off":
+			return 0, true
+		}
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsNaN(v) || v < pr.lo || v > pr.hi || pr.whole && v != float64(int64(v)) {
+		return 0, false
+	}
+	return v, true
+}
+
 // rangeText says a parameter's range: "a whole number from 1 to 100000",
-// "from 0.5 to 0.99".
+// "from 0.5 to 0.99", "on or off".
 func rangeText(pr param) string {
+	if pr.onOff {
+		return "on or off"
+	}
 	if pr.whole {
 		return fmt.Sprintf("a whole number from %s to %s", formatNum(pr.lo), formatNum(pr.hi))
 	}
@@ -320,7 +375,8 @@ func indexOf(names []string, name string) int {
 	return -1
 }
 
-// Help is one line per policy with its parameters and their defaults,
+// Help is one line per policy with its parameters and their defaults
+// (classes, which only a Door's user that gives classes takes, left out),
 // for a command's -h text and the documentation.
 func Help() string {
 	var b strings.Builder
@@ -330,7 +386,7 @@ func Help() string {
 			b.WriteString(" (the default): callers waiting for a worker bounded by LIMIT\n")
 			continue
 		}
-		for _, pr := range params(k) {
+		for _, pr := range ownParams(k) {
 			if pr.required {
 				b.WriteString("," + pr.name + "=N")
 			} else {

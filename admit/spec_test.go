@@ -26,6 +26,11 @@ func TestParseSpec(t *testing.T) {
 		// Defaults may be given; they are kept, as given.
 		{"aimd,start=10", "aimd,start=10"},
 		{"aimd,min=5,start=5,max=5", "aimd,start=5,min=5,max=5"},
+		// classes, which every policy takes, last; off is kept as given.
+		{"queue,classes=on", "queue,classes=on"},
+		{"queue, classes = off", "queue,classes=off"},
+		{"aimd,classes=on,backoff=0.5", "aimd,backoff=0.5,classes=on"},
+		{"inflight,classes=on,quota=5", "inflight,quota=5,classes=on"},
 	} {
 		got, err := admit.ParseSpec(tc.in)
 		if err != nil || string(got) != tc.want {
@@ -43,11 +48,16 @@ func TestParseSpecErrors(t *testing.T) {
 		{"AIMD", "queue, inflight, aimd, gradient or sojourn"},
 		{",quota=5", "a policy's name first"},
 		// The queue policy's parameter is the LIMIT knob.
-		{"queue,limit=5", "queue alone: the queue policy's bound on callers waiting for a worker is the LIMIT knob"},
+		{"queue,limit=5", "queue alone, or queue,classes=on: the queue policy's bound on callers waiting for a worker is the LIMIT knob"},
+		// classes is on or off, nothing else.
+		{"queue,classes=1", "classes on or off: on: the queue is served critical first"},
+		{"aimd,classes=yes", "classes on or off"},
+		{"queue,classes=ON", "classes on or off"},
+		{"queue,classes=on,classes=off", "classes once"},
 		// A required parameter, named with its range.
 		{"inflight", "inflight,quota=N with N a whole number from 1 to 100000"},
 		// An unknown parameter lists the policy's own.
-		{"aimd,quota=5", "aimd's parameters only: start, min, max, increase, backoff, interval_ms, latency_ms"},
+		{"aimd,quota=5", "aimd's parameters only: start, min, max, increase, backoff, interval_ms, latency_ms, classes"},
 		{"sojourn,target=5", "sojourn's parameters only: target_ms, interval_ms, timeout_ms"},
 		// Out of range, not a number, not whole.
 		{"aimd,backoff=1", "backoff from 0.5 to 0.99"},
@@ -157,6 +167,8 @@ func TestSpecParam(t *testing.T) {
 		{"aimd,backoff=0.9", "increase", 1, true}, // the default
 		{"inflight,quota=5", "backoff", 0, false},
 		{"", "quota", 0, false},
+		{"", "classes", 0, true},
+		{"sojourn,classes=on", "classes", 1, true},
 		{"fifo,x=1", "x", 0, false},
 	} {
 		if v, ok := c.spec.Param(c.name); v != c.v || ok != c.ok {

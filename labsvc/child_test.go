@@ -519,7 +519,7 @@ func TestControlAnswersUnderOverload(t *testing.T) {
 // 4 × 5 = 20 ms (the first a few quanta before the last), where first
 // come, first served would end them at 5, 10, 15 and 20 ms. The callers
 // (this process, kept off the lab's processor) connect first, so that the
-// four workers wait on their requests, then write the four requests one
+// door holds the four connections waiting for their requests, then write the four requests one
 // after another within microseconds, and time each from its write to its
 // whole answer. Three rounds; in each, the first to end must have taken at
 // least 12 ms (first come would end two by 10 ms), which a busy machine
@@ -549,10 +549,11 @@ func TestSpinsShareTheProcessor(t *testing.T) {
 			defer conns[i].Close()
 			_ = conns[i].SetDeadline(time.Now().Add(10 * time.Second))
 		}
-		// Every worker holds its connection before any request is sent.
-		for deadline := time.Now().Add(5 * time.Second); stats(t, c.Control()).InService < n; time.Sleep(time.Millisecond) {
+		// The door has accepted every connection, and reads it, before
+		// any request is sent.
+		for deadline := time.Now().Add(5 * time.Second); stats(t, c.Control()).Reading < n; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("the %d workers did not take the %d connections", n, n)
+				t.Fatalf("the door did not take the %d connections", n)
 			}
 		}
 		before := stats(t, c.Control())

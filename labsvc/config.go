@@ -139,8 +139,12 @@ func (c Config) policyErrors(errs input.FieldErrors) {
 		errs.Add("LIMIT", input.NotAllowed(fmt.Sprint(c.Limit),
 			fmt.Sprintf("0 with POLICY=%s (LIMIT bounds the queue policy's waiting callers; %s's own parameters are in POLICY)", kind, kind)))
 	}
-	if kind != admit.Queue && c.Accept == AcceptWorkers {
+	switch {
+	case kind != admit.Queue && c.Accept == AcceptWorkers:
 		errs.Add("POLICY", input.NotAllowed(string(c.Policy),
 			"queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)"))
+	case c.Policy.Classes() && c.Accept == AcceptWorkers:
+		errs.Add("POLICY", input.NotAllowed(string(c.Policy),
+			"queue without classes with ACCEPT=workers (the kernel's accept queue is the queue: there is no door to serve callers critical first or shed them by class at; the stats still count each class)"))
 	}
 }

@@ -32,6 +32,12 @@ type metrics struct {
 	bads                    *prometheus.CounterVec
 	queueWait, service      prometheus.Histogram
 	spinCPU                 prometheus.Counter
+	classes                 [3]classMetrics // by admit.Class
+}
+
+// classMetrics are one class's counters (lab_class_*_total{class}).
+type classMetrics struct {
+	accepted, refused, dropped, done prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry, s *Server) metrics {
@@ -64,8 +70,19 @@ func newMetrics(reg *prometheus.Registry, s *Server) metrics {
 	for _, r := range []string{"timeout", "gone", "garbage"} {
 		m.bads.WithLabelValues(r)
 	}
+	byClass := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help + " By class (X-Criticality: critical, default, sheddable)."}, []string{"class"})
+	}
+	accepted := byClass("lab_class_accepted_total", "Connections admitted by the door.")
+	refused := byClass("lab_class_refused_total", "Connections answered 503: refused by the door's admission policy, or dropped from the queue.")
+	dropped := byClass("lab_class_dropped_total", "Connections admitted, then dropped from the queue (POLICY=sojourn).")
+	done := byClass("lab_class_done_total", "Requests served to completion.")
+	for _, c := range admit.Classes() {
+		n := className(c)
+		m.classes[c] = classMetrics{accepted: accepted.WithLabelValues(n), refused: refused.WithLabelValues(n), dropped: dropped.WithLabelValues(n), done: done.WithLabelValues(n)}
+	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(m.accepted, m.refused, m.done, m.bads, m.queueWait, m.service, m.spinCPU, queued, inService, workers)
+	reg.MustRegister(m.accepted, m.refused, m.done, m.bads, m.queueWait, m.service, m.spinCPU, queued, inService, workers, accepted, refused, dropped, done)
 	if err := s.policy.Register(reg); err != nil {
 		panic(err) // a fresh registry holds nothing of the same name
 	}

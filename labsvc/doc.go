@@ -16,7 +16,7 @@
 //	STALL_MS     --stall-ms     0        0..10000      what a stalled request takes instead
 //	BACKLOG      --backlog      0        0..65535      listen backlog, 0 = the system's maximum
 //	ACCEPT       --accept       door     door|workers  who accepts connections
-//	POLICY       --policy       queue    see below     the door's admission policy
+//	POLICY       --policy       queue    see below     the door's admission policy (,classes=on: by class)
 //	ADDR         --addr         127.0.0.1:8000         requests (cmd/lab only)
 //	CONTROL_ADDR --control      127.0.0.1:8001         control API (cmd/lab only)
 //
@@ -36,12 +36,14 @@
 // the lab's own to limit). POLICY is a policy of package admit as it
 // spells it: queue (the default, whose bound is LIMIT), or inflight,
 // aimd, gradient or sojourn with their parameters after commas
-// ("inflight,quota=5", "aimd,backoff=0.5"); a bad name or parameter is
-// reported as POLICY's value with what is allowed. With any policy but
-// queue LIMIT must be 0 (the policy's bounds are its parameters), and
-// with ACCEPT=workers POLICY must be queue: the workers take callers
-// straight from the kernel's accept queue, so there is no door to admit
-// or refuse them at (BACKLOG bounds that queue instead). An unknown flag or
+// ("inflight,quota=5", "aimd,backoff=0.5"), any of them with classes=on
+// to shed by class ("queue,classes=on", see Classes below); a bad name or
+// parameter is reported as POLICY's value with what is allowed. With any
+// policy but queue LIMIT must be 0 (the policy's bounds are its
+// parameters), and with ACCEPT=workers POLICY must be queue without
+// classes: the workers take callers straight from the kernel's accept
+// queue, so there is no door to admit, refuse or order them at (BACKLOG
+// bounds that queue instead). An unknown flag or
 // a stray argument is an ErrUsage error listing the flags there are (also
 // status 2).
 //
@@ -51,16 +53,22 @@
 // method and path; a body is allowed with Content-Length, at most
 // MaxBodyBytes, and is discarded; chunked bodies are refused as garbage).
 //
-// The door accepts each connection and asks its admission policy
-// (POLICY, package admit) whether to let it in. The queue policy refuses
-// it when every worker is taken and LIMIT > 0 connections already wait in
-// the queue; inflight, aimd and gradient when their limit of connections
-// are inside (queued or in service); sojourn refuses nobody at the door. If
-// a worker is free, the door hands the connection to it at once, the way
-// a kernel hands an accepted connection to a thread blocked in accept: it
-// is in service from that moment, even if the worker has not yet had the
-// processor to start on it. A refused caller gets the door's refusal: the
-// door reads the request once (waiting at most RefuseReadTimeout), writes
+// The door accepts each connection and reads its request (and its body)
+// on a goroutine of its own, at most MaxReading at once, within
+// ReadTimeout of accepting it, so that a caller slow to send its request
+// holds up nobody: neither the door nor a worker. The request arrives
+// when it has been read: in the meantime it is in no count but reading.
+// The door then asks its admission policy (POLICY, package admit) whether
+// to let it in, telling it the request's class (X-Criticality, below). The
+// queue policy refuses it when every worker is taken and LIMIT > 0
+// connections already wait in the queue; inflight, aimd and gradient when
+// their limit of connections are inside (queued or in service); sojourn
+// refuses nobody at the door; with classes=on each class has its own
+// bound (below). If a worker is free, the door hands the connection to it
+// at once, the way a kernel hands an accepted connection to a thread
+// blocked in accept: it is in service from that moment, even if the
+// worker has not yet had the processor to start on it. A refused caller
+// gets the door's refusal, its request read:
 //
 //	HTTP/1.1 503 Service Unavailable
 //	Connection: close
@@ -72,19 +80,23 @@
 // then half-closes and drains the connection (at most LingerTimeout) before
 // closing it, so the caller reads the 503 instead of a connection reset. A
 // refused connection never reaches a worker. Otherwise the connection joins
-// the FIFO queue, where it waits only because every worker is taken. With
+// the FIFO queue (with classes=on, its class's), where it waits only
+// because every worker is taken. With
 // POLICY=sojourn a worker taking a connection from the queue asks the policy
 // first, which may drop it for having waited too long: it is refused as
 // at the door (and counted in refused and dropped), and the worker takes
 // the next. The policy learns from every request the lab serves: its
-// latency, from accept to answer. What each policy does and assumes, and
+// latency, from its arrival (its request read) to the answer. What each
+// policy does and assumes, and
 // its parameters, are in package admit; a POST /reset makes the policy
 // forget what it learned, so that every window of a sweep starts from the
 // same policy.
 //
 // With ACCEPT=workers there is no door: each worker, whenever it is free,
 // accepts the next connection from the listening socket itself, the way a
-// pre-forked or thread-per-connection server does, and serves it. Callers
+// pre-forked or thread-per-connection server does, reads its request (a
+// caller slow to send it holds the worker, up to ReadTimeout) and serves
+// it. Callers
 // beyond the free workers wait in the kernel's accept queue, which holds
 // at most about BACKLOG (Linux admits one more; past that it drops the
 // caller's handshake, and the caller's kernel tries again after a second).
@@ -94,10 +106,9 @@
 // modes (the door too accepts from that queue, but at once); 0 keeps the
 // system's maximum, net.core.somaxconn.
 //
-// A worker reads the request (at most ReadTimeout from starting on it),
-// spends SPIN_MS of processor time, then waits until SPIN_MS + WAIT_MS
-// after the start of its service plus the spin's waits for its turns on
-// the processor (see below; a stalled request instead waits STALL_MS and
+// A worker spends SPIN_MS of processor time, then waits until SPIN_MS +
+// WAIT_MS after the start of its service plus the spin's waits for its
+// turns on the processor (see below; a stalled request instead waits STALL_MS and
 // spends no processor), and answers
 //
 //	HTTP/1.1 200 OK
@@ -112,12 +123,40 @@
 // writing it, the worker takes the oldest queued connection itself or, if
 // none waits, becomes free for the door to hand it the next one, so a caller
 // that reads its answer and connects again at once finds a free worker.
-// X-Queue-Wait-Ms is the time from accept to a worker being
-// assigned the connection (0 when the door handed it to a free worker);
-// X-Service-Ms is the time from then to the answer, including any wait for
-// the processor before the worker got to it and, for a connection a worker
-// took from the queue, the worker's writing and closing of the answer
-// before. Both are decimal milliseconds with three decimals.
+// X-Queue-Wait-Ms is the time from the request's arrival (read by the
+// door) to a worker being assigned the connection (0 when the door handed
+// it to a free worker; with ACCEPT=workers always 0); X-Service-Ms is the
+// time from then to the answer, including any wait for the processor
+// before the worker got to it and, for a connection a worker took from the
+// queue, the worker's writing and closing of the answer before (with
+// ACCEPT=workers, from the worker's accept, its reading of the request
+// included). Both are decimal milliseconds with three decimals. The time
+// the door took to read the request is in neither: for a caller that sends
+// its request with its connection, as the load generator does, it is tens
+// of microseconds; for a slow one, its own slowness.
+//
+// # Classes
+//
+// A request says how critical it is in its X-Criticality header
+// (CriticalityHeader):
+//
+//	X-Criticality  class (package admit)  with POLICY ...,classes=on
+//	critical       admit.Critical         served first; refused only when twice the policy's bound are inside
+//	default        admit.Normal           as the policy decides, as without classes
+//	sheddable      admit.Sheddable        served last; refused first, once all but a quarter of the bound are inside
+//
+// The value is read in any case, spaces around it ignored; no header, or
+// a value the lab does not know, is default (the lab refuses with 400
+// only what it cannot read as an HTTP/1.x request, and a class it does
+// not know does not stop it reading one); if the header is given more
+// than once, the last counts. Without classes=on the door treats every
+// class alike, in one FIFO queue, exactly as before classes; the stats
+// and metrics count each class either way. With it the queue is served
+// critical first, then default, then sheddable, first come first served
+// within a class (package admit's Shedding by class has the rules and
+// what they assume). With ACCEPT=workers the kernel's accept queue is the
+// queue, which nothing can order or shed by class: the header is only
+// counted, and classes=on is refused.
 //
 // SPIN_MS is processor time, not wall time: the worker computes while locked
 // to its OS thread and reads the thread's CPU clock
@@ -147,8 +186,9 @@
 //
 // A periodic stall (a garbage-collection pause, a cache flush): with
 // STALL_EVERY=N > 0 the door numbers the connections it admits (handed or
-// queued, not refused) from 1 in the order it accepts them (with
-// ACCEPT=workers, the workers number the connections they accept), and the Nth,
+// queued, not refused or bad) from 1 in the order it admits them (with
+// ACCEPT=workers, the workers number the connections they accept and
+// read), and the Nth,
 // 2Nth, … take STALL_MS of sleep instead of their spin and wait. The
 // count starts again at every POST /reset, so each window of a sweep
 // stalls the same requests; a change of STALL_EVERY applies to the
@@ -157,8 +197,9 @@
 // WAIT_MS is waited to a deadline: SPIN_MS + WAIT_MS after the start of the
 // request's service, plus the time the spin waited in the line for its turns
 // while the lab's other spins computed (the processor sharing, which lasts
-// as long as it lasts). So the lab's own work (reading the request, for a
-// busy worker writing and closing the last answer), what a spin computes
+// as long as it lasts). So the lab's own work (for a busy worker writing
+// and closing the last answer; with ACCEPT=workers, reading the request),
+// what a spin computes
 // beyond SPIN_MS, and what other threads (other processes, the Go runtime)
 // take of the processor while it computes fall within WAIT_MS instead of
 // adding to it. A worker that goes straight from one request to the next (it
@@ -185,9 +226,11 @@
 //
 // The lab does not notice callers that gave up: once a request has been read
 // it is served and counted in done even if nobody reads the answer. A caller
-// that sends nothing or too little within ReadTimeout, closes before sending
-// a complete request, or sends something that is not an HTTP/1.x request
-// (answered 400) is counted in bad and bad_by (timeout, gone, garbage).
+// that sends nothing or too little within ReadTimeout of its accept, closes
+// before sending a complete request, or sends something that is not an
+// HTTP/1.x request (answered 400) is counted in accepted and in bad and
+// bad_by (timeout, gone, garbage), and never admitted: it held the door's
+// reader, not a worker (with ACCEPT=workers, the worker that accepted it).
 //
 // # Control API
 //
@@ -210,9 +253,10 @@
 //	                ACCEPT=workers: see Changing WORKERS)
 //	GET  /stats     the current window (Stats)
 //	POST /reset     close the window, returning it (Stats), and begin a new one
-//	GET  /metrics   Prometheus text format, cumulative since start (lab_*, the
-//	                policy's admit_* as package admit describes them, and the
-//	                Go runtime and process collectors)
+//	GET  /metrics   Prometheus text format, cumulative since start (lab_*,
+//	                lab_class_{accepted,refused,dropped,done}_total{class} by
+//	                X-Criticality, the policy's admit_* as package admit
+//	                describes them, and the Go runtime and process collectors)
 //
 // Changing WORKERS. With ACCEPT=door, WORKERS changes at once, as an
 // autoscaler's new capacity lands: more workers start and each takes the
@@ -258,7 +302,7 @@
 //
 //	since         when the window began (RFC 3339)
 //	workers       WORKERS in force now
-//	accepted      connections the door admitted, handed or queued (including carried)
+//	accepted      connections taken in: admitted, handed or queued (including carried), or bad
 //	refused       connections answered 503: refused by the door, or dropped
 //	dropped       connections admitted, then dropped from the queue (sojourn)
 //	policy_limit  the policy's bound on connections inside now, 0 = none
@@ -267,10 +311,13 @@
 //	queued_max    most waiting at once
 //	in_service    connections assigned to a worker now (started on or not); more
 //	              than workers while workers beyond a lowered WORKERS finish theirs
+//	reading       connections accepted whose request is being read now: in no other count yet
 //	bad           accepted connections that never sent a complete request
 //	bad_by        {"timeout","gone","garbage"} breakdown of bad
 //	carried       connections queued or in service when the window began
-//	busy_ms       worker-time spent holding connections (ms)
+//	busy_ms       worker-time spent holding connections (ms): serving, and with ACCEPT=workers reading
+//	classes       {"critical","default","sheddable"}, each {"accepted","refused","dropped","done","inside"}:
+//	              the counts above by X-Criticality; inside is queued + in service now
 //	spin_cpu_ms   processor time the spins measured (ms)
 //	process_cpu_ms processor time (user+system) of the whole lab process (ms)
 //	queue_wait_ms Summary of queue waits of served requests
@@ -282,9 +329,11 @@
 // A Summary is {"n","mean","p50","p99","max"} in milliseconds, percentiles
 // nearest-rank over the n retained samples (at most MaxSamples). At every
 // instant accepted = done + queued + in_service + bad + dropped
-// (Stats.Unaccounted is 0); connections still queued or in service at a
-// reset are carried into the new window's accepted so this holds within
-// every window. The kernel's queue is outside accepted: those callers
+// (Stats.Unaccounted is 0), and for each class accepted = done + dropped +
+// inside, the classes' accepted adding up to accepted less bad (a caller
+// that sent no complete request has no class); connections still queued
+// or in service at a reset are carried into the new window's accepted
+// (and their class's) so this holds within every window. The kernel's queue is outside accepted: those callers
 // have not been accepted yet. The three backlog fields are -1 where the
 // system does not say (off Linux).
 //

@@ -98,13 +98,23 @@ type reply struct {
 // call makes one request on a fresh connection and reads the whole answer.
 // Any connection error (such as a reset) is returned.
 func call(addr string, timeout time.Duration) (reply, error) {
+	return callWith(addr, "", timeout)
+}
+
+// callWith is call with one more header line, such as
+// "X-Criticality: critical" ("": none).
+func callWith(addr, header string, timeout time.Duration) (reply, error) {
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return reply{}, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
-	if _, err := io.WriteString(c, "GET /work HTTP/1.1\r\nHost: lab\r\nUser-Agent: labsvc-test\r\n\r\n"); err != nil {
+	req := "GET /work HTTP/1.1\r\nHost: lab\r\nUser-Agent: labsvc-test\r\n"
+	if header != "" {
+		req += header + "\r\n"
+	}
+	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
 		return reply{}, err
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
@@ -162,14 +172,14 @@ func stats(t testing.TB, control string) labsvc.Stats {
 	return st
 }
 
-// quiet polls the stats until nothing is queued or in service, or fails
-// after timeout.
+// quiet polls the stats until nothing is being read, queued or in
+// service, or fails after timeout.
 func quiet(t testing.TB, control string, timeout time.Duration) labsvc.Stats {
 	t.Helper()
 	end := time.Now().Add(timeout)
 	for {
 		st := stats(t, control)
-		if st.Queued == 0 && st.InService == 0 {
+		if st.Queued == 0 && st.InService == 0 && st.Reading == 0 {
 			return st
 		}
 		if time.Now().After(end) {

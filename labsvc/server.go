@@ -32,7 +32,10 @@ import (
 // others by their own arithmetic; sojourn may also drop a caller from the
 // queue when a worker takes it. Every refusal is the same 503.
 //
-// The door hands a connection straight to a worker when one is free, the
+// The door reads each connection's request on a goroutine of its own
+// (arrive), so that a caller slow to send it holds up nobody else, and
+// then admits or refuses it by the request's class (X-Criticality). It
+// hands an admitted connection straight to a worker when one is free, the
 // way a kernel hands an accepted connection to a thread blocked in
 // accept: the connection counts as in service from that moment, even if
 // the worker has not yet had the processor to start on it. Only
@@ -48,15 +51,19 @@ type Server struct {
 	mu        sync.Mutex
 	cond      *sync.Cond // signalled when the queue gains a connection or the server closes
 	cfg       Config
-	queue     ring[pending] // waiting for a worker: every worker was taken
+	queue     lanes         // waiting for a worker: every worker was taken
 	handed    ring[pending] // handed to a free worker that has not picked it up yet
 	idle      int           // free workers not yet handed a connection
 	inService int           // handed to a worker (picked up or not) and not finished
+	reading   int           // accepted, their request being read: in no other count yet
+	inside    [3]int        // by class (admit.Class): queued or in service
 	closed    bool
 	started   bool
 	w         window
 	wg        sync.WaitGroup // every goroutine Serve starts, including lingering closes
-	refusing  chan struct{}  // semaphore: refusals and 400s being answered
+	readers   chan struct{}  // semaphore: connections the door is reading (arrive)
+	bufs      sync.Pool      // *[]byte of MaxHeaderBytes, for the door's readers
+	refusing  chan struct{}  // semaphore: refusals of dropped connections, and 400s with ACCEPT=workers
 	procs     *processors    // the lab's CPUS processors, taken by spins
 	policy    *admit.Door    // the door's admission policy (POLICY)
 	epoch     time.Time      // the origin of the policy's clock
@@ -79,13 +86,46 @@ type Server struct {
 	spawn func(f func(ctx context.Context))
 }
 
-// pending is an accepted connection on its way to a worker.
+// pending is an admitted connection on its way to a worker, its request
+// read.
 type pending struct {
 	conn  net.Conn
-	at    time.Time // when the door accepted it
-	took  time.Time // when a worker was assigned to it: the end of its queue wait
-	from  time.Time // if its worker went straight on to it: when the last was due to end, or it arrived if later (see serve)
-	stall bool      // it takes STALL_MS instead of its spin and wait
+	at    time.Time   // when the door admitted it, its request read (ACCEPT=workers: when the worker accepted it)
+	took  time.Time   // when a worker was assigned to it: the end of its queue wait
+	from  time.Time   // if its worker went straight on to it: when the last was due to end, or it arrived if later (see serve)
+	stall bool        // it takes STALL_MS instead of its spin and wait
+	class admit.Class // its X-Criticality
+}
+
+// lanes is the door's queue: a FIFO lane per class, indexed by
+// admit.Class. A connection joins its class's lane while the policy sheds
+// by class (admit.Door.Classes), and the default lane otherwise, so that
+// without classes the queue is one FIFO; pop takes the oldest connection
+// of the first lane not empty: critical, default, then sheddable.
+type lanes struct {
+	lane [3]ring[pending]
+	n    int
+}
+
+func (q *lanes) push(p pending, byClass bool) {
+	c := admit.Normal
+	if byClass {
+		c = p.class
+	}
+	q.lane[c].push(p)
+	q.n++
+}
+
+// pop takes the next connection; the queue must not be empty.
+func (q *lanes) pop() pending {
+	c := admit.Critical
+	for _, c = range [...]admit.Class{admit.Critical, admit.Normal, admit.Sheddable} {
+		if q.lane[c].n > 0 {
+			break
+		}
+	}
+	q.n--
+	return q.lane[c].pop()
 }
 
 // later returns the later of a and b.
@@ -158,9 +198,11 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 		// An invalid cfg: Serve reports it and serves nothing.
 		s.policy, _ = admit.NewDoor("", 0, 0)
 	}
+	s.readers = make(chan struct{}, MaxReading)
+	s.bufs.New = func() any { b := make([]byte, MaxHeaderBytes); return &b }
 	s.refusing = make(chan struct{}, MaxRefusing)
 	s.procs = newProcessors(cfg.CPUs)
-	s.w.reset(time.Now(), 0, 0)
+	s.w.reset(time.Now(), 0, 0, s.inside)
 	s.m = newMetrics(s.reg, s)
 	return s
 }
@@ -271,12 +313,16 @@ func (s *Server) Serve(ctx context.Context, requests, control net.Listener) erro
 	s.closed = true
 	at := s.since(time.Now())
 	for s.queue.n > 0 {
-		_ = s.queue.pop().conn.Close()
+		p := s.queue.pop()
+		_ = p.conn.Close()
+		s.inside[p.class]--
 		s.policy.Done(at, 0, admit.Abandoned)
 	}
 	for s.handed.n > 0 {
-		_ = s.handed.pop().conn.Close()
+		p := s.handed.pop()
+		_ = p.conn.Close()
 		s.inService--
+		s.inside[p.class]--
 		s.policy.Done(at, 0, admit.Abandoned)
 	}
 	s.mu.Unlock()
@@ -321,56 +367,118 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) (c net.Conn, found
 	}
 }
 
-// door accepts connections, admits them to the queue or refuses them, and
-// returns when the listener is closed.
+// door accepts connections and hands each to a reader of its own
+// (arrive), at most MaxReading at once, and returns when the listener is
+// closed. It reads no request itself, so a caller slow to send its
+// request holds up nobody else.
 func (s *Server) door(ctx context.Context, ln net.Listener) error {
 	for {
 		c, found, err := s.accept(ctx, ln)
 		if c == nil {
 			return err
 		}
-		now := time.Now()
+		accepted := time.Now()
+		select {
+		case s.readers <- struct{}{}:
+		case <-ctx.Done():
+			_ = c.Close()
+			return nil
+		}
 		s.mu.Lock()
 		s.w.backlogMax = max(s.w.backlogMax, found)
 		if s.closed {
 			s.mu.Unlock()
 			_ = c.Close()
+			<-s.readers
 			return nil
 		}
-		at := s.since(now)
-		if !s.policy.Admit(at, s.idle, s.queue.n) {
-			s.w.refused++
-			s.mu.Unlock()
-			s.m.refused.Inc()
-			// At most MaxRefusing refusals at once; beyond that the door
-			// waits, and callers wait in the kernel's accept backlog.
-			if !s.refuseLater(ctx, c) {
-				return nil
-			}
-			continue
-		}
-		stall := s.admitLocked()
-		if s.idle > 0 {
-			// A worker is free: it is this connection's now (a caller
-			// that did not wait is never dropped).
-			s.policy.Start(at, 0)
-			s.idle--
-			s.inService++
-			s.handed.push(pending{conn: c, at: now, took: now, stall: stall})
-			s.mu.Unlock()
-			s.cond.Signal()
-		} else {
-			s.queue.push(pending{conn: c, at: now, stall: stall})
-			s.w.queuedMax = max(s.w.queuedMax, s.queue.n)
-			s.mu.Unlock()
-		}
-		s.m.accepted.Inc()
+		s.reading++
+		s.mu.Unlock()
+		s.wg.Go(func() {
+			s.arrive(ctx, c, accepted)
+			<-s.readers
+		})
 	}
 }
 
-// refuseLater answers c's refusal off the caller's goroutine, at most
-// MaxRefusing at once (beyond that it waits for one to end). It returns
-// false, having closed c, if ctx ends first.
+// arrive reads the request of a connection the door accepted at accepted,
+// by ReadTimeout from then, and then, at once: counts it bad (a 400 for
+// garbage), or asks the policy to admit it by its class, and refuses it
+// (503) or hands it to a free worker or queues it. The request arrives at
+// the door when it has been read: its queue wait and its latency for the
+// policy are from then. It runs on its own goroutine, and answers a
+// refusal or a 400 there too.
+func (s *Server) arrive(ctx context.Context, c net.Conn, accepted time.Time) {
+	buf := s.bufs.Get().(*[]byte)
+	res, why, class := readBy(ctx, c, *buf, accepted.Add(ReadTimeout))
+	s.bufs.Put(buf)
+	s.mu.Lock()
+	s.reading--
+	if s.closed || ctx.Err() != nil {
+		s.mu.Unlock()
+		_ = c.Close()
+		return
+	}
+	if res != reqOK {
+		// Accepted and bad, never admitted: no worker held it.
+		s.w.accepted++
+		s.badLocked(res, 0)
+		s.mu.Unlock()
+		s.m.accepted.Inc()
+		s.m.bad(res)
+		if res == reqGarbage {
+			closeGracefully(c, badRequest(why))
+		} else {
+			_ = c.Close()
+		}
+		return
+	}
+	now := time.Now()
+	at := s.since(now)
+	if !s.policy.AdmitClass(at, s.idle, s.queue.n, class) {
+		s.w.refused++
+		s.w.classes[class].refused++
+		s.mu.Unlock()
+		s.m.refused.Inc()
+		s.m.classes[class].refused.Inc()
+		closeGracefully(c, refusedResponse)
+		return
+	}
+	p := pending{conn: c, at: now, stall: s.admitLocked(class), class: class}
+	if s.idle > 0 {
+		// A worker is free: it is this connection's now (a caller
+		// that did not wait is never dropped).
+		s.policy.Start(at, 0)
+		s.idle--
+		s.inService++
+		p.took = now
+		s.handed.push(p)
+		s.mu.Unlock()
+		s.cond.Signal()
+	} else {
+		s.queue.push(p, s.policy.Classes())
+		s.w.queuedMax = max(s.w.queuedMax, s.queue.n)
+		s.mu.Unlock()
+	}
+	s.m.accepted.Inc()
+	s.m.classes[class].accepted.Inc()
+}
+
+// readBy reads c's request (readRequest) by deadline, or until ctx ends
+// (the lab stopping: the read ends at once).
+func readBy(ctx context.Context, c net.Conn, buf []byte, deadline time.Time) (outcome, string, admit.Class) {
+	if err := c.SetReadDeadline(deadline); err != nil {
+		return reqGone, "", admit.Normal
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Now()) })
+	defer stop()
+	return readRequest(c, buf)
+}
+
+// refuseLater answers a dropped connection's refusal (its request was
+// read at the door) off the caller's goroutine, at most MaxRefusing at
+// once (beyond that it waits for one to end). It returns false, having
+// closed c, if ctx ends first.
 func (s *Server) refuseLater(ctx context.Context, c net.Conn) bool {
 	select {
 	case s.refusing <- struct{}{}:
@@ -379,7 +487,7 @@ func (s *Server) refuseLater(ctx context.Context, c net.Conn) bool {
 		return false
 	}
 	s.wg.Go(func() {
-		refuse(c)
+		closeGracefully(c, refusedResponse)
 		<-s.refusing
 	})
 	return true
@@ -387,12 +495,16 @@ func (s *Server) refuseLater(ctx context.Context, c net.Conn) bool {
 
 // refuseAll refuses the connections the policy dropped from the queue
 // (refuseLater), closing those left if ctx ends first.
-func (s *Server) refuseAll(ctx context.Context, dropped []net.Conn) {
+func (s *Server) refuseAll(ctx context.Context, dropped []pending) {
 	s.m.refused.Add(float64(len(dropped)))
-	for i, c := range dropped {
-		if !s.refuseLater(ctx, c) {
-			for _, c := range dropped[i+1:] {
-				_ = c.Close()
+	for _, d := range dropped {
+		s.m.classes[d.class].refused.Inc()
+		s.m.classes[d.class].dropped.Inc()
+	}
+	for i, d := range dropped {
+		if !s.refuseLater(ctx, d.conn) {
+			for _, d := range dropped[i+1:] {
+				_ = d.conn.Close()
 			}
 			return
 		}
@@ -402,14 +514,31 @@ func (s *Server) refuseAll(ctx context.Context, dropped []net.Conn) {
 // since is t as the policy's clock reads it.
 func (s *Server) since(t time.Time) time.Duration { return t.Sub(s.epoch) }
 
-// admitLocked counts a connection admitted to service in the window and
-// says whether it is the Nth, 2Nth, … of STALL_EVERY, which stalls. The
-// door calls it for every caller it does not refuse; with ACCEPT=workers
-// each worker calls it for the connection it accepted. s.mu is held.
-func (s *Server) admitLocked() (stall bool) {
+// admitLocked counts a connection of class c admitted to service in the
+// window and says whether it is the Nth, 2Nth, … of STALL_EVERY, which
+// stalls. The door calls it for every caller it does not refuse, its
+// request read; with ACCEPT=workers each worker calls it for the
+// connection it accepted and read. s.mu is held.
+func (s *Server) admitLocked(c admit.Class) (stall bool) {
 	s.w.accepted++
 	s.w.admitted++
+	s.w.classes[c].accepted++
+	s.inside[c]++
 	return s.cfg.StallEvery > 0 && s.w.admitted%int64(s.cfg.StallEvery) == 0
+}
+
+// badLocked counts a connection accepted that never sent a complete
+// request, which held a worker for busy. s.mu is held.
+func (s *Server) badLocked(res outcome, busy time.Duration) {
+	s.w.busy += busy
+	switch res {
+	case reqTimeout:
+		s.w.bad.Timeout++
+	case reqGone:
+		s.w.bad.Gone++
+	default:
+		s.w.bad.Garbage++
+	}
 }
 
 // acceptWork is one worker with ACCEPT=workers: whenever it is free it
@@ -435,12 +564,38 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 			_ = c.Close()
 			return nil
 		}
-		// The policy is queue with LIMIT 0 here (Validate): it admits
-		// everyone, and counts them inside.
+		s.reading++
+		s.mu.Unlock()
+		// The worker reads the request itself, as a thread-per-connection
+		// server does: a caller slow to send it holds the worker.
+		res, why, class := readBy(ctx, c, buf, now.Add(ReadTimeout))
+		s.mu.Lock()
+		s.reading--
+		if s.closed || ctx.Err() != nil {
+			s.mu.Unlock()
+			_ = c.Close()
+			return nil
+		}
+		if res != reqOK {
+			s.w.accepted++
+			s.badLocked(res, time.Since(now))
+			s.mu.Unlock()
+			s.m.accepted.Inc()
+			s.m.bad(res)
+			if res == reqGarbage {
+				s.answerLater(c, badRequest(why))
+			} else {
+				_ = c.Close()
+			}
+			continue
+		}
+		// The policy is queue with LIMIT 0 and no classes here
+		// (Validate): it admits everyone, and counts them inside. The
+		// class is only counted.
 		at := s.since(now)
 		s.policy.Admit(at, 0, 0)
 		s.policy.Start(at, 0)
-		stall := s.admitLocked()
+		stall := s.admitLocked(class)
 		s.inService++
 		spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
 		if stall {
@@ -448,11 +603,13 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		}
 		s.mu.Unlock()
 		s.m.accepted.Inc()
+		s.m.classes[class].accepted.Inc()
 		// The lab does not know when the caller arrived in the kernel's
-		// queue, so its service is reckoned from now, never from when the
-		// worker's last request was due to end (see serve).
+		// queue, so its service is reckoned from when the worker accepted
+		// it (its reading included), never from when the worker's last
+		// request was due to end (see serve).
 		var answered net.Conn
-		out, answered, _ = s.serve(ctx, pending{conn: c, at: now, took: now}, spin, wait, buf, out, &sp, wt)
+		out, answered, _ = s.serve(ctx, pending{conn: c, at: now, took: now, class: class}, spin, wait, out, &sp, wt)
 		if answered != nil {
 			_, _ = answered.Write(out)
 			_ = answered.Close()
@@ -460,13 +617,19 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// refuse reads a refused caller's request once, answers 503 and closes
-// gracefully.
-func refuse(c net.Conn) {
-	var buf [2048]byte
-	_ = c.SetReadDeadline(time.Now().Add(RefuseReadTimeout))
-	_, _ = c.Read(buf[:])
-	closeGracefully(c, refusedResponse)
+// answerLater writes msg on c and closes it gracefully off the worker's
+// goroutine, so that a caller that never closes does not hold the worker;
+// past MaxRefusing such answers at once it closes c without one.
+func (s *Server) answerLater(c net.Conn, msg string) {
+	select {
+	case s.refusing <- struct{}{}:
+		s.wg.Go(func() {
+			closeGracefully(c, msg)
+			<-s.refusing
+		})
+	default:
+		_ = c.Close()
+	}
 }
 
 // work is one worker. It starts free (counted in s.idle by whoever started
@@ -478,9 +641,8 @@ func refuse(c net.Conn) {
 // and a free worker is to stop (s.quit), or when it has answered a request
 // and a busy worker is to stop (s.retire): after WORKERS fell.
 func (s *Server) work(ctx context.Context) {
-	buf := make([]byte, MaxHeaderBytes)
 	out := make([]byte, 0, 256)
-	var dropped []net.Conn
+	var dropped []pending
 	var sp spinner
 	wt := newWaiter()
 	defer wt.close()
@@ -508,7 +670,7 @@ func (s *Server) work(ctx context.Context) {
 			}
 			s.mu.Unlock()
 			var answered net.Conn
-			out, answered, due = s.serve(ctx, p, spin, wait, buf, out, &sp, wt)
+			out, answered, due = s.serve(ctx, p, spin, wait, out, &sp, wt)
 			s.mu.Lock()
 			// The worker is free once its reply is written: it becomes
 			// free (or takes the next caller) before writing, so a caller
@@ -562,12 +724,13 @@ func (s *Server) work(ctx context.Context) {
 	}
 }
 
-// takeLocked takes the oldest queued connection for a worker, asking the
-// policy first: the connections it drops (they waited too long, sojourn)
-// are appended to dropped, counted as refused, for the worker to refuse
-// once it has let go of s.mu. ok is false when none is left to take (or
-// the lab is closing).
-func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Conn) {
+// takeLocked takes the next queued connection for a worker (the oldest;
+// with classes, the oldest of the most critical class waiting), asking
+// the policy first: the connections it drops (they waited too long,
+// sojourn) are appended to dropped, counted as refused, for the worker to
+// refuse once it has let go of s.mu. ok is false when none is left to
+// take (or the lab is closing).
+func (s *Server) takeLocked(dropped []pending) (p pending, ok bool, _ []pending) {
 	if s.queue.n == 0 || s.closed {
 		return p, false, dropped
 	}
@@ -581,23 +744,25 @@ func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Con
 		}
 		s.w.dropped++
 		s.w.refused++
-		dropped = append(dropped, p.conn)
+		s.w.classes[p.class].dropped++
+		s.w.classes[p.class].refused++
+		s.inside[p.class]--
+		dropped = append(dropped, p)
 	}
 	return pending{}, false, dropped
 }
 
-// serve handles one connection taken from the queue. When it served the
-// request it returns the answer in out, the connection, for the worker
+// serve serves one admitted connection, its request read. When it served
+// the request it returns the answer in out, the connection, for the worker
 // to write and close once it has marked itself free, and when the service
-// was due to end (its wait's deadline); otherwise it has closed the
-// connection (or handed it to a lingering close) and returns a nil one
-// and a zero time.
+// was due to end (its wait's deadline); otherwise (the lab stopping) it
+// has closed the connection and returns a nil one and a zero time.
 //
 // The wait runs to a deadline SPIN_MS + WAIT_MS after its service began,
 // plus the time the spin waited for its turns while the lab's other spins
 // computed (processor sharing, which lasts as long as it lasts): the lab's
-// own work (reading the request, and for a busy worker the hand-off from
-// the last one), what the spin computed beyond SPIN_MS, and what other
+// own work (for a busy worker the hand-off from the last one; with
+// ACCEPT=workers, reading the request), what the spin computed beyond SPIN_MS, and what other
 // threads took of its processor while it computed fall within WAIT_MS
 // instead of adding to it. A worker that
 // went straight on from its last request to this queued one (p.from set)
@@ -608,33 +773,13 @@ func (s *Server) takeLocked(dropped []net.Conn) (p pending, ok bool, _ []net.Con
 // (waking late from the last wait, writing and closing its answer, taking
 // this one) is made up in this wait instead of adding to it, and a busy
 // worker starts one request every SPIN_MS + WAIT_MS on average, as set.
-func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
+func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
 	take := p.took
 	from := take
 	if !p.from.IsZero() {
 		from = later(p.from, take.Add(-time.Duration(waitMS)*time.Millisecond))
 	}
 	queueWait := take.Sub(p.at)
-	res, why := readRequest(p.conn, buf, time.Now().Add(ReadTimeout))
-	if res != reqOK {
-		s.finishBad(res, time.Since(take))
-		if res != reqGarbage {
-			_ = p.conn.Close()
-			return out, nil, time.Time{}
-		}
-		// Answer 400 and linger off the worker, so a caller that sends
-		// garbage and never closes does not hold the worker.
-		select {
-		case s.refusing <- struct{}{}:
-			s.wg.Go(func() {
-				closeGracefully(p.conn, badRequest(why))
-				<-s.refusing
-			})
-		default:
-			_ = p.conn.Close()
-		}
-		return out, nil, time.Time{}
-	}
 	spin := time.Duration(spinMS) * time.Millisecond
 	cpu, turns, fellBack := sp.spin(ctx, spin, s.procs)
 	if fellBack && !s.fellBack.Swap(true) {
@@ -648,6 +793,7 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 		// Shutting down: the request was not served.
 		s.mu.Lock()
 		s.inService--
+		s.inside[p.class]--
 		s.policy.Done(s.since(time.Now()), 0, admit.Abandoned)
 		s.mu.Unlock()
 		_ = p.conn.Close()
@@ -659,32 +805,18 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, buf, 
 	// the stats.
 	s.mu.Lock()
 	s.inService--
+	s.inside[p.class]--
 	s.policy.Done(s.since(end), end.Sub(p.at), admit.Served)
 	s.w.done++
+	s.w.classes[p.class].done++
 	s.w.busy += service
 	s.w.spinCPU += cpu
 	s.w.sample(queueWait, service)
 	s.mu.Unlock()
 	s.m.observe(queueWait, service, cpu)
+	s.m.classes[p.class].done.Inc()
 
 	return appendOK(out[:0], queueWait, service), p.conn, due
-}
-
-func (s *Server) finishBad(res outcome, busy time.Duration) {
-	s.mu.Lock()
-	s.inService--
-	s.policy.Done(s.since(time.Now()), 0, admit.Abandoned)
-	s.w.busy += busy
-	switch res {
-	case reqTimeout:
-		s.w.bad.Timeout++
-	case reqGone:
-		s.w.bad.Gone++
-	default:
-		s.w.bad.Garbage++
-	}
-	s.mu.Unlock()
-	s.m.bad(res)
 }
 
 // Config returns the knobs in force.
@@ -811,7 +943,7 @@ func (s *Server) resizeLocked(was, now int) {
 	for range more - woken {
 		s.spawn(s.work)
 	}
-	var dropped []net.Conn
+	var dropped []pending
 	for range more {
 		p, ok, d := s.takeLocked(dropped)
 		dropped = d
@@ -846,7 +978,7 @@ func (s *Server) Reset() Stats {
 	s.mu.Lock()
 	st, waits, svcs := s.snapshotLocked()
 	now := time.Now()
-	s.w.reset(now, s.queue.n, s.inService)
+	s.w.reset(now, s.queue.n, s.inService, s.inside)
 	s.policy.Reset()
 	s.w.backlogMax = st.Backlogged
 	s.mu.Unlock()
@@ -874,6 +1006,8 @@ func (s *Server) snapshotLocked() (Stats, []float64, []float64) {
 
 		Dropped:     w.dropped,
 		PolicyLimit: s.policy.Limit(),
+		Reading:     s.reading,
+		Classes:     w.classStats(s.inside),
 
 		Backlogged: -1, BackloggedMax: -1, Backlog: -1,
 	}

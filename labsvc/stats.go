@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"capacitylab/admit"
 )
 
 // processCPU returns the user + system time the process has used.
@@ -39,12 +41,44 @@ type BadCounts struct {
 	Garbage int64 `json:"garbage"` // sent something that is not an HTTP/1.x request (answered 400)
 }
 
+// ClassCounts is one class's part of a window's counts (its requests'
+// X-Criticality). At every instant accepted = done + dropped + inside.
+type ClassCounts struct {
+	Accepted int64 `json:"accepted"` // admitted by the door (plus those carried)
+	Refused  int64 `json:"refused"`  // answered 503: refused at the door, or dropped
+	Dropped  int64 `json:"dropped"`  // admitted, then dropped from the queue (in refused too)
+	Done     int64 `json:"done"`     // served to completion
+	Inside   int   `json:"inside"`   // queued or in service now
+}
+
+// ClassStats is a window's counts by class. Every admitted request is of
+// one class, so the classes' accepted add up to accepted less bad (a
+// caller that never sent a complete request has no class), and their
+// refused, dropped and done to the totals.
+type ClassStats struct {
+	Critical  ClassCounts `json:"critical"`
+	Default   ClassCounts `json:"default"`
+	Sheddable ClassCounts `json:"sheddable"`
+}
+
+// Of returns class c's counts.
+func (cs ClassStats) Of(c admit.Class) ClassCounts {
+	switch c {
+	case admit.Critical:
+		return cs.Critical
+	case admit.Sheddable:
+		return cs.Sheddable
+	}
+	return cs.Default
+}
+
 // Stats is the lab's window of counters since the last reset, as served by
 // GET /stats. At every instant
 //
 //	accepted = done + queued + in_service + bad + dropped
 //
-// holds (see Unaccounted).
+// holds (see Unaccounted), and for each class (Classes) accepted = done +
+// dropped + inside.
 type Stats struct {
 	Since     time.Time `json:"since"`      // when the window began (start or last reset)
 	Workers   int       `json:"workers"`    // WORKERS in force now
@@ -66,6 +100,13 @@ type Stats struct {
 	// limit, WORKERS + LIMIT for the queue policy with a LIMIT; 0 when it
 	// has none.
 	PolicyLimit int `json:"policy_limit"`
+	// Reading is how many connections the lab has accepted and is
+	// reading the request of now: in none of the counts above until it
+	// has been read (or found bad).
+	Reading int `json:"reading"`
+	// Classes counts the requests by class, as their X-Criticality says,
+	// whether or not the policy sheds by class.
+	Classes ClassStats `json:"classes"`
 	// Carried is how many were queued or in service when the window began;
 	// they are included in Accepted so the identity holds within a window.
 	Carried int64 `json:"carried"`
@@ -117,12 +158,23 @@ type window struct {
 	processCPU              time.Duration // process CPU time at the start
 	backlogMax              int           // most found in the kernel's accept queue
 	waitSamples, svcSamples []float64
+	classes                 [3]classWindow // by admit.Class
 }
 
-func (w *window) reset(now time.Time, queued, inService int) {
+// classWindow is one class's counters in a window.
+type classWindow struct {
+	accepted, refused, dropped, done int64
+}
+
+// reset begins a window at now with queued and inService connections
+// carried into it, inside of them of each class.
+func (w *window) reset(now time.Time, queued, inService int, inside [3]int) {
 	w.since = now
 	w.carried = int64(queued + inService)
 	w.accepted = w.carried
+	for c := range w.classes {
+		w.classes[c] = classWindow{accepted: int64(inside[c])}
+	}
 	w.refused, w.done, w.admitted, w.dropped = 0, 0, 0, 0
 	w.bad = BadCounts{}
 	w.queuedMax = queued
@@ -130,6 +182,16 @@ func (w *window) reset(now time.Time, queued, inService int) {
 	w.processCPU, _ = processCPU()
 	w.waitSamples = w.waitSamples[:0]
 	w.svcSamples = w.svcSamples[:0]
+}
+
+// classStats is the window's counts by class, with inside of each class
+// queued or in service now.
+func (w *window) classStats(inside [3]int) ClassStats {
+	of := func(c admit.Class) ClassCounts {
+		k := w.classes[c]
+		return ClassCounts{Accepted: k.accepted, Refused: k.refused, Dropped: k.dropped, Done: k.done, Inside: inside[c]}
+	}
+	return ClassStats{Critical: of(admit.Critical), Default: of(admit.Normal), Sheddable: of(admit.Sheddable)}
 }
 
 func (w *window) sample(wait, svc time.Duration) {

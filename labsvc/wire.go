@@ -15,20 +15,24 @@ const (
 	MaxHeaderBytes = 8 << 10
 	// MaxBodyBytes bounds a request body (read and discarded); more is garbage.
 	MaxBodyBytes = 1 << 20
-	// ReadTimeout is how long a worker waits for a complete request once it
-	// has taken the connection. A silent or slow caller holds a worker at
-	// most this long and is then counted in bad_by.timeout.
+	// ReadTimeout is how long the lab waits for a complete request from
+	// when it accepted the connection (the door, or with ACCEPT=workers
+	// the worker). A silent or slow caller is then counted in
+	// bad_by.timeout.
 	ReadTimeout = 1 * time.Second
 	// WriteTimeout bounds writing a response to a caller that does not read.
 	WriteTimeout = 1 * time.Second
-	// RefuseReadTimeout is how long the door waits to read a refused
-	// caller's request (once) before answering 503 anyway.
-	RefuseReadTimeout = 200 * time.Millisecond
 	// LingerTimeout is how long a refused or bad connection is drained after
 	// the answer, so closing it never resets the caller's connection.
 	LingerTimeout = 1 * time.Second
-	// MaxRefusing bounds the refusals being answered at once (each lives at
-	// most RefuseReadTimeout + LingerTimeout).
+	// MaxReading bounds the connections the door reads at once, each on
+	// a goroutine of its own, and answers when refused or bad (each lives
+	// at most ReadTimeout + WriteTimeout + LingerTimeout); past it the
+	// door waits, and callers wait in the kernel's accept backlog.
+	MaxReading = 1024
+	// MaxRefusing bounds the refusals of dropped connections (sojourn) and,
+	// with ACCEPT=workers, the 400s being answered at once (each lives at
+	// most WriteTimeout + LingerTimeout).
 	MaxRefusing = 1024
 	// RetryAfter is the Retry-After header (whole seconds) a refused
 	// caller is given: every refusal's, admit.RetryAfter.
@@ -46,31 +50,59 @@ const (
 )
 
 // readRequest reads one HTTP/1.x request (and discards its body) into buf,
-// which must be at least MaxHeaderBytes long. It allocates nothing.
-func readRequest(c net.Conn, buf []byte, deadline time.Time) (outcome, string) {
-	if err := c.SetReadDeadline(deadline); err != nil {
-		return reqGone, ""
-	}
+// which must be at least MaxHeaderBytes long, by the connection's read
+// deadline, and returns how it ended, why when it is garbage, and the
+// request's class (X-Criticality). It allocates nothing.
+func readRequest(c net.Conn, buf []byte) (outcome, string, admit.Class) {
 	n := 0
 	for {
 		m, err := c.Read(buf[n:MaxHeaderBytes])
 		n += m
 		if bad := checkStart(buf[:n]); bad != "" {
-			return reqGarbage, bad
+			return reqGarbage, bad, admit.Normal
 		}
 		if end, sep := headerEnd(buf[:n]); end >= 0 {
 			return readBody(c, buf, n, end, end+sep)
 		}
 		if n == MaxHeaderBytes {
-			return reqGarbage, "request headers too large"
+			return reqGarbage, "request headers too large", admit.Normal
 		}
 		if err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				return reqTimeout, ""
+				return reqTimeout, "", admit.Normal
 			}
-			return reqGone, ""
+			return reqGone, "", admit.Normal
 		}
 	}
+}
+
+// CriticalityHeader is the request header that says how critical a
+// request is: critical, default or sheddable (in any case); absent, or
+// any other value, is default. With POLICY's classes=on the door sheds by
+// it (package admit); the stats count each class either way.
+const CriticalityHeader = "X-Criticality"
+
+// criticality reads an X-Criticality value as admit's class: critical
+// (admit.Critical), sheddable (admit.Sheddable), and default or anything
+// else (admit.Normal).
+func criticality(v []byte) admit.Class {
+	v = bytes.TrimSpace(v)
+	switch {
+	case bytes.EqualFold(v, []byte("critical")):
+		return admit.Critical
+	case bytes.EqualFold(v, []byte("sheddable")):
+		return admit.Sheddable
+	}
+	return admit.Normal
+}
+
+// className names a class as X-Criticality and the stats spell it:
+// admit.Normal is default.
+func className(c admit.Class) string {
+	if c == admit.Normal {
+		return "default"
+	}
+	return c.String()
 }
 
 func headerEnd(b []byte) (int, int) {
@@ -112,11 +144,12 @@ func checkStart(b []byte) string {
 	return ""
 }
 
-// readBody finds Content-Length among the headers in buf[:end] and reads
-// and discards that many body bytes, some of which may already be in
-// buf[bodyStart:n].
-func readBody(c net.Conn, buf []byte, n, end, bodyStart int) (outcome, string) {
+// readBody finds Content-Length and X-Criticality (the last given, if
+// more than one) among the headers in buf[:end], and reads and discards
+// that many body bytes, some of which may already be in buf[bodyStart:n].
+func readBody(c net.Conn, buf []byte, n, end, bodyStart int) (outcome, string, admit.Class) {
 	length := 0
+	class := admit.Normal
 	hdr := buf[:end]
 	for len(hdr) > 0 {
 		i := bytes.IndexByte(hdr, '\n')
@@ -134,16 +167,18 @@ func readBody(c net.Conn, buf []byte, n, end, bodyStart int) (outcome, string) {
 		name := line[:colon]
 		switch {
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			return reqGarbage, "Transfer-Encoding is not supported: send Content-Length"
+			return reqGarbage, "Transfer-Encoding is not supported: send Content-Length", class
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			v, err := strconv.Atoi(string(bytes.TrimSpace(line[colon+1:])))
 			if err != nil || v < 0 {
-				return reqGarbage, "Content-Length is not a whole number"
+				return reqGarbage, "Content-Length is not a whole number", class
 			}
 			if v > MaxBodyBytes {
-				return reqGarbage, "body too large"
+				return reqGarbage, "body too large", class
 			}
 			length = v
+		case bytes.EqualFold(name, []byte(CriticalityHeader)):
+			class = criticality(line[colon+1:])
 		}
 	}
 	left := length - (n - bodyStart)
@@ -152,12 +187,12 @@ func readBody(c net.Conn, buf []byte, n, end, bodyStart int) (outcome, string) {
 		left -= m
 		if left > 0 && err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				return reqTimeout, ""
+				return reqTimeout, "", class
 			}
-			return reqGone, ""
+			return reqGone, "", class
 		}
 	}
-	return reqOK, ""
+	return reqOK, "", class
 }
 
 // appendOK appends the complete 200 response carrying the measured times.

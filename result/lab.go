@@ -27,6 +27,27 @@ type LabStats struct {
 	// ServiceMS summarises the service times the lab measured (the
 	// X-Service-Ms header of every answer it served).
 	ServiceMS LabSummary `json:"service_ms"`
+	// Classes counts the window's requests by class (their X-Criticality;
+	// see package labsvc), all of them default unless the callers say
+	// otherwise; all 0 from a lab that does not count them.
+	Classes LabClasses `json:"classes"`
+}
+
+// LabClasses is the lab's counts by class, its GET /stats classes.
+type LabClasses struct {
+	Critical  LabClass `json:"critical"`
+	Default   LabClass `json:"default"`
+	Sheddable LabClass `json:"sheddable"`
+}
+
+// LabClass is one class's counts in a lab's window: accepted = done +
+// dropped + inside.
+type LabClass struct {
+	Accepted int64 `json:"accepted"` // admitted by the lab's door
+	Refused  int64 `json:"refused"`  // answered 503, dropped ones included
+	Dropped  int64 `json:"dropped"`  // admitted, then dropped from the queue
+	Done     int64 `json:"done"`     // served to completion
+	Inside   int   `json:"inside"`   // queued or in service when the stats were read
 }
 
 // LabSummary is the lab's summary of a set of times, ms.

@@ -72,9 +72,21 @@
 // door numbers the requests it admits (not the refused) from 1; with
 // STALL_EVERY = N > 0 the Nth, 2Nth, … are stalled.
 //
+// Classes. Each request has a class, as a live caller's X-Criticality
+// gives it (critical, default or sheddable; package labsvc), and the door
+// asks the policy with it (admit.Door.AdmitClass): with POLICY's
+// classes=on sheddable requests are refused first, critical ones have
+// room beyond the bound, and the queue is one FIFO lane per class, served
+// critical first; without it every class is alike, in one FIFO. The
+// counts by class are the lab's (result.LabStats.Classes). The generator
+// gives no classes yet, so every simulated request is default; the
+// simulator takes a class per arrival in one place (the window's
+// arrivalClass), which the package's tests set.
+//
 // A worker serves its request, tells the policy its latency (from its
-// send, which is its arrival), then takes the oldest queued request, or
-// becomes free; with POLICY=sojourn the policy may drop the request taken
+// send, which is its arrival), then takes the oldest queued request (with
+// classes, the oldest of the most critical class waiting), or becomes
+// free; with POLICY=sojourn the policy may drop the request taken
 // instead, when it waited too long, and the worker takes the next. A
 // dropped request's caller reads its 503 a refusal's time later (Refuse),
 // unless it gives up first; the lab's refused counts it either way, as

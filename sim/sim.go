@@ -59,6 +59,10 @@ type Model struct {
 	// lab's, when 0. Only the package's tests set it, to compare the
 	// round robin with queueing theory's disciplines.
 	quantum time.Duration
+	// classOf is the class of each arrival by its Seq (its X-Criticality),
+	// nil for every one default (admit.Normal), as the generator sends
+	// them. Only the package's tests set it for now (WithClasses).
+	classOf func(seq int) admit.Class
 }
 
 // Validate says what is wrong with the model, or nil: the lab's knobs as
@@ -172,6 +176,48 @@ type turn struct {
 type queued struct {
 	job   int32
 	stall bool
+	class admit.Class
+}
+
+// lanes is the door's queue, as the lab's (package labsvc): a FIFO lane
+// per class, indexed by admit.Class. A job joins its class's lane while
+// the policy sheds by class (admit.Door.Classes), and the default lane
+// otherwise, so that without classes the queue is one FIFO; pop takes the
+// oldest job of the first lane not empty: critical, default, then
+// sheddable.
+type lanes struct {
+	lane [3]fifo[queued]
+	n    int
+}
+
+func (q *lanes) push(v queued, byClass bool) {
+	c := admit.Normal
+	if byClass {
+		c = v.class
+	}
+	q.lane[c].push(v)
+	q.n++
+}
+
+func (q *lanes) len() int    { return q.n }
+func (q *lanes) empty() bool { return q.n == 0 }
+
+// pop takes the next job; the queue must not be empty.
+func (q *lanes) pop() queued {
+	c := admit.Critical
+	for _, c = range [...]admit.Class{admit.Critical, admit.Normal, admit.Sheddable} {
+		if !q.lane[c].empty() {
+			break
+		}
+	}
+	q.n--
+	return q.lane[c].pop()
+}
+
+// classCounts are one class's counters in a window, as the lab's stats
+// count them.
+type classCounts struct {
+	accepted, refused, dropped, done int64
 }
 
 // fifo is a first-in first-out queue of T in a ring that doubles when
@@ -194,7 +240,6 @@ func (q *fifo[T]) push(v T) {
 	q.n++
 }
 
-func (q *fifo[T]) len() int    { return q.n }
 func (q *fifo[T]) empty() bool { return q.n == 0 }
 func (q *fifo[T]) peek() *T    { return &q.buf[q.head] }
 
@@ -236,7 +281,8 @@ type window struct {
 	m      Model
 	w      result.Window
 	rec    []result.Record
-	client []int32 // closed loop: whose each request is
+	client []int32       // closed loop: whose each request is
+	class  []admit.Class // each request's class, by record
 
 	timeoutNS, refuseNS int64
 
@@ -254,7 +300,7 @@ type window struct {
 	door      *admit.Door // the door's policy, on the window's clock
 	idle      int         // free workers
 	retire    int         // busy workers to stop once done with their request (WORKERS fell)
-	queue     fifo[queued]
+	queue     lanes
 	turns     []turn      // spins on a processor now: at most CPUS
 	line      fifo[turn]  // spins waiting for their next turn, in order
 	ending    int         // the turn whose end is the next spin event (nextLab)
@@ -265,6 +311,7 @@ type window struct {
 	refused   int64 // every 503: refused at the door, or dropped
 	dropped   int64 // admitted, then dropped from the queue
 	done      int64
+	byClass   [3]classCounts // by admit.Class
 	queuedMax int
 	serviceNS int64 // sum of the service times of done requests
 	cpuNS     int64 // processor time the spins have used
@@ -338,6 +385,7 @@ func newWindow(m Model, w result.Window) *window {
 		}
 	}
 	s.rec = make([]result.Record, 0, n)
+	s.class = make([]admit.Class, 0, n)
 	if w.Clients > 0 {
 		s.client = make([]int32, 0, n)
 	}
@@ -498,6 +546,11 @@ func (s *window) stats() result.LabStats {
 		Dropped:      s.dropped,
 		PolicyLimit:  s.door.Limit(),
 	}
+	of := func(c admit.Class) result.LabClass {
+		k := s.byClass[c]
+		return result.LabClass{Accepted: k.accepted, Refused: k.refused, Dropped: k.dropped, Done: k.done, Inside: int(k.accepted - k.done - k.dropped)}
+	}
+	st.Classes = result.LabClasses{Critical: of(admit.Critical), Default: of(admit.Normal), Sheddable: of(admit.Sheddable)}
 	if s.done > 0 {
 		st.ServiceMS = result.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
 	}
@@ -641,6 +694,7 @@ func (s *window) begin(q queued, t int64) bool {
 func (s *window) finish(j int32, took, t int64) {
 	for {
 		s.done++
+		s.byClass[s.class[j]].done++
 		service := t - took
 		s.serviceNS += service
 		r := &s.rec[j]
@@ -667,9 +721,10 @@ func (s *window) finish(j int32, took, t int64) {
 	}
 }
 
-// take takes the oldest queued job for a worker at t, asking the policy
-// first: the jobs it drops (they waited too long, sojourn) are refused then,
-// as the lab refuses them. ok is false when none is left.
+// take takes the next queued job for a worker at t (the oldest; with
+// classes, the oldest of the most critical class waiting), asking the
+// policy first: the jobs it drops (they waited too long, sojourn) are
+// refused then, as the lab refuses them. ok is false when none is left.
 func (s *window) take(t int64) (q queued, ok bool) {
 	for !s.queue.empty() {
 		q = s.queue.pop()
@@ -679,6 +734,8 @@ func (s *window) take(t int64) (q queued, ok bool) {
 		}
 		s.dropped++
 		s.refused++
+		s.byClass[q.class].dropped++
+		s.byClass[q.class].refused++
 		// Its caller reads the 503 a refusal's time later, unless it
 		// gives up first (then it has, or will have, its gaveup).
 		if r.Outcome == result.Unfinished && t+s.refuseNS <= int64(r.Sent)+s.timeoutNS {
@@ -884,6 +941,7 @@ func (s *window) newRecord(t int64) int32 {
 	} else {
 		s.rec = append(s.rec, result.Record{})
 	}
+	s.class = append(s.class, admit.Normal) // set as it is sent (attempt)
 	r := &s.rec[j]
 	r.Window, r.Seq = s.w.Index, int(j)
 	r.Intended, r.Sent, r.End = time.Duration(t), time.Duration(t), time.Duration(t)
@@ -894,16 +952,20 @@ func (s *window) newRecord(t int64) int32 {
 // attempt sends request j at t: the door admits, hands or refuses it.
 func (s *window) attempt(j int32, t int64) {
 	r := &s.rec[j]
+	class := s.arrivalClass(j)
+	s.class[j] = class
 	s.inFlight++
-	if !s.door.Admit(time.Duration(t), s.idle, s.queue.len()) {
+	if !s.door.AdmitClass(time.Duration(t), s.idle, s.queue.len(), class) {
 		s.refused++
+		s.byClass[class].refused++
 		r.Outcome, r.Status, r.End = result.Refused, 503, time.Duration(t+s.refuseNS)
 		s.refusals.push(timer{at: t + s.refuseNS, job: j})
 		return
 	}
 	s.admitted++
+	s.byClass[class].accepted++
 	every := int64(s.cfgs[s.changed].StallEvery)
-	q := queued{job: j, stall: every > 0 && s.admitted%every == 0}
+	q := queued{job: j, stall: every > 0 && s.admitted%every == 0, class: class}
 	if s.idle > 0 {
 		s.door.Start(time.Duration(t), 0) // a caller that did not wait is served
 		s.idle--
@@ -913,8 +975,26 @@ func (s *window) attempt(j int32, t int64) {
 		}
 		return
 	}
-	s.queue.push(q)
+	s.queue.push(q, s.door.Classes())
 	s.queuedMax = max(s.queuedMax, s.queue.len())
+}
+
+// arrivalClass is the class request j (record j) carries as its
+// X-Criticality: its record's (the window's Classes, a retry its
+// request's), unless a test gave the simulation classes of its own
+// (WithClasses). The door (AdmitClass), the queue's lanes and the counts
+// by class follow it.
+func (s *window) arrivalClass(j int32) admit.Class {
+	if s.m.classOf != nil {
+		return s.m.classOf(int(j))
+	}
+	switch s.rec[j].Class {
+	case result.Critical:
+		return admit.Critical
+	case result.Sheddable:
+		return admit.Sheddable
+	}
+	return admit.Normal
 }
 
 // result folds the records into the window's statistics with result's
