@@ -12,6 +12,7 @@ import (
 	"capacitylab/input"
 	"capacitylab/model"
 	"capacitylab/result"
+	"capacitylab/retry"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -127,6 +128,10 @@ type labFields struct {
 	MaxInFlight int      `yaml:"max_inflight"`
 	At          []string `yaml:"at"`
 	OverTime    bool     `yaml:"over_time"`
+
+	Retry     string  `yaml:"retry"`
+	Critical  float64 `yaml:"critical"`
+	Sheddable float64 `yaml:"sheddable"`
 }
 
 type tableFields struct {
@@ -627,7 +632,8 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 		Rates: f.Rates, Seconds: f.Seconds, Seed: f.Seed, Closed: f.Closed, TimeoutMS: f.TimeoutMS,
 		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show,
 		Backlog: f.Backlog, Accept: strings.TrimSpace(f.Accept), Simulated: f.Simulated, MaxInFlight: f.MaxInFlight, At: f.At,
-		OverTime: f.OverTime, keyLines: d.keyLines(), complete: !missing}
+		OverTime: f.OverTime, Retry: strings.TrimSpace(f.Retry), Critical: f.Critical, Sheddable: f.Sheddable,
+		keyLines: d.keyLines(), complete: !missing}
 	if l.Accept == "door" {
 		l.Accept = ""
 	}
@@ -661,6 +667,28 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 		p.add(d.line("max_inflight"), "%s: max_inflight %d is not allowed: want 0 (no fixed pool of client workers) to %d", what, f.MaxInFlight, maxClientWorkers)
 	case f.MaxInFlight > 0 && closedLoop:
 		p.add(d.line("max_inflight"), "%s: max_inflight is for an open loop: with closed: %d the clients are the workers", what, f.Closed)
+	}
+	if sp, err := retry.Parse(l.Retry); err != nil {
+		p.add(d.line("retry"), "%s: %v", what, err)
+	} else {
+		l.Retry = sp.String() // canonical, as the fingerprint covers it
+		if l.Retry != "" && closedLoop {
+			p.add(d.line("retry"), "%s: retry is for an open loop: with closed: %d each client waits for its answer and never retries", what, f.Closed)
+		}
+	}
+	for _, c := range []struct {
+		key   string
+		share float64
+	}{{"critical", f.Critical}, {"sheddable", f.Sheddable}} {
+		switch {
+		case math.IsNaN(c.share) || c.share < 0 || c.share > 1:
+			p.add(d.line(c.key), "%s: %s %g is not allowed: want a share of the arrivals from 0 to 1, e.g. 0.2", what, c.key, c.share)
+		case c.share > 0 && closedLoop:
+			p.add(d.line(c.key), "%s: %s is for an open loop: with closed: %d every request is sent without a class", what, c.key, f.Closed)
+		}
+	}
+	if f.Critical >= 0 && f.Sheddable >= 0 && f.Critical+f.Sheddable > 1 {
+		p.add(d.line("sheddable"), "%s: critical %g and sheddable %g are not allowed: want shares of the arrivals together at most 1 (the rest are sent without a class)", what, f.Critical, f.Sheddable)
 	}
 	if len(f.At) > maxChanges {
 		p.add(d.line("at"), "%s: at has %d knob changes: want at most %d", what, len(f.At), maxChanges)

@@ -192,6 +192,12 @@
 // simulator makes them at their times, and BACKLOG is refused),
 // over_time (true: a run over time, every window sampled each second; the
 // recorder writes a time table beside the window table, see below),
+// retry (an open-loop retrying client as package retry writes one:
+// parameters name=value joined by commas, such as
+// "retries=3,backoff=jitter,budget=0.1"; a bad one is an error at its line
+// naming the parameter and what it allows), critical and sheddable (the
+// shares of arrivals, 0 to 1 and together at most 1, sent with
+// X-Criticality critical and sheddable; open loop),
 // and show (the columns, names of [RecordColumns], that the
 // lesson's text talks about: pages show them first, in this order, in the preset's recorded table
 // and in the table of a run of it, with the other columns one click away;
@@ -239,7 +245,8 @@
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
 // cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
 // stall_ms when either is set, rng when given, and backlog, accept,
-// policy, simulated, max_inflight, at and over_time only when set; not its id), the columns,
+// policy, simulated, max_inflight, at, over_time, retry, critical and
+// sheddable only when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a

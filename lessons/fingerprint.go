@@ -53,7 +53,8 @@ func Fingerprint(preset *Lab, columns []string, rows [][]string, source string) 
 // followed by " stall_every=N stall_ms=M" when either is set, " rng=R"
 // when rng is given, and " backlog=N", " accept=workers", " policy=P"
 // (the policy as its canonical Spec), " simulated", " max_inflight=N",
-// " at=C;C" and " over_time" only when the preset sets them (so the form of every preset written before they existed is
+// " at=C;C", " over_time", " retry=SPEC" (retry.Spec.String's form),
+// " critical=S" and " sheddable=S" only when the preset sets them (so the form of every preset written before they existed is
 // unchanged). The id is left out: renaming a preset does not change what
 // was measured.
 func canonicalPreset(l *Lab) string {
@@ -80,7 +81,10 @@ func canonicalPreset(l *Lab) string {
 		optional(l.Simulated, " simulated") +
 		optional(l.MaxInFlight != 0, " max_inflight="+strconv.Itoa(l.MaxInFlight)) +
 		optional(len(l.At) > 0, " at="+strings.Join(l.At, ";")) +
-		optional(l.OverTime, " over_time")
+		optional(l.OverTime, " over_time") +
+		optional(l.Retry != "", " retry="+l.Retry) +
+		optional(l.Critical != 0, " critical="+num(l.Critical)) +
+		optional(l.Sheddable != 0, " sheddable="+num(l.Sheddable))
 }
 
 func optional(given bool, s string) string {

@@ -195,6 +195,13 @@ type Lab struct {
 	// each second, and the recorder writes a time table (TimeColumns)
 	// beside its window table.
 	OverTime bool
+	// Retry is the open-loop client's retries, backoff, budget and
+	// breaker as package retry writes a spec, in its canonical form
+	// (retry.Spec.String; "" never retries). Critical and Sheddable are
+	// the shares of arrivals sent with X-Criticality critical and
+	// sheddable (open loop).
+	Retry               string
+	Critical, Sheddable float64
 
 	keyLines map[string]int // the line of each key the block gives
 	complete bool           // every setting a preset must give is there

@@ -15,7 +15,11 @@
 // ["30s:WAIT_MS=2000"], made through the lab's control API; see
 // loadrun's Knob changes), and a run over time (OverTime, JSON
 // over_time: every window sampled every SampleEvery, one second, the
-// lab read at each sample's end; see loadrun's Samples). Validate checks each change against the
+// lab read at each sample's end; see loadrun's Samples), a retrying
+// client (Retry, JSON retry: package retry's spec, e.g.
+// "retries=3,backoff=jitter,budget=0.1") and the shares of arrivals sent
+// with X-Criticality critical and sheddable (Critical and Sheddable, JSON
+// critical and sheddable), all of them open loop. Validate checks each change against the
 // preset's knobs as they stand when it is made (labsvc.Config.CheckChanges, which
 // cmd/load uses against a running lab's knobs too). Preset.Sweep is
 // the one mapping from a preset to a loadrun.Sweep.

@@ -495,6 +495,12 @@ func TestPresetValidate(t *testing.T) {
 		{"rng", measure.Preset{Config: labsvc.DefaultConfig(), Rates: []float64{10}, Seconds: 1, RNG: "mt"}, `random source "mt" is not known`},
 		// A timeout past the generator's cap.
 		{"timeout", measure.Preset{Config: labsvc.DefaultConfig(), Rates: []float64{10}, Seconds: 1, TimeoutMS: 61000}, "timeout 1m1s is not allowed"},
+		// A retry spec with a parameter out of range, named.
+		{"retry", measure.Preset{Config: labsvc.DefaultConfig(), Rates: []float64{10}, Seconds: 1, Retry: "retries=2,backoff=linear"}, `retry's backoff "linear" is not allowed: want none, fixed, exp or jitter`},
+		// Retries in a closed loop.
+		{"retry closed", measure.Preset{Config: labsvc.DefaultConfig(), Clients: []int{2}, Mode: measure.ModeClosed, Seconds: 1, Retry: "retries=2"}, "retry is for an open loop"},
+		// Shares of the arrivals above 1 together.
+		{"classes", measure.Preset{Config: labsvc.DefaultConfig(), Rates: []float64{10}, Seconds: 1, Critical: 0.7, Sheddable: 0.6}, "critical 0.7 and sheddable 0.6 are not allowed"},
 	}
 	for _, tt := range tests {
 		if err := tt.p.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -8,6 +8,7 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/result"
+	"capacitylab/retry"
 )
 
 // Modes of a preset.
@@ -21,7 +22,8 @@ const (
 // "limit":0,"policy":"queue","cpus":1,"stall_every":0,"stall_ms":0,
 // "backlog":0,"accept":"door","rates":[40,80],"seconds":2,"seed":1,
 // "rng":"pcg","mode":"open","timeout_ms":2000}, and optionally
-// "max_inflight":10, "at":["30s:WAIT_MS=2000"] and "over_time":true. A learner's run (runner.Request) and a lesson's lab
+// "max_inflight":10, "at":["30s:WAIT_MS=2000"], "over_time":true,
+// "retry":"retries=3,backoff=jitter", "critical":0.2 and "sheddable":0.3. A learner's run (runner.Request) and a lesson's lab
 // block (package recorder maps one to a Preset) are both a Preset.
 type Preset struct {
 	labsvc.Config
@@ -43,6 +45,16 @@ type Preset struct {
 	// sampled every SampleEvery (loadrun.Sweep.SampleEvery), the lab read
 	// at each sample's end.
 	OverTime bool `json:"over_time,omitempty"`
+	// Retry is the open-loop client's retries, backoff, budget and
+	// circuit breaker as package retry writes a spec:
+	// "retries=3,backoff=jitter,budget=0.1" (loadrun.Sweep.Retry); "" for
+	// a client that never retries.
+	Retry string `json:"retry,omitempty"`
+	// Critical and Sheddable are the shares of arrivals (0 to 1, together
+	// at most 1) sent with X-Criticality critical and sheddable, the rest
+	// without a class (loadrun.Sweep.Critical, Sheddable; open loop).
+	Critical  float64 `json:"critical,omitempty"`
+	Sheddable float64 `json:"sheddable,omitempty"`
 }
 
 // SampleEvery is the interval of a run over time (Preset.OverTime): a
@@ -72,9 +84,12 @@ func (p Preset) Timeout() time.Duration {
 // (the rates, or the client counts of a closed loop), seed and random
 // source. It is the one mapping from a preset to a sweep: the load child
 // sends it at a lab child, and a simulation (package sim) runs it with
-// sim.Model{Lab: p.Config, Timeout: p.Timeout()}.
+// sim.Model{Lab: p.Config, Timeout: p.Timeout()}. A Retry that does not
+// parse is left out of it; Validate says why.
 func (p Preset) Sweep() loadrun.Sweep {
-	sw := loadrun.Sweep{Seconds: p.Seconds, Seed: p.Seed, RNG: loadrun.Source(p.RNG), ClientWorkers: p.MaxInFlight, Changes: p.At}
+	sw := loadrun.Sweep{Seconds: p.Seconds, Seed: p.Seed, RNG: loadrun.Source(p.RNG), ClientWorkers: p.MaxInFlight, Changes: p.At,
+		Critical: p.Critical, Sheddable: p.Sheddable}
+	sw.Retry, _ = retry.Parse(p.Retry)
 	if p.OverTime {
 		sw.SampleEvery = SampleEvery
 	}
@@ -87,8 +102,10 @@ func (p Preset) Sweep() loadrun.Sweep {
 }
 
 // Validate says what in the preset the lab or the generator would refuse,
-// or nil: the lab's knobs (labsvc.Config.Validate), the mode, the windows
-// and the random source (loadrun.Sweep.ValidatePlan) and the timeout. A
+// or nil: the lab's knobs (labsvc.Config.Validate), the mode, the
+// retrying client's spec (retry.Parse, its *retry.Error naming the
+// parameter), the windows, the random source and the client's classes
+// (loadrun.Sweep.ValidatePlan) and the timeout. A
 // learner's request meets tighter caps first (runner.Limits).
 func (p Preset) Validate() error {
 	var errs []error
@@ -106,6 +123,9 @@ func (p Preset) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("mode %q is not known: want open or closed", p.Mode))
+	}
+	if _, err := retry.Parse(p.Retry); err != nil {
+		errs = append(errs, err)
 	}
 	if err := p.Sweep().ValidatePlan(); err != nil {
 		errs = append(errs, err)

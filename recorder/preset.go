@@ -32,6 +32,7 @@ func Preset(l *lessons.Lab) measure.Preset {
 		p.Mode, p.Rates, p.Clients = measure.ModeClosed, nil, []int{l.Closed}
 	}
 	p.MaxInFlight, p.OverTime = l.MaxInFlight, l.OverTime
+	p.Retry, p.Critical, p.Sheddable = l.Retry, l.Critical, l.Sheddable
 	for _, s := range l.At {
 		var c result.KnobChange
 		_ = c.UnmarshalText([]byte(s)) // kept with why when it is not a change: CheckLab names it

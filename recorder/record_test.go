@@ -549,6 +549,12 @@ func TestPreset(t *testing.T) {
 		p.Sweep().ClientWorkers != 10 || len(p.Sweep().Changes) != 2 || p.Validate() != nil {
 		t.Errorf("Preset(with at and max_inflight) = max_inflight %d, at %v (%v)", p.MaxInFlight, p.At, p.Validate())
 	}
+	// A retrying client and the classes reach the preset and its sweep.
+	retrying := open
+	retrying.Retry, retrying.Critical, retrying.Sheddable = "retries=3,backoff=jitter", 0.2, 0.3
+	if p := Preset(&retrying); p.Retry != "retries=3,backoff=jitter" || p.Sweep().Retry.Retries != 3 || p.Sweep().Critical != 0.2 || p.Sweep().Sheddable != 0.3 || p.Validate() != nil {
+		t.Errorf("Preset(with retry and classes) = retry %q, critical %g, sheddable %g (%v)", p.Retry, p.Critical, p.Sheddable, p.Validate())
+	}
 	closed := lessons.Lab{Workers: 1, SpinMS: 2, WaitMS: 18, CPUs: 1, Seconds: 1, Closed: 2, Accept: lessons.AcceptWorkers}
 	p = Preset(&closed)
 	if p.Mode != measure.ModeClosed || !slices.Equal(p.Clients, []int{2}) || p.Rates != nil || p.Accept != labsvc.AcceptWorkers || p.Windows() != 1 {

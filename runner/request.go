@@ -13,6 +13,7 @@ import (
 	"capacitylab/loadrun"
 	"capacitylab/measure"
 	"capacitylab/result"
+	"capacitylab/retry"
 )
 
 // Sandbox caps on one run, the defaults of Limits. A sweep from the browser
@@ -232,6 +233,25 @@ func (l Limits) Validate(q Request) error {
 		fe["max_inflight"] = fmt.Sprintf("%d client workers is not allowed: want 0 (no fixed pool) or 1 to %d", q.MaxInFlight, l.MaxClients)
 	case q.MaxInFlight > 0 && q.Closed():
 		fe["max_inflight"] = "a fixed pool of client workers is for open mode: a closed loop's clients are its workers; leave it 0"
+	}
+	if sp, err := retry.Parse(q.Retry); err != nil {
+		fe["retry"] = err.Error()
+	} else if !sp.IsZero() && q.Closed() {
+		fe["retry"] = "a retrying client is for open mode: a closed loop's clients wait for each answer and never retry; leave it empty"
+	}
+	for _, c := range []struct {
+		name  string
+		share float64
+	}{{"critical", q.Critical}, {"sheddable", q.Sheddable}} {
+		switch {
+		case math.IsNaN(c.share) || c.share < 0 || c.share > 1:
+			fe[c.name] = fmt.Sprintf("%s is not allowed: want a share of the arrivals from 0 to 1, e.g. 0.2", num(c.share))
+		case c.share > 0 && q.Closed():
+			fe[c.name] = "shares of the arrivals by criticality are for open mode: leave it 0"
+		}
+	}
+	if fe["critical"] == "" && fe["sheddable"] == "" && q.Critical+q.Sheddable > 1 {
+		fe["sheddable"] = fmt.Sprintf("critical %s and sheddable %s are %s of the arrivals: want together at most 1 (the rest are sent without a class)", num(q.Critical), num(q.Sheddable), num(q.Critical+q.Sheddable))
 	}
 	switch {
 	case len(q.At) > MaxChanges:

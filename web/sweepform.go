@@ -22,7 +22,7 @@ import (
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "at", "over_time", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "retry", "critical", "sheddable", "at", "over_time", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -113,6 +113,20 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 	}
 	intField("timeout_ms", &q.TimeoutMS)
 	intField("max_inflight", &q.MaxInFlight)
+	q.Retry = strings.TrimSpace(f.Get("retry")) // Validate names a bad spec
+	for _, c := range []struct {
+		name string
+		dst  *float64
+	}{{"critical", &q.Critical}, {"sheddable", &q.Sheddable}} {
+		if v := strings.TrimSpace(f.Get(c.name)); v != "" {
+			share, err := plainNumber(v)
+			if err != nil {
+				fe[c.name] = fmt.Sprintf("%q is not a number: want a share of the arrivals from 0 to 1, e.g. 0.2", v)
+				continue
+			}
+			*c.dst = share
+		}
+	}
 	// Knob changes, one a line or separated by semicolons (a policy's
 	// value has commas): 30s:WAIT_MS=2000; 45s:POLICY=aimd,backoff=0.5
 	for part := range strings.FieldsFuncSeq(f.Get("at"), func(r rune) bool { return r == ';' || r == '\n' || r == '\r' }) {

@@ -169,6 +169,13 @@ func TestSweepValidation(t *testing.T) {
 		{"max_inflight closed", `{"mode":"closed","clients":[2],"seconds":1,"max_inflight":4}`, "max_inflight"},
 		// A negative pool of client workers.
 		{"max_inflight negative", `{"rates":[10],"seconds":1,"max_inflight":-1}`, "max_inflight"},
+		// A retrying client's spec with a parameter it does not have.
+		{"retry unknown parameter", `{"rates":[10],"seconds":1,"retry":"retries=3,speed=2"}`, "retry"},
+		// Retries in closed mode.
+		{"retry closed", `{"mode":"closed","clients":[2],"seconds":1,"retry":"retries=2"}`, "retry"},
+		// A share above 1, and two that are together.
+		{"critical above 1", `{"rates":[10],"seconds":1,"critical":1.5}`, "critical"},
+		{"shares together above 1", `{"rates":[10],"seconds":1,"critical":0.6,"sheddable":0.5}`, "sheddable"},
 		// A run over time asked with a word, not true or false.
 		{"over_time wrong type", `{"rates":[10],"seconds":2,"over_time":"yes"}`, "over_time"},
 		// A run over time whose windows are shorter than a sample.
@@ -206,6 +213,17 @@ func TestSweepValidation(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="rates"`) || !strings.Contains(res.body, `&#34;fast&#34; is not a number`) {
 		t.Errorf("form with a bad rate: %d\n%s", res.StatusCode, res.body)
 	}
+	// A plain form with a bad retry spec gets a page naming the field, the
+	// parameter and what it allows; a share that is not a number is named.
+	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"40"}, "seconds": {"1"}, "retry": {"retries=2,backoff=linear"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="retry"`) ||
+		!strings.Contains(res.body, `retry&#39;s backoff &#34;linear&#34; is not allowed: want none, fixed, exp or jitter`) {
+		t.Errorf("form with a bad retry spec: %d\n%s", res.StatusCode, res.body)
+	}
+	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"40"}, "seconds": {"1"}, "critical": {"lots"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="critical"`) || !strings.Contains(res.body, `&#34;lots&#34; is not a number`) {
+		t.Errorf("form with a critical share that is not a number: %d\n%s", res.StatusCode, res.body)
+	}
 	// A form field given twice is refused, naming it.
 	res = site.post(nil, "/api/sweeps", url.Values{"rates": {"40", "2000"}, "seconds": {"1"}})
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-field="rates"`) || !strings.Contains(res.body, "given 2 times") {
@@ -222,7 +240,8 @@ func TestSweepValidation(t *testing.T) {
 	form := url.Values{"workers": {"2"}, "spin_ms": {"1"}, "wait_ms": {"4"}, "limit": {"0"}, "cpus": {"1"}, "stall_every": {"50"}, "stall_ms": {"30"},
 		"backlog": {"16"}, "accept": {"workers"},
 		"mode": {"open"}, "rates": {"20, 40"}, "clients": {""}, "seconds": {"1"}, "seed": {"5"}, "rng": {"python"}, "timeout_ms": {"0"}, "block": {"sat-sweep"},
-		"max_inflight": {"3"}, "at": {"500ms:WAIT_MS=8; 700ms:STALL_EVERY=0"}, "over_time": {"true"}}
+		"max_inflight": {"3"}, "at": {"500ms:WAIT_MS=8; 700ms:STALL_EVERY=0"}, "over_time": {"true"},
+		"retry": {"retries=2,backoff=jitter"}, "critical": {"0.2"}, "sheddable": {"0.3"}}
 	res = site.post(nil, "/api/sweeps", form)
 	loc := res.Header.Get("Location")
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/runs/") {
@@ -232,7 +251,8 @@ func TestSweepValidation(t *testing.T) {
 	if !ok || snap.Request.Lesson != "saturation" || snap.Request.Workers != 2 || len(snap.Request.Rates) != 2 || snap.Request.Seed != 5 ||
 		snap.Request.StallEvery != 50 || snap.Request.StallMS != 30 || snap.Request.RNG != "python" ||
 		snap.Request.Backlog != 16 || snap.Request.Accept != labsvc.AcceptWorkers ||
-		snap.Request.MaxInFlight != 3 || len(snap.Request.At) != 2 || snap.Request.At[1].String() != "700ms:STALL_EVERY=0" || !snap.Request.OverTime {
+		snap.Request.MaxInFlight != 3 || len(snap.Request.At) != 2 || snap.Request.At[1].String() != "700ms:STALL_EVERY=0" || !snap.Request.OverTime ||
+		snap.Request.Retry != "retries=2,backoff=jitter" || snap.Request.Critical != 0.2 || snap.Request.Sheddable != 0.3 {
 		t.Errorf("queued from the form: %+v", snap.Request)
 	}
 	// The Over time checkbox sends true when checked and nothing when not;

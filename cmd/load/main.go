@@ -10,6 +10,7 @@
 //	load [--target URL] [--control URL] [--rate 40,48,60,100] [--seconds 20]
 //	     [--seed N] [--timeout 2s] [--schedule poisson|uniform] [--rng pcg|python]
 //	     [--closed N] [--arrivals FILE] [--max-inflight N] [--at TIME:KNOB=VALUE ...]
+//	     [--retry SPEC] [--critical SHARE] [--sheddable SHARE]
 //	     [--records FILE] [--report NAME] [--json] [--check]
 //	     [--metrics URL --gauge NAME ... --counter NAME ...] [--queue-header NAME]
 //	load --knee FROM:TO [--step 1.25] [--max-p99 D] [--max-errors 0.01]
@@ -45,6 +46,17 @@
 //	--max-inflight N  a client with N workers (open loop; 0, the default, for none): an
 //	                  arrival that finds all N busy is not sent and counts in client_busy
 //	                  (arrivals = sent + not_sent + client_busy)
+//	--retry SPEC      a retrying client (open loop; package retry's spec): parameters
+//	                  name=value joined by commas, e.g. retries=3,backoff=jitter,budget=0.1;
+//	                  retries (0 to 10), on (timeout+refused+error), backoff (none, fixed,
+//	                  exp, jitter), base_ms, cap_ms, retry_after (on, off), budget (0 to 1),
+//	                  burst, breaker (0 to 1), breaker_min, window_ms, open_ms, probes;
+//	                  empty (the default) for a client that never retries. With --knee
+//	                  every window of the search has the same client
+//	--critical S      the share of arrivals (0 to 1, default 0) sent with X-Criticality:
+//	                  critical (open loop); which ones is drawn from the window's seed
+//	--sheddable S     the share sent with X-Criticality: sheddable; --critical +
+//	                  --sheddable at most 1, the rest sent without a class
 //	--at TIME:KNOB=VALUE
 //	                  change a lab knob at TIME into every window through the control
 //	                  API (with --simulate, the simulated lab's), e.g. --at
@@ -165,7 +177,10 @@
 // --arrivals, --gauge or --counter without --metrics or a name that is not
 // one, a metric /metrics does not show, a --queue-header that is not a
 // header name, a --report that cannot be written, an arrivals file that is empty,
-// unsorted or has a bad line (named), a knob out of range, a knob flag
+// unsorted or has a bad line (named), a --retry spec that does not parse
+// (the parameter named, with what it allows), --retry, --critical or
+// --sheddable with --closed, shares outside 0 to 1 or together above 1,
+// a knob out of range, a knob flag
 // without --simulate, an --at past the window's end, for a knob the lab
 // cannot change or with a value it would refuse given its knobs, read
 // from GET /config) prints one line and exits with status 2 before

@@ -28,6 +28,7 @@ import (
 	"capacitylab/measure"
 	"capacitylab/model"
 	"capacitylab/result"
+	"capacitylab/retry"
 	"capacitylab/sim"
 )
 
@@ -77,6 +78,9 @@ type options struct {
 	simulate        bool
 	lab             labsvc.Config       // with simulate: the simulated lab's knobs
 	maxInFlight     int                 // the client's fixed pool of workers, 0 for none
+	retry           retry.Spec          // --retry: the client's retries, backoff, budget and breaker
+	critical        float64             // --critical: share of arrivals sent X-Criticality: critical
+	sheddable       float64             // --sheddable: share sent X-Criticality: sheddable
 	changes         []result.KnobChange // --at, in the order given
 	overTime        bool                // --over-time: a sample every second, a line for each
 	samples         string              // --samples: write the samples as CSV to this file
@@ -146,6 +150,9 @@ func loadFlags() (fs *envflag.Set, target, control *envflag.Setting, knobs *labs
 	f.String("arrivals", "", "send at the times in this file (seconds from the window's start, one a line) instead of --rate")
 	f.Bool("simulate", false, "simulate the lab (package sim) with the knob flags or WORKERS, SPIN_MS, ... instead of sending")
 	f.Int("max-inflight", 0, "a client with this many workers (open loop): an arrival that finds them all busy is not sent and counts in client_busy; 0 for none")
+	f.String("retry", "", `a retrying client (open loop), name=value joined by commas, e.g. "retries=3,backoff=jitter,budget=0.1": retries, on, backoff, base_ms, cap_ms, retry_after, budget, burst, breaker, breaker_min, window_ms, open_ms, probes (package retry); "" for none`)
+	f.Float64("critical", 0, "share of arrivals (0 to 1) sent with X-Criticality: critical (open loop)")
+	f.Float64("sheddable", 0, "share of arrivals (0 to 1) sent with X-Criticality: sheddable (open loop); critical + sheddable at most 1")
 	f.Bool("over-time", false, "a run over time: a line every second of each window (ok/s, refused, gave up, in flight, the lab's limit and queue, p99)")
 	f.String("samples", "", "with --over-time: write every second's sample as CSV to this file")
 	f.Var(&changeList{}, "at", "change a lab knob at a time into every window, "+result.KnobChangeSyntax+", or 10s:WORKERS=8 (capacity that lands mid-run); the knobs that may change: "+labsvc.ChangeableKnobs+" (WORKERS with ACCEPT=door); repeatable")
@@ -222,6 +229,9 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 	if o.maxInFlight > 0 && closed != "" {
 		return o, usagef("--max-inflight is for an open loop: with --closed the clients are the workers")
 	}
+	if err := parseClient(&o, f, closed != ""); err != nil {
+		return o, err
+	}
 	if len(o.changes) > 0 && !o.simulate && o.control == "" {
 		return o, usagef("--at changes the lab's knobs through its control API: give --control, not none")
 	}
@@ -276,6 +286,38 @@ func parse(args []string, getenv func(string) string, usage io.Writer) (options,
 		return o, err
 	}
 	return o, checkSeconds(o.seconds)
+}
+
+// parseClient reads the flags about the open-loop client's requests:
+// --retry, --critical and --sheddable.
+func parseClient(o *options, f *flag.FlagSet, closed bool) error {
+	spec := f.Lookup("retry").Value.String()
+	var err error
+	if o.retry, err = retry.Parse(spec); err != nil {
+		return usagef("--retry: %v", err)
+	}
+	o.critical = f.Lookup("critical").Value.(flag.Getter).Get().(float64)
+	o.sheddable = f.Lookup("sheddable").Value.(flag.Getter).Get().(float64)
+	for _, c := range []struct {
+		name  string
+		share float64
+	}{{"critical", o.critical}, {"sheddable", o.sheddable}} {
+		if math.IsNaN(c.share) || c.share < 0 || c.share > 1 {
+			return usagef("--%s %v is not allowed: want a share of the arrivals from 0 to 1, e.g. 0.2", c.name, c.share)
+		}
+	}
+	if o.critical+o.sheddable > 1 {
+		return usagef("--critical %v and --sheddable %v are not allowed: want shares of the arrivals together at most 1 (the rest are sent without a class)", o.critical, o.sheddable)
+	}
+	if closed {
+		switch {
+		case !o.retry.IsZero():
+			return usagef("--retry is for an open loop: with --closed each client waits for its answer and never retries")
+		case o.critical > 0 || o.sheddable > 0:
+			return usagef("--critical and --sheddable are for an open loop: with --closed every request is sent without a class")
+		}
+	}
+	return nil
 }
 
 // parseService reads the flags about the service itself: --metrics with
@@ -388,7 +430,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	s := loadrun.Sweep{Rates: o.rates, Clients: o.clients, Arrivals: o.arrivals, Seconds: o.seconds, Seed: o.seed, Process: o.process, RNG: o.rng,
-		ClientWorkers: o.maxInFlight, Changes: o.changes}
+		ClientWorkers: o.maxInFlight, Changes: o.changes, Retry: o.retry, Critical: o.critical, Sheddable: o.sheddable}
 	if o.overTime {
 		s.SampleEvery = measure.SampleEvery
 	}

@@ -425,6 +425,18 @@ func TestBadInput(t *testing.T) {
 		{"max-inflight closed", []string{"--closed", "2", "--max-inflight", "3"}, "--max-inflight is for an open loop"},
 		// A negative pool.
 		{"negative max-inflight", []string{"--max-inflight", "-1"}, "--max-inflight -1 is not allowed"},
+		// The retrying client's spec: a parameter it does not have, a value out of range, not name=value.
+		{"retry unknown parameter", []string{"--retry", "retries=3,speed=2"}, `--retry: retry's speed "2" is not allowed: want a parameter of parameters name=value`},
+		{"retry out of range", []string{"--retry", "retries=11"}, `--retry: retry's retries "11" is not allowed: want a whole number from 0 to 10`},
+		{"retry bad backoff", []string{"--retry", "retries=2,backoff=linear"}, `--retry: retry's backoff "linear" is not allowed: want none, fixed, exp or jitter`},
+		{"retry not name=value", []string{"--retry", "3"}, `--retry: retry "3" is not allowed: want parameters name=value`},
+		// A closed loop's clients wait for their answers; they do not retry.
+		{"retry closed", []string{"--closed", "2", "--retry", "retries=2"}, "--retry is for an open loop"},
+		// Shares of the arrivals.
+		{"critical above 1", []string{"--critical", "1.5"}, "--critical 1.5 is not allowed: want a share of the arrivals from 0 to 1"},
+		{"negative sheddable", []string{"--sheddable", "-0.1"}, "--sheddable -0.1 is not allowed"},
+		{"shares above 1 together", []string{"--critical", "0.6", "--sheddable", "0.5"}, "--critical 0.6 and --sheddable 0.5 are not allowed: want shares of the arrivals together at most 1"},
+		{"classes closed", []string{"--closed", "2", "--sheddable", "0.5"}, "--critical and --sheddable are for an open loop"},
 		{"samples without over-time", []string{"--samples", "s.csv"}, "--samples writes a run over time's samples: add --over-time"},
 		// The knee search's flags.
 		{"knee not FROM:TO", []string{"--knee", "40-400"}, `--knee "40-400" is not FROM:TO`},
