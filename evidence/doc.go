@@ -74,6 +74,20 @@
 // site's stylesheet (package static) inline, the charts as package
 // chart's inline SVG, no script and no reference outside the file.
 //
+// # The analysis for a reader
+//
+// The parts of an analysis as a reader sees it are built here once, for
+// the report and for web's page of an upload alike, each page laying them
+// out under its own headings: Summary (the knee and what showed it, the
+// ceiling, the latency below the knee, what was not answered ok, the
+// admission limit, as Facts), LittlePart, QueuePart and GaugePart (each
+// what it shows in words and a Table of cells), LimitText (how the limit
+// follows, before model.AdmissionLimit's steps), and the charts against
+// the offered rate: Charts (the report's two, one panel each) or Chart
+// (the same two panels in one figure). The templ components Facts,
+// PartView, Limit and Checklist draw them with the site's stylesheet's
+// classes.
+//
 // The server reads uploads with it (web's "Your service" page), and
 // cmd/load writes its self-contained HTML report with it (WriteReport).
 // Nothing here sends a request: load against a learner's own service

@@ -3,6 +3,7 @@ package evidence_test
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -138,5 +139,44 @@ func TestReportIncomplete(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the report lacks %q", want)
 		}
+	}
+}
+
+// A page's chart (Chart) is the report's two charts (Charts) in one
+// figure: the same panels, and one table holding both tables' columns,
+// a row a window; the ceiling and the budget are drawn as lines, the
+// knee marked on both panels.
+func TestReportChartsAndPageChart(t *testing.T) {
+	a, _ := report(t)
+	cs := evidence.Charts(a)
+	c := evidence.Chart(a, "page-chart")
+	if len(cs) != 2 || len(c.Panels) != 2 {
+		t.Fatalf("%d report charts, a page chart of %d panels: want 2 and 2", len(cs), len(c.Panels))
+	}
+	for i, rc := range cs {
+		if !reflect.DeepEqual(rc.Panels[0], c.Panels[i]) || rc.XMax != c.XMax {
+			t.Errorf("the report's %s panel differs from the page's", rc.ID)
+		}
+		if len(rc.Table.Rows) != len(a.Rows) {
+			t.Errorf("the report's %s table has %d rows for %d windows", rc.ID, len(rc.Table.Rows), len(a.Rows))
+		}
+	}
+	if want := []string{"window", "offered /s", "ok /s", "p50 ms", "p95 ms", "p99 ms", "n"}; !reflect.DeepEqual(c.Table.Head, want) || len(c.Table.Rows) != len(a.Rows) {
+		t.Errorf("the page chart's table: %q, %d rows; want %q, %d", c.Table.Head, len(c.Table.Rows), want, len(a.Rows))
+	}
+	for i, row := range c.Table.Rows {
+		if got, want := []string{row[0], row[1], row[2]}, cs[0].Table.Rows[i]; !reflect.DeepEqual(got, want) {
+			t.Errorf("window %d: ok /s cells %q, the report's %q", i+1, got, want)
+		}
+		if got, want := append([]string{row[0], row[1]}, row[3:]...), cs[1].Table.Rows[i]; !reflect.DeepEqual(got, want) {
+			t.Errorf("window %d: latency cells %q, the report's %q", i+1, got, want)
+		}
+	}
+	thr, lat := c.Panels[0], c.Panels[1]
+	if len(thr.Regions) != 1 || thr.Regions[0].Y0 != a.Ceiling || len(lat.Regions) != 1 || lat.Regions[0].Y0 != a.BudgetMS {
+		t.Errorf("regions %+v and %+v: want the ceiling %v and the budget %v", thr.Regions, lat.Regions, a.Ceiling, a.BudgetMS)
+	}
+	if knee := a.Rows[a.Knee].Offered; len(thr.Marks) != 1 || thr.Marks[0].X != knee || len(lat.Marks) != 1 || lat.Marks[0].X != knee {
+		t.Errorf("marks %+v and %+v: want the knee at %v on both", thr.Marks, lat.Marks, knee)
 	}
 }

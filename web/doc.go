@@ -453,8 +453,10 @@
 // file as read, the analysis and the budget in the request's upload,
 // runner.Upload), with an id "u" and 16 hex digits. It is then a run like
 // the lab's: its page, rows and records CSV, chart and comparisons, with
-// its own chart (no model: the course has none of the learner's service)
-// and the analysis beside it; a budget asked for on its page
+// its report's chart (evidence.Chart; no model: the course has none of
+// the learner's service) and the analysis beside it, drawn by package
+// evidence as the report draws it (Summary, the parts, Limit, Checklist;
+// uploadAnalysis lays them out); a budget asked for on its page
 // (?budget_ms=) derives the limit again from the stored analysis
 // (evidence.Analysis.WithBudget), not stored.
 // One client address stores at most Deps.UploadsPerHour uploads an hour
@@ -686,7 +688,8 @@
 // service-deleted, service-none, service-uploads (items with
 // data-upload), service-delete; on an upload's run page run-service,
 // run-report, upload-analysis, upload-warnings, upload-knee,
-// upload-ceiling, upload-windows, upload-limit, upload-budget-form,
+// upload-ceiling, upload-latency, upload-not-ok, upload-admission (the
+// summary's facts), upload-windows, upload-limit, upload-budget-form,
 // upload-budget, upload-budget-error, upload-checklist (items with
 // data-check and data-met); progress-service, progress-service-link.
 // Charts carry data-chart on their figure.

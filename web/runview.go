@@ -180,7 +180,7 @@ func (s *server) chartOf(v runView) chartEntry {
 		var e chartEntry
 		if v.Request.Upload != nil {
 			// No prediction: the course has no model of a learner's own service.
-			e.chart = uploadChart(v.Request, v.Rows, "chart-"+panelID(v))
+			e.chart = uploadChart(v.Request.Upload.Analysis, "chart-"+panelID(v))
 		} else {
 			e.preds = predict(v.Request, v.Rows)
 			e.chart = runChart(v.Request, v.Rows, e.preds, "chart-"+panelID(v))

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"embed"
@@ -534,57 +533,14 @@ func safeFileName(n string) string {
 	return string(b)
 }
 
-// uploadChart draws an upload's rows against offered rate, as runChart
-// draws a lab run's but without a model (the course has none of the
-// learner's service): ok a second with the "everything answered"
-// diagonal and the ceiling, p50 and p99 with the budget; the knee and the
-// ceiling's window are marked.
-func uploadChart(q runner.Request, rows []result.Row, id string) chart.Chart {
-	a := q.Upload.Analysis
-	xMax, yOK, yLat := 0.0, 0.0, 0.0
-	var rx, rok, rp50, rp99 []float64
-	// The line joins the windows in offered order: a window that comes
-	// back down (a recovery after the load) sits among the light ones
-	// rather than drawing a line back across the chart.
-	byRate := slices.Clone(rows)
-	slices.SortStableFunc(byRate, func(a, b result.Row) int { return cmp.Compare(a.Offered, b.Offered) })
-	for _, r := range byRate {
-		xMax = math.Max(xMax, r.Offered)
-		yOK = math.Max(yOK, r.OKPerSec)
-		yLat = math.Max(yLat, r.P99MS)
-		rx, rok, rp50, rp99 = append(rx, r.Offered), append(rok, r.OKPerSec), append(rp50, r.P50MS), append(rp99, r.P99MS)
-	}
-	xMax, _ = chart.Axis(xMax*1.05, 5)
-	throughput := chart.Panel{Title: "Throughput: ok answers a second", YMax: math.Max(yOK, 1) * 1.05, Series: []chart.Series{
-		{Name: "all answered", Quantity: "muted", Style: chart.Guide, X: []float64{0, xMax}, Y: []float64{0, xMax}},
-		{Name: "ok/s, measured", Quantity: "ok", Style: chart.Measured, X: rx, Y: rok},
-	}}
-	latency := chart.Panel{Title: "Latency of ok answers, ms", YMax: math.Max(yLat, 1) * 1.1, Series: []chart.Series{
-		{Name: "p50, measured", Quantity: "p50", Style: chart.Measured, X: rx, Y: rp50},
-		{Name: "p99, measured", Quantity: "p99", Style: chart.Measured, X: rx, Y: rp99},
-	}}
-	if a.Knee >= 0 && a.Knee < len(rows) {
-		m := chart.Mark{X: rows[a.Knee].Offered, Label: "knee", Quantity: "accent"}
-		throughput.Marks = append(throughput.Marks, m)
-		latency.Marks = append(latency.Marks, m)
-	}
-	if a.Ceiling > 0 {
-		throughput.Regions = append(throughput.Regions, chart.Region{X0: 0, X1: xMax, Y0: a.Ceiling, Y1: a.Ceiling, Label: "ceiling " + numText(a.Ceiling) + "/s"})
-	}
-	if b := q.Upload.BudgetMS; b > 0 && b <= yLat*1.1 {
-		latency.Regions = append(latency.Regions, chart.Region{X0: 0, X1: xMax, Y0: b, Y1: b, Label: "budget " + fmtNum(b) + " ms"})
-	}
-	table := chart.Table{Caption: "Each window's measurements", Head: []string{"window", "offered /s", "ok /s", "p50 ms", "p99 ms", "n"}}
-	for _, r := range rows {
-		head := windowName(r.Window) + ": offered " + numText(r.Offered) + " a second"
-		throughput.Stops = append(throughput.Stops, chart.Stop{X: r.Offered, Focus: true, Lines: []string{head, "ok " + numText(r.OKPerSec) + "/s"}})
-		latency.Stops = append(latency.Stops, chart.Stop{X: r.Offered, Focus: true, Lines: []string{head, "p50 " + numText(r.P50MS) + " ms", "p99 " + numText(r.P99MS) + " ms"}})
-		table.Rows = append(table.Rows, []string{strconv.Itoa(r.Window + 1), numText(r.Offered), numText(r.OKPerSec), numText(r.P50MS), numText(r.P99MS), strconv.Itoa(r.N)})
-	}
-	desc := counted(len(rows), "measured window", "measured windows") + " of your service (" + formatName(q.Upload.Dataset.Format) + "), " + kneeWords(a) +
-		"; the most answered in a second was " + numText(a.Ceiling) + ". No model is drawn: the course has no model of your service. The numbers are in the table under the chart."
-	return chart.Chart{ID: id, Title: "Your service, window by window", Desc: desc, XTitle: "Offered load, requests a second", XMax: xMax,
-		Panels: []chart.Panel{throughput, latency}, Table: table}
+// uploadChart draws an upload's analysis as its report does, the two
+// panels side by side (evidence.Chart), without a model: the course has
+// none of the learner's service.
+func uploadChart(a evidence.Analysis, id string) chart.Chart {
+	c := evidence.Chart(a, id)
+	c.Title = "Your service, window by window"
+	c.Desc += " No model is drawn: the course has no model of your service."
+	return c
 }
 
 // uploadExport is one upload in the progress export: the file as read
@@ -671,120 +627,6 @@ func uploadSettings(q runner.Request) []setting {
 	return out
 }
 
-// uploadWarnings are what the file cannot show, from the reading and
-// from the analysis, each once.
-func uploadWarnings(uv *uploadView) []string {
-	var out []string
-	for _, w := range append(slices.Clone(uv.Upload.Dataset.Warnings), uv.Analysis.Warnings...) {
-		if !slices.Contains(out, w) {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// kneeSentence says where the first saturation point is and what showed it.
-func kneeSentence(a evidence.Analysis) string {
-	if a.Knee < 0 || a.Knee >= len(a.Rows) {
-		return "None: every window answered at least " + fmtNum(evidence.KeepUp*100) + "% of its arrivals a second. Sweep on to higher rates to find the knee."
-	}
-	r := a.Rows[a.Knee]
-	if a.KneeWhy != "" {
-		return upperFirst(a.KneeWhy) + "."
-	}
-	return windowName(r.Window) + ", offered " + numText(r.Offered) + " a second."
-}
-
-// ceilingSentence says the most answers a second and where.
-func ceilingSentence(a evidence.Analysis) string {
-	if a.Ceiling <= 0 || a.CeilingWindow < 0 || a.CeilingWindow >= len(a.Rows) {
-		return "No window had an ok answer."
-	}
-	r := a.Rows[a.CeilingWindow]
-	return numText(a.Ceiling) + " ok answers a second, in " + lowerFirst(windowName(r.Window)) + " (offered " + numText(r.Offered) + " a second)."
-}
-
-// gaugeNames are the service's metrics any window of a has, sorted.
-func gaugeNames(a evidence.Analysis) []string {
-	var names []string
-	for _, w := range a.Windows {
-		for n := range w.Gauges {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-// uploadWindowHead heads the table of uploadWindowRows.
-func uploadWindowHead(uv *uploadView) []string {
-	h := []string{"window", "offered /s", "ok /s", "p99 ms", "in flight (records)", "not answered ok", "Little's product (ok)", "send lag's part", "reconciled", "queue ms", "service ms"}
-	for _, n := range gaugeNames(uv.Analysis) {
-		h = append(h, n+" (mean, max)")
-	}
-	return h
-}
-
-// uploadWindowRows are the analysis of each window as table cells.
-func uploadWindowRows(uv *uploadView) [][]string {
-	a := uv.Analysis
-	names := gaugeNames(a)
-	optMS := func(v float64) string {
-		if v < 0 {
-			return "not reported"
-		}
-		return numText(v)
-	}
-	var out [][]string
-	for i, w := range a.Windows {
-		var row result.Row
-		if i < len(a.Rows) {
-			row = a.Rows[i]
-		}
-		ok, why := evidence.LittleCheck(w)
-		verdict := "no: " + why
-		if ok {
-			verdict = "yes"
-		}
-		cells := []string{strconv.Itoa(w.Window + 1), numText(row.Offered), numText(row.OKPerSec), numText(row.P99MS),
-			numText(w.InFlight), numText(w.InFlightOther), numText(w.Little), numText(w.LittleLag), verdict, optMS(w.QueueMS), optMS(w.ServiceMS)}
-		for _, n := range names {
-			g, ok := w.Gauges[n]
-			if !ok {
-				cells = append(cells, "—")
-				continue
-			}
-			cells = append(cells, numText(g.Mean)+", "+numText(g.Max))
-		}
-		out = append(out, cells)
-	}
-	return out
-}
-
-// limitLines say the admission limit the course's formula derives for
-// the budget, step by step, or why there is none.
-func limitLines(a evidence.Analysis) []string {
-	l := a.Limit
-	if l == nil {
-		if a.Ceiling <= 0 {
-			return []string{"No limit can be derived: no window had an ok answer, so there is no measured ceiling."}
-		}
-		return []string{"Give a latency budget below to derive an admission limit from the measured ceiling."}
-	}
-	out := []string{
-		"Service time S = " + numText(l.ServiceMS) + " ms (the p50 of ok answers in the lightest window, " + lowerFirst(windowName(l.Window)) +
-			"); measured ceiling X = " + numText(l.Ceiling) + " a second; so X × S = " + numText(l.Workers) + " workers' worth of concurrency.",
-	}
-	if l.Feasible {
-		out = append(out, "For a budget of "+fmtNum(l.BudgetMS)+" ms: admit "+itoa(l.Limit)+" waiting beyond the workers, at most "+itoa(l.InFlight)+" in flight. The working:")
-	} else {
-		out = append(out, "For a budget of "+fmtNum(l.BudgetMS)+" ms no queue fits. The working:")
-	}
-	return out
-}
-
 // reportURL is where an upload's report downloads, at the budget the
 // page shows.
 func reportURL(id string, uv *uploadView) string {
@@ -793,13 +635,4 @@ func reportURL(id string, uv *uploadView) string {
 		u += "?budget_ms=" + url.QueryEscape(uv.Budget)
 	}
 	return u
-}
-
-// upperFirst is s with its first letter in capitals, for a sentence
-// made of a phrase.
-func upperFirst(s string) string {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return s
-	}
-	return string(s[0]-0x20) + s[1:]
 }

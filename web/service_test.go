@@ -175,6 +175,21 @@ func TestServiceUploadStoredAndShown(t *testing.T) {
 			t.Errorf("checklist %s met=%s, want %v", want.Checklist[i].ID, must(attr(n, "data-met")), want.Checklist[i].Met)
 		}
 	}
+	// The page and the upload's report say the same: both draw evidence's
+	// summary, word for word.
+	report := s.get(c, "/runs/"+id+"/report.html")
+	inReport := map[string]bool{}
+	for _, dd := range find(parse(t, report.body), func(n nodeT) bool { return n.Data == "dd" }) {
+		inReport[strings.TrimSpace(text(dd))] = true
+	}
+	for _, f := range evidence.Summary(want) {
+		if got := strings.TrimSpace(testIDText(t, page.body, "upload-"+f.ID)); got != f.Value {
+			t.Errorf("the page's %s: %q, want evidence's %q", f.Term, got, f.Value)
+		}
+		if !inReport[f.Value] {
+			t.Errorf("the report lacks the page's %s %q", f.Term, f.Value)
+		}
+	}
 	if want.Limit != nil {
 		if got := testIDText(t, page.body, "upload-limit"); !strings.Contains(got, itoa(want.Limit.Limit)+" waiting") {
 			t.Errorf("limit %q, want %d waiting", got, want.Limit.Limit)
