@@ -388,10 +388,12 @@ func (m *measurement) line(l numberedLine) {
 		case c.Row == nil || c.Window != m.window || c.Row.Window != m.window:
 			m.broke(l.n, "a row line that is not window %d's row", m.window)
 			return
-		case c.Row.Arrivals != len(m.records):
+		case c.Row.Arrivals+c.Row.Attempts-c.Row.Sent != len(m.records):
 			// Every request the generator sends is accounted for: a
-			// row counts its arrivals, and each one has its record.
-			m.broke(l.n, "window %d's row counts %d arrivals but %d records came", m.window, c.Row.Arrivals, len(m.records))
+			// row counts its arrivals, each one has its record, and so
+			// has each retry (attempts beyond the first of each request
+			// sent).
+			m.broke(l.n, "window %d's row counts %d arrivals and %d retries but %d records came", m.window, c.Row.Arrivals, c.Row.Attempts-c.Row.Sent, len(m.records))
 			return
 		case m.overTime && !c.Cut && !samplesAddUp(m.samples, *c.Row):
 			// A run over time accounts for every arrival in its samples

@@ -51,7 +51,7 @@ func TestValidate(t *testing.T) {
 		{"knob change past the window", eightCores, with(func(q *runner.Request) { q.At = changes("2s:WAIT_MS=2000") }),
 			map[string]string{"at": "knob change 2s:WAIT_MS=2000 is past the end of the window: want a time from 0 to less than the window's 2s"}},
 		// A knob the lab does not have, or cannot change while it runs.
-		{"unknown knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:SPEED=2") }), map[string]string{"at": `unknown knob "SPEED": want one of SPIN_MS`}},
+		{"unknown knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:SPEED=2") }), map[string]string{"at": `unknown knob "SPEED": want one of WORKERS, SPIN_MS`}},
 		{"fixed knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:CPUS=2") }), map[string]string{"at": "CPUS cannot change while the lab runs"}},
 		// A value the lab would refuse.
 		{"bad knob value", eightCores, with(func(q *runner.Request) { q.At = changes("1s:WAIT_MS=10001") }), map[string]string{"at": "knob change 1s:WAIT_MS=10001: 10001 is not allowed: want 0 to 10000"}},
