@@ -639,9 +639,9 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 	}
 	_ = l.Policy.UnmarshalText([]byte(f.Policy)) // canonical, or kept as given for Validate to name
 	if d.has("show") && len(f.Show) == 0 {
-		p.add(d.line("show"), "%s: show is empty: want the columns the lesson talks about, from %s, or no show: for every column", what, strings.Join(RecordColumns(l.Accept), ", "))
+		p.add(d.line("show"), "%s: show is empty: want the columns the lesson talks about, from %s, or no show: for every column", what, strings.Join(l.Columns(), ", "))
 	}
-	fp.columns(d, what, "show", f.Show, RecordColumns(l.Accept))
+	fp.columns(d, what, "show", f.Show, l.Columns())
 	if missing {
 		return l
 	}
@@ -804,7 +804,7 @@ func (fp *fileParser) checkReads(l *Lesson) {
 			fp.checkStretch(ra, lab)
 			continue
 		}
-		cols := RecordColumns(lab.Accept)
+		cols := lab.Columns()
 		for i, rc := range ra.q.Read.Columns {
 			names := []string{rc}
 			if num, den, share := ShareOf(rc); share {
@@ -812,7 +812,7 @@ func (fp *fileParser) checkReads(l *Lesson) {
 			}
 			for _, c := range names {
 				if slices.Contains(AllColumns(), c) && !slices.Contains(cols, c) {
-					fp.p.add(ra.d.line("read", "columns", i), "%s: read.columns: the preset %q has no column %q (only a lab with accept: workers has it): want one of %s", ra.what, lab.ID, c, strings.Join(cols, ", "))
+					fp.p.add(ra.d.line("read", "columns", i), "%s: read.columns: the preset %q has no column %q (only a lab with accept: workers, retry: or classes has it): want one of %s", ra.what, lab.ID, c, strings.Join(cols, ", "))
 				}
 			}
 		}

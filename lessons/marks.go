@@ -489,7 +489,7 @@ func (n refNode) eval(e *evalEnv) (value, error) {
 	out := value{list: len(n.rows) > 1 || n.rows[0] == "*"}
 	for _, i := range idx {
 		var v value
-		scope := &rowScope{table: table, index: i, preset: lab.ID, cols: RecordColumns(lab.Accept)}
+		scope := &rowScope{table: table, index: i, preset: lab.ID, cols: lab.Columns()}
 		if n.scoped != nil {
 			saved := e.row
 			e.row = scope

@@ -54,12 +54,67 @@ func TimeColumns() []string {
 	return []string{"window", "at_s", "seconds", "ok", "refused", "gaveup", "client_busy", "in_flight", "queued", "in_service", "limit", "p50_ms", "p99_ms", "dropped"}
 }
 
+// RetryColumns are the window-table columns a lab block with a retrying
+// client (retry:) has after RecordColumns': the attempts sent, attempts a
+// second, amplification (attempts ÷ sent) and the arrivals its breaker
+// stopped (result.Row). ClassColumns are those of a block whose arrivals
+// carry classes (critical:, sheddable:): the critical arrivals and the
+// share of each class answered ok (result.ClassRow).
+func RetryColumns() []string {
+	return []string{"attempts", "attempts_per_sec", "amplification", "breaker_open"}
+}
+
+// ClassColumns: see RetryColumns.
+func ClassColumns() []string {
+	return []string{"critical_arrivals", "critical_ok_share", "default_ok_share", "sheddable_ok_share"}
+}
+
+// TimeRetryColumns and TimeClassColumns are what those blocks add to a
+// time table: a second's attempts and arrivals stopped by the breaker;
+// its ok answers of each class.
+func TimeRetryColumns() []string { return []string{"attempts", "breaker_open"} }
+
+// TimeClassColumns: see TimeRetryColumns.
+func TimeClassColumns() []string { return []string{"critical_ok", "default_ok", "sheddable_ok"} }
+
+// Columns returns a window table's columns for a lab of accept, with a
+// retrying client or not, whose arrivals carry classes or not.
+func Columns(accept string, retrying, classed bool) []string {
+	cols := RecordColumns(accept)
+	if retrying {
+		cols = append(cols, RetryColumns()...)
+	}
+	if classed {
+		cols = append(cols, ClassColumns()...)
+	}
+	return cols
+}
+
+// Columns are l's window table's columns (the package func Columns).
+func (l *Lab) Columns() []string { return Columns(l.Accept, l.Retry != "", l.Classed()) }
+
+// Classed says whether l's arrivals carry classes.
+func (l *Lab) Classed() bool { return l.Critical > 0 || l.Sheddable > 0 }
+
+// TimeColumns are l's time table's columns: TimeColumns(), then those a
+// retrying client and classes add.
+func (l *Lab) TimeColumns() []string {
+	cols := TimeColumns()
+	if l.Retry != "" {
+		cols = append(cols, TimeRetryColumns()...)
+	}
+	if l.Classed() {
+		cols = append(cols, TimeClassColumns()...)
+	}
+	return cols
+}
+
 // AcceptWorkers is a lab block's accept: workers (labsvc.AcceptWorkers).
 const AcceptWorkers = "workers"
 
 // AllColumns returns every column a recorded table may have: those of a lab
 // whose workers accept, backlogged included.
-func AllColumns() []string { return RecordColumns(AcceptWorkers) }
+func AllColumns() []string { return Columns(AcceptWorkers, true, true) }
 
 // DefaultTimeoutMS is the caller's timeout of a preset whose timeout_ms
 // is 0: the load generator's default (result.DefaultTimeout, which
@@ -217,7 +272,7 @@ type Written struct {
 // while it still describes the preset (the old table was recorded from the
 // preset as it is, at full length).
 func WriteTable(dir, file string, preset, ran *Lab, cells [][]string, caption, source string) (Written, error) {
-	return writeTable(dir, file, preset, ran, RecordColumns(ran.Accept), cells, caption, source)
+	return writeTable(dir, file, preset, ran, ran.Columns(), cells, caption, source)
 }
 
 // WriteTimeTable is WriteTable for a preset's time table (cells in
@@ -226,7 +281,7 @@ func WriteTable(dir, file string, preset, ran *Lab, cells [][]string, caption, s
 // window table (after the lab block when there is none). A preset has at
 // most one table of each kind.
 func WriteTimeTable(dir, file string, preset, ran *Lab, cells [][]string, caption, source string) (Written, error) {
-	return writeTable(dir, file, preset, ran, TimeColumns(), cells, caption, source)
+	return writeTable(dir, file, preset, ran, ran.TimeColumns(), cells, caption, source)
 }
 
 // writeTable writes a table of columns cols: a time table (TimeColumns)

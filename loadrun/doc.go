@@ -126,7 +126,8 @@
 // The request ends with its last attempt; rows and samples count it once,
 // by its last attempt's outcome, with its latency from its first attempt's
 // intended time (result.Logical), and count every attempt in attempts.
-// The in-flight cap counts requests until their last attempt ends. The
+// The in-flight cap counts attempts outstanding: a retry due while it is
+// full is not made, and its request ends with the attempt before it. The
 // client is shared by the window's goroutines under the window's lock;
 // its jitter is drawn from a source seeded with the window's seed.
 //

@@ -126,11 +126,11 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
 		go func() {
 			defer wg.Done()
 			retryAfter := t.complete(ctx, r, w.start, s, w.markSent)
+			inFlight.Add(-1)
 			last := *r
 			if w.rt != nil {
-				last = w.follow(ctx, t, *r, retryAfter)
+				last = w.follow(ctx, t, *r, retryAfter, &inFlight, limit)
 			}
-			inFlight.Add(-1)
 			w.finish(last)
 		}()
 	}
@@ -176,9 +176,11 @@ func (w *live) sendAttempt(due time.Duration, first bool) bool {
 // request's logical record (result.Logical's): the first attempt's start,
 // the last attempt's end and outcome, Attempt the last attempt's number.
 // Every attempt but the last is counted in the samples' attempts here,
-// the last with the request (live.finish). A cancelled run makes no more
-// retries.
-func (w *live) follow(ctx context.Context, t Target, first result.Record, retryAfter time.Duration) result.Record {
+// the last with the request (live.finish). A retry counts in inFlight,
+// the attempts outstanding, while it is out, and is not made when limit
+// are (as package sim does: the cap bounds attempts, and a request in its
+// backoff holds no connection). A cancelled run makes no more retries.
+func (w *live) follow(ctx context.Context, t Target, first result.Record, retryAfter time.Duration, inFlight *atomic.Int64, limit int64) result.Record {
 	last := first
 	for {
 		w.mu.Lock()
@@ -193,7 +195,8 @@ func (w *live) follow(ctx context.Context, t Target, first result.Record, retryA
 		}
 		w.mu.Lock()
 		var a *result.Record
-		if w.rt.c.Send(due, false) {
+		if inFlight.Load() < limit && w.rt.c.Send(due, false) {
+			inFlight.Add(1)
 			a = &result.Record{Window: first.Window, Seq: w.rt.next, Request: first.Seq, Attempt: last.Attempt + 1,
 				Intended: due, Class: first.Class, QueueWaitMS: -1, ServiceMS: -1}
 			w.rt.next++
@@ -208,6 +211,7 @@ func (w *live) follow(ctx context.Context, t Target, first result.Record, retryA
 		}
 		w.ended.Add(1) // last: an attempt that ended, not its request's last
 		retryAfter = t.complete(ctx, a, w.start, t.begin(a, w.start, w.markSent), w.markSent)
+		inFlight.Add(-1)
 		last = *a
 	}
 	l := first

@@ -3,7 +3,6 @@ package recorder
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -85,13 +84,23 @@ func CheckLab(l *lessons.Lab) []lessons.LabProblem {
 // run: with CheckLab.
 func LoadOptions() lessons.LoadOptions { return lessons.LoadOptions{CheckLab: CheckLab} }
 
-// RowCells formats one row of a lab whose ACCEPT is accept ("" or
-// "workers") as a recorded table holds it, in lessons.RecordColumns order
-// (pages use it for a run of a preset too, so a run and a recorded table
-// show the same figures): counts as whole numbers, rates and milliseconds
-// to one decimal (send_lag_p99_ms to two, as it is often under 0.1 ms),
-// and "-" for a lab counter that could not be read.
-func RowCells(r result.Row, accept string) []string {
+// RowCells formats one row as a recorded table holds it, a cell for
+// each of cols (a lab's lessons.Lab.Columns, or lessons.AllColumns; pages
+// use it for a run of a preset too, so a run and a recorded table show
+// the same figures): counts as whole numbers, rates and milliseconds to
+// one decimal (send_lag_p99_ms to two, as it is often under 0.1 ms),
+// shares and amplification to three, and "-" for a lab counter that
+// could not be read or a column the row does not have.
+func RowCells(r result.Row, cols []string) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = RowCell(r, c)
+	}
+	return out
+}
+
+// RowCell is RowCells' cell of column c.
+func RowCell(r result.Row, c string) string {
 	opt := func(v int) string {
 		if v < 0 {
 			return "-"
@@ -105,15 +114,76 @@ func RowCells(r result.Row, accept string) []string {
 		}
 		return f(v, 1)
 	}
-	cells := []string{
-		fmtNum(r.Offered), strconv.Itoa(r.Sent), strconv.Itoa(r.OK), strconv.Itoa(r.Refused), strconv.Itoa(r.Gaveup), strconv.Itoa(r.Error),
-		f(r.OKPerSec, 1), f(r.P50MS, 1), f(r.P99MS, 1), opt(r.Done), strconv.Itoa(r.Lost), opt(r.Queued), f(r.MeanMS, 1),
-		f(r.P95MS, 1), strconv.Itoa(r.N), strconv.Itoa(r.Late), f(r.SendLagP99MS, 2), optf(r.LabServiceMS), optf(r.LabCPUMS),
+	class := func(k result.Class) (result.ClassRow, bool) {
+		for _, cr := range r.ByClass {
+			if cr.Class == k {
+				return cr, true
+			}
+		}
+		return result.ClassRow{}, false
 	}
-	if accept == lessons.AcceptWorkers {
-		cells = slices.Insert(cells, slices.Index(lessons.AllColumns(), "backlogged"), opt(r.Backlogged))
+	i := strconv.Itoa
+	switch c {
+	case "offered":
+		return fmtNum(r.Offered)
+	case "sent":
+		return i(r.Sent)
+	case "ok":
+		return i(r.OK)
+	case "refused":
+		return i(r.Refused)
+	case "gaveup":
+		return i(r.Gaveup)
+	case "error":
+		return i(r.Error)
+	case "ok_per_sec":
+		return f(r.OKPerSec, 1)
+	case "p50_ms":
+		return f(r.P50MS, 1)
+	case "p99_ms":
+		return f(r.P99MS, 1)
+	case "done":
+		return opt(r.Done)
+	case "lost":
+		return i(r.Lost)
+	case "queued":
+		return opt(r.Queued)
+	case "backlogged":
+		return opt(r.Backlogged)
+	case "mean_ms":
+		return f(r.MeanMS, 1)
+	case "p95_ms":
+		return f(r.P95MS, 1)
+	case "n":
+		return i(r.N)
+	case "late":
+		return i(r.Late)
+	case "send_lag_p99_ms":
+		return f(r.SendLagP99MS, 2)
+	case "lab_service_ms":
+		return optf(r.LabServiceMS)
+	case "lab_cpu_ms":
+		return optf(r.LabCPUMS)
+	case "attempts":
+		return i(r.Attempts)
+	case "attempts_per_sec":
+		return f(r.AttemptsPerSec, 1)
+	case "amplification":
+		return f(r.Amplification, 3)
+	case "breaker_open":
+		return i(r.BreakerOpen)
+	case "critical_arrivals":
+		if cr, ok := class(result.Critical); ok {
+			return i(cr.Arrivals)
+		}
+	case "critical_ok_share", "default_ok_share", "sheddable_ok_share":
+		var k result.Class
+		_ = k.UnmarshalText([]byte(c[:len(c)-len("_ok_share")]))
+		if cr, ok := class(k); ok {
+			return f(cr.OKShare, 3)
+		}
 	}
-	return cells
+	return "-"
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -309,7 +309,7 @@ func lateWindow(rows []result.Row) string {
 func writeTables(dir string, j lessons.RecordJob, ran *lessons.Lab, rows []result.Row, samples []result.Sample, source string, start time.Time) (Recorded, error) {
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = RowCells(r, ran.Accept)
+		cells[i] = RowCells(r, ran.Columns())
 	}
 	w, err := lessons.WriteTable(dir, j.File, j.Lab, ran, cells, recordCaption(ran), source)
 	if err != nil {
@@ -322,7 +322,7 @@ func writeTables(dir string, j lessons.RecordJob, ran *lessons.Lab, rows []resul
 		}
 		cells := make([][]string, len(samples))
 		for i, s := range samples {
-			cells[i] = SampleCells(s)
+			cells[i] = SampleCells(s, ran.TimeColumns())
 		}
 		if rec.Time, err = lessons.WriteTimeTable(dir, j.File, j.Lab, ran, cells, timeCaption(ran), source); err != nil {
 			return rec, err
@@ -340,7 +340,7 @@ func checkSamples(rows []result.Row, samples []result.Sample) error {
 		var n int
 		for _, s := range samples {
 			if s.Window == r.Window {
-				n += s.OK + s.Refused + s.GaveUp + s.Errors + s.ClientBusy + s.NotSent
+				n += s.OK + s.Refused + s.GaveUp + s.Errors + s.ClientBusy + s.NotSent + s.BreakerOpen
 			}
 		}
 		if n != r.Arrivals {
@@ -351,11 +351,39 @@ func checkSamples(rows []result.Row, samples []result.Sample) error {
 }
 
 // SampleCells formats one sample of a run over time as a time table holds
-// it, in lessons.TimeColumns order: window from 0, at_s in seconds, counts
-// as whole numbers, milliseconds to one decimal, and "—" for what was not
-// there to read (the lab that second, percentiles of a second without an
-// ok answer).
-func SampleCells(s result.Sample) []string {
+// it, a cell for each of cols (a lab's lessons.Lab.TimeColumns): window
+// from 0, at_s in seconds, counts as whole numbers, milliseconds to one
+// decimal, and "—" for what was not there to read (the lab that second,
+// percentiles of a second without an ok answer).
+func SampleCells(s result.Sample, cols []string) []string {
+	plain := sampleCells(s)
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		if k := slices.Index(lessons.TimeColumns(), c); k >= 0 {
+			out[i] = plain[k]
+			continue
+		}
+		switch c {
+		case "attempts":
+			out[i] = strconv.Itoa(s.Attempts)
+		case "breaker_open":
+			out[i] = strconv.Itoa(s.BreakerOpen)
+		case "critical_ok", "default_ok", "sheddable_ok":
+			out[i] = "0"
+			for _, cs := range s.ByClass {
+				if cs.Class.String()+"_ok" == c {
+					out[i] = strconv.Itoa(cs.OK)
+				}
+			}
+		default:
+			out[i] = "—"
+		}
+	}
+	return out
+}
+
+// sampleCells is a sample's cells in lessons.TimeColumns order.
+func sampleCells(s result.Sample) []string {
 	const none = "—"
 	ms := func(v float64) string {
 		if s.OK == 0 {

@@ -11,7 +11,7 @@ import (
 // tables name them (their JSON names), window and at_s first.
 func SampleColumns() []string {
 	return []string{"window", "at_s", "seconds", "ok", "refused", "gaveup", "errors", "client_busy", "not_sent",
-		"p50_ms", "p99_ms", "in_flight", "lab", "queued", "in_service", "limit", "dropped"}
+		"p50_ms", "p99_ms", "in_flight", "lab", "queued", "in_service", "limit", "dropped", "attempts", "breaker_open", "breaker"}
 }
 
 // Cells writes s in SampleColumns' order.
@@ -19,7 +19,8 @@ func (s Sample) Cells() []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := strconv.Itoa
 	return []string{i(s.Window), f(s.AtS), f(s.Seconds), i(s.OK), i(s.Refused), i(s.GaveUp), i(s.Errors), i(s.ClientBusy), i(s.NotSent),
-		f(s.P50MS), f(s.P99MS), i(s.InFlight), strconv.FormatBool(s.Lab), i(s.Queued), i(s.InService), i(s.Limit), strconv.FormatInt(s.Dropped, 10)}
+		f(s.P50MS), f(s.P99MS), i(s.InFlight), strconv.FormatBool(s.Lab), i(s.Queued), i(s.InService), i(s.Limit), strconv.FormatInt(s.Dropped, 10),
+		i(s.Attempts), i(s.BreakerOpen), s.Breaker}
 }
 
 // ParseSamples reads a time table's rows (columns named as SampleColumns
@@ -50,6 +51,13 @@ func ParseSamples(columns []string, rows [][]string) ([]Sample, error) {
 					return nil, fmt.Errorf("row %d, column lab: %q is not allowed: want true or false", r+1, cell)
 				}
 				s.Lab = b
+				continue
+			}
+			if name == "breaker" {
+				if cell != "closed" && cell != "open" && cell != "half_open" {
+					return nil, fmt.Errorf("row %d, column breaker: %q is not allowed: want closed, open or half_open, or empty", r+1, cell)
+				}
+				s.Breaker = cell
 				continue
 			}
 			v, err := strconv.ParseFloat(cell, 64)
@@ -93,6 +101,21 @@ func ParseSamples(columns []string, rows [][]string) ([]Sample, error) {
 				s.Limit = n
 			case "dropped":
 				s.Dropped = int64(v)
+			case "attempts":
+				s.Attempts = n
+			case "breaker_open":
+				s.BreakerOpen = n
+			case "critical_ok", "default_ok", "sheddable_ok":
+				var k Class
+				_ = k.UnmarshalText([]byte(strings.TrimSuffix(name, "_ok")))
+				if s.ByClass == nil {
+					s.ByClass = []ClassSample{{Class: Critical}, {Class: Default}, {Class: Sheddable}}
+				}
+				for i := range s.ByClass {
+					if s.ByClass[i].Class == k {
+						s.ByClass[i].OK = n
+					}
+				}
 			}
 		}
 		out = append(out, s)

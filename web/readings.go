@@ -82,7 +82,7 @@ func runReading(q *lessons.Question, lab *lessons.Lab, v runView, opt *lessons.O
 	cols := lessons.AllColumns()
 	cells := make([][]string, len(v.Rows))
 	for i, r := range v.Rows {
-		cells[i] = recorder.RowCells(r, lessons.AcceptWorkers)
+		cells[i] = recorder.RowCells(r, lessons.AllColumns())
 		if r.N == 0 {
 			// No answer was timed: a latency of 0 would be a lie.
 			for j, c := range cols {

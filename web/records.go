@@ -373,11 +373,11 @@ func recordMarkdownText(l *lessons.Lesson, b *lessons.RecordBlock, rec store.Rec
 		return sb.String()
 	}
 	// The columns and cells of the lessons' recorded tables.
-	cols := lessons.RecordColumns(string(q.Accept))
+	cols := lessons.Columns(string(q.Accept), q.Retry != "", q.Critical > 0 || q.Sheddable > 0)
 	sb.WriteString("| " + strings.Join(cols, " | ") + " |\n")
 	sb.WriteString("|" + strings.Repeat("---:|", len(cols)) + "\n")
 	for _, row := range run.Rows {
-		sb.WriteString("| " + strings.Join(recorder.RowCells(row, string(q.Accept)), " | ") + " |\n")
+		sb.WriteString("| " + strings.Join(recorder.RowCells(row, cols), " | ") + " |\n")
 	}
 	return sb.String()
 }

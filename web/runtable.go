@@ -36,7 +36,7 @@ func rowCells(row result.Row) []string {
 	recorded := map[string]string{}
 	// Every column a recorded table may have (backlogged too, which only
 	// a lab whose workers accept records), formatted as recorded.
-	cells := recorder.RowCells(row, lessons.AcceptWorkers)
+	cells := recorder.RowCells(row, lessons.AllColumns())
 	for i, c := range lessons.AllColumns() {
 		recorded[c] = cells[i]
 	}

@@ -109,7 +109,7 @@ func TestSimulateAnswersTheSimulator(t *testing.T) {
 	// The first columns are the block's show: offered, ok_per_sec, p50_ms
 	// after the window.
 	cells := find(trs[1], func(n *html.Node) bool { return n.Data == "td" })
-	rec := recorder.RowCells(want[0], lessons.AcceptWorkers)
+	rec := recorder.RowCells(want[0], lessons.AllColumns())
 	cols := lessons.AllColumns()
 	if text(cells[0]) != "1" || text(cells[1]) != rec[slices.Index(cols, "offered")] || text(cells[2]) != rec[slices.Index(cols, "ok_per_sec")] || text(cells[3]) != rec[slices.Index(cols, "p50_ms")] {
 		t.Errorf("first row %q %q %q %q, want window 1 and the simulated offered, ok_per_sec, p50_ms", text(cells[0]), text(cells[1]), text(cells[2]), text(cells[3]))

@@ -72,7 +72,7 @@ func TestBrowserSimulate(t *testing.T) {
 	}
 	rec := lessons.RecordColumns(preset.Accept)
 	for i, r := range rep.Rows() {
-		want := recorder.RowCells(r, preset.Accept)
+		want := recorder.RowCells(r, preset.Columns())
 		for _, col := range []string{"offered", "sent", "ok_per_sec", "p50_ms", "p99_ms"} {
 			j := slices.Index(cols, col)
 			if j < 0 {
