@@ -666,7 +666,7 @@ func (out *output) handle(e measure.Event) error {
 		}
 		smp := *e.Sample
 		smp.Window += out.offset
-		fmt.Fprintln(out.stderr, sampleLine(smp))
+		fmt.Fprintln(out.stderr, sampleLine(smp, !o.retry.IsZero()))
 		if out.smps != nil {
 			if err := out.smps.Write(smp.Cells()); err != nil {
 				return fmt.Errorf("writing samples to %s: %w", o.samples, err)
@@ -903,8 +903,11 @@ func progressLine(e result.WindowProgress) string {
 //
 // limit is "none" when the lab's policy has no bound, and limit and
 // queue are "?" when the lab was not read (no lab, or a read that took
-// longer than the second).
-func sampleLine(s result.Sample) string {
+// longer than the second). A retrying client's line ends with its
+// attempts a second, and its breaker's state when it has one:
+//
+//	w1  9s  ok/s 0.0  refused 0  gaveup 112  in flight 176  limit 200  queue 198  p99 0.0 ms  attempts/s 398.0  breaker open
+func sampleLine(s result.Sample, retrying bool) string {
 	okPerSec := 0.0
 	if s.Seconds > 0 {
 		okPerSec = float64(s.OK) / s.Seconds
@@ -916,8 +919,15 @@ func sampleLine(s result.Sample) string {
 			limit = "none"
 		}
 	}
-	return fmt.Sprintf("w%d  %gs  ok/s %.1f  refused %d  gaveup %d  in flight %d  limit %s  queue %s  p99 %.1f ms",
+	line := fmt.Sprintf("w%d  %gs  ok/s %.1f  refused %d  gaveup %d  in flight %d  limit %s  queue %s  p99 %.1f ms",
 		s.Window+1, math.Round((s.AtS+s.Seconds)*1000)/1000, okPerSec, s.Refused, s.GaveUp, s.InFlight, limit, queue, s.P99MS)
+	if retrying && s.Seconds > 0 {
+		line += fmt.Sprintf("  attempts/s %.1f", float64(s.Attempts)/s.Seconds)
+		if s.Breaker != "" {
+			line += "  breaker " + s.Breaker
+		}
+	}
+	return line
 }
 
 // table prints rows with aligned columns, one row at a time.
