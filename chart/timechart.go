@@ -28,6 +28,10 @@ type TimeRun struct {
 	TimeoutMS float64 // QueuedOnly says the lab's requests in service are not known (a
 	// recorded table without in_service): the lab's line is its queue.
 	QueuedOnly bool
+	// Retrying says the run's client retries (retry.Spec): the first
+	// plot also draws the attempts sent a second, dashed, and the
+	// requests its breaker stopped, and the table has their columns.
+	Retrying bool
 }
 
 // TimeChart draws a run over time: x is seconds of the run (its windows one
@@ -63,9 +67,9 @@ func TimeChart(r TimeRun) Chart {
 	planned := float64(r.Windows) * (r.Seconds + r.TimeoutMS/1000)
 	xMax, _ := Axis(math.Max(total, planned), timeXSteps)
 
-	var ends, ok, refused, gaveup, busy, errs, inflight, inside, limit, p50, p99 []float64
+	var ends, ok, refused, gaveup, busy, errs, inflight, inside, limit, p50, p99, attempts, breaker []float64
 	var limitX, limitY []float64
-	anyBusy, anyErr, anyLab, anyLimit := false, false, false, false
+	anyBusy, anyErr, anyLab, anyLimit, anyBreaker := false, false, false, false, false
 	yRate, yInside, yLat := 0.0, 0.0, r.TimeoutMS
 	rate := func(n int, s result.Sample) float64 {
 		if s.Seconds <= 0 {
@@ -82,11 +86,14 @@ func TimeChart(r TimeRun) Chart {
 	table := Table{Caption: "Each second of the run: requests a second by how they ended, what was inside at its end, and the ok answers' latency",
 		Head: []string{"window", "from s", "to s", "ok /s", "refused /s", "gave up /s", "client busy /s", "errors /s",
 			"in flight", "lab queued", "lab in service", "limit", "p50 ms", "p99 ms"}}
+	if r.Retrying {
+		table.Head = append(table.Head, "attempts /s", "stopped by the breaker /s")
+	}
 	var rateStops, insideStops, latStops []Stop
 	for wi, w := range windows {
 		if wi > 0 {
 			// Lines do not join across a window's boundary.
-			for _, ys := range []*[]float64{&ok, &refused, &gaveup, &busy, &errs, &inflight, &inside, &limit, &p50, &p99} {
+			for _, ys := range []*[]float64{&ok, &refused, &gaveup, &busy, &errs, &inflight, &inside, &limit, &p50, &p99, &attempts, &breaker} {
 				*ys = append(*ys, math.NaN())
 			}
 			ends = append(ends, w.start)
@@ -100,6 +107,12 @@ func TimeChart(r TimeRun) Chart {
 			gaveup = append(gaveup, rate(s.GaveUp, s))
 			busy = append(busy, rate(s.ClientBusy, s))
 			errs = append(errs, rate(s.Errors, s))
+			attempts = append(attempts, rate(s.Attempts, s))
+			breaker = append(breaker, rate(s.BreakerOpen, s))
+			anyBreaker = anyBreaker || s.BreakerOpen > 0
+			if r.Retrying && !math.IsNaN(attempts[len(attempts)-1]) {
+				yRate = math.Max(yRate, attempts[len(attempts)-1])
+			}
 			inflight = append(inflight, float64(s.InFlight))
 			p50 = append(p50, latency(s.P50MS, s))
 			p99 = append(p99, latency(s.P99MS, s))
@@ -147,6 +160,12 @@ func TimeChart(r TimeRun) Chart {
 			if s.Errors > 0 {
 				rl[2] += ", errors " + rateText(errs[len(errs)-1]) + "/s"
 			}
+			if r.Retrying {
+				rl = append(rl, "attempts "+rateText(attempts[len(attempts)-1])+"/s")
+				if s.BreakerOpen > 0 {
+					rl[len(rl)-1] += ", stopped by the breaker " + rateText(breaker[len(breaker)-1]) + "/s"
+				}
+			}
 			il := []string{head, "in flight " + strconv.Itoa(s.InFlight)}
 			labCells := []string{"—", "—", "—"}
 			if s.Lab {
@@ -166,9 +185,13 @@ func TimeChart(r TimeRun) Chart {
 				insideStops = append(insideStops, Stop{X: x, Lines: il, Focus: true})
 				latStops = append(latStops, Stop{X: x, Lines: ll, Focus: true})
 			}
-			table.Rows = append(table.Rows, append(append([]string{strconv.Itoa(w.window + 1), secondsText(s.AtS), secondsText(s.AtS + s.Seconds),
+			row := append(append([]string{strconv.Itoa(w.window + 1), secondsText(s.AtS), secondsText(s.AtS + s.Seconds),
 				rateText(ok[len(ok)-1]), rateText(refused[len(refused)-1]), rateText(gaveup[len(gaveup)-1]), rateText(busy[len(busy)-1]),
-				rateText(errs[len(errs)-1]), strconv.Itoa(s.InFlight)}, labCells...), rateText(p50[len(p50)-1]), rateText(p99[len(p99)-1])))
+				rateText(errs[len(errs)-1]), strconv.Itoa(s.InFlight)}, labCells...), rateText(p50[len(p50)-1]), rateText(p99[len(p99)-1]))
+			if r.Retrying {
+				row = append(row, rateText(attempts[len(attempts)-1]), rateText(breaker[len(breaker)-1]))
+			}
+			table.Rows = append(table.Rows, row)
 		}
 	}
 
@@ -182,6 +205,12 @@ func TimeChart(r TimeRun) Chart {
 	}
 	if anyErr {
 		rates.Series = append(rates.Series, Series{Name: "errors", Quantity: "muted", Style: Trace, X: ends, Y: errs})
+	}
+	if r.Retrying {
+		rates.Series = append(rates.Series, Series{Name: "attempts sent", Quantity: "count", Style: Model, X: ends, Y: attempts})
+		if anyBreaker {
+			rates.Series = append(rates.Series, Series{Name: "stopped by the breaker", Quantity: "c", Style: Trace, X: ends, Y: breaker})
+		}
 	}
 	insidePanel := Panel{Title: "Requests inside, at each second's end", YMax: yInside * 1.1, Stops: insideStops, Series: []Series{
 		{Name: "in flight (the generator's)", Quantity: "inflight", Style: Trace, X: ends, Y: inflight},

@@ -293,3 +293,36 @@ func TestTimeChartAxisFixedFromTheStart(t *testing.T) {
 		t.Errorf("a sample ending at 42 s on an axis to %v", top)
 	}
 }
+
+// A retrying client's run draws its attempts a second, dashed, and what
+// its breaker stopped, and the table has both; a run without retries has
+// neither.
+func TestTimeChartRetrying(t *testing.T) {
+	r := badRelease()
+	for i := range r.Samples {
+		s := &r.Samples[i]
+		s.Attempts = s.OK + 4*s.GaveUp
+		if i == 2 {
+			s.BreakerOpen = 7
+		}
+	}
+	if c := TimeChart(r); len(c.Panels[0].Series) != 3 {
+		t.Errorf("without Retrying: %d series on the first plot, want ok, refused, gave up", len(c.Panels[0].Series))
+	}
+	r.Retrying = true
+	c := TimeChart(r)
+	att := seriesOf(t, c.Panels[0], "attempts sent")
+	if att.Style != Model || att.Y[1] != 140 {
+		t.Errorf("attempts: style %v, second 2 at %v a second; want dashed, 20 + 4 × 30 = 140", att.Style, att.Y[1])
+	}
+	if br := seriesOf(t, c.Panels[0], "stopped by the breaker"); br.Y[2] != 7 {
+		t.Errorf("breaker: second 3 at %v, want 7", br.Y[2])
+	}
+	if c.Panels[0].YMax < 140 {
+		t.Errorf("the first plot's y axis reaches %v: want room for 140 attempts a second", c.Panels[0].YMax)
+	}
+	head := c.Table.Head
+	if head[len(head)-2] != "attempts /s" || c.Table.Rows[1][len(head)-2] != "140" {
+		t.Errorf("table head %v, second row %v: want attempts /s, 140", head, c.Table.Rows[1])
+	}
+}

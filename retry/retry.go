@@ -458,3 +458,57 @@ func (c *Client) observe(now time.Duration, ok bool) {
 func (c *Client) open(now time.Duration) {
 	c.state, c.until, c.n, c.failed = Opened, now+c.spec.Open, 0, 0
 }
+
+// Words says what the client does in a sentence for a page ("" for the
+// zero Spec): "Callers retry up to 3 times, on a timeout or a 503, at
+// once, within a retry budget of 10% of their requests."
+func (s Spec) Words() string {
+	if s.IsZero() {
+		return ""
+	}
+	var on []string
+	for _, o := range []struct {
+		on   On
+		name string
+	}{{OnTimeout, "a timeout"}, {OnRefused, "a 503 or 429"}, {OnError, "another error"}} {
+		if s.On&o.on != 0 {
+			on = append(on, o.name)
+		}
+	}
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" }
+	var b strings.Builder
+	if s.Retries > 0 {
+		fmt.Fprintf(&b, "Callers retry up to %d %s, on %s, ", s.Retries, plural(s.Retries, "time", "times"), strings.Join(on, " or "))
+		switch s.Backoff {
+		case Fixed:
+			b.WriteString("after " + ms(s.Base))
+		case Exp:
+			b.WriteString("after " + ms(s.Base) + ", doubling each time up to " + ms(s.Cap))
+		case Jitter:
+			b.WriteString("after a random wait up to " + ms(s.Base) + ", doubling each time up to " + ms(s.Cap) + " (full jitter)")
+		default:
+			b.WriteString("at once")
+		}
+		if s.RetryAfter {
+			b.WriteString(", waiting at least the reply's Retry-After")
+		}
+		if s.Budget > 0 {
+			fmt.Fprintf(&b, ", within a retry budget of %s%% of their requests", strconv.FormatFloat(s.Budget*100, 'f', -1, 64))
+		}
+	} else {
+		b.WriteString("Callers do not retry")
+	}
+	if s.Breaker > 0 {
+		fmt.Fprintf(&b, "; a circuit breaker stops them sending for %s when %s%% of the attempts in %s fail", ms(s.Open),
+			strconv.FormatFloat(s.Breaker*100, 'f', -1, 64), ms(s.Window))
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -21,6 +21,7 @@ import (
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
 	"capacitylab/result"
+	"capacitylab/retry"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -460,8 +461,16 @@ func labPresetWords(l *lessons.Lab) string {
 	if l.TimeoutMS > 0 {
 		timeout = fmtNum(float64(l.TimeoutMS)/1000) + " s"
 	}
-	return fmt.Sprintf("The service: %s on %s, each request %d ms of processor time then %d ms of waiting, %s. Callers give up after %s.",
+	words := fmt.Sprintf("The service: %s on %s, each request %d ms of processor time then %d ms of waiting, %s. Callers give up after %s.",
 		workers, cpus, l.SpinMS, l.WaitMS, limit, timeout)
+	if sp, err := retry.Parse(l.Retry); err == nil && !sp.IsZero() {
+		words += " " + sp.Words()
+	}
+	if l.Classed() {
+		words += fmt.Sprintf(" Of their requests %s%% are marked critical and %s%% sheddable (X-Criticality), the rest default.",
+			fmtNum(l.Critical*100), fmtNum(l.Sheddable*100))
+	}
+	return words
 }
 
 // lessonCancelURL is the cancel form's address for run id.

@@ -29,7 +29,7 @@ import (
 // request's windows, knob changes and caller's timeout.
 func timeRunOf(q runner.Request, samples []result.Sample, id string) chart.TimeRun {
 	return chart.TimeRun{ID: id, Samples: samples, Changes: q.At, Windows: q.Windows(), Seconds: q.Seconds,
-		TimeoutMS: float64(q.Timeout().Milliseconds())}
+		TimeoutMS: float64(q.Timeout().Milliseconds()), Retrying: q.Retry != ""}
 }
 
 // overTime reports whether v's panel shows the time chart: it has samples.
