@@ -174,7 +174,7 @@ func TestWords(t *testing.T) {
 		"retries=1,on=timeout": "Callers retry up to 1 time, on a timeout, at once.",
 		"retries=3,budget=0.1": "Callers retry up to 3 times, on a timeout or a 503 or 429 or another error, at once, within a retry budget of 10% of their requests.",
 		"retries=3,backoff=jitter,base_ms=100,cap_ms=2000": "Callers retry up to 3 times, on a timeout or a 503 or 429 or another error, after a random wait up to 100 ms, doubling each time up to 2000 ms (full jitter).",
-		"retries=0,breaker=0.5": "Callers do not retry; a circuit breaker stops them sending for 2000 ms when 50% of the attempts in 1000 ms fail.",
+		"retries=0,breaker=0.5":                            "Callers do not retry; a circuit breaker stops them sending for 2000 ms when 50% of the attempts in 1000 ms fail.",
 	} {
 		sp, err := Parse(in)
 		if err != nil {
