@@ -339,6 +339,15 @@ func givens(l *Lesson) []string {
 			}
 			add(b.Seconds)
 			add(float64(b.Seed))
+			for _, r := range b.Rates {
+				add(r) // the offered rates, which the doc above exempts
+			}
+			for _, c := range b.At {
+				_, val, _ := strings.Cut(c, "=")
+				if v, err := strconv.ParseFloat(val, 64); err == nil {
+					add(v) // a knob change's value: a setting, such as WAIT_MS=79
+				}
+			}
 		case *Model:
 			for _, v := range b.Values {
 				add(v)

@@ -632,6 +632,8 @@ func recordCaption(l *lessons.Lab) string {
 	}
 	if l.Policy.Kind() != admit.Queue {
 		limit = "admission policy " + l.Policy.String()
+	} else if p := l.Policy.String(); p != "" && p != admit.Queue {
+		limit += ", admission policy " + p // queue with parameters, such as classes=on
 	}
 	if l.Accept == lessons.AcceptWorkers {
 		// Two presets that differ only in who accepts must not share a
@@ -660,6 +662,12 @@ func recordCaption(l *lessons.Lab) string {
 	s += ", caller timeout " + fmtNum(Preset(l).Timeout().Seconds()) + " s"
 	if l.MaxInFlight > 0 {
 		s += fmt.Sprintf(", a client of %d workers", l.MaxInFlight)
+	}
+	if l.Retry != "" {
+		s += ", client retry " + l.Retry
+	}
+	if l.Classed() {
+		s += fmt.Sprintf(", %s%% critical and %s%% sheddable", fmtNum(l.Critical*100), fmtNum(l.Sheddable*100))
 	}
 	for i, at := range l.At {
 		// "10s:WAIT_MS=200" reads "WAIT_MS=200 at 10 s".

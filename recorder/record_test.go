@@ -643,6 +643,9 @@ func TestRecordCaption(t *testing.T) {
 	accept.Accept, accept.Backlog = lessons.AcceptWorkers, 8
 	backlog := base
 	backlog.Backlog = 16
+	retrying := base
+	retrying.Retry, retrying.Critical, retrying.Sheddable = "retries=3,budget=0.1", 0.2, 0.3
+	_ = retrying.Policy.UnmarshalText([]byte("queue,classes=on"))
 	for _, c := range []struct {
 		lab  lessons.Lab
 		want string
@@ -651,6 +654,7 @@ func TestRecordCaption(t *testing.T) {
 		{closed, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, 1 CPU; closed loop, 1 client, one 8 s window, caller timeout 2 s."},
 		{accept, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, workers accepting from the kernel's queue (backlog 8), 1 CPU; open loop at 40, 60 a second, 8 s windows, caller timeout 2 s."},
 		{backlog, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, listen backlog 16, 1 CPU; open loop at 40, 60 a second, 8 s windows, caller timeout 2 s."},
+		{retrying, "Recorded: 1 worker, 2 ms spin + 19 ms wait, no admission limit, admission policy queue,classes=on, 1 CPU; open loop at 40, 60 a second, 8 s windows, caller timeout 2 s, client retry retries=3,budget=0.1, 20% critical and 30% sheddable."},
 	} {
 		if got := recordCaption(&c.lab); got != c.want {
 			t.Errorf("caption\n got %q\nwant %q", got, c.want)
