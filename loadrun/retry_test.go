@@ -202,3 +202,35 @@ func TestClassesDrawnAndCounted(t *testing.T) {
 		t.Errorf("by class %+v: want the arrivals of each class", w.Row.ByClass)
 	}
 }
+
+// A budget against a lab that refuses most of what arrives: every first
+// attempt deposits a tenth of a token, the bucket starts with 10, so the
+// retries made are at most a tenth of the requests plus the burst, and
+// each retry waits an exponential backoff with full jitter: due between
+// the attempt before it ended and base × 2^(n−1) after.
+func TestRetryBudgetAndJitterAtTheLab(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 50, Limit: 1, CPUs: 1})
+	sw := sweepOf(t, l, time.Second)
+	sw.Rates, sw.Seconds = []float64{100}, 2
+	sw.Retry = spec(t, "retries=3,on=refused,backoff=jitter,base_ms=20,cap_ms=100,budget=0.1,burst=10")
+	rep, _, err := collect(t.Context(), sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rep.Windows[0]
+	retries := checkAttempts(t, w, w.Row.Arrivals)
+	if max := w.Row.Arrivals/10 + 10; len(retries) > max || len(retries) < 10 {
+		t.Errorf("%d retries of %d requests, most of them refused: want at least the 10 of the burst and at most a tenth of the requests plus the burst (%d)", len(retries), w.Row.Arrivals, max)
+	}
+	end := map[[2]int]time.Duration{}
+	for _, r := range w.Records {
+		end[[2]int{r.LogicalSeq(), r.Attempt}] = r.End
+	}
+	for _, r := range retries {
+		prev := end[[2]int{r.Request, r.Attempt - 1}]
+		bound := min(100*time.Millisecond, 20*time.Millisecond<<(r.Attempt-1))
+		if d := r.Intended - prev; d < -time.Microsecond || d > bound+time.Microsecond {
+			t.Errorf("request %d attempt %d due %v after the one before: want 0 to %v", r.Request, r.Attempt, d, bound)
+		}
+	}
+}
