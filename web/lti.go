@@ -329,7 +329,16 @@ func labWords(l *lessons.Lesson, b *lessons.Lab) string {
 			// Its parameters after a space each, so the name wraps.
 			policy = "policy " + strings.ReplaceAll(string(x.Policy), ",", ", ")
 		}
-		return []string{kind, policy, "callers give up after " + fmtNum(labPreset(x).Timeout().Seconds()) + " s"}
+		client := "no retries"
+		if x.Retry != "" {
+			// Its parameters after a space each, so the name wraps.
+			client = "retry " + strings.ReplaceAll(x.Retry, ",", ", ")
+		}
+		classes := "no classes"
+		if x.Classed() {
+			classes = fmtNum(x.Critical*100) + "% critical, " + fmtNum(x.Sheddable*100) + "% sheddable"
+		}
+		return []string{kind, policy, "callers give up after " + fmtNum(labPreset(x).Timeout().Seconds()) + " s", client, classes}
 	}
 	var twins []*lessons.Lab
 	for _, o := range l.Blocks() {
