@@ -192,7 +192,7 @@ func TestBrokenLessons(t *testing.T) {
 		}},
 		// Model widgets come from package model.
 		{"unknown widget", map[string]string{"a.md": head("a", 1) + "```model id=m\nwidget: queueing\n```\n"}, []string{
-			`a.md:11: model "m": unknown widget "queueing": want one of admission-limit, aimd, littles-law, queue-curve, quota, two-ceilings`,
+			`a.md:11: model "m": unknown widget "queueing": want one of admission-limit, aimd, late-scaling, littles-law, queue-curve, quota, retry-amplification, two-ceilings`,
 		}},
 		// Model values are checked against the widget's ranges, goals against its parameters.
 		{"model values and goal", map[string]string{"a.md": head("a", 1) + "```model id=m\nwidget: littles-law\nsolve: inflight\n" +
@@ -212,6 +212,18 @@ func TestBrokenLessons(t *testing.T) {
 			`a.md:12: model "m": solve "workers" is not a quantity quota works out: want one of quota, arrivals, latency_ms`,
 			`a.md:23: model "n": solve applies to the widgets that work one quantity out (littles-law, quota) only: remove it`,
 			`a.md:28: model "n": goal.want[1]: param "goodput" is not a quantity of aimd: want one of capacity_before, capacity_after, step_s, increase, backoff, interval_ms, floor, duration_s, mean_limit, delivered_pct, min_after, max_after, settle_s`,
+		}},
+		// The retry and late-scaling widgets: values in their ranges
+		// (retries whole), goals on their own quantities.
+		{"retry and late-scaling values and goal", map[string]string{"a.md": head("a", 1) + "```model id=r\nwidget: retry-amplification\n" +
+			"values: {p: 1.5, retries: 2.5}\ngoal:\n  text: Do it.\n  want:\n    - {param: goodput, value: 1, tol: 1}\n  found: Done.\nassumes: [a]\nignores: [b]\n```\n" +
+			"```model id=s\nwidget: late-scaling\nvalues: {capacity_after: 0}\ngoal:\n  text: Do it.\n  want:\n    - {param: worst_wait_ms, value: 10000, tol: 100}\n" +
+			"    - {param: drain, value: 40, tol: 1}\n  found: Done.\nassumes: [a]\nignores: [b]\n```\n"}, []string{
+			`a.md:12: model "r": values.p: 1.5 is out of range: want 0 to 1 of attempts`,
+			`a.md:12: model "r": values.retries: 2.5 is not a whole number: want a whole number from 0 to 10 retries`,
+			`a.md:16: model "r": goal.want[0]: param "goodput" is not a quantity of retry-amplification: want one of p, retries, budget, utilisation, attempts, attempts_no_budget, load_pct`,
+			`a.md:23: model "s": values.capacity_after: 0 is out of range: want 1 to 100000 per second`,
+			`a.md:28: model "s": goal.want[1]: param "drain" is not a quantity of late-scaling: want one of demand, capacity_before, capacity_after, lag_s, timeout_ms, backlog, drain_s, landing_wait_ms, worst_wait_ms, late_s`,
 		}},
 		// Rates and seconds have the course's bounds. (The knobs' limits
 		// are the lab's: package recorder's CheckLab reports workers and

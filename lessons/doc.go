@@ -133,7 +133,8 @@
 // recorded. Write options that read well in any order.
 //
 // model: widget (a kind from package model: littles-law, admission-limit,
-// two-ceilings, queue-curve, quota, aimd); solve (required for the kinds
+// two-ceilings, queue-curve, quota, aimd, retry-amplification,
+// late-scaling); solve (required for the kinds
 // that work one quantity out, littles-law and quota, and allowed for no
 // other: the quantity the widget works out, one of the kind's Solves,
 // which must then be left out of values); values (initial parameter

@@ -7,7 +7,7 @@ import (
 
 // Result is one widget's answer, ready for JSON: the inputs it used, every
 // finite quantity by name (what goals are checked against), the read-back
-// sentence and the kind's own detail (exactly one of the six is set).
+// sentence and the kind's own detail (exactly one of the eight is set).
 type Result struct {
 	Kind     string             `json:"kind"`
 	Solve    string             `json:"solve,omitempty"`
@@ -24,6 +24,8 @@ type Result struct {
 	Queue      *Queue             `json:"queue_curve,omitempty"`
 	Quota      *Quota             `json:"quota,omitempty"`
 	AIMD       *AIMD              `json:"aimd,omitempty"`
+	Retry      *Retry             `json:"retry_amplification,omitempty"`
+	Scaling    *Scaling           `json:"late_scaling,omitempty"`
 }
 
 // Compute validates values for a widget kind (missing ones take the spec's
@@ -122,6 +124,26 @@ func Compute(kind string, values map[string]float64, solve string) (Result, erro
 		put("min_after", r.MinAfter)
 		put("max_after", r.MaxAfter)
 		put("settle_s", r.SettleS)
+	case KindRetry:
+		r := RetryAmplification(v["p"], v["retries"], v["budget"], v["utilisation"])
+		res.Retry, res.Sentence = &r, r.Sentence
+		for _, p := range Specs()[kind].Params {
+			put(p.Name, Num(v[p.Name]))
+		}
+		put("attempts", r.Attempts)
+		put("attempts_no_budget", r.Unbudgeted)
+		put("load_pct", r.LoadPct)
+	case KindLateScaling:
+		r := LateScaling(v["demand"], v["capacity_before"], v["capacity_after"], v["lag_s"], v["timeout_ms"])
+		res.Scaling, res.Sentence = &r, r.Sentence
+		for _, p := range Specs()[kind].Params {
+			put(p.Name, Num(v[p.Name]))
+		}
+		put("backlog", r.Backlog)
+		put("drain_s", r.DrainS)
+		put("landing_wait_ms", r.LandingWaitMS)
+		put("worst_wait_ms", r.WorstWaitMS)
+		put("late_s", r.LateS)
 	default:
 		return Result{}, fmt.Errorf("model: kind %q is in Specs but has no formula", kind)
 	}
@@ -204,6 +226,10 @@ func outputs(kind string) []string {
 			"quota_latency_ms", "without_quota_after", "queue_growth", "late_after_s"}
 	case KindAIMD:
 		return []string{"mean_limit", "delivered_pct", "min_after", "max_after", "settle_s"}
+	case KindRetry:
+		return []string{"attempts", "attempts_no_budget", "load_pct"}
+	case KindLateScaling:
+		return []string{"backlog", "drain_s", "landing_wait_ms", "worst_wait_ms", "late_s"}
 	}
 	return nil
 }

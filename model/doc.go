@@ -1,7 +1,8 @@
 // Package model holds the capacity formulas behind the lessons' model
 // widgets, once: Little's law, the admission limit, the two ceilings, the
-// M/M/c queue curve, an in-flight quota through a bad release and an AIMD
-// limit against a capacity step, with goal checking, and the lab's models beside a run
+// M/M/c queue curve, an in-flight quota through a bad release, an AIMD
+// limit against a capacity step, retries against a failing service and
+// capacity that lands late, with goal checking, and the lab's models beside a run
 // (with M/M/c/K behind a client of fixed workers). The web server calls
 // Compute for pages and for GET /api/models/{kind}; static/js/model.js is
 // the same formulas for the page to run as the controls move, and both are
@@ -209,6 +210,65 @@
 // before the last cut (admit ignores them; here each interval stands
 // alone).
 //
+// # Retries against a failing service (retry-amplification)
+//
+// A client retries a failed attempt up to r times (0 to 10); each attempt
+// fails independently with chance p (0 to 1), so a request sends its k-th
+// retry with chance p^k and, on average,
+//
+//	attempts without a budget = 1 + p + p² + … + p^r = (1 − p^(r+1)) ÷ (1 − p)   (r + 1 at p = 1)
+//	with a retry budget b > 0:  attempts = min(that, 1 + b)
+//	load_pct = 100 × u × attempts
+//
+// summed term by term, so p = 1 and p near 1 need no case of their own.
+// The budget b (0 to 1, 0: none) is package retry's: retries at most a
+// share b of the first attempts, so at most b a request on average. u (0
+// to 2) is the first attempts' load as a share of the service's
+// capacity; the service is over its capacity (Over) when load_pct passes
+// 100. With p = 0.5, r = 3 and u = 0.8: 1.875 attempts, 150% of capacity;
+// a budget of 0.1 holds them to 1.1 attempts, 88%. The curve is the
+// attempts against p = 0, 0.01, … 1 (RetryCurveSteps) for the same r,
+// without the budget and with it. Outputs: attempts, attempts_no_budget,
+// load_pct. Assumes: attempts fail independently with the same chance,
+// a retry is the same work as a first attempt, a budget spread evenly
+// over time. Ignores: that an overloaded service fails more attempts
+// (the feedback that turns a blip into an outage: p here is given, not
+// caused by the load), backoff and when the retries are sent, a breaker,
+// the budget's burst.
+//
+// # Capacity that lands late (late-scaling)
+//
+// Demand λ a second against a capacity μ1 from t = 0; a capacity μ2
+// lands L seconds on. A fluid queue, first come first served, holds what
+// is not served:
+//
+//	backlog at the landing   B = max(0, λ − μ1) × L
+//	drain time               B ÷ (μ2 − λ) after the landing (never, if μ2 ≤ λ and B > 0, or μ2 < λ)
+//	wait at the landing      B ÷ μ2
+//	worst wait               B ÷ λ, for the request arriving at μ1 × L ÷ λ
+//
+// A request arriving at t waits until the work ahead of it is done.
+// Before the landing μ1 works the queue: arriving at t it finds (λ − μ1)
+// × t ahead and waits (λ − μ1) × t ÷ μ1 while μ1 can clear that by the
+// landing, that is until t* = μ1 × L ÷ λ, whose request waits B ÷ λ and
+// is served just as μ2 lands. Every later request waits less while μ2 >
+// λ: the wait falls by (μ2 − λ) ÷ μ2 a second of arrival, through B ÷ μ2
+// at the landing, to 0 when the backlog is gone. So the longest wait is
+// B ÷ λ, not the landing's B ÷ μ2 (with 120 a second against 100, 150
+// after a lag of 60 s: B = 1,200, drained 40 s after the landing, 8 s at
+// the landing, 10 s for the request arriving at 50 s). With μ2 = λ the
+// waits stop at B ÷ λ and stay; with μ2 < λ they grow without end (no
+// worst wait). A timeout T marks the arrivals that wait past it: from T
+// × μ1 ÷ (λ − μ1) (the rising side) to drained − T × μ2 ÷ (μ2 − λ) (the
+// falling side), late_s long; 0 when no wait passes T, no value with no
+// timeout or when the late arrivals never end. Outputs: backlog, drain_s,
+// landing_wait_ms, worst_wait_ms, late_s. Assumes: steady rates (a
+// fluid), capacity that steps at the landing, one queue first come first
+// served with no limit, a service that works every request it queued.
+// Ignores: randomness (a real queue waits some even below capacity),
+// callers who give up or retry (the backlog holds their requests too),
+// service time itself, capacity that ramps up as it lands.
+//
 // # Numbers, sentences and goals
 //
 // Result.Quantities holds every finite input and output by name (for
@@ -218,7 +278,8 @@
 // worker_ceiling, processor_ceiling, ceiling, speedup_cap; queue-curve
 // capacity, utilisation, prob_wait, mean_in_system, mean_queue,
 // mean_wait_ms, mean_response_ms, p50_response_ms, p99_response_ms,
-// knee_arrivals; quota and aimd as in their sections. GoalReached says a Target holds when
+// knee_arrivals; quota, aimd, retry-amplification and late-scaling as in
+// their sections. GoalReached says a Target holds when
 // |got − value| ≤ tol + 1e-9 × max(1, |value|); a missing quantity does not
 // hold. model.Target mirrors lessons.Target (model cannot import lessons).
 //

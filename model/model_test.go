@@ -103,6 +103,16 @@ func TestComputeRejectsBadInput(t *testing.T) {
 		{"too long", KindAIMD, "", map[string]float64{"duration_s": 601}, "duration_s", "want 1 to 600 s"},
 		{"a floor of 0", KindAIMD, "", map[string]float64{"floor": 0}, "floor", "want 1 to 100000 requests"},
 		{"a solve for aimd", KindAIMD, "floor", nil, "solve", "leave solve out"},
+		// The retry and late-scaling widgets' parameters.
+		{"a chance above 1", KindRetry, "", map[string]float64{"p": 1.01}, "p", "out of range: want 0 to 1 of attempts"},
+		{"half a retry", KindRetry, "", map[string]float64{"retries": 2.5}, "retries", "not a whole number"},
+		{"eleven retries", KindRetry, "", map[string]float64{"retries": 11}, "retries", "want 0 to 10 retries"},
+		{"a budget above 1", KindRetry, "", map[string]float64{"budget": 2}, "budget", "want 0 to 1 of first attempts"},
+		{"a load past twice capacity", KindRetry, "", map[string]float64{"utilisation": 2.5}, "utilisation", "want 0 to 2 of capacity"},
+		{"a solve for retries", KindRetry, "attempts", nil, "solve", "leave solve out"},
+		{"no capacity after the landing", KindLateScaling, "", map[string]float64{"capacity_after": 0}, "capacity_after", "want 1 to 100000 per second"},
+		{"a negative lag", KindLateScaling, "", map[string]float64{"lag_s": -1}, "lag_s", "want 0 to 3600 s"},
+		{"a negative demand", KindLateScaling, "", map[string]float64{"demand": -5}, "demand", "want 0 to 100000 per second"},
 	}
 	for _, c := range cases {
 		_, err := Compute(c.kind, c.values, c.solve)
@@ -152,6 +162,8 @@ func TestComputeJSONHasNoNaN(t *testing.T) {
 		{KindAdmissionLimit, "", map[string]float64{"budget_ms": 5, "service_ms": 21}},
 		{KindTwoCeilings, "", map[string]float64{"spin_ms": 0, "wait_ms": 0}},
 		{KindQueueCurve, "", map[string]float64{"arrivals": 100000}},
+		// Capacity after below the demand: no drain time, no worst wait.
+		{KindLateScaling, "", map[string]float64{"capacity_after": 110}},
 	}
 	for _, c := range cases {
 		res, err := Compute(c.kind, c.values, c.solve)

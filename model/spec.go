@@ -17,6 +17,8 @@ const (
 	KindQueueCurve     = "queue-curve"
 	KindQuota          = "quota"
 	KindAIMD           = "aimd"
+	KindRetry          = "retry-amplification"
+	KindLateScaling    = "late-scaling"
 )
 
 // Param describes one input of a widget: its query-string name, the label a
@@ -86,6 +88,19 @@ func Specs() map[string]Spec {
 			{Name: "interval_ms", Label: "Interval", Unit: "ms", Min: 100, Max: 60000, Step: 100, Default: 100},
 			{Name: "floor", Label: "Floor", Unit: "requests", Min: 1, Max: 100000, Step: 1, Default: 1},
 			{Name: "duration_s", Label: "Duration", Unit: "s", Min: 1, Max: 600, Step: 1, Default: 15},
+		}},
+		KindRetry: {Kind: KindRetry, Title: "Retries against a failing service", Params: []Param{
+			{Name: "p", Label: "Chance an attempt fails", Unit: "of attempts", Min: 0, Max: 1, Step: 0.01, Default: 0.5},
+			{Name: "retries", Label: "Retries", Unit: "retries", Min: 0, Max: 10, Step: 1, Default: 3, Whole: true},
+			{Name: "budget", Label: "Retry budget (0: none)", Unit: "of first attempts", Min: 0, Max: 1, Step: 0.01, Default: 0},
+			{Name: "utilisation", Label: "Load of the first attempts", Unit: "of capacity", Min: 0, Max: 2, Step: 0.01, Default: 0.8},
+		}},
+		KindLateScaling: {Kind: KindLateScaling, Title: "Capacity that lands late", Params: []Param{
+			{Name: "demand", Label: "Demand", Unit: "per second", Min: 0, Max: 100000, Step: 1, Default: 120},
+			{Name: "capacity_before", Label: "Capacity before the landing", Unit: "per second", Min: 0, Max: 100000, Step: 1, Default: 100},
+			{Name: "capacity_after", Label: "Capacity after the landing", Unit: "per second", Min: 1, Max: 100000, Step: 1, Default: 150},
+			{Name: "lag_s", Label: "Lag until the new capacity lands", Unit: "s", Min: 0, Max: 3600, Step: 1, Default: 60},
+			{Name: "timeout_ms", Label: "Caller's timeout (0: none)", Unit: "ms", Min: 0, Max: 600000, Step: 1, Default: 1000},
 		}},
 	}
 }

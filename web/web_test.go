@@ -733,13 +733,16 @@ func TestJSONActionReturnsBlockHTML(t *testing.T) {
 func TestLessonPageUnder150KB(t *testing.T) {
 	s := newSite(t)
 	// Static imports, and dynamic ones (import("./x.js")): widgets.js
-	// loads modellimits.js on a page with a quota or AIMD widget, so it
-	// counts on such a page.
+	// loads modellimits.js on a page with a quota, AIMD, retry or
+	// late-scaling widget, so it counts on such a page.
 	importRE := regexp.MustCompile(`(?m)^\s*import\b[^"']*["']\./([^"']+)["']|\bimport\(\s*["']\./([^"']+)["']\s*\)`)
 	for _, l := range s.course.Lessons {
 		page, wire := s.getWire(t, "/lessons/"+l.Slug)
 		total, plain := wire, len(page)
-		limitWidgets := strings.Contains(page, `data-kind="quota"`) || strings.Contains(page, `data-kind="aimd"`)
+		limitWidgets := false
+		for _, k := range []string{"quota", "aimd", "retry-amplification", "late-scaling"} {
+			limitWidgets = limitWidgets || strings.Contains(page, `data-kind="`+k+`"`)
+		}
 		// Everything the page loads: stylesheets, icons, scripts, and the
 		// modules those scripts import.
 		var queue []string

@@ -2,6 +2,7 @@ package web
 
 import (
 	"math"
+	"slices"
 
 	"capacitylab/chart"
 	"capacitylab/model"
@@ -141,6 +142,10 @@ func widgetPlotChart(res model.Result, id string) (chart.Chart, bool) {
 		return quotaChart(*res.Quota, id), true
 	case res.AIMD != nil:
 		return aimdChart(*res.AIMD, id), true
+	case res.Retry != nil:
+		return retryChart(*res.Retry, id), true
+	case res.Scaling != nil:
+		return lateScalingChart(*res.Scaling, id), true
 	}
 	return chart.Chart{}, false
 }
@@ -313,4 +318,167 @@ func aimdChart(a model.AIMD, id string) chart.Chart {
 	}
 	sortStops(p.Stops)
 	return chart.Chart{ID: id + "-plot", Title: "An AIMD limit against a capacity step", Desc: a.Sentence, XTitle: "Seconds", XMax: end, Panels: []chart.Panel{p}, Table: table}
+}
+
+// retryChart draws the attempts a request sends against the chance p that
+// an attempt fails, from 0 to 1, for the widget's retries: without a
+// budget and, when there is one, with it. The service's capacity is the
+// line where the load reaches it, 1 ÷ u attempts a request; the
+// learner's p is marked, and where the load passes capacity is a stop.
+func retryChart(r model.Retry, id string) chart.Chart {
+	f := model.Format
+	var xs, un, with []float64
+	for i := range r.CurveP {
+		xs = append(xs, float64(r.CurveP[i]))
+		un = append(un, float64(r.CurveUnbudgeted[i]))
+		with = append(with, float64(r.CurveAttempts[i]))
+	}
+	p, u, b := float64(r.P), float64(r.Utilisation), float64(r.Budget)
+	top := float64(r.Retries) + 1
+	panel := chart.Panel{Title: "Attempts a request", Series: []chart.Series{{Name: "no budget", Quantity: "b", Style: chart.Model, X: xs, Y: un}}}
+	if b > 0 {
+		panel.Series[0].Name = "without a budget"
+		panel.Series = append(panel.Series, chart.Series{Name: "with a budget of " + f(b), Quantity: "a", Style: chart.Model, X: xs, Y: with})
+	}
+	ymax := top
+	switch capA := 1 / u; {
+	case u == 0:
+		panel.Note = "No load offered: nothing reaches the capacity"
+	case capA <= 1.5*top:
+		panel.Series = append(panel.Series, chart.Series{Name: "the service's capacity, 1 ÷ u = " + f(capA) + " attempts", Quantity: "muted", Style: chart.Guide,
+			X: []float64{0, 1}, Y: []float64{capA, capA}})
+		ymax = math.Max(ymax, capA)
+	default:
+		panel.Note = "The capacity, " + f(capA) + " attempts a request, is above every point"
+	}
+	panel.YMax = ymax * 1.1
+	panel.Marks = []chart.Mark{{X: p, Label: "p = " + f(p), Quantity: "accent", Solid: true}}
+	here := "p = " + f(p) + ": " + f(float64(r.Unbudgeted)) + " attempts a request"
+	if b > 0 {
+		here += ", " + f(float64(r.Attempts)) + " with the budget"
+	}
+	load := "load " + f(float64(r.LoadPct)) + "% of capacity: within it"
+	if r.Over {
+		load = "load " + f(float64(r.LoadPct)) + "% of capacity: over it"
+	}
+	panel.Stops = []chart.Stop{{X: p, Focus: true, Lines: []string{here, load}}}
+	// Where the load passes capacity: u × (1 + p + … + p^r) = 1, found
+	// by bisection (the attempts rise with p). With a budget the line
+	// passes it at the same p, if 1 + b is above 1 ÷ u at all.
+	switch {
+	case u == 0 || u*top <= 1:
+	case u >= 1:
+		panel.Stops = append(panel.Stops, chart.Stop{X: 0, Focus: true, Lines: []string{"At p = 0 the first attempts alone are " + f(100*u) + "% of capacity"}})
+	default:
+		lo, hi := 0.0, 1.0
+		for i := 0; i < 60; i++ {
+			mid := (lo + hi) / 2
+			if u*model.RetryAttempts(mid, int(r.Retries)) > 1 {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		lines := []string{"From p = " + f(hi) + " the load passes the capacity"}
+		if b > 0 && u*(1+b) <= 1 {
+			lines = append(lines, "without a budget; the budget of "+f(b)+" keeps it within, at most "+f(100*u*(1+b))+"%")
+		}
+		panel.Stops = append(panel.Stops, chart.Stop{X: hi, Focus: true, Lines: lines})
+	}
+	sortStops(panel.Stops)
+	table := chart.Table{Caption: "Attempts a request against the chance an attempt fails, " + f(float64(r.Retries)) + " retries", Head: []string{"p", "attempts, no budget"}}
+	if b > 0 {
+		table.Head = append(table.Head, "with the budget")
+	}
+	table.Head = append(table.Head, "load, % of capacity")
+	for i := 0; i < len(xs); i += model.RetryCurveSteps / 10 {
+		row := []string{f(xs[i]), f(un[i])}
+		if b > 0 {
+			row = append(row, f(with[i]))
+		}
+		table.Rows = append(table.Rows, append(row, f(100*u*with[i])))
+	}
+	return chart.Chart{ID: id + "-plot", Title: "Retries: attempts a request against the chance an attempt fails", Desc: r.Sentence,
+		XTitle: "Chance an attempt fails, p", XMax: 1, Panels: []chart.Panel{panel}, Table: table}
+}
+
+// lateScalingChart draws capacity that lands late over time: the backlog
+// (rising until the landing, then draining) and the wait of a request
+// arriving at each moment, with the caller's timeout; the landing and the
+// moment the backlog is gone are marked. It runs a quarter past the
+// drained moment, or to twice the lag when the backlog never drains, and
+// on to the next round axis value.
+func lateScalingChart(s model.Scaling, id string) chart.Chart {
+	f := model.Format
+	lag, b := float64(s.LagS), float64(s.Backlog)
+	lam, mu1, mu2 := float64(s.Demand), float64(s.CapacityBefore), float64(s.CapacityAfter)
+	end := math.Max(2*lag, 10)
+	if s.Drains {
+		end = math.Max(1.25*math.Max(float64(s.DrainedAtS), lag), 10)
+	}
+	// The lines run to the axis's end (its top, as the chart rounds it).
+	end, _ = chart.Axis(end, 5)
+	// The backlog and the waits are straight between these moments.
+	at := []float64{0, lag, end}
+	if b > 0 {
+		at = append(at, mu1*lag/lam)
+	}
+	if s.Drains {
+		at = append(at, float64(s.DrainedAtS))
+	}
+	slices.Sort(at)
+	at = slices.Compact(at)
+	var wx, wy, bx, by []float64
+	for _, t := range at {
+		if t > end {
+			continue
+		}
+		bx, by = append(bx, t), append(by, s.BacklogAt(t))
+		wx, wy = append(wx, t), append(wy, s.WaitAtS(t))
+	}
+	backlog := chart.Panel{Title: "Backlog, requests", Series: []chart.Series{{Name: "backlog", Quantity: "a", Style: chart.Model, X: bx, Y: by}}}
+	wait := chart.Panel{Title: "Wait of a request arriving then, s", Series: []chart.Series{{Name: "wait", Quantity: "b", Style: chart.Model, X: wx, Y: wy}}}
+	timeout := float64(s.TimeoutMS) / 1000
+	if timeout > 0 {
+		wait.Series = append(wait.Series, chart.Series{Name: "the timeout, " + f(timeout) + " s", Quantity: "muted", Style: chart.Guide, X: []float64{0, end}, Y: []float64{timeout, timeout}})
+	}
+	landing := chart.Mark{X: lag, Label: "lands", Quantity: "accent", Solid: true}
+	backlog.Marks, wait.Marks = []chart.Mark{landing}, []chart.Mark{landing}
+	backlog.Stops = []chart.Stop{{X: lag, Focus: true, Lines: []string{"The new capacity lands at " + f(lag) + " s: " + f(b) + " waiting",
+		"capacity " + f(mu1) + " → " + f(mu2) + " a second, demand " + f(lam)}}}
+	if s.Drains && float64(s.DrainedAtS) > lag {
+		d := float64(s.DrainedAtS)
+		drained := chart.Mark{X: d, Label: "drained"}
+		backlog.Marks, wait.Marks = append(backlog.Marks, drained), append(wait.Marks, drained)
+		backlog.Stops = append(backlog.Stops, chart.Stop{X: d, Focus: true, Lines: []string{"Drained at " + f(d) + " s", f(float64(s.DrainS)) + " s after the landing"}})
+	}
+	if !s.Drains {
+		backlog.Note = "Never drains"
+		backlog.Stops = append(backlog.Stops, chart.Stop{X: end, Focus: true, Lines: []string{"At " + f(end) + " s: " + f(s.BacklogAt(end)) + " waiting",
+			"growing by " + f(float64(s.GrowthAfter)) + " a second"}})
+	}
+	if b > 0 && s.WorstWaitMS.Finite() {
+		pk := float64(s.PeakAtS)
+		wait.Stops = append(wait.Stops, chart.Stop{X: pk, Focus: true, Lines: []string{"The longest wait: " + f(float64(s.WorstWaitMS)/1000) + " s",
+			"for the request arriving at " + f(pk) + " s"}})
+	}
+	if b > 0 && float64(s.PeakAtS) != lag {
+		wait.Stops = append(wait.Stops, chart.Stop{X: lag, Focus: true, Lines: []string{"Arriving at the landing: waits " + f(float64(s.LandingWaitMS)/1000) + " s"}})
+	}
+	if from := float64(s.LateFromS); s.LateFromS.Finite() && from <= end {
+		until := "and every arrival after"
+		if s.LateUntilS.Finite() {
+			until = "until " + f(float64(s.LateUntilS)) + " s: " + f(float64(s.LateS)) + " s of arrivals"
+		}
+		wait.Stops = append(wait.Stops, chart.Stop{X: from, Focus: true, Lines: []string{"From " + f(from) + " s arrivals wait past the " + f(timeout) + " s timeout", until}})
+	}
+	sortStops(backlog.Stops)
+	sortStops(wait.Stops)
+	table := chart.Table{Caption: "The backlog and the waits at each turn", Head: []string{"time, s", "backlog, requests", "wait of a request arriving then, s"}}
+	for i := range bx {
+		table.Rows = append(table.Rows, []string{f(bx[i]), f(by[i]), f(wy[i])})
+	}
+	return chart.Chart{ID: id + "-plot", Title: "Capacity that lands late: the backlog and the waits over time", Desc: s.Sentence,
+		XTitle: "Seconds from the start (the new capacity lands at " + f(lag) + " s)", XMax: end, Panels: []chart.Panel{backlog, wait}, Table: table,
+		PanelLegends: true, Stacked: true}
 }

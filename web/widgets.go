@@ -153,7 +153,7 @@ func (s *server) widgetPage(w http.ResponseWriter, r *http.Request) error {
 
 // plotKinds are the widget kinds with a plot (widgetPlotChart).
 func plotKinds() []string {
-	return []string{model.KindTwoCeilings, model.KindQueueCurve, model.KindQuota, model.KindAIMD}
+	return []string{model.KindTwoCeilings, model.KindQueueCurve, model.KindQuota, model.KindAIMD, model.KindRetry, model.KindLateScaling}
 }
 
 func (s *server) widgetAssets() widgetAssetURLs {

@@ -224,6 +224,79 @@ func TestWidgetPageRendersEachKind(t *testing.T) {
 				}
 			}
 		}},
+		// Retries: p = 0.5, 3 retries at 80% of capacity is 1.875 attempts
+		// and 150% of capacity, over it (the note shows); the plot draws
+		// the attempts against p with the capacity at 1 ÷ 0.8 = 1.25.
+		{"retry-amplification", "/widgets/retry-amplification?p=0.5&retries=3&budget=0&utilisation=0.8", func(t *testing.T, body string) {
+			for id, want := range map[string]string{"q-attempts": "1.88", "q-attempts_no_budget": "1.88", "q-load_pct": "150"} {
+				if got := testIDText(t, body, id); got != want {
+					t.Errorf("%s = %q, want %q", id, got, want)
+				}
+			}
+			if hasAttr(t, body, "widget-over", "hidden") {
+				t.Error("150% of capacity does not say it is over capacity")
+			}
+			plot := find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })
+			if len(plot) != 1 {
+				t.Fatal("no plot")
+			}
+			h := renderNode(plot[0])
+			for _, want := range []string{"no budget", "1 ÷ u = 1.25 attempts", "p = 0.5: 1.88 attempts a request", "load 150% of capacity: over it", "From p = 0.2"} {
+				if !strings.Contains(h, want) {
+					t.Errorf("plot does not say %q", want)
+				}
+			}
+		}},
+		// A budget of 0.1 holds it to 1.1 attempts, 88%: within capacity,
+		// the note hidden, both lines drawn.
+		{"retry-amplification budget", "/widgets/retry-amplification?p=0.5&retries=3&budget=0.1&utilisation=0.8", func(t *testing.T, body string) {
+			for id, want := range map[string]string{"q-attempts": "1.1", "q-attempts_no_budget": "1.88", "q-load_pct": "88"} {
+				if got := testIDText(t, body, id); got != want {
+					t.Errorf("%s = %q, want %q", id, got, want)
+				}
+			}
+			if !hasAttr(t, body, "widget-over", "hidden") {
+				t.Error("88% of capacity says it is over capacity")
+			}
+			h := renderNode(find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })[0])
+			for _, want := range []string{"without a budget", "with a budget of 0.1", "the budget of 0.1 keeps it within, at most 88%"} {
+				if !strings.Contains(h, want) {
+					t.Errorf("plot does not say %q", want)
+				}
+			}
+		}},
+		// Late capacity, worked by hand in model's tests: 1,200 waiting at
+		// the landing, drained 40 s after it, the longest wait 10 s (at 50
+		// s), 8 s at the landing, 90 s of arrivals past a 1 s timeout.
+		{"late-scaling", "/widgets/late-scaling?demand=120&capacity_before=100&capacity_after=150&lag_s=60&timeout_ms=1000", func(t *testing.T, body string) {
+			for id, want := range map[string]string{"q-backlog": "1200", "q-drain_s": "40", "q-worst_wait_ms": "10", "q-landing_wait_ms": "8", "q-late_s": "90"} {
+				if got := testIDText(t, body, id); got != want {
+					t.Errorf("%s = %q, want %q", id, got, want)
+				}
+			}
+			h := renderNode(find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })[0])
+			for _, want := range []string{"Backlog, requests", "lands", "drained", "the timeout, 1 s", "The longest wait: 10 s", "for the request arriving at 50 s",
+				"From 5 s arrivals wait past the 1 s timeout", "until 95 s: 90 s of arrivals"} {
+				if !strings.Contains(h, want) {
+					t.Errorf("plot does not say %q", want)
+				}
+			}
+		}},
+		// μ2 ≤ λ: the backlog never drains and the waits have no end.
+		{"late-scaling never drains", "/widgets/late-scaling?demand=120&capacity_before=100&capacity_after=110&lag_s=60", func(t *testing.T, body string) {
+			for id, want := range map[string]string{"q-drain_s": "never", "q-worst_wait_ms": "without end", "q-late_s": "—"} {
+				if got := testIDText(t, body, id); got != want {
+					t.Errorf("%s = %q, want %q", id, got, want)
+				}
+			}
+			if got := testIDText(t, body, "widget-sentence"); !strings.Contains(got, "never drains") {
+				t.Errorf("sentence = %q", got)
+			}
+			h := renderNode(find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })[0])
+			if !strings.Contains(h, "Never drains") || !strings.Contains(h, "growing by 10 a second") {
+				t.Error("the plot does not say the backlog never drains")
+			}
+		}},
 		// A step at the end: nothing after it, and the page says so.
 		{"aimd no step", "/widgets/aimd?step_s=15&duration_s=15", func(t *testing.T, body string) {
 			if got := testIDText(t, body, "q-settle_s"); got != "not in time" {
@@ -326,13 +399,17 @@ func TestWidgetPageBadParams(t *testing.T) {
 		// Infinity is not a value a control can take.
 		{"infinite", "/widgets/queue-curve?arrivals=Inf", 400, []string{"arrivals", "not a number"}, "arrivals"},
 		// An unknown widget is a 404 listing the kinds.
-		{"unknown kind", "/widgets/erlang", 404, []string{"admission-limit, aimd, littles-law, queue-curve, quota, two-ceilings"}, ""},
+		{"unknown kind", "/widgets/erlang", 404, []string{"admission-limit, aimd, late-scaling, littles-law, queue-curve, quota, retry-amplification, two-ceilings"}, ""},
 		// The quota's and the AIMD limit's bad values name the field and
 		// what is allowed.
 		{"quota no workers", "/widgets/quota?workers=0", 400, []string{"workers", "want 1 to 100000 workers"}, "workers"},
 		{"quota bad solve", "/widgets/quota?solve=workers", 400, []string{"solve", "quota, arrivals, latency_ms"}, ""},
 		{"aimd backoff above 1", "/widgets/aimd?backoff=1.5", 400, []string{"backoff", "want 0.5 to 0.99"}, "backoff"},
 		{"aimd short interval", "/widgets/aimd?interval_ms=10", 400, []string{"interval_ms", "want 100 to 60000 ms"}, "interval_ms"},
+		{"retry chance above 1", "/widgets/retry-amplification?p=1.5", 400, []string{"p", "want 0 to 1 of attempts"}, "p"},
+		{"retry half a retry", "/widgets/retry-amplification?retries=2.5", 400, []string{"retries", "whole number"}, "retries"},
+		{"late-scaling no capacity after", "/widgets/late-scaling?capacity_after=0", 400, []string{"capacity_after", "want 1 to 100000 per second"}, "capacity_after"},
+		{"late-scaling goal on a made-up output", "/widgets/late-scaling?goal=drain:40:1", 400, []string{"goal", "not a quantity of late-scaling"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -396,6 +473,15 @@ type apiResult struct {
 		Capacity []float64 `json:"capacity"`
 		SettleS  *float64  `json:"settle_s"`
 	} `json:"aimd"`
+	Retry *struct {
+		CurveAttempts []float64 `json:"curve_attempts"`
+		Over          bool      `json:"over"`
+	} `json:"retry_amplification"`
+	Scaling *struct {
+		DrainS      *float64 `json:"drain_s"`
+		WorstWaitMS *float64 `json:"worst_wait_ms"`
+		Drains      bool     `json:"drains"`
+	} `json:"late_scaling"`
 	Goal *model.GoalStatus `json:"goal"`
 }
 
@@ -463,6 +549,27 @@ func TestAPIModels(t *testing.T) {
 			}
 			if r.Goal == nil || !r.Goal.Reached {
 				t.Errorf("goal = %+v: 91.85%% is within 95 ± 5", r.Goal)
+			}
+		}},
+		// p = 1: every attempt fails, so 3 retries are 4 attempts; the
+		// curve runs p from 0 to 1 in 101 points; the goal on load_pct
+		// (80 to 100%) is not met at 200%.
+		{"retry-amplification p = 1", "/api/models/retry-amplification?p=1&retries=3&utilisation=0.5&goal=load_pct:90:10", func(t *testing.T, r apiResult) {
+			if r.Quantities["attempts"] != 4 || r.Quantities["load_pct"] != 200 || r.Retry == nil || !r.Retry.Over || len(r.Retry.CurveAttempts) != 101 {
+				t.Errorf("quantities %v, retry %+v: want 4 attempts, 200%%, over, 101 points", r.Quantities, r.Retry)
+			}
+			if r.Goal == nil || r.Goal.Reached {
+				t.Errorf("goal = %+v: 200%% is not within 90 ± 10", r.Goal)
+			}
+		}},
+		// μ2 = λ: the backlog of 1,200 never drains (null), but the waits
+		// stop at 1,200 ÷ 120 = 10 s.
+		{"late-scaling μ2 = λ", "/api/models/late-scaling?demand=120&capacity_before=100&capacity_after=120&lag_s=60", func(t *testing.T, r apiResult) {
+			if r.Scaling == nil || r.Scaling.Drains || r.Scaling.DrainS != nil || r.Scaling.WorstWaitMS == nil || *r.Scaling.WorstWaitMS != 10000 {
+				t.Errorf("late_scaling %+v: want no drain and a longest wait of 10 s", r.Scaling)
+			}
+			if _, ok := r.Quantities["drain_s"]; ok || r.Quantities["backlog"] != 1200 {
+				t.Errorf("quantities %v: want backlog 1200 and no drain_s", r.Quantities)
 			}
 		}},
 		// goal= adds the goal's status.
@@ -745,9 +852,10 @@ func TestWidgetPlotAndFraming(t *testing.T) {
 	if res := s.get(nil, "/widgets/quota/plot?solve=latency_ms&arrivals=0&quota=5&latency_ms=100"); res.StatusCode != 200 || !strings.Contains(res.body, "No quota: N = X × R has no value here") {
 		t.Errorf("quota plot with solve=latency_ms: %d %.300s", res.StatusCode, res.body)
 	}
-	// The quota and the AIMD limit have plots too.
-	for _, kind := range []string{"quota", "aimd"} {
-		if res := s.get(nil, "/widgets/"+kind+"/plot?id=abc"); res.StatusCode != 200 || !strings.HasPrefix(res.body, `<figure class="chart" id="abc-plot"`) {
+	// The quota, the AIMD limit, the retries and late capacity have plots too.
+	for _, kind := range []string{"quota", "aimd", "retry-amplification", "late-scaling"} {
+		// (the late-scaling chart's two panels are stacked: class "chart stacked")
+		if res := s.get(nil, "/widgets/"+kind+"/plot?id=abc"); res.StatusCode != 200 || !strings.HasPrefix(res.body, `<figure class="chart`) || !strings.Contains(res.body[:80], `id="abc-plot"`) {
 			t.Errorf("%s plot: %d %.200s", kind, res.StatusCode, res.body)
 		}
 	}

@@ -38,6 +38,12 @@ func defaultCaveats(kind string) (assumes, ignores []string) {
 	case model.KindAIMD:
 		return []string{"The capacity is a number of requests in flight, known exactly, and overload shows in the same interval the limit passes it.", "Requests up to the capacity are in time; the rest are late."},
 			[]string{"Noise and delay in the overload signals: real limits overshoot further.", "A limit nobody uses (a real one grows only while it is used).", "Signals from requests let in before the last cut."}
+	case model.KindRetry:
+		return []string{"Each attempt fails independently, with the same chance p.", "A retry is as much work for the service as a first attempt.", "A budget spread evenly: at most b retries for each first attempt."},
+			[]string{"That an overloaded service fails more attempts: here p is given, not caused by the load, so the feedback that turns a blip into an outage is left out.", "Backoff, and when the retries are sent.", "A circuit breaker, and the budget's burst of tokens."}
+	case model.KindLateScaling:
+		return []string{"Steady rates: the demand and each capacity are constant, and the capacity steps up when it lands.", "One queue, first come first served, without a limit.", "The service works every request it queued, even for callers who have gone."},
+			[]string{"Randomness: a real queue waits some even below its capacity.", "Callers who give up or retry: their requests stay in the backlog.", "The service time itself, and capacity that ramps up as it lands."}
 	}
 	return nil, nil
 }
@@ -84,6 +90,14 @@ func quantityLabels(spec model.Spec) map[string]quantityLabel {
 		"min_after":           {"Least limit after the step", "requests"},
 		"max_after":           {"Most limit after the step", "requests"},
 		"settle_s":            {"Time to settle", "s after the step"},
+		"attempts":            {"Attempts a request", "attempts"},
+		"attempts_no_budget":  {"Attempts a request without a budget", "attempts"},
+		"load_pct":            {"Load on the service", "% of capacity"},
+		"backlog":             {"Backlog at the landing", "requests"},
+		"drain_s":             {"Time to drain", "s after the landing"},
+		"landing_wait_ms":     {"Wait of a request arriving at the landing", "ms"},
+		"worst_wait_ms":       {"Longest wait", "ms"},
+		"late_s":              {"Arrivals that wait past the timeout", "s"},
 	}
 	for _, p := range spec.Params {
 		out[p.Name] = quantityLabel{p.Label, p.Unit}
@@ -103,8 +117,10 @@ func withUnit(v float64, unit string) string {
 	}
 	if v == 1 {
 		switch unit {
-		case "workers", "requests", "cores", "servers", "callers":
+		case "workers", "requests", "cores", "servers", "callers", "attempts":
 			unit = strings.TrimSuffix(unit, "s")
+		case "retries":
+			unit = "retry"
 		}
 	}
 	return model.Format(v) + " " + unit
@@ -302,6 +318,9 @@ func (v widgetView) Binds(which string) bool {
 
 // Stable reports whether a queue-curve widget has a steady state.
 func (v widgetView) Stable() bool { return v.Result.Queue == nil || v.Result.Queue.Stable }
+
+// Over reports whether a retry widget's load passes the service's capacity.
+func (v widgetView) Over() bool { return v.Result.Retry != nil && v.Result.Retry.Over }
 
 // Pooled reports whether a queue curve has more than one server, so the
 // same servers with a queue each differ from the shared queue.

@@ -121,9 +121,9 @@ func TestBrowserWidgetEmbedded(t *testing.T) {
 // axe-core (the rules of TestBrowserAccessibility), after widgets.js has
 // taken over, in the states a learner meets: Little's law with its goal
 // reached, the admission limit with no queue that fits, the two ceilings
-// with the processor binding, and the queue curve past capacity. The site
-// audit covers one widget page; this covers each kind and state, in light
-// and dark.
+// with the processor binding, the queue curve past capacity, retries over
+// capacity and late capacity that never drains. The site audit covers a
+// few widget pages; this covers each kind and state, in light and dark.
 func TestBrowserWidgetKindsAccessible(t *testing.T) {
 	src := axeSource(t)
 	srv := start(t, nil, "--data", t.TempDir())
@@ -136,6 +136,8 @@ func TestBrowserWidgetKindsAccessible(t *testing.T) {
 		{"admission-limit, no queue fits", "/widgets/admission-limit?workers=1&budget_ms=20&service_ms=21"},
 		{"two-ceilings, processor binds", "/widgets/two-ceilings?workers=16&cpus=1&spin_ms=2&wait_ms=18"},
 		{"queue-curve, past capacity", "/widgets/queue-curve?servers=4&service_ms=20&arrivals=250"},
+		{"retry-amplification, over capacity", "/widgets/retry-amplification?p=0.5&retries=3&utilisation=0.8&goal=load_pct:90:10"},
+		{"late-scaling, never drains", "/widgets/late-scaling?demand=120&capacity_before=100&capacity_after=110&lag_s=60"},
 	}
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {

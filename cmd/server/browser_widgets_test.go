@@ -306,3 +306,62 @@ func TestBrowserWidgetQuotaAndAIMD(t *testing.T) {
 	pollTrue(t, ctx, "the plot to be redrawn", `document.querySelector("[data-plot] figure").textContent.includes("98.21% of the new capacity let in")`)
 	screenshot(t, ctx, "widget-aimd")
 }
+
+// TestBrowserWidgetRetryAndLateScaling drives the retry and late-scaling
+// widgets on the fixture lesson (their formulas are in modellimits.js,
+// which widgets.js imports only on a page with one): a retry budget of 0.1
+// brings the load from 150% of capacity to 88% and the over-capacity note
+// goes; a lag of 6 s instead of 60 brings the longest wait to the 1 s
+// timeout, so nobody waits past it. Each reaches its block's goal, which
+// is saved, and each plot is drawn again.
+func TestBrowserWidgetRetryAndLateScaling(t *testing.T) {
+	srv := start(t, nil, "--data", t.TempDir())
+	ctx := newBrowser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/lessons/sample")); err != nil {
+		t.Fatal(err)
+	}
+	pollTrue(t, ctx, "widgets.js", `document.querySelector("#sample-retry").dataset.live === "true" && document.querySelector("#sample-late").dataset.live === "true"`)
+	out := func(block, name string) string { return textOf(t, ctx, "#"+block+` [data-testid="q-`+name+`"]`) }
+	goal := func(block string) string {
+		return `document.querySelector('#` + block + ` [data-testid="widget-goal-state"]').textContent.includes("Goal reached") && ` +
+			`!document.querySelector('#` + block + ` [data-testid="widget-goal-recorded"]').hidden`
+	}
+
+	// Retries: half the attempts failing, 3 retries, 80% of capacity in
+	// first attempts: 1.875 attempts, 150%.
+	if got, load := out("sample-retry", "attempts"), out("sample-retry", "load_pct"); got != "1.88" || load != "150" {
+		t.Errorf("attempts %q, load %q%%: want 1.88 and 150", got, load)
+	}
+	pollTrue(t, ctx, "the over-capacity note", `!document.querySelector('#sample-retry [data-testid="widget-over"]').hidden`)
+	typeInto(t, ctx, "#sample-retry-budget-n", "0.1")
+	pollTrue(t, ctx, "1.1 attempts, 88% of capacity", `document.querySelector('#sample-retry [data-testid="q-attempts"]').textContent === "1.1" && `+
+		`document.querySelector('#sample-retry [data-testid="q-load_pct"]').textContent === "88"`)
+	pollTrue(t, ctx, "the note gone", `document.querySelector('#sample-retry [data-testid="widget-over"]').hidden`)
+	if got := textOf(t, ctx, `#sample-retry [data-sentence]`); !strings.Contains(got, "the retry budget of 0.1 holds it to 1.1") || !strings.Contains(got, "within its capacity") {
+		t.Errorf("sentence with the budget = %q", got)
+	}
+	pollTrue(t, ctx, "the retry goal reached and saved", goal("sample-retry"))
+	pollTrue(t, ctx, "the retry plot redrawn", `document.querySelector("#sample-retry [data-plot] figure").textContent.includes("with a budget of 0.1")`)
+
+	// Late capacity: 120 a second against 100, 150 after 60 s: the
+	// longest wait is 10 s; after 6 s it is 20 × 6 ÷ 120 = 1 s, no longer
+	// than the timeout.
+	if got, late := out("sample-late", "worst_wait_ms"), out("sample-late", "late_s"); got != "10" || late != "90" {
+		t.Errorf("longest wait %q s, late for %q s: want 10 and 90", got, late)
+	}
+	typeInto(t, ctx, "#sample-late-lag_s-n", "6")
+	pollTrue(t, ctx, "a 1 s longest wait, nobody late", `document.querySelector('#sample-late [data-testid="q-worst_wait_ms"]').textContent === "1" && `+
+		`document.querySelector('#sample-late [data-testid="q-late_s"]').textContent === "0"`)
+	if got := textOf(t, ctx, `#sample-late [data-sentence]`); !strings.Contains(got, "a backlog of 120 requests") || !strings.Contains(got, "No wait passes the 1 s timeout") {
+		t.Errorf("sentence after a lag of 6 s = %q", got)
+	}
+	pollTrue(t, ctx, "the late-scaling goal reached and saved", goal("sample-late"))
+	pollTrue(t, ctx, "the late-scaling plot redrawn", `document.querySelector("#sample-late [data-plot] figure").textContent.includes("lands at 6 s")`)
+	for _, w := range []struct{ sel, name string }{{"#sample-retry", "widget-retry-amplification"}, {"#sample-late", "widget-late-scaling"}} {
+		png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(w.sel)))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", w.name, err)
+		}
+		keepShot(t, w.name, png)
+	}
+}

@@ -2,8 +2,9 @@
 // dependencies and no build step. It mirrors package model (model/*.go) line
 // for line: same formulas, same rounding, same sentences. Both are checked
 // against model/testdata/vectors.json (go test ./model/, node --test static/js/).
-// The quota and AIMD models are in modellimits.js, which widgets.js loads
-// only on a page that has one of them (its compute covers every kind).
+// The quota, AIMD, retry and late-scaling models are in modellimits.js,
+// which widgets.js loads only on a page that has one of them (its compute
+// covers every kind).
 // Infinity and NaN stay numbers here; JSON.stringify writes them as null, as
 // the Go side does.
 

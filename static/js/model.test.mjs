@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { goalReached, formatNumber, roundLimit } from "./model.js";
-import { compute } from "./modellimits.js";
+import { compute, lateScaling, retryAmplification, RETRY_CURVE_STEPS } from "./modellimits.js";
 
 const file = fileURLToPath(new URL("../../model/testdata/vectors.json", import.meta.url));
 const { tolerance, vectors } = JSON.parse(readFileSync(file, "utf8"));
@@ -96,4 +96,43 @@ test("roundLimit: down, so the last admitted is within budget, at least 1", () =
     [0.5, 1],
   ])
     assert.equal(roundLimit(v), want, String(v));
+});
+
+test("retryAmplification: the curve is the closed form (1 − p^(r+1)) ÷ (1 − p), r + 1 at p = 1, and a budget caps it at 1 + b", () => {
+  for (const r of [0, 1, 3, 10]) {
+    const res = retryAmplification({ p: 0.3, retries: r, budget: 0.25, utilisation: 1 });
+    assert.equal(res.curve_p.length, RETRY_CURVE_STEPS + 1);
+    res.curve_p.forEach((p, i) => {
+      const want = p < 1 ? (1 - Math.pow(p, r + 1)) / (1 - p) : r + 1;
+      assert.ok(Math.abs(res.curve_unbudgeted[i] - want) <= 1e-12 * want, `r=${r} p=${p}: ${res.curve_unbudgeted[i]} against ${want}`);
+      assert.ok(res.curve_attempts[i] <= Math.min(1.25, res.curve_unbudgeted[i]) + 1e-12, `r=${r} p=${p}: the budget lets ${res.curve_attempts[i]} through`);
+    });
+    assert.equal(res.curve_unbudgeted[RETRY_CURVE_STEPS], r + 1);
+  }
+  // p = 1 with a budget of 0 (none): every retry is sent.
+  const all = retryAmplification({ p: 1, retries: 10, budget: 0, utilisation: 0.1 });
+  assert.equal(all.attempts, 11);
+  assert.ok(all.over && Math.abs(all.load_pct - 110) < 1e-9);
+});
+
+test("lateScaling: the longest wait B ÷ λ passes the landing's B ÷ μ2 whenever μ2 > λ, and μ2 ≤ λ never drains", () => {
+  for (const lam of [50, 120, 300]) {
+    for (const mu2 of [lam - 10, lam, lam + 1, 2 * lam]) {
+      const s = lateScaling({ demand: lam, capacity_before: lam / 2, capacity_after: mu2, lag_s: 30, timeout_ms: 1000 });
+      const b = (lam / 2) * 30;
+      assert.equal(s.backlog, b);
+      assert.ok(Math.abs(s.landing_wait_ms - (1000 * b) / mu2) < 1e-9);
+      if (mu2 > lam) {
+        assert.ok(s.drains && Math.abs(s.drain_s - b / (mu2 - lam)) < 1e-9);
+        assert.ok(s.worst_wait_ms > s.landing_wait_ms, `λ ${lam}, μ2 ${mu2}: longest ${s.worst_wait_ms}, at the landing ${s.landing_wait_ms}`);
+      } else {
+        assert.ok(!s.drains && Number.isNaN(s.drain_s) && Number.isNaN(s.late_s), `λ ${lam}, μ2 ${mu2} drains`);
+        // Equal: the waits stop at B ÷ λ; under: no longest wait.
+        assert.ok(mu2 === lam ? s.worst_wait_ms === (1000 * b) / lam : Number.isNaN(s.worst_wait_ms));
+      }
+      // JSON writes the missing figures as null, as Go does.
+      const q = compute("late-scaling", { demand: lam, capacity_before: lam / 2, capacity_after: mu2, lag_s: 30, timeout_ms: 1000 }).quantities;
+      assert.equal("drain_s" in q, mu2 > lam);
+    }
+  }
 });

@@ -1,9 +1,12 @@
-// modellimits.js: the in-flight quota and AIMD models for the widget pages,
-// mirroring model/quota.go and model/aimd.go line for line (same formulas,
-// rounding and sentences; held to model/testdata/vectors.json). Apart from
-// model.js so that a page without these widgets does not load them:
-// widgets.js imports this module only when the page has one. Its compute
-// covers every kind, these two and model.js's.
+// modellimits.js: the models of overload and its limits for the widget
+// pages: the in-flight quota, the AIMD limit, retries against a failing
+// service and capacity that lands late, mirroring model/quota.go,
+// model/aimd.go, model/retryamp.go and model/scaling.go line for line
+// (same formulas, rounding and sentences; held to
+// model/testdata/vectors.json). Apart from model.js so that a page without
+// these widgets does not load them: widgets.js imports this module only
+// when the page has one. Its compute covers every kind, these four and
+// model.js's.
 
 import { about, compute as computeBase, formatNumber, littlesLaw, plural } from "./model.js";
 
@@ -269,11 +272,289 @@ export function aimd({ capacity_before: c1, capacity_after: c2, step_s: stepS, i
   return r;
 }
 
+/** RETRY_CURVE_STEPS: the retry curve's grid, p = i / RETRY_CURVE_STEPS for i = 0 … RETRY_CURVE_STEPS. */
+export const RETRY_CURVE_STEPS = 100;
+
+// retryAttempts is 1 + p + … + p^r, summed term by term (r is at most 10),
+// so p = 1 needs no case of its own.
+function retryAttempts(p, r) {
+  let a = 0;
+  let term = 1;
+  for (let k = 0; k <= r; k++) {
+    a += term;
+    term *= p;
+  }
+  return a;
+}
+
+// budgeted is the attempts with a budget b: at most 1 + b, none when b = 0.
+const budgeted = (unbudgeted, b) => (b > 0 ? Math.min(unbudgeted, 1 + b) : unbudgeted);
+
+// powerSeries writes 1 + p + … + p^r for a sentence, with superscripts.
+function powerSeries(r) {
+  const digits = ["⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"];
+  const sup = (n) => (n >= 10 ? digits[Math.floor(n / 10)] + digits[n % 10] : digits[n]);
+  switch (r) {
+    case 0:
+      return "1";
+    case 1:
+      return "1 + p";
+    case 2:
+      return "1 + p + p²";
+    case 3:
+      return "1 + p + p² + p³";
+  }
+  return "1 + p + … + p" + sup(r);
+}
+
+/**
+ * retryAmplification: retries against a failing service (Go's
+ * RetryAmplification). Without a budget a request sends 1 + p + … + p^r
+ * attempts (r + 1 at p = 1); with a budget b > 0 at most 1 + b. The load
+ * on the service is 100 × utilisation × attempts percent of its capacity.
+ */
+export function retryAmplification({ p, retries, budget, utilisation }) {
+  const F = formatNumber;
+  const r = Math.trunc(retries);
+  const un = retryAttempts(p, r);
+  const att = budgeted(un, budget);
+  const load = 100 * utilisation * att;
+  const res = {
+    p,
+    retries,
+    budget,
+    utilisation,
+    unbudgeted: un,
+    attempts: att,
+    capped: att < un * (1 - 1e-12),
+    load_pct: load,
+    over: load > 100 * (1 + 1e-12),
+    curve_p: [],
+    curve_unbudgeted: [],
+    curve_attempts: [],
+    sentence: "",
+  };
+  for (let i = 0; i <= RETRY_CURVE_STEPS; i++) {
+    const x = i / RETRY_CURVE_STEPS;
+    const u = retryAttempts(x, r);
+    res.curve_p.push(x);
+    res.curve_unbudgeted.push(u);
+    res.curve_attempts.push(budgeted(u, budget));
+  }
+  const rs = F(retries);
+  let s = "Each attempt fails with chance " + F(p) + " and a failed one is retried up to " + rs + " " + plural(rs, "time", "times") + ": ";
+  if (r === 0) {
+    s = "Each attempt fails with chance " + F(p) + " and none is retried: a request sends 1 attempt.";
+  } else if (budget > 0 && res.capped) {
+    s +=
+      "without a budget a request would send " +
+      about(un) +
+      F(un) +
+      " attempts (" +
+      powerSeries(r) +
+      "); the retry budget of " +
+      F(budget) +
+      " holds it to " +
+      about(att) +
+      F(att) +
+      ".";
+  } else if (budget > 0) {
+    s +=
+      "a request sends " +
+      about(un) +
+      F(un) +
+      " " +
+      plural(F(un), "attempt", "attempts") +
+      " (" +
+      powerSeries(r) +
+      "), within the retry budget of " +
+      F(budget) +
+      ".";
+  } else {
+    s += "a request sends " + about(un) + F(un) + " " + plural(F(un), "attempt", "attempts") + " (" + powerSeries(r) + ").";
+  }
+  s += " Offered " + F(100 * utilisation) + "% of its capacity in first attempts, the service gets " + about(load) + F(load) + "% of it";
+  if (res.over && utilisation > 1) s += ": over its capacity, as the first attempts alone are.";
+  else if (res.over) s += ": over its capacity, which the first attempts alone are not.";
+  else s += ": within its capacity.";
+  res.sentence = s;
+  return res;
+}
+
+// waitText writes a wait given in ms for a sentence: in seconds from 1 s
+// up, in ms below, with "about" when the number shown is rounded.
+function waitText(ms) {
+  if (ms >= 1000) return about(ms / 1000) + formatNumber(ms / 1000) + " s";
+  return about(ms) + formatNumber(ms) + " ms";
+}
+
+/**
+ * lateScaling: capacity that lands late (Go's LateScaling). Demand λ
+ * against μ1 builds a backlog B = max(0, λ − μ1) × L by the landing; it
+ * drains in B ÷ (μ2 − λ) (never when μ2 ≤ λ); the request arriving at the
+ * landing waits B ÷ μ2, the longest wait is B ÷ λ, for the request
+ * arriving at μ1 × L ÷ λ; the timeout marks the arrivals that wait past it.
+ */
+export function lateScaling({ demand: lam, capacity_before: mu1, capacity_after: mu2, lag_s: lag, timeout_ms: timeoutMS }) {
+  const F = formatNumber;
+  const s = {
+    demand: lam,
+    capacity_before: mu1,
+    capacity_after: mu2,
+    lag_s: lag,
+    timeout_ms: timeoutMS,
+    backlog: 0,
+    growth_after: 0,
+    drains: false,
+    drain_s: NaN,
+    drained_at_s: NaN,
+    landing_wait_ms: 0,
+    worst_wait_ms: NaN,
+    peak_at_s: NaN,
+    late_from_s: NaN,
+    late_until_s: NaN,
+    late_s: NaN,
+    sentence: "",
+  };
+  const rise = Math.max(0, lam - mu1);
+  const b = rise * lag;
+  const net = mu2 - lam;
+  s.backlog = b;
+  s.growth_after = Math.max(0, -net);
+  s.landing_wait_ms = (1000 * b) / mu2;
+  let drain = NaN;
+  if (net > 0) drain = b / net;
+  else if (net === 0 && b === 0) drain = 0;
+  if (!Number.isNaN(drain)) {
+    s.drains = true;
+    s.drain_s = drain;
+    s.drained_at_s = lag + drain;
+  }
+  // Waits rise from 0 to B ÷ λ for the request arriving at μ1 × L ÷ λ,
+  // which μ1 serves just at the landing, then fall by (μ2 − λ) ÷ μ2 a
+  // second of arrival, to 0 when the backlog is gone.
+  if (net < 0) {
+    // waits grow without end
+  } else if (b > 0) {
+    s.worst_wait_ms = (1000 * b) / lam;
+    s.peak_at_s = (mu1 * lag) / lam;
+  } else s.worst_wait_ms = 0;
+  if (timeoutMS > 0) {
+    const t = timeoutMS / 1000;
+    if (net >= 0 && s.worst_wait_ms <= timeoutMS) {
+      s.late_s = 0;
+    } else if (b > 0) {
+      const peak = b / lam;
+      const peakAt = (mu1 * lag) / lam;
+      s.late_from_s = t < peak ? (t * mu1) / rise : peakAt + ((t - peak) * mu2) / -net;
+      if (net > 0) {
+        const until = lag + drain - (t * mu2) / net;
+        s.late_until_s = until;
+        s.late_s = Math.max(0, until - s.late_from_s);
+      }
+    } else {
+      s.late_from_s = lag + (t * mu2) / -net;
+    }
+  }
+
+  let txt;
+  if (b > 0) {
+    txt =
+      "Demand of " +
+      F(lam) +
+      " a second against " +
+      F(mu1) +
+      " a second of capacity builds a backlog of " +
+      about(b) +
+      F(b) +
+      " requests in the " +
+      F(lag) +
+      " s before the new capacity lands.";
+    if (net > 0) {
+      txt +=
+        " At " +
+        F(mu2) +
+        " a second it drains " +
+        F(net) +
+        " a second and is gone " +
+        about(drain) +
+        F(drain) +
+        " s after the landing (" +
+        about(lag + drain) +
+        F(lag + drain) +
+        " s from the start). A request arriving at the landing waits " +
+        waitText(s.landing_wait_ms) +
+        "; the longest wait, " +
+        waitText(s.worst_wait_ms) +
+        ", is for one arriving at " +
+        about(s.peak_at_s) +
+        F(s.peak_at_s) +
+        " s, before the landing.";
+    } else if (net === 0) {
+      txt +=
+        " At " +
+        F(mu2) +
+        " a second the new capacity only matches the demand: the backlog never drains, and every request arriving from " +
+        about(s.peak_at_s) +
+        F(s.peak_at_s) +
+        " s on waits " +
+        waitText(s.worst_wait_ms) +
+        ".";
+    } else {
+      txt +=
+        " At " +
+        F(mu2) +
+        " a second the new capacity is still below the demand: the backlog grows by " +
+        F(-net) +
+        " a second after the landing and never drains, and waits grow without end.";
+    }
+  } else {
+    txt =
+      rise === 0
+        ? "Demand of " + F(lam) + " a second is within the " + F(mu1) + " a second of capacity before the landing: no backlog builds"
+        : "The new capacity lands at once: no backlog builds";
+    if (net >= 0) txt += " and no request waits.";
+    else {
+      txt +=
+        ", but at " +
+        F(mu2) +
+        " a second the capacity after the landing is below the demand: from the landing at " +
+        F(lag) +
+        " s the backlog grows by " +
+        F(-net) +
+        " a second and waits grow without end.";
+    }
+  }
+  if (timeoutMS > 0) {
+    const tt = waitText(timeoutMS);
+    if (s.late_s === 0 && s.worst_wait_ms > 0) txt += " No wait passes the " + tt + " timeout.";
+    else if (Number.isFinite(s.late_s) && s.late_s > 0) {
+      txt +=
+        " With a " +
+        tt +
+        " timeout, requests arriving from " +
+        about(s.late_from_s) +
+        F(s.late_from_s) +
+        " s to " +
+        about(s.late_until_s) +
+        F(s.late_until_s) +
+        " s wait past it: " +
+        about(s.late_s) +
+        F(s.late_s) +
+        " s of arrivals.";
+    } else if (Number.isFinite(s.late_from_s)) {
+      txt += " With a " + tt + " timeout, every request arriving from " + about(s.late_from_s) + F(s.late_from_s) + " s on waits past it.";
+    }
+  }
+  s.sentence = txt;
+  return s;
+}
+
 const finite = (x) => typeof x === "number" && Number.isFinite(x);
 
 /**
- * compute returns the same shape as Go's model.Result for any kind: quota
- * and aimd here, the rest from model.js.
+ * compute returns the same shape as Go's model.Result for any kind: quota,
+ * aimd, retry-amplification and late-scaling here, the rest from model.js.
  */
 export function compute(kind, values, solve = "") {
   let r;
@@ -294,6 +575,19 @@ export function compute(kind, values, solve = "") {
       res.aimd = r;
       put(["capacity_before", "capacity_after", "step_s", "increase", "backoff", "interval_ms", "floor", "duration_s"], r);
       put(["mean_limit", "delivered_pct", "min_after", "max_after", "settle_s"], r);
+      break;
+    case "retry-amplification":
+      r = retryAmplification(values);
+      res.retry_amplification = r;
+      put(["p", "retries", "budget", "utilisation", "attempts"], r);
+      if (finite(r.unbudgeted)) res.quantities.attempts_no_budget = r.unbudgeted;
+      put(["load_pct"], r);
+      break;
+    case "late-scaling":
+      r = lateScaling(values);
+      res.late_scaling = r;
+      put(["demand", "capacity_before", "capacity_after", "lag_s", "timeout_ms"], r);
+      put(["backlog", "drain_s", "landing_wait_ms", "worst_wait_ms", "late_s"], r);
       break;
     default:
       return computeBase(kind, values, solve);

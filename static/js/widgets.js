@@ -14,12 +14,13 @@
 //     results, which still show the last values that worked, are marked
 //     stale until it is fixed;
 //   - the result is recomputed in the page with model.js, or
-//     modellimits.js on a page with a quota or AIMD widget (the same
-//     formulas as package model, held to the same test vectors): the sentence in the
-//     polite live region, every <output data-q=NAME> (scaled by data-scale,
-//     or data-none when the quantity has no value), the admission steps,
-//     which ceiling binds, the queue curve's steady state (the quota's
-//     steps as the admission limit's);
+//     modellimits.js on a page with a quota, AIMD, retry or late-scaling
+//     widget (the same formulas as package model, held to the same test
+//     vectors): the sentence in the polite live region, every <output
+//     data-q=NAME> (scaled by data-scale, or data-none when the quantity
+//     has no value), the admission steps, which ceiling binds, the queue
+//     curve's steady state, whether the retries' load is over capacity
+//     (the quota's steps as the admission limit's);
 //   - the plot (two ceilings, queue curve) is fetched from the server's
 //     /widgets/{kind}/plot (its HTML), so it is drawn by one implementation;
 //   - the goal's status and what is still off are updated; the first time
@@ -34,9 +35,9 @@
 import { compute as computeBase, formatNumber, goalReached } from "./model.js";
 import { missText, round12, sliderFor } from "./widgettext.js";
 
-// The quota and AIMD models live in modellimits.js, loaded only when the
-// page has one of them; its compute covers every kind.
-const limitKinds = ["quota", "aimd"];
+// The quota, AIMD, retry and late-scaling models live in modellimits.js,
+// loaded only when the page has one of them; its compute covers every kind.
+const limitKinds = ["quota", "aimd", "retry-amplification", "late-scaling"];
 const roots = [...document.querySelectorAll("[data-widget-root]")];
 const compute = roots.some((r) => limitKinds.includes(r.dataset.kind)) ? (await import("./modellimits.js")).compute : computeBase;
 
@@ -274,6 +275,11 @@ function setup(root) {
         const w = el.dataset.showWhen;
         const q = res.queue_curve;
         el.hidden = w === "pooled" ? !(q.stable && q.servers > 1) : (w === "stable") !== q.stable;
+      }
+    }
+    if (res.retry_amplification) {
+      for (const el of root.querySelectorAll("[data-show-when]")) {
+        el.hidden = (el.dataset.showWhen === "over") !== res.retry_amplification.over;
       }
     }
     if (!first) refreshPlot(vals);
