@@ -13,8 +13,8 @@ import (
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/model"
-	"capacitylab/retry"
 	"capacitylab/recorder"
+	"capacitylab/retry"
 	"capacitylab/sim"
 )
 
