@@ -234,3 +234,34 @@ func TestRetryBudgetAndJitterAtTheLab(t *testing.T) {
 		}
 	}
 }
+
+// The breaker against a lab that refuses most of what arrives (1 worker
+// of 50 ms, a queue of 1, 200 a second): it opens, the arrivals due while
+// it is open are not sent, and the lab hears of none of them.
+func TestRetryBreakerAtTheLab(t *testing.T) {
+	l := startLab(t, labsvc.Config{Workers: 1, SpinMS: 0, WaitMS: 50, Limit: 1, CPUs: 1})
+	sw := sweepOf(t, l, time.Second)
+	sw.Rates, sw.Seconds, sw.SampleEvery = []float64{200}, 2, 250*time.Millisecond
+	sw.Retry = spec(t, "retries=0,breaker=0.5,breaker_min=10,open_ms=500,probes=2")
+	rep, _, err := collect(t.Context(), sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rep.Windows[0]
+	checkAttempts(t, w, w.Row.Arrivals)
+	if w.Row.BreakerOpen < w.Row.Arrivals/2 {
+		t.Errorf("breaker_open %d of %d arrivals: want most stopped against a lab that refuses nearly all", w.Row.BreakerOpen, w.Row.Arrivals)
+	}
+	if got := w.Row.OK + w.Row.Refused; got != w.Row.Sent {
+		t.Errorf("ok %d + refused %d = %d, sent %d: want every attempt sent answered by the lab", w.Row.OK, w.Row.Refused, got, w.Row.Sent)
+	}
+	open := 0
+	for _, s := range w.Samples {
+		if s.Breaker == retry.Opened {
+			open++
+		}
+	}
+	if open == 0 {
+		t.Error("no sample says the breaker was open")
+	}
+}
