@@ -352,8 +352,23 @@ func (s *server) runDistribution(ctx context.Context, v runView, windowQ string)
 	}
 	win := v.Rows[chosen].Window
 	dist := distribution{Window: win}
-	if err := s.store.EachWindowRecord(ctx, v.ID, win, func(r result.Record) error { dist.add(r); return nil }); err != nil {
+	// A retrying client's records are its attempts: its window is
+	// counted by logical request, as its row is (result.Logical), so its
+	// records are gathered first; any other window's are counted as they
+	// are read.
+	var attempts []result.Record
+	if err := s.store.EachWindowRecord(ctx, v.ID, win, func(r result.Record) error {
+		if v.Request.Retry != "" {
+			attempts = append(attempts, r)
+		} else {
+			dist.add(r)
+		}
+		return nil
+	}); err != nil {
 		return d, false, err
+	}
+	for _, r := range result.Logical(attempts) {
+		dist.add(r)
 	}
 	slices.Sort(dist.LatMS)
 	d.Chosen, d.Chart, d.Words = win, distributionChart(dist, "dist-"+v.ID), outcomesText(dist)

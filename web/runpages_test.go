@@ -227,3 +227,37 @@ func TestOldCodelRunStillShows(t *testing.T) {
 		t.Error("the old run's page does not show its policy as saved")
 	}
 }
+
+// A retrying client's window is counted by logical request on the run's
+// page as its row is: two requests, the first given up on once and then
+// answered by its retry (latency from the first attempt's intended time),
+// the second answered at once, are 2 requests sent and 2 ok, not 3 sent.
+func TestRunPageDistributionOfRetries(t *testing.T) {
+	site := newSite(t)
+	q := testPreset
+	q.Rates, q.Retry = []float64{10}, "retries=1"
+	req, _ := json.Marshal(q)
+	at := time.Date(2026, 3, 3, 14, 5, 0, 0, time.UTC)
+	ctx := t.Context()
+	if err := site.store.SaveRun(ctx, store.Run{ID: "r2", Learner: "alice", Lesson: "littles-law", Block: "littles-lab", Request: req, Status: store.RunDone,
+		CreatedAt: at, StartedAt: at, EndedAt: at.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	row := result.Row{Window: 0, Offered: 10, Sent: 2, OK: 2, Attempts: 3, OKPerSec: 1, Done: -1, Queued: -1, N: 2, Seconds: 2}
+	if err := site.store.AddRow(ctx, "r2", row); err != nil {
+		t.Fatal(err)
+	}
+	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+	recs := []result.Record{
+		{Window: 0, Seq: 0, Intended: 0, Sent: 0, End: ms(500), Outcome: result.Gaveup, Reason: result.ReasonReadTimeout, QueueWaitMS: -1, ServiceMS: -1},
+		{Window: 0, Seq: 1, Intended: ms(100), Sent: ms(100), End: ms(120), Outcome: result.OK, Status: 200, QueueWaitMS: -1, ServiceMS: -1},
+		{Window: 0, Seq: 2, Request: 0, Attempt: 1, Intended: ms(500), Sent: ms(500), End: ms(530), Outcome: result.OK, Status: 200, QueueWaitMS: -1, ServiceMS: -1},
+	}
+	if err := site.store.AddRecords(ctx, "r2", recs); err != nil {
+		t.Fatal(err)
+	}
+	page := site.get(nil, "/runs/r2")
+	if dist := testIDText(t, page.body, "run-distribution"); !strings.Contains(dist, "Of 2 requests sent, 2 were answered ok.") {
+		t.Errorf("distribution: %q; want the two requests, each counted once by its last attempt", dist)
+	}
+}
