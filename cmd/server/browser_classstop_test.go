@@ -3,9 +3,13 @@
 package main
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -16,8 +20,11 @@ import (
 // and the participant's phone has none. Stop on the presenter cancels the
 // run through the host page: the presenter and the phone tell the room it
 // was cancelled, the host's panel says cancelled, and Stop goes away. A
-// second run is stopped with the host view's own Stop. The views with
-// Stop showing pass the accessibility audit.
+// second run is stopped with the host view's own Stop; for that run the
+// host's first request for the run's panel fails (as a busy server's
+// refusal would), and the host view still shows Stop at once and shows
+// the panel when it asks again. The views with Stop showing pass the
+// accessibility audit.
 func TestBrowserClassRunStop(t *testing.T) {
 	lab := buildLabBinary(t)
 	src := axeSource(t)
@@ -75,11 +82,49 @@ func TestBrowserClassRunStop(t *testing.T) {
 	}
 	shotView(t, pres, "class-presenter-run-stopped-1920-light", a11yView{"projector", "light", 1920, 1080}, "")
 
+	failed := failFirstPanel(t, host)
 	runLong("host runs the lab again")
 	doStepsWithin(t, host, "Stop shows again on the host view", runStepTimeout, classPoll(status+` !== "cancelled" && `+stopShown))
+	if n := failed.Load(); n != 1 {
+		t.Fatalf("the host's first request for the second run's panel was to fail; %d failed", n)
+	}
 	doSteps(t, host, "the host view's Stop cancels the run",
 		chromedp.Click(chromedp.CSS(stop)),
 		classPoll(status+` === "cancelled" && `+stopGone),
 		classPoll(`document.querySelector('[data-testid="class-run-error"]').textContent === ""`))
 	doSteps(t, pres, "the presenter hears of it", classPoll(roomNote+` && `+stopGone))
+}
+
+// failFirstPanel makes the first request ctx's page sends for a run's
+// panel (GET /runs/{id}/panel) fail as a refused connection, and lets
+// every later one through. It returns how many it failed.
+func failFirstPanel(t *testing.T, ctx context.Context) *atomic.Int32 {
+	t.Helper()
+	var failed atomic.Int32
+	paused := make(chan fetch.RequestID, 16)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			paused <- e.RequestID
+		}
+	}); err != nil {
+		t.Fatalf("listening to the host's requests: %v", err)
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case id := <-paused:
+				if failed.CompareAndSwap(0, 1) {
+					_, _ = chromedp.Call(ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonConnectionRefused})
+					continue
+				}
+				_, _ = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
+			}
+		}
+	}()
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/runs/*/panel"}}}); err != nil {
+		t.Fatalf("intercepting the host's requests for a run's panel: %v", err)
+	}
+	return &failed
 }

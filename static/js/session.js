@@ -379,7 +379,7 @@ function start(root) {
   // announces to screen readers. One run client for lessons and classes.
   // The panel says which lab the run is of and how it stands.
   const runSection = root.querySelector("[data-class-run]");
-  async function watchRun(id) {
+  async function watchRun(id, tries = 0) {
     if (run && run.id === id) return;
     const me = { id };
     run = me;
@@ -404,13 +404,25 @@ function start(root) {
       }
       document.dispatchEvent(new Event("capacitylab:runs"));
     } catch (err) {
-      // The link to the run's own page stays; the next state tries again.
-      if (run === me) {
-        run = null;
-        model.runStatus = "unknown";
-      }
-      slot.textContent = "The class run could not be shown here: open the run's own page.";
+      // The link to the run's own page stays, and the panel is asked for
+      // again (a busy server may refuse a request for a moment; no later
+      // message would bring it). Stop needs only the run's id, so it
+      // shows meanwhile: a Stop on a run that has ended is refused.
       console.error("class run:", err);
+      if (run !== me) return;
+      model.runStatus = "unknown";
+      slot.textContent = "The class run could not be shown here yet: open the run's own page, or wait a moment.";
+      renderRunStop();
+      if (tries < 5) {
+        setTimeout(
+          () => {
+            if (run !== me || model.runID !== id) return;
+            run = null;
+            watchRun(id, tries + 1);
+          },
+          1000 * (tries + 1),
+        );
+      }
     }
     renderFocus();
     renderNext();
