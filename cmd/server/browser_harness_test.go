@@ -193,7 +193,7 @@ func doStepsWithin(t *testing.T, ctx context.Context, what string, d time.Durati
 		err := chromedp.Do(sctx, step)
 		cancel()
 		if err != nil {
-			if msgs, derr := chromedp.Run(ctx, chromedp.Evaluate[string](`[location.pathname].concat(Array.from(document.querySelectorAll('[data-testid$="message"], [data-error], .form-error')).map(e => e.textContent.trim()).filter(Boolean)).join(" | ")`)); derr == nil && msgs != "" {
+			if msgs, derr := chromedp.Run(ctx, chromedp.Evaluate[string](`[location.pathname].concat(Array.from(document.querySelectorAll('[data-testid$="message"], [data-error], .form-error, [data-testid="class-run-note"]:not([hidden])')).map(e => e.textContent.trim()).filter(Boolean)).join(" | ")`)); derr == nil && msgs != "" {
 				t.Logf("page and its messages: %s", msgs)
 			}
 			screenshot(t, ctx, strings.ReplaceAll(what, " ", "-")+"-failed")

@@ -411,7 +411,10 @@ function start(root) {
       console.error("class run:", err);
       if (run !== me) return;
       model.runStatus = "unknown";
-      slot.textContent = "The class run could not be shown here yet: open the run's own page, or wait a moment.";
+      const why = document.createElement("p");
+      why.className = "form-error";
+      why.textContent = "The class run could not be shown here yet (" + err.message + "): open the run's own page, or wait a moment.";
+      slot.replaceChildren(why);
       renderRunStop();
       if (tries < 5) {
         setTimeout(
