@@ -140,6 +140,7 @@ func Analyze(d Dataset, o Options) Analysis {
 			l := loadRows[i]
 			row.Done, row.Queued, row.Backlogged = l.Done, l.Queued, l.Backlogged
 			row.LabServiceMS, row.LabCPUMS, row.Note = l.LabServiceMS, l.LabCPUMS, l.Note
+			row.LabWaitMS, row.LabServiceSCV = l.LabWaitMS, l.LabServiceSCV
 		}
 		a.Rows[i] = row
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"capacitylab/admit"
+	"capacitylab/dist"
 	"capacitylab/input"
 )
 
@@ -46,6 +47,13 @@ type Config struct {
 	// zero value is the queue policy, whose bound is LIMIT; every other
 	// policy carries its parameters in the Spec and needs LIMIT 0.
 	Policy admit.Spec `json:"policy"`
+
+	// Dist is how a request's service demand varies (DIST, package dist):
+	// SPIN_MS and WAIT_MS times a factor of mean 1 drawn for it in the
+	// order the door admits requests, from a source that starts again from
+	// the Spec's seed at every reset. The zero value is constant, every
+	// factor 1.
+	Dist dist.Spec `json:"dist"`
 }
 
 // AcceptMode says who accepts the lab's connections (ACCEPT). Its zero
@@ -123,6 +131,10 @@ func (c Config) Validate() error {
 		errs.Add("ACCEPT", input.NotAllowed(string(c.Accept), "door or workers"))
 	}
 	c.policyErrors(errs)
+	var de *dist.SpecError
+	if err := c.Dist.Validate(); errors.As(err, &de) {
+		errs.Add("DIST", input.NotAllowed(de.Value, de.Allowed))
+	}
 	return errs.Err()
 }
 

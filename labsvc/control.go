@@ -19,6 +19,7 @@ import (
 
 	"capacitylab/admit"
 	"capacitylab/affinity"
+	"capacitylab/dist"
 	"capacitylab/input"
 )
 
@@ -201,7 +202,7 @@ type ControlError struct {
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
-const patchKnobs = "workers (with ACCEPT=door), spin_ms, wait_ms, limit, stall_every, stall_ms, backlog, policy"
+const patchKnobs = "workers (with ACCEPT=door), spin_ms, wait_ms, limit, stall_every, stall_ms, backlog, policy, dist"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
@@ -262,6 +263,21 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			p.Policy = &spec
+			continue
+		case "dist":
+			// A JSON string, as DIST spells it.
+			var text string
+			if err := json.Unmarshal(raw[k], &text); err != nil {
+				errs.Add("DIST", input.NotAllowed(strings.TrimSpace(string(raw[k])), "a JSON string such as \"exponential\": "+dist.Allowed))
+				continue
+			}
+			spec, err := dist.ParseSpec(text)
+			var se *dist.SpecError
+			if errors.As(err, &se) {
+				errs.Add("DIST", input.NotAllowed(se.Value, se.Allowed))
+				continue
+			}
+			p.Dist = &spec
 			continue
 		case "cpus", "accept":
 			writeJSON(w, http.StatusBadRequest, ControlError{Error: fmt.Sprintf("%s cannot change while the lab runs: want only %s", strings.ToUpper(k), patchKnobs)})

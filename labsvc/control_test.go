@@ -243,7 +243,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 // are refused by both.
 func TestConfigSetAgreesWithTheLab(t *testing.T) {
 	l := labtest.Serve(t, labsvc.DefaultConfig())
-	values := map[string]string{"WORKERS": "3", "SPIN_MS": "3", "WAIT_MS": "40", "LIMIT": "0", "STALL_EVERY": "7", "STALL_MS": "9", "BACKLOG": "64", "POLICY": "aimd,backoff=0.5"}
+	values := map[string]string{"WORKERS": "3", "SPIN_MS": "3", "WAIT_MS": "40", "LIMIT": "0", "STALL_EVERY": "7", "STALL_MS": "9", "BACKLOG": "64", "POLICY": "aimd,backoff=0.5", "DIST": "bimodal,p=0.1,x=10"}
 	want := labsvc.DefaultConfig()
 	for knob := range strings.SplitSeq(labsvc.ChangeableKnobs, ", ") {
 		v, ok := values[knob]
@@ -256,8 +256,8 @@ func TestConfigSetAgreesWithTheLab(t *testing.T) {
 		}
 		want = next
 		body := `{"` + strings.ToLower(knob) + `": ` + v + `}`
-		if knob == "POLICY" {
-			body = `{"policy": "` + v + `"}`
+		if knob == "POLICY" || knob == "DIST" {
+			body = `{"` + strings.ToLower(knob) + `": "` + v + `"}`
 		}
 		var got labsvc.Config
 		if code := doJSON(t, "POST", l.Control+"/config", body, &got); code != 200 || got != want {

@@ -3,7 +3,7 @@
 //
 // # Knobs
 //
-// Config holds ten knobs, read by ParseSettings from flags with environment
+// Config holds eleven knobs, read by ParseSettings from flags with environment
 // fallbacks (a flag wins), then defaults:
 //
 //	env          flag           default  range         meaning
@@ -17,14 +17,15 @@
 //	BACKLOG      --backlog      0        0..65535      listen backlog, 0 = the system's maximum
 //	ACCEPT       --accept       door     door|workers  who accepts connections
 //	POLICY       --policy       queue    see below     the door's admission policy (,classes=on: by class)
+//	DIST         --dist         constant see below     how each request's service demand varies about its mean
 //	ADDR         --addr         127.0.0.1:8000         requests (cmd/lab only)
 //	CONTROL_ADDR --control      127.0.0.1:8001         control API (cmd/lab only)
 //
 // (CONTROL_ADDR, not CONTROL: cmd/load reads CONTROL as the lab's control
 // URL, and the two are often run from one shell.)
 //
-// WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG and
-// POLICY may change while the lab runs (POST /config, ChangeableKnobs),
+// WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG,
+// POLICY and DIST may change while the lab runs (POST /config, ChangeableKnobs),
 // WORKERS only with ACCEPT=door (see Changing WORKERS); CPUS and ACCEPT
 // may not.
 //
@@ -184,6 +185,18 @@
 // shows it, and `load --check` measures it at rest (see
 // docs/BENCHMARKS.md).
 //
+// A varying service time (DIST, package dist): each request's spin and
+// wait are SPIN_MS and WAIT_MS times a factor of mean 1 drawn for it
+// (exponential, lognormal with a given SCV, or bimodal: a share of
+// requests some times as long as the rest), so its mean stays SPIN_MS +
+// WAIT_MS. The door draws the factors in the order it admits requests
+// (with ACCEPT=workers, the workers in the order they accept them) from
+// a source seeded with DIST's seed, again at every POST /reset and every
+// change of DIST, so each window of a sweep draws the same factors in the
+// same order; a stalled request draws one too, unused. The stats'
+// service_ms reports the measured mean and scv. With DIST=constant (the
+// default) every factor is 1 and the lab is as it always was.
+//
 // A periodic stall (a garbage-collection pause, a cache flush): with
 // STALL_EVERY=N > 0 the door numbers the connections it admits (handed or
 // queued, not refused or bad) from 1 in the order it admits them (with
@@ -244,9 +257,9 @@
 //	GET  /config    the knobs in force and the processors the lab runs on:
 //	                {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,
 //	                 "stall_every":0,"stall_ms":0,"backlog":0,"accept":"door",
-//	                 "policy":"queue","processors":[0]}
+//	                 "policy":"queue","dist":"constant","processors":[0]}
 //	POST /config    change some of workers, spin_ms, wait_ms, limit, stall_every, stall_ms,
-//	                backlog, policy, e.g. {"limit": 10}, {"workers": 8} or
+//	                backlog, policy, dist, e.g. {"limit": 10}, {"workers": 8} or
 //	                {"policy": "aimd", "limit": 0}; 200 with the new config (as GET), or 400 with
 //	                {"error": "...one line...", "errors": {"SPIN_MS": "abc is not allowed: want 0 to 1000"}}
 //	                (cpus and accept cannot change while the lab runs, nor workers with
@@ -286,7 +299,7 @@
 // Origin naming another host, or Sec-Fetch-Site: cross-site) is refused
 // with 403, one without Content-Type: application/json with 415, and the
 // body of POST /config must be one JSON object whose values are JSON whole
-// numbers (policy's a JSON string), each knob once, and nothing after it (a
+// numbers (policy's and dist's JSON strings), each knob once, and nothing after it (a
 // string such as "5", a fraction, a knob twice, a second object or
 // trailing text: 400; a body over 64 KiB: 413). Every refusal is
 // {"error": "..."} and changes nothing.
@@ -326,8 +339,9 @@
 //	backlogged_max most an accept found waiting there in the window (read just before it accepts)
 //	backlog       the most the kernel's accept queue holds (BACKLOG as applied)
 //
-// A Summary is {"n","mean","p50","p99","max"} in milliseconds, percentiles
-// nearest-rank over the n retained samples (at most MaxSamples). At every
+// A Summary is {"n","mean","p50","p99","max","scv"} in milliseconds
+// (scv, variance ÷ mean², has no unit), over the n retained samples (at
+// most MaxSamples), percentiles nearest-rank. At every
 // instant accepted = done + queued + in_service + bad + dropped
 // (Stats.Unaccounted is 0), and for each class accepted = done + dropped +
 // inside, the classes' accepted adding up to accepted less bad (a caller

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"capacitylab/admit"
+	"capacitylab/dist"
 	"capacitylab/envflag"
 	"capacitylab/input"
 	"capacitylab/result"
@@ -59,6 +60,13 @@ const PolicyUsage = "the admission `policy`: queue (LIMIT bounds the callers wai
 // PolicyAllowed is what --policy allows, for -h and the README, for the lab
 // and the proxy.
 const PolicyAllowed = "queue, inflight,quota=N, aimd, gradient, sojourn, each with parameters after commas"
+
+// DistAllowed is what --dist allows, for -h and the README (the ranges
+// are in dist.Allowed, which the errors say).
+const DistAllowed = "constant, exponential, lognormal,scv=S, bimodal,p=P,x=X, each with seed=N after a comma"
+
+// DistUsage is the -h text of --dist.
+const DistUsage = "how each request's service time varies about SPIN_MS + WAIT_MS, its mean: `constant`, exponential, lognormal,scv=S or bimodal,p=P,x=X (a share P of requests X times as long), any with seed=N (package dist documents each)"
 
 // ErrUsage is wrapped by ParseSettings errors that come from the command line
 // itself (unknown flag, stray argument, -h). Such errors, like the
@@ -130,6 +138,7 @@ type KnobFlags struct {
 	knobs  []*envflag.Setting // in knobs() order
 	accept *envflag.Setting
 	policy *envflag.Setting
+	dist   *envflag.Setting
 }
 
 // AddKnobFlags defines a setting for every knob (--workers, --spin-ms, …,
@@ -143,13 +152,14 @@ func AddKnobFlags(fs *envflag.Set) *KnobFlags {
 	}
 	kf.accept = fs.Add(envflag.Setting{Flag: "accept", Env: "ACCEPT", Default: def.Accept.String(), Allowed: "door or workers", Usage: acceptUsage})
 	kf.policy = fs.Add(envflag.Setting{Flag: "policy", Env: "POLICY", Shown: "queue", Allowed: PolicyAllowed, Usage: PolicyUsage})
+	kf.dist = fs.Add(envflag.Setting{Flag: "dist", Env: "DIST", Shown: "constant", Allowed: DistAllowed, Usage: DistUsage})
 	return kf
 }
 
 // Given lists the knob flags given on the command line, as "--name".
 func (kf *KnobFlags) Given() []string {
 	var out []string
-	for _, st := range append(append([]*envflag.Setting(nil), kf.knobs...), kf.accept, kf.policy) {
+	for _, st := range append(append([]*envflag.Setting(nil), kf.knobs...), kf.accept, kf.policy, kf.dist) {
 		if st.Given() {
 			out = append(out, "--"+st.Flag)
 		}
@@ -191,6 +201,13 @@ func (kf *KnobFlags) Config() (Config, error) {
 			errs.Add("POLICY", input.NotAllowed(v, admit.Allowed))
 		}
 	}
+	if kf.dist.Source != "" {
+		v := strings.TrimSpace(kf.dist.Value)
+		var se *dist.SpecError
+		if c.Dist, err = dist.ParseSpec(v); errors.As(err, &se) {
+			errs.Add("DIST", input.NotAllowed(se.Value, se.Allowed))
+		}
+	}
 	if len(errs) > 0 {
 		return Config{}, errs
 	}
@@ -213,7 +230,7 @@ func (c Config) Args() []string {
 	for _, k := range knobs() {
 		out = append(out, fmt.Sprintf("--%s=%d", k.flag, *k.field(&c)))
 	}
-	return append(out, "--accept="+c.Accept.String(), "--policy="+c.Policy.String())
+	return append(out, "--accept="+c.Accept.String(), "--policy="+c.Policy.String(), "--dist="+c.Dist.String())
 }
 
 // String renders c the way the lessons write it: "WORKERS=1 SPIN_MS=2 ...".
@@ -240,13 +257,16 @@ func (c Config) String() string {
 	if c.Policy != "" {
 		b.WriteString(" POLICY=" + c.Policy.String())
 	}
+	if c.Dist != "" {
+		b.WriteString(" DIST=" + c.Dist.String())
+	}
 	return b.String()
 }
 
 // ChangeableKnobs are the knobs a running lab may change (POST /config),
 // as their environment variables spell them. WORKERS changes only with
 // ACCEPT=door (see Config.Set).
-const ChangeableKnobs = "WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY"
+const ChangeableKnobs = "WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY, DIST"
 
 // workersFixed says what WORKERS allows while a lab of workers workers
 // runs with ACCEPT=workers, and why.
@@ -276,6 +296,15 @@ func (c Config) Set(knob, value string) (Config, error) {
 		}
 		next := c
 		next.Policy = spec
+		return c.change(next)
+	case "DIST":
+		spec, err := dist.ParseSpec(value)
+		var se *dist.SpecError
+		if errors.As(err, &se) {
+			return c, input.FieldErrors{"DIST": input.NotAllowed(se.Value, se.Allowed)}
+		}
+		next := c
+		next.Dist = spec
 		return c.change(next)
 	}
 	for _, k := range knobs() {

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"capacitylab/admit"
+	"capacitylab/dist"
 )
 
 // Server is one lab: a door, a FIFO queue, WORKERS workers and a control
@@ -84,6 +85,12 @@ type Server struct {
 	// for SetConfig to start workers), nil before then; called only
 	// under mu and while the lab is not closed.
 	spawn func(f func(ctx context.Context))
+
+	// demand draws each admitted request's service factor (DIST), under
+	// mu: from the Spec's seed again at every reset and every change of
+	// DIST, so that each window of a sweep draws the same factors in the
+	// same order.
+	demand *dist.Sampler
 }
 
 // pending is an admitted connection on its way to a worker, its request
@@ -94,7 +101,19 @@ type pending struct {
 	took  time.Time   // when a worker was assigned to it: the end of its queue wait
 	from  time.Time   // if its worker went straight on to it: when the last was due to end, or it arrived if later (see serve)
 	stall bool        // it takes STALL_MS instead of its spin and wait
+	scale float64     // its SPIN_MS and WAIT_MS are this many times the knobs' (DIST)
 	class admit.Class // its X-Criticality
+}
+
+// demand is what p's service takes with the knobs c: its spin and wait,
+// SPIN_MS and WAIT_MS times its factor (DIST), or STALL_MS of wait and no
+// spin for a stalled request.
+func (p pending) demand(c Config) (spin, wait time.Duration) {
+	if p.stall {
+		return 0, time.Duration(c.StallMS) * time.Millisecond
+	}
+	ms := float64(time.Millisecond) * p.scale
+	return time.Duration(float64(c.SpinMS) * ms), time.Duration(float64(c.WaitMS) * ms)
 }
 
 // lanes is the door's queue: a FIFO lane per class, indexed by
@@ -202,6 +221,7 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	s.bufs.New = func() any { b := make([]byte, MaxHeaderBytes); return &b }
 	s.refusing = make(chan struct{}, MaxRefusing)
 	s.procs = newProcessors(cfg.CPUs)
+	s.demand = cfg.Dist.Sampler()
 	s.w.reset(time.Now(), 0, 0, s.inside)
 	s.m = newMetrics(s.reg, s)
 	return s
@@ -444,7 +464,8 @@ func (s *Server) arrive(ctx context.Context, c net.Conn, accepted time.Time) {
 		closeGracefully(c, refusedResponse)
 		return
 	}
-	p := pending{conn: c, at: now, stall: s.admitLocked(class), class: class}
+	stall, scale := s.admitLocked(class)
+	p := pending{conn: c, at: now, stall: stall, scale: scale, class: class}
 	if s.idle > 0 {
 		// A worker is free: it is this connection's now (a caller
 		// that did not wait is never dropped).
@@ -515,16 +536,16 @@ func (s *Server) refuseAll(ctx context.Context, dropped []pending) {
 func (s *Server) since(t time.Time) time.Duration { return t.Sub(s.epoch) }
 
 // admitLocked counts a connection of class c admitted to service in the
-// window and says whether it is the Nth, 2Nth, … of STALL_EVERY, which
-// stalls. The door calls it for every caller it does not refuse, its
+// window, says whether it is the Nth, 2Nth, … of STALL_EVERY, which
+// stalls, and draws its service demand's factor (DIST: 1 when constant). The door calls it for every caller it does not refuse, its
 // request read; with ACCEPT=workers each worker calls it for the
 // connection it accepted and read. s.mu is held.
-func (s *Server) admitLocked(c admit.Class) (stall bool) {
+func (s *Server) admitLocked(c admit.Class) (stall bool, scale float64) {
 	s.w.accepted++
 	s.w.admitted++
 	s.w.classes[c].accepted++
 	s.inside[c]++
-	return s.cfg.StallEvery > 0 && s.w.admitted%int64(s.cfg.StallEvery) == 0
+	return s.cfg.StallEvery > 0 && s.w.admitted%int64(s.cfg.StallEvery) == 0, s.demand.Next()
 }
 
 // badLocked counts a connection accepted that never sent a complete
@@ -595,12 +616,10 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		at := s.since(now)
 		s.policy.Admit(at, 0, 0)
 		s.policy.Start(at, 0)
-		stall := s.admitLocked(class)
+		stall, scale := s.admitLocked(class)
 		s.inService++
-		spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
-		if stall {
-			spin, wait = 0, s.cfg.StallMS
-		}
+		p := pending{conn: c, at: now, took: now, stall: stall, scale: scale, class: class}
+		spin, wait := p.demand(s.cfg)
 		s.mu.Unlock()
 		s.m.accepted.Inc()
 		s.m.classes[class].accepted.Inc()
@@ -609,7 +628,7 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		// it (its reading included), never from when the worker's last
 		// request was due to end (see serve).
 		var answered net.Conn
-		out, answered, _ = s.serve(ctx, pending{conn: c, at: now, took: now, class: class}, spin, wait, out, &sp, wt)
+		out, answered, _ = s.serve(ctx, p, spin, wait, out, &sp, wt)
 		if answered != nil {
 			_, _ = answered.Write(out)
 			_ = answered.Close()
@@ -664,10 +683,7 @@ func (s *Server) work(ctx context.Context) {
 		}
 		p := s.handed.pop()
 		for {
-			spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
-			if p.stall {
-				spin, wait = 0, s.cfg.StallMS
-			}
+			spin, wait := p.demand(s.cfg)
 			s.mu.Unlock()
 			var answered net.Conn
 			out, answered, due = s.serve(ctx, p, spin, wait, out, &sp, wt)
@@ -758,7 +774,9 @@ func (s *Server) takeLocked(dropped []pending) (p pending, ok bool, _ []pending)
 // was due to end (its wait's deadline); otherwise (the lab stopping) it
 // has closed the connection and returns a nil one and a zero time.
 //
-// The wait runs to a deadline SPIN_MS + WAIT_MS after its service began,
+// spin and wait are the request's (its demand: SPIN_MS and WAIT_MS times
+// its DIST factor, or STALL_MS). The wait runs to a deadline spin + wait
+// after its service began,
 // plus the time the spin waited for its turns while the lab's other spins
 // computed (processor sharing, which lasts as long as it lasts): the lab's
 // own work (for a busy worker the hand-off from the last one; with
@@ -773,20 +791,19 @@ func (s *Server) takeLocked(dropped []pending) (p pending, ok bool, _ []pending)
 // (waking late from the last wait, writing and closing its answer, taking
 // this one) is made up in this wait instead of adding to it, and a busy
 // worker starts one request every SPIN_MS + WAIT_MS on average, as set.
-func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
+func (s *Server) serve(ctx context.Context, p pending, spin, wait time.Duration, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
 	take := p.took
 	from := take
 	if !p.from.IsZero() {
-		from = later(p.from, take.Add(-time.Duration(waitMS)*time.Millisecond))
+		from = later(p.from, take.Add(-wait))
 	}
 	queueWait := take.Sub(p.at)
-	spin := time.Duration(spinMS) * time.Millisecond
 	cpu, turns, fellBack := sp.spin(ctx, spin, s.procs)
 	if fellBack && !s.fellBack.Swap(true) {
 		s.logger.Warn("thread CPU clock unavailable; SPIN_MS spent as wall time")
 	}
-	due := from.Add(spin + turns + time.Duration(waitMS)*time.Millisecond)
-	if waitMS > 0 {
+	due := from.Add(spin + turns + wait)
+	if wait > 0 {
 		wt.wait(ctx, due)
 	}
 	if ctx.Err() != nil {
@@ -837,6 +854,7 @@ type ConfigPatch struct {
 	StallMS    *int
 	Backlog    *int
 	Policy     *admit.Spec
+	Dist       *dist.Spec
 }
 
 // apply returns c changed by p.
@@ -864,6 +882,9 @@ func (p ConfigPatch) apply(c Config) Config {
 	}
 	if p.Policy != nil {
 		c.Policy = *p.Policy
+	}
+	if p.Dist != nil {
+		c.Dist = *p.Dist
 	}
 	return c
 }
@@ -898,6 +919,9 @@ func (s *Server) SetConfig(p ConfigPatch) (Config, error) {
 			s.mu.Unlock()
 			return s.cfg, err
 		}
+	}
+	if c.Dist != s.cfg.Dist {
+		s.demand = c.Dist.Sampler()
 	}
 	if c.Workers != s.cfg.Workers {
 		// Validate has checked it: 1 or more.
@@ -980,6 +1004,7 @@ func (s *Server) Reset() Stats {
 	now := time.Now()
 	s.w.reset(now, s.queue.n, s.inService, s.inside)
 	s.policy.Reset()
+	s.demand = s.cfg.Dist.Sampler()
 	s.w.backlogMax = st.Backlogged
 	s.mu.Unlock()
 	st.QueueWaitMS = summarize(waits)

@@ -31,6 +31,10 @@ type Summary struct {
 	P50  float64 `json:"p50"`
 	P99  float64 `json:"p99"`
 	Max  float64 `json:"max"`
+	// SCV is the samples' squared coefficient of variation: their
+	// variance (over N) divided by their mean squared; 0 when the mean
+	// is 0. For service times it is what queueing formulas call cs².
+	SCV float64 `json:"scv"`
 }
 
 // BadCounts breaks down the callers that were accepted but never sent a
@@ -211,12 +215,23 @@ func summarize(xs []float64) Summary {
 	for _, x := range xs {
 		sum += x
 	}
+	n := float64(len(xs))
+	mean := sum / n
+	var dev float64
+	for _, x := range xs {
+		dev += (x - mean) * (x - mean)
+	}
+	var scv float64
+	if mean > 0 {
+		scv = dev / n / (mean * mean)
+	}
 	return Summary{
 		N:    len(xs),
-		Mean: sum / float64(len(xs)),
+		Mean: mean,
 		P50:  nearestRank(xs, 50),
 		P99:  nearestRank(xs, 99),
 		Max:  xs[len(xs)-1],
+		SCV:  scv,
 	}
 }
 

@@ -513,6 +513,8 @@ func (s Sweep) Run(ctx context.Context, handle func(result.Event)) (result.Repor
 			row.Queued = lab.QueuedMax
 			row.Backlogged = lab.BackloggedMax
 			row.LabServiceMS = result.Round(lab.ServiceMS.Mean, 1000)
+			row.LabServiceSCV = result.Round(lab.ServiceMS.SCV, 1000)
+			row.LabWaitMS = result.Round(lab.QueueWaitMS.Mean, 1000)
 			row.LabCPUMS = result.Round(lab.ProcessCPUMS, 1000)
 		}
 		if row.Lost != 0 {

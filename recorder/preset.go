@@ -164,6 +164,13 @@ func RowCell(r result.Row, c string) string {
 		return optf(r.LabServiceMS)
 	case "lab_cpu_ms":
 		return optf(r.LabCPUMS)
+	case "lab_wait_ms":
+		return optf(r.LabWaitMS)
+	case "lab_service_scv":
+		if r.LabServiceSCV < 0 {
+			return "-"
+		}
+		return f(r.LabServiceSCV, 2)
 	case "attempts":
 		return i(r.Attempts)
 	case "attempts_per_sec":

@@ -114,4 +114,10 @@
 //	                 they show whether the lab itself was slowed, e.g. by
 //	                 neighbours on its core), and notes such as a lab that had
 //	                 not drained or a cancelled window
+//	lab_wait_ms lab_service_scv
+//	                 the lab's mean wait in its queue over the requests it
+//	                 served in the window (its X-Queue-Wait-Ms), and the
+//	                 squared coefficient of variation of their service times
+//	                 (variance ÷ mean², the cs² of queueing formulas; near 0
+//	                 for a lab with DIST=constant); -1 without control
 package result

@@ -27,6 +27,9 @@ type LabStats struct {
 	// ServiceMS summarises the service times the lab measured (the
 	// X-Service-Ms header of every answer it served).
 	ServiceMS LabSummary `json:"service_ms"`
+	// QueueWaitMS summarises the waits in the lab's queue of the
+	// requests it served (X-Queue-Wait-Ms).
+	QueueWaitMS LabSummary `json:"queue_wait_ms"`
 	// Classes counts the window's requests by class (their X-Criticality;
 	// see package labsvc), all of them default unless the callers say
 	// otherwise; all 0 from a lab that does not count them.
@@ -57,4 +60,5 @@ type LabSummary struct {
 	P50  float64 `json:"p50"`
 	P99  float64 `json:"p99"`
 	Max  float64 `json:"max"`
+	SCV  float64 `json:"scv"` // squared coefficient of variation: variance ÷ mean²
 }

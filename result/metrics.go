@@ -43,7 +43,13 @@ type Row struct {
 	Clients      int     `json:"clients,omitempty"`
 	LabServiceMS float64 `json:"lab_service_ms"`
 	LabCPUMS     float64 `json:"lab_cpu_ms"`
-	Note         string  `json:"note,omitempty"`
+	// LabWaitMS is the mean wait in the lab's queue of the requests it
+	// served in the window, and LabServiceSCV the squared coefficient of
+	// variation of their service times (variance ÷ mean², the cs² of
+	// queueing formulas), both the lab's own (its stats); -1 when not read.
+	LabWaitMS     float64 `json:"lab_wait_ms"`
+	LabServiceSCV float64 `json:"lab_service_scv"`
+	Note          string  `json:"note,omitempty"`
 
 	// A retrying client's (package retry) and classes' columns. Every
 	// column above counts logical requests (a request's outcome is its
@@ -181,7 +187,10 @@ func (m *Metrics) Row(offered float64, window time.Duration) Row {
 		Backlogged:   -1,
 		LabServiceMS: -1,
 		LabCPUMS:     -1,
+		LabWaitMS:    -1,
 		Seconds:      window.Seconds(),
+
+		LabServiceSCV: -1,
 	}
 	r.Lost = r.Sent - r.OK - r.Refused - r.Gaveup - r.Error
 	r.Attempts, r.BreakerOpen = m.attempts, m.breakerOpen

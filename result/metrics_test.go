@@ -71,7 +71,7 @@ func TestMetricsRow(t *testing.T) {
 		OKPerSec: 50, // 100 ok ÷ max(1 s window, 2 s last answer)
 		P50MS:    50, P95MS: 95, P99MS: 99, MaxMS: 100, MeanMS: 50.5, N: 100,
 		Late: 1, SendLagP99MS: 0.1, SendLagMaxMS: 5,
-		Done: -1, Queued: -1, Backlogged: -1, Seconds: 1, LabServiceMS: -1, LabCPUMS: -1,
+		Done: -1, Queued: -1, Backlogged: -1, Seconds: 1, LabServiceMS: -1, LabCPUMS: -1, LabWaitMS: -1, LabServiceSCV: -1,
 		Attempts: 104, AttemptsPerSec: 104, Amplification: 1, // no retries: one attempt a request sent
 	}
 	if !reflect.DeepEqual(r, want) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"capacitylab/admit"
+	"capacitylab/dist"
 	"capacitylab/labsvc"
 	"capacitylab/result"
 	"capacitylab/retry"
@@ -313,8 +314,17 @@ type window struct {
 	done      int64
 	byClass   [3]classCounts // by admit.Class
 	queuedMax int
-	serviceNS int64 // sum of the service times of done requests
-	cpuNS     int64 // processor time the spins have used
+	serviceNS int64   // sum of the service times of done requests
+	serviceSq float64 // sum of their squares, in ms²
+	waitNS    int64   // sum of their waits in the queue
+
+	// demand draws each admitted request's factor (DIST) in the order the
+	// door admits them, as the lab's does, from the seed again at every
+	// window and every change of DIST; scale holds each job's (1 until
+	// admitted).
+	demand *dist.Sampler
+	scale  []float64
+	cpuNS  int64 // processor time the spins have used
 
 	// the callers
 	next     int // open loop: the next scheduled arrival
@@ -386,6 +396,8 @@ func newWindow(m Model, w result.Window) *window {
 	}
 	s.rec = make([]result.Record, 0, n)
 	s.class = make([]admit.Class, 0, n)
+	s.scale = make([]float64, 0, n)
+	s.demand = s.cfgs[0].Dist.Sampler()
 	if w.Clients > 0 {
 		s.client = make([]int32, 0, n)
 	}
@@ -400,10 +412,28 @@ func newWindow(m Model, w result.Window) *window {
 }
 
 // knobsNS is what a request whose service begins under some knobs spends:
-// its spin (CPUPerRequest included), wait and stall, in nanoseconds, and
-// its spin's quantum.
+// its spin (CPUPerRequest, own, included), wait and stall, in
+// nanoseconds, and its spin's quantum; a request's DIST factor scales its
+// spin (less own) and wait (spinOf, scaled).
 type knobsNS struct {
-	spin, wait, stall, quantum int64
+	spin, wait, stall, quantum, own int64
+}
+
+// spinOf is the spin of a request whose factor is f: SPIN_MS times f, and
+// the lab's own work per request, which does not vary with it.
+func (k knobsNS) spinOf(f float64) int64 {
+	if f == 1 {
+		return k.spin
+	}
+	return scaled(k.spin-k.own, f) + k.own
+}
+
+// scaled is ns times a request's factor f, in whole nanoseconds.
+func scaled(ns int64, f float64) int64 {
+	if f == 1 {
+		return ns
+	}
+	return int64(math.Round(float64(ns) * f))
 }
 
 func (m Model) knobsNS(cfg labsvc.Config) knobsNS {
@@ -412,6 +442,7 @@ func (m Model) knobsNS(cfg labsvc.Config) knobsNS {
 		wait:    int64(cfg.WaitMS) * int64(time.Millisecond),
 		stall:   int64(cfg.StallMS) * int64(time.Millisecond),
 		quantum: int64(orDefault(m.quantum, labsvc.SpinQuantum)),
+		own:     int64(m.CPUPerRequest),
 	}
 	// The lab's own work on a request is not a turn of its own: the live
 	// lab's runs outside the spins' turns, on the same processors, so each
@@ -444,6 +475,9 @@ func (s *window) change(t int64) {
 	if next.Policy != was.Policy || next.Limit != was.Limit {
 		// CheckChanges has checked it: the lab's SetConfig takes it.
 		_ = s.door.Set(next.Policy, next.Limit)
+	}
+	if next.Dist != was.Dist {
+		s.demand = next.Dist.Sampler()
 	}
 	if next.Workers != was.Workers {
 		_ = s.door.SetWorkers(next.Workers) // 1 or more: CheckChanges has checked it
@@ -552,7 +586,13 @@ func (s *window) stats() result.LabStats {
 	}
 	st.Classes = result.LabClasses{Critical: of(admit.Critical), Default: of(admit.Normal), Sheddable: of(admit.Sheddable)}
 	if s.done > 0 {
-		st.ServiceMS = result.LabSummary{N: int(s.done), Mean: float64(s.serviceNS) / float64(s.done) / 1e6}
+		n := float64(s.done)
+		mean := float64(s.serviceNS) / n / 1e6
+		st.ServiceMS = result.LabSummary{N: int(s.done), Mean: mean}
+		if mean > 0 {
+			st.ServiceMS.SCV = max(0, s.serviceSq/n-mean*mean) / (mean * mean)
+		}
+		st.QueueWaitMS = result.LabSummary{N: int(s.done), Mean: float64(s.waitNS) / n / 1e6}
 	}
 	return st
 }
@@ -626,7 +666,7 @@ func (s *window) wait(tr turn, t int64) {
 
 // spun moves the job of turn r, its spin done at t, on to its wait.
 func (s *window) spun(r turn, t int64) {
-	if wait := s.knobs[r.knobs].wait; wait > 0 {
+	if wait := scaled(s.knobs[r.knobs].wait, s.scale[r.job]); wait > 0 {
 		insert(&s.waits, timer{at: t + wait, took: r.took, job: r.job})
 	} else {
 		s.finish(r.job, r.took, t)
@@ -679,9 +719,9 @@ func (s *window) begin(q queued, t int64) bool {
 		}
 		insert(&s.stalls, timer{at: t + k.stall, took: t, job: j})
 	case k.spin > 0:
-		s.wait(turn{rem: k.spin, took: t, job: j, knobs: int32(s.changed)}, t)
+		s.wait(turn{rem: k.spinOf(s.scale[j]), took: t, job: j, knobs: int32(s.changed)}, t)
 	case k.wait > 0:
-		insert(&s.waits, timer{at: t + k.wait, took: t, job: j})
+		insert(&s.waits, timer{at: t + scaled(k.wait, s.scale[j]), took: t, job: j})
 	default:
 		return false
 	}
@@ -697,7 +737,9 @@ func (s *window) finish(j int32, took, t int64) {
 		s.byClass[s.class[j]].done++
 		service := t - took
 		s.serviceNS += service
+		s.serviceSq += float64(service) * float64(service) / 1e12
 		r := &s.rec[j]
+		s.waitNS += took - int64(r.Sent)
 		s.door.Done(time.Duration(t), time.Duration(t)-r.Sent, admit.Served)
 		if r.Outcome == result.Unfinished && t <= int64(r.Sent)+s.timeoutNS {
 			r.Outcome, r.Status, r.End = result.OK, 200, time.Duration(t)
@@ -942,6 +984,7 @@ func (s *window) newRecord(t int64) int32 {
 		s.rec = append(s.rec, result.Record{})
 	}
 	s.class = append(s.class, admit.Normal) // set as it is sent (attempt)
+	s.scale = append(s.scale, 1)            // drawn as it is admitted (attempt)
 	r := &s.rec[j]
 	r.Window, r.Seq = s.w.Index, int(j)
 	r.Intended, r.Sent, r.End = time.Duration(t), time.Duration(t), time.Duration(t)
@@ -964,6 +1007,7 @@ func (s *window) attempt(j int32, t int64) {
 	}
 	s.admitted++
 	s.byClass[class].accepted++
+	s.scale[j] = s.demand.Next()
 	every := int64(s.cfgs[s.changed].StallEvery)
 	q := queued{job: j, stall: every > 0 && s.admitted%every == 0, class: class}
 	if s.idle > 0 {

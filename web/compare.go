@@ -215,7 +215,7 @@ func rowOfCells(cols, cells []string) result.Row {
 		v, err := strconv.ParseFloat(strings.TrimSpace(cells[i]), 64)
 		if err != nil {
 			v = 0
-			if c == "done" || c == "queued" || c == "backlogged" || c == "lab_service_ms" || c == "lab_cpu_ms" {
+			if c == "done" || c == "queued" || c == "backlogged" || strings.HasPrefix(c, "lab_") {
 				v = -1
 			}
 		}
@@ -261,6 +261,10 @@ func rowOfCells(cols, cells []string) result.Row {
 			row.LabServiceMS = v
 		case "lab_cpu_ms":
 			row.LabCPUMS = v
+		case "lab_wait_ms":
+			row.LabWaitMS = v
+		case "lab_service_scv":
+			row.LabServiceSCV = v
 		}
 	}
 	return row
