@@ -201,7 +201,7 @@ type ControlError struct {
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
-const patchKnobs = "workers (with ACCEPT=door), spin_ms, wait_ms, limit, stall_every, stall_ms, backlog, policy"
+const patchKnobs = "workers (with ACCEPT=door), spin_ms, wait_ms, limit, stall_every, stall_ms, backlog, policy, lock_ms, coherency_us"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
@@ -248,6 +248,10 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			dst, env = &p.StallMS, "STALL_MS"
 		case "backlog":
 			dst, env = &p.Backlog, "BACKLOG"
+		case "lock_ms":
+			dst, env = &p.LockMS, "LOCK_MS"
+		case "coherency_us":
+			dst, env = &p.CoherencyUS, "COHERENCY_US"
 		case "policy":
 			// A JSON string, as POLICY spells it.
 			var text string

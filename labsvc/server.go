@@ -65,6 +65,7 @@ type Server struct {
 	bufs      sync.Pool      // *[]byte of MaxHeaderBytes, for the door's readers
 	refusing  chan struct{}  // semaphore: refusals of dropped connections, and 400s with ACCEPT=workers
 	procs     *processors    // the lab's CPUS processors, taken by spins
+	lock      serialLock     // the lab's one lock (LOCK_MS)
 	policy    *admit.Door    // the door's admission policy (POLICY)
 	epoch     time.Time      // the origin of the policy's clock
 	kq        *kernelQueue   // set by Serve: the request listener's accept queue, for BACKLOG and backlogged
@@ -597,9 +598,9 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		s.policy.Start(at, 0)
 		stall := s.admitLocked(class)
 		s.inService++
-		spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
+		spin, wait, ct := s.cfg.SpinMS, s.cfg.WaitMS, s.cfg.contention()
 		if stall {
-			spin, wait = 0, s.cfg.StallMS
+			spin, wait, ct = 0, s.cfg.StallMS, contention{}
 		}
 		s.mu.Unlock()
 		s.m.accepted.Inc()
@@ -609,7 +610,7 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		// it (its reading included), never from when the worker's last
 		// request was due to end (see serve).
 		var answered net.Conn
-		out, answered, _ = s.serve(ctx, pending{conn: c, at: now, took: now, class: class}, spin, wait, out, &sp, wt)
+		out, answered, _ = s.serve(ctx, pending{conn: c, at: now, took: now, class: class}, spin, wait, ct, out, &sp, wt)
 		if answered != nil {
 			_, _ = answered.Write(out)
 			_ = answered.Close()
@@ -664,13 +665,13 @@ func (s *Server) work(ctx context.Context) {
 		}
 		p := s.handed.pop()
 		for {
-			spin, wait := s.cfg.SpinMS, s.cfg.WaitMS
+			spin, wait, ct := s.cfg.SpinMS, s.cfg.WaitMS, s.cfg.contention()
 			if p.stall {
-				spin, wait = 0, s.cfg.StallMS
+				spin, wait, ct = 0, s.cfg.StallMS, contention{}
 			}
 			s.mu.Unlock()
 			var answered net.Conn
-			out, answered, due = s.serve(ctx, p, spin, wait, out, &sp, wt)
+			out, answered, due = s.serve(ctx, p, spin, wait, ct, out, &sp, wt)
 			s.mu.Lock()
 			// The worker is free once its reply is written: it becomes
 			// free (or takes the next caller) before writing, so a caller
@@ -773,7 +774,16 @@ func (s *Server) takeLocked(dropped []pending) (p pending, ok bool, _ []pending)
 // (waking late from the last wait, writing and closing its answer, taking
 // this one) is made up in this wait instead of adding to it, and a busy
 // worker starts one request every SPIN_MS + WAIT_MS on average, as set.
-func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
+//
+// Contention (ct): the spin is longer by COHERENCY_US for each other
+// request in service as it starts, and between the spin and the wait the
+// request holds the lab's one lock for LOCK_MS, in line behind those that
+// reached it first (serialLock). The time from reaching the lock to
+// letting go of it lasts as long as it lasts, as the spin's turns do, and
+// is added to the wait's deadline likewise: so the wait ends WAIT_MS after
+// the request let go of the lock, less what the lab's own work took
+// before it (made up as above).
+func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, ct contention, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
 	take := p.took
 	from := take
 	if !p.from.IsZero() {
@@ -781,11 +791,24 @@ func (s *Server) serve(ctx context.Context, p pending, spinMS, waitMS int, out [
 	}
 	queueWait := take.Sub(p.at)
 	spin := time.Duration(spinMS) * time.Millisecond
+	if ct.coherency > 0 {
+		// in_service counts this request too.
+		s.mu.Lock()
+		others := max(s.inService-1, 0)
+		s.mu.Unlock()
+		spin += time.Duration(others) * ct.coherency
+	}
 	cpu, turns, fellBack := sp.spin(ctx, spin, s.procs)
 	if fellBack && !s.fellBack.Swap(true) {
 		s.logger.Warn("thread CPU clock unavailable; SPIN_MS spent as wall time")
 	}
 	due := from.Add(spin + turns + time.Duration(waitMS)*time.Millisecond)
+	if ct.lock > 0 && ctx.Err() == nil {
+		reached := time.Now()
+		until := s.lock.take(reached, ct.lock)
+		wt.wait(ctx, until)
+		due = due.Add(until.Sub(reached))
+	}
 	if waitMS > 0 {
 		wt.wait(ctx, due)
 	}
@@ -837,6 +860,9 @@ type ConfigPatch struct {
 	StallMS    *int
 	Backlog    *int
 	Policy     *admit.Spec
+
+	LockMS      *int
+	CoherencyUS *int
 }
 
 // apply returns c changed by p.
@@ -864,6 +890,12 @@ func (p ConfigPatch) apply(c Config) Config {
 	}
 	if p.Policy != nil {
 		c.Policy = *p.Policy
+	}
+	if p.LockMS != nil {
+		c.LockMS = *p.LockMS
+	}
+	if p.CoherencyUS != nil {
+		c.CoherencyUS = *p.CoherencyUS
 	}
 	return c
 }
