@@ -78,8 +78,8 @@ func sideBySide(t *testing.T, cfg labsvc.Config, live, simulated []result.Row) {
 // ceiling the lab comes, and that the same lab without the lock (16
 // callers ÷ 10 ms = 1600 a second) finishes far more, are physics
 // checks. The simulator's sweep is run too, and the two are logged side
-// by side (ok_per_sec within 2% with the lock and 8% without it, a physics
-// check: the simulator's callers have no round trip).
+// by side (ok_per_sec within 2% with the lock and 6% without it, physics
+// checks: the simulator's callers take no time outside the lab).
 func TestLockSerialises(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
@@ -129,18 +129,24 @@ func TestLockSerialises(t *testing.T) {
 		if f := free[0]; f.OKPerSec < 4*r.OKPerSec {
 			t.Errorf("ok_per_sec %.2f without the lock, %.2f with it; want at least four times as many (16 callers ÷ 10 ms = 1600 a second)", f.OKPerSec, r.OKPerSec)
 		}
-		// The simulator's generator and network are perfect: a live
-		// caller's connection and round trip, a few tenths of a
-		// millisecond, lengthen each of its turns a little, which the
-		// lock's 80 ms hide and WAIT_MS's 10 do not (about 4%).
-		for _, c := range []struct {
-			name      string
-			live, sim result.Row
-			within    float64
-		}{{"with the lock", r, simLocked[0], 0.02}, {"without it", free[0], simFree[0], 0.08}} {
-			if ratio := c.sim.OKPerSec / c.live.OKPerSec; ratio < 1-c.within || ratio > 1+c.within {
-				t.Errorf("%s: simulated ok_per_sec %.1f, live %.1f: ratio %.3f, more than %.0f%% off", c.name, c.sim.OKPerSec, c.live.OKPerSec, ratio, 100*c.within)
-			}
+		if ratio := simLocked[0].OKPerSec / r.OKPerSec; ratio < 0.98 || ratio > 1.02 {
+			t.Errorf("with the lock: simulated ok_per_sec %.1f, live %.1f: ratio %.3f, more than 2%% off", simLocked[0].OKPerSec, r.OKPerSec, ratio)
+		}
+	})
+	t.Run("the simulator without the lock", func(t *testing.T) {
+		physics.Require(t)
+		// The simulator's callers and network are perfect: a live
+		// caller's time outside the lab (connecting, sending, reading
+		// the answer), a few tenths of a millisecond on a quiet machine,
+		// lengthens each of its turns, which WAIT_MS's 10 ms do not hide
+		// as the lock's 80 do (about 4%).
+		f := free[0]
+		outside := 1000*float64(f.Clients)/f.OKPerSec - f.LabServiceMS
+		if outside > 0.5 {
+			physics.Skip(t, "the live callers spent %.2f ms a request outside the lab (connecting, sending, reading: the simulator's take no time); the check needs at most 0.5 ms", outside)
+		}
+		if ratio := simFree[0].OKPerSec / f.OKPerSec; ratio < 0.94 || ratio > 1.06 {
+			t.Errorf("without the lock: simulated ok_per_sec %.1f, live %.1f: ratio %.3f, more than 6%% off (the callers spent %.2f ms a request outside the lab)", simFree[0].OKPerSec, f.OKPerSec, ratio, outside)
 		}
 	})
 }
@@ -155,9 +161,9 @@ func TestLockSerialises(t *testing.T) {
 // 137 a second (64), less the lab's own work. Throughput rises to a peak
 // and falls as about 1/n past it, the Universal Scalability Law's
 // retrograde part: at 64 callers at least 20% below the peak. The
-// simulator's sweep is run too, and its figures logged beside the lab's.
-// A physics check: it skips, saying so, when the lab did not get its
-// processor.
+// simulator's sweep is run too, logged beside the lab's, and held within
+// 8% of it where the processor binds. A physics check: it skips, saying
+// so, when the lab did not get its processor.
 func TestCoherencyRetrograde(t *testing.T) {
 	physics.Require(t)
 	const seconds = 2.0
@@ -169,24 +175,42 @@ func TestCoherencyRetrograde(t *testing.T) {
 	simulated := simulatedSweep(t, cfg, clients, seconds)
 	sideBySide(t, cfg, live, simulated)
 
-	for name, rows := range map[string][]result.Row{"live": live, "simulated": simulated} {
+	t.Run("a peak, then lower", func(t *testing.T) {
 		at, peak := 0, 0.0
-		for i, r := range rows {
+		for i, r := range live {
 			if r.OKPerSec > peak {
 				at, peak = i, r.OKPerSec
 			}
 		}
-		last := rows[len(rows)-1]
-		t.Logf("%s: peak %.1f a second at %d callers; %.1f at %d, %.0f%% of the peak", name, peak, rows[at].Clients, last.OKPerSec, last.Clients, 100*last.OKPerSec/peak)
-		if at == 0 || at == len(rows)-1 || last.OKPerSec > 0.8*peak {
-			if name == "live" {
-				if d := starved(cfg, rows); d != "" {
-					physics.Skip(t, "%s", d)
-				}
+		last := live[len(live)-1]
+		t.Logf("peak %.1f a second at %d callers; %.1f at %d, %.0f%% of the peak", peak, live[at].Clients, last.OKPerSec, last.Clients, 100*last.OKPerSec/peak)
+		if at == 0 || at == len(live)-1 || last.OKPerSec > 0.8*peak {
+			if d := starved(cfg, live); d != "" {
+				physics.Skip(t, "%s", d)
 			}
-			t.Errorf("%s: peak %.1f a second at %d callers, %.1f at %d: want a peak between 1 and 64 callers and 64 at least 20%% below it", name, peak, rows[at].Clients, last.OKPerSec, last.Clients)
+			t.Errorf("peak %.1f a second at %d callers, %.1f at %d: want a peak between 1 and 64 callers and 64 at least 20%% below it", peak, live[at].Clients, last.OKPerSec, last.Clients)
 		}
-	}
+	})
+	t.Run("the simulator past the peak", func(t *testing.T) {
+		// Where the processor binds (16 callers and more) throughput is
+		// the processor's arithmetic, which the simulator does as the
+		// lab does: within 8% of the lab. Below it the lab's callers
+		// drift apart while the simulator's start together and share
+		// the processor more, and the lab's own work on its processor
+		// varies with the machine (4 to 10% apart at 4 and 8 callers in
+		// this project's runs): those are logged above, not held.
+		if d := starved(cfg, live); d != "" {
+			physics.Skip(t, "%s", d)
+		}
+		for i, r := range live {
+			if r.Clients < 16 {
+				continue
+			}
+			if ratio := simulated[i].OKPerSec / r.OKPerSec; ratio < 0.92 || ratio > 1.08 {
+				t.Errorf("%d callers: simulated ok_per_sec %.1f, live %.1f: ratio %.3f, more than 8%% off", r.Clients, simulated[i].OKPerSec, r.OKPerSec, ratio)
+			}
+		}
+	})
 }
 
 // starved says how the lab child of cfg, one processor's worth of work
