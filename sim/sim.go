@@ -37,8 +37,9 @@ const MeasuredCPUPerRequest = 70 * time.Microsecond
 type Model struct {
 	// Lab holds the lab's knobs as each window starts: WORKERS, SPIN_MS,
 	// WAIT_MS, LIMIT, CPUS, STALL_EVERY, STALL_MS, POLICY, LOCK_MS and
-	// COHERENCY_US, with the lab's own ranges. A window's knob changes (result.Window.Changes)
-	// change them at their times, as the lab's POST /config does.
+	// COHERENCY_US, with the lab's own ranges. A window's knob changes
+	// (result.Window.Changes) change them at their times, as the lab's
+	// POST /config does.
 	Lab labsvc.Config
 	// Timeout is the caller's timeout, from its send; 0 means
 	// result.DefaultTimeout.
