@@ -47,7 +47,7 @@ func knobs() []knob {
 		{"STALL_EVERY", "stall-every", "every `N`th request stalls, 0 = never", 0, MaxStallEvery, func(c *Config) *int { return &c.StallEvery }},
 		{"STALL_MS", "stall-ms", "how long a stalled request takes in `ms`", 0, MaxStallMS, func(c *Config) *int { return &c.StallMS }},
 		{"BACKLOG", "backlog", "listen backlog: `connections` the kernel holds before the lab accepts them, 0 = the system's maximum", 0, MaxBacklog, func(c *Config) *int { return &c.Backlog }},
-		{"LOCK_MS", "lock-ms", "time in `ms` each request holds the lab's one lock after its spin, one request at a time in arrival order (no processor): at most 1000/LOCK_MS requests a second, 0 = no lock", 0, MaxLockMS, func(c *Config) *int { return &c.LockMS }},
+		{"LOCK_MS", "lock-ms", "time in `ms` each request holds the lab's one lock after its spin, one request at a time in the order they reach it (no processor): at most 1000/LOCK_MS requests a second, 0 = no lock", 0, MaxLockMS, func(c *Config) *int { return &c.LockMS }},
 		{"COHERENCY_US", "coherency-us", "processor time in `µs` each request spends, on top of SPIN_MS, for each other request in service as its spin starts, 0 = none", 0, MaxCoherencyUS, func(c *Config) *int { return &c.CoherencyUS }},
 	}
 }
