@@ -23,6 +23,9 @@ const (
 
 	MaxStallEvery = 1000000
 	MaxStallMS    = 10000
+
+	MaxLockMS      = 1000
+	MaxCoherencyUS = 100000
 )
 
 // Config holds the lab's knobs. The zero value is not valid; start from
@@ -54,6 +57,16 @@ type Config struct {
 	// the Spec's seed at every reset. The zero value is constant, every
 	// factor 1.
 	Dist dist.Spec `json:"dist"`
+
+	// LockMS and CoherencyUS are contention, the two costs of Gunther's
+	// Universal Scalability Law: LockMS is how long each request holds
+	// the lab's one lock after its spin, one request at a time (the
+	// serial part: at most 1000/LockMS requests a second); CoherencyUS is
+	// processor time a request spends on top of SPIN_MS for each other
+	// request in service as its spin starts (the coherency part). 0 is
+	// off.
+	LockMS      int `json:"lock_ms"`      // LOCK_MS
+	CoherencyUS int `json:"coherency_us"` // COHERENCY_US
 }
 
 // AcceptMode says who accepts the lab's connections (ACCEPT). Its zero
@@ -120,6 +133,8 @@ func (c Config) Validate() error {
 	check("STALL_EVERY", c.StallEvery, 0, MaxStallEvery)
 	check("STALL_MS", c.StallMS, 0, MaxStallMS)
 	check("BACKLOG", c.Backlog, 0, MaxBacklog)
+	check("LOCK_MS", c.LockMS, 0, MaxLockMS)
+	check("COHERENCY_US", c.CoherencyUS, 0, MaxCoherencyUS)
 	switch c.Accept {
 	case AcceptDoor:
 	case AcceptWorkers:

@@ -202,7 +202,7 @@ type ControlError struct {
 }
 
 // patchKnobs are the knobs POST /config may change, by JSON name.
-const patchKnobs = "workers (with ACCEPT=door), spin_ms, wait_ms, limit, stall_every, stall_ms, backlog, policy, dist"
+const patchKnobs = "workers (with ACCEPT=door), spin_ms, wait_ms, limit, stall_every, stall_ms, backlog, policy, dist, lock_ms, coherency_us"
 
 func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
@@ -249,6 +249,10 @@ func (s *Server) handleSetConfig(w http.ResponseWriter, r *http.Request) {
 			dst, env = &p.StallMS, "STALL_MS"
 		case "backlog":
 			dst, env = &p.Backlog, "BACKLOG"
+		case "lock_ms":
+			dst, env = &p.LockMS, "LOCK_MS"
+		case "coherency_us":
+			dst, env = &p.CoherencyUS, "COHERENCY_US"
 		case "policy":
 			// A JSON string, as POLICY spells it.
 			var text string

@@ -46,6 +46,13 @@ func TestControlConfig(t *testing.T) {
 		{"bad stall", `{"stall_every": 5, "stall_ms": 10001}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, "STALL_MS: 10001 is not allowed: want 0 to 10000"},
 		{"stall", `{"stall_every": 5, "stall_ms": 100}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1, StallEvery: 5, StallMS: 100}, ""},
 		{"stall off", `{"stall_every": 0, "stall_ms": 0}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},
+		// the contention knobs change like the others, and are checked like them
+		{"bad contention", `{"lock_ms": 1001, "coherency_us": -5}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1},
+			"COHERENCY_US: -5 is not allowed: want 0 to 100000; LOCK_MS: 1001 is not allowed: want 0 to 1000"},
+		{"lock as a string", `{"lock_ms": "5"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1},
+			`LOCK_MS: "5" is not allowed: want 0 to 1000`},
+		{"contention", `{"lock_ms": 5, "coherency_us": 100}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1, LockMS: 5, CoherencyUS: 100}, ""},
+		{"contention off", `{"lock_ms": 0, "coherency_us": 0}`, 200, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1}, ""},
 		// another policy needs LIMIT 0: its bounds are its own parameters
 		{"policy with limit", `{"policy": "inflight,quota=2"}`, 400, labsvc.Config{Workers: 1, SpinMS: 2, WaitMS: 40, Limit: 10, CPUs: 1},
 			"LIMIT: 10 is not allowed: want 0 with POLICY=inflight"},
@@ -243,7 +250,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 // are refused by both.
 func TestConfigSetAgreesWithTheLab(t *testing.T) {
 	l := labtest.Serve(t, labsvc.DefaultConfig())
-	values := map[string]string{"WORKERS": "3", "SPIN_MS": "3", "WAIT_MS": "40", "LIMIT": "0", "STALL_EVERY": "7", "STALL_MS": "9", "BACKLOG": "64", "POLICY": "aimd,backoff=0.5", "DIST": "bimodal,p=0.1,x=10"}
+	values := map[string]string{"WORKERS": "3", "SPIN_MS": "3", "WAIT_MS": "40", "LIMIT": "0", "STALL_EVERY": "7", "STALL_MS": "9", "BACKLOG": "64", "POLICY": "aimd,backoff=0.5", "DIST": "bimodal,p=0.1,x=10", "LOCK_MS": "5", "COHERENCY_US": "100"}
 	want := labsvc.DefaultConfig()
 	for knob := range strings.SplitSeq(labsvc.ChangeableKnobs, ", ") {
 		v, ok := values[knob]
@@ -274,5 +281,11 @@ func TestConfigSetAgreesWithTheLab(t *testing.T) {
 	}
 	if _, err := want.Set("WAIT_MS", "10001"); err == nil || err.Error() != "WAIT_MS: 10001 is not allowed: want 0 to 10000" {
 		t.Errorf("Set(WAIT_MS, 10001) = %v", err)
+	}
+	if _, err := want.Set("LOCK_MS", "1001"); err == nil || err.Error() != "LOCK_MS: 1001 is not allowed: want 0 to 1000" {
+		t.Errorf("Set(LOCK_MS, 1001) = %v", err)
+	}
+	if _, err := want.Set("COHERENCY_US", "lots"); err == nil || err.Error() != "COHERENCY_US: lots is not allowed: want 0 to 100000" {
+		t.Errorf("Set(COHERENCY_US, lots) = %v", err)
 	}
 }

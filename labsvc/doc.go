@@ -3,7 +3,7 @@
 //
 // # Knobs
 //
-// Config holds eleven knobs, read by ParseSettings from flags with environment
+// Config holds thirteen knobs, read by ParseSettings from flags with environment
 // fallbacks (a flag wins), then defaults:
 //
 //	env          flag           default  range         meaning
@@ -18,6 +18,8 @@
 //	ACCEPT       --accept       door     door|workers  who accepts connections
 //	POLICY       --policy       queue    see below     the door's admission policy (,classes=on: by class)
 //	DIST         --dist         constant see below     how each request's service demand varies about its mean
+//	LOCK_MS      --lock-ms      0        0..1000       time each request holds the lab's one lock, 0 = none
+//	COHERENCY_US --coherency-us 0        0..100000     processor time per request per other request in service
 //	ADDR         --addr         127.0.0.1:8000         requests (cmd/lab only)
 //	CONTROL_ADDR --control      127.0.0.1:8001         control API (cmd/lab only)
 //
@@ -25,7 +27,8 @@
 // URL, and the two are often run from one shell.)
 //
 // WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG,
-// POLICY and DIST may change while the lab runs (POST /config, ChangeableKnobs),
+// POLICY, DIST, LOCK_MS and COHERENCY_US may change while the lab runs
+// (POST /config, ChangeableKnobs),
 // WORKERS only with ACCEPT=door (see Changing WORKERS); CPUS and ACCEPT
 // may not.
 //
@@ -110,7 +113,8 @@
 // A worker spends SPIN_MS of processor time, then waits until SPIN_MS +
 // WAIT_MS after the start of its service plus the spin's waits for its
 // turns on the processor (see below; a stalled request instead waits STALL_MS and
-// spends no processor), and answers
+// spends no processor; LOCK_MS and COHERENCY_US add a lock held between
+// the spin and the wait, and spin, see Contention), and answers
 //
 //	HTTP/1.1 200 OK
 //	Connection: close
@@ -245,6 +249,52 @@
 // bad_by (timeout, gone, garbage), and never admitted: it held the door's
 // reader, not a worker (with ACCEPT=workers, the worker that accepted it).
 //
+// # Contention
+//
+// Two knobs make the lab's workers get in each other's way, as the
+// threads of a real service do, so that adding callers (and workers to
+// serve them) stops adding throughput and then takes it away: the two
+// costs of Gunther's Universal Scalability Law. Without them the lab
+// shares its processors among the spins for free, and its throughput
+// never falls as callers are added. Both are off (0) by default, and
+// Config.String leaves them out while they are.
+//
+// LOCK_MS is the serial part. Every request, after its spin and before
+// its wait, holds the lab's one lock for LOCK_MS, waiting (it takes no
+// processor), one request at a time, in the order they reach it (FIFO).
+// A request that finds the lock taken waits in line for it. The lab
+// keeps the lock's timeline rather than a mutex: a request takes the lock
+// when the one before it in line is due to let go of it, not when that
+// one's worker wakes, so the holds follow one another without a gap and a
+// late wake-up does not lengthen the next hold. So the lab finishes at
+// most 1000/LOCK_MS requests a second however many workers it has, and
+// that many while the lock is always wanted (TestLockSerialises: LOCK_MS=5,
+// 16 workers and 16 closed-loop callers, at most 200 a second). The time
+// waiting for the lock and holding it is service time (X-Service-Ms and
+// service_ms include it; busy_ms too) and, like the spin's turns, lasts as
+// long as it lasts: WAIT_MS's deadline (above) moves by as much, so the
+// wait ends WAIT_MS after the request let go of the lock, less what the
+// lab's own work took before it.
+//
+// COHERENCY_US is the coherency part: keeping shared data coherent costs
+// more the more parties share it. A request spends COHERENCY_US of
+// processor time on top of SPIN_MS for each other request in service
+// (in_service, counted as GET /stats counts it) as its spin starts: n in
+// service, itself included, is COHERENCY_US × (n − 1) µs more spin, spent
+// by the same spinner in the same turns on the CPUS processors (and
+// counted in spin_cpu_ms). With the processors the bottleneck, each
+// request then costs more processor the more callers there are, and the
+// throughput past its peak falls as about 1/n (TestCoherencyRetrograde:
+// WORKERS=64 SPIN_MS=1 WAIT_MS=9 CPUS=1 COHERENCY_US=100, closed loops of
+// 1 to 64 callers). It counts into the spin's length as SPIN_MS does, so
+// WAIT_MS's deadline is later by as much. With SPIN_MS=0 a request spins
+// for its coherency alone.
+//
+// A stalled request (STALL_EVERY, above) neither takes the lock nor spends the
+// coherency time: its STALL_MS replaces its whole service. A change of
+// either knob holds for requests whose service begins after it, as a
+// change of SPIN_MS or WAIT_MS does.
+//
 // # Control API
 //
 // JSON over HTTP on the control listener, served apart from the queue. It
@@ -257,9 +307,10 @@
 //	GET  /config    the knobs in force and the processors the lab runs on:
 //	                {"workers":1,"spin_ms":2,"wait_ms":18,"limit":0,"cpus":1,
 //	                 "stall_every":0,"stall_ms":0,"backlog":0,"accept":"door",
-//	                 "policy":"queue","dist":"constant","processors":[0]}
+//	                 "policy":"queue","dist":"constant","lock_ms":0,"coherency_us":0,
+//	                 "processors":[0]}
 //	POST /config    change some of workers, spin_ms, wait_ms, limit, stall_every, stall_ms,
-//	                backlog, policy, dist, e.g. {"limit": 10}, {"workers": 8} or
+//	                backlog, policy, dist, lock_ms, coherency_us, e.g. {"limit": 10}, {"workers": 8} or
 //	                {"policy": "aimd", "limit": 0}; 200 with the new config (as GET), or 400 with
 //	                {"error": "...one line...", "errors": {"SPIN_MS": "abc is not allowed: want 0 to 1000"}}
 //	                (cpus and accept cannot change while the lab runs, nor workers with

@@ -48,6 +48,8 @@ func knobs() []knob {
 		{"STALL_EVERY", "stall-every", "every `N`th request stalls, 0 = never", 0, MaxStallEvery, func(c *Config) *int { return &c.StallEvery }},
 		{"STALL_MS", "stall-ms", "how long a stalled request takes in `ms`", 0, MaxStallMS, func(c *Config) *int { return &c.StallMS }},
 		{"BACKLOG", "backlog", "listen backlog: `connections` the kernel holds before the lab accepts them, 0 = the system's maximum", 0, MaxBacklog, func(c *Config) *int { return &c.Backlog }},
+		{"LOCK_MS", "lock-ms", "time in `ms` each request holds the lab's one lock after its spin, one request at a time in the order they reach it (no processor): at most 1000/LOCK_MS requests a second, 0 = no lock", 0, MaxLockMS, func(c *Config) *int { return &c.LockMS }},
+		{"COHERENCY_US", "coherency-us", "processor time in `µs` each request spends, on top of SPIN_MS, for each other request in service as its spin starts, 0 = none", 0, MaxCoherencyUS, func(c *Config) *int { return &c.CoherencyUS }},
 	}
 }
 
@@ -235,15 +237,17 @@ func (c Config) Args() []string {
 
 // String renders c the way the lessons write it: "WORKERS=1 SPIN_MS=2 ...".
 // The knobs a lesson sets only now and then are left out while they are
-// off: the stall knobs while both are 0, BACKLOG while 0, ACCEPT while door,
-// POLICY while queue.
+// off: the stall knobs while both are 0, BACKLOG, LOCK_MS and COHERENCY_US
+// while 0, ACCEPT while door, POLICY while queue.
 func (c Config) String() string {
 	var b strings.Builder
 	for i, k := range knobs() {
 		switch {
 		case (k.env == "STALL_EVERY" || k.env == "STALL_MS") && c.StallEvery == 0 && c.StallMS == 0:
 			continue
-		case k.env == "BACKLOG" && c.Backlog == 0:
+		case k.env == "BACKLOG" && c.Backlog == 0,
+			k.env == "LOCK_MS" && c.LockMS == 0,
+			k.env == "COHERENCY_US" && c.CoherencyUS == 0:
 			continue
 		}
 		if i > 0 {
@@ -266,7 +270,7 @@ func (c Config) String() string {
 // ChangeableKnobs are the knobs a running lab may change (POST /config),
 // as their environment variables spell them. WORKERS changes only with
 // ACCEPT=door (see Config.Set).
-const ChangeableKnobs = "WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY, DIST"
+const ChangeableKnobs = "WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY, DIST, LOCK_MS, COHERENCY_US"
 
 // workersFixed says what WORKERS allows while a lab of workers workers
 // runs with ACCEPT=workers, and why.

@@ -63,6 +63,14 @@ func TestParseSettings(t *testing.T) {
 		// a stall longer than the cap, and a negative period
 		{"bad stall", []string{"--stall-every=-1"}, map[string]string{"STALL_MS": "20000"}, labsvc.Settings{},
 			"STALL_EVERY: -1 is not allowed: want 0 to 1000000; STALL_MS: 20000 is not allowed: want 0 to 10000", false},
+		// the contention knobs, from the environment and a flag
+		{"contention", []string{"--coherency-us=100"}, map[string]string{"LOCK_MS": "5", "WORKERS": "16"},
+			labsvc.Settings{Config: labsvc.Config{Workers: 16, SpinMS: 2, WaitMS: 18, CPUs: 1, LockMS: 5, CoherencyUS: 100}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
+		// each named with its range: a lock held past a second, a negative coherency, a fraction
+		{"bad contention", []string{"--lock-ms=1001"}, map[string]string{"COHERENCY_US": "-1"}, labsvc.Settings{},
+			"COHERENCY_US: -1 is not allowed: want 0 to 100000; LOCK_MS: 1001 is not allowed: want 0 to 1000", false},
+		{"coherency too big", nil, map[string]string{"COHERENCY_US": "100001", "LOCK_MS": "0.5"}, labsvc.Settings{},
+			"COHERENCY_US: 100001 is not allowed: want 0 to 100000; LOCK_MS: 0.5 is not allowed: want 0 to 1000", false},
 		// workers that accept for themselves, with a small backlog
 		{"accept workers", []string{"--backlog=64"}, map[string]string{"ACCEPT": "workers", "WORKERS": "64"},
 			labsvc.Settings{Config: labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1, Backlog: 64, Accept: labsvc.AcceptWorkers}, Addr: "127.0.0.1:8000", Control: "127.0.0.1:8001"}, "", false},
@@ -99,9 +107,9 @@ func TestParseSettings(t *testing.T) {
 		{"policy with workers accepting", nil, map[string]string{"POLICY": "sojourn", "ACCEPT": "workers"}, labsvc.Settings{},
 			"POLICY: sojourn is not allowed: want queue with ACCEPT=workers (the workers take callers straight from the kernel's accept queue: there is no door to admit or refuse them at; BACKLOG bounds that queue)", false},
 		// a misspelt flag: the message lists the flags there are
-		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --accept, --addr, --backlog, --control, --cpus, --dist, --limit, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)", true},
+		{"unknown flag", []string{"--worker=2"}, nil, labsvc.Settings{}, "usage: flag provided but not defined: -worker; want only the flags --accept, --addr, --backlog, --coherency-us, --control, --cpus, --dist, --limit, --lock-ms, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)", true},
 		// a stray argument
-		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --accept, --addr, --backlog, --control, --cpus, --dist, --limit, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)`, true},
+		{"stray arg", []string{"serve"}, nil, labsvc.Settings{}, `usage: unexpected argument "serve"; want only the flags --accept, --addr, --backlog, --coherency-us, --control, --cpus, --dist, --limit, --lock-ms, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,6 +160,18 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 	}
 	p := labsvc.Config{Workers: 64, SpinMS: 2, WaitMS: 18, CPUs: 1, Policy: "inflight,quota=10"}
 	if s := p.String(); s != "WORKERS=64 SPIN_MS=2 WAIT_MS=18 LIMIT=0 CPUS=1 POLICY=inflight,quota=10" {
+		t.Errorf("String() = %q", s)
+	}
+	// So do the contention knobs, written out when set.
+	k := labsvc.Config{Workers: 64, SpinMS: 1, WaitMS: 9, CPUs: 1, LockMS: 5, CoherencyUS: 100}
+	if got, err := labsvc.ParseConfig(k.Args(), func(string) string { return "999" }); err != nil || got != k {
+		t.Errorf("ParseConfig(%q) = %+v, %v; want %+v", k.Args(), got, err, k)
+	}
+	if s := k.String(); s != "WORKERS=64 SPIN_MS=1 WAIT_MS=9 LIMIT=0 CPUS=1 LOCK_MS=5 COHERENCY_US=100" {
+		t.Errorf("String() = %q", s)
+	}
+	k.LockMS = 0
+	if s := k.String(); s != "WORKERS=64 SPIN_MS=1 WAIT_MS=9 LIMIT=0 CPUS=1 COHERENCY_US=100" {
 		t.Errorf("String() = %q", s)
 	}
 	// With a stall the stall knobs travel too, and are written out.

@@ -66,6 +66,7 @@ type Server struct {
 	bufs      sync.Pool      // *[]byte of MaxHeaderBytes, for the door's readers
 	refusing  chan struct{}  // semaphore: refusals of dropped connections, and 400s with ACCEPT=workers
 	procs     *processors    // the lab's CPUS processors, taken by spins
+	lock      serialLock     // the lab's one lock (LOCK_MS)
 	policy    *admit.Door    // the door's admission policy (POLICY)
 	epoch     time.Time      // the origin of the policy's clock
 	kq        *kernelQueue   // set by Serve: the request listener's accept queue, for BACKLOG and backlogged
@@ -106,14 +107,15 @@ type pending struct {
 }
 
 // demand is what p's service takes with the knobs c: its spin and wait,
-// SPIN_MS and WAIT_MS times its factor (DIST), or STALL_MS of wait and no
-// spin for a stalled request.
-func (p pending) demand(c Config) (spin, wait time.Duration) {
+// SPIN_MS and WAIT_MS times its factor (DIST), and its contention
+// (LOCK_MS, COHERENCY_US, which DIST does not scale); or STALL_MS of wait
+// and nothing else for a stalled request.
+func (p pending) demand(c Config) (spin, wait time.Duration, ct contention) {
 	if p.stall {
-		return 0, time.Duration(c.StallMS) * time.Millisecond
+		return 0, time.Duration(c.StallMS) * time.Millisecond, contention{}
 	}
 	ms := float64(time.Millisecond) * p.scale
-	return time.Duration(float64(c.SpinMS) * ms), time.Duration(float64(c.WaitMS) * ms)
+	return time.Duration(float64(c.SpinMS) * ms), time.Duration(float64(c.WaitMS) * ms), c.contention()
 }
 
 // lanes is the door's queue: a FIFO lane per class, indexed by
@@ -619,7 +621,7 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		stall, scale := s.admitLocked(class)
 		s.inService++
 		p := pending{conn: c, at: now, took: now, stall: stall, scale: scale, class: class}
-		spin, wait := p.demand(s.cfg)
+		spin, wait, ct := p.demand(s.cfg)
 		s.mu.Unlock()
 		s.m.accepted.Inc()
 		s.m.classes[class].accepted.Inc()
@@ -628,7 +630,7 @@ func (s *Server) acceptWork(ctx context.Context, ln net.Listener) error {
 		// it (its reading included), never from when the worker's last
 		// request was due to end (see serve).
 		var answered net.Conn
-		out, answered, _ = s.serve(ctx, p, spin, wait, out, &sp, wt)
+		out, answered, _ = s.serve(ctx, p, spin, wait, ct, out, &sp, wt)
 		if answered != nil {
 			_, _ = answered.Write(out)
 			_ = answered.Close()
@@ -683,10 +685,10 @@ func (s *Server) work(ctx context.Context) {
 		}
 		p := s.handed.pop()
 		for {
-			spin, wait := p.demand(s.cfg)
+			spin, wait, ct := p.demand(s.cfg)
 			s.mu.Unlock()
 			var answered net.Conn
-			out, answered, due = s.serve(ctx, p, spin, wait, out, &sp, wt)
+			out, answered, due = s.serve(ctx, p, spin, wait, ct, out, &sp, wt)
 			s.mu.Lock()
 			// The worker is free once its reply is written: it becomes
 			// free (or takes the next caller) before writing, so a caller
@@ -791,18 +793,40 @@ func (s *Server) takeLocked(dropped []pending) (p pending, ok bool, _ []pending)
 // (waking late from the last wait, writing and closing its answer, taking
 // this one) is made up in this wait instead of adding to it, and a busy
 // worker starts one request every SPIN_MS + WAIT_MS on average, as set.
-func (s *Server) serve(ctx context.Context, p pending, spin, wait time.Duration, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
+//
+// Contention (ct): the spin is longer by COHERENCY_US for each other
+// request in service as it starts, and between the spin and the wait the
+// request holds the lab's one lock for LOCK_MS, in line behind those that
+// reached it first (serialLock). The time from reaching the lock to
+// letting go of it lasts as long as it lasts, as the spin's turns do, and
+// is added to the wait's deadline likewise: so the wait ends WAIT_MS after
+// the request let go of the lock, less what the lab's own work took
+// before it (made up as above).
+func (s *Server) serve(ctx context.Context, p pending, spin, wait time.Duration, ct contention, out []byte, sp *spinner, wt *waiter) ([]byte, net.Conn, time.Time) {
 	take := p.took
 	from := take
 	if !p.from.IsZero() {
 		from = later(p.from, take.Add(-wait))
 	}
 	queueWait := take.Sub(p.at)
+	if ct.coherency > 0 {
+		// in_service counts this request too.
+		s.mu.Lock()
+		others := max(s.inService-1, 0)
+		s.mu.Unlock()
+		spin += time.Duration(others) * ct.coherency
+	}
 	cpu, turns, fellBack := sp.spin(ctx, spin, s.procs)
 	if fellBack && !s.fellBack.Swap(true) {
 		s.logger.Warn("thread CPU clock unavailable; SPIN_MS spent as wall time")
 	}
 	due := from.Add(spin + turns + wait)
+	if ct.lock > 0 && ctx.Err() == nil {
+		reached := time.Now()
+		until := s.lock.take(reached, ct.lock)
+		wt.wait(ctx, until)
+		due = due.Add(until.Sub(reached))
+	}
 	if wait > 0 {
 		wt.wait(ctx, due)
 	}
@@ -855,6 +879,9 @@ type ConfigPatch struct {
 	Backlog    *int
 	Policy     *admit.Spec
 	Dist       *dist.Spec
+
+	LockMS      *int
+	CoherencyUS *int
 }
 
 // apply returns c changed by p.
@@ -885,6 +912,12 @@ func (p ConfigPatch) apply(c Config) Config {
 	}
 	if p.Dist != nil {
 		c.Dist = *p.Dist
+	}
+	if p.LockMS != nil {
+		c.LockMS = *p.LockMS
+	}
+	if p.CoherencyUS != nil {
+		c.CoherencyUS = *p.CoherencyUS
 	}
 	return c
 }

@@ -424,7 +424,7 @@ func TestCheckLab(t *testing.T) {
 			`a.md:18: lab "l": at: knob change 1s:WAIT_MS=40 is past the end of the window: want a time from 0 to less than the window's 1s`,
 		}},
 		{"knob change unknown knob", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\nat: [500ms:SPEED=2]\n```\n", []string{
-			`a.md:18: lab "l": at: knob change 500ms:SPEED=2: unknown knob "SPEED": want one of WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY, DIST`,
+			`a.md:18: lab "l": at: knob change 500ms:SPEED=2: unknown knob "SPEED": want one of WORKERS, SPIN_MS, WAIT_MS, LIMIT, STALL_EVERY, STALL_MS, BACKLOG, POLICY, DIST, LOCK_MS, COHERENCY_US`,
 		}},
 		{"knob change bad value", "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nrates: [10]\nseconds: 1\nat: [500ms:WAIT_MS=20000]\n```\n", []string{
 			`a.md:18: lab "l": at: knob change 500ms:WAIT_MS=20000: 20000 is not allowed: want 0 to 10000`,

@@ -112,6 +112,26 @@
 // nanosecond; with more, the turns are exact too (TestProcessorRoundRobin
 // works cases by hand).
 //
+// Contention, as the lab's (package labsvc, Contention). With LOCK_MS a
+// request, its spin done (or at once, with no spin), holds the lab's one
+// lock for LOCK_MS before its wait: from when the request before it in
+// line lets go of it, or from when it reaches it if the lock is free
+// then, first come first served; the time in line and holding it is
+// service time, and its wait then takes WAIT_MS, as the lab's does when
+// its own work takes no time. So the simulated lab finishes at most
+// 1000/LOCK_MS requests a second, as the lab does (TestLockSimulated and
+// TestLockAfterTheSpinSimulated work traces by hand). With COHERENCY_US a
+// request's spin is COHERENCY_US longer for each other request in service
+// (admitted and not done, dropped or queued, as the lab's in_service) as
+// it begins, spent in the same turns (TestCoherencySimulated); with
+// SPIN_MS=0 it spins for that alone. CPUPerRequest's stretch of the
+// quantum is reckoned on SPIN_MS alone, so a spin lengthened by
+// COHERENCY_US takes slightly fewer turns than the lab's (by the share
+// CPUPerRequest adds to SPIN_MS, 7% at SPIN_MS=1): its length is the
+// lab's, its turns a little longer. A stalled request does neither, as
+// in the lab. labsvc's TestLockSerialises and TestCoherencyRetrograde
+// run closed-loop sweeps on both and log them side by side.
+//
 // Knob changes. A window's changes (result.Window.Changes, the same
 // "30s:WAIT_MS=2000" a real run makes through the lab's POST /config,
 // times from the window's start) change the simulated lab's knobs at
@@ -119,10 +139,11 @@
 // SetConfig and the workers that read the knobs): a new POLICY or LIMIT
 // starts a fresh policy at once (package admit's Door.Set), which counts
 // the requests already inside but has learned nothing, and judges the
-// next arrival; a lower LIMIT evicts nobody. SPIN_MS, WAIT_MS and STALL_MS
-// hold for each request whose service begins at the change or later (a
-// worker reads them as it takes a request): a request already spinning,
-// waiting or stalling keeps the knobs it began with, so a wait begun
+// next arrival; a lower LIMIT evicts nobody. SPIN_MS, WAIT_MS, STALL_MS,
+// LOCK_MS and COHERENCY_US hold for each request whose service begins at
+// the change or later (a worker reads them as it takes a request): a
+// request already spinning, waiting or stalling keeps the knobs it began
+// with, so a wait begun
 // before WAIT_MS fell may end after one begun later. STALL_EVERY holds
 // for requests admitted from the change on, the door's count going on
 // from the window's start (the Nth admitted stalls when N is a multiple

@@ -37,9 +37,10 @@ const MeasuredCPUPerRequest = 70 * time.Microsecond
 // labsvc.Config.Validate.
 type Model struct {
 	// Lab holds the lab's knobs as each window starts: WORKERS, SPIN_MS,
-	// WAIT_MS, LIMIT, CPUS, STALL_EVERY, STALL_MS and POLICY, with the
-	// lab's own ranges. A window's knob changes (result.Window.Changes)
-	// change them at their times, as the lab's POST /config does.
+	// WAIT_MS, LIMIT, CPUS, STALL_EVERY, STALL_MS, POLICY, LOCK_MS and
+	// COHERENCY_US, with the lab's own ranges. A window's knob changes
+	// (result.Window.Changes) change them at their times, as the lab's
+	// POST /config does.
 	Lab labsvc.Config
 	// Timeout is the caller's timeout, from its send; 0 means
 	// result.DefaultTimeout.
@@ -134,8 +135,8 @@ func (m Model) RunWindow(ctx context.Context, w result.Window) (result.Result, r
 	if w.Classes != nil && len(w.Classes) != len(w.Schedule) {
 		return result.Result{}, result.LabStats{}, fmt.Errorf("classes: %d for %d arrivals, want one class per arrival of the schedule", len(w.Classes), len(w.Schedule))
 	}
-	if w.Clients > 0 && w.Think == 0 && m.Lab.SpinMS == 0 && m.Lab.WaitMS == 0 && m.CPUPerRequest == 0 && (m.Lab.StallEvery == 0 || m.Lab.StallMS == 0) {
-		return result.Result{}, result.LabStats{}, fmt.Errorf("a closed loop with no think time against a lab whose requests take no time (SPIN_MS=0, WAIT_MS=0) " +
+	if w.Clients > 0 && w.Think == 0 && m.Lab.SpinMS == 0 && m.Lab.WaitMS == 0 && m.Lab.LockMS == 0 && m.CPUPerRequest == 0 && (m.Lab.StallEvery == 0 || m.Lab.StallMS == 0) {
+		return result.Result{}, result.LabStats{}, fmt.Errorf("a closed loop with no think time against a lab whose requests take no time (SPIN_MS=0, WAIT_MS=0, LOCK_MS=0) " +
 			"sends without end in no time; the simulator cannot run it: give the requests some service time or the clients a think time")
 	}
 	s := newWindow(m, w)
@@ -305,6 +306,7 @@ type window struct {
 	turns     []turn      // spins on a processor now: at most CPUS
 	line      fifo[turn]  // spins waiting for their next turn, in order
 	ending    int         // the turn whose end is the next spin event (nextLab)
+	lockFree  int64       // when the last request in line for the lab's lock (LOCK_MS) lets go of it
 	waits     fifo[timer] // in the order they end
 	stalls    fifo[timer] // in the order they end
 	last      int64       // when cpuNS was last brought up to date
@@ -413,10 +415,14 @@ func newWindow(m Model, w result.Window) *window {
 
 // knobsNS is what a request whose service begins under some knobs spends:
 // its spin (CPUPerRequest, own, included), wait and stall, in
-// nanoseconds, and its spin's quantum; a request's DIST factor scales its
-// spin (less own) and wait (spinOf, scaled).
+// nanoseconds, and its spin's quantum; its hold of the lab's lock
+// (LOCK_MS), and the processor time its spin spends on top of spin for
+// each other request in service as it starts (COHERENCY_US). A request's
+// DIST factor scales its spin (less own) and wait (spinOf, scaled), not
+// the contention.
 type knobsNS struct {
 	spin, wait, stall, quantum, own int64
+	lock, coherency                 int64
 }
 
 // spinOf is the spin of a request whose factor is f: SPIN_MS times f, and
@@ -443,6 +449,9 @@ func (m Model) knobsNS(cfg labsvc.Config) knobsNS {
 		stall:   int64(cfg.StallMS) * int64(time.Millisecond),
 		quantum: int64(orDefault(m.quantum, labsvc.SpinQuantum)),
 		own:     int64(m.CPUPerRequest),
+
+		lock:      int64(cfg.LockMS) * int64(time.Millisecond),
+		coherency: int64(cfg.CoherencyUS) * int64(time.Microsecond),
 	}
 	// The lab's own work on a request is not a turn of its own: the live
 	// lab's runs outside the spins' turns, on the same processors, so each
@@ -466,9 +475,10 @@ func (s *window) nextChange() int64 {
 // change makes the window's next knob change at t, as the lab's POST
 // /config does: a new POLICY or LIMIT starts a fresh policy at once
 // (counting the requests inside, having learned nothing); a new WORKERS
-// holds at once (resize); SPIN_MS, WAIT_MS and STALL_MS hold for requests
-// whose service begins from now on, STALL_EVERY for requests admitted
-// from now on (counted on from the window's start).
+// holds at once (resize); SPIN_MS, WAIT_MS, STALL_MS, LOCK_MS and
+// COHERENCY_US hold for requests whose service begins from now on,
+// STALL_EVERY for requests admitted from now on (counted on from the
+// window's start).
 func (s *window) change(t int64) {
 	was, next := s.cfgs[s.changed], s.cfgs[s.changed+1]
 	s.changed++
@@ -575,7 +585,7 @@ func (s *window) stats() result.LabStats {
 		Done:         s.done,
 		Queued:       s.queue.len(),
 		QueuedMax:    s.queuedMax,
-		InService:    int(s.admitted - s.done - s.dropped - int64(s.queue.len())),
+		InService:    s.inService(),
 		ProcessCPUMS: float64(s.cpuNS) / 1e6,
 		Dropped:      s.dropped,
 		PolicyLimit:  s.door.Limit(),
@@ -666,11 +676,28 @@ func (s *window) wait(tr turn, t int64) {
 
 // spun moves the job of turn r, its spin done at t, on to its wait.
 func (s *window) spun(r turn, t int64) {
-	if wait := scaled(s.knobs[r.knobs].wait, s.scale[r.job]); wait > 0 {
-		insert(&s.waits, timer{at: t + wait, took: r.took, job: r.job})
-	} else {
+	if !s.afterSpin(r.job, r.took, r.knobs, t) {
 		s.finish(r.job, r.took, t)
 	}
+}
+
+// afterSpin moves job j, taken at took, its spin done at t (or none to
+// do), on to the lab's lock and its wait, with the knobs knobs[k]: it
+// holds the lock for LOCK_MS from when the last in line lets go of it, or
+// from t if that is later, then waits WAIT_MS, as the lab does when its
+// own work takes no time. It reports false when there is neither (the
+// job finishes at t).
+func (s *window) afterSpin(j int32, took int64, k int32, t int64) bool {
+	kn := &s.knobs[k]
+	wait := scaled(kn.wait, s.scale[j]) // WAIT_MS times its DIST factor
+	if kn.lock > 0 {
+		s.lockFree = max(t, s.lockFree) + kn.lock
+		t = s.lockFree
+	} else if wait == 0 {
+		return false
+	}
+	insert(&s.waits, timer{at: t + wait, took: took, job: j})
+	return true
 }
 
 // lab handles the lab's event at t.
@@ -718,14 +745,21 @@ func (s *window) begin(q queued, t int64) bool {
 			return false
 		}
 		insert(&s.stalls, timer{at: t + k.stall, took: t, job: j})
-	case k.spin > 0:
-		s.wait(turn{rem: k.spinOf(s.scale[j]), took: t, job: j, knobs: int32(s.changed)}, t)
-	case k.wait > 0:
-		insert(&s.waits, timer{at: t + scaled(k.wait, s.scale[j]), took: t, job: j})
+	case k.spin > 0 || k.coherency > 0 && s.inService() > 1:
+		// COHERENCY_US for each other request in service as the spin
+		// starts, the job itself counted in.
+		rem := k.spinOf(s.scale[j]) + k.coherency*int64(s.inService()-1)
+		s.wait(turn{rem: rem, took: t, job: j, knobs: int32(s.changed)}, t)
 	default:
-		return false
+		return s.afterSpin(j, t, int32(s.changed), t)
 	}
 	return true
+}
+
+// inService is the lab's in_service now: admitted, not done, dropped or
+// queued.
+func (s *window) inService() int {
+	return int(s.admitted - s.done - s.dropped - int64(s.queue.len()))
 }
 
 // finish completes job j, taken at took, at t, answers its caller if it

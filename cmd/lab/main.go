@@ -9,9 +9,12 @@
 //	WORKERS=64 POLICY=inflight,quota=12 lab
 //
 // Every knob is also a flag (--workers, --spin-ms, --wait-ms, --limit,
-// --cpus, --stall-every, --stall-ms, --backlog, --accept, --policy); a flag
-// wins over its environment variable. STALL_EVERY=N STALL_MS=M makes every
-// Nth request take M ms; ACCEPT=workers has each free worker accept the next
+// --cpus, --stall-every, --stall-ms, --backlog, --accept, --policy,
+// --lock-ms, --coherency-us); a flag wins over its environment variable.
+// STALL_EVERY=N STALL_MS=M makes every Nth request take M ms; LOCK_MS and
+// COHERENCY_US are contention (package labsvc: a lock every request holds
+// for LOCK_MS, one at a time, and COHERENCY_US of processor more for each
+// other request in service); ACCEPT=workers has each free worker accept the next
 // caller itself, the rest waiting in the kernel's accept queue of BACKLOG;
 // POLICY is the door's admission policy (package admit: queue, the default,
 // bounded by LIMIT; inflight,quota=N; aimd; gradient; sojourn). It prints one line when

@@ -153,7 +153,7 @@ func TestBadConfigExits2(t *testing.T) {
 		// two mistakes, still one line
 		{"two", []string{"--cpus=-1"}, []string{"LIMIT=-3"}, "lab: CPUS: -1 is not allowed: want 1 to 64; LIMIT: -3 is not allowed: want 0 to 100000\n"},
 		// a misspelt flag
-		{"unknown flag", []string{"--spin=2"}, nil, "lab: usage: flag provided but not defined: -spin; want only the flags --accept, --addr, --backlog, --control, --cpus, --dist, --limit, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)\n"},
+		{"unknown flag", []string{"--spin=2"}, nil, "lab: usage: flag provided but not defined: -spin; want only the flags --accept, --addr, --backlog, --coherency-us, --control, --cpus, --dist, --limit, --lock-ms, --policy, --spin-ms, --stall-every, --stall-ms, --wait-ms, --workers (-h explains them)\n"},
 		// a flag left empty by an unset shell variable
 		{"empty flag", []string{"--limit="}, nil, "lab: LIMIT: an empty value is not allowed: want 0 to 100000\n"},
 	}

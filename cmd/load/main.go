@@ -16,7 +16,8 @@
 //	load --knee FROM:TO [--step 1.25] [--max-p99 D] [--max-errors 0.01]
 //	     [--budget 10m] [--recovery=false] [the same flags but --rate, --closed, --arrivals]
 //	load --simulate [--workers N --spin-ms MS --wait-ms MS --limit N --cpus N
-//	     --stall-every N --stall-ms MS --policy P] [the same sweep flags]
+//	     --stall-every N --stall-ms MS --policy P --dist D --lock-ms MS --coherency-us US]
+//	     [the same sweep flags]
 //
 // Flags:
 //
@@ -39,8 +40,9 @@
 //	--simulate        simulate the lab instead of sending (package sim): nothing is sent,
 //	                  the rows and records are the simulator's; the lab's knobs come from
 //	                  --workers, --spin-ms, --wait-ms, --limit, --cpus, --stall-every,
-//	                  --stall-ms, --policy or WORKERS, SPIN_MS, WAIT_MS, LIMIT, CPUS,
-//	                  STALL_EVERY, STALL_MS, POLICY, as cmd/lab reads them (the policy
+//	                  --stall-ms, --policy, --dist, --lock-ms, --coherency-us or WORKERS,
+//	                  SPIN_MS, WAIT_MS, LIMIT, CPUS, STALL_EVERY, STALL_MS, POLICY,
+//	                  DIST, LOCK_MS, COHERENCY_US, as cmd/lab reads them (the policy
 //	                  is package admit's, the lab's own code); --at changes them at
 //	                  their times as the lab would (BACKLOG is not simulated)
 //	--max-inflight N  a client with N workers (open loop; 0, the default, for none): an
