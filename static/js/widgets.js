@@ -13,10 +13,11 @@
 //   - a value that is not allowed is named beside its field, and the
 //     results, which still show the last values that worked, are marked
 //     stale until it is fixed;
-//   - the result is recomputed in the page with model.js, or
-//     modellimits.js on a page with a quota, AIMD, retry or late-scaling
-//     widget (the same formulas as package model, held to the same test
-//     vectors): the sentence in the polite live region, every <output
+//   - the result is recomputed in the page with model.js, modellimits.js
+//     for a quota, AIMD, retry or late-scaling widget, or modeltail.js for
+//     a variability, fan-out or USL widget (the same formulas as package
+//     model, held to the same test vectors): the sentence in the polite
+//     live region, every <output
 //     data-q=NAME> (scaled by data-scale, or data-none when the quantity
 //     has no value), the admission steps, which ceiling binds, the queue
 //     curve's steady state, whether the retries' load is over capacity
@@ -36,10 +37,16 @@ import { compute as computeBase, formatNumber, goalReached } from "./model.js";
 import { missText, round12, sliderFor } from "./widgettext.js";
 
 // The quota, AIMD, retry and late-scaling models live in modellimits.js,
-// loaded only when the page has one of them; its compute covers every kind.
+// and the variability, fan-out and USL models in modeltail.js, each loaded
+// only when the page has one of its kinds; each one's compute covers its
+// own kinds and model.js's.
 const limitKinds = ["quota", "aimd", "retry-amplification", "late-scaling"];
+const tailKinds = ["variability-wait", "fanout-tail", "usl"];
 const roots = [...document.querySelectorAll("[data-widget-root]")];
-const compute = roots.some((r) => limitKinds.includes(r.dataset.kind)) ? (await import("./modellimits.js")).compute : computeBase;
+const has = (kinds) => roots.some((r) => kinds.includes(r.dataset.kind));
+const computeLimits = has(limitKinds) ? (await import("./modellimits.js")).compute : computeBase;
+const computeTail = has(tailKinds) ? (await import("./modeltail.js")).compute : computeBase;
+const compute = (kind, values, solve) => (tailKinds.includes(kind) ? computeTail : computeLimits)(kind, values, solve);
 
 // rangeParam reads a range input's parameter limits for sliderFor.
 const rangeParam = (range) => ({
