@@ -73,13 +73,13 @@ func halfSlowFanout(p float64) float64 {
 	return k
 }
 
-// percentileName writes a share below 1 as a percentile's name, with two
+// PercentileName writes a share below 1 as a percentile's name, with two
 // significant digits of the share above it, so it never reads as p100:
 // 0.99 is "p99", 0.99309 "p99.31", 0.999996 "p99.9996"; approx is
 // "about " when the name is rounded, else "". The rounding (multiply by a power of
 // ten built by repeated multiplication, add one half, floor, divide) is
 // static/js/modeltail.js's too.
-func percentileName(q float64) (approx, name string) {
+func PercentileName(q float64) (approx, name string) {
 	above := 100 * (1 - q)
 	d := 0
 	for t := above; t < 10 && d < 12; t *= 10 {
@@ -135,9 +135,9 @@ func FanoutTail(k, p, percentile float64) Fanout {
 	if k == 1 {
 		txt += " Its percentiles are the backend's own."
 	} else {
-		medAbout, medName := percentileName(med)
-		_, pctName := percentileName(percentile)
-		needAbout, needName := percentileName(need)
+		medAbout, medName := PercentileName(med)
+		_, pctName := PercentileName(percentile)
+		needAbout, needName := PercentileName(need)
 		txt += " The requests' median is " + medAbout + "each backend's " + medName + " (0.5^(1/k)), and their " + pctName +
 			" is " + needAbout + "each backend's " + needName + " (" + F(percentile) + "^(1/k))."
 	}

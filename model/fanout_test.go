@@ -54,8 +54,8 @@ func TestPercentileName(t *testing.T) {
 		want string
 	}{{0.99, "p99"}, {0.5, "p50"}, {0.999, "p99.9"}, {0.9999, "p99.99"}, {0.01, "p1"}, {0.9930924954370359, "about p99.31"},
 		{0.99999599800667366, "about p99.9996"}, {0.9998995016917583, "about p99.99"}, {0.93303299153680742, "about p93.3"}} {
-		if a, n := percentileName(c.q); a+n != c.want {
-			t.Errorf("percentileName(%v) = %q, %q; want %q", c.q, a, n, c.want)
+		if a, n := PercentileName(c.q); a+n != c.want {
+			t.Errorf("PercentileName(%v) = %q, %q; want %q", c.q, a, n, c.want)
 		}
 	}
 }

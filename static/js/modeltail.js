@@ -177,7 +177,7 @@ function halfSlowFanout(p) {
 
 /**
  * percentileName writes a share below 1 as a percentile's name with two
- * significant digits of the share above it (Go's percentileName):
+ * significant digits of the share above it (Go's PercentileName):
  * [approx, name], approx "about " when the name is rounded.
  */
 export function percentileName(q) {
