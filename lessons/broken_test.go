@@ -192,7 +192,7 @@ func TestBrokenLessons(t *testing.T) {
 		}},
 		// Model widgets come from package model.
 		{"unknown widget", map[string]string{"a.md": head("a", 1) + "```model id=m\nwidget: queueing\n```\n"}, []string{
-			`a.md:11: model "m": unknown widget "queueing": want one of admission-limit, aimd, late-scaling, littles-law, queue-curve, quota, retry-amplification, two-ceilings`,
+			`a.md:11: model "m": unknown widget "queueing": want one of admission-limit, aimd, fanout-tail, late-scaling, littles-law, queue-curve, quota, retry-amplification, two-ceilings, usl, variability-wait`,
 		}},
 		// Model values are checked against the widget's ranges, goals against its parameters.
 		{"model values and goal", map[string]string{"a.md": head("a", 1) + "```model id=m\nwidget: littles-law\nsolve: inflight\n" +

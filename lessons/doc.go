@@ -134,7 +134,7 @@
 //
 // model: widget (a kind from package model: littles-law, admission-limit,
 // two-ceilings, queue-curve, quota, aimd, retry-amplification,
-// late-scaling); solve (required for the kinds
+// late-scaling, variability-wait, fanout-tail, usl); solve (required for the kinds
 // that work one quantity out, littles-law and quota, and allowed for no
 // other: the quantity the widget works out, one of the kind's Solves,
 // which must then be left out of values); values (initial parameter

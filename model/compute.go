@@ -7,7 +7,7 @@ import (
 
 // Result is one widget's answer, ready for JSON: the inputs it used, every
 // finite quantity by name (what goals are checked against), the read-back
-// sentence and the kind's own detail (exactly one of the eight is set).
+// sentence and the kind's own detail (exactly one of the eleven is set).
 type Result struct {
 	Kind     string             `json:"kind"`
 	Solve    string             `json:"solve,omitempty"`
@@ -17,15 +17,18 @@ type Result struct {
 	// parameters (for littles-law the implied one replaced by its computed
 	// value) and the outputs listed in the package doc. A quantity with no
 	// finite value is left out.
-	Quantities map[string]float64 `json:"quantities"`
-	LittlesLaw *LittlesLaw        `json:"littles_law,omitempty"`
-	Admission  *Admission         `json:"admission_limit,omitempty"`
-	Ceilings   *Ceilings          `json:"two_ceilings,omitempty"`
-	Queue      *Queue             `json:"queue_curve,omitempty"`
-	Quota      *Quota             `json:"quota,omitempty"`
-	AIMD       *AIMD              `json:"aimd,omitempty"`
-	Retry      *Retry             `json:"retry_amplification,omitempty"`
-	Scaling    *Scaling           `json:"late_scaling,omitempty"`
+	Quantities  map[string]float64 `json:"quantities"`
+	LittlesLaw  *LittlesLaw        `json:"littles_law,omitempty"`
+	Admission   *Admission         `json:"admission_limit,omitempty"`
+	Ceilings    *Ceilings          `json:"two_ceilings,omitempty"`
+	Queue       *Queue             `json:"queue_curve,omitempty"`
+	Quota       *Quota             `json:"quota,omitempty"`
+	AIMD        *AIMD              `json:"aimd,omitempty"`
+	Retry       *Retry             `json:"retry_amplification,omitempty"`
+	Scaling     *Scaling           `json:"late_scaling,omitempty"`
+	Variability *Variability       `json:"variability_wait,omitempty"`
+	Fanout      *Fanout            `json:"fanout_tail,omitempty"`
+	USL         *USL               `json:"usl,omitempty"`
 }
 
 // Compute validates values for a widget kind (missing ones take the spec's
@@ -144,6 +147,38 @@ func Compute(kind string, values map[string]float64, solve string) (Result, erro
 		put("landing_wait_ms", r.LandingWaitMS)
 		put("worst_wait_ms", r.WorstWaitMS)
 		put("late_s", r.LateS)
+	case KindVariability:
+		r := VariabilityWait(v["servers"], v["service_ms"], v["utilisation"], v["arrival_scv"], v["service_scv"])
+		res.Variability, res.Sentence = &r, r.Sentence
+		for _, p := range Specs()[kind].Params {
+			put(p.Name, Num(v[p.Name]))
+		}
+		put("arrivals", r.Arrivals)
+		put("mean_wait_ms", r.MeanWaitMS)
+		put("mean_response_ms", r.MeanResponseMS)
+		put("mmc_wait_ms", r.MMcWaitMS)
+		put("constant_wait_ms", r.ConstantWaitMS)
+		put("wait_ratio", r.WaitRatio)
+	case KindFanout:
+		r := FanoutTail(v["fanout"], v["p"], v["percentile"])
+		res.Fanout, res.Sentence = &r, r.Sentence
+		for _, p := range Specs()[kind].Params {
+			put(p.Name, Num(v[p.Name]))
+		}
+		put("slow_share", r.SlowShare)
+		put("median_backend_percentile", r.MedianBackendPercentile)
+		put("backend_percentile", r.BackendPercentile)
+		put("half_slow_fanout", r.HalfSlowFanout)
+	case KindUSL:
+		r := UniversalScalability(v["lambda"], v["sigma"], v["kappa"], v["n_max"])
+		res.USL, res.Sentence = &r, r.Sentence
+		for _, p := range Specs()[kind].Params {
+			put(p.Name, Num(v[p.Name]))
+		}
+		put("peak_n", r.PeakN)
+		put("peak_x", r.PeakX)
+		put("x_at_max", r.XAtMax)
+		put("speedup_at_max", r.SpeedupAtMax)
 	default:
 		return Result{}, fmt.Errorf("model: kind %q is in Specs but has no formula", kind)
 	}
@@ -230,6 +265,12 @@ func outputs(kind string) []string {
 		return []string{"attempts", "attempts_no_budget", "load_pct"}
 	case KindLateScaling:
 		return []string{"backlog", "drain_s", "landing_wait_ms", "worst_wait_ms", "late_s"}
+	case KindVariability:
+		return []string{"arrivals", "mean_wait_ms", "mean_response_ms", "mmc_wait_ms", "constant_wait_ms", "wait_ratio"}
+	case KindFanout:
+		return []string{"slow_share", "median_backend_percentile", "backend_percentile", "half_slow_fanout"}
+	case KindUSL:
+		return []string{"peak_n", "peak_x", "x_at_max", "speedup_at_max"}
 	}
 	return nil
 }

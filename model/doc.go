@@ -1,12 +1,15 @@
 // Package model holds the capacity formulas behind the lessons' model
 // widgets, once: Little's law, the admission limit, the two ceilings, the
 // M/M/c queue curve, an in-flight quota through a bad release, an AIMD
-// limit against a capacity step, retries against a failing service and
-// capacity that lands late, with goal checking, and the lab's models beside a run
-// (with M/M/c/K behind a client of fixed workers). The web server calls
-// Compute for pages and for GET /api/models/{kind}; static/js/model.js is
-// the same formulas for the page to run as the controls move, and both are
-// held to the shared vectors in testdata/vectors.json.
+// limit against a capacity step, retries against a failing service,
+// capacity that lands late, the wait under variability (Pollaczek–Khinchine
+// and Kingman), the slowest of a fan-out and the Universal Scalability Law
+// (with FitUSL, its fit to measured points), with goal checking, and the
+// lab's models beside a run (with M/M/c/K behind a client of fixed
+// workers). The web server calls Compute for pages and for GET
+// /api/models/{kind}; static/js/model.js (with modellimits.js and
+// modeltail.js) is the same formulas for the page to run as the controls
+// move, and both are held to the shared vectors in testdata/vectors.json.
 //
 // Every model is a hypothetical, not a forecast: it says what follows from
 // its assumptions. The assumptions and omissions below are the generic ones;
@@ -269,6 +272,99 @@
 // callers who give up or retry (the backlog holds their requests too),
 // service time itself, capacity that ramps up as it lands.
 //
+// # Variability and the wait (variability-wait)
+//
+// c servers (1 to 64) of mean service time S at utilisation ρ (0 to
+// 0.99), with the gaps between arrivals and the service times varying as
+// their squared coefficients of variation (variance ÷ mean²) say: ca² and
+// cs² (0 to 25; 0 constant, 1 Poisson arrivals or exponential service).
+//
+//	Wq(M/M/c) = C ÷ θ, from Erlang C as the queue curve's (mmc.meanWait)
+//	Wq ≈ (ca² + cs²) ÷ 2 × Wq(M/M/c)       Kingman; Allen and Cunneen for c > 1
+//	Wq = ρ·S·(1 + cs²) ÷ (2(1 − ρ))         c = 1, ca² = 1: Pollaczek–Khinchine, exact
+//	W = Wq + S,  λ = ρ·c·1000 ÷ S
+//	constant service: ca² ÷ 2 × Wq(M/M/c);  ratio (ca² + cs²) ÷ ca²
+//
+// The one formula covers every case: with c = 1 and ca² = 1 it is the
+// Pollaczek–Khinchine mean wait of M/G/1, exact for any service-time
+// distribution with that cs²; with ca² = cs² = 1 it is M/M/c's, exact;
+// with ca² = cs² = 0 (D/D/c) nobody waits, exactly. Otherwise it is
+// Kingman's heavy-traffic approximation, and the widget says so: against
+// simulation (TestVariabilityAgainstSimulation) it was 6% under for M/D/4
+// at 0.7, 7% over for E2/M/1 (Erlang-2 gaps, ca² = 0.5) at 0.7, and
+// within 3% for a bimodal service at 0.8. Method names the case and Exact
+// says whether it is exact. The ratio to the constant-service wait does
+// not depend on ρ: a tenth of requests ten times slower (cs² = 2.02)
+// about triples the wait at any load. It is +Inf (null) when only the
+// service varies (ca² = 0 < cs²) and NaN (null) when nothing does. The
+// curves are the mean wait against ρ = 0, 0.01, … 0.95 (CurveSteps,
+// CurveLast) for cs² = 0, 1, 2 and the learner's, with the learner's ca².
+// Outputs: arrivals, mean_wait_ms, mean_response_ms, mmc_wait_ms,
+// constant_wait_ms, wait_ratio. Assumes: a steady state, first come first
+// served, identical servers, gaps and service times each independent of
+// the others. Ignores: correlated arrivals (bursts that last longer than a
+// gap), the tail of the wait (only its mean: a variable service's p99
+// grows far more than its mean), timeouts and retries, a limit on the
+// queue.
+//
+// # The slowest of many (fanout-tail)
+//
+// A request fans out to k sub-requests at once (1 to 1000) and is done
+// when the last answers, so it is slow when any is; each is slow with
+// chance p (0 to 1), independently ("The Tail at Scale", Dean and
+// Barroso, 2013):
+//
+//	slow_share = 1 − (1 − p)^k                    computed as −expm1(k·log1p(−p))
+//	the requests' P-th percentile is each backend's P^(1/k)-th
+//	median_backend_percentile = 0.5^(1/k),  backend_percentile = P^(1/k)   (P: 0.01 to 0.9999)
+//	half_slow_fanout = the least whole k with slow_share ≥ 0.5 (none when p = 0)
+//
+// The percentiles hold because the slowest of k independent draws is at
+// most t exactly when every one is: F_max(t) = F(t)^k. With k = 100 and p
+// = 0.01, 63.4% of requests are slow, the median request is each backend's
+// p99.31 and its p99 each backend's p99.99. Percentiles are written with
+// two significant digits of what lies above them, so none under 1 reads
+// p100. The curve is the slow share against k from 1 to 100, or to the
+// next whole hundred past the learner's k (FanoutCurveEnd), in
+// FanoutCurveSteps steps. Outputs: slow_share, median_backend_percentile,
+// backend_percentile, half_slow_fanout. Assumes: sub-requests sent at
+// once, slow independently and with the same chance, a request that needs
+// every answer. Ignores: slowness with a common cause (a shared host, a
+// garbage collection, a hot key) that makes sub-requests slow together,
+// hedged or tied requests, answers that do without the slowest.
+//
+// # The Universal Scalability Law (usl)
+//
+// N clients or workers (the curve runs 1 to N max, at most 256), each
+// doing λ a second alone, with contention σ and coherency κ (0 to 1 each;
+// Gunther, "Guerrilla Capacity Planning", 2007):
+//
+//	X(N) = λN ÷ (1 + σ(N − 1) + κN(N − 1))
+//	N* = √((1 − σ) ÷ κ), at least 1; no peak when κ = 0
+//	x_at_max = X(N max),  speedup_at_max = X(N max) ÷ λ
+//
+// σ is the share of the work done one at a time (a lock); with κ = 0 the
+// law is Amdahl's and X rises for ever towards λ ÷ σ: peak_n is +Inf and
+// peak_x NaN (null in JSON), and the sentence says there is no peak. κ is
+// what each pair of clients costs each other (keeping caches or replicas
+// coherent); it makes X fall past N*, and Retrograde says N max is there.
+// Outputs: peak_n, peak_x, x_at_max, speedup_at_max. Assumes: identical
+// clients in a closed loop, the two costs constant as N grows. Ignores:
+// what the costs are made of (the law fits, it does not explain), a
+// ceiling other than these (the processors, the network), queueing at
+// low N.
+//
+// FitUSL fits λ, σ and κ to measured (N, X) points. N ÷ X = (1 + σ(N − 1)
+// + κN(N − 1)) ÷ λ is linear in 1 ÷ λ, σ ÷ λ and κ ÷ λ; it is solved by
+// least squares with each point weighted by X ÷ N, so its residual is a
+// relative error, through a QR factorisation (the normal equations would
+// square a condition of N²). σ and κ are held at 0 or above: when the free
+// fit gives a negative one the best fit with it at 0 is taken. λ is fitted
+// with them, not read from the point at N = 1 (which need not be there).
+// The fit reports the RMS relative error of X. From exact points it gives
+// back λ, σ and κ to rounding; from points with ±3% noise over a sweep of
+// 1 to 64 clients, σ within 0.01, κ within 20% and the peak within 10%.
+//
 // # Numbers, sentences and goals
 //
 // Result.Quantities holds every finite input and output by name (for
@@ -278,8 +374,8 @@
 // worker_ceiling, processor_ceiling, ceiling, speedup_cap; queue-curve
 // capacity, utilisation, prob_wait, mean_in_system, mean_queue,
 // mean_wait_ms, mean_response_ms, p50_response_ms, p99_response_ms,
-// knee_arrivals; quota, aimd, retry-amplification and late-scaling as in
-// their sections. GoalReached says a Target holds when
+// knee_arrivals; quota, aimd, retry-amplification, late-scaling,
+// variability-wait, fanout-tail and usl as in their sections. GoalReached says a Target holds when
 // |got − value| ≤ tol + 1e-9 × max(1, |value|); a missing quantity does not
 // hold. model.Target mirrors lessons.Target (model cannot import lessons).
 //
@@ -301,9 +397,9 @@
 // against expect: objects as subsets, numbers within a + r·|want|, strings,
 // booleans and null exactly, arrays element by element; an object against an
 // array checks "$len" and numeric indexes. With targets, goalReached on the
-// result's quantities must match expect_goal. The queue figures come from
-// testdata/oracle.py (50-digit mpmath by a different route), not from this
-// code.
+// result's quantities must match expect_goal. The queue, variability,
+// fan-out and USL figures come from testdata/oracle.py (50-digit mpmath by
+// a different route), not from this code.
 //
 // # The lab's models
 //

@@ -113,6 +113,19 @@ func TestComputeRejectsBadInput(t *testing.T) {
 		{"no capacity after the landing", KindLateScaling, "", map[string]float64{"capacity_after": 0}, "capacity_after", "want 1 to 100000 per second"},
 		{"a negative lag", KindLateScaling, "", map[string]float64{"lag_s": -1}, "lag_s", "want 0 to 3600 s"},
 		{"a negative demand", KindLateScaling, "", map[string]float64{"demand": -5}, "demand", "want 0 to 100000 per second"},
+		// The variability, fan-out and USL widgets' parameters.
+		{"65 servers", KindVariability, "", map[string]float64{"servers": 65}, "servers", "out of range: want 1 to 64 servers"},
+		{"a utilisation of 1", KindVariability, "", map[string]float64{"utilisation": 1}, "utilisation", "want 0 to 0.99 of capacity"},
+		{"a negative variability", KindVariability, "", map[string]float64{"arrival_scv": -0.5}, "arrival_scv", "want 0 to 25 SCV"},
+		{"service variability past 25", KindVariability, "", map[string]float64{"service_scv": 30}, "service_scv", "want 0 to 25 SCV"},
+		{"no fan-out", KindFanout, "", map[string]float64{"fanout": 0}, "fanout", "want 1 to 1000 sub-requests"},
+		{"half a sub-request", KindFanout, "", map[string]float64{"fanout": 2.5}, "fanout", "not a whole number"},
+		{"a percent where a share goes", KindFanout, "", map[string]float64{"p": 5}, "p", "want 0 to 1 of sub-requests"},
+		{"the 100th percentile", KindFanout, "", map[string]float64{"percentile": 1}, "percentile", "want 0.01 to 0.9999 of requests"},
+		{"no throughput", KindUSL, "", map[string]float64{"lambda": 0}, "lambda", "want 0.1 to 100000 per second"},
+		{"contention past 1", KindUSL, "", map[string]float64{"sigma": 1.5}, "sigma", "want 0 to 1 of the work"},
+		{"negative coherency", KindUSL, "", map[string]float64{"kappa": -0.001}, "kappa", "want 0 to 1 per pair of clients"},
+		{"257 clients", KindUSL, "", map[string]float64{"n_max": 257}, "n_max", "want 1 to 256 clients"},
 	}
 	for _, c := range cases {
 		_, err := Compute(c.kind, c.values, c.solve)
@@ -164,6 +177,14 @@ func TestComputeJSONHasNoNaN(t *testing.T) {
 		{KindQueueCurve, "", map[string]float64{"arrivals": 100000}},
 		// Capacity after below the demand: no drain time, no worst wait.
 		{KindLateScaling, "", map[string]float64{"capacity_after": 110}},
+		// Only the service times vary: an infinite ratio to the
+		// constant-service wait; nothing varies: none.
+		{KindVariability, "", map[string]float64{"arrival_scv": 0}},
+		{KindVariability, "", map[string]float64{"arrival_scv": 0, "service_scv": 0}},
+		// No sub-request is slow: no fan-out makes half the requests slow.
+		{KindFanout, "", map[string]float64{"p": 0}},
+		// No coherency cost: no peak.
+		{KindUSL, "", map[string]float64{"kappa": 0}},
 	}
 	for _, c := range cases {
 		res, err := Compute(c.kind, c.values, c.solve)

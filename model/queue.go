@@ -68,12 +68,17 @@ func (q mmc) erlangC(a float64) float64 {
 	return b / (1 - rho*(1-b))
 }
 
+// meanWait is the mean wait in queue, ms, at utilisation rho < 1: C ÷ θ
+// with θ = c·(1 − ρ) ÷ S.
+func (q mmc) meanWait(rho float64) float64 {
+	c := float64(q.c)
+	theta := c * (1 - rho) / q.s
+	return q.erlangC(rho*c) / theta
+}
+
 // meanResponse is the mean time in system, ms, at utilisation rho < 1.
 func (q mmc) meanResponse(rho float64) float64 {
-	c := float64(q.c)
-	a := rho * c
-	theta := c * (1 - rho) / q.s
-	return q.erlangC(a)/theta + q.s
+	return q.meanWait(rho) + q.s
 }
 
 // tail is P(T > t) for the response time T (ms) of a first-come,

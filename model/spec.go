@@ -19,6 +19,9 @@ const (
 	KindAIMD           = "aimd"
 	KindRetry          = "retry-amplification"
 	KindLateScaling    = "late-scaling"
+	KindVariability    = "variability-wait"
+	KindFanout         = "fanout-tail"
+	KindUSL            = "usl"
 )
 
 // Param describes one input of a widget: its query-string name, the label a
@@ -101,6 +104,24 @@ func Specs() map[string]Spec {
 			{Name: "capacity_after", Label: "Capacity after the landing", Unit: "per second", Min: 1, Max: 100000, Step: 1, Default: 150},
 			{Name: "lag_s", Label: "Lag until the new capacity lands", Unit: "s", Min: 0, Max: 3600, Step: 1, Default: 60},
 			{Name: "timeout_ms", Label: "Caller's timeout (0: none)", Unit: "ms", Min: 0, Max: 600000, Step: 1, Default: 1000},
+		}},
+		KindVariability: {Kind: KindVariability, Title: "Variability and the wait", Params: []Param{
+			{Name: "servers", Label: "Servers", Unit: "servers", Min: 1, Max: 64, Step: 1, Default: 1, Whole: true},
+			{Name: "service_ms", Label: "Mean service time", Unit: "ms", Min: 0.1, Max: 10000, Step: 0.1, Default: 20},
+			{Name: "utilisation", Label: "Utilisation ρ", Unit: "of capacity", Min: 0, Max: 0.99, Step: 0.01, Default: 0.7},
+			{Name: "arrival_scv", Label: "Variability of the gaps between arrivals, ca² (1: Poisson)", Unit: "SCV", Min: 0, Max: 25, Step: 0.01, Default: 1},
+			{Name: "service_scv", Label: "Variability of the service times, cs² (0: constant, 1: exponential)", Unit: "SCV", Min: 0, Max: 25, Step: 0.01, Default: 2},
+		}},
+		KindFanout: {Kind: KindFanout, Title: "The slowest of many: fan-out and the tail", Params: []Param{
+			{Name: "fanout", Label: "Sub-requests a request fans out to, k", Unit: "sub-requests", Min: 1, Max: 1000, Step: 1, Default: 100, Whole: true},
+			{Name: "p", Label: "Chance a sub-request is slow", Unit: "of sub-requests", Min: 0, Max: 1, Step: 0.001, Default: 0.01},
+			{Name: "percentile", Label: "Percentile of the requests to hold (0.99: p99)", Unit: "of requests", Min: 0.01, Max: 0.9999, Step: 0.001, Default: 0.99},
+		}},
+		KindUSL: {Kind: KindUSL, Title: "The Universal Scalability Law", Params: []Param{
+			{Name: "lambda", Label: "Throughput of one client alone, λ", Unit: "per second", Min: 0.1, Max: 100000, Step: 0.1, Default: 100},
+			{Name: "sigma", Label: "Contention σ (the serial share)", Unit: "of the work", Min: 0, Max: 1, Step: 0.001, Default: 0.05},
+			{Name: "kappa", Label: "Coherency κ (the cost of keeping each pair in step)", Unit: "per pair of clients", Min: 0, Max: 1, Step: 0.00001, Default: 0.001},
+			{Name: "n_max", Label: "Clients, up to", Unit: "clients", Min: 1, Max: 256, Step: 1, Default: 64, Whole: true},
 		}},
 	}
 }

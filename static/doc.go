@@ -18,6 +18,7 @@
 //	js/model.js              the capacity formulas in JavaScript, the twin of package model
 //	                         (held to model's shared test vectors by model.test.mjs)
 //	js/modellimits.js        the quota, AIMD, retry and late-scaling formulas, loaded by widgets.js only on a page with one of those widgets
+//	js/modeltail.js          the variability-wait, fan-out and USL formulas, loaded by widgets.js only on a page with one of those widgets
 //	js/widgets.js            the widgets' page behaviour: controls, live results, goal, plot refresh
 //	js/widgettext.js         widget helpers that must match web/widgetslider.go and widgetview.go word for word (number
 //	                         formats, sentences), apart from widgets.js so node --test can check them

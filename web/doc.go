@@ -30,8 +30,8 @@
 //	                                        settings" without script; runs.js brings the knobs into the block)
 //	GET  /widgets/{kind}                    one model widget alone (no site chrome, framable), values in the query
 //	GET  /widgets/{kind}/plot               the widget's plot for the query's values as the widget's HTML (two-ceilings,
-//	                                        queue-curve, quota, aimd, retry-amplification, late-scaling; widgets.js
-//	                                        swaps it in)
+//	                                        queue-curve, quota, aimd, retry-amplification, late-scaling,
+//	                                        variability-wait, fanout-tail, usl; widgets.js swaps it in)
 //	GET  /widgets/{kind}/plot.svg           the same plot as an SVG image of its own
 //	GET  /api/models                        every widget kind's parameters (model.Spec) as JSON
 //	GET  /api/models/{kind}                 model.Compute's Result for the query's values as JSON

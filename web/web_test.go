@@ -734,14 +734,27 @@ func TestLessonPageUnder150KB(t *testing.T) {
 	s := newSite(t)
 	// Static imports, and dynamic ones (import("./x.js")): widgets.js
 	// loads modellimits.js on a page with a quota, AIMD, retry or
-	// late-scaling widget, so it counts on such a page.
+	// late-scaling widget, and modeltail.js on one with a variability,
+	// fan-out or USL widget, so each counts on such a page.
 	importRE := regexp.MustCompile(`(?m)^\s*import\b[^"']*["']\./([^"']+)["']|\bimport\(\s*["']\./([^"']+)["']\s*\)`)
+	dynamicKinds := map[string][]string{
+		"modellimits.js": {"quota", "aimd", "retry-amplification", "late-scaling"},
+		"modeltail.js":   {"variability-wait", "fanout-tail", "usl"},
+	}
 	for _, l := range s.course.Lessons {
 		page, wire := s.getWire(t, "/lessons/"+l.Slug)
 		total, plain := wire, len(page)
-		limitWidgets := false
-		for _, k := range []string{"quota", "aimd", "retry-amplification", "late-scaling"} {
-			limitWidgets = limitWidgets || strings.Contains(page, `data-kind="`+k+`"`)
+		loads := func(module string) bool {
+			kinds, ok := dynamicKinds[module]
+			if !ok {
+				t.Fatalf("widgets.js imports %s when a page needs it: say for which widgets", module)
+			}
+			for _, k := range kinds {
+				if strings.Contains(page, `data-kind="`+k+`"`) {
+					return true
+				}
+			}
+			return false
 		}
 		// Everything the page loads: stylesheets, icons, scripts, and the
 		// modules those scripts import.
@@ -767,7 +780,7 @@ func TestLessonPageUnder150KB(t *testing.T) {
 			if strings.HasSuffix(u, ".js") {
 				dir := u[:strings.LastIndex(u, "/")+1]
 				for _, m := range importRE.FindAllStringSubmatch(body, -1) {
-					if m[1] != "" || limitWidgets {
+					if m[1] != "" || loads(m[2]) {
 						queue = append(queue, dir+m[1]+m[2])
 					}
 				}

@@ -146,6 +146,12 @@ func widgetPlotChart(res model.Result, id string) (chart.Chart, bool) {
 		return retryChart(*res.Retry, id), true
 	case res.Scaling != nil:
 		return lateScalingChart(*res.Scaling, id), true
+	case res.Variability != nil:
+		return variabilityChart(*res.Variability, id), true
+	case res.Fanout != nil:
+		return fanoutChart(*res.Fanout, id), true
+	case res.USL != nil:
+		return uslChart(*res.USL, id), true
 	}
 	return chart.Chart{}, false
 }
@@ -481,4 +487,169 @@ func lateScalingChart(s model.Scaling, id string) chart.Chart {
 	return chart.Chart{ID: id + "-plot", Title: "Capacity that lands late: the backlog and the waits over time", Desc: s.Sentence,
 		XTitle: "Seconds from the start (the new capacity lands at " + f(lag) + " s)", XMax: end, Panels: []chart.Panel{backlog, wait}, Table: table,
 		PanelLegends: true, Stacked: true}
+}
+
+// variabilityChart draws the mean wait in queue against utilisation for
+// service times of variability cs² = 0, 1 and 2 and the learner's (in the
+// accent colour, named as theirs), with the learner's arrivals: the
+// learner's utilisation is a mark and a stop, and the title says when the
+// curves are Kingman's approximation rather than an exact result.
+func variabilityChart(v model.Variability, id string) chart.Chart {
+	f := model.Format
+	var xs []float64
+	for _, r := range v.CurveRho {
+		xs = append(xs, float64(r))
+	}
+	// The learner's curve is the accent's blue, so the others take
+	// colours apart from it.
+	colours := []string{"mean", "b", "c", "count"}
+	panel := chart.Panel{Title: "Mean wait in queue, ms"}
+	name := func(c model.WaitCurve) string {
+		n := "cs² = " + f(float64(c.ServiceSCV))
+		switch float64(c.ServiceSCV) {
+		case 0:
+			n += ", constant"
+		case 1:
+			n += ", exponential"
+		}
+		if c.Chosen {
+			n += " (yours)"
+		}
+		return n
+	}
+	for i, c := range v.Curves {
+		s := chart.Series{Name: name(c), Quantity: colours[i%len(colours)], Style: chart.Model, X: xs}
+		if c.Chosen {
+			s.Quantity = "accent"
+		}
+		for _, w := range c.WaitMS {
+			s.Y = append(s.Y, float64(w))
+		}
+		panel.Series = append(panel.Series, s)
+	}
+	rho := float64(v.Utilisation)
+	panel.Marks = []chart.Mark{{X: rho, Label: "your load", Quantity: "accent", Solid: true}}
+	at := func(i int) chart.Stop {
+		r := float64(v.CurveRho[i])
+		lines := []string{f(100*r) + "% busy: the mean wait"}
+		for _, c := range v.Curves {
+			lines = append(lines, name(c)+": "+f(float64(c.WaitMS[i]))+" ms")
+		}
+		return chart.Stop{X: r, Focus: true, Lines: lines}
+	}
+	panel.Stops = []chart.Stop{at(50), at(90),
+		{X: rho, Focus: true, Lines: []string{"Your load, " + f(100*rho) + "% busy: waits " + f(float64(v.MeanWaitMS)) + " ms (cs² = " + f(float64(v.ServiceSCV)) + ")",
+			"with constant service " + f(float64(v.ConstantWaitMS)) + " ms; M/M/" + f(float64(v.Servers)) + " " + f(float64(v.MMcWaitMS)) + " ms"}}}
+	sortStops(panel.Stops)
+	table := chart.Table{Caption: "Mean wait in queue, ms, against utilisation, every tenth", Head: []string{"busy"}}
+	for _, c := range v.Curves {
+		table.Head = append(table.Head, name(c))
+	}
+	for i := 0; i < len(xs); i += 10 {
+		row := []string{f(100*xs[i]) + "%"}
+		for _, c := range v.Curves {
+			row = append(row, f(float64(c.WaitMS[i])))
+		}
+		table.Rows = append(table.Rows, row)
+	}
+	s := f(float64(v.Servers))
+	servers := s + " server"
+	if s != "1" {
+		servers += "s"
+	}
+	title := "The wait against the load: " + servers + " of " + f(float64(v.ServiceMS)) + " ms, ca² = " + f(float64(v.ArrivalSCV))
+	if !v.Exact {
+		// In the title, not a note in the panel: a note sits where the
+		// learner's mark may be.
+		title += " (Kingman's approximation)"
+	}
+	return chart.Chart{ID: id + "-plot", Title: title, Desc: v.Sentence, XTitle: "Utilisation ρ", XMax: 1, Panels: []chart.Panel{panel}, Table: table}
+}
+
+// fanoutChart draws the share of fanned-out requests that are slow against
+// the fan-out k, from 1 to FanoutCurveEnd, with the line where half are
+// slow; the learner's k and the least k that makes half of them slow are
+// marked.
+func fanoutChart(fo model.Fanout, id string) chart.Chart {
+	f := model.Format
+	var xs, ys []float64
+	for i := range fo.CurveK {
+		xs = append(xs, float64(fo.CurveK[i]))
+		ys = append(ys, 100*float64(fo.CurveSlow[i]))
+	}
+	end := xs[len(xs)-1]
+	k, p := float64(fo.Fanout), float64(fo.P)
+	panel := chart.Panel{Title: "Requests slow, %", YMax: 100, Series: []chart.Series{
+		{Name: "slow, 1 − (1 − p)^k, p = " + f(p), Quantity: "a", Style: chart.Model, X: xs, Y: ys},
+		{Name: "half the requests", Quantity: "muted", Style: chart.Guide, X: []float64{0, end}, Y: []float64{50, 50}},
+	}}
+	panel.Marks = []chart.Mark{{X: k, Label: "k = " + f(k), Quantity: "accent", Solid: true}}
+	medAbout, medName := model.PercentileName(float64(fo.MedianBackendPercentile))
+	panel.Stops = []chart.Stop{{X: k, Focus: true, Lines: []string{"k = " + f(k) + ": " + f(100*float64(fo.SlowShare)) + "% of requests slow",
+		"their median is " + medAbout + "each backend's " + medName}}}
+	if h := float64(fo.HalfSlowFanout); fo.HalfSlowFanout.Finite() && h <= end && h != k {
+		panel.Marks = append(panel.Marks, chart.Mark{X: h, Label: "half slow"})
+		panel.Stops = append(panel.Stops, chart.Stop{X: h, Focus: true, Lines: []string{"From k = " + f(h) + " half the requests or more are slow"}})
+	}
+	if p == 0 {
+		panel.Note = "No sub-request is slow: no request is"
+	}
+	sortStops(panel.Stops)
+	// The table: k = 1, then every tenth of the way to the curve's end.
+	table := chart.Table{Caption: "Requests slow against the fan-out, p = " + f(p), Head: []string{"k", "requests slow, %"}}
+	for i, x := range xs {
+		if i == 0 || math.Mod(x, end/10) == 0 {
+			table.Rows = append(table.Rows, []string{f(x), f(ys[i])})
+		}
+	}
+	return chart.Chart{ID: id + "-plot", Title: "The slowest of many: requests slow against the fan-out", Desc: fo.Sentence,
+		XTitle: "Sub-requests a request fans out to, k", XMax: end, Panels: []chart.Panel{panel}, Table: table}
+}
+
+// uslChart draws the Universal Scalability Law's throughput X(N) for N = 1
+// to N max, with λN (neither contention nor coherency) for reference,
+// clipped a little above the curve's top so the curve keeps the height;
+// the peak is marked when it is within N max, and noted when past it or
+// absent.
+func uslChart(u model.USL, id string) chart.Chart {
+	f := model.Format
+	var xs, ys, lin []float64
+	top := 0.0
+	for i := range u.CurveN {
+		xs = append(xs, float64(u.CurveN[i]))
+		ys = append(ys, float64(u.CurveX[i]))
+		lin = append(lin, float64(u.CurveLinear[i]))
+		top = math.Max(top, float64(u.CurveX[i]))
+	}
+	nMax := float64(u.NMax)
+	panel := chart.Panel{Title: "Throughput, a second", YMax: top * 1.5, Series: []chart.Series{
+		{Name: "X(N), the USL (σ = " + f(float64(u.Sigma)) + ", κ = " + f(float64(u.Kappa)) + ")", Quantity: "a", Style: chart.Model, X: xs, Y: ys},
+		{Name: "λN, neither contention nor coherency", Quantity: "muted", Style: chart.Guide, X: xs, Y: lin},
+	}}
+	panel.Stops = []chart.Stop{{X: nMax, Focus: true, Lines: []string{"N = " + f(nMax) + ": " + f(float64(u.XAtMax)) + " a second",
+		f(float64(u.SpeedupAtMax)) + " times one client's " + f(float64(u.Lambda))}}}
+	pn := float64(u.PeakN)
+	switch {
+	case !u.HasPeak:
+		panel.Note = "No peak: κ = 0"
+	case pn <= nMax:
+		panel.Marks = []chart.Mark{{X: pn, Label: "peak N* = " + f(pn), Quantity: "accent", Solid: true}}
+		if pn != nMax {
+			panel.Stops = append(panel.Stops, chart.Stop{X: pn, Focus: true, Lines: []string{"The peak: " + f(float64(u.PeakX)) + " a second at N* = " + f(pn),
+				"√((1 − σ) ÷ κ)"}})
+		}
+	default:
+		panel.Note = "The peak, N* = " + f(pn) + ", is past N max"
+	}
+	sortStops(panel.Stops)
+	table := chart.Table{Caption: "Throughput against clients", Head: []string{"N", "X(N) a second", "λN a second"}}
+	every := int(math.Max(1, math.Ceil(float64(len(xs))/16)))
+	for i := 0; i < len(xs); i += every {
+		table.Rows = append(table.Rows, []string{f(xs[i]), f(ys[i]), f(lin[i])})
+	}
+	if last := len(xs) - 1; last%every != 0 {
+		table.Rows = append(table.Rows, []string{f(xs[last]), f(ys[last]), f(lin[last])})
+	}
+	return chart.Chart{ID: id + "-plot", Title: "The Universal Scalability Law: throughput against clients", Desc: u.Sentence,
+		XTitle: "Clients N", XMax: nMax, Panels: []chart.Panel{panel}, Table: table}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -107,6 +108,103 @@ func TestRetryChart(t *testing.T) {
 	low := retryChart(model.RetryAmplification(0.5, 3, 0, 0.1), "ra").Panels[0]
 	if len(low.Series) != 1 || low.Note != "The capacity, 10 attempts a request, is above every point" {
 		t.Errorf("at 10%% of capacity: %d series, note %q", len(low.Series), low.Note)
+	}
+}
+
+// stopsInOrder reports a panel's stops that are not focusable or not in x
+// order.
+func stopsInOrder(t *testing.T, what string, p chart.Panel) {
+	t.Helper()
+	for i, s := range p.Stops {
+		if !s.Focus || i > 0 && s.X < p.Stops[i-1].X {
+			t.Errorf("%s: stop %d %+v: want focusable, in x order", what, i, s)
+		}
+	}
+}
+
+// The variability chart: a curve for cs² = 0, 1, 2 and the learner's, the
+// learner's in the accent colour and named as theirs; the title says so
+// only when the wait is Kingman's approximation; the table every tenth of
+// ρ.
+func TestVariabilityChart(t *testing.T) {
+	c := variabilityChart(model.VariabilityWait(1, 20, 0.7, 1, 5), "vw")
+	p := c.Panels[0]
+	var names []string
+	for _, s := range p.Series {
+		names = append(names, s.Name+"/"+s.Quantity)
+	}
+	if got := strings.Join(names, ", "); got != "cs² = 0, constant/mean, cs² = 1, exponential/b, cs² = 2/c, cs² = 5 (yours)/accent" {
+		t.Errorf("series %q", got)
+	}
+	if strings.Contains(c.Title, "approximation") || len(c.Table.Rows) != 10 || len(c.Table.Head) != 5 || c.Table.Rows[5][0] != "50%" || c.Table.Rows[5][2] != "20" {
+		t.Errorf("title %q, table %q: want no approximation (Pollaczek–Khinchine is exact), 10 rows, 20 ms at 50%% for cs² = 1", c.Title, c.Table.Rows)
+	}
+	stopsInOrder(t, "variability", p)
+	if approx := variabilityChart(model.VariabilityWait(4, 20, 0.7, 1, 2), "vw"); !strings.HasSuffix(approx.Title, "(Kingman's approximation)") || len(approx.Panels[0].Series) != 3 ||
+		approx.Panels[0].Series[2].Quantity != "accent" {
+		t.Errorf("four servers, cs² = 2: title %q, %d series, the learner's in %q", approx.Title, len(approx.Panels[0].Series), approx.Panels[0].Series[2].Quantity)
+	}
+}
+
+// The fan-out chart: the slow share in percent from k = 1 to the curve's
+// end, the learner's k marked, the half-slow k marked and a stop unless it
+// is the learner's own, and a note when nothing is slow.
+func TestFanoutChart(t *testing.T) {
+	c := fanoutChart(model.FanoutTail(100, 0.01, 0.99), "ft")
+	p := c.Panels[0]
+	s := p.Series[0]
+	if c.XMax != 100 || p.YMax != 100 || s.X[0] != 1 || math.Abs(s.Y[len(s.Y)-1]-63.39676587267705) > 1e-9 {
+		t.Errorf("x to %v, y to %v, the curve from %v to %v%%", c.XMax, p.YMax, s.X[0], s.Y[len(s.Y)-1])
+	}
+	if len(p.Marks) != 2 || p.Marks[1].Label != "half slow" || p.Marks[1].X != 69 || len(p.Stops) != 2 {
+		t.Errorf("marks %+v, %d stops: want k = 100 and half slow at 69", p.Marks, len(p.Stops))
+	}
+	stopsInOrder(t, "fan-out", p)
+	at := fanoutChart(model.FanoutTail(69, 0.01, 0.99), "ft").Panels[0]
+	if len(at.Stops) != 1 {
+		t.Errorf("k = 69, where half are slow: %d stops, want the learner's alone", len(at.Stops))
+	}
+	var ks []string
+	for _, r := range c.Table.Rows {
+		ks = append(ks, r[0])
+	}
+	if got := strings.Join(ks, ","); got != "1,10,20,30,40,50,60,70,80,90,100" || c.Table.Rows[10][1] != "63.4" {
+		t.Errorf("table rows at k = %s, %q at 100", got, c.Table.Rows[10][1])
+	}
+	far := fanoutChart(model.FanoutTail(450, 0, 0.99), "ft")
+	if far.XMax != 500 || far.Panels[0].Note != "No sub-request is slow: no request is" || len(far.Panels[0].Marks) != 1 {
+		t.Errorf("k = 450, p = 0: x to %v, note %q, %d marks", far.XMax, far.Panels[0].Note, len(far.Panels[0].Marks))
+	}
+}
+
+// The USL chart: X(N) and λN over N = 1 … N max, the y axis half again
+// above X's top (λN is clipped there, so X keeps the height); the peak
+// marked within N max, noted past it or when there is none; the table
+// ends at N max.
+func TestUSLChart(t *testing.T) {
+	u := model.UniversalScalability(100, 0.05, 0.001, 64)
+	c := uslChart(u, "usl")
+	p := c.Panels[0]
+	if c.XMax != 64 || math.Abs(p.YMax-1.5*float64(u.PeakX)) > 3 || len(p.Series) != 2 || len(p.Series[0].X) != 64 {
+		t.Errorf("x to %v, y to %v (the peak is %v), %d series", c.XMax, p.YMax, u.PeakX, len(p.Series))
+	}
+	if len(p.Marks) != 1 || !strings.HasPrefix(p.Marks[0].Label, "peak N* = 30.82") || p.Note != "" {
+		t.Errorf("marks %+v, note %q", p.Marks, p.Note)
+	}
+	stopsInOrder(t, "usl", p)
+	if rows := c.Table.Rows; rows[len(rows)-1][0] != "64" || rows[0][0] != "1" {
+		t.Errorf("table from %q to %q", rows[0][0], rows[len(rows)-1][0])
+	}
+	short := uslChart(model.UniversalScalability(100, 0.05, 0.001, 20), "usl").Panels[0]
+	if short.Note != "The peak, N* = 30.82, is past N max" || len(short.Marks) != 0 {
+		t.Errorf("20 clients: note %q, %d marks", short.Note, len(short.Marks))
+	}
+	none := uslChart(model.UniversalScalability(100, 0.05, 0, 64), "usl").Panels[0]
+	if none.Note != "No peak: κ = 0" || len(none.Marks) != 0 {
+		t.Errorf("κ = 0: note %q, %d marks", none.Note, len(none.Marks))
+	}
+	if one := uslChart(model.UniversalScalability(100, 0.05, 0.001, 1), "usl"); len(one.Panels[0].Series[0].X) != 1 {
+		t.Errorf("one client: %d points", len(one.Panels[0].Series[0].X))
 	}
 }
 

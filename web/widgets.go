@@ -153,7 +153,8 @@ func (s *server) widgetPage(w http.ResponseWriter, r *http.Request) error {
 
 // plotKinds are the widget kinds with a plot (widgetPlotChart).
 func plotKinds() []string {
-	return []string{model.KindTwoCeilings, model.KindQueueCurve, model.KindQuota, model.KindAIMD, model.KindRetry, model.KindLateScaling}
+	return []string{model.KindTwoCeilings, model.KindQueueCurve, model.KindQuota, model.KindAIMD, model.KindRetry, model.KindLateScaling,
+		model.KindVariability, model.KindFanout, model.KindUSL}
 }
 
 func (s *server) widgetAssets() widgetAssetURLs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"math"
 	"net/http/httptest"
 	"net/url"
@@ -297,6 +298,95 @@ func TestWidgetPageRendersEachKind(t *testing.T) {
 				t.Error("the plot does not say the backlog never drains")
 			}
 		}},
+		// Pollaczek–Khinchine, exact: one server of 20 ms at 70% with
+		// service times of cs² = 2 waits 70 ms, three times the 23.33 ms
+		// of constant service; no approximation note; the plot draws cs²
+		// = 0, 1 and 2 (yours) and marks the load.
+		{"variability-wait", "/widgets/variability-wait?servers=1&service_ms=20&utilisation=0.7&arrival_scv=1&service_scv=2", func(t *testing.T, body string) {
+			for id, want := range map[string]string{"q-mean_wait_ms": "70", "q-mean_response_ms": "90", "q-constant_wait_ms": "23.33", "q-wait_ratio": "3", "q-mmc_wait_ms": "46.67"} {
+				if got := testIDText(t, body, id); got != want {
+					t.Errorf("%s = %q, want %q", id, got, want)
+				}
+			}
+			if !hasAttr(t, body, "widget-approximate", "hidden") {
+				t.Error("Pollaczek–Khinchine is exact, but the page says it is an approximation")
+			}
+			h := renderNode(find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })[0])
+			for _, want := range []string{"cs² = 0, constant", "cs² = 1, exponential", "cs² = 2 (yours)", "your load", "Your load, 70% busy: waits 70 ms (cs² = 2)"} {
+				if !strings.Contains(h, want) {
+					t.Errorf("plot does not say %q", want)
+				}
+			}
+			if strings.Contains(h, "approximation") {
+				t.Error("the plot of an exact result says approximation")
+			}
+		}},
+		// Four servers and smoother arrivals: Kingman's approximation,
+		// said on the page and on the plot; only the service varying: no
+		// ratio to multiply.
+		{"variability-wait approximate", "/widgets/variability-wait?servers=4&service_ms=20&utilisation=0.7&arrival_scv=0&service_scv=2", func(t *testing.T, body string) {
+			if hasAttr(t, body, "widget-approximate", "hidden") {
+				t.Error("Kingman's approximation is not said to be one")
+			}
+			if got := testIDText(t, body, "q-wait_ratio"); got != "— (no wait to multiply)" {
+				t.Errorf("ratio = %q", got)
+			}
+			h := html.UnescapeString(renderNode(find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })[0]))
+			if !strings.Contains(h, "(Kingman's approximation)") {
+				t.Error("the plot does not say it is an approximation")
+			}
+		}},
+		// Dean and Barroso's 63%: the percentiles as names, p99.31 and
+		// p99.99 (never p100), half slow from 69.
+		{"fanout-tail", "/widgets/fanout-tail?fanout=100&p=0.01&percentile=0.99", func(t *testing.T, body string) {
+			for id, want := range map[string]string{"q-slow_share": "63.4", "q-median_backend_percentile": "p99.31", "q-backend_percentile": "p99.99", "q-half_slow_fanout": "69"} {
+				if got := testIDText(t, body, id); got != want {
+					t.Errorf("%s = %q, want %q", id, got, want)
+				}
+			}
+			h := html.UnescapeString(renderNode(find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })[0]))
+			for _, want := range []string{"k = 100: 63.4% of requests slow", "their median is about each backend's p99.31", "From k = 69 half the requests or more are slow", "half the requests"} {
+				if !strings.Contains(h, want) {
+					t.Errorf("plot does not say %q", want)
+				}
+			}
+		}},
+		{"fanout-tail p99.9 of 250", "/widgets/fanout-tail?fanout=250&p=0.002&percentile=0.999", func(t *testing.T, body string) {
+			if got := testIDText(t, body, "q-backend_percentile"); got != "p99.9996" {
+				t.Errorf("the backends' percentile for the p99.9 of 250 = %q, want p99.9996", got)
+			}
+		}},
+		// The USL past its peak: N* = 30.82, 904 a second there, 782 at
+		// 64 clients, and the page says it is past the peak.
+		{"usl", "/widgets/usl?lambda=100&sigma=0.05&kappa=0.001&n_max=64", func(t *testing.T, body string) {
+			for id, want := range map[string]string{"q-peak_n": "30.82", "q-peak_x": "904", "q-x_at_max": "782", "q-speedup_at_max": "7.82"} {
+				if got := testIDText(t, body, id); got != want {
+					t.Errorf("%s = %q, want %q", id, got, want)
+				}
+			}
+			if hasAttr(t, body, "widget-retrograde", "hidden") {
+				t.Error("64 clients, past the peak at 30.82, are not said to be past it")
+			}
+			h := renderNode(find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })[0])
+			for _, want := range []string{"peak N* = 30.82", "The peak: 904 a second at N* = 30.82", "λN, neither contention nor coherency", "N = 64: 782 a second"} {
+				if !strings.Contains(h, want) {
+					t.Errorf("plot does not say %q", want)
+				}
+			}
+		}},
+		// κ = 0: no peak, said on the page and on the plot.
+		{"usl no peak", "/widgets/usl?lambda=100&sigma=0.05&kappa=0&n_max=64", func(t *testing.T, body string) {
+			if got := testIDText(t, body, "q-peak_n"); got != "none (κ = 0)" {
+				t.Errorf("peak = %q", got)
+			}
+			if !hasAttr(t, body, "widget-retrograde", "hidden") {
+				t.Error("no peak, yet the page says N max is past it")
+			}
+			h := renderNode(find(parse(t, body), func(n nodeT) bool { _, ok := attr(n, "data-chart"); return ok })[0])
+			if !strings.Contains(h, "No peak: κ = 0") {
+				t.Error("the plot does not say there is no peak")
+			}
+		}},
 		// A step at the end: nothing after it, and the page says so.
 		{"aimd no step", "/widgets/aimd?step_s=15&duration_s=15", func(t *testing.T, body string) {
 			if got := testIDText(t, body, "q-settle_s"); got != "not in time" {
@@ -399,7 +489,7 @@ func TestWidgetPageBadParams(t *testing.T) {
 		// Infinity is not a value a control can take.
 		{"infinite", "/widgets/queue-curve?arrivals=Inf", 400, []string{"arrivals", "not a number"}, "arrivals"},
 		// An unknown widget is a 404 listing the kinds.
-		{"unknown kind", "/widgets/erlang", 404, []string{"admission-limit, aimd, late-scaling, littles-law, queue-curve, quota, retry-amplification, two-ceilings"}, ""},
+		{"unknown kind", "/widgets/erlang", 404, []string{"admission-limit, aimd, fanout-tail, late-scaling, littles-law, queue-curve, quota, retry-amplification, two-ceilings, usl, variability-wait"}, ""},
 		// The quota's and the AIMD limit's bad values name the field and
 		// what is allowed.
 		{"quota no workers", "/widgets/quota?workers=0", 400, []string{"workers", "want 1 to 100000 workers"}, "workers"},
@@ -410,6 +500,13 @@ func TestWidgetPageBadParams(t *testing.T) {
 		{"retry half a retry", "/widgets/retry-amplification?retries=2.5", 400, []string{"retries", "whole number"}, "retries"},
 		{"late-scaling no capacity after", "/widgets/late-scaling?capacity_after=0", 400, []string{"capacity_after", "want 1 to 100000 per second"}, "capacity_after"},
 		{"late-scaling goal on a made-up output", "/widgets/late-scaling?goal=drain:40:1", 400, []string{"goal", "not a quantity of late-scaling"}, ""},
+		{"variability utilisation of 1", "/widgets/variability-wait?utilisation=1", 400, []string{"utilisation", "want 0 to 0.99 of capacity"}, "utilisation"},
+		{"variability 65 servers", "/widgets/variability-wait?servers=65", 400, []string{"servers", "want 1 to 64 servers"}, "servers"},
+		{"variability negative scv", "/widgets/variability-wait?service_scv=-1", 400, []string{"service_scv", "want 0 to 25 SCV"}, "service_scv"},
+		{"fanout a percent for a share", "/widgets/fanout-tail?p=5", 400, []string{"p", "want 0 to 1 of sub-requests"}, "p"},
+		{"fanout half a sub-request", "/widgets/fanout-tail?fanout=1.5", 400, []string{"fanout", "whole number"}, "fanout"},
+		{"usl negative coherency", "/widgets/usl?kappa=-0.1", 400, []string{"kappa", "want 0 to 1 per pair of clients"}, "kappa"},
+		{"usl 300 clients", "/widgets/usl?n_max=300", 400, []string{"n_max", "want 1 to 256 clients"}, "n_max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -482,6 +579,22 @@ type apiResult struct {
 		WorstWaitMS *float64 `json:"worst_wait_ms"`
 		Drains      bool     `json:"drains"`
 	} `json:"late_scaling"`
+	Variability *struct {
+		WaitRatio *float64 `json:"wait_ratio"`
+		Method    string   `json:"method"`
+		Curves    []struct {
+			ServiceSCV float64 `json:"service_scv"`
+		} `json:"curves"`
+	} `json:"variability_wait"`
+	Fanout *struct {
+		HalfSlowFanout *float64  `json:"half_slow_fanout"`
+		CurveK         []float64 `json:"curve_k"`
+	} `json:"fanout_tail"`
+	USL *struct {
+		PeakN   *float64 `json:"peak_n"`
+		PeakX   *float64 `json:"peak_x"`
+		HasPeak bool     `json:"has_peak"`
+	} `json:"usl"`
 	Goal *model.GoalStatus `json:"goal"`
 }
 
@@ -570,6 +683,33 @@ func TestAPIModels(t *testing.T) {
 			}
 			if _, ok := r.Quantities["drain_s"]; ok || r.Quantities["backlog"] != 1200 {
 				t.Errorf("quantities %v: want backlog 1200 and no drain_s", r.Quantities)
+			}
+		}},
+		// Evenly spaced arrivals and a variable service: Kingman's
+		// approximation, the ratio to constant service infinite (null),
+		// the curves for cs² = 0, 1, 2 and the learner's 4.
+		{"variability-wait only the service varies", "/api/models/variability-wait?servers=2&arrival_scv=0&service_scv=4", func(t *testing.T, r apiResult) {
+			v := r.Variability
+			if v == nil || v.WaitRatio != nil || v.Method != model.MethodAllenCunneen || len(v.Curves) != 4 || v.Curves[3].ServiceSCV != 4 {
+				t.Errorf("variability_wait %+v: want Allen–Cunneen, no ratio, 4 curves ending at cs² = 4", v)
+			}
+			if _, ok := r.Quantities["wait_ratio"]; ok {
+				t.Errorf("quantities %v: an infinite ratio is a quantity", r.Quantities)
+			}
+		}},
+		// p = 0: nothing slow, so no fan-out makes half slow (null).
+		{"fanout-tail never slow", "/api/models/fanout-tail?fanout=10&p=0", func(t *testing.T, r apiResult) {
+			if r.Fanout == nil || r.Fanout.HalfSlowFanout != nil || len(r.Fanout.CurveK) != 100 || r.Quantities["slow_share"] != 0 {
+				t.Errorf("fanout_tail %+v, quantities %v: want none slow, no half-slow fan-out, 100 points", r.Fanout, r.Quantities)
+			}
+		}},
+		// κ = 0: no peak, null in JSON, and a goal on the peak not met.
+		{"usl no peak", "/api/models/usl?kappa=0&goal=peak_n:31:1", func(t *testing.T, r apiResult) {
+			if r.USL == nil || r.USL.HasPeak || r.USL.PeakN != nil || r.USL.PeakX != nil {
+				t.Errorf("usl %+v: want no peak", r.USL)
+			}
+			if r.Goal == nil || r.Goal.Reached {
+				t.Errorf("goal = %+v: a peak that is not there is not at 31", r.Goal)
 			}
 		}},
 		// goal= adds the goal's status.
@@ -852,8 +992,9 @@ func TestWidgetPlotAndFraming(t *testing.T) {
 	if res := s.get(nil, "/widgets/quota/plot?solve=latency_ms&arrivals=0&quota=5&latency_ms=100"); res.StatusCode != 200 || !strings.Contains(res.body, "No quota: N = X × R has no value here") {
 		t.Errorf("quota plot with solve=latency_ms: %d %.300s", res.StatusCode, res.body)
 	}
-	// The quota, the AIMD limit, the retries and late capacity have plots too.
-	for _, kind := range []string{"quota", "aimd", "retry-amplification", "late-scaling"} {
+	// The quota, the AIMD limit, the retries, late capacity, variability,
+	// fan-out and the USL have plots too.
+	for _, kind := range []string{"quota", "aimd", "retry-amplification", "late-scaling", "variability-wait", "fanout-tail", "usl"} {
 		// (the late-scaling chart's two panels are stacked: class "chart stacked")
 		if res := s.get(nil, "/widgets/"+kind+"/plot?id=abc"); res.StatusCode != 200 || !strings.HasPrefix(res.body, `<figure class="chart`) || !strings.Contains(res.body[:80], `id="abc-plot"`) {
 			t.Errorf("%s plot: %d %.200s", kind, res.StatusCode, res.body)

@@ -44,6 +44,15 @@ func defaultCaveats(kind string) (assumes, ignores []string) {
 	case model.KindLateScaling:
 		return []string{"Steady rates: the demand and each capacity are constant, and the capacity steps up when it lands.", "One queue, first come first served, without a limit.", "The service works every request it queued, even for callers who have gone."},
 			[]string{"Randomness: a real queue waits some even below its capacity.", "Callers who give up or retry: their requests stay in the backlog.", "The service time itself, and capacity that ramps up as it lands."}
+	case model.KindVariability:
+		return []string{"A steady state: the load stays the same long enough for the queue to settle.", "Identical servers taking one queue, first come first served.", "Gaps between arrivals and service times each drawn independently of the others."},
+			[]string{"That Kingman's formula is an approximation: exact only for one server with Poisson arrivals (Pollaczek–Khinchine) and for Poisson arrivals with exponential service (M/M/c); elsewhere it can be off by several per cent either way.", "Bursts of arrivals that last longer than a gap.", "The tail: this is the mean wait, and a variable service time stretches the p99 far more than the mean.", "Timeouts, retries and a limit on the queue."}
+	case model.KindFanout:
+		return []string{"The sub-requests are sent at once and the request needs every answer.", "Each sub-request is slow with the same chance, independently of the others."},
+			[]string{"Slowness with a common cause (a busy host, a pause for garbage collection, a hot key) that makes sub-requests slow together.", "Hedged or tied requests, which send a second copy of a slow sub-request.", "Answers that can do without the slowest sub-requests."}
+	case model.KindUSL:
+		return []string{"Identical clients in a closed loop, each alone doing λ a second.", "Contention σ and coherency κ that stay the same as clients are added."},
+			[]string{"What the costs are made of: the law fits a curve to them, it does not explain them.", "Other ceilings (the processors, the network, the load generator) that may bind first.", "Queueing at low load: each client waits for its answer before sending the next."}
 	}
 	return nil, nil
 }
@@ -58,46 +67,58 @@ type quantityLabel struct {
 // its parameters from the spec, its outputs from the table below.
 func quantityLabels(spec model.Spec) map[string]quantityLabel {
 	out := map[string]quantityLabel{
-		"limit":               {"Admission limit (exact)", "requests"},
-		"rounded_limit":       {"Admission limit", "requests"},
-		"worst_ms":            {"Time in system of the last one admitted", "ms"},
-		"worker_ceiling":      {"Worker ceiling", "per second"},
-		"processor_ceiling":   {"Processor ceiling", "per second"},
-		"ceiling":             {"Ceiling", "per second"},
-		"speedup_cap":         {"Speedup cap", "times one worker"},
-		"capacity":            {"Capacity", "per second"},
-		"utilisation":         {"Utilisation", ""},
-		"prob_wait":           {"Chance of waiting", ""},
-		"mean_in_system":      {"Mean requests in system", "requests"},
-		"mean_queue":          {"Mean requests waiting", "requests"},
-		"mean_wait_ms":        {"Mean wait", "ms"},
-		"mean_response_ms":    {"Mean response time", "ms"},
-		"p50_response_ms":     {"Median response time", "ms"},
-		"p99_response_ms":     {"p99 response time", "ms"},
-		"knee_arrivals":       {"Knee", "per second"},
-		"capacity_before":     {"Capacity before", "per second"},
-		"capacity_after":      {"Capacity after", "per second"},
-		"quota_rate":          {"What the quota lets through after", "per second"},
-		"with_quota_before":   {"With the quota, before", "per second"},
-		"with_quota_after":    {"With the quota, after", "per second"},
-		"refused_after":       {"Refused by the quota, after", "per second"},
-		"quota_latency_ms":    {"Response time with the quota, after", "ms"},
-		"without_quota_after": {"Served without a quota, after", "per second"},
-		"queue_growth":        {"Queue growth without a quota", "per second"},
-		"late_after_s":        {"Callers late from", "s after the release"},
-		"mean_limit":          {"Mean limit, last half", "requests"},
-		"delivered_pct":       {"Share of the new capacity let in", "%"},
-		"min_after":           {"Least limit after the step", "requests"},
-		"max_after":           {"Most limit after the step", "requests"},
-		"settle_s":            {"Time to settle", "s after the step"},
-		"attempts":            {"Attempts a request", "attempts"},
-		"attempts_no_budget":  {"Attempts a request without a budget", "attempts"},
-		"load_pct":            {"Load on the service", "% of capacity"},
-		"backlog":             {"Backlog at the landing", "requests"},
-		"drain_s":             {"Time to drain", "s after the landing"},
-		"landing_wait_ms":     {"Wait of a request arriving at the landing", "ms"},
-		"worst_wait_ms":       {"Longest wait", "ms"},
-		"late_s":              {"Arrivals that wait past the timeout", "s"},
+		"limit":                     {"Admission limit (exact)", "requests"},
+		"rounded_limit":             {"Admission limit", "requests"},
+		"worst_ms":                  {"Time in system of the last one admitted", "ms"},
+		"worker_ceiling":            {"Worker ceiling", "per second"},
+		"processor_ceiling":         {"Processor ceiling", "per second"},
+		"ceiling":                   {"Ceiling", "per second"},
+		"speedup_cap":               {"Speedup cap", "times one worker"},
+		"capacity":                  {"Capacity", "per second"},
+		"utilisation":               {"Utilisation", ""},
+		"prob_wait":                 {"Chance of waiting", ""},
+		"mean_in_system":            {"Mean requests in system", "requests"},
+		"mean_queue":                {"Mean requests waiting", "requests"},
+		"mean_wait_ms":              {"Mean wait", "ms"},
+		"mean_response_ms":          {"Mean response time", "ms"},
+		"p50_response_ms":           {"Median response time", "ms"},
+		"p99_response_ms":           {"p99 response time", "ms"},
+		"knee_arrivals":             {"Knee", "per second"},
+		"capacity_before":           {"Capacity before", "per second"},
+		"capacity_after":            {"Capacity after", "per second"},
+		"quota_rate":                {"What the quota lets through after", "per second"},
+		"with_quota_before":         {"With the quota, before", "per second"},
+		"with_quota_after":          {"With the quota, after", "per second"},
+		"refused_after":             {"Refused by the quota, after", "per second"},
+		"quota_latency_ms":          {"Response time with the quota, after", "ms"},
+		"without_quota_after":       {"Served without a quota, after", "per second"},
+		"queue_growth":              {"Queue growth without a quota", "per second"},
+		"late_after_s":              {"Callers late from", "s after the release"},
+		"mean_limit":                {"Mean limit, last half", "requests"},
+		"delivered_pct":             {"Share of the new capacity let in", "%"},
+		"min_after":                 {"Least limit after the step", "requests"},
+		"max_after":                 {"Most limit after the step", "requests"},
+		"settle_s":                  {"Time to settle", "s after the step"},
+		"attempts":                  {"Attempts a request", "attempts"},
+		"attempts_no_budget":        {"Attempts a request without a budget", "attempts"},
+		"load_pct":                  {"Load on the service", "% of capacity"},
+		"backlog":                   {"Backlog at the landing", "requests"},
+		"drain_s":                   {"Time to drain", "s after the landing"},
+		"landing_wait_ms":           {"Wait of a request arriving at the landing", "ms"},
+		"worst_wait_ms":             {"Longest wait", "ms"},
+		"late_s":                    {"Arrivals that wait past the timeout", "s"},
+		"arrivals":                  {"Arrival rate", "per second"},
+		"mmc_wait_ms":               {"Mean wait of the M/M/c queue", "ms"},
+		"constant_wait_ms":          {"Mean wait with constant service times", "ms"},
+		"wait_ratio":                {"Wait against constant service", "times"},
+		"slow_share":                {"Share of requests slow", "of requests"},
+		"median_backend_percentile": {"Backends' percentile of the requests' median", "share"},
+		"backend_percentile":        {"Backends' percentile the requests' percentile needs", "share"},
+		"half_slow_fanout":          {"Fan-out that makes half the requests slow", "sub-requests"},
+		"peak_n":                    {"Peak, N*", "clients"},
+		"peak_x":                    {"Throughput at the peak", "per second"},
+		"x_at_max":                  {"Throughput at N max", "per second"},
+		"speedup_at_max":            {"Speedup at N max", "times one client"},
 	}
 	for _, p := range spec.Params {
 		out[p.Name] = quantityLabel{p.Label, p.Unit}
@@ -117,7 +138,7 @@ func withUnit(v float64, unit string) string {
 	}
 	if v == 1 {
 		switch unit {
-		case "workers", "requests", "cores", "servers", "callers", "attempts":
+		case "workers", "requests", "cores", "servers", "callers", "attempts", "clients", "sub-requests":
 			unit = strings.TrimSuffix(unit, "s")
 		case "retries":
 			unit = "retry"
@@ -325,6 +346,28 @@ func (v widgetView) Over() bool { return v.Result.Retry != nil && v.Result.Retry
 // Pooled reports whether a queue curve has more than one server, so the
 // same servers with a queue each differ from the shared queue.
 func (v widgetView) Pooled() bool { return v.Result.Queue != nil && v.Result.Queue.Servers > 1 }
+
+// Approximate reports whether a variability-wait widget's wait is
+// Kingman's approximation rather than an exact result.
+func (v widgetView) Approximate() bool {
+	return v.Result.Variability != nil && !v.Result.Variability.Exact
+}
+
+// Retrograde reports whether a usl widget's N max is past the peak.
+func (v widgetView) Retrograde() bool { return v.Result.USL != nil && v.Result.USL.Retrograde }
+
+// PercentileQuantity writes a quantity that is a share as a percentile's
+// name (model.PercentileName: 0.99309 is "p99.31", never "p100" below
+// 1), or none when the result has no finite value for it. widgets.js
+// writes the same into each <output data-q=NAME data-format="percentile">.
+func (v widgetView) PercentileQuantity(name, none string) string {
+	q, ok := v.Result.Quantities[name]
+	if !ok {
+		return none
+	}
+	_, n := model.PercentileName(q)
+	return n
+}
 
 // Steps is the working of the admission limit or the quota.
 func (v widgetView) Steps() []string {

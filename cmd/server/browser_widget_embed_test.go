@@ -122,7 +122,9 @@ func TestBrowserWidgetEmbedded(t *testing.T) {
 // taken over, in the states a learner meets: Little's law with its goal
 // reached, the admission limit with no queue that fits, the two ceilings
 // with the processor binding, the queue curve past capacity, retries over
-// capacity and late capacity that never drains. The site audit covers a
+// capacity, late capacity that never drains, the variability's wait as
+// Kingman's approximation (four curves), a fan-out past 100 and the USL
+// past its peak. The site audit covers a
 // few widget pages; this covers each kind and state, in light and dark.
 func TestBrowserWidgetKindsAccessible(t *testing.T) {
 	src := axeSource(t)
@@ -138,6 +140,9 @@ func TestBrowserWidgetKindsAccessible(t *testing.T) {
 		{"queue-curve, past capacity", "/widgets/queue-curve?servers=4&service_ms=20&arrivals=250"},
 		{"retry-amplification, over capacity", "/widgets/retry-amplification?p=0.5&retries=3&utilisation=0.8&goal=load_pct:90:10"},
 		{"late-scaling, never drains", "/widgets/late-scaling?demand=120&capacity_before=100&capacity_after=110&lag_s=60"},
+		{"variability-wait, an approximation", "/widgets/variability-wait?servers=4&arrival_scv=0.5&service_scv=9"},
+		{"fanout-tail, past 100", "/widgets/fanout-tail?fanout=250&p=0.002&percentile=0.999"},
+		{"usl, past the peak", "/widgets/usl?lambda=100&sigma=0.05&kappa=0.001&n_max=64"},
 	}
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {

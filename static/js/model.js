@@ -3,8 +3,9 @@
 // for line: same formulas, same rounding, same sentences. Both are checked
 // against model/testdata/vectors.json (go test ./model/, node --test static/js/).
 // The quota, AIMD, retry and late-scaling models are in modellimits.js,
-// which widgets.js loads only on a page that has one of them (its compute
-// covers every kind).
+// and the variability, fan-out and USL models in modeltail.js: widgets.js
+// loads each only on a page that has one of its kinds (each one's compute
+// covers its own kinds and this module's).
 // Infinity and NaN stay numbers here; JSON.stringify writes them as null, as
 // the Go side does.
 
@@ -299,10 +300,17 @@ function erlangC(c, a) {
   return b / (1 - rho * (1 - b));
 }
 
-function meanResponse(c, s, rho) {
-  const a = rho * c;
+/**
+ * mmcMeanWait is the M/M/c mean wait in queue, ms, for c servers of mean
+ * service s ms at utilisation rho < 1: Erlang C ÷ θ, θ = c·(1 − ρ) ÷ S.
+ */
+export function mmcMeanWait(c, s, rho) {
   const theta = (c * (1 - rho)) / s;
-  return erlangC(c, a) / theta + s;
+  return erlangC(c, rho * c) / theta;
+}
+
+function meanResponse(c, s, rho) {
+  return mmcMeanWait(c, s, rho) + s;
 }
 
 // tail: P(T > t) for the FCFS M/M/c response time T (ms).

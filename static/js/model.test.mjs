@@ -4,8 +4,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { goalReached, formatNumber, roundLimit } from "./model.js";
-import { compute, lateScaling, retryAmplification, RETRY_CURVE_STEPS } from "./modellimits.js";
+import { goalReached, formatNumber, queueCurve, roundLimit } from "./model.js";
+import { compute as computeLimits, lateScaling, retryAmplification, RETRY_CURVE_STEPS } from "./modellimits.js";
+import { compute as computeTail, fanoutTail, percentileName, TAIL_KINDS, usl, uslPeak, variabilityWait } from "./modeltail.js";
+
+// compute covers every kind, as widgets.js's does: modeltail.js's kinds
+// there, the rest through modellimits.js (which covers model.js's too).
+const compute = (kind, values, solve) => (TAIL_KINDS.includes(kind) ? computeTail : computeLimits)(kind, values, solve);
 
 const file = fileURLToPath(new URL("../../model/testdata/vectors.json", import.meta.url));
 const { tolerance, vectors } = JSON.parse(readFileSync(file, "utf8"));
@@ -135,4 +140,47 @@ test("lateScaling: the longest wait B ÷ λ passes the landing's B ÷ μ2 whenev
       assert.equal("drain_s" in q, mu2 > lam);
     }
   }
+});
+
+test("variabilityWait: Pollaczek–Khinchine for one server and Poisson arrivals, and the M/M/c wait of queueCurve when ca² = cs² = 1", () => {
+  for (const rho of [0, 0.3, 0.7, 0.95]) {
+    for (const cs2 of [0, 1, 2.5]) {
+      const v = variabilityWait({ servers: 1, service_ms: 20, utilisation: rho, arrival_scv: 1, service_scv: cs2 });
+      const pk = (rho * 20 * (1 + cs2)) / (2 * (1 - rho));
+      assert.ok(Math.abs(v.mean_wait_ms - pk) <= 1e-12 * Math.max(1, pk), `ρ ${rho} cs² ${cs2}: ${v.mean_wait_ms} against ${pk}`);
+      assert.equal(v.method, "pollaczek-khinchine");
+    }
+    for (const c of [2, 8, 64]) {
+      if (rho === 0) continue;
+      const v = variabilityWait({ servers: c, service_ms: 20, utilisation: rho, arrival_scv: 1, service_scv: 1 });
+      const q = queueCurve({ servers: c, service_ms: 20, arrivals: (rho * c * 1000) / 20 });
+      assert.ok(Math.abs(v.mean_wait_ms - q.at.mean_wait_ms) <= 1e-12 * q.at.mean_wait_ms, `c ${c} ρ ${rho}`);
+      assert.ok(v.exact && v.method === "erlang-c");
+    }
+  }
+  // Only the service times vary: the ratio to constant service is infinite, null in JSON and not a quantity.
+  const only = compute("variability-wait", { servers: 1, service_ms: 20, utilisation: 0.5, arrival_scv: 0, service_scv: 2 });
+  assert.equal(only.variability_wait.wait_ratio, Infinity);
+  assert.ok(!("wait_ratio" in only.quantities));
+});
+
+test("fanoutTail: 100 backends each slow 1% of the time make 63.4% of requests slow; one backend gives p; percentiles never read p100", () => {
+  assert.ok(Math.abs(fanoutTail({ fanout: 100, p: 0.01, percentile: 0.99 }).slow_share - 0.634) < 0.0005);
+  for (const p of [0, 0.01, 0.5, 1]) assert.ok(Math.abs(fanoutTail({ fanout: 1, p, percentile: 0.99 }).slow_share - p) < 1e-15);
+  for (const [q, want] of [
+    [0.99, "p99"],
+    [0.9930924954370359, "about p99.31"],
+    [0.99999599800667366, "about p99.9996"],
+    [0.5, "p50"],
+  ])
+    assert.equal(percentileName(q).join(""), want, String(q));
+});
+
+test("usl: the peak is where X is highest, and κ = 0 has none", () => {
+  const u = usl({ lambda: 100, sigma: 0.05, kappa: 0.001, n_max: 64 });
+  assert.ok(Math.abs(u.peak_n - Math.sqrt(950)) < 1e-9 && u.retrograde);
+  for (const x of u.curve_x) assert.ok(x <= u.peak_x * (1 + 1e-12));
+  assert.equal(uslPeak(0.05, 0), Infinity);
+  const none = compute("usl", { lambda: 100, sigma: 0.05, kappa: 0, n_max: 64 });
+  assert.ok(!none.usl.has_peak && !("peak_n" in none.quantities) && !("peak_x" in none.quantities));
 });

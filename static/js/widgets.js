@@ -13,14 +13,17 @@
 //   - a value that is not allowed is named beside its field, and the
 //     results, which still show the last values that worked, are marked
 //     stale until it is fixed;
-//   - the result is recomputed in the page with model.js, or
-//     modellimits.js on a page with a quota, AIMD, retry or late-scaling
-//     widget (the same formulas as package model, held to the same test
-//     vectors): the sentence in the polite live region, every <output
-//     data-q=NAME> (scaled by data-scale, or data-none when the quantity
-//     has no value), the admission steps, which ceiling binds, the queue
+//   - the result is recomputed in the page with model.js, modellimits.js
+//     for a quota, AIMD, retry or late-scaling widget, or modeltail.js for
+//     a variability, fan-out or USL widget (the same formulas as package
+//     model, held to the same test vectors): the sentence in the polite
+//     live region, every <output data-q=NAME> (scaled by data-scale, or
+//     data-none when the quantity has no value), the admission steps, which ceiling binds, the queue
 //     curve's steady state, whether the retries' load is over capacity
-//     (the quota's steps as the admission limit's);
+//     (the quota's steps as the admission limit's), whether the
+//     variability's wait is Kingman's approximation, whether the USL's
+//     clients are past the peak; a share with data-format="percentile"
+//     is written as a percentile's name (p99.31);
 //   - the plot (two ceilings, queue curve) is fetched from the server's
 //     /widgets/{kind}/plot (its HTML), so it is drawn by one implementation;
 //   - the goal's status and what is still off are updated; the first time
@@ -36,10 +39,17 @@ import { compute as computeBase, formatNumber, goalReached } from "./model.js";
 import { missText, round12, sliderFor } from "./widgettext.js";
 
 // The quota, AIMD, retry and late-scaling models live in modellimits.js,
-// loaded only when the page has one of them; its compute covers every kind.
+// and the variability, fan-out and USL models in modeltail.js, each loaded
+// only when the page has one of its kinds; each one's compute covers its
+// own kinds and model.js's.
 const limitKinds = ["quota", "aimd", "retry-amplification", "late-scaling"];
+const tailKinds = ["variability-wait", "fanout-tail", "usl"];
 const roots = [...document.querySelectorAll("[data-widget-root]")];
-const compute = roots.some((r) => limitKinds.includes(r.dataset.kind)) ? (await import("./modellimits.js")).compute : computeBase;
+const has = (kinds) => roots.some((r) => kinds.includes(r.dataset.kind));
+const computeLimits = has(limitKinds) ? (await import("./modellimits.js")).compute : computeBase;
+const tail = has(tailKinds) ? await import("./modeltail.js") : null;
+const computeTail = tail ? tail.compute : computeBase;
+const compute = (kind, values, solve) => (tailKinds.includes(kind) ? computeTail : computeLimits)(kind, values, solve);
 
 // rangeParam reads a range input's parameter limits for sliderFor.
 const rangeParam = (range) => ({
@@ -247,7 +257,10 @@ function setup(root) {
     for (const out of root.querySelectorAll("[data-q]")) {
       const q = res.quantities[out.dataset.q];
       const scale = out.dataset.scale ? parseFloat(out.dataset.scale) : 1;
-      setText(out, q === undefined ? out.dataset.none || "—" : formatNumber(q * scale));
+      let text = formatNumber(q * scale);
+      // A share shown as a percentile's name (p99.31), on a fan-out widget's page, which has loaded modeltail.js.
+      if (out.dataset.format === "percentile" && tail) text = tail.percentileName(q)[1];
+      setText(out, q === undefined ? out.dataset.none || "—" : text);
     }
     if (solve && params.has(solve)) {
       const q = res.quantities[solve];
@@ -281,6 +294,12 @@ function setup(root) {
       for (const el of root.querySelectorAll("[data-show-when]")) {
         el.hidden = (el.dataset.showWhen === "over") !== res.retry_amplification.over;
       }
+    }
+    if (res.variability_wait) {
+      for (const el of root.querySelectorAll('[data-show-when="approximate"]')) el.hidden = res.variability_wait.exact;
+    }
+    if (res.usl) {
+      for (const el of root.querySelectorAll('[data-show-when="retrograde"]')) el.hidden = !res.usl.retrograde;
     }
     if (!first) refreshPlot(vals);
     first = false;

@@ -84,7 +84,7 @@ export function sliderFor(p, v, t) {
 /** withUnit: a number and its unit, a count's unit singular for one. */
 function withUnit(v, unit) {
   if (!unit) return formatNumber(v);
-  if (v === 1 && ["workers", "requests", "cores", "servers", "callers", "attempts"].includes(unit)) unit = unit.slice(0, -1);
+  if (v === 1 && ["workers", "requests", "cores", "servers", "callers", "attempts", "clients", "sub-requests"].includes(unit)) unit = unit.slice(0, -1);
   else if (v === 1 && unit === "retries") unit = "retry";
   return formatNumber(v) + " " + unit;
 }
