@@ -132,6 +132,11 @@ type labFields struct {
 	Retry     string  `yaml:"retry"`
 	Critical  float64 `yaml:"critical"`
 	Sheddable float64 `yaml:"sheddable"`
+
+	Clients     []int  `yaml:"clients"`
+	Dist        string `yaml:"dist"`
+	LockMS      int    `yaml:"lock_ms"`
+	CoherencyUS int    `yaml:"coherency_us"`
 }
 
 type tableFields struct {
@@ -620,6 +625,24 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 			missing = true
 		}
 	}
+	if d.has("clients") {
+		switch {
+		case d.has("closed"):
+			p.add(d.line("clients"), "%s: clients and closed exclude each other: closed: N is one window of N clients, clients: [N1, N2, ...] a window for each", what)
+		case len(f.Clients) < 1 || len(f.Clients) > maxRates:
+			p.add(d.line("clients"), "%s: clients has %d entries: want 1 to %d client counts, one window each", what, len(f.Clients), maxRates)
+		}
+		for i, c := range f.Clients {
+			if c < 1 || c > maxClosed {
+				p.add(d.line("clients", i), "%s: clients[%d] %d is not allowed: want 1 to %d clients", what, i, c, maxClosed)
+			}
+		}
+		if len(f.Clients) > 0 && f.Closed == 0 {
+			f.Closed = f.Clients[0]
+		}
+	} else if f.Closed > 0 {
+		f.Clients = []int{f.Closed}
+	}
 	closedLoop := f.Closed > 0
 	switch {
 	case closedLoop && d.has("rates"):
@@ -633,11 +656,13 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show,
 		Backlog: f.Backlog, Accept: strings.TrimSpace(f.Accept), Simulated: f.Simulated, MaxInFlight: f.MaxInFlight, At: f.At,
 		OverTime: f.OverTime, Retry: strings.TrimSpace(f.Retry), Critical: f.Critical, Sheddable: f.Sheddable,
+		Clients: f.Clients, LockMS: f.LockMS, CoherencyUS: f.CoherencyUS,
 		keyLines: d.keyLines(), complete: !missing}
 	if l.Accept == "door" {
 		l.Accept = ""
 	}
 	_ = l.Policy.UnmarshalText([]byte(f.Policy)) // canonical, or kept as given for Validate to name
+	_ = l.Dist.UnmarshalText([]byte(f.Dist))     // likewise
 	if d.has("show") && len(f.Show) == 0 {
 		p.add(d.line("show"), "%s: show is empty: want the columns the lesson talks about, from %s, or no show: for every column", what, strings.Join(l.Columns(), ", "))
 	}
@@ -793,8 +818,12 @@ func (fp *fileParser) checkReads(l *Lesson) {
 		for i, r := range ra.q.Read.Rows {
 			line := ra.d.line("read", "rows", i)
 			switch {
-			case lab.Closed > 0:
+			case lab.Closed > 0 && len(lab.Clients) <= 1:
 				fp.p.add(line, "%s: read.rows: the preset %q is a closed loop with one window: leave rows out", ra.what, lab.ID)
+			case lab.Closed > 0:
+				if !slices.Contains(lab.Clients, int(r)) || r != math.Trunc(r) {
+					fp.p.add(line, "%s: read.rows: %g is not a client count of the preset %q: want one of %s", ra.what, r, lab.ID, ClientList(lab.Clients))
+				}
 			case !slices.Contains(lab.Rates, r):
 				fp.p.add(line, "%s: read.rows: %g is not an offered rate of the preset %q: want one of %s", ra.what, r, lab.ID, RateList(lab.Rates))
 			}

@@ -170,9 +170,12 @@
 // which uses labsvc.Config.Validate; Load alone does not) and seconds (window
 // length, above 0 and at most 30). An open-loop preset gives rates (1 to 8
 // offered rates, each above 0 and at most 2000 a second, one window each);
-// a closed-loop preset gives closed (1 to 1024 clients, one window) and no
-// rates, since a closed loop has no offered rate: rates next to closed is
-// an error. Optional: seed (default 0, a seed like any other; it shapes the
+// a closed-loop preset gives closed (1 to 1024 clients, one window), or
+// clients (1 to 8 client counts, one window each, such as [1, 2, 4, 8]:
+// its table begins with a clients column, and a mark names its rows by
+// their client counts, as an open loop's by their rates), and no rates,
+// since a closed loop has no offered rate: rates next to closed or
+// clients is an error, and so is closed next to clients. Optional: seed (default 0, a seed like any other; it shapes the
 // open loop's arrivals), closed (0 = open loop), timeout_ms (caller
 // timeout, 0 to 60000; 0 = the runner's default, 2 s), stall_every and
 // stall_ms (the lab's periodic stall, checked as the knobs are; default
@@ -198,7 +201,13 @@
 // "retries=3,backoff=jitter,budget=0.1"; a bad one is an error at its line
 // naming the parameter and what it allows), critical and sheddable (the
 // shares of arrivals, 0 to 1 and together at most 1, sent with
-// X-Criticality critical and sheddable; open loop),
+// X-Criticality critical and sheddable; open loop), dist (the lab's DIST,
+// how each request's service time varies about SPIN_MS + WAIT_MS, as
+// package dist spells it: exponential, lognormal,scv=4,
+// bimodal,p=0.1,x=10, with seed=N if wanted; checked by CheckLab; a lab
+// whose dist is not constant has two more columns, [VariedColumns]: the
+// lab's mean queue wait and its service time's SCV), lock_ms and
+// coherency_us (the lab's contention knobs LOCK_MS and COHERENCY_US),
 // and show (the columns, names of [RecordColumns], that the
 // lesson's text talks about: pages show them first, in this order, in the preset's recorded table
 // and in the table of a run of it, with the other columns one click away;
@@ -246,8 +255,9 @@
 // the preset's settings in a fixed form (workers, spin_ms, wait_ms, limit,
 // cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
 // stall_ms when either is set, rng when given, and backlog, accept,
-// policy, simulated, max_inflight, at, over_time, retry, critical and
-// sheddable only when set; not its id), the columns,
+// policy, simulated, max_inflight, at, over_time, retry, critical,
+// sheddable, clients (more than one), dist, lock_ms and coherency_us only
+// when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a
@@ -390,13 +400,16 @@
 //
 // EXPR reads recorded cells as NAME[ROW].COLUMN, where NAME is a table or
 // its lab preset (anywhere in the course), ROW is a row by its offered
-// rate (60) or position (#1, as closed-loop rows must be named), or a list
+// rate (60), by its client count for a closed loop of several windows
+// (clients: [1, 8, 64]: 8), or by position (#1, as a one-window closed
+// loop's row must be named), or a list
 // of rows (60,80,100), a range of positions (#11-#30, as a time table's
 // seconds are read) or * for every row, inside min, max, sum or mean; and
 // COLUMN a column, or (EXPR) over the row's columns, as in
 // overload-sweep[100].(done - ok). NAME.SETTING reads a preset's knob
 // (workers, spin_ms, wait_ms, limit, cpus, seconds, seed, closed,
-// timeout_ms, windows, stall_every, stall_ms, backlog). Numbers, + - * / (or − × ÷), parentheses, min, max,
+// timeout_ms, windows, stall_every, stall_ms, backlog, lock_ms,
+// coherency_us). Numbers, + - * / (or − × ÷), parentheses, min, max,
 // sum, mean, abs, the comparisons < <= > >= = != (or ≤ ≥ ≠) and "and",
 // "or" make the rest. Put spaces around a minus between names: a hyphen
 // joins a name.

@@ -54,8 +54,10 @@ func Fingerprint(preset *Lab, columns []string, rows [][]string, source string) 
 // when rng is given, and " backlog=N", " accept=workers", " policy=P"
 // (the policy as its canonical Spec), " simulated", " max_inflight=N",
 // " at=C;C", " over_time", " retry=SPEC" (retry.Spec.String's form),
-// " critical=S" and " sheddable=S" only when the preset sets them (so the form of every preset written before they existed is
-// unchanged). The id is left out: renaming a preset does not change what
+// " critical=S" and " sheddable=S", " clients=N,N" (a closed loop of
+// more than one window), " dist=D" (its canonical Spec), " lock_ms=N" and
+// " coherency_us=N" only when the preset sets them (so the form of every
+// preset written before they existed is unchanged). The id is left out: renaming a preset does not change what
 // was measured.
 func canonicalPreset(l *Lab) string {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -84,7 +86,11 @@ func canonicalPreset(l *Lab) string {
 		optional(l.OverTime, " over_time") +
 		optional(l.Retry != "", " retry="+l.Retry) +
 		optional(l.Critical != 0, " critical="+num(l.Critical)) +
-		optional(l.Sheddable != 0, " sheddable="+num(l.Sheddable))
+		optional(l.Sheddable != 0, " sheddable="+num(l.Sheddable)) +
+		optional(len(l.Clients) > 1, " clients="+strings.ReplaceAll(ClientList(l.Clients), ", ", ",")) +
+		optional(l.Dist != "", " dist="+string(l.Dist)) +
+		optional(l.LockMS != 0, " lock_ms="+strconv.Itoa(l.LockMS)) +
+		optional(l.CoherencyUS != 0, " coherency_us="+strconv.Itoa(l.CoherencyUS))
 }
 
 func optional(given bool, s string) string {

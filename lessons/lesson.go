@@ -4,6 +4,7 @@ import (
 	"html/template"
 
 	"capacitylab/admit"
+	"capacitylab/dist"
 )
 
 // Course is every lesson, validated, in reading order (part, number).
@@ -202,6 +203,17 @@ type Lab struct {
 	// sheddable (open loop).
 	Retry               string
 	Critical, Sheddable float64
+
+	// Clients are a closed loop's client counts, one window each, in
+	// order (clients: [1, 2, 4]; closed: N is [N]), and Closed is the
+	// first of them (0 for an open loop). Empty for an open loop.
+	Clients []int
+	// Dist is the lab's DIST (how each request's service time varies;
+	// package dist), LockMS and CoherencyUS its contention knobs LOCK_MS
+	// and COHERENCY_US; the zero values are the lab as it always was.
+	Dist        dist.Spec
+	LockMS      int
+	CoherencyUS int
 
 	keyLines map[string]int // the line of each key the block gives
 	complete bool           // every setting a preset must give is there

@@ -169,7 +169,7 @@ func TestParseLab(t *testing.T) {
 	for _, want := range []*Lab{
 		{ID: "l1", Line: 10, Workers: 4, SpinMS: 1, WaitMS: 0, Limit: 16, CPUs: 2, Rates: []float64{100, 250.5},
 			Seconds: 2.5, Seed: 42, TimeoutMS: 500},
-		{ID: "l2", Line: 21, Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 0, CPUs: 1, Seconds: 3, Closed: 8},
+		{ID: "l2", Line: 21, Workers: 1, SpinMS: 2, WaitMS: 18, Limit: 0, CPUs: 1, Seconds: 3, Closed: 8, Clients: []int{8}},
 		// The published experiment's preset: a stall, CPython's arrivals.
 		{ID: "l3", Line: 30, Workers: 1, SpinMS: 0, WaitMS: 10, Limit: 0, CPUs: 1, Rates: []float64{60, 80, 90}, Seconds: 30, Seed: 21,
 			StallEvery: 200, StallMS: 500, RNG: "python"},

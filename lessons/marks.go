@@ -428,7 +428,7 @@ func (n colNode) eval(e *evalEnv) (value, error) {
 }
 
 // knobs are the preset settings a mark may name as NAME.KNOB.
-var knobs = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "seconds", "seed", "closed", "timeout_ms", "windows", "stall_every", "stall_ms", "backlog"}
+var knobs = []string{"workers", "spin_ms", "wait_ms", "limit", "cpus", "seconds", "seed", "closed", "timeout_ms", "windows", "stall_every", "stall_ms", "backlog", "lock_ms", "coherency_us"}
 
 func knobValue(l *Lab, k string) float64 {
 	switch k {
@@ -451,13 +451,17 @@ func knobValue(l *Lab, k string) float64 {
 	case "timeout_ms":
 		return timeoutOf(l).Seconds() * 1000
 	case "windows":
-		return float64(max(len(l.Rates), 1))
+		return float64(max(len(l.Rates), len(l.Clients), 1))
 	case "stall_every":
 		return float64(l.StallEvery)
 	case "stall_ms":
 		return float64(l.StallMS)
 	case "backlog":
 		return float64(l.Backlog)
+	case "lock_ms":
+		return float64(l.LockMS)
+	case "coherency_us":
+		return float64(l.CoherencyUS)
 	}
 	return math.NaN()
 }
@@ -522,6 +526,10 @@ func rowIndexes(t *Table, lab *Lab, n refNode) ([]int, error) {
 				keys = append(keys, "")
 			}
 		}
+	} else if len(lab.Clients) > 1 {
+		for _, c := range lab.Clients {
+			keys = append(keys, strconv.Itoa(c)) // a window for each client count
+		}
 	} else if lab.Closed > 0 {
 		keys = []string{""} // one window; its offered rate is measured
 	} else {
@@ -550,6 +558,9 @@ func rowIndexes(t *Table, lab *Lab, n refNode) ([]int, error) {
 			})
 			if i < 0 {
 				have := strings.Join(slices.DeleteFunc(slices.Clone(keys), func(s string) bool { return s == "" }), ", ")
+				if len(lab.Clients) > 1 {
+					return nil, fmt.Errorf("%s[%s]: no row with %s clients: want one of %s, #N for the N-th row, or *", n.name, k, k, have)
+				}
 				if lab.Closed > 0 {
 					return nil, fmt.Errorf("%s[%s]: a closed-loop table's one row has a measured offered rate: name it [#1]", n.name, k)
 				}

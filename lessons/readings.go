@@ -156,10 +156,7 @@ func (fp *fileParser) checkValues(ra readAt, lab *Lab) {
 	}
 	windows := len(ra.q.Read.Rows)
 	if windows == 0 {
-		windows = max(1, len(lab.Rates))
-		if lab.Closed > 0 {
-			windows = 1
-		}
+		windows = max(1, len(lab.Rates), len(lab.Clients))
 	}
 	if windows != 1 {
 		fp.p.add(ra.d.line("read"), "%s: its options give values, but read names %d windows: want one (read.rows: [one of %s]), so each value is of one number", ra.what, windows, RateList(lab.Rates))

@@ -79,19 +79,52 @@ func TimeClassColumns() []string { return []string{"critical_ok", "default_ok", 
 
 // Columns returns a window table's columns for a lab of accept, with a
 // retrying client or not, whose arrivals carry classes or not.
-func Columns(accept string, retrying, classed bool) []string {
+func Columns(accept string, retrying, classed, varied bool) []string {
+	return columns(accept, false, retrying, classed, varied)
+}
+
+// columns is Columns, with clients first for a closed loop of more than
+// one window (clients: [1, 2, 4]), whose rows a lesson names by their
+// client counts as an open loop's by their offered rates.
+func columns(accept string, clients, retrying, classed, varied bool) []string {
 	cols := RecordColumns(accept)
+	if clients {
+		cols = append([]string{"clients"}, cols...)
+	}
 	if retrying {
 		cols = append(cols, RetryColumns()...)
 	}
 	if classed {
 		cols = append(cols, ClassColumns()...)
 	}
+	if varied {
+		cols = append(cols, VariedColumns()...)
+	}
 	return cols
 }
 
+// VariedColumns are the window-table columns a lab block whose service
+// time varies (dist: anything but constant) has after the others: the
+// lab's mean wait in its queue and its service time's squared coefficient
+// of variation, what the Pollaczek–Khinchine formula takes (result.Row).
+func VariedColumns() []string { return []string{"lab_wait_ms", "lab_service_scv"} }
+
 // Columns are l's window table's columns (the package func Columns).
-func (l *Lab) Columns() []string { return Columns(l.Accept, l.Retry != "", l.Classed()) }
+func (l *Lab) Columns() []string {
+	return columns(l.Accept, len(l.Clients) > 1, l.Retry != "", l.Classed(), l.Varied())
+}
+
+// ClientCounts are l's closed-loop client counts, one window each (nil
+// for an open loop): Clients, or [Closed] for a Lab built without them.
+func (l *Lab) ClientCounts() []int {
+	if len(l.Clients) == 0 && l.Closed > 0 {
+		return []int{l.Closed}
+	}
+	return l.Clients
+}
+
+// Varied says whether l's service time varies (its dist is not constant).
+func (l *Lab) Varied() bool { return l.Dist != "" && !l.Dist.Constant() }
 
 // Classed says whether l's arrivals carry classes.
 func (l *Lab) Classed() bool { return l.Critical > 0 || l.Sheddable > 0 }
@@ -114,7 +147,7 @@ const AcceptWorkers = "workers"
 
 // AllColumns returns every column a recorded table may have: those of a lab
 // whose workers accept, backlogged included.
-func AllColumns() []string { return Columns(AcceptWorkers, true, true) }
+func AllColumns() []string { return columns(AcceptWorkers, true, true, true, true) }
 
 // DefaultTimeoutMS is the caller's timeout of a preset whose timeout_ms
 // is 0: the load generator's default (result.DefaultTimeout, which
@@ -149,6 +182,15 @@ func (l *Lab) DrainSeconds(scale float64) float64 {
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// ClientList writes client counts as a lesson does: "1, 2, 4".
+func ClientList(clients []int) string {
+	s := make([]string, len(clients))
+	for i, c := range clients {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ", ")
+}
 
 // RateList writes offered rates as the lessons write them: "10, 20, 40".
 func RateList(rates []float64) string {

@@ -24,11 +24,12 @@ import (
 func Preset(l *lessons.Lab) measure.Preset {
 	p := measure.Preset{
 		Config: labsvc.Config{Workers: l.Workers, SpinMS: l.SpinMS, WaitMS: l.WaitMS, Limit: l.Limit, CPUs: l.CPUs,
-			StallEvery: l.StallEvery, StallMS: l.StallMS, Backlog: l.Backlog, Accept: labsvc.AcceptMode(l.Accept), Policy: l.Policy},
+			StallEvery: l.StallEvery, StallMS: l.StallMS, Backlog: l.Backlog, Accept: labsvc.AcceptMode(l.Accept), Policy: l.Policy,
+			Dist: l.Dist, LockMS: l.LockMS, CoherencyUS: l.CoherencyUS},
 		Rates: l.Rates, Seconds: l.Seconds, Seed: uint64(l.Seed), RNG: l.RNG, Mode: measure.ModeOpen, TimeoutMS: l.TimeoutMS,
 	}
 	if l.Closed > 0 {
-		p.Mode, p.Rates, p.Clients = measure.ModeClosed, nil, []int{l.Closed}
+		p.Mode, p.Rates, p.Clients = measure.ModeClosed, nil, l.ClientCounts()
 	}
 	p.MaxInFlight, p.OverTime = l.MaxInFlight, l.OverTime
 	p.Retry, p.Critical, p.Sheddable = l.Retry, l.Critical, l.Sheddable
@@ -124,6 +125,8 @@ func RowCell(r result.Row, c string) string {
 	}
 	i := strconv.Itoa
 	switch c {
+	case "clients":
+		return i(r.Clients)
 	case "offered":
 		return fmtNum(r.Offered)
 	case "sent":

@@ -587,14 +587,41 @@ func presetSummary(l *lessons.Lab, scale float64) string {
 	if l.StallEvery > 0 {
 		knobs += fmt.Sprintf(", a %d ms stall every %d requests", l.StallMS, l.StallEvery)
 	}
+	knobs += labWords(l)
 	if l.RNG != "" {
 		knobs += ", arrivals from " + l.RNG
 	}
 	secs := fmtNum(l.Seconds * scale)
 	if l.Closed > 0 {
-		return fmt.Sprintf("%s; closed loop, %s, one %s s window", knobs, clients(l.Closed), secs)
+		return knobs + "; " + closedWords(l, l.Seconds*scale)
 	}
 	return fmt.Sprintf("%s; open loop at %s a second, %d × %s s, seed %d", knobs, lessons.RateList(l.Rates), len(l.Rates), secs, l.Seed)
+}
+
+// labWords says in words the knobs of l that shape its service beyond
+// workers, spin and wait: its DIST when not constant, and LOCK_MS and
+// COHERENCY_US when set, each after a comma ("" for none).
+func labWords(l *lessons.Lab) string {
+	var s string
+	if p, ok := l.Dist.Params(); ok && l.Varied() {
+		s += ", service time " + p.Words()
+	}
+	if l.LockMS > 0 {
+		s += fmt.Sprintf(", a lock held %d ms by each request in turn", l.LockMS)
+	}
+	if l.CoherencyUS > 0 {
+		s += fmt.Sprintf(", %d µs more processor per other request in service", l.CoherencyUS)
+	}
+	return s
+}
+
+// closedWords says a closed loop's windows: "closed loop, 8 clients, one
+// 5 s window", or "closed loop at 1, 2, 4 clients, 5 s windows".
+func closedWords(l *lessons.Lab, secs float64) string {
+	if len(l.Clients) > 1 {
+		return fmt.Sprintf("closed loop at %s clients, %s s windows", lessons.ClientList(l.Clients), fmtNum(secs))
+	}
+	return fmt.Sprintf("closed loop, %s, one %s s window", clients(l.Closed), fmtNum(secs))
 }
 
 // clients is n clients in words: "1 client", "10 clients".
@@ -654,8 +681,11 @@ func recordCaption(l *lessons.Lab) string {
 	if l.StallEvery > 0 {
 		s = strings.TrimSuffix(s, "; ") + fmt.Sprintf(", a %d ms stall every %d requests; ", l.StallMS, l.StallEvery)
 	}
+	if w := labWords(l); w != "" {
+		s = strings.TrimSuffix(s, "; ") + w + "; "
+	}
 	if l.Closed > 0 {
-		s += fmt.Sprintf("closed loop, %s, one %s s window", clients(l.Closed), fmtNum(l.Seconds))
+		s += closedWords(l, l.Seconds)
 	} else {
 		s += fmt.Sprintf("open loop at %s a second, %s s windows", lessons.RateList(l.Rates), fmtNum(l.Seconds))
 	}

@@ -470,6 +470,15 @@ func labPresetWords(l *lessons.Lab) string {
 		words += fmt.Sprintf(" Of their requests %s%% are marked critical and %s%% sheddable (X-Criticality), the rest default.",
 			fmtNum(l.Critical*100), fmtNum(l.Sheddable*100))
 	}
+	if p, ok := l.Dist.Params(); ok && l.Varied() {
+		words += " Each request's service time varies about its mean: " + p.Words() + "."
+	}
+	if l.LockMS > 0 {
+		words += fmt.Sprintf(" Each request holds the service's one lock for %d ms, one at a time.", l.LockMS)
+	}
+	if l.CoherencyUS > 0 {
+		words += fmt.Sprintf(" Each request spends %d µs more processor time for each other request in service.", l.CoherencyUS)
+	}
 	return words
 }
 
@@ -514,6 +523,9 @@ func labServiceKnobs(block string, q runner.Request) []knob {
 		{Block: block, Name: "stall_ms", Label: "Stall time", Unit: "ms", Help: "How long a stalled request takes.", Env: "STALL_MS", Value: itoa(q.StallMS), Min: "0", Max: itoa(labsvc.MaxStallMS)},
 		{Block: block, Name: "accept", Label: "Who accepts callers", Help: "The door queues callers where the lab counts them (queued); free workers leave the rest in the kernel's queue (backlogged) and need an admission limit of 0.", Env: "ACCEPT", Value: accept,
 			Choices: [][2]string{{"door", "The lab's door (the default)"}, {string(labsvc.AcceptWorkers), "Each free worker"}}},
+		{Block: block, Name: "dist", Label: "Service time distribution", Help: "How each request's service time varies about its processor time plus waiting, which stays its mean: constant, exponential, lognormal,scv=S (S the squared coefficient of variation, 0.01 to 25), or bimodal,p=P,x=X (a share P of requests X times as long as the rest), each with seed=N if wanted.", Env: "DIST", Value: q.Dist.String(), Words: true},
+		{Block: block, Name: "lock_ms", Label: "Lock held per request", Unit: "ms", Help: "Each request holds the lab's one lock this long after its processor time, one request at a time: at most 1000 ÷ this many requests a second. 0 means no lock.", Env: "LOCK_MS", Value: itoa(q.LockMS), Min: "0", Max: itoa(labsvc.MaxLockMS)},
+		{Block: block, Name: "coherency_us", Label: "Coherency cost", Unit: "µs", Help: "Processor time a request spends, on top of its own, for each other request in service as it starts. 0 means none.", Env: "COHERENCY_US", Value: itoa(q.CoherencyUS), Min: "0", Max: itoa(labsvc.MaxCoherencyUS)},
 		{Block: block, Name: "backlog", Label: "Listen backlog", Unit: "callers", Help: "Callers the kernel holds for the lab; past it a caller's connection is retried a second later. 0 means the system's maximum.", Env: "BACKLOG", Value: itoa(q.Backlog), Min: "0", Max: itoa(labsvc.MaxBacklog)},
 	}
 }

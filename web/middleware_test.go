@@ -22,7 +22,7 @@ import (
 // counts an upgraded request as 101.
 func TestObserveKeepsHijackAndFlush(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s := &server{log: slog.New(slog.DiscardHandler), metrics: newHTTPMetrics(reg)}
+	s := &server{log: slog.New(slog.DiscardHandler), metrics: newHTTPMetrics(reg), requestLog: &logSampler{mode: RequestLogSampled}}
 	h := s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/flush":

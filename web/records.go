@@ -373,7 +373,7 @@ func recordMarkdownText(l *lessons.Lesson, b *lessons.RecordBlock, rec store.Rec
 		return sb.String()
 	}
 	// The columns and cells of the lessons' recorded tables.
-	cols := lessons.Columns(string(q.Accept), q.Retry != "", q.Critical > 0 || q.Sheddable > 0)
+	cols := lessons.Columns(string(q.Accept), q.Retry != "", q.Critical > 0 || q.Sheddable > 0, q.Dist != "" && !q.Dist.Constant())
 	sb.WriteString("| " + strings.Join(cols, " | ") + " |\n")
 	sb.WriteString("|" + strings.Repeat("---:|", len(cols)) + "\n")
 	for _, row := range run.Rows {

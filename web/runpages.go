@@ -210,6 +210,20 @@ func settingList(q runner.Request) []setting {
 	if q.RNG == string(loadrun.Python) && q.Mode != runner.ModeClosed {
 		seed += " (CPython's random module)"
 	}
+	service := "constant: every request its processor time plus its waiting"
+	if p, ok := q.Dist.Params(); ok && !q.Dist.Constant() {
+		service = p.Words() + ", about the same mean"
+	} else if !ok {
+		service = q.Dist.String()
+	}
+	lock := "none"
+	if q.LockMS > 0 {
+		lock = "held " + ms(q.LockMS) + " by each request, one at a time"
+	}
+	coherency := "none"
+	if q.CoherencyUS > 0 {
+		coherency = itoa(q.CoherencyUS) + " µs more processor time per other request in service"
+	}
 	overTime := "no: one row a window"
 	if q.OverTime {
 		overTime = "yes: a sample every second of each window, and a row a window"
@@ -222,6 +236,9 @@ func settingList(q runner.Request) []setting {
 		{"policy", "Admission policy", policy, "POLICY"},
 		{"cpus", "Processors", itoa(q.CPUs), "CPUS"},
 		{"stall", "Periodic stall", stall, "STALL_EVERY"},
+		{"dist", "Service time", service, "DIST"},
+		{"lock", "Lab-wide lock", lock, "LOCK_MS"},
+		{"coherency", "Coherency cost", coherency, "COHERENCY_US"},
 		{"accept", "Who accepts callers", accept, "ACCEPT"},
 		{"backlog", "Listen backlog", backlog, "BACKLOG"},
 		{"load", "Load", load, ""},
@@ -434,6 +451,14 @@ func knobBefore(q runner.Request, knob string) (string, bool) {
 		return itoa(q.StallMS), true
 	case "POLICY":
 		return q.Policy.String(), true
+	case "DIST":
+		return q.Dist.String(), true
+	case "LOCK_MS":
+		return itoa(q.LockMS), true
+	case "COHERENCY_US":
+		return itoa(q.CoherencyUS), true
+	case "BACKLOG":
+		return itoa(q.Backlog), true
 	}
 	return "", false
 }

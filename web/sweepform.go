@@ -22,7 +22,7 @@ import (
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "retry", "critical", "sheddable", "at", "over_time", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "dist", "lock_ms", "coherency_us", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "retry", "critical", "sheddable", "at", "over_time", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -105,6 +105,11 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 	intField("stall_every", &q.StallEvery)
 	intField("stall_ms", &q.StallMS)
 	intField("backlog", &q.Backlog)
+	intField("lock_ms", &q.LockMS)
+	intField("coherency_us", &q.CoherencyUS)
+	if v := f.Get("dist"); v != "" {
+		_ = q.Dist.UnmarshalText([]byte(v)) // canonical, or kept as given for Validate to name
+	}
 	if v := f.Get("accept"); v != "" {
 		_ = q.Accept.UnmarshalText([]byte(v)) // kept as given; Validate names a bad one
 	}
@@ -215,6 +220,8 @@ func jsonKindOf(field string) string {
 		return "a string"
 	case "policy":
 		return "a string such as \"inflight,quota=5\""
+	case "dist":
+		return "a string such as \"bimodal,p=0.1,x=10\""
 	case "seconds":
 		return "a number"
 	case "seed":

@@ -268,7 +268,7 @@ func labLoad(l *lessons.Lab) string {
 	cmd := "go run ./cmd/load"
 	if l.Closed > 0 {
 		// A closed loop has no offered rate: cmd/load rejects --rate with --closed.
-		cmd += " --closed " + strconv.Itoa(l.Closed) + " --seconds " + fmtNum(l.Seconds)
+		cmd += " --closed " + strings.ReplaceAll(lessons.ClientList(l.ClientCounts()), ", ", ",") + " --seconds " + fmtNum(l.Seconds)
 	} else {
 		cmd += " --rate " + strings.ReplaceAll(labRates(l), ", ", ",") + " --seconds " + fmtNum(l.Seconds)
 		cmd += " --seed " + strconv.FormatInt(l.Seed, 10)
@@ -403,6 +403,9 @@ func settledBy(l *lessons.Lesson, q *lessons.Question) string {
 	}
 	switch b := b.(type) {
 	case *lessons.Lab:
+		if len(b.Clients) > 1 {
+			return "the lab sweep below (" + lessons.ClientList(b.Clients) + " clients)"
+		}
 		if b.Closed > 0 {
 			return "the lab run below (" + counted(b.Closed, "client", "clients") + ")"
 		}
@@ -426,6 +429,9 @@ func labRates(l *lessons.Lab) string {
 
 // labSummary says in words what a preset runs.
 func labSummary(l *lessons.Lab) string {
+	if len(l.Clients) > 1 {
+		return fmt.Sprintf("%d windows of %s s with %s clients, closed loop (each client sends its next request when the last is answered).", len(l.Clients), fmtNum(l.Seconds), lessons.ClientList(l.Clients))
+	}
 	if l.Closed > 0 {
 		return fmt.Sprintf("1 window of %s s with %s, closed loop (each client sends its next request when the last is answered).", fmtNum(l.Seconds), counted(l.Closed, "client", "clients"))
 	}
