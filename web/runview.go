@@ -184,6 +184,9 @@ func (s *server) chartOf(v runView) chartEntry {
 		} else {
 			e.preds = predict(v.Request, v.Rows)
 			e.chart = runChart(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
+			if scalable(v.Request, v.Rows) {
+				e.chart = scalabilityChart(v.Request, v.Rows, "chart-"+panelID(v))
+			}
 		}
 		e.html = renderChart(e.chart)
 		return e, true, nil

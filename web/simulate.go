@@ -190,7 +190,14 @@ func (s *server) simLimits() interface{ Validate(runner.Request) error } {
 // is one.
 func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *runView) chart.Chart {
 	c := runChart(q, rows, preds, "sim-chart-"+cmpOr(q.Block, "request"))
-	c.Title = "Simulated against the model"
+	xOf := func(r result.Row) float64 { return r.Offered }
+	title, table := "Simulated against the model", "Each simulated window beside the model's prediction"
+	if scalable(q, rows) {
+		c = scalabilityChart(q, rows, "sim-chart-"+cmpOr(q.Block, "request"))
+		xOf = func(r result.Row) float64 { return float64(r.Clients) }
+		title, table = "Simulated throughput against clients, with the Universal Scalability Law", "Each simulated window's throughput beside the fit's, and its latency"
+	}
+	c.Title = title
 	for pi := range c.Panels {
 		for si := range c.Panels[pi].Series {
 			sr := &c.Panels[pi].Series[si]
@@ -205,7 +212,7 @@ func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *run
 		var x, ok, p50, p99 []float64
 		yLat := 0.0
 		for _, r := range mine.Rows {
-			x, ok, p50, p99 = append(x, r.Offered), append(ok, r.OKPerSec), append(p50, r.P50MS), append(p99, r.P99MS)
+			x, ok, p50, p99 = append(x, xOf(r)), append(ok, r.OKPerSec), append(p50, r.P50MS), append(p99, r.P99MS)
 			yLat = math.Max(yLat, r.P99MS)
 		}
 		c.Panels[0].Series = append(c.Panels[0].Series, chart.Series{Name: "ok/s, your run", Quantity: "ok", Style: chart.Measured, X: x, Y: ok})
@@ -215,8 +222,11 @@ func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *run
 		c.Panels[1].YMax = math.Max(c.Panels[1].YMax, yLat*1.1)
 		desc += ", drawn dotted through hollow squares beside your run of this lab (solid through round points, " + strconv.Itoa(len(mine.Rows)) + " measured windows)"
 	}
+	if scalable(q, rows) {
+		desc += ". " + strings.TrimSuffix(fitWords(scaleFit(rows)), ".")
+	}
 	c.Desc = desc + ". The numbers are in the table under the chart."
-	c.Table.Caption = "Each simulated window beside the model's prediction"
+	c.Table.Caption = table
 	return c
 }
 
