@@ -123,8 +123,10 @@ func (l *Lab) ClientCounts() []int {
 	return l.Clients
 }
 
-// Varied says whether l's service time varies (its dist is not constant).
-func (l *Lab) Varied() bool { return l.Dist != "" && !l.Dist.Constant() }
+// Varied says whether l's block gives the lab's dist (constant too: a
+// lesson that sets a constant lab beside a varied one reads the same
+// columns of both).
+func (l *Lab) Varied() bool { return l.Gives("dist") }
 
 // Classed says whether l's arrivals carry classes.
 func (l *Lab) Classed() bool { return l.Critical > 0 || l.Sheddable > 0 }

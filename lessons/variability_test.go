@@ -51,6 +51,14 @@ func TestLabVariabilityAndClients(t *testing.T) {
 	if l1 := b.(*Lab); !reflect.DeepEqual(l1.Clients, []int{4}) || l1.Columns()[0] == "clients" || l1.Varied() {
 		t.Errorf("closed: 4 gives clients %v and columns %v: want [4], no clients column, not varied", l1.Clients, l1.Columns())
 	}
+	constant, err := Load(closedWith("closed: 4\ndist: constant\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = constant.Lessons[0].Block("l")
+	if l2 := b.(*Lab); l2.Dist != "" || !l2.Varied() || !slices.Contains(l2.Columns(), "lab_wait_ms") {
+		t.Errorf("dist: constant gives dist %q, varied %v, columns %v: want \"\" (canonical), the block varied, and the wait's column", l2.Dist, l2.Varied(), l2.Columns())
+	}
 	for _, tt := range []struct {
 		name, extra, want string
 	}{

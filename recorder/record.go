@@ -605,6 +605,9 @@ func labWords(l *lessons.Lab) string {
 	var s string
 	if p, ok := l.Dist.Params(); ok && l.Varied() {
 		s += ", service time " + p.Words()
+		if p.Seed != 1 {
+			s += fmt.Sprintf(" drawn from seed %d", p.Seed)
+		}
 	}
 	if l.LockMS > 0 {
 		s += fmt.Sprintf(", a lock held %d ms by each request in turn", l.LockMS)
