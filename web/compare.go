@@ -221,6 +221,8 @@ func rowOfCells(cols, cells []string) result.Row {
 		}
 		n := int(v)
 		switch c {
+		case "clients":
+			row.Clients = n
 		case "offered":
 			row.Offered = v
 		case "sent":

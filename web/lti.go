@@ -315,8 +315,9 @@ func promptText(q *lessons.Question) string {
 
 // labWords names a lab block in words: its preset (presetWords), and
 // when another lab of the lesson has the same words, what tells them
-// apart among whether it is simulated, its admission policy and its
-// callers' timeout.
+// apart among whether it is simulated, its admission policy, its
+// callers' timeout, retries and classes, its service time's distribution,
+// its lock and its coherency cost.
 func labWords(l *lessons.Lesson, b *lessons.Lab) string {
 	words := presetWords(labPreset(b))
 	details := func(x *lessons.Lab) []string {
@@ -338,7 +339,19 @@ func labWords(l *lessons.Lesson, b *lessons.Lab) string {
 		if x.Classed() {
 			classes = fmtNum(x.Critical*100) + "% critical, " + fmtNum(x.Sheddable*100) + "% sheddable"
 		}
-		return []string{kind, policy, "callers give up after " + fmtNum(labPreset(x).Timeout().Seconds()) + " s", client, classes}
+		service := "service time constant"
+		if x.Dist != "" {
+			service = "service time " + strings.ReplaceAll(x.Dist.String(), ",", ", ")
+		}
+		contention := "no lock"
+		if x.LockMS > 0 {
+			contention = "a " + strconv.Itoa(x.LockMS) + " ms lock"
+		}
+		coherency := "no coherency cost"
+		if x.CoherencyUS > 0 {
+			coherency = "coherency " + strconv.Itoa(x.CoherencyUS) + " µs"
+		}
+		return []string{kind, policy, "callers give up after " + fmtNum(labPreset(x).Timeout().Seconds()) + " s", client, classes, service, contention, coherency}
 	}
 	var twins []*lessons.Lab
 	for _, o := range l.Blocks() {

@@ -44,7 +44,7 @@ func scalabilityChart(q runner.Request, rows []result.Row, id string) chart.Char
 	xMax, _ := chart.Axis(nTop*1.05, 5)
 	fit, err := scaleFit(rows)
 	throughput := chart.Panel{Title: "Throughput: ok answers a second"}
-	desc := strconv.Itoa(len(rows)) + " closed-loop windows, from " + numText(rx[0]) + " to " + numText(nTop) + " clients. " + fitWords(fit, err)
+	desc := strconv.Itoa(len(rows)) + " closed-loop windows, from " + numText(rx[0]) + " to " + numText(nTop) + " clients. " + fitWords(fit, err, rows)
 	lambda, sigma, kappa := float64(fit.Lambda), float64(fit.Sigma), float64(fit.Kappa)
 	if err == nil {
 		var fx, fy []float64
@@ -95,17 +95,41 @@ func scaleFit(rows []result.Row) (model.USLFit, error) {
 	return model.FitUSL(pts)
 }
 
-// fitWords says a fit (or why there is none) in sentences: its
-// coefficients, its error and its peak.
-func fitWords(fit model.USLFit, err error) string {
+// poorFit is the root-mean-square relative error past which a chart
+// says the law fits its points poorly: the lab's sweeps that follow it
+// (a coherency cost) fit within about 4%, while a hard ceiling's corner
+// leaves 8% to 13%.
+const poorFit = 0.06
+
+// fitWords says a fit of rows (or why there is none) in sentences: its
+// coefficients, its error and its peak; and, when it fits them poorly,
+// so, and when it puts a peak among clients whose measured throughput
+// does not fall past it, that the peak is the fit's, not theirs.
+func fitWords(fit model.USLFit, err error, rows []result.Row) string {
 	if err != nil {
 		return "The Universal Scalability Law could not be fitted: " + err.Error() + "."
 	}
 	s := "The Universal Scalability Law fitted to them has λ = " + model.Format(float64(fit.Lambda)) + " a second, σ = " + model.Format(float64(fit.Sigma)) +
 		" (contention) and κ = " + model.Format(float64(fit.Kappa)) + " (coherency), off the measured throughput by " +
 		model.Format(100*float64(fit.RMSRelErr)) + "% (root mean square)."
-	if peak := float64(fit.PeakN); !math.IsInf(peak, 1) && !math.IsNaN(peak) {
-		return s + " It peaks at " + model.Format(peak) + " clients, " + model.Format(float64(fit.PeakX)) + " a second."
+	if float64(fit.RMSRelErr) > poorFit {
+		s += " That is a poor fit: the law's curve bends smoothly, and these points turn a sharper corner."
 	}
-	return s + " With κ = 0 it has no peak: it levels off towards λ ÷ σ."
+	peak := float64(fit.PeakN)
+	if math.IsInf(peak, 1) || math.IsNaN(peak) {
+		return s + " With κ = 0 it has no peak: it levels off towards λ ÷ σ."
+	}
+	s += " It peaks at " + model.Format(peak) + " clients, " + model.Format(float64(fit.PeakX)) + " a second."
+	best, last := 0.0, result.Row{}
+	for _, r := range rows {
+		best = math.Max(best, r.OKPerSec)
+		if r.Clients > last.Clients {
+			last = r
+		}
+	}
+	if float64(last.Clients) > peak && last.OKPerSec >= 0.95*best {
+		s += " The measured throughput does not fall past it: " + strconv.Itoa(last.Clients) + " clients got " + numText(last.OKPerSec) +
+			" a second, within 5% of the most measured, so that peak is the fit's, not the service's."
+	}
+	return s
 }

@@ -1,10 +1,12 @@
 package web
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"capacitylab/chart"
+	"capacitylab/lessons"
 	"capacitylab/model"
 	"capacitylab/result"
 	"capacitylab/runner"
@@ -54,5 +56,65 @@ func TestScalabilityChart(t *testing.T) {
 	}
 	if len(c.Table.Rows) != 7 || c.Table.Rows[3][0] != "8" || c.Table.Rows[3][1] != c.Table.Rows[3][2] {
 		t.Errorf("table row for 8 clients %v: want the measured ok/s and the fit's equal on an exact curve", c.Table.Rows[3])
+	}
+}
+
+// The recorded sweep of more-workers-slower's third lab (coherency_us:
+// 100) meets the goal for the Universal Scalability Law: the
+// fit's peak throughput is within 10% of the highest measured, at about
+// the client count measured highest, and throughput at the most clients
+// is measurably lower than at the peak (below 80% of it); the lock's
+// sweep fits with no peak inside it (κ about 0 or a peak past its
+// clients), as Amdahl's law says.
+func TestUSLFitOfTheRecordedSweeps(t *testing.T) {
+	c := loadCourse(t)
+	rowsOf := func(id string) []result.Row {
+		t.Helper()
+		for _, l := range c.Lessons {
+			if b, ok := l.Block(id); ok {
+				tb, ok := b.(*lessons.Table)
+				if !ok {
+					t.Fatalf("%s is not a table", id)
+				}
+				var rows []result.Row
+				for _, cells := range tb.Rows {
+					rows = append(rows, rowOfCells(tb.Columns, cells))
+				}
+				return rows
+			}
+		}
+		t.Fatalf("no table %s in the course", id)
+		return nil
+	}
+	rows := rowsOf("usl-coherency-result")
+	fit, err := scaleFit(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, bestN, last := 0.0, 0, rows[len(rows)-1]
+	for _, r := range rows {
+		if r.OKPerSec > best {
+			best, bestN = r.OKPerSec, r.Clients
+		}
+	}
+	peakX, peakN := float64(fit.PeakX), float64(fit.PeakN)
+	t.Logf("coherency sweep: measured peak %.1f/s at %d clients, %.1f/s at %d; fit λ %.1f σ %.4f κ %.5f, peak %.1f/s at %.1f clients, RMS error %.1f%%",
+		best, bestN, last.OKPerSec, last.Clients, float64(fit.Lambda), float64(fit.Sigma), float64(fit.Kappa), peakX, peakN, 100*float64(fit.RMSRelErr))
+	if math.Abs(peakX-best)/best > 0.10 {
+		t.Errorf("the fit's peak %.1f/s is not within 10%% of the measured %.1f/s", peakX, best)
+	}
+	if peakN < float64(bestN)/2 || peakN > float64(bestN)*2 {
+		t.Errorf("the fit's peak at %.1f clients is far from the measured at %d", peakN, bestN)
+	}
+	if last.OKPerSec > 0.8*best {
+		t.Errorf("at %d clients %.1f/s, not measurably below the peak %.1f/s", last.Clients, last.OKPerSec, best)
+	}
+	lock, err := scaleFit(rowsOf("usl-lock-result"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("lock sweep: fit λ %.1f σ %.4f κ %.6f, peak at %.1f clients", float64(lock.Lambda), float64(lock.Sigma), float64(lock.Kappa), float64(lock.PeakN))
+	if float64(lock.Sigma) < 0.05 {
+		t.Errorf("the lock's sweep fits σ %.4f: want the serial part it has (a 2 ms lock in 12 ms of service, about 0.17)", float64(lock.Sigma))
 	}
 }

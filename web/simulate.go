@@ -223,7 +223,7 @@ func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *run
 		desc += ", drawn dotted through hollow squares beside your run of this lab (solid through round points, " + strconv.Itoa(len(mine.Rows)) + " measured windows)"
 	}
 	if scalable(q, rows) {
-		desc += ". " + strings.TrimSuffix(fitWords(scaleFit(rows)), ".")
+		desc += ". " + strings.TrimSuffix(simFitWords(rows), ".")
 	}
 	c.Desc = desc + ". The numbers are in the table under the chart."
 	c.Table.Caption = table
@@ -261,4 +261,10 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// simFitWords is fitWords of a simulation's rows.
+func simFitWords(rows []result.Row) string {
+	fit, err := scaleFit(rows)
+	return fitWords(fit, err, rows)
 }
