@@ -113,7 +113,16 @@ func TestUSLFitOfTheRecordedSweeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("lock sweep: fit λ %.1f σ %.4f κ %.6f, peak at %.1f clients", float64(lock.Lambda), float64(lock.Sigma), float64(lock.Kappa), float64(lock.PeakN))
+	t.Logf("lock sweep: fit λ %.1f σ %.4f κ %.6f, peak at %.1f clients, RMS error %.1f%%", float64(lock.Lambda), float64(lock.Sigma), float64(lock.Kappa), float64(lock.PeakN), 100*float64(lock.RMSRelErr))
+	free, err := scaleFit(rowsOf("usl-free-result"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("free sweep: fit peak at %.1f clients, RMS error %.1f%%", float64(free.PeakN), 100*float64(free.RMSRelErr))
+	// The chart tells the sweeps the law describes from those it does not.
+	if float64(fit.RMSRelErr) > poorFit || float64(lock.RMSRelErr) <= poorFit || float64(free.RMSRelErr) <= poorFit {
+		t.Errorf("RMS errors %.3f (coherency), %.3f (lock), %.3f (free): want the first at most poorFit %.2f, the others above it", float64(fit.RMSRelErr), float64(lock.RMSRelErr), float64(free.RMSRelErr), poorFit)
+	}
 	if float64(lock.Sigma) < 0.05 {
 		t.Errorf("the lock's sweep fits σ %.4f: want the serial part it has (a 2 ms lock in 12 ms of service, about 0.17)", float64(lock.Sigma))
 	}
