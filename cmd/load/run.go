@@ -23,12 +23,12 @@ import (
 	"capacitylab/affinity"
 	"capacitylab/envflag"
 	"capacitylab/evidence"
+	"capacitylab/hedge"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
 	"capacitylab/model"
 	"capacitylab/result"
-	"capacitylab/hedge"
 	"capacitylab/retry"
 	"capacitylab/sim"
 )
