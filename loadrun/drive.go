@@ -145,11 +145,12 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
 			// arrival does; each is completed on a goroutine of its own.
 			inFlight.Add(int64(k))
 			req := &request{left: k, subs: make([]result.Record, k)}
+			arrival := *r // sub-request 0's goroutine writes r from the first iteration on
 			for j := range k {
 				sr := r
 				if j > 0 {
 					sr = &records[w.pt.seq(i, j)]
-					*sr = w.pt.sub(*r, j)
+					*sr = w.pt.sub(arrival, j)
 				}
 				s := t.begin(sr, w.start, w.markSent)
 				wg.Add(1)
@@ -375,6 +376,7 @@ func (w *live) hedged(ctx context.Context, t Target, first *result.Record, s sen
 	if s.taken {
 		base = first.Sent
 	}
+	id := *first // read before its goroutine writes it
 	start(0, first, s)
 	out, won, next := 1, -1, 1
 	var due <-chan time.Time
@@ -403,8 +405,8 @@ func (w *live) hedged(ctx context.Context, t Target, first *result.Record, s sen
 			w.mu.Lock()
 			if ctx.Err() == nil && inFlight.Load() < limit {
 				inFlight.Add(1)
-				c = &result.Record{Window: first.Window, Seq: w.pt.next, Request: first.LogicalSeq(), Sub: first.Sub, Copy: next,
-					Intended: at, Class: first.Class, QueueWaitMS: -1, ServiceMS: -1}
+				c = &result.Record{Window: id.Window, Seq: w.pt.next, Request: id.LogicalSeq(), Sub: id.Sub, Copy: next,
+					Intended: at, Class: id.Class, QueueWaitMS: -1, ServiceMS: -1}
 				w.pt.next++
 				w.pt.copies = append(w.pt.copies, c)
 			}
