@@ -220,8 +220,8 @@ func detect(br *bufio.Reader) (Format, error) {
 	}
 	first = bytes.TrimRight(first, "\r")
 	if f := sniffLine(first); f != "" {
-		if f == LoadCSV && string(first) != loadHeader && string(first) != loadHeader11 {
-			return "", lineErr(1, "load's header is %q: want exactly %q, as load --records writes (or its first 11 columns, as load wrote before retries)", clip(first), loadHeader)
+		if f == LoadCSV && string(first) != loadHeader && string(first) != loadHeader11 && string(first) != loadHeader14 {
+			return "", lineErr(1, "load's header is %q: want exactly %q, as load --records writes (or its first 11 or 14 columns, as load wrote before retries and before fan-out)", clip(first), loadHeader)
 		}
 		return f, nil
 	}
@@ -243,11 +243,14 @@ func boolInt(b bool) int {
 }
 
 // loadHeader is load's CSV header line; loadHeader11 the one it wrote
-// before a record carried its request, attempt and class, which is still
-// read (every record then its own request, attempt 0, class default).
+// before a record carried its request, attempt and class, and
+// loadHeader14 the one before its sub-request and copy, which are still
+// read (every record then its own request, attempt 0, class default; sub
+// 0, copy 0).
 var (
 	loadHeader   = strings.Join(result.CSVHeader(), ",")
 	loadHeader11 = strings.Join(result.CSVHeader()[:11], ",")
+	loadHeader14 = strings.Join(result.CSVHeader()[:14], ",")
 )
 
 // sniffLine says which format line looks like it belongs to, "" for none:

@@ -32,7 +32,7 @@ func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 	ds.Timing = FromIntended
 	rs := reasons{}
 	var recs recordBuf
-	var fields [14][]byte
+	var fields [16][]byte
 	cols := 14
 	var lineBytes int64
 	line := 0
@@ -52,7 +52,7 @@ func readLoadCSV(ds *Dataset, br *bufio.Reader, lim Limits, size int64) error {
 		lineBytes += int64(len(b))
 		b = bytes.TrimRight(b, "\r\n")
 		if line == 1 {
-			cols = bytes.Count(b, []byte(",")) + 1 // the header, checked by detect: 11 or 14 columns
+			cols = bytes.Count(b, []byte(",")) + 1 // the header, checked by detect: 11, 14 or 16 columns
 			continue
 		}
 		if len(b) == 0 {
@@ -234,11 +234,22 @@ func parseLoadLine(b []byte, f [][]byte, rs reasons) (result.Record, string) {
 	if r.Request, ok = smallInt(f[11]); !ok || r.Request > r.Seq {
 		return r, fmt.Sprintf("request %q is not a request's first seq: want a whole number no greater than seq (%d)", clip(f[11]), r.Seq)
 	}
-	if r.Attempt, ok = smallInt(f[12]); !ok || r.Attempt > 100 || (r.Attempt == 0) != (r.Request == r.Seq) {
-		return r, fmt.Sprintf("attempt %q does not fit request %d and seq %d: want 0 for a first attempt (request = seq), 1 to 100 for a retry (request < seq)", clip(f[12]), r.Request, r.Seq)
+	if r.Attempt, ok = smallInt(f[12]); !ok || r.Attempt > 100 {
+		return r, fmt.Sprintf("attempt %q is not an attempt: want 0 for a first attempt, 1 to 100 for a retry", clip(f[12]))
 	}
-	if r.Attempt == 0 {
-		r.Request = 0 // a first attempt is its own request (Record.LogicalSeq)
+	if len(f) == 16 {
+		if r.Sub, ok = smallInt(f[14]); !ok || r.Sub >= 100 {
+			return r, fmt.Sprintf("sub %q is not a sub-request: want 0 to 99", clip(f[14]))
+		}
+		if r.Copy, ok = smallInt(f[15]); !ok || r.Copy > 5 {
+			return r, fmt.Sprintf("copy %q is not a copy: want 0 for a request, 1 to 5 for a hedge's copy", clip(f[15]))
+		}
+	}
+	if r.First() != (r.Request == r.Seq) {
+		return r, fmt.Sprintf("request %d does not fit seq %d, attempt %d, sub %d and copy %d: want request = seq for a request's first record (attempt, sub and copy 0), request < seq for a retry, a copy or another sub-request", r.Request, r.Seq, r.Attempt, r.Sub, r.Copy)
+	}
+	if r.First() {
+		r.Request = 0 // a first record is its own request (Record.LogicalSeq)
 	}
 	if err := r.Class.UnmarshalText(f[13]); err != nil {
 		return r, fmt.Sprintf("class %q is not known: want critical, default or sheddable", clip(f[13]))

@@ -136,10 +136,56 @@
 // request, every attempt of it, sent with X-Criticality: critical,
 // default or sheddable. Without shares no header is sent.
 //
+// # Fan-out and hedged requests
+//
+// An open-loop window may fan each arrival out (Sweep.Fanout, k from 2 to
+// MaxFanout): the arrival is a logical request of k sub-requests to the
+// same target, all sent at its intended time from the sending goroutine
+// one after another (each begun as any arrival is, its own Sent, so the
+// later ones of a large k leave a few microseconds each after the first),
+// each completed on a goroutine of its own. Every sub-request is a record:
+// sub-request 0 numbered with the arrivals, sub-request j of arrival i
+// numbered n + i(k−1) + j − 1 after the n arrivals, with Sub = j and
+// Request = i. The request ends when its last sub-request ends: its
+// latency runs from its intended time to the last answer, and it is ok
+// only when every sub-request is, otherwise it takes the worst outcome
+// among them (gaveup, then error, then refused: result.FoldRequest). An
+// arrival is sent whole or not at all: the in-flight cap (by default one
+// timeout's arrivals times k, within MaxMaxInFlight) counts sub-requests
+// and copies, and an arrival that would take it past the cap is not sent,
+// its k records not_sent.
+//
+// A hedging client (Sweep.Hedge, package hedge) sends a copy of a
+// (sub-)request that has not answered within its delay (a fixed time, or
+// a percentile of the latencies of recent copies, none before the
+// warmup): at most the spec's Max copies, copy n due n delays after the
+// request's send, each while no copy has answered ok and one is still out,
+// sent on a Go timer from the request's goroutine (so its send lag, from
+// when it was due, includes the timer's lateness, up to a millisecond). A
+// copy is a record of its own, Copy n, Intended when it was due, numbered
+// after every sub-request in the order copies are sent. The first copy to
+// answer ok wins; the others are cancelled at once, their connections
+// closed and their records cancelled. The lab serves every request it has
+// read even when its caller has gone (package labsvc), so a cancelled
+// copy's work is done anyway: a hedge's cost at the lab is every copy
+// sent. A copy that fails (refused, gave up, error) leaves the others to
+// go on; a request whose copies all failed ends as its last did
+// (result.FoldSub). Each sub-request of a fanned-out request is hedged on
+// its own.
+//
+// Rows count logical requests, with the sub-requests sent (sub_requests)
+// and their p50 and p99, the share of ok requests slower than the
+// sub-requests' p99 (over_sub_p99), every sub-request and copy sent in
+// attempts, amplification as attempts ÷ sub-requests, and the copies in
+// hedges; samples count a window's requests the same way, every record
+// sent in attempts. Neither goes with a retrying client (Validate refuses
+// the combination) or a closed loop.
+//
 // # Accounting
 //
 // arrivals = sent + not_sent + client_busy + breaker_open, and sent = ok + refused +
-// gaveup + error + lost with lost = 0. A window ends only when every sent request has ended, which
+// gaveup + error + lost with lost = 0, all counting logical requests (a
+// hedge's cancelled copy is never a request's outcome). A window ends only when every sent request has ended, which
 // is at most one timeout after its last arrival. Cancelling the context stops
 // sending at once: arrivals not yet due become not_sent/canceled and requests
 // in flight end as error/canceled, so the books still balance.

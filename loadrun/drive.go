@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"capacitylab/hedge"
 	"capacitylab/result"
 	"capacitylab/retry"
 )
@@ -57,7 +58,19 @@ type Open struct {
 	Retry     retry.Spec
 	RetrySeed uint64
 	Classes   []result.Class
+	// Fanout, when more than 1 (at most MaxFanout), makes each arrival a
+	// logical request of that many sub-requests, all sent to the target
+	// at its intended time; the request ends with its last sub-request.
+	// Hedge is a hedging client (package hedge): a (sub-)request that
+	// has not answered within its delay gets a copy. Neither goes with
+	// Retry, which is then ignored (Sweep.ValidatePlan refuses the
+	// combination).
+	Fanout int
+	Hedge  hedge.Spec
 }
+
+// MaxFanout is the most sub-requests one arrival may fan out to.
+const MaxFanout = 100
 
 // Run sends the schedule from the calling goroutine and returns when every
 // request has ended. It sleeps to each arrival's intended time
@@ -75,9 +88,10 @@ type Open struct {
 // exactly one record. progress, when not nil, is called every ProgressEvery
 // from a goroutine of its own, and once more at the end.
 func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
+	k := min(max(o.Fanout, 1), MaxFanout)
 	limit, full := int64(o.MaxInFlight), result.ReasonInFlightCap
 	if limit <= 0 {
-		limit = int64(defaultInFlight(o.Schedule, o.Target.Timeout()))
+		limit = int64(min(defaultInFlight(o.Schedule, o.Target.Timeout())*k, result.MaxMaxInFlight))
 	}
 	if o.ClientWorkers > 0 {
 		limit, full = int64(o.ClientWorkers), result.ReasonClientBusy
@@ -85,9 +99,15 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
 	// Replies end when they arrive only while the kernel stamps them; a
 	// sweep also holds them between its windows.
 	defer holdArrivalStamps()()
-	records := make([]result.Record, len(o.Schedule))
+	n := len(o.Schedule)
+	records := make([]result.Record, n*k)
 	w := newLive()
-	if !o.Retry.IsZero() {
+	if k > 1 || !o.Hedge.IsZero() {
+		w.pt = &parts{k: k, n: n, next: n * k}
+		if !o.Hedge.IsZero() {
+			w.pt.hc = hedge.New(o.Hedge)
+		}
+	} else if !o.Retry.IsZero() {
 		w.rt = &retrier{c: retry.New(o.Retry, o.RetrySeed), next: len(o.Schedule)}
 	}
 	sp := o.Sampling.start(ctx, w, o.Window, o.Classes != nil)
@@ -107,14 +127,38 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
 		switch {
 		case ctx.Err() != nil:
 			r.Outcome, r.Reason = result.NotSent, result.ReasonCanceled
-		case inFlight.Load() >= limit:
+		case inFlight.Load()+int64(k) > limit:
 			r.Outcome, r.Reason = result.NotSent, full
 		case w.rt != nil && !w.sendAttempt(off, true):
 			r.Outcome, r.Reason = result.NotSent, result.ReasonBreakerOpen
 		}
 		if r.Outcome == result.NotSent {
 			r.Sent, r.End = off, off
+			for j := 1; j < k; j++ {
+				records[w.pt.seq(i, j)] = w.pt.sub(*r, j)
+			}
 			w.finish(*r)
+			continue
+		}
+		if w.pt != nil {
+			// Every sub-request leaves now, from this goroutine, as an
+			// arrival does; each is completed on a goroutine of its own.
+			inFlight.Add(int64(k))
+			req := &request{left: k, subs: make([]result.Record, k)}
+			arrival := *r // sub-request 0's goroutine writes r from the first iteration on
+			for j := range k {
+				sr := r
+				if j > 0 {
+					sr = &records[w.pt.seq(i, j)]
+					*sr = w.pt.sub(arrival, j)
+				}
+				s := t.begin(sr, w.start, w.markSent)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					w.part(ctx, t, sr, s, req, &inFlight, limit)
+				}()
+			}
 			continue
 		}
 		inFlight.Add(1)
@@ -138,6 +182,11 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
 	if w.rt != nil {
 		for _, a := range w.rt.attempts {
 			records = append(records, *a)
+		}
+	}
+	if w.pt != nil {
+		for _, c := range w.pt.copies {
+			records = append(records, *c)
 		}
 	}
 	return w.result(ctx, records, sp, stopTicker, progress)
@@ -220,6 +269,181 @@ func (w *live) follow(ctx context.Context, t Target, first result.Record, retryA
 	return l
 }
 
+// parts is an open-loop window's fan-out (Open.Fanout) and hedging
+// client (Open.Hedge), under the window's lock: k sub-requests an
+// arrival, n arrivals, the hedging client (nil without one), the next
+// copy's Seq (numbered after every sub-request, in the order copies are
+// sent) and the copies.
+type parts struct {
+	k, n   int
+	hc     *hedge.Client
+	next   int
+	copies []*result.Record
+}
+
+// seq is the Seq of sub-request j (1 to k−1) of arrival i: after the
+// arrivals, whose Seq is sub-request 0's.
+func (p *parts) seq(i, j int) int { return p.n + i*(p.k-1) + j - 1 }
+
+// sub is sub-request j's record of the arrival whose sub-request 0 is r.
+func (p *parts) sub(r result.Record, j int) result.Record {
+	r.Seq, r.Request, r.Sub = p.seq(r.Seq, j), r.Seq, j
+	return r
+}
+
+// request is a fanned-out arrival's sub-requests as they end, under the
+// window's lock: how many are left, and each one folded (result.FoldSub).
+type request struct {
+	left int
+	subs []result.Record
+}
+
+// part completes sub-request first (begin started it: s), hedged when the
+// window has a hedging client, and folds it into its request, which ends
+// with its last sub-request (result.FoldRequest).
+func (w *live) part(ctx context.Context, t Target, first *result.Record, s send, req *request, inFlight *atomic.Int64, limit int64) {
+	var sub result.Record
+	if w.pt.hc == nil {
+		t.complete(ctx, first, w.start, s, w.markSent)
+		inFlight.Add(-1)
+		w.endCopies(*first)
+		sub = result.FoldSub([]result.Record{*first})
+	} else {
+		sub = w.hedged(ctx, t, first, s, inFlight, limit)
+	}
+	w.mu.Lock()
+	req.subs[sub.Sub] = sub
+	req.left--
+	last := req.left == 0
+	if w.pt.k > 1 {
+		w.m.AddSub(sub)
+	}
+	if last {
+		l := result.FoldRequest(req.subs)
+		w.m.Add(l)
+		if w.s != nil {
+			w.s.fold(l)
+		}
+	}
+	w.mu.Unlock()
+}
+
+// endCopies counts ended records of a fanned-out or hedging window: each
+// in the samples' attempts, and in the window's ended (its requests are
+// counted by part, not finish).
+func (w *live) endCopies(rs ...result.Record) {
+	w.mu.Lock()
+	if w.s != nil {
+		for _, r := range rs {
+			w.s.foldAttempt(r)
+		}
+	}
+	w.mu.Unlock()
+	w.ended.Add(int64(len(rs)))
+}
+
+// hedged completes a (sub-)request whose first copy begin started (s),
+// sending a copy each delay after its send (the hedging client's delay
+// as it is sent; none before a percentile client's warmup) while no copy
+// has answered ok and one is still out, at most the spec's Max, each a
+// record of its own sent from this goroutine (its send lag measured from
+// when it was due, on Go's timers). The first copy to answer ok wins: the
+// others are cancelled (their connections closed, their records
+// Cancelled; the lab still serves what it has read). A copy counts in
+// inFlight while it is out and is not sent when limit are. It feeds the
+// client the latencies of the copies that ended ok or were cancelled and
+// returns the (sub-)request folded (result.FoldSub).
+func (w *live) hedged(ctx context.Context, t Target, first *result.Record, s send, inFlight *atomic.Int64, limit int64) result.Record {
+	w.mu.Lock()
+	delay, hedging := w.pt.hc.Delay()
+	most := w.pt.hc.Spec().Max
+	w.mu.Unlock()
+	copies := []*result.Record{first}
+	var cancels []context.CancelFunc
+	ended := make(chan int, most+1)
+	start := func(i int, c *result.Record, s send) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancels = append(cancels, cancel)
+		go func() {
+			t.complete(cctx, c, w.start, s, w.markSent)
+			ended <- i
+		}()
+	}
+	// Copies are due from the send, which begin took for a target given
+	// as an IP address; otherwise from the intended time (the send is
+	// then taken on the copy's own goroutine).
+	base := first.Intended
+	if s.taken {
+		base = first.Sent
+	}
+	id := *first // read before its goroutine writes it
+	start(0, first, s)
+	out, won, next := 1, -1, 1
+	var due <-chan time.Time
+	var timer *time.Timer
+	if hedging {
+		timer = time.NewTimer(time.Until(w.start.Add(base + delay)))
+		defer timer.Stop()
+		due = timer.C
+	}
+	for out > 0 {
+		select {
+		case i := <-ended:
+			out--
+			inFlight.Add(-1)
+			if won < 0 && copies[i].Outcome == result.OK {
+				won, due = i, nil
+				for j, cancel := range cancels {
+					if j != i {
+						cancel()
+					}
+				}
+			}
+		case <-due:
+			at := base + time.Duration(next)*delay
+			var c *result.Record
+			w.mu.Lock()
+			if ctx.Err() == nil && inFlight.Load() < limit {
+				inFlight.Add(1)
+				c = &result.Record{Window: id.Window, Seq: w.pt.next, Request: id.LogicalSeq(), Sub: id.Sub, Copy: next,
+					Intended: at, Class: id.Class, QueueWaitMS: -1, ServiceMS: -1}
+				w.pt.next++
+				w.pt.copies = append(w.pt.copies, c)
+			}
+			w.mu.Unlock()
+			if c != nil {
+				copies = append(copies, c)
+				start(len(copies)-1, c, t.begin(c, w.start, w.markSent))
+				out++
+			}
+			if next++; next <= most {
+				timer.Reset(time.Until(w.start.Add(base + time.Duration(next)*delay)))
+			} else {
+				due = nil
+			}
+		}
+	}
+	for _, cancel := range cancels {
+		cancel()
+	}
+	done := make([]result.Record, len(copies))
+	for i, c := range copies {
+		if i != won && won >= 0 && ctx.Err() == nil && c.Outcome == result.Error && c.Reason == result.ReasonCanceled {
+			c.Outcome, c.Reason = result.Cancelled, ""
+		}
+		done[i] = *c
+	}
+	w.mu.Lock()
+	for _, c := range done {
+		if lat := c.End - c.Sent; c.Outcome == result.OK || c.Outcome == result.Cancelled && lat > delay {
+			w.pt.hc.Observe(lat)
+		}
+	}
+	w.mu.Unlock()
+	w.endCopies(done...)
+	return result.FoldSub(done)
+}
+
 // defaultInFlight is the in-flight cap of an open-loop window that sets
 // none: the arrivals of one caller timeout at the schedule's mean rate,
 // within DefaultMaxInFlight and MaxMaxInFlight.
@@ -294,17 +518,23 @@ type live struct {
 	m     result.Metrics
 	s     *sampler // when the window is sampled; folded with m, under mu
 	rt    *retrier // an open-loop window's retrying client, under mu; nil without one
+	pt    *parts   // an open-loop window's fan-out and hedging client, under mu; nil without either
 }
 
 func newLive() *live { return &live{start: time.Now()} }
 
 func (w *live) markSent() { w.sent.Add(1) }
 
+// finish folds a finished logical request in: a record, or a retrying
+// client's logical record (its last attempt counted in the samples'
+// attempts here), or an arrival of a fanned-out or hedging window that
+// was not sent.
 func (w *live) finish(r result.Record) {
 	w.mu.Lock()
 	w.m.Add(r)
 	if w.s != nil {
 		w.s.fold(r)
+		w.s.foldAttempt(r)
 	}
 	w.mu.Unlock()
 	switch {

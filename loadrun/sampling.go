@@ -51,9 +51,8 @@ func (s *sampler) at(k int) *interval {
 	return &s.open[k-s.first]
 }
 
-// foldAttempt counts an attempt of a retrying client that was not its
-// request's last (that one comes with the request, in fold) in the
-// interval it ended in.
+// foldAttempt counts an attempt (a retry, a sub-request, a copy or a
+// request itself) in the interval it ended in, when it was sent.
 func (s *sampler) foldAttempt(r result.Record) {
 	if r.Outcome != result.NotSent {
 		s.at(max(int(r.End/s.every), s.first)).s.Attempts++
@@ -86,14 +85,11 @@ func newSampler(window int, every time.Duration) *sampler {
 }
 
 // fold counts one finished logical request (a record, or Logical's for a
-// retrying client) in the interval it ended in; its last attempt, when
-// sent, is counted in the interval's attempts.
+// retrying, fanned-out or hedging client) in the interval it ended in;
+// its attempts are counted by foldAttempt.
 func (s *sampler) fold(r result.Record) {
 	iv := s.at(max(int(r.End/s.every), s.first))
 	c := &iv.cls[min(int(r.Class), len(iv.cls)-1)]
-	if r.Outcome != result.NotSent {
-		iv.s.Attempts++
-	}
 	switch r.Outcome {
 	case result.OK:
 		iv.s.OK++
@@ -233,8 +229,9 @@ func (s *sampler) last(elapsed time.Duration, lab *result.LabStats) []result.Sam
 // interval's end is counted from the records' send and end times. A
 // driven window (package sim) is sampled this way, and its lab's side
 // filled in from what the driver read (Result.Lab). The records may come
-// in any order; a retrying client's are its attempts (each request counted
-// by its last, result.Logical), in flight counting attempts.
+// in any order; a retrying, fanned-out or hedging client's are its
+// attempts (each request counted once, result.Logical), in flight
+// counting logical requests.
 func SampleRecords(window int, records []result.Record, elapsed, every time.Duration) []result.Sample {
 	s := newSampler(window, every)
 	s.inFlight = map[int]int{}
@@ -244,20 +241,11 @@ func SampleRecords(window int, records []result.Record, elapsed, every time.Dura
 			break
 		}
 	}
-	logical := result.Logical(records)
-	for _, r := range logical {
+	for _, r := range result.Logical(records) {
 		s.fold(r)
 	}
-	if len(logical) != len(records) {
-		last := make(map[int]int, len(logical))
-		for _, r := range logical {
-			last[r.Seq] = r.Attempt
-		}
-		for _, r := range records {
-			if r.Attempt != last[r.LogicalSeq()] {
-				s.foldAttempt(r)
-			}
-		}
+	for _, r := range records {
+		s.foldAttempt(r)
 	}
 	return s.last(elapsed, nil)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"capacitylab/hedge"
 	"capacitylab/result"
 	"capacitylab/retry"
 )
@@ -61,6 +62,15 @@ type Sweep struct {
 	// (WindowClasses), so a simulation marks the same ones.
 	Retry               retry.Spec
 	Critical, Sheddable float64
+
+	// Fanout, when more than 1 (at most MaxFanout), makes every arrival
+	// a request of that many sub-requests sent at once (Open.Fanout), and
+	// Hedge is a hedging client (package hedge; Open.Hedge); open loop
+	// only, and neither with Retry. A window's sub-requests and copies
+	// are its load: its rate × Fanout is held to result.MaxRate, and its
+	// arrivals × Fanout to result.MaxArrivals.
+	Fanout int
+	Hedge  hedge.Spec
 
 	// SampleEvery, when not 0, makes the sweep a run over time: every
 	// window is sampled every SampleEvery from its start and once more
@@ -164,6 +174,25 @@ func (s Sweep) ValidatePlan() error {
 	}
 	if !s.Retry.IsZero() && !s.OpenLoop() {
 		return errors.New("retry is for an open loop: a closed loop's clients wait for each answer and never retry")
+	}
+	if s.Fanout < 0 || s.Fanout > MaxFanout {
+		return fmt.Errorf("fan-out %d is not allowed: want 1 (or 0: each arrival one request) to %d sub-requests an arrival", s.Fanout, MaxFanout)
+	}
+	if (s.Fanout > 1 || !s.Hedge.IsZero()) && !s.OpenLoop() {
+		return errors.New("fan-out and hedging are for an open loop: a closed loop's clients send one request at a time")
+	}
+	if (s.Fanout > 1 || !s.Hedge.IsZero()) && !s.Retry.IsZero() {
+		return errors.New("retry does not go with fan-out or hedging yet: give one client option, retry or fan-out and hedge")
+	}
+	if k := float64(max(s.Fanout, 1)); k > 1 {
+		for _, r := range s.Rates {
+			if r*k > result.MaxRate || r*k*s.Seconds > result.MaxArrivals {
+				return fmt.Errorf("fan-out %d at rate %v for %v s sends %v sub-requests a second, %v in all: want at most %d a second and %d in one window", s.Fanout, r, s.Seconds, r*k, r*k*s.Seconds, result.MaxRate, int(result.MaxArrivals))
+			}
+		}
+		if n := float64(len(s.Arrivals)) * k; n > result.MaxArrivals || n/s.Seconds > result.MaxRate {
+			return fmt.Errorf("fan-out %d of %d arrivals in %v s sends %v sub-requests: want at most %d a second and %d in one window", s.Fanout, len(s.Arrivals), s.Seconds, n, result.MaxRate, int(result.MaxArrivals))
+		}
 	}
 	if s.Critical < 0 || s.Sheddable < 0 || s.Critical+s.Sheddable > 1 || math.IsNaN(s.Critical+s.Sheddable) {
 		return fmt.Errorf("critical %g and sheddable %g are not allowed: want shares from 0 to 1 of the arrivals, together at most 1", s.Critical, s.Sheddable)
@@ -367,6 +396,7 @@ func (s Sweep) Run(ctx context.Context, handle func(result.Event)) (result.Repor
 			w.Schedule = sched
 			w.Retry, w.RetrySeed = s.Retry.String(), s.windowSeed(i)
 			w.Classes = WindowClasses(len(sched), s.Critical, s.Sheddable, w.RetrySeed)
+			w.Fanout, w.Hedge = s.Fanout, s.Hedge.String()
 		} else {
 			w.Clients = s.Clients[i]
 			base.Clients = w.Clients
@@ -462,7 +492,7 @@ func (s Sweep) Run(ctx context.Context, handle func(result.Event)) (result.Repor
 			}
 		case w.Clients == 0:
 			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i, Sampling: sampling,
-				Retry: s.Retry, RetrySeed: w.RetrySeed, Classes: w.Classes}.Run(ctx, progress)
+				Retry: s.Retry, RetrySeed: w.RetrySeed, Classes: w.Classes, Fanout: s.Fanout, Hedge: s.Hedge}.Run(ctx, progress)
 		default:
 			res = Closed{Target: s.Target, Clients: w.Clients, Think: w.Think, Length: length, Window: i, Sampling: sampling}.Run(ctx, progress)
 		}

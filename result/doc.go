@@ -33,6 +33,10 @@
 //	          at least 2,048 and at most 16,384), client_busy (a client with a
 //	          fixed pool of loadrun's ClientWorkers workers had every one busy) or
 //	          canceled (the run was cancelled before it was due)
+//	cancelled a hedged request's copy the client stopped waiting for (it
+//	          closed the connection) because another copy of the request
+//	          answered ok first (package hedge); only ever a copy's
+//	          outcome, never a request's
 //
 // WriteCSV writes records with a header line and these columns:
 //
@@ -51,6 +55,10 @@
 //	request        the seq of the request's first attempt (= seq for a first attempt)
 //	attempt        0 for a first attempt, n for the n-th retry (package retry)
 //	class          the request's criticality: critical, default or sheddable
+//	sub            the sub-request's index, 0 to k−1, in a window that fans each
+//	               request out to k (loadrun's Open.Fanout); 0 otherwise
+//	copy           0 for a request, n for a hedging client's n-th copy of it
+//	               (package hedge)
 //
 // A retrying client (package retry) makes a record of every attempt: a
 // retry is a record of its own, with its own intended time (when its
@@ -58,6 +66,19 @@
 // and samples count logical requests (Logical): a request's outcome is
 // its last attempt's and its latency runs from its first attempt's
 // intended time to its last attempt's end.
+//
+// A window that fans out to k makes k records of each arrival, its
+// sub-requests, sent together at its intended time: sub-request 0 is
+// numbered with the arrivals (seq = the arrival's number), sub-request j
+// of arrival i after them (seq n + i(k−1) + j − 1 for n arrivals), each
+// naming its request. A hedging client's copy is a record of its own,
+// its intended time when it was due, numbered after every sub-request in
+// the order copies are sent. Fold folds them: a sub-request (or a request
+// that did not fan out) takes its first copy to end ok, or when none
+// did its last; a logical request ends with its last sub-request (its
+// latency from its intended time to the last answer), ok only when every
+// sub-request was, otherwise the worst outcome of its sub-requests
+// (gaveup, then error, then refused).
 //
 // Times are milliseconds with three decimals (microseconds).
 //
@@ -80,7 +101,8 @@
 //	                 completion, whether or not the caller still listened); -1
 //	                 without a lab control API
 //	lost             sent − ok − refused − gaveup − error; always 0 unless the
-//	                 generator has a bug (a sent record that never got an outcome)
+//	                 generator has a bug (a sent record that never got an outcome);
+//	                 a hedge's cancelled copy is never a request's outcome
 //	queued           the lab's queued_max for the window: the most callers waiting at
 //	                 once in the lab's own queue; -1 without control
 //	backlogged       the lab's backlogged_max for the window: the most callers found
@@ -97,15 +119,26 @@
 //	send_lag_p99_ms  nearest-rank p99 of sent − intended over sent requests
 //	mean_ms p95_ms max_ms   of ok latencies
 //	n                how many ok latencies the percentiles are over (= ok)
-//	attempts         attempts sent: every logical request's attempts (= sent
-//	                 without retries)
+//	attempts         attempts sent: every logical request's attempts, sub-requests
+//	                 and copies (= sent without retries, fan-out or hedges)
 //	attempts_per_sec attempts ÷ window seconds: the load the service was asked for
-//	amplification    attempts ÷ sent: how many times the client multiplied its load
+//	amplification    attempts ÷ sub_requests (= sent without fan-out): how many
+//	                 times the client's retries or copies multiplied its load
 //	breaker_open     arrivals not sent because the client's circuit breaker was
 //	                 open (their records not_sent, reason breaker_open)
 //	by_class         per class (critical, default, sheddable), in a window whose
 //	                 requests carried classes: arrivals, ok, refused, gaveup,
 //	                 error, not_sent, ok_share (ok ÷ arrivals), p99_ms
+//	sub_requests     sub-requests sent (requests fanned out to k each send k;
+//	                 = sent without fan-out), each counted once whatever its copies
+//	sub_p50_ms sub_p99_ms
+//	                 nearest-rank percentiles of the ok sub-requests' latencies
+//	                 (each from its request's intended time to its first ok
+//	                 copy's answer); = p50_ms and p99_ms without fan-out
+//	over_sub_p99     the share of ok requests slower than sub_p99_ms: with fan-out
+//	                 k and sub-requests independent, about 1 − 0.99^k
+//	hedges           copies a hedging client sent (package hedge): counted in
+//	                 attempts too; those it cancelled were still served by the lab
 //	window arrivals seconds send_lag_max_ms clients lab_service_ms lab_cpu_ms note
 //	                 extras: index, scheduled arrivals (= sent + not_sent),
 //	                 window length, the worst send lag, closed-loop clients,

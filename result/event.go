@@ -113,6 +113,11 @@ type Window struct {
 	Retry     string
 	RetrySeed uint64
 	Classes   []Class
+	// Fanout, when more than 1, is how many sub-requests each arrival
+	// sends (loadrun.Open.Fanout), and Hedge the hedging client as
+	// package hedge's Parse reads it ("" never hedges), open loop only.
+	Fanout int
+	Hedge  string
 }
 
 // Driver runs a sweep's windows somewhere other than over the network:

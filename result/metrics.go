@@ -60,6 +60,16 @@ type Row struct {
 	Amplification  float64    `json:"amplification"`
 	BreakerOpen    int        `json:"breaker_open"`
 	ByClass        []ClassRow `json:"by_class,omitempty"`
+
+	// A fanned-out window's sub-requests (loadrun.Open.Fanout) and a
+	// hedging client's copies (package hedge). Without fan-out every
+	// request is its one sub-request: sub_requests is sent and the
+	// percentiles are p50 and p99.
+	SubRequests int     `json:"sub_requests"`
+	SubP50MS    float64 `json:"sub_p50_ms"`
+	SubP99MS    float64 `json:"sub_p99_ms"`
+	OverSubP99  float64 `json:"over_sub_p99"`
+	Hedges      int     `json:"hedges"`
 }
 
 // ClassRow is one class's part of a window's row, in a window whose
@@ -84,7 +94,9 @@ type Metrics struct {
 	arrivals, sent                     int
 	ok, refused, gaveup, errs, notSent int
 	clientBusy, breakerOpen            int
-	attempts                           int
+	attempts, hedges                   int
+	subSent                            int             // sub-requests sent (AddSub)
+	subLat                             []time.Duration // their ok latencies
 	late                               int
 	classed                            bool
 	byClass                            [3]classCounts
@@ -101,8 +113,22 @@ type classCounts struct {
 	okLat                                        []time.Duration
 }
 
+// AddSub folds one sub-request of a fanned-out window in (one of Fold's
+// subs); its logical request is added with Add.
+func (m *Metrics) AddSub(s Record) {
+	if s.Outcome == NotSent {
+		return
+	}
+	m.subSent++
+	if s.Outcome == OK {
+		m.subLat = append(m.subLat, s.Latency())
+	}
+}
+
 // Add folds one finished logical request in: a record of a client that
-// does not retry, or one of Logical's. Its sent attempts are Attempt + 1.
+// does not retry, fan out or hedge, or one of Logical's. Its sent
+// attempts (every attempt and copy of every sub-request) are Attempt + 1,
+// its hedges' copies Copy.
 func (m *Metrics) Add(r Record) {
 	m.arrivals++
 	if r.Class != Default {
@@ -144,6 +170,7 @@ func (m *Metrics) Add(r Record) {
 	// therefore shows up in lost.
 	m.sent++
 	m.attempts += r.Attempt + 1
+	m.hedges += r.Copy
 	lag := r.Lag()
 	m.lags = append(m.lags, lag)
 	if lag > LateAfter {
@@ -157,6 +184,9 @@ func (m *Metrics) Grow(n int) {
 	m.okLat = slices.Grow(m.okLat, n)
 	m.lags = slices.Grow(m.lags, n)
 }
+
+// GrowSub makes room for n more sub-requests (AddSub).
+func (m *Metrics) GrowSub(n int) { m.subLat = slices.Grow(m.subLat, n) }
 
 // Arrivals is how many records have been added.
 func (m *Metrics) Arrivals() int { return m.arrivals }
@@ -194,9 +224,13 @@ func (m *Metrics) Row(offered float64, window time.Duration) Row {
 	}
 	r.Lost = r.Sent - r.OK - r.Refused - r.Gaveup - r.Error
 	r.Attempts, r.BreakerOpen = m.attempts, m.breakerOpen
+	r.Hedges, r.SubRequests = m.hedges, m.sent
+	if m.subSent > 0 {
+		r.SubRequests = m.subSent
+	}
 	r.Amplification = 1
-	if m.sent > 0 {
-		r.Amplification = Round(float64(m.attempts)/float64(m.sent), 1000)
+	if r.SubRequests > 0 {
+		r.Amplification = Round(float64(m.attempts)/float64(r.SubRequests), 1000)
 	}
 	if window > 0 {
 		r.AttemptsPerSec = Round(float64(m.attempts)/window.Seconds(), 100)
@@ -227,6 +261,21 @@ func (m *Metrics) Row(offered float64, window time.Duration) Row {
 		r.P99MS = MS(NearestRank(lat, 99))
 		r.MaxMS = MS(lat[n-1])
 		r.MeanMS = MS(m.okSum / time.Duration(n))
+		r.SubP50MS, r.SubP99MS = r.P50MS, r.P99MS
+		sub := NearestRank(lat, 99)
+		if len(m.subLat) > 0 {
+			s := slices.Clone(m.subLat)
+			slices.Sort(s)
+			sub = NearestRank(s, 99)
+			r.SubP50MS, r.SubP99MS = MS(NearestRank(s, 50)), MS(sub)
+		}
+		// Latencies are whole microseconds: the first slower than sub.
+		over, _ := slices.BinarySearch(lat, sub+time.Microsecond)
+		r.OverSubP99 = Round(float64(n-over)/float64(n), 1000)
+	} else if len(m.subLat) > 0 {
+		s := slices.Clone(m.subLat)
+		slices.Sort(s)
+		r.SubP50MS, r.SubP99MS = MS(NearestRank(s, 50)), MS(NearestRank(s, 99))
 	}
 	if len(m.lags) > 0 {
 		lags := slices.Clone(m.lags)

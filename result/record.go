@@ -30,6 +30,11 @@ const (
 	// NotSent: the arrival was due but the generator did not send it (the
 	// in-flight cap was full, or the run was cancelled first).
 	NotSent
+	// Cancelled: a hedged request's copy that the client stopped
+	// waiting for (closing its connection) because another copy of the
+	// same request answered ok first (package hedge). It is never a
+	// request's outcome, only a copy's.
+	Cancelled
 )
 
 // String returns the outcome's name as used in CSV and JSON.
@@ -47,6 +52,8 @@ func (o Outcome) String() string {
 		return "error"
 	case NotSent:
 		return "not_sent"
+	case Cancelled:
+		return "cancelled"
 	}
 	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }
@@ -56,13 +63,13 @@ func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil 
 
 // UnmarshalText reads an outcome's name as String writes it.
 func (o *Outcome) UnmarshalText(b []byte) error {
-	for c := Unfinished; c <= NotSent; c++ {
+	for c := Unfinished; c <= Cancelled; c++ {
 		if c.String() == string(b) {
 			*o = c
 			return nil
 		}
 	}
-	return fmt.Errorf("outcome %q is not known: want ok, refused, gaveup, error, not_sent or unfinished", b)
+	return fmt.Errorf("outcome %q is not known: want ok, refused, gaveup, error, not_sent, cancelled or unfinished", b)
 }
 
 // Reasons recorded with Error and NotSent outcomes (and Gaveup, to say in
@@ -108,6 +115,14 @@ type Record struct {
 	Attempt int
 	Request int
 	Class   Class // the criticality the request carried (X-Criticality)
+	// Sub is, in a fanned-out window (loadrun.Open.Fanout), the index of
+	// the sub-request this record belongs to, 0 to k−1; 0 otherwise.
+	// Copy is, for a hedged request (package hedge), 0 for the request
+	// itself and n for its n-th copy. A record that is not its logical
+	// request's first (sub-request 0, copy 0, attempt 0) names that one's
+	// Seq in Request.
+	Sub  int
+	Copy int
 }
 
 // Class is a request's criticality, sent in its X-Criticality header; the
@@ -152,33 +167,48 @@ func (c *Class) UnmarshalText(b []byte) error {
 	return fmt.Errorf("class %q is not known: want critical, default or sheddable", b)
 }
 
-// LogicalSeq is the Seq of the first attempt of the request r is an
-// attempt of: r's own for a first attempt, Request for a retry.
+// LogicalSeq is the Seq of the first record of the logical request r
+// belongs to: r's own for a first attempt (of sub-request 0, not a
+// copy), Request for a retry, a hedge's copy or another sub-request.
 func (r Record) LogicalSeq() int {
-	if r.Attempt == 0 {
+	if r.First() {
 		return r.Seq
 	}
 	return r.Request
 }
 
-// Logical folds a window's attempt records into one record per logical
-// request, in the order of their first attempts, for Metrics: the first
-// attempt's Seq, Intended and Sent, the last attempt's End, Outcome,
-// Status, Reason and lab headers, and Attempt the last attempt's number
-// (so a request's attempts sent are Attempt + 1). Records of a client
-// that did not retry (every Attempt 0) are returned as they are. The
-// records may come in any order; attempts of one request are told apart
-// by Request and ordered by Attempt.
+// First says whether r is its logical request's first record: the
+// arrival itself (attempt 0 of sub-request 0, not a copy), numbered with
+// the schedule's arrivals.
+func (r Record) First() bool { return r.Attempt == 0 && r.Sub == 0 && r.Copy == 0 }
+
+// Logical folds a window's records into one record per logical request
+// (Fold's logical), for Metrics.
 func Logical(records []Record) []Record {
-	retried := false
+	logical, _ := Fold(records)
+	return logical
+}
+
+// Fold folds a window's records into one record per logical request,
+// and, when the window fanned out (a record with Sub > 0), one per
+// sub-request (subs; nil otherwise), each in the order of their first
+// records' Seq. A sub-request's records are its attempts (retries) and
+// copies (hedges); it is folded by FoldSub, a logical request's
+// sub-requests by FoldRequest. Records of a window that neither retried,
+// fanned out nor hedged (every record First) are returned as they are.
+// The records may come in any order.
+func Fold(records []Record) (logical, subs []Record) {
+	plain, fanned := true, false
 	for i := range records {
-		if records[i].Attempt > 0 {
-			retried = true
-			break
+		if !records[i].First() {
+			plain = false
+		}
+		if records[i].Sub > 0 {
+			fanned = true
 		}
 	}
-	if !retried {
-		return records
+	if plain {
+		return records, nil
 	}
 	sorted := slices.Clone(records)
 	slices.SortStableFunc(sorted, func(a, b Record) int {
@@ -188,20 +218,128 @@ func Logical(records []Record) []Record {
 		if c := cmp.Compare(a.LogicalSeq(), b.LogicalSeq()); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Attempt, b.Attempt)
+		if c := cmp.Compare(a.Sub, b.Sub); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Attempt, b.Attempt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Copy, b.Copy)
 	})
-	out := make([]Record, 0, len(sorted))
-	for _, r := range sorted {
-		if n := len(out); n > 0 && out[n-1].Window == r.Window && out[n-1].Seq == r.LogicalSeq() {
-			l := &out[n-1]
-			l.End, l.Outcome, l.Status, l.Reason = r.End, r.Outcome, r.Status, r.Reason
-			l.QueueWaitMS, l.ServiceMS, l.Attempt = r.QueueWaitMS, r.ServiceMS, r.Attempt
+	subs = make([]Record, 0, len(sorted))
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j].Window == sorted[i].Window && sorted[j].LogicalSeq() == sorted[i].LogicalSeq() && sorted[j].Sub == sorted[i].Sub {
+			j++
+		}
+		subs = append(subs, FoldSub(sorted[i:j]))
+		i = j
+	}
+	logical = make([]Record, 0, len(subs))
+	for i := 0; i < len(subs); {
+		j := i + 1
+		for j < len(subs) && subs[j].Window == subs[i].Window && subs[j].LogicalSeq() == subs[i].LogicalSeq() {
+			j++
+		}
+		logical = append(logical, FoldRequest(subs[i:j]))
+		i = j
+	}
+	if !fanned {
+		subs = nil
+	}
+	return logical, subs
+}
+
+// FoldSub folds the records of one sub-request (of a request that did
+// not fan out: of the request), its first record first, into one: the
+// first's Seq, Intended, Sent, Sub and class, Request its logical
+// request's Seq; the end, outcome, status, reason and lab headers of the
+// copy or attempt that counts: the first to end ok, or, when none did,
+// the last (by attempt, then end). Attempt is the records sent less one
+// (its attempts and copies are Attempt + 1), Copy the copies sent.
+func FoldSub(records []Record) Record {
+	s := records[0]
+	s.Request = s.LogicalSeq()
+	sent, copies := 0, 0
+	var won, last *Record
+	for i := range records {
+		r := &records[i]
+		if r.Outcome == NotSent {
 			continue
 		}
-		r.Seq, r.Request = r.LogicalSeq(), 0
-		out = append(out, r)
+		sent++
+		if r.Copy > 0 {
+			copies++
+		}
+		switch {
+		case r.Outcome == OK && (won == nil || r.End < won.End):
+			won = r
+		case r.Outcome != Cancelled && (last == nil || r.Attempt > last.Attempt || r.Attempt == last.Attempt && r.End >= last.End):
+			last = r
+		}
 	}
-	return out
+	if won == nil {
+		won = last
+	}
+	if won != nil {
+		s.End, s.Outcome, s.Status, s.Reason = won.End, won.Outcome, won.Status, won.Reason
+		s.QueueWaitMS, s.ServiceMS = won.QueueWaitMS, won.ServiceMS
+	}
+	s.Attempt, s.Copy = max(sent-1, 0), copies
+	return s
+}
+
+// worse ranks the outcomes of a fanned-out request's sub-requests: the
+// request takes the worst. A sub-request that never finished (a bug,
+// counted in lost) is worst, then one that gave up (its caller waited
+// its whole timeout), an error, a refusal, and ok.
+func worse(o Outcome) int {
+	switch o {
+	case Unfinished:
+		return 4
+	case Gaveup:
+		return 3
+	case Error:
+		return 2
+	case Refused:
+		return 1
+	}
+	return 0
+}
+
+// FoldRequest folds the sub-requests of one logical request (FoldSub's,
+// sub-request 0 first) into its logical record: sub-request 0's Seq,
+// Intended, Sent and class; it ends when its last sub-request ends (End
+// the latest); it is ok when every sub-request is, and otherwise takes
+// the worst outcome (see worse; of those, the last to end) with its
+// status, reason and lab headers; it was not sent when sub-request 0 was
+// not (the generator sends a request's sub-requests together or none).
+// Attempt is every sub-request's attempts and copies sent, less one
+// (Metrics counts Attempt + 1), Copy the copies. Request is its own Seq.
+func FoldRequest(subs []Record) Record {
+	l := subs[0]
+	l.Seq, l.Request, l.Sub = l.LogicalSeq(), l.LogicalSeq(), 0
+	if l.Outcome == NotSent || len(subs) == 1 {
+		return l
+	}
+	sent, copies := 0, 0
+	var by *Record
+	for i := range subs {
+		s := &subs[i]
+		if s.Outcome == NotSent {
+			continue
+		}
+		sent += s.Attempt + 1
+		copies += s.Copy
+		l.End = max(l.End, s.End)
+		if by == nil || worse(s.Outcome) > worse(by.Outcome) || worse(s.Outcome) == worse(by.Outcome) && s.End >= by.End {
+			by = s
+		}
+	}
+	l.Outcome, l.Status, l.Reason = by.Outcome, by.Status, by.Reason
+	l.QueueWaitMS, l.ServiceMS = by.QueueWaitMS, by.ServiceMS
+	l.Attempt, l.Copy = max(sent-1, 0), copies
+	return l
 }
 
 // Latency is the time from the intended send to the end: what a caller who
@@ -228,7 +366,7 @@ func (r Record) Lag() time.Duration {
 // CSVHeader returns the column names WriteCSV writes on its first line; the
 // package doc defines each.
 func CSVHeader() []string {
-	return []string{"window", "seq", "intended_ms", "sent_ms", "end_ms", "latency_ms", "outcome", "status", "reason", "queue_wait_ms", "service_ms", "request", "attempt", "class"}
+	return []string{"window", "seq", "intended_ms", "sent_ms", "end_ms", "latency_ms", "outcome", "status", "reason", "queue_wait_ms", "service_ms", "request", "attempt", "class", "sub", "copy"}
 }
 
 // WriteCSV writes records as CSV with a header line; the columns are listed
@@ -271,6 +409,8 @@ func AppendCSV(cw *csv.Writer, records []Record) error {
 		row[11] = strconv.Itoa(r.LogicalSeq())
 		row[12] = strconv.Itoa(r.Attempt)
 		row[13] = r.Class.String()
+		row[14] = strconv.Itoa(r.Sub)
+		row[15] = strconv.Itoa(r.Copy)
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -60,6 +60,28 @@
 // time and at the window's end. A window without Retry simulates exactly
 // as it did before retries were modelled.
 //
+// Fan-out and hedged requests (result.Window.Fanout and Hedge, a sweep's;
+// open loop only, neither with Retry) are the live generator's: an
+// arrival fanned out to k is k records, sub-request 0 numbered with the
+// arrivals and the others after them (loadrun's numbering), all sent at
+// its time in order, through the door one after another, or none of them
+// when the in-flight cap lacks room for all k. A hedging client is
+// package hedge's own: as a (sub-)request is sent it asks the client for
+// the delay, and its copy n is due n delays later, sent then (a record of
+// its own, numbered after every sub-request in the order sent, Intended
+// its due time) while no copy has answered ok, one is still out and the
+// cap has room. The first copy answered ok wins and the others still out
+// are cancelled at that instant (cancelled, End then): their callers stop
+// waiting, but the lab still serves them, as the real lab serves what it
+// has read. The client is fed the latencies of copies answered ok and of
+// copies cancelled after more than the delay, as the live one is. At one
+// instant the lab's events come before a copy due then, so a request
+// answered exactly at its delay gets no copy. Rows and samples count
+// logical requests and sub-requests as the generator's (result.Fold). The
+// simulated callers read their answers at once; the live generator's copies
+// leave on Go's timers, up to a millisecond late, so the lab's hedged
+// latencies run a little longer than the simulator's.
+//
 // The door. Its admission policy (POLICY) is the lab's own: the same
 // package admit, on the window's clock (nanoseconds from its start), a
 // fresh policy each window as the lab's starts again at each reset. It

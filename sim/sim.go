@@ -10,6 +10,7 @@ import (
 
 	"capacitylab/admit"
 	"capacitylab/dist"
+	"capacitylab/hedge"
 	"capacitylab/labsvc"
 	"capacitylab/result"
 	"capacitylab/retry"
@@ -132,6 +133,20 @@ func (m Model) RunWindow(ctx context.Context, w result.Window) (result.Result, r
 	if w.Clients > 0 && !spec.IsZero() {
 		return result.Result{}, result.LabStats{}, fmt.Errorf("retry %q is for an open loop only: a closed loop's clients do not retry", w.Retry)
 	}
+	hs, err := hedge.Parse(w.Hedge)
+	if err != nil {
+		return result.Result{}, result.LabStats{}, err
+	}
+	switch {
+	case w.Fanout < 0 || w.Fanout > maxFanout:
+		return result.Result{}, result.LabStats{}, fmt.Errorf("fan-out %d is not allowed: want 1 (or 0: each arrival one request) to %d", w.Fanout, maxFanout)
+	case (w.Fanout > 1 || !hs.IsZero()) && w.Clients > 0:
+		return result.Result{}, result.LabStats{}, fmt.Errorf("fan-out and hedging are for an open loop only: a closed loop's clients send one request at a time")
+	case (w.Fanout > 1 || !hs.IsZero()) && !spec.IsZero():
+		return result.Result{}, result.LabStats{}, fmt.Errorf("retry %q does not go with fan-out or hedging yet: give one client option", w.Retry)
+	case len(w.Schedule)*max(w.Fanout, 1) > result.MaxArrivals:
+		return result.Result{}, result.LabStats{}, fmt.Errorf("fan-out %d of %d arrivals is %d sub-requests: want at most %d in one window", w.Fanout, len(w.Schedule), len(w.Schedule)*w.Fanout, int(result.MaxArrivals))
+	}
 	if w.Classes != nil && len(w.Classes) != len(w.Schedule) {
 		return result.Result{}, result.LabStats{}, fmt.Errorf("classes: %d for %d arrivals, want one class per arrival of the schedule", len(w.Classes), len(w.Schedule))
 	}
@@ -143,6 +158,9 @@ func (m Model) RunWindow(ctx context.Context, w result.Window) (result.Result, r
 	if !spec.IsZero() {
 		s.retry = retry.New(spec, w.RetrySeed)
 	}
+	if !hs.IsZero() {
+		s.hedge = hedge.New(hs)
+	}
 	s.run()
 	if s.tooMany {
 		return result.Result{}, result.LabStats{}, fmt.Errorf("the closed loop of %d clients sends more than %d requests in one %v window, the generator's cap on one window: "+
@@ -150,6 +168,10 @@ func (m Model) RunWindow(ctx context.Context, w result.Window) (result.Result, r
 	}
 	return s.result()
 }
+
+// maxFanout is the most sub-requests an arrival may fan out to, as
+// loadrun.MaxFanout (which this package's tests import loadrun to check).
+const maxFanout = 100
 
 // never is a time later than any event.
 const never = math.MaxInt64
@@ -350,6 +372,19 @@ type window struct {
 	decided int64
 	retried int
 
+	// fan-out (w.Fanout > 1): k sub-requests an arrival, sent together.
+	// A hedging client (nil without one): its copies due are in hedges,
+	// a heap as retries' (took the order they were decided); each
+	// (sub-)request's state by its first record (copy 0) in hedged, and
+	// each record's (sub-)request in of; copied counts the copies sent,
+	// whose Seqs follow every sub-request's.
+	k      int
+	hedge  *hedge.Client
+	hedges []timer
+	hedged map[int32]*copies
+	of     []int32
+	copied int
+
 	// a run over time: the lab as it was at each boundary (Result.Lab)
 	every      int64 // w.SampleEvery; 0: none
 	nextSample int64
@@ -403,9 +438,10 @@ func newWindow(m Model, w result.Window) *window {
 	if w.Clients > 0 {
 		s.client = make([]int32, 0, n)
 	}
+	s.k = min(max(w.Fanout, 1), maxFanout)
 	s.maxIn, s.full = w.MaxInFlight, result.ReasonInFlightCap
 	if s.maxIn <= 0 {
-		s.maxIn = result.DefaultMaxInFlight
+		s.maxIn = min(result.DefaultMaxInFlight*s.k, result.MaxMaxInFlight)
 	}
 	if w.ClientWorkers > 0 {
 		s.maxIn, s.full = w.ClientWorkers, result.ReasonClientBusy
@@ -831,6 +867,13 @@ func headerMS(ns int64) float64 { return float64((ns+500)/1000) / 1e3 }
 func (s *window) callerDone(j int32, t int64) {
 	s.inFlight--
 	s.end = max(s.end, t)
+	if s.hedge != nil {
+		if s.hedged[s.of[j]] != nil {
+			s.answered(j, t)
+		} else if s.rec[j].Outcome == result.OK {
+			s.hedge.Observe(time.Duration(t - int64(s.rec[j].Sent))) // answered before any copy
+		}
+	}
 	if s.w.Clients > 0 {
 		s.sends.push(timer{at: t + int64(s.w.Think), job: s.client[j]})
 	}
@@ -842,15 +885,15 @@ func (s *window) callerDone(j int32, t int64) {
 		}
 		r := s.rec[j]
 		if again, at := s.retry.Retry(time.Duration(t), r.Attempt, r, after); again {
-			s.pushRetry(timer{at: int64(at), took: s.decided, job: j})
+			push(&s.retries, timer{at: int64(at), took: s.decided, job: j})
 			s.decided++
 		}
 	}
 }
 
-// pushRetry puts a retry due in the heap of retries.
-func (s *window) pushRetry(t timer) {
-	h := append(s.retries, t)
+// push puts a retry or copy due in its heap.
+func push(hp *[]timer, t timer) {
+	h := append(*hp, t)
 	for i := len(h) - 1; i > 0; {
 		p := (i - 1) / 2
 		if !earlier(h[i], h[p]) {
@@ -859,12 +902,12 @@ func (s *window) pushRetry(t timer) {
 		h[i], h[p] = h[p], h[i]
 		i = p
 	}
-	s.retries = h
+	*hp = h
 }
 
-// popRetry takes the retry due first out of the heap.
-func (s *window) popRetry() timer {
-	h := s.retries
+// pop takes the retry or copy due first out of its heap.
+func pop(hp *[]timer) timer {
+	h := *hp
 	top := h[0]
 	n := len(h) - 1
 	h[0] = h[n]
@@ -883,7 +926,7 @@ func (s *window) popRetry() timer {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
-	s.retries = h
+	*hp = h
 	return top
 }
 
@@ -937,6 +980,9 @@ func (s *window) nextSend() int64 {
 		if len(s.retries) > 0 {
 			t = min(t, s.retries[0].at)
 		}
+		if len(s.hedges) > 0 {
+			t = min(t, s.hedges[0].at)
+		}
 		return t
 	}
 	for !s.sends.empty() && s.sends.peek().at >= s.length {
@@ -964,8 +1010,11 @@ func (s *window) send(t int64) {
 	case s.next < len(s.w.Schedule) && int64(s.w.Schedule[s.next]) <= t:
 		arrival = s.next
 		s.next++
+	case len(s.retries) > 0 && s.retries[0].at <= t:
+		s.sendRetry(pop(&s.retries), t)
+		return
 	default:
-		s.sendRetry(s.popRetry(), t)
+		s.sendCopy(pop(&s.hedges), t)
 		return
 	}
 	j := s.newRecord(t)
@@ -979,15 +1028,117 @@ func (s *window) send(t int64) {
 			r.Class = s.w.Classes[arrival]
 		}
 	}
-	if client < 0 && s.inFlight >= s.maxIn {
-		r.Outcome, r.Reason = result.NotSent, s.full
+	// A fanned-out arrival's other sub-requests: numbered after the
+	// arrivals, sent with it or not at all.
+	for sub := 1; sub < s.k; sub++ {
+		js := s.newRecord(t)
+		rs, r0 := &s.rec[js], s.rec[j]
+		rs.Seq, rs.Request, rs.Sub, rs.Class = len(s.w.Schedule)+r0.Seq*(s.k-1)+sub-1, r0.Seq, sub, r0.Class
+	}
+	if client < 0 && s.inFlight+s.k > s.maxIn {
+		for i := range s.k {
+			r := &s.rec[int(j)+i]
+			r.Outcome, r.Reason = result.NotSent, s.full
+		}
 		return
 	}
 	if s.retry != nil && !s.retry.Send(time.Duration(t), true) {
 		r.Outcome, r.Reason = result.NotSent, result.ReasonBreakerOpen
 		return
 	}
-	s.attempt(j, t)
+	for i := range s.k {
+		s.attempt(j+int32(i), t)
+		if s.hedge != nil {
+			s.firstCopy(j+int32(i), t)
+		}
+	}
+}
+
+// copies is a hedged (sub-)request: its records (copy 0 first), its
+// delay and send, and whether a copy has answered ok.
+type copies struct {
+	recs        [6]int32 // hedge.Spec's Max is at most 5
+	n           int
+	delay, base int64
+	won         bool
+}
+
+// firstCopy starts hedging (sub-)request j, sent at t: its first copy is
+// due the client's delay later (none before a percentile's warmup).
+func (s *window) firstCopy(j int32, t int64) {
+	d, ok := s.hedge.Delay()
+	if !ok {
+		return
+	}
+	if s.hedged == nil {
+		s.hedged = map[int32]*copies{}
+	}
+	c := &copies{n: 1, delay: int64(d), base: t}
+	c.recs[0] = j
+	s.hedged[j] = c
+	s.of[j] = j
+	push(&s.hedges, timer{at: t + c.delay, took: s.decided, job: j})
+	s.decided++
+}
+
+// out says whether record j's caller still waits for its answer at t.
+func (s *window) out(j int32, t int64) bool {
+	r := &s.rec[j]
+	return r.Outcome == result.Unfinished || r.Outcome == result.Refused && int64(r.End) > t
+}
+
+// sendCopy sends the copy due at t of (sub-)request h.job, while none
+// of its copies has answered ok, one is still out and the in-flight cap
+// has room; then its next copy is due, up to the spec's Max.
+func (s *window) sendCopy(h timer, t int64) {
+	c := s.hedged[h.job]
+	still := false
+	for _, j := range c.recs[:c.n] {
+		still = still || s.out(j, t)
+	}
+	if c.won || !still {
+		return
+	}
+	if s.inFlight < s.maxIn {
+		first := s.rec[h.job]
+		j := s.newRecord(t)
+		r := &s.rec[j]
+		r.Seq = len(s.w.Schedule)*s.k + s.copied
+		s.copied++
+		r.Request, r.Sub, r.Copy, r.Class = first.LogicalSeq(), first.Sub, c.n, first.Class
+		c.recs[c.n] = j
+		s.of[j] = h.job
+		s.attempt(j, t)
+	}
+	if c.n++; c.n <= s.hedge.Spec().Max {
+		push(&s.hedges, timer{at: c.base + int64(c.n)*c.delay, took: s.decided, job: h.job})
+		s.decided++
+	}
+}
+
+// answered is told that copy j of a hedged (sub-)request answered at t:
+// an ok answer wins and the copies still out are cancelled (their
+// callers stop listening; the lab still serves them). The client is fed
+// the latencies of the copies that answered ok and of those cancelled
+// after more than the delay (package hedge).
+func (s *window) answered(j int32, t int64) {
+	c := s.hedged[s.of[j]]
+	if c == nil || c.won || s.rec[j].Outcome != result.OK {
+		return
+	}
+	c.won = true
+	s.hedge.Observe(time.Duration(t - int64(s.rec[j].Sent)))
+	for _, o := range c.recs[:c.n] {
+		r := &s.rec[o]
+		if o == j || r.Outcome != result.Unfinished {
+			continue
+		}
+		r.Outcome, r.End = result.Cancelled, time.Duration(t)
+		s.inFlight--
+		if lat := t - int64(r.Sent); lat > c.delay {
+			s.hedge.Observe(time.Duration(lat))
+		}
+	}
 }
 
 // sendRetry sends the retry rt due at t, of the attempt rt.job, when the
@@ -1018,7 +1169,10 @@ func (s *window) newRecord(t int64) int32 {
 		s.rec = append(s.rec, result.Record{})
 	}
 	s.class = append(s.class, admit.Normal) // set as it is sent (attempt)
-	s.scale = append(s.scale, 1)            // drawn as it is admitted (attempt)
+	if s.hedge != nil {
+		s.of = append(s.of, -1) // a hedged (sub-)request's first copy: firstCopy
+	}
+	s.scale = append(s.scale, 1) // drawn as it is admitted (attempt)
 	r := &s.rec[j]
 	r.Window, r.Seq = s.w.Index, int(j)
 	r.Intended, r.Sent, r.End = time.Duration(t), time.Duration(t), time.Duration(t)
@@ -1083,16 +1237,21 @@ func (s *window) result() (result.Result, result.LabStats, error) {
 	if s.retry != nil && s.retry.Spec().Breaker > 0 {
 		breaker = append(s.breakerAt, s.retry.State(time.Duration(s.end)))
 	}
-	if s.retried > 0 {
+	if s.retried > 0 || s.k > 1 || s.copied > 0 {
 		slices.SortFunc(s.rec, func(a, b result.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	}
-	// Rows count logical requests, each with its attempts (result.Logical
-	// returns the records as they are when nothing was retried).
-	logical := result.Logical(s.rec)
+	// Rows count logical requests, each with its attempts, and a
+	// fanned-out window's sub-requests (result.Fold returns the records as
+	// they are when nothing was retried, fanned out or hedged).
+	logical, subs := result.Fold(s.rec)
 	m := &result.Metrics{}
 	m.Grow(len(logical))
+	m.GrowSub(len(subs))
 	for _, r := range logical {
 		m.Add(r)
+	}
+	for _, r := range subs {
+		m.AddSub(r)
 	}
 	return result.Result{Records: s.rec, Metrics: m, Elapsed: time.Duration(s.end), Changed: s.changed, Lab: s.labAt, Breaker: breaker}, s.stats(), nil
 }

@@ -10,7 +10,7 @@
 //	load [--target URL] [--control URL] [--rate 40,48,60,100] [--seconds 20]
 //	     [--seed N] [--timeout 2s] [--schedule poisson|uniform] [--rng pcg|python]
 //	     [--closed N] [--arrivals FILE] [--max-inflight N] [--at TIME:KNOB=VALUE ...]
-//	     [--retry SPEC] [--critical SHARE] [--sheddable SHARE]
+//	     [--retry SPEC] [--critical SHARE] [--sheddable SHARE] [--fanout K] [--hedge SPEC]
 //	     [--records FILE] [--report NAME] [--json] [--check]
 //	     [--metrics URL --gauge NAME ... --counter NAME ...] [--queue-header NAME]
 //	load --knee FROM:TO [--step 1.25] [--max-p99 D] [--max-errors 0.01]
@@ -59,6 +59,20 @@
 //	                  critical (open loop); which ones is drawn from the window's seed
 //	--sheddable S     the share sent with X-Criticality: sheddable; --critical +
 //	                  --sheddable at most 1, the rest sent without a class
+//	--fanout K        each arrival a request of K sub-requests (1, the default, to 100;
+//	                  open loop) sent to the target at once, done when the last answers:
+//	                  its latency to the last answer, ok only if all are (otherwise the
+//	                  worst outcome: gaveup, error, refused); rows count requests and
+//	                  add sub_requests, sub_p50_ms, sub_p99_ms and over_sub_p99 (--json);
+//	                  rate × K at most the rate cap
+//	--hedge SPEC      hedged requests (open loop; package hedge's spec): a copy of a
+//	                  (sub-)request that has not answered within a delay, the first ok
+//	                  answer taken, the other cancelled (the lab still serves it);
+//	                  delay_ms (1 to 60000) or percentile (50 to 99.9, of the latencies
+//	                  of the last window answers, none before warmup of them), window
+//	                  (10 to 100000), warmup, max (copies, 1 to 5); copies count in
+//	                  attempts, amplification and hedges. Neither --fanout nor --hedge
+//	                  goes with --retry
 //	--at TIME:KNOB=VALUE
 //	                  change a lab knob at TIME into every window through the control
 //	                  API (with --simulate, the simulated lab's), e.g. --at
@@ -180,8 +194,10 @@
 // one, a metric /metrics does not show, a --queue-header that is not a
 // header name, a --report that cannot be written, an arrivals file that is empty,
 // unsorted or has a bad line (named), a --retry spec that does not parse
-// (the parameter named, with what it allows), --retry, --critical or
-// --sheddable with --closed, shares outside 0 to 1 or together above 1,
+// (the parameter named, with what it allows), --retry, --critical,
+// --sheddable, --fanout or --hedge with --closed, shares outside 0 to 1
+// or together above 1, a --fanout outside 1 to 100, a --hedge spec that
+// does not parse (the parameter named), --retry with --fanout or --hedge,
 // a knob out of range, a knob flag
 // without --simulate, an --at past the window's end, for a knob the lab
 // cannot change or with a value it would refuse given its knobs, read

@@ -23,6 +23,7 @@ import (
 	"capacitylab/affinity"
 	"capacitylab/envflag"
 	"capacitylab/evidence"
+	"capacitylab/hedge"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
@@ -81,6 +82,8 @@ type options struct {
 	retry           retry.Spec          // --retry: the client's retries, backoff, budget and breaker
 	critical        float64             // --critical: share of arrivals sent X-Criticality: critical
 	sheddable       float64             // --sheddable: share sent X-Criticality: sheddable
+	fanout          int                 // --fanout: sub-requests an arrival, 1 for none
+	hedge           hedge.Spec          // --hedge: the client's hedged requests
 	changes         []result.KnobChange // --at, in the order given
 	overTime        bool                // --over-time: a sample every second, a line for each
 	samples         string              // --samples: write the samples as CSV to this file
@@ -153,6 +156,8 @@ func loadFlags() (fs *envflag.Set, target, control *envflag.Setting, knobs *labs
 	f.String("retry", "", `a retrying client (open loop), name=value joined by commas, e.g. "retries=3,backoff=jitter,budget=0.1": retries, on, backoff, base_ms, cap_ms, retry_after, budget, burst, breaker, breaker_min, window_ms, open_ms, probes (package retry); "" for none`)
 	f.Float64("critical", 0, "share of arrivals (0 to 1) sent with X-Criticality: critical (open loop)")
 	f.Float64("sheddable", 0, "share of arrivals (0 to 1) sent with X-Criticality: sheddable (open loop); critical + sheddable at most 1")
+	f.Int("fanout", 1, "each arrival a request of this many sub-requests sent at once, done when the last answers (open loop; 1 to 100)")
+	f.String("hedge", "", `hedged requests (open loop): a copy of a request not answered within a delay, e.g. "delay_ms=20" or "percentile=95": delay_ms or percentile, window, warmup, max (package hedge); "" for none`)
 	f.Bool("over-time", false, "a run over time: a line every second of each window (ok/s, refused, gave up, in flight, the lab's limit and queue, p99)")
 	f.String("samples", "", "with --over-time: write every second's sample as CSV to this file")
 	f.Var(&changeList{}, "at", "change a lab knob at a time into every window, "+result.KnobChangeSyntax+", or 10s:WORKERS=8 (capacity that lands mid-run); the knobs that may change: "+labsvc.ChangeableKnobs+" (WORKERS with ACCEPT=door); repeatable")
@@ -309,12 +314,24 @@ func parseClient(o *options, f *flag.FlagSet, closed bool) error {
 	if o.critical+o.sheddable > 1 {
 		return usagef("--critical %v and --sheddable %v are not allowed: want shares of the arrivals together at most 1 (the rest are sent without a class)", o.critical, o.sheddable)
 	}
+	o.fanout = f.Lookup("fanout").Value.(flag.Getter).Get().(int)
+	if o.fanout < 1 || o.fanout > loadrun.MaxFanout {
+		return usagef("--fanout %d is not allowed: want 1 (each arrival one request) to %d sub-requests an arrival", o.fanout, loadrun.MaxFanout)
+	}
+	if o.hedge, err = hedge.Parse(f.Lookup("hedge").Value.String()); err != nil {
+		return usagef("--hedge: %v", err)
+	}
+	if (o.fanout > 1 || !o.hedge.IsZero()) && !o.retry.IsZero() {
+		return usagef("--retry does not go with --fanout or --hedge yet: give one client option")
+	}
 	if closed {
 		switch {
 		case !o.retry.IsZero():
 			return usagef("--retry is for an open loop: with --closed each client waits for its answer and never retries")
 		case o.critical > 0 || o.sheddable > 0:
 			return usagef("--critical and --sheddable are for an open loop: with --closed every request is sent without a class")
+		case o.fanout > 1 || !o.hedge.IsZero():
+			return usagef("--fanout and --hedge are for an open loop: with --closed each client sends one request at a time")
 		}
 	}
 	return nil
@@ -430,7 +447,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	s := loadrun.Sweep{Rates: o.rates, Clients: o.clients, Arrivals: o.arrivals, Seconds: o.seconds, Seed: o.seed, Process: o.process, RNG: o.rng,
-		ClientWorkers: o.maxInFlight, Changes: o.changes, Retry: o.retry, Critical: o.critical, Sheddable: o.sheddable}
+		ClientWorkers: o.maxInFlight, Changes: o.changes, Retry: o.retry, Critical: o.critical, Sheddable: o.sheddable, Fanout: o.fanout, Hedge: o.hedge}
 	if o.overTime {
 		s.SampleEvery = measure.SampleEvery
 	}

@@ -432,6 +432,14 @@ func TestBadInput(t *testing.T) {
 		{"retry not name=value", []string{"--retry", "3"}, `--retry: retry "3" is not allowed: want parameters name=value`},
 		// A closed loop's clients wait for their answers; they do not retry.
 		{"retry closed", []string{"--closed", "2", "--retry", "retries=2"}, "--retry is for an open loop"},
+		// Fan-out and hedging: their ranges, their specs, not closed, not with retries.
+		{"fanout 0", []string{"--fanout", "0"}, "--fanout 0 is not allowed: want 1 (each arrival one request) to 100 sub-requests an arrival"},
+		{"fanout above 100", []string{"--fanout", "101"}, "--fanout 101 is not allowed"},
+		{"hedge bad delay", []string{"--hedge", "delay_ms=0"}, `--hedge: hedge's delay_ms "0" is not allowed: want a whole number from 1 to 60000`},
+		{"hedge neither delay nor percentile", []string{"--hedge", "max=2"}, `--hedge: hedge "max=2" is not allowed: want one of delay_ms (a fixed delay) and percentile`},
+		{"hedge with retry", []string{"--hedge", "percentile=95", "--retry", "retries=1"}, "--retry does not go with --fanout or --hedge yet"},
+		{"fanout closed", []string{"--closed", "2", "--fanout", "3"}, "--fanout and --hedge are for an open loop"},
+		{"fanout above the rate cap", []string{"--fanout", "100", "--rate", "200"}, "fan-out 100 at rate 200"},
 		// Shares of the arrivals.
 		{"critical above 1", []string{"--critical", "1.5"}, "--critical 1.5 is not allowed: want a share of the arrivals from 0 to 1"},
 		{"negative sheddable", []string{"--sheddable", "-0.1"}, "--sheddable -0.1 is not allowed"},

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -331,5 +332,33 @@ func TestSimulateMaxInFlight(t *testing.T) {
 	if r.Lost != 0 || r.NotSent != 0 || r.Sent+r.ClientBusy != r.Arrivals || r.Arrivals != 50 || r.Sent > 7 || r.Sent < 4 {
 		t.Errorf("arrivals %d, sent %d, client_busy %d, not_sent %d, lost %d: want 50 = sent (4 to 7) + client_busy, not_sent and lost 0",
 			r.Arrivals, r.Sent, r.ClientBusy, r.NotSent, r.Lost)
+	}
+}
+
+// --fanout and --hedge reach the sweep: simulated, each arrival's
+// sub-requests and every copy are records (with their sub and copy
+// columns), and the JSON row counts them.
+func TestSimulateFanoutAndHedge(t *testing.T) {
+	getenv := func(string) string { return "" }
+	recs := filepath.Join(t.TempDir(), "records.csv")
+	out, errOut, err := runLoad(t, getenv, "--simulate", "--workers", "200", "--wait-ms", "20", "--dist", "bimodal,p=0.05,x=20",
+		"--rate", "20", "--seconds", "5", "--fanout", "10", "--hedge", "delay_ms=30", "--json", "--records", recs)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut)
+	}
+	var row result.Row
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &row); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	lines := readRecords(t, recs)
+	copies := 0
+	sub := slices.Index(lines[0], "sub")
+	for _, l := range lines[1:] {
+		if l[sub+1] != "0" {
+			copies++
+		}
+	}
+	if row.SubRequests != 10*row.Sent || row.Hedges == 0 || row.Hedges != copies || len(lines)-1 != row.Attempts || row.OK != row.Arrivals {
+		t.Errorf("row %+v, %d records, %d copies: want 10 sub-requests a request, every copy a record and a hedge", row, len(lines)-1, copies)
 	}
 }
