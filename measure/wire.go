@@ -96,18 +96,20 @@ type wireRecord struct {
 	Request     int            `json:"request,omitempty"`
 	Attempt     int            `json:"attempt,omitempty"`
 	Class       result.Class   `json:"class,omitempty"`
+	Sub         int            `json:"sub,omitempty"`
+	Copy        int            `json:"copy,omitempty"`
 }
 
 func toWire(r result.Record) wireRecord {
 	return wireRecord{Seq: r.Seq, Intended: int64(r.Intended), Sent: int64(r.Sent), End: int64(r.End), Outcome: r.Outcome,
 		Status: r.Status, Reason: r.Reason, QueueWaitMS: r.QueueWaitMS, ServiceMS: r.ServiceMS,
-		Request: r.Request, Attempt: r.Attempt, Class: r.Class}
+		Request: r.Request, Attempt: r.Attempt, Class: r.Class, Sub: r.Sub, Copy: r.Copy}
 }
 
 func fromWire(window int, w wireRecord) result.Record {
 	return result.Record{Window: window, Seq: w.Seq, Intended: time.Duration(w.Intended), Sent: time.Duration(w.Sent), End: time.Duration(w.End),
 		Outcome: w.Outcome, Status: w.Status, Reason: w.Reason, QueueWaitMS: w.QueueWaitMS, ServiceMS: w.ServiceMS,
-		Request: w.Request, Attempt: w.Attempt, Class: w.Class}
+		Request: w.Request, Attempt: w.Attempt, Class: w.Class, Sub: w.Sub, Copy: w.Copy}
 }
 
 // lineWriter writes JSON lines, one at a time, each flushed at once.

@@ -97,12 +97,14 @@
 //	run_rows(run_id, win, row)
 //	    one row per finished window, row being result.Row as JSON.
 //	run_records(run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms,
-//	            request, attempt, class)   (request, attempt, class: 140_attempts.sql)
-//	    every raw request record (a retrying client's: every attempt):
+//	            request, attempt, class, sub, copy)   (request, attempt, class: 140_attempts.sql; sub, copy: 150_subs.sql)
+//	    every raw request record (a retrying client's: every attempt; a
+//	    fanned-out request's: every sub-request; a hedged one's: every copy):
 //	    times in microseconds from the window's start, outcome a
 //	    result.Outcome, queue_wait_ms and service_ms -1 when absent,
 //	    request and attempt the attempt's logical request and number,
-//	    class a result.Class. Rows and records go with their run (ON DELETE CASCADE).
+//	    class a result.Class, sub the sub-request's index, copy the
+//	    hedge copy's number (0: the request itself). Rows and records go with their run (ON DELETE CASCADE).
 //	run_events(run_id, seq, kind, event)   (100_run_events.sql)
 //	    every event of the run's log (package runner) as it was logged and
 //	    sent: its sequence number, kind and JSON; WriteRun, RunEvents,

@@ -185,23 +185,23 @@ func (s *Store) AddRecords(ctx context.Context, id string, recs []result.Record)
 	return tx.Commit()
 }
 
-const insertRecords = `INSERT INTO run_records (run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms, request, attempt, class) `
+const insertRecords = `INSERT INTO run_records (run_id, win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms, request, attempt, class, sub, copy) `
 
 // replaceRecords makes an insert of records replace those stored.
 const replaceRecords = ` ON CONFLICT (run_id, win, seq) DO UPDATE SET intended_us = excluded.intended_us,
 	sent_us = excluded.sent_us, end_us = excluded.end_us, outcome = excluded.outcome, status = excluded.status,
 	reason = excluded.reason, queue_wait_ms = excluded.queue_wait_ms, service_ms = excluded.service_ms,
-	request = excluded.request, attempt = excluded.attempt, class = excluded.class`
+	request = excluded.request, attempt = excluded.attempt, class = excluded.class, sub = excluded.sub, copy = excluded.copy`
 
 func addRecordsSQLite(ctx context.Context, tx *tx, id string, recs []result.Record) error {
 	var full *sql.Stmt
-	args := make([]any, 0, recordsPerInsert*14)
+	args := make([]any, 0, recordsPerInsert*16)
 	for start := 0; start < len(recs); start += recordsPerInsert {
 		batch := recs[start:min(start+recordsPerInsert, len(recs))]
 		args = args[:0]
 		for _, r := range batch {
 			args = append(args, id, r.Window, r.Seq, r.Intended.Microseconds(), r.Sent.Microseconds(), r.End.Microseconds(),
-				int(r.Outcome), r.Status, r.Reason, r.QueueWaitMS, r.ServiceMS, r.LogicalSeq(), r.Attempt, int(r.Class))
+				int(r.Outcome), r.Status, r.Reason, r.QueueWaitMS, r.ServiceMS, r.LogicalSeq(), r.Attempt, int(r.Class), r.Sub, r.Copy)
 		}
 		stmt := full
 		if len(batch) != recordsPerInsert || stmt == nil {
@@ -233,21 +233,23 @@ func addRecordsPostgres(ctx context.Context, tx *tx, id string, recs []result.Re
 	reason := make([]string, n)
 	queue, service := make([]float64, n), make([]float64, n)
 	request, attempt, class := make([]int32, n), make([]int32, n), make([]int32, n)
+	sub, copies := make([]int32, n), make([]int32, n)
 	for i, r := range recs {
 		request[i], attempt[i], class[i] = int32(r.LogicalSeq()), int32(r.Attempt), int32(r.Class)
+		sub[i], copies[i] = int32(r.Sub), int32(r.Copy)
 		win[i], seq[i], outcome[i], status[i] = int32(r.Window), int32(r.Seq), int32(r.Outcome), int32(r.Status)
 		intended[i], sent[i], end[i] = r.Intended.Microseconds(), r.Sent.Microseconds(), r.End.Microseconds()
 		reason[i], queue[i], service[i] = r.Reason, r.QueueWaitMS, r.ServiceMS
 	}
 	_, err := tx.ExecContext(ctx, insertRecords+`SELECT ?1, * FROM unnest(?2::integer[], ?3::integer[], ?4::bigint[],
 		?5::bigint[], ?6::bigint[], ?7::integer[], ?8::integer[], ?9::text[], ?10::double precision[], ?11::double precision[],
-		?12::integer[], ?13::integer[], ?14::integer[])`+replaceRecords,
-		id, win, seq, intended, sent, end, outcome, status, reason, queue, service, request, attempt, class)
+		?12::integer[], ?13::integer[], ?14::integer[], ?15::integer[], ?16::integer[])`+replaceRecords,
+		id, win, seq, intended, sent, end, outcome, status, reason, queue, service, request, attempt, class, sub, copies)
 	return err
 }
 
 func placeholders(n int) string {
-	const one = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	const one = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 	b := make([]byte, 0, n*(len(one)+1))
 	for i := range n {
 		if i > 0 {
@@ -365,7 +367,7 @@ func (s *Store) EachWindowRecord(ctx context.Context, id string, window int, fn 
 }
 
 func (s *Store) eachRecord(ctx context.Context, fn func(result.Record) error, where string, args ...any) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms, request, attempt, class
+	rows, err := s.db.QueryContext(ctx, `SELECT win, seq, intended_us, sent_us, end_us, outcome, status, reason, queue_wait_ms, service_ms, request, attempt, class, sub, copy
 		FROM run_records `+where+` ORDER BY win, seq`, args...)
 	if err != nil {
 		return err
@@ -374,14 +376,14 @@ func (s *Store) eachRecord(ctx context.Context, fn func(result.Record) error, wh
 		var r result.Record
 		var intended, sent, end int64
 		var outcome, class int
-		if err := rows.Scan(&r.Window, &r.Seq, &intended, &sent, &end, &outcome, &r.Status, &r.Reason, &r.QueueWaitMS, &r.ServiceMS, &r.Request, &r.Attempt, &class); err != nil {
+		if err := rows.Scan(&r.Window, &r.Seq, &intended, &sent, &end, &outcome, &r.Status, &r.Reason, &r.QueueWaitMS, &r.ServiceMS, &r.Request, &r.Attempt, &class, &r.Sub, &r.Copy); err != nil {
 			rows.Close()
 			return err
 		}
 		r.Intended, r.Sent, r.End = time.Duration(intended)*time.Microsecond, time.Duration(sent)*time.Microsecond, time.Duration(end)*time.Microsecond
 		r.Outcome, r.Class = result.Outcome(outcome), result.Class(class)
-		if r.Attempt == 0 {
-			r.Request = 0 // a first attempt is its own request (Record.LogicalSeq)
+		if r.First() {
+			r.Request = 0 // the first record is its own request (Record.LogicalSeq)
 		}
 		if err := fn(r); err != nil {
 			rows.Close()

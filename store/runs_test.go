@@ -34,6 +34,17 @@ func testRecords(w, n int) []result.Record {
 		case result.NotSent:
 			r.Sent, r.End, r.Reason = r.Intended, r.Intended, result.ReasonInFlightCap
 		}
+		// Some records are not their logical request's first: a retry
+		// (of a critical request), a fanned-out request's third
+		// sub-request, a hedged request's cancelled copy.
+		switch {
+		case i%11 == 10:
+			r.Attempt, r.Request, r.Class = 1, i-1, result.Critical
+		case i%13 == 12:
+			r.Sub, r.Request = 2, i-2
+		case i%17 == 16:
+			r.Copy, r.Request, r.Outcome, r.Status, r.Reason = 1, i-3, result.Cancelled, 0, ""
+		}
 		recs[i] = r
 	}
 	return recs
