@@ -99,8 +99,8 @@ func number(field, v string, lo, hi float64, whole bool) (float64, error) {
 	return f, nil
 }
 
-// Parse reads a spec as String writes it (see the package doc); "" is
-// the zero Spec.
+// Parse reads a spec as String writes it (see the package doc), spaces
+// around the commas and = signs allowed; "" is the zero Spec.
 func Parse(s string) (Spec, error) {
 	if strings.TrimSpace(s) == "" {
 		return Spec{}, nil
@@ -109,6 +109,7 @@ func Parse(s string) (Spec, error) {
 	seen := map[string]bool{}
 	for _, part := range strings.Split(s, ",") {
 		name, v, ok := strings.Cut(part, "=")
+		name, v = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(v)
 		if !ok || name == "" || v == "" {
 			return Spec{}, &Error{Field: "hedge", Value: s, Want: Allowed}
 		}

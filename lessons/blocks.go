@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"capacitylab/hedge"
 	"capacitylab/input"
 	"capacitylab/model"
 	"capacitylab/result"
@@ -33,6 +34,7 @@ const (
 	maxClientWorkers = 256
 	maxChanges       = 8 // knob changes (at) in a preset, the runner's cap
 	maxTimeoutMS     = 60000
+	maxFanout        = 100 // sub-requests an arrival: the generator's cap (loadrun.MaxFanout)
 
 	maxRecordLabel = 80  // characters in a record field's label
 	maxRecordHint  = 300 // characters in a record field's hint
@@ -134,6 +136,8 @@ type labFields struct {
 	Sheddable float64 `yaml:"sheddable"`
 
 	Clients     []int  `yaml:"clients"`
+	Fanout      int    `yaml:"fanout"`
+	Hedge       string `yaml:"hedge"`
 	Dist        string `yaml:"dist"`
 	LockMS      int    `yaml:"lock_ms"`
 	CoherencyUS int    `yaml:"coherency_us"`
@@ -656,7 +660,7 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 		StallEvery: f.StallEvery, StallMS: f.StallMS, RNG: f.RNG, Show: f.Show,
 		Backlog: f.Backlog, Accept: strings.TrimSpace(f.Accept), Simulated: f.Simulated, MaxInFlight: f.MaxInFlight, At: f.At,
 		OverTime: f.OverTime, Retry: strings.TrimSpace(f.Retry), Critical: f.Critical, Sheddable: f.Sheddable,
-		Clients: f.Clients, LockMS: f.LockMS, CoherencyUS: f.CoherencyUS,
+		Clients: f.Clients, LockMS: f.LockMS, CoherencyUS: f.CoherencyUS, Fanout: f.Fanout, Hedge: strings.TrimSpace(f.Hedge),
 		keyLines: d.keyLines(), complete: !missing}
 	if l.Accept == "door" {
 		l.Accept = ""
@@ -699,6 +703,25 @@ func (fp *fileParser) lab(d *ydoc, what, id string, line int, f labFields) *Lab 
 		l.Retry = sp.String() // canonical, as the fingerprint covers it
 		if l.Retry != "" && closedLoop {
 			p.add(d.line("retry"), "%s: retry is for an open loop: with closed: %d each client waits for its answer and never retries", what, f.Closed)
+		}
+	}
+	switch {
+	case f.Fanout < 0 || f.Fanout > maxFanout:
+		p.add(d.line("fanout"), "%s: fanout %d is not allowed: want 1 (each arrival one request) to %d sub-requests an arrival", what, f.Fanout, maxFanout)
+	case f.Fanout > 1 && closedLoop:
+		p.add(d.line("fanout"), "%s: fanout is for an open loop: with a closed loop each client sends one request at a time", what)
+	case f.Fanout > 1 && l.Retry != "":
+		p.add(d.line("fanout"), "%s: fanout does not go with retry: a fanned-out request's sub-requests are not retried", what)
+	}
+	if sp, err := hedge.Parse(l.Hedge); err != nil {
+		p.add(d.line("hedge"), "%s: %v", what, err)
+	} else {
+		l.Hedge = sp.String() // canonical, as the fingerprint covers it
+		switch {
+		case l.Hedge != "" && closedLoop:
+			p.add(d.line("hedge"), "%s: hedge is for an open loop: with a closed loop each client sends one request at a time", what)
+		case l.Hedge != "" && l.Retry != "":
+			p.add(d.line("hedge"), "%s: hedge does not go with retry: a hedged request is not also retried", what)
 		}
 	}
 	for _, c := range []struct {

@@ -369,7 +369,7 @@ func TestBrokenLessons(t *testing.T) {
 		// A predict's read: names columns and rows of its settling preset:
 		// an unknown column and a rate the preset does not run are caught.
 		{"predict read", map[string]string{"a.md": head("a", 1) + strings.Replace(goodBody("a"), "settled_by: a-lab\n", "settled_by: a-lab\nread: {rows: [10, 20], columns: [mean_ms, latency]}\n", 1)}, []string{
-			`a.md:19: predict "a-p": read.columns: unknown column "latency": want one of clients, offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, backlogged, mean_ms, p95_ms, n, late, send_lag_p99_ms, lab_service_ms, lab_cpu_ms, attempts, attempts_per_sec, amplification, breaker_open, critical_arrivals, critical_ok_share, default_ok_share, sheddable_ok_share, lab_wait_ms, lab_service_scv, or a share of two such as ok/sent`,
+			`a.md:19: predict "a-p": read.columns: unknown column "latency": want one of clients, offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, backlogged, mean_ms, p95_ms, n, late, send_lag_p99_ms, lab_service_ms, lab_cpu_ms, attempts, attempts_per_sec, amplification, breaker_open, critical_arrivals, critical_ok_share, default_ok_share, sheddable_ok_share, lab_wait_ms, lab_service_scv, sub_requests, sub_p50_ms, sub_p99_ms, over_sub_p99, hedges, or a share of two such as ok/sent`,
 			`a.md:19: predict "a-p": read.rows: 20 is not an offered rate of the preset "a-lab": want one of 10`,
 		}},
 		// An option is one line of inline Markdown: a list is not an option.

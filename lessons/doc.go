@@ -205,9 +205,14 @@
 // how each request's service time varies about SPIN_MS + WAIT_MS, as
 // package dist spells it: exponential, lognormal,scv=4,
 // bimodal,p=0.1,x=10, with seed=N if wanted; checked by CheckLab; a lab
-// whose dist is not constant has two more columns, [VariedColumns]: the
-// lab's mean queue wait and its service time's SCV), lock_ms and
+// that gives dist, constant too, has two more columns, [VariedColumns]:
+// the lab's mean queue wait and its service time's SCV), lock_ms and
 // coherency_us (the lab's contention knobs LOCK_MS and COHERENCY_US),
+// fanout (1 to 100: each arrival a request of that many sub-requests
+// sent at once, done with its last; its table adds [FanoutColumns]) and
+// hedge (a hedging client as package hedge writes one, such as
+// "percentile=95" or "delay_ms=20"; its table adds [HedgeColumns]), both
+// for an open loop without retry,
 // and show (the columns, names of [RecordColumns], that the
 // lesson's text talks about: pages show them first, in this order, in the preset's recorded table
 // and in the table of a run of it, with the other columns one click away;
@@ -256,8 +261,8 @@
 // cpus, rates, seconds, seed, closed, timeout_ms, then stall_every and
 // stall_ms when either is set, rng when given, and backlog, accept,
 // policy, simulated, max_inflight, at, over_time, retry, critical,
-// sheddable, clients (more than one), dist, lock_ms and coherency_us only
-// when set; not its id), the columns,
+// sheddable, clients (more than one), dist, lock_ms, coherency_us,
+// fanout (more than 1) and hedge only when set; not its id), the columns,
 // every cell and the source. The loader recomputes it from the lab block
 // and the table, and reports a table without one, one that does not match
 // (a number edited by hand, a row added or dropped, an edited source, a

@@ -56,7 +56,8 @@ func Fingerprint(preset *Lab, columns []string, rows [][]string, source string) 
 // " at=C;C", " over_time", " retry=SPEC" (retry.Spec.String's form),
 // " critical=S" and " sheddable=S", " clients=N,N" (a closed loop of
 // more than one window), " dist=D" (its canonical Spec), " lock_ms=N" and
-// " coherency_us=N" only when the preset sets them (so the form of every
+// " coherency_us=N", " fanout=K" (more than 1) and " hedge=SPEC" only
+// when the preset sets them (so the form of every
 // preset written before they existed is unchanged). The id is left out: renaming a preset does not change what
 // was measured.
 func canonicalPreset(l *Lab) string {
@@ -90,7 +91,9 @@ func canonicalPreset(l *Lab) string {
 		optional(len(l.Clients) > 1, " clients="+strings.ReplaceAll(ClientList(l.Clients), ", ", ",")) +
 		optional(l.Dist != "", " dist="+string(l.Dist)) +
 		optional(l.LockMS != 0, " lock_ms="+strconv.Itoa(l.LockMS)) +
-		optional(l.CoherencyUS != 0, " coherency_us="+strconv.Itoa(l.CoherencyUS))
+		optional(l.CoherencyUS != 0, " coherency_us="+strconv.Itoa(l.CoherencyUS)) +
+		optional(l.Fanout > 1, " fanout="+strconv.Itoa(l.Fanout)) +
+		optional(l.Hedge != "", " hedge="+l.Hedge)
 }
 
 func optional(given bool, s string) string {

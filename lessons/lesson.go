@@ -214,6 +214,11 @@ type Lab struct {
 	Dist        dist.Spec
 	LockMS      int
 	CoherencyUS int
+	// Fanout, when more than 1, makes every arrival a request of that
+	// many sub-requests (open loop); Hedge is a hedging client as
+	// package hedge writes a spec, canonical ("" sends no copies).
+	Fanout int
+	Hedge  string
 
 	keyLines map[string]int // the line of each key the block gives
 	complete bool           // every setting a preset must give is there

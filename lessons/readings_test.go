@@ -229,7 +229,7 @@ func TestCourseStretchReadings(t *testing.T) {
 func TestBrokenShare(t *testing.T) {
 	body := strings.Replace(goodBody("a"), "settled_by: a-lab\n", "settled_by: a-lab\nread: {columns: [ok/nope, ok/sent]}\n", 1)
 	_, err := Load(fstest.MapFS{"a.md": {Data: []byte(head("a", 1) + body)}})
-	want := `a.md:19: predict "a-p": read.columns: "ok/nope" is not a share of two columns: want A/B with A and B of clients, offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, backlogged, mean_ms, p95_ms, n, late, send_lag_p99_ms, lab_service_ms, lab_cpu_ms, attempts, attempts_per_sec, amplification, breaker_open, critical_arrivals, critical_ok_share, default_ok_share, sheddable_ok_share, lab_wait_ms, lab_service_scv, such as ok/sent`
+	want := `a.md:19: predict "a-p": read.columns: "ok/nope" is not a share of two columns: want A/B with A and B of clients, offered, sent, ok, refused, gaveup, error, ok_per_sec, p50_ms, p99_ms, done, lost, queued, backlogged, mean_ms, p95_ms, n, late, send_lag_p99_ms, lab_service_ms, lab_cpu_ms, attempts, attempts_per_sec, amplification, breaker_open, critical_arrivals, critical_ok_share, default_ok_share, sheddable_ok_share, lab_wait_ms, lab_service_scv, sub_requests, sub_p50_ms, sub_p99_ms, over_sub_p99, hedges, such as ok/sent`
 	if err == nil || err.Error() != want {
 		t.Errorf("Load = %v\nwant %s", err, want)
 	}

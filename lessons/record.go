@@ -79,29 +79,51 @@ func TimeClassColumns() []string { return []string{"critical_ok", "default_ok", 
 
 // Columns returns a window table's columns for a lab of accept, with a
 // retrying client or not, whose arrivals carry classes or not.
-func Columns(accept string, retrying, classed, varied bool) []string {
-	return columns(accept, false, retrying, classed, varied)
-}
-
-// columns is Columns, with clients first for a closed loop of more than
-// one window (clients: [1, 2, 4]), whose rows a lesson names by their
-// client counts as an open loop's by their offered rates.
-func columns(accept string, clients, retrying, classed, varied bool) []string {
-	cols := RecordColumns(accept)
-	if clients {
+func Columns(t TableOf) []string {
+	cols := RecordColumns(t.Accept)
+	if t.Clients {
 		cols = append([]string{"clients"}, cols...)
 	}
-	if retrying {
+	if t.Retrying {
 		cols = append(cols, RetryColumns()...)
 	}
-	if classed {
+	if t.Classed {
 		cols = append(cols, ClassColumns()...)
 	}
-	if varied {
+	if t.Varied {
 		cols = append(cols, VariedColumns()...)
+	}
+	if t.Fanned {
+		cols = append(cols, FanoutColumns()...)
+	}
+	if t.Hedged {
+		cols = append(cols, HedgeColumns()...)
 	}
 	return cols
 }
+
+// TableOf says what a window table's run had, for Columns: the lab's
+// ACCEPT ("" for the door, or "workers"); Clients, a closed loop of more
+// than one window (clients: [1, 2, 4]), whose rows a lesson names by
+// their client counts as an open loop's by their offered rates (the
+// table begins with clients); a retrying client; classes; a lab block
+// that gives dist; fan-out; hedging.
+type TableOf struct {
+	Accept                                            string
+	Clients, Retrying, Classed, Varied, Fanned, Hedged bool
+}
+
+// FanoutColumns are the window-table columns of a fanned-out block
+// (fanout: k > 1) after the others: its sub-requests sent, their p50 and
+// p99, and the share of requests slower than the sub-requests' p99
+// (result.Row). HedgeColumns are a hedging block's: every attempt sent,
+// copies included, attempts ÷ sub-requests, and the copies sent.
+func FanoutColumns() []string {
+	return []string{"sub_requests", "sub_p50_ms", "sub_p99_ms", "over_sub_p99"}
+}
+
+// HedgeColumns: see FanoutColumns.
+func HedgeColumns() []string { return []string{"attempts", "amplification", "hedges"} }
 
 // VariedColumns are the window-table columns a lab block whose service
 // time varies (dist: anything but constant) has after the others: the
@@ -111,7 +133,8 @@ func VariedColumns() []string { return []string{"lab_wait_ms", "lab_service_scv"
 
 // Columns are l's window table's columns (the package func Columns).
 func (l *Lab) Columns() []string {
-	return columns(l.Accept, len(l.Clients) > 1, l.Retry != "", l.Classed(), l.Varied())
+	return Columns(TableOf{Accept: l.Accept, Clients: len(l.Clients) > 1, Retrying: l.Retry != "", Classed: l.Classed(), Varied: l.Varied(),
+		Fanned: l.Fanout > 1, Hedged: l.Hedge != ""})
 }
 
 // ClientCounts are l's closed-loop client counts, one window each (nil
@@ -149,7 +172,10 @@ const AcceptWorkers = "workers"
 
 // AllColumns returns every column a recorded table may have: those of a lab
 // whose workers accept, backlogged included.
-func AllColumns() []string { return columns(AcceptWorkers, true, true, true, true) }
+func AllColumns() []string {
+	cols := Columns(TableOf{Accept: AcceptWorkers, Clients: true, Retrying: true, Classed: true, Varied: true, Fanned: true})
+	return append(cols, "hedges") // HedgeColumns' others are RetryColumns' too
+}
 
 // DefaultTimeoutMS is the caller's timeout of a preset whose timeout_ms
 // is 0: the load generator's default (result.DefaultTimeout, which

@@ -83,3 +83,49 @@ func TestLabVariabilityAndClients(t *testing.T) {
 		t.Errorf("canonical form %q: want clients, dist, lock_ms and coherency_us covered", c)
 	}
 }
+
+// A lab block may fan out (fanout: k) and hedge (hedge: a spec, kept
+// canonical), in an open loop without retries; its table adds the
+// sub-requests' and copies' columns; the fingerprint covers both; a bad
+// value is an error at its line naming what is allowed.
+func TestLabFanoutAndHedge(t *testing.T) {
+	c, err := Load(labWith("0", "fanout: 10\nhedge: \"percentile = 95\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.Lessons[0].Block("l")
+	l := b.(*Lab)
+	if l.Fanout != 10 || l.Hedge != "percentile=95" {
+		t.Errorf("fanout %d hedge %q: want 10 and the spec canonical", l.Fanout, l.Hedge)
+	}
+	cols := l.Columns()
+	for _, want := range []string{"sub_requests", "sub_p99_ms", "over_sub_p99", "hedges", "amplification"} {
+		if !slices.Contains(cols, want) {
+			t.Errorf("columns %v lack %s", cols, want)
+		}
+	}
+	closed := func(extra string) fstest.MapFS {
+		body := head("a", 1) + "```lab id=l\nworkers: 4\nspin_ms: 2\nwait_ms: 18\nlimit: 0\ncpus: 1\nclosed: 4\nseconds: 1\n" + extra + "```\n"
+		return fstest.MapFS{"a.md": &fstest.MapFile{Data: []byte(body)}}
+	}
+	for _, tt := range []struct {
+		name string
+		fs   fstest.MapFS
+		want string
+	}{
+		{"fanout out of range", labWith("0", "fanout: 101\n"), `a.md:18: lab "l": fanout 101 is not allowed: want 1 (each arrival one request) to 100`},
+		{"fanout closed", closed("fanout: 4\n"), `lab "l": fanout is for an open loop`},
+		{"fanout with retry", labWith("0", "retry: retries=1\nfanout: 4\n"), `a.md:19: lab "l": fanout does not go with retry`},
+		{"bad hedge", labWith("0", "hedge: percentile=100\n"), `a.md:18: lab "l": hedge`},
+		{"hedge closed", closed("hedge: delay_ms=20\n"), `lab "l": hedge is for an open loop`},
+	} {
+		if _, err := Load(tt.fs); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+	with := goodLab
+	with.Fanout, with.Hedge = 10, "delay_ms=20"
+	if c := canonicalPreset(&with); !strings.HasSuffix(c, " fanout=10 hedge=delay_ms=20") {
+		t.Errorf("canonical form %q: want fanout and hedge covered", c)
+	}
+}

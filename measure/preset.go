@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"capacitylab/hedge"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/result"
@@ -23,7 +24,8 @@ const (
 // "backlog":0,"accept":"door","rates":[40,80],"seconds":2,"seed":1,
 // "rng":"pcg","mode":"open","timeout_ms":2000}, and optionally
 // "max_inflight":10, "at":["30s:WAIT_MS=2000"], "over_time":true,
-// "retry":"retries=3,backoff=jitter", "critical":0.2 and "sheddable":0.3. A learner's run (runner.Request) and a lesson's lab
+// "retry":"retries=3,backoff=jitter", "critical":0.2, "sheddable":0.3,
+// "fanout":10 and "hedge":"percentile=95". A learner's run (runner.Request) and a lesson's lab
 // block (package recorder maps one to a Preset) are both a Preset.
 type Preset struct {
 	labsvc.Config
@@ -55,6 +57,12 @@ type Preset struct {
 	// without a class (loadrun.Sweep.Critical, Sheddable; open loop).
 	Critical  float64 `json:"critical,omitempty"`
 	Sheddable float64 `json:"sheddable,omitempty"`
+	// Fanout, when more than 1, makes each arrival a request of that
+	// many sub-requests sent at once (loadrun.Sweep.Fanout), and Hedge is
+	// a hedging client as package hedge writes a spec, "percentile=95"
+	// ("" sends no copies); open loop.
+	Fanout int    `json:"fanout,omitempty"`
+	Hedge  string `json:"hedge,omitempty"`
 }
 
 // SampleEvery is the interval of a run over time (Preset.OverTime): a
@@ -90,6 +98,8 @@ func (p Preset) Sweep() loadrun.Sweep {
 	sw := loadrun.Sweep{Seconds: p.Seconds, Seed: p.Seed, RNG: loadrun.Source(p.RNG), ClientWorkers: p.MaxInFlight, Changes: p.At,
 		Critical: p.Critical, Sheddable: p.Sheddable}
 	sw.Retry, _ = retry.Parse(p.Retry)
+	sw.Fanout = p.Fanout
+	sw.Hedge, _ = hedge.Parse(p.Hedge)
 	if p.OverTime {
 		sw.SampleEvery = SampleEvery
 	}
@@ -125,6 +135,9 @@ func (p Preset) Validate() error {
 		errs = append(errs, fmt.Errorf("mode %q is not known: want open or closed", p.Mode))
 	}
 	if _, err := retry.Parse(p.Retry); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := hedge.Parse(p.Hedge); err != nil {
 		errs = append(errs, err)
 	}
 	if err := p.Sweep().ValidatePlan(); err != nil {

@@ -33,6 +33,7 @@ func Preset(l *lessons.Lab) measure.Preset {
 	}
 	p.MaxInFlight, p.OverTime = l.MaxInFlight, l.OverTime
 	p.Retry, p.Critical, p.Sheddable = l.Retry, l.Critical, l.Sheddable
+	p.Fanout, p.Hedge = l.Fanout, l.Hedge
 	for _, s := range l.At {
 		var c result.KnobChange
 		_ = c.UnmarshalText([]byte(s)) // kept with why when it is not a change: CheckLab names it
@@ -182,6 +183,16 @@ func RowCell(r result.Row, c string) string {
 		return f(r.Amplification, 3)
 	case "breaker_open":
 		return i(r.BreakerOpen)
+	case "sub_requests":
+		return i(r.SubRequests)
+	case "sub_p50_ms":
+		return f(r.SubP50MS, 1)
+	case "sub_p99_ms":
+		return f(r.SubP99MS, 1)
+	case "over_sub_p99":
+		return f(r.OverSubP99, 3)
+	case "hedges":
+		return i(r.Hedges)
 	case "critical_arrivals":
 		if cr, ok := class(result.Critical); ok {
 			return i(cr.Arrivals)

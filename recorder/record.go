@@ -702,6 +702,12 @@ func recordCaption(l *lessons.Lab) string {
 	if l.Classed() {
 		s += fmt.Sprintf(", %s%% critical and %s%% sheddable", fmtNum(l.Critical*100), fmtNum(l.Sheddable*100))
 	}
+	if l.Fanout > 1 {
+		s += fmt.Sprintf(", fan-out %d", l.Fanout)
+	}
+	if l.Hedge != "" {
+		s += ", client hedge " + l.Hedge
+	}
 	for i, at := range l.At {
 		// "10s:WAIT_MS=200" reads "WAIT_MS=200 at 10 s".
 		sep := ", "

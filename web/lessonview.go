@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"capacitylab/classroom"
+	"capacitylab/hedge"
 	"capacitylab/labsvc"
 	"capacitylab/lessons"
 	"capacitylab/loadrun"
@@ -479,6 +480,12 @@ func labPresetWords(l *lessons.Lab) string {
 	if l.CoherencyUS > 0 {
 		words += fmt.Sprintf(" Each request spends %d µs more processor time for each other request in service.", l.CoherencyUS)
 	}
+	if l.Fanout > 1 {
+		words += fmt.Sprintf(" Each arrival is a request of %d sub-requests sent at once, done when the last is answered.", l.Fanout)
+	}
+	if sp, err := hedge.Parse(l.Hedge); err == nil && !sp.IsZero() {
+		words += " " + sp.Words()
+	}
 	return words
 }
 
@@ -549,6 +556,8 @@ func labLoadKnobs(block string, q runner.Request, lim runner.Limits) []knob {
 		{Block: block, Name: "retry", Label: "Retries", Help: "A client that retries: settings name=value joined by commas, such as retries=3,backoff=jitter,budget=0.1 (retries 0 to 10; on timeout, refused, error joined by +; backoff none, fixed, exp or jitter; base_ms, cap_ms; retry_after on or off; budget, a share of first attempts; breaker, a share failed, with breaker_min, window_ms, open_ms, probes). Empty means no retries.", Env: "--retry", Value: q.Retry, Words: true, Mode: runner.ModeOpen},
 		{Block: block, Name: "critical", Label: "Critical share", Help: "The share of arrivals, 0 to 1, sent marked critical (X-Criticality: critical).", Env: "--critical", Value: fmtNum(q.Critical), Min: "0", Max: "1", Step: "any", Mode: runner.ModeOpen},
 		{Block: block, Name: "sheddable", Label: "Sheddable share", Help: "The share of arrivals, 0 to 1, sent marked sheddable (X-Criticality: sheddable); with the critical share at most 1, the rest unmarked.", Env: "--sheddable", Value: fmtNum(q.Sheddable), Min: "0", Max: "1", Step: "any", Mode: runner.ModeOpen},
+		{Block: block, Name: "fanout", Label: "Fan-out", Unit: "sub-requests", Help: "Each arrival is a request of this many sub-requests sent at once, done when the last is answered. 1 means one request an arrival.", Env: "--fanout", Value: itoa(max(q.Fanout, 1)), Min: "1", Max: itoa(loadrun.MaxFanout), Mode: runner.ModeOpen},
+		{Block: block, Name: "hedge", Label: "Hedging", Help: "Send a copy of a request that has not been answered in time, take the first answer and cancel the other: delay_ms=N (a fixed delay) or percentile=P (the P-th percentile of recent answers, 50 to 99.9), with window, warmup and max after commas if wanted. Empty means no copies.", Env: "--hedge", Value: q.Hedge, Words: true, Mode: runner.ModeOpen},
 		{Block: block, Name: "at", Label: "Knob changes", Help: "Change a lab knob partway through every window, as TIME:KNOB=VALUE, several separated by semicolons: 10s:WAIT_MS=200 is a bad release 10 s in. Each window starts from the settings above. Empty means none.", Env: "--at", Value: joinChanges(q.At), Words: true},
 		{Block: block, Name: "over_time", Label: "Over time (a sample every second)", Help: "Also count every second of each window: requests by how they ended, what is inside, and the p50 and p99, drawn over time with the knob changes marked.", Env: "--over-time", Value: boolText(q.OverTime), Check: true},
 	}

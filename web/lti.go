@@ -351,7 +351,15 @@ func labWords(l *lessons.Lesson, b *lessons.Lab) string {
 		if x.CoherencyUS > 0 {
 			coherency = "coherency " + strconv.Itoa(x.CoherencyUS) + " µs"
 		}
-		return []string{kind, policy, "callers give up after " + fmtNum(labPreset(x).Timeout().Seconds()) + " s", client, classes, service, contention, coherency}
+		fanout := "no fan-out"
+		if x.Fanout > 1 {
+			fanout = "fan-out " + strconv.Itoa(x.Fanout)
+		}
+		hedging := "no hedging"
+		if x.Hedge != "" {
+			hedging = "hedge " + strings.ReplaceAll(x.Hedge, ",", ", ")
+		}
+		return []string{kind, policy, "callers give up after " + fmtNum(labPreset(x).Timeout().Seconds()) + " s", client, classes, service, contention, coherency, fanout, hedging}
 	}
 	var twins []*lessons.Lab
 	for _, o := range l.Blocks() {

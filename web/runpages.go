@@ -14,10 +14,12 @@ import (
 
 	"capacitylab/admit"
 	"capacitylab/chart"
+	"capacitylab/hedge"
 	"capacitylab/labsvc"
 	"capacitylab/loadrun"
 	"capacitylab/model"
 	"capacitylab/result"
+	"capacitylab/retry"
 	"capacitylab/runner"
 	"capacitylab/store"
 )
@@ -224,6 +226,26 @@ func settingList(q runner.Request) []setting {
 	if q.CoherencyUS > 0 {
 		coherency = itoa(q.CoherencyUS) + " µs more processor time per other request in service"
 	}
+	retrying := "none"
+	if sp, err := retry.Parse(q.Retry); err == nil && !sp.IsZero() {
+		retrying = sp.Words()
+	} else if err != nil {
+		retrying = q.Retry
+	}
+	classes := "none: every request default"
+	if q.Critical > 0 || q.Sheddable > 0 {
+		classes = fmtNum(q.Critical*100) + "% critical, " + fmtNum(q.Sheddable*100) + "% sheddable, the rest default"
+	}
+	fanout := "none: each arrival one request"
+	if q.Fanout > 1 {
+		fanout = itoa(q.Fanout) + " sub-requests an arrival, sent at once, done when the last is answered"
+	}
+	hedging := "none"
+	if sp, err := hedge.Parse(q.Hedge); err == nil && !sp.IsZero() {
+		hedging = sp.Words()
+	} else if err != nil {
+		hedging = q.Hedge
+	}
 	overTime := "no: one row a window"
 	if q.OverTime {
 		overTime = "yes: a sample every second of each window, and a row a window"
@@ -246,6 +268,10 @@ func settingList(q runner.Request) []setting {
 		{"seed", "Seed of the arrivals", seed, ""},
 		{"timeout", "Caller's timeout", timeout, ""},
 		{"max_inflight", "Client workers", workers, "--max-inflight"},
+		{"retry", "Retries", retrying, "--retry"},
+		{"classes", "Classes", classes, "--critical"},
+		{"fanout", "Fan-out", fanout, "--fanout"},
+		{"hedge", "Hedging", hedging, "--hedge"},
 		{"at", "Knob changes", changes, "--at"},
 		{"over_time", "Over time", overTime, "--over-time"},
 	}
@@ -369,13 +395,14 @@ func (s *server) runDistribution(ctx context.Context, v runView, windowQ string)
 	}
 	win := v.Rows[chosen].Window
 	dist := distribution{Window: win}
-	// A retrying client's records are its attempts: its window is
-	// counted by logical request, as its row is (result.Logical), so its
-	// records are gathered first; any other window's are counted as they
-	// are read.
+	// A retrying, fanning-out or hedging client's records are its
+	// attempts, sub-requests and copies: its window is counted by logical
+	// request, as its row is (result.Logical), so its records are
+	// gathered first; any other window's are counted as they are read.
 	var attempts []result.Record
+	logical := v.Request.Retry != "" || v.Request.Fanout > 1 || v.Request.Hedge != ""
 	if err := s.store.EachWindowRecord(ctx, v.ID, win, func(r result.Record) error {
-		if v.Request.Retry != "" {
+		if logical {
 			attempts = append(attempts, r)
 		} else {
 			dist.add(r)

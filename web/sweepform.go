@@ -22,7 +22,7 @@ import (
 
 // sweepFields are the form and JSON field names of a sweep request, in the
 // order the form shows them.
-var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "dist", "lock_ms", "coherency_us", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "retry", "critical", "sheddable", "at", "over_time", "block"}
+var sweepFields = []string{"workers", "spin_ms", "wait_ms", "limit", "policy", "cpus", "stall_every", "stall_ms", "accept", "backlog", "dist", "lock_ms", "coherency_us", "fanout", "hedge", "mode", "rates", "clients", "seconds", "seed", "rng", "timeout_ms", "max_inflight", "retry", "critical", "sheddable", "at", "over_time", "block"}
 
 // isForm reports whether the request body is a form rather than JSON.
 func isForm(r *http.Request) bool {
@@ -119,6 +119,8 @@ func parseSweep(r *http.Request) (runner.Request, input.FieldErrors, error) {
 	intField("timeout_ms", &q.TimeoutMS)
 	intField("max_inflight", &q.MaxInFlight)
 	q.Retry = strings.TrimSpace(f.Get("retry")) // Validate names a bad spec
+	q.Hedge = strings.TrimSpace(f.Get("hedge")) // likewise
+	intField("fanout", &q.Fanout)
 	for _, c := range []struct {
 		name string
 		dst  *float64
