@@ -41,7 +41,7 @@ func TestEmbeddedContentLoads(t *testing.T) {
 	// The course in reading order (part "Capacity"), then the fixture in
 	// part "Fixtures".
 	want := []string{"littles-law", "saturation", "overload", "open-closed", "pause-both-loops", "measure", "bottleneck-moves",
-		"threads-processors", "hidden-queue", "criterion", "admission-limit", "limit-edges", "service-time-moves", "cap-inside", "capacity-moves", "shared-queue", "capstone", "your-service", "retry-storm", "retry-cost", "shed-by-class", "late-scaling", "same-mean", "more-workers-slower", "sample"}
+		"threads-processors", "hidden-queue", "criterion", "admission-limit", "limit-edges", "service-time-moves", "cap-inside", "capacity-moves", "shared-queue", "capstone", "your-service", "retry-storm", "retry-cost", "shed-by-class", "late-scaling", "same-mean", "slowest-of-many", "more-workers-slower", "sample"}
 	if !reflect.DeepEqual(slugs, want) {
 		t.Errorf("lessons in order = %v, want %v", slugs, want)
 	}
