@@ -125,12 +125,18 @@ func windowCells(q *lessons.Question, lab *lessons.Lab, columns []string, rows [
 		}
 		return out
 	}
+	// A closed loop of several windows names its rows by their client
+	// counts (its table begins with clients), an open loop by its rates.
+	key, label := offered, func(v float64) string { return "at " + fmtNum(v) + " a second" }
+	if lab != nil && len(lab.Clients) > 1 {
+		key, label = col("clients"), func(v float64) string { return "with " + fmtNum(v) + " clients" }
+	}
 	var out []readRow
 	for _, rate := range q.Read.Rows {
-		rr := readRow{Label: "at " + fmtNum(rate) + " a second", Gone: "no such window in this run."}
+		rr := readRow{Label: label(rate), Gone: "no such window in this run."}
 		for _, row := range rows {
-			if offered >= 0 && offered < len(row) {
-				if v, err := plainNumber(row[offered]); err == nil && v == rate {
+			if key >= 0 && key < len(row) {
+				if v, err := plainNumber(row[key]); err == nil && v == rate {
 					rr.Cells, rr.Gone = cells(row), ""
 					break
 				}

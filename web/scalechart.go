@@ -6,7 +6,9 @@ import (
 	"strconv"
 
 	"capacitylab/chart"
+	"capacitylab/lessons"
 	"capacitylab/model"
+	"capacitylab/recorder"
 	"capacitylab/result"
 	"capacitylab/runner"
 )
@@ -133,4 +135,26 @@ func fitWords(fit model.USLFit, err error, rows []result.Row) string {
 			" a second, within 5% of the most measured, so that peak is the fit's, not the service's."
 	}
 	return s
+}
+
+// tableScaleChart is a recorded closed-loop table's scalability chart
+// (scalabilityChart), for a lab block with a window per client count;
+// false for any other table.
+func tableScaleChart(t *lessons.Table) (chart.Chart, bool) {
+	if t.Lab == nil || len(t.Lab.Clients) < 2 || t.TimeTable() {
+		return chart.Chart{}, false
+	}
+	var rows []result.Row
+	for i, cells := range t.Rows {
+		r := rowOfCells(t.Columns, cells)
+		r.Window = i
+		rows = append(rows, r)
+	}
+	q := runner.Request{Preset: recorder.Preset(t.Lab)}
+	if !scalable(q, rows) {
+		return chart.Chart{}, false
+	}
+	c := scalabilityChart(q, rows, t.ID+"-scale")
+	c.Title = "The recorded throughput against clients, with the Universal Scalability Law"
+	return c, true
 }

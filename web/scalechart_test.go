@@ -2,6 +2,7 @@ package web
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,5 +126,35 @@ func TestUSLFitOfTheRecordedSweeps(t *testing.T) {
 	}
 	if float64(lock.Sigma) < 0.05 {
 		t.Errorf("the lock's sweep fits σ %.4f: want the serial part it has (a 2 ms lock in 12 ms of service, about 0.17)", float64(lock.Sigma))
+	}
+}
+
+// A Predict settled by a closed loop of several windows reads its row by
+// its client count: "with 64 clients", the recorded row's value; and the
+// recorded table of such a preset is drawn against its clients.
+func TestClosedSweepReadingAndChart(t *testing.T) {
+	c := loadCourse(t)
+	var tb *lessons.Table
+	var q *lessons.Question
+	for _, l := range c.Lessons {
+		if b, ok := l.Block("usl-coherency-result"); ok {
+			tb = b.(*lessons.Table)
+		}
+		if b, ok := l.Block("usl-predict"); ok {
+			q = b.(*lessons.Question)
+		}
+	}
+	if tb == nil || q == nil {
+		t.Fatal("more-workers-slower's table or predict is missing")
+	}
+	rows := windowCells(q, tb.Lab, tb.Columns, tb.Rows)
+	last := tb.Rows[len(tb.Rows)-1]
+	if len(rows) != 1 || rows[0].Label != "with 64 clients" || rows[0].Gone != "" || len(rows[0].Cells) != 1 ||
+		rows[0].Cells[0].Value != last[slices.Index(tb.Columns, "ok_per_sec")] {
+		t.Errorf("reading = %+v, want the 64-client row's ok_per_sec %v", rows, last)
+	}
+	ch, ok := tableScaleChart(tb)
+	if !ok || ch.XTitle != "Clients (closed loop)" || len(ch.Table.Rows) != len(tb.Rows) {
+		t.Errorf("tableScaleChart = %v, %+v: want the recorded sweep against its clients", ok, ch.Table)
 	}
 }
