@@ -109,7 +109,7 @@ func Columns(t TableOf) []string {
 // table begins with clients); a retrying client; classes; a lab block
 // that gives dist; fan-out; hedging.
 type TableOf struct {
-	Accept                                            string
+	Accept                                             string
 	Clients, Retrying, Classed, Varied, Fanned, Hedged bool
 }
 

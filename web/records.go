@@ -373,8 +373,7 @@ func recordMarkdownText(l *lessons.Lesson, b *lessons.RecordBlock, rec store.Rec
 		return sb.String()
 	}
 	// The columns and cells of the lessons' recorded tables.
-	cols := lessons.Columns(lessons.TableOf{Accept: string(q.Accept), Clients: q.Mode == runner.ModeClosed && len(q.Clients) > 1, Retrying: q.Retry != "",
-		Classed: q.Critical > 0 || q.Sheddable > 0, Varied: q.Dist != "", Fanned: q.Fanout > 1, Hedged: q.Hedge != ""})
+	cols := lessons.Columns(tableOf(q))
 	sb.WriteString("| " + strings.Join(cols, " | ") + " |\n")
 	sb.WriteString("|" + strings.Repeat("---:|", len(cols)) + "\n")
 	for _, row := range run.Rows {

@@ -11,25 +11,37 @@ import (
 	"capacitylab/lessons"
 	"capacitylab/recorder"
 	"capacitylab/result"
+	"capacitylab/runner"
 )
 
-// rowColumns are the columns of a run's table: JSON names of result.Row,
-// which are also the names the lessons' recorded tables and cmd/load use,
-// so a learner reads the same heading in their run as in the lesson.
-var rowColumns = []string{"window", "offered", "sent", "ok", "refused", "gaveup", "error", "ok_per_sec", "p50_ms", "p99_ms",
-	"mean_ms", "done", "lost", "queued", "backlogged", "not_sent", "client_busy", "late", "send_lag_p99_ms", "note"}
+// runColumns are the columns of a run's table: JSON names of result.Row,
+// the window first, then those a recorded table of the same settings has
+// (lessons.Columns: a retrying client's, classes', a varied service's,
+// fan-out's and hedging's columns when the run has them), then the
+// generator's own counts and the note.
+func runColumns(q runner.Request) []string {
+	cols := append([]string{"window"}, lessons.Columns(tableOf(q))...)
+	cols = slices.DeleteFunc(cols, func(c string) bool { return c == "n" || c == "lab_cpu_ms" || c == "lab_service_ms" })
+	return append(cols, "not_sent", "client_busy", "note")
+}
+
+// tableOf says what a run of q has, for lessons.Columns.
+func tableOf(q runner.Request) lessons.TableOf {
+	return lessons.TableOf{Accept: string(q.Accept), Clients: q.Mode == runner.ModeClosed && len(q.Clients) > 1, Retrying: q.Retry != "",
+		Classed: q.Critical > 0 || q.Sheddable > 0, Varied: q.Dist != "", Fanned: q.Fanout > 1, Hedged: q.Hedge != ""}
+}
 
 // defaultRunShow are the columns a run's table shows first when its lab
 // block names none (show:); a run whose workers accept for themselves
 // (ACCEPT=workers) shows backlogged after queued too.
 var defaultRunShow = []string{"offered", "ok_per_sec", "p50_ms", "p99_ms", "queued", "refused", "gaveup"}
 
-// rowCells formats a row's cells in rowColumns order: the recorded
+// rowCells formats a row's cells in the order of cols (runColumns): the recorded
 // tables' columns exactly as recorder.RowCells writes them (so a run and a
 // recorded table, and the reading line beside them, show the same
 // figures), the rest to one decimal. Windows are counted from 1, as
 // people count them (the row's JSON counts from 0).
-func rowCells(row result.Row) []string {
+func rowCells(row result.Row, cols []string) []string {
 	m := map[string]any{}
 	b, _ := json.Marshal(row)
 	json.Unmarshal(b, &m)
@@ -40,8 +52,8 @@ func rowCells(row result.Row) []string {
 	for i, c := range lessons.AllColumns() {
 		recorded[c] = cells[i]
 	}
-	out := make([]string, len(rowColumns))
-	for i, c := range rowColumns {
+	out := make([]string, len(cols))
+	for i, c := range cols {
 		if c == "window" {
 			out[i] = strconv.Itoa(row.Window + 1)
 			continue
@@ -75,6 +87,7 @@ func runTable(v runView) dataTable {
 			show = slices.Insert(slices.Clone(show), slices.Index(show, "queued")+1, "backlogged")
 		}
 	}
+	rowColumns := runColumns(v.Request)
 	var cols []tableCol
 	var order []int
 	add := func(key string, extra bool) {
@@ -104,7 +117,7 @@ func runTable(v runView) dataTable {
 	t := dataTable{ID: "rows-" + panelID(v), Label: "Rows of the run, one per window",
 		Caption: caption, Cols: cols, TestID: "run-rows"}
 	for i, row := range v.Rows {
-		cells := rowCells(row)
+		cells := rowCells(row, rowColumns)
 		out := make([]string, len(order))
 		for j, k := range order {
 			switch k {
