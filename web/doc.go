@@ -209,8 +209,13 @@
 // stretch, else the window table) shows the same reading of the recorded
 // run. The chart of a run whose windows change a knob mid-run says under
 // it, in the run's panel, that the model's lines are for the knobs each
-// window starts with. A lab block no Predict settles is never folded. A lab
-// block carries no knobs.
+// window starts with. A closed loop over three or more client counts (a
+// lab block's clients: list, or a learner's) is drawn against its clients
+// instead, with the Universal Scalability Law fitted to its throughput
+// (model.FitUSL; scalechart.go), in a recorded table, a run and a
+// simulation alike; a Predict it settles reads its rows by client count.
+// A lab block no Predict settles is never folded. A lab block carries no
+// knobs.
 //
 // A Predict also gates the rest of its lesson (lessons.Lesson.GatesAfter):
 // what follows the first block that measures what settles it (the prose
