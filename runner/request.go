@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"capacitylab/evidence"
+	"capacitylab/hedge"
 	"capacitylab/input"
 	"capacitylab/loadrun"
 	"capacitylab/measure"
@@ -238,6 +239,29 @@ func (l Limits) Validate(q Request) error {
 		fe["retry"] = err.Error()
 	} else if !sp.IsZero() && q.Closed() {
 		fe["retry"] = "a retrying client is for open mode: a closed loop's clients wait for each answer and never retry; leave it empty"
+	}
+	switch {
+	case q.Fanout < 0 || q.Fanout > loadrun.MaxFanout:
+		fe["fanout"] = fmt.Sprintf("%d is not allowed: want 1 (each arrival one request) to %d sub-requests an arrival", q.Fanout, loadrun.MaxFanout)
+	case q.Fanout > 1 && q.Closed():
+		fe["fanout"] = "fan-out is for open mode: a closed loop's clients send one request at a time; leave it 1"
+	case q.Fanout > 1 && q.Retry != "":
+		fe["fanout"] = "fan-out does not go with retries: a fanned-out request's sub-requests are not retried; leave one of them out"
+	case q.Fanout > 1 && fe["rates"] == "" && q.Mode != ModeClosed:
+		for _, r := range q.Rates {
+			if r*float64(q.Fanout) > l.MaxOffered {
+				fe["fanout"] = fmt.Sprintf("%d sub-requests an arrival at %s a second is %s requests a second: want at most %s in all (a lower rate or fan-out)",
+					q.Fanout, num(r), num(r*float64(q.Fanout)), num(l.MaxOffered))
+				break
+			}
+		}
+	}
+	if sp, err := hedge.Parse(q.Hedge); err != nil {
+		fe["hedge"] = err.Error()
+	} else if !sp.IsZero() && q.Closed() {
+		fe["hedge"] = "hedging is for open mode: a closed loop's clients send one request at a time; leave it empty"
+	} else if !sp.IsZero() && q.Retry != "" {
+		fe["hedge"] = "hedging does not go with retries: a hedged request is not also retried; leave one of them out"
 	}
 	for _, c := range []struct {
 		name  string

@@ -50,6 +50,15 @@ func TestValidate(t *testing.T) {
 		// A knob change at the window's end or later.
 		{"knob change past the window", eightCores, with(func(q *runner.Request) { q.At = changes("2s:WAIT_MS=2000") }),
 			map[string]string{"at": "knob change 2s:WAIT_MS=2000 is past the end of the window: want a time from 0 to less than the window's 2s"}},
+		// Fan-out and hedging: in range, open mode, without retries, the
+		// sub-requests within the rate a run may send.
+		{"fan-out and hedging", eightCores, with(func(q *runner.Request) { q.Fanout, q.Hedge = 10, "percentile=95" }), nil},
+		{"fan-out too wide", eightCores, with(func(q *runner.Request) { q.Fanout = 500 }), map[string]string{"fanout": "500 is not allowed: want 1 (each arrival one request) to 100"}},
+		{"fan-out over the rate", eightCores, with(func(q *runner.Request) { q.Fanout = 100 }), map[string]string{"fanout": "100 sub-requests an arrival at 40 a second is 4000 requests a second: want at most 2000"}},
+		{"fan-out with retries", eightCores, with(func(q *runner.Request) { q.Fanout, q.Retry = 4, "retries=1" }), map[string]string{"fanout": "fan-out does not go with retries"}},
+		{"bad hedge", eightCores, with(func(q *runner.Request) { q.Hedge = "percentile=100" }), map[string]string{"hedge": "percentile"}},
+		{"hedge closed", eightCores, with(func(q *runner.Request) { q.Mode, q.Rates, q.Clients, q.Hedge = runner.ModeClosed, nil, []int{4}, "delay_ms=20" }),
+			map[string]string{"hedge": "hedging is for open mode"}},
 		// A knob the lab does not have, or cannot change while it runs.
 		{"unknown knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:SPEED=2") }), map[string]string{"at": `unknown knob "SPEED": want one of WORKERS, SPIN_MS`}},
 		{"fixed knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:CPUS=2") }), map[string]string{"at": "CPUS cannot change while the lab runs"}},
