@@ -57,7 +57,9 @@ func TestValidate(t *testing.T) {
 		{"fan-out over the rate", eightCores, with(func(q *runner.Request) { q.Fanout = 100 }), map[string]string{"fanout": "100 sub-requests an arrival at 40 a second is 4000 requests a second: want at most 2000"}},
 		{"fan-out with retries", eightCores, with(func(q *runner.Request) { q.Fanout, q.Retry = 4, "retries=1" }), map[string]string{"fanout": "fan-out does not go with retries"}},
 		{"bad hedge", eightCores, with(func(q *runner.Request) { q.Hedge = "percentile=100" }), map[string]string{"hedge": "percentile"}},
-		{"hedge closed", eightCores, with(func(q *runner.Request) { q.Mode, q.Rates, q.Clients, q.Hedge = runner.ModeClosed, nil, []int{4}, "delay_ms=20" }),
+		{"hedge closed", eightCores, with(func(q *runner.Request) {
+			q.Mode, q.Rates, q.Clients, q.Hedge = runner.ModeClosed, nil, []int{4}, "delay_ms=20"
+		}),
 			map[string]string{"hedge": "hedging is for open mode"}},
 		// A knob the lab does not have, or cannot change while it runs.
 		{"unknown knob", eightCores, with(func(q *runner.Request) { q.At = changes("1s:SPEED=2") }), map[string]string{"at": `unknown knob "SPEED": want one of WORKERS, SPIN_MS`}},
