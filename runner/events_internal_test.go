@@ -2,6 +2,7 @@ package runner
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,10 +146,15 @@ func TestConcurrentAppends(t *testing.T) {
 	}
 	_, keeper := l.subscribe(0)
 	got := make(chan []Event)
+	// The writers wait while the keeper is more than half the log behind,
+	// so that it keeps up however the goroutines are scheduled (on one
+	// busy processor the writers could otherwise run 256 ahead of it).
+	var appended, took atomic.Int64
 	go func() {
 		var es []Event
 		for range keeper.Ready() {
 			taken, more := keeper.Take()
+			took.Add(int64(len(taken)))
 			es = append(es, taken...)
 			if !more {
 				break
@@ -166,7 +172,11 @@ func TestConcurrentAppends(t *testing.T) {
 				for range each {
 					_, brief := l.subscribe(0) // joins and leaves
 					l.append(Event{Kind: KindRow})
+					appended.Add(1)
 					brief.Close()
+					for appended.Load()-took.Load() > 128 && !keeper.Dropped() {
+						time.Sleep(100 * time.Microsecond)
+					}
 				}
 			})
 		}
