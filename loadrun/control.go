@@ -19,6 +19,13 @@ import (
 // Control talks to the lab's control API (GET /stats, POST /reset,
 // GET /config, POST /config). Build one with NewControl.
 //
+// A Control may speak for several labs, the ones a sweep splits its
+// fanned-out sub-requests across (Sweep.Split; NewControl given their
+// URLs joined by commas): Stats reads every lab and merges what they say
+// (result.MergeLabStats), Reset resets each, and Drain waits for all of
+// them; Config, Set and the knob changes a sweep makes are the first
+// lab's (Sweep.Validate refuses knob changes with several labs).
+//
 // Every call rides out a lab that answers slowly or drops a connection:
 // each attempt may take controlAttempt, and a call that got no answer
 // (a timeout, a connection reset or closed before the reply, a 5xx) is
@@ -31,6 +38,7 @@ import (
 type Control struct {
 	base string
 	hc   *http.Client
+	also []Control // the other labs' control APIs, in the order given
 }
 
 // How long control calls wait. A lab on a busy machine answers its
@@ -55,43 +63,83 @@ const (
 // load child may say nothing between windows).
 const ControlBudget = 25 * time.Second
 
-// NewControl returns a Control for the API at rawURL (http://host:port).
-// hc may be nil, in which case a client of its own is used, with no
-// keep-alive (control calls are few, and no idle connection outlives a
-// sweep); its attempts are timed by the call (controlAttempt).
+// NewControl returns a Control for the API at rawURL (http://host:port),
+// or for several labs' given as their URLs joined by commas (at most
+// MaxSplit). hc may be nil, in which case a client of its own is used,
+// with no keep-alive (control calls are few, and no idle connection
+// outlives a sweep); its attempts are timed by the call (controlAttempt).
 func NewControl(rawURL string, hc *http.Client) (Control, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return Control{}, fmt.Errorf("control %q is not allowed: want http://host:port", rawURL)
-	}
 	if hc == nil {
 		hc = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	}
-	return Control{base: strings.TrimRight(u.String(), "/"), hc: hc}, nil
+	urls := strings.Split(rawURL, ",")
+	if len(urls) > MaxSplit {
+		return Control{}, fmt.Errorf("control lists %d labs: want at most %d", len(urls), MaxSplit)
+	}
+	var labs []Control
+	for _, raw := range urls {
+		raw = strings.TrimSpace(raw)
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			return Control{}, fmt.Errorf("control %q is not allowed: want http://host:port (or several, joined by commas)", raw)
+		}
+		labs = append(labs, Control{base: strings.TrimRight(u.String(), "/"), hc: hc})
+	}
+	c := labs[0]
+	c.also = labs[1:]
+	return c, nil
 }
 
-// URL is the control API's base URL.
-func (c Control) URL() string { return c.base }
+// URL is the control API's base URL; for several labs, their URLs
+// joined by commas.
+func (c Control) URL() string {
+	u := c.base
+	for _, o := range c.also {
+		u += "," + o.base
+	}
+	return u
+}
 
-// Stats reads GET /stats.
+// Labs is how many labs the Control speaks for.
+func (c Control) Labs() int { return 1 + len(c.also) }
+
+// Stats reads GET /stats, of every lab, merged.
 func (c Control) Stats(ctx context.Context) (result.LabStats, error) {
 	s := result.LabStats{BackloggedMax: -1}
-	err := c.call(ctx, http.MethodGet, "/stats", &s)
-	return s, err
+	if err := c.call(ctx, http.MethodGet, "/stats", &s); err != nil || len(c.also) == 0 {
+		return s, err
+	}
+	all := []result.LabStats{s}
+	for _, o := range c.also {
+		s, err := o.Stats(ctx)
+		if err != nil {
+			return s, err
+		}
+		all = append(all, s)
+	}
+	return result.MergeLabStats(all...), nil
 }
 
-// Reset calls POST /reset, zeroing the lab's window counters.
+// Reset calls POST /reset, zeroing each lab's window counters.
 func (c Control) Reset(ctx context.Context) error {
-	return c.call(ctx, http.MethodPost, "/reset", nil)
+	if err := c.call(ctx, http.MethodPost, "/reset", nil); err != nil {
+		return err
+	}
+	for _, o := range c.also {
+		if err := o.Reset(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// Config decodes GET /config into v.
+// Config decodes GET /config into v: the first lab's.
 func (c Control) Config(ctx context.Context, v any) error {
 	return c.call(ctx, http.MethodGet, "/config", v)
 }
 
-// Set makes a knob change now (POST /config with the one knob), as a
-// sweep does at the change's time. The lab's refusal is returned with
+// Set makes a knob change now (POST /config with the one knob) at the
+// first lab, as a sweep does at the change's time. The lab's refusal is returned with
 // its reason.
 func (c Control) Set(ctx context.Context, k result.KnobChange) error {
 	body, err := changeBody(k)

@@ -140,7 +140,8 @@
 //
 // An open-loop window may fan each arrival out (Sweep.Fanout, k from 2 to
 // MaxFanout): the arrival is a logical request of k sub-requests to the
-// same target, all sent at its intended time from the sending goroutine
+// same target (or split across several labs, Sweep.Split: sub-request j
+// to lab j mod n, the rows' lab columns the labs' merged), all sent at its intended time from the sending goroutine
 // one after another (each begun as any arrival is, its own Sent, so the
 // later ones of a large k leave a few microseconds each after the first),
 // each completed on a goroutine of its own. Every sub-request is a record:

@@ -67,10 +67,19 @@ type Open struct {
 	// combination).
 	Fanout int
 	Hedge  hedge.Spec
+	// Split, when it has two or more targets (at most MaxSplit), is the
+	// labs a fanned-out arrival's sub-requests are split across, in place
+	// of Target: sub-request j goes to Split[j mod len(Split)], and its
+	// hedged copies with it.
+	Split []Target
 }
 
-// MaxFanout is the most sub-requests one arrival may fan out to.
-const MaxFanout = 100
+// MaxFanout is the most sub-requests one arrival may fan out to, and
+// MaxSplit the most labs they may be split across.
+const (
+	MaxFanout = 100
+	MaxSplit  = 16
+)
 
 // Run sends the schedule from the calling goroutine and returns when every
 // request has ended. It sleeps to each arrival's intended time
@@ -147,10 +156,16 @@ func (o Open) Run(ctx context.Context, progress func(Progress)) result.Result {
 			req := &request{left: k, subs: make([]result.Record, k)}
 			arrival := *r // sub-request 0's goroutine writes r from the first iteration on
 			for j := range k {
-				sr := r
+				sr, t := r, t
 				if j > 0 {
 					sr = &records[w.pt.seq(i, j)]
 					*sr = w.pt.sub(arrival, j)
+				}
+				if len(o.Split) > 1 {
+					t = o.Split[j%len(o.Split)]
+					if o.Classes != nil {
+						t = t.forClass(r.Class)
+					}
 				}
 				s := t.begin(sr, w.start, w.markSent)
 				wg.Add(1)

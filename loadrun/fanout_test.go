@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,6 +120,183 @@ func TestFanoutAtTheLab(t *testing.T) {
 	}
 	if attempts != w.Row.Attempts || ok != w.Row.OK {
 		t.Errorf("samples count %d attempts and %d ok; the row %d and %d", attempts, ok, w.Row.Attempts, w.Row.OK)
+	}
+}
+
+// Fan-out split across two labs (Sweep.Split), one answering in 5 ms
+// and one in 30: sub-request j of every request goes to lab j mod 2, so
+// the even ones are served in 5 ms and the odd ones in 30, and each
+// request ends with an odd one; each lab served its half; the row's lab
+// columns are the two labs' merged (done summed, the service mean over
+// both); a classed arrival's sub-requests carry its class to both labs.
+func TestFanoutSplitAcrossLabs(t *testing.T) {
+	fast := startLab(t, labsvc.Config{Workers: 100, WaitMS: 5, CPUs: 1})
+	slow := startLab(t, labsvc.Config{Workers: 100, WaitMS: 30, CPUs: 1})
+	var split []loadrun.Target
+	for _, l := range []lab{fast, slow} {
+		tg, err := loadrun.NewTarget(l.target, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		split = append(split, tg)
+	}
+	ctl, err := loadrun.NewControl(fast.control+", "+slow.control, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctl.Labs() != 2 || ctl.URL() != fast.control+","+slow.control {
+		t.Fatalf("control over %d labs at %s: want 2 at %s,%s", ctl.Labs(), ctl.URL(), fast.control, slow.control)
+	}
+	sw := loadrun.Sweep{Target: split[0], Split: split, Control: &ctl, Seed: 1, Rates: []float64{40}, Seconds: 1, Fanout: 4, Critical: 0.5}
+	rep, _, err := collect(t.Context(), sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rep.Windows[0]
+	logical, subs := checkParts(t, w, 4)
+	if w.Row.OK != w.Row.Arrivals || w.Row.Arrivals < 20 {
+		t.Fatalf("ok %d of %d requests: want every one of at least 20", w.Row.OK, w.Row.Arrivals)
+	}
+	for _, s := range subs {
+		want := 5.0
+		if s.Sub%2 == 1 {
+			want = 30
+		}
+		if math.Abs(s.ServiceMS-want) > 3 {
+			t.Fatalf("sub-request %d of request %d served in %v ms: want %v ms, lab %d's (j mod 2)", s.Sub, s.LogicalSeq(), s.ServiceMS, want, s.Sub%2)
+		}
+	}
+	for _, l := range logical {
+		if l.ServiceMS < 27 {
+			t.Fatalf("request %d's last sub-request was served in %v ms: want the slow lab's 30, every request has two there", l.Seq, l.ServiceMS)
+		}
+	}
+	var labs [2]result.LabStats
+	for i, l := range []lab{fast, slow} {
+		c, err := loadrun.NewControl(l.control, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if labs[i], err = c.Stats(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	half := int64(w.Row.SubRequests / 2)
+	critical := int64(0)
+	for _, l := range logical {
+		if l.Class == result.Critical {
+			critical += 2
+		}
+	}
+	for i, st := range labs {
+		if st.Done != half || st.Classes.Critical.Done != critical {
+			t.Errorf("lab %d served %d sub-requests, %d critical: want half of %d, %d (two of each critical request's)", i, st.Done, st.Classes.Critical.Done, w.Row.SubRequests, critical)
+		}
+	}
+	if w.Row.Done != w.Row.SubRequests || math.Abs(w.Row.LabServiceMS-17.5) > 2 {
+		t.Errorf("row: done %d, lab_service_ms %v: want both labs' (%d sub-requests, a mean of 5 and 30 ms: about 17.5)", w.Row.Done, w.Row.LabServiceMS, w.Row.SubRequests)
+	}
+}
+
+// Labs a request's sub-requests are split across must draw their DIST
+// from seeds of their own, as the documentation says: two labs with the
+// same seed draw the same factors in the same order, and since each
+// admits the sub-requests in about the order the arrivals came, an
+// arrival's two sub-requests are slow together (p = 0.1, x = 10); with
+// seeds of their own they are slow together about as often as chance
+// (p² over p, a tenth, of the requests with a slow sub-request).
+func TestSplitLabsNeedSeedsOfTheirOwn(t *testing.T) {
+	labOf := func(seed int) lab {
+		spec, err := dist.ParseSpec("bimodal,p=0.1,x=10,seed=" + strconv.Itoa(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return startLab(t, labsvc.Config{Workers: 100, WaitMS: 5, CPUs: 1, Dist: spec})
+	}
+	together := func(a, b lab) (both, one int) {
+		var split []loadrun.Target
+		for _, l := range []lab{a, b} {
+			tg, err := loadrun.NewTarget(l.target, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			split = append(split, tg)
+		}
+		ctl, err := loadrun.NewControl(a.control+","+b.control, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := loadrun.Sweep{Target: split[0], Split: split, Control: &ctl, Seed: 1, Rates: []float64{100}, Seconds: 2, Fanout: 2}
+		rep, _, err := collect(t.Context(), sw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, subs := checkParts(t, rep.Windows[0], 2)
+		for i := 0; i+1 < len(subs); i += 2 {
+			slow0, slow1 := subs[i].ServiceMS > 20, subs[i+1].ServiceMS > 20
+			switch {
+			case slow0 && slow1:
+				both++
+			case slow0 || slow1:
+				one++
+			}
+		}
+		return both, one
+	}
+	both, one := together(labOf(7), labOf(7))
+	b7, o7 := both, one
+	if both < 8 || one > both/5 {
+		t.Errorf("the same seed: %d requests with both sub-requests slow, %d with one: want nearly all slow ones slow together", both, one)
+	}
+	both, one = together(labOf(7), labOf(8))
+	t.Logf("the same seed: %d slow together, %d alone", b7, o7)
+	t.Logf("seeds of their own: %d slow together, %d alone", both, one)
+	if one < 16 || both > one/3 {
+		t.Errorf("seeds of their own: %d requests with both sub-requests slow, %d with one: want few slow together, as chance makes", both, one)
+	}
+}
+
+// Several targets are checked before anything is sent: a fan-out too
+// small to reach each lab, a control API that does not list each lab,
+// knob changes and a simulation are refused, naming what is allowed.
+func TestSplitRefused(t *testing.T) {
+	a, err := loadrun.NewTarget("http://127.0.0.1:1/", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := loadrun.NewControl("http://127.0.0.1:2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := loadrun.NewControl("http://127.0.0.1:2,http://127.0.0.1:3", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := loadrun.Sweep{Target: a, Split: []loadrun.Target{a, a}, Rates: []float64{10}, Seconds: 1, Fanout: 2}
+	many := base
+	many.Split, many.Fanout = slices.Repeat([]loadrun.Target{a}, loadrun.MaxSplit+1), 20
+	for _, c := range []struct {
+		name string
+		s    func(s *loadrun.Sweep)
+		want string
+	}{
+		{"fan-out below the labs", func(s *loadrun.Sweep) { s.Fanout = 1 }, "2 targets need a fan-out of at least 2, one sub-request to each lab (fan-out is 1)"},
+		{"too many", func(s *loadrun.Sweep) { *s = many }, "17 targets is too many: want at most 16"},
+		{"one control for two", func(s *loadrun.Sweep) { s.Control = &one }, "2 targets but 1 control APIs: give one control URL for each target"},
+		{"two controls for one", func(s *loadrun.Sweep) { s.Split, s.Control = nil, &two }, "2 control APIs for one target"},
+		{"knob changes", func(s *loadrun.Sweep) {
+			s.Control, s.Changes = &two, []result.KnobChange{{At: time.Second, Knob: "WAIT_MS", Value: "5"}}
+		}, "knob changes go to one lab"},
+		{"simulated", func(s *loadrun.Sweep) { s.Driver = sim.Model{Lab: labsvc.Config{Workers: 1, CPUs: 1}} }, "splitting sub-requests across several labs is for real labs"},
+	} {
+		s := base
+		c.s(&s)
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	if _, err := loadrun.NewControl("http://127.0.0.1:2,ftp://x", nil); err == nil || !strings.Contains(err.Error(), `control "ftp://x" is not allowed: want http://host:port (or several, joined by commas)`) {
+		t.Errorf("a bad URL in the list: %v", err)
 	}
 }
 

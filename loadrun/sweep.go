@@ -71,6 +71,15 @@ type Sweep struct {
 	// arrivals × Fanout to result.MaxArrivals.
 	Fanout int
 	Hedge  hedge.Spec
+	// Split, when it has two or more targets (at most MaxSplit), splits
+	// each arrival's sub-requests across them (Open.Split): sub-request j
+	// goes to Split[j mod len(Split)], so Fanout must be at least as many.
+	// Target is then the first of them, and Control, when not nil, must
+	// speak for the same labs in the same order (NewControl with their
+	// URLs): the rows' lab columns are theirs merged. Each lab should draw
+	// its DIST from a seed of its own: labs drawing the same factors in
+	// the same order make an arrival's sub-requests slow together.
+	Split []Target
 
 	// SampleEvery, when not 0, makes the sweep a run over time: every
 	// window is sampled every SampleEvery from its start and once more
@@ -113,6 +122,22 @@ func (s Sweep) Validate() error {
 	}
 	if len(s.Changes) > 0 && s.Control == nil && s.Driver == nil {
 		return errors.New("knob changes are made through the lab's control API: give its URL")
+	}
+	if n := len(s.Split); n > 0 {
+		switch {
+		case s.Driver != nil:
+			return errors.New("splitting sub-requests across several labs is for real labs: a simulation has one lab")
+		case n > MaxSplit:
+			return fmt.Errorf("%d targets is too many: want at most %d labs to split sub-requests across", n, MaxSplit)
+		case n > 1 && s.Fanout < n:
+			return fmt.Errorf("%d targets need a fan-out of at least %d, one sub-request to each lab (fan-out is %d): several targets split a fanned-out request's sub-requests", n, n, max(s.Fanout, 1))
+		case s.Control != nil && s.Control.Labs() != n:
+			return fmt.Errorf("%d targets but %d control APIs: give one control URL for each target, in the same order, or none", n, s.Control.Labs())
+		case n > 1 && len(s.Changes) > 0:
+			return errors.New("knob changes go to one lab: not with sub-requests split across several")
+		}
+	} else if s.Control != nil && s.Control.Labs() > 1 {
+		return fmt.Errorf("%d control APIs for one target: give one control URL for each target", s.Control.Labs())
 	}
 	return s.ValidatePlan()
 }
@@ -492,7 +517,7 @@ func (s Sweep) Run(ctx context.Context, handle func(result.Event)) (result.Repor
 			}
 		case w.Clients == 0:
 			res = Open{Target: s.Target, Schedule: w.Schedule, MaxInFlight: w.MaxInFlight, ClientWorkers: w.ClientWorkers, Window: i, Sampling: sampling,
-				Retry: s.Retry, RetrySeed: w.RetrySeed, Classes: w.Classes, Fanout: s.Fanout, Hedge: s.Hedge}.Run(ctx, progress)
+				Retry: s.Retry, RetrySeed: w.RetrySeed, Classes: w.Classes, Fanout: s.Fanout, Hedge: s.Hedge, Split: s.Split}.Run(ctx, progress)
 		default:
 			res = Closed{Target: s.Target, Clients: w.Clients, Think: w.Think, Length: length, Window: i, Sampling: sampling}.Run(ctx, progress)
 		}

@@ -62,3 +62,74 @@ type LabSummary struct {
 	Max  float64 `json:"max"`
 	SCV  float64 `json:"scv"` // squared coefficient of variation: variance ÷ mean²
 }
+
+// MergeLabStats is several labs' stats read together, as one lab's: the
+// stats of the labs a sweep splits its sub-requests across
+// (loadrun.Control over several labs). Counts, in-service and queued
+// counts, processor times and policy limits are summed; QueuedMax and
+// BackloggedMax are the sums of each lab's most, which may be more than
+// the most the labs held at one time (BackloggedMax −1 when a lab does not
+// say); Since is the earliest. Summaries merge their n, mean, SCV and max
+// exactly; their p50 and p99 are 0, since a percentile of several labs
+// cannot be known from theirs. One lab's stats are returned as they are.
+func MergeLabStats(labs ...LabStats) LabStats {
+	if len(labs) == 1 {
+		return labs[0]
+	}
+	var m LabStats
+	for i, s := range labs {
+		if i == 0 || s.Since.Before(m.Since) {
+			m.Since = s.Since
+		}
+		m.Accepted += s.Accepted
+		m.Refused += s.Refused
+		m.Done += s.Done
+		m.Queued += s.Queued
+		m.QueuedMax += s.QueuedMax
+		if s.BackloggedMax < 0 || (i > 0 && m.BackloggedMax < 0) {
+			m.BackloggedMax = -1
+		} else {
+			m.BackloggedMax += s.BackloggedMax
+		}
+		m.InService += s.InService
+		m.Bad += s.Bad
+		m.Dropped += s.Dropped
+		m.PolicyLimit += s.PolicyLimit
+		m.ProcessCPUMS += s.ProcessCPUMS
+		m.SpinCPUMS += s.SpinCPUMS
+		for _, c := range []struct{ to, from *LabClass }{
+			{&m.Classes.Critical, &s.Classes.Critical}, {&m.Classes.Default, &s.Classes.Default}, {&m.Classes.Sheddable, &s.Classes.Sheddable},
+		} {
+			c.to.Accepted += c.from.Accepted
+			c.to.Refused += c.from.Refused
+			c.to.Dropped += c.from.Dropped
+			c.to.Done += c.from.Done
+			c.to.Inside += c.from.Inside
+		}
+	}
+	m.ServiceMS = mergeSummaries(labs, func(s LabStats) LabSummary { return s.ServiceMS })
+	m.QueueWaitMS = mergeSummaries(labs, func(s LabStats) LabSummary { return s.QueueWaitMS })
+	return m
+}
+
+// mergeSummaries merges one summary of each lab: the n-weighted mean, the
+// SCV from the n-weighted second moments (each lab's mean²·(1 + SCV)),
+// the largest max.
+func mergeSummaries(labs []LabStats, of func(LabStats) LabSummary) LabSummary {
+	var m LabSummary
+	var sum, sum2 float64
+	for _, s := range labs {
+		x := of(s)
+		m.N += x.N
+		sum += float64(x.N) * x.Mean
+		sum2 += float64(x.N) * x.Mean * x.Mean * (1 + x.SCV)
+		m.Max = max(m.Max, x.Max)
+	}
+	if m.N > 0 {
+		m.Mean = sum / float64(m.N)
+		if m.Mean > 0 {
+			m.SCV = max(sum2/float64(m.N)/(m.Mean*m.Mean)-1, 0)
+		}
+	}
+	return m
+}

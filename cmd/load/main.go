@@ -21,9 +21,17 @@
 //
 // Flags:
 //
-//	--target URL      where requests go (env TARGET, default http://127.0.0.1:8000)
+//	--target URL      where requests go (env TARGET, default http://127.0.0.1:8000); with
+//	                  --fanout, several labs' URLs joined by commas (at most 16, and
+//	                  at most the fan-out) split each request's sub-requests: the j-th
+//	                  goes to the (j mod n)-th lab
 //	--control URL     the lab's control API (env CONTROL, default http://127.0.0.1:8001);
-//	                  "none" runs without one (done and queued print as -)
+//	                  "none" runs without one (done and queued print as -); with several
+//	                  targets, one for each, joined by commas in the same order: the
+//	                  lab columns are the labs' merged (summed, the service and wait
+//	                  means and SCV over all their requests). Start each lab with a
+//	                  DIST seed of its own: labs drawing the same factors in the same
+//	                  order make a request's sub-requests slow together
 //	--rate LIST       offered rates, arrivals a second, one window each, at most
 //	                  result.MaxRate (10,000) (default 40,48,60,100)
 //	--seconds S       length of each window (default 20)

@@ -460,12 +460,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		s.Driver = m
 	} else {
-		if target, err = loadrun.NewTarget(o.target, o.timeout); err != nil {
-			return usageError{err.Error()}
+		var split []loadrun.Target
+		for _, raw := range strings.Split(o.target, ",") {
+			t, err := loadrun.NewTarget(strings.TrimSpace(raw), o.timeout)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			if o.queueHeader != "" {
+				if t, err = t.WithQueueHeader(o.queueHeader); err != nil {
+					return usagef("--queue-header: %v", err)
+				}
+			}
+			split = append(split, t)
 		}
-		if o.queueHeader != "" {
-			if target, err = target.WithQueueHeader(o.queueHeader); err != nil {
-				return usagef("--queue-header: %v", err)
+		target = split[0]
+		if len(split) > 1 {
+			s.Split = split
+			if o.check {
+				return usagef("--check checks one lab: give one --target (and one --control)")
 			}
 		}
 		if o.control != "" {
@@ -554,7 +566,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			metrics = newGaugeWatch(src)
 		}
 		if err == nil {
-			err = reachable(ctx, o.target, target, ctl)
+			err = reachable(ctx, strings.Split(o.target, ","), ctl)
 		}
 		if err != nil {
 			unmake()
@@ -856,20 +868,34 @@ func loopback(rawURL string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// reachable checks that the control API answers and that the target
-// accepts a connection, which it closes at once without a request.
-func reachable(ctx context.Context, rawTarget string, t loadrun.Target, ctl *loadrun.Control) error {
+// reachable checks that the control API answers (each lab's) and that
+// each target accepts a connection, which it closes at once without a
+// request.
+func reachable(ctx context.Context, targets []string, ctl *loadrun.Control) error {
 	if ctl != nil {
-		if _, err := ctl.Stats(ctx); err != nil {
-			return usagef("the lab's control API at %s is not reachable (%v); start the lab, or pass --control none", ctl.URL(), rootCause(err))
+		for _, u := range strings.Split(ctl.URL(), ",") {
+			lab, err := loadrun.NewControl(u, nil)
+			if err == nil {
+				_, err = lab.Stats(ctx)
+			}
+			if err != nil {
+				return usagef("the lab's control API at %s is not reachable (%v); start the lab, or pass --control none", u, rootCause(err))
+			}
 		}
 	}
 	d := net.Dialer{Timeout: 2 * time.Second}
-	c, err := d.DialContext(ctx, "tcp", t.Addr())
-	if err != nil {
-		return usagef("target %s is not reachable: %v", rawTarget, rootCause(err))
+	for _, raw := range targets {
+		t, err := loadrun.NewTarget(strings.TrimSpace(raw), 0)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		c, err := d.DialContext(ctx, "tcp", t.Addr())
+		if err != nil {
+			return usagef("target %s is not reachable: %v", raw, rootCause(err))
+		}
+		c.Close()
 	}
-	return c.Close()
+	return nil
 }
 
 // checkChanges checks --at against the lab's knobs in force (GET /config),

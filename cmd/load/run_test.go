@@ -240,6 +240,39 @@ func TestJSONAndEnv(t *testing.T) {
 	}
 }
 
+// --target and --control with two labs each and --fanout 4: each lab
+// serves half of the sub-requests (their own /stats say so) and the row's
+// done is both labs' together.
+func TestSplitAcrossTwoLabs(t *testing.T) {
+	a := labtest.Serve(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	b := labtest.Serve(t, labsvc.Config{Workers: 8, SpinMS: 0, WaitMS: 5, CPUs: 1})
+	out, _, err := runLoad(t, noenv, "--target", a.Target+","+b.Target, "--control", a.Control+","+b.Control,
+		"--rate", "20", "--seconds", "1", "--fanout", "4", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row result.Row
+	if err := json.Unmarshal([]byte(out), &row); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	if row.Lost != 0 || row.SubRequests != 4*row.Sent || row.Sent == 0 || row.Done != row.SubRequests {
+		t.Fatalf("row %+v: want lost 0, sub_requests 4 × sent, done all of them (both labs')", row)
+	}
+	for _, l := range []labtest.Lab{a, b} {
+		c, err := loadrun.NewControl(l.Control, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.Stats(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(st.Done) != row.SubRequests/2 {
+			t.Errorf("the lab at %s served %d: want half of the %d sub-requests", l.Target, st.Done, row.SubRequests)
+		}
+	}
+}
+
 func TestClosedTable(t *testing.T) {
 	l := labtest.Serve(t, labsvc.Config{Workers: 2, SpinMS: 0, WaitMS: 5, CPUs: 1})
 	out, _, err := runLoad(t, noenv, "--target", l.Target, "--control", l.Control, "--closed", "1,2", "--seconds", "0.5")
@@ -440,6 +473,15 @@ func TestBadInput(t *testing.T) {
 		{"hedge with retry", []string{"--hedge", "percentile=95", "--retry", "retries=1"}, "--retry does not go with --fanout or --hedge yet"},
 		{"fanout closed", []string{"--closed", "2", "--fanout", "3"}, "--fanout and --hedge are for an open loop"},
 		{"fanout above the rate cap", []string{"--fanout", "100", "--rate", "200"}, "fan-out 100 at rate 200"},
+		// Several targets split a fanned-out request's sub-requests: each
+		// needs a sub-request and a control API of its own (or none).
+		{"two targets without fan-out", []string{"--target", "http://127.0.0.1:1,http://127.0.0.1:2", "--control", "none"}, "2 targets need a fan-out of at least 2"},
+		{"three targets, fan-out 2", []string{"--target", "http://127.0.0.1:1,http://127.0.0.1:2,http://127.0.0.1:3", "--control", "none", "--fanout", "2"}, "3 targets need a fan-out of at least 3"},
+		{"two targets, one control", []string{"--target", "http://127.0.0.1:1,http://127.0.0.1:2", "--fanout", "2"}, "2 targets but 1 control APIs: give one control URL for each target, in the same order, or none"},
+		{"one target, two controls", []string{"--control", l.Control + "," + l.Control}, "2 control APIs for one target"},
+		{"a bad target in the list", []string{"--target", "http://127.0.0.1:1,ftp://x", "--fanout", "2"}, `target "ftp://x" is not allowed`},
+		{"two targets and --check", []string{"--target", "http://127.0.0.1:1,http://127.0.0.1:2", "--fanout", "2", "--check"}, "--check checks one lab"},
+		{"two targets and --at", []string{"--target", "http://127.0.0.1:1,http://127.0.0.1:2", "--control", l.Control + "," + l.Control, "--fanout", "2", "--at", "1s:WAIT_MS=2"}, "knob changes go to one lab"},
 		// Shares of the arrivals.
 		{"critical above 1", []string{"--critical", "1.5"}, "--critical 1.5 is not allowed: want a share of the arrivals from 0 to 1"},
 		{"negative sheddable", []string{"--sheddable", "-0.1"}, "--sheddable -0.1 is not allowed"},
@@ -485,6 +527,14 @@ func TestBadInput(t *testing.T) {
 			checkRefused(t, err, out, conns.Load(), c.want)
 		})
 	}
+	t.Run("unreachable second target", func(t *testing.T) {
+		target, _ := counter(t)
+		free := freeURL(t)
+		_, _, err := runLoad(t, noenv, "--target", target+","+free, "--control", "none", "--rate", "10", "--seconds", "1", "--fanout", "2")
+		if err == nil || exitStatus(err) != 2 || !strings.Contains(err.Error(), "target "+free+" is not reachable: connection refused") {
+			t.Errorf("err = %v, want exit 2 naming the unreachable target %s", err, free)
+		}
+	})
 	t.Run("unreachable target", func(t *testing.T) {
 		_, _, err := runLoad(t, noenv, "--target", freeURL(t), "--control", "none", "--rate", "10", "--seconds", "1")
 		if err == nil || exitStatus(err) != 2 || !strings.Contains(err.Error(), "is not reachable: connection refused") {
