@@ -10,7 +10,8 @@
 // # The spec
 //
 // A hedging client is written as one string, as package retry's is:
-// parameters name=value joined by commas with no spaces. Times are in
+// parameters name=value joined by commas, written with no spaces (Parse
+// takes them around the commas and = signs: package params). Times are in
 // milliseconds. The empty string is a client that never hedges. Give one
 // of delay_ms and percentile.
 //
@@ -56,6 +57,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"capacitylab/internal/params"
 )
 
 // Spec is a hedging client, parsed by Parse. The zero Spec never hedges.
@@ -73,30 +76,18 @@ const Allowed = "parameters name=value joined by commas, one of delay_ms (1 to 6
 // Default is the spec with every parameter but the delay at its default.
 func Default() Spec { return Spec{Window: 1000, Warmup: 100, Max: 1} }
 
-// Error is a spec that cannot be parsed: Field names the parameter (or
-// is "hedge" for the whole), Value what was given.
-type Error struct {
-	Field, Value, Want string
+// Error is a spec that cannot be parsed (package params): its Field
+// names the parameter, or is "" for the spec as a whole.
+type Error = params.Error
+
+// bad is the error of parameter field (or the whole spec, "") given as v.
+func bad(field, v, want string) error {
+	return &Error{Spec: "hedge", Field: field, Value: v, Want: want}
 }
 
-func (e *Error) Error() string {
-	if e.Field == "hedge" {
-		return fmt.Sprintf("hedge %q is not allowed: want %s", e.Value, e.Want)
-	}
-	return fmt.Sprintf("hedge's %s %q is not allowed: want %s", e.Field, e.Value, e.Want)
-}
-
-// number reads a decimal in [lo, hi], whole when asked.
-func number(field, v string, lo, hi float64, whole bool) (float64, error) {
-	f, err := strconv.ParseFloat(v, 64)
-	want := fmt.Sprintf("%g to %g", lo, hi)
-	if whole {
-		want = fmt.Sprintf("a whole number from %g to %g", lo, hi)
-	}
-	if err != nil || math.IsNaN(f) || f < lo || f > hi || (whole && f != math.Trunc(f)) {
-		return 0, &Error{Field: field, Value: v, Want: want}
-	}
-	return f, nil
+// number reads p as a decimal in [lo, hi], whole when asked.
+func number(p params.Param, lo, hi float64, whole bool) (float64, error) {
+	return params.Number("hedge", p, lo, hi, whole)
 }
 
 // Parse reads a spec as String writes it (see the package doc), spaces
@@ -106,36 +97,33 @@ func Parse(s string) (Spec, error) {
 		return Spec{}, nil
 	}
 	sp := Default()
+	ps, err := params.Split("hedge", s, Allowed)
+	if err != nil {
+		return Spec{}, err
+	}
 	seen := map[string]bool{}
-	for _, part := range strings.Split(s, ",") {
-		name, v, ok := strings.Cut(part, "=")
-		name, v = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(v)
-		if !ok || name == "" || v == "" {
-			return Spec{}, &Error{Field: "hedge", Value: s, Want: Allowed}
-		}
-		if seen[name] {
-			return Spec{}, &Error{Field: name, Value: v, Want: "each parameter once"}
-		}
+	for _, p := range ps {
+		name, v := p.Name, p.Value
 		seen[name] = true
 		var err error
 		var f float64
 		switch name {
 		case "delay_ms":
-			f, err = number(name, v, 1, 60000, true)
+			f, err = number(p, 1, 60000, true)
 			sp.Delay = time.Duration(f) * time.Millisecond
 		case "percentile":
-			sp.Percentile, err = number(name, v, 50, 99.9, false)
+			sp.Percentile, err = number(p, 50, 99.9, false)
 		case "window":
-			f, err = number(name, v, 10, 100000, true)
+			f, err = number(p, 10, 100000, true)
 			sp.Window = int(f)
 		case "warmup":
-			f, err = number(name, v, 1, 100000, true)
+			f, err = number(p, 1, 100000, true)
 			sp.Warmup = int(f)
 		case "max":
-			f, err = number(name, v, 1, 5, true)
+			f, err = number(p, 1, 5, true)
 			sp.Max = int(f)
 		default:
-			return Spec{}, &Error{Field: name, Value: v, Want: "a parameter of " + Allowed}
+			return Spec{}, bad(name, v, "a parameter of "+Allowed)
 		}
 		if err != nil {
 			return Spec{}, err
@@ -143,11 +131,11 @@ func Parse(s string) (Spec, error) {
 	}
 	switch {
 	case seen["delay_ms"] == seen["percentile"]:
-		return Spec{}, &Error{Field: "hedge", Value: s, Want: "one of delay_ms (a fixed delay) and percentile (of recent latencies), not both and not neither"}
+		return Spec{}, bad("", s, "one of delay_ms (a fixed delay) and percentile (of recent latencies), not both and not neither")
 	case seen["delay_ms"] && (seen["window"] || seen["warmup"]):
-		return Spec{}, &Error{Field: "hedge", Value: s, Want: "window and warmup only with percentile: delay_ms is a fixed delay"}
+		return Spec{}, bad("", s, "window and warmup only with percentile: delay_ms is a fixed delay")
 	case sp.Warmup > sp.Window:
-		return Spec{}, &Error{Field: "warmup", Value: strconv.Itoa(sp.Warmup), Want: fmt.Sprintf("at most window (%d)", sp.Window)}
+		return Spec{}, bad("warmup", strconv.Itoa(sp.Warmup), fmt.Sprintf("at most window (%d)", sp.Window))
 	}
 	return sp, nil
 }

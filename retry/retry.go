@@ -8,8 +8,10 @@
 // # The spec
 //
 // A client is written as one string, as the lab's POLICY is: parameters
-// as name=value separated by commas with no spaces, so it needs no quotes
-// in a shell ("retries=3,backoff=jitter,budget=0.1"). Times are in
+// as name=value separated by commas, written with no spaces so it needs
+// no quotes in a shell ("retries=3,backoff=jitter,budget=0.1"; Parse takes
+// spaces around the commas and = signs, and names in any case, as package
+// params reads every such spec). Times are in
 // milliseconds. The empty string is a client that never retries, and
 // retries=0 one that never retries but may still have a breaker.
 //
@@ -51,12 +53,12 @@ package retry
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
 
+	"capacitylab/internal/params"
 	"capacitylab/result"
 )
 
@@ -104,58 +106,42 @@ func Default() Spec {
 		Burst: 10, BreakerMin: 20, Window: time.Second, Open: 2 * time.Second, Probes: 3}
 }
 
-// Error is a spec that cannot be parsed: Field names the parameter (or
-// is "retry" for the whole), Value what was given.
-type Error struct {
-	Field, Value, Want string
+// Error is a spec that cannot be parsed (package params): its Field
+// names the parameter, or is "" for the spec as a whole.
+type Error = params.Error
+
+// bad is the error of parameter field (or the whole spec, "") given as v.
+func bad(field, v, want string) error {
+	return &Error{Spec: "retry", Field: field, Value: v, Want: want}
 }
 
-func (e *Error) Error() string {
-	if e.Field == "retry" {
-		return fmt.Sprintf("retry %q is not allowed: want %s", e.Value, e.Want)
-	}
-	return fmt.Sprintf("retry's %s %q is not allowed: want %s", e.Field, e.Value, e.Want)
+// number reads p as a decimal in [lo, hi], whole when asked.
+func number(p params.Param, lo, hi float64, whole bool) (float64, error) {
+	return params.Number("retry", p, lo, hi, whole)
 }
 
-// number reads a decimal in [lo, hi], whole when asked.
-func number(field, v string, lo, hi float64, whole bool) (float64, error) {
-	f, err := strconv.ParseFloat(v, 64)
-	want := fmt.Sprintf("%g to %g", lo, hi)
-	if whole {
-		want = fmt.Sprintf("a whole number from %g to %g", lo, hi)
-	}
-	if err != nil || math.IsNaN(f) || f < lo || f > hi || (whole && f != math.Trunc(f)) {
-		return 0, &Error{Field: field, Value: v, Want: want}
-	}
-	return f, nil
-}
-
-// Parse reads a spec as String writes it (see the package doc); "" is
-// the zero Spec.
+// Parse reads a spec as String writes it (see the package doc), spaces
+// around the commas and = signs allowed; "" is the zero Spec.
 func Parse(s string) (Spec, error) {
 	if strings.TrimSpace(s) == "" {
 		return Spec{}, nil
 	}
 	sp := Default()
-	seen := map[string]bool{}
-	for _, part := range strings.Split(s, ",") {
-		name, v, ok := strings.Cut(part, "=")
-		if !ok || name == "" || v == "" {
-			return Spec{}, &Error{Field: "retry", Value: s, Want: Allowed}
-		}
-		if seen[name] {
-			return Spec{}, &Error{Field: name, Value: v, Want: "each parameter once"}
-		}
-		seen[name] = true
+	ps, err := params.Split("retry", s, Allowed)
+	if err != nil {
+		return Spec{}, err
+	}
+	for _, p := range ps {
+		name, v := p.Name, p.Value
 		ms := func(lo, hi float64) (time.Duration, error) {
-			f, err := number(name, v, lo, hi, true)
+			f, err := number(p, lo, hi, true)
 			return time.Duration(f) * time.Millisecond, err
 		}
 		var err error
 		var f float64
 		switch name {
 		case "retries":
-			f, err = number(name, v, 0, 10, true)
+			f, err = number(p, 0, 10, true)
 			sp.Retries = int(f)
 		case "on":
 			sp.On = 0
@@ -168,7 +154,7 @@ func Parse(s string) (Spec, error) {
 				case "error":
 					sp.On |= OnError
 				default:
-					return Spec{}, &Error{Field: name, Value: v, Want: "timeout, refused and error joined by +, e.g. timeout+refused"}
+					return Spec{}, bad(name, v, "timeout, refused and error joined by +, e.g. timeout+refused")
 				}
 			}
 		case "backoff":
@@ -176,7 +162,7 @@ func Parse(s string) (Spec, error) {
 			case None, Fixed, Exp, Jitter:
 				sp.Backoff = v
 			default:
-				return Spec{}, &Error{Field: name, Value: v, Want: "none, fixed, exp or jitter"}
+				return Spec{}, bad(name, v, "none, fixed, exp or jitter")
 			}
 		case "base_ms":
 			sp.Base, err = ms(1, 60000)
@@ -189,34 +175,34 @@ func Parse(s string) (Spec, error) {
 			case "off":
 				sp.RetryAfter = false
 			default:
-				return Spec{}, &Error{Field: name, Value: v, Want: "on or off"}
+				return Spec{}, bad(name, v, "on or off")
 			}
 		case "budget":
-			sp.Budget, err = number(name, v, 0, 1, false)
+			sp.Budget, err = number(p, 0, 1, false)
 		case "burst":
-			f, err = number(name, v, 1, 1000, true)
+			f, err = number(p, 1, 1000, true)
 			sp.Burst = int(f)
 		case "breaker":
-			sp.Breaker, err = number(name, v, 0, 1, false)
+			sp.Breaker, err = number(p, 0, 1, false)
 		case "breaker_min":
-			f, err = number(name, v, 1, 100000, true)
+			f, err = number(p, 1, 100000, true)
 			sp.BreakerMin = int(f)
 		case "window_ms":
 			sp.Window, err = ms(10, 60000)
 		case "open_ms":
 			sp.Open, err = ms(10, 600000)
 		case "probes":
-			f, err = number(name, v, 1, 100, true)
+			f, err = number(p, 1, 100, true)
 			sp.Probes = int(f)
 		default:
-			return Spec{}, &Error{Field: name, Value: v, Want: "a parameter of " + Allowed}
+			return Spec{}, bad(name, v, "a parameter of "+Allowed)
 		}
 		if err != nil {
 			return Spec{}, err
 		}
 	}
 	if sp.Cap < sp.Base {
-		return Spec{}, &Error{Field: "cap_ms", Value: strconv.Itoa(int(sp.Cap.Milliseconds())), Want: fmt.Sprintf("at least base_ms (%d)", sp.Base.Milliseconds())}
+		return Spec{}, bad("cap_ms", strconv.Itoa(int(sp.Cap.Milliseconds())), fmt.Sprintf("at least base_ms (%d)", sp.Base.Milliseconds()))
 	}
 	if sp.Retries == 0 && sp.Breaker == 0 {
 		return Spec{}, nil

@@ -24,6 +24,9 @@ func TestParseRoundTrip(t *testing.T) {
 			t.Errorf("Parse(%q).String() = %q", s, got)
 		}
 	}
+	if sp, err := Parse(" Retries = 3 , backoff= jitter"); err != nil || sp.String() != "retries=3,backoff=jitter" {
+		t.Errorf("spaces around the commas and = signs, a name in capitals: %q, %v; want retries=3,backoff=jitter", sp.String(), err)
+	}
 	if sp, _ := Parse("retries=0"); !sp.IsZero() {
 		t.Errorf("retries=0 without a breaker: %+v, want the zero spec", sp)
 	}
