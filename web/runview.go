@@ -185,7 +185,7 @@ func (s *server) chartOf(v runView) chartEntry {
 			e.preds = predict(v.Request, v.Rows)
 			e.chart = runChart(v.Request, v.Rows, e.preds, "chart-"+panelID(v))
 			if scalable(v.Request, v.Rows) {
-				e.chart = scalabilityChart(v.Request, v.Rows, "chart-"+panelID(v))
+				e.chart, _ = scalabilityChart(v.Request, v.Rows, "chart-"+panelID(v))
 			}
 		}
 		e.html = renderChart(e.chart)

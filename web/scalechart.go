@@ -34,8 +34,9 @@ func scalable(q runner.Request, rows []result.Row) bool {
 // measured points, the fitted curve (dashed) and the line of perfect
 // scaling, λN (faint), with the peak the fit puts marked when it falls in
 // the chart; and the p50 and p99 latency beside it. The description gives
-// the fit's coefficients and error in words; the table every number.
-func scalabilityChart(q runner.Request, rows []result.Row, id string) chart.Chart {
+// the fit's coefficients and error in words (fitWords, returned too for a
+// caller that words a description of its own); the table every number.
+func scalabilityChart(q runner.Request, rows []result.Row, id string) (chart.Chart, string) {
 	var rx, rok, rp50, rp99 []float64
 	nTop, yOK, yLat := 0.0, 0.0, 0.0
 	for _, r := range rows {
@@ -46,7 +47,8 @@ func scalabilityChart(q runner.Request, rows []result.Row, id string) chart.Char
 	xMax, _ := chart.Axis(nTop*1.05, 5)
 	fit, err := scaleFit(rows)
 	throughput := chart.Panel{Title: "Throughput: ok answers a second"}
-	desc := strconv.Itoa(len(rows)) + " closed-loop windows, from " + numText(rx[0]) + " to " + numText(nTop) + " clients. " + fitWords(fit, err, rows)
+	words := fitWords(fit, err, rows)
+	desc := strconv.Itoa(len(rows)) + " closed-loop windows, from " + numText(rx[0]) + " to " + numText(nTop) + " clients. " + words
 	lambda, sigma, kappa := float64(fit.Lambda), float64(fit.Sigma), float64(fit.Kappa)
 	if err == nil {
 		var fx, fy []float64
@@ -82,7 +84,7 @@ func scalabilityChart(q runner.Request, rows []result.Row, id string) chart.Char
 	}
 	desc += changesNote(q) + " The numbers are in the table under the chart."
 	return chart.Chart{ID: id, Title: "Throughput against clients, with the Universal Scalability Law", Desc: desc, XTitle: "Clients (closed loop)", XMax: xMax,
-		Panels: []chart.Panel{throughput, latency}, Table: table}
+		Panels: []chart.Panel{throughput, latency}, Table: table}, words
 }
 
 // scaleFit fits the Universal Scalability Law to a closed loop's rows:
@@ -154,7 +156,7 @@ func tableScaleChart(t *lessons.Table) (chart.Chart, bool) {
 	if !scalable(q, rows) {
 		return chart.Chart{}, false
 	}
-	c := scalabilityChart(q, rows, t.ID+"-scale")
+	c, _ := scalabilityChart(q, rows, t.ID+"-scale")
 	c.Title = "The recorded throughput against clients, with the Universal Scalability Law"
 	return c, true
 }

@@ -34,7 +34,10 @@ func TestScalabilityChart(t *testing.T) {
 	if scalable(open, rows) {
 		t.Errorf("an open loop is scalable")
 	}
-	c := scalabilityChart(q, rows, "t")
+	c, words := scalabilityChart(q, rows, "t")
+	if !strings.Contains(c.Desc, words) || words == "" {
+		t.Errorf("the chart's description %q does not hold the fit's words %q", c.Desc, words)
+	}
 	var fit, measured *chart.Series
 	for i, s := range c.Panels[0].Series {
 		switch s.Name {

@@ -192,8 +192,9 @@ func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *run
 	c := runChart(q, rows, preds, "sim-chart-"+cmpOr(q.Block, "request"))
 	xOf := func(r result.Row) float64 { return r.Offered }
 	title, table := "Simulated against the model", "Each simulated window beside the model's prediction"
+	fitText := ""
 	if scalable(q, rows) {
-		c = scalabilityChart(q, rows, "sim-chart-"+cmpOr(q.Block, "request"))
+		c, fitText = scalabilityChart(q, rows, "sim-chart-"+cmpOr(q.Block, "request"))
 		xOf = func(r result.Row) float64 { return float64(r.Clients) }
 		title, table = "Simulated throughput against clients, with the Universal Scalability Law", "Each simulated window's throughput beside the fit's, and its latency"
 	}
@@ -222,8 +223,8 @@ func simChart(q runner.Request, rows []result.Row, preds []prediction, mine *run
 		c.Panels[1].YMax = math.Max(c.Panels[1].YMax, yLat*1.1)
 		desc += ", drawn dotted through hollow squares beside your run of this lab (solid through round points, " + strconv.Itoa(len(mine.Rows)) + " measured windows)"
 	}
-	if scalable(q, rows) {
-		desc += ". " + strings.TrimSuffix(simFitWords(rows), ".")
+	if fitText != "" {
+		desc += ". " + strings.TrimSuffix(fitText, ".")
 	}
 	c.Desc = desc + ". The numbers are in the table under the chart."
 	c.Table.Caption = table
@@ -261,10 +262,4 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// simFitWords is fitWords of a simulation's rows.
-func simFitWords(rows []result.Row) string {
-	fit, err := scaleFit(rows)
-	return fitWords(fit, err, rows)
 }
