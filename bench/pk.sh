@@ -11,7 +11,7 @@
 # run (load --simulate, the same arrivals and draws). The goal: the mean
 # over the seeds within 10% of P-K, for each distribution and load.
 #
-# Usage: bench/pk.sh      (SEEDS="1 2 3" SECONDS_EACH=60 PORT=18240
+# Usage: bench/pk.sh      (SEEDS="1 2 3" SECONDS_EACH=60 PORT=18240 RATES="50 65 80"
 #                          DISTS="constant exponential lognormal,scv=2 bimodal,p=0.1,x=10")
 set -euo pipefail
 
@@ -19,6 +19,7 @@ SEEDS=${SEEDS:-1 2 3}
 SECONDS_EACH=${SECONDS_EACH:-60}
 PORT=${PORT:-18240}
 DISTS=${DISTS:-constant exponential lognormal,scv=2 bimodal,p=0.1,x=10}
+RATES=${RATES:-50 65 80}
 cd "$(dirname "$0")/.."
 
 work=$(mktemp -d)
@@ -38,7 +39,7 @@ echo "# lab WORKERS=1 SPIN_MS=0 WAIT_MS=10 CPUS=1; ${SECONDS_EACH} s a run; seed
 printf '%-22s %5s  %9s %9s %7s  %9s %9s\n' DIST rate wait_ms pk_ms "lab/pk" sim_ms "sim/pk"
 met=1
 for d in $DISTS; do
-	for rate in 50 65 80; do
+	for rate in $RATES; do
 		sum_w=0 sum_pk=0 sum_sim=0
 		for seed in $SEEDS; do
 			spec="$d,seed=$seed"
