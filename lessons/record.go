@@ -297,6 +297,24 @@ func PlanRecording(dir, slug, labID string, opts LoadOptions) ([]RecordJob, erro
 				}
 				continue
 			}
+			// A preset with two tables of one kind is refused now, not
+			// after it has been measured: WriteTable would not guess
+			// which to replace.
+			for _, time := range []bool{false, true} {
+				var tables []*Table
+				for _, blk := range l.Blocks() {
+					if t, ok := blk.(*Table); ok && t.Preset == lab.ID && t.TimeTable() == time {
+						tables = append(tables, t)
+					}
+				}
+				if len(tables) > 1 {
+					kind := ""
+					if time {
+						kind = "time "
+					}
+					return nil, fmt.Errorf("%s: %w", l.File, twoTables(kind, tables, lab.ID))
+				}
+			}
 			jobs = append(jobs, RecordJob{File: l.File, Lab: lab})
 		}
 	}
@@ -315,6 +333,12 @@ func PlanRecording(dir, slug, labID string, opts LoadOptions) ([]RecordJob, erro
 		return nil, fmt.Errorf("%s has no lab presets to record (lessons in part %q are recorded only when named with --lesson or --lab)", dir, FixturePart)
 	}
 	return jobs, nil
+}
+
+// twoTables is the error of a preset that two tables of one kind (its
+// window tables, or its time tables: kind "time ") name.
+func twoTables(kind string, tables []*Table, preset string) error {
+	return fmt.Errorf("%stables %q (line %d) and %q (line %d) both name preset %s: keep one, then record again", kind, tables[0].ID, tables[0].Line, tables[1].ID, tables[1].Line, preset)
 }
 
 func slugs(c *Course) []string {
@@ -389,7 +413,7 @@ func writeTable(dir, file string, preset, ran *Lab, cols []string, cells [][]str
 		kind = "time "
 	}
 	if len(old) > 1 {
-		return Written{}, fmt.Errorf("%stables %q (line %d) and %q (line %d) both name preset %s: keep one, then record again", kind, old[0].ID, old[0].Line, old[1].ID, old[1].Line, preset.ID)
+		return Written{}, twoTables(kind, old, preset.ID)
 	}
 	id := preset.ID + "-result"
 	if timeTable {

@@ -362,6 +362,11 @@ func TestRecordRefusesBadRequests(t *testing.T) {
 			if len(recs) != 0 {
 				t.Errorf("recorded %d tables despite the error", len(recs))
 			}
+			// Two tables for a preset are refused before the plan is
+			// made, not after the preset has been measured.
+			if strings.Contains(tt.want, "both name preset") && strings.Contains(log.String(), "window(s)") {
+				t.Errorf("the preset was planned for measuring before the refusal:\n%s", log.String())
+			}
 			for name, body := range tt.files {
 				if got := readFile(t, dir, name); got != body {
 					t.Errorf("%s changed although nothing was recorded", name)
