@@ -300,16 +300,16 @@ func PlanRecording(dir, slug, labID string, opts LoadOptions) ([]RecordJob, erro
 			// A preset with two tables of one kind is refused now, not
 			// after it has been measured: WriteTable would not guess
 			// which to replace.
-			for _, time := range []bool{false, true} {
+			for _, timeTable := range []bool{false, true} {
 				var tables []*Table
 				for _, blk := range l.Blocks() {
-					if t, ok := blk.(*Table); ok && t.Preset == lab.ID && t.TimeTable() == time {
+					if t, ok := blk.(*Table); ok && t.Preset == lab.ID && t.TimeTable() == timeTable {
 						tables = append(tables, t)
 					}
 				}
 				if len(tables) > 1 {
 					kind := ""
-					if time {
+					if timeTable {
 						kind = "time "
 					}
 					return nil, fmt.Errorf("%s: %w", l.File, twoTables(kind, tables, lab.ID))

@@ -566,7 +566,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			metrics = newGaugeWatch(src)
 		}
 		if err == nil {
-			err = reachable(ctx, strings.Split(o.target, ","), ctl)
+			err = reachable(ctx, append([]loadrun.Target{target}, s.Split[min(1, len(s.Split)):]...), ctl)
 		}
 		if err != nil {
 			unmake()
@@ -871,7 +871,7 @@ func loopback(rawURL string) bool {
 // reachable checks that the control API answers (each lab's) and that
 // each target accepts a connection, which it closes at once without a
 // request.
-func reachable(ctx context.Context, targets []string, ctl *loadrun.Control) error {
+func reachable(ctx context.Context, targets []loadrun.Target, ctl *loadrun.Control) error {
 	if ctl != nil {
 		for _, u := range strings.Split(ctl.URL(), ",") {
 			lab, err := loadrun.NewControl(u, nil)
@@ -884,14 +884,10 @@ func reachable(ctx context.Context, targets []string, ctl *loadrun.Control) erro
 		}
 	}
 	d := net.Dialer{Timeout: 2 * time.Second}
-	for _, raw := range targets {
-		t, err := loadrun.NewTarget(strings.TrimSpace(raw), 0)
-		if err != nil {
-			return usageError{err.Error()}
-		}
+	for _, t := range targets {
 		c, err := d.DialContext(ctx, "tcp", t.Addr())
 		if err != nil {
-			return usagef("target %s is not reachable: %v", raw, rootCause(err))
+			return usagef("target http://%s is not reachable: %v", t.Addr(), rootCause(err))
 		}
 		c.Close()
 	}
